@@ -1,0 +1,81 @@
+# attnviz: native library, CLI, tests and benchmarks. The WebAssembly build is in emscripten.mk.
+#   make run     install what is missing, build everything, serve the lab on http://127.0.0.1:8080/
+#   make test    install what is missing, build, run every test layer (Check, Vitest, Chromium e2e)
+#   make bench   benchmarks (printed, and written to build/bench.json; never asserted)
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+export NODE_PATH := /usr/share/nodejs
+export NO_COLOR := 1
+
+CC       := gcc
+CSTD     := -std=c11 -ffp-contract=off
+WARN     := -Wall -Wextra -Werror -Wno-unused-function
+CFLAGS   := -O2 -g $(CSTD) $(WARN) -Iinclude -Isrc
+BENCHFLAGS := -O3 -march=native $(CSTD) $(WARN) -Iinclude -Isrc
+SANFLAGS := -O1 -g $(CSTD) $(WARN) -Iinclude -Isrc -fsanitize=address,undefined -fno-omit-frame-pointer \
+            -fno-sanitize-recover=all
+CHECK_CFLAGS = $(shell pkg-config --cflags check)
+CHECK_LIBS   = $(shell pkg-config --libs check)
+
+LIB_SRC  := $(wildcard src/*.c)
+LIB_HDR  := include/attnviz.h $(wildcard src/*.h)
+CLI_SRC  := $(wildcard src/cli/*.c)
+TEST_SRC := $(wildcard tests/c/*.c)
+N        := build/native
+
+.PHONY: all deps native cli test test-c test-c-san test-oracle test-js test-e2e wasm web run serve bench clean
+
+all: native wasm web
+
+deps:
+	@bash scripts/deps.sh
+
+# --- native ---------------------------------------------------------------------------------------
+native: $(N)/attnviz $(N)/check_attnviz
+cli: $(N)/attnviz
+
+$(N)/obj/%.o: src/%.c $(LIB_HDR) | $(N)/obj
+	$(CC) $(CFLAGS) -c $< -o $@
+$(N)/libattnviz.a: $(patsubst src/%.c,$(N)/obj/%.o,$(LIB_SRC))
+	ar rcs $@ $^
+$(N)/attnviz: $(CLI_SRC) src/cli/cli.h $(N)/libattnviz.a
+	$(CC) $(CFLAGS) $(CLI_SRC) $(N)/libattnviz.a -lm -o $@
+$(N)/check_attnviz: $(TEST_SRC) $(wildcard tests/c/*.h) $(N)/libattnviz.a
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) $(TEST_SRC) $(N)/libattnviz.a $(CHECK_LIBS) -lm -o $@
+$(N)/check_attnviz_san: $(TEST_SRC) $(LIB_SRC) $(LIB_HDR) $(wildcard tests/c/*.h) | $(N)
+	$(CC) $(SANFLAGS) $(CHECK_CFLAGS) $(TEST_SRC) $(LIB_SRC) $(CHECK_LIBS) -lm -o $@
+$(N) $(N)/obj:
+	mkdir -p $@
+
+# --- tests ------------------------------------------------------------------------------------------
+test: deps
+	$(MAKE) test-c test-c-san test-oracle wasm web test-js test-e2e
+
+test-c: $(N)/check_attnviz $(N)/attnviz
+	$(N)/check_attnviz
+test-c-san: $(N)/check_attnviz_san
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  $(N)/check_attnviz_san
+# independent numpy implementations of product.md §9 against the CLI (Debian's python3-numpy)
+test-oracle: $(N)/attnviz
+	/usr/bin/python3 tests/oracle/run.py $(N)/attnviz
+test-js: wasm $(N)/attnviz
+	npx vitest run --config vitest.config.mjs
+test-e2e: web
+	npx vitest run --config vitest.e2e.config.mjs
+
+# --- wasm and web -----------------------------------------------------------------------------------
+include emscripten.mk
+
+# --- serve and bench --------------------------------------------------------------------------------
+run: deps
+	$(MAKE) all
+	$(MAKE) serve
+serve:
+	node scripts/serve.mjs build/web 8080
+
+bench: $(N)/attnviz wasm
+	bash bench/run.sh
+
+clean:
+	rm -rf build

@@ -1,0 +1,24 @@
+# emscripten.mk: the WebAssembly build (included by the Makefile).
+# A raw reactor module (--no-entry -sSTANDALONE_WASM) that web/attnviz.mjs instantiates in node, the
+# page, workers and file:// pages. Two builds of the same C: SIMD128 (the default) and scalar (the
+# fallback where WASM SIMD is missing, chosen by a feature probe in the loader).
+EMCC        := emcc
+W           := build/wasm
+WASM_CFLAGS := -O3 $(CSTD) $(WARN) -Iinclude -Isrc
+# every function the public header declares, plus the allocator the loader uses
+WASM_EXPORTS = $(shell grep -oE '\bav_[a-z0-9_]+ *\(' include/attnviz.h | tr -d ' (' | sort -u | \
+                 sed 's/^/_/' | tr '\n' ',')_malloc,_free
+WASM_LINK   := --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=16MB \
+               -sMAXIMUM_MEMORY=2GB -sSTACK_SIZE=1MB
+
+wasm: $(W)/attnviz.wasm $(W)/attnviz-scalar.wasm
+
+$(W)/attnviz.wasm: $(LIB_SRC) $(LIB_HDR) emscripten.mk | $(W)
+	$(EMCC) $(WASM_CFLAGS) -msimd128 $(WASM_LINK) -sEXPORTED_FUNCTIONS=$(WASM_EXPORTS) $(LIB_SRC) -o $@
+	@n=$$(wasm-objdump -d $@ | grep -cE '\b(f32x4|f64x2|i32x4|v128)\.'); \
+	  echo "SIMD instructions in $@: $$n"; \
+	  if [ "$$n" -eq 0 ]; then echo "error: $@ holds no SIMD instructions" >&2; rm -f $@; exit 1; fi
+$(W)/attnviz-scalar.wasm: $(LIB_SRC) $(LIB_HDR) emscripten.mk | $(W)
+	$(EMCC) $(WASM_CFLAGS) $(WASM_LINK) -sEXPORTED_FUNCTIONS=$(WASM_EXPORTS) $(LIB_SRC) -o $@
+$(W):
+	mkdir -p $@

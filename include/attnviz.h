@@ -1,0 +1,308 @@
+/* attnviz.h: the one public header of the attnviz C library.
+ *
+ * attnviz computes, for softmax attention and its linear-time relatives, the n×n attention matrix (or
+ * the variant's effective n×n map), the output M·V by the quadratic path, by the linear-time path that
+ * never forms n×n, and by the recurrent form; and the spectrum and readouts of any such matrix.
+ * The same code is built natively (the CLI, the tests) and as WebAssembly with SIMD (the lab page).
+ *
+ * Conventions (product.md §9 settles every "which form?" question; variants.md gives the sources):
+ *   - Matrices are row-major. Q, K are n×d, V is n×dv, all float32. Attention matrices are n×n float32.
+ *     Spectra and readouts are float64.
+ *   - Argument order: outputs, then const inputs, then sizes, then workspace.
+ *   - Kernels never allocate. A function that needs scratch has a `_work` query returning the bytes it
+ *     needs; the caller passes a buffer of at least that size (8-byte aligned).
+ *   - Every function returns a status: AV_OK (0), a negative code for a bad argument, a positive code for
+ *     a numerical event (the outputs are still written and finite where the code says so).
+ *     av_status_string() turns a status into one sentence. The library never exits or aborts.
+ *   - Causal means the inclusive autoregressive mask: row i sees keys j ≤ i. Masked entries are 0.
+ *   - Zero means "default" in av_params (sokol's habit), except where a field says otherwise.
+ */
+#ifndef ATTNVIZ_H
+#define ATTNVIZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Status codes                                                                                      */
+
+enum av_status {
+    AV_OK = 0,
+    /* bad arguments (nothing useful was written) */
+    AV_ERR_NULL = -1,          /* a required pointer is NULL */
+    AV_ERR_SIZE = -2,          /* n, d, dv or a buffer length is out of range or inconsistent */
+    AV_ERR_KNOB = -3,          /* a knob (p, s, m, order, N, landmarks, iters, dwc kernel, scale) is out of range */
+    AV_ERR_VARIANT = -4,       /* unknown variant, generator or enum value */
+    AV_ERR_NO_CAUSAL = -5,     /* this variant (or this knob setting) has no causal form */
+    AV_ERR_NONFINITE = -6,     /* NaN or Inf in Q, K, V or another input */
+    AV_ERR_WORKSPACE = -7,     /* workspace too small (ask the matching _work function) */
+    AV_ERR_FEATURE_DIM = -8,   /* feature dimension too large for the linear path (cap AV_MAX_FEATURE_DIM) */
+    AV_ERR_NO_LINEAR = -9,     /* this variant has no linear-time path / no feature map / no factors */
+    AV_ERR_FORMAT = -10,       /* malformed file or buffer (.npy header, dtype, order, truncated data) */
+    AV_ERR_SHAPE = -11,        /* array shape does not match what was asked */
+    AV_ERR_IO = -12,           /* a file could not be read or written (CLI helpers only) */
+    AV_ERR_NOMEM = -13,        /* allocation failed (CLI helpers only; kernels never allocate) */
+    /* numerical events (outputs written) */
+    AV_WARN_ZERO_ROW = 1,      /* some row's normaliser was zero or negative: that row is reported, kept as computed */
+    AV_WARN_OVERFLOW = 2,      /* an exp-based feature or weight overflowed float range; entries are Inf/NaN */
+    AV_WARN_NO_CONVERGENCE = 3 /* an iterative solver stopped before converging */
+};
+
+/* One English sentence for a status code (never NULL). */
+const char *av_status_string(int status);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Variants and their knobs                                                                           */
+
+enum av_variant {
+    AV_SOFTMAX = 0,    /* row softmax of scale·QKᵀ, max-subtracted */
+    AV_ELU = 1,        /* φ = elu(x)+1, ε = 1e-6 added to the row normaliser */
+    AV_RELU = 2,       /* φ = relu(x), ε = 1e-6 */
+    AV_EXP = 3,        /* φ = exp(x − c), c per-query max and one global key max (both cancel), ε = 0 */
+    AV_EFFICIENT = 4,  /* softmax of each query over its d features × softmax of each key feature over positions; non-causal */
+    AV_FOCUSED = 5,    /* φ = f_p((relu(x)+1e-6)/ln 2), ε = n·1e-6; with dwc_kernel > 0, M = A + T (non-causal) */
+    AV_LINFORMER = 6,  /* M = softmax(scale·Q(EK)ᵀ)·F, E, F ∈ R^{s×n}; non-causal */
+    AV_PERFORMER = 7,  /* FAVOR+ positive random features, m features, ε = 0 in the normaliser */
+    AV_TAYLOR = 8,     /* T_p(scale·q·k) = Σ_{r≤p} s^r/r!, order p in 1..4 */
+    AV_EXPLIMIT = 9,   /* (1 + scale·q·k/N)^N */
+    AV_HEDGEHOG = 10,  /* φ(x) = [exp(Wᵀx − c), exp(−Wᵀx − c)], W default identity */
+    AV_NYSTROM = 11,   /* Nyströmformer, segment-mean landmarks, iterative pseudo-inverse; non-causal */
+    AV_COSFORMER = 12, /* relu(q)·relu(k)·cos(π(i−j)/(2n)), positions from 1, clamp 1e-6 */
+    AV_VARIANT_COUNT = 13
+};
+
+/* Lower-case CLI name of a variant ("softmax", "elu", ..., "cosformer"), or NULL when out of range. */
+const char *av_variant_name(int variant);
+/* Variant id from its CLI name, or -1. */
+int av_variant_from_name(const char *name);
+
+enum av_ef_kind { AV_EF_GAUSSIAN = 0, AV_EF_MEAN = 1 };
+
+#define AV_MAX_FEATURE_DIM 65536 /* the feature-dimension cap of product.md §9 (Taylor, explimit) */
+#define AV_MAX_N 16384           /* largest sequence length accepted */
+#define AV_MAX_D 4096            /* largest head dimension accepted */
+
+/* Knobs of one variant. Fill with av_params_default() then set what you need (from JS: av_params_set).
+ * Zero means default unless a field says otherwise. Fields a variant does not read are ignored. */
+typedef struct av_params {
+    int variant;          /* enum av_variant */
+    int causal;           /* 0 or 1 */
+    double scale;         /* multiplies q·k for softmax, linformer, performer, taylor, explimit, nystrom; 0 → 1/√d */
+    double p;             /* focused power, 1..10; 0 → 3 */
+    int dwc_kernel;       /* focused DWC kernel size, odd, 1..n; 0 means no DWC (not a default) */
+    int s;                /* linformer projected length 1..n; 0 → min(n, 64) */
+    int ef_kind;          /* enum av_ef_kind; 0 → gaussian */
+    int ef_shared;        /* 1: E = F */
+    int m;                /* performer random features, 1..65536; 0 → 256 */
+    int orthogonal;       /* performer: 1 = orthogonal blocks with χ(d) row norms, 0 = iid */
+    uint32_t seed;        /* random matrices (performer ω, linformer E/F, DWC weights); "redraw" is seed + 1 */
+    int order;            /* taylor order 1..4; 0 → 2 */
+    int N;                /* explimit power 1..64; 0 → 2 */
+    const float *hedgehog_w; /* hedgehog W, d×hedgehog_cols row-major; NULL → identity (cols = d) */
+    int hedgehog_cols;    /* columns of W (D/2); ignored when hedgehog_w is NULL */
+    int landmarks;        /* nystrom landmarks 1..n; 0 → min(n, 64) */
+    int iters;            /* nystrom pseudo-inverse iterations 0..100; 0 → 6 (set -1 for zero iterations: Z = Z₀) */
+} av_params;
+
+/* Fill *prm with the defaults of `variant` (all knobs zero = default, causal off). */
+int av_params_default(av_params *prm, int variant);
+
+/* Knob keys for av_params_set / av_params_get (the JS side never needs the struct layout). */
+enum av_knob {
+    AV_KNOB_VARIANT = 0, AV_KNOB_CAUSAL, AV_KNOB_SCALE, AV_KNOB_P, AV_KNOB_DWC_KERNEL, AV_KNOB_S,
+    AV_KNOB_EF_KIND, AV_KNOB_EF_SHARED, AV_KNOB_M, AV_KNOB_ORTHOGONAL, AV_KNOB_SEED, AV_KNOB_ORDER,
+    AV_KNOB_N, AV_KNOB_LANDMARKS, AV_KNOB_ITERS, AV_KNOB_COUNT
+};
+/* Set one knob from a double (integers are rounded). AV_ERR_VARIANT for an unknown key. Ranges are
+ * checked by the kernels (which know n and d), not here. */
+int av_params_set(av_params *prm, int knob, double value);
+double av_params_get(const av_params *prm, int knob);
+/* Point the Hedgehog W at caller-owned memory (d×cols, row-major); W = NULL restores the identity. */
+int av_params_set_hedgehog(av_params *prm, const float *W, int cols);
+/* sizeof(av_params), for callers (JS) that allocate it in wasm memory. */
+size_t av_params_size(void);
+
+/* Resolve the zero defaults against n and d and check every knob the variant reads: AV_OK,
+ * AV_ERR_KNOB, AV_ERR_VARIANT, or AV_ERR_NO_CAUSAL. `out` may alias `in`. */
+int av_params_resolve(av_params *out, const av_params *in, int n, int d);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Attention: the quadratic path                                                                      */
+
+/* Bytes of workspace av_matrix / av_attend need for these knobs and sizes (0 on bad arguments). */
+size_t av_matrix_work(const av_params *prm, int n, int d);
+
+/* M[n×n] = the variant's attention matrix, or its effective n×n map (Linformer P̄F, Nyström F·Z·B,
+ * focused + DWC: A + T). Masked entries (causal, j > i) are 0.
+ * [out] M      n×n
+ * [in]  Q, K   n×d
+ * Returns AV_OK, a negative error, or AV_WARN_ZERO_ROW / AV_WARN_OVERFLOW (M written). */
+int av_matrix(float *M, const float *Q, const float *K, int n, int d,
+              const av_params *prm, void *work, size_t work_bytes);
+
+/* O[n×dv] = M·V with M from av_matrix (the quadratic path). M is written too when not NULL;
+ * when M is NULL the n×n matrix lives in the workspace (av_matrix_work + n·n·4 bytes: use av_attend_work). */
+size_t av_attend_work(const av_params *prm, int n, int d, int dv);
+int av_attend(float *O, float *M, const float *Q, const float *K, const float *V, int n, int d, int dv,
+              const av_params *prm, void *work, size_t work_bytes);
+
+/* The raw scores S[n×n] = scale·QKᵀ (apply_exp = 0), or exp(scale·QKᵀ − max) (apply_exp = 1, one global
+ * max subtracted so nothing overflows; the spectrum's shape is unchanged). No mask. These are the QKᵀ
+ * and exp(QKᵀ) curves the spectrum view overlays (seed 001). scale 0 → 1/√d. */
+int av_scores(float *S, const float *Q, const float *K, int n, int d, double scale, int apply_exp);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Attention: feature maps, the linear-time path and the recurrent form                               */
+
+/* Feature dimension r of a kernel variant (elu, relu, exp, efficient, focused, performer, taylor,
+ * explimit, hedgehog, cosformer) at these sizes. AV_ERR_NO_LINEAR for softmax, linformer, nystrom and
+ * focused + DWC; AV_ERR_FEATURE_DIM (with *r still set) when r > AV_MAX_FEATURE_DIM. */
+int av_feature_dim(long *r, const av_params *prm, int n, int d);
+
+/* Φ_Q[n×r], Φ_K[n×r]: the feature maps applied to Q and K (stabilisers included; for cosFormer the
+ * position factors sin θ_i, cos θ_i; for Efficient Attention ρ_q(Q), ρ_k(K)). */
+size_t av_features_work(const av_params *prm, int n, int d);
+int av_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d,
+                const av_params *prm, void *work, size_t work_bytes);
+
+/* The linear-time output that never forms n×n:
+ *   non-causal  O_i = Φ_Q(i)ᵀ [Φ_Kᵀ V] / (Φ_Q(i)·Σ_j Φ_K(j) + ε)           O(n·r·dv)
+ *   causal      the same with prefix sums over j ≤ i (a scan of av_recurrent_step)
+ * Also Linformer P̄(FV) and Nyström F(Z(BV)), non-causal. */
+size_t av_linear_work(const av_params *prm, int n, int d, int dv);
+int av_linear(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
+              const av_params *prm, void *work, size_t work_bytes);
+
+/* One step of the recurrent form, in float64 state:
+ *   S ← S + φ(k_t) v_tᵀ   (S is r×dv, row-major)     z ← z + φ(k_t)   (z has r entries)
+ *   o_t = Sᵀφ(q_t) / (φ(q_t)·z + ε)  with the variant's normaliser rule (ε added, n·ε, or a clamp).
+ * phi_q, phi_k: r features of token t (rows of av_features). `n` is the sequence length (the focused
+ * ε is n·1e-6). Start with S = 0, z = 0. Returns AV_WARN_ZERO_ROW when the normaliser is ≤ 0. */
+int av_recurrent_step(float *o, double *S, double *z, const float *phi_q, const float *phi_k,
+                      const float *v, long r, int dv, int n, const av_params *prm);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Low-rank factors: M = L·Rᵀ without forming M                                                       */
+
+/* Rank bound r of the factors (feature dimension, s, or landmarks); AV_ERR_NO_LINEAR where none
+ * (softmax, causal kernel variants, focused + DWC). */
+int av_factor_rank(long *r, const av_params *prm, int n, int d);
+/* L[n×r], R[n×r] with M = L·Rᵀ exactly (up to rounding): kernel variants L = D⁻¹Φ_Q, R = Φ_K;
+ * Linformer L = P̄, R = Fᵀ; Nyström L = F·Z, R = Bᵀ. */
+size_t av_factors_work(const av_params *prm, int n, int d);
+int av_factors(float *L, float *R, const float *Q, const float *K, int n, int d,
+               const av_params *prm, void *work, size_t work_bytes);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Synthetic inputs (product.md §2): seeded, the same bits natively and in WASM                      */
+
+enum av_generator {
+    AV_GEN_GAUSSIAN = 0,   /* q, k, v ~ N(0, std²) */
+    AV_GEN_CLUSTERED = 1,  /* keys around a few centres, queries near those centres */
+    AV_GEN_LOCAL = 2,      /* positional pattern: q_i·k_j large when |i − j| small */
+    AV_GEN_LOW_RANK = 3,   /* Q, K of planted low rank */
+    AV_GEN_SINK = 4,       /* an attention-sink token every query attends to */
+    AV_GEN_COUNT = 5
+};
+const char *av_generator_name(int gen);       /* "gaussian", "clustered", "local", "lowrank", "sink" */
+int av_generator_from_name(const char *name); /* or -1 */
+
+/* Q, K, V (each n×d) from generator `gen` with spread `std` (> 0) and `seed`. */
+int av_generate(float *Q, float *K, float *V, int n, int d, int gen, double std, uint32_t seed);
+
+/* The portable random stream (xoshiro256** seeded by splitmix64) and its transforms: no libm in the
+ * draw, so the same seed gives the same bits on every platform. */
+typedef struct av_rng { uint64_t s[4]; } av_rng;
+void av_rng_seed(av_rng *rng, uint64_t seed);
+uint64_t av_rng_next(av_rng *rng);
+double av_rng_uniform(av_rng *rng);  /* [0, 1), 53 bits */
+double av_rng_normal(av_rng *rng);   /* N(0, 1), Marsaglia polar with the library's portable log */
+double av_portable_log(double x);    /* ln x for x > 0 by +, −, ×, ÷ only; bit-reproducible */
+double av_portable_exp(double x);    /* e^x by +, −, ×, ÷ only */
+double av_portable_cos(double x);    /* cos x by +, −, ×, ÷ only */
+
+/* ------------------------------------------------------------------------------------------------ */
+/* .npy (float32/float64, C order, format versions 1 and 2)                                          */
+
+#define AV_NPY_MAX_DIM 8
+typedef struct av_npy_info {
+    int ndim;
+    int64_t shape[AV_NPY_MAX_DIM];
+    int dtype_bytes;      /* 4 (float32) or 8 (float64), little-endian */
+    size_t data_offset;   /* bytes from the start of the file to the data */
+    size_t count;         /* number of elements (product of shape) */
+} av_npy_info;
+
+/* Parse and validate a .npy header in buf[0..len). AV_ERR_FORMAT with a reason for anything else
+ * (bad magic, version, Fortran order, dtype, absurd shape, data shorter than the shape says). */
+int av_npy_parse(av_npy_info *info, const unsigned char *buf, size_t len);
+/* The last parse failure's reason as one sentence (thread-unsafe, static storage). */
+const char *av_npy_error(void);
+/* Convert the data of a parsed buffer to float32 (out has info->count entries). */
+int av_npy_decode_f32(float *out, const av_npy_info *info, const unsigned char *buf, size_t len);
+/* Write a version-1 header for a C-order array of float32 (dtype_bytes 4) or float64 (8) into
+ * buf[0..cap); *header_len gets its length (a multiple of 64). */
+int av_npy_write_header(unsigned char *buf, size_t cap, size_t *header_len, const int64_t *shape,
+                        int ndim, int dtype_bytes);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Spectrum (issue 3)                                                                                 */
+
+/* Singular values of an n×n float32 matrix, descending, into sv[n] (float64).
+ * fast:     eigenvalues of M·Mᵀ in float64 (Householder tridiagonalisation + implicit QL), σ = √λ.
+ * accurate: Householder bidiagonalisation + implicit-shift QR on the bidiagonal (Golub–Kahan).
+ * *noise_floor gets the absolute level below which the route cannot resolve σ. */
+enum av_svd_route { AV_SVD_FAST = 0, AV_SVD_ACCURATE = 1 };
+size_t av_svd_work(int n, int route);
+int av_singular_values(double *sv, double *noise_floor, const float *M, int n, int route,
+                       void *work, size_t work_bytes);
+/* Exact spectrum of L·Rᵀ (L, R n×r) in O(n·r²): sv[n] descending, exact zeros past r. */
+size_t av_lowrank_svd_work(int n, long r);
+int av_lowrank_singular_values(double *sv, double *noise_floor, const float *L, const float *R, int n,
+                               long r, void *work, size_t work_bytes);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Readouts (product.md §3, definitions in §9)                                                        */
+
+enum av_readout {
+    AV_R_SIGMA1 = 0, AV_R_RANK, AV_R_RANK_TOL, AV_R_RANK_REL_1E3, AV_R_RANK_REL_1E2, AV_R_RANK_ENERGY_99,
+    AV_R_EFFECTIVE_RANK, AV_R_STABLE_RANK, AV_R_SPARSITY_LT_001, AV_R_SPARSITY_TAU, AV_R_KEYS_FOR_90,
+    AV_R_ROW_ENTROPY_MEAN, AV_R_ROW_ENTROPY_UNIFORM, AV_R_ERROR_FRO_REL, AV_R_ROW_KL_MEAN,
+    AV_R_OUTPUT_ERROR_REL, AV_R_NOISE_FLOOR, AV_R_COUNT
+};
+/* Reason codes for readouts that are undefined (the value is then NaN and JSON prints null). */
+enum av_reason {
+    AV_REASON_NONE = 0, AV_REASON_NEGATIVE = 1, AV_REASON_ZERO_WHERE_POSITIVE = 2, AV_REASON_NO_V = 3,
+    AV_REASON_NO_REFERENCE = 4, AV_REASON_ZERO_ROW = 5, AV_REASON_NO_SPECTRUM = 6, AV_REASON_NONFINITE = 7
+};
+const char *av_readout_name(int readout);  /* the JSON key, e.g. "rank_rel_1e-3" */
+const char *av_reason_string(int reason);  /* one sentence */
+
+/* All readouts of M (n×n) into vals[AV_R_COUNT], reasons[AV_R_COUNT].
+ * sv: its singular values (descending, n of them) or NULL (spectral readouts become undefined);
+ * noise_floor: the route's floor (ranks never count σ at or below it).
+ * A: the softmax reference on the same Q, K and mask, or NULL (error readouts undefined).
+ * V (n×dv) or NULL: for output_error_rel. tau: the sparsity_tau threshold (0 → 0.1). */
+size_t av_readouts_work(int n, int dv);
+int av_readouts(double *vals, int *reasons, const float *M, const double *sv, double noise_floor,
+                const float *A, const float *V, int n, int dv, int causal, double tau,
+                void *work, size_t work_bytes);
+
+/* Truncated-SVD error curve e(r) = Σ_{i>r} σᵢ² / Σσᵢ², r = 0..n, into e[n+1]. */
+int av_error_curve(double *e, const double *sv, int n);
+
+/* Row-entropy histogram: counts[bins] of the per-row entropies over [0, ln n]. */
+int av_row_entropy_hist(int *counts, int bins, const float *M, int n, int causal);
+
+/* Cost counts: multiply-adds and bytes of the quadratic and the linear path at these sizes
+ * (out[0] quad madds, out[1] quad bytes, out[2] linear madds, out[3] linear bytes; linear −1 if none). */
+int av_cost(double *out, const av_params *prm, int n, int d, int dv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ATTNVIZ_H */
