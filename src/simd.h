@@ -1,0 +1,253 @@
+/* simd.h: the library's private SIMD kernels (the only file that includes wasm_simd128.h).
+ *
+ * Every kernel has two bodies selected at compile time: f32x4 intrinsics under __wasm_simd128__, and a
+ * plain-C twin written so that gcc -O3 (-march=native) vectorises it (fixed-width lane arrays, no
+ * reassociation needed, selects instead of branches). Both bodies perform the same float operations in
+ * the same order, so they give the same bits; the tests compare them with double-precision references.
+ *
+ *   avs_expf          e^x for one float (the scalar twin of the vector exp)
+ *   avs_exp_sub_sum   x[i] ← e^(x[i] − c) over a row, returns Σ (8 lane partial sums)
+ *   avs_max           max over a row (8 lanes)
+ *   avs_scale         x[i] ← a·x[i]
+ *   avs_pack_bt / avs_pack_b / avs_gemm_strip
+ *                     C = α·A·B with B packed into panels of 8 columns (4×8 register blocking)
+ */
+#ifndef ATTNVIZ_SIMD_H
+#define ATTNVIZ_SIMD_H
+
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
+
+#define AVS_PANEL 8 /* columns per packed panel */
+
+// ----------------------------------------------------------------------------------------------------
+// exp: Cody–Waite reduction x = n·ln2 + r, |r| ≤ ln2/2, and the Cephes expf minimax polynomial
+// (S. L. Moshier, Cephes Math Library, expf.c); 2^n is applied as two exact power-of-two factors
+// 2^(n>>1)·2^(n−(n>>1)), so results in the subnormal range are rounded once and x near the overflow
+// threshold does not overflow early. Inputs are clamped to [−104, 89]: below, e^x rounds to 0; above,
+// the result is +Inf. NaN propagates. Accuracy (tests): ≤ 2 ulp where e^x is a normal float.
+
+#define AVS_EXP_LO (-104.0f)
+#define AVS_EXP_HI 89.0f
+#define AVS_LOG2E 1.44269504088896341f
+#define AVS_LN2_HI 0.693359375f
+#define AVS_LN2_LO (-2.12194440e-4f)
+#define AVS_ROUND_MAGIC 12582912.0f /* 1.5·2^23: adding it rounds to an integer (ties to even) */
+#define AVS_P0 1.9875691500e-4f
+#define AVS_P1 1.3981999507e-3f
+#define AVS_P2 8.3334519073e-3f
+#define AVS_P3 4.1665795894e-2f
+#define AVS_P4 1.6666665459e-1f
+#define AVS_P5 5.0000001201e-1f
+
+static inline uint32_t avs_f2u(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
+static inline float avs_u2f(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
+
+static inline float avs_expf(float x) {
+    x = x < AVS_EXP_LO ? AVS_EXP_LO : x;
+    x = x > AVS_EXP_HI ? AVS_EXP_HI : x;
+    float t = x * AVS_LOG2E + AVS_ROUND_MAGIC;
+    uint32_t n = avs_f2u(t) - avs_f2u(AVS_ROUND_MAGIC); /* the integer n, two's complement */
+    float nf = t - AVS_ROUND_MAGIC;
+    float r = x - nf * AVS_LN2_HI;
+    r = r - nf * AVS_LN2_LO;
+    float p = AVS_P0 * r + AVS_P1;
+    p = p * r + AVS_P2;
+    p = p * r + AVS_P3;
+    p = p * r + AVS_P4;
+    p = p * r + AVS_P5;
+    float y = p * (r * r) + r + 1.0f;
+    uint32_t h = (uint32_t)((int32_t)n >> 1);               /* n>>1 (arithmetic) */
+    float s1 = avs_u2f((h + 127u) << 23);
+    float s2 = avs_u2f((n - h + 127u) << 23);
+    return (y * s1) * s2;
+}
+
+#ifdef __wasm_simd128__
+static inline v128_t avs_exp4(v128_t x) {
+    x = wasm_f32x4_max(x, wasm_f32x4_splat(AVS_EXP_LO));
+    x = wasm_f32x4_min(x, wasm_f32x4_splat(AVS_EXP_HI));
+    v128_t magic = wasm_f32x4_splat(AVS_ROUND_MAGIC);
+    v128_t t = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_f32x4_splat(AVS_LOG2E)), magic);
+    v128_t n = wasm_i32x4_sub(t, magic);
+    v128_t nf = wasm_f32x4_sub(t, magic);
+    v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(nf, wasm_f32x4_splat(AVS_LN2_HI)));
+    r = wasm_f32x4_sub(r, wasm_f32x4_mul(nf, wasm_f32x4_splat(AVS_LN2_LO)));
+    v128_t p = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_splat(AVS_P0), r), wasm_f32x4_splat(AVS_P1));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(AVS_P2));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(AVS_P3));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(AVS_P4));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(AVS_P5));
+    v128_t y = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(p, wasm_f32x4_mul(r, r)), r),
+                              wasm_f32x4_splat(1.0f));
+    v128_t h = wasm_i32x4_shr(n, 1);
+    v128_t bias = wasm_i32x4_splat(127);
+    v128_t s1 = wasm_i32x4_shl(wasm_i32x4_add(h, bias), 23);
+    v128_t s2 = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_sub(n, h), bias), 23);
+    return wasm_f32x4_mul(wasm_f32x4_mul(y, s1), s2);
+}
+#endif
+
+/* x[i] ← e^(x[i] − c), i < len; returns Σ x[i] summed in 8 lanes (lane l takes i ≡ l mod 8), then
+ * the lanes pairwise, then the tail in order. */
+static inline float avs_exp_sub_sum(float *x, int len, float c) {
+    int i = 0;
+    float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#ifdef __wasm_simd128__
+    v128_t vc = wasm_f32x4_splat(c), a0 = wasm_f32x4_splat(0.0f), a1 = a0;
+    for (; i + 8 <= len; i += 8) {
+        v128_t e0 = avs_exp4(wasm_f32x4_sub(wasm_v128_load(x + i), vc));
+        v128_t e1 = avs_exp4(wasm_f32x4_sub(wasm_v128_load(x + i + 4), vc));
+        wasm_v128_store(x + i, e0);
+        wasm_v128_store(x + i + 4, e1);
+        a0 = wasm_f32x4_add(a0, e0);
+        a1 = wasm_f32x4_add(a1, e1);
+    }
+    wasm_v128_store(lane, a0);
+    wasm_v128_store(lane + 4, a1);
+#else
+    for (; i + 8 <= len; i += 8)
+        for (int l = 0; l < 8; l++) {
+            float e = avs_expf(x[i + l] - c);
+            x[i + l] = e;
+            lane[l] += e;
+        }
+#endif
+    float s = ((lane[0] + lane[4]) + (lane[1] + lane[5])) + ((lane[2] + lane[6]) + (lane[3] + lane[7]));
+    for (; i < len; i++) {
+        x[i] = avs_expf(x[i] - c);
+        s += x[i];
+    }
+    return s;
+}
+
+/* max over x[0..len), len ≥ 1 (NaN entries are skipped by the plain path and propagated by the wasm
+ * path; callers check finiteness separately). */
+static inline float avs_max(const float *x, int len) {
+    int i = 0;
+    float lane[8];
+    for (int l = 0; l < 8; l++) lane[l] = x[0];
+#ifdef __wasm_simd128__
+    v128_t a0 = wasm_f32x4_splat(x[0]), a1 = a0;
+    for (; i + 8 <= len; i += 8) {
+        a0 = wasm_f32x4_pmax(a0, wasm_v128_load(x + i));
+        a1 = wasm_f32x4_pmax(a1, wasm_v128_load(x + i + 4));
+    }
+    wasm_v128_store(lane, a0);
+    wasm_v128_store(lane + 4, a1);
+#else
+    for (; i + 8 <= len; i += 8)
+        for (int l = 0; l < 8; l++) lane[l] = lane[l] < x[i + l] ? x[i + l] : lane[l];
+#endif
+    float m = lane[0];
+    for (int l = 1; l < 8; l++) m = m < lane[l] ? lane[l] : m;
+    for (; i < len; i++) m = m < x[i] ? x[i] : m;
+    return m;
+}
+
+/* x[i] ← a·x[i], i < len. */
+static inline void avs_scale(float *x, int len, float a) {
+    for (int i = 0; i < len; i++) x[i] *= a;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// gemm: C[m×n] = α·A[m×k]·B[k×n], with B pre-packed into ⌈n/8⌉ panels of k×8 floats (zero padded).
+// A strip of up to 4 rows of C is computed at a time, 4×8 accumulators per panel (8 f32x4 registers,
+// which leaves room for the loads on a 16-register target). Packing costs O(n·k) once; the caller then
+// calls avs_gemm_strip for each strip and can post-process the strip while it is in cache (softmax).
+
+static inline size_t avs_packed_floats(int n, int k) {
+    return (size_t)((n + AVS_PANEL - 1) / AVS_PANEL) * AVS_PANEL * (size_t)k;
+}
+
+/* P ← packed Bᵀ, where Bt is n×k row-major (row j of Bt is column j of B; e.g. K for Q·Kᵀ). */
+static inline void avs_pack_bt(float *P, const float *Bt, size_t ldb, int n, int k) {
+    for (int j0 = 0; j0 < n; j0 += AVS_PANEL) {
+        float *p = P + (size_t)j0 * k;
+        for (int c = 0; c < AVS_PANEL; c++) {
+            const float *row = j0 + c < n ? Bt + (size_t)(j0 + c) * ldb : NULL;
+            for (int kk = 0; kk < k; kk++) p[(size_t)kk * AVS_PANEL + c] = row ? row[kk] : 0.0f;
+        }
+    }
+}
+
+/* P ← packed B, where B is k×n row-major (e.g. V for M·V). */
+static inline void avs_pack_b(float *P, const float *B, size_t ldb, int k, int n) {
+    for (int j0 = 0; j0 < n; j0 += AVS_PANEL) {
+        float *p = P + (size_t)j0 * k;
+        int w = n - j0 < AVS_PANEL ? n - j0 : AVS_PANEL;
+        for (int kk = 0; kk < k; kk++) {
+            const float *row = B + (size_t)kk * ldb + j0;
+            for (int c = 0; c < AVS_PANEL; c++) p[(size_t)kk * AVS_PANEL + c] = c < w ? row[c] : 0.0f;
+        }
+    }
+}
+
+/* acc[r][0..8) = Σ_kk A[r][kk]·p[kk][0..8) for `rows` (1..4) rows of A (stride lda). */
+static inline void avs_kernel_4x8(float acc[4][AVS_PANEL], const float *A, size_t lda, int rows,
+                                  const float *p, int k) {
+    const float *a0 = A, *a1 = rows > 1 ? A + lda : A, *a2 = rows > 2 ? A + 2 * lda : A;
+    const float *a3 = rows > 3 ? A + 3 * lda : A;
+#ifdef __wasm_simd128__
+    v128_t c00 = wasm_f32x4_splat(0.0f), c01 = c00, c10 = c00, c11 = c00;
+    v128_t c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+    for (int kk = 0; kk < k; kk++) {
+        v128_t b0 = wasm_v128_load(p + (size_t)kk * AVS_PANEL);
+        v128_t b1 = wasm_v128_load(p + (size_t)kk * AVS_PANEL + 4);
+        v128_t x = wasm_f32x4_splat(a0[kk]);
+        c00 = wasm_f32x4_add(c00, wasm_f32x4_mul(x, b0));
+        c01 = wasm_f32x4_add(c01, wasm_f32x4_mul(x, b1));
+        x = wasm_f32x4_splat(a1[kk]);
+        c10 = wasm_f32x4_add(c10, wasm_f32x4_mul(x, b0));
+        c11 = wasm_f32x4_add(c11, wasm_f32x4_mul(x, b1));
+        x = wasm_f32x4_splat(a2[kk]);
+        c20 = wasm_f32x4_add(c20, wasm_f32x4_mul(x, b0));
+        c21 = wasm_f32x4_add(c21, wasm_f32x4_mul(x, b1));
+        x = wasm_f32x4_splat(a3[kk]);
+        c30 = wasm_f32x4_add(c30, wasm_f32x4_mul(x, b0));
+        c31 = wasm_f32x4_add(c31, wasm_f32x4_mul(x, b1));
+    }
+    wasm_v128_store(acc[0], c00); wasm_v128_store(acc[0] + 4, c01);
+    wasm_v128_store(acc[1], c10); wasm_v128_store(acc[1] + 4, c11);
+    wasm_v128_store(acc[2], c20); wasm_v128_store(acc[2] + 4, c21);
+    wasm_v128_store(acc[3], c30); wasm_v128_store(acc[3] + 4, c31);
+#else
+    float c[4][AVS_PANEL];
+    memset(c, 0, sizeof c);
+    for (int kk = 0; kk < k; kk++) {
+        const float *b = p + (size_t)kk * AVS_PANEL;
+        float x0 = a0[kk], x1 = a1[kk], x2 = a2[kk], x3 = a3[kk];
+        for (int j = 0; j < AVS_PANEL; j++) {
+            c[0][j] += x0 * b[j];
+            c[1][j] += x1 * b[j];
+            c[2][j] += x2 * b[j];
+            c[3][j] += x3 * b[j];
+        }
+    }
+    memcpy(acc, c, sizeof c);
+#endif
+}
+
+/* Rows [0, rows) of C (rows ≤ 4, stride ldc) ← α·A·B over columns [0, ncols) (ncols ≤ n), from the packed
+ * P (k×n packed by avs_pack_b/avs_pack_bt). A has `rows` rows of k floats, stride lda. */
+static inline void avs_gemm_strip(float *C, size_t ldc, const float *A, size_t lda, int rows,
+                                  const float *P, int ncols, int k, float alpha) {
+    float acc[4][AVS_PANEL];
+    for (int j0 = 0; j0 < ncols; j0 += AVS_PANEL) {
+        avs_kernel_4x8(acc, A, lda, rows, P + (size_t)j0 * k, k);
+        int w = ncols - j0 < AVS_PANEL ? ncols - j0 : AVS_PANEL;
+        for (int r = 0; r < rows; r++) {
+            float *c = C + (size_t)r * ldc + j0;
+            if (w == AVS_PANEL)
+                for (int j = 0; j < AVS_PANEL; j++) c[j] = alpha * acc[r][j];
+            else
+                for (int j = 0; j < w; j++) c[j] = alpha * acc[r][j];
+        }
+    }
+}
+
+#endif /* ATTNVIZ_SIMD_H */

@@ -1,0 +1,166 @@
+// wasm.test.mjs: the real WebAssembly module (SIMD and scalar builds), loaded in node through the
+// page's own loader, against the native library (through the CLI) on the same seeds.
+import { describe, it, expect, beforeAll } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadAttnviz, simdSupported } from '../../web/attnviz.mjs';
+import { readNpy } from './npy.mjs';
+
+const ROOT = new URL('../../', import.meta.url);
+const CLI = new URL('build/native/attnviz', ROOT).pathname;
+const SIMD_URL = new URL('build/wasm/attnviz.wasm', ROOT);
+const SCALAR_URL = new URL('build/wasm/attnviz-scalar.wasm', ROOT);
+const tmp = mkdtempSync(join(tmpdir(), 'attnviz-wasm-'));
+
+function cli(...args) {
+  return execFileSync(CLI, args.map(String), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function maxRelDiff(a, b) {
+  let num = 0, den = 0;
+  for (let i = 0; i < a.length; i++) {
+    num = Math.max(num, Math.abs(a[i] - b[i]));
+    den = Math.max(den, Math.abs(b[i]));
+  }
+  return den ? num / den : num;
+}
+
+// one knob set per variant, written both as CLI flags and as loader knobs
+const CASES = [
+  ['softmax', {}, []],
+  ['softmax', { causal: true }, ['--causal']],
+  ['elu', {}, []],
+  ['relu', { causal: true }, ['--causal']],
+  ['exp', {}, []],
+  ['efficient', {}, []],
+  ['focused', { p: 3 }, ['--p', 3]],
+  ['focused', { p: 6, dwc_kernel: 5, seed: 3 }, ['--p', 6, '--dwc-kernel', 5, '--seed', 3]],
+  ['linformer', { s: 16, seed: 5 }, ['--s', 16, '--seed', 5]],
+  ['linformer', { s: 9, ef_kind: 'mean' }, ['--s', 9, '--ef', 'mean']],
+  ['performer', { m: 64, orthogonal: true, seed: 9 }, ['--m', 64, '--orthogonal', '--seed', 9]],
+  ['performer', { m: 33, orthogonal: false, seed: 2, causal: true }, ['--m', 33, '--seed', 2, '--causal']],
+  ['taylor', { order: 2 }, ['--order', 2]],
+  ['explimit', { N: 3 }, ['--N', 3]],
+  ['hedgehog', {}, []],
+  ['nystrom', { landmarks: 10 }, ['--landmarks', 10]],
+  ['cosformer', { causal: true }, ['--causal']],
+];
+
+for (const [build, url] of [['simd', SIMD_URL], ['scalar', SCALAR_URL]]) {
+  describe(`wasm (${build} build) matches the native library`, () => {
+    let av;
+    const n = 37, d = 13;
+    beforeAll(async () => {
+      av = await loadAttnviz({ source: url, simd: build === 'simd' });
+      cli('generate', '--gen', 'gaussian', '--n', n, '--d', d, '--std', 0.7, '--seed', 42, '-o', join(tmp, build));
+    });
+
+    it('loads and reports its names', () => {
+      expect(av.variantNames).toHaveLength(13);
+      expect(av.variantNames[11]).toBe('nystrom');
+      expect(av.generatorNames).toContain('sink');
+      if (build === 'simd') expect(av.simd).toBe(simdSupported());
+    });
+
+    it('the random stream gives the same bits', () => {
+      const ex = av.exports;
+      const rng = av.malloc(32);
+      ex.av_rng_seed(rng, 42n);
+      const wasmDraws = [ex.av_rng_next(rng), ex.av_rng_next(rng)].map((x) => BigInt.asUintN(64, x));
+      ex.av_rng_seed(rng, 42n);
+      const u = ex.av_rng_uniform(rng);
+      av.free(rng);
+      expect(u).toBeGreaterThanOrEqual(0);
+      expect(u).toBeLessThan(1);
+      expect(wasmDraws[0]).not.toBe(wasmDraws[1]);
+      // splitmix64 + xoshiro256** computed independently in JS BigInt arithmetic
+      const M = (1n << 64n) - 1n;
+      let x = 42n;
+      const sm = () => { x = (x + 0x9E3779B97F4A7C15n) & M; let z = x; z = ((z ^ (z >> 30n)) * 0xBF58476D1CE4E5B9n) & M; z = ((z ^ (z >> 27n)) * 0x94D049BB133111EBn) & M; return z ^ (z >> 31n); };
+      const s = [sm(), sm(), sm(), sm()];
+      const rotl = (v, k) => ((v << BigInt(k)) | (v >> BigInt(64 - k))) & M;
+      const next = () => { const r = (rotl((s[1] * 5n) & M, 7) * 9n) & M; const t = (s[1] << 17n) & M; s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3]; s[2] ^= t; s[3] = rotl(s[3], 45); return r; };
+      expect(wasmDraws).toEqual([next(), next()]);
+    });
+
+    it('generators give the same bits as the native build', () => {
+      for (const gen of av.generatorNames) {
+        const dir = join(tmp, `${build}-${gen}`);
+        cli('generate', '--gen', gen, '--n', n, '--d', d, '--std', 1.3, '--seed', 7, '-o', dir);
+        const lab = av.lab(n, d);
+        expect(lab.generate(gen, 1.3, 7).status).toBe(0);
+        for (const [name, view] of [['q', lab.Q], ['k', lab.K], ['v', lab.V]]) {
+          const native = readNpy(join(dir, `${name}.npy`)).data;
+          expect(Buffer.from(view.buffer, view.byteOffset, view.byteLength)
+            .equals(Buffer.from(native.buffer))).toBe(true);
+        }
+        lab.free();
+      }
+    });
+
+    for (const [variant, knobs, flags] of CASES) {
+      it(`${variant} ${JSON.stringify(knobs)}: the matrix matches`, () => {
+        const dir = join(tmp, build);
+        const out = join(dir, `m-${variant}-${flags.join('_')}.npy`);
+        cli('matrix', '--variant', variant, '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'), ...flags, '-o', out);
+        const native = readNpy(out).data;
+        const lab = av.lab(n, d);
+        lab.Q.set(readNpy(join(dir, 'q.npy')).data);
+        lab.K.set(readNpy(join(dir, 'k.npy')).data);
+        const r = lab.matrix({ variant, ...knobs });
+        expect(r.status, r.message).toBeGreaterThanOrEqual(0);
+        expect(maxRelDiff(lab.M, native)).toBeLessThan(2e-5);
+        lab.free();
+      });
+    }
+
+    it('readouts match the native CLI', () => {
+      const dir = join(tmp, build);
+      const json = JSON.parse(cli('readouts', '--variant', 'elu', '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'),
+        '--v', join(dir, 'v.npy')));
+      const lab = av.lab(n, d);
+      lab.Q.set(readNpy(join(dir, 'q.npy')).data);
+      lab.K.set(readNpy(join(dir, 'k.npy')).data);
+      lab.V.set(readNpy(join(dir, 'v.npy')).data);
+      expect(lab.matrix({ variant: 'elu' }).status).toBe(0);
+      const ro = lab.readouts({ variant: 'elu' });
+      for (const key of ['rank', 'rank_rel_1e-3', 'rank_energy_99', 'sparsity_lt_0.01', 'keys_for_90']) {
+        expect(ro[key], key).toBe(json[key]);
+      }
+      for (const key of ['effective_rank', 'stable_rank', 'row_entropy_mean', 'error_fro_rel', 'row_kl_mean',
+        'output_error_rel']) {
+        expect(ro[key], key).toBeCloseTo(json[key], 4);
+      }
+      expect(ro.rank).toBeLessThanOrEqual(d); // non-causal kernel attention: rank ≤ feature dim
+      for (let i = 0; i < 10; i++) expect(ro.singular_values[i]).toBeCloseTo(json.singular_values[i], 5);
+      lab.free();
+    });
+
+    it('bad input gets a status, never a trap', () => {
+      const lab = av.lab(8, 4);
+      lab.generate('gaussian', 1, 1);
+      expect(lab.matrix({ variant: 'linformer', causal: true }).status).toBe(-5);
+      expect(lab.matrix({ variant: 'focused', p: 0.5 }).status).toBe(-3);
+      expect(lab.matrix({ variant: 'taylor', order: 9 }).status).toBe(-3);
+      lab.Q[3] = NaN;
+      const r = lab.matrix({ variant: 'softmax' });
+      expect(r.status).toBe(-6);
+      expect(r.message).toMatch(/NaN/);
+      expect(() => lab.matrix({ variant: 'nope' })).toThrow(/unknown variant/);
+      lab.free();
+    });
+
+    it('views stay valid across memory growth (n = 1024)', () => {
+      const lab = av.lab(1024, 64);
+      expect(lab.generate('gaussian', 1, 3).status).toBe(0);
+      expect(lab.matrix({ variant: 'softmax' }).status).toBe(0);
+      const M = lab.M;
+      let rowsum = 0;
+      for (let j = 0; j < 1024; j++) rowsum += M[517 * 1024 + j];
+      expect(rowsum).toBeCloseTo(1, 5);
+      lab.free();
+    });
+  });
+}
