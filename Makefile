@@ -74,8 +74,13 @@ run: deps
 serve:
 	node scripts/serve.mjs build/web 8080
 
-bench: $(N)/attnviz wasm
+BENCH_NATIVE := $(patsubst bench/%.c,$(N)/%,$(wildcard bench/*_native.c))
+bench: deps
+	$(MAKE) $(N)/attnviz $(BENCH_NATIVE) wasm web
 	bash bench/run.sh
+# the native baselines: the same C, built with gcc -O3 -march=native
+$(N)/%_native: bench/%_native.c $(LIB_SRC) $(LIB_HDR) | $(N)
+	$(CC) $(BENCHFLAGS) $< $(LIB_SRC) -lm -o $@
 
 clean:
 	rm -rf build

@@ -176,11 +176,64 @@ int av_npy_parse(av_npy_info *info, const unsigned char *buf, size_t len) {
     }
     info->count = count;
     info->data_offset = start + hlen;
-    if (count * (size_t)info->dtype_bytes > len - info->data_offset) {
-        size_t have = len - info->data_offset;
+    size_t need = count * (size_t)info->dtype_bytes, have = len - info->data_offset;
+    if (need > have) {
         memset(info, 0, sizeof *info);
-        return fail(AV_ERR_FORMAT, ".npy data truncated: the shape needs %zu bytes, the file has %zu",
-                    count * (size_t)(st = 0, 1) * 0 + count, have) == AV_ERR_FORMAT ? AV_ERR_FORMAT : AV_ERR_FORMAT;
+        return fail(AV_ERR_FORMAT, ".npy data truncated: the shape needs %zu bytes of data, the file holds %zu",
+                    need, have);
     }
+    return AV_OK;
+}
+
+static int info_ok(const av_npy_info *info, size_t len) {
+    if (info->dtype_bytes != 4 && info->dtype_bytes != 8) return 0;
+    if (info->data_offset > len) return 0;
+    return info->count <= (len - info->data_offset) / (size_t)info->dtype_bytes;
+}
+
+int av_npy_decode_f32(float *out, const av_npy_info *info, const unsigned char *buf, size_t len) {
+    if (!out || !info || !buf) return fail(AV_ERR_NULL, ".npy: a required pointer is NULL");
+    if (!info_ok(info, len))
+        return fail(AV_ERR_FORMAT, ".npy: the buffer does not hold the data its parsed header describes");
+    const unsigned char *p = buf + info->data_offset;
+    if (info->dtype_bytes == 4) {
+        for (size_t i = 0; i < info->count; i++, p += 4) {
+            uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+            memcpy(out + i, &u, 4);
+        }
+    } else {
+        for (size_t i = 0; i < info->count; i++, p += 8) {
+            uint64_t u = 0;
+            for (int b = 7; b >= 0; b--) u = u << 8 | p[b];
+            double x;
+            memcpy(&x, &u, 8);
+            out[i] = (float)x;      /* rounded to nearest; beyond the float range becomes ±Inf */
+        }
+    }
+    return AV_OK;
+}
+
+int av_npy_write_header(unsigned char *buf, size_t cap, size_t *header_len, const int64_t *shape,
+                        int ndim, int dtype_bytes) {
+    if (!buf || !header_len || (!shape && ndim > 0)) return fail(AV_ERR_NULL, ".npy: a required pointer is NULL");
+    if (ndim < 0 || ndim > AV_NPY_MAX_DIM) return fail(AV_ERR_SIZE, ".npy: ndim %d is outside 0..%d", ndim, AV_NPY_MAX_DIM);
+    if (dtype_bytes != 4 && dtype_bytes != 8) return fail(AV_ERR_FORMAT, ".npy: dtype_bytes must be 4 or 8");
+    char dict[400];
+    int k = snprintf(dict, sizeof dict, "{'descr': '<f%d', 'fortran_order': False, 'shape': (", dtype_bytes);
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0 || shape[i] > DIM_LIMIT) return fail(AV_ERR_SIZE, ".npy: shape[%d] is negative or absurd", i);
+        k += snprintf(dict + k, sizeof dict - (size_t)k, ndim == 1 ? "%lld," : i ? ", %lld" : "%lld", (long long)shape[i]);
+    }
+    k += snprintf(dict + k, sizeof dict - (size_t)k, "), }");
+    size_t total = ((size_t)10 + (size_t)k + 1 + 63) & ~(size_t)63;   /* magic..len + dict + '\n', to 64 */
+    if (total > cap) return fail(AV_ERR_SIZE, ".npy: the header needs %zu bytes, the buffer holds %zu", total, cap);
+    memcpy(buf, "\x93NUMPY\x01\x00", 8);
+    size_t hlen = total - 10;
+    buf[8] = (unsigned char)(hlen & 0xff);
+    buf[9] = (unsigned char)(hlen >> 8);
+    memcpy(buf + 10, dict, (size_t)k);
+    memset(buf + 10 + k, ' ', total - 10 - (size_t)k - 1);
+    buf[total - 1] = '\n';
+    *header_len = total;
     return AV_OK;
 }
