@@ -23,7 +23,7 @@ CLI_SRC  := $(wildcard src/cli/*.c)
 TEST_SRC := $(wildcard tests/c/*.c)
 N        := build/native
 
-.PHONY: all deps native cli test test-c test-c-san test-oracle test-js test-e2e wasm web run serve bench clean
+.PHONY: fuzz all deps native cli test test-c test-c-san test-oracle test-js test-e2e wasm web run serve bench clean
 
 all: native wasm web
 
@@ -59,6 +59,7 @@ test-c-san: $(N)/check_attnviz_san
 # independent numpy implementations of product.md §9 against the CLI (Debian's python3-numpy)
 test-oracle: $(N)/attnviz
 	/usr/bin/python3 tests/oracle/run.py $(N)/attnviz
+	/usr/bin/python3 tests/oracle/readouts_facts.py $(N)/attnviz
 test-js: wasm $(N)/attnviz
 	npx vitest run --config vitest.config.mjs
 test-e2e: web
@@ -82,6 +83,12 @@ bench: deps
 # the native baselines: the same C, built with gcc -O3 -march=native
 $(N)/%_native: bench/%_native.c $(LIB_SRC) $(LIB_HDR) | $(N)
 	$(CC) $(BENCHFLAGS) $< $(LIB_SRC) -lm -o $@
+
+# libFuzzer on the .npy parser (not part of make test; FUZZ_SECONDS=60 make fuzz)
+FUZZ_SECONDS ?= 30
+fuzz: | $(N)
+	clang -std=c11 -g -O1 -Iinclude -Isrc -fsanitize=fuzzer,address,undefined tests/fuzz/fuzz_npy.c src/npy.c -o $(N)/fuzz_npy
+	$(N)/fuzz_npy -max_total_time=$(FUZZ_SECONDS) -max_len=4096
 
 clean:
 	rm -rf build

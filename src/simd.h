@@ -125,8 +125,8 @@ static inline float avs_exp_sub_sum(float *x, int len, float c) {
     return s;
 }
 
-/* max over x[0..len), len ≥ 1 (NaN entries are skipped by the plain path and propagated by the wasm
- * path; callers check finiteness separately). */
+/* max over x[0..len), len ≥ 1 (both paths skip NaN entries after the first: callers check
+ * finiteness separately). */
 static inline float avs_max(const float *x, int len) {
     int i = 0;
     float lane[8];
@@ -232,17 +232,21 @@ static inline void avs_kernel_4x8(float acc[4][AVS_PANEL], const float *A, size_
 #endif
 }
 
-/* Rows [0, rows) of C (rows ≤ 4, stride ldc) ← α·A·B over columns [0, ncols) (ncols ≤ n), from the packed
- * P (k×n packed by avs_pack_b/avs_pack_bt). A has `rows` rows of k floats, stride lda. */
+/* Rows [0, rows) of C (rows ≤ 4, stride ldc) ← α·A·B (accumulate = 0) or C + α·A·B (accumulate = 1),
+ * over columns [0, ncols), from P packed by avs_pack_b/avs_pack_bt with kp rows (kp = the packed k).
+ * Only the first k ≤ kp rows of B take part (the rest are known zero, e.g. a causal M·V); A has
+ * `rows` rows of at least k floats, stride lda. */
 static inline void avs_gemm_strip(float *C, size_t ldc, const float *A, size_t lda, int rows,
-                                  const float *P, int ncols, int k, float alpha) {
+                                  const float *P, int kp, int ncols, int k, float alpha, int accumulate) {
     float acc[4][AVS_PANEL];
     for (int j0 = 0; j0 < ncols; j0 += AVS_PANEL) {
-        avs_kernel_4x8(acc, A, lda, rows, P + (size_t)j0 * k, k);
+        avs_kernel_4x8(acc, A, lda, rows, P + (size_t)j0 * kp, k);
         int w = ncols - j0 < AVS_PANEL ? ncols - j0 : AVS_PANEL;
         for (int r = 0; r < rows; r++) {
             float *c = C + (size_t)r * ldc + j0;
-            if (w == AVS_PANEL)
+            if (accumulate)
+                for (int j = 0; j < w; j++) c[j] += alpha * acc[r][j];
+            else if (w == AVS_PANEL)
                 for (int j = 0; j < AVS_PANEL; j++) c[j] = alpha * acc[r][j];
             else
                 for (int j = 0; j < w; j++) c[j] = alpha * acc[r][j];

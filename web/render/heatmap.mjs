@@ -1,0 +1,157 @@
+// heatmap.mjs: pure heatmap helpers and draw functions. One canvas pixel per (block of) cell(s)
+// through a 256-entry colour table; the canvas is scaled by CSS with `image-rendering: pixelated`.
+// Matrices are flat row-major Float32Arrays. Draw functions touch only the canvas they are given.
+import { colorIndex, NONFINITE_RGB } from './colormap.mjs';
+
+/** Block size so that an n×n matrix shows in at most `cap` cells per side. */
+export function blockSize(n, cap = 256) {
+  return Math.max(1, Math.ceil(n / cap));
+}
+
+/**
+ * Downsample an n×n matrix by b×b blocks (the last block may be smaller) into out[c×c], c = ⌈n/b⌉.
+ * mode 'mean' (mass-preserving average) or 'max' (largest entry: spikes stay visible).
+ * A NaN/Inf entry makes its block non-finite (overflow is never averaged away).
+ */
+export function downsample(src, n, b, mode = 'mean', out = null) {
+  const c = Math.ceil(n / b);
+  const dst = out && out.length >= c * c ? out : new Float32Array(c * c);
+  if (b === 1) { dst.set(src.subarray(0, n * n)); return dst; }
+  const isMax = mode === 'max';
+  dst.fill(isMax ? -Infinity : 0);
+  for (let i = 0; i < n; i++) {
+    const bi = ((i / b) | 0) * c;
+    const row = i * n;
+    for (let j = 0; j < n; j++) {
+      const v = src[row + j];
+      const k = bi + ((j / b) | 0);
+      if (!isMax) dst[k] += v;
+      else if (v !== v) dst[k] = NaN;
+      else if (v > dst[k]) dst[k] = v;
+    }
+  }
+  if (!isMax) {
+    for (let bi = 0; bi < c; bi++) {
+      const h = Math.min(b, n - bi * b);
+      for (let bj = 0; bj < c; bj++) dst[bi * c + bj] /= h * Math.min(b, n - bj * b);
+    }
+  }
+  return dst;
+}
+
+/**
+ * Downsampled difference M − A: block mean of the difference, or in 'max' mode the entry of largest
+ * magnitude (with its sign), so that a single large error is not hidden.
+ */
+export function downsampleDiff(M, A, n, b, mode = 'mean', out = null) {
+  const c = Math.ceil(n / b);
+  const dst = out && out.length >= c * c ? out : new Float32Array(c * c);
+  if (mode !== 'max') {
+    dst.fill(0);
+    for (let i = 0; i < n; i++) {
+      const bi = ((i / b) | 0) * c;
+      for (let j = 0, r = i * n; j < n; j++) dst[bi + ((j / b) | 0)] += M[r + j] - A[r + j];
+    }
+    for (let bi = 0; bi < c; bi++) {
+      const h = Math.min(b, n - bi * b);
+      for (let bj = 0; bj < c; bj++) dst[bi * c + bj] /= h * Math.min(b, n - bj * b);
+    }
+    return dst;
+  }
+  dst.fill(0);
+  for (let i = 0; i < n; i++) {
+    const bi = ((i / b) | 0) * c;
+    for (let j = 0, r = i * n; j < n; j++) {
+      const v = M[r + j] - A[r + j];
+      const k = bi + ((j / b) | 0);
+      if (!(Math.abs(v) <= Math.abs(dst[k]))) dst[k] = v; // also takes NaN
+    }
+  }
+  return dst;
+}
+
+/** The q-quantile (0..1) of the finite values of one or more arrays, by sampling at most 65,536 values. */
+export function quantile(arrays, q, absolute = false) {
+  const total = arrays.reduce((s, a) => s + a.length, 0);
+  const stride = Math.max(1, Math.floor(total / 65536));
+  const buf = [];
+  let idx = 0;
+  for (const a of arrays) {
+    for (let i = (stride - (idx % stride)) % stride; i < a.length; i += stride) {
+      const v = absolute ? Math.abs(a[i]) : a[i];
+      if (Number.isFinite(v)) buf.push(v);
+    }
+    idx += a.length;
+  }
+  if (!buf.length) return 0;
+  buf.sort((x, y) => x - y);
+  return buf[Math.min(buf.length - 1, Math.max(0, Math.round(q * (buf.length - 1))))];
+}
+
+/**
+ * Colour range shared by M and A (ui.md): [0, hi] with hi the 99.5% quantile of both (so one bright
+ * entry does not wash out the rest) and `clipped` when the true max exceeds it.
+ * For the difference: symmetric [−h, h].
+ */
+export function sharedRange(arrays) {
+  let mx = -Infinity, mn = Infinity;
+  for (const a of arrays) for (let i = 0; i < a.length; i++) { const v = a[i]; if (v > mx) mx = v; if (v < mn) mn = v; }
+  if (!Number.isFinite(mx)) return { lo: 0, hi: 1, clipped: false };
+  let hi = quantile(arrays, 0.995);
+  if (!(hi > 0)) hi = mx > 0 ? mx : 1;
+  const lo = Math.min(0, mn);
+  return { lo, hi, clipped: mx > hi * (1 + 1e-6) };
+}
+export function symmetricRange(arrays) {
+  let h = quantile(arrays, 0.995, true);
+  let mx = 0;
+  for (const a of arrays) for (let i = 0; i < a.length; i++) { const v = Math.abs(a[i]); if (v > mx) mx = v; }
+  if (!(h > 0)) h = mx > 0 ? mx : 1e-12;
+  return { lo: -h, hi: h, clipped: mx > h * (1 + 1e-6) };
+}
+
+/** Fill an RGBA pixel buffer (c×c×4) from values through the table. Returns the count of NaN/Inf. */
+export function paint(pixels, values, count, table, lo, hi) {
+  let bad = 0;
+  for (let i = 0; i < count; i++) {
+    const k = colorIndex(values[i], lo, hi);
+    const o = 4 * i;
+    if (k < 0) {
+      bad++;
+      pixels[o] = NONFINITE_RGB[0]; pixels[o + 1] = NONFINITE_RGB[1]; pixels[o + 2] = NONFINITE_RGB[2]; pixels[o + 3] = 255;
+    } else {
+      const t = 4 * k;
+      pixels[o] = table[t]; pixels[o + 1] = table[t + 1]; pixels[o + 2] = table[t + 2]; pixels[o + 3] = 255;
+    }
+  }
+  return bad;
+}
+
+/**
+ * Draw a c×c matrix into a canvas (resized to c×c pixels).
+ * data {values: Float32Array, size: c}; opts {table, lo, hi}. Returns {nonfinite}.
+ */
+export function drawHeatmap(canvas, data, opts) {
+  const c = data.size;
+  if (canvas.width !== c || canvas.height !== c) { canvas.width = c; canvas.height = c; }
+  const ctx = canvas.getContext('2d');
+  const img = ctx.createImageData(c, c);
+  const nonfinite = paint(img.data, data.values, c * c, opts.table, opts.lo, opts.hi);
+  ctx.putImageData(img, 0, 0);
+  return { nonfinite };
+}
+
+/** Draw a colour bar (low at the bottom) into a canvas 1 pixel wide and 256 high. */
+export function drawColorbar(canvas, table) {
+  if (canvas.width !== 1 || canvas.height !== 256) { canvas.width = 1; canvas.height = 256; }
+  const ctx = canvas.getContext('2d');
+  const img = ctx.createImageData(1, 256);
+  for (let i = 0; i < 256; i++) img.data.set(table.subarray(4 * (255 - i), 4 * (255 - i) + 4), 4 * i);
+  ctx.putImageData(img, 0, 0);
+}
+
+/** The matrix cell under a pointer at (x, y) CSS pixels in a box of w×h showing n×n: {row, col} or null. */
+export function cellAt(x, y, w, h, n) {
+  if (x < 0 || y < 0 || x >= w || y >= h) return null;
+  return { row: Math.min(n - 1, Math.floor((y / h) * n)), col: Math.min(n - 1, Math.floor((x / w) * n)) };
+}
