@@ -252,15 +252,25 @@ int av_npy_write_header(unsigned char *buf, size_t cap, size_t *header_len, cons
 /* ------------------------------------------------------------------------------------------------ */
 /* Spectrum (issue 3)                                                                                 */
 
-/* Singular values of an n×n float32 matrix, descending, into sv[n] (float64).
- * fast:     eigenvalues of M·Mᵀ in float64 (Householder tridiagonalisation + implicit QL), σ = √λ.
- * accurate: Householder bidiagonalisation + implicit-shift QR on the bidiagonal (Golub–Kahan).
- * *noise_floor gets the absolute level below which the route cannot resolve σ. */
+/* Singular values of an n×n float32 matrix (1 ≤ n ≤ AV_MAX_N), descending, into sv[n] (float64, ≥ 0).
+ * AV_SVD_FAST:     eigenvalues of M·Mᵀ in float64 (Householder tridiagonalisation + root-free QL),
+ *                  σ = √max(λ, 0). Within 1e-9 relative for σ ≥ 1e-3·σ₁ and 1e-3 for σ ≥ 1e-6·σ₁;
+ *                  noise floor √(n·ε)·σ₁ (ε = 2⁻⁵², about 1.5e-8·√n·σ₁).
+ * AV_SVD_ACCURATE: Householder bidiagonalisation, then the eigenvalues ±σ of the 2n×2n Golub–Kahan
+ *                  tridiagonal by the same QL: within a few ε·σ₁ absolute; noise floor n·ε·σ₁.
+ * [out] *noise_floor  the absolute level at and below which the route cannot resolve σ.
+ * work: av_svd_work(n, route) bytes (any 8-byte alignment; 0 is returned for bad arguments).
+ * Returns AV_OK, AV_ERR_NULL, AV_ERR_SIZE, AV_ERR_VARIANT (unknown route), AV_ERR_WORKSPACE,
+ * AV_ERR_NONFINITE, or AV_WARN_NO_CONVERGENCE (sv written, possibly inaccurate). */
 enum av_svd_route { AV_SVD_FAST = 0, AV_SVD_ACCURATE = 1 };
 size_t av_svd_work(int n, int route);
 int av_singular_values(double *sv, double *noise_floor, const float *M, int n, int route,
                        void *work, size_t work_bytes);
-/* Exact spectrum of L·Rᵀ (L, R n×r) in O(n·r²): sv[n] descending, exact zeros past r. */
+/* Exact spectrum of M = L·Rᵀ (L, R n×r row-major float32, 1 ≤ r ≤ AV_MAX_FEATURE_DIM) without forming M:
+ * thin Householder QRs of L and R in float64, then σ(R_L·R_Rᵀ) by the accurate route, O(n·r²); sv[n]
+ * descending with exact zeros past r. When r ≥ n, L·Rᵀ is formed in float64 and takes the accurate route.
+ * *noise_floor: min(n, r)·ε·σ₁, or (n + r)·ε·‖L‖_F·‖R‖_F (the QRs' rounding) when larger and r < n.
+ * Status codes as av_singular_values. */
 size_t av_lowrank_svd_work(int n, long r);
 int av_lowrank_singular_values(double *sv, double *noise_floor, const float *L, const float *R, int n,
                                long r, void *work, size_t work_bytes);
@@ -277,25 +287,37 @@ enum av_readout {
 /* Reason codes for readouts that are undefined (the value is then NaN and JSON prints null). */
 enum av_reason {
     AV_REASON_NONE = 0, AV_REASON_NEGATIVE = 1, AV_REASON_ZERO_WHERE_POSITIVE = 2, AV_REASON_NO_V = 3,
-    AV_REASON_NO_REFERENCE = 4, AV_REASON_ZERO_ROW = 5, AV_REASON_NO_SPECTRUM = 6, AV_REASON_NONFINITE = 7
+    AV_REASON_NO_REFERENCE = 4, AV_REASON_ZERO_ROW = 5, AV_REASON_NO_SPECTRUM = 6, AV_REASON_NONFINITE = 7,
+    AV_REASON_ZERO_MATRIX = 8
 };
-const char *av_readout_name(int readout);  /* the JSON key, e.g. "rank_rel_1e-3" */
-const char *av_reason_string(int reason);  /* one sentence */
+const char *av_readout_name(int readout);  /* the JSON key, e.g. "rank_rel_1e-3"; NULL out of range */
+const char *av_reason_string(int reason);  /* one sentence (never NULL) */
 
-/* All readouts of M (n×n) into vals[AV_R_COUNT], reasons[AV_R_COUNT].
- * sv: its singular values (descending, n of them) or NULL (spectral readouts become undefined);
- * noise_floor: the route's floor (ranks never count σ at or below it).
- * A: the softmax reference on the same Q, K and mask, or NULL (error readouts undefined).
- * V (n×dv) or NULL: for output_error_rel. tau: the sparsity_tau threshold (0 → 0.1). */
+/* All readouts of M (n×n) into vals[AV_R_COUNT], reasons[AV_R_COUNT] (definitions: product.md §9).
+ * sv: M's singular values (descending, n of them) or NULL (spectral readouts: AV_REASON_NO_SPECTRUM);
+ * noise_floor: the route's floor. Rank rule: every rank counts σᵢ > max(tol, noise_floor), never a σ at
+ * or below the floor: rank (tol = rank_tol = σ₁·n·FLT_EPSILON), rank_rel_1e-3 and rank_rel_1e-2
+ * (tol = 1e-3·σ₁, 1e-2·σ₁). effective_rank and stable_rank are undefined (AV_REASON_ZERO_MATRIX) when
+ * σ₁ = 0. The entry readouts read allowed entries (j ≤ i when causal); keys_for_90 counts the fewest
+ * entries whose sum reaches 0.9·(row sum)·(1 − 1e-12) (the slack absorbs rounding for equal entries);
+ * keys_for_90 and row_entropy_mean are undefined when M has a negative entry or an allowed row sums to 0.
+ * A: the softmax reference on the same Q, K and mask, or NULL (error readouts: AV_REASON_NO_REFERENCE).
+ * row_kl_mean is undefined when M is negative or zero where A > 0. V (n×dv) or NULL: output_error_rel.
+ * tau: the sparsity_tau threshold (0 → 0.1). work: av_readouts_work(n, dv) bytes (never allocates).
+ * Returns AV_OK (undefined readouts are NaN with a reason), AV_ERR_NULL, AV_ERR_SIZE, AV_ERR_KNOB (tau
+ * negative or not finite), AV_ERR_WORKSPACE, or AV_ERR_NONFINITE (M holds NaN/Inf: every readout NaN). */
 size_t av_readouts_work(int n, int dv);
 int av_readouts(double *vals, int *reasons, const float *M, const double *sv, double noise_floor,
                 const float *A, const float *V, int n, int dv, int causal, double tau,
                 void *work, size_t work_bytes);
 
-/* Truncated-SVD error curve e(r) = Σ_{i>r} σᵢ² / Σσᵢ², r = 0..n, into e[n+1]. */
+/* Truncated-SVD error curve e(r) = Σ_{i>r} σᵢ² / Σσᵢ², r = 0..n, into e[n+1]: e(0) = 1, e(n) = 0
+ * (all zeros when every σ is 0). AV_OK, AV_ERR_NULL, AV_ERR_SIZE or AV_ERR_NONFINITE. */
 int av_error_curve(double *e, const double *sv, int n);
 
-/* Row-entropy histogram: counts[bins] of the per-row entropies over [0, ln n]. */
+/* Row-entropy histogram: counts[bins] of the per-row entropies (allowed entries normalised to sum 1)
+ * over [0, ln n], equal-width bins, the top edge in the last bin. Rows with a negative entry or a zero
+ * sum are left out and AV_WARN_ZERO_ROW is returned. */
 int av_row_entropy_hist(int *counts, int bins, const float *M, int n, int causal);
 
 /* Cost counts: multiply-adds and bytes of the quadratic and the linear path at these sizes

@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "internal.h"
+#include "simd.h"
 
 // ----------------------------------------------------------------------------------------------------
 // feature dimensions
@@ -61,88 +62,112 @@ double avi_poly_kernel(const av_params *prm, double s) {
 // ----------------------------------------------------------------------------------------------------
 // workspace
 
+static uint64_t al64(uint64_t bytes) { return (bytes + 63u) & ~(uint64_t)63u; }
+
+/* 64-bit arithmetic, saturating at SIZE_MAX (size_t is 32 bits in wasm32). */
 size_t avi_features_random_work(const av_params *prm, int n, int d) {
-    size_t xrow = avi_align(((size_t)d + 1) * sizeof(double));           /* x′ (or [1, x′/√N]), one row */
+    uint64_t D = sizeof(double), F = sizeof(float), m = (uint64_t)prm->m, dd = (uint64_t)d, bytes;
+    uint64_t xrow = al64((dd + 1) * D);                                  /* x′ (or [1, x′/√N]), one row */
     switch (prm->variant) {
     case AV_PERFORMER:
-        return avi_align((size_t)prm->m * (size_t)d * sizeof(float))    /* ω[m×d] */
-               + avi_performer_omega_work(prm->m, d)                     /* QR block */
-               + xrow
-               + avi_align((size_t)n * sizeof(double));                  /* ½‖x′‖² of every key */
+        bytes = al64(m * dd * F)                                         /* ω[m×d] */
+                + avi_performer_omega_work(prm->m, d)                    /* QR block */
+                + al64((uint64_t)avs_packed_floats(prm->m, d) * F)       /* ω packed */
+                + al64(4 * dd * F)                                       /* a strip of x′ */
+                + 2 * al64((uint64_t)n * D);                             /* ½‖x′‖², max_f u per row */
+        break;
     case AV_TAYLOR:
-    case AV_EXPLIMIT: return xrow;
-    default: return 0;
+    case AV_EXPLIMIT: bytes = xrow; break;
+    default: bytes = 0;
     }
+    return bytes > SIZE_MAX ? SIZE_MAX : (size_t)bytes;
 }
 
 // ----------------------------------------------------------------------------------------------------
 // Performer FAVOR+ (google-research performer/fast_attention/jax: nonnegative_softmax_kernel_feature_creator)
 
-// x′ = √scale·x in float64; returns ½‖x′‖².
-static double scaled_row(double *xs, const float *x, int d, double rs) {
-    double h = 0.0;
-    for (int t = 0; t < d; t++) {
-        xs[t] = rs * x[t];
-        h += xs[t] * xs[t];
+#define HUGE_H 1e4 /* ½‖x′‖² above which e^(u − c − ½‖x′‖²) is 0 in any precision (u − c ≤ 0) */
+
+// max_f ω_f·x′ in float64, for a row whose x′ is so large that float projections could overflow.
+static double max_projection_f64(const float *W, const float *x, int m, int d, double rs) {
+    double mx = -INFINITY;
+    for (int f = 0; f < m; f++) {
+        const float *w = W + (size_t)f * d;
+        double u = 0.0;
+        for (int t = 0; t < d; t++) u += w[t] * (rs * x[t]);
+        mx = u > mx ? u : mx;
     }
-    return 0.5 * h;
+    return mx;
 }
 
-// u[i] = ω_i·x′ for the m rows of ω (float64 accumulation, four partial sums).
-static void project_row(double *u_out_max, float *u, const float *W, const double *xs, int m, int d) {
-    double mx = -INFINITY;
-    for (int i = 0; i < m; i++) {
-        const float *w = W + (size_t)i * d;
-        double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-        int t = 0;
-        for (; t + 4 <= d; t += 4) {
-            a0 += w[t] * xs[t];
-            a1 += w[t + 1] * xs[t + 1];
-            a2 += w[t + 2] * xs[t + 2];
-            a3 += w[t + 3] * xs[t + 3];
+/* Rows [i0, i0+rows) of U (n×m, stride m) ← X′ωᵀ with x′ = √scale·x (float, packed ω in P); h[i] ← ½‖x′‖²
+ * and c[i] ← max_f u (in float64 for rows with h > HUGE_H, whose features are the constant ε term). */
+static void performer_project(float *U, double *h, double *c, const float *X, int i0, int rows, int m,
+                              int d, const float *W, const float *P, float *xs, double rs) {
+    for (int r = 0; r < rows; r++) {
+        const float *x = X + (size_t)(i0 + r) * d;
+        double hh = 0.0;
+        for (int t = 0; t < d; t++) {
+            xs[(size_t)r * d + t] = (float)(rs * x[t]);
+            hh += (double)xs[(size_t)r * d + t] * xs[(size_t)r * d + t];
         }
-        for (; t < d; t++) a0 += w[t] * xs[t];
-        double v = (a0 + a1) + (a2 + a3);
-        u[i] = (float)v;
-        if (v > mx) mx = v;
+        h[i0 + r] = 0.5 * hh;
     }
-    *u_out_max = mx;
+    avs_gemm_strip(U + (size_t)i0 * m, (size_t)m, xs, (size_t)d, rows, P, d, m, d, 1.0f, 0);
+    for (int r = 0; r < rows; r++) {
+        int i = i0 + r;
+        c[i] = h[i] <= HUGE_H ? avs_max(U + (size_t)i * m, m)
+                              : max_projection_f64(W, X + (size_t)i * d, m, d, rs);
+    }
+}
+
+// u[f] ← m^{−1/2}(e^(u[f] − c − h) + 1e-6), the subtraction of c first (exact when u is near c).
+static void performer_finish(float *u, int m, double c, double h) {
+    float am = (float)(1.0 / sqrt((double)m)), eps = 1e-6f;
+    if (!(h <= HUGE_H)) {
+        for (int f = 0; f < m; f++) u[f] = am * eps;
+        return;
+    }
+    float cf = (float)c;
+    for (int f = 0; f < m; f++) u[f] -= cf;
+    avs_exp_sub_sum(u, m, (float)h);
+    for (int f = 0; f < m; f++) u[f] = am * (u[f] + eps);
 }
 
 /* φ(x) = m^{−1/2}(exp(ω·x′ − ½‖x′‖² − c) + 1e-6): c the per-query max over features for Q, one global max
  * over all keys and features for K. Every exponent is ≤ 0, so features lie in [1e-6, 1 + 1e-6]·m^{−1/2}
- * and cannot overflow. The projections u are stored as float in Φ before the exp (a second pass for K,
- * whose c is known only after every key). */
+ * and cannot overflow. The projections are computed as one float gemm, X′·ωᵀ, strip by strip; keys
+ * take a second pass once their global max is known. */
 static void performer_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d,
                                const av_params *prm, void *work) {
     int m = prm->m;
     char *w = work;
-    float *W = (float *)w;
+    float *W = (float *)w;                                  /* ω, m×d */
     w += avi_align((size_t)m * (size_t)d * sizeof(float));
-    void *qr = w;
+    void *qr = w;                                           /* the QR block */
     w += avi_performer_omega_work(m, d);
-    double *xs = (double *)w;
-    w += avi_align((size_t)d * sizeof(double));
-    double *hk = (double *)w;                               /* n */
+    float *P = (float *)w;                                  /* ω packed for avs_gemm_strip */
+    w += avi_align(avs_packed_floats(m, d) * sizeof(float));
+    float *xs = (float *)w;                                 /* 4×d, a strip of x′ */
+    w += avi_align(4 * (size_t)d * sizeof(float));
+    double *h = (double *)w;                                /* n: ½‖x′‖² */
+    w += avi_align((size_t)n * sizeof(double));
+    double *c = (double *)w;                                /* n: max_f u */
     avi_performer_omega(W, m, d, prm->orthogonal, prm->seed, qr);
-    double rs = sqrt(prm->scale), am = 1.0 / sqrt((double)m);
-    for (int i = 0; i < n; i++) {
-        float *u = PhiQ + (size_t)i * m;
-        double h = scaled_row(xs, Q + (size_t)i * d, d, rs), c;
-        project_row(&c, u, W, xs, m, d);
-        for (int f = 0; f < m; f++) u[f] = (float)(am * (exp((double)u[f] - h - c) + 1e-6));
+    avs_pack_bt(P, W, (size_t)d, m, d);
+    double rs = sqrt(prm->scale);
+    for (int i0 = 0; i0 < n; i0 += 4) {
+        int rows = n - i0 < 4 ? n - i0 : 4;
+        performer_project(PhiQ, h, c, Q, i0, rows, m, d, W, P, xs, rs);
+        for (int i = i0; i < i0 + rows; i++) performer_finish(PhiQ + (size_t)i * m, m, c[i], h[i]);
     }
     double cK = -INFINITY;
-    for (int j = 0; j < n; j++) {
-        double c;
-        hk[j] = scaled_row(xs, K + (size_t)j * d, d, rs);
-        project_row(&c, PhiK + (size_t)j * m, W, xs, m, d);
-        if (c > cK) cK = c;
+    for (int j0 = 0; j0 < n; j0 += 4) {
+        int rows = n - j0 < 4 ? n - j0 : 4;
+        performer_project(PhiK, h, c, K, j0, rows, m, d, W, P, xs, rs);
+        for (int j = j0; j < j0 + rows; j++) cK = c[j] > cK ? c[j] : cK;
     }
-    for (int j = 0; j < n; j++) {
-        float *u = PhiK + (size_t)j * m;
-        for (int f = 0; f < m; f++) u[f] = (float)(am * (exp((double)u[f] - hk[j] - cK) + 1e-6));
-    }
+    for (int j = 0; j < n; j++) performer_finish(PhiK + (size_t)j * m, m, cK, h[j]);
 }
 
 // ----------------------------------------------------------------------------------------------------

@@ -76,20 +76,22 @@ static void gen_clustered(float *Q, float *K, float *scratch, int n, int d, doub
 }
 
 // local: random Fourier features of position. F = ⌊d/2⌋ frequencies ω_f ~ N(0, 1/4²) (parked in V);
-// q_i = k_i = std·[cos ω_f i, sin ω_f i]_f, then each gets its own N(0, (0.1·std)²) jitter (an odd
-// d's last coordinate is jitter only). So q_i·k_j ≈ std²·Σ_f cos(ω_f (i − j)), largest at i = j and
-// decaying over a few tokens: a diagonal band.
+// q_i = k_i = √2·std·[cos ω_f i, sin ω_f i]_f (entries of variance std², as for gaussian), then each
+// gets its own N(0, (0.1·std)²) jitter (an odd d's last coordinate is jitter only). So
+// q_i·k_j ≈ 2·std²·Σ_f cos(ω_f (i − j)), whose mean is std²·2F·exp(−(i − j)²/32): largest at i = j
+// and decaying over a few tokens, a diagonal band.
 static void gen_local(float *Q, float *K, float *scratch, int n, int d, double std, av_rng *rng) {
     int F = d / 2;
     fill_normal(scratch, (size_t)F, 1.0 / LOCAL_WIDTH, rng);       /* ω, F entries */
+    double amp = 1.41421356237309504880 * std;
     float *X[2] = {Q, K};
     for (int t = 0; t < 2; t++)
         for (int i = 0; i < n; i++) {
             float *x = X[t] + (size_t)i * d;
             for (int f = 0; f < F; f++) {
                 double a = (double)scratch[f] * (i + 1);              /* positions from 1 */
-                x[2 * f] = (float)(std * av_portable_cos(a) + NOISE * std * av_rng_normal(rng));
-                x[2 * f + 1] = (float)(std * av_portable_cos(a - 1.57079632679489661923) +
+                x[2 * f] = (float)(amp * av_portable_cos(a) + NOISE * std * av_rng_normal(rng));
+                x[2 * f + 1] = (float)(amp * av_portable_cos(a - 1.57079632679489661923) +
                                        NOISE * std * av_rng_normal(rng));
             }
             if (d % 2) x[d - 1] = (float)(NOISE * std * av_rng_normal(rng));

@@ -26,6 +26,17 @@ void avi_gaussian_matrix(float *G, int rows, int cols, double sigma, uint64_t se
 size_t avi_performer_omega_work(int m, int d);
 void avi_performer_omega(float *W, int m, int d, int orthogonal, uint32_t seed, void *work);
 
+/* --- features.c: the feature maps of every kernel variant (dispatches to features_random.c) ------ */
+
+/* Feature dimension r (resolved knobs; focused's DWC ignored): elu, relu, exp, efficient, focused d;
+ * hedgehog 2·cols; cosformer 2d; performer, taylor, explimit avi_feature_dim_poly. 0 for softmax,
+ * linformer, nystrom. May exceed AV_MAX_FEATURE_DIM (taylor, explimit): callers check the cap. */
+long avi_feature_dim(const av_params *prm, int d);
+size_t avi_features_work(const av_params *prm, int n, int d);
+/* Φ_Q, Φ_K (n×r); AV_OK, or AV_WARN_OVERFLOW when a feature is not finite. */
+int avi_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d,
+                 const av_params *prm, void *work);
+
 /* --- features_random.c: performer, taylor, explimit -------------------------------------------- */
 
 /* Feature dimension: performer m; taylor Σ_{r≤p} d^r; explimit (d+1)^N (saturating at LONG_MAX). */

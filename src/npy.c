@@ -150,9 +150,9 @@ static int parse_dict(av_npy_info *info, const unsigned char *h, size_t hlen) {
 int av_npy_parse(av_npy_info *info, const unsigned char *buf, size_t len) {
     if (!info || !buf) return fail(AV_ERR_NULL, ".npy: a required pointer is NULL");
     memset(info, 0, sizeof *info);
-    if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0)
-        return fail(AV_ERR_FORMAT, len < 6 ? "not a .npy file (too short for the magic string)"
-                                           : "not a .npy file (bad magic string)");
+    if (len < 6) return fail(AV_ERR_FORMAT, "not a .npy file (too short for the magic string)");
+    if (memcmp(buf, "\x93NUMPY", 6) != 0) return fail(AV_ERR_FORMAT, "not a .npy file (bad magic string)");
+    if (len < 10) return fail(AV_ERR_FORMAT, ".npy file truncated in its header");
     int major = buf[6];
     size_t hlen, start;
     if (major == 1) {

@@ -68,26 +68,51 @@ static inline float avs_expf(float x) {
 }
 
 #ifdef __wasm_simd128__
-static inline v128_t avs_exp4(v128_t x) {
-    x = wasm_f32x4_max(x, wasm_f32x4_splat(AVS_EXP_LO));
-    x = wasm_f32x4_min(x, wasm_f32x4_splat(AVS_EXP_HI));
-    v128_t magic = wasm_f32x4_splat(AVS_ROUND_MAGIC);
-    v128_t t = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_f32x4_splat(AVS_LOG2E)), magic);
-    v128_t n = wasm_i32x4_sub(t, magic);
-    v128_t nf = wasm_f32x4_sub(t, magic);
-    v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(nf, wasm_f32x4_splat(AVS_LN2_HI)));
-    r = wasm_f32x4_sub(r, wasm_f32x4_mul(nf, wasm_f32x4_splat(AVS_LN2_LO)));
-    v128_t p = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_splat(AVS_P0), r), wasm_f32x4_splat(AVS_P1));
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(AVS_P2));
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(AVS_P3));
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(AVS_P4));
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(AVS_P5));
-    v128_t y = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(p, wasm_f32x4_mul(r, r)), r),
-                              wasm_f32x4_splat(1.0f));
+/* The constants of avs_exp4, read through a volatile table once per call site: LLVM would otherwise
+ * rematerialise each v128.const inside the loop, which V8 builds from immediates (several instructions
+ * each), costing more than the exp itself. */
+static volatile float avs_exp_k[15] __attribute__((unused)) = {
+    AVS_EXP_LO, AVS_EXP_HI, AVS_LOG2E, AVS_ROUND_MAGIC, AVS_LN2_HI, AVS_LN2_LO,
+    AVS_P0, AVS_P1, AVS_P2, AVS_P3, AVS_P4, AVS_P5, 1.0f, 0.0f, 0.0f};
+typedef struct { v128_t lo, hi, log2e, magic, ln2hi, ln2lo, p0, p1, p2, p3, p4, p5, one, bias; } avs_expk;
+
+static inline avs_expk avs_expk_load(void) {
+    avs_expk k;
+    k.lo = wasm_f32x4_splat(avs_exp_k[0]);
+    k.hi = wasm_f32x4_splat(avs_exp_k[1]);
+    k.log2e = wasm_f32x4_splat(avs_exp_k[2]);
+    k.magic = wasm_f32x4_splat(avs_exp_k[3]);
+    k.ln2hi = wasm_f32x4_splat(avs_exp_k[4]);
+    k.ln2lo = wasm_f32x4_splat(avs_exp_k[5]);
+    k.p0 = wasm_f32x4_splat(avs_exp_k[6]);
+    k.p1 = wasm_f32x4_splat(avs_exp_k[7]);
+    k.p2 = wasm_f32x4_splat(avs_exp_k[8]);
+    k.p3 = wasm_f32x4_splat(avs_exp_k[9]);
+    k.p4 = wasm_f32x4_splat(avs_exp_k[10]);
+    k.p5 = wasm_f32x4_splat(avs_exp_k[11]);
+    k.one = wasm_f32x4_splat(avs_exp_k[12]);
+    k.bias = wasm_i32x4_splat(127 + (int)avs_exp_k[13]);
+    return k;
+}
+
+/* The f32x4 twin of avs_expf (same operations, same order). */
+static inline v128_t avs_exp4(v128_t x, const avs_expk *k) {
+    x = wasm_f32x4_max(x, k->lo);
+    x = wasm_f32x4_min(x, k->hi);
+    v128_t t = wasm_f32x4_add(wasm_f32x4_mul(x, k->log2e), k->magic);
+    v128_t n = wasm_i32x4_sub(t, k->magic);
+    v128_t nf = wasm_f32x4_sub(t, k->magic);
+    v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(nf, k->ln2hi));
+    r = wasm_f32x4_sub(r, wasm_f32x4_mul(nf, k->ln2lo));
+    v128_t p = wasm_f32x4_add(wasm_f32x4_mul(k->p0, r), k->p1);
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), k->p2);
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), k->p3);
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), k->p4);
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), k->p5);
+    v128_t y = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(p, wasm_f32x4_mul(r, r)), r), k->one);
     v128_t h = wasm_i32x4_shr(n, 1);
-    v128_t bias = wasm_i32x4_splat(127);
-    v128_t s1 = wasm_i32x4_shl(wasm_i32x4_add(h, bias), 23);
-    v128_t s2 = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_sub(n, h), bias), 23);
+    v128_t s1 = wasm_i32x4_shl(wasm_i32x4_add(h, k->bias), 23);
+    v128_t s2 = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_sub(n, h), k->bias), 23);
     return wasm_f32x4_mul(wasm_f32x4_mul(y, s1), s2);
 }
 #endif
@@ -98,10 +123,11 @@ static inline float avs_exp_sub_sum(float *x, int len, float c) {
     int i = 0;
     float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 #ifdef __wasm_simd128__
+    avs_expk k = avs_expk_load();
     v128_t vc = wasm_f32x4_splat(c), a0 = wasm_f32x4_splat(0.0f), a1 = a0;
     for (; i + 8 <= len; i += 8) {
-        v128_t e0 = avs_exp4(wasm_f32x4_sub(wasm_v128_load(x + i), vc));
-        v128_t e1 = avs_exp4(wasm_f32x4_sub(wasm_v128_load(x + i + 4), vc));
+        v128_t e0 = avs_exp4(wasm_f32x4_sub(wasm_v128_load(x + i), vc), &k);
+        v128_t e1 = avs_exp4(wasm_f32x4_sub(wasm_v128_load(x + i + 4), vc), &k);
         wasm_v128_store(x + i, e0);
         wasm_v128_store(x + i + 4, e1);
         a0 = wasm_f32x4_add(a0, e0);
@@ -187,48 +213,68 @@ static inline void avs_pack_b(float *P, const float *B, size_t ldb, int k, int n
     }
 }
 
+/* gcc would vectorise the kk loop below as an in-order reduction (lane by lane, slow); the intended
+ * vectorisation is of the 8 columns (SLP), so the loop vectoriser is turned off for this one function. */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__wasm_simd128__)
+#define AVS_NO_LOOP_VEC __attribute__((optimize("no-tree-loop-vectorize")))
+#else
+#define AVS_NO_LOOP_VEC
+#endif
+
 /* acc[r][0..8) = Σ_kk A[r][kk]·p[kk][0..8) for `rows` (1..4) rows of A (stride lda). */
-static inline void avs_kernel_4x8(float acc[4][AVS_PANEL], const float *A, size_t lda, int rows,
+AVS_NO_LOOP_VEC static inline void avs_kernel_4x8(float acc[4][AVS_PANEL], const float *A, size_t lda, int rows,
                                   const float *p, int k) {
     const float *a0 = A, *a1 = rows > 1 ? A + lda : A, *a2 = rows > 2 ? A + 2 * lda : A;
     const float *a3 = rows > 3 ? A + 3 * lda : A;
 #ifdef __wasm_simd128__
     v128_t c00 = wasm_f32x4_splat(0.0f), c01 = c00, c10 = c00, c11 = c00;
     v128_t c20 = c00, c21 = c00, c30 = c00, c31 = c00;
-    for (int kk = 0; kk < k; kk++) {
-        v128_t b0 = wasm_v128_load(p + (size_t)kk * AVS_PANEL);
-        v128_t b1 = wasm_v128_load(p + (size_t)kk * AVS_PANEL + 4);
-        v128_t x = wasm_f32x4_splat(a0[kk]);
-        c00 = wasm_f32x4_add(c00, wasm_f32x4_mul(x, b0));
-        c01 = wasm_f32x4_add(c01, wasm_f32x4_mul(x, b1));
-        x = wasm_f32x4_splat(a1[kk]);
-        c10 = wasm_f32x4_add(c10, wasm_f32x4_mul(x, b0));
-        c11 = wasm_f32x4_add(c11, wasm_f32x4_mul(x, b1));
-        x = wasm_f32x4_splat(a2[kk]);
-        c20 = wasm_f32x4_add(c20, wasm_f32x4_mul(x, b0));
-        c21 = wasm_f32x4_add(c21, wasm_f32x4_mul(x, b1));
-        x = wasm_f32x4_splat(a3[kk]);
-        c30 = wasm_f32x4_add(c30, wasm_f32x4_mul(x, b0));
-        c31 = wasm_f32x4_add(c31, wasm_f32x4_mul(x, b1));
+#define AVS_STEP(kk)                                                                                   \
+    do {                                                                                               \
+        v128_t b0 = wasm_v128_load(p + (size_t)(kk) * AVS_PANEL);                                      \
+        v128_t b1 = wasm_v128_load(p + (size_t)(kk) * AVS_PANEL + 4);                                  \
+        v128_t x = wasm_v128_load32_splat(a0 + (kk));                                                  \
+        c00 = wasm_f32x4_add(c00, wasm_f32x4_mul(x, b0));                                              \
+        c01 = wasm_f32x4_add(c01, wasm_f32x4_mul(x, b1));                                              \
+        x = wasm_v128_load32_splat(a1 + (kk));                                                         \
+        c10 = wasm_f32x4_add(c10, wasm_f32x4_mul(x, b0));                                              \
+        c11 = wasm_f32x4_add(c11, wasm_f32x4_mul(x, b1));                                              \
+        x = wasm_v128_load32_splat(a2 + (kk));                                                         \
+        c20 = wasm_f32x4_add(c20, wasm_f32x4_mul(x, b0));                                              \
+        c21 = wasm_f32x4_add(c21, wasm_f32x4_mul(x, b1));                                              \
+        x = wasm_v128_load32_splat(a3 + (kk));                                                         \
+        c30 = wasm_f32x4_add(c30, wasm_f32x4_mul(x, b0));                                              \
+        c31 = wasm_f32x4_add(c31, wasm_f32x4_mul(x, b1));                                              \
+    } while (0)
+    int kk = 0;
+    for (; kk + 4 <= k; kk += 4) { /* unrolled: fewer address increments per multiply-add */
+        AVS_STEP(kk);
+        AVS_STEP(kk + 1);
+        AVS_STEP(kk + 2);
+        AVS_STEP(kk + 3);
     }
+    for (; kk < k; kk++) AVS_STEP(kk);
+#undef AVS_STEP
     wasm_v128_store(acc[0], c00); wasm_v128_store(acc[0] + 4, c01);
     wasm_v128_store(acc[1], c10); wasm_v128_store(acc[1] + 4, c11);
     wasm_v128_store(acc[2], c20); wasm_v128_store(acc[2] + 4, c21);
     wasm_v128_store(acc[3], c30); wasm_v128_store(acc[3] + 4, c31);
 #else
-    float c[4][AVS_PANEL];
-    memset(c, 0, sizeof c);
+    float c0[AVS_PANEL] = {0}, c1[AVS_PANEL] = {0}, c2[AVS_PANEL] = {0}, c3[AVS_PANEL] = {0};
     for (int kk = 0; kk < k; kk++) {
         const float *b = p + (size_t)kk * AVS_PANEL;
         float x0 = a0[kk], x1 = a1[kk], x2 = a2[kk], x3 = a3[kk];
         for (int j = 0; j < AVS_PANEL; j++) {
-            c[0][j] += x0 * b[j];
-            c[1][j] += x1 * b[j];
-            c[2][j] += x2 * b[j];
-            c[3][j] += x3 * b[j];
+            c0[j] += x0 * b[j];
+            c1[j] += x1 * b[j];
+            c2[j] += x2 * b[j];
+            c3[j] += x3 * b[j];
         }
     }
-    memcpy(acc, c, sizeof c);
+    memcpy(acc[0], c0, sizeof c0);
+    memcpy(acc[1], c1, sizeof c1);
+    memcpy(acc[2], c2, sizeof c2);
+    memcpy(acc[3], c3, sizeof c3);
 #endif
 }
 

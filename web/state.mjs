@@ -46,22 +46,22 @@ export const SCHEMA = [
   // variant and its knobs
   { name: 'variant', type: 'enum', options: VARIANTS, default: 'focused', label: 'variant', group: 'variant', stage: 'matrix' },
   { name: 'p', type: 'float', default: 3, min: 1, max: 10, step: 0.1, label: 'focusing power p', group: 'variant', variants: ['focused'], stage: 'matrix' },
-  { name: 'dwc', type: 'bool', default: false, label: 'DWC (depthwise conv)', group: 'variant', variants: ['focused'], stage: 'matrix' },
-  { name: 'dwc_k', type: 'int', default: 5, min: 1, max: 63, step: 2, label: 'DWC kernel size', group: 'variant', variants: ['focused'], stage: 'matrix' },
+  { name: 'dwc', type: 'bool', default: false, label: 'DWC (depthwise conv on V)', group: 'variant', variants: ['focused'], stage: 'matrix' },
+  { name: 'dwc_k', type: 'int', default: 5, min: 1, max: 63, step: 2, label: 'DWC kernel size', group: 'variant', variants: ['focused'], when: (st) => st.dwc, stage: 'matrix' },
   { name: 's', type: 'int', default: 64, min: 1, max: (st) => st.n, label: 'projected length s', group: 'variant', variants: ['linformer'], stage: 'matrix' },
   { name: 'ef_kind', type: 'enum', options: ['gaussian', 'mean'], default: 'gaussian', label: 'E/F kind', group: 'variant', variants: ['linformer'], stage: 'matrix' },
   { name: 'ef_shared', type: 'bool', default: false, label: 'share E = F', group: 'variant', variants: ['linformer'], stage: 'matrix' },
   { name: 'm', type: 'int', default: 256, min: 1, max: 4096, values: [1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096], label: 'random features m', group: 'variant', variants: ['performer'], stage: 'matrix' },
   { name: 'orthogonal', type: 'bool', default: true, label: 'orthogonal features', group: 'variant', variants: ['performer'], stage: 'matrix' },
-  { name: 'rseed', type: 'int', default: 1, min: 0, max: 4294967295, label: 'feature seed (redraw)', group: 'variant', variants: ['performer', 'linformer', 'focused'], stage: 'matrix' },
+  { name: 'rseed', type: 'int', default: 1, min: 0, max: 4294967295, label: 'feature seed', group: 'variant', variants: ['performer', 'linformer', 'focused'], stage: 'matrix' },
   { name: 'order', type: 'int', default: 2, min: 1, max: 4, label: 'Taylor order', group: 'variant', variants: ['taylor'], stage: 'matrix' },
   { name: 'N', type: 'int', default: 2, min: 1, max: 64, label: 'power N', group: 'variant', variants: ['explimit'], stage: 'matrix' },
   { name: 'landmarks', type: 'int', default: 64, min: 1, max: (st) => st.n, label: 'landmarks', group: 'variant', variants: ['nystrom'], stage: 'matrix' },
   { name: 'iters', type: 'int', default: 6, min: 0, max: 30, label: 'pinv iterations', group: 'variant', variants: ['nystrom'], stage: 'matrix' },
   // readout settings and display
   { name: 'tau', type: 'float', default: 0.1, min: 0.01, max: 1, step: 0.01, label: 'sparsity τ', group: 'readout', stage: 'readouts' },
-  { name: 'rtol', type: 'float', default: -3, min: -7, max: -1, step: 0.5, label: 'rank tolerance log₁₀', group: 'readout', stage: 'display' },
-  { name: 'ds', type: 'enum', options: ['mean', 'max'], default: 'mean', label: 'downsample blocks by', group: 'readout', stage: 'display' },
+  { name: 'rtol', type: 'float', default: -3, min: -7, max: -1, step: 0.5, label: 'rank tol. log₁₀', group: 'readout', stage: 'display' },
+  { name: 'ds', type: 'enum', options: ['mean', 'max'], default: 'mean', label: 'downsample by', group: 'readout', stage: 'readouts' },
   { name: 'theme', type: 'enum', options: ['auto', 'light', 'dark'], default: 'auto', label: 'theme', group: 'view', stage: 'display' },
 ];
 
@@ -79,7 +79,7 @@ export function maxOf(entry, st) {
 
 /** Whether a knob is shown for the state's variant. */
 export function applies(entry, st) {
-  return !entry.variants || entry.variants.includes(st.variant);
+  return (!entry.variants || entry.variants.includes(st.variant)) && (!entry.when || entry.when(st));
 }
 
 /**

@@ -13,7 +13,7 @@ export function fmt(x, digits = 3) {
   } else {
     s = String(Number(x.toPrecision(digits)));
   }
-  return s.replace('-', '−');
+  return s.replace(/^-/, '−');
 }
 
 /** A signed number: '+0.012', '−0.3', '0'. */

@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+// serve.mjs: a tiny static file server for the built page (no dependencies).
+//   node scripts/serve.mjs [root=build/web] [port=8080]      prints the URL; port 0 picks a free one
+// Binds 127.0.0.1 only. .wasm is served as application/wasm (streaming compilation needs it).
+import { createServer } from 'node:http';
+import { readFile, stat } from 'node:fs/promises';
+import { resolve, extname, join, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+export const MIME = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8', '.wasm': 'application/wasm', '.json': 'application/json', '.svg': 'image/svg+xml',
+  '.png': 'image/png', '.woff2': 'font/woff2', '.woff': 'font/woff', '.ttf': 'font/ttf', '.ico': 'image/x-icon',
+  '.txt': 'text/plain; charset=utf-8', '.npy': 'application/octet-stream',
+};
+
+/**
+ * Start a static server on 127.0.0.1. Resolves to {server, port, url, close()}.
+ * @param {string} root  directory to serve
+ * @param {number} port  0 for any free port
+ */
+export function serve(root, port = 0) {
+  const base = resolve(root);
+  const server = createServer(async (req, res) => {
+    try {
+      const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+      let file = resolve(join(base, path));
+      if (file !== base && !file.startsWith(base + sep)) { res.writeHead(403).end('forbidden'); return; }
+      if ((await stat(file).catch(() => null))?.isDirectory()) file = join(file, 'index.html');
+      const body = await readFile(file);
+      res.writeHead(200, { 'Content-Type': MIME[extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache' });
+      res.end(body);
+    } catch {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
+    }
+  });
+  return new Promise((ok, fail) => {
+    server.once('error', fail);
+    server.listen(port, '127.0.0.1', () => {
+      const p = server.address().port;
+      ok({ server, port: p, url: `http://127.0.0.1:${p}/`, close: () => new Promise((r) => server.close(r)) });
+    });
+  });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const root = process.argv[2] ?? 'build/web';
+  const port = Number(process.argv[3] ?? 8080);
+  const s = await serve(root, port);
+  console.log(`attnviz: serving ${resolve(root)} at ${s.url}`);
+}

@@ -1,0 +1,573 @@
+/* attention.c: the public attention API: the quadratic path (av_matrix, av_attend, av_scores), the
+ * linear-time path (av_linear), the recurrent form (av_recurrent_step), low-rank factors (av_factors)
+ * and the cost model (av_cost). Formulas, ε rules and scalings: product.md §9.
+ *
+ * Softmax has its own fast kernel: S = scale·Q·Kᵀ by a packed 4×8 register-blocked gemm (simd.h), each
+ * strip of 4 rows max-subtracted, exponentiated by the polynomial exp and normalised while in cache.
+ * The kernel variants share one engine over Φ_Q, Φ_K (features.c):
+ *   quadratic  A = D⁻¹·mask(Φ_Q Φ_Kᵀ), D_ii = the variant's normaliser of row i's sum
+ *   linear     O_i = Φ_Q(i)ᵀ[Φ_Kᵀ V] / norm(Φ_Q(i)·Σ_j Φ_K(j))  (non-causal), or a scan of
+ *              S ← S + φ(k_t)v_tᵀ, z ← z + φ(k_t), o_t = Sᵀφ(q_t) / norm(φ(q_t)·z) (causal, float64 state)
+ *   factors    L = D⁻¹Φ_Q, R = Φ_K (non-causal)
+ * norm(x) = x + ε (elu, relu ε = 1e-6; focused n·1e-6; exp, efficient, performer, taylor, explimit,
+ * hedgehog ε = 0) or max(x, 1e-6) (cosformer). A row whose sum is ≤ 0 is reported (AV_WARN_ZERO_ROW);
+ * when its normaliser is exactly 0 the row is left unnormalised (its numerators), so nothing turns NaN.
+ * Taylor and explimit matrices come from the closed form avi_poly_kernel(scale·q·k), normalised by the
+ * row sum; Linformer and Nyström from lowrank.c.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "internal.h"
+#include "simd.h"
+
+// ----------------------------------------------------------------------------------------------------
+// variant classes, normaliser, status merging
+
+static int is_lowrank(const av_params *p) { return p->variant == AV_LINFORMER || p->variant == AV_NYSTROM; }
+static int is_poly(const av_params *p) { return p->variant == AV_TAYLOR || p->variant == AV_EXPLIMIT; }
+static int is_kernel(const av_params *p) {
+    return p->variant != AV_SOFTMAX && !is_lowrank(p);
+}
+static int has_dwc(const av_params *p) { return p->variant == AV_FOCUSED && p->dwc_kernel > 0; }
+
+/* The factor a row is multiplied by, given its sum (see the file comment); *zero |= (sum ≤ 0). */
+static double norm_factor(const av_params *p, int n, double sum, int *zero) {
+    double den;
+    if (sum <= 0) *zero = 1;
+    switch (p->variant) {
+    case AV_ELU: case AV_RELU: den = sum + 1e-6; break;
+    case AV_FOCUSED: den = sum + n * 1e-6; break;
+    case AV_COSFORMER: den = sum > 1e-6 ? sum : 1e-6; break;
+    default: den = sum; break;
+    }
+    return den == 0 ? 1.0 : 1.0 / den;
+}
+
+/* Errors win; among events the larger code (overflow over zero row). */
+static int merge(int a, int b) {
+    if (a < 0 || b < 0) return a < 0 ? a : b;
+    return a > b ? a : b;
+}
+
+static int zero_status(int zero) { return zero ? AV_WARN_ZERO_ROW : AV_OK; }
+
+// ----------------------------------------------------------------------------------------------------
+// workspace sizes (computed in 64 bits; a need beyond SIZE_MAX is AV_ERR_SIZE)
+
+static uint64_t al(uint64_t bytes) { return (bytes + 63u) & ~(uint64_t)63u; }
+static uint64_t packed_bytes(int ncols, long k) { return al(4u * (uint64_t)avs_packed_floats(ncols, 1) * k); }
+static uint64_t dwc_bytes(const av_params *p) { return has_dwc(p) ? al(8u * (uint64_t)p->dwc_kernel) : 0; }
+
+/* A bump allocator over the caller's workspace; every block starts on a 64-byte offset. */
+typedef struct { unsigned char *base; size_t used; } carver;
+static void *take(carver *c, uint64_t bytes) {
+    void *r = c->base + c->used;
+    c->used += (size_t)al(bytes);
+    return r;
+}
+
+static uint64_t need_matrix(const av_params *p, int n, int d) {
+    if (p->variant == AV_SOFTMAX || is_poly(p)) return packed_bytes(n, d);
+    if (is_lowrank(p)) return al(avi_lowrank_work(p, n, d, 1));
+    long r = avi_feature_dim(p, d);
+    return 2 * al(4u * (uint64_t)n * r) + packed_bytes(n, r) + al(avi_features_work(p, n, d)) + dwc_bytes(p);
+}
+
+static uint64_t need_linear(const av_params *p, int n, int d, int dv) {
+    if (is_lowrank(p)) return al(avi_lowrank_work(p, n, d, dv));
+    long r = avi_feature_dim(p, d);
+    return 2 * al(4u * (uint64_t)n * r) + al(8u * (uint64_t)r * dv) + al(8u * (uint64_t)r) +
+           al(avi_features_work(p, n, d)) + dwc_bytes(p);
+}
+
+static uint64_t need_factors(const av_params *p, int n, int d) {
+    if (is_lowrank(p)) return al(avi_lowrank_work(p, n, d, 1));
+    return al(8u * (uint64_t)avi_feature_dim(p, d)) + al(avi_features_work(p, n, d));
+}
+
+static size_t to_size(uint64_t need) { return need > (uint64_t)SIZE_MAX ? 0 : (size_t)need; }
+
+/* Common checks of a workspace against its need: AV_ERR_SIZE, AV_ERR_NULL or AV_ERR_WORKSPACE. */
+static int check_work(uint64_t need, const void *work, size_t work_bytes) {
+    if (need > (uint64_t)SIZE_MAX) return AV_ERR_SIZE;
+    if (need > 0 && !work) return AV_ERR_NULL;
+    return work_bytes < need ? AV_ERR_WORKSPACE : AV_OK;
+}
+
+/* Resolve knobs and check Q, K (and W) for NaN/Inf. */
+static int resolve_inputs(av_params *p, const av_params *prm, const float *Q, const float *K, int n, int d) {
+    int st = av_params_resolve(p, prm, n, d);
+    if (st != AV_OK) return st;
+    size_t cnt = (size_t)n * d;
+    if (!avi_all_finite(Q, cnt) || !avi_all_finite(K, cnt)) return AV_ERR_NONFINITE;
+    if (p->variant == AV_HEDGEHOG && p->hedgehog_w &&
+        !avi_all_finite(p->hedgehog_w, (size_t)d * p->hedgehog_cols))
+        return AV_ERR_NONFINITE;
+    return AV_OK;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// softmax: M = rowsoftmax(scale·Q·Kᵀ), max-subtracted, causal inclusive
+
+/* M[n×n]; P: workspace for K packed (packed_bytes(n, d)). Returns AV_OK or AV_WARN_OVERFLOW. */
+static int softmax_matrix(float *M, const float *Q, const float *K, int n, int d, float scale, int causal,
+                          float *P) {
+    int bad = 0;
+    avs_pack_bt(P, K, (size_t)d, n, d);
+    for (int i0 = 0; i0 < n; i0 += 4) {
+        int rows = n - i0 < 4 ? n - i0 : 4;
+        int ncols = causal ? i0 + rows : n;
+        avs_gemm_strip(M + (size_t)i0 * n, (size_t)n, Q + (size_t)i0 * d, (size_t)d, rows, P, d, ncols, d,
+                       scale, 0);
+        for (int i = i0; i < i0 + rows; i++) {
+            float *row = M + (size_t)i * n;
+            int len = causal ? i + 1 : n;
+            float m = avs_max(row, len);
+            float s = avs_exp_sub_sum(row, len, m);
+            avs_scale(row, len, 1.0f / s);
+            if (len < n) memset(row + len, 0, (size_t)(n - len) * sizeof(float));
+            bad |= !isfinite(m) || !isfinite(s);
+        }
+    }
+    return bad ? AV_WARN_OVERFLOW : AV_OK;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// the kernel engine, quadratic path
+
+/* Row i of a kernel matrix: zero the masked tail, scale the allowed entries by the normaliser factor of
+ * their sum. Returns 1 when the row's sum is ≤ 0. */
+static int normalise_row(float *row, int len, int n, const av_params *p) {
+    double s = 0;
+    for (int j = 0; j < len; j++) s += row[j];
+    int zero = 0;
+    float f = (float)norm_factor(p, n, s, &zero);
+    avs_scale(row, len, f);
+    if (len < n) memset(row + len, 0, (size_t)(n - len) * sizeof(float));
+    return zero;
+}
+
+/* M = D⁻¹·mask(Φ_Q Φ_Kᵀ) from features already in PhiQ, PhiK (n×r); P: packed Φ_Kᵀ. */
+static int features_matrix(float *M, const float *PhiQ, const float *PhiK, int n, long r, const av_params *p,
+                           float *P) {
+    int zero = 0;
+    avs_pack_bt(P, PhiK, (size_t)r, n, (int)r);
+    for (int i0 = 0; i0 < n; i0 += 4) {
+        int rows = n - i0 < 4 ? n - i0 : 4;
+        int ncols = p->causal ? i0 + rows : n;
+        avs_gemm_strip(M + (size_t)i0 * n, (size_t)n, PhiQ + (size_t)i0 * r, (size_t)r, rows, P, (int)r, ncols,
+                       (int)r, 1.0f, 0);
+        for (int i = i0; i < i0 + rows; i++)
+            zero |= normalise_row(M + (size_t)i * n, p->causal ? i + 1 : n, n, p);
+    }
+    return zero_status(zero);
+}
+
+/* Taylor / explimit: M_ij = K(scale·q_i·k_j) / Σ_l K(scale·q_i·k_l), no ε (closed form, any order). */
+static int poly_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *p, float *P) {
+    int zero = 0;
+    avs_pack_bt(P, K, (size_t)d, n, d);
+    for (int i0 = 0; i0 < n; i0 += 4) {
+        int rows = n - i0 < 4 ? n - i0 : 4;
+        int ncols = p->causal ? i0 + rows : n;
+        avs_gemm_strip(M + (size_t)i0 * n, (size_t)n, Q + (size_t)i0 * d, (size_t)d, rows, P, d, ncols, d,
+                       (float)p->scale, 0);
+        for (int i = i0; i < i0 + rows; i++) {
+            float *row = M + (size_t)i * n;
+            int len = p->causal ? i + 1 : n;
+            double s = 0;
+            for (int j = 0; j < len; j++) {
+                double kv = avi_poly_kernel(p, row[j]);
+                row[j] = (float)kv;
+                s += kv;
+            }
+            double f = norm_factor(p, n, s, &zero);
+            for (int j = 0; j < len; j++) row[j] = (float)(row[j] * f);
+            if (len < n) memset(row + len, 0, (size_t)(n - len) * sizeof(float));
+        }
+    }
+    return zero_status(zero);
+}
+
+// ----------------------------------------------------------------------------------------------------
+// focused + DWC: T_ij = w[j − i + h], h = (k − 1)/2, for |j − i| ≤ h (a centred 1-D kernel shared by all
+// channels, zero padding, no bias, cross-correlation as torch's Conv1d); w_t ~ N(0, 1/k), drawn in order
+// t = 0..k−1 with av_rng_normal from av_rng seeded with prm->seed.
+
+static void dwc_weights(double *w, const av_params *p) {
+    av_rng rng;
+    av_rng_seed(&rng, p->seed);
+    double sd = 1.0 / sqrt((double)p->dwc_kernel);
+    for (int t = 0; t < p->dwc_kernel; t++) w[t] = sd * av_rng_normal(&rng);
+}
+
+static void dwc_add_matrix(float *M, int n, const double *w, int k) {
+    int h = (k - 1) / 2;
+    for (int i = 0; i < n; i++)
+        for (int t = 0; t < k; t++) {
+            int j = i + t - h;
+            if (j >= 0 && j < n) M[(size_t)i * n + j] += (float)w[t];
+        }
+}
+
+/* O += T·V (n×dv). */
+static void dwc_add_output(float *O, const float *V, int n, int dv, const double *w, int k) {
+    int h = (k - 1) / 2;
+    for (int i = 0; i < n; i++)
+        for (int t = 0; t < k; t++) {
+            int j = i + t - h;
+            if (j < 0 || j >= n) continue;
+            float wt = (float)w[t];
+            for (int c = 0; c < dv; c++) O[(size_t)i * dv + c] += wt * V[(size_t)j * dv + c];
+        }
+}
+
+/* Any kernel-variant matrix into M (knobs resolved, workspace checked). */
+static int kernel_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *p, void *work) {
+    carver cv = {work, 0};
+    if (is_poly(p)) return poly_matrix(M, Q, K, n, d, p, take(&cv, packed_bytes(n, d)));
+    long r = avi_feature_dim(p, d);
+    float *PhiQ = take(&cv, 4u * (uint64_t)n * r), *PhiK = take(&cv, 4u * (uint64_t)n * r);
+    float *P = take(&cv, packed_bytes(n, r));
+    void *fwork = take(&cv, avi_features_work(p, n, d));
+    double *w = take(&cv, dwc_bytes(p));
+    int st = avi_features(PhiQ, PhiK, Q, K, n, d, p, fwork);
+    if (st < 0) return st;
+    st = merge(st, features_matrix(M, PhiQ, PhiK, n, r, p, P));
+    if (has_dwc(p)) {
+        dwc_weights(w, p);
+        dwc_add_matrix(M, n, w, p->dwc_kernel);
+    }
+    return st;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// public: quadratic path
+
+size_t av_matrix_work(const av_params *prm, int n, int d) {
+    av_params p;
+    if (!prm || av_params_resolve(&p, prm, n, d) != AV_OK) return 0;
+    return to_size(need_matrix(&p, n, d));
+}
+
+/* The matrix of any variant, knobs resolved and inputs checked. */
+static int matrix_resolved(float *M, const float *Q, const float *K, int n, int d, const av_params *p,
+                           void *work) {
+    int st;
+    if (p->variant == AV_SOFTMAX) return softmax_matrix(M, Q, K, n, d, (float)p->scale, p->causal, work);
+    if (is_lowrank(p)) st = avi_lowrank_matrix(M, Q, K, n, d, p, work);
+    else st = kernel_matrix(M, Q, K, n, d, p, work);
+    if (st >= 0 && !avi_all_finite(M, (size_t)n * n)) st = merge(st, AV_WARN_OVERFLOW);
+    return st;
+}
+
+int av_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *prm, void *work,
+              size_t work_bytes) {
+    if (!M || !Q || !K || !prm) return AV_ERR_NULL;
+    av_params p;
+    int st = av_params_resolve(&p, prm, n, d);
+    if (st != AV_OK) return st;
+    if ((st = check_work(need_matrix(&p, n, d), work, work_bytes)) != AV_OK) return st;
+    if ((st = resolve_inputs(&p, prm, Q, K, n, d)) != AV_OK) return st;
+    return matrix_resolved(M, Q, K, n, d, &p, work);
+}
+
+size_t av_attend_work(const av_params *prm, int n, int d, int dv) {
+    av_params p;
+    if (!prm || dv < 1 || dv > AV_MAX_D || av_params_resolve(&p, prm, n, d) != AV_OK) return 0;
+    return to_size(need_matrix(&p, n, d) + al(4u * (uint64_t)n * n) + packed_bytes(dv, n));
+}
+
+/* O[n×dv] = M·V, M n×n (rows beyond the diagonal skipped when causal: they are zero). */
+static void matmul_mv(float *O, const float *M, const float *V, int n, int dv, int causal, float *P) {
+    avs_pack_b(P, V, (size_t)dv, n, dv);
+    for (int i0 = 0; i0 < n; i0 += 4) {
+        int rows = n - i0 < 4 ? n - i0 : 4;
+        int k = causal ? i0 + rows : n;
+        avs_gemm_strip(O + (size_t)i0 * dv, (size_t)dv, M + (size_t)i0 * n, (size_t)n, rows, P, n, dv, k, 1.0f, 0);
+    }
+}
+
+int av_attend(float *O, float *M, const float *Q, const float *K, const float *V, int n, int d, int dv,
+              const av_params *prm, void *work, size_t work_bytes) {
+    if (!O || !Q || !K || !V || !prm) return AV_ERR_NULL;
+    av_params p;
+    int st = av_params_resolve(&p, prm, n, d);
+    if (st != AV_OK) return st;
+    if (dv < 1 || dv > AV_MAX_D) return AV_ERR_SIZE;
+    uint64_t nm = need_matrix(&p, n, d), nmm = M ? 0 : al(4u * (uint64_t)n * n);
+    if ((st = check_work(nm + nmm + packed_bytes(dv, n), work, work_bytes)) != AV_OK) return st;
+    if ((st = resolve_inputs(&p, prm, Q, K, n, d)) != AV_OK) return st;
+    if (!avi_all_finite(V, (size_t)n * dv)) return AV_ERR_NONFINITE;
+    carver cv = {work, 0};
+    void *mwork = take(&cv, nm);
+    float *Mb = M ? M : take(&cv, nmm);
+    float *P = take(&cv, packed_bytes(dv, n));
+    st = matrix_resolved(Mb, Q, K, n, d, &p, mwork);
+    if (st < 0) return st;
+    matmul_mv(O, Mb, V, n, dv, p.causal, P);
+    return st;
+}
+
+int av_scores(float *S, const float *Q, const float *K, int n, int d, double scale, int apply_exp) {
+    if (!S || !Q || !K) return AV_ERR_NULL;
+    if (n < 1 || n > AV_MAX_N || d < 1 || d > AV_MAX_D) return AV_ERR_SIZE;
+    if (!isfinite(scale) || scale < 0) return AV_ERR_KNOB;
+    if (apply_exp != 0 && apply_exp != 1) return AV_ERR_KNOB;
+    if (!avi_all_finite(Q, (size_t)n * d) || !avi_all_finite(K, (size_t)n * d)) return AV_ERR_NONFINITE;
+    float a = (float)(scale == 0 ? 1.0 / sqrt((double)d) : scale);
+    enum { KC = 256 };
+    float panel[KC * AVS_PANEL]; /* one 8-column panel of Kᵀ, KC rows at a time (no workspace here) */
+    for (int j0 = 0; j0 < n; j0 += AVS_PANEL) {
+        int w = n - j0 < AVS_PANEL ? n - j0 : AVS_PANEL;
+        for (int k0 = 0; k0 < d; k0 += KC) {
+            int kc = d - k0 < KC ? d - k0 : KC;
+            for (int kk = 0; kk < kc; kk++)
+                for (int c = 0; c < AVS_PANEL; c++)
+                    panel[kk * AVS_PANEL + c] = c < w ? K[(size_t)(j0 + c) * d + k0 + kk] : 0.0f;
+            for (int i0 = 0; i0 < n; i0 += 4) {
+                int rows = n - i0 < 4 ? n - i0 : 4;
+                avs_gemm_strip(S + (size_t)i0 * n + j0, (size_t)n, Q + (size_t)i0 * d + k0, (size_t)d, rows, panel,
+                               kc, w, kc, a, k0 > 0);
+            }
+        }
+    }
+    float m = avs_max(S, n * n);
+    if (!isfinite(m)) return AV_WARN_OVERFLOW;
+    if (apply_exp)
+        for (int i = 0; i < n; i++) avs_exp_sub_sum(S + (size_t)i * n, n, m);
+    return AV_OK;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// the kernel engine: recurrent state, linear path, factors
+
+/* S ← S + φ_k vᵀ (S r×dv float64), z ← z + φ_k. */
+static void state_update(double *S, double *z, const float *phik, const float *v, long r, int dv) {
+    for (long f = 0; f < r; f++) {
+        double a = phik[f];
+        z[f] += a;
+        if (a == 0) continue;
+        double *s = S + (size_t)f * dv;
+        for (int c = 0; c < dv; c++) s[c] += a * v[c];
+    }
+}
+
+/* o = Sᵀφ_q · norm-factor(φ_q·z). Returns 1 when φ_q·z ≤ 0. */
+static int state_readout(float *o, const double *S, const double *z, const float *phiq, long r, int dv, int n,
+                         const av_params *p) {
+    enum { CB = 128 };
+    double den = 0, acc[CB];
+    for (long f = 0; f < r; f++) den += phiq[f] * z[f];
+    int zero = 0;
+    double fac = norm_factor(p, n, den, &zero);
+    for (int c0 = 0; c0 < dv; c0 += CB) {
+        int w = dv - c0 < CB ? dv - c0 : CB;
+        for (int c = 0; c < w; c++) acc[c] = 0;
+        for (long f = 0; f < r; f++) {
+            double a = phiq[f];
+            if (a == 0) continue;
+            const double *s = S + (size_t)f * dv + c0;
+            for (int c = 0; c < w; c++) acc[c] += a * s[c];
+        }
+        for (int c = 0; c < w; c++) o[c0 + c] = (float)(acc[c] * fac);
+    }
+    return zero;
+}
+
+static int kernel_linear(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
+                         const av_params *p, void *work) {
+    long r = avi_feature_dim(p, d);
+    carver cv = {work, 0};
+    float *PhiQ = take(&cv, 4u * (uint64_t)n * r), *PhiK = take(&cv, 4u * (uint64_t)n * r);
+    double *S = take(&cv, 8u * (uint64_t)r * dv), *z = take(&cv, 8u * (uint64_t)r);
+    void *fwork = take(&cv, avi_features_work(p, n, d));
+    double *w = take(&cv, dwc_bytes(p));
+    int st = avi_features(PhiQ, PhiK, Q, K, n, d, p, fwork), zero = 0;
+    if (st < 0) return st;
+    memset(S, 0, (size_t)r * dv * sizeof(double));
+    memset(z, 0, (size_t)r * sizeof(double));
+    if (!p->causal) {
+        for (int j = 0; j < n; j++) state_update(S, z, PhiK + (size_t)j * r, V + (size_t)j * dv, r, dv);
+        for (int i = 0; i < n; i++)
+            zero |= state_readout(O + (size_t)i * dv, S, z, PhiQ + (size_t)i * r, r, dv, n, p);
+    } else {
+        for (int t = 0; t < n; t++) {
+            state_update(S, z, PhiK + (size_t)t * r, V + (size_t)t * dv, r, dv);
+            zero |= state_readout(O + (size_t)t * dv, S, z, PhiQ + (size_t)t * r, r, dv, n, p);
+        }
+    }
+    if (has_dwc(p)) {
+        dwc_weights(w, p);
+        dwc_add_output(O, V, n, dv, w, p->dwc_kernel);
+    }
+    return merge(st, zero_status(zero));
+}
+
+/* av_linear's own rule: focused + DWC has a linear path (A·V by features, plus the O(n·k·dv) conv). */
+static int linear_rule(const av_params *p, int d) {
+    if (is_lowrank(p)) return AV_OK;
+    if (!is_kernel(p)) return AV_ERR_NO_LINEAR;
+    return avi_feature_dim(p, d) > AV_MAX_FEATURE_DIM ? AV_ERR_FEATURE_DIM : AV_OK;
+}
+
+size_t av_linear_work(const av_params *prm, int n, int d, int dv) {
+    av_params p;
+    if (!prm || dv < 1 || dv > AV_MAX_D || av_params_resolve(&p, prm, n, d) != AV_OK) return 0;
+    if (linear_rule(&p, d) != AV_OK) return 0;
+    return to_size(need_linear(&p, n, d, dv));
+}
+
+int av_linear(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
+              const av_params *prm, void *work, size_t work_bytes) {
+    if (!O || !Q || !K || !V || !prm) return AV_ERR_NULL;
+    av_params p;
+    int st = av_params_resolve(&p, prm, n, d);
+    if (st != AV_OK) return st;
+    if (dv < 1 || dv > AV_MAX_D) return AV_ERR_SIZE;
+    if ((st = linear_rule(&p, d)) != AV_OK) return st;
+    if ((st = check_work(need_linear(&p, n, d, dv), work, work_bytes)) != AV_OK) return st;
+    if ((st = resolve_inputs(&p, prm, Q, K, n, d)) != AV_OK) return st;
+    if (!avi_all_finite(V, (size_t)n * dv)) return AV_ERR_NONFINITE;
+    if (is_lowrank(&p)) st = avi_lowrank_linear(O, Q, K, V, n, d, dv, &p, work);
+    else st = kernel_linear(O, Q, K, V, n, d, dv, &p, work);
+    if (st >= 0 && !avi_all_finite(O, (size_t)n * dv)) st = merge(st, AV_WARN_OVERFLOW);
+    return st;
+}
+
+int av_recurrent_step(float *o, double *S, double *z, const float *phi_q, const float *phi_k, const float *v,
+                      long r, int dv, int n, const av_params *prm) {
+    if (!o || !S || !z || !phi_q || !phi_k || !v || !prm) return AV_ERR_NULL;
+    if (r < 1 || r > AV_MAX_FEATURE_DIM || dv < 1 || dv > AV_MAX_D) return AV_ERR_SIZE;
+    av_params p = *prm;
+    p.causal = 1; /* the recurrent form is the causal scan */
+    int st = av_params_resolve(&p, &p, n, 1);
+    if (st != AV_OK) return st;
+    if (!is_kernel(&p)) return AV_ERR_NO_LINEAR;
+    if (!avi_all_finite(phi_q, (size_t)r) || !avi_all_finite(phi_k, (size_t)r) || !avi_all_finite(v, (size_t)dv))
+        return AV_ERR_NONFINITE;
+    state_update(S, z, phi_k, v, r, dv);
+    st = zero_status(state_readout(o, S, z, phi_q, r, dv, n, &p));
+    return avi_all_finite(o, (size_t)dv) ? st : AV_WARN_OVERFLOW;
+}
+
+/* Factor rule: kernel variants non-causal without DWC, and the low-rank variants. */
+static int factor_rule(long *r, const av_params *p, int d) {
+    if (p->variant == AV_LINFORMER) { *r = p->s; return AV_OK; }
+    if (p->variant == AV_NYSTROM) { *r = p->landmarks; return AV_OK; }
+    if (!is_kernel(p) || has_dwc(p) || p->causal) return AV_ERR_NO_LINEAR;
+    *r = avi_feature_dim(p, d);
+    return *r > AV_MAX_FEATURE_DIM ? AV_ERR_FEATURE_DIM : AV_OK;
+}
+
+int av_factor_rank(long *r, const av_params *prm, int n, int d) {
+    if (!r || !prm) return AV_ERR_NULL;
+    av_params p;
+    int st = av_params_resolve(&p, prm, n, d);
+    return st != AV_OK ? st : factor_rule(r, &p, d);
+}
+
+size_t av_factors_work(const av_params *prm, int n, int d) {
+    av_params p;
+    long r;
+    if (!prm || av_params_resolve(&p, prm, n, d) != AV_OK || factor_rule(&r, &p, d) != AV_OK) return 0;
+    return to_size(need_factors(&p, n, d));
+}
+
+/* L = D⁻¹Φ_Q, R = Φ_K with D from z = Σ_j Φ_K(j). */
+static int kernel_factors(float *L, float *R, const float *Q, const float *K, int n, int d, const av_params *p,
+                          void *work) {
+    long r = avi_feature_dim(p, d);
+    carver cv = {work, 0};
+    double *z = take(&cv, 8u * (uint64_t)r);
+    int st = avi_features(L, R, Q, K, n, d, p, take(&cv, avi_features_work(p, n, d))), zero = 0;
+    if (st < 0) return st;
+    memset(z, 0, (size_t)r * sizeof(double));
+    for (int j = 0; j < n; j++)
+        for (long f = 0; f < r; f++) z[f] += R[(size_t)j * r + f];
+    for (int i = 0; i < n; i++) {
+        float *l = L + (size_t)i * r;
+        double den = 0;
+        for (long f = 0; f < r; f++) den += l[f] * z[f];
+        avs_scale(l, (int)r, (float)norm_factor(p, n, den, &zero));
+    }
+    return merge(st, zero_status(zero));
+}
+
+int av_factors(float *L, float *R, const float *Q, const float *K, int n, int d, const av_params *prm,
+               void *work, size_t work_bytes) {
+    if (!L || !R || !Q || !K || !prm) return AV_ERR_NULL;
+    av_params p;
+    long r;
+    int st = av_params_resolve(&p, prm, n, d);
+    if (st != AV_OK) return st;
+    if ((st = factor_rule(&r, &p, d)) != AV_OK) return st;
+    if ((st = check_work(need_factors(&p, n, d), work, work_bytes)) != AV_OK) return st;
+    if ((st = resolve_inputs(&p, prm, Q, K, n, d)) != AV_OK) return st;
+    if (is_lowrank(&p)) return avi_lowrank_factors(L, R, Q, K, n, d, &p, work);
+    return kernel_factors(L, R, Q, K, n, d, &p, work);
+}
+
+// ----------------------------------------------------------------------------------------------------
+// cost model
+//
+// Multiply-adds (one per multiply; exp, max, compare count as one) and bytes of the path's n-dependent
+// intermediate (float32 = 4 bytes). F is the feature map's cost on Q and K together:
+//   F = 2·n·d (elu, relu, exp, efficient, focused, cosformer), 2·n·d·c + 2·n·r (hedgehog, W d×c, r = 2c),
+//       2·n·m·d (performer), 2·n·r (taylor, explimit: one multiply per tensor feature).
+// quadratic (out[0], out[1]):
+//   softmax, taylor, explimit (closed form)  n²·d + n²·dv                     bytes 4·n²
+//   kernel variants                          F + n²·r + n²·dv                  bytes 4·n²
+//   linformer (s)                            2·s·n·d + s·n² + n²·dv            bytes 4·n²
+//   nystrom (m landmarks, t iterations)      2·n·m·d + m²·d + 4·t·m³ + n·m² + m·n² + n²·dv    bytes 4·n²
+// linear (out[2], out[3]; −1 when there is none):
+//   kernel variants                          F + 2·n·r·dv (state update + readout)   bytes 4·(r·dv + r)
+//   linformer                                2·s·n·d + 2·s·n·dv                bytes 4·(n·s + s·d + s·dv)
+//   nystrom                                  2·n·m·d + m²·d + 4·t·m³ + 2·n·m·dv + m²·dv   bytes 4·(2·n·m + m² + m·dv)
+// focused + DWC adds n·k·dv to both paths. The causal mask is not modelled (same counts).
+
+static double feature_cost(const av_params *p, double n, double d, double r) {
+    switch (p->variant) {
+    case AV_HEDGEHOG: return 2 * n * d * (r / 2) + 2 * n * r;
+    case AV_PERFORMER: return 2 * n * p->m * d;
+    case AV_TAYLOR: case AV_EXPLIMIT: return 2 * n * r;
+    default: return 2 * n * d;
+    }
+}
+
+int av_cost(double *out, const av_params *prm, int n, int d, int dv) {
+    if (!out || !prm) return AV_ERR_NULL;
+    av_params p;
+    int st = av_params_resolve(&p, prm, n, d);
+    if (st != AV_OK) return st;
+    if (dv < 1 || dv > AV_MAX_D) return AV_ERR_SIZE;
+    double N = n, D = d, DV = dv, nn = N * N;
+    out[0] = nn * D + nn * DV;
+    out[1] = 4 * nn;
+    out[2] = out[3] = -1;
+    if (p.variant == AV_LINFORMER) {
+        double s = p.s;
+        out[0] = 2 * s * N * D + s * nn + nn * DV;
+        out[2] = 2 * s * N * D + 2 * s * N * DV;
+        out[3] = 4 * (N * s + s * D + s * DV);
+    } else if (p.variant == AV_NYSTROM) {
+        double m = p.landmarks, core = 2 * N * m * D + m * m * D + 4.0 * p.iters * m * m * m;
+        out[0] = core + N * m * m + m * nn + nn * DV;
+        out[2] = core + 2 * N * m * DV + m * m * DV;
+        out[3] = 4 * (2 * N * m + m * m + m * DV);
+    } else if (p.variant != AV_SOFTMAX) {
+        double r = (double)avi_feature_dim(&p, d), F = feature_cost(&p, N, D, r);
+        if (!is_poly(&p)) out[0] = F + nn * r + nn * DV;
+        if (r <= AV_MAX_FEATURE_DIM) {
+            out[2] = F + 2 * N * r * DV;
+            out[3] = 4 * (r * DV + r);
+        }
+        if (has_dwc(&p)) {
+            out[0] += N * p.dwc_kernel * DV;
+            out[2] += N * p.dwc_kernel * DV;
+        }
+    }
+    return AV_OK;
+}

@@ -1,0 +1,561 @@
+/* attnviz.c: the command-line tool over the attnviz library (product.md §8).
+ *
+ *   attnviz matrix   --variant NAME --q Q.npy --k K.npy [--v V.npy] [--causal] [knobs] -o M.npy [--out-o O.npy]
+ *   attnviz readouts (the same inputs) [--accurate] [--tau X] [-o OUT.json]
+ *   attnviz generate --gen NAME --n N --d D [--std X] [--seed S] -o DIR
+ *
+ * Errors are one line on stderr, "attnviz: <flag or file>: <reason>", and exit status 2. Numerical
+ * warnings (positive statuses) print one line too, but the output is written and the status is 0.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+static const char HELP[] =
+    "attnviz: softmax attention and its linear-time relatives, from the command line.\n"
+    "\n"
+    "usage:\n"
+    "  attnviz matrix   --variant NAME --q Q.npy --k K.npy [--v V.npy] [--causal] [knobs] -o M.npy\n"
+    "                   [--out-o O.npy]\n"
+    "      Write the variant's n x n attention matrix (or its effective n x n map) as float32 .npy.\n"
+    "      With --v and --out-o, also write the output O = M V (n x dv).\n"
+    "  attnviz readouts --variant NAME --q Q.npy --k K.npy [--v V.npy] [--causal] [knobs]\n"
+    "                   [--accurate] [--tau X] [-o OUT.json]\n"
+    "      Print the readouts of the matrix (rank, effective rank, sparsity, entropy, error against\n"
+    "      softmax, ...) as one JSON object, on stdout or into OUT.json.\n"
+    "  attnviz generate --gen NAME --n N --d D [--std X] [--seed S] -o DIR\n"
+    "      Write seeded synthetic DIR/q.npy, DIR/k.npy, DIR/v.npy, each n x d float32 (the same bits\n"
+    "      natively and in the browser).\n"
+    "  attnviz --help   This text.\n"
+    "\n"
+    "inputs (matrix, readouts):\n"
+    "  --q Q.npy --k K.npy --v V.npy   float32 or float64, C order. Either (n, d) [V: (n, dv)], or a real\n"
+    "                   model's tensors Q (layers, heads, n, d), K and V (layers, kv_heads, n, d):\n"
+    "  --layer L --head H   pick layer L and query head H (0-based); head H reads KV head\n"
+    "                   H*kv_heads/heads.\n"
+    "  --causal         inclusive autoregressive mask (token i sees keys j <= i).\n"
+    "\n"
+    "variants (--variant NAME):\n"
+    "  softmax elu relu exp efficient focused linformer performer taylor explimit hedgehog nystrom\n"
+    "  cosformer   (efficient, linformer, nystrom and focused with DWC have no causal form)\n"
+    "\n"
+    "knobs (a knob a variant does not read is ignored):\n"
+    "  --scale X        > 0, multiplies q.k (softmax, linformer, performer, taylor, explimit, nystrom);\n"
+    "                   default 1/sqrt(d)\n"
+    "  --p X            focused power, 1..10 (default 3)\n"
+    "  --dwc-kernel K   focused depthwise-conv kernel, odd, 1..2n-1; 0 (default) means no DWC\n"
+    "  --s S            linformer projected length, 1..n (default min(n, 64))\n"
+    "  --ef KIND        linformer E/F: gaussian (default, N(0, 1/s)) or mean (segment means)\n"
+    "  --ef-shared      linformer: E = F\n"
+    "  --m M            performer random features, 1..65536 (default 256)\n"
+    "  --orthogonal     performer: orthogonal blocks with chi(d) row norms (default iid)\n"
+    "  --seed S         random matrices (performer, linformer, DWC), 0..4294967295 (default 0)\n"
+    "  --order O        taylor order, 1..4 (default 2)\n"
+    "  --N N            explimit power in (1 + s/N)^N, 1..64 (default 2)\n"
+    "  --hedgehog-w W.npy   hedgehog W, (d, cols) (default identity)\n"
+    "  --landmarks L    nystrom landmarks, 1..n (default min(n, 64))\n"
+    "  --iters I        nystrom pseudo-inverse iterations, 0..100 (default 6)\n"
+    "\n"
+    "readouts only:\n"
+    "  --accurate       the accurate (bidiagonalisation) spectrum instead of the fast one\n"
+    "  --tau X          sparsity_tau threshold tau/(allowed entries per row), > 0 (default 0.1)\n"
+    "\n"
+    "generate:\n"
+    "  --gen NAME       gaussian (default): q, k, v ~ N(0, std^2)\n"
+    "                   clustered: keys and queries around a few shared centres\n"
+    "                   local: positional features, q_i.k_j largest near i = j (a diagonal band)\n"
+    "                   lowrank: Q and K of planted rank ceil(min(n, d)/4)\n"
+    "                   sink: token 0 is a key every query attends to\n"
+    "                   V is always N(0, std^2).\n"
+    "  --n N --d D      sequence length 1..16384 and head dimension 1..4096\n"
+    "  --std X          spread, > 0 (default 1)\n"
+    "  --seed S         0..4294967295 (default 0)\n"
+    "  -o DIR           output folder (created if missing)\n"
+    "\n"
+    "Errors: one line on stderr and exit status 2. Numerical warnings: one line on stderr, output\n"
+    "written, exit status 0.\n";
+
+// ----------------------------------------------------------------------------------------------------
+// errors and number parsing
+
+static int fail(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("attnviz: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 2;
+}
+
+/* A finite double from the whole of `s`. */
+static int parse_double(const char *s, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno == ERANGE || !isfinite(v)) return 0;
+    *out = v;
+    return 1;
+}
+
+/* An integer in [lo, hi] from the whole of `s`. */
+static int parse_long(const char *s, long long lo, long long hi, long long *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || errno == ERANGE || v < lo || v > hi) return 0;
+    *out = v;
+    return 1;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// .npy files
+
+typedef struct npy_array { av_npy_info info; float *data; } npy_array;
+
+/* Read and decode the .npy at `path` (given with `flag`). Returns 0 or prints one line and returns 2. */
+static int read_npy(npy_array *a, const char *flag, const char *path) {
+    memset(a, 0, sizeof *a);
+    FILE *f = fopen(path, "rb");
+    if (!f) return fail("%s %s: cannot open (%s)", flag, path, strerror(errno));
+    unsigned char *buf = NULL;
+    size_t len = 0, cap = 0, got;
+    do {
+        if (len == cap) {
+            cap = cap ? 2 * cap : 1 << 16;
+            unsigned char *nb = realloc(buf, cap);
+            if (!nb) { free(buf); fclose(f); return fail("%s %s: out of memory", flag, path); }
+            buf = nb;
+        }
+        got = fread(buf + len, 1, cap - len, f);
+        len += got;
+    } while (got > 0);
+    int err = ferror(f);
+    fclose(f);
+    if (err) { free(buf); return fail("%s %s: cannot read (%s)", flag, path, strerror(errno)); }
+    int st = av_npy_parse(&a->info, buf, len);
+    if (st != AV_OK) { free(buf); return fail("%s %s: %s", flag, path, av_npy_error()); }
+    a->data = malloc(sizeof(float) * (a->info.count ? a->info.count : 1));
+    if (!a->data) { free(buf); return fail("%s %s: out of memory", flag, path); }
+    st = av_npy_decode_f32(a->data, &a->info, buf, len);
+    free(buf);
+    if (st != AV_OK) { free(a->data); a->data = NULL; return fail("%s %s: %s", flag, path, av_npy_error()); }
+    return 0;
+}
+
+int avcli_write_npy_f32(const char *path, const float *data, const int64_t *shape, int ndim) {
+    unsigned char head[512];
+    size_t hl, count = 1;
+    if (!path || !data || av_npy_write_header(head, sizeof head, &hl, shape, ndim, 4) != AV_OK) return AV_ERR_IO;
+    for (int i = 0; i < ndim; i++) count *= (size_t)shape[i];
+    FILE *f = fopen(path, "wb");
+    if (!f) return AV_ERR_IO;
+    int ok = fwrite(head, 1, hl, f) == hl;
+    unsigned char chunk[4096];
+    for (size_t i = 0; ok && i < count;) { /* little-endian bytes whatever the host */
+        size_t k = 0;
+        for (; k < sizeof chunk / 4 && i < count; k++, i++) {
+            uint32_t u;
+            memcpy(&u, data + i, 4);
+            for (int b = 0; b < 4; b++) chunk[4 * k + b] = (unsigned char)(u >> (8 * b));
+        }
+        ok = fwrite(chunk, 4, k, f) == k;
+    }
+    ok = (fclose(f) == 0) && ok;
+    return ok ? AV_OK : AV_ERR_IO;
+}
+
+static int all_finite(const float *x, size_t count) {
+    for (size_t i = 0; i < count; i++)
+        if (!isfinite(x[i])) return 0;
+    return 1;
+}
+
+static void shape_text(char *out, size_t cap, const av_npy_info *info) {
+    size_t k = (size_t)snprintf(out, cap, "(");
+    for (int i = 0; i < info->ndim && k < cap; i++)
+        k += (size_t)snprintf(out + k, cap - k, i ? ", %lld" : "%lld", (long long)info->shape[i]);
+    if (k < cap) snprintf(out + k, cap - k, info->ndim == 1 ? ",)" : ")");
+}
+
+// ----------------------------------------------------------------------------------------------------
+// the shared flags of matrix and readouts
+
+enum { F_Q, F_K, F_V, F_W, F_VARIANT, F_EF, F_OUT, F_LAYER, F_HEAD, F_TAU, F_NSTR };
+
+typedef struct knob_flag { const char *name; int knob; const char *range; } knob_flag;
+
+/* Numeric knobs: each must be ≥ 1 (scale > 0) here, since 0 means "default" inside the library. */
+static const knob_flag KNOBS[] = {
+    {"--scale", AV_KNOB_SCALE, "> 0"},           {"--p", AV_KNOB_P, "1..10"},
+    {"--dwc-kernel", AV_KNOB_DWC_KERNEL, "odd, 1..2n-1, or 0 for no DWC"},
+    {"--s", AV_KNOB_S, "1..n"},                  {"--m", AV_KNOB_M, "1..65536"},
+    {"--seed", AV_KNOB_SEED, "0..4294967295"},   {"--order", AV_KNOB_ORDER, "1..4"},
+    {"--N", AV_KNOB_N, "1..64"},                 {"--landmarks", AV_KNOB_LANDMARKS, "1..n"},
+    {"--iters", AV_KNOB_ITERS, "0..100"},
+};
+#define NKNOBS ((int)(sizeof KNOBS / sizeof *KNOBS))
+
+typedef struct raw_flags {
+    const char *str[F_NSTR];     /* string-valued flags, NULL when absent */
+    const char *knob[NKNOBS];    /* knob values as given, NULL when absent */
+    int causal, ef_shared, orthogonal, accurate;
+} raw_flags;
+
+static const char *const STR_NAMES[F_NSTR] = {"--q", "--k", "--v", "--hedgehog-w", "--variant", "--ef",
+                                              "-o", "--layer", "--head", "--tau"};
+
+static int collect_flags(raw_flags *r, int argc, char **argv) {
+    memset(r, 0, sizeof *r);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int *bools[4] = {&r->causal, &r->ef_shared, &r->orthogonal, &r->accurate};
+        const char *bnames[4] = {"--causal", "--ef-shared", "--orthogonal", "--accurate"};
+        int matched = 0;
+        for (int b = 0; b < 4 && !matched; b++)
+            if (strcmp(a, bnames[b]) == 0) {
+                if (*bools[b]) return fail("%s: given twice", a);
+                *bools[b] = matched = 1;
+            }
+        const char **slot = NULL;
+        for (int s = 0; s < F_NSTR && !matched && !slot; s++)
+            if (strcmp(a, STR_NAMES[s]) == 0) slot = &r->str[s];
+        for (int k = 0; k < NKNOBS && !matched && !slot; k++)
+            if (strcmp(a, KNOBS[k].name) == 0) slot = &r->knob[k];
+        if (matched) continue;
+        if (!slot) return fail("%s: unknown option (see attnviz --help)", a);
+        if (*slot) return fail("%s: given twice", a);
+        if (i + 1 >= argc) return fail("%s: needs a value", a);
+        *slot = argv[++i];
+    }
+    return 0;
+}
+
+/* Set the knobs into in->prm. Values are checked for form and sign here, for range in check_knobs. */
+static int set_knobs(avcli_inputs *in, const raw_flags *r) {
+    for (int k = 0; k < NKNOBS; k++) {
+        if (!r->knob[k]) continue;
+        double v;
+        long long iv = 0;
+        int isint = KNOBS[k].knob != AV_KNOB_SCALE && KNOBS[k].knob != AV_KNOB_P;
+        int ok = isint ? parse_long(r->knob[k], KNOBS[k].knob == AV_KNOB_ITERS || KNOBS[k].knob == AV_KNOB_SEED ||
+                                                        KNOBS[k].knob == AV_KNOB_DWC_KERNEL ? 0 : 1,
+                                    KNOBS[k].knob == AV_KNOB_SEED ? 4294967295LL : INT_MAX, &iv)
+                       : parse_double(r->knob[k], &v) && v > 0;
+        if (!ok) return fail("%s %s: not a valid value (%s)", KNOBS[k].name, r->knob[k], KNOBS[k].range);
+        if (isint) v = (double)iv;
+        if (KNOBS[k].knob == AV_KNOB_ITERS && iv == 0) v = -1; /* zero iterations (the library's 0 is 6) */
+        av_params_set(&in->prm, KNOBS[k].knob, v);
+    }
+    if (r->str[F_EF]) {
+        if (strcmp(r->str[F_EF], "gaussian") && strcmp(r->str[F_EF], "mean"))
+            return fail("--ef %s: unknown kind (gaussian or mean)", r->str[F_EF]);
+        in->prm.ef_kind = strcmp(r->str[F_EF], "mean") == 0 ? AV_EF_MEAN : AV_EF_GAUSSIAN;
+    }
+    in->prm.causal = r->causal;
+    in->prm.ef_shared = r->ef_shared;
+    in->prm.orthogonal = r->orthogonal;
+    return 0;
+}
+
+/* Resolve the knobs against n and d; on failure name the flag that is out of range. */
+static int check_knobs(const avcli_inputs *in, const raw_flags *r) {
+    av_params res;
+    const char *vname = av_variant_name(in->prm.variant);
+    int st = av_params_resolve(&res, &in->prm, in->n, in->d);
+    if (st == AV_OK) return 0;
+    if (st == AV_ERR_NO_CAUSAL) return fail("--causal: %s%s has no causal form", vname,
+                                            in->prm.dwc_kernel ? " with --dwc-kernel" : "");
+    for (int k = 0; k < NKNOBS; k++) { /* the first given knob that fails on its own */
+        if (!r->knob[k]) continue;
+        av_params one;
+        av_params_default(&one, in->prm.variant);
+        av_params_set(&one, KNOBS[k].knob, av_params_get(&in->prm, KNOBS[k].knob));
+        if (av_params_resolve(&res, &one, in->n, in->d) != AV_OK)
+            return fail("%s %s: out of range for %s at n = %d (%s)", KNOBS[k].name, r->knob[k], vname, in->n,
+                        KNOBS[k].range);
+    }
+    return fail("--variant %s: %s (n = %d, d = %d)", vname, av_status_string(st), in->n, in->d);
+}
+
+// ----------------------------------------------------------------------------------------------------
+// loading Q, K, V (2-D, or 4-D model tensors with --layer/--head)
+
+/* Keep rows [off, off + rows·cols) of a->data as a new (rows, cols) buffer; returns NULL on no memory. */
+static float *take(npy_array *a, size_t off, size_t count) {
+    float *x = malloc(sizeof(float) * count);
+    if (x) memcpy(x, a->data + off, sizeof(float) * count);
+    return x;
+}
+
+static int load_inputs(avcli_inputs *in, const raw_flags *r) {
+    npy_array q, k, v = {0};
+    const char *qp = r->str[F_Q], *kp = r->str[F_K], *vp = r->str[F_V];
+    int st = read_npy(&q, "--q", qp);
+    if (st) return st;
+    if ((st = read_npy(&k, "--k", kp))) goto done;
+    if (vp && (st = read_npy(&v, "--v", vp))) goto done;
+    char s1[160], s2[160];
+    int nd = q.info.ndim;
+    if (nd != 2 && nd != 4) {
+        shape_text(s1, sizeof s1, &q.info);
+        st = fail("--q %s: shape %s is neither (n, d) nor (layers, heads, n, d)", qp, s1);
+        goto done;
+    }
+    const npy_array *others[2] = {&k, &v};
+    const char *oflag[2] = {"--k", "--v"}, *opath[2] = {kp, vp};
+    for (int t = 0; t < 2; t++)
+        if (others[t]->data && others[t]->info.ndim != nd) {
+            shape_text(s1, sizeof s1, &others[t]->info);
+            shape_text(s2, sizeof s2, &q.info);
+            st = fail("%s %s: shape %s does not match --q's %s", oflag[t], opath[t], s1, s2);
+            goto done;
+        }
+    long long layer = 0, head = 0;
+    size_t qoff = 0, koff = 0;
+    const int64_t *qs = q.info.shape + nd - 2, *ks = k.info.shape + nd - 2;
+    if (nd == 4) {
+        int64_t L = q.info.shape[0], H = q.info.shape[1], KVH = k.info.shape[1];
+        if (!r->str[F_LAYER] || !r->str[F_HEAD]) { st = fail("--q %s: 4-D model tensors need --layer and --head", qp); goto done; }
+        if (!parse_long(r->str[F_LAYER], 0, L - 1, &layer)) { st = fail("--layer %s: out of range (the tensors have %lld layers: 0..%lld)", r->str[F_LAYER], (long long)L, (long long)L - 1); goto done; }
+        if (!parse_long(r->str[F_HEAD], 0, H - 1, &head)) { st = fail("--head %s: out of range (--q has %lld heads: 0..%lld)", r->str[F_HEAD], (long long)H, (long long)H - 1); goto done; }
+        for (int t = 0; t < 2; t++)
+            if (others[t]->data && (others[t]->info.shape[0] != L || others[t]->info.shape[1] != KVH ||
+                                    KVH < 1 || KVH > H || H % KVH)) {
+                shape_text(s1, sizeof s1, &others[t]->info);
+                shape_text(s2, sizeof s2, &q.info);
+                st = fail("%s %s: shape %s does not fit --q's %s (same layers; kv_heads dividing heads)", oflag[t], opath[t], s1, s2);
+                goto done;
+            }
+        int64_t kvh = head * KVH / H;
+        qoff = (size_t)((layer * H + head) * qs[0] * qs[1]);
+        koff = (size_t)((layer * KVH + kvh) * ks[0] * ks[1]);
+    } else if (r->str[F_LAYER] || r->str[F_HEAD]) {
+        st = fail("%s: only for 4-D model tensors (--q %s is 2-D)", r->str[F_LAYER] ? "--layer" : "--head", qp);
+        goto done;
+    }
+    if (qs[0] < 1 || qs[0] > AV_MAX_N || qs[1] < 1 || qs[1] > AV_MAX_D) {
+        st = fail("--q %s: n = %lld, d = %lld outside 1..%d, 1..%d", qp, (long long)qs[0], (long long)qs[1], AV_MAX_N, AV_MAX_D);
+        goto done;
+    }
+    if (ks[0] != qs[0] || ks[1] != qs[1]) {
+        shape_text(s1, sizeof s1, &k.info);
+        shape_text(s2, sizeof s2, &q.info);
+        st = fail("--k %s: shape %s does not match --q's %s (K must be n x d like Q)", kp, s1, s2);
+        goto done;
+    }
+    const int64_t *vs = v.data ? v.info.shape + nd - 2 : NULL;
+    if (vs && (vs[0] != qs[0] || vs[1] < 1 || vs[1] > AV_MAX_D)) {
+        shape_text(s1, sizeof s1, &v.info);
+        shape_text(s2, sizeof s2, &q.info);
+        st = fail("--v %s: shape %s does not match --q's %s (V must have n rows)", vp, s1, s2);
+        goto done;
+    }
+    in->n = (int)qs[0];
+    in->d = (int)qs[1];
+    in->dv = vs ? (int)vs[1] : 0;
+    size_t nd_ = (size_t)in->n * in->d;
+    in->Q = take(&q, qoff, nd_);
+    in->K = take(&k, koff, nd_);
+    if (vs) in->V = take(&v, koff / in->d * in->dv, (size_t)in->n * in->dv);
+    if (!in->Q || !in->K || (vs && !in->V)) { st = fail("out of memory"); goto done; }
+    const float *arr[3] = {in->Q, in->K, in->V};
+    const char *fl[3] = {"--q", "--k", "--v"}, *pa[3] = {qp, kp, vp};
+    size_t cnt[3] = {nd_, nd_, (size_t)in->n * in->dv};
+    for (int t = 0; t < 3; t++)
+        if (arr[t] && !all_finite(arr[t], cnt[t])) {
+            st = fail("%s %s: %s%s", fl[t], pa[t], av_status_string(AV_ERR_NONFINITE),
+                      nd == 4 ? " (in the selected layer and head)" : "");
+            goto done;
+        }
+done:
+    free(q.data);
+    free(k.data);
+    free(v.data);
+    return st;
+}
+
+static int load_hedgehog(avcli_inputs *in, const char *path) {
+    npy_array w;
+    int st = read_npy(&w, "--hedgehog-w", path);
+    if (st) return st;
+    char s1[160];
+    shape_text(s1, sizeof s1, &w.info);
+    if (w.info.ndim != 2 || w.info.shape[0] != in->d || w.info.shape[1] < 1 || w.info.shape[1] > AV_MAX_FEATURE_DIM / 2) {
+        free(w.data);
+        return fail("--hedgehog-w %s: shape %s is not (d, cols) with d = %d and cols in 1..%d", path, s1, in->d,
+                    AV_MAX_FEATURE_DIM / 2);
+    }
+    if (!all_finite(w.data, w.info.count)) {
+        free(w.data);
+        return fail("--hedgehog-w %s: %s", path, av_status_string(AV_ERR_NONFINITE));
+    }
+    in->hedgehog_w = w.data;
+    av_params_set_hedgehog(&in->prm, in->hedgehog_w, (int)w.info.shape[1]);
+    return 0;
+}
+
+/* argv holds the flags after the command name. */
+int avcli_parse_inputs(avcli_inputs *in, int argc, char **argv) {
+    memset(in, 0, sizeof *in);
+    raw_flags r;
+    int st = collect_flags(&r, argc, argv);
+    if (st) return st;
+    if (!r.str[F_VARIANT]) return fail("--variant: required (softmax, elu, relu, exp, efficient, focused, linformer, performer, taylor, explimit, hedgehog, nystrom, cosformer)");
+    int variant = av_variant_from_name(r.str[F_VARIANT]);
+    if (variant < 0)
+        return fail("--variant %s: unknown variant (softmax, elu, relu, exp, efficient, focused, linformer, performer, taylor, explimit, hedgehog, nystrom, cosformer)", r.str[F_VARIANT]);
+    av_params_default(&in->prm, variant);
+    if (!r.str[F_Q]) return fail("--q: required (Q.npy)");
+    if (!r.str[F_K]) return fail("--k: required (K.npy)");
+    if ((st = set_knobs(in, &r))) return st;
+    if (r.str[F_TAU] && !(parse_double(r.str[F_TAU], &in->tau) && in->tau > 0))
+        return fail("--tau %s: not a number > 0", r.str[F_TAU]);
+    in->accurate = r.accurate;
+    in->out = r.str[F_OUT];
+    if ((st = load_inputs(in, &r)) || (r.str[F_W] && (st = load_hedgehog(in, r.str[F_W]))) ||
+        (st = check_knobs(in, &r))) {
+        avcli_free(in);
+        return st;
+    }
+    return 0;
+}
+
+void avcli_free(avcli_inputs *in) {
+    if (!in) return;
+    free(in->Q);
+    free(in->K);
+    free(in->V);
+    free(in->hedgehog_w);
+    in->Q = in->K = in->V = in->hedgehog_w = NULL;
+    in->prm.hedgehog_w = NULL;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// commands
+
+static int cmd_matrix(int argc, char **argv) {
+    const char *out_o = NULL;
+    char **rest = malloc(sizeof(char *) * (size_t)(argc + 1));
+    int nrest = 0;
+    if (!rest) return fail("out of memory");
+    for (int i = 0; i < argc; i++) { /* --out-o is matrix's own; the rest are the shared flags */
+        if (strcmp(argv[i], "--out-o") == 0) {
+            if (out_o) { free(rest); return fail("--out-o: given twice"); }
+            if (i + 1 >= argc) { free(rest); return fail("--out-o: needs a value"); }
+            out_o = argv[++i];
+        } else if (strcmp(argv[i], "--accurate") == 0 || strcmp(argv[i], "--tau") == 0) {
+            free(rest);
+            return fail("%s: applies to readouts only", argv[i]);
+        } else {
+            rest[nrest++] = argv[i];
+        }
+    }
+    avcli_inputs in;
+    int st = avcli_parse_inputs(&in, nrest, rest);
+    free(rest);
+    if (st) return st;
+    int code = 0, n = in.n;
+    float *M = NULL, *O = NULL;
+    void *work = NULL;
+    if (!in.out) { code = fail("-o: required (the output M.npy)"); goto done; }
+    if (out_o && !in.V) { code = fail("--out-o %s: needs --v V.npy", out_o); goto done; }
+    size_t wb = out_o ? av_attend_work(&in.prm, n, in.d, in.dv) : av_matrix_work(&in.prm, n, in.d);
+    M = malloc(sizeof(float) * (size_t)n * n);
+    O = out_o ? malloc(sizeof(float) * (size_t)n * in.dv) : NULL;
+    work = malloc(wb ? wb : 1);
+    if (!M || !work || (out_o && !O)) { code = fail("out of memory (n = %d)", n); goto done; }
+    st = out_o ? av_attend(O, M, in.Q, in.K, in.V, n, in.d, in.dv, &in.prm, work, wb)
+               : av_matrix(M, in.Q, in.K, n, in.d, &in.prm, work, wb);
+    if (st < 0) { code = fail("--variant %s: %s", av_variant_name(in.prm.variant), av_status_string(st)); goto done; }
+    if (st > 0) fprintf(stderr, "attnviz: warning: %s: %s\n", av_variant_name(in.prm.variant), av_status_string(st));
+    int64_t ms[2] = {n, n}, os[2] = {n, in.dv};
+    if (avcli_write_npy_f32(in.out, M, ms, 2) != AV_OK) { code = fail("-o %s: cannot write (%s)", in.out, strerror(errno)); goto done; }
+    if (out_o && avcli_write_npy_f32(out_o, O, os, 2) != AV_OK) code = fail("--out-o %s: cannot write (%s)", out_o, strerror(errno));
+done:
+    free(M);
+    free(O);
+    free(work);
+    avcli_free(&in);
+    return code;
+}
+
+static int cmd_readouts(int argc, char **argv) {
+    avcli_inputs in;
+    int st = avcli_parse_inputs(&in, argc, argv);
+    if (st) return st;
+    FILE *out = stdout;
+    if (in.out && !(out = fopen(in.out, "w"))) {
+        st = fail("-o %s: cannot write (%s)", in.out, strerror(errno));
+    } else {
+        st = avcli_cmd_readouts(&in, out);
+        if (out != stdout && fclose(out) != 0 && st == 0) st = fail("-o %s: cannot write (%s)", in.out, strerror(errno));
+    }
+    avcli_free(&in);
+    return st;
+}
+
+static int cmd_generate(int argc, char **argv) {
+    const char *names[6] = {"--gen", "--n", "--d", "--std", "--seed", "-o"}, *val[6] = {0};
+    for (int i = 0; i < argc; i++) {
+        int f = 0;
+        while (f < 6 && strcmp(argv[i], names[f])) f++;
+        if (f == 6) return fail("%s: unknown option for generate (see attnviz --help)", argv[i]);
+        if (val[f]) return fail("%s: given twice", argv[i]);
+        if (i + 1 >= argc) return fail("%s: needs a value", argv[i]);
+        val[f] = argv[++i];
+    }
+    int gen = val[0] ? av_generator_from_name(val[0]) : AV_GEN_GAUSSIAN;
+    long long n, d, seed = 0;
+    double std = 1.0;
+    if (gen < 0) return fail("--gen %s: unknown generator (gaussian, clustered, local, lowrank, sink)", val[0]);
+    if (!val[1]) return fail("--n: required (the sequence length, 1..%d)", AV_MAX_N);
+    if (!parse_long(val[1], 1, AV_MAX_N, &n)) return fail("--n %s: not an integer in 1..%d", val[1], AV_MAX_N);
+    if (!val[2]) return fail("--d: required (the head dimension, 1..%d)", AV_MAX_D);
+    if (!parse_long(val[2], 1, AV_MAX_D, &d)) return fail("--d %s: not an integer in 1..%d", val[2], AV_MAX_D);
+    if (val[3] && !(parse_double(val[3], &std) && std > 0 && std <= 1e6)) return fail("--std %s: not a number in (0, 1e6]", val[3]);
+    if (val[4] && !parse_long(val[4], 0, 4294967295LL, &seed)) return fail("--seed %s: not an integer in 0..4294967295", val[4]);
+    if (!val[5]) return fail("-o: required (the output folder)");
+    struct stat sb;
+    if (stat(val[5], &sb) != 0 && mkdir(val[5], 0777) != 0) return fail("-o %s: cannot create (%s)", val[5], strerror(errno));
+    if (stat(val[5], &sb) != 0 || !S_ISDIR(sb.st_mode)) return fail("-o %s: not a folder", val[5]);
+    size_t count = (size_t)n * (size_t)d;
+    float *x[3] = {malloc(sizeof(float) * count), malloc(sizeof(float) * count), malloc(sizeof(float) * count)};
+    int code = 0;
+    if (!x[0] || !x[1] || !x[2]) code = fail("out of memory");
+    int st = code ? AV_OK : av_generate(x[0], x[1], x[2], (int)n, (int)d, gen, std, (uint32_t)seed);
+    if (!code && st != AV_OK) code = fail("generate: %s", av_status_string(st));
+    const char *files[3] = {"q.npy", "k.npy", "v.npy"};
+    int64_t shape[2] = {n, d};
+    for (int t = 0; t < 3 && !code; t++) {
+        size_t len = strlen(val[5]) + 8;
+        char *path = malloc(len);
+        if (!path) { code = fail("out of memory"); break; }
+        snprintf(path, len, "%s/%s", val[5], files[t]);
+        if (avcli_write_npy_f32(path, x[t], shape, 2) != AV_OK) code = fail("-o %s: cannot write (%s)", path, strerror(errno));
+        free(path);
+    }
+    for (int t = 0; t < 3; t++) free(x[t]);
+    return code;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) return fail("no command (matrix, readouts, generate; see attnviz --help)");
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 || (i == 1 && strcmp(argv[i], "help") == 0)) {
+            fputs(HELP, stdout);
+            return 0;
+        }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "matrix") == 0) return cmd_matrix(argc - 2, argv + 2);
+    if (strcmp(cmd, "readouts") == 0) return cmd_readouts(argc - 2, argv + 2);
+    if (strcmp(cmd, "generate") == 0) return cmd_generate(argc - 2, argv + 2);
+    return fail("%s: unknown command (matrix, readouts, generate; see attnviz --help)", cmd);
+}

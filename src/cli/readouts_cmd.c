@@ -1,0 +1,183 @@
+/* readouts_cmd.c: `attnviz readouts`, one JSON object with the spectrum and the readouts of a variant's
+ * matrix (product.md §3, definitions §9).
+ *
+ * Steps: M by av_matrix; the softmax reference A with the same scale and mask (not for softmax itself);
+ * σ(M) by the fast or (--accurate) the accurate route; the readouts; the factor-route spectrum where the
+ * variant has low-rank factors; the cost counts. Undefined values print as null beside a "<key>_reason";
+ * numerical events are listed in "status". JSON never holds NaN or Inf.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "cli.h"
+
+// ----------------------------------------------------------------------------------------------------
+// JSON output
+
+static void put_num(FILE *out, double x) {
+    if (isfinite(x)) fprintf(out, "%.17g", x);
+    else fputs("null", out);
+}
+
+static void put_array(FILE *out, const char *key, const double *x, int count) {
+    fprintf(out, ",\n  \"%s\": [", key);
+    for (int i = 0; i < count; i++) {
+        if (i) fputc(',', out);
+        put_num(out, x[i]);
+    }
+    fputc(']', out);
+}
+
+static void put_key_num(FILE *out, const char *key, double x) {
+    fprintf(out, ",\n  \"%s\": ", key);
+    put_num(out, x);
+}
+
+static void put_null_reason(FILE *out, const char *key, const char *reason) {
+    fprintf(out, ",\n  \"%s\": null,\n  \"%s_reason\": \"%s\"", key, key, reason);
+}
+
+// Up to 8 status lines ("where: sentence") for numerical events and failed optional steps.
+typedef struct notes { const char *where[8]; int code[8]; int count; } notes;
+static void note(notes *s, const char *where, int code) {
+    if (code != AV_OK && s->count < 8) { s->where[s->count] = where; s->code[s->count++] = code; }
+}
+
+// ----------------------------------------------------------------------------------------------------
+// the steps
+
+/* M (n×n) of the variant `prm`; NULL and *status < 0 on failure. */
+static float *matrix_of(const av_params *prm, const avcli_inputs *in, int *status) {
+    size_t n2 = (size_t)in->n * in->n, wb = av_matrix_work(prm, in->n, in->d);
+    float *M = malloc(n2 * sizeof(float));
+    void *work = malloc(wb ? wb : 1);
+    *status = (!M || !work) ? AV_ERR_NOMEM : av_matrix(M, in->Q, in->K, in->n, in->d, prm, work, wb);
+    free(work);
+    if (*status < 0) { free(M); return NULL; }
+    return M;
+}
+
+static int spectrum_of(double *sv, double *floor_, const float *M, int n, int route) {
+    size_t wb = av_svd_work(n, route);
+    void *work = wb ? malloc(wb) : NULL;
+    if (!work) return AV_ERR_NOMEM;
+    int st = av_singular_values(sv, floor_, M, n, route, work, wb);
+    free(work);
+    return st;
+}
+
+/* The factor-route spectrum into sv[n]; AV_ERR_NO_LINEAR where the variant has no factors. */
+static int factor_spectrum(double *sv, double *floor_, long *r, const avcli_inputs *in) {
+    int n = in->n, st = av_factor_rank(r, &in->prm, n, in->d);
+    if (st != AV_OK) return st;
+    size_t wf = av_factors_work(&in->prm, n, in->d), ws = av_lowrank_svd_work(n, *r);
+    float *L = malloc((size_t)n * *r * sizeof(float)), *R = malloc((size_t)n * *r * sizeof(float));
+    void *work = malloc(wf > ws ? wf : ws);
+    if (!L || !R || !work || !ws) st = AV_ERR_NOMEM;
+    else if ((st = av_factors(L, R, in->Q, in->K, n, in->d, &in->prm, work, wf)) >= 0) {
+        int s2 = av_lowrank_singular_values(sv, floor_, L, R, n, *r, work, ws);
+        st = s2 != AV_OK ? s2 : st;
+    }
+    free(L); free(R); free(work);
+    return st;
+}
+
+static void print_readouts(FILE *out, const double *vals, const int *why) {
+    for (int k = 0; k < AV_R_COUNT; k++) {
+        const char *key = av_readout_name(k);
+        if (why[k] != AV_REASON_NONE || !isfinite(vals[k]))
+            put_null_reason(out, key, av_reason_string(why[k] ? why[k] : AV_REASON_NONFINITE));
+        else put_key_num(out, key, vals[k]);
+    }
+}
+
+static void print_cost(FILE *out, const avcli_inputs *in) {
+    double c[4];
+    int st = av_cost(c, &in->prm, in->n, in->d, in->V ? in->dv : in->d);
+    if (st != AV_OK) { put_null_reason(out, "cost", av_status_string(st)); return; }
+    const char *keys[4] = {"quad_madds", "quad_bytes", "linear_madds", "linear_bytes"};
+    fputs(",\n  \"cost\": {", out);
+    for (int i = 0; i < 4; i++) {
+        fprintf(out, "%s\"%s\": ", i ? ", " : "", keys[i]);
+        put_num(out, c[i] < 0 ? NAN : c[i]); // −1: the variant has no linear path
+    }
+    fputc('}', out);
+}
+
+static void print_entropy_hist(FILE *out, const float *M, int n, int causal, notes *s) {
+    enum { BINS = 20 };
+    int counts[BINS];
+    int st = av_row_entropy_hist(counts, BINS, M, n, causal);
+    note(s, "row_entropy_hist", st);
+    if (st < 0) return;
+    fprintf(out, ",\n  \"row_entropy_hist\": {\"lo\": 0, \"hi\": %.17g, \"counts\": [", log((double)n));
+    for (int b = 0; b < BINS; b++) fprintf(out, "%s%d", b ? "," : "", counts[b]);
+    fputs("]}", out);
+}
+
+// ----------------------------------------------------------------------------------------------------
+// the command
+
+int avcli_cmd_readouts(const avcli_inputs *in, FILE *out) {
+    const int n = in->n, route = in->accurate ? AV_SVD_ACCURATE : AV_SVD_FAST;
+    const av_params *prm = &in->prm;
+    notes s = {{0}, {0}, 0};
+    int st;
+    float *M = matrix_of(prm, in, &st), *A = NULL;
+    if (!M) {
+        fprintf(stderr, "attnviz readouts: %s\n", av_status_string(st));
+        return 1;
+    }
+    note(&s, "matrix", st);
+    if (prm->variant != AV_SOFTMAX) {
+        av_params ref;
+        av_params_default(&ref, AV_SOFTMAX);
+        ref.causal = prm->causal;
+        ref.scale = prm->scale;
+        A = matrix_of(&ref, in, &st);
+        note(&s, "softmax reference", st);
+    }
+    double *sv = malloc(sizeof(double) * n), *svf = malloc(sizeof(double) * n);
+    double *curve = malloc(sizeof(double) * (n + 1)), vals[AV_R_COUNT], floor_ = 0, floor_f = 0;
+    int why[AV_R_COUNT], code = 0;
+    size_t wr = av_readouts_work(n, in->V ? in->dv : 0);
+    void *work = malloc(wr);
+    if (!sv || !svf || !curve || !work) {
+        fprintf(stderr, "attnviz readouts: %s\n", av_status_string(AV_ERR_NOMEM));
+        code = 1;
+        goto done;
+    }
+    int st_sv = spectrum_of(sv, &floor_, M, n, route);
+    note(&s, "spectrum", st_sv);
+    int have_sv = st_sv >= 0;
+    note(&s, "readouts", av_readouts(vals, why, M, have_sv ? sv : NULL, floor_, A, in->V, n,
+                                     in->V ? in->dv : 0, prm->causal, in->tau, work, wr));
+
+    fprintf(out, "{\n  \"variant\": \"%s\"", av_variant_name(prm->variant));
+    fprintf(out, ",\n  \"n\": %d,\n  \"d\": %d,\n  \"causal\": %s,\n  \"route\": \"%s\"", n, in->d,
+            prm->causal ? "true" : "false", in->accurate ? "accurate" : "fast");
+    if (have_sv) put_array(out, "singular_values", sv, n);
+    else put_null_reason(out, "singular_values", av_status_string(st_sv));
+    print_readouts(out, vals, why);
+    if (have_sv && av_error_curve(curve, sv, n) == AV_OK) put_array(out, "error_curve", curve, n + 1);
+    else put_null_reason(out, "error_curve", av_reason_string(AV_REASON_NO_SPECTRUM));
+    print_entropy_hist(out, M, n, prm->causal, &s);
+    long r = 0;
+    int st_f = factor_spectrum(svf, &floor_f, &r, in);
+    if (st_f >= 0) {
+        note(&s, "factor spectrum", st_f);
+        put_array(out, "singular_values_factor", svf, n);
+        put_key_num(out, "factor_rank", (double)r);
+        put_key_num(out, "noise_floor_factor", floor_f);
+    } else {
+        put_null_reason(out, "singular_values_factor", av_status_string(st_f));
+    }
+    print_cost(out, in);
+    fputs(",\n  \"status\": [", out);
+    for (int i = 0; i < s.count; i++)
+        fprintf(out, "%s\"%s: %s\"", i ? ", " : "", s.where[i], av_status_string(s.code[i]));
+    fputs("]\n}\n", out);
+done:
+    free(M); free(A); free(sv); free(svf); free(curve); free(work);
+    return code;
+}

@@ -1,0 +1,240 @@
+/* features.c: the feature maps φ of the kernel (linear-attention) variants, product.md §9.
+ *
+ * Φ_Q, Φ_K are n×r row-major float32. The maps here take raw q and k (no `scale`):
+ *   elu        φ = elu(x) + 1                                   r = d   (Katharopoulos et al. 2020)
+ *   relu       φ = relu(x)                                      r = d
+ *   exp        φ = e^(x − c): c = max_f q_f per query, one global max over all keys and features for
+ *              keys (both cancel in A; they keep φ ≤ 1)        r = d
+ *   efficient  ρ_q = softmax of each query over its d features; ρ_k = softmax of each key feature over
+ *              the n positions                                  r = d   (Shen et al. 2021)
+ *   focused    φ = f_p(y), y = (relu(x) + 1e-6)/ln 2, f_p(y) = ‖y‖·y^p/‖y^p‖, computed as
+ *              ‖y‖·u^p/‖u^p‖ with u = y/max(y) (exact: f_p is homogeneous)   r = d   (Han et al. 2023)
+ *   hedgehog   u = Wᵀx (W d×cols, NULL = identity), φ = [e^(u − c), e^(−u − c)], c = max|u| per query,
+ *              one global max over all keys                      r = 2·cols   (Zhang et al. 2024)
+ *   cosformer  φ_i = [relu(x) sin θ_i, relu(x) cos θ_i], θ_i = π·i/(2n), i = 1..n   r = 2d  (Qin et al. 2022)
+ * performer, taylor and explimit come from features_random.c (they apply √scale themselves).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+#include "simd.h"
+
+// ----------------------------------------------------------------------------------------------------
+// dimension and workspace
+
+long avi_feature_dim(const av_params *prm, int d) {
+    switch (prm->variant) {
+    case AV_ELU: case AV_RELU: case AV_EXP: case AV_EFFICIENT: case AV_FOCUSED: return d;
+    case AV_HEDGEHOG: return 2L * (prm->hedgehog_w ? prm->hedgehog_cols : d);
+    case AV_COSFORMER: return 2L * d;
+    case AV_PERFORMER: case AV_TAYLOR: case AV_EXPLIMIT: return avi_feature_dim_poly(prm, d);
+    default: return 0;
+    }
+}
+
+size_t avi_features_work(const av_params *prm, int n, int d) {
+    switch (prm->variant) {
+    case AV_PERFORMER: case AV_TAYLOR: case AV_EXPLIMIT: return avi_features_random_work(prm, n, d);
+    default: return 0;
+    }
+}
+
+// ----------------------------------------------------------------------------------------------------
+// elementwise maps
+
+/* phi[n×d] = elu(x)+1 (kind 0) or relu(x) (kind 1). */
+static void map_elementwise(float *phi, const float *X, size_t count, int kind) {
+    if (kind == 0)
+        for (size_t i = 0; i < count; i++) phi[i] = X[i] > 0 ? X[i] + 1.0f : avs_expf(X[i]);
+    else
+        for (size_t i = 0; i < count; i++) phi[i] = X[i] > 0 ? X[i] : 0.0f;
+}
+
+/* phi[n×d] = e^(x − c): c per row (per_row = 1) or one max over all of X. */
+static void map_exp(float *phi, const float *X, int n, int d, int per_row) {
+    float c = avs_max(X, n * d);
+    for (int i = 0; i < n; i++) {
+        float *p = phi + (size_t)i * d;
+        memcpy(p, X + (size_t)i * d, (size_t)d * sizeof(float));
+        avs_exp_sub_sum(p, d, per_row ? avs_max(p, d) : c);
+    }
+}
+
+/* Efficient Attention: rows of ρ_q are softmaxes over features, columns of ρ_k softmaxes over positions. */
+static void map_efficient(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d) {
+    for (int i = 0; i < n; i++) {
+        float *p = PhiQ + (size_t)i * d;
+        memcpy(p, Q + (size_t)i * d, (size_t)d * sizeof(float));
+        float s = avs_exp_sub_sum(p, d, avs_max(p, d));
+        avs_scale(p, d, 1.0f / s);
+    }
+    for (int f = 0; f < d; f++) {
+        float c = K[f];
+        for (int j = 1; j < n; j++) c = c < K[(size_t)j * d + f] ? K[(size_t)j * d + f] : c;
+        double s = 0;
+        for (int j = 0; j < n; j++) {
+            float e = avs_expf(K[(size_t)j * d + f] - c);
+            PhiK[(size_t)j * d + f] = e;
+            s += e;
+        }
+        float inv = (float)(1.0 / s);
+        for (int j = 0; j < n; j++) PhiK[(size_t)j * d + f] *= inv;
+    }
+}
+
+/* FLatten: phi[n×d] = f_p((relu(x) + 1e-6)/ln 2), in double per row. */
+static void map_focused(float *phi, const float *X, int n, int d, double p) {
+    const double inv_ln2 = 1.0 / 0.69314718055994530942;
+    for (int i = 0; i < n; i++) {
+        const float *x = X + (size_t)i * d;
+        float *out = phi + (size_t)i * d;
+        double ymax = 0, ny = 0, nu = 0;
+        for (int f = 0; f < d; f++) {
+            double y = ((x[f] > 0 ? (double)x[f] : 0.0) + 1e-6) * inv_ln2;
+            ymax = y > ymax ? y : ymax;
+            ny += y * y;
+        }
+        for (int f = 0; f < d; f++) {
+            double y = ((x[f] > 0 ? (double)x[f] : 0.0) + 1e-6) * inv_ln2;
+            double u = pow(y / ymax, p); /* u ∈ (0, 1]: no overflow or underflow to 0 for p ≤ 10 */
+            out[f] = (float)u;
+            nu += u * u;
+        }
+        float a = (float)(sqrt(ny) / sqrt(nu));
+        for (int f = 0; f < d; f++) out[f] *= a;
+    }
+}
+
+/* Hedgehog: u = Wᵀx into the first cols entries of each 2·cols row. */
+static void hedgehog_project(float *phi, const float *X, int n, int d, const float *W, int cols) {
+    for (int i = 0; i < n; i++) {
+        const float *x = X + (size_t)i * d;
+        float *u = phi + (size_t)i * 2 * cols;
+        if (!W) {
+            memcpy(u, x, (size_t)d * sizeof(float));
+            continue;
+        }
+        for (int c = 0; c < cols; c++) u[c] = 0;
+        for (int f = 0; f < d; f++) {
+            const float *w = W + (size_t)f * cols;
+            for (int c = 0; c < cols; c++) u[c] += x[f] * w[c];
+        }
+    }
+}
+
+static float abs_max(const float *u, int len) {
+    float m = 0;
+    for (int c = 0; c < len; c++) {
+        float a = fabsf(u[c]);
+        m = m < a ? a : m;
+    }
+    return m;
+}
+
+static void hedgehog_exp_row(float *phi, int cols, float c) {
+    for (int k = 0; k < cols; k++) phi[cols + k] = -phi[k];
+    avs_exp_sub_sum(phi, 2 * cols, c);
+}
+
+static void map_hedgehog(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d,
+                         const av_params *prm) {
+    const float *W = prm->hedgehog_w;
+    int cols = W ? prm->hedgehog_cols : d;
+    hedgehog_project(PhiQ, Q, n, d, W, cols);
+    hedgehog_project(PhiK, K, n, d, W, cols);
+    float ck = 0;
+    for (int i = 0; i < n; i++) {
+        float a = abs_max(PhiK + (size_t)i * 2 * cols, cols);
+        ck = ck < a ? a : ck;
+    }
+    for (int i = 0; i < n; i++) {
+        float *pq = PhiQ + (size_t)i * 2 * cols;
+        hedgehog_exp_row(pq, cols, abs_max(pq, cols));
+        hedgehog_exp_row(PhiK + (size_t)i * 2 * cols, cols, ck);
+    }
+}
+
+/* cosFormer: phi[n×2d], positions i = 1..n, θ_i = π·i/(2n). */
+static void map_cosformer(float *phi, const float *X, int n, int d) {
+    const double pi = 3.14159265358979323846;
+    for (int i = 0; i < n; i++) {
+        double th = pi * (i + 1) / (2.0 * n), s = sin(th), c = cos(th);
+        const float *x = X + (size_t)i * d;
+        float *out = phi + (size_t)i * 2 * d;
+        for (int f = 0; f < d; f++) {
+            double r = x[f] > 0 ? x[f] : 0.0;
+            out[f] = (float)(r * s);
+            out[d + f] = (float)(r * c);
+        }
+    }
+}
+
+// ----------------------------------------------------------------------------------------------------
+// dispatch
+
+int avi_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d,
+                 const av_params *prm, void *work) {
+    size_t cnt = (size_t)n * d;
+    switch (prm->variant) {
+    case AV_ELU: map_elementwise(PhiQ, Q, cnt, 0); map_elementwise(PhiK, K, cnt, 0); break;
+    case AV_RELU: map_elementwise(PhiQ, Q, cnt, 1); map_elementwise(PhiK, K, cnt, 1); break;
+    case AV_EXP: map_exp(PhiQ, Q, n, d, 1); map_exp(PhiK, K, n, d, 0); break;
+    case AV_EFFICIENT: map_efficient(PhiQ, PhiK, Q, K, n, d); break;
+    case AV_FOCUSED: map_focused(PhiQ, Q, n, d, prm->p); map_focused(PhiK, K, n, d, prm->p); break;
+    case AV_HEDGEHOG: map_hedgehog(PhiQ, PhiK, Q, K, n, d, prm); break;
+    case AV_COSFORMER: map_cosformer(PhiQ, Q, n, d); map_cosformer(PhiK, K, n, d); break;
+    case AV_PERFORMER: case AV_TAYLOR: case AV_EXPLIMIT: {
+        int st = avi_features_random(PhiQ, PhiK, Q, K, n, d, prm, work);
+        if (st < 0) return st;
+        break;
+    }
+    default: return AV_ERR_NO_LINEAR;
+    }
+    size_t rc = (size_t)n * (size_t)avi_feature_dim(prm, d);
+    return avi_all_finite(PhiQ, rc) && avi_all_finite(PhiK, rc) ? AV_OK : AV_WARN_OVERFLOW;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// public: av_feature_dim, av_features_work, av_features
+
+/* The public contract shared by the three: no feature map for softmax, linformer, nystrom, focused+DWC. */
+static int public_dim(long *r, const av_params *p, int d) {
+    if (p->variant == AV_FOCUSED && p->dwc_kernel > 0) return AV_ERR_NO_LINEAR;
+    *r = avi_feature_dim(p, d);
+    if (*r == 0) return AV_ERR_NO_LINEAR;
+    return *r > AV_MAX_FEATURE_DIM ? AV_ERR_FEATURE_DIM : AV_OK;
+}
+
+int av_feature_dim(long *r, const av_params *prm, int n, int d) {
+    if (!r || !prm) return AV_ERR_NULL;
+    av_params p;
+    int st = av_params_resolve(&p, prm, n, d);
+    if (st != AV_OK) return st;
+    return public_dim(r, &p, d);
+}
+
+size_t av_features_work(const av_params *prm, int n, int d) {
+    av_params p;
+    long r;
+    if (!prm || av_params_resolve(&p, prm, n, d) != AV_OK || public_dim(&r, &p, d) != AV_OK) return 0;
+    return avi_features_work(&p, n, d);
+}
+
+int av_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d,
+                const av_params *prm, void *work, size_t work_bytes) {
+    if (!PhiQ || !PhiK || !Q || !K || !prm) return AV_ERR_NULL;
+    av_params p;
+    long r;
+    int st = av_params_resolve(&p, prm, n, d);
+    if (st != AV_OK) return st;
+    if ((st = public_dim(&r, &p, d)) != AV_OK) return st;
+    size_t need = avi_features_work(&p, n, d);
+    if (need > 0 && !work) return AV_ERR_NULL;
+    if (work_bytes < need) return AV_ERR_WORKSPACE;
+    size_t cnt = (size_t)n * d;
+    if (!avi_all_finite(Q, cnt) || !avi_all_finite(K, cnt)) return AV_ERR_NONFINITE;
+    if (p.variant == AV_HEDGEHOG && p.hedgehog_w && !avi_all_finite(p.hedgehog_w, (size_t)d * p.hedgehog_cols))
+        return AV_ERR_NONFINITE;
+    return avi_features(PhiQ, PhiK, Q, K, n, d, &p, work);
+}

@@ -1,0 +1,475 @@
+/* lowrank.c: the two variants whose effective n×n map is a product of thin factors: Linformer
+ * (Wang et al. 2020) and Nyströmformer (Xiong et al. 2021). Definitions: product.md §9, variants.md §6–7.
+ *
+ *   Linformer  M = P̄·F,    P̄ = softmax(scale·Q(EK)ᵀ) (n×s, row softmax), E, F ∈ R^{s×n}
+ *   Nyström    M = F·Z·B,  F = softmax(scale·QK̃ᵀ) (n×m), A = softmax(scale·Q̃K̃ᵀ) (m×m),
+ *                          B = softmax(scale·Q̃Kᵀ) (m×n), Z ≈ A⁺ by the iteration of Razavi et al.
+ *
+ * Each variant has three paths: the n×n matrix, the linear-time output (P̄(FV), F(Z(BV))) and the factors
+ * M = L·Rᵀ. Logits and the m×m pseudo-inverse are computed in float64; the n×n products use the float
+ * gemm of simd.h. Both variants are non-causal (av_params_resolve rejects causal).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+#include "simd.h"
+
+// ----------------------------------------------------------------------------------------------------
+// workspace layout (one layout serves the matrix, linear and factor paths)
+
+typedef struct {
+    float *X;       /* linformer gaussian: E, then F (s×n)              | nystrom: B (m×n)         */
+    float *PX;      /* X packed for avs_gemm_strip                                                  */
+    float *strip;   /* 4 rows of P̄ or of F·Z (4×r, float)                                           */
+    double *C;      /* linformer: EK (s×d)                              | nystrom: Q̃ (m×d)         */
+    double *C2;     /* nystrom: K̃ (m×d)                                                            */
+    double *mat[5]; /* nystrom: A, Z and three m×m temporaries                                      */
+    double *row;    /* max(n, r) + the row of F·Z (r)                                                */
+    double *Y;      /* linformer: FV (s×dv)                             | nystrom: BV (m×dv)       */
+    double *Y2;     /* nystrom: Z·BV (m×dv)                                                          */
+    double *orow;   /* dv                                                                           */
+} lr_ws;
+
+/* Carve `bytes` at *off from base (base NULL: only count). Offsets are 64-bit so that a huge request
+ * (e.g. 16383² landmarks in wasm32) saturates instead of wrapping. */
+static void *carve(char *base, uint64_t *off, uint64_t bytes) {
+    void *p = base ? base + *off : NULL;
+    *off += (bytes + 63u) & ~(uint64_t)63u;
+    return p;
+}
+
+// The rank r of the factors: s (linformer) or the landmarks (nystrom).
+static int lr_rank(const av_params *prm) { return prm->variant == AV_LINFORMER ? prm->s : prm->landmarks; }
+
+static uint64_t lr_layout(lr_ws *ws, char *base, const av_params *prm, int n, int d, int dv) {
+    uint64_t off = 0, r = (uint64_t)lr_rank(prm), nn = (uint64_t)n, D = sizeof(double), F = sizeof(float);
+    int lin = prm->variant == AV_LINFORMER, exact = !lin && prm->landmarks == n;
+    int dense = lin ? prm->ef_kind == AV_EF_GAUSSIAN : !exact;
+    *ws = (lr_ws){0};
+    if (dense) {
+        ws->X = carve(base, &off, r * nn * F);
+        ws->PX = carve(base, &off, (uint64_t)avs_packed_floats(n, (int)r) * F);
+    }
+    ws->strip = carve(base, &off, 4 * r * F);
+    ws->C = carve(base, &off, r * (uint64_t)d * D);
+    if (!lin && !exact) {
+        ws->C2 = carve(base, &off, r * (uint64_t)d * D);
+        for (int k = 0; k < 5; k++) ws->mat[k] = carve(base, &off, r * r * D);
+    }
+    ws->row = carve(base, &off, ((nn > r ? nn : r) + r) * D);
+    ws->Y = carve(base, &off, r * (uint64_t)dv * D);
+    ws->Y2 = carve(base, &off, r * (uint64_t)dv * D);
+    ws->orow = carve(base, &off, (uint64_t)dv * D);
+    return off;
+}
+
+size_t avi_lowrank_work(const av_params *prm, int n, int d, int dv) {
+    if (prm->variant != AV_LINFORMER && prm->variant != AV_NYSTROM) return 0;
+    lr_ws ws;
+    uint64_t bytes = lr_layout(&ws, NULL, prm, n, d, dv < 0 ? 0 : dv);
+    return bytes > SIZE_MAX ? SIZE_MAX : (size_t)bytes;
+}
+
+static int lr_check(const av_params *prm) {
+    if (prm->variant != AV_LINFORMER && prm->variant != AV_NYSTROM) return AV_ERR_VARIANT;
+    if (prm->causal) return AV_ERR_NO_CAUSAL;
+    return AV_OK;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// small kernels
+
+/* Segment t of m over n tokens: with g = ⌊n/m⌋, the first (g+1)·m − n segments hold g tokens and the rest
+ * g+1 (product.md §9; the T2T-ViT Nyströmformer rule). */
+static void segment(int *start, int *len, int t, int n, int m) {
+    int g = n / m, a = (g + 1) * m - n;
+    if (t < a) {
+        *start = t * g;
+        *len = g;
+    } else {
+        *start = a * g + (t - a) * (g + 1);
+        *len = g + 1;
+    }
+}
+
+// Y[m×c] = segment means of the rows of X[n×c] (float64).
+static void segment_means(double *Y, const float *X, int n, int m, int c) {
+    for (int t = 0; t < m; t++) {
+        int s0, len;
+        segment(&s0, &len, t, n, m);
+        double *y = Y + (size_t)t * c;
+        for (int k = 0; k < c; k++) y[k] = 0.0;
+        for (int j = s0; j < s0 + len; j++)
+            for (int k = 0; k < c; k++) y[k] += X[(size_t)j * c + k];
+        for (int k = 0; k < c; k++) y[k] /= len;
+    }
+}
+
+// Y[r×c] = G[r×n]·X[n×c], float64 accumulation.
+static void gemm_f64(double *Y, const float *G, const float *X, int r, int n, int c) {
+    for (int t = 0; t < r; t++) {
+        double *y = Y + (size_t)t * c;
+        for (int k = 0; k < c; k++) y[k] = 0.0;
+        for (int j = 0; j < n; j++) {
+            double g = G[(size_t)t * n + j];
+            const float *x = X + (size_t)j * c;
+            for (int k = 0; k < c; k++) y[k] += g * x[k];
+        }
+    }
+}
+
+static double dot_fd(const float *a, const double *b, int d) {
+    double s = 0.0;
+    for (int t = 0; t < d; t++) s += a[t] * b[t];
+    return s;
+}
+
+static double dot_dd(const double *a, const double *b, int d) {
+    double s = 0.0;
+    for (int t = 0; t < d; t++) s += a[t] * b[t];
+    return s;
+}
+
+// z[0..len) ← softmax(z), max-subtracted (an Inf logit gives NaN, which the caller reports).
+static void softmax_f64(double *z, int len) {
+    double mx = z[0], sum = 0.0;
+    for (int j = 1; j < len; j++) mx = z[j] > mx ? z[j] : mx;
+    for (int j = 0; j < len; j++) {
+        z[j] = exp(z[j] - mx);
+        sum += z[j];
+    }
+    double inv = 1.0 / sum;
+    for (int j = 0; j < len; j++) z[j] *= inv;
+}
+
+// z = softmax(scale·x·Cᵀ) over the r rows of C (r×d float64), x a float row.
+static void softmax_row_fd(double *z, const float *x, const double *C, int r, int d, double scale) {
+    for (int t = 0; t < r; t++) z[t] = scale * dot_fd(x, C + (size_t)t * d, d);
+    softmax_f64(z, r);
+}
+
+// z = softmax(scale·c·Xᵀ) over the n rows of X (n×d float), c a float64 row.
+static void softmax_row_df(double *z, const double *c, const float *X, int n, int d, double scale) {
+    for (int j = 0; j < n; j++) z[j] = scale * dot_fd(X + (size_t)j * d, c, d);
+    softmax_f64(z, n);
+}
+
+// y[c] = Σ_t p[t]·Y[t][0..c), t < r.
+static void vec_mat(double *y, const double *p, const double *Y, int r, int c) {
+    for (int k = 0; k < c; k++) y[k] = 0.0;
+    for (int t = 0; t < r; t++)
+        for (int k = 0; k < c; k++) y[k] += p[t] * Y[(size_t)t * c + k];
+}
+
+static void to_float(float *dst, const double *src, size_t count) {
+    for (size_t i = 0; i < count; i++) dst[i] = (float)src[i];
+}
+
+/* M[n×n] = S·X for S given four rows at a time: fill(ctx, strip, i) writes row i of S (r floats) into
+ * strip; X (r×n) is packed in PX. */
+typedef void (*row_fn)(float *dst, int i, void *ctx);
+static void strip_gemm(float *M, int n, int r, const float *PX, float *strip, row_fn fill, void *ctx) {
+    for (int i0 = 0; i0 < n; i0 += 4) {
+        int rows = n - i0 < 4 ? n - i0 : 4;
+        for (int k = 0; k < rows; k++) fill(strip + (size_t)k * r, i0 + k, ctx);
+        avs_gemm_strip(M + (size_t)i0 * n, (size_t)n, strip, (size_t)r, rows, PX, r, n, r, 1.0f, 0);
+    }
+}
+
+// ----------------------------------------------------------------------------------------------------
+// Linformer (lucidrains/linformer LinformerSelfAttention.forward; E, F as product.md §9)
+
+typedef struct {
+    const float *Q;
+    const double *EK;
+    double *row, scale;
+    int s, d;
+} lin_ctx;
+
+// Row i of P̄ = softmax(scale·q_i·(EK)ᵀ), as float.
+static void lin_pbar_row(float *dst, int i, void *vctx) {
+    lin_ctx *c = vctx;
+    softmax_row_fd(c->row, c->Q + (size_t)i * c->d, c->EK, c->s, c->d, c->scale);
+    to_float(dst, c->row, (size_t)c->s);
+}
+
+/* Common set-up: EK (s×d) into ws->C; for gaussian E, F, ws->X holds F (s×n) on return. E is drawn from
+ * `seed`, F from the distinct seed 2³² + seed (never equal to any E seed), or F = E when ef_shared.
+ * The mean kind needs no matrix: E = F = segment means. */
+static void lin_setup(lr_ws *ws, const float *K, int n, int d, const av_params *prm) {
+    int s = prm->s;
+    if (prm->ef_kind == AV_EF_MEAN) {
+        segment_means(ws->C, K, n, s, d);
+        return;
+    }
+    double sigma = 1.0 / sqrt((double)s);
+    avi_gaussian_matrix(ws->X, s, n, sigma, prm->seed);
+    gemm_f64(ws->C, ws->X, K, s, n, d);
+    if (!prm->ef_shared) avi_gaussian_matrix(ws->X, s, n, sigma, ((uint64_t)1 << 32) + prm->seed);
+}
+
+static int linformer_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *prm,
+                            lr_ws *ws) {
+    int s = prm->s;
+    lin_setup(ws, K, n, d, prm);
+    lin_ctx c = {Q, ws->C, ws->row, prm->scale, s, d};
+    if (prm->ef_kind == AV_EF_GAUSSIAN) {
+        avs_pack_b(ws->PX, ws->X, (size_t)n, s, n);
+        strip_gemm(M, n, s, ws->PX, ws->strip, lin_pbar_row, &c);
+        return AV_OK;
+    }
+    for (int i = 0; i < n; i++) {                           /* M[i, j] = P̄[i, seg(j)] / |seg(j)| */
+        softmax_row_fd(ws->row, Q + (size_t)i * d, ws->C, s, d, prm->scale);
+        for (int t = 0; t < s; t++) {
+            int s0, len;
+            segment(&s0, &len, t, n, s);
+            float v = (float)(ws->row[t] / len);
+            for (int j = s0; j < s0 + len; j++) M[(size_t)i * n + j] = v;
+        }
+    }
+    return AV_OK;
+}
+
+static void linformer_linear(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
+                             const av_params *prm, lr_ws *ws) {
+    int s = prm->s;
+    lin_setup(ws, K, n, d, prm);
+    if (prm->ef_kind == AV_EF_GAUSSIAN) gemm_f64(ws->Y, ws->X, V, s, n, dv);
+    else segment_means(ws->Y, V, n, s, dv);
+    for (int i = 0; i < n; i++) {
+        softmax_row_fd(ws->row, Q + (size_t)i * d, ws->C, s, d, prm->scale);
+        vec_mat(ws->orow, ws->row, ws->Y, s, dv);
+        to_float(O + (size_t)i * dv, ws->orow, (size_t)dv);
+    }
+}
+
+static void linformer_factors(float *L, float *R, const float *Q, const float *K, int n, int d,
+                              const av_params *prm, lr_ws *ws) {
+    int s = prm->s;
+    lin_setup(ws, K, n, d, prm);
+    lin_ctx c = {Q, ws->C, ws->row, prm->scale, s, d};
+    for (int i = 0; i < n; i++) lin_pbar_row(L + (size_t)i * s, i, &c);
+    if (prm->ef_kind == AV_EF_GAUSSIAN) {
+        for (int t = 0; t < s; t++)
+            for (int j = 0; j < n; j++) R[(size_t)j * s + t] = ws->X[(size_t)t * n + j];
+        return;
+    }
+    memset(R, 0, (size_t)n * s * sizeof(float));
+    for (int t = 0; t < s; t++) {
+        int s0, len;
+        segment(&s0, &len, t, n, s);
+        for (int j = s0; j < s0 + len; j++) R[(size_t)j * s + t] = (float)(1.0 / len);
+    }
+}
+
+// ----------------------------------------------------------------------------------------------------
+// Nyströmformer (mlpen/Nystromformer NystromAttention.forward, iterative_inv)
+
+// C[m×m] = A·B (float64, i-k-j order).
+static void matmul_f64(double *C, const double *A, const double *B, int m) {
+    for (int i = 0; i < m; i++) {
+        double *c = C + (size_t)i * m;
+        for (int j = 0; j < m; j++) c[j] = 0.0;
+        for (int k = 0; k < m; k++) {
+            double a = A[(size_t)i * m + k];
+            const double *b = B + (size_t)k * m;
+            for (int j = 0; j < m; j++) c[j] += a * b[j];
+        }
+    }
+}
+
+// T ← αI − T.
+static void shift_neg(double *T, double alpha, int m) {
+    for (size_t i = 0; i < (size_t)m * m; i++) T[i] = -T[i];
+    for (int i = 0; i < m; i++) T[(size_t)i * m + i] += alpha;
+}
+
+/* Z ≈ A⁺ by `iters` steps of Z ← ¼Z(13I − AZ(15I − AZ(7I − AZ))) from Z₀ = Aᵀ/max_j Σ_i A_ij (Razavi et
+ * al. 2014, as in Nyströmformer's iterative_inv). A = mat[0]; returns the buffer that holds Z. */
+static double *nystrom_pinv(double **mat, int m, int iters) {
+    double *A = mat[0], *Z = mat[1], *AZ = mat[2], *T = mat[3], *U = mat[4];
+    double cmax = 0.0;
+    for (int j = 0; j < m; j++) {
+        double cs = 0.0;
+        for (int i = 0; i < m; i++) cs += A[(size_t)i * m + j];
+        cmax = cs > cmax ? cs : cmax;
+    }
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++) Z[(size_t)i * m + j] = A[(size_t)j * m + i] / cmax;
+    for (int it = 0; it < iters; it++) {
+        matmul_f64(AZ, A, Z, m);
+        memcpy(T, AZ, (size_t)m * m * sizeof(double));
+        shift_neg(T, 7.0, m);                               /* T = 7I − AZ */
+        matmul_f64(U, AZ, T, m);
+        shift_neg(U, 15.0, m);                              /* U = 15I − AZ(7I − AZ) */
+        matmul_f64(T, AZ, U, m);
+        shift_neg(T, 13.0, m);                              /* T = 13I − AZ(15I − AZ(7I − AZ)) */
+        matmul_f64(U, Z, T, m);
+        for (size_t k = 0; k < (size_t)m * m; k++) U[k] *= 0.25;
+        double *tmp = Z;                                    /* Z ← U */
+        Z = U;
+        U = tmp;
+    }
+    mat[1] = Z;
+    mat[4] = U;
+    return Z;
+}
+
+/* Landmarks Q̃ (ws->C), K̃ (ws->C2), A and Z = pinv(A); returns Z. */
+static double *nystrom_setup(lr_ws *ws, const float *Q, const float *K, int n, int d, const av_params *prm) {
+    int m = prm->landmarks;
+    segment_means(ws->C, Q, n, m, d);
+    segment_means(ws->C2, K, n, m, d);
+    double *A = ws->mat[0];
+    for (int t = 0; t < m; t++) {
+        double *a = A + (size_t)t * m;
+        for (int u = 0; u < m; u++) a[u] = prm->scale * dot_dd(ws->C + (size_t)t * d, ws->C2 + (size_t)u * d, d);
+        softmax_f64(a, m);
+    }
+    return nystrom_pinv(ws->mat, m, prm->iters);
+}
+
+typedef struct {
+    const float *Q;
+    const double *Kt, *Z;
+    double *row, *lrow, scale;
+    int m, d;
+} nys_ctx;
+
+// Row i of L = F·Z, F_i = softmax(scale·q_i·K̃ᵀ), as float.
+static void nys_l_row(float *dst, int i, void *vctx) {
+    nys_ctx *c = vctx;
+    softmax_row_fd(c->row, c->Q + (size_t)i * c->d, c->Kt, c->m, c->d, c->scale);
+    vec_mat(c->lrow, c->row, c->Z, c->m, c->m);
+    to_float(dst, c->lrow, (size_t)c->m);
+}
+
+// z = softmax(scale·q·Kᵀ) over the n keys: a row of the exact softmax matrix (landmarks = n).
+static void exact_row(double *z, const float *q, const float *K, int n, int d, double scale) {
+    for (int j = 0; j < n; j++) {
+        const float *k = K + (size_t)j * d;
+        double s = 0.0;
+        for (int t = 0; t < d; t++) s += (double)q[t] * k[t];
+        z[j] = scale * s;
+    }
+    softmax_f64(z, n);
+}
+
+// B_t = softmax(scale·q̃_t·Kᵀ) into row (n doubles).
+static void nys_b_row(double *row, int t, const float *K, int n, int d, const lr_ws *ws, double scale) {
+    softmax_row_df(row, ws->C + (size_t)t * d, K, n, d, scale);
+}
+
+static void nystrom_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *prm,
+                           lr_ws *ws) {
+    int m = prm->landmarks;
+    if (m == n) {                                           /* exact softmax (the canonical special case) */
+        for (int i = 0; i < n; i++) {
+            exact_row(ws->row, Q + (size_t)i * d, K, n, d, prm->scale);
+            to_float(M + (size_t)i * n, ws->row, (size_t)n);
+        }
+        return;
+    }
+    double *Z = nystrom_setup(ws, Q, K, n, d, prm);
+    for (int t = 0; t < m; t++) {
+        nys_b_row(ws->row, t, K, n, d, ws, prm->scale);
+        to_float(ws->X + (size_t)t * n, ws->row, (size_t)n);
+    }
+    avs_pack_b(ws->PX, ws->X, (size_t)n, m, n);
+    size_t big = (size_t)(n > m ? n : m);
+    nys_ctx c = {Q, ws->C2, Z, ws->row, ws->row + big, prm->scale, m, d};
+    strip_gemm(M, n, m, ws->PX, ws->strip, nys_l_row, &c);
+}
+
+static void nystrom_linear(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
+                           const av_params *prm, lr_ws *ws) {
+    int m = prm->landmarks;
+    if (m == n) {                                           /* O_i = Σ_j softmax_ij v_j */
+        for (int i = 0; i < n; i++) {
+            exact_row(ws->row, Q + (size_t)i * d, K, n, d, prm->scale);
+            for (int k = 0; k < dv; k++) ws->orow[k] = 0.0;
+            for (int j = 0; j < n; j++)
+                for (int k = 0; k < dv; k++) ws->orow[k] += ws->row[j] * V[(size_t)j * dv + k];
+            to_float(O + (size_t)i * dv, ws->orow, (size_t)dv);
+        }
+        return;
+    }
+    double *Z = nystrom_setup(ws, Q, K, n, d, prm);
+    for (int t = 0; t < m; t++) {                           /* BV = B·V (m×dv) */
+        nys_b_row(ws->row, t, K, n, d, ws, prm->scale);
+        double *y = ws->Y + (size_t)t * dv;
+        for (int k = 0; k < dv; k++) y[k] = 0.0;
+        for (int j = 0; j < n; j++)
+            for (int k = 0; k < dv; k++) y[k] += ws->row[j] * V[(size_t)j * dv + k];
+    }
+    for (int t = 0; t < m; t++) vec_mat(ws->Y2 + (size_t)t * dv, Z + (size_t)t * m, ws->Y, m, dv);
+    for (int i = 0; i < n; i++) {                           /* O_i = F_i·(Z·BV) */
+        softmax_row_fd(ws->row, Q + (size_t)i * d, ws->C2, m, d, prm->scale);
+        vec_mat(ws->orow, ws->row, ws->Y2, m, dv);
+        to_float(O + (size_t)i * dv, ws->orow, (size_t)dv);
+    }
+}
+
+static void nystrom_factors(float *L, float *R, const float *Q, const float *K, int n, int d,
+                            const av_params *prm, lr_ws *ws) {
+    int m = prm->landmarks;
+    if (m == n) {                                           /* L = the softmax matrix, R = I */
+        for (int i = 0; i < n; i++) {
+            exact_row(ws->row, Q + (size_t)i * d, K, n, d, prm->scale);
+            to_float(L + (size_t)i * n, ws->row, (size_t)n);
+        }
+        memset(R, 0, (size_t)n * n * sizeof(float));
+        for (int i = 0; i < n; i++) R[(size_t)i * n + i] = 1.0f;
+        return;
+    }
+    double *Z = nystrom_setup(ws, Q, K, n, d, prm);
+    for (int t = 0; t < m; t++) {                           /* R = Bᵀ */
+        nys_b_row(ws->row, t, K, n, d, ws, prm->scale);
+        for (int j = 0; j < n; j++) R[(size_t)j * m + t] = (float)ws->row[j];
+    }
+    size_t big = (size_t)(n > m ? n : m);
+    nys_ctx c = {Q, ws->C2, Z, ws->row, ws->row + big, prm->scale, m, d};
+    for (int i = 0; i < n; i++) nys_l_row(L + (size_t)i * m, i, &c);
+}
+
+// ----------------------------------------------------------------------------------------------------
+// the entry points (resolved knobs; work of avi_lowrank_work bytes)
+
+/* M[n×n], the effective map. AV_WARN_OVERFLOW when an entry is not finite (a logit beyond float64 range,
+ * e.g. an enormous scale, gives NaN rows). */
+int avi_lowrank_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *prm, void *work) {
+    int st = lr_check(prm);
+    if (st != AV_OK) return st;
+    lr_ws ws;
+    lr_layout(&ws, work, prm, n, d, 0);
+    if (prm->variant == AV_LINFORMER) linformer_matrix(M, Q, K, n, d, prm, &ws);
+    else nystrom_matrix(M, Q, K, n, d, prm, &ws);
+    return avi_all_finite(M, (size_t)n * n) ? AV_OK : AV_WARN_OVERFLOW;
+}
+
+/* O[n×dv] = P̄(FV) or F(Z(BV)) without forming n×n. */
+int avi_lowrank_linear(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
+                       const av_params *prm, void *work) {
+    int st = lr_check(prm);
+    if (st != AV_OK) return st;
+    lr_ws ws;
+    lr_layout(&ws, work, prm, n, d, dv);
+    if (prm->variant == AV_LINFORMER) linformer_linear(O, Q, K, V, n, d, dv, prm, &ws);
+    else nystrom_linear(O, Q, K, V, n, d, dv, prm, &ws);
+    return avi_all_finite(O, (size_t)n * dv) ? AV_OK : AV_WARN_OVERFLOW;
+}
+
+/* L, R (n×r) with M = L·Rᵀ: linformer L = P̄, R = Fᵀ (r = s); nystrom L = F·Z, R = Bᵀ (r = landmarks;
+ * with landmarks = n, L = the softmax matrix and R = I). */
+int avi_lowrank_factors(float *L, float *R, const float *Q, const float *K, int n, int d,
+                        const av_params *prm, void *work) {
+    int st = lr_check(prm);
+    if (st != AV_OK) return st;
+    lr_ws ws;
+    lr_layout(&ws, work, prm, n, d, 0);
+    if (prm->variant == AV_LINFORMER) linformer_factors(L, R, Q, K, n, d, prm, &ws);
+    else nystrom_factors(L, R, Q, K, n, d, prm, &ws);
+    size_t cnt = (size_t)n * lr_rank(prm);
+    return avi_all_finite(L, cnt) && avi_all_finite(R, cnt) ? AV_OK : AV_WARN_OVERFLOW;
+}

@@ -1,0 +1,813 @@
+/* check_attention.c: the attention API (attention.c, simd.h) against plain double-precision references
+ * written from product.md §9 (not from the library's internals).
+ *
+ * Sizes are not multiples of 4 or 8 (n = 1, 7, 37, 130; d = 3, 13, 64) so every SIMD tail runs.
+ * Tolerances: entries of normalised matrices (≤ 1) are compared as max|M − A| ≤ 2e-5·max|A|: the float
+ * gemm's error on a logit of size ~5 at d = 64 is a few 1e-6, and exp carries it relatively.
+ */
+#include <check.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnviz.h"
+#include "simd.h"
+#include "testutil.h"
+
+static const double PI = 3.14159265358979323846;
+
+// ----------------------------------------------------------------------------------------------------
+// double references (product.md §9)
+
+static double dot_fd(const float *a, const float *b, int d) {
+    double s = 0;
+    for (int f = 0; f < d; f++) s += (double)a[f] * b[f];
+    return s;
+}
+
+/* Feature dimension of the deterministic maps the reference knows; 0 for others. */
+long tref_feature_dim(const av_params *p, int d) {
+    switch (p->variant) {
+    case AV_ELU: case AV_RELU: case AV_EXP: case AV_EFFICIENT: case AV_FOCUSED: return d;
+    case AV_HEDGEHOG: return 2L * (p->hedgehog_w ? p->hedgehog_cols : d);
+    case AV_COSFORMER: return 2L * d;
+    default: return 0;
+    }
+}
+
+/* Row i of one side's φ in double; `key` selects the key-side stabiliser; cmax the global key max. */
+static void tref_phi_row(double *phi, const float *X, int i, int n, int d, const av_params *p, int key,
+                         double cmax) {
+    const float *x = X + (size_t)i * d;
+    double p_pow = p->p == 0 ? 3 : p->p;
+    switch (p->variant) {
+    case AV_ELU: for (int f = 0; f < d; f++) phi[f] = x[f] > 0 ? x[f] + 1.0 : exp(x[f]); break;
+    case AV_RELU: for (int f = 0; f < d; f++) phi[f] = x[f] > 0 ? x[f] : 0; break;
+    case AV_EXP: {
+        double c = x[0];
+        for (int f = 1; f < d; f++) c = x[f] > c ? x[f] : c;
+        if (key) c = cmax;
+        for (int f = 0; f < d; f++) phi[f] = exp(x[f] - c);
+        break;
+    }
+    case AV_FOCUSED: {
+        double ny = 0, np = 0;
+        for (int f = 0; f < d; f++) {
+            double y = ((x[f] > 0 ? x[f] : 0) + 1e-6) / log(2.0);
+            phi[f] = pow(y, p_pow);
+            ny += y * y;
+            np += phi[f] * phi[f];
+        }
+        for (int f = 0; f < d; f++) phi[f] *= sqrt(ny) / sqrt(np);
+        break;
+    }
+    case AV_HEDGEHOG: {
+        int cols = p->hedgehog_w ? p->hedgehog_cols : d;
+        double c = 0;
+        for (int k = 0; k < cols; k++) {
+            double u = 0;
+            if (p->hedgehog_w)
+                for (int f = 0; f < d; f++) u += (double)x[f] * p->hedgehog_w[(size_t)f * cols + k];
+            else u = x[k];
+            phi[k] = u;
+            c = fabs(u) > c ? fabs(u) : c;
+        }
+        if (key) c = cmax;
+        for (int k = 0; k < cols; k++) {
+            double u = phi[k];
+            phi[k] = exp(u - c);
+            phi[cols + k] = exp(-u - c);
+        }
+        break;
+    }
+    case AV_COSFORMER: {
+        double th = PI * (i + 1) / (2.0 * n);
+        for (int f = 0; f < d; f++) {
+            double r = x[f] > 0 ? x[f] : 0;
+            phi[f] = r * sin(th);
+            phi[d + f] = r * cos(th);
+        }
+        break;
+    }
+    default: break;
+    }
+}
+
+/* The key-side global stabiliser of exp (max over all keys and features) and hedgehog (max |Wᵀk|). */
+static double tref_key_max(const float *K, int n, int d, const av_params *p) {
+    double c = -INFINITY;
+    if (p->variant == AV_EXP)
+        for (size_t i = 0; i < (size_t)n * d; i++) c = K[i] > c ? K[i] : c;
+    if (p->variant == AV_HEDGEHOG) {
+        int cols = p->hedgehog_w ? p->hedgehog_cols : d;
+        c = 0;
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < cols; k++) {
+                double u = p->hedgehog_w ? 0 : K[(size_t)i * d + k];
+                if (p->hedgehog_w)
+                    for (int f = 0; f < d; f++) u += (double)K[(size_t)i * d + f] * p->hedgehog_w[(size_t)f * cols + k];
+                c = fabs(u) > c ? fabs(u) : c;
+            }
+    }
+    return c;
+}
+
+/* Φ_Q, Φ_K (n×r, double) of the deterministic maps. */
+void tref_features(double *PQ, double *PK, const float *Q, const float *K, int n, int d, const av_params *p) {
+    long r = tref_feature_dim(p, d);
+    if (p->variant == AV_EFFICIENT) {
+        for (int i = 0; i < n; i++) {
+            double m = Q[(size_t)i * d], s = 0;
+            for (int f = 1; f < d; f++) m = fmax(m, Q[(size_t)i * d + f]);
+            for (int f = 0; f < d; f++) s += PQ[(size_t)i * d + f] = exp(Q[(size_t)i * d + f] - m);
+            for (int f = 0; f < d; f++) PQ[(size_t)i * d + f] /= s;
+        }
+        for (int f = 0; f < d; f++) {
+            double m = K[f], s = 0;
+            for (int j = 1; j < n; j++) m = fmax(m, K[(size_t)j * d + f]);
+            for (int j = 0; j < n; j++) s += PK[(size_t)j * d + f] = exp(K[(size_t)j * d + f] - m);
+            for (int j = 0; j < n; j++) PK[(size_t)j * d + f] /= s;
+        }
+        return;
+    }
+    double cmax = tref_key_max(K, n, d, p);
+    for (int i = 0; i < n; i++) {
+        tref_phi_row(PQ + (size_t)i * r, Q, i, n, d, p, 0, 0);
+        tref_phi_row(PK + (size_t)i * r, K, i, n, d, p, 1, cmax);
+    }
+}
+
+static double tref_poly(const av_params *p, double s) {
+    if (p->variant == AV_TAYLOR) {
+        double t = 0, term = 1;
+        for (int r = 0; r <= p->order; r++) {
+            t += term;
+            term *= s / (r + 1);
+        }
+        return t;
+    }
+    return pow(1 + s / p->N, p->N);
+}
+
+/* The n×n matrix of a variant in double, from §9 directly. Knobs must be resolved (scale, p, order set). */
+static void tref_matrix(double *A, const float *Q, const float *K, int n, int d, const av_params *p) {
+    long r = tref_feature_dim(p, d);
+    double *PQ = r ? malloc(sizeof(double) * n * r) : NULL, *PK = r ? malloc(sizeof(double) * n * r) : NULL;
+    if (r) tref_features(PQ, PK, Q, K, n, d, p);
+    for (int i = 0; i < n; i++) {
+        double *a = A + (size_t)i * n, sum = 0, mx = -INFINITY;
+        int len = p->causal ? i + 1 : n;
+        for (int j = 0; j < n; j++) {
+            double s = p->scale * dot_fd(Q + (size_t)i * d, K + (size_t)j * d, d), v;
+            if (j >= len) { a[j] = 0; continue; }
+            if (p->variant == AV_SOFTMAX) v = s;
+            else if (p->variant == AV_TAYLOR || p->variant == AV_EXPLIMIT) v = tref_poly(p, s);
+            else if (p->variant == AV_COSFORMER) {
+                double qk = 0;
+                for (int f = 0; f < d; f++) {
+                    double q = Q[(size_t)i * d + f], k = K[(size_t)j * d + f];
+                    qk += (q > 0 ? q : 0) * (k > 0 ? k : 0);
+                }
+                v = qk * cos(PI * (i - j) / (2.0 * n));
+            } else {
+                v = 0;
+                for (long f = 0; f < r; f++) v += PQ[(size_t)i * r + f] * PK[(size_t)j * r + f];
+            }
+            a[j] = v;
+            mx = v > mx ? v : mx;
+        }
+        if (p->variant == AV_SOFTMAX)
+            for (int j = 0; j < len; j++) a[j] = exp(a[j] - mx);
+        for (int j = 0; j < len; j++) sum += a[j];
+        double den = sum;
+        if (p->variant == AV_ELU || p->variant == AV_RELU) den = sum + 1e-6;
+        if (p->variant == AV_FOCUSED) den = sum + n * 1e-6;
+        if (p->variant == AV_COSFORMER) den = fmax(sum, 1e-6);
+        if (den != 0)
+            for (int j = 0; j < len; j++) a[j] /= den;
+    }
+    if (p->variant == AV_FOCUSED && p->dwc_kernel > 0) {
+        int k = p->dwc_kernel, h = (k - 1) / 2;
+        av_rng rng;
+        av_rng_seed(&rng, p->seed);
+        for (int t = 0; t < k; t++) {
+            double w = av_rng_normal(&rng) / sqrt((double)k);
+            for (int i = 0; i < n; i++)
+                if (i + t - h >= 0 && i + t - h < n) A[(size_t)i * n + i + t - h] += w;
+        }
+    }
+    free(PQ);
+    free(PK);
+}
+
+// ----------------------------------------------------------------------------------------------------
+// helpers
+
+static void *work_for(size_t bytes) { return malloc(bytes ? bytes : 1); }
+
+/* M = av_matrix(prm) with a fresh workspace; returns the status. */
+static int run_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *prm) {
+    size_t wb = av_matrix_work(prm, n, d);
+    void *w = work_for(wb);
+    int st = av_matrix(M, Q, K, n, d, prm, w, wb);
+    free(w);
+    return st;
+}
+
+static void inputs(float **Q, float **K, float **V, int n, int d, int dv, uint64_t seed, double std) {
+    *Q = malloc(sizeof(float) * n * d);
+    *K = malloc(sizeof(float) * n * d);
+    *V = malloc(sizeof(float) * n * dv);
+    tu_fill_normal(*Q, (size_t)n * d, 0, std, seed);
+    tu_fill_normal(*K, (size_t)n * d, 0, std, seed + 1);
+    tu_fill_normal(*V, (size_t)n * dv, 0, 1, seed + 2);
+}
+
+static const int NS[] = {1, 7, 37, 130};
+static const int DS[] = {3, 13, 64};
+static const int REF_VARIANTS[] = {AV_SOFTMAX, AV_ELU, AV_RELU, AV_EXP, AV_EFFICIENT, AV_FOCUSED,
+                                   AV_TAYLOR, AV_EXPLIMIT, AV_HEDGEHOG, AV_COSFORMER};
+#define NREF (int)(sizeof REF_VARIANTS / sizeof REF_VARIANTS[0])
+
+static int eps_free(int v) { return v == AV_SOFTMAX || v == AV_EXP || v == AV_EFFICIENT || v == AV_HEDGEHOG; }
+static int may_zero(int v) { return v == AV_RELU || v == AV_COSFORMER; } /* all-negative rows happen */
+static int normalising(int v) { return v != AV_TAYLOR && v != AV_EXPLIMIT && v != AV_LINFORMER && v != AV_NYSTROM; }
+
+// ----------------------------------------------------------------------------------------------------
+// the SIMD exp
+
+/* ulp of the float nearest to y (the spacing at |y|; the subnormal spacing below FLT_MIN). */
+static double ulp_at(double y) {
+    y = fabs(y);
+    if (y < FLT_MIN) return ldexp(1.0, -149);
+    int e;
+    frexp(y, &e);
+    return ldexp(1.0, e - 24);
+}
+
+START_TEST(test_exp_ulp) {
+    /* Bound: ≤ 2 ulp where e^x is a normal float (x ≥ ln FLT_MIN ≈ −87.34); ≤ 1 subnormal ulp
+     * (2^−149) below, 0 below −103.97; +Inf above ln FLT_MAX ≈ 88.7228. */
+    double worst = 0, worst_x = 0;
+    for (int i = 0; i <= 2000000; i++) {
+        float x = (float)(-110.0 + 200.0 * i / 2000000.0);
+        double ref = exp((double)x), got = avs_expf(x);
+        if (ref > FLT_MAX * (1 + 0x1p-24)) {
+            ck_assert_msg(isinf(got) && got > 0, "x=%.9g: %g, expected +Inf", x, got);
+            continue;
+        }
+        double err = fabs(got - ref) / ulp_at(ref);
+        if (ref < FLT_MIN) ck_assert_msg(fabs(got - ref) <= ldexp(1.0, -149), "subnormal x=%.9g", x);
+        else if (err > worst) worst = err, worst_x = x;
+    }
+    ck_assert_msg(worst <= 2.0, "worst %.3f ulp at x = %.9g", worst, worst_x);
+    ck_assert(avs_expf(0.0f) == 1.0f);
+    ck_assert(avs_expf(-1000.0f) == 0.0f);
+    ck_assert(avs_expf(-INFINITY) == 0.0f);
+    ck_assert(isinf(avs_expf(89.0f)) && isinf(avs_expf(1e30f)) && isinf(avs_expf(INFINITY)));
+    ck_assert(isnan(avs_expf(NAN)));
+}
+END_TEST
+
+START_TEST(test_exp_row_matches_scalar) {
+    enum { L = 1037 };
+    float x[L], y[L];
+    tu_fill_uniform(x, L, -120, 100, 5);
+    memcpy(y, x, sizeof x);
+    avs_exp_sub_sum(y, L, 3.0f);
+    double s = 0;
+    for (int i = 0; i < L; i++) {
+        float e = avs_expf(x[i] - 3.0f);
+        ck_assert_msg(memcmp(&e, &y[i], 4) == 0 || (isnan(e) && isnan(y[i])), "lane %d", i);
+        s += e;
+    }
+    float m = avs_max(x, L), mr = x[0];
+    for (int i = 1; i < L; i++) mr = x[i] > mr ? x[i] : mr;
+    ck_assert(m == mr);
+    (void)s;
+}
+END_TEST
+
+// ----------------------------------------------------------------------------------------------------
+// every variant against its double reference; rows sum to 1; causal zeros exact
+
+static void check_against_reference(int variant, int causal, int n, int d) {
+    av_params p, r;
+    av_params_default(&p, variant);
+    p.causal = causal;
+    if (variant == AV_TAYLOR) p.order = 4; /* even orders: positive normalisers (odd: test_warnings) */
+    if (variant == AV_EXPLIMIT) p.N = 4;
+    ck_assert_int_eq(av_params_resolve(&r, &p, n, d), AV_OK);
+    float *Q, *K, *V;
+    inputs(&Q, &K, &V, n, d, 1, 1000u * n + d, 1.0);
+    float *M = malloc(sizeof(float) * n * n);
+    double *A = malloc(sizeof(double) * n * n);
+    int st = run_matrix(M, Q, K, n, d, &p);
+    ck_assert_msg(st == AV_OK || (st == AV_WARN_ZERO_ROW && may_zero(variant)), "%s n=%d d=%d causal=%d: %d",
+                  av_variant_name(variant), n, d, causal, st);
+    tref_matrix(A, Q, K, n, d, &r);
+    double scale = tu_max_abs_d(A, (size_t)n * n), err = tu_max_abs_diff_d(M, A, (size_t)n * n);
+    ck_assert_msg(err <= 2e-5 * fmax(scale, 1e-30), "%s n=%d d=%d causal=%d: err %g (max %g)",
+                  av_variant_name(variant), n, d, causal, err, scale);
+    for (int i = 0; i < n; i++) {
+        double sm = 0, sa = 0;
+        for (int j = 0; j < n; j++) {
+            if (causal && j > i) ck_assert_msg(M[(size_t)i * n + j] == 0.0f, "masked entry %d,%d", i, j);
+            sm += M[(size_t)i * n + j];
+            sa += A[(size_t)i * n + j];
+        }
+        if (!normalising(variant)) continue;
+        /* rows sum to S/(S + ε) (S/max(S, 1e-6) for cosFormer): the reference's own sum; exactly 1 for
+         * the ε-free variants; 0 for a reported all-zero row */
+        ck_assert_msg(fabs(sm - sa) <= 1e-5, "%s row %d sums %.9g vs %.9g", av_variant_name(variant), i, sm, sa);
+        if (eps_free(variant)) ck_assert_msg(fabs(sm - 1) <= 1e-5, "%s row %d sums %.9g", av_variant_name(variant), i, sm);
+    }
+    free(Q); free(K); free(V); free(M); free(A);
+}
+
+START_TEST(test_matrix_vs_reference) {
+    int variant = REF_VARIANTS[_i];
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 3; b++)
+            for (int causal = 0; causal <= 1; causal++) {
+                if (causal && variant == AV_EFFICIENT) continue;
+                check_against_reference(variant, causal, NS[a], DS[b]);
+            }
+}
+END_TEST
+
+START_TEST(test_focused_dwc_and_powers) {
+    double powers[] = {1, 2.5, 3, 10};
+    for (int t = 0; t < 4; t++)
+        for (int k = 0; k <= 5; k += 5) {
+            av_params p, r;
+            av_params_default(&p, AV_FOCUSED);
+            p.p = powers[t];
+            p.dwc_kernel = k == 0 ? 0 : (t == 3 ? 1 : 5);
+            p.seed = 77;
+            int n = 37, d = 13;
+            ck_assert_int_eq(av_params_resolve(&r, &p, n, d), AV_OK);
+            float *Q, *K, *V;
+            inputs(&Q, &K, &V, n, d, 1, 9, 1.0);
+            float *M = malloc(sizeof(float) * n * n);
+            double *A = malloc(sizeof(double) * n * n);
+            ck_assert_int_eq(run_matrix(M, Q, K, n, d, &p), AV_OK);
+            tref_matrix(A, Q, K, n, d, &r);
+            double err = tu_max_abs_diff_d(M, A, (size_t)n * n);
+            ck_assert_msg(err <= 2e-5 * tu_max_abs_d(A, (size_t)n * n), "p=%g k=%d err %g", p.p, p.dwc_kernel, err);
+            free(Q); free(K); free(V); free(M); free(A);
+        }
+}
+END_TEST
+
+START_TEST(test_hedgehog_with_w) {
+    int n = 37, d = 13, cols = 7;
+    float W[13 * 7];
+    tu_fill_normal(W, (size_t)d * cols, 0, 0.5, 3);
+    for (int causal = 0; causal <= 1; causal++) {
+        av_params p, r;
+        av_params_default(&p, AV_HEDGEHOG);
+        av_params_set_hedgehog(&p, W, cols);
+        p.causal = causal;
+        ck_assert_int_eq(av_params_resolve(&r, &p, n, d), AV_OK);
+        float *Q, *K, *V;
+        inputs(&Q, &K, &V, n, d, 1, 19, 2.0);
+        float *M = malloc(sizeof(float) * n * n);
+        double *A = malloc(sizeof(double) * n * n);
+        ck_assert_int_eq(run_matrix(M, Q, K, n, d, &p), AV_OK);
+        tref_matrix(A, Q, K, n, d, &r);
+        ck_assert(tu_max_abs_diff_d(M, A, (size_t)n * n) <= 2e-5 * tu_max_abs_d(A, (size_t)n * n));
+        long rr;
+        ck_assert_int_eq(av_feature_dim(&rr, &p, n, d), AV_OK);
+        ck_assert_int_eq(rr, 2 * cols);
+        free(Q); free(K); free(V); free(M); free(A);
+    }
+}
+END_TEST
+
+START_TEST(test_softmax_large) {
+    /* the fast kernel at a benchmark-like size against the reference, both masks */
+    int n = 261, d = 64;
+    for (int causal = 0; causal <= 1; causal++) {
+        av_params p;
+        av_params_default(&p, AV_SOFTMAX);
+        p.causal = causal;
+        p.scale = 0.3;
+        float *Q, *K, *V;
+        inputs(&Q, &K, &V, n, d, 1, 42, 1.5);
+        float *M = malloc(sizeof(float) * n * n);
+        double *A = malloc(sizeof(double) * n * n);
+        ck_assert_int_eq(run_matrix(M, Q, K, n, d, &p), AV_OK);
+        tref_matrix(A, Q, K, n, d, &p);
+        double err = tu_max_abs_diff_d(M, A, (size_t)n * n);
+        ck_assert_msg(err <= 2e-5 * tu_max_abs_d(A, (size_t)n * n), "err %g", err);
+        free(Q); free(K); free(V); free(M); free(A);
+    }
+}
+END_TEST
+
+START_TEST(test_scores) {
+    int n = 37, d = 300; /* d > the 256-row panel chunk */
+    float *Q, *K, *V;
+    inputs(&Q, &K, &V, n, d, 1, 8, 1.0);
+    float *S = malloc(sizeof(float) * n * n), *E = malloc(sizeof(float) * n * n);
+    ck_assert_int_eq(av_scores(S, Q, K, n, d, 0, 0), AV_OK);
+    ck_assert_int_eq(av_scores(E, Q, K, n, d, 0, 1), AV_OK);
+    double mx = -INFINITY, *ref = malloc(sizeof(double) * n * n);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            ref[(size_t)i * n + j] = dot_fd(Q + (size_t)i * d, K + (size_t)j * d, d) / sqrt((double)d);
+            mx = fmax(mx, ref[(size_t)i * n + j]);
+        }
+    ck_assert(tu_max_abs_diff_d(S, ref, (size_t)n * n) <= 1e-5);
+    for (size_t i = 0; i < (size_t)n * n; i++) ref[i] = exp(ref[i] - mx);
+    ck_assert(tu_max_abs_diff_d(E, ref, (size_t)n * n) <= 1e-5);
+    free(Q); free(K); free(V); free(S); free(E); free(ref);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------------------------------
+// quadratic vs linear vs recurrent; factors; rank
+
+static const int PATH_VARIANTS[] = {AV_ELU, AV_RELU, AV_EXP, AV_EFFICIENT, AV_FOCUSED, AV_PERFORMER,
+                                    AV_TAYLOR, AV_EXPLIMIT, AV_HEDGEHOG, AV_COSFORMER};
+#define NPATH (int)(sizeof PATH_VARIANTS / sizeof PATH_VARIANTS[0])
+
+static double rel_err(const float *a, const float *b, size_t count) {
+    double m = 0;
+    for (size_t i = 0; i < count; i++) m = fmax(m, fabs(b[i]));
+    return tu_max_abs_diff(a, b, count) / fmax(m, 1e-30);
+}
+
+static void check_paths(int variant, int causal, int n, int d, int dv) {
+    av_params p;
+    av_params_default(&p, variant);
+    p.causal = causal;
+    p.m = 19;
+    p.order = 2;
+    p.N = 2;
+    float *Q, *K, *V;
+    inputs(&Q, &K, &V, n, d, dv, 31u * n + d, 0.7);
+    float *Oq = malloc(sizeof(float) * n * dv), *Ol = malloc(sizeof(float) * n * dv);
+    float *M = malloc(sizeof(float) * n * n);
+    size_t wa = av_attend_work(&p, n, d, dv), wl = av_linear_work(&p, n, d, dv);
+    void *w = work_for(wa > wl ? wa : wl);
+    int st = av_attend(Oq, M, Q, K, V, n, d, dv, &p, w, wa);
+    ck_assert(st == AV_OK || (st == AV_WARN_ZERO_ROW && may_zero(variant)));
+    ck_assert_int_eq(av_linear(Ol, Q, K, V, n, d, dv, &p, w, wl), st);
+    double e = rel_err(Ol, Oq, (size_t)n * dv);
+    ck_assert_msg(e <= 1e-5, "%s causal=%d n=%d d=%d: linear vs quadratic %g", av_variant_name(variant), causal, n,
+                  d, e);
+    /* M·V with M given equals M·V with M in the workspace */
+    float *O2 = malloc(sizeof(float) * n * dv);
+    ck_assert_int_eq(av_attend(O2, NULL, Q, K, V, n, d, dv, &p, w, wa), st);
+    ck_assert(tu_max_abs_diff(O2, Oq, (size_t)n * dv) == 0);
+    if (causal) { /* the recurrent form, token by token, from av_features */
+        long r;
+        ck_assert_int_eq(av_feature_dim(&r, &p, n, d), AV_OK);
+        float *PQ = malloc(sizeof(float) * n * r), *PK = malloc(sizeof(float) * n * r);
+        size_t wf = av_features_work(&p, n, d);
+        void *fw = work_for(wf);
+        ck_assert_int_eq(av_features(PQ, PK, Q, K, n, d, &p, fw, wf), AV_OK);
+        double *S = calloc((size_t)r * dv, sizeof(double)), *z = calloc((size_t)r, sizeof(double));
+        int worst = AV_OK;
+        for (int t = 0; t < n; t++) {
+            int s1 = av_recurrent_step(O2 + (size_t)t * dv, S, z, PQ + (size_t)t * r, PK + (size_t)t * r,
+                                       V + (size_t)t * dv, r, dv, n, &p);
+            ck_assert(s1 == AV_OK || s1 == AV_WARN_ZERO_ROW);
+            worst = s1 > worst ? s1 : worst;
+        }
+        ck_assert_int_eq(worst, st);
+        e = rel_err(O2, Oq, (size_t)n * dv);
+        ck_assert_msg(e <= 1e-5, "%s recurrent vs quadratic %g", av_variant_name(variant), e);
+        free(PQ); free(PK); free(fw); free(S); free(z);
+    } else { /* factors: L·Rᵀ = M */
+        long r;
+        ck_assert_int_eq(av_factor_rank(&r, &p, n, d), AV_OK);
+        float *L = malloc(sizeof(float) * n * r), *R = malloc(sizeof(float) * n * r);
+        size_t wf = av_factors_work(&p, n, d);
+        void *fw = work_for(wf);
+        ck_assert_int_eq(av_factors(L, R, Q, K, n, d, &p, fw, wf), st);
+        double worst = 0, mx = 0;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                double s = 0;
+                for (long f = 0; f < r; f++) s += (double)L[(size_t)i * r + f] * R[(size_t)j * r + f];
+                worst = fmax(worst, fabs(s - M[(size_t)i * n + j]));
+                mx = fmax(mx, fabs(M[(size_t)i * n + j]));
+            }
+        ck_assert_msg(worst <= 1e-5 * mx, "%s factors %g", av_variant_name(variant), worst / mx);
+        free(L); free(R); free(fw);
+    }
+    free(Q); free(K); free(V); free(Oq); free(Ol); free(O2); free(M); free(w);
+}
+
+START_TEST(test_paths_agree) {
+    int variant = PATH_VARIANTS[_i];
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 2; b++)
+            for (int causal = 0; causal <= 1; causal++) {
+                if (causal && variant == AV_EFFICIENT) continue;
+                check_paths(variant, causal, NS[a], DS[b], b == 0 ? 5 : 13);
+            }
+}
+END_TEST
+
+START_TEST(test_focused_dwc_linear) {
+    int n = 37, d = 13, dv = 7;
+    av_params p;
+    av_params_default(&p, AV_FOCUSED);
+    p.dwc_kernel = 9;
+    p.seed = 5;
+    float *Q, *K, *V;
+    inputs(&Q, &K, &V, n, d, dv, 12, 1.0);
+    float *Oq = malloc(sizeof(float) * n * dv), *Ol = malloc(sizeof(float) * n * dv);
+    size_t wa = av_attend_work(&p, n, d, dv), wl = av_linear_work(&p, n, d, dv);
+    void *w = work_for(wa > wl ? wa : wl);
+    ck_assert_int_eq(av_attend(Oq, NULL, Q, K, V, n, d, dv, &p, w, wa), AV_OK);
+    ck_assert_int_eq(av_linear(Ol, Q, K, V, n, d, dv, &p, w, wl), AV_OK);
+    ck_assert(rel_err(Ol, Oq, (size_t)n * dv) <= 1e-5);
+    free(Q); free(K); free(V); free(Oq); free(Ol); free(w);
+}
+END_TEST
+
+/* Numerical rank of a float n×n matrix: modified Gram–Schmidt with column pivoting, in double;
+ * a column counts when its residual norm exceeds tol·(largest column norm). */
+static int numerical_rank(const float *M, int n, double tol) {
+    double *A = malloc(sizeof(double) * n * n), big = 0;
+    int *used = calloc((size_t)n, sizeof(int)), rank = 0;
+    for (size_t i = 0; i < (size_t)n * n; i++) A[i] = M[i];
+    for (int j = 0; j < n; j++) {
+        double s = 0;
+        for (int i = 0; i < n; i++) s += A[(size_t)i * n + j] * A[(size_t)i * n + j];
+        big = fmax(big, sqrt(s));
+    }
+    for (int step = 0; step < n; step++) {
+        int best = -1;
+        double bn = 0;
+        for (int j = 0; j < n; j++) {
+            if (used[j]) continue;
+            double s = 0;
+            for (int i = 0; i < n; i++) s += A[(size_t)i * n + j] * A[(size_t)i * n + j];
+            if (sqrt(s) > bn) bn = sqrt(s), best = j;
+        }
+        if (best < 0 || bn <= tol * big) break;
+        used[best] = 1;
+        rank++;
+        for (int i = 0; i < n; i++) A[(size_t)i * n + best] /= bn;
+        for (int j = 0; j < n; j++) {
+            if (used[j]) continue;
+            double s = 0;
+            for (int i = 0; i < n; i++) s += A[(size_t)i * n + best] * A[(size_t)i * n + j];
+            for (int i = 0; i < n; i++) A[(size_t)i * n + j] -= s * A[(size_t)i * n + best];
+        }
+    }
+    free(A);
+    free(used);
+    return rank;
+}
+
+START_TEST(test_rank_bound) {
+    int n = 130, d = 3;
+    float *Q, *K, *V;
+    inputs(&Q, &K, &V, n, d, 1, 77, 1.0);
+    float *M = malloc(sizeof(float) * n * n);
+    int kernels[] = {AV_ELU, AV_RELU, AV_EXP, AV_EFFICIENT, AV_FOCUSED, AV_HEDGEHOG, AV_COSFORMER};
+    for (int t = 0; t < 7; t++) {
+        av_params p;
+        av_params_default(&p, kernels[t]);
+        long r;
+        ck_assert_int_eq(av_feature_dim(&r, &p, n, d), AV_OK);
+        run_matrix(M, Q, K, n, d, &p);
+        int rk = numerical_rank(M, n, 1e-5);
+        ck_assert_msg(rk <= r && rk >= 1, "%s rank %d > r = %ld", av_variant_name(kernels[t]), rk, r);
+    }
+    av_params p;
+    av_params_default(&p, AV_SOFTMAX);
+    p.scale = 1;
+    run_matrix(M, Q, K, n, d, &p);
+    int rk = numerical_rank(M, n, 1e-5);
+    ck_assert_msg(rk > 2 * d, "softmax rank %d", rk); /* exp(QKᵀ) is not rank-limited by d */
+    free(Q); free(K); free(V); free(M);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------------------------------
+// status codes
+
+START_TEST(test_status_codes) {
+    int n = 7, d = 3, dv = 2;
+    float *Q, *K, *V;
+    inputs(&Q, &K, &V, n, d, dv, 1, 1.0);
+    float M[49], O[14], o[2];
+    double S[64] = {0}, z[8] = {0}, cost[4];
+    static unsigned char work[1 << 16];
+    av_params p;
+    av_params_default(&p, AV_SOFTMAX);
+    size_t wb = av_matrix_work(&p, n, d);
+    ck_assert_int_eq(av_matrix(NULL, Q, K, n, d, &p, work, wb), AV_ERR_NULL);
+    ck_assert_int_eq(av_matrix(M, Q, K, n, d, NULL, work, wb), AV_ERR_NULL);
+    ck_assert_int_eq(av_matrix(M, Q, K, n, d, &p, NULL, wb), AV_ERR_NULL);
+    ck_assert_int_eq(av_matrix(M, Q, K, 0, d, &p, work, wb), AV_ERR_SIZE);
+    ck_assert_int_eq(av_matrix(M, Q, K, n, AV_MAX_D + 1, &p, work, wb), AV_ERR_SIZE);
+    ck_assert_int_eq(av_matrix(M, Q, K, n, d, &p, work, wb - 1), AV_ERR_WORKSPACE);
+    ck_assert_int_eq(av_attend(O, M, Q, K, V, n, d, 0, &p, work, sizeof work), AV_ERR_SIZE);
+    ck_assert_int_eq(av_attend(O, NULL, Q, K, V, n, d, dv, &p, work, av_attend_work(&p, n, d, dv) - 1),
+                     AV_ERR_WORKSPACE);
+    ck_assert_int_eq(av_attend_work(&p, n, d, 0), 0);
+    p.scale = -1;
+    ck_assert_int_eq(av_matrix(M, Q, K, n, d, &p, work, sizeof work), AV_ERR_KNOB);
+    ck_assert_int_eq(av_matrix_work(&p, n, d), 0);
+    ck_assert_int_eq(av_scores(M, Q, K, n, d, -1, 0), AV_ERR_KNOB);
+    ck_assert_int_eq(av_scores(M, Q, K, n, d, 0, 2), AV_ERR_KNOB);
+    ck_assert_int_eq(av_scores(NULL, Q, K, n, d, 0, 0), AV_ERR_NULL);
+    ck_assert_int_eq(av_scores(M, Q, K, n, 0, 0, 0), AV_ERR_SIZE);
+    p.scale = 0;
+    p.variant = 99;
+    ck_assert_int_eq(av_matrix(M, Q, K, n, d, &p, work, sizeof work), AV_ERR_VARIANT);
+    av_params_default(&p, AV_EFFICIENT);
+    p.causal = 1;
+    ck_assert_int_eq(av_matrix(M, Q, K, n, d, &p, work, sizeof work), AV_ERR_NO_CAUSAL);
+    ck_assert_int_eq(av_linear(O, Q, K, V, n, d, dv, &p, work, sizeof work), AV_ERR_NO_CAUSAL);
+    /* NaN / Inf in inputs */
+    av_params_default(&p, AV_ELU);
+    Q[5] = NAN;
+    ck_assert_int_eq(av_matrix(M, Q, K, n, d, &p, work, sizeof work), AV_ERR_NONFINITE);
+    ck_assert_int_eq(av_scores(M, Q, K, n, d, 0, 0), AV_ERR_NONFINITE);
+    Q[5] = 0;
+    V[3] = INFINITY;
+    ck_assert_int_eq(av_attend(O, M, Q, K, V, n, d, dv, &p, work, sizeof work), AV_ERR_NONFINITE);
+    ck_assert_int_eq(av_linear(O, Q, K, V, n, d, dv, &p, work, sizeof work), AV_ERR_NONFINITE);
+    float phi[3] = {1, NAN, 1}, ok3[3] = {1, 1, 1};
+    ck_assert_int_eq(av_recurrent_step(o, S, z, phi, ok3, ok3, 3, dv, n, &p), AV_ERR_NONFINITE);
+    V[3] = 0;
+    /* workspace of the linear path */
+    ck_assert_int_eq(av_linear(O, Q, K, V, n, d, dv, &p, work, av_linear_work(&p, n, d, dv) - 1), AV_ERR_WORKSPACE);
+    ck_assert_int_eq(av_linear(O, Q, K, V, n, d, dv, &p, NULL, 100), AV_ERR_NULL);
+    /* no linear path / no features */
+    av_params_default(&p, AV_SOFTMAX);
+    long r;
+    ck_assert_int_eq(av_feature_dim(&r, &p, n, d), AV_ERR_NO_LINEAR);
+    ck_assert_int_eq(av_linear(O, Q, K, V, n, d, dv, &p, work, sizeof work), AV_ERR_NO_LINEAR);
+    ck_assert_int_eq(av_factor_rank(&r, &p, n, d), AV_ERR_NO_LINEAR);
+    ck_assert_int_eq(av_recurrent_step(o, S, z, ok3, ok3, ok3, 3, dv, n, &p), AV_ERR_NO_LINEAR);
+    ck_assert_int_eq(av_recurrent_step(o, S, z, ok3, ok3, ok3, 0, dv, n, &p), AV_ERR_SIZE);
+    ck_assert_int_eq(av_recurrent_step(NULL, S, z, ok3, ok3, ok3, 3, dv, n, &p), AV_ERR_NULL);
+    ck_assert_int_eq(av_linear_work(&p, n, d, dv), 0);
+    av_params_default(&p, AV_ELU);
+    p.causal = 1;
+    ck_assert_int_eq(av_factor_rank(&r, &p, n, d), AV_ERR_NO_LINEAR); /* causal kernel: no factors */
+    ck_assert_int_eq(av_factors(M, M, Q, K, n, d, &p, work, sizeof work), AV_ERR_NO_LINEAR);
+    av_params_default(&p, AV_FOCUSED);
+    p.dwc_kernel = 3;
+    ck_assert_int_eq(av_feature_dim(&r, &p, n, d), AV_ERR_NO_LINEAR);
+    ck_assert_int_eq(av_factor_rank(&r, &p, n, d), AV_ERR_NO_LINEAR);
+    p.dwc_kernel = 4;
+    ck_assert_int_eq(av_matrix(M, Q, K, n, d, &p, work, sizeof work), AV_ERR_KNOB);
+    av_params_default(&p, AV_EFFICIENT);
+    ck_assert_int_eq(av_recurrent_step(o, S, z, ok3, ok3, ok3, 3, dv, n, &p), AV_ERR_NO_CAUSAL);
+    /* feature dimension over the cap: the matrix still works through the closed form */
+    int dd = 64, nn = 7;
+    float *Q2, *K2, *V2;
+    inputs(&Q2, &K2, &V2, nn, dd, dv, 3, 0.3);
+    av_params_default(&p, AV_TAYLOR);
+    p.order = 4;
+    ck_assert_int_eq(av_feature_dim(&r, &p, nn, dd), AV_ERR_FEATURE_DIM);
+    ck_assert(r > AV_MAX_FEATURE_DIM);
+    ck_assert_int_eq(av_linear(O, Q2, K2, V2, nn, dd, dv, &p, work, sizeof work), AV_ERR_FEATURE_DIM);
+    ck_assert_int_eq(av_factor_rank(&r, &p, nn, dd), AV_ERR_FEATURE_DIM);
+    float *PQ = malloc(4), *PK = malloc(4);
+    ck_assert_int_eq(av_features(PQ, PK, Q2, K2, nn, dd, &p, work, sizeof work), AV_ERR_FEATURE_DIM);
+    ck_assert_int_eq(run_matrix(M, Q2, K2, nn, dd, &p), AV_OK);
+    double c4[4];
+    ck_assert_int_eq(av_cost(c4, &p, nn, dd, dv), AV_OK);
+    ck_assert(c4[2] == -1 && c4[3] == -1 && c4[0] > 0);
+    free(PQ); free(PK); free(Q2); free(K2); free(V2);
+    ck_assert_int_eq(av_cost(NULL, &p, n, d, dv), AV_ERR_NULL);
+    ck_assert_int_eq(av_cost(cost, &p, n, d, 0), AV_ERR_SIZE);
+    free(Q); free(K); free(V);
+}
+END_TEST
+
+START_TEST(test_warnings) {
+    int n = 7, d = 3, dv = 2;
+    float *Q, *K, *V;
+    inputs(&Q, &K, &V, n, d, dv, 1, 1.0);
+    float M[49], O[14];
+    static unsigned char work[1 << 16];
+    av_params p;
+    /* relu with an all-negative query row: its weights are 0, reported */
+    for (int f = 0; f < d; f++) Q[2 * d + f] = -1.0f - f;
+    av_params_default(&p, AV_RELU);
+    ck_assert_int_eq(av_matrix(M, Q, K, n, d, &p, work, sizeof work), AV_WARN_ZERO_ROW);
+    for (int j = 0; j < n; j++) ck_assert(M[2 * n + j] == 0.0f);
+    ck_assert_int_eq(av_linear(O, Q, K, V, n, d, dv, &p, work, sizeof work), AV_WARN_ZERO_ROW);
+    ck_assert(O[2 * dv] == 0.0f);
+    p.causal = 1;
+    ck_assert_int_eq(av_attend(O, M, Q, K, V, n, d, dv, &p, work, sizeof work), AV_WARN_ZERO_ROW);
+    /* taylor order 1: T_1(s) = 1 + s is negative for s < −1, the row sum can go ≤ 0 */
+    av_params_default(&p, AV_TAYLOR);
+    p.order = 1;
+    p.scale = 1;
+    for (int i = 0; i < n * d; i++) { Q[i] = 2.0f; K[i] = -2.0f; }
+    ck_assert_int_eq(av_matrix(M, Q, K, n, d, &p, work, sizeof work), AV_WARN_ZERO_ROW);
+    for (int i = 0; i < n * n; i++) ck_assert(isfinite(M[i]));
+    /* overflow: taylor's closed form beyond float, softmax logits beyond float, hedgehog Wᵀx */
+    for (int i = 0; i < n * d; i++) { Q[i] = 1e10f; K[i] = 1e10f; }
+    av_params_default(&p, AV_TAYLOR);
+    ck_assert_int_eq(av_matrix(M, Q, K, n, d, &p, work, sizeof work), AV_WARN_OVERFLOW);
+    for (int i = 0; i < n * d; i++) { Q[i] = 1e20f; K[i] = 1e20f; }
+    av_params_default(&p, AV_SOFTMAX);
+    ck_assert_int_eq(av_matrix(M, Q, K, n, d, &p, work, sizeof work), AV_WARN_OVERFLOW);
+    ck_assert_int_eq(av_scores(M, Q, K, n, d, 0, 1), AV_WARN_OVERFLOW);
+    float W[9];
+    for (int i = 0; i < 9; i++) W[i] = 1e30f;
+    av_params_default(&p, AV_HEDGEHOG);
+    av_params_set_hedgehog(&p, W, 3);
+    ck_assert_int_eq(av_matrix(M, Q, K, n, d, &p, work, sizeof work), AV_WARN_OVERFLOW);
+    ck_assert_int_eq(av_linear(O, Q, K, V, n, d, dv, &p, work, sizeof work), AV_WARN_OVERFLOW);
+    W[0] = NAN;
+    ck_assert_int_eq(av_matrix(M, Q, K, n, d, &p, work, sizeof work), AV_ERR_NONFINITE);
+    /* the recurrent step: a zero normaliser is reported */
+    av_params_default(&p, AV_RELU);
+    float zero3[3] = {0, 0, 0}, one3[3] = {1, 1, 1}, o[2];
+    double S[6] = {0}, z[3] = {0};
+    ck_assert_int_eq(av_recurrent_step(o, S, z, zero3, one3, one3, 3, dv, n, &p), AV_WARN_ZERO_ROW);
+    ck_assert(o[0] == 0.0f && o[1] == 0.0f);
+    free(Q); free(K); free(V);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------------------------------
+// cost model, low-rank dispatch
+
+START_TEST(test_cost) {
+    av_params p;
+    double c[4];
+    int n = 128, d = 64, dv = 32;
+    av_params_default(&p, AV_SOFTMAX);
+    ck_assert_int_eq(av_cost(c, &p, n, d, dv), AV_OK);
+    ck_assert(c[0] == (double)n * n * (d + dv) && c[1] == 4.0 * n * n && c[2] == -1 && c[3] == -1);
+    av_params_default(&p, AV_ELU);
+    ck_assert_int_eq(av_cost(c, &p, n, d, dv), AV_OK);
+    ck_assert(c[0] == 2.0 * n * d + (double)n * n * (d + dv));
+    ck_assert(c[2] == 2.0 * n * d + 2.0 * n * d * dv && c[3] == 4.0 * (d * dv + d));
+    av_params_default(&p, AV_LINFORMER);
+    p.s = 16;
+    ck_assert_int_eq(av_cost(c, &p, n, d, dv), AV_OK);
+    ck_assert(c[2] == 2.0 * 16 * n * d + 2.0 * 16 * n * dv);
+    /* the crossover: linear pays only when n is well above d (seed "Linear Attention") */
+    av_params_default(&p, AV_ELU);
+    av_cost(c, &p, 16, 64, 64);
+    ck_assert(c[2] > c[0]);
+    av_cost(c, &p, 1024, 64, 64);
+    ck_assert(c[2] < c[0]);
+}
+END_TEST
+
+START_TEST(test_lowrank_dispatch) {
+    int n = 37, d = 13, dv = 5;
+    float *Q, *K, *V;
+    inputs(&Q, &K, &V, n, d, dv, 4, 1.0);
+    for (int v = AV_LINFORMER; v <= AV_NYSTROM; v += AV_NYSTROM - AV_LINFORMER) {
+        av_params p;
+        av_params_default(&p, v);
+        long r;
+        ck_assert_int_eq(av_factor_rank(&r, &p, n, d), AV_OK);
+        ck_assert_int_eq(r, n < 64 ? n : 64);
+        float *M = malloc(sizeof(float) * n * n), *O = malloc(sizeof(float) * n * dv);
+        int st = run_matrix(M, Q, K, n, d, &p);
+        ck_assert_msg(st >= 0, "%s: %d", av_variant_name(v), st);
+        size_t wl = av_linear_work(&p, n, d, dv);
+        void *w = work_for(wl);
+        ck_assert(av_linear(O, Q, K, V, n, d, dv, &p, w, wl) >= 0);
+        p.causal = 1;
+        ck_assert_int_eq(run_matrix(M, Q, K, n, d, &p), AV_ERR_NO_CAUSAL);
+        free(M); free(O); free(w);
+    }
+    free(Q); free(K); free(V);
+}
+END_TEST
+
+Suite *suite_attention(void) {
+    Suite *s = suite_create("attention");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_exp_ulp);
+    tcase_add_test(tc, test_exp_row_matches_scalar);
+    tcase_add_loop_test(tc, test_matrix_vs_reference, 0, NREF);
+    tcase_add_test(tc, test_focused_dwc_and_powers);
+    tcase_add_test(tc, test_hedgehog_with_w);
+    tcase_add_test(tc, test_softmax_large);
+    tcase_add_test(tc, test_scores);
+    tcase_add_loop_test(tc, test_paths_agree, 0, NPATH);
+    tcase_add_test(tc, test_focused_dwc_linear);
+    tcase_add_test(tc, test_rank_bound);
+    tcase_add_test(tc, test_status_codes);
+    tcase_add_test(tc, test_warnings);
+    tcase_add_test(tc, test_cost);
+    tcase_add_test(tc, test_lowrank_dispatch);
+    suite_add_tcase(s, tc);
+    return s;
+}

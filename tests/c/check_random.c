@@ -1,0 +1,662 @@
+/* check_random.c: random.c (Gaussian matrices, Performer ω) and features_random.c (Performer FAVOR+,
+ * Taylor and (1 + s/N)^N features). References are plain float64 code written here from the formulas of
+ * product.md §9 and variants.md §3, §12–13; the library's internals are called only as the code under test.
+ */
+#include <check.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+// ----------------------------------------------------------------------------------------------------
+// helpers
+
+static void fill_normal(float *x, size_t count, double std, uint64_t seed) {
+    av_rng r;
+    av_rng_seed(&r, seed);
+    for (size_t i = 0; i < count; i++) x[i] = (float)(std * av_rng_normal(&r));
+}
+
+static av_params resolved(int variant, int n, int d) {
+    av_params p;
+    av_params_default(&p, variant);
+    ck_assert_int_eq(av_params_resolve(&p, &p, n, d), AV_OK);
+    return p;
+}
+
+#define CANARY 256
+/* A workspace of exactly `bytes`, followed by CANARY guard bytes. */
+static unsigned char *work_alloc(size_t bytes) {
+    unsigned char *w = malloc(bytes + CANARY);
+    ck_assert_ptr_nonnull(w);
+    memset(w, 0xA5, bytes + CANARY);
+    return w;
+}
+static void work_check_free(unsigned char *w, size_t bytes) {
+    for (size_t i = 0; i < CANARY; i++) ck_assert_uint_eq(w[bytes + i], 0xA5);
+    free(w);
+}
+
+static double dotd(const float *a, const float *b, int d) {
+    double s = 0;
+    for (int t = 0; t < d; t++) s += (double)a[t] * b[t];
+    return s;
+}
+
+/* Run avi_features_random with an exact-size (canary-guarded) workspace; Φ must hold n·r floats each. */
+static int features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p) {
+    size_t wb = avi_features_random_work(p, n, d);
+    unsigned char *w = work_alloc(wb);
+    int st = avi_features_random(PhiQ, PhiK, Q, K, n, d, p, w);
+    work_check_free(w, wb);
+    return st;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// Gaussian matrices and ω
+
+START_TEST(test_gaussian_matrix_stream) {
+    /* entries are σ·av_rng_normal of one stream seeded with `seed`, row by row */
+    const int rows = 13, cols = 7;
+    float G[13 * 7], G2[13 * 7];
+    avi_gaussian_matrix(G, rows, cols, 1.0, 99);
+    av_rng r;
+    av_rng_seed(&r, 99);
+    for (int i = 0; i < rows * cols; i++) ck_assert(G[i] == (float)av_rng_normal(&r));
+    avi_gaussian_matrix(G2, rows, cols, 2.0, 99);
+    for (int i = 0; i < rows * cols; i++) ck_assert(G2[i] == 2.0f * G[i]);   /* ×2 is exact */
+    avi_gaussian_matrix(G2, rows, cols, 1.0, 100);
+    int same = 0;
+    for (int i = 0; i < rows * cols; i++) same += G2[i] == G[i];
+    ck_assert_int_eq(same, 0);
+}
+END_TEST
+
+START_TEST(test_omega_seed) {
+    const int m = 37, d = 7;
+    float W1[37 * 7], W2[37 * 7];
+    double work[64];
+    ck_assert_uint_le(avi_performer_omega_work(m, d), sizeof work);
+    for (int orth = 0; orth <= 1; orth++) {
+        avi_performer_omega(W1, m, d, orth, 5, work);
+        avi_performer_omega(W2, m, d, orth, 5, work);
+        ck_assert_int_eq(memcmp(W1, W2, sizeof W1), 0);
+        avi_performer_omega(W2, m, d, orth, 6, work);                      /* "redraw" = seed + 1 */
+        int same = 0;
+        for (int i = 0; i < m * d; i++) same += W1[i] == W2[i];
+        ck_assert_int_eq(same, 0);
+    }
+}
+END_TEST
+
+START_TEST(test_omega_orthogonal_blocks) {
+    /* m = 37, d = 7: five full blocks and one of two rows. Within a block the rows are orthogonal; across
+     * blocks they are independent (some pair is clearly not orthogonal). */
+    const int m = 37, d = 7;
+    float W[37 * 7];
+    double work[64];
+    avi_performer_omega(W, m, d, 1, 2024, work);
+    double max_in = 0, max_across = 0;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < i; j++) {
+            const float *a = W + i * d, *b = W + j * d;
+            double c = fabs(dotd(a, b, d)) / sqrt(dotd(a, a, d) * dotd(b, b, d));
+            if (i / d == j / d) max_in = fmax(max_in, c);
+            else max_across = fmax(max_across, c);
+        }
+    ck_assert_double_lt(max_in, 1e-6);
+    ck_assert_double_gt(max_across, 0.3);
+}
+END_TEST
+
+START_TEST(test_omega_row_norms) {
+    /* iid rows: entries N(0, 1). Orthogonal rows: norms χ(d), so E‖ω‖² = d and Var‖ω‖² = 2d. */
+    const int m = 4096, d = 7;
+    float *W = malloc(sizeof(float) * m * d);
+    double work[64];
+    for (int orth = 0; orth <= 1; orth++) {
+        avi_performer_omega(W, m, d, orth, 77, work);
+        double s1 = 0, s2 = 0, q1 = 0, q2 = 0;
+        for (int i = 0; i < m * d; i++) {
+            s1 += W[i];
+            s2 += (double)W[i] * W[i];
+        }
+        for (int i = 0; i < m; i++) {
+            double nn = dotd(W + i * d, W + i * d, d);
+            q1 += nn;
+            q2 += nn * nn;
+        }
+        double mean = s1 / (m * d), var = s2 / (m * d) - mean * mean;
+        double nmean = q1 / m, nvar = q2 / m - nmean * nmean;
+        ck_assert_double_eq_tol(mean, 0.0, 0.03);
+        ck_assert_double_eq_tol(var, 1.0, 0.05);
+        ck_assert_double_eq_tol(nmean, d, 0.05 * d);
+        ck_assert_double_eq_tol(nvar, 2.0 * d, 0.2 * 2 * d);
+    }
+    free(W);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------------------------------
+// Performer
+
+/* The estimator without stabilisers, from ω: (1/m) Σ_f exp(ω_f·q′ − ‖q′‖²/2)·exp(ω_f·k′ − ‖k′‖²/2),
+ * unbiased for exp(q′·k′) = exp(scale·q·k). Returns the RMS relative error over seeds and pairs. */
+static double performer_rms_error(int m, int orth, int d, int seeds, int pairs) {
+    float *W = malloc(sizeof(float) * (size_t)m * d), q[16], k[16];
+    double work[256], rs = sqrt(1.0 / sqrt((double)d)), se = 0;
+    for (int p = 0; p < pairs; p++) {
+        fill_normal(q, (size_t)d, 0.5, 1000 + p);
+        fill_normal(k, (size_t)d, 0.5, 2000 + p);
+        double hq = 0, hk = 0, exact = exp(dotd(q, k, d) / sqrt((double)d));
+        for (int t = 0; t < d; t++) {
+            hq += 0.5 * rs * q[t] * rs * q[t];
+            hk += 0.5 * rs * k[t] * rs * k[t];
+        }
+        for (int s = 0; s < seeds; s++) {
+            avi_performer_omega(W, m, d, orth, (uint32_t)(17 * s + 3), work);
+            double est = 0;
+            for (int f = 0; f < m; f++) {
+                double uq = 0, uk = 0;
+                for (int t = 0; t < d; t++) {
+                    uq += W[(size_t)f * d + t] * rs * q[t];
+                    uk += W[(size_t)f * d + t] * rs * k[t];
+                }
+                est += exp(uq - hq) * exp(uk - hk);
+            }
+            est /= m;
+            se += (est / exact - 1) * (est / exact - 1);
+        }
+    }
+    free(W);
+    return sqrt(se / (seeds * pairs));
+}
+
+START_TEST(test_performer_unbiased_convergence) {
+    const int d = 7;
+    for (int orth = 0; orth <= 1; orth++) {
+        double e64 = performer_rms_error(64, orth, d, 24, 8), e4096 = performer_rms_error(4096, orth, d, 24, 8);
+        printf("performer %s: rms relative error of the unstabilised estimator, m=64: %.4f, m=4096: %.4f\n",
+               orth ? "orthogonal" : "iid", e64, e4096);
+        ck_assert_double_lt(e4096, e64 / 4);                    /* ~ m^{-1/2}: a factor 8 expected */
+        ck_assert_double_lt(e4096, 0.05);
+    }
+}
+END_TEST
+
+START_TEST(test_performer_features_formula) {
+    /* Φ from the library against m^{−1/2}(exp(u − ½‖x′‖² − c) + 1e-6) computed here from the same ω:
+     * c = max_f u per query, one max over all keys and features for the keys. */
+    const int ns[] = {13, 37}, ds[] = {3, 16}, ms[] = {5, 37};
+    for (int a = 0; a < 2; a++)
+        for (int orth = 0; orth <= 1; orth++) {
+            int n = ns[a], d = ds[a];
+            av_params p = resolved(AV_PERFORMER, n, d);
+            p.m = ms[a];
+            p.orthogonal = orth;
+            p.seed = 31 + a;
+            p.scale = 0.7;
+            int m = p.m;
+            float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d);
+            float *PQ = malloc(sizeof(float) * n * m), *PK = malloc(sizeof(float) * n * m);
+            float *W = malloc(sizeof(float) * m * d);
+            double *u = malloc(sizeof(double) * n * m), *h = malloc(sizeof(double) * n), work[512];
+            fill_normal(Q, (size_t)n * d, 1.0, 1);
+            fill_normal(K, (size_t)n * d, 1.0, 2);
+            ck_assert_int_eq(features(PQ, PK, Q, K, n, d, &p), AV_OK);
+            avi_performer_omega(W, m, d, orth, p.seed, work);
+            double rs = sqrt(p.scale), am = 1 / sqrt((double)m);
+            for (int side = 0; side < 2; side++) {
+                const float *X = side ? K : Q, *Phi = side ? PK : PQ;
+                double cg = -INFINITY;
+                for (int i = 0; i < n; i++) {
+                    h[i] = 0;
+                    for (int t = 0; t < d; t++) h[i] += 0.5 * (rs * X[i * d + t]) * (rs * X[i * d + t]);
+                    for (int f = 0; f < m; f++) {
+                        double s = 0;
+                        for (int t = 0; t < d; t++) s += W[f * d + t] * (rs * X[i * d + t]);
+                        u[i * m + f] = s;
+                        cg = fmax(cg, s);
+                    }
+                }
+                for (int i = 0; i < n; i++) {
+                    double c = side ? cg : -INFINITY;
+                    if (!side)
+                        for (int f = 0; f < m; f++) c = fmax(c, u[i * m + f]);
+                    for (int f = 0; f < m; f++) {
+                        double ref = am * (exp(u[i * m + f] - h[i] - c) + 1e-6);
+                        ck_assert_double_eq_tol(Phi[i * m + f], ref, 2e-5 * ref);
+                    }
+                }
+            }
+            free(Q); free(K); free(PQ); free(PK); free(W); free(u); free(h);
+        }
+}
+END_TEST
+
+START_TEST(test_performer_same_seed_same_bits) {
+    const int n = 13, d = 7;
+    av_params p = resolved(AV_PERFORMER, n, d);
+    p.m = 37;
+    p.orthogonal = 1;
+    float Q[13 * 7], K[13 * 7], A[13 * 37], B[13 * 37], A2[13 * 37], B2[13 * 37];
+    fill_normal(Q, sizeof Q / 4, 1, 3);
+    fill_normal(K, sizeof K / 4, 1, 4);
+    ck_assert_int_eq(features(A, B, Q, K, n, d, &p), AV_OK);
+    ck_assert_int_eq(features(A2, B2, Q, K, n, d, &p), AV_OK);
+    ck_assert_int_eq(memcmp(A, A2, sizeof A), 0);
+    ck_assert_int_eq(memcmp(B, B2, sizeof B), 0);
+    p.seed += 1;
+    ck_assert_int_eq(features(A2, B2, Q, K, n, d, &p), AV_OK);
+    ck_assert_int_ne(memcmp(A, A2, sizeof A), 0);
+}
+END_TEST
+
+START_TEST(test_performer_huge_inputs_stay_finite) {
+    /* A query with ‖x′‖² far beyond exp's range gets the constant ε feature m^{−1/2}·1e-6; a huge key
+     * raises the one global key max, so every other key's exp term vanishes too. Never Inf/NaN. */
+    const int n = 13, d = 7;
+    av_params p = resolved(AV_PERFORMER, n, d);
+    p.m = 19;
+    float Q[13 * 7], K[13 * 7], PQ[13 * 19], PK[13 * 19];
+    fill_normal(Q, sizeof Q / 4, 1, 5);
+    fill_normal(K, sizeof K / 4, 1, 6);
+    for (int t = 0; t < d; t++) Q[4 * d + t] = 3e38f * (t % 2 ? -1 : 1);
+    for (int t = 0; t < d; t++) K[2 * d + t] = 1e30f;
+    ck_assert_int_eq(features(PQ, PK, Q, K, n, d, &p), AV_OK);
+    float eps = (float)(1e-6 / sqrt(19.0));
+    for (int i = 0; i < n * 19; i++) ck_assert(isfinite(PQ[i]) && isfinite(PK[i]));
+    for (int f = 0; f < 19; f++) ck_assert_float_eq_tol(PQ[4 * 19 + f], eps, 1e-6 * eps);
+    for (int i = 0; i < n * 19; i++) ck_assert_float_eq_tol(PK[i], eps, 1e-6 * eps);
+    double mx = 0;
+    for (int f = 0; f < 19; f++) mx = fmax(mx, PQ[19 + f]);
+    ck_assert_double_gt(mx, 1e-3);                                /* ordinary rows are untouched */
+}
+END_TEST
+
+/* Row-normalised Φ_QΦ_Kᵀ against softmax (variants.md §13 setting: d = 64, n = 256, q, k ~ N(0, ¼I)):
+ * mean row-L1 error. */
+static double performer_row_l1(int m, int orth) {
+    const int n = 256, d = 64;
+    av_params p = resolved(AV_PERFORMER, n, d);
+    p.m = m;
+    p.orthogonal = orth;
+    p.seed = 12345;
+    float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d);
+    float *PQ = malloc(sizeof(float) * n * m), *PK = malloc(sizeof(float) * n * m);
+    double *row = malloc(sizeof(double) * n), *sm = malloc(sizeof(double) * n), err = 0;
+    fill_normal(Q, (size_t)n * d, 0.5, 21);
+    fill_normal(K, (size_t)n * d, 0.5, 22);
+    ck_assert_int_eq(features(PQ, PK, Q, K, n, d, &p), AV_OK);
+    for (int i = 0; i < n; i++) {
+        double z = 0, zs = 0, mx = -INFINITY;
+        for (int j = 0; j < n; j++) {
+            row[j] = dotd(PQ + (size_t)i * m, PK + (size_t)j * m, m);
+            z += row[j];
+            sm[j] = dotd(Q + i * d, K + j * d, d) / 8.0;
+            mx = fmax(mx, sm[j]);
+        }
+        for (int j = 0; j < n; j++) zs += (sm[j] = exp(sm[j] - mx));
+        for (int j = 0; j < n; j++) err += fabs(row[j] / z - sm[j] / zs);
+    }
+    free(Q); free(K); free(PQ); free(PK); free(row); free(sm);
+    return err / n;
+}
+
+START_TEST(test_performer_against_softmax) {
+    double e[2][2];
+    for (int orth = 0; orth <= 1; orth++) {
+        e[orth][0] = performer_row_l1(64, orth);
+        e[orth][1] = performer_row_l1(1024, orth);
+        printf("performer %s vs softmax, mean row-L1 (d=64, n=256): m=64 %.3f, m=1024 %.3f\n",
+               orth ? "orthogonal" : "iid", e[orth][0], e[orth][1]);
+        /* variants.md §13 measured .387/.341 (m=64) and .137/.128 (m=1024); one seed here */
+        ck_assert_double_gt(e[orth][0], 0.2);
+        ck_assert_double_lt(e[orth][0], 0.6);
+        ck_assert_double_lt(e[orth][1], 0.2);
+        ck_assert_double_lt(e[orth][1], e[orth][0] / 2);
+    }
+}
+END_TEST
+
+// ----------------------------------------------------------------------------------------------------
+// Taylor and (1 + s/N)^N
+
+static double ref_taylor(double s, int p) {
+    double t = 0, term = 1;
+    for (int r = 0; r <= p; r++) {
+        t += term;
+        term *= s / (r + 1);
+    }
+    return t;
+}
+
+START_TEST(test_feature_dims) {
+    av_params p = resolved(AV_TAYLOR, 8, 16);
+    ck_assert_int_eq(avi_feature_dim_poly(&p, 16), 273);             /* Based, feature_dim 16 */
+    p.order = 3;
+    ck_assert_int_eq(avi_feature_dim_poly(&p, 3), 40);
+    p.order = 4;
+    ck_assert_int_eq(avi_feature_dim_poly(&p, 16), 69905);
+    av_params e = resolved(AV_EXPLIMIT, 8, 16);
+    ck_assert_int_eq(avi_feature_dim_poly(&e, 16), 289);
+    e.N = 3;
+    ck_assert_int_eq(avi_feature_dim_poly(&e, 3), 64);
+    e.N = 64;                                                        /* 4097^64: saturates */
+    ck_assert(avi_feature_dim_poly(&e, 4096) == LONG_MAX);
+    p.order = 4;                                                     /* 4096^4 + …: 2.8e14 */
+    long long full = 1 + 4096LL + 4096LL * 4096 + 4096LL * 4096 * 4096 + 4096LL * 4096 * 4096 * 4096;
+    long want = full > LONG_MAX ? LONG_MAX : (long)full;           /* long is 32 bits in wasm32 */
+    ck_assert(avi_feature_dim_poly(&p, 4096) == want);
+    av_params f = resolved(AV_PERFORMER, 8, 16);
+    f.m = 300;
+    ck_assert_int_eq(avi_feature_dim_poly(&f, 16), 300);
+    av_params s = resolved(AV_SOFTMAX, 8, 16);
+    ck_assert_int_eq(avi_feature_dim_poly(&s, 16), 0);
+}
+END_TEST
+
+/* Φ_QΦ_Kᵀ (float64 here) against the closed form at s = scale·q·k, relative to the size of the terms. */
+static void check_poly_features(int variant, int knob, int n, int d, double std) {
+    av_params p = resolved(variant, n, d);
+    if (variant == AV_TAYLOR) p.order = knob;
+    else p.N = knob;
+    long r = avi_feature_dim_poly(&p, d);
+    ck_assert_int_le(r, AV_MAX_FEATURE_DIM);
+    float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d);
+    float *PQ = malloc(sizeof(float) * n * r), *PK = malloc(sizeof(float) * n * r);
+    fill_normal(Q, (size_t)n * d, std, 7 + d);
+    fill_normal(K, (size_t)n * d, std, 8 + d);
+    ck_assert_int_eq(features(PQ, PK, Q, K, n, d, &p), AV_OK);
+    double worst = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double s = p.scale * dotd(Q + i * d, K + j * d, d), got = dotd(PQ + i * r, PK + j * r, (int)r);
+            double ref, size;
+            if (variant == AV_TAYLOR) {
+                ref = ref_taylor(s, knob);
+                size = ref_taylor(fabs(s), knob);
+            } else {
+                ref = pow(1 + s / knob, knob);
+                size = pow(1 + fabs(s) / knob, knob);
+            }
+            worst = fmax(worst, fabs(got - ref) / size);
+        }
+    ck_assert_msg(worst < 1e-5, "%s %d, d=%d: relative error %g", variant == AV_TAYLOR ? "taylor" : "explimit",
+                  knob, d, worst);
+    free(Q); free(K); free(PQ); free(PK);
+}
+
+START_TEST(test_taylor_features_closed_form) {
+    const int ds[] = {3, 7, 16};
+    for (int a = 0; a < 3; a++)
+        for (int order = 1; order <= 4; order++)
+            if (!(ds[a] == 16 && order == 4)) check_poly_features(AV_TAYLOR, order, 13, ds[a], 1.0);
+}
+END_TEST
+
+START_TEST(test_explimit_features_closed_form) {
+    for (int N = 1; N <= 5; N++) check_poly_features(AV_EXPLIMIT, N, 13, 3, 1.0);
+    for (int N = 1; N <= 5; N++) check_poly_features(AV_EXPLIMIT, N, 13, 7, 1.0);
+    for (int N = 1; N <= 3; N++) check_poly_features(AV_EXPLIMIT, N, 13, 16, 1.0);
+    check_poly_features(AV_EXPLIMIT, 16, 5, 1, 1.0);                 /* 2^16 = the cap itself */
+}
+END_TEST
+
+START_TEST(test_feature_dim_cap) {
+    /* over the cap: AV_ERR_FEATURE_DIM and nothing written */
+    float Q[8 * 64], K[8 * 64], PQ[16], PK[16];
+    fill_normal(Q, sizeof Q / 4, 1, 1);
+    fill_normal(K, sizeof K / 4, 1, 2);
+    for (int i = 0; i < 16; i++) PQ[i] = PK[i] = -7.0f;
+    av_params p = resolved(AV_TAYLOR, 8, 64);
+    p.order = 3;                                                      /* 266305 features */
+    ck_assert_int_eq(avi_features_random(PQ, PK, Q, K, 8, 64, &p, NULL), AV_ERR_FEATURE_DIM);
+    p.order = 4;
+    ck_assert_int_eq(avi_features_random(PQ, PK, Q, K, 8, 16, &p, NULL), AV_ERR_FEATURE_DIM); /* 69905 */
+    av_params e = resolved(AV_EXPLIMIT, 8, 16);
+    e.N = 4;                                                          /* 17^4 = 83521 */
+    ck_assert_int_eq(avi_features_random(PQ, PK, Q, K, 8, 16, &e, NULL), AV_ERR_FEATURE_DIM);
+    e.N = 64;                                                         /* saturated */
+    ck_assert_int_eq(avi_features_random(PQ, PK, Q, K, 8, 64, &e, NULL), AV_ERR_FEATURE_DIM);
+    for (int i = 0; i < 16; i++) ck_assert(PQ[i] == -7.0f && PK[i] == -7.0f);
+}
+END_TEST
+
+START_TEST(test_poly_overflow_and_variant) {
+    const int n = 5, d = 3;
+    float Q[5 * 3], K[5 * 3], PQ[5 * 256], PK[5 * 256];
+    fill_normal(Q, sizeof Q / 4, 1, 1);
+    fill_normal(K, sizeof K / 4, 1, 2);
+    av_params p = resolved(AV_TAYLOR, n, d);
+    p.order = 4;
+    p.scale = 1;
+    ck_assert_int_eq(features(PQ, PK, Q, K, n, d, &p), AV_OK);
+    Q[4] = 1e10f;                                                     /* x⁴/√24 > FLT_MAX */
+    ck_assert_int_eq(features(PQ, PK, Q, K, n, d, &p), AV_WARN_OVERFLOW);
+    av_params e = resolved(AV_EXPLIMIT, n, d);
+    e.N = 4;
+    e.scale = 1;
+    ck_assert_int_eq(features(PQ, PK, Q, K, n, d, &e), AV_WARN_OVERFLOW);
+    Q[4] = 0.5f;
+    ck_assert_int_eq(features(PQ, PK, Q, K, n, d, &e), AV_OK);
+    av_params s = resolved(AV_ELU, n, d);
+    ck_assert_int_eq(avi_features_random(PQ, PK, Q, K, n, d, &s, NULL), AV_ERR_VARIANT);
+    ck_assert_uint_eq(avi_features_random_work(&s, n, d), 0);
+    ck_assert(isnan(avi_poly_kernel(&s, 1.0)));
+    av_params big = resolved(AV_PERFORMER, 64, AV_MAX_D);               /* m = 65536, d = 4096: 2 GB */
+    big.m = AV_MAX_FEATURE_DIM;
+    size_t wb = avi_features_random_work(&big, AV_MAX_N, AV_MAX_D);
+    ck_assert(wb == SIZE_MAX || (unsigned long long)wb >= 2ull * AV_MAX_FEATURE_DIM * AV_MAX_D * 4);
+}
+END_TEST
+
+START_TEST(test_poly_kernel_values) {
+    /* variants.md §12 table */
+    av_params p = resolved(AV_TAYLOR, 8, 8);
+    const double T[5][5] = {{0}, {-5, 0, 1.5, 3, 5}, {13, .5, 1.625, 5, 13},
+                            {-23, 1.0 / 3, 1.6458333333, 6.3333333333, 23.6666666667},
+                            {31, .375, 1.6484375, 7, 34.3333333333}};
+    const double S[5] = {-6, -1, 0.5, 2, 4};
+    for (int order = 1; order <= 4; order++)
+        for (int k = 0; k < 5; k++) {
+            p.order = order;
+            ck_assert_double_eq_tol(avi_poly_kernel(&p, S[k]), T[order][k], 1e-9);
+        }
+    av_params e = resolved(AV_EXPLIMIT, 8, 8);
+    e.N = 2;
+    ck_assert_double_eq_tol(avi_poly_kernel(&e, -6), 4, 1e-12);
+    e.N = 8;
+    ck_assert_double_eq_tol(avi_poly_kernel(&e, 2), 5.9604644775390625, 1e-12);
+    e.N = 32;
+    ck_assert_double_eq_tol(avi_poly_kernel(&e, 4), 43.339, 5e-4);
+}
+END_TEST
+
+START_TEST(test_taylor_bounds) {
+    /* |e^s − T_p(s)| ≤ |s|^{p+1}·e^{max(s,0)}/(p+1)!, and T_p > 0 for even p */
+    av_params p = resolved(AV_TAYLOR, 8, 8);
+    for (int order = 1; order <= 4; order++) {
+        p.order = order;
+        double fact = 1;
+        for (int r = 2; r <= order + 1; r++) fact *= r;
+        for (int k = -600; k <= 600; k++) {
+            double s = k / 100.0, t = avi_poly_kernel(&p, s);
+            double bound = pow(fabs(s), order + 1) * exp(fmax(s, 0)) / fact;
+            ck_assert_msg(fabs(exp(s) - t) <= bound * (1 + 1e-12) + 1e-13, "p=%d s=%g", order, s);
+        }
+        if (order % 2 == 0)
+            for (int k = -5000; k <= 5000; k++) ck_assert_double_gt(avi_poly_kernel(&p, k / 100.0), 0);
+    }
+    p.order = 2;
+    ck_assert_double_eq_tol(avi_poly_kernel(&p, -1), 0.5, 1e-15);     /* min of T_2 */
+}
+END_TEST
+
+START_TEST(test_explimit_bounds) {
+    /* e^s(1 − s²/N) ≤ (1 + s/N)^N ≤ e^s for |s| ≤ N, on a grid */
+    av_params e = resolved(AV_EXPLIMIT, 8, 8);
+    const int Ns[] = {1, 2, 3, 4, 5, 8, 16, 32, 64};
+    for (int a = 0; a < 9; a++) {
+        int N = Ns[a];
+        e.N = N;
+        for (int k = -400; k <= 400; k++) {
+            double s = N * k / 400.0, v = avi_poly_kernel(&e, s), es = exp(s);
+            ck_assert_msg(v <= es * (1 + 1e-13) + 1e-300, "N=%d s=%g", N, s);
+            ck_assert_msg(v >= es * (1 - s * s / N) - 1e-13 * es, "N=%d s=%g", N, s);
+            ck_assert_double_eq_tol(v, pow(1 + s / N, N), 1e-12 * fmax(1, fabs(v)));
+        }
+    }
+}
+END_TEST
+
+// ----------------------------------------------------------------------------------------------------
+// through the public API (attention.c dispatches here)
+
+/* av_matrix, av_linear and av_factors of one variant on the same Q, K, V: the linear path equals M·V, the
+ * factors give L·Rᵀ = M; returns the largest |row sum − 1| of M. */
+static double api_paths(const av_params *p, int n, int d, int dv, uint64_t seed, double std) {
+    float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d), *V = malloc(sizeof(float) * n * dv);
+    float *M = malloc(sizeof(float) * n * n), *O = malloc(sizeof(float) * n * dv);
+    fill_normal(Q, (size_t)n * d, std, seed);
+    fill_normal(K, (size_t)n * d, std, seed + 1);
+    fill_normal(V, (size_t)n * dv, 1.0, seed + 2);
+    size_t wb = av_matrix_work(p, n, d);
+    void *w = malloc(wb);
+    int st = av_matrix(M, Q, K, n, d, p, w, wb);
+    ck_assert_msg(st == AV_OK, "%s order %d N %d causal %d n %d d %d: status %d", av_variant_name(p->variant),
+                  p->order, p->N, p->causal, n, d, st);
+    free(w);
+    wb = av_linear_work(p, n, d, dv);
+    w = malloc(wb);
+    ck_assert_int_eq(av_linear(O, Q, K, V, n, d, dv, p, w, wb), AV_OK);
+    free(w);
+    double worst = 0, big = 0, rowdev = 0;
+    for (int i = 0; i < n; i++) {
+        double rs = 0;
+        for (int j = 0; j < n; j++) rs += M[(size_t)i * n + j];
+        rowdev = fmax(rowdev, fabs(rs - 1));
+        for (int k = 0; k < dv; k++) {
+            double mv = 0;
+            for (int j = 0; j < n; j++) mv += (double)M[(size_t)i * n + j] * V[(size_t)j * dv + k];
+            worst = fmax(worst, fabs(mv - O[(size_t)i * dv + k]));
+            big = fmax(big, fabs(mv));
+        }
+    }
+    ck_assert_msg(worst <= 2e-5 * big, "%s: linear vs M·V %g of %g", av_variant_name(p->variant), worst, big);
+    if (!p->causal) {
+        long r;
+        ck_assert_int_eq(av_factor_rank(&r, p, n, d), AV_OK);
+        float *L = malloc(sizeof(float) * n * r), *R = malloc(sizeof(float) * n * r);
+        wb = av_factors_work(p, n, d);
+        w = malloc(wb);
+        ck_assert_int_eq(av_factors(L, R, Q, K, n, d, p, w, wb), AV_OK);
+        double fw = 0, mb = 0;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                double lr = 0;
+                for (long t = 0; t < r; t++) lr += (double)L[(size_t)i * r + t] * R[(size_t)j * r + t];
+                fw = fmax(fw, fabs(lr - M[(size_t)i * n + j]));
+                mb = fmax(mb, fabs(M[(size_t)i * n + j]));
+            }
+        ck_assert_msg(fw <= 2e-5 * mb, "%s: L·Rᵀ vs M %g of %g", av_variant_name(p->variant), fw, mb);
+        free(L); free(R); free(w);
+    }
+    free(Q); free(K); free(V); free(M); free(O);
+    return rowdev;
+}
+
+START_TEST(test_api_random_features) {
+    const int ns[] = {13, 37, 100}, ds[] = {3, 7, 16};
+    for (int a = 0; a < 3; a++)
+        for (int causal = 0; causal <= 1; causal++) {
+            int n = ns[a], d = ds[a];
+            av_params p;
+            av_params_default(&p, AV_PERFORMER);
+            p.causal = causal;
+            p.m = 37;
+            p.orthogonal = a % 2;
+            ck_assert_double_lt(api_paths(&p, n, d, 5, 100 + a, 1.0), 1e-5);       /* ε = 0: rows sum to 1 */
+            av_params_default(&p, AV_TAYLOR);
+            p.causal = causal;
+            for (int order = 1; order <= (d == 16 ? 3 : 4); order++) {
+                p.order = order;
+                /* odd orders take negative weights (T_1(s) < 0 for s < −1): small inputs keep every
+                 * normaliser positive here */
+                double dev = api_paths(&p, n, d, 5, 200 + a, order % 2 ? 0.3 : 1.0);
+                if (order % 2 == 0) ck_assert_double_lt(dev, 1e-5);          /* T_p > 0 for even p */
+            }
+            av_params_default(&p, AV_EXPLIMIT);
+            p.causal = causal;
+            for (int N = 1; N <= (d == 16 ? 2 : 3); N++) {
+                p.N = N;
+                double dev = api_paths(&p, n, d, 5, 300 + a, N % 2 ? 0.3 : 1.0);
+                if (N % 2 == 0) ck_assert_double_lt(dev, 1e-4);
+            }
+        }
+}
+END_TEST
+
+START_TEST(test_api_feature_dim_cap) {
+    /* d = 64, order 3: the matrix comes from the closed form, the linear path says the dimension is too big */
+    const int n = 13, d = 64, dv = 3;
+    av_params p;
+    av_params_default(&p, AV_TAYLOR);
+    p.order = 3;
+    long r = 0;
+    ck_assert_int_eq(av_feature_dim(&r, &p, n, d), AV_ERR_FEATURE_DIM);
+    ck_assert_int_eq(r, 1 + 64 + 4096 + 262144);
+    float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d), V[13 * 3], O[13 * 3];
+    float *M = malloc(sizeof(float) * n * n);
+    fill_normal(Q, (size_t)n * d, 1.0, 1);
+    fill_normal(K, (size_t)n * d, 1.0, 2);
+    fill_normal(V, sizeof V / 4, 1.0, 3);
+    size_t wb = av_matrix_work(&p, n, d);
+    void *w = malloc(wb);
+    ck_assert_int_eq(av_matrix(M, Q, K, n, d, &p, w, wb), AV_OK);
+    free(w);
+    wb = av_linear_work(&p, n, d, dv);
+    w = malloc(wb + 1);
+    ck_assert_int_eq(av_linear(O, Q, K, V, n, d, dv, &p, w, wb + 1), AV_ERR_FEATURE_DIM);
+    free(w);
+    av_params_default(&p, AV_EXPLIMIT);
+    p.N = 4;
+    ck_assert_int_eq(av_feature_dim(&r, &p, n, 16), AV_ERR_FEATURE_DIM);
+    ck_assert_int_eq(r, 83521);
+    av_params_default(&p, AV_PERFORMER);
+    ck_assert_int_eq(av_feature_dim(&r, &p, n, d), AV_OK);
+    ck_assert_int_eq(r, 256);
+    free(Q); free(K); free(M);
+}
+END_TEST
+
+Suite *suite_random(void) {
+    Suite *s = suite_create("random");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_gaussian_matrix_stream);
+    tcase_add_test(tc, test_omega_seed);
+    tcase_add_test(tc, test_omega_orthogonal_blocks);
+    tcase_add_test(tc, test_omega_row_norms);
+    tcase_add_test(tc, test_performer_unbiased_convergence);
+    tcase_add_test(tc, test_performer_features_formula);
+    tcase_add_test(tc, test_performer_same_seed_same_bits);
+    tcase_add_test(tc, test_performer_huge_inputs_stay_finite);
+    tcase_add_test(tc, test_performer_against_softmax);
+    tcase_add_test(tc, test_feature_dims);
+    tcase_add_test(tc, test_taylor_features_closed_form);
+    tcase_add_test(tc, test_explimit_features_closed_form);
+    tcase_add_test(tc, test_feature_dim_cap);
+    tcase_add_test(tc, test_poly_overflow_and_variant);
+    tcase_add_test(tc, test_poly_kernel_values);
+    tcase_add_test(tc, test_taylor_bounds);
+    tcase_add_test(tc, test_explimit_bounds);
+    tcase_add_test(tc, test_api_random_features);
+    tcase_add_test(tc, test_api_feature_dim_cap);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,414 @@
+/* check_readouts.c: the readouts of product.md §9 on hand-checkable matrices, their undefined cases and
+ * reasons, the error curve and the row-entropy histogram. */
+#include <check.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnviz.h"
+
+// ----------------------------------------------------------------------------------------------------
+// helpers
+
+typedef struct res { double v[AV_R_COUNT]; int why[AV_R_COUNT]; int status; } res;
+
+// Readouts of M with its accurate spectrum; A, V optional.
+static res readouts(const float *M, const float *A, const float *V, int n, int dv, int causal, double tau) {
+    res r;
+    double *sv = malloc(sizeof(double) * n), fl;
+    size_t bs = av_svd_work(n, AV_SVD_ACCURATE), br = av_readouts_work(n, dv);
+    void *ws = malloc(bs), *wr = malloc(br);
+    ck_assert_int_eq(av_singular_values(sv, &fl, M, n, AV_SVD_ACCURATE, ws, bs), AV_OK);
+    r.status = av_readouts(r.v, r.why, M, sv, fl, A, V, n, dv, causal, tau, wr, br);
+    free(sv); free(ws); free(wr);
+    return r;
+}
+
+static float *identity(int n) {
+    float *M = calloc((size_t)n * n, sizeof(float));
+    for (int i = 0; i < n; i++) M[i * n + i] = 1.0f;
+    return M;
+}
+
+// Causal softmax-like reference: row i uniform over j ≤ i.
+static float *causal_uniform(int n) {
+    float *M = calloc((size_t)n * n, sizeof(float));
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j <= i; j++) M[i * n + j] = 1.0f / (i + 1);
+    return M;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// hand-checkable matrices
+
+START_TEST(test_identity) {
+    const int n = 37;
+    float *M = identity(n);
+    res r = readouts(M, NULL, NULL, n, 0, 0, 0);
+    ck_assert_int_eq(r.status, AV_OK);
+    ck_assert_double_eq_tol(r.v[AV_R_SIGMA1], 1.0, 1e-15);
+    ck_assert_double_eq(r.v[AV_R_RANK], n);
+    ck_assert_double_eq_tol(r.v[AV_R_RANK_TOL], n * FLT_EPSILON, 1e-20);
+    ck_assert_double_eq(r.v[AV_R_RANK_REL_1E3], n);
+    ck_assert_double_eq(r.v[AV_R_RANK_REL_1E2], n);
+    ck_assert_double_eq(r.v[AV_R_RANK_ENERGY_99], n); // 36/37 < 0.99
+    ck_assert_double_eq_tol(r.v[AV_R_EFFECTIVE_RANK], n, 1e-12);
+    ck_assert_double_eq_tol(r.v[AV_R_STABLE_RANK], n, 1e-12); // ‖I‖_F²/σ₁² = n
+    ck_assert_double_eq(r.v[AV_R_ROW_ENTROPY_MEAN], 0.0);
+    ck_assert_double_eq_tol(r.v[AV_R_ROW_ENTROPY_UNIFORM], log(n), 1e-14);
+    ck_assert_double_eq_tol(r.v[AV_R_SPARSITY_LT_001], (double)(n * n - n) / (n * n), 1e-15);
+    ck_assert_double_eq_tol(r.v[AV_R_SPARSITY_TAU], (double)(n - 1) / n, 1e-15);
+    ck_assert_double_eq(r.v[AV_R_KEYS_FOR_90], 1.0);
+    for (int k = AV_R_ERROR_FRO_REL; k <= AV_R_OUTPUT_ERROR_REL; k++) {
+        ck_assert(isnan(r.v[k]));
+        ck_assert_int_eq(r.why[k], AV_REASON_NO_REFERENCE);
+    }
+    ck_assert_double_eq_tol(r.v[AV_R_NOISE_FLOOR], n * DBL_EPSILON, 1e-25);
+    free(M);
+}
+END_TEST
+
+START_TEST(test_uniform) {
+    const int n = 130;
+    float *M = malloc(sizeof(float) * n * n);
+    for (int i = 0; i < n * n; i++) M[i] = 1.0f / n;
+    res r = readouts(M, NULL, NULL, n, 0, 0, 0);
+    ck_assert_double_eq_tol(r.v[AV_R_SIGMA1], 1.0, 1e-6);
+    ck_assert_double_eq(r.v[AV_R_RANK], 1);
+    ck_assert_double_eq(r.v[AV_R_RANK_REL_1E3], 1);
+    ck_assert_double_eq(r.v[AV_R_RANK_ENERGY_99], 1);
+    ck_assert_double_eq_tol(r.v[AV_R_EFFECTIVE_RANK], 1.0, 1e-12);
+    ck_assert_double_eq_tol(r.v[AV_R_STABLE_RANK], 1.0, 1e-12);
+    ck_assert_double_eq_tol(r.v[AV_R_ROW_ENTROPY_MEAN], log(n), 1e-12);
+    ck_assert_double_eq(r.v[AV_R_SPARSITY_LT_001], 1.0); // 1/130 < 0.01
+    ck_assert_double_eq(r.v[AV_R_SPARSITY_TAU], 0.0);    // 1/n is not below 0.1/n
+    ck_assert_double_eq(r.v[AV_R_KEYS_FOR_90], 117);    // ⌈0.9·130⌉
+    res t = readouts(M, NULL, NULL, n, 0, 0, 20.0);       // τ = 20: every entry below 20/n
+    ck_assert_double_eq(t.v[AV_R_SPARSITY_TAU], 1.0);
+    free(M);
+}
+END_TEST
+
+// One-hot rows (a permutation plus a repeated key): rank, entropy 0, one key each.
+START_TEST(test_one_hot) {
+    const int n = 10;
+    float M[100] = {0};
+    for (int i = 0; i < n; i++) M[i * n + (i < 5 ? i : 0)] = 1.0f; // rows 5.. all point at key 0
+    res r = readouts(M, NULL, NULL, n, 0, 0, 0);
+    ck_assert_double_eq(r.v[AV_R_RANK], 5);
+    ck_assert_double_eq_tol(r.v[AV_R_SIGMA1], sqrt(6.0), 1e-14);
+    ck_assert_double_eq_tol(r.v[AV_R_STABLE_RANK], 10.0 / 6.0, 1e-14);
+    ck_assert_double_eq(r.v[AV_R_ROW_ENTROPY_MEAN], 0.0);
+    ck_assert_double_eq(r.v[AV_R_KEYS_FOR_90], 1.0);
+    ck_assert_double_eq(r.v[AV_R_SPARSITY_LT_001], 0.9);
+    double p1 = sqrt(6.0) / (sqrt(6.0) + 4), q = 1 / (sqrt(6.0) + 4);
+    ck_assert_double_eq_tol(r.v[AV_R_EFFECTIVE_RANK], exp(-p1 * log(p1) - 4 * q * log(q)), 1e-13);
+    ck_assert_double_eq(r.v[AV_R_RANK_ENERGY_99], 5); // energies 6,1,1,1,1 of 10
+}
+END_TEST
+
+// Rank 1 outer product u·vᵀ with known σ₁ = ‖u‖·‖v‖; energy rank 1; the error curve drops to 0 at r = 1.
+START_TEST(test_rank_one) {
+    const int n = 23;
+    float *M = malloc(sizeof(float) * n * n);
+    double nu = 0, nv = 0;
+    for (int i = 0; i < n; i++) { nu += (i + 1.0) * (i + 1.0); nv += 1.0 / ((i + 2.0) * (i + 2.0)); }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) M[i * n + j] = (float)((i + 1.0) / (j + 2.0));
+    res r = readouts(M, NULL, NULL, n, 0, 0, 0);
+    ck_assert_double_eq(r.v[AV_R_RANK], 1);
+    ck_assert_double_eq(r.v[AV_R_RANK_REL_1E3], 1);
+    ck_assert_double_eq(r.v[AV_R_RANK_ENERGY_99], 1);
+    ck_assert_double_eq_tol(r.v[AV_R_SIGMA1], sqrt(nu * nv), 1e-6 * sqrt(nu * nv));
+    ck_assert_double_eq_tol(r.v[AV_R_STABLE_RANK], 1.0, 1e-6);
+    free(M);
+}
+END_TEST
+
+// Causal definitions: row_entropy_uniform = mean ln i, sparsity_tau over allowed entries only.
+START_TEST(test_causal_definitions) {
+    const int n = 50;
+    float *M = causal_uniform(n);
+    res r = readouts(M, NULL, NULL, n, 0, 1, 0);
+    double want = 0;
+    for (int i = 1; i <= n; i++) want += log(i);
+    ck_assert_double_eq_tol(r.v[AV_R_ROW_ENTROPY_UNIFORM], want / n, 1e-13);
+    ck_assert_double_eq_tol(r.v[AV_R_ROW_ENTROPY_MEAN], want / n, 1e-6);
+    ck_assert_double_eq(r.v[AV_R_SPARSITY_TAU], 0.0); // uniform allowed entries: none below 0.1/i
+    long lt = 0;                                     // masked entries count as zeros below 0.01
+    for (int i = 0; i < n; i++) lt += (n - 1 - i) + (1.0f / (i + 1) < 0.01f ? i + 1 : 0);
+    ck_assert_double_eq_tol(r.v[AV_R_SPARSITY_LT_001], (double)lt / (n * n), 1e-15);
+    double keys = 0;
+    for (int i = 1; i <= n; i++) keys += ceil(0.9 * i - 1e-9);
+    ck_assert_double_eq_tol(r.v[AV_R_KEYS_FOR_90], keys / n, 1e-12);
+    ck_assert_double_eq(r.v[AV_R_RANK], n); // lower triangular with positive diagonal
+    // a causal readout of a non-causal matrix reads only j ≤ i: an upper entry changes nothing but σ
+    M[1] = 0.5f;
+    res s = readouts(M, NULL, NULL, n, 0, 1, 0);
+    ck_assert_double_eq(s.v[AV_R_ROW_ENTROPY_MEAN], r.v[AV_R_ROW_ENTROPY_MEAN]);
+    ck_assert_double_eq(s.v[AV_R_KEYS_FOR_90], r.v[AV_R_KEYS_FOR_90]);
+    free(M);
+}
+END_TEST
+
+// keys_for_90 on rows with distinct weights, against a sort-based count.
+START_TEST(test_keys_for_90_random) {
+    const int n = 61;
+    float *M = malloc(sizeof(float) * n * n);
+    av_rng rng;
+    av_rng_seed(&rng, 9);
+    for (int i = 0; i < n * n; i++) M[i] = (float)(av_rng_uniform(&rng) * av_rng_uniform(&rng));
+    for (int i = 0; i < n; i++) M[i * n + (i * 7) % n] = M[i * n + (i * 3) % n]; // some ties
+    res r = readouts(M, NULL, NULL, n, 0, 0, 0);
+    double want = 0;
+    float *row = malloc(sizeof(float) * n);
+    for (int i = 0; i < n; i++) {
+        double sum = 0, cum = 0;
+        for (int j = 0; j < n; j++) { row[j] = M[i * n + j]; sum += row[j]; }
+        for (int k = 0; k < n; k++) { // selection sort, descending
+            int b = k;
+            for (int j = k + 1; j < n; j++) if (row[j] > row[b]) b = j;
+            float t = row[k]; row[k] = row[b]; row[b] = t;
+        }
+        int k = 0;
+        while (cum < 0.9 * sum * (1 - 1e-12)) cum += row[k++];
+        want += k;
+    }
+    ck_assert_double_eq_tol(r.v[AV_R_KEYS_FOR_90], want / n, 1e-12);
+    free(M); free(row);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------------------------------
+// error readouts against a reference
+
+START_TEST(test_errors_against_reference) {
+    const int n = 6, dv = 3;
+    float A[36], M[36], V[18];
+    for (int i = 0; i < 36; i++) A[i] = 1.0f / 6;
+    for (int i = 0; i < 18; i++) V[i] = (float)(i % 5) - 1.5f;
+    memcpy(M, A, sizeof M);
+    res same = readouts(M, A, V, n, dv, 0, 0);
+    ck_assert_double_eq(same.v[AV_R_ERROR_FRO_REL], 0.0);
+    ck_assert_double_eq(same.v[AV_R_ROW_KL_MEAN], 0.0);
+    ck_assert_double_eq(same.v[AV_R_OUTPUT_ERROR_REL], 0.0);
+    // M = identity: KL(uniform‖one-hot) has zeros where A > 0
+    float *I = identity(n);
+    res id = readouts(I, A, V, n, dv, 0, 0);
+    ck_assert_double_eq_tol(id.v[AV_R_ERROR_FRO_REL], sqrt(6 * (25.0 / 36) + 30 * (1.0 / 36)) / 1.0, 1e-6);
+    ck_assert(isnan(id.v[AV_R_ROW_KL_MEAN]));
+    ck_assert_int_eq(id.why[AV_R_ROW_KL_MEAN], AV_REASON_ZERO_WHERE_POSITIVE);
+    // M rows (1/2 on key 0, 1/10 elsewhere): KL per row = 1/6·ln(1/3) + 5/6·ln(10/6)
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) M[i * n + j] = j == 0 ? 0.5f : 0.1f;
+    res kl = readouts(M, A, V, n, dv, 0, 0);
+    double want = (1.0 / 6) * log((1.0 / 6) / 0.5) + (5.0 / 6) * log((1.0 / 6) / 0.1);
+    ck_assert_double_eq_tol(kl.v[AV_R_ROW_KL_MEAN], want, 1e-6);
+    // output error: (M − A)V and AV, by hand
+    double num = 0, den = 0;
+    for (int c = 0; c < dv; c++) {
+        double mv = 0, av = 0;
+        for (int j = 0; j < n; j++) { mv += (double)M[j] * V[j * dv + c]; av += (double)A[j] * V[j * dv + c]; }
+        num += n * (mv - av) * (mv - av);
+        den += n * av * av;
+    }
+    ck_assert_double_eq_tol(kl.v[AV_R_OUTPUT_ERROR_REL], sqrt(num / den), 1e-12);
+    // no V
+    res nov = readouts(M, A, NULL, n, 0, 0, 0);
+    ck_assert(isnan(nov.v[AV_R_OUTPUT_ERROR_REL]));
+    ck_assert_int_eq(nov.why[AV_R_OUTPUT_ERROR_REL], AV_REASON_NO_V);
+    ck_assert(!isnan(nov.v[AV_R_ERROR_FRO_REL]));
+    // negative weights: KL, keys and entropy undefined; Frobenius error still defined
+    M[7] = -0.25f;
+    res neg = readouts(M, A, V, n, dv, 0, 0);
+    ck_assert_int_eq(neg.why[AV_R_ROW_KL_MEAN], AV_REASON_NEGATIVE);
+    ck_assert_int_eq(neg.why[AV_R_KEYS_FOR_90], AV_REASON_NEGATIVE);
+    ck_assert_int_eq(neg.why[AV_R_ROW_ENTROPY_MEAN], AV_REASON_NEGATIVE);
+    ck_assert(isnan(neg.v[AV_R_ROW_KL_MEAN]) && isnan(neg.v[AV_R_KEYS_FOR_90]));
+    ck_assert(isfinite(neg.v[AV_R_ERROR_FRO_REL]) && isfinite(neg.v[AV_R_OUTPUT_ERROR_REL]));
+    // a zero row: entropy and keys undefined
+    M[7] = 0.1f;
+    for (int j = 0; j < n; j++) M[2 * n + j] = 0.0f;
+    res zr = readouts(M, A, V, n, dv, 0, 0);
+    ck_assert_int_eq(zr.why[AV_R_ROW_ENTROPY_MEAN], AV_REASON_ZERO_ROW);
+    ck_assert_int_eq(zr.why[AV_R_KEYS_FOR_90], AV_REASON_ZERO_ROW);
+    ck_assert_int_eq(zr.why[AV_R_ROW_KL_MEAN], AV_REASON_ZERO_WHERE_POSITIVE);
+    // a non-finite reference or V
+    A[3] = NAN;
+    res na = readouts(M, A, V, n, dv, 0, 0);
+    ck_assert_int_eq(na.why[AV_R_ERROR_FRO_REL], AV_REASON_NONFINITE);
+    ck_assert_int_eq(na.why[AV_R_OUTPUT_ERROR_REL], AV_REASON_NONFINITE);
+    A[3] = 1.0f / 6;
+    V[4] = INFINITY;
+    res nv = readouts(M, A, V, n, dv, 0, 0);
+    ck_assert_int_eq(nv.why[AV_R_OUTPUT_ERROR_REL], AV_REASON_NONFINITE);
+    ck_assert(isfinite(nv.v[AV_R_ROW_KL_MEAN]) || nv.why[AV_R_ROW_KL_MEAN] != AV_REASON_NONE);
+    free(I);
+}
+END_TEST
+
+// Causal KL and Frobenius error: masked entries of both are zero; KL reads allowed entries only.
+START_TEST(test_errors_causal) {
+    const int n = 9;
+    float *A = causal_uniform(n), *M = causal_uniform(n);
+    for (int i = 1; i < n; i++) { M[i * n] += 0.5f / (i + 1); M[i * n + i] -= 0.5f / (i + 1); }
+    res r = readouts(M, A, NULL, n, 0, 1, 0);
+    double kl = 0;
+    for (int i = 1; i < n; i++) {
+        double a = 1.0 / (i + 1);
+        kl += a * log(a / M[i * n]) + a * log(a / M[i * n + i]);
+    }
+    ck_assert_double_eq_tol(r.v[AV_R_ROW_KL_MEAN], kl / n, 1e-7);
+    free(A); free(M);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------------------------------
+// spectral readouts without or with a bad spectrum, the floor, the zero matrix
+
+START_TEST(test_spectral_cases) {
+    const int n = 4;
+    float M[16] = {0};
+    double vals[AV_R_COUNT], sv[4] = {2, 1, 1e-3, 0};
+    int why[AV_R_COUNT];
+    size_t b = av_readouts_work(n, 0);
+    void *w = malloc(b);
+    for (int i = 0; i < 4; i++) M[i * 5] = (float)sv[i];
+    ck_assert_int_eq(av_readouts(vals, why, M, NULL, 0, NULL, NULL, n, 0, 0, 0, w, b), AV_OK);
+    ck_assert(isnan(vals[AV_R_RANK]) && isnan(vals[AV_R_SIGMA1]) && isnan(vals[AV_R_NOISE_FLOOR]));
+    ck_assert_int_eq(why[AV_R_EFFECTIVE_RANK], AV_REASON_NO_SPECTRUM);
+    ck_assert(isfinite(vals[AV_R_SPARSITY_LT_001]));
+    // the floor decides: 1e-3 counts with floor 0, not with floor 1e-3 (σ at the floor is not counted)
+    ck_assert_int_eq(av_readouts(vals, why, M, sv, 0.0, NULL, NULL, n, 0, 0, 0, w, b), AV_OK);
+    ck_assert_double_eq(vals[AV_R_RANK], 3);
+    ck_assert_double_eq(vals[AV_R_RANK_REL_1E3], 2); // 1e-3 is not above 1e-3·σ₁ = 2e-3
+    ck_assert_int_eq(av_readouts(vals, why, M, sv, 1e-3, NULL, NULL, n, 0, 0, 0, w, b), AV_OK);
+    ck_assert_double_eq(vals[AV_R_RANK], 2);
+    ck_assert_double_eq(vals[AV_R_NOISE_FLOOR], 1e-3);
+    ck_assert_int_eq(av_readouts(vals, why, M, sv, 1.5, NULL, NULL, n, 0, 0, 0, w, b), AV_OK);
+    ck_assert_double_eq(vals[AV_R_RANK], 1);
+    ck_assert_double_eq(vals[AV_R_RANK_REL_1E2], 1);
+    ck_assert_double_eq(vals[AV_R_RANK_ENERGY_99], 2); // 4, 1 of 5: 0.8 < 0.99 ≤ 1.0
+    sv[1] = NAN;
+    ck_assert_int_eq(av_readouts(vals, why, M, sv, 0, NULL, NULL, n, 0, 0, 0, w, b), AV_OK);
+    ck_assert_int_eq(why[AV_R_RANK], AV_REASON_NONFINITE);
+    // the zero matrix: ranks 0, effective and stable rank undefined, error curve all zero
+    double z[4] = {0}, e[5];
+    memset(M, 0, sizeof M);
+    ck_assert_int_eq(av_readouts(vals, why, M, z, 0, NULL, NULL, n, 0, 0, 0, w, b), AV_OK);
+    ck_assert_double_eq(vals[AV_R_RANK], 0);
+    ck_assert_double_eq(vals[AV_R_RANK_ENERGY_99], 0);
+    ck_assert_int_eq(why[AV_R_EFFECTIVE_RANK], AV_REASON_ZERO_MATRIX);
+    ck_assert_int_eq(why[AV_R_STABLE_RANK], AV_REASON_ZERO_MATRIX);
+    ck_assert_int_eq(why[AV_R_ROW_ENTROPY_MEAN], AV_REASON_ZERO_ROW);
+    ck_assert_int_eq(av_error_curve(e, z, n), AV_OK);
+    for (int r = 0; r <= n; r++) ck_assert_double_eq(e[r], 0.0);
+    free(w);
+}
+END_TEST
+
+START_TEST(test_error_curve) {
+    const double sv[5] = {3, 2, 1, 1, 0};
+    double e[6];
+    ck_assert_int_eq(av_error_curve(e, sv, 5), AV_OK);
+    const double want[6] = {1, 6.0 / 15, 2.0 / 15, 1.0 / 15, 0, 0};
+    for (int r = 0; r <= 5; r++) ck_assert_double_eq_tol(e[r], want[r], 1e-16);
+    ck_assert_double_eq(e[0], 1.0);
+    ck_assert_double_eq(e[5], 0.0);
+    ck_assert_int_eq(av_error_curve(NULL, sv, 5), AV_ERR_NULL);
+    ck_assert_int_eq(av_error_curve(e, NULL, 5), AV_ERR_NULL);
+    ck_assert_int_eq(av_error_curve(e, sv, 0), AV_ERR_SIZE);
+    const double bad[2] = {1, INFINITY};
+    ck_assert_int_eq(av_error_curve(e, bad, 2), AV_ERR_NONFINITE);
+}
+END_TEST
+
+START_TEST(test_entropy_hist) {
+    const int n = 16;
+    float *I = identity(n), *U = malloc(sizeof(float) * n * n), *C = causal_uniform(n);
+    for (int i = 0; i < n * n; i++) U[i] = 1.0f / n;
+    int counts[4];
+    ck_assert_int_eq(av_row_entropy_hist(counts, 4, I, n, 0), AV_OK);
+    ck_assert_int_eq(counts[0], n);
+    ck_assert_int_eq(av_row_entropy_hist(counts, 4, U, n, 0), AV_OK);
+    ck_assert_int_eq(counts[3], n); // entropy ln n: the top edge, in the last bin
+    ck_assert_int_eq(av_row_entropy_hist(counts, 4, C, n, 1), AV_OK);
+    // row i has entropy ln(i+1): bins of width ln16/4 = ln 2 → ln(i+1)/ln 2 = log2(i+1)
+    int want[4] = {0};
+    for (int i = 0; i < n; i++) {
+        int b = (int)(log((double)(i + 1)) / log(16.0) * 4 + 1e-12);
+        want[b > 3 ? 3 : b]++;
+    }
+    for (int b = 0; b < 4; b++) ck_assert_int_eq(counts[b], want[b]);
+    U[3] = -1.0f;
+    ck_assert_int_eq(av_row_entropy_hist(counts, 4, U, n, 0), AV_WARN_ZERO_ROW);
+    ck_assert_int_eq(counts[0] + counts[1] + counts[2] + counts[3], n - 1);
+    ck_assert_int_eq(av_row_entropy_hist(NULL, 4, U, n, 0), AV_ERR_NULL);
+    ck_assert_int_eq(av_row_entropy_hist(counts, 4, NULL, n, 0), AV_ERR_NULL);
+    ck_assert_int_eq(av_row_entropy_hist(counts, 0, U, n, 0), AV_ERR_SIZE);
+    ck_assert_int_eq(av_row_entropy_hist(counts, 4, U, 0, 0), AV_ERR_SIZE);
+    U[5] = NAN;
+    ck_assert_int_eq(av_row_entropy_hist(counts, 4, U, n, 0), AV_ERR_NONFINITE);
+    free(I); free(U); free(C);
+}
+END_TEST
+
+START_TEST(test_names_and_status) {
+    ck_assert_str_eq(av_readout_name(AV_R_RANK_REL_1E3), "rank_rel_1e-3");
+    ck_assert_str_eq(av_readout_name(AV_R_SPARSITY_LT_001), "sparsity_lt_0.01");
+    ck_assert_ptr_null(av_readout_name(AV_R_COUNT));
+    ck_assert_ptr_null(av_readout_name(-1));
+    const char *unknown = av_reason_string(99);
+    for (int a = 0; a <= AV_REASON_ZERO_MATRIX; a++) {
+        ck_assert_str_ne(av_reason_string(a), unknown);
+        for (int b = 0; b < a; b++) ck_assert_str_ne(av_reason_string(a), av_reason_string(b));
+    }
+    for (int a = 0; a < AV_R_COUNT; a++)
+        for (int b = 0; b < a; b++) ck_assert_str_ne(av_readout_name(a), av_readout_name(b));
+
+    float M[4] = {1, 0, 0, 1}, V[2] = {1, 1};
+    double vals[AV_R_COUNT], sv[2] = {1, 1};
+    int why[AV_R_COUNT];
+    size_t b = av_readouts_work(2, 1);
+    void *w = malloc(b);
+    ck_assert_uint_eq(av_readouts_work(0, 1), 0);
+    ck_assert_uint_eq(av_readouts_work(2, -1), 0);
+    ck_assert_int_eq(av_readouts(NULL, why, M, sv, 0, NULL, V, 2, 1, 0, 0, w, b), AV_ERR_NULL);
+    ck_assert_int_eq(av_readouts(vals, NULL, M, sv, 0, NULL, V, 2, 1, 0, 0, w, b), AV_ERR_NULL);
+    ck_assert_int_eq(av_readouts(vals, why, NULL, sv, 0, NULL, V, 2, 1, 0, 0, w, b), AV_ERR_NULL);
+    ck_assert_int_eq(av_readouts(vals, why, M, sv, 0, NULL, V, 2, 1, 0, 0, NULL, b), AV_ERR_NULL);
+    ck_assert_int_eq(av_readouts(vals, why, M, sv, 0, NULL, V, 0, 1, 0, 0, w, b), AV_ERR_SIZE);
+    ck_assert_int_eq(av_readouts(vals, why, M, sv, 0, NULL, V, 2, 0, 0, 0, w, b), AV_ERR_SIZE);
+    ck_assert_int_eq(av_readouts(vals, why, M, sv, 0, NULL, V, 2, 1, 0, -1, w, b), AV_ERR_KNOB);
+    ck_assert_int_eq(av_readouts(vals, why, M, sv, 0, NULL, V, 2, 1, 0, NAN, w, b), AV_ERR_KNOB);
+    ck_assert_int_eq(av_readouts(vals, why, M, sv, 0, NULL, V, 2, 1, 0, 0, w, b - 1), AV_ERR_WORKSPACE);
+    ck_assert_int_eq(av_readouts(vals, why, M, sv, 0, NULL, V, 2, 1, 0, 0, w, b), AV_OK);
+    M[2] = INFINITY;
+    ck_assert_int_eq(av_readouts(vals, why, M, sv, 0, NULL, V, 2, 1, 0, 0, w, b), AV_ERR_NONFINITE);
+    for (int r = 0; r < AV_R_COUNT; r++) {
+        ck_assert(isnan(vals[r]));
+        ck_assert_int_eq(why[r], AV_REASON_NONFINITE);
+    }
+    free(w);
+}
+END_TEST
+
+Suite *suite_readouts(void) {
+    Suite *s = suite_create("readouts");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_identity);
+    tcase_add_test(tc, test_uniform);
+    tcase_add_test(tc, test_one_hot);
+    tcase_add_test(tc, test_rank_one);
+    tcase_add_test(tc, test_causal_definitions);
+    tcase_add_test(tc, test_keys_for_90_random);
+    tcase_add_test(tc, test_errors_against_reference);
+    tcase_add_test(tc, test_errors_causal);
+    tcase_add_test(tc, test_spectral_cases);
+    tcase_add_test(tc, test_error_curve);
+    tcase_add_test(tc, test_entropy_hist);
+    tcase_add_test(tc, test_names_and_status);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,53 @@
+/* testutil.h: small helpers shared by the Check suites (seeded inputs, differences). Header-only,
+ * static inline, so a suite that does not use a helper gets no warning. */
+#ifndef ATTNVIZ_TESTUTIL_H
+#define ATTNVIZ_TESTUTIL_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attnviz.h"
+
+/* x[count] ~ N(mean, std²) from the library's portable stream seeded with `seed`. */
+static inline void tu_fill_normal(float *x, size_t count, double mean, double std, uint64_t seed) {
+    av_rng rng;
+    av_rng_seed(&rng, seed);
+    for (size_t i = 0; i < count; i++) x[i] = (float)(mean + std * av_rng_normal(&rng));
+}
+
+/* x[count] ~ U[lo, hi). */
+static inline void tu_fill_uniform(float *x, size_t count, double lo, double hi, uint64_t seed) {
+    av_rng rng;
+    av_rng_seed(&rng, seed);
+    for (size_t i = 0; i < count; i++) x[i] = (float)(lo + (hi - lo) * av_rng_uniform(&rng));
+}
+
+/* max |a − b| (NaN anywhere gives +Inf, so a comparison against a tolerance fails). */
+static inline double tu_max_abs_diff(const float *a, const float *b, size_t count) {
+    double m = 0;
+    for (size_t i = 0; i < count; i++) {
+        double e = fabs((double)a[i] - (double)b[i]);
+        if (!(e <= m)) m = isnan(e) ? INFINITY : e;
+    }
+    return m;
+}
+
+/* max |a − b| for a float array against a double reference. */
+static inline double tu_max_abs_diff_d(const float *a, const double *b, size_t count) {
+    double m = 0;
+    for (size_t i = 0; i < count; i++) {
+        double e = fabs((double)a[i] - b[i]);
+        if (!(e <= m)) m = isnan(e) ? INFINITY : e;
+    }
+    return m;
+}
+
+/* max |x| over a double array. */
+static inline double tu_max_abs_d(const double *x, size_t count) {
+    double m = 0;
+    for (size_t i = 0; i < count; i++) m = fabs(x[i]) > m ? fabs(x[i]) : m;
+    return m;
+}
+
+#endif /* ATTNVIZ_TESTUTIL_H */

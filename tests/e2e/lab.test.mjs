@@ -1,0 +1,202 @@
+// The lab page end to end in Debian's headless Chromium: build/web (make web) served on 127.0.0.1.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { serve } from '../../scripts/serve.mjs';
+import { launch, openLab, waitSettled, dragRange, canvasColours } from './browser.mjs';
+
+const ROOT = 'build/web';
+const VARIANTS = ['softmax', 'elu', 'relu', 'exp', 'efficient', 'focused', 'linformer', 'performer', 'taylor',
+  'explimit', 'hedgehog', 'nystrom', 'cosformer'];
+
+let server, browser, page, errors, foreign;
+
+beforeAll(async () => {
+  if (!existsSync(`${ROOT}/index.html`) || !existsSync(`${ROOT}/attnviz.wasm`)) throw new Error('run `make web` first');
+  server = await serve(ROOT, 0);
+  browser = await launch();
+  foreign = [];
+  browser.context.on('request', (r) => { if (!r.url().startsWith(server.url) && !r.url().startsWith('data:') && !r.url().startsWith('blob:')) foreign.push(r.url()); });
+  ({ page, errors } = await openLab(browser.context, server.url));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+const state = () => page.evaluate(() => window.attnviz.state);
+const readouts = () => page.evaluate(() => ({ ...window.attnviz.view.frame.readouts, ...window.attnviz.view.spec.readouts }));
+const cell = (id) => page.$eval(`tr[data-readout="${id}"] td.v`, (td) => td.textContent);
+
+describe('the lab page', () => {
+  it('loads with SIMD, draws, and serves the wasm as application/wasm', async () => {
+    expect(await page.textContent('#engine')).toBe('wasm SIMD');
+    const res = await page.request.get(`${server.url}attnviz.wasm`);
+    expect(res.headers()['content-type']).toBe('application/wasm');
+    expect((await canvasColours(page, 'hm-M')).colours).toBeGreaterThan(20);
+    expect(errors).toEqual([]);
+  });
+
+  it('renders heatmaps and readouts for every variant', async () => {
+    for (const v of VARIANTS) {
+      await page.selectOption('#k-variant', v);
+      await waitSettled(page);
+      const st = await state();
+      expect(st.variant).toBe(v);
+      for (const id of ['hm-M', 'hm-A', 'hm-D']) {
+        const c = await canvasColours(page, id);
+        expect(c.width, `${v} ${id}`).toBe(256);
+        if (!(v === 'softmax' && id === 'hm-D')) expect(c.colours, `${v} ${id}`).toBeGreaterThan(5);
+      }
+      const rank = await cell('rank');
+      expect(rank, v).toMatch(/^\d+ \/ 256$/);
+      expect(await cell('sparsity_lt_0.01'), v).toMatch(/%$/);
+      expect(await cell('effective_rank'), v).toMatch(/^\d/);
+      if (v !== 'softmax') expect(await cell('error_fro_rel'), v).toMatch(/^\d/);
+      expect(await page.textContent('#cost')).toMatch(/quadratic/);
+      expect(await page.evaluate(() => document.querySelectorAll('#formula .katex').length)).toBe(1);
+    }
+    expect(errors).toEqual([]);
+  });
+
+  it('dragging focused p from 1 to 6 with the mouse raises sparsity', async () => {
+    await page.selectOption('#k-variant', 'focused');
+    await page.focus('#k-p');
+    await page.keyboard.press('Home');
+    await waitSettled(page);
+    expect((await state()).p).toBe(1);
+    const before = await readouts();
+    await dragRange(page, '#k-p', 1, 6);
+    await waitSettled(page);
+    const p = (await state()).p;
+    expect(p).toBeGreaterThan(5.6);
+    expect(p).toBeLessThan(6.4);
+    const after = await readouts();
+    expect(after.sparsity_tau).toBeGreaterThan(before.sparsity_tau);
+    expect(after.row_entropy_mean).toBeLessThan(before.row_entropy_mean);
+    expect(await page.textContent('#k-p-value')).toBe(String(p));
+    expect(page.url()).toContain(`p=${p}`);
+  });
+
+  it("dragging Linformer's s makes the rank follow s", async () => {
+    await page.selectOption('#k-variant', 'linformer');
+    await waitSettled(page);
+    for (const [a, b] of [[64, 20], [20, 150]]) {
+      await dragRange(page, '#k-s', a, b, 8);
+      await waitSettled(page);
+      const { s } = await state();
+      expect(Math.abs(s - b)).toBeLessThan(12);
+      expect((await readouts()).rank).toBe(s);
+      expect(await cell('rank')).toBe(`${s} / 256`);
+    }
+  });
+
+  it('switches causal on and off', async () => {
+    await page.selectOption('#k-variant', 'elu');
+    await waitSettled(page);
+    const offRank = (await readouts()).rank;
+    expect(offRank).toBe(64);
+    await page.click('label[for="k-causal"]');
+    await waitSettled(page);
+    expect((await state()).causal).toBe(true);
+    const masked = await page.evaluate(() => { const f = window.attnviz.view.frame; return [f.M[f.size - 1], f.A[f.size - 1], f.M[0]]; });
+    expect(masked[0]).toBe(0);
+    expect(masked[1]).toBe(0);
+    expect(masked[2]).toBeGreaterThan(0);
+    expect((await readouts()).rank).toBeGreaterThan(200); // the causal mask makes a kernel map full rank
+    await page.click('#k-causal');
+    await waitSettled(page);
+    expect((await state()).causal).toBe(false);
+    expect((await readouts()).rank).toBe(offRank);
+  });
+
+  it('operates a slider by keyboard', async () => {
+    await page.selectOption('#k-variant', 'focused');
+    await page.focus('#k-p');
+    await page.keyboard.press('Home');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowRight');
+    await waitSettled(page);
+    expect((await state()).p).toBeCloseTo(1.2, 10);
+    expect(await page.textContent('#k-p-value')).toBe('1.2');
+    await page.keyboard.press('End');
+    await waitSettled(page);
+    expect((await state()).p).toBe(10);
+    await page.focus('#k-n');
+    await page.keyboard.press('ArrowLeft');
+    await waitSettled(page);
+    expect((await state()).n).toBe(192);
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowRight');
+    await waitSettled(page);
+    expect((await state()).n).toBe(384);
+    expect(await page.textContent('#ds-note')).toMatch(/blocks of 2×2/);
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('p');
+    await page.selectOption('#k-variant', 'focused');
+    await page.focus('#k-p');
+    await page.keyboard.press('End');
+    await page.keyboard.press('ArrowLeft');
+    for (let i = 0; i < 60; i++) await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('ArrowRight'); await page.keyboard.press('ArrowRight');
+    await waitSettled(page);
+    expect((await state()).p).toBe(3);
+    expect((await state()).n).toBe(256);
+  });
+
+  it('shows exact values on hover', async () => {
+    const box = await page.locator('#hm-M').boundingBox();
+    await page.mouse.move(box.x + box.width * 0.5 + 0.2, box.y + box.height * 0.25 + 0.2);
+    expect(await page.textContent('#hover')).toMatch(/^row 64, col 128: M [0-9.e−-]+ · softmax [0-9.e−-]+ · M − A/);
+  });
+
+  it('restores a state from a link, reports bad parameters, and saves a screenshot', async () => {
+    const p2 = await openLab(browser.context, server.url, { hash: 'v=1&variant=performer&m=64&bogus=<b>x</b>&n=128' });
+    expect(await p2.page.evaluate(() => window.attnviz.state.m)).toBe(64);
+    expect(await p2.page.textContent('#notice')).toContain('unknown parameter "bogus"');
+    expect(await p2.page.evaluate(() => document.querySelectorAll('#notice b').length)).toBe(0);
+    expect(p2.errors).toEqual([]);
+    await p2.page.close();
+    await mkdir('build/e2e', { recursive: true });
+    await page.selectOption('#k-variant', 'focused');
+    await waitSettled(page);
+    await page.screenshot({ path: 'build/e2e/lab.png' });
+    expect(await page.evaluate(() => document.documentElement.scrollHeight <= innerHeight + 1)).toBe(true);
+    expect(errors).toEqual([]);
+    expect(foreign).toEqual([]);
+  });
+});
+
+describe('fallbacks and large n', () => {
+  it('loads the scalar build where the SIMD probe fails', async () => {
+    const ctx = browser.context;
+    const p = await ctx.newPage();
+    await p.addInitScript(() => { WebAssembly.validate = () => false; });
+    const errs = [];
+    p.on('pageerror', (e) => errs.push(String(e)));
+    const seen = [];
+    p.on('request', (r) => seen.push(r.url()));
+    await p.goto(`${server.url}#v=1&variant=elu&n=128`);
+    await waitSettled(p);
+    expect(await p.textContent('#engine')).toBe('wasm scalar');
+    expect(seen.some((u) => u.endsWith('attnviz-scalar.wasm'))).toBe(true);
+    expect(await p.evaluate(() => window.attnviz.view.spec.readouts.rank)).toBe(64);
+    expect(errs).toEqual([]);
+    await p.close();
+  });
+
+  it('n = 4096 computes in the worker without blocking input', async () => {
+    const { page: p, errors: errs } = await openLab(browser.context, server.url, { hash: 'v=1&variant=focused&n=4096&d=64' });
+    expect(await p.textContent('#ds-note')).toMatch(/n = 4096 shown as 256×256: blocks of 16×16/);
+    // while the worker computes a drag, the page answers within a frame or two
+    await dragRange(p, '#k-p', 3, 5, 6);
+    const t = await p.evaluate(() => new Promise((ok) => { const t0 = performance.now(); requestAnimationFrame(() => ok(performance.now() - t0)); }));
+    expect(t).toBeLessThan(100);
+    await waitSettled(p, 90000);
+    expect(await p.evaluate(() => window.attnviz.view.frame.n)).toBe(4096);
+    expect(await p.evaluate(() => window.attnviz.view.spec.readouts.rank)).toBe(64);
+    expect(errs).toEqual([]);
+    await p.close();
+  });
+});

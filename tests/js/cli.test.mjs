@@ -1,0 +1,206 @@
+// cli.test.mjs: the native command-line tool (build/native/attnviz; ATTNVIZ_CLI overrides the path):
+// --help, generate, matrix on 2-D and on 4-D model tensors, and one-line errors with exit status 2.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readNpy } from './npy.mjs';
+
+const ROOT = new URL('../../', import.meta.url);
+const CLI = process.env.ATTNVIZ_CLI || new URL('build/native/attnviz', ROOT).pathname;
+const SHARED = process.env.ATTNVIZ_SHARED || new URL('../shared', ROOT).pathname;
+const MODEL = join(SHARED, 'data', 'stories260K');
+
+let tmp;
+beforeAll(() => { tmp = mkdtempSync(join(tmpdir(), 'attnviz-cli-')); });
+afterAll(() => { rmSync(tmp, { recursive: true, force: true }); });
+
+function run(...args) {
+  const p = spawnSync(CLI, args, { encoding: 'utf8' });
+  return { status: p.status, stdout: p.stdout, stderr: p.stderr };
+}
+
+/** A float32 .npy (C order unless fortran), version 1, header padded to 64 bytes like numpy's. */
+function writeNpy(path, shape, data, { fortran = false, descr = '<f4' } = {}) {
+  const shp = shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(', ')})`;
+  let dict = `{'descr': '${descr}', 'fortran_order': ${fortran ? 'True' : 'False'}, 'shape': ${shp}, }`;
+  const total = Math.ceil((10 + dict.length + 1) / 64) * 64;
+  dict = dict.padEnd(total - 11, ' ') + '\n';
+  const head = Buffer.alloc(10);
+  Buffer.from('\x93NUMPY', 'latin1').copy(head, 0);
+  head[6] = 1;
+  head.writeUInt16LE(dict.length, 8);
+  const body = descr === '<i4' ? Buffer.from(Int32Array.from(data).buffer) : Buffer.from(Float32Array.from(data).buffer);
+  writeFileSync(path, Buffer.concat([head, Buffer.from(dict, 'latin1'), body]));
+  return path;
+}
+
+/** Deterministic pseudo-random values (a small LCG; the test needs variety, not quality). */
+function values(count, seed) {
+  const out = new Float32Array(count);
+  let s = seed >>> 0;
+  for (let i = 0; i < count; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    out[i] = (s / 2 ** 32 - 0.5) * 2;
+  }
+  return out;
+}
+
+/** Row softmax of scale·Q·Kᵀ (optionally causal), Q and K n×d flat, in float64. */
+function softmaxRef(Q, K, n, d, causal) {
+  const M = new Float64Array(n * n);
+  for (let i = 0; i < n; i++) {
+    const lim = causal ? i + 1 : n;
+    let mx = -Infinity;
+    for (let j = 0; j < lim; j++) {
+      let s = 0;
+      for (let k = 0; k < d; k++) s += Q[i * d + k] * K[j * d + k];
+      M[i * n + j] = s / Math.sqrt(d);
+      mx = Math.max(mx, M[i * n + j]);
+    }
+    let sum = 0;
+    for (let j = 0; j < lim; j++) sum += (M[i * n + j] = Math.exp(M[i * n + j] - mx));
+    for (let j = 0; j < lim; j++) M[i * n + j] /= sum;
+  }
+  return M;
+}
+
+function maxAbsDiff(a, b) {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
+  return m;
+}
+
+describe('attnviz --help', () => {
+  it('documents every command, variant, generator and knob', () => {
+    const r = run('--help');
+    expect(r.status).toBe(0);
+    const words = [
+      'matrix', 'readouts', 'generate',
+      '--variant', '--q', '--k', '--v', '--causal', '--scale', '--p', '--dwc-kernel', '--s', '--ef', '--ef-shared',
+      '--m', '--orthogonal', '--seed', '--order', '--N', '--hedgehog-w', '--landmarks', '--iters', '--layer',
+      '--head', '--accurate', '--tau', '--out-o', '-o', '--gen', '--n', '--d', '--std',
+      'softmax', 'elu', 'relu', 'exp', 'efficient', 'focused', 'linformer', 'performer', 'taylor', 'explimit',
+      'hedgehog', 'nystrom', 'cosformer', 'gaussian', 'mean', 'clustered', 'local', 'lowrank', 'sink',
+    ];
+    for (const w of words) expect(r.stdout, w).toMatch(new RegExp(`(^|[\\s(,])${w.replace(/[-]/g, '\\-')}\\b`));
+    expect(run('matrix', '--help').stdout).toBe(r.stdout);
+  });
+});
+
+describe('attnviz generate', () => {
+  it('writes q.npy, k.npy, v.npy of shape (n, d), float32, reproducible by seed', () => {
+    const dir = join(tmp, 'gen');
+    const r = run('generate', '--gen', 'lowrank', '--n', '23', '--d', '7', '--std', '0.5', '--seed', '9', '-o', dir);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe('');
+    for (const f of ['q.npy', 'k.npy', 'v.npy']) {
+      const a = readNpy(join(dir, f));
+      expect(a.shape).toEqual([23, 7]);
+      expect(a.data).toBeInstanceOf(Float32Array);
+      expect(a.data.every(Number.isFinite)).toBe(true);
+    }
+    const again = join(tmp, 'gen2');
+    expect(run('generate', '--gen', 'lowrank', '--n', '23', '--d', '7', '--std', '0.5', '--seed', '9', '-o', again).status).toBe(0);
+    expect(readFileSync(join(again, 'q.npy')).equals(readFileSync(join(dir, 'q.npy')))).toBe(true);
+    const other = join(tmp, 'gen3');
+    expect(run('generate', '--gen', 'lowrank', '--n', '23', '--d', '7', '--std', '0.5', '--seed', '10', '-o', other).status).toBe(0);
+    expect(readFileSync(join(other, 'q.npy')).equals(readFileSync(join(dir, 'q.npy')))).toBe(false);
+  });
+});
+
+describe('attnviz matrix', () => {
+  it('writes the softmax matrix of generated inputs, and M·V with --out-o', () => {
+    const dir = join(tmp, 'gm');
+    expect(run('generate', '--n', '19', '--d', '5', '--seed', '3', '-o', dir).status).toBe(0);
+    const out = join(tmp, 'm.npy'), outO = join(tmp, 'o.npy');
+    const r = run('matrix', '--variant', 'softmax', '--causal', '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'),
+      '--v', join(dir, 'v.npy'), '-o', out, '--out-o', outO);
+    expect(r.status).toBe(0);
+    const M = readNpy(out), O = readNpy(outO);
+    expect(M.shape).toEqual([19, 19]);
+    expect(O.shape).toEqual([19, 5]);
+    const Q = readNpy(join(dir, 'q.npy')).data, K = readNpy(join(dir, 'k.npy')).data;
+    expect(maxAbsDiff(M.data, softmaxRef(Q, K, 19, 5, true))).toBeLessThan(1e-6);
+  });
+
+  it('selects a layer and a query head of 4-D model tensors (head h reads KV head h·kv/heads)', () => {
+    const [L, H, KVH, n, d] = [2, 4, 2, 6, 3];
+    const q = values(L * H * n * d, 1), k = values(L * KVH * n * d, 2), v = values(L * KVH * n * d, 3);
+    const qp = writeNpy(join(tmp, 'mq.npy'), [L, H, n, d], q);
+    const kp = writeNpy(join(tmp, 'mk.npy'), [L, KVH, n, d], k);
+    const vp = writeNpy(join(tmp, 'mv.npy'), [L, KVH, n, d], v);
+    const out = join(tmp, 'mm.npy');
+    for (const [layer, head] of [[1, 3], [0, 1], [1, 2]]) {
+      const r = run('matrix', '--variant', 'softmax', '--q', qp, '--k', kp, '--v', vp, '--layer', String(layer),
+        '--head', String(head), '-o', out);
+      expect(r.status).toBe(0);
+      const kvh = Math.floor((head * KVH) / H);
+      const Q = q.subarray((layer * H + head) * n * d, (layer * H + head + 1) * n * d);
+      const K = k.subarray((layer * KVH + kvh) * n * d, (layer * KVH + kvh + 1) * n * d);
+      const M = readNpy(out);
+      expect(M.shape).toEqual([n, n]);
+      expect(maxAbsDiff(M.data, softmaxRef(Q, K, n, d, false))).toBeLessThan(1e-6);
+    }
+  });
+
+  it.skipIf(!existsSync(MODEL))('reproduces stories260K head L1H3 (causal softmax) to 1e-5', () => {
+    const out = join(tmp, 'l1h3.npy');
+    const r = run('matrix', '--variant', 'softmax', '--causal', '--q', join(MODEL, 'text128_q.npy'),
+      '--k', join(MODEL, 'text128_k.npy'), '--v', join(MODEL, 'text128_v.npy'), '--layer', '1', '--head', '3', '-o', out);
+    expect(r.status).toBe(0);
+    const ref = readNpy(join(MODEL, 'text128_att_selected.npy'));
+    const M = readNpy(out);
+    expect(M.shape).toEqual([128, 128]);
+    expect(maxAbsDiff(M.data, ref.data.subarray(128 * 128, 2 * 128 * 128))).toBeLessThan(1e-5);
+  });
+});
+
+describe('bad arguments: one line on stderr, exit status 2', () => {
+  let q, k, kBad, fortran, ints, mq, mk;
+  beforeAll(() => {
+    q = writeNpy(join(tmp, 'bq.npy'), [9, 4], values(36, 4));
+    k = writeNpy(join(tmp, 'bk.npy'), [9, 4], values(36, 5));
+    kBad = writeNpy(join(tmp, 'bk5.npy'), [9, 5], values(45, 6));
+    fortran = writeNpy(join(tmp, 'bf.npy'), [9, 4], values(36, 7), { fortran: true });
+    ints = writeNpy(join(tmp, 'bi.npy'), [9, 4], new Array(36).fill(1), { descr: '<i4' });
+    mq = writeNpy(join(tmp, 'bmq.npy'), [2, 4, 9, 4], values(288, 8));
+    mk = writeNpy(join(tmp, 'bmk.npy'), [2, 2, 9, 4], values(144, 9));
+  });
+  const out = () => join(tmp, 'never.npy');
+  const cases = [
+    ['unknown variant', () => ['matrix', '--variant', 'softmaxx', '--q', q, '--k', k, '-o', out()], /--variant softmaxx/],
+    ['missing --q', () => ['matrix', '--variant', 'softmax', '--k', k, '-o', out()], /--q/],
+    ['missing -o', () => ['matrix', '--variant', 'softmax', '--q', q, '--k', k], /-o/],
+    ['nonexistent file', () => ['matrix', '--variant', 'softmax', '--q', join(tmp, 'nope.npy'), '--k', k, '-o', out()], /nope\.npy.*cannot open/],
+    ['Fortran-order .npy', () => ['matrix', '--variant', 'softmax', '--q', q, '--k', fortran, '-o', out()], /Fortran/],
+    ['int32 .npy', () => ['matrix', '--variant', 'softmax', '--q', ints, '--k', k, '-o', out()], /dtype '<i4'/],
+    ['mismatched shapes', () => ['matrix', '--variant', 'softmax', '--q', q, '--k', kBad, '-o', out()], /--k .*shape \(9, 5\)/],
+    ['--p 0 for focused', () => ['matrix', '--variant', 'focused', '--p', '0', '--q', q, '--k', k, '-o', out()], /--p 0/],
+    ['--p 11 for focused', () => ['matrix', '--variant', 'focused', '--p', '11', '--q', q, '--k', k, '-o', out()], /--p 11/],
+    ['--s beyond n for linformer', () => ['matrix', '--variant', 'linformer', '--s', '10', '--q', q, '--k', k, '-o', out()], /--s 10/],
+    ['causal linformer', () => ['matrix', '--variant', 'linformer', '--causal', '--q', q, '--k', k, '-o', out()], /--causal: linformer/],
+    ['unknown --ef', () => ['matrix', '--variant', 'linformer', '--ef', 'uniform', '--q', q, '--k', k, '-o', out()], /--ef uniform/],
+    ['--layer out of range', () => ['matrix', '--variant', 'softmax', '--q', mq, '--k', mk, '--layer', '2', '--head', '0', '-o', out()], /--layer 2/],
+    ['--head out of range', () => ['matrix', '--variant', 'softmax', '--q', mq, '--k', mk, '--layer', '0', '--head', '4', '-o', out()], /--head 4/],
+    ['4-D without --layer', () => ['matrix', '--variant', 'softmax', '--q', mq, '--k', mk, '-o', out()], /--layer/],
+    ['unknown option', () => ['matrix', '--variant', 'softmax', '--q', q, '--k', k, '--bogus', '-o', out()], /--bogus/],
+    ['unknown command', () => ['matrx'], /matrx/],
+    ['no command', () => [], /command/],
+    ['unknown generator', () => ['generate', '--gen', 'uniform', '--n', '4', '--d', '4', '-o', join(tmp, 'g')], /--gen uniform/],
+    ['generate --std 0', () => ['generate', '--n', '4', '--d', '4', '--std', '0', '-o', join(tmp, 'g')], /--std 0/],
+  ];
+  for (const [name, args, pattern] of cases) {
+    it(name, () => {
+      const r = run(...args());
+      expect(r.status).toBe(2);
+      expect(r.stdout).toBe('');
+      const lines = r.stderr.split('\n').filter((s) => s.length > 0);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^attnviz: /);
+      expect(lines[0]).toMatch(pattern);
+      expect(existsSync(out())).toBe(false);
+    });
+  }
+});

@@ -1,0 +1,182 @@
+// Colour tables, number formatting, heatmap downsampling and ranges, spectrum shaping: pure, no DOM.
+import { describe, it, expect } from 'vitest';
+import { colorTable, buildTable, colorIndex, luminance, COLORMAPS, hexToRgb } from '../../web/render/colormap.mjs';
+import { fmt, fmtSigned, fmtCount, fmtBytes, fmtPct, fmtMs, ticks } from '../../web/render/format.mjs';
+import { blockSize, downsample, downsampleDiff, sharedRange, symmetricRange, paint, cellAt, quantile } from '../../web/render/heatmap.mjs';
+import { normalisedSpectrum, errorCurve, rankAtRelative } from '../../web/render/spectrum.mjs';
+import { READOUT_ROWS, costLine, rowReason } from '../../web/render/readouts.mjs';
+
+describe('colour tables', () => {
+  it('are 256 opaque RGBA entries with the published end points', () => {
+    for (const name of COLORMAPS) {
+      const t = colorTable(name);
+      expect(t.length).toBe(1024);
+      for (let i = 0; i < 256; i++) expect(t[4 * i + 3]).toBe(255);
+    }
+    const v = colorTable('viridis');
+    expect([...v.subarray(0, 3)]).toEqual(hexToRgb('#440154'));
+    expect([...v.subarray(1020, 1023)]).toEqual(hexToRgb('#fde725'));
+    const d = colorTable('rdbu');
+    expect([...d.subarray(0, 3)]).toEqual(hexToRgb('#053061'));      // most negative: dark blue
+    expect([...d.subarray(1020, 1023)]).toEqual(hexToRgb('#67001f'));  // most positive: dark red
+  });
+  it('viridis gets monotonically lighter (readable in grey, colour-blind safe)', () => {
+    const v = colorTable('viridis');
+    for (let i = 1; i < 256; i++) expect(luminance(v, i)).toBeGreaterThanOrEqual(luminance(v, i - 1) - 1e-3);
+    expect(luminance(v, 255) / luminance(v, 0)).toBeGreaterThan(20);
+  });
+  it('the diverging map is lightest in the middle and symmetric in lightness', () => {
+    const d = colorTable('rdbu');
+    const mid = luminance(d, 128);
+    for (const i of [0, 40, 90, 165, 215, 255]) expect(luminance(d, i)).toBeLessThan(mid);
+    expect(Math.abs(luminance(d, 30) - luminance(d, 225))).toBeLessThan(0.06);
+  });
+  it('interpolates between stops', () => {
+    const t = buildTable(['#000000', '#ffffff']);
+    expect([...t.subarray(4 * 128, 4 * 128 + 3)]).toEqual([128, 128, 128]);
+  });
+  it('maps values to indices, clamping, with -1 for NaN/Inf', () => {
+    expect(colorIndex(0, 0, 1)).toBe(0);
+    expect(colorIndex(1, 0, 1)).toBe(255);
+    expect(colorIndex(0.5, 0, 1)).toBe(128);
+    expect(colorIndex(-3, 0, 1)).toBe(0);
+    expect(colorIndex(7, 0, 1)).toBe(255);
+    expect(colorIndex(NaN, 0, 1)).toBe(-1);
+    expect(colorIndex(Infinity, 0, 1)).toBe(-1);
+    expect(colorIndex(2, 2, 2)).toBe(128);
+  });
+});
+
+describe('number formatting', () => {
+  it('fmt', () => {
+    expect(fmt(0)).toBe('0');
+    expect(fmt(0.123456)).toBe('0.123');
+    expect(fmt(1234.5)).toBe('1230');
+    expect(fmt(123456)).toBe('1.23e5');
+    expect(fmt(1.5e-5)).toBe('1.5e-5');
+    expect(fmt(-0.25)).toBe('−0.25');
+    expect(fmt(null)).toBe('—');
+    expect(fmt(NaN)).toBe('—');
+    expect(fmt(Infinity)).toBe('∞');
+    expect(fmt(2, 3)).toBe('2');
+  });
+  it('signed, counts, bytes, percentages, times, ticks', () => {
+    expect(fmtSigned(0.012)).toBe('+0.012');
+    expect(fmtSigned(-0.3)).toBe('−0.3');
+    expect(fmtCount(4194304)).toBe('4.19M');
+    expect(fmtCount(950)).toBe('950');
+    expect(fmtCount(1.07e9)).toBe('1.07G');
+    expect(fmtCount(-1)).toBe('—');
+    expect(fmtBytes(512)).toBe('512 B');
+    expect(fmtBytes(1536)).toBe('1.5 KiB');
+    expect(fmtBytes(64 * 2 ** 20)).toBe('64 MiB');
+    expect(fmtPct(0.5834)).toBe('58.3%');
+    expect(fmtMs(3.24)).toBe('3.2 ms');
+    expect(fmtMs(1250)).toBe('1.25 s');
+    expect(ticks(0, 1, 3)).toEqual([0, 0.5, 1]);
+  });
+});
+
+describe('heatmap helpers', () => {
+  const n = 5;
+  const M = Float32Array.from({ length: n * n }, (_, i) => i);
+  it('block size keeps at most cap cells per side', () => {
+    expect(blockSize(256)).toBe(1);
+    expect(blockSize(1024)).toBe(4);
+    expect(blockSize(4096)).toBe(16);
+    expect(blockSize(300)).toBe(2);
+  });
+  it('downsamples by block mean and block max, ragged last block included', () => {
+    const mean = downsample(M, n, 2, 'mean');
+    expect(mean.length).toBe(9);
+    expect(mean[0]).toBeCloseTo((0 + 1 + 5 + 6) / 4, 6);
+    expect(mean[2]).toBeCloseTo((4 + 9) / 2, 6);
+    expect(mean[8]).toBeCloseTo(24, 6);
+    const max = downsample(M, n, 2, 'max');
+    expect([...max]).toEqual([6, 8, 9, 16, 18, 19, 21, 23, 24]);
+    expect([...downsample(M, n, 1)]).toEqual([...M]);
+  });
+  it('mean downsampling preserves total mass per block area', () => {
+    const R = Float32Array.from({ length: 64 * 64 }, (_, i) => ((i * 7919) % 97) / 97);
+    const d = downsample(R, 64, 8, 'mean');
+    const s1 = R.reduce((a, b) => a + b, 0), s2 = d.reduce((a, b) => a + b, 0) * 64;
+    expect(s2).toBeCloseTo(s1, 2);
+  });
+  it('a NaN makes its block non-finite in both modes', () => {
+    const X = new Float32Array(16); X[5] = NaN;
+    expect(Number.isNaN(downsample(X, 4, 2, 'mean')[0])).toBe(true);
+    expect(Number.isNaN(downsample(X, 4, 2, 'max')[0])).toBe(true);
+    expect(downsample(X, 4, 2, 'max')[3]).toBe(0);
+  });
+  it('the difference map: block mean, or the signed entry of largest magnitude', () => {
+    const A = new Float32Array(16), B = new Float32Array(16);
+    B[0] = 0.5; B[1] = -0.9;
+    expect(downsampleDiff(B, A, 4, 2, 'mean')[0]).toBeCloseTo(-0.1, 6);
+    expect(downsampleDiff(B, A, 4, 2, 'max')[0]).toBeCloseTo(-0.9, 6);
+  });
+  it('ranges: shared [0, q99.5] with clipping flagged; symmetric for the difference', () => {
+    const a = new Float32Array(1000).fill(0.01); a[0] = 5;
+    const r = sharedRange([a]);
+    expect(r.lo).toBe(0);
+    expect(r.hi).toBeCloseTo(0.01, 6);
+    expect(r.clipped).toBe(true);
+    const s = symmetricRange([Float32Array.from([-2, 1, 0.5])]);
+    expect(s.lo).toBe(-s.hi);
+    expect(quantile([Float32Array.from([3, 1, 2])], 0.5)).toBe(2);
+  });
+  it('paints through the table and counts non-finite cells (magenta)', () => {
+    const t = colorTable('gray');
+    const px = new Uint8ClampedArray(12);
+    const bad = paint(px, Float32Array.from([0, 1, NaN]), 3, t, 0, 1);
+    expect(bad).toBe(1);
+    expect([...px.subarray(0, 4)]).toEqual([0, 0, 0, 255]);
+    expect([...px.subarray(4, 8)]).toEqual([255, 255, 255, 255]);
+    expect([...px.subarray(8, 12)]).toEqual([255, 0, 255, 255]);
+  });
+  it('maps a pointer position to a cell', () => {
+    expect(cellAt(0, 0, 230, 230, 256)).toEqual({ row: 0, col: 0 });
+    expect(cellAt(229.9, 115, 230, 230, 256)).toEqual({ row: 128, col: 255 });
+    expect(cellAt(-1, 3, 230, 230, 256)).toBe(null);
+  });
+});
+
+describe('spectrum shaping and readout text', () => {
+  it('normalises by σ₁ and hides values at or below the noise floor', () => {
+    expect(normalisedSpectrum(Float64Array.from([4, 2, 1e-9, 0]), 1e-8)).toEqual([1, 0.5, null, null]);
+    expect(normalisedSpectrum(Float64Array.from([2, 1]), 0, 4)).toEqual([1, 0.5, null, null]);
+  });
+  it('error curve e(r) (Eckart–Young), exact from a top-k with the Frobenius total', () => {
+    const e = errorCurve(Float64Array.from([2, 1, 1]));
+    expect(e[0]).toBe(1);
+    expect(e[1]).toBeCloseTo(2 / 6, 15);
+    expect(e[2]).toBeCloseTo(1 / 6, 15);
+    expect(e[3]).toBe(null);
+    const top = errorCurve(Float64Array.from([2]), 6);
+    expect(top[1]).toBeCloseTo(2 / 6, 15);
+  });
+  it('rank at a relative tolerance never counts below the floor', () => {
+    const sv = Float64Array.from([1, 0.1, 1e-4, 1e-9]);
+    expect(rankAtRelative(sv, 1e-3)).toBe(2);
+    expect(rankAtRelative(sv, 1e-10)).toBe(4);
+    expect(rankAtRelative(sv, 1e-10, 1e-8)).toBe(3);
+  });
+  it('every readout row has a label, a formula and a text for empty readouts', () => {
+    for (const row of READOUT_ROWS) {
+      expect(row.label.length).toBeGreaterThan(3);
+      expect(row.tex.length).toBeGreaterThan(3);
+      expect(typeof row.text({}, { n: 8, relRank: null })).toBe('string');
+    }
+    const rank = READOUT_ROWS.find((r) => r.id === 'rank');
+    expect(rank.text({ rank: 64 }, { n: 256 })).toBe('64 / 256');
+    expect(rank.text({ rank: 20 }, { n: 2048, partial: true })).toBe('≥ 20 / 2048');
+    const kl = READOUT_ROWS.find((r) => r.id === 'row_kl_mean');
+    expect(rowReason(kl, { row_kl_mean: null, row_kl_mean_reason: 'negative' })).toBe('negative');
+  });
+  it('cost line compares the quadratic and the linear path', () => {
+    const line = costLine({ quad_madds: 8388608, quad_bytes: 262144, linear_madds: 2097152, linear_bytes: 16384 }, 256);
+    expect(line).toContain('8.39M');
+    expect(line).toContain('256 KiB');
+    expect(line).toContain('linear 4× cheaper');
+    expect(costLine({ quad_madds: 1, quad_bytes: 1, linear_madds: null, linear_bytes: null }, 4)).toMatch(/no linear path/);
+  });
+});

@@ -1,0 +1,121 @@
+// The state schema: defaults, URL hash round trip (v=1), bad input reported and clamped, dirty stages.
+import { describe, it, expect } from 'vitest';
+import {
+  SCHEMA, defaults, toHash, fromHash, coerce, BY_NAME, normalise, changedKeys, firstDirtyStage, stageDirty,
+  knobsOf, rankCeiling, applies, causalNote, VARIANTS, featureDim,
+} from '../../web/state.mjs';
+
+describe('state schema', () => {
+  it('has a default inside its range for every entry', () => {
+    const st = defaults();
+    for (const e of SCHEMA) {
+      expect(st[e.name], e.name).toBe(e.default);
+      if (e.type === 'int' || e.type === 'float') {
+        expect(e.default).toBeGreaterThanOrEqual(e.min);
+        expect(e.default).toBeLessThanOrEqual(typeof e.max === 'function' ? e.max(st) : e.max);
+      }
+      if (e.type === 'enum') expect(e.options).toContain(e.default);
+    }
+  });
+
+  it('round-trips the default state and a changed one through the hash, with v=1 first', () => {
+    const d = defaults();
+    expect(toHash(d).startsWith('v=1&')).toBe(true);
+    expect(fromHash(`#${toHash(d)}`)).toEqual({ state: d, problems: [] });
+    const st = { ...d, variant: 'linformer', n: 512, s: 37, causal: true, std: 0.75, scale: 1.35, ef_kind: 'mean',
+      ef_shared: true, seed: 4294967295, rseed: 9, tau: 0.23, rtol: -5.5, ds: 'max', theme: 'dark', p: 6.3, dwc: true };
+    const back = fromHash(toHash(st));
+    expect(back.problems).toEqual([]);
+    expect(back.state).toEqual(st);
+    expect(toHash(back.state)).toBe(toHash(st));
+  });
+
+  it('round-trips every variant', () => {
+    for (const v of VARIANTS) {
+      const st = { ...defaults(), variant: v };
+      expect(fromHash(toHash(st)).state.variant).toBe(v);
+    }
+  });
+
+  it('reports unknown parameters, bad values and other versions, keeping the rest', () => {
+    const { state, problems } = fromHash('#v=2&n=128&bogus=1&p=abc&variant=<img src=x>&causal=maybe&m=99999');
+    expect(state.n).toBe(128);
+    expect(state.p).toBe(3);
+    expect(state.variant).toBe('focused');
+    expect(state.causal).toBe(false);
+    expect(state.m).toBe(4096);
+    expect(problems.some((p) => p.includes('version'))).toBe(true);
+    expect(problems.some((p) => p.includes('unknown parameter "bogus"'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('p:'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('variant:'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('m:') && p.includes('4096'))).toBe(true);
+    expect(problems.length).toBe(6);
+  });
+
+  it('reads n before the bounds that depend on it, in any order', () => {
+    const { state, problems } = fromHash('s=300&landmarks=500&n=384');
+    expect(problems).toEqual(['landmarks: 500 is outside 1…384, using 384']);
+    expect(state.s).toBe(300);
+    expect(state.landmarks).toBe(384);
+  });
+
+  it('clamps s and landmarks when n shrinks', () => {
+    const st = normalise({ ...defaults(), s: 200, landmarks: 200, n: 64 });
+    expect(st.s).toBe(64);
+    expect(st.landmarks).toBe(64);
+  });
+
+  it('coerces types: ints round, odd kernel sizes, bools from 0/1', () => {
+    const d = defaults();
+    expect(coerce(BY_NAME.n, '300.6', d).value).toBe(301);
+    expect(coerce(BY_NAME.dwc_k, 4, d).value).toBe(5);
+    expect(coerce(BY_NAME.causal, '1', d).value).toBe(true);
+    expect(coerce(BY_NAME.causal, 0, d).value).toBe(false);
+    expect(coerce(BY_NAME.std, '', d).problem).toMatch(/not a number/);
+    expect(coerce(BY_NAME.n, 9, d)).toEqual({ value: 16, problem: 'n: 9 is outside 16…4096, using 16' });
+  });
+
+  it('marks the earliest dirty stage', () => {
+    const a = defaults();
+    expect(changedKeys(a, { ...a, p: 4 })).toEqual(['p']);
+    expect(firstDirtyStage(['p'])).toBe('matrix');
+    expect(firstDirtyStage(['p', 'seed'])).toBe('inputs');
+    expect(firstDirtyStage(['scale'])).toBe('reference');
+    expect(firstDirtyStage(['rtol'])).toBe('display');
+    expect(firstDirtyStage([])).toBe(null);
+    expect(stageDirty('matrix', 'readouts')).toBe(true);
+    expect(stageDirty('matrix', 'inputs')).toBe(false);
+    expect(stageDirty(null, 'display')).toBe(false);
+  });
+
+  it('maps the state to the loader knobs', () => {
+    const st = { ...defaults(), variant: 'focused', d: 64, scale: 2, dwc: true, dwc_k: 7, causal: true };
+    const k = knobsOf(st);
+    expect(k.scale).toBeCloseTo(2 / 8, 15);
+    expect(k.dwc_kernel).toBe(7);
+    expect(k.causal).toBe(false); // focused + DWC has no causal form
+    expect(causalNote(st)).toMatch(/no causal form/);
+    expect(knobsOf({ ...st, dwc: false }).dwc_kernel).toBe(0);
+    expect(knobsOf({ ...st, dwc: false }).causal).toBe(true);
+    expect(knobsOf({ ...defaults(), variant: 'nystrom', iters: 0 }).iters).toBe(-1);
+  });
+
+  it('knows rank ceilings and feature dimensions', () => {
+    const d = defaults();
+    expect(rankCeiling({ ...d, variant: 'linformer', s: 40 })).toBe(40);
+    expect(rankCeiling({ ...d, variant: 'elu' })).toBe(64);
+    expect(rankCeiling({ ...d, variant: 'elu', causal: true })).toBe(null);
+    expect(rankCeiling({ ...d, variant: 'softmax' })).toBe(null);
+    expect(featureDim({ ...d, variant: 'taylor', d: 16, order: 2 })).toBe(1 + 16 + 256);
+    expect(featureDim({ ...d, variant: 'explimit', d: 64, N: 3 })).toBe(65 ** 3);
+  });
+
+  it('shows a knob only for its variant', () => {
+    const st = { ...defaults(), variant: 'linformer' };
+    expect(applies(BY_NAME.s, st)).toBe(true);
+    expect(applies(BY_NAME.p, st)).toBe(false);
+    expect(applies(BY_NAME.n, st)).toBe(true);
+    expect(applies(BY_NAME.dwc_k, { ...st, variant: 'focused', dwc: false })).toBe(false);
+    expect(applies(BY_NAME.dwc_k, { ...st, variant: 'focused', dwc: true })).toBe(true);
+  });
+});

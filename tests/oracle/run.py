@@ -1,0 +1,176 @@
+#!/usr/bin/python3
+"""Oracle: `attnviz matrix` against independent numpy implementations of product.md §9.
+
+usage: /usr/bin/python3 tests/oracle/run.py build/native/attnviz
+
+Inputs come from the CLI's own generator (`attnviz generate`) and from .npy files numpy writes itself
+(float32 and float64), so the reader is exercised on numpy's output. Each case prints one line; the
+last line is 'N passed, M failed'; the exit status is 1 when any case failed.
+Error measure: max |M − M_ref| / max |M_ref| (M_ref in float64 from the float32 inputs).
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reference as ref  # noqa: E402
+
+TOL = 1e-5
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    cli = os.path.abspath(sys.argv[1])
+    with tempfile.TemporaryDirectory(prefix="attnviz-oracle-") as tmp:
+        sets = make_inputs(cli, tmp)
+        cases = build_cases(tmp, sets)
+        passed = failed = 0
+        for case in cases:
+            ok, line = run_case(cli, tmp, sets, case)
+            print(("PASS  " if ok else "FAIL  ") + line, flush=True)
+            passed += ok
+            failed += not ok
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+# ---------------------------------------------------------------------------------------------------
+# inputs
+
+
+def make_inputs(cli, tmp):
+    """Three input sets: name -> dict(q=path, k=path, v=path, Q, K, V as float64 of the float32 values)."""
+    sets = {}
+    gdir = os.path.join(tmp, "gen")
+    subprocess.run([cli, "generate", "--gen", "gaussian", "--n", "37", "--d", "13", "--std", "0.8",
+                    "--seed", "7", "-o", gdir], check=True)
+    sets["gen37x13"] = load_set(gdir, "q.npy", "k.npy", "v.npy")
+    rng = np.random.default_rng(2024)
+    n, d = 29, 11                                   # numpy float64 files (the reader rounds to float32)
+    for name in "qkv":
+        np.save(os.path.join(tmp, f"{name}64.npy"), 0.7 * rng.standard_normal((n, d)))
+    sets["np64_29x11"] = load_set(tmp, "q64.npy", "k64.npy", "v64.npy")
+    n, d = 45, 6                                    # numpy float32 files
+    for name in "qkv":
+        np.save(os.path.join(tmp, f"{name}32.npy"), (0.9 * rng.standard_normal((n, d))).astype(np.float32))
+    sets["np32_45x6"] = load_set(tmp, "q32.npy", "k32.npy", "v32.npy")
+    np.save(os.path.join(tmp, "w11x5.npy"), 0.5 * rng.standard_normal((11, 5)))
+    # inputs whose normalisers are as small as the ε of §9, so that its placement shows in M
+    for name, shift, spread in (("tiny1e-3", 0.0, 1e-3), ("tiny1e-4", 0.0, 1e-4), ("neg11", -11.0, 1.0)):
+        for key in "qkv":
+            x = shift + spread * rng.standard_normal((23, 7))
+            np.save(os.path.join(tmp, f"{key}_{name}.npy"), x.astype(np.float32))
+        sets[name] = load_set(tmp, f"q_{name}.npy", f"k_{name}.npy", f"v_{name}.npy")
+    return sets
+
+
+def load_set(folder, qf, kf, vf):
+    s = {}
+    for key, f in (("q", qf), ("k", kf), ("v", vf)):
+        path = os.path.join(folder, f)
+        s[key] = path
+        s[key.upper()] = np.load(path).astype(np.float32).astype(np.float64)
+    return s
+
+
+# ---------------------------------------------------------------------------------------------------
+# cases: (label, input set, CLI arguments, reference function of (Q, K))
+
+
+def build_cases(tmp, sets):
+    W = np.load(os.path.join(tmp, "w11x5.npy")).astype(np.float32).astype(np.float64)
+    g, f64, f32 = "gen37x13", "np64_29x11", "np32_45x6"
+    return [
+        ("softmax", g, ["--variant", "softmax"], lambda Q, K: ref.softmax(Q, K)),
+        ("softmax causal", g, ["--variant", "softmax", "--causal"], lambda Q, K: ref.softmax(Q, K, True)),
+        ("softmax f64 --scale 0.3", f64, ["--variant", "softmax", "--scale", "0.3"],
+         lambda Q, K: ref.softmax(Q, K, scale=0.3)),
+        ("softmax causal f32", f32, ["--variant", "softmax", "--causal"], lambda Q, K: ref.softmax(Q, K, True)),
+        ("elu", g, ["--variant", "elu"], lambda Q, K: ref.elu(Q, K)),
+        ("elu causal f64", f64, ["--variant", "elu", "--causal"], lambda Q, K: ref.elu(Q, K, True)),
+        ("relu", g, ["--variant", "relu"], lambda Q, K: ref.relu(Q, K)),
+        ("relu causal f32", f32, ["--variant", "relu", "--causal"], lambda Q, K: ref.relu(Q, K, True)),
+        ("exp f64", f64, ["--variant", "exp"], lambda Q, K: ref.exp_kernel(Q, K)),
+        ("exp causal", g, ["--variant", "exp", "--causal"], lambda Q, K: ref.exp_kernel(Q, K, True)),
+        ("efficient", g, ["--variant", "efficient"], lambda Q, K: ref.efficient(Q, K)),
+        ("efficient f64", f64, ["--variant", "efficient"], lambda Q, K: ref.efficient(Q, K)),
+        ("focused p=3", g, ["--variant", "focused"], lambda Q, K: ref.focused(Q, K, 3.0)),
+        ("focused p=6 f64", f64, ["--variant", "focused", "--p", "6"], lambda Q, K: ref.focused(Q, K, 6.0)),
+        ("focused p=3 causal f32", f32, ["--variant", "focused", "--p", "3", "--causal"],
+         lambda Q, K: ref.focused(Q, K, 3.0, True)),
+        ("focused p=1.5", g, ["--variant", "focused", "--p", "1.5"], lambda Q, K: ref.focused(Q, K, 1.5)),
+        ("cosformer", g, ["--variant", "cosformer"], lambda Q, K: ref.cosformer(Q, K)),
+        ("cosformer causal f64", f64, ["--variant", "cosformer", "--causal"], lambda Q, K: ref.cosformer(Q, K, True)),
+        ("taylor order 2", g, ["--variant", "taylor", "--order", "2"], lambda Q, K: ref.taylor(Q, K, 2)),
+        ("taylor order 3 f64", f64, ["--variant", "taylor", "--order", "3"], lambda Q, K: ref.taylor(Q, K, 3)),
+        ("taylor order 2 causal f32", f32, ["--variant", "taylor", "--causal"], lambda Q, K: ref.taylor(Q, K, 2, True)),
+        ("explimit N=2", g, ["--variant", "explimit", "--N", "2"], lambda Q, K: ref.explimit(Q, K, 2)),
+        ("explimit N=3 f64", f64, ["--variant", "explimit", "--N", "3"], lambda Q, K: ref.explimit(Q, K, 3)),
+        ("hedgehog identity W", g, ["--variant", "hedgehog"], lambda Q, K: ref.hedgehog(Q, K)),
+        ("hedgehog given W (11, 5) f64", f64, ["--variant", "hedgehog", "--hedgehog-w", os.path.join(tmp, "w11x5.npy")],
+         lambda Q, K: ref.hedgehog(Q, K, W)),
+        ("hedgehog identity causal f32", f32, ["--variant", "hedgehog", "--causal"],
+         lambda Q, K: ref.hedgehog(Q, K, None, True)),
+        ("nystrom 8 landmarks of 37 (uneven)", g, ["--variant", "nystrom", "--landmarks", "8"],
+         lambda Q, K: ref.nystrom(Q, K, 8)),
+        ("nystrom 6 landmarks of 29, 10 iters f64", f64, ["--variant", "nystrom", "--landmarks", "6", "--iters", "10"],
+         lambda Q, K: ref.nystrom(Q, K, 6, 10)),
+        ("nystrom 9 landmarks of 45 (even)", f32, ["--variant", "nystrom", "--landmarks", "9"],
+         lambda Q, K: ref.nystrom(Q, K, 9)),
+        ("nystrom landmarks = n is softmax", g, ["--variant", "nystrom", "--landmarks", "37"],
+         lambda Q, K: ref.softmax(Q, K)),
+        ("linformer mean s=8 (uneven)", g, ["--variant", "linformer", "--ef", "mean", "--s", "8"],
+         lambda Q, K: ref.linformer_mean(Q, K, 8)),
+        ("linformer mean shared s=5 f64", f64, ["--variant", "linformer", "--ef", "mean", "--ef-shared", "--s", "5"],
+         lambda Q, K: ref.linformer_mean(Q, K, 5)),
+        ("elu, ε = 1e-6 dominant", "neg11", ["--variant", "elu"], lambda Q, K: ref.elu(Q, K)),
+        ("elu causal, ε = 1e-6 dominant", "neg11", ["--variant", "elu", "--causal"], lambda Q, K: ref.elu(Q, K, True)),
+        ("relu, ε = 1e-6 matters", "tiny1e-3", ["--variant", "relu"], lambda Q, K: ref.relu(Q, K)),
+        ("focused p=3, ε = n·1e-6 matters", "tiny1e-3", ["--variant", "focused"], lambda Q, K: ref.focused(Q, K, 3.0)),
+        ("focused p=3 causal, ε = n·1e-6 matters", "tiny1e-3", ["--variant", "focused", "--causal"],
+         lambda Q, K: ref.focused(Q, K, 3.0, True)),
+        ("cosformer, clamp 1e-6 active", "tiny1e-4", ["--variant", "cosformer"], lambda Q, K: ref.cosformer(Q, K)),
+        ("cosformer causal, clamp 1e-6 active", "tiny1e-4", ["--variant", "cosformer", "--causal"],
+         lambda Q, K: ref.cosformer(Q, K, True)),
+        ("linformer mean s=9 --scale 0.5 f32", f32, ["--variant", "linformer", "--ef", "mean", "--s", "9", "--scale", "0.5"],
+         lambda Q, K: ref.linformer_mean(Q, K, 9, 0.5)),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------------
+# running one case
+
+
+def run_case(cli, tmp, sets, case):
+    label, set_name, args, fn = case
+    s = sets[set_name]
+    out = os.path.join(tmp, "M.npy")
+    out_o = os.path.join(tmp, "O.npy")
+    if os.path.exists(out):
+        os.remove(out)
+    cmd = [cli, "matrix", *args, "--q", s["q"], "--k", s["k"], "--v", s["v"], "-o", out, "--out-o", out_o]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    head = f"{label:44s} [{set_name}]"
+    if p.returncode != 0:
+        return False, f"{head}  exit {p.returncode}: {p.stderr.strip()}"
+    M = np.load(out).astype(np.float64)
+    R = fn(s["Q"], s["K"])
+    if M.shape != R.shape:
+        return False, f"{head}  shape {M.shape}, expected {R.shape}"
+    scale = max(np.abs(R).max(), 1e-300)
+    err = np.abs(M - R).max() / scale
+    O = np.load(out_o).astype(np.float64)
+    RO = R @ s["V"]
+    err_o = np.abs(O - RO).max() / max(np.abs(RO).max(), 1e-300)
+    ok = bool(err <= TOL and err_o <= TOL and np.isfinite(M).all())
+    warn = f"  ({p.stderr.strip()})" if p.stderr.strip() else ""
+    return ok, f"{head}  rel err M {err:.2e}, O = M V {err_o:.2e}{warn}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

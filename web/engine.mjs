@@ -1,0 +1,163 @@
+// engine.mjs: the compute layer shared by the page (n ≤ 1024) and the worker (spectra; matrices too
+// above n = 1024). It owns one lab of web/attnviz.mjs and recomputes only what a state change
+// invalidates: inputs (generator, seed, n, d, std) → softmax reference (scale, causal) → the variant's
+// matrix (its knobs). No DOM. Results are plain objects of typed arrays, ready to post to the page.
+import { knobsOf, rankCeiling } from './state.mjs';
+import { blockSize, downsample, downsampleDiff } from './render/heatmap.mjs';
+import { SPECTRAL_KEYS } from './render/readouts.mjs';
+import { topSingularValues } from './topk.mjs';
+
+/** Largest n whose heatmaps the page computes itself; above it the worker does. */
+export const MAIN_THREAD_MAX_N = 1024;
+/** Largest n for the full O(n³) spectrum (fast route while dragging up to FULL_DRAG_MAX_N). */
+export const FULL_MAX_N = 2048;
+export const FULL_DRAG_MAX_N = 1024;
+/** Cells per heatmap side: larger n is downsampled by blocks. */
+export const HEATMAP_CAP = 256;
+
+const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
+
+export class Engine {
+  /** @param {object} av the object loadAttnviz() returns */
+  constructor(av) {
+    this.av = av;
+    this.lab = null;
+    this.keys = { inputs: null, ref: null, matrix: null };
+    this.status = { inputs: null, ref: null, matrix: null };
+    this.overlay = new Map(); // 'S' | 'E' | 'A' → {key, sv, floor, partial, fro2}
+  }
+
+  /** Bring Q/K/V, A and M up to date with the state; returns the statuses and what was recomputed. */
+  ensure(st) {
+    const t0 = now();
+    const knobs = knobsOf(st);
+    const did = { inputs: false, ref: false, matrix: false };
+    if (!this.lab || this.lab.n !== st.n || this.lab.d !== st.d) {
+      this.lab?.free();
+      this.lab = this.av.lab(st.n, st.d, st.d);
+      this.keys = { inputs: null, ref: null, matrix: null };
+    }
+    const inKey = `${st.gen}|${st.seed}|${st.n}|${st.d}|${st.std}`;
+    if (this.keys.inputs !== inKey) {
+      this.status.inputs = this.lab.generate(st.gen, st.std, st.seed);
+      this.keys = { inputs: inKey, ref: null, matrix: null };
+      this.overlay.clear();
+      did.inputs = true;
+    }
+    const refKey = `${knobs.scale}|${knobs.causal}`;
+    if (this.keys.ref !== refKey) {
+      this.status.ref = this.lab.reference(knobs);
+      this.keys.ref = refKey;
+      did.ref = true;
+    }
+    const mKey = JSON.stringify(knobs);
+    if (this.keys.matrix !== mKey) {
+      this.status.matrix = this.lab.matrix(knobs);
+      this.keys.matrix = mKey;
+      did.matrix = true;
+    }
+    return { did, ms: now() - t0, knobs };
+  }
+
+  /** Readouts that need no spectrum (the spectral keys are left out). */
+  plainReadouts(st) {
+    const lab = this.lab, knobs = knobsOf(st);
+    if (this.status.matrix?.status < 0) return {};
+    const r = lab.readouts(knobs, { sv: new Float64Array(st.n), floor: 0, reference: false, tau: st.tau });
+    const out = {};
+    for (const [k, v] of Object.entries(r)) {
+      if (k === 'singular_values' || SPECTRAL_KEYS.some((s) => k === s || k === `${s}_reason`)) continue;
+      out[k] = v;
+    }
+    return out;
+  }
+
+  /**
+   * Everything the heatmaps and the non-spectral readouts need: downsampled M, A and M − A
+   * (Float32Arrays of size×size), the block size, readouts, cost, statuses.
+   */
+  frame(st) {
+    const t0 = now();
+    const { did } = this.ensure(st);
+    const n = st.n, b = blockSize(n, HEATMAP_CAP), size = Math.ceil(n / b);
+    const mStatus = this.status.matrix;
+    const ok = mStatus.status >= 0 && this.status.ref.status >= 0;
+    const lab = this.lab;
+    const M = ok ? downsample(lab.M, n, b, st.ds) : null;
+    const A = this.status.ref.status >= 0 ? downsample(lab.A, n, b, st.ds) : null;
+    const D = ok ? downsampleDiff(lab.M, lab.A, n, b, st.ds) : null;
+    const tCompute = now();
+    const readouts = ok ? this.plainReadouts(st) : {};
+    const cost = lab.cost(knobsOf(st));
+    return {
+      size, b, n, mode: st.ds, M, A, D, readouts, cost, did,
+      status: { matrix: mStatus, ref: this.status.ref, inputs: this.status.inputs },
+      ms: { matrices: tCompute - t0, total: now() - t0 },
+    };
+  }
+
+  /** The exact value of M and A at (row, col), when this engine holds them. */
+  valueAt(row, col) {
+    const lab = this.lab;
+    if (!lab || row >= lab.n || col >= lab.n) return null;
+    return { M: lab.M[row * lab.n + col], A: lab.A[row * lab.n + col] };
+  }
+
+  /**
+   * Singular values of one matrix held in the lab ('M' | 'A' | 'S'): the factor route where the
+   * variant has low-rank factors, the full route where n allows, else the top k by randomized
+   * iteration. Returns {sv, floor, partial, route, fro2}.
+   */
+  singularValues(which, st, drag, k = 48, topk = false) {
+    const n = st.n, lab = this.lab;
+    if (which === 'M') {
+      const knobs = knobsOf(st);
+      const fr = knobs.causal ? null : lab.featureDim(knobs, true);
+      if (fr && fr.status === 0 && fr.r > 0 && fr.r <= Math.max(64, n / 2)) {
+        const f = lab.factorSpectrum(knobs);
+        if (f && f.status >= 0) return { sv: f.sv, floor: f.floor, partial: false, route: `factors (r = ${f.r})` };
+      }
+    }
+    const fullOk = !topk && (drag ? n <= FULL_DRAG_MAX_N : n <= FULL_MAX_N);
+    if (fullOk) {
+      const route = !drag && n <= 1024 ? 'accurate' : 'fast';
+      const s = lab.spectrum(which === 'E' ? 'S' : which, route);
+      return { sv: s.sv, floor: s.floor, partial: false, route, status: s.status };
+    }
+    const view = which === 'M' ? lab.M : which === 'A' ? lab.A : lab.S; // 'S' and 'E' share the S buffer
+    const t = topSingularValues(view, n, drag ? Math.min(k, 24) : k, drag ? 0 : 1);
+    return { sv: t.sv, floor: t.sv[0] * 1e-7, partial: true, route: `top ${t.sv.length} (randomized)`, fro2: t.fro2 };
+  }
+
+  /** The variant's spectrum and the readouts that need it. */
+  spectrum(st, drag) {
+    const t0 = now();
+    this.ensure(st);
+    if (this.status.matrix.status < 0) return null;
+    const s = this.singularValues('M', st, drag);
+    const n = st.n;
+    const padded = new Float64Array(n);
+    padded.set(s.sv.subarray(0, Math.min(n, s.sv.length)));
+    const r = this.lab.readouts(knobsOf(st), { sv: padded, floor: s.floor, reference: false, tau: st.tau });
+    const readouts = {};
+    for (const k of SPECTRAL_KEYS) { readouts[k] = r[k] ?? null; if (r[`${k}_reason`]) readouts[`${k}_reason`] = r[`${k}_reason`]; }
+    return { ...s, readouts, ceiling: rankCeiling(st), ms: now() - t0 };
+  }
+
+  /** Overlay spectra (QKᵀ, exp(QKᵀ), softmax A), cached per inputs and scale. `which` one of them. */
+  overlaySpectrum(st, which, drag) {
+    const knobs = knobsOf(st);
+    const key = `${this.keys.inputs}|${knobs.scale}|${which === 'A' ? knobs.causal : ''}|${st.n > FULL_DRAG_MAX_N ? 'topk' : 'full'}`;
+    const hit = this.overlay.get(which);
+    if (hit && hit.key === key) return hit;
+    this.ensure(st);
+    if (which !== 'A') this.lab.scores(knobs.scale, which === 'E');
+    const big = st.n > FULL_DRAG_MAX_N;
+    const s = this.singularValues(which, st, big ? false : drag, 48, big);
+    const out = { key, ...s };
+    this.overlay.set(which, out);
+    return out;
+  }
+
+  free() { this.lab?.free(); this.lab = null; }
+}

@@ -1,0 +1,97 @@
+// readouts.mjs: what the readout panel says, as data. Each row has a plain-words label, a one-line
+// formula (TeX, typeset by KaTeX once at start-up) and a function from the readouts object (JSON names
+// of product.md §9, as web/attnviz.mjs returns them) to the text shown. Pure; no DOM.
+import { fmt, fmtPct, fmtCount, fmtBytes } from './format.mjs';
+
+/** Readouts that need the spectrum (they arrive from the worker, after the heatmaps). */
+export const SPECTRAL_KEYS = ['sigma1', 'rank', 'rank_tol', 'rank_rel_1e-3', 'rank_rel_1e-2', 'rank_energy_99',
+  'effective_rank', 'stable_rank', 'noise_floor'];
+
+const val = (r, k, f = fmt) => (r[k] === null || r[k] === undefined ? '—' : f(r[k]));
+
+/**
+ * Rows of the readout panel. ctx: {n, relRank, relTol, partial, ceiling}: the rank at the slider's
+ * relative tolerance (computed on the page from σ), and whether σ holds only the top k (ranks are then
+ * lower bounds).
+ */
+export const READOUT_ROWS = [
+  {
+    id: 'rank', label: 'numerical rank', spectral: true,
+    tex: String.raw`\#\{\sigma_i > \sigma_1 n\,\varepsilon_{32}\}`,
+    text: (r, c) => r.rank == null ? '—' : `${c.partial ? '≥ ' : ''}${r.rank} / ${c.n}`,
+    keys: ['rank'],
+  },
+  {
+    id: 'rank_rel', label: 'rank at tolerance', spectral: true,
+    tex: String.raw`\#\{\sigma_i > 10^{t}\,\sigma_1\}`,
+    text: (r, c) => c.relRank == null ? '—' : `${c.partial ? '≥ ' : ''}${c.relRank}  (t = ${c.relTol})`,
+    keys: [],
+  },
+  {
+    id: 'effective_rank', label: 'effective rank', spectral: true,
+    tex: String.raw`e^{-\sum p_i \ln p_i},\ p_i = \sigma_i/\textstyle\sum\sigma`,
+    text: (r) => val(r, 'effective_rank'), keys: ['effective_rank'],
+  },
+  {
+    id: 'stable_rank', label: 'stable rank', spectral: true,
+    tex: String.raw`\|M\|_F^2 / \sigma_1^2`,
+    text: (r) => val(r, 'stable_rank'), keys: ['stable_rank'],
+  },
+  {
+    id: 'rank_energy_99', label: 'rank for 99% energy', spectral: true,
+    tex: String.raw`\min r:\ \textstyle\sum_{i\le r}\sigma_i^2 \ge 0.99\sum\sigma_i^2`,
+    text: (r, c) => r.rank_energy_99 == null ? '—' : `${c.partial ? '≤ ' : ''}${r.rank_energy_99}`, keys: ['rank_energy_99'],
+  },
+  {
+    id: 'sparsity_tau', label: 'weights below τ/n', spectral: false,
+    tex: String.raw`\tfrac{1}{\#}\#\{M_{ij} < \tau / n_i\}`,
+    text: (r) => val(r, 'sparsity_tau', fmtPct), keys: ['sparsity_tau'],
+  },
+  {
+    id: 'sparsity_lt_0.01', label: 'weights below 0.01', spectral: false,
+    tex: String.raw`\tfrac{1}{n^2}\#\{M_{ij} < 0.01\}`,
+    text: (r) => val(r, 'sparsity_lt_0.01', fmtPct), keys: ['sparsity_lt_0.01'],
+  },
+  {
+    id: 'keys_for_90', label: 'keys for 90% of a row', spectral: false,
+    tex: String.raw`\operatorname{mean}_i \min\{k: \text{top-}k \text{ of row } i \ge 0.9\}`,
+    text: (r) => val(r, 'keys_for_90'), keys: ['keys_for_90'],
+  },
+  {
+    id: 'row_entropy', label: 'row entropy / ln n', spectral: false,
+    tex: String.raw`-\textstyle\sum_j \hat M_{ij}\ln \hat M_{ij}\ \text{vs}\ \ln n`,
+    text: (r) => `${val(r, 'row_entropy_mean')} / ${val(r, 'row_entropy_uniform')}`,
+    keys: ['row_entropy_mean', 'row_entropy_uniform'],
+  },
+  {
+    id: 'error_fro_rel', label: 'error vs softmax', spectral: false,
+    tex: String.raw`\|M - A\|_F / \|A\|_F`,
+    text: (r) => val(r, 'error_fro_rel'), keys: ['error_fro_rel'],
+  },
+  {
+    id: 'row_kl_mean', label: 'KL(softmax ‖ variant)', spectral: false,
+    tex: String.raw`\tfrac1n \textstyle\sum_i \sum_j A_{ij} \ln (A_{ij}/M_{ij})`,
+    text: (r) => val(r, 'row_kl_mean'), keys: ['row_kl_mean'],
+  },
+  {
+    id: 'output_error_rel', label: 'output error', spectral: false,
+    tex: String.raw`\|MV - AV\|_F / \|AV\|_F`,
+    text: (r) => val(r, 'output_error_rel'), keys: ['output_error_rel'],
+  },
+];
+
+/** The reason a row shows '—' (the first `<key>_reason` among its keys), or ''. */
+export function rowReason(row, r) {
+  for (const k of row.keys) if (r[`${k}_reason`]) return r[`${k}_reason`];
+  return '';
+}
+
+/** The one-line cost readout: multiply-adds and memory of the quadratic vs the linear path. */
+export function costLine(cost, n) {
+  if (!cost) return 'cost: —';
+  const quad = `quadratic ${fmtCount(cost.quad_madds)} madds, ${fmtBytes(cost.quad_bytes)}`;
+  if (cost.linear_madds == null) return `cost at n = ${n}: ${quad}; no linear path for this variant`;
+  const ratio = cost.quad_madds / cost.linear_madds;
+  return `cost at n = ${n}: ${quad}  vs  linear ${fmtCount(cost.linear_madds)} madds, ${fmtBytes(cost.linear_bytes)}` +
+    `  (${ratio >= 1 ? `linear ${fmt(ratio, 2)}× cheaper` : `linear ${fmt(1 / ratio, 2)}× dearer: n is not ≫ feature dim`})`;
+}

@@ -1,0 +1,45 @@
+// spectrum.mjs: pure helpers for the spectrum and error-curve plots: data shaping and ranks.
+// Arrays in, arrays out; no DOM (the uPlot charts that draw them are in charts.mjs).
+
+/**
+ * σ/σ₁ for plotting on a log axis: values at or below the method's noise floor (and exact zeros) are
+ * null (a gap), so no curve is ever drawn below what the route can resolve.
+ */
+export function normalisedSpectrum(sv, floor = 0, length = sv ? sv.length : 0) {
+  const out = new Array(length).fill(null);
+  if (!sv || !sv.length || !(sv[0] > 0)) return out;
+  const s1 = sv[0];
+  const cut = Math.max(floor, s1 * 1e-16);
+  for (let i = 0; i < Math.min(length, sv.length); i++) out[i] = sv[i] > cut ? sv[i] / s1 : null;
+  return out;
+}
+
+/**
+ * Truncated-SVD error e(r) = Σ_{i>r} σᵢ² / Σσᵢ², r = 0..k (Eckart–Young). `total` is Σσᵢ² over the
+ * whole spectrum (‖M‖_F²) when sv holds only the top k; otherwise the sum of sv². Entries ≤ 1e-16 → null.
+ */
+export function errorCurve(sv, total = null) {
+  const k = sv.length;
+  let tot = 0;
+  if (total !== null) tot = total;
+  else for (let i = 0; i < k; i++) tot += sv[i] * sv[i];
+  const e = new Array(k + 1).fill(null);
+  if (!(tot > 0)) return e;
+  let tail = tot;
+  for (let r = 0; r <= k; r++) {
+    const v = Math.max(0, tail / tot);
+    e[r] = v > 1e-16 ? v : null;
+    if (r < k) tail -= sv[r] * sv[r];
+  }
+  return e;
+}
+
+/** #{σᵢ > max(rel·σ₁, floor)}: the rank at a relative tolerance, never below the noise floor. */
+export function rankAtRelative(sv, rel, floor = 0) {
+  if (!sv || !sv.length) return null;
+  const tol = Math.max(rel * sv[0], floor);
+  let r = 0;
+  for (let i = 0; i < sv.length; i++) if (sv[i] > tol) r++;
+  return r;
+}
+

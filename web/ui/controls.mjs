@@ -1,0 +1,119 @@
+// controls.mjs: labelled controls built from the state schema (web/state.mjs). Native range inputs
+// (arrow keys, Page Up/Down, Home/End), selects and checkboxes, each with a <label for>, and an
+// <output> showing the value. The controls call back onChange(name, value, phase), phase 'input'
+// while dragging and 'change' on release (or after a key press); they never touch the state.
+import { maxOf, applies, VARIANT_LABELS, GENERATOR_LABELS } from '../state.mjs';
+import { fmt } from '../render/format.mjs';
+
+const OPTION_LABELS = { variant: VARIANT_LABELS, gen: GENERATOR_LABELS };
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === 'class') e.className = v; else if (k === 'text') e.textContent = v; else e.setAttribute(k, v);
+  }
+  for (const c of children) if (c) e.append(c);
+  return e;
+}
+
+/** The display of a value: lists step through indices, floats keep their step's decimals. */
+export function shownValue(entry, v) {
+  if (entry.name === 'scale') return `${fmt(v, 3)}`;
+  if (entry.name === 'rtol') return `1e${v}`;
+  if (entry.type === 'float') return fmt(v, 3);
+  return String(v);
+}
+
+/** The slider position of a value: index into entry.values (nearest), or the value. */
+export function sliderPos(entry, v) {
+  if (!entry.values) return v;
+  let best = 0;
+  for (let i = 1; i < entry.values.length; i++) if (Math.abs(entry.values[i] - v) < Math.abs(entry.values[best] - v)) best = i;
+  return best;
+}
+
+function rangeControl(entry, st, onChange) {
+  const id = `k-${entry.name}`;
+  const input = el('input', { type: 'range', id, name: entry.name });
+  const out = el('output', { for: id, id: `${id}-value` });
+  const label = el('label', { for: id, text: entry.label });
+  const row = el('div', { class: 'ctl range' }, label, out, input);
+  const valueOf = () => (entry.values ? entry.values[Number(input.value)] : Number(input.value));
+  input.addEventListener('input', () => onChange(entry.name, valueOf(), 'input'));
+  input.addEventListener('change', () => onChange(entry.name, valueOf(), 'change'));
+  input.addEventListener('pointerdown', () => onChange(null, null, 'dragstart'));
+  return {
+    row,
+    sync(s) {
+      const v = s[entry.name];
+      if (entry.values) {
+        const max = maxOf(entry, s);
+        const count = entry.values.filter((x) => x <= max).length;
+        input.min = 0; input.max = String(count - 1); input.step = 1;
+      } else {
+        input.min = String(entry.min); input.max = String(maxOf(entry, s)); input.step = String(entry.step ?? 1);
+      }
+      const pos = String(sliderPos(entry, v));
+      if (input.value !== pos) input.value = pos;
+      const text = shownValue(entry, v);
+      out.textContent = text;
+      input.setAttribute('aria-valuetext', `${entry.label} ${text}`);
+    },
+  };
+}
+
+function selectControl(entry, st, onChange) {
+  const id = `k-${entry.name}`;
+  const sel = el('select', { id, name: entry.name });
+  for (const o of entry.options) sel.append(el('option', { value: o, text: OPTION_LABELS[entry.name]?.[o] ?? o }));
+  sel.addEventListener('change', () => onChange(entry.name, sel.value, 'change'));
+  const row = el('div', { class: 'ctl select' }, el('label', { for: id, text: entry.label }), sel);
+  return { row, sync(s) { if (sel.value !== s[entry.name]) sel.value = s[entry.name]; } };
+}
+
+function checkControl(entry, st, onChange) {
+  const id = `k-${entry.name}`;
+  const box = el('input', { type: 'checkbox', id, name: entry.name });
+  box.addEventListener('change', () => onChange(entry.name, box.checked, 'change'));
+  const row = el('div', { class: 'ctl check' }, box, el('label', { for: id, text: entry.label }));
+  return { row, sync(s) { box.checked = !!s[entry.name]; } };
+}
+
+function numberControl(entry, st, onChange) {
+  const id = `k-${entry.name}`;
+  const input = el('input', { type: 'number', id, name: entry.name, min: entry.min, max: entry.max, step: 1, inputmode: 'numeric' });
+  input.addEventListener('change', () => onChange(entry.name, input.value, 'change'));
+  const row = el('div', { class: 'ctl number' }, el('label', { for: id, text: entry.label }), input);
+  if (entry.name === 'rseed') {
+    const redraw = el('button', { type: 'button', id: `${id}-redraw`, title: 'draw new random features (seed + 1)', text: 'redraw' });
+    redraw.addEventListener('click', () => onChange(entry.name, (Number(input.value) + 1) >>> 0, 'change'));
+    row.append(redraw);
+  }
+  return { row, sync(s) { if (Number(input.value) !== s[entry.name]) input.value = String(s[entry.name]); } };
+}
+
+/**
+ * Build the controls of `entries` into `container`. Returns {sync(state)}: sets every value and shows
+ * only the knobs that apply to the state's variant.
+ */
+export function buildControls(container, entries, st, onChange) {
+  const made = entries.map((e) => {
+    const c = e.type === 'enum' ? selectControl(e, st, onChange)
+      : e.type === 'bool' ? checkControl(e, st, onChange)
+        : (e.name === 'seed' || e.name === 'rseed') ? numberControl(e, st, onChange)
+          : rangeControl(e, st, onChange);
+    c.entry = e;
+    c.row.dataset.knob = e.name;
+    container.append(c.row);
+    return c;
+  });
+  return {
+    sync(s) {
+      for (const c of made) {
+        const on = applies(c.entry, s);
+        c.row.hidden = !on;
+        if (on) c.sync(s);
+      }
+    },
+  };
+}

@@ -1,0 +1,82 @@
+// worker.mjs: the lab's heavy work off the page's thread: spectra always, and above n = 1024 the
+// matrices and readouts too. A module worker with its own instance of the wasm module.
+//
+// Messages in:  {kind: 'init', simdUrl, scalarUrl, simd}
+//               {kind: 'job', id, st, drag, frame}     frame: also compute the heatmaps
+// Messages out: {kind: 'ready', simd} | {kind: 'fatal', message}
+//               {id, part: 'frame' | 'spectrum' | 'overlay' | 'done' | 'error', …}
+// Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step.
+import { loadAttnviz } from './attnviz.mjs';
+import { Engine } from './engine.mjs';
+import { createLatestSlot } from './queue.mjs';
+import { normalisedSpectrum } from './render/spectrum.mjs';
+
+const slot = createLatestSlot();
+let engine = null;
+let ready = null;
+let running = false;
+
+// a zero-delay yield so that messages that arrived during a step are seen before the next one
+const channel = new MessageChannel();
+const waiters = [];
+channel.port1.onmessage = () => waiters.shift()?.();
+const yieldToEvents = () => new Promise((resolve) => { waiters.push(resolve); channel.port2.postMessage(0); });
+
+function transferables(obj) {
+  const out = [];
+  for (const v of Object.values(obj)) if (ArrayBuffer.isView(v) && !out.includes(v.buffer)) out.push(v.buffer);
+  return out;
+}
+
+async function run() {
+  if (running) return;
+  running = true;
+  try {
+    await ready;
+    let job;
+    while ((job = slot.take())) await runJob(job);
+  } finally {
+    running = false;
+  }
+}
+
+async function runJob(job) {
+  const { id, st, drag } = job;
+  const stale = () => slot.superseded(id);
+  try {
+    if (job.frame) {
+      const f = engine.frame(st);
+      const { M, A, D } = f;
+      self.postMessage({ id, part: 'frame', ...f }, transferables({ M, A, D }));
+      await yieldToEvents();
+      if (stale()) return self.postMessage({ id, part: 'done', dropped: true });
+    } else {
+      engine.ensure(st);
+    }
+    const s = engine.spectrum(st, drag);
+    if (s) self.postMessage({ id, part: 'spectrum', ...s, plot: normalisedSpectrum(s.sv, s.floor) });
+    for (const which of ['S', 'E', 'A']) {
+      await yieldToEvents();
+      if (stale()) return self.postMessage({ id, part: 'done', dropped: true });
+      const o = engine.overlaySpectrum(st, which, drag);
+      self.postMessage({ id, part: 'overlay', which, sv: o.sv, floor: o.floor, partial: o.partial, route: o.route, fro2: o.fro2 ?? null });
+    }
+    self.postMessage({ id, part: 'done' });
+  } catch (err) {
+    self.postMessage({ id, part: 'error', message: String(err?.message ?? err) });
+  }
+}
+
+self.onmessage = (e) => {
+  const msg = e.data;
+  if (msg.kind === 'init') {
+    ready = loadAttnviz({ simd: msg.simd ?? 'auto', simdUrl: msg.simdUrl, scalarUrl: msg.scalarUrl })
+      .then((av) => { engine = new Engine(av); self.postMessage({ kind: 'ready', simd: av.simd }); })
+      .catch((err) => { self.postMessage({ kind: 'fatal', message: String(err?.message ?? err) }); throw err; });
+    return;
+  }
+  if (msg.kind === 'job') {
+    slot.put(msg);
+    run();
+  }
+};
