@@ -6,10 +6,9 @@ EMCC        := emcc
 W           := build/wasm
 WASM_CFLAGS := -O3 $(CSTD) $(WARN) -Iinclude -Isrc
 # every function the public header declares, plus the allocator the loader uses
-WASM_EXPORTS = $(shell grep -oE '\bav_[a-z0-9_]+ *\(' include/attnviz.h | tr -d ' (' | sort -u | \
-                 sed 's/^/_/' | tr '\n' ',')_malloc,_free
+WASM_EXPORTS = $(shell bash scripts/wasm-exports.sh)
 WASM_LINK   := --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=16MB \
-               -sMAXIMUM_MEMORY=2GB -sSTACK_SIZE=1MB
+               -sMAXIMUM_MEMORY=2GB
 
 wasm: $(W)/attnviz.wasm $(W)/attnviz-scalar.wasm
 

@@ -190,16 +190,27 @@ static void shape_text(char *out, size_t cap, const av_npy_info *info) {
 
 enum { F_Q, F_K, F_V, F_W, F_VARIANT, F_EF, F_OUT, F_LAYER, F_HEAD, F_TAU, F_NSTR };
 
-typedef struct knob_flag { const char *name; int knob; const char *range; } knob_flag;
+typedef struct knob_flag {
+    const char *name;
+    int knob;          /* enum av_knob */
+    int integer;       /* 1: an integer in [lo, hi]; 0: a real number > 0 */
+    long long lo, hi;
+    const char *range; /* the full range, for messages (upper bounds may depend on n and d) */
+} knob_flag;
 
-/* Numeric knobs: each must be ≥ 1 (scale > 0) here, since 0 means "default" inside the library. */
+/* Numeric knobs. Zero is rejected wherever the library reads 0 as "default", so a typed 0 never turns
+ * silently into a default; the n- and d-dependent upper bounds are checked by av_params_resolve. */
 static const knob_flag KNOBS[] = {
-    {"--scale", AV_KNOB_SCALE, "> 0"},           {"--p", AV_KNOB_P, "1..10"},
-    {"--dwc-kernel", AV_KNOB_DWC_KERNEL, "odd, 1..2n-1, or 0 for no DWC"},
-    {"--s", AV_KNOB_S, "1..n"},                  {"--m", AV_KNOB_M, "1..65536"},
-    {"--seed", AV_KNOB_SEED, "0..4294967295"},   {"--order", AV_KNOB_ORDER, "1..4"},
-    {"--N", AV_KNOB_N, "1..64"},                 {"--landmarks", AV_KNOB_LANDMARKS, "1..n"},
-    {"--iters", AV_KNOB_ITERS, "0..100"},
+    {"--scale", AV_KNOB_SCALE, 0, 0, 0, "> 0"},
+    {"--p", AV_KNOB_P, 0, 0, 0, "1..10"},
+    {"--dwc-kernel", AV_KNOB_DWC_KERNEL, 1, 0, INT_MAX, "odd, 1..2n-1, or 0 for no DWC"},
+    {"--s", AV_KNOB_S, 1, 1, INT_MAX, "1..n"},
+    {"--m", AV_KNOB_M, 1, 1, INT_MAX, "1..65536"},
+    {"--seed", AV_KNOB_SEED, 1, 0, 4294967295LL, "0..4294967295"},
+    {"--order", AV_KNOB_ORDER, 1, 1, INT_MAX, "1..4"},
+    {"--N", AV_KNOB_N, 1, 1, INT_MAX, "1..64"},
+    {"--landmarks", AV_KNOB_LANDMARKS, 1, 1, INT_MAX, "1..n"},
+    {"--iters", AV_KNOB_ITERS, 1, 0, INT_MAX, "0..100"},
 };
 #define NKNOBS ((int)(sizeof KNOBS / sizeof *KNOBS))
 
@@ -241,18 +252,14 @@ static int collect_flags(raw_flags *r, int argc, char **argv) {
 /* Set the knobs into in->prm. Values are checked for form and sign here, for range in check_knobs. */
 static int set_knobs(avcli_inputs *in, const raw_flags *r) {
     for (int k = 0; k < NKNOBS; k++) {
+        const knob_flag *f = &KNOBS[k];
         if (!r->knob[k]) continue;
-        double v;
+        double v = 0.0;
         long long iv = 0;
-        int isint = KNOBS[k].knob != AV_KNOB_SCALE && KNOBS[k].knob != AV_KNOB_P;
-        int ok = isint ? parse_long(r->knob[k], KNOBS[k].knob == AV_KNOB_ITERS || KNOBS[k].knob == AV_KNOB_SEED ||
-                                                        KNOBS[k].knob == AV_KNOB_DWC_KERNEL ? 0 : 1,
-                                    KNOBS[k].knob == AV_KNOB_SEED ? 4294967295LL : INT_MAX, &iv)
-                       : parse_double(r->knob[k], &v) && v > 0;
-        if (!ok) return fail("%s %s: not a valid value (%s)", KNOBS[k].name, r->knob[k], KNOBS[k].range);
-        if (isint) v = (double)iv;
-        if (KNOBS[k].knob == AV_KNOB_ITERS && iv == 0) v = -1; /* zero iterations (the library's 0 is 6) */
-        av_params_set(&in->prm, KNOBS[k].knob, v);
+        int ok = f->integer ? parse_long(r->knob[k], f->lo, f->hi, &iv) : parse_double(r->knob[k], &v) && v > 0;
+        if (!ok) return fail("%s %s: not a valid value (%s)", f->name, r->knob[k], f->range);
+        if (f->integer) v = (f->knob == AV_KNOB_ITERS && iv == 0) ? -1.0 : (double)iv; /* the library's iters 0 is 6 */
+        av_params_set(&in->prm, f->knob, v);
     }
     if (r->str[F_EF]) {
         if (strcmp(r->str[F_EF], "gaussian") && strcmp(r->str[F_EF], "mean"))

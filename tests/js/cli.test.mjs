@@ -145,6 +145,18 @@ describe('attnviz matrix', () => {
     }
   });
 
+  it('prints a numerical warning on one line but still writes the matrix and exits 0', () => {
+    const neg = values(8 * 3, 11).map((x) => -1 - Math.abs(x)); // relu(q) = 0: every row's normaliser is ε only
+    const qp = writeNpy(join(tmp, 'negq.npy'), [8, 3], neg), kp = writeNpy(join(tmp, 'negk.npy'), [8, 3], values(24, 12));
+    const out = join(tmp, 'warn.npy');
+    const r = run('matrix', '--variant', 'relu', '--q', qp, '--k', kp, '-o', out);
+    expect(r.status).toBe(0);
+    const lines = r.stderr.split('\n').filter((x) => x.length > 0);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^attnviz: warning: relu: /);
+    expect(readNpy(out).shape).toEqual([8, 8]);
+  });
+
   it.skipIf(!existsSync(MODEL))('reproduces stories260K head L1H3 (causal softmax) to 1e-5', () => {
     const out = join(tmp, 'l1h3.npy');
     const r = run('matrix', '--variant', 'softmax', '--causal', '--q', join(MODEL, 'text128_q.npy'),
@@ -154,6 +166,26 @@ describe('attnviz matrix', () => {
     const M = readNpy(out);
     expect(M.shape).toEqual([128, 128]);
     expect(maxAbsDiff(M.data, ref.data.subarray(128 * 128, 2 * 128 * 128))).toBeLessThan(1e-5);
+  });
+});
+
+describe('attnviz readouts', () => {
+  it('parses the same inputs and prints one JSON object (stdout, or the -o file)', () => {
+    const dir = join(tmp, 'gr');
+    expect(run('generate', '--gen', 'sink', '--n', '17', '--d', '6', '-o', dir).status).toBe(0);
+    const args = ['readouts', '--variant', 'elu', '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'), '--v', join(dir, 'v.npy')];
+    const r = run(...args, '--accurate', '--tau', '0.2');
+    expect(r.status).toBe(0);
+    const json = JSON.parse(r.stdout);
+    expect(json.n).toBe(17);
+    const file = join(tmp, 'r.json');
+    const r2 = run(...args, '-o', file);
+    expect(r2.status).toBe(0);
+    expect(r2.stdout).toBe('');
+    expect(JSON.parse(readFileSync(file, 'utf8')).n).toBe(17);
+    const bad = run(...args, '--tau', '-1');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/^attnviz: --tau -1/);
   });
 });
 
