@@ -5,6 +5,7 @@
  * Q, K, V from the gaussian generator (std 1, seed 1), after a warm-up. bench/kernels.mjs runs it and
  * times the WASM module on the same inputs in the same run.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>

@@ -172,7 +172,8 @@ int av_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n,
 /* The linear-time output that never forms n×n:
  *   non-causal  O_i = Φ_Q(i)ᵀ [Φ_Kᵀ V] / (Φ_Q(i)·Σ_j Φ_K(j) + ε)           O(n·r·dv)
  *   causal      the same with prefix sums over j ≤ i (a scan of av_recurrent_step)
- * Also Linformer P̄(FV) and Nyström F(Z(BV)), non-causal. */
+ * Also Linformer P̄(FV) and Nyström F(Z(BV)), non-causal, and focused + DWC (the above plus T·V, O(n·k·dv)).
+ * A row whose normaliser is exactly 0 (ε = 0 variants) is left unnormalised (its numerators), never NaN. */
 size_t av_linear_work(const av_params *prm, int n, int d, int dv);
 int av_linear(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
               const av_params *prm, void *work, size_t work_bytes);

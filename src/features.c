@@ -53,7 +53,7 @@ static void map_elementwise(float *phi, const float *X, size_t count, int kind) 
 
 /* phi[n×d] = e^(x − c): c per row (per_row = 1) or one max over all of X. */
 static void map_exp(float *phi, const float *X, int n, int d, int per_row) {
-    float c = avs_max(X, n * d);
+    float c = per_row ? 0.0f : avs_max(X, n * d);
     for (int i = 0; i < n; i++) {
         float *p = phi + (size_t)i * d;
         memcpy(p, X + (size_t)i * d, (size_t)d * sizeof(float));

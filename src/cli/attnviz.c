@@ -295,97 +295,102 @@ static int check_knobs(const avcli_inputs *in, const raw_flags *r) {
 // ----------------------------------------------------------------------------------------------------
 // loading Q, K, V (2-D, or 4-D model tensors with --layer/--head)
 
-/* Keep rows [off, off + rows·cols) of a->data as a new (rows, cols) buffer; returns NULL on no memory. */
-static float *take(npy_array *a, size_t off, size_t count) {
+/* The three input files: index 0 Q, 1 K, 2 V (data NULL when --v is absent). */
+typedef struct inputs3 {
+    npy_array a[3];
+    const char *flag[3], *path[3];
+} inputs3;
+
+/* "FLAG PATH: shape S does not match --q's T (why)" (or --k's): one line, returns 2. */
+static int shape_mismatch(const inputs3 *t, int i, int ref, const char *why) {
+    char s1[160], s2[160];
+    shape_text(s1, sizeof s1, &t->a[i].info);
+    shape_text(s2, sizeof s2, &t->a[ref].info);
+    return fail("%s %s: shape %s does not match %s's %s (%s)", t->flag[i], t->path[i], s1, t->flag[ref], s2, why);
+}
+
+/* For 4-D model tensors: check --layer/--head and the layer and KV-head counts, and give the element
+ * offsets of the selected Q head (*qoff) and of its KV head in K (*kvoff, in units of rows). */
+static int select_head(const inputs3 *t, const raw_flags *r, size_t *qoff, size_t *kvrow) {
+    const av_npy_info *q = &t->a[0].info;
+    int64_t L = q->shape[0], H = q->shape[1], KVH = t->a[1].info.shape[1];
+    long long layer, head;
+    if (!r->str[F_LAYER] || !r->str[F_HEAD]) return fail("--q %s: 4-D model tensors need --layer and --head", t->path[0]);
+    if (!parse_long(r->str[F_LAYER], 0, L - 1, &layer))
+        return fail("--layer %s: out of range (the tensors have %lld layers: 0..%lld)", r->str[F_LAYER], (long long)L, (long long)L - 1);
+    if (!parse_long(r->str[F_HEAD], 0, H - 1, &head))
+        return fail("--head %s: out of range (--q has %lld heads: 0..%lld)", r->str[F_HEAD], (long long)H, (long long)H - 1);
+    if (t->a[1].info.shape[0] != L || KVH < 1 || H % KVH)
+        return shape_mismatch(t, 1, 0, "K is (layers, kv_heads, n, d) with kv_heads dividing heads");
+    if (t->a[2].data && (t->a[2].info.shape[0] != L || t->a[2].info.shape[1] != KVH))
+        return shape_mismatch(t, 2, 1, "V has K's layers and kv_heads");
+    int64_t n = q->shape[2], kvh = head * KVH / H; /* query head h reads KV head h·kv_heads/heads */
+    *qoff = (size_t)((layer * H + head) * n * q->shape[3]);
+    *kvrow = (size_t)((layer * KVH + kvh) * n);
+    return 0;
+}
+
+/* Check the (…, n, d) tails: K n×d like Q, V with n rows, sizes within the library's limits. */
+static int check_tails(const inputs3 *t, int nd) {
+    const int64_t *qs = t->a[0].info.shape + nd - 2, *ks = t->a[1].info.shape + nd - 2;
+    if (qs[0] < 1 || qs[0] > AV_MAX_N || qs[1] < 1 || qs[1] > AV_MAX_D)
+        return fail("--q %s: n = %lld, d = %lld outside 1..%d, 1..%d", t->path[0], (long long)qs[0], (long long)qs[1],
+                    AV_MAX_N, AV_MAX_D);
+    if (ks[0] != qs[0] || ks[1] != qs[1]) return shape_mismatch(t, 1, 0, "K must be n x d like Q");
+    const int64_t *vs = t->a[2].info.shape + nd - 2;
+    if (t->a[2].data && (vs[0] != qs[0] || vs[1] < 1 || vs[1] > AV_MAX_D))
+        return shape_mismatch(t, 2, 0, "V must have n rows and 1..4096 columns");
+    return 0;
+}
+
+/* Copy count floats from a->data + off into a new buffer (NULL when out of memory). */
+static float *take(const npy_array *a, size_t off, size_t count) {
     float *x = malloc(sizeof(float) * count);
     if (x) memcpy(x, a->data + off, sizeof(float) * count);
     return x;
 }
 
-static int load_inputs(avcli_inputs *in, const raw_flags *r) {
-    npy_array q, k, v = {0};
-    const char *qp = r->str[F_Q], *kp = r->str[F_K], *vp = r->str[F_V];
-    int st = read_npy(&q, "--q", qp);
-    if (st) return st;
-    if ((st = read_npy(&k, "--k", kp))) goto done;
-    if (vp && (st = read_npy(&v, "--v", vp))) goto done;
-    char s1[160], s2[160];
-    int nd = q.info.ndim;
-    if (nd != 2 && nd != 4) {
-        shape_text(s1, sizeof s1, &q.info);
-        st = fail("--q %s: shape %s is neither (n, d) nor (layers, heads, n, d)", qp, s1);
-        goto done;
-    }
-    const npy_array *others[2] = {&k, &v};
-    const char *oflag[2] = {"--k", "--v"}, *opath[2] = {kp, vp};
-    for (int t = 0; t < 2; t++)
-        if (others[t]->data && others[t]->info.ndim != nd) {
-            shape_text(s1, sizeof s1, &others[t]->info);
-            shape_text(s2, sizeof s2, &q.info);
-            st = fail("%s %s: shape %s does not match --q's %s", oflag[t], opath[t], s1, s2);
-            goto done;
-        }
-    long long layer = 0, head = 0;
-    size_t qoff = 0, koff = 0;
-    const int64_t *qs = q.info.shape + nd - 2, *ks = k.info.shape + nd - 2;
-    if (nd == 4) {
-        int64_t L = q.info.shape[0], H = q.info.shape[1], KVH = k.info.shape[1];
-        if (!r->str[F_LAYER] || !r->str[F_HEAD]) { st = fail("--q %s: 4-D model tensors need --layer and --head", qp); goto done; }
-        if (!parse_long(r->str[F_LAYER], 0, L - 1, &layer)) { st = fail("--layer %s: out of range (the tensors have %lld layers: 0..%lld)", r->str[F_LAYER], (long long)L, (long long)L - 1); goto done; }
-        if (!parse_long(r->str[F_HEAD], 0, H - 1, &head)) { st = fail("--head %s: out of range (--q has %lld heads: 0..%lld)", r->str[F_HEAD], (long long)H, (long long)H - 1); goto done; }
-        for (int t = 0; t < 2; t++)
-            if (others[t]->data && (others[t]->info.shape[0] != L || others[t]->info.shape[1] != KVH ||
-                                    KVH < 1 || KVH > H || H % KVH)) {
-                shape_text(s1, sizeof s1, &others[t]->info);
-                shape_text(s2, sizeof s2, &q.info);
-                st = fail("%s %s: shape %s does not fit --q's %s (same layers; kv_heads dividing heads)", oflag[t], opath[t], s1, s2);
-                goto done;
-            }
-        int64_t kvh = head * KVH / H;
-        qoff = (size_t)((layer * H + head) * qs[0] * qs[1]);
-        koff = (size_t)((layer * KVH + kvh) * ks[0] * ks[1]);
-    } else if (r->str[F_LAYER] || r->str[F_HEAD]) {
-        st = fail("%s: only for 4-D model tensors (--q %s is 2-D)", r->str[F_LAYER] ? "--layer" : "--head", qp);
-        goto done;
-    }
-    if (qs[0] < 1 || qs[0] > AV_MAX_N || qs[1] < 1 || qs[1] > AV_MAX_D) {
-        st = fail("--q %s: n = %lld, d = %lld outside 1..%d, 1..%d", qp, (long long)qs[0], (long long)qs[1], AV_MAX_N, AV_MAX_D);
-        goto done;
-    }
-    if (ks[0] != qs[0] || ks[1] != qs[1]) {
-        shape_text(s1, sizeof s1, &k.info);
-        shape_text(s2, sizeof s2, &q.info);
-        st = fail("--k %s: shape %s does not match --q's %s (K must be n x d like Q)", kp, s1, s2);
-        goto done;
-    }
-    const int64_t *vs = v.data ? v.info.shape + nd - 2 : NULL;
-    if (vs && (vs[0] != qs[0] || vs[1] < 1 || vs[1] > AV_MAX_D)) {
-        shape_text(s1, sizeof s1, &v.info);
-        shape_text(s2, sizeof s2, &q.info);
-        st = fail("--v %s: shape %s does not match --q's %s (V must have n rows)", vp, s1, s2);
-        goto done;
-    }
+/* Copy the selected n×d (n×dv) slices into in->Q, K, V and check that they are finite. */
+static int take_slices(avcli_inputs *in, const inputs3 *t, int nd, size_t qoff, size_t kvrow) {
+    const int64_t *qs = t->a[0].info.shape + nd - 2;
     in->n = (int)qs[0];
     in->d = (int)qs[1];
-    in->dv = vs ? (int)vs[1] : 0;
-    size_t nd_ = (size_t)in->n * in->d;
-    in->Q = take(&q, qoff, nd_);
-    in->K = take(&k, koff, nd_);
-    if (vs) in->V = take(&v, koff / in->d * in->dv, (size_t)in->n * in->dv);
-    if (!in->Q || !in->K || (vs && !in->V)) { st = fail("out of memory"); goto done; }
-    const float *arr[3] = {in->Q, in->K, in->V};
-    const char *fl[3] = {"--q", "--k", "--v"}, *pa[3] = {qp, kp, vp};
-    size_t cnt[3] = {nd_, nd_, (size_t)in->n * in->dv};
-    for (int t = 0; t < 3; t++)
-        if (arr[t] && !all_finite(arr[t], cnt[t])) {
-            st = fail("%s %s: %s%s", fl[t], pa[t], av_status_string(AV_ERR_NONFINITE),
-                      nd == 4 ? " (in the selected layer and head)" : "");
-            goto done;
-        }
-done:
-    free(q.data);
-    free(k.data);
-    free(v.data);
+    in->dv = t->a[2].data ? (int)t->a[2].info.shape[nd - 1] : 0;
+    size_t cnt[3] = {(size_t)in->n * in->d, (size_t)in->n * in->d, (size_t)in->n * in->dv};
+    float **dst[3] = {&in->Q, &in->K, &in->V};
+    size_t off[3] = {qoff, kvrow * in->d, kvrow * in->dv};
+    for (int i = 0; i < 3; i++) {
+        if (!t->a[i].data) continue;
+        if (!(*dst[i] = take(&t->a[i], off[i], cnt[i]))) return fail("out of memory");
+        if (!all_finite(*dst[i], cnt[i]))
+            return fail("%s %s: %s%s", t->flag[i], t->path[i], av_status_string(AV_ERR_NONFINITE),
+                        nd == 4 ? " (in the selected layer and head)" : "");
+    }
+    return 0;
+}
+
+static int load_inputs(avcli_inputs *in, const raw_flags *r) {
+    inputs3 t = {.flag = {"--q", "--k", "--v"}, .path = {r->str[F_Q], r->str[F_K], r->str[F_V]}};
+    int st = 0;
+    for (int i = 0; i < 3 && !st; i++)
+        if (t.path[i]) st = read_npy(&t.a[i], t.flag[i], t.path[i]);
+    int nd = t.a[0].info.ndim;
+    size_t qoff = 0, kvrow = 0;
+    if (st) {
+    } else if (nd != 2 && nd != 4) {
+        char s1[160];
+        shape_text(s1, sizeof s1, &t.a[0].info);
+        st = fail("--q %s: shape %s is neither (n, d) nor (layers, heads, n, d)", t.path[0], s1);
+    } else if (t.a[1].info.ndim != nd || (t.a[2].data && t.a[2].info.ndim != nd)) {
+        st = shape_mismatch(&t, t.a[1].info.ndim != nd ? 1 : 2, 0, "the same number of dimensions");
+    } else if (nd == 4) {
+        st = select_head(&t, r, &qoff, &kvrow);
+    } else if (r->str[F_LAYER] || r->str[F_HEAD]) {
+        st = fail("%s: only for 4-D model tensors (--q %s is 2-D)", r->str[F_LAYER] ? "--layer" : "--head", t.path[0]);
+    }
+    if (!st) st = check_tails(&t, nd);
+    if (!st) st = take_slices(in, &t, nd, qoff, kvrow);
+    for (int i = 0; i < 3; i++) free(t.a[i].data);
     return st;
 }
 

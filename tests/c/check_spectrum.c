@@ -103,6 +103,8 @@ static void oracle_sv(double *sv, const float *M, int n) {
     free(s);
 }
 
+static int run_lowrank(double *sv, double *fl, const float *L, const float *R, int n, long r);
+
 static int run_route(double *sv, double *floor_, const float *M, int n, int route) {
     size_t bytes = av_svd_work(n, route);
     ck_assert_uint_gt(bytes, 0);
@@ -232,7 +234,9 @@ START_TEST(test_no_convergence) {
     avi_spectrum_test_maxit(3); // 3 QL sweeps in all: far too few for 37 eigenvalues
     int st_fast = run_route(sv, &fl, M, n, AV_SVD_FAST);
     int st_acc = run_route(sv, &fl, M, n, AV_SVD_ACCURATE);
+    int st_low = run_lowrank(sv, &fl, M, M + n, n - 1, n); // (n−1)×n factors: r ≥ n, the accurate route
     avi_spectrum_test_maxit(0);
+    ck_assert_int_eq(st_low, AV_WARN_NO_CONVERGENCE);
     ck_assert_int_eq(st_fast, AV_WARN_NO_CONVERGENCE);
     ck_assert_int_eq(st_acc, AV_WARN_NO_CONVERGENCE);
     for (int i = 0; i < n; i++) ck_assert(isfinite(sv[i]));
@@ -360,29 +364,33 @@ START_TEST(test_lowrank_status_codes) {
 }
 END_TEST
 
-/* Through the real factors of a kernel variant, when the attention engineer's av_factors exists:
- * the factor spectrum equals the accurate full spectrum of av_matrix's M. */
+/* Through the real factors (attention.c's av_factors) of kernel and low-rank variants: the factor
+ * spectrum equals the accurate full spectrum of av_matrix's M, with exact zeros past r. */
 START_TEST(test_lowrank_through_av_factors) {
     const int n = 45, d = 6;
+    const int variants[4][3] = {{AV_ELU, 0, 0}, {AV_PERFORMER, AV_KNOB_M, 16}, {AV_LINFORMER, AV_KNOB_S, 8},
+                                {AV_NYSTROM, AV_KNOB_LANDMARKS, 9}};
     float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d), *V = malloc(sizeof(float) * n * d);
     ck_assert_int_eq(av_generate(Q, K, V, n, d, AV_GEN_GAUSSIAN, 1.0, 5), AV_OK);
     av_params prm;
-    av_params_default(&prm, AV_ELU);
+    av_params_default(&prm, variants[_i][0]);
+    if (variants[_i][1]) av_params_set(&prm, variants[_i][1], variants[_i][2]);
     long r = 0;
-    int st = av_factor_rank(&r, &prm, n, d);
-    if (st == AV_OK && r > 0 && r < n) {
-        float *L = malloc(sizeof(float) * n * r), *R = malloc(sizeof(float) * n * r), *M = malloc(sizeof(float) * n * n);
-        size_t wf = av_factors_work(&prm, n, d), wm = av_matrix_work(&prm, n, d);
-        void *work = malloc((wf > wm ? wf : wm) + 64);
-        ck_assert_int_eq(av_factors(L, R, Q, K, n, d, &prm, work, wf), AV_OK);
-        ck_assert_int_eq(av_matrix(M, Q, K, n, d, &prm, work, wm), AV_OK);
-        double *sv = malloc(sizeof(double) * n), *full = malloc(sizeof(double) * n), fl, flf;
-        ck_assert_int_eq(run_lowrank(sv, &fl, L, R, n, r), AV_OK);
-        ck_assert_int_eq(run_route(full, &flf, M, n, AV_SVD_ACCURATE), AV_OK);
-        for (int i = 0; i < n; i++) ck_assert_double_le(fabs(sv[i] - full[i]), 1e-5 * full[0]);
-        for (int i = (int)r; i < n; i++) ck_assert_double_eq(sv[i], 0.0);
-        free(L); free(R); free(M); free(work); free(sv); free(full);
-    }
+    ck_assert_int_eq(av_factor_rank(&r, &prm, n, d), AV_OK);
+    ck_assert(r > 0 && r < n);
+    float *L = malloc(sizeof(float) * n * r), *R = malloc(sizeof(float) * n * r), *M = malloc(sizeof(float) * n * n);
+    size_t wf = av_factors_work(&prm, n, d), wm = av_matrix_work(&prm, n, d);
+    void *work = malloc((wf > wm ? wf : wm) + 64);
+    ck_assert_int_ge(av_factors(L, R, Q, K, n, d, &prm, work, wf), AV_OK);
+    ck_assert_int_ge(av_matrix(M, Q, K, n, d, &prm, work, wm), AV_OK);
+    double *sv = malloc(sizeof(double) * n), *full = malloc(sizeof(double) * n), fl, flf;
+    ck_assert_int_eq(run_lowrank(sv, &fl, L, R, n, r), AV_OK);
+    ck_assert_int_eq(run_route(full, &flf, M, n, AV_SVD_ACCURATE), AV_OK);
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(fabs(sv[i] - full[i]) <= 1e-5 * full[0], "variant %d i=%d: %g vs %g", variants[_i][0], i,
+                      sv[i], full[i]);
+    for (int i = (int)r; i < n; i++) ck_assert_double_eq(sv[i], 0.0);
+    free(L); free(R); free(M); free(work); free(sv); free(full);
     free(Q); free(K); free(V);
 }
 END_TEST
@@ -400,7 +408,7 @@ Suite *suite_spectrum(void) {
     tcase_add_test(tc, test_lowrank_matches);
     tcase_add_test(tc, test_lowrank_exact);
     tcase_add_test(tc, test_lowrank_status_codes);
-    tcase_add_test(tc, test_lowrank_through_av_factors);
+    tcase_add_loop_test(tc, test_lowrank_through_av_factors, 0, 4);
     suite_add_tcase(s, tc);
     return s;
 }
