@@ -97,6 +97,7 @@ function timeMlMatrix(Mf32, n) {
   const calls = n >= 1024 ? 1 : n >= 512 ? 2 : 3; // ml-matrix takes seconds from n = 512
   const samples = [];
   let sv = null;
+  if (n <= 256) new mlMatrix.SVD(A, opts); // warm-up: let V8 optimise ml-matrix's loops first
   for (let c = 0; c < calls; c++) {
     const t0 = performance.now();
     sv = new mlMatrix.SVD(A, opts).diagonal;

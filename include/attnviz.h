@@ -212,7 +212,8 @@ enum av_generator {
 const char *av_generator_name(int gen);       /* "gaussian", "clustered", "local", "lowrank", "sink" */
 int av_generator_from_name(const char *name); /* or -1 */
 
-/* Q, K, V (each n×d) from generator `gen` with spread `std` (> 0) and `seed`. */
+/* Q, K, V (each n×d) from generator `gen` with spread `std` in (0, 1e6] and `seed`; V ~ N(0, std²).
+ * AV_ERR_NULL, AV_ERR_SIZE, AV_ERR_VARIANT (unknown gen) or AV_ERR_KNOB (std) on bad arguments. */
 int av_generate(float *Q, float *K, float *V, int n, int d, int gen, double std, uint32_t seed);
 
 /* The portable random stream (xoshiro256** seeded by splitmix64) and its transforms: no libm in the
@@ -246,7 +247,8 @@ const char *av_npy_error(void);
 /* Convert the data of a parsed buffer to float32 (out has info->count entries). */
 int av_npy_decode_f32(float *out, const av_npy_info *info, const unsigned char *buf, size_t len);
 /* Write a version-1 header for a C-order array of float32 (dtype_bytes 4) or float64 (8) into
- * buf[0..cap); *header_len gets its length (a multiple of 64). */
+ * buf[0..cap); *header_len gets its length (a multiple of 64). AV_ERR_SIZE for ndim outside 0..8, a
+ * bad shape or a small cap; AV_ERR_FORMAT for dtype_bytes other than 4 or 8. */
 int av_npy_write_header(unsigned char *buf, size_t cap, size_t *header_len, const int64_t *shape,
                         int ndim, int dtype_bytes);
 

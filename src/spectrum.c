@@ -167,9 +167,9 @@ static int tridiag_eigenvalues(double *restrict d, double *restrict e, int n) {
             double bb = e[i];
             r = p + bb;
             if (i != m - 1) e[i + 1] = s * r;
-            double oldc = c, rinv = 1.0 / r;
-            c = p * rinv;
-            s = bb * rinv;
+            double oldc = c;
+            c = p / r;
+            s = bb / r;
             double oldgam = gamma, alpha = d[i];
             gamma = c * (alpha - sigma) - s * oldgam;
             d[i + 1] = oldgam + (alpha - gamma);

@@ -6,6 +6,7 @@ import { knobsOf, rankCeiling } from './state.mjs';
 import { blockSize, downsample, downsampleDiff } from './render/heatmap.mjs';
 import { SPECTRAL_KEYS } from './render/readouts.mjs';
 import { topSingularValues } from './topk.mjs';
+import { spectralReadouts } from './render/spectrum.mjs';
 
 /** Largest n whose heatmaps the page computes itself; above it the worker does. */
 export const MAIN_THREAD_MAX_N = 1024;
@@ -76,7 +77,7 @@ export class Engine {
    * Everything the heatmaps and the non-spectral readouts need: downsampled M, A and M − A
    * (Float32Arrays of size×size), the block size, readouts, cost, statuses.
    */
-  frame(st) {
+  frame(st, { readouts: withReadouts = true } = {}) {
     const t0 = now();
     const { did } = this.ensure(st);
     const n = st.n, b = blockSize(n, HEATMAP_CAP), size = Math.ceil(n / b);
@@ -85,9 +86,11 @@ export class Engine {
     const lab = this.lab;
     const M = ok ? downsample(lab.M, n, b, st.ds) : null;
     const A = this.status.ref.status >= 0 ? downsample(lab.A, n, b, st.ds) : null;
-    const D = ok ? downsampleDiff(lab.M, lab.A, n, b, st.ds) : null;
+    let D = null;
+    if (ok && b > 1 && st.ds === 'mean') { D = new Float32Array(size * size); for (let i = 0; i < D.length; i++) D[i] = M[i] - A[i]; }
+    else if (ok) D = downsampleDiff(lab.M, lab.A, n, b, st.ds);
     const tCompute = now();
-    const readouts = ok ? this.plainReadouts(st) : {};
+    const readouts = ok && withReadouts ? this.plainReadouts(st) : null;
     const cost = lab.cost(knobsOf(st));
     return {
       size, b, n, mode: st.ds, M, A, D, readouts, cost, did,
@@ -136,11 +139,16 @@ export class Engine {
     if (this.status.matrix.status < 0) return null;
     const s = this.singularValues('M', st, drag);
     const n = st.n;
-    const padded = new Float64Array(n);
-    padded.set(s.sv.subarray(0, Math.min(n, s.sv.length)));
-    const r = this.lab.readouts(knobsOf(st), { sv: padded, floor: s.floor, reference: false, tau: st.tau });
-    const readouts = {};
-    for (const k of SPECTRAL_KEYS) { readouts[k] = r[k] ?? null; if (r[`${k}_reason`]) readouts[`${k}_reason`] = r[`${k}_reason`]; }
+    let readouts = {};
+    if (n > FULL_DRAG_MAX_N) {
+      // the library's readouts re-read all n² entries (seconds at n = 4096): σ is all these need
+      readouts = spectralReadouts(s.sv, s.floor, n, { partial: s.partial, fro2: s.fro2 ?? null });
+    } else {
+      const padded = new Float64Array(n);
+      padded.set(s.sv.subarray(0, Math.min(n, s.sv.length)));
+      const r = this.lab.readouts(knobsOf(st), { sv: padded, floor: s.floor, reference: false, tau: st.tau });
+      for (const k of SPECTRAL_KEYS) { readouts[k] = r[k] ?? null; if (r[`${k}_reason`]) readouts[`${k}_reason`] = r[`${k}_reason`]; }
+    }
     return { ...s, readouts, ceiling: rankCeiling(st), ms: now() - t0 };
   }
 
@@ -151,12 +159,40 @@ export class Engine {
     const hit = this.overlay.get(which);
     if (hit && hit.key === key) return hit;
     this.ensure(st);
-    if (which !== 'A') this.lab.scores(knobs.scale, which === 'E');
     const big = st.n > FULL_DRAG_MAX_N;
-    const s = this.singularValues(which, st, big ? false : drag, 48, big);
+    if (which === 'S' && big) {
+      const s = this.scoresSpectrum(knobs.scale);
+      if (s) { const out = { key, ...s }; this.overlay.set(which, out); return out; }
+    }
+    if (which !== 'A') this.lab.scores(knobs.scale, which === 'E');
+    const s = big ? this.topk(which, st.n, 24, 0) : this.singularValues(which, st, drag);
     const out = { key, ...s };
     this.overlay.set(which, out);
     return out;
+  }
+
+  /** Top-k singular values by randomized iteration (topk.mjs) of a matrix held in the lab. */
+  topk(which, n, k, iters) {
+    const lab = this.lab;
+    const view = which === 'M' ? lab.M : which === 'A' ? lab.A : lab.S;
+    const t = topSingularValues(view, n, k, iters);
+    return { sv: t.sv, floor: t.sv[0] * 1e-7, partial: true, route: `top ${t.sv.length} (randomized)`, fro2: t.fro2 };
+  }
+
+  /** Exact σ(scale·QKᵀ) in O(n·d²) by the library's low-rank route (L = scale·Q, R = K). */
+  scoresSpectrum(scale) {
+    const lab = this.lab, ex = this.av.exports, n = lab.n, d = lab.d;
+    const L = lab.buf('Ls', n * d * 4), R = lab.buf('Rs', n * d * 4);
+    const Lv = this.av.f32(L, n * d), Q = lab.Q;
+    for (let i = 0; i < n * d; i++) Lv[i] = scale * Q[i];
+    this.av.f32(R, n * d).set(lab.K);
+    const bytes = ex.av_lowrank_svd_work(n, d) >>> 0;
+    const sv = lab.buf('svs', n * 8 + 8);
+    const w = lab.buf('work', bytes);
+    const st = ex.av_lowrank_singular_values(sv, sv + n * 8, L, R, n, d, w, bytes);
+    if (st < 0) return null;
+    const out = this.av.f64(sv, n + 1);
+    return { sv: out.slice(0, n), floor: out[n], partial: false, route: `factors (r = ${d})` };
   }
 
   free() { this.lab?.free(); this.lab = null; }

@@ -43,3 +43,38 @@ export function rankAtRelative(sv, rel, floor = 0) {
   return r;
 }
 
+
+/**
+ * The spectral readouts of product.md §9 from singular values, for spectra the worker computed itself
+ * (n > 1024, where calling the library's full readouts again would cost seconds). When `sv` holds only
+ * the top k (partial), `fro2` = ‖M‖_F² completes the sums; readouts that need every σ are null with a reason.
+ */
+export function spectralReadouts(sv, floor, n, { partial = false, fro2 = null } = {}) {
+  const out = {};
+  const s1 = sv.length ? sv[0] : 0;
+  let sum2 = 0, sum1 = 0;
+  for (let i = 0; i < sv.length; i++) { sum2 += sv[i] * sv[i]; sum1 += sv[i]; }
+  const total2 = fro2 ?? sum2;
+  out.sigma1 = s1;
+  out.noise_floor = floor;
+  const tol = s1 * n * 2 ** -23;
+  out.rank_tol = tol;
+  const count = (t) => { let r = 0; const c = Math.max(t, floor); for (let i = 0; i < sv.length; i++) if (sv[i] > c) r++; return r; };
+  out.rank = count(tol);
+  out['rank_rel_1e-3'] = count(1e-3 * s1);
+  out['rank_rel_1e-2'] = count(1e-2 * s1);
+  let acc = 0, r99 = null;
+  for (let i = 0; i < sv.length; i++) { acc += sv[i] * sv[i]; if (acc >= 0.99 * total2) { r99 = i + 1; break; } }
+  out.rank_energy_99 = r99;
+  if (r99 === null) out.rank_energy_99_reason = `beyond the top ${sv.length} singular values computed`;
+  out.stable_rank = s1 > 0 ? total2 / (s1 * s1) : null;
+  if (partial) {
+    out.effective_rank = null;
+    out.effective_rank_reason = `needs every singular value; only the top ${sv.length} were computed at this n`;
+  } else if (sum1 > 0) {
+    let h = 0;
+    for (let i = 0; i < sv.length; i++) { const p = sv[i] / sum1; if (p > 0) h -= p * Math.log(p); }
+    out.effective_rank = Math.exp(h);
+  } else out.effective_rank = null;
+  return out;
+}
