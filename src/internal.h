@@ -57,4 +57,10 @@ int avi_lowrank_linear(float *O, const float *Q, const float *K, const float *V,
 int avi_lowrank_factors(float *L, float *R, const float *Q, const float *K, int n, int d,
                         const av_params *prm, void *work);
 
+/* --- spectrum.c ------------------------------------------------------------------------------- */
+
+/* Test hook: cap the QL iterations at `total` sweeps in all (0 restores the normal limit), so that
+ * AV_WARN_NO_CONVERGENCE can be exercised. */
+void avi_spectrum_test_maxit(int total);
+
 #endif /* ATTNVIZ_INTERNAL_H */

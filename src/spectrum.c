@@ -234,6 +234,69 @@ static double house_last(double *restrict v, const double *restrict x, int m, do
     return beta;
 }
 
+/* One row j of the fused sweep of tridiagonalise: a_j[0..j] −= vp_j·wp + wp_j·vp (when pending), then the
+ * row's part of p = τ·A·v from the lower triangle: p[0..j) += a_j·τv_j and p[j] += τ·(a_j·v). */
+static void sweep_row(double *restrict aj, int j, int pending, double tau, const double *restrict v,
+                      double *restrict p, const double *restrict vp, const double *restrict wp) {
+    double a = pending ? vp[j] : 0.0, b = pending ? wp[j] : 0.0, vj = tau * v[j];
+    vd va = vsplat(a), vb = vsplat(b), vv = vsplat(vj), acc = vsplat(0.0);
+    int k = 0;
+    for (; k + VW <= j; k += VW) {
+        vd x = vload(aj + k) - va * vload(wp + k) - vb * vload(vp + k);
+        vstore(aj + k, x);
+        acc += x * vload(v + k);
+        vstore(p + k, vload(p + k) + x * vv);
+    }
+    double t = vsum(acc);
+    for (; k < j; k++) {
+        double x = aj[k] - (a * wp[k] + b * vp[k]);
+        aj[k] = x;
+        t += x * v[k];
+        p[k] += x * vj;
+    }
+    double x = aj[j] - (a * wp[j] + b * vp[j]);
+    aj[j] = x;
+    p[j] += tau * t + x * vj;
+}
+
+/* Rows j and j+1 of the sweep at once: the loads of wp, vp, v and the load/store of p are shared. */
+static void sweep_pair(double *restrict A, int ld, int j, int pending, double tau, const double *restrict v,
+                       double *restrict p, const double *restrict vp, const double *restrict wp) {
+    double *restrict a0 = A + (size_t)j * ld, *restrict a1 = a0 + ld;
+    double a = pending ? vp[j] : 0.0, b = pending ? wp[j] : 0.0, v0 = tau * v[j];
+    double c = pending ? vp[j + 1] : 0.0, e = pending ? wp[j + 1] : 0.0, v1 = tau * v[j + 1];
+    vd va = vsplat(a), vb = vsplat(b), vc = vsplat(c), ve = vsplat(e), w0 = vsplat(v0), w1 = vsplat(v1);
+    vd acc0 = vsplat(0.0), acc1 = acc0;
+    int k = 0;
+    for (; k + VW <= j; k += VW) {
+        vd W = vload(wp + k), P = vload(vp + k), V = vload(v + k);
+        vd x0 = vload(a0 + k) - va * W - vb * P, x1 = vload(a1 + k) - vc * W - ve * P;
+        vstore(a0 + k, x0);
+        vstore(a1 + k, x1);
+        acc0 += x0 * V;
+        acc1 += x1 * V;
+        vstore(p + k, vload(p + k) + x0 * w0 + x1 * w1);
+    }
+    double t0 = vsum(acc0), t1 = vsum(acc1);
+    for (; k < j; k++) {
+        double x0 = a0[k] - (a * wp[k] + b * vp[k]), x1 = a1[k] - (c * wp[k] + e * vp[k]);
+        a0[k] = x0;
+        a1[k] = x1;
+        t0 += x0 * v[k];
+        t1 += x1 * v[k];
+        p[k] += x0 * v0 + x1 * v1;
+    }
+    double x0 = a0[j] - (a * wp[j] + b * vp[j]);               // row j's diagonal
+    double x1 = a1[j] - (c * wp[j] + e * vp[j]);               // row j+1, column j
+    double x2 = a1[j + 1] - (c * wp[j + 1] + e * vp[j + 1]);   // row j+1's diagonal
+    a0[j] = x0;
+    a1[j] = x1;
+    a1[j + 1] = x2;
+    t1 += x1 * v[j];
+    p[j] += tau * t0 + x0 * v0 + x1 * v1;
+    p[j + 1] += tau * t1 + x2 * v1;
+}
+
 /* Reduce the symmetric A (lower triangle of n×ld, destroyed) to tridiagonal form: diagonal d[0..n),
  * off-diagonal e[0..n−1) (e[k] couples k and k+1). Rows are reduced from the last up, so each step reads
  * one contiguous row; the pass over rows 0..i−1 applies step i+1's rank-2 update A −= v·wᵀ + w·vᵀ and
@@ -256,28 +319,9 @@ static void tridiagonalise(double *restrict d, double *restrict e, double *restr
         double tau;
         e[i - 1] = house_last(v, ai, i, &tau);
         memset(p, 0, (size_t)i * sizeof *p);
-        for (int j = 0; j < i; j++) { // fused: update row j with (vp, wp), then p += τ·A·v over row j
-            double *aj = A + (size_t)j * ld;
-            double a = pending ? vp[j] : 0.0, b = pending ? wp[j] : 0.0, vj = tau * v[j];
-            vd va = vsplat(a), vb = vsplat(b), vv = vsplat(vj), acc = vsplat(0.0);
-            int k = 0;
-            for (; k + VW <= j; k += VW) {
-                vd x = vload(aj + k) - va * vload(wp + k) - vb * vload(vp + k);
-                vstore(aj + k, x);
-                acc += x * vload(v + k);
-                vstore(p + k, vload(p + k) + x * vv);
-            }
-            double t = vsum(acc);
-            for (; k < j; k++) {
-                double x = aj[k] - (a * wp[k] + b * vp[k]);
-                aj[k] = x;
-                t += x * v[k];
-                p[k] += x * vj;
-            }
-            double x = aj[j] - (a * wp[j] + b * vp[j]);
-            aj[j] = x;
-            p[j] += tau * t + x * vj;
-        }
+        int j = 0; // fused: update rows with (vp, wp), then p += τ·A·v over them; two rows share loads
+        for (; j + 2 <= i; j += 2) sweep_pair(A, ld, j, pending, tau, v, p, vp, wp);
+        if (j < i) sweep_row(A + (size_t)j * ld, j, pending, tau, v, p, vp, wp);
         pending = tau != 0.0;
         if (pending) { // w = p − (τ/2)(pᵀv)·v, kept as (vp, wp) for the next sweep
             double K = 0.5 * tau * dot(p, v, i);

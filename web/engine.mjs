@@ -10,6 +10,8 @@ import { spectralReadouts } from './render/spectrum.mjs';
 
 /** Largest n whose heatmaps the page computes itself; above it the worker does. */
 export const MAIN_THREAD_MAX_N = 1024;
+/** Largest n whose plain readouts the page computes in the same frame as the heatmaps. */
+export const MAIN_READOUTS_MAX_N = 512;
 /** Largest n for the full O(n³) spectrum (fast route while dragging up to FULL_DRAG_MAX_N). */
 export const FULL_MAX_N = 2048;
 export const FULL_DRAG_MAX_N = 1024;
@@ -128,7 +130,7 @@ export class Engine {
       return { sv: s.sv, floor: s.floor, partial: false, route, status: s.status };
     }
     const view = which === 'M' ? lab.M : which === 'A' ? lab.A : lab.S; // 'S' and 'E' share the S buffer
-    const t = topSingularValues(view, n, drag ? Math.min(k, 24) : k, drag ? 0 : 1);
+    const t = topSingularValues(view, n, drag ? Math.min(k, 24) : Math.min(k, 32), drag || n > FULL_MAX_N ? 0 : 1);
     return { sv: t.sv, floor: t.sv[0] * 1e-7, partial: true, route: `top ${t.sv.length} (randomized)`, fro2: t.fro2 };
   }
 

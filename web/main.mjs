@@ -9,7 +9,7 @@ import {
   SCHEMA, BY_NAME, fromHash, toHash, coerce, normalise, changedKeys, firstDirtyStage, stageDirty,
   causalNote, rankCeiling, featureDim, VARIANT_LABELS,
 } from './state.mjs';
-import { Engine, MAIN_THREAD_MAX_N } from './engine.mjs';
+import { Engine, MAIN_THREAD_MAX_N, MAIN_READOUTS_MAX_N } from './engine.mjs';
 import { createResultGate } from './queue.mjs';
 import { colorTable } from './render/colormap.mjs';
 import { drawHeatmap, drawColorbar, sharedRange, symmetricRange, cellAt } from './render/heatmap.mjs';
@@ -30,7 +30,7 @@ let dirty = 'inputs';          // earliest dirty pipeline stage, or null
 let release = true;            // a knob was released: ask for the accurate spectrum
 let dragging = false;
 let raf = 0;
-const view = { frame: null, frameStale: false, spec: null, overlay: {}, specStale: false, waitingFrame: false, doneId: 0 };
+const view = { frame: null, frameStale: false, readouts: null, readoutsStale: false, spec: null, overlay: {}, specStale: false, waitingFrame: false, doneId: 0, frameJob: 0, readoutsJob: 0 };
 const problems = [...parsed.problems];
 
 // measurements the benchmark and e2e tests read (window.attnviz)
@@ -50,11 +50,16 @@ function startWorker() {
   worker.postMessage({ kind: 'init', simd: simdSupported(), simdUrl: wasmUrl('attnviz.wasm'), scalarUrl: wasmUrl('attnviz-scalar.wasm') });
 }
 
-function requestWorker(frame, drag) {
+function requestWorker(frame, drag, readouts = false) {
+  // a newer job replaces a waiting one in the worker: carry over what is still owed to the page
+  frame ||= view.waitingFrame && st.n > MAIN_THREAD_MAX_N;
+  readouts ||= view.readoutsStale;
   const id = gate.next();
   stats.reqSeq.set(id, stats.seq);
-  const job = { kind: 'job', id, st: { ...st }, drag, frame };
-  if (frame) view.waitingFrame = true;
+  const job = { kind: 'job', id, st: { ...st }, drag, frame, readouts: frame || readouts };
+  if (job.readouts) view.readoutsStale = true;
+  if (frame) { view.waitingFrame = true; view.frameJob = id; }
+  if (frame || readouts) view.readoutsJob = id;
   if (workerReady) worker.postMessage(job); else { queued.length = 0; queued.push(job); }
   view.specStale = true;
 }
@@ -73,11 +78,15 @@ function onWorkerMessage(m) {
   if (!deliver) return;
   const seq = stats.reqSeq.get(m.id);
   if (m.part === 'frame') {
-    view.frame = m; view.frameStale = stale; view.waitingFrame = stale;
+    view.frame = m; view.frameStale = m.id < view.frameJob; view.waitingFrame = m.id < view.frameJob;
     pendingMarks.heat = seq;
   } else if (m.part === 'spectrum') {
     view.spec = m; view.specStale = stale;
     pendingMarks.spec = seq;
+  } else if (m.part === 'readouts') {
+    view.readouts = m.readouts; view.readoutsStale = m.id < view.readoutsJob;
+    redraw.readouts = true; schedule();
+    return;
   } else if (m.part === 'overlay') {
     view.overlay[m.which] = m;
   }
@@ -125,13 +134,15 @@ function commit() {
     if (compute) {
       if (small && engine) {
         try {
-          view.frame = engine.frame(st);
+          const withReadouts = st.n <= MAIN_READOUTS_MAX_N;
+          view.frame = engine.frame(st, { readouts: withReadouts });
+          if (withReadouts) { view.readouts = view.frame.readouts; view.readoutsStale = false; }
           view.frameStale = false; view.waitingFrame = false;
           redraw.heat = true; redraw.readouts = true;
           pendingMarks.heat = stats.seq;
         } catch (err) { showNotice(`computation failed: ${err.message}`); }
       }
-      requestWorker(!small, dragging);
+      requestWorker(!small, dragging, st.n > MAIN_READOUTS_MAX_N);
     } else if (release) {
       requestWorker(false, false);
     }
@@ -214,7 +225,7 @@ function drawSpectra() {
 }
 
 function drawReadouts() {
-  const r = { ...(view.frame?.readouts ?? {}), ...(view.spec?.readouts ?? {}) };
+  const r = { ...(view.readouts ?? {}), ...(view.spec?.readouts ?? {}) };
   const s = view.spec;
   const ctx = {
     n: st.n, tau: st.tau, ceiling: rankCeiling(st), partial: !!s?.partial, relTol: st.rtol,
@@ -227,7 +238,7 @@ function drawReadouts() {
     const text = row.spectral && !s ? '…' : row.text(r, ctx);
     if (v.textContent !== text) v.textContent = text;
     v.title = rowReason(row, r);
-    tr.classList.toggle('stale', row.spectral ? view.specStale : view.frameStale);
+    tr.classList.toggle('stale', row.spectral ? view.specStale : view.readoutsStale);
   }
   $('cost').textContent = costLine(view.frame?.cost, st.n);
   $('readout-state').textContent = view.specStale ? 'spectral readouts updating…' : '';

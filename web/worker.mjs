@@ -2,9 +2,9 @@
 // matrices and readouts too. A module worker with its own instance of the wasm module.
 //
 // Messages in:  {kind: 'init', simdUrl, scalarUrl, simd}
-//               {kind: 'job', id, st, drag, frame}     frame: also compute the heatmaps
+//               {kind: 'job', id, st, drag, frame, readouts}   frame: also the heatmaps; readouts: the plain readouts
 // Messages out: {kind: 'ready', simd} | {kind: 'fatal', message}
-//               {id, part: 'frame' | 'spectrum' | 'overlay' | 'done' | 'error', …}
+//               {id, part: 'frame' | 'readouts' | 'spectrum' | 'overlay' | 'done' | 'error', …}
 // Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step.
 import { loadAttnviz } from './attnviz.mjs';
 import { Engine } from './engine.mjs';
@@ -45,13 +45,18 @@ async function runJob(job) {
   const stale = () => slot.superseded(id);
   try {
     if (job.frame) {
-      const f = engine.frame(st);
+      const f = engine.frame(st, { readouts: false });
       const { M, A, D } = f;
       self.postMessage({ id, part: 'frame', ...f }, transferables({ M, A, D }));
       await yieldToEvents();
       if (stale()) return self.postMessage({ id, part: 'done', dropped: true });
     } else {
       engine.ensure(st);
+    }
+    if (job.readouts) {
+      self.postMessage({ id, part: 'readouts', readouts: engine.plainReadouts(st) });
+      await yieldToEvents();
+      if (stale()) return self.postMessage({ id, part: 'done', dropped: true });
     }
     const s = engine.spectrum(st, drag);
     if (s) self.postMessage({ id, part: 'spectrum', ...s, plot: normalisedSpectrum(s.sv, s.floor) });

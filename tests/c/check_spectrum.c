@@ -6,9 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnviz.h"
+#include "internal.h"
 
-void avi_spectrum_test_maxit(int per_n); // test hook in spectrum.c
 
 // ----------------------------------------------------------------------------------------------------
 // helpers

@@ -41,7 +41,7 @@ export async function waitSettled(page, timeout = 30000) {
     const a = window.attnviz;
     if (!a || !a.ready || !a.view.frame) return false;
     const v = a.view;
-    return a.idle && !v.waitingFrame && !v.specStale && !!v.spec;
+    return a.idle && !v.waitingFrame && !v.specStale && !v.readoutsStale && !!v.spec && !!v.readouts;
   }, null, { timeout, polling: 50 });
 }
 

@@ -26,7 +26,7 @@ afterAll(async () => {
 });
 
 const state = () => page.evaluate(() => window.attnviz.state);
-const readouts = () => page.evaluate(() => ({ ...window.attnviz.view.frame.readouts, ...window.attnviz.view.spec.readouts }));
+const readouts = () => page.evaluate(() => ({ ...window.attnviz.view.readouts, ...window.attnviz.view.spec.readouts }));
 const cell = (id) => page.$eval(`tr[data-readout="${id}"] td.v`, (td) => td.textContent);
 
 describe('the lab page', () => {
@@ -133,13 +133,9 @@ describe('the lab page', () => {
     expect((await state()).n).toBe(384);
     expect(await page.textContent('#ds-note')).toMatch(/blocks of 2×2/);
     await page.keyboard.press('ArrowLeft');
-    await page.keyboard.press('p');
-    await page.selectOption('#k-variant', 'focused');
     await page.focus('#k-p');
-    await page.keyboard.press('End');
-    await page.keyboard.press('ArrowLeft');
-    for (let i = 0; i < 60; i++) await page.keyboard.press('ArrowLeft');
-    await page.keyboard.press('ArrowRight'); await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('Home');
+    for (let i = 0; i < 20; i++) await page.keyboard.press('ArrowRight');
     await waitSettled(page);
     expect((await state()).p).toBe(3);
     expect((await state()).n).toBe(256);
@@ -148,7 +144,11 @@ describe('the lab page', () => {
   it('shows exact values on hover', async () => {
     const box = await page.locator('#hm-M').boundingBox();
     await page.mouse.move(box.x + box.width * 0.5 + 0.2, box.y + box.height * 0.25 + 0.2);
-    expect(await page.textContent('#hover')).toMatch(/^row 64, col 128: M [0-9.e−-]+ · softmax [0-9.e−-]+ · M − A/);
+    const text = await page.textContent('#hover');
+    const m = text.match(/^row (\d+), col (\d+): M ([0-9.e−-]+) · softmax ([0-9.e−-]+) · M − A/);
+    expect(m, text).not.toBe(null);
+    expect(Math.abs(Number(m[1]) - 64)).toBeLessThanOrEqual(1);
+    expect(Math.abs(Number(m[2]) - 128)).toBeLessThanOrEqual(1);
   });
 
   it('restores a state from a link, reports bad parameters, and saves a screenshot', async () => {
