@@ -377,6 +377,67 @@ static int state_readout(float *o, const double *S, const double *z, const float
     return zero;
 }
 
+/* Non-causal state: S = Φ_Kᵀ·V (r×dv) and z = Σ_j Φ_K(j), float64, each entry summed over j = 0, 1, … from +0:
+ * the same bits as n calls of state_update (its skipped a = 0 terms add ±0, which changes no sum). */
+static void state_full(double *S, double *z, const float *PhiK, const float *V, int n, long r, int dv) {
+    double acc[AVS_F64_ROWS][AVS_F64_COLS];
+    for (long f0 = 0; f0 < r; f0 += AVS_F64_ROWS) {
+        int h = r - f0 < AVS_F64_ROWS ? (int)(r - f0) : AVS_F64_ROWS;
+        for (int c0 = 0; c0 < dv; c0 += AVS_F64_COLS) {
+            int w = dv - c0 < AVS_F64_COLS ? dv - c0 : AVS_F64_COLS;
+            if (h == AVS_F64_ROWS && w == AVS_F64_COLS) {
+                avs_kernel_f64_atb(acc, PhiK + f0, (size_t)r, V + c0, (size_t)dv, n);
+            } else { /* an edge tile, the same sums entry by entry */
+                for (int a = 0; a < h; a++)
+                    for (int c = 0; c < w; c++) {
+                        double s = 0;
+                        for (int j = 0; j < n; j++) s += (double)PhiK[(size_t)j * r + f0 + a] * V[(size_t)j * dv + c0 + c];
+                        acc[a][c] = s;
+                    }
+            }
+            for (int a = 0; a < h; a++) memcpy(S + (size_t)(f0 + a) * dv + c0, acc[a], (size_t)w * sizeof(double));
+        }
+    }
+    memset(z, 0, (size_t)r * sizeof(double));
+    for (int j = 0; j < n; j++) {
+        const float *phik = PhiK + (size_t)j * r;
+        for (long f = 0; f < r; f++) z[f] += phik[f];
+    }
+}
+
+/* O = rows of Φ_Q·S, each scaled by its norm-factor(φ_q·z) (the bits of state_readout, two rows at a time).
+ * Returns 1 when some φ_q·z ≤ 0. */
+static int readout_full(float *O, const double *S, const double *z, const float *PhiQ, int n, long r, int dv,
+                        const av_params *p) {
+    double acc[AVS_F64_ROWS][AVS_F64_COLS], fac[AVS_F64_ROWS];
+    int zero = 0;
+    for (int i0 = 0; i0 < n; i0 += AVS_F64_ROWS) {
+        int h = n - i0 < AVS_F64_ROWS ? n - i0 : AVS_F64_ROWS;
+        const float *phiq = PhiQ + (size_t)i0 * r;
+        for (int a = 0; a < h; a++) {
+            double den = 0;
+            for (long f = 0; f < r; f++) den += phiq[(size_t)a * r + f] * z[f];
+            fac[a] = norm_factor(p, n, den, &zero);
+        }
+        for (int c0 = 0; c0 < dv; c0 += AVS_F64_COLS) {
+            int w = dv - c0 < AVS_F64_COLS ? dv - c0 : AVS_F64_COLS;
+            if (h == AVS_F64_ROWS && w == AVS_F64_COLS) {
+                avs_kernel_f64_ab(acc, phiq, (size_t)r, S + c0, (size_t)dv, (int)r);
+            } else { /* an edge tile, the same sums entry by entry */
+                for (int a = 0; a < h; a++)
+                    for (int c = 0; c < w; c++) {
+                        double s = 0;
+                        for (long f = 0; f < r; f++) s += (double)phiq[(size_t)a * r + f] * S[(size_t)f * dv + c0 + c];
+                        acc[a][c] = s;
+                    }
+            }
+            for (int a = 0; a < h; a++)
+                for (int c = 0; c < w; c++) O[(size_t)(i0 + a) * dv + c0 + c] = (float)(acc[a][c] * fac[a]);
+        }
+    }
+    return zero;
+}
+
 static int kernel_linear(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
                          const av_params *p, void *work) {
     long r = avi_feature_dim(p, d);
@@ -387,13 +448,12 @@ static int kernel_linear(float *O, const float *Q, const float *K, const float *
     double *w = take(&cv, dwc_bytes(p));
     int st = avi_features(PhiQ, PhiK, Q, K, n, d, p, fwork), zero = 0;
     if (st < 0) return st;
-    memset(S, 0, (size_t)r * dv * sizeof(double));
-    memset(z, 0, (size_t)r * sizeof(double));
     if (!p->causal) {
-        for (int j = 0; j < n; j++) state_update(S, z, PhiK + (size_t)j * r, V + (size_t)j * dv, r, dv);
-        for (int i = 0; i < n; i++)
-            zero |= state_readout(O + (size_t)i * dv, S, z, PhiQ + (size_t)i * r, r, dv, n, p);
+        state_full(S, z, PhiK, V, n, r, dv);
+        zero = readout_full(O, S, z, PhiQ, n, r, dv, p);
     } else {
+        memset(S, 0, (size_t)r * dv * sizeof(double));
+        memset(z, 0, (size_t)r * sizeof(double));
         for (int t = 0; t < n; t++) {
             state_update(S, z, PhiK + (size_t)t * r, V + (size_t)t * dv, r, dv);
             zero |= state_readout(O + (size_t)t * dv, S, z, PhiQ + (size_t)t * r, r, dv, n, p);

@@ -300,4 +300,98 @@ static inline void avs_gemm_strip(float *C, size_t ldc, const float *A, size_t l
     }
 }
 
+// ----------------------------------------------------------------------------------------------------
+// float64 accumulation of float data (the linear path's state S = Φ_Kᵀ·V and readout Φ_Q·S). A product of
+// two floats is exact in float64, so each entry is the float64 sum of exact products, taken in order of
+// the shared index (kk = 0, 1, …) from +0: any tiling of the output gives the same bits. The kernels keep
+// a 2×8 tile of the output in registers (8 f64x2 accumulators) across the whole shared index.
+
+#define AVS_F64_ROWS 2
+#define AVS_F64_COLS 8
+
+#ifdef __wasm_simd128__
+/* the f64x2 pairs (x[0], x[1]) and (x[2], x[3]) of four floats, exactly */
+static inline v128_t avs_f64_lo(const float *x) { return wasm_f64x2_promote_low_f32x4(wasm_v128_load64_zero(x)); }
+static inline v128_t avs_f64_hi(const float *x) { return wasm_f64x2_promote_low_f32x4(wasm_v128_load64_zero(x + 2)); }
+#endif
+
+/* acc[r][c] = Σ_kk At[kk][r]·B[kk][c], r < 2, c < 8, over kk < k: A given transposed (At k×2, stride lda;
+ * e.g. two columns of Φ_K), B float (k×8, stride ldb; e.g. 8 columns of V). */
+AVS_NO_LOOP_VEC static inline void avs_kernel_f64_atb(double acc[AVS_F64_ROWS][AVS_F64_COLS], const float *At,
+                                                      size_t lda, const float *B, size_t ldb, int k) {
+#ifdef __wasm_simd128__
+    v128_t c00 = wasm_f64x2_splat(0.0), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+    for (int kk = 0; kk < k; kk++) {
+        const float *a = At + (size_t)kk * lda, *b = B + (size_t)kk * ldb;
+        v128_t a0 = wasm_f64x2_splat(a[0]), a1 = wasm_f64x2_splat(a[1]);
+        v128_t b0 = avs_f64_lo(b), b1 = avs_f64_hi(b), b2 = avs_f64_lo(b + 4), b3 = avs_f64_hi(b + 4);
+        c00 = wasm_f64x2_add(c00, wasm_f64x2_mul(a0, b0));
+        c01 = wasm_f64x2_add(c01, wasm_f64x2_mul(a0, b1));
+        c02 = wasm_f64x2_add(c02, wasm_f64x2_mul(a0, b2));
+        c03 = wasm_f64x2_add(c03, wasm_f64x2_mul(a0, b3));
+        c10 = wasm_f64x2_add(c10, wasm_f64x2_mul(a1, b0));
+        c11 = wasm_f64x2_add(c11, wasm_f64x2_mul(a1, b1));
+        c12 = wasm_f64x2_add(c12, wasm_f64x2_mul(a1, b2));
+        c13 = wasm_f64x2_add(c13, wasm_f64x2_mul(a1, b3));
+    }
+    wasm_v128_store(acc[0], c00); wasm_v128_store(acc[0] + 2, c01);
+    wasm_v128_store(acc[0] + 4, c02); wasm_v128_store(acc[0] + 6, c03);
+    wasm_v128_store(acc[1], c10); wasm_v128_store(acc[1] + 2, c11);
+    wasm_v128_store(acc[1] + 4, c12); wasm_v128_store(acc[1] + 6, c13);
+#else
+    double c0[AVS_F64_COLS] = {0}, c1[AVS_F64_COLS] = {0};
+    for (int kk = 0; kk < k; kk++) {
+        const float *a = At + (size_t)kk * lda, *b = B + (size_t)kk * ldb;
+        double a0 = a[0], a1 = a[1];
+        for (int c = 0; c < AVS_F64_COLS; c++) {
+            double bc = b[c];
+            c0[c] += a0 * bc;
+            c1[c] += a1 * bc;
+        }
+    }
+    memcpy(acc[0], c0, sizeof c0);
+    memcpy(acc[1], c1, sizeof c1);
+#endif
+}
+
+/* acc[r][c] = Σ_kk A[r][kk]·B[kk][c], r < 2, c < 8, over kk < k: A float (2×k, stride lda; e.g. two rows of
+ * Φ_Q), B float64 (k×8, stride ldb; e.g. 8 columns of S). */
+AVS_NO_LOOP_VEC static inline void avs_kernel_f64_ab(double acc[AVS_F64_ROWS][AVS_F64_COLS], const float *A,
+                                                     size_t lda, const double *B, size_t ldb, int k) {
+    const float *a0p = A, *a1p = A + lda;
+#ifdef __wasm_simd128__
+    v128_t c00 = wasm_f64x2_splat(0.0), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+    for (int kk = 0; kk < k; kk++) {
+        const double *b = B + (size_t)kk * ldb;
+        v128_t a0 = wasm_f64x2_splat(a0p[kk]), a1 = wasm_f64x2_splat(a1p[kk]);
+        v128_t b0 = wasm_v128_load(b), b1 = wasm_v128_load(b + 2), b2 = wasm_v128_load(b + 4);
+        v128_t b3 = wasm_v128_load(b + 6);
+        c00 = wasm_f64x2_add(c00, wasm_f64x2_mul(a0, b0));
+        c01 = wasm_f64x2_add(c01, wasm_f64x2_mul(a0, b1));
+        c02 = wasm_f64x2_add(c02, wasm_f64x2_mul(a0, b2));
+        c03 = wasm_f64x2_add(c03, wasm_f64x2_mul(a0, b3));
+        c10 = wasm_f64x2_add(c10, wasm_f64x2_mul(a1, b0));
+        c11 = wasm_f64x2_add(c11, wasm_f64x2_mul(a1, b1));
+        c12 = wasm_f64x2_add(c12, wasm_f64x2_mul(a1, b2));
+        c13 = wasm_f64x2_add(c13, wasm_f64x2_mul(a1, b3));
+    }
+    wasm_v128_store(acc[0], c00); wasm_v128_store(acc[0] + 2, c01);
+    wasm_v128_store(acc[0] + 4, c02); wasm_v128_store(acc[0] + 6, c03);
+    wasm_v128_store(acc[1], c10); wasm_v128_store(acc[1] + 2, c11);
+    wasm_v128_store(acc[1] + 4, c12); wasm_v128_store(acc[1] + 6, c13);
+#else
+    double c0[AVS_F64_COLS] = {0}, c1[AVS_F64_COLS] = {0};
+    for (int kk = 0; kk < k; kk++) {
+        const double *b = B + (size_t)kk * ldb;
+        double a0 = a0p[kk], a1 = a1p[kk];
+        for (int c = 0; c < AVS_F64_COLS; c++) {
+            c0[c] += a0 * b[c];
+            c1[c] += a1 * b[c];
+        }
+    }
+    memcpy(acc[0], c0, sizeof c0);
+    memcpy(acc[1], c1, sizeof c1);
+#endif
+}
+
 #endif /* ATTNVIZ_SIMD_H */

@@ -124,6 +124,8 @@ function schedule() { if (!raf) raf = requestAnimationFrame(commit); }
 function commit() {
   raf = 0;
   stats.commits++;
+  const tc = performance.now();
+  const lap = [];
   const stage = dirty;
   dirty = null;
   if (redraw.controls) { syncChrome(); redraw.controls = false; }
@@ -149,12 +151,17 @@ function commit() {
     if (stage === 'display') { redraw.heat = true; redraw.spec = true; redraw.readouts = true; }
     release = false;
   }
+  lap.push(performance.now() - tc);
   if (redraw.heat) { drawHeatmaps(); redraw.heat = false; }
+  lap.push(performance.now() - tc);
   if (redraw.readouts) { drawReadouts(); redraw.readouts = false; }
+  lap.push(performance.now() - tc);
   if (redraw.spec) { drawSpectra(); redraw.spec = false; }
+  lap.push(performance.now() - tc);
   $('computing').hidden = !(view.waitingFrame && (!view.frame || view.frame.n !== st.n || st.n > MAIN_THREAD_MAX_N));
   setStatus();
   const t = performance.now();
+  stats.lastCommit = { start: tc, laps: lap, total: t - tc };
   if (pendingMarks.heat !== null) { stats.heatAt.set(pendingMarks.heat, t); pendingMarks.heat = null; }
   if (pendingMarks.spec !== null) { stats.specAt.set(pendingMarks.spec, t); pendingMarks.spec = null; }
 }

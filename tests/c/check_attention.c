@@ -514,6 +514,52 @@ START_TEST(test_paths_agree) {
 }
 END_TEST
 
+/* The non-causal linear path's blocked float64 state and readout give the bits of the token-by-token form
+ * (S ← S + φ_k vᵀ, z ← z + φ_k over all tokens, then o_i = Sᵀφ_q / norm(φ_q·z)), edge tiles included. */
+START_TEST(test_linear_blocked_bits) {
+    static const int VARS[] = {AV_ELU, AV_RELU, AV_TAYLOR};
+    static const int SIZES[][3] = {{7, 3, 5}, {37, 13, 13}, {130, 64, 64}, {33, 5, 17}};
+    for (int v = 0; v < 3; v++)
+        for (int t = 0; t < 4; t++) {
+            int n = SIZES[t][0], d = SIZES[t][1], dv = SIZES[t][2];
+            av_params p;
+            av_params_default(&p, VARS[v]);
+            p.order = 2;
+            long r;
+            ck_assert_int_eq(av_feature_dim(&r, &p, n, d), AV_OK);
+            float *Q, *K, *V;
+            inputs(&Q, &K, &V, n, d, dv, 77u * n + d, 0.8);
+            float *O = malloc(sizeof(float) * n * dv), *PQ = malloc(sizeof(float) * n * r);
+            float *PK = malloc(sizeof(float) * n * r), *Oref = malloc(sizeof(float) * n * dv);
+            size_t wl = av_linear_work(&p, n, d, dv), wf = av_features_work(&p, n, d);
+            void *w = work_for(wl > wf ? wl : wf);
+            int st = av_linear(O, Q, K, V, n, d, dv, &p, w, wl);
+            ck_assert(st >= 0);
+            ck_assert_int_eq(av_features(PQ, PK, Q, K, n, d, &p, w, wf), AV_OK);
+            double *S = calloc((size_t)r * dv, sizeof(double)), *z = calloc((size_t)r, sizeof(double));
+            for (int j = 0; j < n; j++)
+                for (long f = 0; f < r; f++) {
+                    double a = PK[(size_t)j * r + f];
+                    z[f] += a;
+                    for (int c = 0; c < dv; c++) S[(size_t)f * dv + c] += a * V[(size_t)j * dv + c];
+                }
+            for (int i = 0; i < n; i++) {
+                double den = 0;
+                for (long f = 0; f < r; f++) den += PQ[(size_t)i * r + f] * z[f];
+                double eps = VARS[v] == AV_TAYLOR ? 0 : 1e-6, fac = den + eps == 0 ? 1.0 : 1.0 / (den + eps);
+                for (int c = 0; c < dv; c++) {
+                    double acc = 0;
+                    for (long f = 0; f < r; f++) acc += (double)PQ[(size_t)i * r + f] * S[(size_t)f * dv + c];
+                    Oref[(size_t)i * dv + c] = (float)(acc * fac);
+                }
+            }
+            ck_assert_msg(memcmp(O, Oref, sizeof(float) * n * dv) == 0, "%s n=%d d=%d dv=%d",
+                          av_variant_name(VARS[v]), n, d, dv);
+            free(Q); free(K); free(V); free(O); free(PQ); free(PK); free(Oref); free(w); free(S); free(z);
+        }
+}
+END_TEST
+
 START_TEST(test_focused_dwc_linear) {
     int n = 37, d = 13, dv = 7;
     av_params p;
@@ -802,6 +848,7 @@ Suite *suite_attention(void) {
     tcase_add_test(tc, test_softmax_large);
     tcase_add_test(tc, test_scores);
     tcase_add_loop_test(tc, test_paths_agree, 0, NPATH);
+    tcase_add_test(tc, test_linear_blocked_bits);
     tcase_add_test(tc, test_focused_dwc_linear);
     tcase_add_test(tc, test_rank_bound);
     tcase_add_test(tc, test_status_codes);

@@ -78,7 +78,7 @@ export function makeErrorChart(el, { width, height, dark }) {
     legend: { show: true, live: false },
     cursor: { drag: { x: false, y: false }, points: { show: false } },
     scales: { x: { time: false }, y: { distr: 3, range: (u, lo) => [Math.max(1e-16, Math.min(lo ?? 1e-8, 1) / 2), 1.5] } },
-    axes: [{ ...axis, label: 'r (kept singular values)', labelSize: 14, size: 28 }, { ...axis, label: 'e(r)', labelSize: 14, size: 52, space: 22, values: (u, v) => v.map((x) => x == null ? '' : x.toExponential(0).replace('e+', 'e').replace('1e0', '1')) }],
+    axes: [{ ...axis, label: 'r (kept singular values)', labelSize: 14, size: 28 }, { ...axis, label: 'e(r)', labelSize: 14, size: 52, space: 30, values: (u, v) => v.map((x) => x == null ? '' : x.toExponential(0).replace('e+', 'e').replace('1e0', '1')) }],
     series: [{ label: 'r' },
       { label: 'variant M', stroke: SERIES[2].color, width: 1.6, points: { show: false } },
       { label: 'softmax A', stroke: SERIES[3].color, width: 1.6, dash: [2, 2], points: { show: false } }],

@@ -1,7 +1,7 @@
 // heatmap.mjs: pure heatmap helpers and draw functions. One canvas pixel per (block of) cell(s)
 // through a 256-entry colour table; the canvas is scaled by CSS with `image-rendering: pixelated`.
 // Matrices are flat row-major Float32Arrays. Draw functions touch only the canvas they are given.
-import { colorIndex, NONFINITE_RGB } from './colormap.mjs';
+import { NONFINITE_RGB } from './colormap.mjs';
 
 /** Block size so that an n×n matrix shows in at most `cap` cells per side. */
 export function blockSize(n, cap = 256) {
@@ -70,22 +70,21 @@ export function downsampleDiff(M, A, n, b, mode = 'mean', out = null) {
   return dst;
 }
 
-/** The q-quantile (0..1) of the finite values of one or more arrays, by sampling at most 65,536 values. */
+/** The q-quantile (0..1) of the finite values of one or more arrays, from at most 8,192 evenly strided samples. */
 export function quantile(arrays, q, absolute = false) {
   const total = arrays.reduce((s, a) => s + a.length, 0);
-  const stride = Math.max(1, Math.floor(total / 65536));
-  const buf = [];
-  let idx = 0;
+  const stride = Math.max(1, Math.ceil(total / 8192));
+  const buf = new Float32Array(Math.ceil(total / stride) + arrays.length);
+  let k = 0;
   for (const a of arrays) {
-    for (let i = (stride - (idx % stride)) % stride; i < a.length; i += stride) {
+    for (let i = 0; i < a.length; i += stride) {
       const v = absolute ? Math.abs(a[i]) : a[i];
-      if (Number.isFinite(v)) buf.push(v);
+      if (Number.isFinite(v)) buf[k++] = v;
     }
-    idx += a.length;
   }
-  if (!buf.length) return 0;
-  buf.sort((x, y) => x - y);
-  return buf[Math.min(buf.length - 1, Math.max(0, Math.round(q * (buf.length - 1))))];
+  if (!k) return 0;
+  const s = buf.subarray(0, k).sort();
+  return s[Math.min(k - 1, Math.max(0, Math.round(q * (k - 1))))];
 }
 
 /**
@@ -110,19 +109,29 @@ export function symmetricRange(arrays) {
   return { lo: -h, hi: h, clipped: mx > h * (1 + 1e-6) };
 }
 
-/** Fill an RGBA pixel buffer (c×c×4) from values through the table. Returns the count of NaN/Inf. */
+const packed = new WeakMap();
+const NONFINITE_PACKED = new Uint32Array(new Uint8ClampedArray([...NONFINITE_RGB, 255]).buffer)[0];
+/** The table as 256 packed RGBA words in platform byte order (built once per table). */
+function packTable(table) {
+  let p = packed.get(table);
+  if (!p) { p = new Uint32Array(new Uint8ClampedArray(table).buffer); packed.set(table, p); }
+  return p;
+}
+
+/** Fill an RGBA pixel buffer (count×4 bytes) from values through the table. Returns the count of NaN/Inf. */
 export function paint(pixels, values, count, table, lo, hi) {
+  const out = new Uint32Array(pixels.buffer, pixels.byteOffset, count);
+  const words = packTable(table);
+  const span = hi - lo;
+  const k = span > 0 ? 255 / span : 0;
+  const mid = span > 0 ? -1 : 128;
   let bad = 0;
   for (let i = 0; i < count; i++) {
-    const k = colorIndex(values[i], lo, hi);
-    const o = 4 * i;
-    if (k < 0) {
-      bad++;
-      pixels[o] = NONFINITE_RGB[0]; pixels[o + 1] = NONFINITE_RGB[1]; pixels[o + 2] = NONFINITE_RGB[2]; pixels[o + 3] = 255;
-    } else {
-      const t = 4 * k;
-      pixels[o] = table[t]; pixels[o + 1] = table[t + 1]; pixels[o + 2] = table[t + 2]; pixels[o + 3] = 255;
-    }
+    const v = values[i];
+    if (v - v !== 0) { out[i] = NONFINITE_PACKED; bad++; continue; } // NaN or ±Inf
+    let x = mid >= 0 ? mid : Math.round((v - lo) * k);
+    x = x < 0 ? 0 : x > 255 ? 255 : x;
+    out[i] = words[x];
   }
   return bad;
 }
