@@ -117,6 +117,12 @@ static inline v128_t avs_exp4(v128_t x, const avs_expk *k) {
 }
 #endif
 
+#ifdef __wasm_simd128__
+/* the f64x2 pairs (x[0], x[1]) and (x[2], x[3]) of four floats, exactly */
+static inline v128_t avs_f64_lo(const float *x) { return wasm_f64x2_promote_low_f32x4(wasm_v128_load64_zero(x)); }
+static inline v128_t avs_f64_hi(const float *x) { return wasm_f64x2_promote_low_f32x4(wasm_v128_load64_zero(x + 2)); }
+#endif
+
 /* x[i] ← e^(x[i] − c), i < len; returns Σ x[i] summed in 8 lanes (lane l takes i ≡ l mod 8), then
  * the lanes pairwise, then the tail in order. */
 static inline float avs_exp_sub_sum(float *x, int len, float c) {
@@ -173,6 +179,59 @@ static inline float avs_max(const float *x, int len) {
     for (int l = 1; l < 8; l++) m = m < lane[l] ? lane[l] : m;
     for (; i < len; i++) m = m < x[i] ? x[i] : m;
     return m;
+}
+
+/* Σ x[i] in float64, i < len: 8 lane sums (lane l takes i ≡ l mod 8), then the lanes pairwise, then the
+ * tail in order. */
+static inline double avs_sum_f64(const float *x, int len) {
+    int i = 0;
+    double lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#ifdef __wasm_simd128__
+    v128_t a0 = wasm_f64x2_splat(0.0), a1 = a0, a2 = a0, a3 = a0;
+    for (; i + 8 <= len; i += 8) {
+        a0 = wasm_f64x2_add(a0, avs_f64_lo(x + i));
+        a1 = wasm_f64x2_add(a1, avs_f64_hi(x + i));
+        a2 = wasm_f64x2_add(a2, avs_f64_lo(x + i + 4));
+        a3 = wasm_f64x2_add(a3, avs_f64_hi(x + i + 4));
+    }
+    wasm_v128_store(lane, a0);
+    wasm_v128_store(lane + 2, a1);
+    wasm_v128_store(lane + 4, a2);
+    wasm_v128_store(lane + 6, a3);
+#else
+    for (; i + 8 <= len; i += 8)
+        for (int l = 0; l < 8; l++) lane[l] += x[i + l];
+#endif
+    double s = ((lane[0] + lane[4]) + (lane[1] + lane[5])) + ((lane[2] + lane[6]) + (lane[3] + lane[7]));
+    for (; i < len; i++) s += x[i];
+    return s;
+}
+
+/* 1 if no x[i] (i < count) is Inf or NaN: the largest exponent field, taken over 8 lanes, is below all-ones. */
+static inline int avs_all_finite(const float *x, size_t count) {
+    size_t i = 0;
+    uint32_t lane[8] = {0, 0, 0, 0, 0, 0, 0, 0}, m = 0;
+#ifdef __wasm_simd128__
+    v128_t mask = wasm_i32x4_splat(0x7f800000), a0 = wasm_i32x4_splat(0), a1 = a0;
+    for (; i + 8 <= count; i += 8) {
+        a0 = wasm_u32x4_max(a0, wasm_v128_and(wasm_v128_load(x + i), mask));
+        a1 = wasm_u32x4_max(a1, wasm_v128_and(wasm_v128_load(x + i + 4), mask));
+    }
+    wasm_v128_store(lane, a0);
+    wasm_v128_store(lane + 4, a1);
+#else
+    for (; i + 8 <= count; i += 8)
+        for (int l = 0; l < 8; l++) {
+            uint32_t e = avs_f2u(x[i + l]) & 0x7f800000u;
+            lane[l] = lane[l] < e ? e : lane[l];
+        }
+#endif
+    for (int l = 0; l < 8; l++) m = m < lane[l] ? lane[l] : m;
+    for (; i < count; i++) {
+        uint32_t e = avs_f2u(x[i]) & 0x7f800000u;
+        m = m < e ? e : m;
+    }
+    return m != 0x7f800000u;
 }
 
 /* x[i] ← a·x[i], i < len. */
@@ -308,12 +367,6 @@ static inline void avs_gemm_strip(float *C, size_t ldc, const float *A, size_t l
 
 #define AVS_F64_ROWS 2
 #define AVS_F64_COLS 8
-
-#ifdef __wasm_simd128__
-/* the f64x2 pairs (x[0], x[1]) and (x[2], x[3]) of four floats, exactly */
-static inline v128_t avs_f64_lo(const float *x) { return wasm_f64x2_promote_low_f32x4(wasm_v128_load64_zero(x)); }
-static inline v128_t avs_f64_hi(const float *x) { return wasm_f64x2_promote_low_f32x4(wasm_v128_load64_zero(x + 2)); }
-#endif
 
 /* acc[r][c] = Σ_kk At[kk][r]·B[kk][c], r < 2, c < 8, over kk < k: A given transposed (At k×2, stride lda;
  * e.g. two columns of Φ_K), B float (k×8, stride ldb; e.g. 8 columns of V). */

@@ -21,6 +21,10 @@ export function simdSupported() {
   try { return WebAssembly.validate(SIMD_PROBE); } catch { return false; }
 }
 
+// beside this module by default (names in variables: the build copies the files, bundlers need not)
+const SIMD_FILE = './attnviz.wasm';
+const SCALAR_FILE = './attnviz-scalar.wasm';
+
 const isNode = typeof process !== 'undefined' && !!process.versions?.node;
 
 async function bytesFrom(source) {
@@ -34,7 +38,8 @@ async function bytesFrom(source) {
   }
   const url = source instanceof URL ? source : new URL(source, import.meta.url);
   if (isNode && url.protocol === 'file:') {
-    const { readFile } = await import('node:fs/promises');
+    const fsModule = 'node:fs/promises'; // a variable, so bundlers leave this node-only branch alone
+    const { readFile } = await import(/* @vite-ignore */ fsModule);
     return readFile(url);
   }
   const response = await fetch(url);
@@ -54,8 +59,8 @@ async function bytesFrom(source) {
 export async function loadAttnviz(opts = {}) {
   const wantSimd = opts.simd === 'auto' || opts.simd === undefined ? simdSupported() : !!opts.simd;
   const source = opts.source ?? (wantSimd
-    ? (opts.simdUrl ?? new URL('./attnviz.wasm', import.meta.url))
-    : (opts.scalarUrl ?? new URL('./attnviz-scalar.wasm', import.meta.url)));
+    ? (opts.simdUrl ?? new URL(SIMD_FILE, import.meta.url))
+    : (opts.scalarUrl ?? new URL(SCALAR_FILE, import.meta.url)));
   const bytes = await bytesFrom(source);
   const module = bytes instanceof WebAssembly.Module ? bytes : await WebAssembly.compile(bytes);
   const imports = {};
@@ -320,7 +325,8 @@ class Lab {
 
   /**
    * Every readout of product.md §9 for the matrix M from the last matrix() call.
-   * opts.sv / opts.floor: a spectrum already computed (else the fast route runs);
+   * opts.sv / opts.floor: a spectrum already computed (else the fast route runs); opts.sv = null skips
+   *   the spectrum (the spectral readouts are then null with a reason);
    * opts.reference: false when A already holds the softmax reference for these knobs;
    * opts.tau: the sparsity_tau threshold; opts.route: 'fast' | 'accurate'.
    * @returns {object} keyed by the JSON names; undefined readouts are null with `<key>_reason`.
@@ -328,12 +334,15 @@ class Lab {
   readouts(knobs, opts = {}) {
     const ex = this.av.exports, n = this.n, k = { ...DEFAULT_KNOBS, ...knobs };
     if (!this.bufs.has('M')) throw new Error('attnviz: call matrix() before readouts()');
-    let sv = opts.sv, floor = opts.floor;
-    if (!sv) ({ sv, floor } = this.spectrum('M', opts.route ?? 'fast'));
+    let sv = opts.sv, floor = opts.floor ?? 0;
+    if (sv === undefined) ({ sv, floor } = this.spectrum('M', opts.route ?? 'fast'));
     const isSoftmax = this.av.variantId(k.variant) === 0;
     if (!isSoftmax && opts.reference !== false) this.reference(k);
-    const svp = this.buf('svr', n * 8);
-    this.av.f64(svp, n).set(sv);
+    let svp = 0;
+    if (sv) {
+      svp = this.buf('svr', n * 8);
+      this.av.f64(svp, n).set(sv);
+    }
     const vals = this.buf('vals', 64 * 8), reasons = this.buf('reasons', 64 * 4);
     const bytes = ex.av_readouts_work(n, this.dv) >>> 0;
     const w = this.work(bytes);
@@ -351,8 +360,8 @@ class Lab {
         out[`${key}_reason`] = this.av.cstring(ex.av_reason_string(r[i] || 7));
       } else out[key] = v[i];
     }
-    out.singular_values = sv;
-    out.noise_floor = floor;
+    out.singular_values = sv ?? null;
+    out.noise_floor = sv ? floor : null;
     return out;
   }
 

@@ -164,3 +164,21 @@ for (const [build, url] of [['simd', SIMD_URL], ['scalar', SCALAR_URL]]) {
     });
   });
 }
+
+describe('readouts without a spectrum', () => {
+  it('sv: null gives the non-spectral readouts and null spectral ones with a reason', async () => {
+    const av = await loadAttnviz({ source: SIMD_URL });
+    const lab = av.lab(40, 8);
+    lab.generate('clustered', 1, 5);
+    expect(lab.matrix({ variant: 'relu' }).status).toBeGreaterThanOrEqual(0);
+    const full = lab.readouts({ variant: 'relu' });
+    const part = lab.readouts({ variant: 'relu' }, { sv: null });
+    expect(part.rank).toBeNull();
+    expect(part.rank_reason).toMatch(/\w/);
+    expect(part.singular_values).toBeNull();
+    for (const key of ['sparsity_lt_0.01', 'keys_for_90', 'row_entropy_mean', 'error_fro_rel']) {
+      expect(part[key], key).toBe(full[key]);
+    }
+    lab.free();
+  });
+});
