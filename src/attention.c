@@ -101,9 +101,9 @@ static int resolve_inputs(av_params *p, const av_params *prm, const float *Q, co
     int st = av_params_resolve(p, prm, n, d);
     if (st != AV_OK) return st;
     size_t cnt = (size_t)n * d;
-    if (!avi_all_finite(Q, cnt) || !avi_all_finite(K, cnt)) return AV_ERR_NONFINITE;
+    if (!avs_all_finite(Q, cnt) || !avs_all_finite(K, cnt)) return AV_ERR_NONFINITE;
     if (p->variant == AV_HEDGEHOG && p->hedgehog_w &&
-        !avi_all_finite(p->hedgehog_w, (size_t)d * p->hedgehog_cols))
+        !avs_all_finite(p->hedgehog_w, (size_t)d * p->hedgehog_cols))
         return AV_ERR_NONFINITE;
     return AV_OK;
 }
@@ -140,10 +140,8 @@ static int softmax_matrix(float *M, const float *Q, const float *K, int n, int d
 /* Row i of a kernel matrix: zero the masked tail, scale the allowed entries by the normaliser factor of
  * their sum. Returns 1 when the row's sum is ≤ 0. */
 static int normalise_row(float *row, int len, int n, const av_params *p) {
-    double s = 0;
-    for (int j = 0; j < len; j++) s += row[j];
     int zero = 0;
-    float f = (float)norm_factor(p, n, s, &zero);
+    float f = (float)norm_factor(p, n, avs_sum_f64(row, len), &zero);
     avs_scale(row, len, f);
     if (len < n) memset(row + len, 0, (size_t)(n - len) * sizeof(float));
     return zero;
@@ -259,7 +257,7 @@ static int matrix_resolved(float *M, const float *Q, const float *K, int n, int 
     if (p->variant == AV_SOFTMAX) return softmax_matrix(M, Q, K, n, d, (float)p->scale, p->causal, work);
     if (is_lowrank(p)) st = avi_lowrank_matrix(M, Q, K, n, d, p, work);
     else st = kernel_matrix(M, Q, K, n, d, p, work);
-    if (st >= 0 && !avi_all_finite(M, (size_t)n * n)) st = merge(st, AV_WARN_OVERFLOW);
+    if (st >= 0 && !avs_all_finite(M, (size_t)n * n)) st = merge(st, AV_WARN_OVERFLOW);
     return st;
 }
 
@@ -300,7 +298,7 @@ int av_attend(float *O, float *M, const float *Q, const float *K, const float *V
     uint64_t nm = need_matrix(&p, n, d), nmm = M ? 0 : al(4u * (uint64_t)n * n);
     if ((st = check_work(nm + nmm + packed_bytes(dv, n), work, work_bytes)) != AV_OK) return st;
     if ((st = resolve_inputs(&p, prm, Q, K, n, d)) != AV_OK) return st;
-    if (!avi_all_finite(V, (size_t)n * dv)) return AV_ERR_NONFINITE;
+    if (!avs_all_finite(V, (size_t)n * dv)) return AV_ERR_NONFINITE;
     carver cv = {work, 0};
     void *mwork = take(&cv, nm);
     float *Mb = M ? M : take(&cv, nmm);
@@ -316,7 +314,7 @@ int av_scores(float *S, const float *Q, const float *K, int n, int d, double sca
     if (n < 1 || n > AV_MAX_N || d < 1 || d > AV_MAX_D) return AV_ERR_SIZE;
     if (!isfinite(scale) || scale < 0) return AV_ERR_KNOB;
     if (apply_exp != 0 && apply_exp != 1) return AV_ERR_KNOB;
-    if (!avi_all_finite(Q, (size_t)n * d) || !avi_all_finite(K, (size_t)n * d)) return AV_ERR_NONFINITE;
+    if (!avs_all_finite(Q, (size_t)n * d) || !avs_all_finite(K, (size_t)n * d)) return AV_ERR_NONFINITE;
     float a = (float)(scale == 0 ? 1.0 / sqrt((double)d) : scale);
     enum { KC = 256 };
     float panel[KC * AVS_PANEL]; /* one 8-column panel of Kᵀ, KC rows at a time (no workspace here) */
@@ -490,10 +488,10 @@ int av_linear(float *O, const float *Q, const float *K, const float *V, int n, i
     if ((st = linear_rule(&p, d)) != AV_OK) return st;
     if ((st = check_work(need_linear(&p, n, d, dv), work, work_bytes)) != AV_OK) return st;
     if ((st = resolve_inputs(&p, prm, Q, K, n, d)) != AV_OK) return st;
-    if (!avi_all_finite(V, (size_t)n * dv)) return AV_ERR_NONFINITE;
+    if (!avs_all_finite(V, (size_t)n * dv)) return AV_ERR_NONFINITE;
     if (is_lowrank(&p)) st = avi_lowrank_linear(O, Q, K, V, n, d, dv, &p, work);
     else st = kernel_linear(O, Q, K, V, n, d, dv, &p, work);
-    if (st >= 0 && !avi_all_finite(O, (size_t)n * dv)) st = merge(st, AV_WARN_OVERFLOW);
+    if (st >= 0 && !avs_all_finite(O, (size_t)n * dv)) st = merge(st, AV_WARN_OVERFLOW);
     return st;
 }
 
@@ -506,11 +504,11 @@ int av_recurrent_step(float *o, double *S, double *z, const float *phi_q, const 
     int st = av_params_resolve(&p, &p, n, 1);
     if (st != AV_OK) return st;
     if (!is_kernel(&p)) return AV_ERR_NO_LINEAR;
-    if (!avi_all_finite(phi_q, (size_t)r) || !avi_all_finite(phi_k, (size_t)r) || !avi_all_finite(v, (size_t)dv))
+    if (!avs_all_finite(phi_q, (size_t)r) || !avs_all_finite(phi_k, (size_t)r) || !avs_all_finite(v, (size_t)dv))
         return AV_ERR_NONFINITE;
     state_update(S, z, phi_k, v, r, dv);
     st = zero_status(state_readout(o, S, z, phi_q, r, dv, n, &p));
-    return avi_all_finite(o, (size_t)dv) ? st : AV_WARN_OVERFLOW;
+    return avs_all_finite(o, (size_t)dv) ? st : AV_WARN_OVERFLOW;
 }
 
 /* Factor rule: kernel variants non-causal without DWC, and the low-rank variants. */

@@ -83,6 +83,20 @@ static void map_efficient(float *PhiQ, float *PhiK, const float *Q, const float 
     }
 }
 
+/* u^p for u ∈ (0, 1]: by repeated squaring when p is a whole number (at most 5 roundings for p ≤ 10, and the
+ * same bits under every libm), libm's pow otherwise. */
+static double pow_unit(double u, double p) {
+    int e = (int)p;
+    if ((double)e != p) return pow(u, p);
+    double r = 1.0;
+    for (;;) {
+        if (e & 1) r *= u;
+        e >>= 1;
+        if (!e) return r;
+        u *= u;
+    }
+}
+
 /* FLatten: phi[n×d] = f_p((relu(x) + 1e-6)/ln 2), in double per row. */
 static void map_focused(float *phi, const float *X, int n, int d, double p) {
     const double inv_ln2 = 1.0 / 0.69314718055994530942;
@@ -97,7 +111,7 @@ static void map_focused(float *phi, const float *X, int n, int d, double p) {
         }
         for (int f = 0; f < d; f++) {
             double y = ((x[f] > 0 ? (double)x[f] : 0.0) + 1e-6) * inv_ln2;
-            double u = pow(y / ymax, p); /* u ∈ (0, 1]: no overflow or underflow to 0 for p ≤ 10 */
+            double u = pow_unit(y / ymax, p); /* u ∈ (0, 1]: no overflow or underflow to 0 for p ≤ 10 */
             out[f] = (float)u;
             nu += u * u;
         }
@@ -192,7 +206,7 @@ int avi_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n
     default: return AV_ERR_NO_LINEAR;
     }
     size_t rc = (size_t)n * (size_t)avi_feature_dim(prm, d);
-    return avi_all_finite(PhiQ, rc) && avi_all_finite(PhiK, rc) ? AV_OK : AV_WARN_OVERFLOW;
+    return avs_all_finite(PhiQ, rc) && avs_all_finite(PhiK, rc) ? AV_OK : AV_WARN_OVERFLOW;
 }
 
 // ----------------------------------------------------------------------------------------------------
@@ -233,8 +247,8 @@ int av_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n,
     if (need > 0 && !work) return AV_ERR_NULL;
     if (work_bytes < need) return AV_ERR_WORKSPACE;
     size_t cnt = (size_t)n * d;
-    if (!avi_all_finite(Q, cnt) || !avi_all_finite(K, cnt)) return AV_ERR_NONFINITE;
-    if (p.variant == AV_HEDGEHOG && p.hedgehog_w && !avi_all_finite(p.hedgehog_w, (size_t)d * p.hedgehog_cols))
+    if (!avs_all_finite(Q, cnt) || !avs_all_finite(K, cnt)) return AV_ERR_NONFINITE;
+    if (p.variant == AV_HEDGEHOG && p.hedgehog_w && !avs_all_finite(p.hedgehog_w, (size_t)d * p.hedgehog_cols))
         return AV_ERR_NONFINITE;
     return avi_features(PhiQ, PhiK, Q, K, n, d, &p, work);
 }

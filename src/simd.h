@@ -8,9 +8,13 @@
  *   avs_expf          e^x for one float (the scalar twin of the vector exp)
  *   avs_exp_sub_sum   x[i] ← e^(x[i] − c) over a row, returns Σ (8 lane partial sums)
  *   avs_max           max over a row (8 lanes)
+ *   avs_sum_f64       Σ x[i] in float64 (8 lane partial sums)
+ *   avs_all_finite    1 if no entry is Inf or NaN
  *   avs_scale         x[i] ← a·x[i]
  *   avs_pack_bt / avs_pack_b / avs_gemm_strip
  *                     C = α·A·B with B packed into panels of 8 columns (4×8 register blocking)
+ *   avs_kernel_f64_atb / avs_kernel_f64_ab
+ *                     a 2×8 tile of Aᵀ·B or A·B summed in float64 (the linear path's state and readout)
  */
 #ifndef ATTNVIZ_SIMD_H
 #define ATTNVIZ_SIMD_H

@@ -289,6 +289,38 @@ START_TEST(test_exp_row_matches_scalar) {
 }
 END_TEST
 
+/* avs_all_finite flags one Inf or NaN anywhere (vector body or tail); avs_sum_f64 is the documented lane
+ * order's float64 sum. */
+START_TEST(test_finite_and_sum_helpers) {
+    enum { L = 1037 };
+    float x[L];
+    tu_fill_uniform(x, L, -3e38, 3e38, 9);
+    ck_assert(avs_all_finite(x, L));
+    const float bad[] = {INFINITY, -INFINITY, NAN};
+    const size_t at[] = {0, 5, 8, 517, L - 6, L - 1};
+    for (int b = 0; b < 3; b++)
+        for (int t = 0; t < 6; t++) {
+            float keep = x[at[t]];
+            x[at[t]] = bad[b];
+            ck_assert_msg(!avs_all_finite(x, L), "bad %d at %zu", b, at[t]);
+            x[at[t]] = keep;
+        }
+    x[3] = FLT_MAX;
+    x[4] = -FLT_MIN / 4;
+    ck_assert(avs_all_finite(x, L) && avs_all_finite(x, 0));
+    for (int len = 0; len <= 40; len++) {
+        double lane[8] = {0}, ref;
+        int i = 0;
+        for (; i + 8 <= len; i += 8)
+            for (int l = 0; l < 8; l++) lane[l] += x[i + l];
+        ref = ((lane[0] + lane[4]) + (lane[1] + lane[5])) + ((lane[2] + lane[6]) + (lane[3] + lane[7]));
+        for (; i < len; i++) ref += x[i];
+        double got = avs_sum_f64(x, len);
+        ck_assert_msg(memcmp(&got, &ref, sizeof got) == 0, "len %d", len);
+    }
+}
+END_TEST
+
 // ----------------------------------------------------------------------------------------------------
 // every variant against its double reference; rows sum to 1; causal zeros exact
 
@@ -842,6 +874,7 @@ Suite *suite_attention(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_exp_ulp);
     tcase_add_test(tc, test_exp_row_matches_scalar);
+    tcase_add_test(tc, test_finite_and_sum_helpers);
     tcase_add_loop_test(tc, test_matrix_vs_reference, 0, NREF);
     tcase_add_test(tc, test_focused_dwc_and_powers);
     tcase_add_test(tc, test_hedgehog_with_w);

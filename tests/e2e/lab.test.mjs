@@ -113,6 +113,7 @@ describe('the lab page', () => {
 
   it('operates a slider by keyboard', async () => {
     await page.selectOption('#k-variant', 'focused');
+    await waitSettled(page); // the knob panel is rebuilt for the variant: focus the new slider
     await page.focus('#k-p');
     await page.keyboard.press('Home');
     await page.keyboard.press('ArrowRight');
