@@ -81,7 +81,7 @@ bench: deps
 	$(MAKE) $(N)/attnviz $(BENCH_NATIVE) wasm web
 	bash bench/run.sh
 # the native baselines: the same C, built with gcc -O3 -march=native
-$(N)/%_native: bench/%_native.c $(LIB_SRC) $(LIB_HDR) | $(N)
+$(N)/%_native: bench/%_native.c bench/bench_time.h $(LIB_SRC) $(LIB_HDR) | $(N)
 	$(CC) $(BENCHFLAGS) $< $(LIB_SRC) -lm -o $@
 
 # libFuzzer on the .npy parser (not part of make test; FUZZ_SECONDS=60 make fuzz)

@@ -5,39 +5,14 @@
  * Q, K, V from the gaussian generator (std 1, seed 1), after a warm-up. bench/kernels.mjs runs it and
  * times the WASM module on the same inputs in the same run.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "attnviz.h"
+#include "bench_time.h"
 
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-// median time of fn over at least 5 calls and about 300 ms
-#define TIME_MEDIAN(result, call)                                                          \
-    do {                                                                                   \
-        double samples_[200];                                                              \
-        int k_ = 0;                                                                        \
-        double start_ = now_ms();                                                          \
-        call; /* warm-up */                                                                \
-        while (k_ < 200 && (k_ < 5 || now_ms() - start_ < 300)) {                          \
-            double t0_ = now_ms();                                                         \
-            call;                                                                          \
-            samples_[k_++] = now_ms() - t0_;                                               \
-        }                                                                                  \
-        qsort(samples_, k_, sizeof(double), cmp_double);                                   \
-        result = samples_[k_ / 2];                                                         \
-    } while (0)
 
 int main(int argc, char **argv) {
     if (argc < 4 || argc % 2) {
@@ -60,9 +35,9 @@ int main(int argc, char **argv) {
         return 1;
     }
     double matrix_ms, linear_ms = -1;
-    TIME_MEDIAN(matrix_ms, av_matrix(M, Q, K, n, d, &prm, work, wm));
+    TIME_MEDIAN(matrix_ms, 5, 300, av_matrix(M, Q, K, n, d, &prm, work, wm));
     if (av_linear(O, Q, K, V, n, d, d, &prm, work, wl) >= 0)
-        TIME_MEDIAN(linear_ms, av_linear(O, Q, K, V, n, d, d, &prm, work, wl));
+        TIME_MEDIAN(linear_ms, 5, 300, av_linear(O, Q, K, V, n, d, d, &prm, work, wl));
     if (linear_ms < 0) printf("{\"matrix_ms\": %.4f, \"linear_ms\": null}\n", matrix_ms);
     else printf("{\"matrix_ms\": %.4f, \"linear_ms\": %.4f}\n", matrix_ms, linear_ms);
     free(Q); free(K); free(V); free(M); free(O); free(work);

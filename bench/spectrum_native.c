@@ -6,39 +6,14 @@
  * accurate route; then the factor route on the ELU factors L, R (n = 4096, d = r = 64). One JSON line
  * per timing: {"name": "spectrum/fast/native", "n": …, "d": 64, "ms": …}, the median of repeated calls.
  */
-#define _POSIX_C_SOURCE 199309L /* clock_gettime */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "attnviz.h"
+#include "bench_time.h"
 
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-// median time of `call` over at least 3 calls and about `budget` ms, after one warm-up call
-#define TIME_MEDIAN(result, budget, call)                                                   \
-    do {                                                                                    \
-        double samples_[100];                                                               \
-        int k_ = 0;                                                                         \
-        call;                                                                               \
-        double start_ = now_ms();                                                           \
-        while (k_ < 100 && (k_ < 3 || now_ms() - start_ < (budget))) {                      \
-            double t0_ = now_ms();                                                          \
-            call;                                                                           \
-            samples_[k_++] = now_ms() - t0_;                                                \
-        }                                                                                   \
-        qsort(samples_, k_, sizeof(double), cmp_double);                                    \
-        result = samples_[k_ / 2];                                                          \
-    } while (0)
 
 enum { D = 64 };
 
@@ -65,7 +40,7 @@ static int bench_full(int n) {
     for (int route = 0; route < 2; route++) {
         int st = av_singular_values(sv, &fl, M, n, route, work, wb);
         if (st < 0) return 1;
-        TIME_MEDIAN(ms, n >= 1024 ? 1500 : 400, av_singular_values(sv, &fl, M, n, route, work, wb));
+        TIME_MEDIAN(ms, 3, n >= 1024 ? 1500 : 400, av_singular_values(sv, &fl, M, n, route, work, wb));
         printf("{\"name\": \"spectrum/%s/native\", \"n\": %d, \"d\": %d, \"ms\": %.4f, \"sigma1\": %.17g}\n",
                names[route], n, D, ms, sv[0]);
     }
@@ -85,7 +60,7 @@ static int bench_factor(int n) {
     void *work = malloc(wf > ws ? wf : ws);
     double *sv = malloc(sizeof(double) * n), fl, ms;
     if (!L || !R || !work || !sv || av_factors(L, R, Q, K, n, D, &prm, work, wf) < 0) return 1;
-    TIME_MEDIAN(ms, 400, av_lowrank_singular_values(sv, &fl, L, R, n, r, work, ws));
+    TIME_MEDIAN(ms, 3, 400, av_lowrank_singular_values(sv, &fl, L, R, n, r, work, ws));
     printf("{\"name\": \"spectrum/factor/native\", \"n\": %d, \"d\": %d, \"r\": %ld, \"ms\": %.4f}\n", n, D, r, ms);
     free(Q); free(K); free(L); free(R); free(work); free(sv);
     return 0;
