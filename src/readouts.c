@@ -56,33 +56,143 @@ static int all_finite_d(const double *x, int n) {
     return 1;
 }
 
-/* The fewest of x[0..m) (non-negative, permuted in place) whose sum reaches `target`: a quickselect on
- * the running sum of the largest entries, expected O(m). `target` > 0 and ≤ Σx. */
-static int fewest_reaching(double *x, int m, double target) {
-    int count = 0, lo = 0, hi = m;
-    while (hi > lo) {
-        double a = x[lo], b = x[(lo + hi) / 2], c = x[hi - 1]; // median-of-three pivot
-        double piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-        int g = lo, e = lo, l = hi; // [lo,g) > piv, [g,e) == piv, [l,hi) < piv
-        while (e < l) {
-            double t = x[e];
-            if (t > piv) { x[e] = x[g]; x[g++] = t; e++; }
-            else if (t < piv) { x[e] = x[--l]; x[l] = t; }
-            else e++;
-        }
-        double sg = 0.0;
-        for (int k = lo; k < g; k++) sg += x[k];
-        if (sg >= target) { hi = g; continue; }
-        double s = sg;
-        for (int k = g; k < e; k++) { // equal entries: one at a time
-            s += piv;
-            if (s >= target) return count + (g - lo) + (k - g) + 1;
-        }
-        count += e - lo;
-        target -= s;
-        lo = l;
+/* ln x for a positive, finite, normal double, inline and branch-free, so that the O(n²) loops below
+ * (one logarithm per entry for the entropy and the KL) run without a libm call per entry. The argument
+ * reduction and the minimax polynomial are fdlibm's e_log.c (Sun Microsystems, 1993): x = 2^k·z with
+ * z ∈ [√2/2, √2), f = z − 1, s = f/(2 + f), ln z = f − f²/2 + s·(f²/2 + R(s²)); error < 1 ulp. The
+ * exponent is split without a branch as in musl's log.c, and k is converted to double by the
+ * 1.5·2^52 trick (no integer-to-double conversion). Callers never pass 0, subnormals, Inf or NaN. */
+static inline double fast_log(double x) {
+    static const double LN2_HI = 6.93147180369123816490e-01, LN2_LO = 1.90821492927058770002e-10;
+    static const double LG1 = 6.666666666666735130e-01, LG2 = 3.999999999940941908e-01,
+                        LG3 = 2.857142874366239149e-01, LG4 = 2.222219843214978396e-01,
+                        LG5 = 1.818357216161805012e-01, LG6 = 1.531383769920937332e-01,
+                        LG7 = 1.479819860511658591e-01;
+    uint64_t u, iz, kb;
+    memcpy(&u, &x, 8);
+    uint64_t tmp = u - 0x3fe6a09e667f3bcdULL; // z's exponent field is that of [√2/2, √2)
+    iz = u - (tmp & 0xfffULL << 52);
+    kb = 0x4338000000000000ULL + (uint64_t)((int64_t)tmp >> 52); // 1.5·2^52 + k, exactly
+    double z, dk;
+    memcpy(&z, &iz, 8);
+    memcpy(&dk, &kb, 8);
+    dk -= 6755399441055744.0; // k
+    double f = z - 1.0, s = f / (2.0 + f), s2 = s * s, w = s2 * s2;
+    double r = s2 * (LG1 + w * (LG3 + w * (LG5 + w * LG7))) + w * (LG2 + w * (LG4 + w * LG6));
+    double hfsq = 0.5 * f * f;
+    return dk * LN2_HI - ((hfsq - (s * (hfsq + r) + dk * LN2_LO)) - f);
+}
+
+/* Two float64 lanes in GCC/Clang's generic vector extension: wasm f64x2 under -msimd128, SSE2 natively.
+ * Lane-wise arithmetic only: each lane computes exactly what the scalar code does. */
+typedef double avr_f64x2 __attribute__((vector_size(16)));
+typedef int64_t avr_i64x2 __attribute__((vector_size(16)));
+typedef uint64_t avr_u64x2 __attribute__((vector_size(16)));
+typedef float avr_f32x2 __attribute__((vector_size(8)));
+
+static inline avr_f64x2 load_f32x2(const float *p) {
+    avr_f32x2 v;
+    memcpy(&v, p, sizeof v);
+    return __builtin_convertvector(v, avr_f64x2);
+}
+
+/* fast_log in two lanes (the same operations, lane by lane). */
+static inline avr_f64x2 fast_log2x(avr_f64x2 x) {
+    const double LN2_HI = 6.93147180369123816490e-01, LN2_LO = 1.90821492927058770002e-10;
+    const double LG1 = 6.666666666666735130e-01, LG2 = 3.999999999940941908e-01,
+                 LG3 = 2.857142874366239149e-01, LG4 = 2.222219843214978396e-01,
+                 LG5 = 1.818357216161805012e-01, LG6 = 1.531383769920937332e-01,
+                 LG7 = 1.479819860511658591e-01;
+    avr_u64x2 u = (avr_u64x2)x; // unsigned lanes: the subtractions wrap, as in fast_log
+    avr_u64x2 tmp = u - 0x3fe6a09e667f3bcdULL;
+    avr_u64x2 iz = u - (tmp & 0xfff0000000000000ULL);
+    avr_u64x2 kb = (avr_u64x2)((avr_i64x2)tmp >> 52) + 0x4338000000000000ULL;
+    avr_f64x2 z = (avr_f64x2)iz, dk = (avr_f64x2)kb - 6755399441055744.0;
+    avr_f64x2 f = z - 1.0, s = f / (2.0 + f), s2 = s * s, w = s2 * s2;
+    avr_f64x2 r = s2 * (LG1 + w * (LG3 + w * (LG5 + w * LG7))) + w * (LG2 + w * (LG4 + w * LG6));
+    avr_f64x2 hfsq = 0.5 * f * f;
+    return dk * LN2_HI - ((hfsq - (s * (hfsq + r) + dk * LN2_LO)) - f);
+}
+
+/* Σ_j p_j·ln p_j over the positive entries of row[0..m), p_j = row[j]·inv, in two lanes (even and odd j)
+ * added at the end. Zeros contribute 0 (they are replaced by p = 1, ln 1 = 0 exactly). */
+static double sum_p_log_p(const float *row, int m, double inv) {
+    avr_f64x2 acc = {0.0, 0.0};
+    const avr_f64x2 one = {1.0, 1.0};
+    int j = 0;
+    for (; j + 2 <= m; j += 2) {
+        avr_f64x2 x = load_f32x2(row + j);
+        avr_i64x2 pos = x > 0.0;
+        avr_f64x2 p = (avr_f64x2)((pos & (avr_i64x2)(x * inv)) | (~pos & (avr_i64x2)one));
+        acc += p * fast_log2x(p);
     }
-    return count; // reached only when rounding left the target a hair above the sum
+    double t = acc[0] + acc[1];
+    for (; j < m; j++)
+        if (row[j] > 0.0f) {
+            double p = row[j] * inv;
+            t += p * fast_log(p);
+        }
+    return t;
+}
+
+static inline uint32_t float_bits(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return u;
+}
+
+/* The fewest entries of row[0..m) (non-negative floats) whose sum reaches `target` (> 0): a radix
+ * selection on the float bits, which order non-negative floats as unsigned integers. Four passes of a
+ * 256-bucket histogram (count and float64 sum per bucket) on bits 30..23, 22..15, 14..7, 7..0: each
+ * pass takes every bucket above the one where the running sum crosses the target and keeps only that
+ * bucket's entries (copied to buf, m floats) for the next; after the last pass they are equal and are
+ * taken one at a time. No sort, no comparisons per entry: O(m) plus 4·256. */
+static int fewest_reaching(const float *row, int m, double target, float *buf) {
+    static const int SHIFT[4] = {23, 15, 7, 0};
+    const float *x = row;
+    int len = m, count = 0;
+    for (int level = 0; level < 4; level++) {
+        int cnt[256];
+        double sum[256];
+        memset(cnt, 0, sizeof cnt);
+        memset(sum, 0, sizeof sum);
+        const int sh = SHIFT[level];
+        for (int j = 0; j < len; j++) {
+            int b = (int)((float_bits(x[j]) >> sh) & 0xffu);
+            cnt[b]++;
+            sum[b] += x[j];
+        }
+        int b = 255;
+        double above = 0.0;
+        for (; b >= 0; b--) {
+            if (cnt[b] && above + sum[b] >= target) break;
+            above += sum[b];
+            count += cnt[b];
+        }
+        if (b < 0) return count; // rounding left the target a hair above the sum: every entry
+        target -= above;
+        if (cnt[b] == 1) return count + 1;
+        if (level == 3) { // equal entries: one at a time
+            float v = 0.0f;
+            for (int j = 0; j < len; j++)
+                if ((int)(float_bits(x[j]) & 0xffu) == b) { v = x[j]; break; }
+            double s = 0.0;
+            for (int k = 1; k <= cnt[b]; k++) {
+                s += v;
+                if (s >= target) return count + k;
+            }
+            return count + cnt[b];
+        }
+        int k = 0; // keep bucket b's entries (in place when x == buf: k ≤ j)
+        for (int j = 0; j < len; j++) {
+            float v = x[j];
+            buf[k] = v;
+            k += (int)((float_bits(v) >> sh) & 0xffu) == b;
+        }
+        x = buf;
+        len = k;
+    }
+    return count;
 }
 
 // ----------------------------------------------------------------------------------------------------
@@ -134,49 +244,47 @@ static void spectral(double *vals, int *reasons, const double *sv, double noise_
 // ----------------------------------------------------------------------------------------------------
 // entry readouts
 
-/* Entropy of row i's allowed entries normalised to sum 1 (natural log); *ok = 0 when the row has a
- * negative entry or sums to zero (reason in *why). */
-static double row_entropy(const float *row, int m, int *why) {
+/* Entropy of row i's allowed entries normalised to sum 1 (natural log), with the row's sum in *sum;
+ * NaN with *why set when the row has a negative entry or sums to zero. Exact zeros are skipped (0·ln 0 = 0). */
+static double row_entropy(const float *row, int m, int *why, double *sum_out) {
     double sum = 0.0;
+    int negative = 0;
     for (int j = 0; j < m; j++) {
-        if (row[j] < 0.0f) { *why = AV_REASON_NEGATIVE; return NAN; }
+        negative |= row[j] < 0.0f;
         sum += row[j];
     }
+    *sum_out = sum;
+    if (negative) { *why = AV_REASON_NEGATIVE; return NAN; }
     if (!(sum > 0.0)) { *why = AV_REASON_ZERO_ROW; return NAN; }
-    double h = 0.0, inv = 1.0 / sum;
-    for (int j = 0; j < m; j++)
-        if (row[j] > 0.0f) {
-            double p = row[j] * inv;
-            h -= p * log(p);
-        }
     *why = AV_REASON_NONE;
-    return h;
+    return -sum_p_log_p(row, m, 1.0 / sum);
 }
 
-static void entries(double *vals, int *reasons, const float *M, int n, int causal, double tau, double *buf) {
+static void entries(double *vals, int *reasons, const float *M, int n, int causal, double tau, float *buf) {
     long below001 = 0, below_tau = 0, allowed_total = 0;
     double keys = 0.0, ent = 0.0, uni = 0.0;
     int why_keys = AV_REASON_NONE, why_ent = AV_REASON_NONE;
     for (int i = 0; i < n; i++) {
         const float *row = M + (size_t)i * n;
         int m = allowed(i, n, causal);
-        double t = tau / m; // sparsity_tau: allowed entries below τ/m
-        for (int j = 0; j < n; j++) {
-            double x = j < m ? row[j] : 0.0; // masked entries count, as zeros
-            below001 += x < 0.01;
-            if (j < m) below_tau += x < t;
+        double t = tau / m;           // sparsity_tau: allowed entries below τ/m
+        int lt001 = n - m, lt_tau = 0; // masked entries count, as zeros, for sparsity_lt_0.01
+        for (int j = 0; j < m; j++) {
+            double x = row[j];
+            lt001 += x < 0.01;
+            lt_tau += x < t;
         }
+        below001 += lt001;
+        below_tau += lt_tau;
         allowed_total += m;
         uni += log((double)m);
         int why = AV_REASON_NONE;
-        double h = row_entropy(row, m, &why);
+        double sum = 0.0, h = row_entropy(row, m, &why, &sum);
         if (why) { why_ent = why_ent ? why_ent : why; why_keys = why_keys ? why_keys : why; continue; }
         ent += h;
-        double sum = 0.0;
-        for (int j = 0; j < m; j++) { buf[j] = row[j]; sum += row[j]; }
         /* 90% of the row's sum, less 1e-12 of it so that rounding in the sum of equal entries cannot add
          * a key (uniform rows: exactly ⌈0.9·m⌉). */
-        keys += fewest_reaching(buf, m, 0.9 * sum - 1e-12 * sum);
+        keys += fewest_reaching(row, m, 0.9 * sum - 1e-12 * sum, buf);
     }
     vals[AV_R_SPARSITY_LT_001] = (double)below001 / ((double)n * n);
     vals[AV_R_SPARSITY_TAU] = (double)below_tau / (double)allowed_total;
@@ -189,6 +297,64 @@ static void entries(double *vals, int *reasons, const float *M, int n, int causa
 
 // ----------------------------------------------------------------------------------------------------
 // error readouts against the softmax reference
+
+
+/* Σ_j a_j·ln(a_j/m_j) over j < len where both are positive (KL(A‖M) of one row). Sets *why to
+ * AV_REASON_NEGATIVE for a negative m_j, else to AV_REASON_ZERO_WHERE_POSITIVE for m_j = 0 < a_j. */
+static double row_kl(const float *m, const float *a, int len, int *why) {
+    int negative = 0, zero = 0;
+    for (int j = 0; j < len; j++) {
+        negative |= m[j] < 0.0f;
+        zero |= a[j] > 0.0f && m[j] == 0.0f;
+    }
+    if (negative) { *why = AV_REASON_NEGATIVE; return 0.0; }
+    if (zero && !*why) *why = AV_REASON_ZERO_WHERE_POSITIVE;
+    avr_f64x2 acc = {0.0, 0.0};
+    const avr_f64x2 one = {1.0, 1.0};
+    int j = 0;
+    for (; j + 2 <= len; j += 2) {
+        avr_f64x2 x = load_f32x2(a + j), y = load_f32x2(m + j);
+        avr_i64x2 both = (x > 0.0) & (y > 0.0);
+        avr_f64x2 q = (avr_f64x2)((both & (avr_i64x2)(x / y)) | (~both & (avr_i64x2)one));
+        acc += x * fast_log2x(q); // 0 where q = 1
+    }
+    double t = acc[0] + acc[1];
+    for (; j < len; j++)
+        if (a[j] > 0.0f && m[j] > 0.0f) t += a[j] * fast_log((double)a[j] / m[j]);
+    return t;
+}
+
+/* One row of (M − A)·V and of A·V in float64: dlt[c] = Σ_j (m_j − a_j)·V[j][c], ref[c] = Σ_j a_j·V[j][c],
+ * j < len, each sum taken in order of j from +0 (products of a float64 and a float, no fused multiply-add).
+ * Eight columns at a time, so that the 16 sums stay in 8 two-lane registers across j. */
+static void row_times_v(double *dlt, double *ref, const float *m, const float *a, const float *V, int len, int dv) {
+    int c0 = 0;
+    for (; c0 + 8 <= dv; c0 += 8) {
+        avr_f64x2 d0 = {0, 0}, d1 = d0, d2 = d0, d3 = d0, r0 = d0, r1 = d0, r2 = d0, r3 = d0;
+        for (int j = 0; j < len; j++) {
+            const float *v = V + (size_t)j * dv + c0;
+            double xs = (double)m[j] - a[j], ys = a[j];
+            avr_f64x2 x = {xs, xs}, y = {ys, ys};
+            avr_f64x2 v0 = load_f32x2(v), v1 = load_f32x2(v + 2), v2 = load_f32x2(v + 4), v3 = load_f32x2(v + 6);
+            d0 += x * v0; d1 += x * v1; d2 += x * v2; d3 += x * v3;
+            r0 += y * v0; r1 += y * v1; r2 += y * v2; r3 += y * v3;
+        }
+        memcpy(dlt + c0, &d0, 16); memcpy(dlt + c0 + 2, &d1, 16);
+        memcpy(dlt + c0 + 4, &d2, 16); memcpy(dlt + c0 + 6, &d3, 16);
+        memcpy(ref + c0, &r0, 16); memcpy(ref + c0 + 2, &r1, 16);
+        memcpy(ref + c0 + 4, &r2, 16); memcpy(ref + c0 + 6, &r3, 16);
+    }
+    for (int c = c0; c < dv; c++) {
+        double d = 0.0, r = 0.0;
+        for (int j = 0; j < len; j++) {
+            double x = (double)m[j] - a[j], y = a[j], v = V[(size_t)j * dv + c];
+            d += x * v;
+            r += y * v;
+        }
+        dlt[c] = d;
+        ref[c] = r;
+    }
+}
 
 static void errors(double *vals, int *reasons, const float *M, const float *A, const float *V, int n, int dv,
                    int causal, double *acc) {
@@ -213,11 +379,7 @@ static void errors(double *vals, int *reasons, const float *M, const float *A, c
             diff2 += dlt * dlt;
             ref2 += (double)a[j] * a[j];
         }
-        for (int j = 0; j < allowed(i, n, causal); j++) { // KL(A‖M) over allowed entries
-            if (m[j] < 0.0f) why_kl = AV_REASON_NEGATIVE;
-            else if (a[j] > 0.0f && m[j] == 0.0f && !why_kl) why_kl = AV_REASON_ZERO_WHERE_POSITIVE;
-            else if (a[j] > 0.0f && m[j] > 0.0f) kl += a[j] * log((double)a[j] / m[j]);
-        }
+        if (why_kl != AV_REASON_NEGATIVE) kl += row_kl(m, a, allowed(i, n, causal), &why_kl);
     }
     if (ref2 > 0.0) vals[AV_R_ERROR_FRO_REL] = sqrt(diff2 / ref2);
     else set_undefined(vals, reasons, AV_R_ERROR_FRO_REL, AV_REASON_ZERO_ROW);
@@ -229,17 +391,13 @@ static void errors(double *vals, int *reasons, const float *M, const float *A, c
         set_undefined(vals, reasons, AV_R_OUTPUT_ERROR_REL, AV_REASON_NONFINITE);
         return;
     }
-    double num = 0.0, den = 0.0, *dlt = acc, *ref = acc + dv; // rows of (M − A)·V and A·V
+    double num = 0.0, den = 0.0;
     for (int i = 0; i < n; i++) {
-        memset(acc, 0, sizeof(double) * 2 * (size_t)dv);
         const float *m = M + (size_t)i * n, *a = A + (size_t)i * n;
-        for (int j = 0; j < n; j++) {
-            double x = (double)m[j] - a[j], y = a[j];
-            const float *v = V + (size_t)j * dv;
-            if (x == 0.0 && y == 0.0) continue;
-            for (int c = 0; c < dv; c++) { dlt[c] += x * v[c]; ref[c] += y * v[c]; }
-        }
-        for (int c = 0; c < dv; c++) { num += dlt[c] * dlt[c]; den += ref[c] * ref[c]; }
+        int end = n; // entries past the last nonzero of M and A (the causal mask) add nothing
+        while (end > 0 && m[end - 1] == 0.0f && a[end - 1] == 0.0f) end--;
+        row_times_v(acc, acc + dv, m, a, V, end, dv);
+        for (int c = 0; c < dv; c++) { num += acc[c] * acc[c]; den += acc[dv + c] * acc[dv + c]; }
     }
     if (den > 0.0) vals[AV_R_OUTPUT_ERROR_REL] = sqrt(num / den);
     else set_undefined(vals, reasons, AV_R_OUTPUT_ERROR_REL, AV_REASON_ZERO_ROW);
@@ -250,7 +408,7 @@ static void errors(double *vals, int *reasons, const float *M, const float *A, c
 
 size_t av_readouts_work(int n, int dv) {
     if (n < 1 || n > AV_MAX_N || dv < 0 || dv > AV_MAX_D) return 0;
-    return avi_align(sizeof(double) * ((size_t)n + 2 * (size_t)dv)) + 64;
+    return avi_align(sizeof(float) * (size_t)n) + avi_align(sizeof(double) * 2 * (size_t)dv) + 64;
 }
 
 int av_readouts(double *vals, int *reasons, const float *M, const double *sv, double noise_floor,
@@ -267,10 +425,11 @@ int av_readouts(double *vals, int *reasons, const float *M, const double *sv, do
         return AV_ERR_NONFINITE;
     }
     uintptr_t p = ((uintptr_t)work + 63u) & ~(uintptr_t)63u;
-    double *buf = (double *)p;
+    float *buf = (float *)p;                                        // n floats
+    double *acc = (double *)(p + avi_align(sizeof(float) * (size_t)n)); // 2·dv doubles
     spectral(vals, reasons, sv, noise_floor, n);
     entries(vals, reasons, M, n, causal != 0, tau > 0.0 ? tau : 0.1, buf);
-    errors(vals, reasons, M, A, V, n, dv, causal != 0, buf + n);
+    errors(vals, reasons, M, A, V, n, dv, causal != 0, acc);
     return AV_OK;
 }
 
@@ -295,7 +454,7 @@ int av_row_entropy_hist(int *counts, int bins, const float *M, int n, int causal
     int status = AV_OK;
     for (int i = 0; i < n; i++) {
         int why = AV_REASON_NONE;
-        double h = row_entropy(M + (size_t)i * n, allowed(i, n, causal != 0), &why);
+        double sum, h = row_entropy(M + (size_t)i * n, allowed(i, n, causal != 0), &why, &sum);
         if (why) { status = AV_WARN_ZERO_ROW; continue; }
         int b = top > 0.0 ? (int)(h / top * bins) : 0;
         counts[b < 0 ? 0 : b >= bins ? bins - 1 : b]++;

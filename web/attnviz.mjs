@@ -351,13 +351,14 @@ class Lab {
     const st = ex.av_readouts(vals, reasons, this.bufs.get('M').ptr, svp, floor, A, this.Vp, n, this.dv,
       k.causal ? 1 : 0, opts.tau ?? 0, w, bytes);
     const out = { status: st, message: this.av.statusString(st) };
-    const count = this.readoutCount();
+    const names = this.readoutNames();
+    const count = names.length;
     const v = this.av.f64(vals, count), r = this.av.i32(reasons, count);
     for (let i = 0; i < count; i++) {
-      const key = this.av.cstring(ex.av_readout_name(i));
+      const key = names[i];
       if (r[i] !== 0 || !Number.isFinite(v[i])) {
         out[key] = null;
-        out[`${key}_reason`] = this.av.cstring(ex.av_reason_string(r[i] || 7));
+        out[`${key}_reason`] = this.reasonString(r[i] || 7);
       } else out[key] = v[i];
     }
     out.singular_values = sv ?? null;
@@ -365,13 +366,22 @@ class Lab {
     return out;
   }
 
-  readoutCount() {
-    if (this._readoutCount === undefined) {
-      let i = 0;
-      while (this.av.exports.av_readout_name(i)) i++;
-      this._readoutCount = i;
+  /** The readouts' JSON names in the library's order (decoded once). */
+  readoutNames() {
+    if (!this.av._readoutNames) {
+      const names = [];
+      for (let i = 0, p; (p = this.av.exports.av_readout_name(i)); i++) names.push(this.av.cstring(p));
+      this.av._readoutNames = names;
     }
-    return this._readoutCount;
+    return this.av._readoutNames;
+  }
+  readoutCount() { return this.readoutNames().length; }
+
+  /** The sentence for a reason code (decoded once per code). */
+  reasonString(code) {
+    const cache = (this.av._reasons ??= new Map());
+    if (!cache.has(code)) cache.set(code, this.av.cstring(this.av.exports.av_reason_string(code)));
+    return cache.get(code);
   }
 
   /** Truncated-SVD error curve e(r), r = 0..n, from singular values (a copy). */

@@ -20,6 +20,16 @@ export const HEATMAP_CAP = 256;
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 
+/**
+ * The key of an overlay spectrum ('S' QKᵀ, 'E' exp(QKᵀ), 'A' softmax): it depends on the inputs and
+ * the scale (and the mask, for A) only, never on the variant's knobs.
+ */
+export function overlayKey(st, which) {
+  const knobs = knobsOf(st);
+  const inKey = `${st.gen}|${st.seed}|${st.n}|${st.d}|${st.std}`;
+  return `${inKey}|${knobs.scale}|${which === 'A' ? knobs.causal : ''}|${st.n > FULL_DRAG_MAX_N ? 'topk' : 'full'}`;
+}
+
 export class Engine {
   /** @param {object} av the object loadAttnviz() returns */
   constructor(av) {
@@ -87,7 +97,10 @@ export class Engine {
     const ok = mStatus.status >= 0 && this.status.ref.status >= 0;
     const lab = this.lab;
     const M = ok ? downsample(lab.M, n, b, st.ds) : null;
-    const A = this.status.ref.status >= 0 ? downsample(lab.A, n, b, st.ds) : null;
+    // A changes only with the inputs, scale and mask: its downsampled copy is kept between frames
+    const aKey = `${this.keys.inputs}|${this.keys.ref}|${b}|${st.ds}`;
+    if (this.aCache?.key !== aKey) this.aCache = { key: aKey, A: this.status.ref.status >= 0 ? downsample(lab.A, n, b, st.ds) : null };
+    const A = this.aCache.A;
     let D = null;
     if (ok && b > 1 && st.ds === 'mean') { D = new Float32Array(size * size); for (let i = 0; i < D.length; i++) D[i] = M[i] - A[i]; }
     else if (ok) D = downsampleDiff(lab.M, lab.A, n, b, st.ds);
@@ -134,35 +147,38 @@ export class Engine {
     return { sv: t.sv, floor: t.sv[0] * 1e-7, partial: true, route: `top ${t.sv.length} (randomized)`, fro2: t.fro2 };
   }
 
-  /** The variant's spectrum and the readouts that need it. */
+  /**
+   * The variant's spectrum and the readouts that need it. Those depend on σ alone, so they are
+   * computed here from σ (render/spectrum.mjs, the definitions of product.md §9) rather than by the
+   * library's av_readouts, which would re-read all n² entries of M for the plain readouts too.
+   */
   spectrum(st, drag) {
     const t0 = now();
     this.ensure(st);
     if (this.status.matrix.status < 0) return null;
     const s = this.singularValues('M', st, drag);
-    const n = st.n;
-    let readouts = {};
-    if (n > FULL_DRAG_MAX_N) {
-      // the library's readouts re-read all n² entries (seconds at n = 4096): σ is all these need
-      readouts = spectralReadouts(s.sv, s.floor, n, { partial: s.partial, fro2: s.fro2 ?? null });
-    } else {
-      const padded = new Float64Array(n);
-      padded.set(s.sv.subarray(0, Math.min(n, s.sv.length)));
-      const r = this.lab.readouts(knobsOf(st), { sv: padded, floor: s.floor, reference: false, tau: st.tau });
-      for (const k of SPECTRAL_KEYS) { readouts[k] = r[k] ?? null; if (r[`${k}_reason`]) readouts[`${k}_reason`] = r[`${k}_reason`]; }
-    }
+    const readouts = spectralReadouts(s.sv, s.floor, st.n, { partial: s.partial, fro2: s.fro2 ?? null });
     return { ...s, readouts, ceiling: rankCeiling(st), ms: now() - t0 };
+  }
+
+  /** The cache key of an overlay spectrum (see overlayKey below). */
+  overlayKey(st, which) { return overlayKey(st, which); }
+
+  /** The cached overlay spectrum for this state, or null. */
+  cachedOverlay(st, which) {
+    const hit = this.overlay.get(which);
+    return hit && hit.key === this.overlayKey(st, which) ? hit : null;
   }
 
   /** Overlay spectra (QKᵀ, exp(QKᵀ), softmax A), cached per inputs and scale. `which` one of them. */
   overlaySpectrum(st, which, drag) {
     const knobs = knobsOf(st);
-    const key = `${this.keys.inputs}|${knobs.scale}|${which === 'A' ? knobs.causal : ''}|${st.n > FULL_DRAG_MAX_N ? 'topk' : 'full'}`;
-    const hit = this.overlay.get(which);
-    if (hit && hit.key === key) return hit;
+    const hit = this.cachedOverlay(st, which);
+    if (hit) return hit;
+    const key = this.overlayKey(st, which);
     this.ensure(st);
     const big = st.n > FULL_DRAG_MAX_N;
-    if (which === 'S' && big) {
+    if (which === 'S') { // exact at every n by the factor route: σ(scale·Q·Kᵀ), rank ≤ d
       const s = this.scoresSpectrum(knobs.scale);
       if (s) { const out = { key, ...s }; this.overlay.set(which, out); return out; }
     }

@@ -9,14 +9,14 @@ import {
   SCHEMA, BY_NAME, fromHash, toHash, coerce, normalise, changedKeys, firstDirtyStage, stageDirty,
   causalNote, rankCeiling, featureDim, VARIANT_LABELS,
 } from './state.mjs';
-import { Engine, MAIN_THREAD_MAX_N, MAIN_READOUTS_MAX_N } from './engine.mjs';
+import { Engine, MAIN_THREAD_MAX_N, MAIN_READOUTS_MAX_N, overlayKey } from './engine.mjs';
 import { createResultGate } from './queue.mjs';
 import { colorTable } from './render/colormap.mjs';
 import { drawHeatmap, drawColorbar, sharedRange, symmetricRange, cellAt } from './render/heatmap.mjs';
 import { fmt, fmtSigned, fmtMs } from './render/format.mjs';
 import { normalisedSpectrum, errorCurve, rankAtRelative } from './render/spectrum.mjs';
 import { makeSpectrumChart, makeErrorChart } from './render/charts.mjs';
-import { READOUT_ROWS, rowReason, costLine } from './render/readouts.mjs';
+import { READOUT_ROWS, rowReason, rowLabel, costLine } from './render/readouts.mjs';
 import { VARIANT_TEX, VARIANT_HINT } from './render/formulas.mjs';
 import { buildControls } from './ui/controls.mjs';
 
@@ -130,10 +130,13 @@ function commit() {
   dirty = null;
   if (redraw.controls) { syncChrome(); redraw.controls = false; }
   if (stage !== null || release) {
-    history.replaceState(null, '', `#${toHash(st)}`);
+    writeUrl(release);
     const compute = stage !== null && stageDirty(stage, 'readouts');
     const small = st.n <= MAIN_THREAD_MAX_N;
     if (compute) {
+      // the worker starts on the spectrum (and, above MAIN_THREAD_MAX_N, the matrices) while this
+      // thread computes the heatmaps
+      requestWorker(!small, dragging, st.n > MAIN_READOUTS_MAX_N);
       if (small && engine) {
         try {
           const withReadouts = st.n <= MAIN_READOUTS_MAX_N;
@@ -144,7 +147,6 @@ function commit() {
           pendingMarks.heat = stats.seq;
         } catch (err) { showNotice(`computation failed: ${err.message}`); }
       }
-      requestWorker(!small, dragging, st.n > MAIN_READOUTS_MAX_N);
     } else if (release) {
       requestWorker(false, false);
     }
@@ -164,6 +166,16 @@ function commit() {
   stats.lastCommit = { start: tc, laps: lap, total: t - tc };
   if (pendingMarks.heat !== null) { stats.heatAt.set(pendingMarks.heat, t); pendingMarks.heat = null; }
   if (pendingMarks.spec !== null) { stats.specAt.set(pendingMarks.spec, t); pendingMarks.spec = null; }
+}
+
+// The address bar follows the state, but not on every frame of a drag: replaceState costs
+// milliseconds in Chromium, so it is written on release and otherwise once the input rests.
+let urlTimer = 0;
+function writeUrl(now) {
+  clearTimeout(urlTimer);
+  urlTimer = 0;
+  const put = () => { urlTimer = 0; const h = `#${toHash(st)}`; if (location.hash !== h) history.replaceState(null, '', h); };
+  if (now) put(); else urlTimer = setTimeout(put, 250);
 }
 
 // --- drawing ----------------------------------------------------------------------------------------
@@ -215,15 +227,18 @@ function drawSpectra() {
   const s = view.spec;
   const n = st.n;
   const ov = view.overlay;
-  const len = Math.max(s?.sv?.length ?? 0, ...['S', 'E', 'A'].map((k) => (ov[k] && ov[k].sv.length) || 0), 1);
+  // an overlay is shown only for the inputs it was computed from (cached in the worker, so a drag of
+  // the variant's knobs keeps it; new inputs hide it until its new spectrum arrives)
+  const current = (k) => ov[k] && ov[k].key === overlayKey(st, k) && ov[k].sv.length && ov[k].sv.length <= n;
+  const len = Math.max(s?.sv?.length ?? 0, ...['S', 'E', 'A'].map((k) => (current(k) ? ov[k].sv.length : 0)), 1);
   const x = Array.from({ length: len }, (_, i) => i + 1);
-  const fromOv = (k) => (ov[k] && ov[k].sv.length && ov[k].sv.length <= n ? normalisedSpectrum(ov[k].sv, ov[k].floor, len) : new Array(len).fill(null));
+  const fromOv = (k) => (current(k) ? normalisedSpectrum(ov[k].sv, ov[k].floor, len) : new Array(len).fill(null));
   const M = s && s.sv.length <= n ? normalisedSpectrum(s.sv, s.floor, len) : new Array(len).fill(null);
   const ceiling = rankCeiling(st);
   charts.spectrum.update({ x, S: fromOv('S'), E: fromOv('E'), M, A: fromOv('A'),
     ceiling, floor: s && s.sv[0] > 0 ? s.floor / s.sv[0] : 0 });
   const eM = s ? errorCurve(s.sv, s.fro2 ?? null) : [null];
-  const eA = ov.A ? errorCurve(ov.A.sv, ov.A.fro2 ?? null) : [null];
+  const eA = current('A') ? errorCurve(ov.A.sv, ov.A.fro2 ?? null) : [null];
   const elen = Math.max(eM.length, eA.length);
   const pad = (a) => { const out = a.slice(0, elen); while (out.length < elen) out.push(null); return out; };
   charts.error.update({ x: Array.from({ length: elen }, (_, i) => i), M: pad(eM), A: pad(eA), ceiling });
@@ -241,10 +256,13 @@ function drawReadouts() {
   const rows = readoutRows();
   for (const row of READOUT_ROWS) {
     const tr = rows.get(row.id);
-    const v = tr.querySelector('td.v');
+    const l = tr.firstChild, v = tr.children[1];
+    const label = rowLabel(row, ctx);
+    if (l.textContent !== label) l.textContent = label;
     const text = row.spectral && !s ? '…' : row.text(r, ctx);
     if (v.textContent !== text) v.textContent = text;
-    v.title = rowReason(row, r);
+    const reason = rowReason(row, r);
+    if (v.title !== reason) v.title = reason;
     tr.classList.toggle('stale', row.spectral ? view.specStale : view.readoutsStale);
   }
   $('cost').textContent = costLine(view.frame?.cost, st.n);
@@ -371,8 +389,9 @@ window.attnviz = {
   get state() { return { ...st }; },
   get stats() { return stats; },
   get view() { return view; },
+  get charts() { return charts; },
   get ready() { return !!engine && workerReady; },
   get latestJob() { return gate.latest; },
-  get idle() { return !raf && dirty === null && view.doneId === gate.latest; },
+  get idle() { return !raf && !urlTimer && dirty === null && view.doneId === gate.latest; },
 };
 start();

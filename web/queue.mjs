@@ -26,6 +26,8 @@ export function createLatestSlot() {
       pending = req;
       return true;
     },
+    /** The request waiting in the slot (left there), or null. */
+    peek() { return pending; },
     /** The request to work on now (and empty the slot), or null. */
     take() { const r = pending; pending = null; return r; },
     /** Whether a request newer than `id` has arrived (the job for `id` should stop). */

@@ -46,30 +46,41 @@ async function runJob(job) {
   try {
     if (job.frame) {
       const f = engine.frame(st, { readouts: false });
-      const { M, A, D } = f;
-      self.postMessage({ id, part: 'frame', ...f }, transferables({ M, A, D }));
+      const { M, D } = f;
+      self.postMessage({ id, part: 'frame', ...f }, transferables({ M, D })); // A is the engine's cached copy: cloned
       await yieldToEvents();
       if (stale()) return self.postMessage({ id, part: 'done', dropped: true });
     } else {
       engine.ensure(st);
     }
-    if (job.readouts) {
-      self.postMessage({ id, part: 'readouts', readouts: engine.plainReadouts(st) });
-      await yieldToEvents();
-      if (stale()) return self.postMessage({ id, part: 'done', dropped: true });
-    }
+    // the variant's spectrum first (milliseconds by the factor route), then the plain readouts (which
+    // read all n² entries), then the overlays
     const s = engine.spectrum(st, drag);
     if (s) self.postMessage({ id, part: 'spectrum', ...s, plot: normalisedSpectrum(s.sv, s.floor) });
-    for (const which of ['S', 'E', 'A']) {
+    if (job.readouts) {
       await yieldToEvents();
       if (stale()) return self.postMessage({ id, part: 'done', dropped: true });
-      const o = engine.overlaySpectrum(st, which, drag);
-      self.postMessage({ id, part: 'overlay', which, sv: o.sv, floor: o.floor, partial: o.partial, route: o.route, fro2: o.fro2 ?? null });
+      self.postMessage({ id, part: 'readouts', readouts: engine.plainReadouts(st) });
+    }
+    for (const which of ['S', 'E', 'A']) {
+      await yieldToEvents();
+      // an overlay depends on the inputs only: finish it even for a superseded job when the newer
+      // request shares its inputs (else a drag would never leave time for the overlays)
+      if (stale() && !sameOverlay(st, which)) return self.postMessage({ id, part: 'done', dropped: true });
+      // above n = 512 the overlays take the fast route (a third of the time; they are cached per inputs)
+      const o = engine.overlaySpectrum(st, which, drag || st.n > 512);
+      self.postMessage({ id, part: 'overlay', which, key: o.key, sv: o.sv, floor: o.floor, partial: o.partial, route: o.route, fro2: o.fro2 ?? null });
     }
     self.postMessage({ id, part: 'done' });
   } catch (err) {
     self.postMessage({ id, part: 'error', message: String(err?.message ?? err) });
   }
+}
+
+/** Whether the newest waiting request needs the same overlay spectrum as state `st`. */
+function sameOverlay(st, which) {
+  const next = slot.peek();
+  return !!next && engine.overlayKey(next.st, which) === engine.overlayKey(st, which);
 }
 
 self.onmessage = (e) => {

@@ -180,6 +180,95 @@ START_TEST(test_keys_for_90_random) {
 }
 END_TEST
 
+// The entry and error readouts against plain references (libm log, a full sort, a naive M·V) on
+// rows with a wide dynamic range: zeros, subnormal floats, ties, exact powers of two, values near 1.
+// Sizes not multiples of 8 so that the column tail of the output error runs.
+static float wide_value(av_rng *rng) {
+    double u = av_rng_uniform(rng);
+    if (u < 0.05) return 0.0f;
+    if (u < 0.08) return 1e-44f;                     // subnormal
+    if (u < 0.20) return 0.25f;                      // ties
+    if (u < 0.30) return (float)ldexp(1.0, -(int)(av_rng_uniform(rng) * 60));
+    return (float)pow(av_rng_uniform(rng), 8.0);     // many decades
+}
+
+static int fewest_by_sort(const float *row, int m, float *tmp) {
+    double sum = 0.0, cum = 0.0;
+    for (int j = 0; j < m; j++) { tmp[j] = row[j]; sum += row[j]; }
+    for (int k = 1; k < m; k++) { // insertion sort, descending
+        float v = tmp[k];
+        int j = k;
+        for (; j > 0 && tmp[j - 1] < v; j--) tmp[j] = tmp[j - 1];
+        tmp[j] = v;
+    }
+    int k = 0;
+    while (k < m && cum < 0.9 * sum * (1 - 1e-12)) cum += tmp[k++];
+    return k;
+}
+
+START_TEST(test_entries_and_errors_against_references) {
+    const int n = 203, dv = 13;
+    float *M = malloc(sizeof(float) * n * n), *A = malloc(sizeof(float) * n * n), *V = malloc(sizeof(float) * n * dv);
+    float *tmp = malloc(sizeof(float) * n);
+    av_rng rng;
+    av_rng_seed(&rng, 21);
+    for (int i = 0; i < n * n; i++) { M[i] = wide_value(&rng); A[i] = 0.5f + (float)av_rng_uniform(&rng); }
+    for (int i = 0; i < n; i++) M[i * n + i] = 0.5f; // no row sums to zero, causal or not
+    for (int i = 0; i < n * dv; i++) V[i] = (float)av_rng_normal(&rng);
+    for (int causal = 0; causal <= 1; causal++) {
+        size_t br = av_readouts_work(n, dv);
+        void *wr = malloc(br);
+        res r;
+        ck_assert_int_eq(av_readouts(r.v, r.why, M, NULL, 0, A, V, n, dv, causal, 0, wr, br), AV_OK);
+        double keys = 0, ent = 0, kl = 0, num = 0, den = 0;
+        for (int i = 0; i < n; i++) {
+            int m = causal ? i + 1 : n;
+            const float *row = M + (size_t)i * n, *a = A + (size_t)i * n;
+            double sum = 0, h = 0;
+            for (int j = 0; j < m; j++) sum += row[j];
+            for (int j = 0; j < m; j++) if (row[j] > 0) h -= row[j] / sum * log(row[j] / sum);
+            ent += h;
+            keys += fewest_by_sort(row, m, tmp);
+            for (int j = 0; j < m; j++) if (row[j] > 0) kl += a[j] * log((double)a[j] / row[j]);
+            for (int c = 0; c < dv; c++) {
+                double d = 0, y = 0;
+                for (int j = 0; j < n; j++) {
+                    double mm = causal && j > i ? 0.0 : row[j], aa = causal && j > i ? 0.0 : a[j];
+                    d += (mm - aa) * V[j * dv + c];
+                    y += aa * V[j * dv + c];
+                }
+                num += d * d;
+                den += y * y;
+            }
+        }
+        ck_assert_int_eq(r.why[AV_R_KEYS_FOR_90], AV_REASON_NONE);
+        ck_assert_double_eq_tol(r.v[AV_R_KEYS_FOR_90], keys / n, 1e-12);
+        ck_assert_double_eq_tol(r.v[AV_R_ROW_ENTROPY_MEAN], ent / n, 1e-13 * (ent / n));
+        ck_assert(isnan(r.v[AV_R_ROW_KL_MEAN])); // M has zeros where A is positive
+        if (causal) { // masked entries of A are zero in a real reference: mask them for the output error
+            float *Ac = malloc(sizeof(float) * n * n), *Mc = malloc(sizeof(float) * n * n);
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < n; j++) {
+                    Ac[i * n + j] = j > i ? 0.0f : A[i * n + j];
+                    Mc[i * n + j] = j > i ? 0.0f : M[i * n + j];
+                }
+            ck_assert_int_eq(av_readouts(r.v, r.why, Mc, NULL, 0, Ac, V, n, dv, causal, 0, wr, br), AV_OK);
+            free(Ac); free(Mc);
+        }
+        ck_assert_double_eq_tol(r.v[AV_R_OUTPUT_ERROR_REL], sqrt(num / den), 1e-12 * sqrt(num / den));
+        (void)kl;
+        free(wr);
+    }
+    // KL on a strictly positive M, against libm
+    for (int i = 0; i < n * n; i++) M[i] = M[i] > 0 ? M[i] : 1e-30f;
+    res r = readouts(M, A, V, n, dv, 0, 0);
+    double kl = 0;
+    for (int i = 0; i < n * n; i++) kl += A[i] * log((double)A[i] / M[i]);
+    ck_assert_double_eq_tol(r.v[AV_R_ROW_KL_MEAN], kl / n, 1e-13 * fabs(kl / n));
+    free(M); free(A); free(V); free(tmp);
+}
+END_TEST
+
 // ----------------------------------------------------------------------------------------------------
 // error readouts against a reference
 
@@ -403,6 +492,7 @@ Suite *suite_readouts(void) {
     tcase_add_test(tc, test_rank_one);
     tcase_add_test(tc, test_causal_definitions);
     tcase_add_test(tc, test_keys_for_90_random);
+    tcase_add_test(tc, test_entries_and_errors_against_references);
     tcase_add_test(tc, test_errors_against_reference);
     tcase_add_test(tc, test_errors_causal);
     tcase_add_test(tc, test_spectral_cases);

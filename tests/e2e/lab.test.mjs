@@ -170,6 +170,27 @@ describe('the lab page', () => {
 });
 
 describe('fallbacks and large n', () => {
+  it('n = 1024 shows the QKᵀ, exp(QKᵀ) and softmax curves beside the variant, and keeps them while dragging', async () => {
+    const { page: p, errors: errs } = await openLab(browser.context, server.url, { hash: 'v=1&variant=focused&n=1024&d=64' });
+    const curves = () => p.evaluate(() => {
+      const u = window.attnviz.charts.spectrum.chart;
+      return [1, 2, 3, 4].map((s) => u.data[s].filter((v) => v != null).length);
+    });
+    await p.waitForFunction(() => ['S', 'E', 'A'].every((k) => window.attnviz.view.overlay[k]?.sv.length === 1024), null, { timeout: 30000 });
+    await waitSettled(p, 30000);
+    const [S, E, M, A] = await curves();
+    expect(S).toBeGreaterThan(30);   // QKᵀ: rank d = 64, its σ above the floor
+    expect(E).toBeGreaterThan(100);
+    expect(M).toBeGreaterThan(30);
+    expect(A).toBeGreaterThan(100);
+    await dragRange(p, '#k-p', 3, 5, 6);
+    const during = await curves();
+    expect(during.every((c) => c > 30)).toBe(true);
+    await waitSettled(p, 30000);
+    expect(errs).toEqual([]);
+    await p.close();
+  });
+
   it('loads the scalar build where the SIMD probe fails', async () => {
     const ctx = browser.context;
     const p = await ctx.newPage();
@@ -190,10 +211,19 @@ describe('fallbacks and large n', () => {
   it('n = 4096 computes in the worker without blocking input', async () => {
     const { page: p, errors: errs } = await openLab(browser.context, server.url, { hash: 'v=1&variant=focused&n=4096&d=64' });
     expect(await p.textContent('#ds-note')).toMatch(/n = 4096 shown as 256×256: blocks of 16×16/);
-    // while the worker computes a drag, the page answers within a frame or two
+    // while the worker computes a drag (seconds at this n), the page answers within a frame or two:
+    // the median of five frame turnarounds, all taken while the worker is still busy (one slow frame on
+    // a loaded machine is not a blocked page; the n² work on this thread would take seconds per frame)
     await dragRange(p, '#k-p', 3, 5, 6);
-    const t = await p.evaluate(() => new Promise((ok) => { const t0 = performance.now(); requestAnimationFrame(() => ok(performance.now() - t0)); }));
-    expect(t).toBeLessThan(100);
+    const r = await p.evaluate(async () => {
+      const frame = () => new Promise((ok) => { const t0 = performance.now(); requestAnimationFrame(() => ok(performance.now() - t0)); });
+      const times = [];
+      let busy = true;
+      for (let i = 0; i < 5; i++) { busy &&= !window.attnviz.idle; times.push(await frame()); }
+      return { median: times.sort((a, b) => a - b)[2], busy };
+    });
+    expect(r.busy).toBe(true);
+    expect(r.median).toBeLessThan(100);
     await waitSettled(p, 90000);
     expect(await p.evaluate(() => window.attnviz.view.frame.n)).toBe(4096);
     expect(await p.evaluate(() => window.attnviz.view.spec.readouts.rank)).toBe(64);

@@ -21,6 +21,16 @@ describe('worker slot: latest wins', () => {
     expect(slot.take().id).toBe(2);
     expect(slot.superseded(2)).toBe(false);
   });
+  it('lets a running job peek at the waiting request without taking it', () => {
+    const slot = createLatestSlot();
+    expect(slot.peek()).toBe(null);
+    slot.put({ id: 1, st: { n: 256 } });
+    slot.put({ id: 2, st: { n: 512 } });
+    expect(slot.peek()).toEqual({ id: 2, st: { n: 512 } });
+    expect(slot.waiting).toBe(true);
+    expect(slot.take().id).toBe(2);
+    expect(slot.peek()).toBe(null);
+  });
   it('ignores a request older than one already seen', () => {
     const slot = createLatestSlot();
     slot.put({ id: 7 });

@@ -2,9 +2,10 @@
 import { describe, it, expect } from 'vitest';
 import { colorTable, buildTable, colorIndex, luminance, COLORMAPS, hexToRgb } from '../../web/render/colormap.mjs';
 import { fmt, fmtSigned, fmtCount, fmtBytes, fmtPct, fmtMs, ticks } from '../../web/render/format.mjs';
-import { blockSize, downsample, downsampleDiff, sharedRange, symmetricRange, paint, cellAt, quantile } from '../../web/render/heatmap.mjs';
-import { normalisedSpectrum, errorCurve, rankAtRelative } from '../../web/render/spectrum.mjs';
-import { READOUT_ROWS, costLine, rowReason } from '../../web/render/readouts.mjs';
+import { blockSize, downsample, downsampleDiff, sharedRange, symmetricRange, paint, cellAt, quantile, selectKth } from '../../web/render/heatmap.mjs';
+import { normalisedSpectrum, errorCurve, rankAtRelative, spectralReadouts } from '../../web/render/spectrum.mjs';
+import { loadAttnviz } from '../../web/attnviz.mjs';
+import { READOUT_ROWS, costLine, rowReason, rowLabel, tolerance } from '../../web/render/readouts.mjs';
 
 describe('colour tables', () => {
   it('are 256 opaque RGBA entries with the published end points', () => {
@@ -124,6 +125,26 @@ describe('heatmap helpers', () => {
     expect(s.lo).toBe(-s.hi);
     expect(quantile([Float32Array.from([3, 1, 2])], 0.5)).toBe(2);
   });
+  it('selects the k-th smallest like a sort does, ties and all', () => {
+    let seed = 7;
+    const rand = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+    for (const len of [1, 2, 3, 17, 100, 1001]) {
+      const a = Float32Array.from({ length: len }, () => Math.floor(rand() * 20) / 4);
+      const sorted = Float32Array.from(a).sort();
+      for (const k of [0, len >> 1, len - 1]) expect(selectKth(Float32Array.from(a), len, k), `${len} ${k}`).toBe(sorted[k]);
+    }
+    const big = Float32Array.from({ length: 20000 }, (_, i) => (i * 7919) % 20000);
+    expect(quantile([big], 0.995)).toBe(Float32Array.from(big.filter((_, i) => i % 3 === 0)).sort()[Math.round(0.995 * 6666)]);
+  });
+  it('rounds table indices half up, clamps out-of-range values, paints a flat range mid-table', () => {
+    const t = colorTable('gray');
+    const px = new Uint8ClampedArray(20);
+    paint(px, Float32Array.from([0.5 / 255, 0.49 / 255, -3, 7, Infinity]), 5, t, 0, 1);
+    expect([px[0], px[4], px[8], px[12], px[16], px[18]]).toEqual([t[4], t[0], t[0], t[255 * 4], 255, 255]);
+    const flat = new Uint8ClampedArray(4);
+    paint(flat, Float32Array.from([2]), 1, t, 2, 2);
+    expect(flat[0]).toBe(t[128 * 4]);
+  });
   it('paints through the table and counts non-finite cells (magenta)', () => {
     const t = colorTable('gray');
     const px = new Uint8ClampedArray(12);
@@ -169,6 +190,12 @@ describe('spectrum shaping and readout text', () => {
     const rank = READOUT_ROWS.find((r) => r.id === 'rank');
     expect(rank.text({ rank: 64 }, { n: 256 })).toBe('64 / 256');
     expect(rank.text({ rank: 20 }, { n: 2048, partial: true })).toBe('≥ 20 / 2048');
+    const rel = READOUT_ROWS.find((r) => r.id === 'rank_rel');
+    expect(rowLabel(rel, { relTol: -3 })).toBe('rank above 10⁻³·σ₁');
+    expect(rel.text({}, { relRank: 64, relTol: -3 })).toBe('64');
+    expect(tolerance(-2.5)).toBe('3.2·10⁻³');
+    expect(tolerance(-10)).toBe('10⁻¹⁰');
+    expect(rowLabel(rank, {})).toBe(rank.label);
     const kl = READOUT_ROWS.find((r) => r.id === 'row_kl_mean');
     expect(rowReason(kl, { row_kl_mean: null, row_kl_mean_reason: 'negative' })).toBe('negative');
   });
@@ -178,5 +205,31 @@ describe('spectrum shaping and readout text', () => {
     expect(line).toContain('256 KiB');
     expect(line).toContain('linear 4× cheaper');
     expect(costLine({ quad_madds: 1, quad_bytes: 1, linear_madds: null, linear_bytes: null }, 4)).toMatch(/no linear path/);
+  });
+});
+
+describe('spectral readouts from σ on the page', () => {
+  it('equal the library\'s av_readouts on the same singular values', async () => {
+    const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
+    const n = 96, lab = av.lab(n, 16);
+    lab.generate('gaussian', 1, 3);
+    for (const knobs of [{ variant: 'focused', p: 3 }, { variant: 'softmax' }, { variant: 'elu', causal: true }]) {
+      lab.matrix(knobs);
+      const { sv, floor } = lab.spectrum('M', 'fast');
+      const lib = lab.readouts(knobs, { sv, floor, tau: 0.1 });
+      const js = spectralReadouts(sv, floor, n);
+      for (const k of ['sigma1', 'rank', 'rank_tol', 'rank_rel_1e-3', 'rank_rel_1e-2', 'rank_energy_99', 'effective_rank', 'stable_rank', 'noise_floor']) {
+        expect(js[k], `${knobs.variant} ${k}`).toBeCloseTo(lib[k], 12);
+      }
+    }
+    lab.free();
+  });
+  it('say why when σ is missing, zero or not finite', () => {
+    expect(spectralReadouts(Float64Array.from([0, 0]), 0, 2).stable_rank_reason).toMatch(/zero/);
+    expect(spectralReadouts(Float64Array.from([NaN, 1]), 0, 2).rank_reason).toMatch(/NaN/);
+    expect(spectralReadouts(new Float64Array(0), 0, 2).sigma1).toBe(null);
+    const part = spectralReadouts(Float64Array.from([3, 2, 1]), 0, 100, { partial: true, fro2: 20 });
+    expect(part.effective_rank).toBe(null);
+    expect(part.stable_rank).toBeCloseTo(20 / 9, 14);
   });
 });

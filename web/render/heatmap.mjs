@@ -22,12 +22,17 @@ export function downsample(src, n, b, mode = 'mean', out = null) {
   for (let i = 0; i < n; i++) {
     const bi = ((i / b) | 0) * c;
     const row = i * n;
-    for (let j = 0; j < n; j++) {
-      const v = src[row + j];
-      const k = bi + ((j / b) | 0);
-      if (!isMax) dst[k] += v;
-      else if (v !== v) dst[k] = NaN;
-      else if (v > dst[k]) dst[k] = v;
+    for (let bj = 0, j = 0; bj < c; bj++) { // one block of up to b entries of row i
+      const end = Math.min(n, j + b), k = bi + bj;
+      if (!isMax) {
+        let sum = 0;
+        for (; j < end; j++) sum += src[row + j];
+        dst[k] += sum;
+      } else {
+        let mx = dst[k];
+        for (; j < end; j++) { const v = src[row + j]; if (v !== v) mx = NaN; else if (v > mx) mx = v; }
+        dst[k] = mx;
+      }
     }
   }
   if (!isMax) {
@@ -49,8 +54,13 @@ export function downsampleDiff(M, A, n, b, mode = 'mean', out = null) {
   if (mode !== 'max') {
     dst.fill(0);
     for (let i = 0; i < n; i++) {
-      const bi = ((i / b) | 0) * c;
-      for (let j = 0, r = i * n; j < n; j++) dst[bi + ((j / b) | 0)] += M[r + j] - A[r + j];
+      const bi = ((i / b) | 0) * c, r = i * n;
+      for (let bj = 0, j = 0; bj < c; bj++) {
+        const end = Math.min(n, j + b);
+        let sum = 0;
+        for (; j < end; j++) sum += M[r + j] - A[r + j];
+        dst[bi + bj] += sum;
+      }
     }
     for (let bi = 0; bi < c; bi++) {
       const h = Math.min(b, n - bi * b);
@@ -70,21 +80,39 @@ export function downsampleDiff(M, A, n, b, mode = 'mean', out = null) {
   return dst;
 }
 
+/** The k-th smallest of a[0..len) (0-based), reordering a in place: Hoare's selection, expected O(len). */
+export function selectKth(a, len, k) {
+  let lo = 0, hi = len - 1;
+  while (hi > lo) {
+    const pivot = a[(lo + hi) >> 1];
+    let i = lo, j = hi;
+    while (i <= j) {
+      while (a[i] < pivot) i++;
+      while (a[j] > pivot) j--;
+      if (i <= j) { const t = a[i]; a[i] = a[j]; a[j] = t; i++; j--; }
+    }
+    if (k <= j) hi = j; else if (k >= i) lo = i; else break;
+  }
+  return a[k];
+}
+
+const quantileBuf = { buf: new Float32Array(8192 + 16) };
 /** The q-quantile (0..1) of the finite values of one or more arrays, from at most 8,192 evenly strided samples. */
 export function quantile(arrays, q, absolute = false) {
   const total = arrays.reduce((s, a) => s + a.length, 0);
   const stride = Math.max(1, Math.ceil(total / 8192));
-  const buf = new Float32Array(Math.ceil(total / stride) + arrays.length);
+  const need = Math.ceil(total / stride) + arrays.length;
+  if (quantileBuf.buf.length < need) quantileBuf.buf = new Float32Array(need);
+  const buf = quantileBuf.buf;
   let k = 0;
   for (const a of arrays) {
     for (let i = 0; i < a.length; i += stride) {
       const v = absolute ? Math.abs(a[i]) : a[i];
-      if (Number.isFinite(v)) buf[k++] = v;
+      if (v - v === 0) buf[k++] = v; // finite
     }
   }
   if (!k) return 0;
-  const s = buf.subarray(0, k).sort();
-  return s[Math.min(k - 1, Math.max(0, Math.round(q * (k - 1))))];
+  return selectKth(buf, k, Math.min(k - 1, Math.max(0, Math.round(q * (k - 1)))));
 }
 
 /**
@@ -124,27 +152,44 @@ export function paint(pixels, values, count, table, lo, hi) {
   const words = packTable(table);
   const span = hi - lo;
   const k = span > 0 ? 255 / span : 0;
-  const mid = span > 0 ? -1 : 128;
   let bad = 0;
+  if (!(span > 0)) {
+    for (let i = 0; i < count; i++) {
+      const v = values[i];
+      if (v - v !== 0) { out[i] = NONFINITE_PACKED; bad++; } else out[i] = words[128]; // NaN or ±Inf
+    }
+    return bad;
+  }
   for (let i = 0; i < count; i++) {
     const v = values[i];
     if (v - v !== 0) { out[i] = NONFINITE_PACKED; bad++; continue; } // NaN or ±Inf
-    let x = mid >= 0 ? mid : Math.round((v - lo) * k);
-    x = x < 0 ? 0 : x > 255 ? 255 : x;
-    out[i] = words[x];
+    let t = (v - lo) * k;
+    t = t < 0 ? 0 : t > 255 ? 255 : t;
+    out[i] = words[(t + 0.5) | 0]; // round half up, as Math.round
   }
   return bad;
 }
 
+const surfaces = new WeakMap(); // canvas → {ctx, img}: one ImageData per canvas and size, reused
+function surface(canvas, c) {
+  let sf = surfaces.get(canvas);
+  if (!sf || sf.img.width !== c || canvas.width !== c || canvas.height !== c) {
+    if (canvas.width !== c || canvas.height !== c) { canvas.width = c; canvas.height = c; }
+    const ctx = sf?.ctx ?? canvas.getContext('2d', { alpha: false });
+    sf = { ctx, img: ctx.createImageData(c, c) };
+    surfaces.set(canvas, sf);
+  }
+  return sf;
+}
+
 /**
- * Draw a c×c matrix into a canvas (resized to c×c pixels).
+ * Draw a c×c matrix into a canvas (resized to c×c pixels only when c changes): one pass of packed
+ * RGBA words into a reused ImageData, one putImageData.
  * data {values: Float32Array, size: c}; opts {table, lo, hi}. Returns {nonfinite}.
  */
 export function drawHeatmap(canvas, data, opts) {
   const c = data.size;
-  if (canvas.width !== c || canvas.height !== c) { canvas.width = c; canvas.height = c; }
-  const ctx = canvas.getContext('2d');
-  const img = ctx.createImageData(c, c);
+  const { ctx, img } = surface(canvas, c);
   const nonfinite = paint(img.data, data.values, c * c, opts.table, opts.lo, opts.hi);
   ctx.putImageData(img, 0, 0);
   return { nonfinite };

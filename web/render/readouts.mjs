@@ -22,9 +22,10 @@ export const READOUT_ROWS = [
     keys: ['rank'],
   },
   {
-    id: 'rank_rel', label: 'rank at tolerance', spectral: true,
+    id: 'rank_rel', label: 'rank above 10ᵗ·σ₁', spectral: true,
+    labelFor: (c) => `rank above ${tolerance(c.relTol)}·σ₁`,
     tex: String.raw`\#\{\sigma_i > 10^{t}\,\sigma_1\}`,
-    text: (r, c) => c.relRank == null ? '—' : `${c.partial ? '≥ ' : ''}${c.relRank}  (t = ${c.relTol})`,
+    text: (r, c) => c.relRank == null ? '—' : `${c.partial ? '≥ ' : ''}${c.relRank}`,
     keys: [],
   },
   {
@@ -54,7 +55,7 @@ export const READOUT_ROWS = [
   },
   {
     id: 'keys_for_90', label: 'keys for 90% of a row', spectral: false,
-    tex: String.raw`\operatorname{mean}_i \min\{k: \text{top-}k \text{ of row } i \ge 0.9\}`,
+    tex: String.raw`\operatorname{mean}_i \min\{k: \textstyle\sum_{\text{top } k} \hat M_{ij} \ge 0.9\}`,
     text: (r) => val(r, 'keys_for_90'), keys: ['keys_for_90'],
   },
   {
@@ -79,6 +80,18 @@ export const READOUT_ROWS = [
     text: (r) => val(r, 'output_error_rel'), keys: ['output_error_rel'],
   },
 ];
+
+const SUPERSCRIPT = { '-': '⁻', 0: '⁰', 1: '¹', 2: '²', 3: '³', 4: '⁴', 5: '⁵', 6: '⁶', 7: '⁷', 8: '⁸', 9: '⁹' };
+/** 10^t in plain text: 10⁻³ for whole t, else a mantissa (10^−2.5 → 3.2·10⁻³). */
+export function tolerance(t) {
+  if (t == null || !Number.isFinite(t)) return '10ᵗ';
+  const e = Math.floor(t), mant = 10 ** (t - e);
+  const pow = `10${String(e).split('').map((ch) => SUPERSCRIPT[ch]).join('')}`;
+  return Math.abs(mant - 1) < 1e-9 ? pow : `${fmt(mant, 2)}·${pow}`;
+}
+
+/** The label a row shows for this context (most are fixed). */
+export function rowLabel(row, ctx) { return row.labelFor ? row.labelFor(ctx) : row.label; }
 
 /** The reason a row shows '—' (the first `<key>_reason` among its keys), or ''. */
 export function rowReason(row, r) {

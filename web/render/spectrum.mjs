@@ -45,13 +45,19 @@ export function rankAtRelative(sv, rel, floor = 0) {
 
 
 /**
- * The spectral readouts of product.md §9 from singular values, for spectra the worker computed itself
- * (n > 1024, where calling the library's full readouts again would cost seconds). When `sv` holds only
+ * The spectral readouts of product.md §9 from singular values (the same definitions and order of sums
+ * as the library's av_readouts, which would also re-read all n² entries of M). When `sv` holds only
  * the top k (partial), `fro2` = ‖M‖_F² completes the sums; readouts that need every σ are null with a reason.
  */
 export function spectralReadouts(sv, floor, n, { partial = false, fro2 = null } = {}) {
   const out = {};
-  const s1 = sv.length ? sv[0] : 0;
+  const keys = ['sigma1', 'rank', 'rank_tol', 'rank_rel_1e-3', 'rank_rel_1e-2', 'rank_energy_99', 'effective_rank', 'stable_rank', 'noise_floor'];
+  const undefinedAll = (reason) => { for (const k of keys) { out[k] = null; out[`${k}_reason`] = reason; } return out; };
+  if (!sv || !sv.length) return undefinedAll('no singular values were given');
+  for (let i = 0; i < sv.length; i++) if (!Number.isFinite(sv[i])) return undefinedAll('an input holds NaN or Inf');
+  if (!Number.isFinite(floor)) return undefinedAll('an input holds NaN or Inf');
+  floor = floor > 0 ? floor : 0;
+  const s1 = sv[0];
   let sum2 = 0, sum1 = 0;
   for (let i = 0; i < sv.length; i++) { sum2 += sv[i] * sv[i]; sum1 += sv[i]; }
   const total2 = fro2 ?? sum2;
@@ -67,14 +73,18 @@ export function spectralReadouts(sv, floor, n, { partial = false, fro2 = null } 
   for (let i = 0; i < sv.length; i++) { acc += sv[i] * sv[i]; if (acc >= 0.99 * total2) { r99 = i + 1; break; } }
   out.rank_energy_99 = r99;
   if (r99 === null) out.rank_energy_99_reason = `beyond the top ${sv.length} singular values computed`;
-  out.stable_rank = s1 > 0 ? total2 / (s1 * s1) : null;
+  if (!(s1 > 0)) {
+    for (const k of ['effective_rank', 'stable_rank']) { out[k] = null; out[`${k}_reason`] = 'the matrix is zero (all singular values are 0)'; }
+    return out;
+  }
+  out.stable_rank = total2 / (s1 * s1);
   if (partial) {
     out.effective_rank = null;
     out.effective_rank_reason = `needs every singular value; only the top ${sv.length} were computed at this n`;
-  } else if (sum1 > 0) {
+  } else {
     let h = 0;
     for (let i = 0; i < sv.length; i++) { const p = sv[i] / sum1; if (p > 0) h -= p * Math.log(p); }
     out.effective_rank = Math.exp(h);
-  } else out.effective_rank = null;
+  }
   return out;
 }
