@@ -46,7 +46,7 @@ size_t avi_features_work(const av_params *prm, int n, int d) {
 /* phi[n×d] = elu(x)+1 (kind 0) or relu(x) (kind 1). */
 static void map_elementwise(float *phi, const float *X, size_t count, int kind) {
     if (kind == 0)
-        for (size_t i = 0; i < count; i++) phi[i] = X[i] > 0 ? X[i] + 1.0f : avs_expf(X[i]);
+        avs_elu1(phi, X, count);
     else
         for (size_t i = 0; i < count; i++) phi[i] = X[i] > 0 ? X[i] : 0.0f;
 }
@@ -69,18 +69,7 @@ static void map_efficient(float *PhiQ, float *PhiK, const float *Q, const float 
         float s = avs_exp_sub_sum(p, d, avs_max(p, d));
         avs_scale(p, d, 1.0f / s);
     }
-    for (int f = 0; f < d; f++) {
-        float c = K[f];
-        for (int j = 1; j < n; j++) c = c < K[(size_t)j * d + f] ? K[(size_t)j * d + f] : c;
-        double s = 0;
-        for (int j = 0; j < n; j++) {
-            float e = avs_expf(K[(size_t)j * d + f] - c);
-            PhiK[(size_t)j * d + f] = e;
-            s += e;
-        }
-        float inv = (float)(1.0 / s);
-        for (int j = 0; j < n; j++) PhiK[(size_t)j * d + f] *= inv;
-    }
+    avs_col_softmax(PhiK, K, n, d);
 }
 
 /* u^p for u ∈ (0, 1]: by repeated squaring when p is a whole number (at most 5 roundings for p ≤ 10, and the

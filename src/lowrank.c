@@ -143,15 +143,39 @@ static void softmax_f64(double *z, int len) {
     for (int j = 0; j < len; j++) z[j] *= inv;
 }
 
+/* z[t] = scale·(a_t·b_t), t < r, with a_t = A + t·lda (float) and b_t = B + t·ldb (float64); a stride of 0
+ * repeats one row. Each dot is summed in order (the bits of dot_fd); four dots run at a time, as
+ * independent chains, so that the adds overlap instead of waiting on one another's latency. */
+static void scaled_dots(double *z, const float *A, size_t lda, const double *B, size_t ldb, int r, int d,
+                        double scale) {
+    int t = 0;
+    for (; t + 4 <= r; t += 4) {
+        const float *a0 = A + t * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
+        const double *b0 = B + t * ldb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        for (int k = 0; k < d; k++) {
+            s0 += a0[k] * b0[k];
+            s1 += a1[k] * b1[k];
+            s2 += a2[k] * b2[k];
+            s3 += a3[k] * b3[k];
+        }
+        z[t] = scale * s0;
+        z[t + 1] = scale * s1;
+        z[t + 2] = scale * s2;
+        z[t + 3] = scale * s3;
+    }
+    for (; t < r; t++) z[t] = scale * dot_fd(A + t * lda, B + t * ldb, d);
+}
+
 // z = softmax(scale·x·Cᵀ) over the r rows of C (r×d float64), x a float row.
 static void softmax_row_fd(double *z, const float *x, const double *C, int r, int d, double scale) {
-    for (int t = 0; t < r; t++) z[t] = scale * dot_fd(x, C + (size_t)t * d, d);
+    scaled_dots(z, x, 0, C, (size_t)d, r, d, scale);
     softmax_f64(z, r);
 }
 
 // z = softmax(scale·c·Xᵀ) over the n rows of X (n×d float), c a float64 row.
 static void softmax_row_df(double *z, const double *c, const float *X, int n, int d, double scale) {
-    for (int j = 0; j < n; j++) z[j] = scale * dot_fd(X + (size_t)j * d, c, d);
+    scaled_dots(z, X, (size_t)d, c, 0, n, d, scale);
     softmax_f64(z, n);
 }
 
@@ -266,15 +290,25 @@ static void linformer_factors(float *L, float *R, const float *Q, const float *K
 // ----------------------------------------------------------------------------------------------------
 // Nyströmformer (mlpen/Nystromformer NystromAttention.forward, iterative_inv)
 
-// C[m×m] = A·B (float64, i-k-j order).
+/* C[m×m] = A·B (float64), each entry summed over k in order from +0; 2×8 tiles in registers, edge tiles
+ * entry by entry (the same sums). */
 static void matmul_f64(double *C, const double *A, const double *B, int m) {
-    for (int i = 0; i < m; i++) {
-        double *c = C + (size_t)i * m;
-        for (int j = 0; j < m; j++) c[j] = 0.0;
-        for (int k = 0; k < m; k++) {
-            double a = A[(size_t)i * m + k];
-            const double *b = B + (size_t)k * m;
-            for (int j = 0; j < m; j++) c[j] += a * b[j];
+    double acc[AVS_F64_ROWS][AVS_F64_COLS];
+    for (int i0 = 0; i0 < m; i0 += AVS_F64_ROWS) {
+        int h = m - i0 < AVS_F64_ROWS ? m - i0 : AVS_F64_ROWS;
+        for (int j0 = 0; j0 < m; j0 += AVS_F64_COLS) {
+            int w = m - j0 < AVS_F64_COLS ? m - j0 : AVS_F64_COLS;
+            if (h == AVS_F64_ROWS && w == AVS_F64_COLS) {
+                avs_kernel_f64_dd(acc, A + (size_t)i0 * m, (size_t)m, B + j0, (size_t)m, m);
+            } else {
+                for (int a = 0; a < h; a++)
+                    for (int c = 0; c < w; c++) {
+                        double s = 0.0;
+                        for (int k = 0; k < m; k++) s += A[(size_t)(i0 + a) * m + k] * B[(size_t)k * m + j0 + c];
+                        acc[a][c] = s;
+                    }
+            }
+            for (int a = 0; a < h; a++) memcpy(C + (size_t)(i0 + a) * m + j0, acc[a], (size_t)w * sizeof(double));
         }
     }
 }

@@ -8,13 +8,16 @@
  *   avs_expf          e^x for one float (the scalar twin of the vector exp)
  *   avs_exp_sub_sum   x[i] ← e^(x[i] − c) over a row, returns Σ (8 lane partial sums)
  *   avs_max           max over a row (8 lanes)
+ *   avs_elu1          elu(x) + 1 elementwise
+ *   avs_col_softmax   softmax of each column over the rows (Efficient Attention's keys)
  *   avs_sum_f64       Σ x[i] in float64 (8 lane partial sums)
  *   avs_all_finite    1 if no entry is Inf or NaN
  *   avs_scale         x[i] ← a·x[i]
  *   avs_pack_bt / avs_pack_b / avs_gemm_strip
  *                     C = α·A·B with B packed into panels of 8 columns (4×8 register blocking)
- *   avs_kernel_f64_atb / avs_kernel_f64_ab
- *                     a 2×8 tile of Aᵀ·B or A·B summed in float64 (the linear path's state and readout)
+ *   avs_kernel_f64_atb / avs_kernel_f64_ab / avs_kernel_f64_dd
+ *                     a 2×8 tile of Aᵀ·B or A·B summed in float64 (the linear path's state and readout,
+ *                     the Nyström m×m products)
  */
 #ifndef ATTNVIZ_SIMD_H
 #define ATTNVIZ_SIMD_H
@@ -99,10 +102,12 @@ static inline avs_expk avs_expk_load(void) {
     return k;
 }
 
-/* The f32x4 twin of avs_expf (same operations, same order). */
+/* The f32x4 twin of avs_expf (same operations, same order). The clamps are pmax/pmin, whose definitions
+ * (x < lo ? lo : x, hi < x ? hi : x) are the scalar selects, NaN included; they compile to one maxps/minps
+ * each, where f32x4.max/min take eight instructions in V8. */
 static inline v128_t avs_exp4(v128_t x, const avs_expk *k) {
-    x = wasm_f32x4_max(x, k->lo);
-    x = wasm_f32x4_min(x, k->hi);
+    x = wasm_f32x4_pmax(x, k->lo);
+    x = wasm_f32x4_pmin(x, k->hi);
     v128_t t = wasm_f32x4_add(wasm_f32x4_mul(x, k->log2e), k->magic);
     v128_t n = wasm_i32x4_sub(t, k->magic);
     v128_t nf = wasm_f32x4_sub(t, k->magic);
@@ -159,6 +164,62 @@ static inline float avs_exp_sub_sum(float *x, int len, float c) {
         s += x[i];
     }
     return s;
+}
+
+/* y[i] ← elu(x[i]) + 1, i.e. x[i] + 1 where x[i] > 0 and e^x[i] elsewhere, i < count (x finite). */
+static inline void avs_elu1(float *y, const float *x, size_t count) {
+    size_t i = 0;
+#ifdef __wasm_simd128__
+    avs_expk k = avs_expk_load();
+    v128_t zero = wasm_f32x4_splat(0.0f);
+    for (; i + 4 <= count; i += 4) {
+        v128_t v = wasm_v128_load(x + i);
+        v128_t e = avs_exp4(v, &k), p = wasm_f32x4_add(v, k.one);
+        wasm_v128_store(y + i, wasm_v128_bitselect(p, e, wasm_f32x4_gt(v, zero)));
+    }
+#endif
+    for (; i < count; i++) y[i] = x[i] > 0 ? x[i] + 1.0f : avs_expf(x[i]);
+}
+
+/* Column softmax over positions: for each of the d columns f of X (n×d, n ≥ 1), y[j][f] ← e^(x[j][f] − c_f)/s_f
+ * with c_f = max_j x[j][f] and s_f = Σ_j e^(x[j][f] − c_f) summed in float64 in order of j; the division is a
+ * multiplication by the float (1/s_f). Four columns at a time in f32x4/f64x2 lanes. */
+static inline void avs_col_softmax(float *Y, const float *X, int n, int d) {
+    int f0 = 0;
+#ifdef __wasm_simd128__
+    avs_expk k = avs_expk_load();
+    for (; f0 + 4 <= d; f0 += 4) {
+        v128_t c = wasm_v128_load(X + f0);
+        for (int j = 1; j < n; j++) c = wasm_f32x4_pmax(c, wasm_v128_load(X + (size_t)j * d + f0));
+        v128_t s0 = wasm_f64x2_splat(0.0), s1 = s0;
+        for (int j = 0; j < n; j++) {
+            v128_t e = avs_exp4(wasm_f32x4_sub(wasm_v128_load(X + (size_t)j * d + f0), c), &k);
+            wasm_v128_store(Y + (size_t)j * d + f0, e);
+            s0 = wasm_f64x2_add(s0, wasm_f64x2_promote_low_f32x4(e));
+            s1 = wasm_f64x2_add(s1, wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(e, e, 2, 3, 2, 3)));
+        }
+        v128_t one = wasm_f64x2_splat(1.0);
+        v128_t i0 = wasm_f32x4_demote_f64x2_zero(wasm_f64x2_div(one, s0));
+        v128_t i1 = wasm_f32x4_demote_f64x2_zero(wasm_f64x2_div(one, s1));
+        v128_t inv = wasm_i32x4_shuffle(i0, i1, 0, 1, 4, 5);
+        for (int j = 0; j < n; j++) {
+            float *y = Y + (size_t)j * d + f0;
+            wasm_v128_store(y, wasm_f32x4_mul(wasm_v128_load(y), inv));
+        }
+    }
+#endif
+    for (; f0 < d; f0++) {
+        float c = X[f0];
+        for (int j = 1; j < n; j++) c = c < X[(size_t)j * d + f0] ? X[(size_t)j * d + f0] : c;
+        double s = 0;
+        for (int j = 0; j < n; j++) {
+            float e = avs_expf(X[(size_t)j * d + f0] - c);
+            Y[(size_t)j * d + f0] = e;
+            s += e;
+        }
+        float inv = (float)(1.0 / s);
+        for (int j = 0; j < n; j++) Y[(size_t)j * d + f0] *= inv;
+    }
 }
 
 /* max over x[0..len), len ≥ 1 (both paths skip NaN entries after the first: callers check
@@ -309,14 +370,10 @@ AVS_NO_LOOP_VEC static inline void avs_kernel_4x8(float acc[4][AVS_PANEL], const
         c30 = wasm_f32x4_add(c30, wasm_f32x4_mul(x, b0));                                              \
         c31 = wasm_f32x4_add(c31, wasm_f32x4_mul(x, b1));                                              \
     } while (0)
-    int kk = 0;
-    for (; kk + 4 <= k; kk += 4) { /* unrolled: fewer address increments per multiply-add */
-        AVS_STEP(kk);
-        AVS_STEP(kk + 1);
-        AVS_STEP(kk + 2);
-        AVS_STEP(kk + 3);
-    }
-    for (; kk < k; kk++) AVS_STEP(kk);
+    /* Not unrolled: LLVM would hoist the loads of every unrolled step to the top of the body, and V8,
+     * which does not reschedule, would then spill most of them (measured: half the speed). */
+#pragma clang loop unroll(disable)
+    for (int kk = 0; kk < k; kk++) AVS_STEP(kk);
 #undef AVS_STEP
     wasm_v128_store(acc[0], c00); wasm_v128_store(acc[0] + 4, c01);
     wasm_v128_store(acc[1], c10); wasm_v128_store(acc[1] + 4, c11);
@@ -378,6 +435,7 @@ AVS_NO_LOOP_VEC static inline void avs_kernel_f64_atb(double acc[AVS_F64_ROWS][A
                                                       size_t lda, const float *B, size_t ldb, int k) {
 #ifdef __wasm_simd128__
     v128_t c00 = wasm_f64x2_splat(0.0), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+#pragma clang loop unroll(disable) /* see avs_kernel_4x8 */
     for (int kk = 0; kk < k; kk++) {
         const float *a = At + (size_t)kk * lda, *b = B + (size_t)kk * ldb;
         v128_t a0 = wasm_f64x2_splat(a[0]), a1 = wasm_f64x2_splat(a[1]);
@@ -418,9 +476,51 @@ AVS_NO_LOOP_VEC static inline void avs_kernel_f64_ab(double acc[AVS_F64_ROWS][AV
     const float *a0p = A, *a1p = A + lda;
 #ifdef __wasm_simd128__
     v128_t c00 = wasm_f64x2_splat(0.0), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+#pragma clang loop unroll(disable) /* see avs_kernel_4x8 */
     for (int kk = 0; kk < k; kk++) {
         const double *b = B + (size_t)kk * ldb;
         v128_t a0 = wasm_f64x2_splat(a0p[kk]), a1 = wasm_f64x2_splat(a1p[kk]);
+        v128_t b0 = wasm_v128_load(b), b1 = wasm_v128_load(b + 2), b2 = wasm_v128_load(b + 4);
+        v128_t b3 = wasm_v128_load(b + 6);
+        c00 = wasm_f64x2_add(c00, wasm_f64x2_mul(a0, b0));
+        c01 = wasm_f64x2_add(c01, wasm_f64x2_mul(a0, b1));
+        c02 = wasm_f64x2_add(c02, wasm_f64x2_mul(a0, b2));
+        c03 = wasm_f64x2_add(c03, wasm_f64x2_mul(a0, b3));
+        c10 = wasm_f64x2_add(c10, wasm_f64x2_mul(a1, b0));
+        c11 = wasm_f64x2_add(c11, wasm_f64x2_mul(a1, b1));
+        c12 = wasm_f64x2_add(c12, wasm_f64x2_mul(a1, b2));
+        c13 = wasm_f64x2_add(c13, wasm_f64x2_mul(a1, b3));
+    }
+    wasm_v128_store(acc[0], c00); wasm_v128_store(acc[0] + 2, c01);
+    wasm_v128_store(acc[0] + 4, c02); wasm_v128_store(acc[0] + 6, c03);
+    wasm_v128_store(acc[1], c10); wasm_v128_store(acc[1] + 2, c11);
+    wasm_v128_store(acc[1] + 4, c12); wasm_v128_store(acc[1] + 6, c13);
+#else
+    double c0[AVS_F64_COLS] = {0}, c1[AVS_F64_COLS] = {0};
+    for (int kk = 0; kk < k; kk++) {
+        const double *b = B + (size_t)kk * ldb;
+        double a0 = a0p[kk], a1 = a1p[kk];
+        for (int c = 0; c < AVS_F64_COLS; c++) {
+            c0[c] += a0 * b[c];
+            c1[c] += a1 * b[c];
+        }
+    }
+    memcpy(acc[0], c0, sizeof c0);
+    memcpy(acc[1], c1, sizeof c1);
+#endif
+}
+
+/* acc[r][c] = Σ_kk A[r][kk]·B[kk][c], r < 2, c < 8, over kk < k, all float64 (A 2×k, stride lda; B k×8,
+ * stride ldb; e.g. the Nyström m×m products). */
+AVS_NO_LOOP_VEC static inline void avs_kernel_f64_dd(double acc[AVS_F64_ROWS][AVS_F64_COLS], const double *A,
+                                                     size_t lda, const double *B, size_t ldb, int k) {
+    const double *a0p = A, *a1p = A + lda;
+#ifdef __wasm_simd128__
+    v128_t c00 = wasm_f64x2_splat(0.0), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+#pragma clang loop unroll(disable) /* see avs_kernel_4x8 */
+    for (int kk = 0; kk < k; kk++) {
+        const double *b = B + (size_t)kk * ldb;
+        v128_t a0 = wasm_v128_load64_splat(a0p + kk), a1 = wasm_v128_load64_splat(a1p + kk);
         v128_t b0 = wasm_v128_load(b), b1 = wasm_v128_load(b + 2), b2 = wasm_v128_load(b + 4);
         v128_t b3 = wasm_v128_load(b + 6);
         c00 = wasm_f64x2_add(c00, wasm_f64x2_mul(a0, b0));
