@@ -243,7 +243,9 @@ function drawSpectra() {
   const pad = (a) => { const out = a.slice(0, elen); while (out.length < elen) out.push(null); return out; };
   charts.error.update({ x: Array.from({ length: elen }, (_, i) => i), M: pad(eM), A: pad(eA), ceiling });
   const route = s ? `${s.route}${s.partial ? ': ranks are lower bounds' : ''}; ${fmtMs(s.ms)} in the worker` : 'computing…';
-  $('spec-note').textContent = `${route}${ceiling ? ` · rank ceiling ${ceiling} (dashed)` : ''} · noise floor dotted`;
+  const floorRel = s && s.sv[0] > 0 ? s.floor / s.sv[0] : 0;
+  const floorText = floorRel > 0 ? `noise floor ${floorRel.toExponential(0)}·σ₁ (dotted)` : 'noise floor dotted';
+  $('spec-note').textContent = `${route}${ceiling ? ` · rank ceiling ${ceiling} (dashed)` : ''} · ${floorText}`;
 }
 
 function drawReadouts() {

@@ -52,7 +52,9 @@ export function makeSpectrumChart(el, { width, height, dark }) {
     width, height,
     legend: { show: true, live: false },
     cursor: { drag: { x: false, y: false }, points: { show: false } },
-    scales: { x: { time: false }, y: { distr: 3, range: (u, lo, hi) => [Math.max(1e-12, Math.min(lo ?? 1e-8, 1) / 2), 1.5] } },
+    // the y range reaches down to a noise floor ≥ 1e-9·σ₁ (the fast route's), so its line is on the
+    // chart; a lower floor (accurate and factor routes) is only named in the note above the chart
+    scales: { x: { time: false }, y: { distr: 3, range: (u, lo) => [Math.max(1e-12, Math.min(lo ?? 1e-8, marks.floor >= 1e-9 ? marks.floor : 1, 1) / 2), 1.5] } },
     axes: [{ ...axis, label: 'i', labelSize: 14, size: 28 }, { ...axis, label: 'σᵢ / σ₁', labelSize: 14, size: 52, space: 22, values: (u, v) => v.map((x) => x == null ? '' : x.toExponential(0).replace('e+', 'e').replace('1e0', '1')) }],
     series: [{ label: 'i' }, ...SERIES.map((s) => ({ label: s.label, stroke: s.color, width: 1.6, dash: s.dash, points: { show: false }, spanGaps: false }))],
     plugins: [markers(() => marks, dark)],
