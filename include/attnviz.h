@@ -43,9 +43,8 @@ enum av_status {
     AV_ERR_FEATURE_DIM = -8,   /* feature dimension too large for the linear path (cap AV_MAX_FEATURE_DIM) */
     AV_ERR_NO_LINEAR = -9,     /* this variant has no linear-time path / no feature map / no factors */
     AV_ERR_FORMAT = -10,       /* malformed file or buffer (.npy header, dtype, order, truncated data) */
-    AV_ERR_SHAPE = -11,        /* array shape does not match what was asked */
-    AV_ERR_IO = -12,           /* a file could not be read or written (CLI helpers only) */
-    AV_ERR_NOMEM = -13,        /* allocation failed (CLI helpers only; kernels never allocate) */
+    AV_ERR_IO = -12,           /* a file could not be read or written (the CLI's helpers only) */
+    AV_ERR_NOMEM = -13,        /* allocation failed (the CLI's helpers only; kernels never allocate) */
     /* numerical events (outputs written) */
     AV_WARN_ZERO_ROW = 1,      /* some row's normaliser was zero or negative: that row is reported, kept as computed */
     AV_WARN_OVERFLOW = 2,      /* an exp-based feature or weight overflowed float range; entries are Inf/NaN */
@@ -93,7 +92,7 @@ typedef struct av_params {
     int causal;           /* 0 or 1 */
     double scale;         /* multiplies q·k for softmax, linformer, performer, taylor, explimit, nystrom; 0 → 1/√d */
     double p;             /* focused power, 1..10; 0 → 3 */
-    int dwc_kernel;       /* focused DWC kernel size, odd, 1..n; 0 means no DWC (not a default) */
+    int dwc_kernel;       /* focused DWC kernel size, odd, 1..2n−1; 0 means no DWC (not a default) */
     int s;                /* linformer projected length 1..n; 0 → min(n, 64) */
     int ef_kind;          /* enum av_ef_kind; 0 → gaussian */
     int ef_shared;        /* 1: E = F */

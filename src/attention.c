@@ -15,6 +15,7 @@
  * Taylor and explimit matrices come from the closed form avi_poly_kernel(scale·q·k), normalised by the
  * row sum; Linformer and Nyström from lowrank.c.
  */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -137,12 +138,22 @@ static int softmax_matrix(float *M, const float *Q, const float *K, int n, int d
 // ----------------------------------------------------------------------------------------------------
 // the kernel engine, quadratic path
 
+/* x ← fac·x. A factor beyond float range (the row's sum was tiny but positive, e.g. exp features of
+ * huge inputs) is applied in double: the products are ≤ 1 where it comes from a row sum, so nothing
+ * overflows that need not. */
+static void scale_by(float *x, int len, double fac) {
+    if (fac <= FLT_MAX) {
+        avs_scale(x, len, (float)fac);
+        return;
+    }
+    for (int j = 0; j < len; j++) x[j] = (float)(x[j] * fac);
+}
+
 /* Row i of a kernel matrix: zero the masked tail, scale the allowed entries by the normaliser factor of
  * their sum. Returns 1 when the row's sum is ≤ 0. */
 static int normalise_row(float *row, int len, int n, const av_params *p) {
     int zero = 0;
-    float f = (float)norm_factor(p, n, avs_sum_f64(row, len), &zero);
-    avs_scale(row, len, f);
+    scale_by(row, len, norm_factor(p, n, avs_sum_f64(row, len), &zero));
     if (len < n) memset(row + len, 0, (size_t)(n - len) * sizeof(float));
     return zero;
 }
@@ -549,7 +560,7 @@ static int kernel_factors(float *L, float *R, const float *Q, const float *K, in
         float *l = L + (size_t)i * r;
         double den = 0;
         for (long f = 0; f < r; f++) den += l[f] * z[f];
-        avs_scale(l, (int)r, (float)norm_factor(p, n, den, &zero));
+        scale_by(l, (int)r, norm_factor(p, n, den, &zero));
     }
     return merge(st, zero_status(zero));
 }

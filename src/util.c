@@ -20,7 +20,6 @@ const char *av_status_string(int status) {
     case AV_ERR_FEATURE_DIM: return "the feature dimension is too large for the linear path (over 65536)";
     case AV_ERR_NO_LINEAR: return "this variant has no feature map, linear-time path or low-rank factors";
     case AV_ERR_FORMAT: return "malformed input file or buffer";
-    case AV_ERR_SHAPE: return "the array's shape does not match";
     case AV_ERR_IO: return "a file could not be read or written";
     case AV_ERR_NOMEM: return "out of memory";
     case AV_WARN_ZERO_ROW: return "some row's normaliser is zero or negative, so its weights are undefined";

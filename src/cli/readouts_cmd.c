@@ -177,6 +177,8 @@ int avcli_cmd_readouts(const avcli_inputs *in, FILE *out) {
     for (int i = 0; i < s.count; i++)
         fprintf(out, "%s\"%s: %s\"", i ? ", " : "", s.where[i], av_status_string(s.code[i]));
     fputs("]\n}\n", out);
+    for (int i = 0; i < s.count; i++) /* numerical warnings also get their line on stderr, as in `matrix` */
+        if (s.code[i] > 0) fprintf(stderr, "attnviz: warning: %s: %s\n", s.where[i], av_status_string(s.code[i]));
 done:
     free(M); free(A); free(sv); free(svf); free(curve); free(work);
     return code;

@@ -768,6 +768,40 @@ START_TEST(test_status_codes) {
 }
 END_TEST
 
+/* exp and hedgehog features of huge inputs: a row sum can be tiny but positive (normalised in double,
+ * so nothing turns Inf/NaN and the row sums to 1) or exactly 0 (all features underflow: reported). */
+START_TEST(test_tiny_row_sums) {
+    const int n = 64, d = 16, variants[] = {AV_EXP, AV_HEDGEHOG};
+    float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d), *M = malloc(sizeof(float) * n * n);
+    tu_fill_normal(Q, (size_t)n * d, 0.0, 100.0, 3);
+    tu_fill_normal(K, (size_t)n * d, 0.0, 100.0, 4);
+    for (int v = 0; v < 2; v++) {
+        av_params p;
+        av_params_default(&p, variants[v]);
+        size_t wb = av_matrix_work(&p, n, d);
+        void *work = malloc(wb);
+        ck_assert_int_eq(av_matrix(M, Q, K, n, d, &p, work, wb), AV_WARN_ZERO_ROW);
+        int zero_rows = 0, tiny_rows = 0;
+        for (int i = 0; i < n; i++) {
+            double sum = 0;
+            for (int j = 0; j < n; j++) {
+                ck_assert(isfinite(M[i * n + j]) && M[i * n + j] >= 0);
+                sum += M[i * n + j];
+            }
+            if (sum == 0) zero_rows++;
+            else ck_assert_double_eq_tol(sum, 1.0, 1e-5);
+        }
+        /* both kinds occur with these inputs: some rows vanish, the others are normalised */
+        for (int i = 0; i < n; i++) tiny_rows += M[i * n] != 0 || M[i * n + 1] != 0;
+        ck_assert_int_gt(zero_rows, 0);
+        ck_assert_int_lt(zero_rows, n);
+        ck_assert_int_gt(tiny_rows, 0);
+        free(work);
+    }
+    free(Q); free(K); free(M);
+}
+END_TEST
+
 START_TEST(test_warnings) {
     int n = 7, d = 3, dv = 2;
     float *Q, *K, *V;
@@ -886,6 +920,7 @@ Suite *suite_attention(void) {
     tcase_add_test(tc, test_rank_bound);
     tcase_add_test(tc, test_status_codes);
     tcase_add_test(tc, test_warnings);
+    tcase_add_test(tc, test_tiny_row_sums);
     tcase_add_test(tc, test_cost);
     tcase_add_test(tc, test_lowrank_dispatch);
     suite_add_tcase(s, tc);

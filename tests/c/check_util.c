@@ -8,7 +8,7 @@
 START_TEST(test_status_strings) {
     const int codes[] = {AV_OK, AV_ERR_NULL, AV_ERR_SIZE, AV_ERR_KNOB, AV_ERR_VARIANT, AV_ERR_NO_CAUSAL,
                          AV_ERR_NONFINITE, AV_ERR_WORKSPACE, AV_ERR_FEATURE_DIM, AV_ERR_NO_LINEAR,
-                         AV_ERR_FORMAT, AV_ERR_SHAPE, AV_ERR_IO, AV_ERR_NOMEM, AV_WARN_ZERO_ROW,
+                         AV_ERR_FORMAT, AV_ERR_IO, AV_ERR_NOMEM, AV_WARN_ZERO_ROW,
                          AV_WARN_OVERFLOW, AV_WARN_NO_CONVERGENCE};
     const char *unknown = av_status_string(12345);
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {

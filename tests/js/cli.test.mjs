@@ -222,6 +222,8 @@ describe('bad arguments: one line on stderr, exit status 2', () => {
     ['no command', () => [], /command/],
     ['unknown generator', () => ['generate', '--gen', 'uniform', '--n', '4', '--d', '4', '-o', join(tmp, 'g')], /--gen uniform/],
     ['generate --std 0', () => ['generate', '--n', '4', '--d', '4', '--std', '0', '-o', join(tmp, 'g')], /--std 0/],
+    ['-o in a missing directory (AV_ERR_IO)', () => ['matrix', '--variant', 'softmax', '--q', q, '--k', k, '-o', join(tmp, 'no', 'm.npy')], /cannot write/],
+    ['generate into a missing parent (AV_ERR_IO)', () => ['generate', '--n', '4', '--d', '4', '-o', join(tmp, 'no', 'dir')], /cannot create/],
   ];
   for (const [name, args, pattern] of cases) {
     it(name, () => {
@@ -235,4 +237,22 @@ describe('bad arguments: one line on stderr, exit status 2', () => {
       expect(existsSync(out())).toBe(false);
     });
   }
+});
+
+describe('out of memory (AV_ERR_NOMEM)', () => {
+  // the real allocation failure, under an address-space limit; sanitizer builds (ATTNVIZ_CLI) reserve
+  // terabytes of shadow memory and cannot run under ulimit -v, so this runs on the plain build only
+  it.skipIf(!!process.env.ATTNVIZ_CLI)('readouts at n = 4096 under a 60 MB limit: one line, exit 1, no output', () => {
+    const dir = join(tmp, 'big');
+    expect(run('generate', '--n', '4096', '--d', '8', '-o', dir).status).toBe(0);
+    const p = spawnSync('bash', ['-c', 'ulimit -v 60000; exec "$0" "$@"', CLI, 'readouts', '--variant', 'elu',
+      '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy')], { encoding: 'utf8' });
+    expect(p.status).toBe(1);
+    expect(p.stdout).toBe('');
+    expect(p.stderr.trim().split('\n')).toEqual(['attnviz readouts: out of memory']);
+    // the same command without the limit succeeds, so the limit is what failed it
+    const ok = run('readouts', '--variant', 'elu', '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'));
+    expect(ok.status).toBe(0);
+    expect(JSON.parse(ok.stdout).n).toBe(4096);
+  });
 });
