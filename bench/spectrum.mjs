@@ -1,8 +1,9 @@
 // spectrum.mjs: the singular-value routes in WASM SIMD (node) against ml-matrix's SVD, numpy's svd
 // (a child process, same matrices) and the same C built natively (gcc -O3 -march=native), in one run.
 // Prints a table with ratios and appends records {name, n, d, ms, baseline, baseline_ms} to
-// build/bench.json. Figures are printed, never asserted (product.md §6: fast route n = 256 ≤ 6 ms,
-// 512 ≤ 40 ms, 1024 ≤ 400 ms; factor route n = 4096, r = 64 < 30 ms; ≥ 25× faster than ml-matrix).
+// build/bench.json (both routes against native, numpy and ml-matrix). Figures are printed, never
+// asserted (product.md §6: fast route n = 256 ≤ 6 ms, 512 ≤ 40 ms, 1024 ≤ 400 ms; factor route
+// n = 4096, r = 64 < 30 ms; ≥ 25× faster than ml-matrix).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -161,7 +162,7 @@ const fmt = (x, w = 9) => (x == null ? '—' : x.toFixed(x < 10 ? 2 : 1)).padSta
 const ratio = (a, b) => (a == null || b == null ? '—' : `${(a / b).toFixed(1)}×`).padStart(8);
 
 console.log(`spectrum: WASM SIMD (node ${process.versions.node}) vs native gcc -O3 -march=native, numpy svd, ml-matrix SVD`);
-console.log('    n | wasm fast  native  numpy   ml-matrix | wasm acc  native | fast/native  numpy/fast  ml/fast | max|Δσ|/σ₁ vs numpy (fast, acc)');
+console.log('    n | wasm fast  native  numpy   ml-matrix | wasm acc  native | fast/native  numpy/fast  ml/fast | numpy/acc  ml/acc | max|Δσ|/σ₁ vs numpy (fast, acc)');
 const records = [];
 for (const { n, fast, acc, ml } of rows) {
   const nf = native.get(`spectrum/fast/native@${n}`), na = native.get(`spectrum/accurate/native@${n}`);
@@ -169,11 +170,14 @@ for (const { n, fast, acc, ml } of rows) {
   const dF = npy ? maxRelDiff(npy.sv, fast.sv).toExponential(1) : '—';
   const dA = npy ? maxRelDiff(npy.sv, acc.sv).toExponential(1) : '—';
   console.log(`${String(n).padStart(5)} |${fmt(fast.ms)}${fmt(nf, 8)}${fmt(npy?.ms, 8)}${fmt(ml?.ms, 11)} |${fmt(acc.ms)}${fmt(na, 8)} |` +
-    `${ratio(fast.ms, nf)}${ratio(npy?.ms, fast.ms).padStart(12)}${ratio(ml?.ms, fast.ms).padStart(9)} | ${dF}, ${dA}`);
+    `${ratio(fast.ms, nf)}${ratio(npy?.ms, fast.ms).padStart(12)}${ratio(ml?.ms, fast.ms).padStart(9)} |` +
+    `${ratio(npy?.ms, acc.ms).padStart(10)}${ratio(ml?.ms, acc.ms)} | ${dF}, ${dA}`);
   records.push({ name: 'spectrum/fast/wasm-simd', n, d: D, ms: fast.ms, baseline: 'native gcc -O3 -march=native', baseline_ms: nf });
   records.push({ name: 'spectrum/accurate/wasm-simd', n, d: D, ms: acc.ms, baseline: 'native gcc -O3 -march=native', baseline_ms: na });
   if (npy) records.push({ name: 'spectrum/fast/wasm-simd-vs-numpy', n, d: D, ms: fast.ms, baseline: 'numpy.linalg.svd', baseline_ms: npy.ms });
   if (ml) records.push({ name: 'spectrum/fast/wasm-simd-vs-ml-matrix', n, d: D, ms: fast.ms, baseline: 'ml-matrix SVD', baseline_ms: ml.ms });
+  if (npy) records.push({ name: 'spectrum/accurate/wasm-simd-vs-numpy', n, d: D, ms: acc.ms, baseline: 'numpy.linalg.svd', baseline_ms: npy.ms });
+  if (ml) records.push({ name: 'spectrum/accurate/wasm-simd-vs-ml-matrix', n, d: D, ms: acc.ms, baseline: 'ml-matrix SVD', baseline_ms: ml.ms });
 }
 const nfac = native.get('spectrum/factor/native@4096');
 console.log(`factor route n = 4096, r = ${factor.r}: wasm ${factor.ms.toFixed(2)} ms, native ${nfac?.toFixed(2)} ms (${ratio(factor.ms, nfac).trim()})`);
