@@ -5,6 +5,7 @@
 // spectrum; and the longest main-thread frame gap during the drag (input is never blocked longer).
 // Appends {name, n, d, ms, baseline, baseline_ms} records to build/bench.json (baseline: the target of
 // product.md §6). Needs `make web`. Usage: node bench/page.mjs [samples=15]
+// (ATTNVIZ_WEB=dir serves another build of the page, e.g. an older one for a comparison in one sitting.)
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { serve } from '../scripts/serve.mjs';
 import { launch, openLab } from '../tests/e2e/browser.mjs';
@@ -37,7 +38,7 @@ async function measure(page, n) {
   }, { samples: SAMPLES });
 }
 
-const server = await serve('build/web', 0);
+const server = await serve(process.env.ATTNVIZ_WEB ?? 'build/web', 0);
 const browser = await launch();
 const records = [];
 try {

@@ -328,15 +328,18 @@ class Lab {
    * opts.sv / opts.floor: a spectrum already computed (else the fast route runs); opts.sv = null skips
    *   the spectrum (the spectral readouts are then null with a reason);
    * opts.reference: false when A already holds the softmax reference for these knobs;
-   * opts.tau: the sparsity_tau threshold; opts.route: 'fast' | 'accurate'.
+   * opts.tau: the sparsity_tau threshold; opts.route: 'fast' | 'accurate';
+   * opts.of: 'A' reads the softmax reference from the last reference() call instead of M (no error
+   *   readouts then: they compare with A itself).
    * @returns {object} keyed by the JSON names; undefined readouts are null with `<key>_reason`.
    */
   readouts(knobs, opts = {}) {
     const ex = this.av.exports, n = this.n, k = { ...DEFAULT_KNOBS, ...knobs };
-    if (!this.bufs.has('M')) throw new Error('attnviz: call matrix() before readouts()');
+    const of = opts.of === 'A' ? 'A' : 'M';
+    if (!this.bufs.has(of)) throw new Error(`attnviz: call ${of === 'A' ? 'reference' : 'matrix'}() before readouts()`);
     let sv = opts.sv, floor = opts.floor ?? 0;
-    if (sv === undefined) ({ sv, floor } = this.spectrum('M', opts.route ?? 'fast'));
-    const isSoftmax = this.av.variantId(k.variant) === 0;
+    if (sv === undefined) ({ sv, floor } = this.spectrum(of, opts.route ?? 'fast'));
+    const isSoftmax = of === 'A' || this.av.variantId(k.variant) === 0;
     if (!isSoftmax && opts.reference !== false) this.reference(k);
     let svp = 0;
     if (sv) {
@@ -348,7 +351,7 @@ class Lab {
     const w = this.work(bytes);
     // re-set the variant's knobs: reference() overwrote the params (readouts read only causal)
     const A = isSoftmax ? 0 : this.bufs.get('A').ptr;
-    const st = ex.av_readouts(vals, reasons, this.bufs.get('M').ptr, svp, floor, A, this.Vp, n, this.dv,
+    const st = ex.av_readouts(vals, reasons, this.bufs.get(of).ptr, svp, floor, A, this.Vp, n, this.dv,
       k.causal ? 1 : 0, opts.tau ?? 0, w, bytes);
     const out = { status: st, message: this.av.statusString(st) };
     const names = this.readoutNames();
@@ -391,6 +394,25 @@ class Lab {
     this.av.f64(svp, n).set(sv);
     const st = this.av.exports.av_error_curve(e, svp, n);
     return st ? null : this.av.f64(e, n + 1).slice();
+  }
+
+  /**
+   * Row-entropy histogram of M or A ('M' | 'A', the last matrix()/reference() result): counts of the
+   * per-row entropies (allowed entries normalised to sum 1; j ≤ i when causal) in `bins` equal-width
+   * bins over [0, ln n]. Rows with a negative entry or a zero sum are left out: `left` counts them and
+   * the status is AV_WARN_ZERO_ROW (1), with its sentence in `message`.
+   * @returns {{status:number, message:string, counts:Int32Array|null, bins:number, top:number, left:number}}
+   *          counts is a copy (null on an error status).
+   */
+  entropyHistogram(which = 'M', bins = 24, causal = false) {
+    const src = this.bufs.get(which);
+    if (!src) throw new Error(`attnviz: no ${which} computed yet`);
+    const p = this.buf('hist', bins * 4);
+    const st = this.av.exports.av_row_entropy_hist(p, bins, src.ptr, this.n, causal ? 1 : 0);
+    const counts = st < 0 ? null : this.av.i32(p, bins).slice();
+    let rows = 0;
+    if (counts) for (let i = 0; i < bins; i++) rows += counts[i];
+    return { ...this.result(st), counts, bins, top: Math.log(this.n), left: counts ? this.n - rows : null };
   }
 
   /** Cost counts {quad_madds, quad_bytes, linear_madds, linear_bytes} (linear null where none). */

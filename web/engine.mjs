@@ -8,10 +8,17 @@ import { SPECTRAL_KEYS } from './render/readouts.mjs';
 import { topSingularValues } from './topk.mjs';
 import { spectralReadouts } from './render/spectrum.mjs';
 
-/** Largest n whose heatmaps the page computes itself; above it the worker does. */
-export const MAIN_THREAD_MAX_N = 1024;
-/** Largest n whose plain readouts the page computes in the same frame as the heatmaps. */
-export const MAIN_READOUTS_MAX_N = 512;
+/**
+ * Largest n whose heatmaps and plain readouts the page computes itself, in the commit of the input's
+ * frame (a few milliseconds); above it the frame worker computes the heatmaps (up to
+ * FRAME_WORKER_MAX_N) and the spectrum worker the readouts, so no frame holds tens of milliseconds.
+ */
+export const MAIN_THREAD_MAX_N = 384;
+export const MAIN_READOUTS_MAX_N = MAIN_THREAD_MAX_N;
+/** Largest n whose heatmaps the frame worker computes; above it the spectrum worker does (after its spectrum). */
+export const FRAME_WORKER_MAX_N = 1024;
+/** Bins of the row-entropy histogram over [0, ln n]. */
+export const ENTROPY_BINS = 24;
 /** Largest n for the full O(n³) spectrum (fast route while dragging up to FULL_DRAG_MAX_N). */
 export const FULL_MAX_N = 2048;
 export const FULL_DRAG_MAX_N = 1024;
@@ -40,8 +47,11 @@ export class Engine {
     this.overlay = new Map(); // 'S' | 'E' | 'A' → {key, sv, floor, partial, fro2}
   }
 
-  /** Bring Q/K/V, A and M up to date with the state; returns the statuses and what was recomputed. */
-  ensure(st) {
+  /**
+   * Bring Q/K/V (always), A (need.ref) and M (need.matrix) up to date with the state; returns what
+   * was recomputed. The worker's spectrum by the factor route needs neither A nor M.
+   */
+  ensure(st, need = { ref: true, matrix: true }) {
     const t0 = now();
     const knobs = knobsOf(st);
     const did = { inputs: false, ref: false, matrix: false };
@@ -58,13 +68,13 @@ export class Engine {
       did.inputs = true;
     }
     const refKey = `${knobs.scale}|${knobs.causal}`;
-    if (this.keys.ref !== refKey) {
+    if (need.ref && this.keys.ref !== refKey) {
       this.status.ref = this.lab.reference(knobs);
       this.keys.ref = refKey;
       did.ref = true;
     }
     const mKey = JSON.stringify(knobs);
-    if (this.keys.matrix !== mKey) {
+    if (need.matrix && this.keys.matrix !== mKey) {
       this.status.matrix = this.lab.matrix(knobs);
       this.keys.matrix = mKey;
       did.matrix = true;
@@ -72,8 +82,12 @@ export class Engine {
     return { did, ms: now() - t0, knobs };
   }
 
-  /** Readouts that need no spectrum (the spectral keys are left out). */
+  /**
+   * Readouts that need no spectrum (the spectral keys are left out), with the row-entropy histograms
+   * of M and of the softmax A (`entropy_hist`; A's is kept while the inputs, scale and mask stay).
+   */
   plainReadouts(st) {
+    this.ensure(st);
     const lab = this.lab, knobs = knobsOf(st);
     if (this.status.matrix?.status < 0) return {};
     const r = lab.readouts(knobs, { sv: new Float64Array(st.n), floor: 0, reference: false, tau: st.tau });
@@ -82,7 +96,28 @@ export class Engine {
       if (k === 'singular_values' || SPECTRAL_KEYS.some((s) => k === s || k === `${s}_reason`)) continue;
       out[k] = v;
     }
+    out.entropy_hist = this.entropyHistograms(st, out.row_entropy_mean);
     return out;
+  }
+
+  /**
+   * Row-entropy histograms {bins, top: ln n, M: {counts, left, status, message, mean}, A: {…}|null}:
+   * M's each time, A's cached per inputs, scale and mask (its mean from the library's readouts of A).
+   */
+  entropyHistograms(st, meanM, bins = ENTROPY_BINS) {
+    const lab = this.lab, causal = knobsOf(st).causal;
+    const M = { ...lab.entropyHistogram('M', bins, causal), mean: meanM ?? null };
+    const aKey = `${this.keys.inputs}|${this.keys.ref}|${bins}`;
+    if (this.aHist?.key !== aKey) {
+      let A = null;
+      if (this.status.ref?.status >= 0) {
+        const h = lab.entropyHistogram('A', bins, causal);
+        const ra = lab.readouts({ variant: 'softmax', causal }, { of: 'A', sv: null, tau: st.tau });
+        A = { ...h, mean: ra.row_entropy_mean };
+      }
+      this.aHist = { key: aKey, A };
+    }
+    return { bins, top: M.top, M, A: this.aHist.A };
   }
 
   /**
@@ -92,6 +127,7 @@ export class Engine {
   frame(st, { readouts: withReadouts = true } = {}) {
     const t0 = now();
     const { did } = this.ensure(st);
+    const tEnsure = now();
     const n = st.n, b = blockSize(n, HEATMAP_CAP), size = Math.ceil(n / b);
     const mStatus = this.status.matrix;
     const ok = mStatus.status >= 0 && this.status.ref.status >= 0;
@@ -101,6 +137,7 @@ export class Engine {
     const aKey = `${this.keys.inputs}|${this.keys.ref}|${b}|${st.ds}`;
     if (this.aCache?.key !== aKey) this.aCache = { key: aKey, A: this.status.ref.status >= 0 ? downsample(lab.A, n, b, st.ds) : null };
     const A = this.aCache.A;
+    const tDs = now();
     let D = null;
     if (ok && b > 1 && st.ds === 'mean') { D = new Float32Array(size * size); for (let i = 0; i < D.length; i++) D[i] = M[i] - A[i]; }
     else if (ok) D = downsampleDiff(lab.M, lab.A, n, b, st.ds);
@@ -110,7 +147,7 @@ export class Engine {
     return {
       size, b, n, mode: st.ds, M, A, D, readouts, cost, did,
       status: { matrix: mStatus, ref: this.status.ref, inputs: this.status.inputs },
-      ms: { matrices: tCompute - t0, total: now() - t0 },
+      ms: { matrices: tCompute - t0, total: now() - t0, ensure: tEnsure - t0, ds: tDs - tEnsure, diff: tCompute - tDs },
     };
   }
 
@@ -127,15 +164,19 @@ export class Engine {
    * iteration. Returns {sv, floor, partial, route, fro2}.
    */
   singularValues(which, st, drag, k = 48, topk = false) {
-    const n = st.n, lab = this.lab;
+    const n = st.n;
     if (which === 'M') {
       const knobs = knobsOf(st);
-      const fr = knobs.causal ? null : lab.featureDim(knobs, true);
+      this.ensure(st, { ref: false, matrix: false });
+      const fr = knobs.causal ? null : this.lab.featureDim(knobs, true);
       if (fr && fr.status === 0 && fr.r > 0 && fr.r <= Math.max(64, n / 2)) {
-        const f = lab.factorSpectrum(knobs);
+        const f = this.lab.factorSpectrum(knobs);
         if (f && f.status >= 0) return { sv: f.sv, floor: f.floor, partial: false, route: `factors (r = ${f.r})` };
       }
+      this.ensure(st); // no factors: the route reads M
+      if (this.status.matrix.status < 0) return null;
     }
+    const lab = this.lab;
     const fullOk = !topk && (drag ? n <= FULL_DRAG_MAX_N : n <= FULL_MAX_N);
     if (fullOk) {
       const route = !drag && n <= 1024 ? 'accurate' : 'fast';
@@ -152,11 +193,10 @@ export class Engine {
    * computed here from σ (render/spectrum.mjs, the definitions of product.md §9) rather than by the
    * library's av_readouts, which would re-read all n² entries of M for the plain readouts too.
    */
-  spectrum(st, drag) {
+  spectrum(st, drag) { // the factor route needs neither M nor A: they are computed only when read
     const t0 = now();
-    this.ensure(st);
-    if (this.status.matrix.status < 0) return null;
     const s = this.singularValues('M', st, drag);
+    if (!s) return null;
     const readouts = spectralReadouts(s.sv, s.floor, st.n, { partial: s.partial, fro2: s.fro2 ?? null });
     return { ...s, readouts, ceiling: rankCeiling(st), ms: now() - t0 };
   }
@@ -176,7 +216,7 @@ export class Engine {
     const hit = this.cachedOverlay(st, which);
     if (hit) return hit;
     const key = this.overlayKey(st, which);
-    this.ensure(st);
+    this.ensure(st, { ref: which === 'A', matrix: false });
     const big = st.n > FULL_DRAG_MAX_N;
     if (which === 'S') { // exact at every n by the factor route: σ(scale·Q·Kᵀ), rank ≤ d
       const s = this.scoresSpectrum(knobs.scale);

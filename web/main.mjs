@@ -1,6 +1,8 @@
 // main.mjs: wiring. Controls set the state and mark it dirty; one requestAnimationFrame commit
-// recomputes what changed (n ≤ 1024: the heatmaps here, in wasm; above: in the worker) and draws;
-// spectra always come from the worker, latest request wins.
+// recomputes what changed and draws: n ≤ MAIN_THREAD_MAX_N the heatmaps and plain readouts here, in
+// wasm; up to FRAME_WORKER_MAX_N the heatmaps in the frame worker; spectra, overlays and the plain
+// readouts above the page's n (and the heatmaps above the frame worker's) in the spectrum worker.
+// Latest request wins in each worker; stale results are dropped.
 import katex from 'katex';
 import 'katex/dist/katex.min.css';
 import './style.css';
@@ -9,15 +11,16 @@ import {
   SCHEMA, BY_NAME, fromHash, toHash, coerce, normalise, changedKeys, firstDirtyStage, stageDirty,
   causalNote, rankCeiling, featureDim, VARIANT_LABELS,
 } from './state.mjs';
-import { Engine, MAIN_THREAD_MAX_N, MAIN_READOUTS_MAX_N, overlayKey } from './engine.mjs';
+import { Engine, MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N, overlayKey } from './engine.mjs';
 import { createResultGate } from './queue.mjs';
 import { colorTable } from './render/colormap.mjs';
 import { drawHeatmap, drawColorbar, sharedRange, symmetricRange, cellAt } from './render/heatmap.mjs';
 import { fmt, fmtSigned, fmtMs } from './render/format.mjs';
 import { normalisedSpectrum, errorCurve, rankAtRelative } from './render/spectrum.mjs';
-import { makeSpectrumChart, makeErrorChart } from './render/charts.mjs';
+import { makeSpectrumChart, makeErrorChart, floorDrawn, SERIES } from './render/charts.mjs';
 import { READOUT_ROWS, rowReason, rowLabel, costLine } from './render/readouts.mjs';
 import { VARIANT_TEX, VARIANT_HINT } from './render/formulas.mjs';
+import { entropyBars, entropyNote, drawEntropyHistogram } from './render/entropy.mjs';
 import { buildControls } from './ui/controls.mjs';
 
 const $ = (id) => document.getElementById(id);
@@ -30,7 +33,7 @@ let dirty = 'inputs';          // earliest dirty pipeline stage, or null
 let release = true;            // a knob was released: ask for the accurate spectrum
 let dragging = false;
 let raf = 0;
-const view = { frame: null, frameStale: false, readouts: null, readoutsStale: false, spec: null, overlay: {}, specStale: false, waitingFrame: false, doneId: 0, frameJob: 0, readoutsJob: 0 };
+const view = { frame: null, frameStale: false, readouts: null, readoutsStale: false, spec: null, overlay: {}, specStale: false, waitingFrame: false, frameJob: 0, readoutsJob: 0, localJob: 0 };
 const problems = [...parsed.problems];
 
 // measurements the benchmark and e2e tests read (window.attnviz)
@@ -38,41 +41,61 @@ const stats = { seq: 0, inputAt: new Map(), heatAt: new Map(), specAt: new Map()
 
 // --- compute ------------------------------------------------------------------------------------
 let engine = null;             // the page's own engine (n ≤ MAIN_THREAD_MAX_N)
-let worker = null;
-let workerReady = false;
 const gate = createResultGate();
-const queued = [];             // jobs posted before the worker was ready
+let workers = null;            // {spectrum, frame}: see makeWorker
 
-function startWorker() {
-  worker = new Worker(new URL('./worker.mjs', import.meta.url), { type: 'module' });
-  worker.onmessage = (e) => onWorkerMessage(e.data);
-  worker.onerror = (e) => showNotice(`worker failed: ${e.message ?? 'unknown error'}`);
-  worker.postMessage({ kind: 'init', simd: simdSupported(), simdUrl: wasmUrl('attnviz.wasm'), scalarUrl: wasmUrl('attnviz-scalar.wasm') });
+/** A worker with its state: ready, the job waiting for it to be ready, the newest id posted and done. */
+function makeWorker(name) {
+  const w = { name, ready: false, queued: null, posted: 0, done: 0 };
+  w.worker = new Worker(new URL('./worker.mjs', import.meta.url), { type: 'module' });
+  w.worker.onmessage = (e) => onWorkerMessage(w, e.data);
+  w.worker.onerror = (e) => showNotice(`the ${name} worker failed: ${e.message ?? 'unknown error'}`);
+  w.worker.postMessage({ kind: 'init', simd: simdSupported(), simdUrl: wasmUrl('attnviz.wasm'), scalarUrl: wasmUrl('attnviz-scalar.wasm') });
+  return w;
 }
 
-function requestWorker(frame, drag, readouts = false) {
-  // a newer job replaces a waiting one in the worker: carry over what is still owed to the page
-  frame ||= view.waitingFrame && st.n > MAIN_THREAD_MAX_N;
-  readouts ||= view.readoutsStale;
+function post(w, job) {
+  w.posted = job.id;
+  if (w.ready) w.worker.postMessage(job); else w.queued = job;
+}
+
+/**
+ * One request (one id) to the workers for the current state. `compute`: the inputs or knobs changed;
+ * otherwise a knob was released (the accurate spectrum). A newer job replaces a waiting one in a
+ * worker, so what is still owed to the page (a frame, readouts) is carried over.
+ */
+function requestWorkers(compute, drag) {
   const id = gate.next();
   stats.reqSeq.set(id, stats.seq);
-  const job = { kind: 'job', id, st: { ...st }, drag, frame, readouts: frame || readouts };
-  if (job.readouts) view.readoutsStale = true;
+  const n = st.n;
+  const here = n <= MAIN_THREAD_MAX_N;
+  const frame = !here && (compute || view.waitingFrame);
+  const readouts = !here && (compute || view.readoutsStale);
   if (frame) { view.waitingFrame = true; view.frameJob = id; }
-  if (frame || readouts) view.readoutsJob = id;
-  if (workerReady) worker.postMessage(job); else { queued.length = 0; queued.push(job); }
+  if (readouts) { view.readoutsStale = true; view.readoutsJob = id; }
+  const viaFrameWorker = frame && n <= FRAME_WORKER_MAX_N;
+  // with the frame worker, the readouts (tens of ms at n = 1024) are asked of the spectrum worker once
+  // the heatmaps are in, so that the two workers do not share the cores while the heatmaps are owed
+  chained = viaFrameWorker && readouts ? { id, st: { ...st } } : null;
+  if (viaFrameWorker) post(workers.frame, { kind: 'job', id, st: { ...st }, drag, frame: true, readouts: false, spectrum: false });
+  post(workers.spectrum, { kind: 'job', id, st: { ...st }, drag, frame: frame && !viaFrameWorker, readouts: readouts && !chained });
   view.specStale = true;
+  return id;
 }
 
-function onWorkerMessage(m) {
+let chained = null; // {id, st}: readouts to ask of the spectrum worker when the frame of request id arrives
+
+function onWorkerMessage(w, m) {
   if (m.kind === 'ready') {
-    workerReady = true;
-    for (const j of queued.splice(0)) worker.postMessage(j);
+    w.ready = true;
+    if (w.queued) { w.worker.postMessage(w.queued); w.queued = null; }
     return;
   }
-  if (m.kind === 'fatal') { showNotice(`the worker could not load the WebAssembly module: ${m.message}`); return; }
-  if (m.part === 'error') { showNotice(`computation failed: ${m.message}`); view.doneId = Math.max(view.doneId, m.id); return; }
-  if (m.part === 'done') { if (!m.dropped) view.doneId = Math.max(view.doneId, m.id); return; }
+  if (m.kind === 'fatal') { showNotice(`the ${w.name} worker could not load the WebAssembly module: ${m.message}`); return; }
+  if (m.part === 'error') { showNotice(`computation failed: ${m.message}`); w.done = Math.max(w.done, m.id); return; }
+  if (m.part === 'done') { if (!m.dropped) w.done = Math.max(w.done, m.id); return; }
+  // what the page computed itself for a newer request is never replaced by a worker's older result
+  if ((m.part === 'frame' || m.part === 'readouts') && m.id < view.localJob) return;
   const part = m.part === 'overlay' ? `overlay-${m.which}` : m.part;
   const { deliver, stale } = gate.accept(m.id, part);
   if (!deliver) return;
@@ -80,19 +103,22 @@ function onWorkerMessage(m) {
   if (m.part === 'frame') {
     view.frame = m; view.frameStale = m.id < view.frameJob; view.waitingFrame = m.id < view.frameJob;
     pendingMarks.heat = seq;
+    redraw.heat = true; redraw.readouts = true; // the cost line
+    if (chained && chained.id === m.id) {
+      post(workers.spectrum, { kind: 'job', id: m.id, st: chained.st, drag: false, frame: false, readouts: true, spectrum: false });
+      chained = null;
+    }
   } else if (m.part === 'spectrum') {
     view.spec = m; view.specStale = stale;
     pendingMarks.spec = seq;
+    redraw.spec = true; redraw.readouts = true;
   } else if (m.part === 'readouts') {
     view.readouts = m.readouts; view.readoutsStale = m.id < view.readoutsJob;
-    redraw.readouts = true; schedule();
-    return;
+    redraw.readouts = true;
   } else if (m.part === 'overlay') {
     view.overlay[m.which] = m;
+    redraw.spec = true;
   }
-  redraw.heat ||= m.part === 'frame';
-  redraw.spec = true;
-  redraw.readouts = true;
   schedule();
 }
 
@@ -134,21 +160,20 @@ function commit() {
     const compute = stage !== null && stageDirty(stage, 'readouts');
     const small = st.n <= MAIN_THREAD_MAX_N;
     if (compute) {
-      // the worker starts on the spectrum (and, above MAIN_THREAD_MAX_N, the matrices) while this
-      // thread computes the heatmaps
-      requestWorker(!small, dragging, st.n > MAIN_READOUTS_MAX_N);
+      // the workers start on the spectrum (and, above MAIN_THREAD_MAX_N, the heatmaps and readouts)
+      // while this thread computes the heatmaps and readouts of a small n
+      const id = requestWorkers(true, dragging);
       if (small && engine) {
         try {
-          const withReadouts = st.n <= MAIN_READOUTS_MAX_N;
-          view.frame = engine.frame(st, { readouts: withReadouts });
-          if (withReadouts) { view.readouts = view.frame.readouts; view.readoutsStale = false; }
-          view.frameStale = false; view.waitingFrame = false;
+          view.frame = engine.frame(st, { readouts: true });
+          view.readouts = view.frame.readouts; view.readoutsStale = false;
+          view.frameStale = false; view.waitingFrame = false; view.localJob = id;
           redraw.heat = true; redraw.readouts = true;
           pendingMarks.heat = stats.seq;
         } catch (err) { showNotice(`computation failed: ${err.message}`); }
       }
     } else if (release) {
-      requestWorker(false, false);
+      requestWorkers(false, false);
     }
     if (stage === 'display') { redraw.heat = true; redraw.spec = true; redraw.readouts = true; }
     release = false;
@@ -160,7 +185,9 @@ function commit() {
   lap.push(performance.now() - tc);
   if (redraw.spec) { drawSpectra(); redraw.spec = false; }
   lap.push(performance.now() - tc);
-  $('computing').hidden = !(view.waitingFrame && (!view.frame || view.frame.n !== st.n || st.n > MAIN_THREAD_MAX_N));
+  // the veil only when the heatmaps on screen are for another n, or come from the slow worker
+  const veil = !(view.waitingFrame && (!view.frame || view.frame.n !== st.n || st.n > FRAME_WORKER_MAX_N));
+  if ($('computing').hidden !== veil) $('computing').hidden = veil;
   setStatus();
   const t = performance.now();
   stats.lastCommit = { start: tc, laps: lap, total: t - tc };
@@ -180,6 +207,7 @@ function writeUrl(now) {
 
 // --- drawing ----------------------------------------------------------------------------------------
 const tables = { seq: colorTable('viridis'), div: colorTable('rdbu') };
+const SERIES_COLOR = Object.fromEntries(SERIES.map((x) => [x.key, x.color]));
 let heatRanges = null;
 
 function drawHeatmaps() {
@@ -193,14 +221,12 @@ function drawHeatmaps() {
   drawHeatmap($('hm-A'), data(f.A), { table: tables.seq, lo: r.lo, hi: r.hi });
   drawHeatmap($('hm-D'), data(f.D), { table: tables.div, lo: dr.lo, hi: dr.hi });
   for (const [k, rg] of [['M', r], ['A', r], ['D', dr]]) {
-    $(`cb-${k}-hi`).textContent = `${rg.clipped ? '≥ ' : ''}${k === 'D' ? fmtSigned(rg.hi) : fmt(rg.hi)}`;
-    $(`cb-${k}-mid`).textContent = k === 'D' ? '0' : fmt((rg.lo + rg.hi) / 2);
-    $(`cb-${k}-lo`).textContent = `${rg.clipped && k === 'D' ? '≤ ' : ''}${fmt(rg.lo)}`;
+    setText(`cb-${k}-hi`, `${rg.clipped ? '≥ ' : ''}${k === 'D' ? fmtSigned(rg.hi) : fmt(rg.hi)}`);
+    setText(`cb-${k}-mid`, k === 'D' ? '0' : fmt((rg.lo + rg.hi) / 2));
+    setText(`cb-${k}-lo`, `${rg.clipped && k === 'D' ? '≤ ' : ''}${fmt(rg.lo)}`);
   }
-  $('cap-M').textContent = `${VARIANT_LABELS[st.variant]}: matrix M${bad ? ` (${bad} cells Inf/NaN, magenta)` : ''}`;
-  $('ds-note').textContent = f.b > 1
-    ? `n = ${f.n} shown as ${f.size}×${f.size}: blocks of ${f.b}×${f.b}, block ${f.mode}`
-    : '';
+  setText('cap-M', `${VARIANT_LABELS[st.variant]}: matrix M${bad ? ` (${bad} cells Inf/NaN, magenta)` : ''}`);
+  setText('ds-note', f.b > 1 ? `n = ${f.n} shown as ${f.size}×${f.size}: blocks of ${f.b}×${f.b}, block ${f.mode}` : '');
 }
 
 let charts = null;
@@ -244,8 +270,11 @@ function drawSpectra() {
   charts.error.update({ x: Array.from({ length: elen }, (_, i) => i), M: pad(eM), A: pad(eA), ceiling });
   const route = s ? `${s.route}${s.partial ? ': ranks are lower bounds' : ''}; ${fmtMs(s.ms)} in the worker` : 'computing…';
   const floorRel = s && s.sv[0] > 0 ? s.floor / s.sv[0] : 0;
-  const floorText = floorRel > 0 ? `noise floor ${floorRel.toExponential(0)}·σ₁ (dotted)` : 'noise floor dotted';
-  $('spec-note').textContent = `${route}${ceiling ? ` · rank ceiling ${ceiling} (dashed)` : ''} · ${floorText}`;
+  const floorText = floorRel > 0
+    ? `noise floor ${floorRel.toExponential(0)}·σ₁${floorDrawn(floorRel) ? ' (dotted)' : ' (below the plot)'}`
+    : 'noise floor —';
+  const note = `${route}${ceiling ? ` · rank ceiling ${ceiling} (dashed)` : ''} · ${floorText}`;
+  if ($('spec-note').textContent !== note) $('spec-note').textContent = note;
 }
 
 function drawReadouts() {
@@ -267,8 +296,31 @@ function drawReadouts() {
     if (v.title !== reason) v.title = reason;
     tr.classList.toggle('stale', row.spectral ? view.specStale : view.readoutsStale);
   }
-  $('cost').textContent = costLine(view.frame?.cost, st.n);
-  $('readout-state').textContent = view.specStale ? 'spectral readouts updating…' : '';
+  setText('cost', costLine(view.frame?.cost, st.n));
+  setText('readout-state', view.specStale ? 'spectral readouts updating…' : '');
+  drawEntropy(r.entropy_hist ?? null);
+}
+
+/** Set an element's text only when it differs (an unchanged write still invalidates layout). */
+function setText(id, text) {
+  const el = $(id);
+  if (el.textContent !== text) el.textContent = text;
+}
+
+// the histogram canvas's CSS size, from a ResizeObserver (never a forced layout in a commit)
+const entBox = { width: 0, height: 0, drawn: null };
+function drawEntropy(hist) {
+  $('ent-hist').classList.toggle('stale', view.readoutsStale);
+  const dark = isDark();
+  const key = entBox.drawn;
+  if (key && key.hist === hist && key.dark === dark && key.width === entBox.width && key.height === entBox.height) return;
+  entBox.drawn = { hist, dark, width: entBox.width, height: entBox.height };
+  setText('ent-note', entropyNote(hist));
+  if (!entBox.width || !entBox.height) return;
+  drawEntropyHistogram($('ent-hist'), entropyBars(hist), {
+    width: entBox.width, height: entBox.height, dpr: devicePixelRatio || 1,
+    colors: { M: SERIES_COLOR.M, A: SERIES_COLOR.A, mark: dark ? '#f0e442' : '#b8860b', axis: dark ? '#c8ccd4' : '#333' },
+  });
 }
 
 let rowCache = null;
@@ -294,8 +346,10 @@ function readoutRows() {
 let controls = null;
 let shownVariant = null;
 function syncChrome() {
-  document.documentElement.dataset.theme = st.theme;
-  $('theme').setAttribute('aria-label', `colour theme: ${st.theme}`);
+  if (document.documentElement.dataset.theme !== st.theme) {
+    document.documentElement.dataset.theme = st.theme;
+    $('theme').setAttribute('aria-label', `colour theme: ${st.theme}`);
+  }
   controls.sync(st);
   if (shownVariant !== st.variant) {
     shownVariant = st.variant;
@@ -304,14 +358,15 @@ function syncChrome() {
   }
   const fd = featureDim(st);
   const cn = causalNote(st);
-  $('causal-note').hidden = !cn && !(fd && fd > 65536);
-  $('causal-note').textContent = [cn, fd && fd > 65536 ? `feature dimension ${fd.toLocaleString('en')} > 65,536: no linear path (the matrix comes from the closed form)` : null].filter(Boolean).join('. ');
+  const hide = !cn && !(fd && fd > 65536);
+  if ($('causal-note').hidden !== hide) $('causal-note').hidden = hide;
+  setText('causal-note', [cn, fd && fd > 65536 ? `feature dimension ${fd.toLocaleString('en')} > 65,536: no linear path (the matrix comes from the closed form)` : null].filter(Boolean).join('. '));
 }
 
 function setStatus() {
   const f = view.frame;
   let text;
-  if (!f) text = engine || workerReady ? 'computing…' : 'loading the WebAssembly module…';
+  if (!f) text = engine || workers?.spectrum.ready ? 'computing…' : 'loading the WebAssembly module…';
   else {
     const m = f.status?.matrix;
     const warn = m && m.status !== 0 ? `${m.status < 0 ? 'error' : 'note'}: ${m.message}` : null;
@@ -358,6 +413,10 @@ function start() {
   controls = { sync: (s) => parts.forEach((p) => p.sync(s)) };
   drawColorbar($('cb-M'), tables.seq); drawColorbar($('cb-A'), tables.seq); drawColorbar($('cb-D'), tables.div);
   for (const id of ['hm-M', 'hm-A', 'hm-D']) $(id).addEventListener('mousemove', onHover);
+  new ResizeObserver(([e]) => {
+    entBox.width = Math.floor(e.contentRect.width); entBox.height = Math.floor(e.contentRect.height);
+    redraw.readouts = true; schedule();
+  }).observe($('ent-hist'));
   addEventListener('pointerup', () => { if (dragging) onChange(null, null, 'change'); });
   $('theme').addEventListener('click', () => {
     const order = ['auto', 'dark', 'light'];
@@ -376,7 +435,7 @@ function start() {
   });
   if (problems.length) showNotice(problems.join('; '));
   readoutRows();
-  startWorker();
+  workers = { spectrum: makeWorker('spectrum'), frame: makeWorker('frame') };
   loadAttnviz({ simd: simdSupported(), simdUrl: wasmUrl('attnviz.wasm'), scalarUrl: wasmUrl('attnviz-scalar.wasm') })
     .then((av) => {
       engine = new Engine(av);
@@ -392,8 +451,8 @@ window.attnviz = {
   get stats() { return stats; },
   get view() { return view; },
   get charts() { return charts; },
-  get ready() { return !!engine && workerReady; },
+  get ready() { return !!engine && workers.spectrum.ready && workers.frame.ready; },
   get latestJob() { return gate.latest; },
-  get idle() { return !raf && !urlTimer && dirty === null && view.doneId === gate.latest; },
+  get idle() { return !raf && !urlTimer && dirty === null && Object.values(workers).every((w) => w.done >= w.posted); },
 };
 start();

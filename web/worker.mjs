@@ -1,15 +1,17 @@
-// worker.mjs: the lab's heavy work off the page's thread: spectra always, and above n = 1024 the
-// matrices and readouts too. A module worker with its own instance of the wasm module.
+// worker.mjs: the lab's heavy work off the page's thread. The page runs two of these, each a module
+// worker with its own instance of the wasm module: the spectrum worker (spectra and overlays, the plain
+// readouts above the page's n, and the heatmaps above FRAME_WORKER_MAX_N) and the frame worker (the
+// heatmaps for MAIN_THREAD_MAX_N < n ≤ FRAME_WORKER_MAX_N, so that the spectrum never delays them).
 //
 // Messages in:  {kind: 'init', simdUrl, scalarUrl, simd}
-//               {kind: 'job', id, st, drag, frame, readouts}   frame: also the heatmaps; readouts: the plain readouts
+//               {kind: 'job', id, st, drag, frame, readouts, spectrum}   frame: the heatmaps;
+//               readouts: the plain readouts; spectrum (default true): the spectrum and the overlays
 // Messages out: {kind: 'ready', simd} | {kind: 'fatal', message}
 //               {id, part: 'frame' | 'readouts' | 'spectrum' | 'overlay' | 'done' | 'error', …}
 // Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step.
 import { loadAttnviz } from './attnviz.mjs';
 import { Engine } from './engine.mjs';
 import { createLatestSlot } from './queue.mjs';
-import { normalisedSpectrum } from './render/spectrum.mjs';
 
 const slot = createLatestSlot();
 let engine = null;
@@ -50,18 +52,20 @@ async function runJob(job) {
       self.postMessage({ id, part: 'frame', ...f }, transferables({ M, D })); // A is the engine's cached copy: cloned
       await yieldToEvents();
       if (stale()) return self.postMessage({ id, part: 'done', dropped: true });
-    } else {
-      engine.ensure(st);
     }
+    const spectrum = job.spectrum !== false;
     // the variant's spectrum first (milliseconds by the factor route), then the plain readouts (which
     // read all n² entries), then the overlays
-    const s = engine.spectrum(st, drag);
-    if (s) self.postMessage({ id, part: 'spectrum', ...s, plot: normalisedSpectrum(s.sv, s.floor) });
+    if (spectrum) {
+      const s = engine.spectrum(st, drag);
+      if (s) self.postMessage({ id, part: 'spectrum', ...s });
+    }
     if (job.readouts) {
       await yieldToEvents();
       if (stale()) return self.postMessage({ id, part: 'done', dropped: true });
       self.postMessage({ id, part: 'readouts', readouts: engine.plainReadouts(st) });
     }
+    if (!spectrum) return self.postMessage({ id, part: 'done' });
     for (const which of ['S', 'E', 'A']) {
       await yieldToEvents();
       // an overlay depends on the inputs only: finish it even for a superseded job when the newer
@@ -92,7 +96,13 @@ self.onmessage = (e) => {
     return;
   }
   if (msg.kind === 'job') {
-    slot.put(msg);
+    // a second job for the same request (the readouts the page asks for once its heatmaps are in)
+    // joins the one still waiting instead of replacing it
+    const waiting = slot.peek();
+    const job = waiting && waiting.id === msg.id
+      ? { ...waiting, frame: waiting.frame || msg.frame, readouts: waiting.readouts || msg.readouts, spectrum: waiting.spectrum !== false || msg.spectrum !== false }
+      : msg;
+    slot.put(job);
     run();
   }
 };

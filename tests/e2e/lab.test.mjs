@@ -27,6 +27,18 @@ afterAll(async () => {
 
 const state = () => page.evaluate(() => window.attnviz.state);
 const readouts = () => page.evaluate(() => ({ ...window.attnviz.view.readouts, ...window.attnviz.view.spec.readouts }));
+/** The histogram's data (M's centre of mass as a fraction of ln n), its canvas and its note. */
+const entropyHist = () => page.evaluate(() => {
+  const h = window.attnviz.view.readouts.entropy_hist;
+  const c = document.getElementById('ent-hist');
+  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  const set = new Set();
+  let sum = 0;
+  for (let i = 0; i < d.length; i += 4) { const v = (d[i] << 24 | d[i + 1] << 16 | d[i + 2] << 8 | d[i + 3]) >>> 0; set.add(v); sum = (sum * 31 + v) >>> 0; }
+  const rows = h.M.counts.reduce((a, b) => a + b, 0);
+  const centre = h.M.counts.reduce((a, k, i) => a + k * (i + 0.5), 0) / rows / h.bins;
+  return { rows, centre, A: [...h.A.counts], colours: set.size, pixels: sum, note: document.getElementById('ent-note').textContent };
+});
 const cell = (id) => page.$eval(`tr[data-readout="${id}"] td.v`, (td) => td.textContent);
 
 describe('the lab page', () => {
@@ -67,6 +79,7 @@ describe('the lab page', () => {
     await waitSettled(page);
     expect((await state()).p).toBe(1);
     const before = await readouts();
+    const histBefore = await entropyHist();
     await dragRange(page, '#k-p', 1, 6);
     await waitSettled(page);
     const p = (await state()).p;
@@ -75,6 +88,16 @@ describe('the lab page', () => {
     const after = await readouts();
     expect(after.sparsity_tau).toBeGreaterThan(before.sparsity_tau);
     expect(after.row_entropy_mean).toBeLessThan(before.row_entropy_mean);
+    // the row-entropy histogram: drawn, and its mass moves to lower entropy (softmax's stays)
+    const histAfter = await entropyHist();
+    for (const h of [histBefore, histAfter]) {
+      expect(h.colours).toBeGreaterThan(3);
+      expect(h.rows).toBe(256);
+      expect(h.note).toMatch(/ln n = 5\.55 \(uniform rows\)/);
+    }
+    expect(histAfter.centre).toBeLessThan(histBefore.centre - 0.05);
+    expect(histAfter.A).toEqual(histBefore.A);
+    expect(histAfter.pixels).not.toBe(histBefore.pixels);
     expect(await page.textContent('#k-p-value')).toBe(String(p));
     expect(page.url()).toContain(`p=${p}`);
   });

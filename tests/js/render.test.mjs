@@ -6,6 +6,10 @@ import { blockSize, downsample, downsampleDiff, sharedRange, symmetricRange, pai
 import { normalisedSpectrum, errorCurve, rankAtRelative, spectralReadouts } from '../../web/render/spectrum.mjs';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 import { READOUT_ROWS, costLine, rowReason, rowLabel, tolerance } from '../../web/render/readouts.mjs';
+import { entropyBars, entropyNote } from '../../web/render/entropy.mjs';
+import { floorDrawn } from '../../web/render/charts.mjs';
+import { Engine } from '../../web/engine.mjs';
+import { defaults } from '../../web/state.mjs';
 
 describe('colour tables', () => {
   it('are 256 opaque RGBA entries with the published end points', () => {
@@ -231,5 +235,61 @@ describe('spectral readouts from σ on the page', () => {
     const part = spectralReadouts(Float64Array.from([3, 2, 1]), 0, 100, { partial: true, fro2: 20 });
     expect(part.effective_rank).toBe(null);
     expect(part.stable_rank).toBeCloseTo(20 / 9, 14);
+  });
+});
+
+describe('row-entropy histogram', () => {
+  it('the loader bins each row\'s entropy over [0, ln n] and counts rows left out', async () => {
+    const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
+    const n = 32, lab = av.lab(n, 8);
+    lab.generate('gaussian', 1, 1);
+    lab.matrix({ variant: 'softmax' });
+    const M = lab.M;
+    M.fill(0);
+    for (let i = 0; i < n; i++) M[i * n + i] = 1;            // one-hot rows: entropy 0
+    for (let j = 0; j < n; j++) M[3 * n + j] = 1;            // a uniform row: entropy ln n, top bin
+    M[5 * n + 5] = -1;                                       // a negative entry: left out
+    const h = lab.entropyHistogram('M', 8, false);
+    expect(h.status).toBe(1);
+    expect(h.message.length).toBeGreaterThan(0);
+    expect(h.top).toBeCloseTo(Math.log(n), 12);
+    expect([...h.counts]).toEqual([n - 2, 0, 0, 0, 0, 0, 0, 1]);
+    expect(h.left).toBe(1);
+    lab.free();
+  });
+  it('the engine gives M\'s histogram each time and softmax A\'s with its mean', async () => {
+    const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
+    const e = new Engine(av);
+    const st = { ...defaults(), n: 64, d: 16, variant: 'focused' };
+    const lo = e.frame({ ...st, p: 1 }).readouts.entropy_hist;
+    const hi = e.frame({ ...st, p: 6 }).readouts.entropy_hist;
+    expect(lo.M.counts.reduce((a, b) => a + b, 0)).toBe(64);
+    expect(hi.A).toBe(lo.A);                                 // cached: the inputs did not change
+    expect(hi.M.mean).toBeLessThan(lo.M.mean);               // sharper rows: lower entropy
+    expect(lo.A.mean).toBeGreaterThan(0);
+    expect(lo.A.mean).toBeLessThanOrEqual(Math.log(64));
+    e.free();
+  });
+  it('shapes bars as fractions of the rows counted, and means as fractions of ln n', () => {
+    const hist = { bins: 4, top: 2, M: { counts: Int32Array.from([1, 3, 0, 0]), left: 0, mean: 0.5 }, A: { counts: Int32Array.from([0, 0, 2, 2]), left: 0, mean: 1.5 } };
+    const b = entropyBars(hist);
+    expect([...b.M]).toEqual([0.25, 0.75, 0, 0]);
+    expect([...b.A]).toEqual([0, 0, 0.5, 0.5]);
+    expect(b.max).toBe(0.75);
+    expect(b.meanM).toBe(0.25);
+    expect(b.meanA).toBe(0.75);
+    expect(entropyBars(null)).toBe(null);
+    expect(entropyBars({ ...hist, M: { counts: null, mean: null }, A: null }).M).toBe(null);
+    expect(entropyNote(hist)).toMatch(/M 0\.5 \(solid\), softmax 1\.5 \(dashed\) · ln n = 2/);
+    expect(entropyNote({ ...hist, M: { ...hist.M, left: 3 } })).toMatch(/3 rows of M left out/);
+  });
+});
+
+describe('spectrum chart marks', () => {
+  it('draws the noise floor only where the plotted range reaches it', () => {
+    expect(floorDrawn(1e-7)).toBe(true);
+    expect(floorDrawn(1e-9)).toBe(true);
+    expect(floorDrawn(6e-13)).toBe(false);
+    expect(floorDrawn(0)).toBe(false);
   });
 });

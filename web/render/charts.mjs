@@ -10,6 +10,16 @@ export const SERIES = [
   { key: 'A', label: 'softmax A', color: '#cc79a7', dash: [2, 2] },
 ];
 
+/**
+ * The lowest noise floor (relative to σ₁) the spectrum chart draws as a dotted line: the y range
+ * reaches down to a floor at or above it (the fast route's, near √ε·σ₁); a lower one (accurate and
+ * factor routes) is left off the chart and only named in the note.
+ */
+export const FLOOR_LINE_MIN = 1e-9;
+
+/** Whether the spectrum chart draws the noise-floor line for this floor (relative to σ₁). */
+export function floorDrawn(floorRel) { return floorRel >= FLOOR_LINE_MIN && floorRel < 1; }
+
 function themeColors(dark) {
   return { axis: dark ? '#c8ccd4' : '#333', grid: dark ? '#333a44' : '#e3e3e3', mark: dark ? '#f0e442' : '#b8860b' };
 }
@@ -30,7 +40,7 @@ function markers(getMarks, dark) {
           const x = u.valToPos(m.ceiling, 'x', true);
           if (x >= left && x <= left + width) { ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, top + height); ctx.stroke(); }
         }
-        if (m.floor > 0) {
+        if (floorDrawn(m.floor)) {
           const y = u.valToPos(m.floor, 'y', true);
           ctx.setLineDash([2 * devicePixelRatio, 3 * devicePixelRatio]);
           if (y >= top && y <= top + height) { ctx.beginPath(); ctx.moveTo(left, y); ctx.lineTo(left + width, y); ctx.stroke(); }
@@ -52,9 +62,8 @@ export function makeSpectrumChart(el, { width, height, dark }) {
     width, height,
     legend: { show: true, live: false },
     cursor: { drag: { x: false, y: false }, points: { show: false } },
-    // the y range reaches down to a noise floor ≥ 1e-9·σ₁ (the fast route's), so its line is on the
-    // chart; a lower floor (accurate and factor routes) is only named in the note above the chart
-    scales: { x: { time: false }, y: { distr: 3, range: (u, lo) => [Math.max(1e-12, Math.min(lo ?? 1e-8, marks.floor >= 1e-9 ? marks.floor : 1, 1) / 2), 1.5] } },
+    // the y range reaches down to a noise floor the chart draws (floorDrawn), so its line is in range
+    scales: { x: { time: false }, y: { distr: 3, range: (u, lo) => [Math.max(1e-12, Math.min(lo ?? 1e-8, floorDrawn(marks.floor) ? marks.floor : 1, 1) / 2), 1.5] } },
     axes: [{ ...axis, label: 'i', labelSize: 14, size: 28 }, { ...axis, label: 'σᵢ / σ₁', labelSize: 14, size: 52, space: 22, values: (u, v) => v.map((x) => x == null ? '' : x.toExponential(0).replace('e+', 'e').replace('1e0', '1')) }],
     series: [{ label: 'i' }, ...SERIES.map((s) => ({ label: s.label, stroke: s.color, width: 1.6, dash: s.dash, points: { show: false }, spanGaps: false }))],
     plugins: [markers(() => marks, dark)],

@@ -51,6 +51,7 @@ export function downsample(src, n, b, mode = 'mean', out = null) {
 export function downsampleDiff(M, A, n, b, mode = 'mean', out = null) {
   const c = Math.ceil(n / b);
   const dst = out && out.length >= c * c ? out : new Float32Array(c * c);
+  if (b === 1) { for (let k = 0; k < n * n; k++) dst[k] = M[k] - A[k]; return dst; }
   if (mode !== 'max') {
     dst.fill(0);
     for (let i = 0; i < n; i++) {

@@ -45,19 +45,26 @@ function rangeControl(entry, st, onChange) {
   return {
     row,
     sync(s) {
+      // every write is guarded: an unchanged attribute or text written on each input still costs
+      // style and layout work in the frame that must show the new heatmaps
       const v = s[entry.name];
+      let min, max, step;
       if (entry.values) {
-        const max = maxOf(entry, s);
-        const count = entry.values.filter((x) => x <= max).length;
-        input.min = 0; input.max = String(count - 1); input.step = 1;
+        const top = maxOf(entry, s);
+        min = '0'; max = String(entry.values.filter((x) => x <= top).length - 1); step = '1';
       } else {
-        input.min = String(entry.min); input.max = String(maxOf(entry, s)); input.step = String(entry.step ?? 1);
+        min = String(entry.min); max = String(maxOf(entry, s)); step = String(entry.step ?? 1);
       }
+      if (input.min !== min) input.min = min;
+      if (input.max !== max) input.max = max;
+      if (input.step !== step) input.step = step;
       const pos = String(sliderPos(entry, v));
       if (input.value !== pos) input.value = pos;
       const text = shownValue(entry, v);
-      out.textContent = text;
-      input.setAttribute('aria-valuetext', `${entry.label} ${text}`);
+      if (out.textContent !== text) {
+        out.textContent = text;
+        input.setAttribute('aria-valuetext', `${entry.label} ${text}`);
+      }
     },
   };
 }
@@ -76,7 +83,7 @@ function checkControl(entry, st, onChange) {
   const box = el('input', { type: 'checkbox', id, name: entry.name });
   box.addEventListener('change', () => onChange(entry.name, box.checked, 'change'));
   const row = el('div', { class: 'ctl check' }, box, el('label', { for: id, text: entry.label }));
-  return { row, sync(s) { box.checked = !!s[entry.name]; } };
+  return { row, sync(s) { if (box.checked !== !!s[entry.name]) box.checked = !!s[entry.name]; } };
 }
 
 function numberControl(entry, st, onChange) {
@@ -111,7 +118,7 @@ export function buildControls(container, entries, st, onChange) {
     sync(s) {
       for (const c of made) {
         const on = applies(c.entry, s);
-        c.row.hidden = !on;
+        if (c.row.hidden === on) c.row.hidden = !on;
         if (on) c.sync(s);
       }
     },

@@ -1,0 +1,91 @@
+// entropy.mjs: the row-entropy histogram (product.md §3: "row entropy, mean and histogram, against
+// log n (uniform)"): the variant's M as filled bars, the softmax A as a dashed outline, each mean as a
+// vertical line, ln n (every row uniform) at the right end of the axis. Pure shaping plus one draw
+// function that touches only the canvas it is given.
+import { fmt } from './format.mjs';
+
+/**
+ * Shape the engine's histograms ({bins, top, M: {counts, left, mean, status}, A: {…} | null}) for
+ * drawing: per-bin fractions of the rows counted, the tallest fraction, and the means as fractions of
+ * ln n (null where undefined). A histogram with no counts (an error status) gives null fractions.
+ */
+export function entropyBars(hist) {
+  if (!hist || !(hist.bins > 0)) return null;
+  const frac = (h) => {
+    if (!h || !h.counts) return null;
+    let total = 0;
+    for (let i = 0; i < h.counts.length; i++) total += h.counts[i];
+    if (!total) return null;
+    return Float64Array.from(h.counts, (c) => c / total);
+  };
+  const M = frac(hist.M), A = frac(hist.A);
+  let max = 0;
+  for (const f of [M, A]) if (f) for (let i = 0; i < f.length; i++) max = Math.max(max, f[i]);
+  const at = (h) => (h && Number.isFinite(h.mean) && hist.top > 0 ? h.mean / hist.top : null);
+  return { bins: hist.bins, top: hist.top, M, A, max, meanM: at(hist.M), meanA: at(hist.A) };
+}
+
+/** The line above the histogram: both means against ln n, and rows left out (with the reason). */
+export function entropyNote(hist) {
+  if (!hist) return '';
+  const parts = [];
+  parts.push(`mean: M ${fmt(hist.M?.mean)} (solid)${hist.A ? `, softmax ${fmt(hist.A.mean)} (dashed)` : ''}`);
+  parts.push(`ln n = ${fmt(hist.top)} (uniform rows)`);
+  if (hist.M && !hist.M.counts) parts.push(`M: ${hist.M.message}`);
+  else if (hist.M?.left > 0) parts.push(`${hist.M.left} rows of M left out (a negative entry or a zero sum)`);
+  return parts.join(' · ');
+}
+
+/**
+ * Draw the histogram. data: entropyBars(); opts {width, height (CSS px), dpr, colors: {M, A, mark,
+ * axis}, font}. The canvas is sized to width·dpr × height·dpr; the x axis runs from 0 to ln n.
+ */
+export function drawEntropyHistogram(canvas, data, opts) {
+  const { width, height, dpr = 1, colors } = opts;
+  const W = Math.round(width * dpr), H = Math.round(height * dpr);
+  if (canvas.width !== W || canvas.height !== H) { canvas.width = W; canvas.height = H; }
+  const ctx = canvas.getContext('2d');
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, width, height);
+  const font = opts.font ?? '11px system-ui, sans-serif';
+  const left = 4, right = width - 4, top = 12, bottom = height - 14;
+  const x = (t) => left + t * (right - left);
+  const y = (f) => bottom - (data && data.max > 0 ? f / data.max : 0) * (bottom - top);
+  ctx.font = font;
+  ctx.textBaseline = 'alphabetic';
+  // axis: 0 … ln n
+  ctx.strokeStyle = colors.axis; ctx.fillStyle = colors.axis; ctx.lineWidth = 1;
+  ctx.beginPath(); ctx.moveTo(left, bottom + 0.5); ctx.lineTo(right, bottom + 0.5); ctx.stroke();
+  ctx.textAlign = 'left'; ctx.fillText('0', left, height - 2);
+  ctx.textAlign = 'center'; ctx.fillText('row entropy (nats)', (left + right) / 2, height - 2);
+  if (!data) return;
+  ctx.textAlign = 'right'; ctx.fillText(`ln n = ${fmt(data.top)}`, right, height - 2);
+  if (data.max > 0) { ctx.textAlign = 'left'; ctx.fillText(`${fmt(100 * data.max, 2)}% of rows`, left, top - 2); }
+  const bw = (right - left) / data.bins;
+  if (data.M) {
+    ctx.fillStyle = colors.M; ctx.globalAlpha = 0.75;
+    for (let i = 0; i < data.bins; i++) {
+      if (!data.M[i]) continue;
+      const yt = y(data.M[i]);
+      ctx.fillRect(x(i / data.bins) + 0.5, yt, bw - 1, bottom - yt);
+    }
+    ctx.globalAlpha = 1;
+  }
+  if (data.A) { // a stepped outline over the bars
+    ctx.strokeStyle = colors.A; ctx.lineWidth = 1.5; ctx.setLineDash([3, 2]);
+    ctx.beginPath(); ctx.moveTo(left, bottom);
+    for (let i = 0; i < data.bins; i++) { const yy = y(data.A[i]); ctx.lineTo(x(i / data.bins), yy); ctx.lineTo(x((i + 1) / data.bins), yy); }
+    ctx.lineTo(right, bottom); ctx.stroke();
+    ctx.setLineDash([]);
+  }
+  const vline = (t, color, dash, width = 1.5) => {
+    if (t === null || !Number.isFinite(t)) return;
+    const xx = Math.round(x(Math.min(1, Math.max(0, t)))) + 0.5;
+    ctx.strokeStyle = color; ctx.lineWidth = width; ctx.setLineDash(dash);
+    ctx.beginPath(); ctx.moveTo(xx, top); ctx.lineTo(xx, bottom); ctx.stroke();
+    ctx.setLineDash([]);
+  };
+  vline(1, colors.mark, [5, 4]);            // ln n: every row uniform
+  vline(data.meanA, colors.A, [3, 2], 2);
+  vline(data.meanM, colors.M, [], 2);
+}
