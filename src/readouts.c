@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "simd.h"
 
 // ----------------------------------------------------------------------------------------------------
 // names
@@ -324,40 +325,36 @@ static double row_kl(const float *m, const float *a, int len, int *why) {
     return t;
 }
 
-/* One row of (M − A)·V and of A·V in float64: dlt[c] = Σ_j (m_j − a_j)·V[j][c], ref[c] = Σ_j a_j·V[j][c],
- * j < len, each sum taken in order of j from +0 (products of a float64 and a float, no fused multiply-add).
- * Eight columns at a time, so that the 16 sums stay in 8 two-lane registers across j. */
-static void row_times_v(double *dlt, double *ref, const float *m, const float *a, const float *V, int len, int dv) {
-    int c0 = 0;
-    for (; c0 + 8 <= dv; c0 += 8) {
-        avr_f64x2 d0 = {0, 0}, d1 = d0, d2 = d0, d3 = d0, r0 = d0, r1 = d0, r2 = d0, r3 = d0;
-        for (int j = 0; j < len; j++) {
-            const float *v = V + (size_t)j * dv + c0;
-            double xs = (double)m[j] - a[j], ys = a[j];
-            avr_f64x2 x = {xs, xs}, y = {ys, ys};
-            avr_f64x2 v0 = load_f32x2(v), v1 = load_f32x2(v + 2), v2 = load_f32x2(v + 4), v3 = load_f32x2(v + 6);
-            d0 += x * v0; d1 += x * v1; d2 += x * v2; d3 += x * v3;
-            r0 += y * v0; r1 += y * v1; r2 += y * v2; r3 += y * v3;
+/* ‖(M − A)·V‖_F² and ‖A·V‖_F² by the float32 SIMD gemm of simd.h, four rows at a time: D = M − A is formed
+ * in float (exact where M and A are within a factor 2, else rounded once), V is packed once, the squares
+ * are summed in float64. About 1e-6 relative accuracy, which the readout's few digits never see, at a
+ * fraction of a float64 product's cost (2·n²·dv multiply-adds). Causal rows stop at their last allowed key.
+ * Work: P (packed V), D (4×n), two 4×dv output strips. */
+static void output_error_sums(double *num, double *den, const float *M, const float *A, const float *V, int n,
+                              int dv, int causal, float *work) {
+    float *P = work, *D = P + avi_align(sizeof(float) * avs_packed_floats(dv, n)) / sizeof(float);
+    float *OD = D + 4 * (size_t)n, *OA = OD + 4 * (size_t)dv;
+    avs_pack_b(P, V, (size_t)dv, n, dv);
+    double sd = 0.0, sa = 0.0;
+    for (int i0 = 0; i0 < n; i0 += 4) {
+        int h = n - i0 < 4 ? n - i0 : 4, k = causal ? i0 + h : n;
+        for (int r = 0; r < h; r++) {
+            const float *m = M + (size_t)(i0 + r) * n, *a = A + (size_t)(i0 + r) * n;
+            for (int j = 0; j < k; j++) D[(size_t)r * n + j] = m[j] - a[j];
         }
-        memcpy(dlt + c0, &d0, 16); memcpy(dlt + c0 + 2, &d1, 16);
-        memcpy(dlt + c0 + 4, &d2, 16); memcpy(dlt + c0 + 6, &d3, 16);
-        memcpy(ref + c0, &r0, 16); memcpy(ref + c0 + 2, &r1, 16);
-        memcpy(ref + c0 + 4, &r2, 16); memcpy(ref + c0 + 6, &r3, 16);
-    }
-    for (int c = c0; c < dv; c++) {
-        double d = 0.0, r = 0.0;
-        for (int j = 0; j < len; j++) {
-            double x = (double)m[j] - a[j], y = a[j], v = V[(size_t)j * dv + c];
-            d += x * v;
-            r += y * v;
+        avs_gemm_strip(OD, (size_t)dv, D, (size_t)n, h, P, n, dv, k, 1.0f, 0);
+        avs_gemm_strip(OA, (size_t)dv, A + (size_t)i0 * n, (size_t)n, h, P, n, dv, k, 1.0f, 0);
+        for (int e = 0; e < h * dv; e++) {
+            sd += (double)OD[e] * OD[e];
+            sa += (double)OA[e] * OA[e];
         }
-        dlt[c] = d;
-        ref[c] = r;
     }
+    *num = sd;
+    *den = sa;
 }
 
 static void errors(double *vals, int *reasons, const float *M, const float *A, const float *V, int n, int dv,
-                   int causal, double *acc) {
+                   int causal, float *work) {
     if (!A) {
         set_undefined(vals, reasons, AV_R_ERROR_FRO_REL, AV_REASON_NO_REFERENCE);
         set_undefined(vals, reasons, AV_R_ROW_KL_MEAN, AV_REASON_NO_REFERENCE);
@@ -391,14 +388,8 @@ static void errors(double *vals, int *reasons, const float *M, const float *A, c
         set_undefined(vals, reasons, AV_R_OUTPUT_ERROR_REL, AV_REASON_NONFINITE);
         return;
     }
-    double num = 0.0, den = 0.0;
-    for (int i = 0; i < n; i++) {
-        const float *m = M + (size_t)i * n, *a = A + (size_t)i * n;
-        int end = n; // entries past the last nonzero of M and A (the causal mask) add nothing
-        while (end > 0 && m[end - 1] == 0.0f && a[end - 1] == 0.0f) end--;
-        row_times_v(acc, acc + dv, m, a, V, end, dv);
-        for (int c = 0; c < dv; c++) { num += acc[c] * acc[c]; den += acc[dv + c] * acc[dv + c]; }
-    }
+    double num, den;
+    output_error_sums(&num, &den, M, A, V, n, dv, causal, work);
     if (den > 0.0) vals[AV_R_OUTPUT_ERROR_REL] = sqrt(num / den);
     else set_undefined(vals, reasons, AV_R_OUTPUT_ERROR_REL, AV_REASON_ZERO_ROW);
 }
@@ -408,7 +399,10 @@ static void errors(double *vals, int *reasons, const float *M, const float *A, c
 
 size_t av_readouts_work(int n, int dv) {
     if (n < 1 || n > AV_MAX_N || dv < 0 || dv > AV_MAX_D) return 0;
-    return avi_align(sizeof(float) * (size_t)n) + avi_align(sizeof(double) * 2 * (size_t)dv) + 64;
+    size_t d = dv > 0 ? (size_t)dv : 1;
+    return avi_align(sizeof(float) * (size_t)n) /* a row buffer */
+         + avi_align(sizeof(float) * avs_packed_floats((int)d, n)) /* packed V */
+         + avi_align(sizeof(float) * 4 * ((size_t)n + 2 * d)) + 64; /* D strip, two output strips */
 }
 
 int av_readouts(double *vals, int *reasons, const float *M, const double *sv, double noise_floor,
@@ -425,11 +419,11 @@ int av_readouts(double *vals, int *reasons, const float *M, const double *sv, do
         return AV_ERR_NONFINITE;
     }
     uintptr_t p = ((uintptr_t)work + 63u) & ~(uintptr_t)63u;
-    float *buf = (float *)p;                                        // n floats
-    double *acc = (double *)(p + avi_align(sizeof(float) * (size_t)n)); // 2·dv doubles
+    float *buf = (float *)p;                                          // n floats
+    float *gemm = (float *)(p + avi_align(sizeof(float) * (size_t)n)); // output_error_sums' work
     spectral(vals, reasons, sv, noise_floor, n);
     entries(vals, reasons, M, n, causal != 0, tau > 0.0 ? tau : 0.1, buf);
-    errors(vals, reasons, M, A, V, n, dv, causal != 0, acc);
+    errors(vals, reasons, M, A, V, n, dv, causal != 0, gemm);
     return AV_OK;
 }
 

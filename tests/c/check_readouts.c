@@ -255,7 +255,8 @@ START_TEST(test_entries_and_errors_against_references) {
             ck_assert_int_eq(av_readouts(r.v, r.why, Mc, NULL, 0, Ac, V, n, dv, causal, 0, wr, br), AV_OK);
             free(Ac); free(Mc);
         }
-        ck_assert_double_eq_tol(r.v[AV_R_OUTPUT_ERROR_REL], sqrt(num / den), 1e-12 * sqrt(num / den));
+        // the products run in float32 (readouts.c): about 1e-6 relative
+        ck_assert_double_eq_tol(r.v[AV_R_OUTPUT_ERROR_REL], sqrt(num / den), 1e-5 * sqrt(num / den));
         (void)kl;
         free(wr);
     }
@@ -302,7 +303,7 @@ START_TEST(test_errors_against_reference) {
         num += n * (mv - av) * (mv - av);
         den += n * av * av;
     }
-    ck_assert_double_eq_tol(kl.v[AV_R_OUTPUT_ERROR_REL], sqrt(num / den), 1e-12);
+    ck_assert_double_eq_tol(kl.v[AV_R_OUTPUT_ERROR_REL], sqrt(num / den), 1e-5 * sqrt(num / den));
     // no V
     res nov = readouts(M, A, NULL, n, 0, 0, 0);
     ck_assert(isnan(nov.v[AV_R_OUTPUT_ERROR_REL]));
