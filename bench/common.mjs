@@ -3,9 +3,13 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 const BENCH_JSON = new URL('../build/bench.json', import.meta.url);
 
-/** Median wall time of fn() in ms: a warm-up (V8 tiers Liftoff up to TurboFan), then ≥ 5 calls and ~300 ms. */
-export function medianMs(fn, { minCalls = 5, budgetMs = 300, warmup = 3 } = {}) {
-  for (let i = 0; i < warmup; i++) fn();
+/**
+ * Median wall time of fn() in ms: a warm-up of ≥ `warmup` calls and ~`warmupMs` (V8 tiers a function up
+ * from Liftoff to TurboFan only after it has run a while), then ≥ 5 calls and ~300 ms.
+ */
+export function medianMs(fn, { minCalls = 5, budgetMs = 300, warmup = 3, warmupMs = 150 } = {}) {
+  const w0 = performance.now();
+  for (let i = 0; i < warmup || performance.now() - w0 < warmupMs; i++) fn();
   const samples = [];
   const start = performance.now();
   while (samples.length < minCalls || (performance.now() - start < budgetMs && samples.length < 500)) {
