@@ -168,11 +168,15 @@ int av_npy_parse(av_npy_info *info, const unsigned char *buf, size_t len) {
     if (hlen > len - start) return fail(AV_ERR_FORMAT, ".npy file truncated in its header");
     int st = parse_dict(info, buf + start, hlen);
     if (st != AV_OK) { memset(info, 0, sizeof *info); return st; }
-    size_t count = 1, limit = (SIZE_MAX / 8) >> 1;
+    /* in 64 bits: on wasm32 a size_t cast would truncate a dimension of 2^32 (to 0, then divide by it) */
+    uint64_t count = 1, limit = ((uint64_t)SIZE_MAX / 8) >> 1;
     for (int i = 0; i < info->ndim; i++) {
-        int64_t s = info->shape[i];
-        if (s != 0 && count > limit / (size_t)s) { memset(info, 0, sizeof *info); return fail(AV_ERR_FORMAT, ".npy shape is absurdly large (the element count overflows)"); }
-        count *= (size_t)s;
+        uint64_t s = (uint64_t)info->shape[i];
+        if (s != 0 && (s > limit || count > limit / s)) {
+            memset(info, 0, sizeof *info);
+            return fail(AV_ERR_FORMAT, ".npy shape is absurdly large (the element count overflows)");
+        }
+        count *= s;
     }
     info->count = count;
     info->data_offset = start + hlen;

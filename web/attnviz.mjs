@@ -291,7 +291,8 @@ class Lab {
 
   /**
    * Singular values of M, A or S (descending) by the fast or accurate route.
-   * @returns {{status:number, message:string, sv: Float64Array, floor:number}} sv is a copy.
+   * @returns {{status:number, message:string, sv: Float64Array|null, floor:number|null}} sv is a copy, null
+   *   when the route failed (e.g. M holds Inf after an overflow).
    */
   spectrum(which = 'M', route = 'fast') {
     const ex = this.av.exports;
@@ -302,6 +303,7 @@ class Lab {
     const sv = this.buf('sv', this.n * 8 + 8);
     const w = this.work(bytes);
     const st = ex.av_singular_values(sv, sv + this.n * 8, src.ptr, this.n, r, w, bytes);
+    if (st < 0) return { ...this.result(st), sv: null, floor: null }; // the buffer holds an older spectrum
     const out = this.av.f64(sv, this.n + 1);
     return { ...this.result(st), sv: out.slice(0, this.n), floor: out[this.n] };
   }
@@ -319,6 +321,7 @@ class Lab {
     bytes = ex.av_lowrank_svd_work(n, r) >>> 0;
     const sv = this.buf('svf', n * 8 + 8);
     st = ex.av_lowrank_singular_values(sv, sv + n * 8, L, R, n, r, this.work(bytes), bytes);
+    if (st < 0) return null;
     const out = this.av.f64(sv, n + 1);
     return { ...this.result(st), sv: out.slice(0, n), floor: out[n], r };
   }
@@ -338,7 +341,7 @@ class Lab {
     const of = opts.of === 'A' ? 'A' : 'M';
     if (!this.bufs.has(of)) throw new Error(`attnviz: call ${of === 'A' ? 'reference' : 'matrix'}() before readouts()`);
     let sv = opts.sv, floor = opts.floor ?? 0;
-    if (sv === undefined) ({ sv, floor } = this.spectrum(of, opts.route ?? 'fast'));
+    if (sv === undefined) ({ sv, floor } = this.spectrum(of, opts.route ?? 'fast')); // null when it failed
     const isSoftmax = of === 'A' || this.av.variantId(k.variant) === 0;
     if (!isSoftmax && opts.reference !== false) this.reference(k);
     let svp = 0;
@@ -349,7 +352,7 @@ class Lab {
     const vals = this.buf('vals', 64 * 8), reasons = this.buf('reasons', 64 * 4);
     const bytes = ex.av_readouts_work(n, this.dv) >>> 0;
     const w = this.work(bytes);
-    // re-set the variant's knobs: reference() overwrote the params (readouts read only causal)
+    // reference() rewrote the params; av_readouts takes causal directly, so they need no reset
     const A = isSoftmax ? 0 : this.bufs.get('A').ptr;
     const st = ex.av_readouts(vals, reasons, this.bufs.get(of).ptr, svp, floor, A, this.Vp, n, this.dv,
       k.causal ? 1 : 0, opts.tau ?? 0, w, bytes);

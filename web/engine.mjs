@@ -90,7 +90,7 @@ export class Engine {
     this.ensure(st);
     const lab = this.lab, knobs = knobsOf(st);
     if (this.status.matrix?.status < 0) return {};
-    const r = lab.readouts(knobs, { sv: new Float64Array(st.n), floor: 0, reference: false, tau: st.tau });
+    const r = lab.readouts(knobs, { sv: null, reference: false, tau: st.tau });
     const out = {};
     for (const [k, v] of Object.entries(r)) {
       if (k === 'singular_values' || SPECTRAL_KEYS.some((s) => k === s || k === `${s}_reason`)) continue;
@@ -181,7 +181,8 @@ export class Engine {
     if (fullOk) {
       const route = !drag && n <= 1024 ? 'accurate' : 'fast';
       const s = lab.spectrum(which === 'E' ? 'S' : which, route);
-      return { sv: s.sv, floor: s.floor, partial: false, route, status: s.status };
+      // a failed route (M holds Inf/NaN after an overflow) gives no σ: the readouts then say why
+      return { sv: s.sv, floor: s.floor, partial: false, route, status: s.status, message: s.message };
     }
     const view = which === 'M' ? lab.M : which === 'A' ? lab.A : lab.S; // 'S' and 'E' share the S buffer
     const t = topSingularValues(view, n, drag ? Math.min(k, 24) : Math.min(k, 32), drag || n > FULL_MAX_N ? 0 : 1);
@@ -197,7 +198,8 @@ export class Engine {
     const t0 = now();
     const s = this.singularValues('M', st, drag);
     if (!s) return null;
-    const readouts = spectralReadouts(s.sv, s.floor, st.n, { partial: s.partial, fro2: s.fro2 ?? null });
+    const readouts = spectralReadouts(s.sv, s.floor, st.n, { partial: s.partial, fro2: s.fro2 ?? null,
+      reason: s.sv ? undefined : `no spectrum: ${s.message}` });
     return { ...s, readouts, ceiling: rankCeiling(st), ms: now() - t0 };
   }
 
@@ -224,6 +226,7 @@ export class Engine {
     }
     if (which !== 'A') this.lab.scores(knobs.scale, which === 'E');
     const s = big ? this.topk(which, st.n, 24, 0) : this.singularValues(which, st, drag);
+    if (!s || !s.sv) return null; // the route failed (Inf/NaN in the matrix): no curve, nothing cached
     const out = { key, ...s };
     this.overlay.set(which, out);
     return out;

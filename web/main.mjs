@@ -250,7 +250,7 @@ function ensureCharts() {
 
 function drawSpectra() {
   ensureCharts();
-  const s = view.spec;
+  const s = view.spec?.sv ? view.spec : null; // a failed route has no σ (its readouts say why)
   const n = st.n;
   const ov = view.overlay;
   // an overlay is shown only for the inputs it was computed from (cached in the worker, so a drag of
@@ -268,7 +268,8 @@ function drawSpectra() {
   const elen = Math.max(eM.length, eA.length);
   const pad = (a) => { const out = a.slice(0, elen); while (out.length < elen) out.push(null); return out; };
   charts.error.update({ x: Array.from({ length: elen }, (_, i) => i), M: pad(eM), A: pad(eA), ceiling });
-  const route = s ? `${s.route}${s.partial ? ': ranks are lower bounds' : ''}; ${fmtMs(s.ms)} in the worker` : 'computing…';
+  const route = s ? `${s.route}${s.partial ? ': ranks are lower bounds' : ''}; ${fmtMs(s.ms)} in the worker`
+    : view.spec ? `no spectrum: ${view.spec.message}` : 'computing…';
   const floorRel = s && s.sv[0] > 0 ? s.floor / s.sv[0] : 0;
   const floorText = floorRel > 0
     ? `noise floor ${floorRel.toExponential(0)}·σ₁${floorDrawn(floorRel) ? ' (dotted)' : ' (below the plot)'}`
@@ -279,7 +280,7 @@ function drawSpectra() {
 
 function drawReadouts() {
   const r = { ...(view.readouts ?? {}), ...(view.spec?.readouts ?? {}) };
-  const s = view.spec;
+  const s = view.spec?.sv ? view.spec : null;
   const ctx = {
     n: st.n, tau: st.tau, ceiling: rankCeiling(st), partial: !!s?.partial, relTol: st.rtol,
     relRank: s ? rankAtRelative(s.sv, 10 ** st.rtol, s.floor) : null,
@@ -290,7 +291,7 @@ function drawReadouts() {
     const l = tr.firstChild, v = tr.children[1];
     const label = rowLabel(row, ctx);
     if (l.textContent !== label) l.textContent = label;
-    const text = row.spectral && !s ? '…' : row.text(r, ctx);
+    const text = row.spectral && !view.spec ? '…' : row.text(r, ctx);
     if (v.textContent !== text) v.textContent = text;
     const reason = rowReason(row, r);
     if (v.title !== reason) v.title = reason;
@@ -360,7 +361,7 @@ function syncChrome() {
   const cn = causalNote(st);
   const hide = !cn && !(fd && fd > 65536);
   if ($('causal-note').hidden !== hide) $('causal-note').hidden = hide;
-  setText('causal-note', [cn, fd && fd > 65536 ? `feature dimension ${fd.toLocaleString('en')} > 65,536: no linear path (the matrix comes from the closed form)` : null].filter(Boolean).join('. '));
+  setText('causal-note', [cn, fd && fd > 65536 ? `feature dimension ${fd < 1e9 ? fd.toLocaleString('en') : fd.toExponential(2).replace('e+', '·10^')} > 65,536: no linear path (the matrix comes from the closed form)` : null].filter(Boolean).join('. '));
 }
 
 function setStatus() {

@@ -146,9 +146,14 @@ export function fromHash(hash) {
   for (const part of text.split('&')) {
     if (!part) continue;
     const i = part.indexOf('=');
-    const k = decodeURIComponent(i < 0 ? part : part.slice(0, i));
-    let v;
-    try { v = decodeURIComponent(i < 0 ? '' : part.slice(i + 1)); } catch { v = ''; problems.push(`${k}: malformed escape`); continue; }
+    let k, v;
+    try {
+      k = decodeURIComponent(i < 0 ? part : part.slice(0, i));
+      v = decodeURIComponent(i < 0 ? '' : part.slice(i + 1));
+    } catch {
+      problems.push(`${part.slice(0, 40)}: malformed escape in the link`);
+      continue;
+    }
     pairs.push([k, v]);
   }
   const ver = pairs.find(([k]) => k === 'v');

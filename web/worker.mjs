@@ -73,7 +73,7 @@ async function runJob(job) {
       if (stale() && !sameOverlay(st, which)) return self.postMessage({ id, part: 'done', dropped: true });
       // above n = 512 the overlays take the fast route (a third of the time; they are cached per inputs)
       const o = engine.overlaySpectrum(st, which, drag || st.n > 512);
-      self.postMessage({ id, part: 'overlay', which, key: o.key, sv: o.sv, floor: o.floor, partial: o.partial, route: o.route, fro2: o.fro2 ?? null });
+      if (o) self.postMessage({ id, part: 'overlay', which, key: o.key, sv: o.sv, floor: o.floor, partial: o.partial, route: o.route, fro2: o.fro2 ?? null });
     }
     self.postMessage({ id, part: 'done' });
   } catch (err) {

@@ -226,9 +226,17 @@ describe('spectral readouts from σ on the page', () => {
         expect(js[k], `${knobs.variant} ${k}`).toBeCloseTo(lib[k], 12);
       }
     }
+    // a zero matrix: the library and the page agree on every spectral readout and its reason
+    const zero = new Float64Array(n);
+    const lib0 = lab.readouts({ variant: 'softmax' }, { sv: zero, floor: 0 });
+    const js0 = spectralReadouts(zero, 0, n);
+    for (const k of ['rank', 'rank_rel_1e-3', 'rank_energy_99', 'effective_rank', 'stable_rank']) {
+      expect(js0[k], `zero matrix ${k}`).toBe(lib0[k]);
+    }
     lab.free();
   });
   it('say why when σ is missing, zero or not finite', () => {
+    expect(spectralReadouts(null, 0, 2, { reason: 'no spectrum: the input holds NaN or Inf' }).rank_reason).toMatch(/no spectrum: .*NaN/);
     expect(spectralReadouts(Float64Array.from([0, 0]), 0, 2).stable_rank_reason).toMatch(/zero/);
     expect(spectralReadouts(Float64Array.from([NaN, 1]), 0, 2).rank_reason).toMatch(/NaN/);
     expect(spectralReadouts(new Float64Array(0), 0, 2).sigma1).toBe(null);

@@ -119,3 +119,15 @@ describe('state schema', () => {
     expect(applies(BY_NAME.dwc_k, { ...st, variant: 'focused', dwc: true })).toBe(true);
   });
 });
+
+describe('links are data', () => {
+  it('a malformed escape in a key or a value is reported, never thrown', () => {
+    for (const hash of ['#%=1', '#%E0%A4%A=3', '#n=%E0%A4%A', '#v=1&%ZZ&p=4']) {
+      let out;
+      expect(() => { out = fromHash(hash); }, hash).not.toThrow();
+      expect(out.problems.join(' '), hash).toMatch(/malformed escape/);
+    }
+    const { state } = fromHash('#v=1&%ZZ&p=4&variant=focused');
+    expect(state.p).toBe(4); // the rest of the link still applies
+  });
+});

@@ -182,3 +182,38 @@ describe('readouts without a spectrum', () => {
     lab.free();
   });
 });
+
+describe('failures leave nothing stale behind', () => {
+  it('a failed spectrum returns no σ, not the previous matrix\'s', async () => {
+    const av = await loadAttnviz({ source: SIMD_URL });
+    const lab = av.lab(32, 4);
+    lab.generate('gaussian', 1, 2);
+    expect(lab.matrix({ variant: 'softmax' }).status).toBe(0);
+    expect(lab.spectrum('M', 'fast').sv[0]).toBeGreaterThan(0);
+    lab.M[5] = Infinity; // as after an overflow (av_matrix returns AV_WARN_OVERFLOW and M holds Inf)
+    const s = lab.spectrum('M', 'fast');
+    expect(s.status).toBe(-6);
+    expect(s.sv).toBeNull();
+    const r = lab.readouts({ variant: 'softmax' });
+    expect(r.rank).toBeNull();
+    expect(r.singular_values).toBeNull();
+    lab.free();
+  });
+
+  it('.npy shapes beyond 32 bits are refused in wasm32, not trapped on', async () => {
+    const av = await loadAttnviz({ source: SIMD_URL });
+    const enc = new TextEncoder();
+    for (const shape of ['(4294967296,)', '(3, 4294967296)', '(4294967297, 1)']) {
+      let dict = `{'descr': '<f4', 'fortran_order': False, 'shape': ${shape}, }`;
+      dict = dict.padEnd(64 - 11, ' ') + '\n';
+      const bytes = new Uint8Array(10 + dict.length + 16);
+      bytes.set([0x93, ...enc.encode('NUMPY'), 1, 0, dict.length, 0]);
+      bytes.set(enc.encode(dict), 10);
+      const buf = av.malloc(bytes.length), info = av.malloc(256);
+      new Uint8Array(av.memory.buffer, buf, bytes.length).set(bytes);
+      expect(av.exports.av_npy_parse(info, buf, bytes.length), shape).toBe(-10);
+      expect(av.cstring(av.exports.av_npy_error())).toMatch(/absurdly large|truncated/);
+      av.free(buf); av.free(info);
+    }
+  });
+});

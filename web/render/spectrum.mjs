@@ -49,11 +49,11 @@ export function rankAtRelative(sv, rel, floor = 0) {
  * as the library's av_readouts, which would also re-read all n² entries of M). When `sv` holds only
  * the top k (partial), `fro2` = ‖M‖_F² completes the sums; readouts that need every σ are null with a reason.
  */
-export function spectralReadouts(sv, floor, n, { partial = false, fro2 = null } = {}) {
+export function spectralReadouts(sv, floor, n, { partial = false, fro2 = null, reason = 'no singular values were given' } = {}) {
   const out = {};
   const keys = ['sigma1', 'rank', 'rank_tol', 'rank_rel_1e-3', 'rank_rel_1e-2', 'rank_energy_99', 'effective_rank', 'stable_rank', 'noise_floor'];
   const undefinedAll = (reason) => { for (const k of keys) { out[k] = null; out[`${k}_reason`] = reason; } return out; };
-  if (!sv || !sv.length) return undefinedAll('no singular values were given');
+  if (!sv || !sv.length) return undefinedAll(reason);
   for (let i = 0; i < sv.length; i++) if (!Number.isFinite(sv[i])) return undefinedAll('an input holds NaN or Inf');
   if (!Number.isFinite(floor)) return undefinedAll('an input holds NaN or Inf');
   floor = floor > 0 ? floor : 0;
@@ -69,8 +69,8 @@ export function spectralReadouts(sv, floor, n, { partial = false, fro2 = null } 
   out.rank = count(tol);
   out['rank_rel_1e-3'] = count(1e-3 * s1);
   out['rank_rel_1e-2'] = count(1e-2 * s1);
-  let acc = 0, r99 = null;
-  for (let i = 0; i < sv.length; i++) { acc += sv[i] * sv[i]; if (acc >= 0.99 * total2) { r99 = i + 1; break; } }
+  let acc = 0, r99 = total2 > 0 ? null : 0; // a zero matrix needs no singular value (as readouts.c)
+  for (let i = 0; total2 > 0 && i < sv.length; i++) { acc += sv[i] * sv[i]; if (acc >= 0.99 * total2) { r99 = i + 1; break; } }
   out.rank_energy_99 = r99;
   if (r99 === null) out.rank_energy_99_reason = `beyond the top ${sv.length} singular values computed`;
   if (!(s1 > 0)) {
