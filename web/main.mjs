@@ -74,16 +74,14 @@ function requestWorkers(compute, drag) {
   if (frame) { view.waitingFrame = true; view.frameJob = id; }
   if (readouts) { view.readoutsStale = true; view.readoutsJob = id; }
   const viaFrameWorker = frame && n <= FRAME_WORKER_MAX_N;
-  // with the frame worker, the readouts (tens of ms at n = 1024) are asked of the spectrum worker once
-  // the heatmaps are in, so that the two workers do not share the cores while the heatmaps are owed
-  chained = viaFrameWorker && readouts ? { id, st: { ...st } } : null;
-  if (viaFrameWorker) post(workers.frame, { kind: 'job', id, st: { ...st }, drag, frame: true, readouts: false, spectrum: false });
-  post(workers.spectrum, { kind: 'job', id, st: { ...st }, drag, frame: frame && !viaFrameWorker, readouts: readouts && !chained });
+  // the frame worker follows its heatmaps with the readouts: it holds M and A already, and the spectrum
+  // worker's core stays free for the spectrum
+  const readoutsByFrame = viaFrameWorker && readouts;
+  if (viaFrameWorker) post(workers.frame, { kind: 'job', id, st: { ...st }, drag, frame: true, readouts: readoutsByFrame, spectrum: false });
+  post(workers.spectrum, { kind: 'job', id, st: { ...st }, drag, frame: frame && !viaFrameWorker, readouts: readouts && !readoutsByFrame });
   view.specStale = true;
   return id;
 }
-
-let chained = null; // {id, st}: readouts to ask of the spectrum worker when the frame of request id arrives
 
 function onWorkerMessage(w, m) {
   if (m.kind === 'ready') {
@@ -104,10 +102,6 @@ function onWorkerMessage(w, m) {
     view.frame = m; view.frameStale = m.id < view.frameJob; view.waitingFrame = m.id < view.frameJob;
     pendingMarks.heat = seq;
     redraw.heat = true; redraw.readouts = true; // the cost line
-    if (chained && chained.id === m.id) {
-      post(workers.spectrum, { kind: 'job', id: m.id, st: chained.st, drag: false, frame: false, readouts: true, spectrum: false });
-      chained = null;
-    }
   } else if (m.part === 'spectrum') {
     view.spec = m; view.specStale = stale;
     pendingMarks.spec = seq;
