@@ -1,7 +1,7 @@
 // main.mjs: wiring. Controls set the state and mark it dirty; one requestAnimationFrame commit
 // recomputes what changed and draws: n ≤ MAIN_THREAD_MAX_N the heatmaps and plain readouts here, in
-// wasm; up to FRAME_WORKER_MAX_N the heatmaps in the frame worker; spectra, overlays and the plain
-// readouts above the page's n (and the heatmaps above the frame worker's) in the spectrum worker.
+// wasm; up to FRAME_WORKER_MAX_N the heatmaps and then the plain readouts in the frame worker; spectra
+// and overlays (and above the frame worker's n, the heatmaps and readouts too) in the spectrum worker.
 // Latest request wins in each worker; stale results are dropped.
 import katex from 'katex';
 import 'katex/dist/katex.min.css';
