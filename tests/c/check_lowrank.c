@@ -199,6 +199,18 @@ static double *ref_gaussian(int s, int n, uint64_t seed) {
     return G;
 }
 
+/* The variant `p` on Gaussian Q, K (seeds sq, sk) equals the exact softmax to 1e-6, and its paths agree. */
+static void check_equals_softmax(const av_params *p, int n, int d, uint64_t sq, uint64_t sk) {
+    float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d), *M = malloc(sizeof(float) * n * n);
+    fill_normal(Q, (size_t)n * d, 1.0, sq);
+    fill_normal(K, (size_t)n * d, 1.0, sk);
+    ck_assert_int_eq(run(PATH_MATRIX, M, NULL, Q, K, NULL, n, d, 0, p), AV_OK);
+    double *A = ref_exact_softmax(Q, K, n, d, p->scale);
+    ck_assert_double_lt(maxdiff_fd(M, A, (size_t)n * n), 1e-6);
+    check_paths_agree(M, Q, K, n, d, p);
+    free(Q); free(K); free(M); free(A);
+}
+
 START_TEST(test_linformer_mean_full_is_softmax) {
     /* s = n with the mean kind: one token per segment, E = F = I, so M = softmax(scale·QKᵀ) */
     const int ns[] = {13, 37, 100}, ds[] = {3, 7, 16};
@@ -206,14 +218,7 @@ START_TEST(test_linformer_mean_full_is_softmax) {
         int n = ns[a], d = ds[a];
         av_params p = lr_params(AV_LINFORMER, n, d, n);
         p.ef_kind = AV_EF_MEAN;
-        float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d), *M = malloc(sizeof(float) * n * n);
-        fill_normal(Q, (size_t)n * d, 1.0, 1 + a);
-        fill_normal(K, (size_t)n * d, 1.0, 11 + a);
-        ck_assert_int_eq(run(PATH_MATRIX, M, NULL, Q, K, NULL, n, d, 0, &p), AV_OK);
-        double *A = ref_exact_softmax(Q, K, n, d, p.scale);
-        ck_assert_double_lt(maxdiff_fd(M, A, (size_t)n * n), 1e-6);
-        check_paths_agree(M, Q, K, n, d, &p);
-        free(Q); free(K); free(M); free(A);
+        check_equals_softmax(&p, n, d, 1 + a, 11 + a);
     }
 }
 END_TEST
@@ -353,14 +358,7 @@ START_TEST(test_nystrom_full_is_softmax) {
     for (int a = 0; a < 3; a++) {
         int n = ns[a], d = ds[a];
         av_params p = lr_params(AV_NYSTROM, n, d, n);
-        float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d), *M = malloc(sizeof(float) * n * n);
-        fill_normal(Q, (size_t)n * d, 1.0, 21 + a);
-        fill_normal(K, (size_t)n * d, 1.0, 31 + a);
-        ck_assert_int_eq(run(PATH_MATRIX, M, NULL, Q, K, NULL, n, d, 0, &p), AV_OK);
-        double *A = ref_exact_softmax(Q, K, n, d, p.scale);
-        ck_assert_double_lt(maxdiff_fd(M, A, (size_t)n * n), 1e-6);
-        check_paths_agree(M, Q, K, n, d, &p);
-        free(Q); free(K); free(M); free(A);
+        check_equals_softmax(&p, n, d, 21 + a, 31 + a);
     }
 }
 END_TEST
