@@ -65,7 +65,13 @@ export const SCHEMA = [
   { name: 'theme', type: 'enum', options: ['auto', 'light', 'dark'], default: 'auto', label: 'theme', group: 'view', stage: 'display' },
 ];
 
-export const BY_NAME = Object.fromEntries(SCHEMA.map((e) => [e.name, e]));
+/** Schema entries by name. No prototype: `BY_NAME.toString` is undefined, like any name not in SCHEMA. */
+export const BY_NAME = Object.freeze(Object.assign(Object.create(null), Object.fromEntries(SCHEMA.map((e) => [e.name, e]))));
+
+/** The schema entry named `name` (a user-given string: a link's key), or null. Own entries only. */
+export function entryOf(name) {
+  return typeof name === 'string' && Object.hasOwn(BY_NAME, name) ? BY_NAME[name] : null;
+}
 
 /** The state with every default. */
 export function defaults() {
@@ -160,15 +166,36 @@ export function fromHash(hash) {
   if (ver && ver[1] !== String(VERSION)) problems.push(`v: link version ${ver[1].slice(0, 20)} is not ${VERSION}; reading what is understood`);
   // n first: other bounds (s, landmarks) depend on it
   pairs.sort(([a], [b]) => (b === 'n') - (a === 'n'));
+  const unknown = new Set();
   for (const [k, v] of pairs) {
     if (k === 'v') continue;
-    const e = BY_NAME[k];
-    if (!e) { problems.push(`unknown parameter "${k.slice(0, 40)}" ignored`); continue; }
+    const e = entryOf(k);
+    if (!e) { unknown.add(k.slice(0, 40)); continue; }
     const { value, problem } = coerce(e, v, st);
     if (problem) problems.push(problem);
-    st = { ...st, [k]: value };
+    st = { ...st, [e.name]: value };
   }
-  return { state: normalise(st), problems };
+  if (unknown.size) problems.push(unknownSentence([...unknown]));
+  return { state: normalise(st), problems: capList(problems) };
+}
+
+// A link is untrusted and may be long: the notice names a handful and counts the rest.
+const NAMED_UNKNOWN = 5;
+const MAX_PROBLEMS = 8;
+const count = (x) => x.toLocaleString('en-US'); // 12,480
+
+function unknownSentence(keys) {
+  if (keys.length === 1) return `unknown parameter "${keys[0]}" ignored`;
+  const named = keys.slice(0, NAMED_UNKNOWN).map((k) => `"${k}"`).join(', ');
+  const rest = keys.length - NAMED_UNKNOWN;
+  return `${count(keys.length)} unknown parameters ignored: ${named}${rest > 0 ? `, … and ${count(rest)} more` : ''}`;
+}
+
+function capList(problems) {
+  if (problems.length <= MAX_PROBLEMS) return problems;
+  const keep = problems.slice(0, MAX_PROBLEMS - 1);
+  keep.push(`… and ${count(problems.length - keep.length)} more problems in the link`);
+  return keep;
 }
 
 /** Names whose values differ between two states. */
@@ -180,7 +207,7 @@ export function changedKeys(a, b) {
 export function firstDirtyStage(keys) {
   let best = STAGES.length;
   for (const k of keys) {
-    const e = BY_NAME[k];
+    const e = entryOf(k);
     if (e) best = Math.min(best, STAGES.indexOf(e.stage));
   }
   return best < STAGES.length ? STAGES[best] : null;
@@ -217,11 +244,12 @@ export function rankCeiling(st) {
   if (k.causal) return null;
   const d = st.d;
   const pow = (b, e) => Math.pow(b, e);
-  const r = {
+  const table = {
     elu: d, relu: d, exp: d, efficient: d, focused: st.dwc ? null : d, linformer: k.s, performer: st.m,
     taylor: Array.from({ length: st.order + 1 }, (_, i) => pow(d, i)).reduce((a, b) => a + b, 0),
     explimit: pow(d + 1, st.N), hedgehog: 2 * d, nystrom: k.landmarks, cosformer: 2 * d, softmax: null,
-  }[st.variant];
+  };
+  const r = Object.hasOwn(table, st.variant) ? table[st.variant] : null;
   return r == null ? null : Math.min(r, st.n);
 }
 

@@ -131,3 +131,48 @@ describe('links are data', () => {
     expect(state.p).toBe(4); // the rest of the link still applies
   });
 });
+
+describe('link keys are looked up as own schema entries only', () => {
+  const PROTO = ['toString', 'valueOf', 'constructor', 'hasOwnProperty', '__proto__', 'isPrototypeOf',
+    'propertyIsEnumerable', 'toLocaleString', '__defineGetter__', '__lookupSetter__'];
+  const names = SCHEMA.map((e) => e.name).sort();
+
+  it('names of Object.prototype members are unknown keys, never state', () => {
+    for (const k of PROTO) {
+      const { state, problems } = fromHash(`#v=1&${encodeURIComponent(k)}=1&n=128`);
+      expect(problems, k).toEqual([`unknown parameter "${k}" ignored`]);
+      expect(Object.keys(state).sort(), k).toEqual(names);
+      expect(Object.hasOwn(state, k), k).toBe(false);
+      expect(Object.getPrototypeOf(state), k).toBe(Object.prototype);
+      expect(state.n, k).toBe(128);
+      expect(toHash(state), k).toBe(toHash({ ...defaults(), n: 128 }));
+    }
+  });
+
+  it('schema lookups by a user-given name see own entries only', () => {
+    expect(firstDirtyStage(['toString', 'constructor', '__proto__'])).toBe(null);
+    expect(firstDirtyStage(['valueOf', 'p'])).toBe('matrix');
+    for (const k of PROTO) expect(BY_NAME[k], k).toBeUndefined();
+  });
+
+  it('thousands of unknown keys give one short notice that names a few and counts the rest', () => {
+    const keys = Array.from({ length: 12485 }, (_, i) => `k${i}`);
+    const { state, problems } = fromHash(`#n=64&${keys.map((k) => `${k}=1`).join('&')}&k3=2`);
+    expect(state.n).toBe(64);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toBe('12,485 unknown parameters ignored: "k0", "k1", "k2", "k3", "k4", … and 12,480 more');
+    const two = fromHash('#a=1&b=2&a=3').problems;
+    expect(two).toEqual(['2 unknown parameters ignored: "a", "b"']);
+  });
+
+  it('the notice stays short whatever the link repeats, and is plain text', () => {
+    const bad = Array.from({ length: 5000 }, () => 'p=abc').join('&');
+    const esc = Array.from({ length: 5000 }, () => '%ZZ').join('&');
+    const { problems } = fromHash(`#${bad}&${esc}&<img src=x onerror=alert(1)>=1`);
+    const notice = problems.join('; ');
+    expect(notice.length).toBeLessThan(1000);
+    expect(notice).toMatch(/… and 9,9\d\d more problems/);
+    const html = fromHash('#<b>x</b>=1').problems.join('; ');
+    expect(html).toBe('unknown parameter "<b>x</b>" ignored'); // data as typed: the page sets textContent
+  });
+});
