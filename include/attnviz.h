@@ -5,17 +5,29 @@
  * never forms n×n, and by the recurrent form; and the spectrum and readouts of any such matrix.
  * The same code is built natively (the CLI, the tests) and as WebAssembly with SIMD (the lab page).
  *
- * Conventions (product.md §9 settles every "which form?" question; variants.md gives the sources):
+ * Conventions (docs/conventions.md settles every "which form?" question; docs/variants.md gives the
+ * formulas and their sources):
  *   - Matrices are row-major. Q, K are n×d, V is n×dv, all float32. Attention matrices are n×n float32.
  *     Spectra and readouts are float64.
  *   - Argument order: outputs, then const inputs, then sizes, then workspace.
  *   - Kernels never allocate. A function that needs scratch has a `_work` query returning the bytes it
  *     needs; the caller passes a buffer of at least that size (8-byte aligned).
- *   - Every function returns a status: AV_OK (0), a negative code for a bad argument, a positive code for
- *     a numerical event (the outputs are still written and finite where the code says so).
- *     av_status_string() turns a status into one sentence. The library never exits or aborts.
  *   - Causal means the inclusive autoregressive mask: row i sees keys j ≤ i. Masked entries are 0.
  *   - Zero means "default" in av_params (sokol's habit), except where a field says otherwise.
+ *
+ * The promises every function keeps, whatever its input (the fuzz target tests/fuzz/fuzz_api.c checks them):
+ *   - It returns a status in AV_STATUS_MIN..AV_STATUS_MAX, never exits, aborts or reads out of bounds.
+ *     av_status_string() turns any status into one sentence.
+ *   - A negative status is an error: bad arguments, nothing useful written.
+ *   - AV_OK, AV_WARN_ZERO_ROW and AV_WARN_NO_CONVERGENCE promise finite outputs (every float and double
+ *     the function writes). AV_WARN_OVERFLOW and AV_WARN_PRODUCT_OVERFLOW are the only statuses under
+ *     which an output may hold Inf or NaN; the function's comment says which outputs.
+ *   - A workspace shorter than its `_work` size is refused with AV_ERR_WORKSPACE, and `_work` is > 0 for
+ *     valid arguments (0 means the arguments are bad, or AV_ERR_TOO_LARGE: the need exceeds size_t).
+ *   - A readout (av_readouts) is never ±Inf, and never finite while it carries a reason: an undefined
+ *     readout is NaN with a reason code.
+ *   - This header stays source-compatible: existing signatures and named av_params fields stay, new
+ *     fields are appended, new status and reason codes get new numbers.
  */
 #ifndef ATTNVIZ_H
 #define ATTNVIZ_H
@@ -45,11 +57,16 @@ enum av_status {
     AV_ERR_FORMAT = -10,       /* malformed file or buffer (.npy header, dtype, order, truncated data) */
     AV_ERR_IO = -12,           /* a file could not be read or written (the CLI's helpers only) */
     AV_ERR_NOMEM = -13,        /* allocation failed (the CLI's helpers only; kernels never allocate) */
+    AV_ERR_TOO_LARGE = -14,    /* the sizes are valid but need more memory than this build can address (size_t) */
     /* numerical events (outputs written) */
     AV_WARN_ZERO_ROW = 1,      /* some row's normaliser was zero or negative: that row is reported, kept as computed */
-    AV_WARN_OVERFLOW = 2,      /* an exp-based feature or weight overflowed float range; entries are Inf/NaN */
-    AV_WARN_NO_CONVERGENCE = 3 /* an iterative solver stopped before converging */
+    AV_WARN_OVERFLOW = 2,      /* an exponential (a feature or a weight) overflowed float range; entries may be Inf/NaN */
+    AV_WARN_NO_CONVERGENCE = 3, /* an iterative solver stopped before converging (outputs finite) */
+    AV_WARN_PRODUCT_OVERFLOW = 4 /* a product (q·k, φ(q)·φ(k), a power of q·k, a row sum, M·V) exceeded float32
+                                  * range although every exponential and feature was finite; entries may be Inf/NaN */
 };
+#define AV_STATUS_MIN AV_ERR_TOO_LARGE       /* every status is in AV_STATUS_MIN..AV_STATUS_MAX */
+#define AV_STATUS_MAX AV_WARN_PRODUCT_OVERFLOW
 
 /* One English sentence for a status code (never NULL). */
 const char *av_status_string(int status);
@@ -84,6 +101,16 @@ enum av_ef_kind { AV_EF_GAUSSIAN = 0, AV_EF_MEAN = 1 };
 #define AV_MAX_FEATURE_DIM 65536 /* the feature-dimension cap of product.md §9 (Taylor, explimit) */
 #define AV_MAX_N 16384           /* largest sequence length accepted */
 #define AV_MAX_D 4096            /* largest head dimension accepted */
+
+/* The build's limits, for callers that cannot read the macros (the JS loader): AV_LIMIT_MAX_N → AV_MAX_N,
+ * AV_LIMIT_MAX_D → AV_MAX_D, AV_LIMIT_MAX_FEATURE_DIM → AV_MAX_FEATURE_DIM, AV_LIMIT_STATUS_MIN/MAX → the
+ * status range, AV_LIMIT_SIZE_MAX → the largest byte count this build's size_t holds (2³² − 1 in WASM).
+ * −1 for an unknown key. */
+enum av_limit_key {
+    AV_LIMIT_MAX_N = 0, AV_LIMIT_MAX_D, AV_LIMIT_MAX_FEATURE_DIM, AV_LIMIT_STATUS_MIN, AV_LIMIT_STATUS_MAX,
+    AV_LIMIT_SIZE_MAX, AV_LIMIT_COUNT
+};
+double av_limit(int key);
 
 /* Knobs of one variant. Fill with av_params_default() then set what you need (from JS: av_params_set).
  * Zero means default unless a field says otherwise. Fields a variant does not read are ignored. */
@@ -139,19 +166,23 @@ size_t av_matrix_work(const av_params *prm, int n, int d);
  * focused + DWC: A + T). Masked entries (causal, j > i) are 0.
  * [out] M      n×n
  * [in]  Q, K   n×d
- * Returns AV_OK, a negative error, or AV_WARN_ZERO_ROW / AV_WARN_OVERFLOW (M written). */
+ * Returns AV_OK, a negative error, or AV_WARN_ZERO_ROW (M written, finite); AV_WARN_OVERFLOW (a feature
+ * or an exponential overflowed) or AV_WARN_PRODUCT_OVERFLOW (q·k, φ(q)·φ(k) or a row sum left float32
+ * range): M written, entries may be Inf/NaN. */
 int av_matrix(float *M, const float *Q, const float *K, int n, int d,
               const av_params *prm, void *work, size_t work_bytes);
 
 /* O[n×dv] = M·V with M from av_matrix (the quadratic path). M is written too when not NULL;
- * when M is NULL the n×n matrix lives in the workspace (av_matrix_work + n·n·4 bytes: use av_attend_work). */
+ * when M is NULL the n×n matrix lives in the workspace (av_matrix_work + n·n·4 bytes: use av_attend_work).
+ * Statuses as av_matrix; AV_WARN_PRODUCT_OVERFLOW also when M is finite but M·V leaves float32 range. */
 size_t av_attend_work(const av_params *prm, int n, int d, int dv);
 int av_attend(float *O, float *M, const float *Q, const float *K, const float *V, int n, int d, int dv,
               const av_params *prm, void *work, size_t work_bytes);
 
 /* The raw scores S[n×n] = scale·QKᵀ (apply_exp = 0), or exp(scale·QKᵀ − max) (apply_exp = 1, one global
  * max subtracted so nothing overflows; the spectrum's shape is unchanged). No mask. These are the QKᵀ
- * and exp(QKᵀ) curves the spectrum view overlays (seed 001). scale 0 → 1/√d. */
+ * and exp(QKᵀ) curves the spectrum view overlays. scale 0 → 1/√d. AV_WARN_PRODUCT_OVERFLOW when some
+ * scale·q·k leaves float32 range (S written, entries may be Inf/NaN). */
 int av_scores(float *S, const float *Q, const float *K, int n, int d, double scale, int apply_exp);
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -163,7 +194,8 @@ int av_scores(float *S, const float *Q, const float *K, int n, int d, double sca
 int av_feature_dim(long *r, const av_params *prm, int n, int d);
 
 /* Φ_Q[n×r], Φ_K[n×r]: the feature maps applied to Q and K (stabilisers included; for cosFormer the
- * position factors sin θ_i, cos θ_i; for Efficient Attention ρ_q(Q), ρ_k(K)). */
+ * position factors sin θ_i, cos θ_i; for Efficient Attention ρ_q(Q), ρ_k(K)). AV_WARN_OVERFLOW when a
+ * feature left float range (Φ written, entries may be Inf/NaN). */
 size_t av_features_work(const av_params *prm, int n, int d);
 int av_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d,
                 const av_params *prm, void *work, size_t work_bytes);
@@ -172,7 +204,9 @@ int av_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n,
  *   non-causal  O_i = Φ_Q(i)ᵀ [Φ_Kᵀ V] / (Φ_Q(i)·Σ_j Φ_K(j) + ε)           O(n·r·dv)
  *   causal      the same with prefix sums over j ≤ i (a scan of av_recurrent_step)
  * Also Linformer P̄(FV) and Nyström F(Z(BV)), non-causal, and focused + DWC (the above plus T·V, O(n·k·dv)).
- * A row whose normaliser is exactly 0 (ε = 0 variants) is left unnormalised (its numerators), never NaN. */
+ * A row whose normaliser is exactly 0 (ε = 0 variants) is left unnormalised (its numerators), never NaN.
+ * AV_WARN_OVERFLOW (a feature overflowed) or AV_WARN_PRODUCT_OVERFLOW (a product left float32 range):
+ * O written, entries may be Inf/NaN. */
 size_t av_linear_work(const av_params *prm, int n, int d, int dv);
 int av_linear(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
               const av_params *prm, void *work, size_t work_bytes);
@@ -181,7 +215,8 @@ int av_linear(float *O, const float *Q, const float *K, const float *V, int n, i
  *   S ← S + φ(k_t) v_tᵀ   (S is r×dv, row-major)     z ← z + φ(k_t)   (z has r entries)
  *   o_t = Sᵀφ(q_t) / (φ(q_t)·z + ε)  with the variant's normaliser rule (ε added, n·ε, or a clamp).
  * phi_q, phi_k: r features of token t (rows of av_features). `n` is the sequence length (the focused
- * ε is n·1e-6). Start with S = 0, z = 0. Returns AV_WARN_ZERO_ROW when the normaliser is ≤ 0. */
+ * ε is n·1e-6). Start with S = 0, z = 0. Returns AV_WARN_ZERO_ROW when the normaliser is ≤ 0, and
+ * AV_WARN_PRODUCT_OVERFLOW when o left float32 range (o may hold Inf/NaN). */
 int av_recurrent_step(float *o, double *S, double *z, const float *phi_q, const float *phi_k,
                       const float *v, long r, int dv, int n, const av_params *prm);
 
@@ -191,8 +226,10 @@ int av_recurrent_step(float *o, double *S, double *z, const float *phi_q, const 
 /* Rank bound r of the factors (feature dimension, s, or landmarks); AV_ERR_NO_LINEAR where none
  * (softmax, causal kernel variants, focused + DWC). */
 int av_factor_rank(long *r, const av_params *prm, int n, int d);
-/* L[n×r], R[n×r] with M = L·Rᵀ exactly (up to rounding): kernel variants L = D⁻¹Φ_Q, R = Φ_K;
- * Linformer L = P̄, R = Fᵀ; Nyström L = F·Z, R = Bᵀ. */
+/* L[n×r], R[n×r] with M = L·Rᵀ exactly (up to rounding): kernel variants L = c·D⁻¹Φ_Q, R = Φ_K/c, where
+ * c = 1 unless D⁻¹Φ_Q would leave float range (huge queries against tiny keys), when c balances the
+ * largest entries of L and R; Linformer L = P̄, R = Fᵀ; Nyström L = F·Z, R = Bᵀ.
+ * AV_WARN_OVERFLOW / AV_WARN_PRODUCT_OVERFLOW: L or R written, entries may be Inf/NaN. */
 size_t av_factors_work(const av_params *prm, int n, int d);
 int av_factors(float *L, float *R, const float *Q, const float *K, int n, int d,
                const av_params *prm, void *work, size_t work_bytes);
@@ -290,7 +327,10 @@ enum av_readout {
 enum av_reason {
     AV_REASON_NONE = 0, AV_REASON_NEGATIVE = 1, AV_REASON_ZERO_WHERE_POSITIVE = 2, AV_REASON_NO_V = 3,
     AV_REASON_NO_REFERENCE = 4, AV_REASON_ZERO_ROW = 5, AV_REASON_NO_SPECTRUM = 6, AV_REASON_NONFINITE = 7,
-    AV_REASON_ZERO_MATRIX = 8
+    AV_REASON_ZERO_MATRIX = 8,
+    AV_REASON_MATRIX_NONFINITE = 9,    /* M itself holds Inf or NaN (its computation overflowed) */
+    AV_REASON_REFERENCE_NONFINITE = 10, /* the softmax reference A holds Inf or NaN (its computation overflowed) */
+    AV_REASON_OVERFLOW = 11            /* the readout's own sums overflowed (float32 products of M, A and V) */
 };
 const char *av_readout_name(int readout);  /* the JSON key, e.g. "rank_rel_1e-3"; NULL out of range */
 const char *av_reason_string(int reason);  /* one sentence (never NULL) */

@@ -46,16 +46,36 @@ static double norm_factor(const av_params *p, int n, double sum, int *zero) {
     return den == 0 ? 1.0 : 1.0 / den;
 }
 
-/* Errors win; among events the larger code (overflow over zero row). */
+/* Errors win; among events the one that says most about the outputs: an overflowed feature (the root
+ * cause) over an overflowed product, over no convergence, over a zero row. */
+static int event_rank(int st) {
+    switch (st) {
+    case AV_WARN_OVERFLOW: return 4;
+    case AV_WARN_PRODUCT_OVERFLOW: return 3;
+    case AV_WARN_NO_CONVERGENCE: return 2;
+    case AV_WARN_ZERO_ROW: return 1;
+    default: return 0;
+    }
+}
 static int merge(int a, int b) {
     if (a < 0 || b < 0) return a < 0 ? a : b;
-    return a > b ? a : b;
+    return event_rank(a) >= event_rank(b) ? a : b;
+}
+
+/* The status once an output was found to hold Inf/NaN: AV_WARN_OVERFLOW when a feature or an exponential
+ * had already overflowed (st says so), else AV_WARN_PRODUCT_OVERFLOW (finite values whose product or sum
+ * left float32 range, e.g. q·k of inputs near 1e30). */
+static int overflowed(int st) { return merge(st, AV_WARN_PRODUCT_OVERFLOW); }
+
+/* st, or overflowed(st) when x[0..count) holds Inf or NaN. */
+static int check_out(int st, const float *x, size_t count) {
+    return st >= 0 && !avs_all_finite(x, count) ? overflowed(st) : st;
 }
 
 static int zero_status(int zero) { return zero ? AV_WARN_ZERO_ROW : AV_OK; }
 
 // ----------------------------------------------------------------------------------------------------
-// workspace sizes (computed in 64 bits; a need beyond SIZE_MAX is AV_ERR_SIZE)
+// workspace sizes (computed in 64 bits; a need beyond SIZE_MAX is AV_ERR_TOO_LARGE, and _work returns 0)
 
 static uint64_t al(uint64_t bytes) { return (bytes + 63u) & ~(uint64_t)63u; }
 static uint64_t packed_bytes(int ncols, long k) { return al(4u * (uint64_t)avs_packed_floats(ncols, 1) * k); }
@@ -85,14 +105,14 @@ static uint64_t need_linear(const av_params *p, int n, int d, int dv) {
 
 static uint64_t need_factors(const av_params *p, int n, int d) {
     if (is_lowrank(p)) return al(avi_lowrank_work(p, n, d, 1));
-    return al(8u * (uint64_t)avi_feature_dim(p, d)) + al(avi_features_work(p, n, d));
+    return al(8u * (uint64_t)avi_feature_dim(p, d)) + al(8u * (uint64_t)n) + al(avi_features_work(p, n, d));
 }
 
 static size_t to_size(uint64_t need) { return need > (uint64_t)SIZE_MAX ? 0 : (size_t)need; }
 
-/* Common checks of a workspace against its need: AV_ERR_SIZE, AV_ERR_NULL or AV_ERR_WORKSPACE. */
+/* Common checks of a workspace against its need: AV_ERR_TOO_LARGE, AV_ERR_NULL or AV_ERR_WORKSPACE. */
 static int check_work(uint64_t need, const void *work, size_t work_bytes) {
-    if (need > (uint64_t)SIZE_MAX) return AV_ERR_SIZE;
+    if (need > (uint64_t)SIZE_MAX) return AV_ERR_TOO_LARGE;
     if (need > 0 && !work) return AV_ERR_NULL;
     return work_bytes < need ? AV_ERR_WORKSPACE : AV_OK;
 }
@@ -112,10 +132,10 @@ static int resolve_inputs(av_params *p, const av_params *prm, const float *Q, co
 // ----------------------------------------------------------------------------------------------------
 // softmax: M = rowsoftmax(scale·Q·Kᵀ), max-subtracted, causal inclusive
 
-/* M[n×n]; P: workspace for K packed (packed_bytes(n, d)). Returns AV_OK or AV_WARN_OVERFLOW. */
+/* M[n×n]; P: workspace for K packed (packed_bytes(n, d)). Returns AV_OK; a logit beyond float32 range
+ * (Inf or NaN in scale·q·k) leaves NaN in its row, which matrix_resolved reports. */
 static int softmax_matrix(float *M, const float *Q, const float *K, int n, int d, float scale, int causal,
                           float *P) {
-    int bad = 0;
     avs_pack_bt(P, K, (size_t)d, n, d);
     for (int i0 = 0; i0 < n; i0 += 4) {
         int rows = n - i0 < 4 ? n - i0 : 4;
@@ -129,10 +149,9 @@ static int softmax_matrix(float *M, const float *Q, const float *K, int n, int d
             float s = avs_exp_sub_sum(row, len, m);
             avs_scale(row, len, 1.0f / s);
             if (len < n) memset(row + len, 0, (size_t)(n - len) * sizeof(float));
-            bad |= !isfinite(m) || !isfinite(s);
         }
     }
-    return bad ? AV_WARN_OVERFLOW : AV_OK;
+    return AV_OK;
 }
 
 // ----------------------------------------------------------------------------------------------------
@@ -265,11 +284,10 @@ size_t av_matrix_work(const av_params *prm, int n, int d) {
 static int matrix_resolved(float *M, const float *Q, const float *K, int n, int d, const av_params *p,
                            void *work) {
     int st;
-    if (p->variant == AV_SOFTMAX) return softmax_matrix(M, Q, K, n, d, (float)p->scale, p->causal, work);
-    if (is_lowrank(p)) st = avi_lowrank_matrix(M, Q, K, n, d, p, work);
+    if (p->variant == AV_SOFTMAX) st = softmax_matrix(M, Q, K, n, d, (float)p->scale, p->causal, work);
+    else if (is_lowrank(p)) st = avi_lowrank_matrix(M, Q, K, n, d, p, work);
     else st = kernel_matrix(M, Q, K, n, d, p, work);
-    if (st >= 0 && !avs_all_finite(M, (size_t)n * n)) st = merge(st, AV_WARN_OVERFLOW);
-    return st;
+    return check_out(st, M, (size_t)n * n);
 }
 
 int av_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *prm, void *work,
@@ -317,7 +335,7 @@ int av_attend(float *O, float *M, const float *Q, const float *K, const float *V
     st = matrix_resolved(Mb, Q, K, n, d, &p, mwork);
     if (st < 0) return st;
     matmul_mv(O, Mb, V, n, dv, p.causal, P);
-    return st;
+    return check_out(st, O, (size_t)n * dv);
 }
 
 int av_scores(float *S, const float *Q, const float *K, int n, int d, double scale, int apply_exp) {
@@ -343,10 +361,12 @@ int av_scores(float *S, const float *Q, const float *K, int n, int d, double sca
             }
         }
     }
-    float m = avs_max(S, n * n);
-    if (!isfinite(m)) return AV_WARN_OVERFLOW;
-    if (apply_exp)
+    size_t nn = (size_t)n * n;
+    if (!avs_all_finite(S, nn)) return AV_WARN_PRODUCT_OVERFLOW; /* q·k beyond float32 range */
+    if (apply_exp) {
+        float m = avs_max(S, (int)nn);
         for (int i = 0; i < n; i++) avs_exp_sub_sum(S + (size_t)i * n, n, m);
+    }
     return AV_OK;
 }
 
@@ -502,8 +522,7 @@ int av_linear(float *O, const float *Q, const float *K, const float *V, int n, i
     if (!avs_all_finite(V, (size_t)n * dv)) return AV_ERR_NONFINITE;
     if (is_lowrank(&p)) st = avi_lowrank_linear(O, Q, K, V, n, d, dv, &p, work);
     else st = kernel_linear(O, Q, K, V, n, d, dv, &p, work);
-    if (st >= 0 && !avs_all_finite(O, (size_t)n * dv)) st = merge(st, AV_WARN_OVERFLOW);
-    return st;
+    return check_out(st, O, (size_t)n * dv);
 }
 
 int av_recurrent_step(float *o, double *S, double *z, const float *phi_q, const float *phi_k, const float *v,
@@ -519,7 +538,7 @@ int av_recurrent_step(float *o, double *S, double *z, const float *phi_q, const 
         return AV_ERR_NONFINITE;
     state_update(S, z, phi_k, v, r, dv);
     st = zero_status(state_readout(o, S, z, phi_q, r, dv, n, &p));
-    return avs_all_finite(o, (size_t)dv) ? st : AV_WARN_OVERFLOW;
+    return check_out(st, o, (size_t)dv);
 }
 
 /* Factor rule: kernel variants non-causal without DWC, and the low-rank variants. */
@@ -545,24 +564,42 @@ size_t av_factors_work(const av_params *prm, int n, int d) {
     return to_size(need_factors(&p, n, d));
 }
 
-/* L = D⁻¹Φ_Q, R = Φ_K with D from z = Σ_j Φ_K(j). */
+/* Largest |x| of x[0..count) (0 for none). */
+static double abs_max(const float *x, size_t count) {
+    double m = 0;
+    for (size_t i = 0; i < count; i++) m = fabs((double)x[i]) > m ? fabs((double)x[i]) : m;
+    return m;
+}
+
+/* L = c·D⁻¹Φ_Q, R = Φ_K/c with D from z = Σ_j Φ_K(j). c = 1 unless D⁻¹Φ_Q would leave float range (tiny
+ * keys against huge queries: the row factors are huge although every M_ij is ≤ 1); then c balances the
+ * largest entries of L and R, so M = L·Rᵀ stays representable. fac: n doubles of workspace. */
 static int kernel_factors(float *L, float *R, const float *Q, const float *K, int n, int d, const av_params *p,
                           void *work) {
     long r = avi_feature_dim(p, d);
     carver cv = {work, 0};
-    double *z = take(&cv, 8u * (uint64_t)r);
+    double *z = take(&cv, 8u * (uint64_t)r), *fac = take(&cv, 8u * (uint64_t)n);
     int st = avi_features(L, R, Q, K, n, d, p, take(&cv, avi_features_work(p, n, d))), zero = 0;
     if (st < 0) return st;
     memset(z, 0, (size_t)r * sizeof(double));
     for (int j = 0; j < n; j++)
         for (long f = 0; f < r; f++) z[f] += R[(size_t)j * r + f];
+    double lmax = 0;
     for (int i = 0; i < n; i++) {
-        float *l = L + (size_t)i * r;
+        const float *l = L + (size_t)i * r;
         double den = 0;
         for (long f = 0; f < r; f++) den += l[f] * z[f];
-        scale_by(l, (int)r, norm_factor(p, n, den, &zero));
+        fac[i] = norm_factor(p, n, den, &zero);
+        double m = fac[i] * abs_max(l, (size_t)r);
+        lmax = m > lmax ? m : lmax;
     }
-    return merge(st, zero_status(zero));
+    double rmax = abs_max(R, (size_t)n * r), c = 1;
+    if (lmax > FLT_MAX && rmax > 0 && isfinite(lmax)) {
+        c = sqrt(rmax / lmax);
+        for (size_t e = 0; e < (size_t)n * r; e++) R[e] = (float)(R[e] / c);
+    }
+    for (int i = 0; i < n; i++) scale_by(L + (size_t)i * r, (int)r, fac[i] * c);
+    return check_out(check_out(merge(st, zero_status(zero)), L, (size_t)n * r), R, (size_t)n * r);
 }
 
 int av_factors(float *L, float *R, const float *Q, const float *K, int n, int d, const av_params *prm,

@@ -470,8 +470,8 @@ static void nystrom_factors(float *L, float *R, const float *Q, const float *K, 
 // ----------------------------------------------------------------------------------------------------
 // the entry points (resolved knobs; work of avi_lowrank_work bytes)
 
-/* M[n×n], the effective map. AV_WARN_OVERFLOW when an entry is not finite (a logit beyond float64 range,
- * e.g. an enormous scale, gives NaN rows). */
+/* M[n×n], the effective map. AV_WARN_PRODUCT_OVERFLOW when an entry is not finite (a logit beyond float64
+ * range, e.g. an enormous scale, gives NaN rows). */
 int avi_lowrank_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *prm, void *work) {
     int st = lr_check(prm);
     if (st != AV_OK) return st;
@@ -479,7 +479,7 @@ int avi_lowrank_matrix(float *M, const float *Q, const float *K, int n, int d, c
     lr_layout(&ws, work, prm, n, d, 0);
     if (prm->variant == AV_LINFORMER) linformer_matrix(M, Q, K, n, d, prm, &ws);
     else nystrom_matrix(M, Q, K, n, d, prm, &ws);
-    return avs_all_finite(M, (size_t)n * n) ? AV_OK : AV_WARN_OVERFLOW;
+    return avs_all_finite(M, (size_t)n * n) ? AV_OK : AV_WARN_PRODUCT_OVERFLOW;
 }
 
 /* O[n×dv] = P̄(FV) or F(Z(BV)) without forming n×n. */
@@ -491,7 +491,7 @@ int avi_lowrank_linear(float *O, const float *Q, const float *K, const float *V,
     lr_layout(&ws, work, prm, n, d, dv);
     if (prm->variant == AV_LINFORMER) linformer_linear(O, Q, K, V, n, d, dv, prm, &ws);
     else nystrom_linear(O, Q, K, V, n, d, dv, prm, &ws);
-    return avs_all_finite(O, (size_t)n * dv) ? AV_OK : AV_WARN_OVERFLOW;
+    return avs_all_finite(O, (size_t)n * dv) ? AV_OK : AV_WARN_PRODUCT_OVERFLOW;
 }
 
 /* L, R (n×r) with M = L·Rᵀ: linformer L = P̄, R = Fᵀ (r = s); nystrom L = F·Z, R = Bᵀ (r = landmarks;
@@ -505,5 +505,5 @@ int avi_lowrank_factors(float *L, float *R, const float *Q, const float *K, int 
     if (prm->variant == AV_LINFORMER) linformer_factors(L, R, Q, K, n, d, prm, &ws);
     else nystrom_factors(L, R, Q, K, n, d, prm, &ws);
     size_t cnt = (size_t)n * lr_rank(prm);
-    return avs_all_finite(L, cnt) && avs_all_finite(R, cnt) ? AV_OK : AV_WARN_OVERFLOW;
+    return avs_all_finite(L, cnt) && avs_all_finite(R, cnt) ? AV_OK : AV_WARN_PRODUCT_OVERFLOW;
 }

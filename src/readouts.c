@@ -35,8 +35,11 @@ const char *av_reason_string(int reason) {
     case AV_REASON_NO_REFERENCE: return "no softmax reference (the variant is softmax itself, or none was given)";
     case AV_REASON_ZERO_ROW: return "a row sums to zero, so it cannot be normalised";
     case AV_REASON_NO_SPECTRUM: return "no singular values were given";
-    case AV_REASON_NONFINITE: return "an input holds NaN or Inf";
+    case AV_REASON_NONFINITE: return "an input (the singular values or V) holds NaN or Inf";
     case AV_REASON_ZERO_MATRIX: return "the matrix is zero (all singular values are 0)";
+    case AV_REASON_MATRIX_NONFINITE: return "the matrix holds Inf or NaN (its computation overflowed)";
+    case AV_REASON_REFERENCE_NONFINITE: return "the softmax reference holds Inf or NaN (its computation overflowed)";
+    case AV_REASON_OVERFLOW: return "the readout's sums overflowed (the float32 products of M, A and V)";
     default: return "unknown reason";
     }
 }
@@ -362,9 +365,9 @@ static void errors(double *vals, int *reasons, const float *M, const float *A, c
         return;
     }
     if (!avi_all_finite(A, (size_t)n * n)) {
-        set_undefined(vals, reasons, AV_R_ERROR_FRO_REL, AV_REASON_NONFINITE);
-        set_undefined(vals, reasons, AV_R_ROW_KL_MEAN, AV_REASON_NONFINITE);
-        set_undefined(vals, reasons, AV_R_OUTPUT_ERROR_REL, AV_REASON_NONFINITE);
+        set_undefined(vals, reasons, AV_R_ERROR_FRO_REL, AV_REASON_REFERENCE_NONFINITE);
+        set_undefined(vals, reasons, AV_R_ROW_KL_MEAN, AV_REASON_REFERENCE_NONFINITE);
+        set_undefined(vals, reasons, AV_R_OUTPUT_ERROR_REL, AV_REASON_REFERENCE_NONFINITE);
         return;
     }
     double diff2 = 0.0, ref2 = 0.0, kl = 0.0;
@@ -415,7 +418,7 @@ int av_readouts(double *vals, int *reasons, const float *M, const double *sv, do
     if (work_bytes < need) return AV_ERR_WORKSPACE;
     for (int r = 0; r < AV_R_COUNT; r++) { vals[r] = NAN; reasons[r] = AV_REASON_NONE; }
     if (!avi_all_finite(M, (size_t)n * n)) {
-        for (int r = 0; r < AV_R_COUNT; r++) reasons[r] = AV_REASON_NONFINITE;
+        for (int r = 0; r < AV_R_COUNT; r++) reasons[r] = AV_REASON_MATRIX_NONFINITE;
         return AV_ERR_NONFINITE;
     }
     uintptr_t p = ((uintptr_t)work + 63u) & ~(uintptr_t)63u;
@@ -424,6 +427,8 @@ int av_readouts(double *vals, int *reasons, const float *M, const double *sv, do
     spectral(vals, reasons, sv, noise_floor, n);
     entries(vals, reasons, M, n, causal != 0, tau > 0.0 ? tau : 0.1, buf);
     errors(vals, reasons, M, A, V, n, dv, causal != 0, gemm);
+    for (int r = 0; r < AV_R_COUNT; r++) /* the promise: never ±Inf, never NaN without a reason */
+        if (!isfinite(vals[r]) && reasons[r] == AV_REASON_NONE) set_undefined(vals, reasons, r, AV_REASON_OVERFLOW);
     return AV_OK;
 }
 

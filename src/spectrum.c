@@ -451,7 +451,7 @@ int av_singular_values(double *sv, double *noise_floor, const float *M, int n, i
     if (n < 1 || n > AV_MAX_N) return AV_ERR_SIZE;
     if (route != AV_SVD_FAST && route != AV_SVD_ACCURATE) return AV_ERR_VARIANT;
     size_t need = av_svd_work(n, route);
-    if (need == 0) return AV_ERR_SIZE;
+    if (need == 0) return AV_ERR_TOO_LARGE; /* valid n, but the workspace exceeds size_t (wasm32) */
     if (work_bytes < need) return AV_ERR_WORKSPACE;
     if (!avi_all_finite(M, (size_t)n * n)) return AV_ERR_NONFINITE;
     int ld = lead_dim(n);
@@ -519,7 +519,7 @@ int av_lowrank_singular_values(double *sv, double *noise_floor, const float *L, 
     if (!sv || !noise_floor || !L || !R || !work) return AV_ERR_NULL;
     if (n < 1 || n > AV_MAX_N || r < 1 || r > AV_MAX_FEATURE_DIM) return AV_ERR_SIZE;
     size_t need = av_lowrank_svd_work(n, r);
-    if (need == 0) return AV_ERR_SIZE;
+    if (need == 0) return AV_ERR_TOO_LARGE; /* valid sizes, but the workspace exceeds size_t (wasm32) */
     if (work_bytes < need) return AV_ERR_WORKSPACE;
     if (!avi_all_finite(L, (size_t)n * r) || !avi_all_finite(R, (size_t)n * r)) return AV_ERR_NONFINITE;
     carve c;

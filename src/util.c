@@ -1,5 +1,6 @@
 /* util.c: status strings, variant names, and the knobs (defaults, setters, resolution and checks). */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "internal.h"
@@ -22,10 +23,25 @@ const char *av_status_string(int status) {
     case AV_ERR_FORMAT: return "malformed input file or buffer";
     case AV_ERR_IO: return "a file could not be read or written";
     case AV_ERR_NOMEM: return "out of memory";
+    case AV_ERR_TOO_LARGE: return "too large for this build: the sizes need more memory than it can address";
     case AV_WARN_ZERO_ROW: return "some row's normaliser is zero or negative, so its weights are undefined";
-    case AV_WARN_OVERFLOW: return "an exponential overflowed the float range";
+    case AV_WARN_OVERFLOW: return "an exponential overflowed the float range (entries may be Inf or NaN)";
+    case AV_WARN_PRODUCT_OVERFLOW:
+        return "a product (q·k, a feature product, a power or a row sum) exceeded the float32 range (entries may be Inf or NaN)";
     case AV_WARN_NO_CONVERGENCE: return "an iterative solver did not converge";
     default: return "unknown status code";
+    }
+}
+
+double av_limit(int key) {
+    switch (key) {
+    case AV_LIMIT_MAX_N: return AV_MAX_N;
+    case AV_LIMIT_MAX_D: return AV_MAX_D;
+    case AV_LIMIT_MAX_FEATURE_DIM: return AV_MAX_FEATURE_DIM;
+    case AV_LIMIT_STATUS_MIN: return AV_STATUS_MIN;
+    case AV_LIMIT_STATUS_MAX: return AV_STATUS_MAX;
+    case AV_LIMIT_SIZE_MAX: return (double)SIZE_MAX;
+    default: return -1;
     }
 }
 

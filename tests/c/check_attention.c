@@ -828,11 +828,17 @@ START_TEST(test_warnings) {
     /* overflow: taylor's closed form beyond float, softmax logits beyond float, hedgehog Wᵀx */
     for (int i = 0; i < n * d; i++) { Q[i] = 1e10f; K[i] = 1e10f; }
     av_params_default(&p, AV_TAYLOR);
-    ck_assert_int_eq(av_matrix(M, Q, K, n, d, &p, work, sizeof work), AV_WARN_OVERFLOW);
+    ck_assert_int_eq(av_matrix(M, Q, K, n, d, &p, work, sizeof work), AV_WARN_PRODUCT_OVERFLOW);
     for (int i = 0; i < n * d; i++) { Q[i] = 1e20f; K[i] = 1e20f; }
     av_params_default(&p, AV_SOFTMAX);
-    ck_assert_int_eq(av_matrix(M, Q, K, n, d, &p, work, sizeof work), AV_WARN_OVERFLOW);
-    ck_assert_int_eq(av_scores(M, Q, K, n, d, 0, 1), AV_WARN_OVERFLOW);
+    ck_assert_int_eq(av_matrix(M, Q, K, n, d, &p, work, sizeof work), AV_WARN_PRODUCT_OVERFLOW);
+    ck_assert_int_eq(av_scores(M, Q, K, n, d, 0, 1), AV_WARN_PRODUCT_OVERFLOW);
+    ck_assert_int_eq(av_scores(M, Q, K, n, d, 0, 0), AV_WARN_PRODUCT_OVERFLOW);
+    Q[0] = -1e20f; /* one q·k of −Inf: the raw scores hold −Inf, so they are not "finite" */
+    for (int i = 1; i < n * d; i++) Q[i] = K[i] = 1.0f;
+    K[0] = 1e20f;
+    ck_assert_int_eq(av_scores(M, Q, K, n, d, 1, 0), AV_WARN_PRODUCT_OVERFLOW);
+    for (int i = 0; i < n * d; i++) { Q[i] = 1e20f; K[i] = 1e20f; }
     float W[9];
     for (int i = 0; i < 9; i++) W[i] = 1e30f;
     av_params_default(&p, AV_HEDGEHOG);
@@ -853,6 +859,129 @@ END_TEST
 
 // ----------------------------------------------------------------------------------------------------
 // cost model, low-rank dispatch
+
+/* The promise of the header: AV_OK, AV_WARN_ZERO_ROW and AV_WARN_NO_CONVERGENCE mean finite outputs. Every
+ * variant, both masks, on hostile inputs (huge queries against denormal keys, everything near 1e30, mixed
+ * signs), through every path that writes floats. */
+static int promises_finite(int st) { return st == AV_OK || st == AV_WARN_ZERO_ROW || st == AV_WARN_NO_CONVERGENCE; }
+static int all_finite_f(const float *x, size_t count) {
+    for (size_t i = 0; i < count; i++)
+        if (!isfinite(x[i])) return 0;
+    return 1;
+}
+static void hostile(float *Q, float *K, int n, int d, int pattern) {
+    for (int i = 0; i < n * d; i++) {
+        switch (pattern) {
+        case 0: Q[i] = i < d ? 1e33f : 1.0f; K[i] = 1e-40f; break;   /* the cosFormer case, generalised */
+        case 1: Q[i] = 1e30f; K[i] = 1e30f; break;
+        case 2: Q[i] = 1e-40f; K[i] = i % 2 ? 1e33f : -1e33f; break;
+        case 3: Q[i] = i % 3 ? -1e30f : 1e30f; K[i] = i % 2 ? 1e30f : 3e-39f; break;
+        default: Q[i] = (float)(i % 5) * 1e19f; K[i] = -(float)(i % 7) * 1e19f; break;
+        }
+    }
+}
+START_TEST(test_finite_promise) {
+    const int n = 5, d = 2, dv = 3, count = AV_VARIANT_COUNT * 2 * 5;
+    float Q[10], K[10], V[15], M[25], O[15], L[5 * 64], R[5 * 64];
+    for (int i = 0; i < n * dv; i++) V[i] = (float)(i % 4) - 1.5f;
+    int checked = 0;
+    for (int c = 0; c < count; c++) {
+        int v = c / 10, causal = (c / 5) % 2, pattern = c % 5;
+        av_params p;
+        av_params_default(&p, v);
+        p.causal = causal;
+        if (av_params_resolve(&p, &p, n, d) != AV_OK) continue;
+        hostile(Q, K, n, d, pattern);
+        size_t wb = av_attend_work(&p, n, d, dv), wl = av_linear_work(&p, n, d, dv), wf = av_factors_work(&p, n, d);
+        size_t big = wb > wl ? wb : wl;
+        void *work = malloc((big > wf ? big : wf) + 1);
+        int st = av_matrix(M, Q, K, n, d, &p, work, wb);
+        ck_assert_msg(!promises_finite(st) || all_finite_f(M, 25), "%s causal %d pattern %d: av_matrix %d with Inf/NaN",
+                      av_variant_name(v), causal, pattern, st);
+        st = av_attend(O, NULL, Q, K, V, n, d, dv, &p, work, wb);
+        ck_assert_msg(!promises_finite(st) || all_finite_f(O, 15), "%s causal %d pattern %d: av_attend %d with Inf/NaN",
+                      av_variant_name(v), causal, pattern, st);
+        if (wl) {
+            st = av_linear(O, Q, K, V, n, d, dv, &p, work, wl);
+            ck_assert_msg(!promises_finite(st) || all_finite_f(O, 15), "%s causal %d pattern %d: av_linear %d with Inf/NaN",
+                          av_variant_name(v), causal, pattern, st);
+        }
+        long r;
+        if (wf && av_factor_rank(&r, &p, n, d) == AV_OK && r <= 64) {
+            st = av_factors(L, R, Q, K, n, d, &p, work, wf);
+            ck_assert_msg(!promises_finite(st) || (all_finite_f(L, (size_t)n * r) && all_finite_f(R, (size_t)n * r)),
+                          "%s pattern %d: av_factors %d with Inf/NaN", av_variant_name(v), pattern, st);
+        }
+        free(work);
+        checked++;
+    }
+    ck_assert_int_ge(checked, 100);
+}
+END_TEST
+
+/* The issue's reproduction: cosFormer, n = 2, d = 1, Q = [[1e33], [1]], K = [[1e-40], [1e-40]]. The matrix is
+ * finite, so the factors must be too (balanced by c), and L·Rᵀ must equal M. */
+START_TEST(test_factors_balanced) {
+    float Q[2] = {1e33f, 1.0f}, K[2] = {1e-40f, 1e-40f}, M[4], L[4], R[4];
+    av_params p;
+    av_params_default(&p, AV_COSFORMER);
+    static unsigned char work[4096];
+    ck_assert_int_eq(av_matrix(M, Q, K, 2, 1, &p, work, sizeof work), AV_OK);
+    long r;
+    ck_assert_int_eq(av_factor_rank(&r, &p, 2, 1), AV_OK);
+    ck_assert_int_eq(r, 2);
+    ck_assert_int_eq(av_factors(L, R, Q, K, 2, 1, &p, work, av_factors_work(&p, 2, 1)), AV_OK);
+    for (int i = 0; i < 4; i++) ck_assert(isfinite(L[i]) && isfinite(R[i]));
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            double lr = (double)L[2 * i] * R[2 * j] + (double)L[2 * i + 1] * R[2 * j + 1];
+            ck_assert_msg(fabs(lr - M[2 * i + j]) <= 1e-3 * fabs(M[2 * i + j]) + 1e-30, "L·Rᵀ[%d,%d] = %g, M = %g", i, j,
+                          lr, M[2 * i + j]);
+        }
+    double sv[2], floor_;
+    static unsigned char sw[1 << 16];
+    ck_assert_int_eq(av_lowrank_singular_values(sv, &floor_, L, R, 2, r, sw, sizeof sw), AV_OK);
+    ck_assert(sv[0] > 0 && isfinite(sv[0]));
+}
+END_TEST
+
+/* Defect: all-1e30 inputs with relu, elu, cosformer and focused overflow q·k (a product), not an exponential;
+ * exp-based feature maps that overflow are AV_WARN_OVERFLOW. */
+START_TEST(test_overflow_cause) {
+    enum { n = 3, d = 4 };
+    float Q[n * d], K[n * d], M[n * n];
+    static unsigned char work[1 << 16];
+    const int product[] = {AV_RELU, AV_ELU, AV_COSFORMER, AV_FOCUSED, AV_SOFTMAX};
+    for (int i = 0; i < n * d; i++) Q[i] = K[i] = 1e30f;
+    for (size_t t = 0; t < sizeof product / sizeof *product; t++) {
+        av_params p;
+        av_params_default(&p, product[t]);
+        ck_assert_msg(av_matrix(M, Q, K, n, d, &p, work, sizeof work) == AV_WARN_PRODUCT_OVERFLOW, "%s",
+                      av_variant_name(product[t]));
+    }
+    float W[d * d];
+    for (int i = 0; i < d * d; i++) W[i] = 1e30f;
+    av_params p;
+    av_params_default(&p, AV_HEDGEHOG);
+    av_params_set_hedgehog(&p, W, d);
+    ck_assert_int_eq(av_matrix(M, Q, K, n, d, &p, work, sizeof work), AV_WARN_OVERFLOW);
+    ck_assert_str_ne(av_status_string(AV_WARN_PRODUCT_OVERFLOW), av_status_string(AV_WARN_OVERFLOW));
+}
+END_TEST
+
+/* A workspace need beyond size_t is "too large for this build", not "out of range". Natively size_t is
+ * 64 bits, so only the status range and the sentence are checked here; tests/js checks the wasm32 case. */
+START_TEST(test_status_range) {
+    for (int st = AV_STATUS_MIN; st <= AV_STATUS_MAX; st++)
+        if (st != -11) ck_assert_str_ne(av_status_string(st), "unknown status code");
+    ck_assert_str_eq(av_status_string(AV_STATUS_MAX + 1), "unknown status code");
+    ck_assert_str_eq(av_status_string(AV_STATUS_MIN - 1), "unknown status code");
+    ck_assert(strstr(av_status_string(AV_ERR_TOO_LARGE), "too large for this build") != NULL);
+    ck_assert(av_limit(AV_LIMIT_MAX_N) == AV_MAX_N && av_limit(AV_LIMIT_MAX_D) == AV_MAX_D);
+    ck_assert(av_limit(AV_LIMIT_STATUS_MIN) == AV_STATUS_MIN && av_limit(AV_LIMIT_STATUS_MAX) == AV_STATUS_MAX);
+    ck_assert(av_limit(AV_LIMIT_SIZE_MAX) == (double)SIZE_MAX && av_limit(AV_LIMIT_COUNT) == -1);
+}
+END_TEST
 
 START_TEST(test_cost) {
     av_params p;
@@ -922,6 +1051,10 @@ Suite *suite_attention(void) {
     tcase_add_test(tc, test_warnings);
     tcase_add_test(tc, test_tiny_row_sums);
     tcase_add_test(tc, test_cost);
+    tcase_add_test(tc, test_finite_promise);
+    tcase_add_test(tc, test_factors_balanced);
+    tcase_add_test(tc, test_overflow_cause);
+    tcase_add_test(tc, test_status_range);
     tcase_add_test(tc, test_lowrank_dispatch);
     suite_add_tcase(s, tc);
     return s;

@@ -492,13 +492,13 @@ START_TEST(test_lowrank_status) {
         ck_assert_int_eq(avi_lowrank_linear(O, Q, K, V, n, d, dv, &p, NULL), AV_ERR_NO_CAUSAL);
         ck_assert_int_eq(avi_lowrank_factors(L, R, Q, K, n, d, &p, NULL), AV_ERR_NO_CAUSAL);
         p.causal = 0;
-        /* a logit beyond float64 range: softmax rows become NaN, reported as overflow */
+        /* a logit beyond float64 range: softmax rows become NaN, reported as a product overflow */
         float Qb[13 * 3], Kb[13 * 3];
         for (int i = 0; i < n * d; i++) Qb[i] = Kb[i] = 1e5f;
         p.scale = 1e300;
-        ck_assert_int_eq(run(PATH_MATRIX, M, NULL, Qb, Kb, NULL, n, d, 0, &p), AV_WARN_OVERFLOW);
-        ck_assert_int_eq(run(PATH_LINEAR, O, NULL, Qb, Kb, V, n, d, dv, &p), AV_WARN_OVERFLOW);
-        ck_assert_int_eq(run(PATH_FACTORS, L, R, Qb, Kb, NULL, n, d, 0, &p), AV_WARN_OVERFLOW);
+        ck_assert_int_eq(run(PATH_MATRIX, M, NULL, Qb, Kb, NULL, n, d, 0, &p), AV_WARN_PRODUCT_OVERFLOW);
+        ck_assert_int_eq(run(PATH_LINEAR, O, NULL, Qb, Kb, V, n, d, dv, &p), AV_WARN_PRODUCT_OVERFLOW);
+        ck_assert_int_eq(run(PATH_FACTORS, L, R, Qb, Kb, NULL, n, d, 0, &p), AV_WARN_PRODUCT_OVERFLOW);
     }
     av_params s = lr_params(AV_SOFTMAX, n, d, 4);
     ck_assert_int_eq(avi_lowrank_matrix(M, Q, K, n, d, &s, NULL), AV_ERR_VARIANT);
