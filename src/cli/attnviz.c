@@ -4,8 +4,10 @@
  *   attnviz readouts (the same inputs) [--accurate] [--tau X] [-o OUT.json]
  *   attnviz generate --gen NAME --n N --d D [--std X] [--seed S] -o DIR
  *
- * Errors are one line on stderr, "attnviz: <flag or file>: <reason>", and exit status 2. Numerical
- * warnings (positive statuses) print one line too, but the output is written and the status is 0.
+ * Errors are one line on stderr, "attnviz: <flag or file>: <reason>"; the exit status is 2 for bad input
+ * and 1 when the system fails (I/O, out of memory): cli.h. Numerical warnings (positive statuses) print
+ * one line too, but the output is written and the status is 0. Outputs are renamed into place only on
+ * success (output.c).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -79,21 +82,17 @@ static const char HELP[] =
     "  --seed S         0..4294967295 (default 0)\n"
     "  -o DIR           output folder (created if missing)\n"
     "\n"
-    "Errors: one line on stderr and exit status 2. Numerical warnings: one line on stderr, output\n"
-    "written, exit status 0.\n";
+    "exit status:\n"
+    "  0  success. A numerical warning (an overflow, a zero row) prints one line on stderr,\n"
+    "     \"attnviz: warning: ...\", and the output is still written.\n"
+    "  2  bad input: unknown or malformed flags, knobs out of range, malformed or mismatched .npy\n"
+    "     files, NaN or Inf in the inputs.\n"
+    "  1  the system failed: a file cannot be opened, read or written, or memory ran out.\n"
+    "  Every error is one line on stderr, \"attnviz: <what>: <reason>\". Outputs go to a temporary file\n"
+    "  beside the target and replace it only when the command succeeded.\n";
 
 // ----------------------------------------------------------------------------------------------------
 // errors and number parsing
-
-static int fail(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("attnviz: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return 2;
-}
 
 /* A finite double from the whole of `s`. */
 static int parse_double(const char *s, double *out) {
@@ -124,14 +123,14 @@ typedef struct npy_array { av_npy_info info; float *data; } npy_array;
 static int read_npy(npy_array *a, const char *flag, const char *path) {
     memset(a, 0, sizeof *a);
     FILE *f = fopen(path, "rb");
-    if (!f) return fail("%s %s: cannot open (%s)", flag, path, strerror(errno));
+    if (!f) return avcli_fail_system("%s %s: cannot open (%s)", flag, path, strerror(errno));
     unsigned char *buf = NULL;
     size_t len = 0, cap = 0, got;
     do {
         if (len == cap) {
             cap = cap ? 2 * cap : 1 << 16;
             unsigned char *nb = realloc(buf, cap);
-            if (!nb) { free(buf); fclose(f); return fail("%s %s: out of memory", flag, path); }
+            if (!nb) { free(buf); fclose(f); return avcli_fail_system("%s %s: out of memory", flag, path); }
             buf = nb;
         }
         got = fread(buf + len, 1, cap - len, f);
@@ -139,37 +138,15 @@ static int read_npy(npy_array *a, const char *flag, const char *path) {
     } while (got > 0);
     int err = ferror(f);
     fclose(f);
-    if (err) { free(buf); return fail("%s %s: cannot read (%s)", flag, path, strerror(errno)); }
+    if (err) { free(buf); return avcli_fail_system("%s %s: cannot read (%s)", flag, path, strerror(errno)); }
     int st = av_npy_parse(&a->info, buf, len);
-    if (st != AV_OK) { free(buf); return fail("%s %s: %s", flag, path, av_npy_error()); }
+    if (st != AV_OK) { free(buf); return avcli_fail("%s %s: %s", flag, path, av_npy_error()); }
     a->data = malloc(sizeof(float) * (a->info.count ? a->info.count : 1));
-    if (!a->data) { free(buf); return fail("%s %s: out of memory", flag, path); }
+    if (!a->data) { free(buf); return avcli_fail_system("%s %s: out of memory", flag, path); }
     st = av_npy_decode_f32(a->data, &a->info, buf, len);
     free(buf);
-    if (st != AV_OK) { free(a->data); a->data = NULL; return fail("%s %s: %s", flag, path, av_npy_error()); }
+    if (st != AV_OK) { free(a->data); a->data = NULL; return avcli_fail("%s %s: %s", flag, path, av_npy_error()); }
     return 0;
-}
-
-int avcli_write_npy_f32(const char *path, const float *data, const int64_t *shape, int ndim) {
-    unsigned char head[512];
-    size_t hl, count = 1;
-    if (!path || !data || av_npy_write_header(head, sizeof head, &hl, shape, ndim, 4) != AV_OK) return AV_ERR_IO;
-    for (int i = 0; i < ndim; i++) count *= (size_t)shape[i];
-    FILE *f = fopen(path, "wb");
-    if (!f) return AV_ERR_IO;
-    int ok = fwrite(head, 1, hl, f) == hl;
-    unsigned char chunk[4096];
-    for (size_t i = 0; ok && i < count;) { /* little-endian bytes whatever the host */
-        size_t k = 0;
-        for (; k < sizeof chunk / 4 && i < count; k++, i++) {
-            uint32_t u;
-            memcpy(&u, data + i, 4);
-            for (int b = 0; b < 4; b++) chunk[4 * k + b] = (unsigned char)(u >> (8 * b));
-        }
-        ok = fwrite(chunk, 4, k, f) == k;
-    }
-    ok = (fclose(f) == 0) && ok;
-    return ok ? AV_OK : AV_ERR_IO;
 }
 
 static int all_finite(const float *x, size_t count) {
@@ -232,7 +209,7 @@ static int collect_flags(raw_flags *r, int argc, char **argv) {
         int matched = 0;
         for (int b = 0; b < 4 && !matched; b++)
             if (strcmp(a, bnames[b]) == 0) {
-                if (*bools[b]) return fail("%s: given twice", a);
+                if (*bools[b]) return avcli_fail("%s: given twice", a);
                 *bools[b] = matched = 1;
             }
         const char **slot = NULL;
@@ -241,9 +218,9 @@ static int collect_flags(raw_flags *r, int argc, char **argv) {
         for (int k = 0; k < NKNOBS && !matched && !slot; k++)
             if (strcmp(a, KNOBS[k].name) == 0) slot = &r->knob[k];
         if (matched) continue;
-        if (!slot) return fail("%s: unknown option (see attnviz --help)", a);
-        if (*slot) return fail("%s: given twice", a);
-        if (i + 1 >= argc) return fail("%s: needs a value", a);
+        if (!slot) return avcli_fail("%s: unknown option (see attnviz --help)", a);
+        if (*slot) return avcli_fail("%s: given twice", a);
+        if (i + 1 >= argc) return avcli_fail("%s: needs a value", a);
         *slot = argv[++i];
     }
     return 0;
@@ -257,13 +234,13 @@ static int set_knobs(avcli_inputs *in, const raw_flags *r) {
         double v = 0.0;
         long long iv = 0;
         int ok = f->integer ? parse_long(r->knob[k], f->lo, f->hi, &iv) : parse_double(r->knob[k], &v) && v > 0;
-        if (!ok) return fail("%s %s: not a valid value (%s)", f->name, r->knob[k], f->range);
+        if (!ok) return avcli_fail("%s %s: not a valid value (%s)", f->name, r->knob[k], f->range);
         if (f->integer) v = (f->knob == AV_KNOB_ITERS && iv == 0) ? -1.0 : (double)iv; /* the library's iters 0 is 6 */
         av_params_set(&in->prm, f->knob, v);
     }
     if (r->str[F_EF]) {
         if (strcmp(r->str[F_EF], "gaussian") && strcmp(r->str[F_EF], "mean"))
-            return fail("--ef %s: unknown kind (gaussian or mean)", r->str[F_EF]);
+            return avcli_fail("--ef %s: unknown kind (gaussian or mean)", r->str[F_EF]);
         in->prm.ef_kind = strcmp(r->str[F_EF], "mean") == 0 ? AV_EF_MEAN : AV_EF_GAUSSIAN;
     }
     in->prm.causal = r->causal;
@@ -278,7 +255,7 @@ static int check_knobs(const avcli_inputs *in, const raw_flags *r) {
     const char *vname = av_variant_name(in->prm.variant);
     int st = av_params_resolve(&res, &in->prm, in->n, in->d);
     if (st == AV_OK) return 0;
-    if (st == AV_ERR_NO_CAUSAL) return fail("--causal: %s%s has no causal form", vname,
+    if (st == AV_ERR_NO_CAUSAL) return avcli_fail("--causal: %s%s has no causal form", vname,
                                             in->prm.dwc_kernel ? " with --dwc-kernel" : "");
     for (int k = 0; k < NKNOBS; k++) { /* the first given knob that fails on its own */
         if (!r->knob[k]) continue;
@@ -286,10 +263,10 @@ static int check_knobs(const avcli_inputs *in, const raw_flags *r) {
         av_params_default(&one, in->prm.variant);
         av_params_set(&one, KNOBS[k].knob, av_params_get(&in->prm, KNOBS[k].knob));
         if (av_params_resolve(&res, &one, in->n, in->d) != AV_OK)
-            return fail("%s %s: out of range for %s at n = %d (%s)", KNOBS[k].name, r->knob[k], vname, in->n,
+            return avcli_fail("%s %s: out of range for %s at n = %d (%s)", KNOBS[k].name, r->knob[k], vname, in->n,
                         KNOBS[k].range);
     }
-    return fail("--variant %s: %s (n = %d, d = %d)", vname, av_status_string(st), in->n, in->d);
+    return avcli_fail("--variant %s: %s (n = %d, d = %d)", vname, av_status_string(st), in->n, in->d);
 }
 
 // ----------------------------------------------------------------------------------------------------
@@ -306,7 +283,7 @@ static int shape_mismatch(const inputs3 *t, int i, int ref, const char *why) {
     char s1[160], s2[160];
     shape_text(s1, sizeof s1, &t->a[i].info);
     shape_text(s2, sizeof s2, &t->a[ref].info);
-    return fail("%s %s: shape %s does not match %s's %s (%s)", t->flag[i], t->path[i], s1, t->flag[ref], s2, why);
+    return avcli_fail("%s %s: shape %s does not match %s's %s (%s)", t->flag[i], t->path[i], s1, t->flag[ref], s2, why);
 }
 
 /* For 4-D model tensors: check --layer/--head and the layer and KV-head counts, and give the element
@@ -315,11 +292,11 @@ static int select_head(const inputs3 *t, const raw_flags *r, size_t *qoff, size_
     const av_npy_info *q = &t->a[0].info;
     int64_t L = q->shape[0], H = q->shape[1], KVH = t->a[1].info.shape[1];
     long long layer, head;
-    if (!r->str[F_LAYER] || !r->str[F_HEAD]) return fail("--q %s: 4-D model tensors need --layer and --head", t->path[0]);
+    if (!r->str[F_LAYER] || !r->str[F_HEAD]) return avcli_fail("--q %s: 4-D model tensors need --layer and --head", t->path[0]);
     if (!parse_long(r->str[F_LAYER], 0, L - 1, &layer))
-        return fail("--layer %s: out of range (the tensors have %lld layers: 0..%lld)", r->str[F_LAYER], (long long)L, (long long)L - 1);
+        return avcli_fail("--layer %s: out of range (the tensors have %lld layers: 0..%lld)", r->str[F_LAYER], (long long)L, (long long)L - 1);
     if (!parse_long(r->str[F_HEAD], 0, H - 1, &head))
-        return fail("--head %s: out of range (--q has %lld heads: 0..%lld)", r->str[F_HEAD], (long long)H, (long long)H - 1);
+        return avcli_fail("--head %s: out of range (--q has %lld heads: 0..%lld)", r->str[F_HEAD], (long long)H, (long long)H - 1);
     if (t->a[1].info.shape[0] != L || KVH < 1 || H % KVH)
         return shape_mismatch(t, 1, 0, "K is (layers, kv_heads, n, d) with kv_heads dividing heads");
     if (t->a[2].data && (t->a[2].info.shape[0] != L || t->a[2].info.shape[1] != KVH))
@@ -334,7 +311,7 @@ static int select_head(const inputs3 *t, const raw_flags *r, size_t *qoff, size_
 static int check_tails(const inputs3 *t, int nd) {
     const int64_t *qs = t->a[0].info.shape + nd - 2, *ks = t->a[1].info.shape + nd - 2;
     if (qs[0] < 1 || qs[0] > AV_MAX_N || qs[1] < 1 || qs[1] > AV_MAX_D)
-        return fail("--q %s: n = %lld, d = %lld outside 1..%d, 1..%d", t->path[0], (long long)qs[0], (long long)qs[1],
+        return avcli_fail("--q %s: n = %lld, d = %lld outside 1..%d, 1..%d", t->path[0], (long long)qs[0], (long long)qs[1],
                     AV_MAX_N, AV_MAX_D);
     if (ks[0] != qs[0] || ks[1] != qs[1]) return shape_mismatch(t, 1, 0, "K must be n x d like Q");
     const int64_t *vs = t->a[2].info.shape + nd - 2;
@@ -361,9 +338,9 @@ static int take_slices(avcli_inputs *in, const inputs3 *t, int nd, size_t qoff, 
     size_t off[3] = {qoff, kvrow * in->d, kvrow * in->dv};
     for (int i = 0; i < 3; i++) {
         if (!t->a[i].data) continue;
-        if (!(*dst[i] = take(&t->a[i], off[i], cnt[i]))) return fail("out of memory");
+        if (!(*dst[i] = take(&t->a[i], off[i], cnt[i]))) return avcli_fail_system("out of memory");
         if (!all_finite(*dst[i], cnt[i]))
-            return fail("%s %s: %s%s", t->flag[i], t->path[i], av_status_string(AV_ERR_NONFINITE),
+            return avcli_fail("%s %s: %s%s", t->flag[i], t->path[i], av_status_string(AV_ERR_NONFINITE),
                         nd == 4 ? " (in the selected layer and head)" : "");
     }
     return 0;
@@ -380,13 +357,13 @@ static int load_inputs(avcli_inputs *in, const raw_flags *r) {
     } else if (nd != 2 && nd != 4) {
         char s1[160];
         shape_text(s1, sizeof s1, &t.a[0].info);
-        st = fail("--q %s: shape %s is neither (n, d) nor (layers, heads, n, d)", t.path[0], s1);
+        st = avcli_fail("--q %s: shape %s is neither (n, d) nor (layers, heads, n, d)", t.path[0], s1);
     } else if (t.a[1].info.ndim != nd || (t.a[2].data && t.a[2].info.ndim != nd)) {
         st = shape_mismatch(&t, t.a[1].info.ndim != nd ? 1 : 2, 0, "the same number of dimensions");
     } else if (nd == 4) {
         st = select_head(&t, r, &qoff, &kvrow);
     } else if (r->str[F_LAYER] || r->str[F_HEAD]) {
-        st = fail("%s: only for 4-D model tensors (--q %s is 2-D)", r->str[F_LAYER] ? "--layer" : "--head", t.path[0]);
+        st = avcli_fail("%s: only for 4-D model tensors (--q %s is 2-D)", r->str[F_LAYER] ? "--layer" : "--head", t.path[0]);
     }
     if (!st) st = check_tails(&t, nd);
     if (!st) st = take_slices(in, &t, nd, qoff, kvrow);
@@ -402,12 +379,12 @@ static int load_hedgehog(avcli_inputs *in, const char *path) {
     shape_text(s1, sizeof s1, &w.info);
     if (w.info.ndim != 2 || w.info.shape[0] != in->d || w.info.shape[1] < 1 || w.info.shape[1] > AV_MAX_FEATURE_DIM / 2) {
         free(w.data);
-        return fail("--hedgehog-w %s: shape %s is not (d, cols) with d = %d and cols in 1..%d", path, s1, in->d,
+        return avcli_fail("--hedgehog-w %s: shape %s is not (d, cols) with d = %d and cols in 1..%d", path, s1, in->d,
                     AV_MAX_FEATURE_DIM / 2);
     }
     if (!all_finite(w.data, w.info.count)) {
         free(w.data);
-        return fail("--hedgehog-w %s: %s", path, av_status_string(AV_ERR_NONFINITE));
+        return avcli_fail("--hedgehog-w %s: %s", path, av_status_string(AV_ERR_NONFINITE));
     }
     in->hedgehog_w = w.data;
     av_params_set_hedgehog(&in->prm, in->hedgehog_w, (int)w.info.shape[1]);
@@ -420,16 +397,16 @@ int avcli_parse_inputs(avcli_inputs *in, int argc, char **argv) {
     raw_flags r;
     int st = collect_flags(&r, argc, argv);
     if (st) return st;
-    if (!r.str[F_VARIANT]) return fail("--variant: required (softmax, elu, relu, exp, efficient, focused, linformer, performer, taylor, explimit, hedgehog, nystrom, cosformer)");
+    if (!r.str[F_VARIANT]) return avcli_fail("--variant: required (softmax, elu, relu, exp, efficient, focused, linformer, performer, taylor, explimit, hedgehog, nystrom, cosformer)");
     int variant = av_variant_from_name(r.str[F_VARIANT]);
     if (variant < 0)
-        return fail("--variant %s: unknown variant (softmax, elu, relu, exp, efficient, focused, linformer, performer, taylor, explimit, hedgehog, nystrom, cosformer)", r.str[F_VARIANT]);
+        return avcli_fail("--variant %s: unknown variant (softmax, elu, relu, exp, efficient, focused, linformer, performer, taylor, explimit, hedgehog, nystrom, cosformer)", r.str[F_VARIANT]);
     av_params_default(&in->prm, variant);
-    if (!r.str[F_Q]) return fail("--q: required (Q.npy)");
-    if (!r.str[F_K]) return fail("--k: required (K.npy)");
+    if (!r.str[F_Q]) return avcli_fail("--q: required (Q.npy)");
+    if (!r.str[F_K]) return avcli_fail("--k: required (K.npy)");
     if ((st = set_knobs(in, &r))) return st;
     if (r.str[F_TAU] && !(parse_double(r.str[F_TAU], &in->tau) && in->tau > 0))
-        return fail("--tau %s: not a number > 0", r.str[F_TAU]);
+        return avcli_fail("--tau %s: not a number > 0", r.str[F_TAU]);
     in->accurate = r.accurate;
     in->out = r.str[F_OUT];
     if ((st = load_inputs(in, &r)) || (r.str[F_W] && (st = load_hedgehog(in, r.str[F_W]))) ||
@@ -457,15 +434,15 @@ static int cmd_matrix(int argc, char **argv) {
     const char *out_o = NULL;
     char **rest = malloc(sizeof(char *) * (size_t)(argc + 1));
     int nrest = 0;
-    if (!rest) return fail("out of memory");
+    if (!rest) return avcli_fail_system("out of memory");
     for (int i = 0; i < argc; i++) { /* --out-o is matrix's own; the rest are the shared flags */
         if (strcmp(argv[i], "--out-o") == 0) {
-            if (out_o) { free(rest); return fail("--out-o: given twice"); }
-            if (i + 1 >= argc) { free(rest); return fail("--out-o: needs a value"); }
+            if (out_o) { free(rest); return avcli_fail("--out-o: given twice"); }
+            if (i + 1 >= argc) { free(rest); return avcli_fail("--out-o: needs a value"); }
             out_o = argv[++i];
         } else if (strcmp(argv[i], "--accurate") == 0 || strcmp(argv[i], "--tau") == 0) {
             free(rest);
-            return fail("%s: applies to readouts only", argv[i]);
+            return avcli_fail("%s: applies to readouts only", argv[i]);
         } else {
             rest[nrest++] = argv[i];
         }
@@ -477,20 +454,23 @@ static int cmd_matrix(int argc, char **argv) {
     int code = 0, n = in.n;
     float *M = NULL, *O = NULL;
     void *work = NULL;
-    if (!in.out) { code = fail("-o: required (the output M.npy)"); goto done; }
-    if (out_o && !in.V) { code = fail("--out-o %s: needs --v V.npy", out_o); goto done; }
+    if (!in.out) { code = avcli_fail("-o: required (the output M.npy)"); goto done; }
+    if (out_o && !in.V) { code = avcli_fail("--out-o %s: needs --v V.npy", out_o); goto done; }
     size_t wb = out_o ? av_attend_work(&in.prm, n, in.d, in.dv) : av_matrix_work(&in.prm, n, in.d);
     M = malloc(sizeof(float) * (size_t)n * n);
     O = out_o ? malloc(sizeof(float) * (size_t)n * in.dv) : NULL;
     work = malloc(wb ? wb : 1);
-    if (!M || !work || (out_o && !O)) { code = fail("out of memory (n = %d)", n); goto done; }
+    if (!M || !work || (out_o && !O)) { code = avcli_fail_system("out of memory (n = %d)", n); goto done; }
     st = out_o ? av_attend(O, M, in.Q, in.K, in.V, n, in.d, in.dv, &in.prm, work, wb)
                : av_matrix(M, in.Q, in.K, n, in.d, &in.prm, work, wb);
-    if (st < 0) { code = fail("--variant %s: %s", av_variant_name(in.prm.variant), av_status_string(st)); goto done; }
+    if (st < 0) {
+        code = avcli_exit_code(st);
+        fprintf(stderr, "attnviz: --variant %s: %s\n", av_variant_name(in.prm.variant), av_status_string(st));
+        goto done;
+    }
     if (st > 0) fprintf(stderr, "attnviz: warning: %s: %s\n", av_variant_name(in.prm.variant), av_status_string(st));
-    int64_t ms[2] = {n, n}, os[2] = {n, in.dv};
-    if (avcli_write_npy_f32(in.out, M, ms, 2) != AV_OK) { code = fail("-o %s: cannot write (%s)", in.out, strerror(errno)); goto done; }
-    if (out_o && avcli_write_npy_f32(out_o, O, os, 2) != AV_OK) code = fail("--out-o %s: cannot write (%s)", out_o, strerror(errno));
+    avcli_npy files[2] = {{"-o", in.out, M, {n, n}, 2}, {"--out-o", out_o, O, {n, in.dv}, 2}};
+    code = avcli_save_npy(files, out_o ? 2 : 1); /* both or neither */
 done:
     free(M);
     free(O);
@@ -503,12 +483,16 @@ static int cmd_readouts(int argc, char **argv) {
     avcli_inputs in;
     int st = avcli_parse_inputs(&in, argc, argv);
     if (st) return st;
-    FILE *out = stdout;
-    if (in.out && !(out = fopen(in.out, "w"))) {
-        st = fail("-o %s: cannot write (%s)", in.out, strerror(errno));
-    } else {
-        st = avcli_cmd_readouts(&in, out);
-        if (out != stdout && fclose(out) != 0 && st == 0) st = fail("-o %s: cannot write (%s)", in.out, strerror(errno));
+    avcli_out o;
+    if (!in.out) {
+        st = avcli_cmd_readouts(&in, stdout); /* main checks that stdout was written */
+    } else if (avcli_out_open(&o, in.out) != 0) {
+        st = avcli_fail_system("-o %s: cannot write (%s)", in.out, strerror(errno));
+    } else if ((st = avcli_cmd_readouts(&in, o.f)) != 0) {
+        avcli_out_discard(&o); /* the old file, if any, stays as it was */
+    } else if (avcli_out_close(&o) != 0 || avcli_out_commit(&o) != 0) {
+        st = avcli_fail_system("-o %s: cannot write (%s)", in.out, strerror(errno));
+        avcli_out_discard(&o);
     }
     avcli_free(&in);
     return st;
@@ -519,55 +503,70 @@ static int cmd_generate(int argc, char **argv) {
     for (int i = 0; i < argc; i++) {
         int f = 0;
         while (f < 6 && strcmp(argv[i], names[f])) f++;
-        if (f == 6) return fail("%s: unknown option for generate (see attnviz --help)", argv[i]);
-        if (val[f]) return fail("%s: given twice", argv[i]);
-        if (i + 1 >= argc) return fail("%s: needs a value", argv[i]);
+        if (f == 6) return avcli_fail("%s: unknown option for generate (see attnviz --help)", argv[i]);
+        if (val[f]) return avcli_fail("%s: given twice", argv[i]);
+        if (i + 1 >= argc) return avcli_fail("%s: needs a value", argv[i]);
         val[f] = argv[++i];
     }
     int gen = val[0] ? av_generator_from_name(val[0]) : AV_GEN_GAUSSIAN;
     long long n, d, seed = 0;
     double std = 1.0;
-    if (gen < 0) return fail("--gen %s: unknown generator (gaussian, clustered, local, lowrank, sink)", val[0]);
-    if (!val[1]) return fail("--n: required (the sequence length, 1..%d)", AV_MAX_N);
-    if (!parse_long(val[1], 1, AV_MAX_N, &n)) return fail("--n %s: not an integer in 1..%d", val[1], AV_MAX_N);
-    if (!val[2]) return fail("--d: required (the head dimension, 1..%d)", AV_MAX_D);
-    if (!parse_long(val[2], 1, AV_MAX_D, &d)) return fail("--d %s: not an integer in 1..%d", val[2], AV_MAX_D);
-    if (val[3] && !(parse_double(val[3], &std) && std > 0 && std <= 1e6)) return fail("--std %s: not a number in (0, 1e6]", val[3]);
-    if (val[4] && !parse_long(val[4], 0, 4294967295LL, &seed)) return fail("--seed %s: not an integer in 0..4294967295", val[4]);
-    if (!val[5]) return fail("-o: required (the output folder)");
+    if (gen < 0) return avcli_fail("--gen %s: unknown generator (gaussian, clustered, local, lowrank, sink)", val[0]);
+    if (!val[1]) return avcli_fail("--n: required (the sequence length, 1..%d)", AV_MAX_N);
+    if (!parse_long(val[1], 1, AV_MAX_N, &n)) return avcli_fail("--n %s: not an integer in 1..%d", val[1], AV_MAX_N);
+    if (!val[2]) return avcli_fail("--d: required (the head dimension, 1..%d)", AV_MAX_D);
+    if (!parse_long(val[2], 1, AV_MAX_D, &d)) return avcli_fail("--d %s: not an integer in 1..%d", val[2], AV_MAX_D);
+    if (val[3] && !(parse_double(val[3], &std) && std > 0 && std <= 1e6)) return avcli_fail("--std %s: not a number in (0, 1e6]", val[3]);
+    if (val[4] && !parse_long(val[4], 0, 4294967295LL, &seed)) return avcli_fail("--seed %s: not an integer in 0..4294967295", val[4]);
+    if (!val[5]) return avcli_fail("-o: required (the output folder)");
+    const char *dir = val[5];
     struct stat sb;
-    if (stat(val[5], &sb) != 0 && mkdir(val[5], 0777) != 0) return fail("-o %s: cannot create (%s)", val[5], strerror(errno));
-    if (stat(val[5], &sb) != 0 || !S_ISDIR(sb.st_mode)) return fail("-o %s: not a folder", val[5]);
-    size_t count = (size_t)n * (size_t)d;
+    int exists = stat(dir, &sb) == 0;
+    if (exists && !S_ISDIR(sb.st_mode)) return avcli_fail("-o %s: not a folder", dir);
+    size_t count = (size_t)n * (size_t)d, len = strlen(dir) + 8;
     float *x[3] = {malloc(sizeof(float) * count), malloc(sizeof(float) * count), malloc(sizeof(float) * count)};
+    char *paths[3] = {malloc(len), malloc(len), malloc(len)};
     int code = 0;
-    if (!x[0] || !x[1] || !x[2]) code = fail("out of memory");
+    if (!x[0] || !x[1] || !x[2] || !paths[0] || !paths[1] || !paths[2]) code = avcli_fail_system("out of memory");
     int st = code ? AV_OK : av_generate(x[0], x[1], x[2], (int)n, (int)d, gen, std, (uint32_t)seed);
-    if (!code && st != AV_OK) code = fail("generate: %s", av_status_string(st));
-    const char *files[3] = {"q.npy", "k.npy", "v.npy"};
-    int64_t shape[2] = {n, d};
-    for (int t = 0; t < 3 && !code; t++) {
-        size_t len = strlen(val[5]) + 8;
-        char *path = malloc(len);
-        if (!path) { code = fail("out of memory"); break; }
-        snprintf(path, len, "%s/%s", val[5], files[t]);
-        if (avcli_write_npy_f32(path, x[t], shape, 2) != AV_OK) code = fail("-o %s: cannot write (%s)", path, strerror(errno));
-        free(path);
+    if (!code && st != AV_OK) code = avcli_fail("generate: %s", av_status_string(st));
+    /* the folder only now, when there is something to put in it; removed again if the files fail */
+    if (!code && !exists && mkdir(dir, 0777) != 0) code = avcli_fail_system("-o %s: cannot create (%s)", dir, strerror(errno));
+    if (!code) {
+        const char *names[3] = {"q.npy", "k.npy", "v.npy"};
+        avcli_npy files[3];
+        for (int t = 0; t < 3; t++) {
+            snprintf(paths[t], len, "%s/%s", dir, names[t]);
+            files[t] = (avcli_npy){"-o", paths[t], x[t], {n, d}, 2};
+        }
+        code = avcli_save_npy(files, 3);
+        if (code && !exists) rmdir(dir);
     }
-    for (int t = 0; t < 3; t++) free(x[t]);
+    for (int t = 0; t < 3; t++) { free(x[t]); free(paths[t]); }
+    return code;
+}
+
+/* A write to standard output that failed (a full disk, a closed pipe) is an error, not a silent 0. */
+static int finish_stdout(int code) {
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        int e = errno;
+        return code ? code : avcli_fail_system("standard output: cannot write (%s)", strerror(e ? e : EIO));
+    }
     return code;
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) return fail("no command (matrix, readouts, generate; see attnviz --help)");
+    if (argc < 2) return avcli_fail("no command (matrix, readouts, generate; see attnviz --help)");
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 || (i == 1 && strcmp(argv[i], "help") == 0)) {
             fputs(HELP, stdout);
-            return 0;
+            return finish_stdout(0);
         }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "matrix") == 0) return cmd_matrix(argc - 2, argv + 2);
-    if (strcmp(cmd, "readouts") == 0) return cmd_readouts(argc - 2, argv + 2);
-    if (strcmp(cmd, "generate") == 0) return cmd_generate(argc - 2, argv + 2);
-    return fail("%s: unknown command (matrix, readouts, generate; see attnviz --help)", cmd);
+    int code;
+    if (strcmp(cmd, "matrix") == 0) code = cmd_matrix(argc - 2, argv + 2);
+    else if (strcmp(cmd, "readouts") == 0) code = cmd_readouts(argc - 2, argv + 2);
+    else if (strcmp(cmd, "generate") == 0) code = cmd_generate(argc - 2, argv + 2);
+    else return avcli_fail("%s: unknown command (matrix, readouts, generate; see attnviz --help)", cmd);
+    return finish_stdout(code);
 }

@@ -24,7 +24,50 @@ void avcli_free(avcli_inputs *in);
 /* `attnviz readouts`: print one JSON object to `out` (readouts_cmd.c). Returns the exit status. */
 int avcli_cmd_readouts(const avcli_inputs *in, FILE *out);
 
-/* Write a float32 C-order .npy file. Returns AV_OK or AV_ERR_IO. */
-int avcli_write_npy_f32(const char *path, const float *data, const int64_t *shape, int ndim);
+// ----------------------------------------------------------------------------------------------------
+// exit statuses and error lines (output.c)
+
+/* The one exit-status rule of every command: 0 success (numerical warnings print one line on stderr and
+ * still exit 0); 2 bad input (flags, knobs, malformed or mismatched files, NaN/Inf in inputs); 1 the
+ * system failed (a file cannot be opened, read or written, out of memory). */
+enum { AVCLI_EXIT_OK = 0, AVCLI_EXIT_SYSTEM = 1, AVCLI_EXIT_INPUT = 2 };
+/* Print "attnviz: <formatted>" as one line on stderr; return AVCLI_EXIT_INPUT (fail) or
+ * AVCLI_EXIT_SYSTEM (fail_system). */
+int avcli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int avcli_fail_system(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The exit status for a library status: AV_ERR_NOMEM and AV_ERR_IO are the system's, other errors the input's. */
+int avcli_exit_code(int status);
+
+// ----------------------------------------------------------------------------------------------------
+// outputs: written to a temporary file beside the target, renamed into place only on success (output.c)
+
+typedef struct avcli_out {
+    const char *path; /* the target */
+    char *tmp;        /* the temporary beside it (NULL when the target is a device or a pipe) */
+    FILE *f;          /* open for writing until avcli_out_close */
+} avcli_out;
+/* Open a temporary for `path`. 0, or −1 with errno set. */
+int avcli_out_open(avcli_out *o, const char *path);
+/* Flush and close o->f; −1 with errno when any write or the close failed. */
+int avcli_out_close(avcli_out *o);
+/* Rename the closed temporary into place; −1 with errno (the temporary is removed). */
+int avcli_out_commit(avcli_out *o);
+/* Close and remove the temporary; the target is untouched. */
+void avcli_out_discard(avcli_out *o);
+
+/* Write a float32 C-order .npy to f. Returns AV_OK or AV_ERR_IO. */
+int avcli_write_npy_f32(FILE *f, const float *data, const int64_t *shape, int ndim);
+
+/* One .npy output of a command: the flag that named it (for messages), its path, its data and shape. */
+enum { AVCLI_MAX_OUTPUTS = 4 };
+typedef struct avcli_npy {
+    const char *flag, *path;
+    const float *data;
+    int64_t shape[2];
+    int ndim;
+} avcli_npy;
+/* Write every file to its temporary, then rename all into place; when one fails none is replaced. Returns
+ * 0, or prints one line and returns the exit status. */
+int avcli_save_npy(const avcli_npy *files, int count);
 
 #endif

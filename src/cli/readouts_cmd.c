@@ -38,13 +38,21 @@ static void put_null_reason(FILE *out, const char *key, const char *reason) {
 }
 
 // Up to 8 status lines ("where: sentence") for numerical events and failed optional steps.
-typedef struct notes { const char *where[8]; int code[8]; int count; } notes;
+// A step that fails because the matrix it reads overflowed says so (upstream_overflow), instead of the
+// step's own "the input holds NaN or Inf".
+typedef struct notes { const char *where[8]; int code[8]; int count, upstream_overflow; } notes;
 static void note(notes *s, const char *where, int code) {
     if (code != AV_OK && s->count < 8) { s->where[s->count] = where; s->code[s->count++] = code; }
+}
+static const char *note_text(const notes *s, int i) {
+    if (s->code[i] == AV_ERR_NONFINITE && s->upstream_overflow) return "the matrix holds Inf or NaN (it overflowed: see matrix)";
+    return av_status_string(s->code[i]);
 }
 
 // ----------------------------------------------------------------------------------------------------
 // the steps
+
+static int overflowed(int st) { return st == AV_WARN_OVERFLOW || st == AV_WARN_PRODUCT_OVERFLOW; }
 
 /* M (n×n) of the variant `prm`; NULL and *status < 0 on failure. */
 static float *matrix_of(const av_params *prm, const avcli_inputs *in, int *status) {
@@ -74,12 +82,20 @@ static int factor_spectrum(double *sv, double *floor_, long *r, const avcli_inpu
     float *L = malloc((size_t)n * *r * sizeof(float)), *R = malloc((size_t)n * *r * sizeof(float));
     void *work = malloc(wf > ws ? wf : ws);
     if (!L || !R || !work || !ws) st = AV_ERR_NOMEM;
-    else if ((st = av_factors(L, R, in->Q, in->K, n, in->d, &in->prm, work, wf)) >= 0) {
+    else if ((st = av_factors(L, R, in->Q, in->K, n, in->d, &in->prm, work, wf)) >= 0 && !overflowed(st)) {
         int s2 = av_lowrank_singular_values(sv, floor_, L, R, n, *r, work, ws);
         st = s2 != AV_OK ? s2 : st;
     }
     free(L); free(R); free(work);
     return st;
+}
+
+/* Why a spectrum is missing, naming what overflowed when that is the cause: "the matrix holds Inf or NaN
+ * (<how it overflowed>)" rather than the spectrum's own "the input holds NaN or Inf". */
+static const char *why_no_spectrum(char *buf, size_t cap, const char *what, int st, int upstream) {
+    if (!overflowed(upstream) || (st != AV_ERR_NONFINITE && !overflowed(st))) return av_status_string(st);
+    snprintf(buf, cap, "%s holds Inf or NaN: %s", what, av_status_string(upstream));
+    return buf;
 }
 
 static void print_readouts(FILE *out, const double *vals, const int *why) {
@@ -121,14 +137,18 @@ static void print_entropy_hist(FILE *out, const float *M, int n, int causal, not
 int avcli_cmd_readouts(const avcli_inputs *in, FILE *out) {
     const int n = in->n, route = in->accurate ? AV_SVD_ACCURATE : AV_SVD_FAST;
     const av_params *prm = &in->prm;
-    notes s = {{0}, {0}, 0};
+    notes s = {{0}, {0}, 0, 0};
     int st;
+    char why_buf[320];
     float *M = matrix_of(prm, in, &st), *A = NULL;
     if (!M) {
-        fprintf(stderr, "attnviz readouts: %s\n", av_status_string(st));
-        return 1;
+        if (st == AV_ERR_NOMEM) return avcli_fail_system("out of memory (n = %d)", n);
+        fprintf(stderr, "attnviz: --variant %s: %s\n", av_variant_name(prm->variant), av_status_string(st));
+        return avcli_exit_code(st);
     }
     note(&s, "matrix", st);
+    const int st_m = st;
+    s.upstream_overflow = overflowed(st_m);
     if (prm->variant != AV_SOFTMAX) {
         av_params ref;
         av_params_default(&ref, AV_SOFTMAX);
@@ -143,8 +163,7 @@ int avcli_cmd_readouts(const avcli_inputs *in, FILE *out) {
     size_t wr = av_readouts_work(n, in->V ? in->dv : 0);
     void *work = malloc(wr);
     if (!sv || !svf || !curve || !work) {
-        fprintf(stderr, "attnviz readouts: %s\n", av_status_string(AV_ERR_NOMEM));
-        code = 1;
+        code = avcli_fail_system("out of memory (n = %d)", n);
         goto done;
     }
     int st_sv = spectrum_of(sv, &floor_, M, n, route);
@@ -157,25 +176,26 @@ int avcli_cmd_readouts(const avcli_inputs *in, FILE *out) {
     fprintf(out, ",\n  \"n\": %d,\n  \"d\": %d,\n  \"causal\": %s,\n  \"route\": \"%s\"", n, in->d,
             prm->causal ? "true" : "false", in->accurate ? "accurate" : "fast");
     if (have_sv) put_array(out, "singular_values", sv, n);
-    else put_null_reason(out, "singular_values", av_status_string(st_sv));
+    else put_null_reason(out, "singular_values", why_no_spectrum(why_buf, sizeof why_buf, "the matrix", st_sv, st_m));
     print_readouts(out, vals, why);
     if (have_sv && av_error_curve(curve, sv, n) == AV_OK) put_array(out, "error_curve", curve, n + 1);
     else put_null_reason(out, "error_curve", av_reason_string(AV_REASON_NO_SPECTRUM));
     print_entropy_hist(out, M, n, prm->causal, &s);
     long r = 0;
     int st_f = factor_spectrum(svf, &floor_f, &r, in);
-    if (st_f >= 0) {
+    if (st_f >= 0 && !overflowed(st_f)) {
         note(&s, "factor spectrum", st_f);
         put_array(out, "singular_values_factor", svf, n);
         put_key_num(out, "factor_rank", (double)r);
         put_key_num(out, "noise_floor_factor", floor_f);
     } else {
-        put_null_reason(out, "singular_values_factor", av_status_string(st_f));
+        if (overflowed(st_f)) note(&s, "factors", st_f);
+        put_null_reason(out, "singular_values_factor", why_no_spectrum(why_buf, sizeof why_buf, "the factors", st_f, st_f));
     }
     print_cost(out, in);
     fputs(",\n  \"status\": [", out);
     for (int i = 0; i < s.count; i++)
-        fprintf(out, "%s\"%s: %s\"", i ? ", " : "", s.where[i], av_status_string(s.code[i]));
+        fprintf(out, "%s\"%s: %s\"", i ? ", " : "", s.where[i], note_text(&s, i));
     fputs("]\n}\n", out);
     for (int i = 0; i < s.count; i++) /* numerical warnings also get their line on stderr, as in `matrix` */
         if (s.code[i] > 0) fprintf(stderr, "attnviz: warning: %s: %s\n", s.where[i], av_status_string(s.code[i]));

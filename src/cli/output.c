@@ -1,0 +1,150 @@
+/* output.c: the CLI's output files and its error lines.
+ *
+ * Every file a command writes goes to a temporary file beside its target (same folder, so the final
+ * rename is atomic) and is renamed into place only when the whole command succeeded: a failure, an out of
+ * memory or a kill never leaves a half-written or emptied file where the old one was. A target that exists
+ * and is not a regular file (/dev/null, a pipe) is written directly.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+// ----------------------------------------------------------------------------------------------------
+// error lines: "attnviz: <what>: <reason>"
+
+static void vline(const char *fmt, va_list ap) {
+    fputs("attnviz: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+int avcli_fail(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vline(fmt, ap);
+    va_end(ap);
+    return AVCLI_EXIT_INPUT;
+}
+
+int avcli_fail_system(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vline(fmt, ap);
+    va_end(ap);
+    return AVCLI_EXIT_SYSTEM;
+}
+
+int avcli_exit_code(int status) {
+    if (status >= 0) return AVCLI_EXIT_OK;
+    return status == AV_ERR_NOMEM || status == AV_ERR_IO ? AVCLI_EXIT_SYSTEM : AVCLI_EXIT_INPUT;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// outputs through a temporary file
+
+int avcli_out_open(avcli_out *o, const char *path) {
+    memset(o, 0, sizeof *o);
+    o->path = path;
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) { /* a device or a pipe: no rename */
+        o->f = fopen(path, "wb");
+        return o->f ? 0 : -1;
+    }
+    size_t len = strlen(path) + sizeof ".tmp-XXXXXX";
+    if (!(o->tmp = malloc(len))) { errno = ENOMEM; return -1; }
+    snprintf(o->tmp, len, "%s.tmp-XXXXXX", path);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) { free(o->tmp); o->tmp = NULL; return -1; }
+    mode_t mask = umask(0); /* mkstemp makes 0600; give the file the mode fopen would */
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+    if (!(o->f = fdopen(fd, "wb"))) {
+        int e = errno;
+        close(fd);
+        unlink(o->tmp);
+        free(o->tmp);
+        o->tmp = NULL;
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+void avcli_out_discard(avcli_out *o) {
+    if (o->f) fclose(o->f);
+    if (o->tmp) { unlink(o->tmp); free(o->tmp); }
+    memset(o, 0, sizeof *o);
+}
+
+int avcli_out_close(avcli_out *o) {
+    if (!o->f) { errno = EBADF; return -1; }
+    int bad = ferror(o->f), e = errno;
+    if (fclose(o->f) != 0) { bad = 1; e = errno; }
+    o->f = NULL;
+    if (bad) { errno = e ? e : EIO; return -1; }
+    return 0;
+}
+
+int avcli_out_commit(avcli_out *o) {
+    int st = 0;
+    if (o->tmp && rename(o->tmp, o->path) != 0) {
+        int e = errno;
+        unlink(o->tmp);
+        errno = e;
+        st = -1;
+    }
+    free(o->tmp);
+    o->tmp = NULL;
+    return st;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// .npy output
+
+int avcli_write_npy_f32(FILE *f, const float *data, const int64_t *shape, int ndim) {
+    unsigned char head[512];
+    size_t hl, count = 1;
+    if (!f || !data || av_npy_write_header(head, sizeof head, &hl, shape, ndim, 4) != AV_OK) return AV_ERR_IO;
+    for (int i = 0; i < ndim; i++) count *= (size_t)shape[i];
+    int ok = fwrite(head, 1, hl, f) == hl;
+    unsigned char chunk[4096];
+    for (size_t i = 0; ok && i < count;) { /* little-endian bytes whatever the host */
+        size_t k = 0;
+        for (; k < sizeof chunk / 4 && i < count; k++, i++) {
+            uint32_t u;
+            memcpy(&u, data + i, 4);
+            for (int b = 0; b < 4; b++) chunk[4 * k + b] = (unsigned char)(u >> (8 * b));
+        }
+        ok = fwrite(chunk, 4, k, f) == k;
+    }
+    return ok ? AV_OK : AV_ERR_IO;
+}
+
+int avcli_save_npy(const avcli_npy *files, int count) {
+    avcli_out out[AVCLI_MAX_OUTPUTS];
+    int code = 0, opened = 0;
+    if (count < 1 || count > AVCLI_MAX_OUTPUTS) return avcli_fail_system("internal: %d outputs", count);
+    for (; opened < count && !code; opened++) { /* every file to its temporary first */
+        const avcli_npy *a = &files[opened];
+        if (avcli_out_open(&out[opened], a->path) != 0) {
+            code = avcli_fail_system("%s %s: cannot write (%s)", a->flag, a->path, strerror(errno));
+            break;
+        }
+        if (avcli_write_npy_f32(out[opened].f, a->data, a->shape, a->ndim) != AV_OK || avcli_out_close(&out[opened]) != 0)
+            code = avcli_fail_system("%s %s: cannot write (%s)", a->flag, a->path, strerror(errno ? errno : EIO));
+    }
+    if (code) {
+        for (int i = 0; i < opened; i++) avcli_out_discard(&out[i]);
+        return code;
+    }
+    for (int i = 0; i < count; i++) /* then into place, only when all were written */
+        if (avcli_out_commit(&out[i]) != 0 && !code)
+            code = avcli_fail_system("%s %s: cannot write (%s)", files[i].flag, files[i].path, strerror(errno));
+    return code;
+}
