@@ -1,5 +1,5 @@
 # attnviz: native library, CLI, tests and benchmarks. The WebAssembly build is in emscripten.mk.
-#   make run     install what is missing, build everything, serve the lab on http://127.0.0.1:8080/
+#   make run     install what is missing, build everything, serve the lab on http://127.0.0.1:8080/ (PORT=)
 #   make test    install what is missing, build, run every test layer (Check, Vitest, Chromium e2e)
 #   make bench   benchmarks (printed, and written to build/bench.json; never asserted)
 .DEFAULT_GOAL := all
@@ -73,8 +73,10 @@ include emscripten.mk
 run: deps
 	$(MAKE) all
 	$(MAKE) serve
+# make run PORT=9000 serves elsewhere; a busy port prints one line and fails
+PORT ?= 8080
 serve:
-	node scripts/serve.mjs build/web 8080
+	@node scripts/serve.mjs build/web $(PORT)
 
 BENCH_NATIVE := $(patsubst bench/%.c,$(N)/%,$(wildcard bench/*_native.c))
 bench: deps

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // serve.mjs: a tiny static file server for the built page (no dependencies).
-//   node scripts/serve.mjs [root=build/web] [port=8080]      prints the URL; port 0 picks a free one
+//   node scripts/serve.mjs [root=build/web] [port=$PORT or 8080]      prints the URL; port 0 picks a free one
+// A busy port, a bad port number or a missing index.html print one line and exit 1.
 // Binds 127.0.0.1 only. .wasm is served as application/wasm (streaming compilation needs it).
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
@@ -45,7 +46,17 @@ export function serve(root, port = 0) {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const root = process.argv[2] ?? 'build/web';
-  const port = Number(process.argv[3] ?? 8080);
-  const s = await serve(root, port);
-  console.log(`attnviz: serving ${resolve(root)} at ${s.url}`);
+  const arg = process.argv[3] ?? process.env.PORT ?? '8080';
+  const port = /^\d+$/.test(arg) ? Number(arg) : NaN;
+  const fail = (msg) => { console.error(`attnviz: ${msg}`); process.exit(1); };
+  if (!(port >= 0 && port <= 65535)) fail(`port "${arg}" is not a port number (0 to 65535); try make run PORT=8081`);
+  if (!(await stat(join(root, 'index.html')).catch(() => null))) fail(`${resolve(root)}/index.html is missing; run make web (or make run) first`);
+  try {
+    const s = await serve(root, port);
+    console.log(`attnviz: serving ${resolve(root)} at ${s.url} (Ctrl-C stops)`);
+  } catch (e) {
+    if (e.code === 'EADDRINUSE') fail(`port ${port} is busy; try make run PORT=${port < 65535 ? port + 1 : port - 1}`);
+    if (e.code === 'EACCES') fail(`port ${port}: permission denied; try make run PORT=8080`);
+    fail(`port ${port}: ${e.message}`);
+  }
 }
