@@ -6,8 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
 
-PKGS=(build-essential pkg-config check emscripten binaryen wabt chromium fonts-liberation ca-certificates
-      python3-numpy clang libclang-rt-14-dev)
+# fonts-dejavu-core: without it fontconfig maps sans-serif to Liberation Mono and σ, ‖, ◐ have no glyph
+PKGS=(build-essential pkg-config check emscripten binaryen wabt chromium fonts-liberation fonts-dejavu-core
+      ca-certificates python3-numpy clang libclang-rt-14-dev)
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }

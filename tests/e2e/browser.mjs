@@ -77,3 +77,127 @@ export async function canvasColours(page, id) {
     return { colours: set.size, width: c.width, height: c.height };
   });
 }
+
+/**
+ * Record the text the page draws on canvases (uPlot's axes, the histogram's labels) with its font, so
+ * that fontReport can check it too. Call before the pages open (an init script of the context).
+ */
+export async function recordCanvasText(context) {
+  await context.addInitScript(() => {
+    const seen = new Map(); // font → the characters drawn with it
+    window.__canvasText = seen;
+    const fill = CanvasRenderingContext2D.prototype.fillText;
+    CanvasRenderingContext2D.prototype.fillText = function (text, ...rest) {
+      const chars = seen.get(this.font) ?? new Set();
+      if (chars.size < 512) for (const c of String(text)) chars.add(c);
+      seen.set(this.font, chars);
+      return fill.call(this, text, ...rest);
+    };
+  });
+}
+
+const MONO_NAME = /mono|courier|fixed|console|typewriter/i;
+
+/**
+ * What the page's visible text is drawn with. Through the DevTools protocol, the platform fonts that
+ * render each element's own text (CSS.getPlatformFontsForNode); in the page, per character, whether
+ * some font has a glyph for it (drawn on a canvas in the element's font, it must differ from an
+ * unassigned code point, which every font draws as its .notdef box), and whether a font is
+ * monospaced ('iiiiiiiiii' as wide as 'WWWWWWWWWW'). Canvas text recorded by recordCanvasText is
+ * checked the same way, by its font string.
+ * Returns {fonts: {family: {custom, mono, uses}}, monoFallback: [...], missing: [...]} where
+ * monoFallback lists text set in a monospaced platform font although its CSS asks for none, and
+ * missing lists characters shown as .notdef boxes (each with an example text and its font).
+ */
+export async function fontReport(page) {
+  await page.evaluate(() => document.fonts.ready);
+  const items = await page.evaluate(() => {
+    const out = [];
+    const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+    for (const el of document.body.querySelectorAll('*')) {
+      if (el.closest('.katex-mathml, script, style, template, option, noscript')) continue; // not drawn
+      let text = '';
+      for (const n of el.childNodes) if (n.nodeType === Node.TEXT_NODE) text += n.data;
+      if (el instanceof HTMLSelectElement) text = el.selectedOptions[0]?.textContent ?? '';
+      if (el instanceof HTMLInputElement && /^(text|number|search)$/.test(el.type)) text = el.value;
+      if (!/\S/.test(text) || !visible(el)) continue;
+      const cs = getComputedStyle(el);
+      out.push({ el, text: text.trim().replace(/\s+/g, ' ').slice(0, 200), family: cs.fontFamily,
+        font: `${cs.fontStyle} ${cs.fontWeight} 32px ${cs.fontFamily}` });
+    }
+    window.__fontItems = out.map((o) => o.el);
+    for (const o of out) delete o.el;
+    for (const [font, chars] of window.__canvasText ?? []) {
+      const family = font.replace(/^.*?\d+(\.\d+)?px(\s*\/\s*\S+)?\s+/, '');
+      const weight = /\bbold\b|\b[6-9]00\b/.test(font) ? 'bold ' : '';
+      out.push({ canvas: true, text: [...chars].join(''), family, font: `${weight}32px ${family}` });
+    }
+    return out;
+  });
+
+  // the platform fonts of each element's own text, through the DevTools protocol
+  const cdp = await page.context().newCDPSession(page);
+  const fonts = {};
+  try {
+    await cdp.send('DOM.enable');
+    await cdp.send('CSS.enable');
+    await cdp.send('DOM.getDocument', { depth: 0 });
+    const { result } = await cdp.send('Runtime.evaluate', { expression: 'window.__fontItems' });
+    const { result: props } = await cdp.send('Runtime.getProperties', { objectId: result.objectId, ownProperties: true });
+    for (const prop of props) {
+      if (!/^\d+$/.test(prop.name)) continue;
+      const { nodeId } = await cdp.send('DOM.requestNode', { objectId: prop.value.objectId });
+      const { fonts: used } = await cdp.send('CSS.getPlatformFontsForNode', { nodeId });
+      items[Number(prop.name)].platform = used.map((f) => ({ family: f.familyName, custom: f.isCustomFont }));
+    }
+    await cdp.send('Runtime.evaluate', { expression: 'delete window.__fontItems' });
+  } finally {
+    await cdp.detach();
+  }
+
+  // per character: a glyph or the .notdef box? and which platform fonts are monospaced?
+  const families = [...new Set(items.flatMap((it) => (it.platform ?? []).filter((f) => !f.custom).map((f) => f.family)))];
+  const checked = await page.evaluate(({ items, families }) => {
+    const c = document.createElement('canvas');
+    c.width = 96; c.height = 64;
+    const ctx = c.getContext('2d', { willReadFrequently: true });
+    ctx.textBaseline = 'top';
+    const draw = (font, s) => {
+      ctx.clearRect(0, 0, c.width, c.height);
+      ctx.font = font;
+      ctx.fillText(s, 8, 8);
+      const d = ctx.getImageData(0, 0, c.width, c.height).data;
+      let h = 0;
+      for (let i = 3; i < d.length; i += 4) h = (Math.imul(h, 31) + d[i]) >>> 0;
+      return `${ctx.measureText(s).width}:${h}`;
+    };
+    const mono = (font) => { ctx.font = font; return ctx.measureText('iiiiiiiiii').width === ctx.measureText('WWWWWWWWWW').width; };
+    const notdef = new Map();
+    const missing = [];
+    const seen = new Set();
+    for (const it of items) {
+      if (!notdef.has(it.font)) notdef.set(it.font, draw(it.font, '\u0378'));
+      for (const ch of it.text) {
+        if (!/[\p{L}\p{N}\p{P}\p{S}]/u.test(ch) || seen.has(it.font + ch)) continue;
+        seen.add(it.font + ch);
+        if (draw(it.font, ch) === notdef.get(it.font)) missing.push({ char: ch, code: `U+${ch.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}`, text: it.text, family: it.canvas ? `canvas, ${it.family}` : it.family });
+      }
+      it.mono = mono(it.font);
+    }
+    const monoFamilies = families.filter((f) => mono(`32px "${f}"`));
+    return { missing, monoFamilies, monoItems: items.map((it) => it.mono) };
+  }, { items, families });
+
+  const wantsMono = (family) => /mono|courier|typewriter/i.test(family);
+  const monoFallback = [];
+  items.forEach((it, i) => {
+    for (const f of it.platform ?? []) {
+      const rec = fonts[f.family] ??= { custom: f.custom, mono: !f.custom && (checked.monoFamilies.includes(f.family) || MONO_NAME.test(f.family)), uses: 0 };
+      rec.uses++;
+      if (rec.mono && !wantsMono(it.family)) monoFallback.push({ text: it.text, family: it.family, platform: f.family });
+    }
+    // canvas text has no platform-font report: its font string must not resolve to a monospaced font
+    if (it.canvas && checked.monoItems[i] && !wantsMono(it.family)) monoFallback.push({ text: it.text, family: `canvas, ${it.family}`, platform: 'a monospaced font' });
+  });
+  return { fonts, monoFallback, missing: checked.missing, items: items.length };
+}

@@ -3,7 +3,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { serve } from '../../scripts/serve.mjs';
-import { launch, openLab, waitSettled, dragRange, canvasColours } from './browser.mjs';
+import { launch, openLab, waitSettled, dragRange, canvasColours, recordCanvasText, fontReport } from './browser.mjs';
 
 const ROOT = 'build/web';
 const VARIANTS = ['softmax', 'elu', 'relu', 'exp', 'efficient', 'focused', 'linformer', 'performer', 'taylor',
@@ -15,6 +15,7 @@ beforeAll(async () => {
   if (!existsSync(`${ROOT}/index.html`) || !existsSync(`${ROOT}/attnviz.wasm`)) throw new Error('run `make web` first');
   server = await serve(ROOT, 0);
   browser = await launch();
+  await recordCanvasText(browser.context);
   foreign = [];
   browser.context.on('request', (r) => { if (!r.url().startsWith(server.url) && !r.url().startsWith('data:') && !r.url().startsWith('blob:')) foreign.push(r.url()); });
   ({ page, errors } = await openLab(browser.context, server.url));
@@ -189,6 +190,19 @@ describe('the lab page', () => {
     expect(await page.evaluate(() => document.documentElement.scrollHeight <= innerHeight + 1)).toBe(true);
     expect(errors).toEqual([]);
     expect(foreign).toEqual([]);
+  });
+
+  it("the screenshot's text is in a proportional font with a glyph for every character", async () => {
+    // a machine without a sans-serif font with these glyphs (fonts-dejavu-core) sets the page in
+    // Liberation Mono and draws σ, ‖, ◐ as empty boxes: scripts/deps.sh installs the fonts
+    const r = await fontReport(page);
+    const list = (a, f) => [...a.slice(0, 12).map(f), ...(a.length > 12 ? [`… and ${a.length - 12} more`] : [])];
+    expect(r.items).toBeGreaterThan(100);
+    expect(list(r.monoFallback, (m) => `"${m.text}" in ${m.platform} (CSS: ${m.family})`),
+      'text set in a monospaced fallback font (make deps installs fonts-dejavu-core)').toEqual([]);
+    expect(list(r.missing, (m) => `${m.code} ${m.char} in "${m.text}" (CSS: ${m.family})`),
+      'characters without a glyph in any installed font (drawn as empty boxes)').toEqual([]);
+    expect(Object.values(r.fonts).some((f) => !f.custom && !f.mono), JSON.stringify(r.fonts)).toBe(true);
   });
 });
 
