@@ -91,6 +91,86 @@ enum av_variant {
     AV_VARIANT_COUNT = 13
 };
 
+/* ---- the variant registry ------------------------------------------------------------------------
+ * One table (src/variants.c) describes every variant: its names, its class, which forms it has, its
+ * normaliser rule and the knobs it reads. The library's dispatch, the CLI's flags and help, the page's
+ * variant list and knob controls, and the tests' variant lists all read it. docs/variants.md explains
+ * each row; docs/adding-a-variant.md is the checklist for a new one. */
+
+enum av_variant_class {
+    AV_CLASS_EXACT = 0,       /* the exact softmax (the reference) */
+    AV_CLASS_KERNEL = 1,      /* M = D⁻¹·φ(Q)φ(K)ᵀ with an explicit feature map φ */
+    AV_CLASS_CLOSED_FORM = 2, /* M_ij ∝ κ(scale·q_i·k_j) from the closed form; tensor features only below the cap */
+    AV_CLASS_LOWRANK = 3      /* M = softmax-based low-rank factors (projection or landmarks) */
+};
+enum av_variant_flag {
+    AV_VF_CAUSAL = 1,    /* has a causal (masked) form */
+    AV_VF_LINEAR = 2,    /* has the linear-time path av_linear */
+    AV_VF_RECURRENT = 4, /* has the recurrent form av_recurrent_step (causal scan of a state) */
+    AV_VF_FACTORS = 8,   /* M = L·Rᵀ by av_factors (non-causal) */
+    AV_VF_SCALED = 16,   /* reads `scale` (it approximates exp(scale·q·k)) */
+    AV_VF_WEIGHTS = 32   /* reads caller-owned weights (hedgehog_w, av_params_set_hedgehog) */
+};
+enum av_norm_rule {
+    AV_NORM_EXACT = 0, /* rows of an exact softmax (no ε) */
+    AV_NORM_SUM = 1,   /* row sum, no ε (a row summing to exactly 0 is left unnormalised) */
+    AV_NORM_ADD = 2,   /* row sum + ε */
+    AV_NORM_ADD_N = 3, /* row sum + n·ε */
+    AV_NORM_CLAMP = 4  /* max(row sum, ε) */
+};
+#define AV_VARIANT_MAX_KNOBS 8
+typedef struct av_variant_desc {
+    const char *name;    /* CLI and link name: "softmax", "elu", ... */
+    const char *label;   /* display name: "Performer FAVOR+" */
+    const char *formula; /* one line, plain text */
+    const char *source;  /* the paper or article */
+    int cls;             /* enum av_variant_class */
+    unsigned flags;      /* enum av_variant_flag, or-ed */
+    int norm;            /* enum av_norm_rule */
+    double eps;          /* ε of the rule (0 when the rule has none) */
+    int knob_count;
+    int knobs[AV_VARIANT_MAX_KNOBS]; /* enum av_knob ids it reads, in display order (scale and causal not listed) */
+} av_variant_desc;
+
+enum av_knob_type {
+    AV_KT_REAL = 0, /* a real number */
+    AV_KT_INT = 1,  /* an integer */
+    AV_KT_BOOL = 2, /* 0 or 1 */
+    AV_KT_ENUM = 3  /* 0..(options − 1); `options` names them, '|'-separated */
+};
+enum av_knob_flag {
+    AV_KF_ZERO_DEFAULT = 1, /* 0 in av_params means the default (the sokol habit) */
+    AV_KF_HI_N = 2,         /* the upper bound is n (hi is ignored) */
+    AV_KF_HI_2N = 4,        /* the upper bound is 2n − 1 */
+    AV_KF_ODD = 8,          /* nonzero values must be odd */
+    AV_KF_DEF_MIN_N = 16,   /* the default is min(n, def) */
+    AV_KF_DEF_RSQRT_D = 32, /* the default is 1/√d (def is ignored) */
+    AV_KF_NO_CAUSAL = 64,   /* a nonzero value removes the causal form and the factors (focused + DWC) */
+    AV_KF_MINUS1_ZERO = 128 /* −1 in av_params stands for a real 0 (0 being the default) */
+};
+typedef struct av_knob_desc {
+    const char *key;     /* the av_params field and the JS knob key: "p", "dwc_kernel", "m", ... */
+    const char *flag;    /* the CLI flag: "--p", "--dwc-kernel"; bool knobs also accept "--no-<name>" */
+    int type;            /* enum av_knob_type */
+    unsigned flags;      /* enum av_knob_flag, or-ed */
+    double lo, hi;       /* the range, inclusive (see AV_KF_HI_N, AV_KF_HI_2N) */
+    double def;          /* the default (see AV_KF_DEF_MIN_N, AV_KF_DEF_RSQRT_D) */
+    double step;         /* a sensible step for a control */
+    const char *options; /* AV_KT_ENUM: the option names, '|'-separated; else NULL */
+    const char *meaning; /* one line */
+} av_knob_desc;
+
+/* The descriptor of a variant (NULL when out of range) and of a knob (enum av_knob; NULL out of range or
+ * for AV_KNOB_VARIANT). Static storage, never freed. */
+const av_variant_desc *av_variant_info(int variant);
+const av_knob_desc *av_knob_info(int knob);
+/* The whole registry as one JSON document (static storage), for callers that cannot read C structs
+ * (the JS loader): {"variants": [{name, label, formula, source, class, causal, linear, recurrent,
+ * factors, scaled, weights, norm, eps, knobs: [key, …]}, …], "knobs": [{key, flag, type, lo, hi, hi_rule,
+ * def, def_rule, zero_default, odd, no_causal, step, options, meaning}, …], "limits": {…}, "status": {…}}.
+ * docs/api.md describes every field. */
+const char *av_registry_json(void);
+
 /* Lower-case CLI name of a variant ("softmax", "elu", ..., "cosformer"), or NULL when out of range. */
 const char *av_variant_name(int variant);
 /* Variant id from its CLI name, or -1. */
@@ -155,6 +235,10 @@ size_t av_params_size(void);
 /* Resolve the zero defaults against n and d and check every knob the variant reads: AV_OK,
  * AV_ERR_KNOB, AV_ERR_VARIANT, or AV_ERR_NO_CAUSAL. `out` may alias `in`. */
 int av_params_resolve(av_params *out, const av_params *in, int n, int d);
+/* av_params_resolve that also says which knob failed: *bad_knob gets the enum av_knob of the first knob
+ * out of range (AV_ERR_KNOB), or of the knob that removes the causal form (AV_ERR_NO_CAUSAL: AV_KNOB_CAUSAL
+ * when the variant has none at all), else −1. bad_knob may be NULL. */
+int av_params_check(av_params *out, const av_params *in, int n, int d, int *bad_knob);
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Attention: the quadratic path                                                                      */

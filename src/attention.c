@@ -26,21 +26,24 @@
 // ----------------------------------------------------------------------------------------------------
 // variant classes, normaliser, status merging
 
-static int is_lowrank(const av_params *p) { return p->variant == AV_LINFORMER || p->variant == AV_NYSTROM; }
-static int is_poly(const av_params *p) { return p->variant == AV_TAYLOR || p->variant == AV_EXPLIMIT; }
-static int is_kernel(const av_params *p) {
-    return p->variant != AV_SOFTMAX && !is_lowrank(p);
-}
-static int has_dwc(const av_params *p) { return p->variant == AV_FOCUSED && p->dwc_kernel > 0; }
+static const av_variant_desc *desc(const av_params *p) { return av_variant_info(p->variant); }
+static int is_exact(const av_params *p) { return desc(p)->cls == AV_CLASS_EXACT; }
+static int is_lowrank(const av_params *p) { return desc(p)->cls == AV_CLASS_LOWRANK; }
+static int is_poly(const av_params *p) { return desc(p)->cls == AV_CLASS_CLOSED_FORM; }
+static int has_flag(const av_params *p, unsigned f) { return (desc(p)->flags & f) != 0; }
+/* The depthwise convolution on V: a variant that reads the dwc_kernel knob, with a kernel (focused). */
+static int has_dwc(const av_params *p) { return p->dwc_kernel > 0 && avi_variant_reads(p->variant, AV_KNOB_DWC_KERNEL); }
 
-/* The factor a row is multiplied by, given its sum (see the file comment); *zero |= (sum ≤ 0). */
+/* The factor a row is multiplied by, given its sum, by the registry's normaliser rule (see the file
+ * comment); *zero |= (sum ≤ 0). */
 static double norm_factor(const av_params *p, int n, double sum, int *zero) {
+    const av_variant_desc *v = desc(p);
     double den;
     if (sum <= 0) *zero = 1;
-    switch (p->variant) {
-    case AV_ELU: case AV_RELU: den = sum + 1e-6; break;
-    case AV_FOCUSED: den = sum + n * 1e-6; break;
-    case AV_COSFORMER: den = sum > 1e-6 ? sum : 1e-6; break;
+    switch (v->norm) {
+    case AV_NORM_ADD: den = sum + v->eps; break;
+    case AV_NORM_ADD_N: den = sum + n * v->eps; break;
+    case AV_NORM_CLAMP: den = sum > v->eps ? sum : v->eps; break;
     default: den = sum; break;
     }
     return den == 0 ? 1.0 : 1.0 / den;
@@ -90,7 +93,7 @@ static void *take(carver *c, uint64_t bytes) {
 }
 
 static uint64_t need_matrix(const av_params *p, int n, int d) {
-    if (p->variant == AV_SOFTMAX || is_poly(p)) return packed_bytes(n, d);
+    if (is_exact(p) || is_poly(p)) return packed_bytes(n, d);
     if (is_lowrank(p)) return al(avi_lowrank_work(p, n, d, 1));
     long r = avi_feature_dim(p, d);
     return 2 * al(4u * (uint64_t)n * r) + packed_bytes(n, r) + al(avi_features_work(p, n, d)) + dwc_bytes(p);
@@ -123,9 +126,7 @@ static int resolve_inputs(av_params *p, const av_params *prm, const float *Q, co
     if (st != AV_OK) return st;
     size_t cnt = (size_t)n * d;
     if (!avs_all_finite(Q, cnt) || !avs_all_finite(K, cnt)) return AV_ERR_NONFINITE;
-    if (p->variant == AV_HEDGEHOG && p->hedgehog_w &&
-        !avs_all_finite(p->hedgehog_w, (size_t)d * p->hedgehog_cols))
-        return AV_ERR_NONFINITE;
+    if (!avi_weights_finite(p, d)) return AV_ERR_NONFINITE;
     return AV_OK;
 }
 
@@ -196,6 +197,7 @@ static int features_matrix(float *M, const float *PhiQ, const float *PhiK, int n
 /* Taylor / explimit: M_ij = K(scale·q_i·k_j) / Σ_l K(scale·q_i·k_l), no ε (closed form, any order). */
 static int poly_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *p, float *P) {
     int zero = 0;
+    double (*kappa)(const av_params *, double) = avi_variant_of(p->variant)->kernel;
     avs_pack_bt(P, K, (size_t)d, n, d);
     for (int i0 = 0; i0 < n; i0 += 4) {
         int rows = n - i0 < 4 ? n - i0 : 4;
@@ -207,7 +209,7 @@ static int poly_matrix(float *M, const float *Q, const float *K, int n, int d, c
             int len = p->causal ? i + 1 : n;
             double s = 0;
             for (int j = 0; j < len; j++) {
-                double kv = avi_poly_kernel(p, row[j]);
+                double kv = kappa(p, row[j]);
                 row[j] = (float)kv;
                 s += kv;
             }
@@ -284,7 +286,7 @@ size_t av_matrix_work(const av_params *prm, int n, int d) {
 static int matrix_resolved(float *M, const float *Q, const float *K, int n, int d, const av_params *p,
                            void *work) {
     int st;
-    if (p->variant == AV_SOFTMAX) st = softmax_matrix(M, Q, K, n, d, (float)p->scale, p->causal, work);
+    if (is_exact(p)) st = softmax_matrix(M, Q, K, n, d, (float)p->scale, p->causal, work);
     else if (is_lowrank(p)) st = avi_lowrank_matrix(M, Q, K, n, d, p, work);
     else st = kernel_matrix(M, Q, K, n, d, p, work);
     return check_out(st, M, (size_t)n * n);
@@ -495,10 +497,11 @@ static int kernel_linear(float *O, const float *Q, const float *K, const float *
     return merge(st, zero_status(zero));
 }
 
-/* av_linear's own rule: focused + DWC has a linear path (A·V by features, plus the O(n·k·dv) conv). */
+/* av_linear's own rule: the registry's linear flag; focused + DWC has a linear path too (A·V by features,
+ * plus the O(n·k·dv) conv). */
 static int linear_rule(const av_params *p, int d) {
+    if (!has_flag(p, AV_VF_LINEAR)) return AV_ERR_NO_LINEAR;
     if (is_lowrank(p)) return AV_OK;
-    if (!is_kernel(p)) return AV_ERR_NO_LINEAR;
     return avi_feature_dim(p, d) > AV_MAX_FEATURE_DIM ? AV_ERR_FEATURE_DIM : AV_OK;
 }
 
@@ -533,7 +536,7 @@ int av_recurrent_step(float *o, double *S, double *z, const float *phi_q, const 
     p.causal = 1; /* the recurrent form is the causal scan */
     int st = av_params_resolve(&p, &p, n, 1);
     if (st != AV_OK) return st;
-    if (!is_kernel(&p)) return AV_ERR_NO_LINEAR;
+    if (!has_flag(&p, AV_VF_RECURRENT)) return AV_ERR_NO_LINEAR;
     if (!avs_all_finite(phi_q, (size_t)r) || !avs_all_finite(phi_k, (size_t)r) || !avs_all_finite(v, (size_t)dv))
         return AV_ERR_NONFINITE;
     state_update(S, z, phi_k, v, r, dv);
@@ -541,11 +544,11 @@ int av_recurrent_step(float *o, double *S, double *z, const float *phi_q, const 
     return check_out(st, o, (size_t)dv);
 }
 
-/* Factor rule: kernel variants non-causal without DWC, and the low-rank variants. */
+/* Factor rule: the registry's factors flag, non-causal and without an extra term (DWC); the low-rank
+ * class's rank is its projection length or landmarks (lowrank.c). */
 static int factor_rule(long *r, const av_params *p, int d) {
-    if (p->variant == AV_LINFORMER) { *r = p->s; return AV_OK; }
-    if (p->variant == AV_NYSTROM) { *r = p->landmarks; return AV_OK; }
-    if (!is_kernel(p) || has_dwc(p) || p->causal) return AV_ERR_NO_LINEAR;
+    if (!has_flag(p, AV_VF_FACTORS) || avi_extra_term(p) || p->causal) return AV_ERR_NO_LINEAR;
+    if (is_lowrank(p)) { *r = avi_lowrank_rank(p); return AV_OK; }
     *r = avi_feature_dim(p, d);
     return *r > AV_MAX_FEATURE_DIM ? AV_ERR_FEATURE_DIM : AV_OK;
 }
@@ -634,15 +637,6 @@ int av_factors(float *L, float *R, const float *Q, const float *K, int n, int d,
 //   nystrom                                  2·n·m·d + m²·d + 4·t·m³ + 2·n·m·dv + m²·dv   bytes 4·(2·n·m + m² + m·dv)
 // focused + DWC adds n·k·dv to both paths. The causal mask is not modelled (same counts).
 
-static double feature_cost(const av_params *p, double n, double d, double r) {
-    switch (p->variant) {
-    case AV_HEDGEHOG: return 2 * n * d * (r / 2) + 2 * n * r;
-    case AV_PERFORMER: return 2 * n * p->m * d;
-    case AV_TAYLOR: case AV_EXPLIMIT: return 2 * n * r;
-    default: return 2 * n * d;
-    }
-}
-
 int av_cost(double *out, const av_params *prm, int n, int d, int dv) {
     if (!out || !prm) return AV_ERR_NULL;
     av_params p;
@@ -653,18 +647,10 @@ int av_cost(double *out, const av_params *prm, int n, int d, int dv) {
     out[0] = nn * D + nn * DV;
     out[1] = 4 * nn;
     out[2] = out[3] = -1;
-    if (p.variant == AV_LINFORMER) {
-        double s = p.s;
-        out[0] = 2 * s * N * D + s * nn + nn * DV;
-        out[2] = 2 * s * N * D + 2 * s * N * DV;
-        out[3] = 4 * (N * s + s * D + s * DV);
-    } else if (p.variant == AV_NYSTROM) {
-        double m = p.landmarks, core = 2 * N * m * D + m * m * D + 4.0 * p.iters * m * m * m;
-        out[0] = core + N * m * m + m * nn + nn * DV;
-        out[2] = core + 2 * N * m * DV + m * m * DV;
-        out[3] = 4 * (2 * N * m + m * m + m * DV);
-    } else if (p.variant != AV_SOFTMAX) {
-        double r = (double)avi_feature_dim(&p, d), F = feature_cost(&p, N, D, r);
+    if (is_lowrank(&p)) {
+        avi_lowrank_cost(out, &p, n, d, dv);
+    } else if (!is_exact(&p)) {
+        double r = (double)avi_feature_dim(&p, d), F = avi_variant_of(p.variant)->feature_cost(&p, N, D, r);
         if (!is_poly(&p)) out[0] = F + nn * r + nn * DV;
         if (r <= AV_MAX_FEATURE_DIM) {
             out[2] = F + 2 * N * r * DV;

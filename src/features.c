@@ -1,4 +1,4 @@
-/* features.c: the feature maps φ of the kernel (linear-attention) variants, product.md §9.
+/* features.c: the feature maps φ of the kernel (linear-attention) variants (docs/variants.md).
  *
  * Φ_Q, Φ_K are n×r row-major float32. The maps here take raw q and k (no `scale`):
  *   elu        φ = elu(x) + 1                                   r = d   (Katharopoulos et al. 2020)
@@ -21,24 +21,25 @@
 #include "simd.h"
 
 // ----------------------------------------------------------------------------------------------------
-// dimension and workspace
+// dimension, workspace and cost: generic over the registry row (variants.c)
+
+long avi_dim_d(const av_params *prm, int d) { (void)prm; return d; }
+long avi_dim_2d(const av_params *prm, int d) { (void)prm; return 2L * d; }
+long avi_dim_hedgehog(const av_params *prm, int d) { return 2L * (prm->hedgehog_w ? prm->hedgehog_cols : d); }
 
 long avi_feature_dim(const av_params *prm, int d) {
-    switch (prm->variant) {
-    case AV_ELU: case AV_RELU: case AV_EXP: case AV_EFFICIENT: case AV_FOCUSED: return d;
-    case AV_HEDGEHOG: return 2L * (prm->hedgehog_w ? prm->hedgehog_cols : d);
-    case AV_COSFORMER: return 2L * d;
-    case AV_PERFORMER: case AV_TAYLOR: case AV_EXPLIMIT: return avi_feature_dim_poly(prm, d);
-    default: return 0;
-    }
+    const avi_variant *v = avi_variant_of(prm->variant);
+    return v->feature_dim ? v->feature_dim(prm, d) : 0;
 }
 
 size_t avi_features_work(const av_params *prm, int n, int d) {
-    switch (prm->variant) {
-    case AV_PERFORMER: case AV_TAYLOR: case AV_EXPLIMIT: return avi_features_random_work(prm, n, d);
-    default: return 0;
-    }
+    const avi_variant *v = avi_variant_of(prm->variant);
+    return v->features_work ? v->features_work(prm, n, d) : 0;
 }
+
+/* Multiply-adds of the feature map on Q and K together (see attention.c's cost model). */
+double avi_cost_elementwise(const av_params *p, double n, double d, double r) { (void)p; (void)r; return 2 * n * d; }
+double avi_cost_hedgehog(const av_params *p, double n, double d, double r) { (void)p; return 2 * n * d * (r / 2) + 2 * n * r; }
 
 // ----------------------------------------------------------------------------------------------------
 // elementwise maps
@@ -174,36 +175,71 @@ static void map_cosformer(float *phi, const float *X, int n, int d) {
 }
 
 // ----------------------------------------------------------------------------------------------------
-// dispatch
+// the registry's entry points: Φ_Q, Φ_K (n×r) of one variant (resolved knobs)
 
+int avi_phi_elu(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p, void *w) {
+    (void)p; (void)w;
+    map_elementwise(PhiQ, Q, (size_t)n * d, 0);
+    map_elementwise(PhiK, K, (size_t)n * d, 0);
+    return AV_OK;
+}
+int avi_phi_relu(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p, void *w) {
+    (void)p; (void)w;
+    map_elementwise(PhiQ, Q, (size_t)n * d, 1);
+    map_elementwise(PhiK, K, (size_t)n * d, 1);
+    return AV_OK;
+}
+int avi_phi_exp(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p, void *w) {
+    (void)p; (void)w;
+    map_exp(PhiQ, Q, n, d, 1);
+    map_exp(PhiK, K, n, d, 0);
+    return AV_OK;
+}
+int avi_phi_efficient(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p,
+                      void *w) {
+    (void)p; (void)w;
+    map_efficient(PhiQ, PhiK, Q, K, n, d);
+    return AV_OK;
+}
+int avi_phi_focused(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p,
+                    void *w) {
+    (void)w;
+    map_focused(PhiQ, Q, n, d, p->p);
+    map_focused(PhiK, K, n, d, p->p);
+    return AV_OK;
+}
+int avi_phi_hedgehog(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p,
+                     void *w) {
+    (void)w;
+    map_hedgehog(PhiQ, PhiK, Q, K, n, d, p);
+    return AV_OK;
+}
+int avi_phi_cosformer(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p,
+                      void *w) {
+    (void)p; (void)w;
+    map_cosformer(PhiQ, Q, n, d);
+    map_cosformer(PhiK, K, n, d);
+    return AV_OK;
+}
+
+/* Any kernel variant's features; AV_WARN_OVERFLOW when a feature is not finite. */
 int avi_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d,
                  const av_params *prm, void *work) {
-    size_t cnt = (size_t)n * d;
-    switch (prm->variant) {
-    case AV_ELU: map_elementwise(PhiQ, Q, cnt, 0); map_elementwise(PhiK, K, cnt, 0); break;
-    case AV_RELU: map_elementwise(PhiQ, Q, cnt, 1); map_elementwise(PhiK, K, cnt, 1); break;
-    case AV_EXP: map_exp(PhiQ, Q, n, d, 1); map_exp(PhiK, K, n, d, 0); break;
-    case AV_EFFICIENT: map_efficient(PhiQ, PhiK, Q, K, n, d); break;
-    case AV_FOCUSED: map_focused(PhiQ, Q, n, d, prm->p); map_focused(PhiK, K, n, d, prm->p); break;
-    case AV_HEDGEHOG: map_hedgehog(PhiQ, PhiK, Q, K, n, d, prm); break;
-    case AV_COSFORMER: map_cosformer(PhiQ, Q, n, d); map_cosformer(PhiK, K, n, d); break;
-    case AV_PERFORMER: case AV_TAYLOR: case AV_EXPLIMIT: {
-        int st = avi_features_random(PhiQ, PhiK, Q, K, n, d, prm, work);
-        if (st < 0) return st;
-        break;
-    }
-    default: return AV_ERR_NO_LINEAR;
-    }
+    const avi_variant *v = avi_variant_of(prm->variant);
+    if (!v->features) return AV_ERR_NO_LINEAR;
+    int st = v->features(PhiQ, PhiK, Q, K, n, d, prm, work);
+    if (st < 0) return st;
     size_t rc = (size_t)n * (size_t)avi_feature_dim(prm, d);
-    return avs_all_finite(PhiQ, rc) && avs_all_finite(PhiK, rc) ? AV_OK : AV_WARN_OVERFLOW;
+    return avs_all_finite(PhiQ, rc) && avs_all_finite(PhiK, rc) ? st : AV_WARN_OVERFLOW;
 }
 
 // ----------------------------------------------------------------------------------------------------
 // public: av_feature_dim, av_features_work, av_features
 
-/* The public contract shared by the three: no feature map for softmax, linformer, nystrom, focused+DWC. */
+/* The public contract shared by the three: no feature map for the exact and low-rank classes, nor when a
+ * knob adds a term that is not a feature product (focused + DWC). */
 static int public_dim(long *r, const av_params *p, int d) {
-    if (p->variant == AV_FOCUSED && p->dwc_kernel > 0) return AV_ERR_NO_LINEAR;
+    if (avi_extra_term(p)) return AV_ERR_NO_LINEAR;
     *r = avi_feature_dim(p, d);
     if (*r == 0) return AV_ERR_NO_LINEAR;
     return *r > AV_MAX_FEATURE_DIM ? AV_ERR_FEATURE_DIM : AV_OK;
@@ -237,7 +273,6 @@ int av_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n,
     if (work_bytes < need) return AV_ERR_WORKSPACE;
     size_t cnt = (size_t)n * d;
     if (!avs_all_finite(Q, cnt) || !avs_all_finite(K, cnt)) return AV_ERR_NONFINITE;
-    if (p.variant == AV_HEDGEHOG && p.hedgehog_w && !avs_all_finite(p.hedgehog_w, (size_t)d * p.hedgehog_cols))
-        return AV_ERR_NONFINITE;
+    if (!avi_weights_finite(&p, d)) return AV_ERR_NONFINITE;
     return avi_features(PhiQ, PhiK, Q, K, n, d, &p, work);
 }

@@ -20,44 +20,44 @@ static long mul_sat(long a, long b) {
 
 static long add_sat(long a, long b) { return a > LONG_MAX - b ? LONG_MAX : a + b; }
 
-/* performer: m; taylor: Σ_{r≤p} d^r; explimit: (d+1)^N. Saturates at LONG_MAX; 0 for other variants. */
-long avi_feature_dim_poly(const av_params *prm, int d) {
-    switch (prm->variant) {
-    case AV_PERFORMER: return prm->m;
-    case AV_TAYLOR: {
-        long sum = 0, pw = 1;
-        for (int r = 0; r <= prm->order; r++) {
-            sum = add_sat(sum, pw);
-            pw = mul_sat(pw, d);
-        }
-        return sum;
+/* performer: m; taylor: Σ_{r≤p} d^r; explimit: (d+1)^N. Saturates at LONG_MAX. */
+long avi_dim_performer(const av_params *prm, int d) { (void)d; return prm->m; }
+
+long avi_dim_taylor(const av_params *prm, int d) {
+    long sum = 0, pw = 1;
+    for (int r = 0; r <= prm->order; r++) {
+        sum = add_sat(sum, pw);
+        pw = mul_sat(pw, d);
     }
-    case AV_EXPLIMIT: {
-        long pw = 1;
-        for (int t = 0; t < prm->N; t++) pw = mul_sat(pw, (long)d + 1);
-        return pw;
-    }
-    default: return 0;
-    }
+    return sum;
+}
+
+long avi_dim_explimit(const av_params *prm, int d) {
+    long pw = 1;
+    for (int t = 0; t < prm->N; t++) pw = mul_sat(pw, (long)d + 1);
+    return pw;
 }
 
 // ----------------------------------------------------------------------------------------------------
-// closed-form kernels
+// closed-form kernels and costs
 
-/* taylor: T_p(s) = Σ_{r≤p} s^r/r! (Horner); explimit: (1 + s/N)^N by N multiplications; NaN otherwise. */
-double avi_poly_kernel(const av_params *prm, double s) {
-    if (prm->variant == AV_TAYLOR) {
-        double t = 1.0;
-        for (int r = prm->order; r >= 1; r--) t = 1.0 + t * s / r;
-        return t;
-    }
-    if (prm->variant == AV_EXPLIMIT) {
-        double base = 1.0 + s / prm->N, t = 1.0;
-        for (int i = 0; i < prm->N; i++) t *= base;
-        return t;
-    }
-    return NAN;
+/* taylor: T_p(s) = Σ_{r≤p} s^r/r! (Horner). */
+double avi_kernel_taylor(const av_params *prm, double s) {
+    double t = 1.0;
+    for (int r = prm->order; r >= 1; r--) t = 1.0 + t * s / r;
+    return t;
 }
+
+/* explimit: (1 + s/N)^N by N multiplications. */
+double avi_kernel_explimit(const av_params *prm, double s) {
+    double base = 1.0 + s / prm->N, t = 1.0;
+    for (int i = 0; i < prm->N; i++) t *= base;
+    return t;
+}
+
+/* Multiply-adds of the maps on Q and K: performer 2·n·m·d; tensor features one multiply each, 2·n·r. */
+double avi_cost_performer(const av_params *p, double n, double d, double r) { (void)r; return 2 * n * p->m * d; }
+double avi_cost_tensor(const av_params *p, double n, double d, double r) { (void)p; (void)d; return 2 * n * r; }
 
 // ----------------------------------------------------------------------------------------------------
 // workspace
@@ -65,22 +65,21 @@ double avi_poly_kernel(const av_params *prm, double s) {
 static uint64_t al64(uint64_t bytes) { return (bytes + 63u) & ~(uint64_t)63u; }
 
 /* 64-bit arithmetic, saturating at SIZE_MAX (size_t is 32 bits in wasm32). */
-size_t avi_features_random_work(const av_params *prm, int n, int d) {
-    uint64_t D = sizeof(double), F = sizeof(float), m = (uint64_t)prm->m, dd = (uint64_t)d, bytes;
-    uint64_t xrow = al64((dd + 1) * D);                                  /* x′ (or [1, x′/√N]), one row */
-    switch (prm->variant) {
-    case AV_PERFORMER:
-        bytes = al64(m * dd * F)                                         /* ω[m×d] */
-                + avi_performer_omega_work(prm->m, d)                    /* QR block */
-                + al64((uint64_t)avs_packed_floats(prm->m, d) * F)       /* ω packed */
-                + al64(4 * dd * F)                                       /* a strip of x′ */
-                + 2 * al64((uint64_t)n * D);                             /* ½‖x′‖², max_f u per row */
-        break;
-    case AV_TAYLOR:
-    case AV_EXPLIMIT: bytes = xrow; break;
-    default: bytes = 0;
-    }
-    return bytes > SIZE_MAX ? SIZE_MAX : (size_t)bytes;
+static size_t sat(uint64_t bytes) { return bytes > SIZE_MAX ? SIZE_MAX : (size_t)bytes; }
+
+size_t avi_performer_work(const av_params *prm, int n, int d) {
+    uint64_t D = sizeof(double), F = sizeof(float), m = (uint64_t)prm->m, dd = (uint64_t)d;
+    return sat(al64(m * dd * F)                                     /* ω[m×d] */
+               + avi_performer_omega_work(prm->m, d)                /* QR block */
+               + al64((uint64_t)avs_packed_floats(prm->m, d) * F)   /* ω packed */
+               + al64(4 * dd * F)                                   /* a strip of x′ */
+               + 2 * al64((uint64_t)n * D));                        /* ½‖x′‖², max_f u per row */
+}
+
+/* taylor, explimit: x′ (or [1, x′/√N]), one row of d + 1 doubles. */
+size_t avi_tensor_work(const av_params *prm, int n, int d) {
+    (void)prm; (void)n;
+    return sat(al64(((uint64_t)d + 1) * sizeof(double)));
 }
 
 // ----------------------------------------------------------------------------------------------------
@@ -213,31 +212,34 @@ static int explimit_row(float *phi, double *y, const float *x, int d, int N, dou
     return (int)bad;
 }
 
-/* Φ_Q, Φ_K (n×r). AV_ERR_FEATURE_DIM (nothing written) when a taylor/explimit r exceeds
- * AV_MAX_FEATURE_DIM; AV_WARN_OVERFLOW when a tensor feature overflowed float (entries Inf/NaN);
- * AV_ERR_VARIANT for a variant this file does not own. */
-int avi_features_random(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d,
-                        const av_params *prm, void *work) {
-    int v = prm->variant;
-    if (v != AV_PERFORMER && v != AV_TAYLOR && v != AV_EXPLIMIT) return AV_ERR_VARIANT;
-    long r = avi_feature_dim_poly(prm, d);
+int avi_phi_performer(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p,
+                      void *work) {
+    performer_features(PhiQ, PhiK, Q, K, n, d, p, work);
+    return AV_OK;
+}
+
+/* Φ_Q, Φ_K (n×r) row by row with `row` (taylor_row or explimit_row, the power `pw`). AV_ERR_FEATURE_DIM
+ * (nothing written) when r exceeds AV_MAX_FEATURE_DIM; AV_WARN_OVERFLOW when a tensor feature overflowed
+ * float (entries Inf/NaN). */
+static int tensor_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, long r,
+                           int (*row)(float *, double *, const float *, int, int, double), int pw, double scale,
+                           double *xs) {
     if (r > AV_MAX_FEATURE_DIM) return AV_ERR_FEATURE_DIM;
-    if (v == AV_PERFORMER) {
-        performer_features(PhiQ, PhiK, Q, K, n, d, prm, work);
-        return AV_OK;
-    }
-    double *xs = work, rs = sqrt(prm->scale);
+    double rs = sqrt(scale);
     int bad = 0;
     for (int i = 0; i < n; i++) {
-        float *pq = PhiQ + (size_t)i * r, *pk = PhiK + (size_t)i * r;
-        const float *q = Q + (size_t)i * d, *k = K + (size_t)i * d;
-        if (v == AV_TAYLOR) {
-            bad |= taylor_row(pq, xs, q, d, prm->order, rs);
-            bad |= taylor_row(pk, xs, k, d, prm->order, rs);
-        } else {
-            bad |= explimit_row(pq, xs, q, d, prm->N, rs);
-            bad |= explimit_row(pk, xs, k, d, prm->N, rs);
-        }
+        bad |= row(PhiQ + (size_t)i * r, xs, Q + (size_t)i * d, d, pw, rs);
+        bad |= row(PhiK + (size_t)i * r, xs, K + (size_t)i * d, d, pw, rs);
     }
     return bad ? AV_WARN_OVERFLOW : AV_OK;
+}
+
+int avi_phi_taylor(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p,
+                   void *work) {
+    return tensor_features(PhiQ, PhiK, Q, K, n, d, avi_dim_taylor(p, d), taylor_row, p->order, p->scale, work);
+}
+
+int avi_phi_explimit(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p,
+                     void *work) {
+    return tensor_features(PhiQ, PhiK, Q, K, n, d, avi_dim_explimit(p, d), explimit_row, p->N, p->scale, work);
 }

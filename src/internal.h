@@ -26,31 +26,85 @@ void avi_gaussian_matrix(float *G, int rows, int cols, double sigma, uint64_t se
 size_t avi_performer_omega_work(int m, int d);
 void avi_performer_omega(float *W, int m, int d, int orthogonal, uint32_t seed, void *work);
 
-/* --- features.c: the feature maps of every kernel variant (dispatches to features_random.c) ------ */
+/* --- variants.c: the registry ------------------------------------------------------------------ */
 
-/* Feature dimension r (resolved knobs; focused's DWC ignored): elu, relu, exp, efficient, focused d;
- * hedgehog 2·cols; cosformer 2d; performer, taylor, explimit avi_feature_dim_poly. 0 for softmax,
- * linformer, nystrom. May exceed AV_MAX_FEATURE_DIM (taylor, explimit): callers check the cap. */
+/* A variant's kernels, beside its public descriptor. NULL where the class has none. */
+typedef int (*avi_phi_fn)(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d,
+                          const av_params *prm, void *work);
+typedef struct avi_variant {
+    av_variant_desc desc;
+    long (*feature_dim)(const av_params *prm, int d);             /* r (may exceed the cap; saturating) */
+    size_t (*features_work)(const av_params *prm, int n, int d);  /* bytes for `features`; NULL: none */
+    avi_phi_fn features;                                          /* Φ_Q, Φ_K (n×r); AV_OK or an error */
+    double (*kernel)(const av_params *prm, double s);             /* closed form κ(s), AV_CLASS_CLOSED_FORM */
+    double (*feature_cost)(const av_params *prm, double n, double d, double r); /* madds of φ on Q and K */
+} avi_variant;
+
+/* The row of a variant (0 ≤ variant < AV_VARIANT_COUNT, checked by the caller). */
+const avi_variant *avi_variant_of(int variant);
+/* 1 if the variant lists the knob among those it reads. */
+int avi_variant_reads(int variant, int knob);
+/* A knob's value in av_params, and a store of one (ints truncate; the caller has rounded). */
+double avi_knob_get(const av_params *prm, int knob);
+void avi_knob_put(av_params *prm, int knob, double value);
+/* The C name of a status code ("AV_ERR_SIZE"), or NULL for a number that is not one (util.c). */
+const char *avi_status_name(int status);
+/* 1 when a knob the variant reads adds a term that is not part of a feature product and removes the causal
+ * form and the factors (AV_KF_NO_CAUSAL and nonzero: focused + DWC). Resolved knobs. */
+int avi_extra_term(const av_params *prm);
+/* 1 unless the variant reads weights (AV_VF_WEIGHTS) and they hold NaN/Inf. Resolved knobs. */
+int avi_weights_finite(const av_params *prm, int d);
+
+/* --- features.c, features_random.c: the registry's kernels ----------------------------------------- */
+
+/* Feature dimension r from the registry row (resolved knobs; focused's DWC ignored); 0 for the exact and
+ * low-rank classes. May exceed AV_MAX_FEATURE_DIM (taylor, explimit): callers check the cap. */
 long avi_feature_dim(const av_params *prm, int d);
 size_t avi_features_work(const av_params *prm, int n, int d);
-/* Φ_Q, Φ_K (n×r); AV_OK, or AV_WARN_OVERFLOW when a feature is not finite. */
+/* Φ_Q, Φ_K (n×r) of any variant with a feature map; AV_OK, AV_ERR_FEATURE_DIM, AV_ERR_NO_LINEAR, or
+ * AV_WARN_OVERFLOW when a feature is not finite. */
 int avi_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d,
                  const av_params *prm, void *work);
 
-/* --- features_random.c: performer, taylor, explimit -------------------------------------------- */
-
-/* Feature dimension: performer m; taylor Σ_{r≤p} d^r; explimit (d+1)^N (saturating at LONG_MAX). */
-long avi_feature_dim_poly(const av_params *prm, int d);
-size_t avi_features_random_work(const av_params *prm, int n, int d);
-/* Φ_Q, Φ_K (n×r) for AV_PERFORMER, AV_TAYLOR, AV_EXPLIMIT (taylor/explimit only when r ≤ cap). */
-int avi_features_random(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d,
-                        const av_params *prm, void *work);
-/* The closed-form kernel value of taylor (T_p(s)) and explimit ((1 + s/N)^N) at s = scale·q·k. */
-double avi_poly_kernel(const av_params *prm, double s);
+long avi_dim_d(const av_params *prm, int d);         /* elu, relu, exp, efficient, focused */
+long avi_dim_2d(const av_params *prm, int d);        /* cosformer */
+long avi_dim_hedgehog(const av_params *prm, int d);  /* 2·cols */
+long avi_dim_performer(const av_params *prm, int d); /* m */
+long avi_dim_taylor(const av_params *prm, int d);    /* Σ_{r≤p} d^r */
+long avi_dim_explimit(const av_params *prm, int d);  /* (d+1)^N */
+size_t avi_performer_work(const av_params *prm, int n, int d);
+size_t avi_tensor_work(const av_params *prm, int n, int d);
+int avi_phi_elu(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p, void *w);
+int avi_phi_relu(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p, void *w);
+int avi_phi_exp(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p, void *w);
+int avi_phi_efficient(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p,
+                      void *w);
+int avi_phi_focused(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p,
+                    void *w);
+int avi_phi_hedgehog(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p,
+                     void *w);
+int avi_phi_cosformer(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p,
+                      void *w);
+int avi_phi_performer(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p,
+                      void *w);
+int avi_phi_taylor(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p,
+                   void *w);
+int avi_phi_explimit(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p,
+                     void *w);
+double avi_kernel_taylor(const av_params *prm, double s);   /* T_p(s) = Σ_{r≤p} s^r/r! */
+double avi_kernel_explimit(const av_params *prm, double s); /* (1 + s/N)^N */
+double avi_cost_elementwise(const av_params *p, double n, double d, double r);
+double avi_cost_hedgehog(const av_params *p, double n, double d, double r);
+double avi_cost_performer(const av_params *p, double n, double d, double r);
+double avi_cost_tensor(const av_params *p, double n, double d, double r);
 
 /* --- lowrank.c: linformer, nystrom ------------------------------------------------------------- */
 
 size_t avi_lowrank_work(const av_params *prm, int n, int d, int dv);
+/* The rank of the factors: s (linformer) or landmarks (nystrom). */
+long avi_lowrank_rank(const av_params *prm);
+/* out[0..3] of av_cost for the low-rank class (out[1], quadratic bytes, is the caller's). */
+void avi_lowrank_cost(double *out, const av_params *prm, int n, int d, int dv);
 int avi_lowrank_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *prm, void *work);
 int avi_lowrank_linear(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
                        const av_params *prm, void *work);

@@ -42,6 +42,27 @@ static void *carve(char *base, uint64_t *off, uint64_t bytes) {
 // The rank r of the factors: s (linformer) or the landmarks (nystrom).
 static int lr_rank(const av_params *prm) { return prm->variant == AV_LINFORMER ? prm->s : prm->landmarks; }
 
+long avi_lowrank_rank(const av_params *prm) { return lr_rank(prm); }
+
+/* Cost counts (attention.c's cost model): linformer (s) quadratic 2·s·n·d + s·n² + n²·dv, linear
+ * 2·s·n·d + 2·s·n·dv, bytes 4·(n·s + s·d + s·dv); nystrom (m landmarks, t iterations) core
+ * 2·n·m·d + m²·d + 4·t·m³, quadratic core + n·m² + m·n² + n²·dv, linear core + 2·n·m·dv + m²·dv,
+ * bytes 4·(2·n·m + m² + m·dv). */
+void avi_lowrank_cost(double *out, const av_params *prm, int n, int d, int dv) {
+    double N = n, D = d, DV = dv, nn = N * N;
+    if (prm->variant == AV_LINFORMER) {
+        double s = prm->s;
+        out[0] = 2 * s * N * D + s * nn + nn * DV;
+        out[2] = 2 * s * N * D + 2 * s * N * DV;
+        out[3] = 4 * (N * s + s * D + s * DV);
+    } else {
+        double m = prm->landmarks, core = 2 * N * m * D + m * m * D + 4.0 * prm->iters * m * m * m;
+        out[0] = core + N * m * m + m * nn + nn * DV;
+        out[2] = core + 2 * N * m * DV + m * m * DV;
+        out[3] = 4 * (2 * N * m + m * m + m * DV);
+    }
+}
+
 static uint64_t lr_layout(lr_ws *ws, char *base, const av_params *prm, int n, int d, int dv) {
     uint64_t off = 0, r = (uint64_t)lr_rank(prm), nn = (uint64_t)n, D = sizeof(double), F = sizeof(float);
     int lin = prm->variant == AV_LINFORMER, exact = !lin && prm->landmarks == n;

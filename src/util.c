@@ -1,4 +1,5 @@
-/* util.c: status strings, variant names, and the knobs (defaults, setters, resolution and checks). */
+/* util.c: status strings, and the knobs (defaults, setters, resolution and checks) driven by the
+ * registry's knob rows (variants.c). */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -51,33 +52,43 @@ int avi_all_finite(const float *x, size_t count) {
     return 1;
 }
 
-// ----------------------------------------------------------------------------------------------------
-// names
-
-static const char *const VARIANT_NAMES[AV_VARIANT_COUNT] = {
-    "softmax", "elu", "relu", "exp", "efficient", "focused", "linformer",
-    "performer", "taylor", "explimit", "hedgehog", "nystrom", "cosformer",
-};
-
-const char *av_variant_name(int variant) {
-    return variant >= 0 && variant < AV_VARIANT_COUNT ? VARIANT_NAMES[variant] : NULL;
+/* The C names of the status codes, for the registry's JSON (the JS loader's named constants). */
+const char *avi_status_name(int status) {
+    switch (status) {
+    case AV_OK: return "AV_OK";
+    case AV_ERR_NULL: return "AV_ERR_NULL";
+    case AV_ERR_SIZE: return "AV_ERR_SIZE";
+    case AV_ERR_KNOB: return "AV_ERR_KNOB";
+    case AV_ERR_VARIANT: return "AV_ERR_VARIANT";
+    case AV_ERR_NO_CAUSAL: return "AV_ERR_NO_CAUSAL";
+    case AV_ERR_NONFINITE: return "AV_ERR_NONFINITE";
+    case AV_ERR_WORKSPACE: return "AV_ERR_WORKSPACE";
+    case AV_ERR_FEATURE_DIM: return "AV_ERR_FEATURE_DIM";
+    case AV_ERR_NO_LINEAR: return "AV_ERR_NO_LINEAR";
+    case AV_ERR_FORMAT: return "AV_ERR_FORMAT";
+    case AV_ERR_IO: return "AV_ERR_IO";
+    case AV_ERR_NOMEM: return "AV_ERR_NOMEM";
+    case AV_ERR_TOO_LARGE: return "AV_ERR_TOO_LARGE";
+    case AV_WARN_ZERO_ROW: return "AV_WARN_ZERO_ROW";
+    case AV_WARN_OVERFLOW: return "AV_WARN_OVERFLOW";
+    case AV_WARN_NO_CONVERGENCE: return "AV_WARN_NO_CONVERGENCE";
+    case AV_WARN_PRODUCT_OVERFLOW: return "AV_WARN_PRODUCT_OVERFLOW";
+    default: return NULL;
+    }
 }
 
-int av_variant_from_name(const char *name) {
-    if (!name) return -1;
-    for (int v = 0; v < AV_VARIANT_COUNT; v++)
-        if (strcmp(name, VARIANT_NAMES[v]) == 0) return v;
-    return -1;
-}
-
 // ----------------------------------------------------------------------------------------------------
-// knobs
+// knobs: every rule below reads the registry's knob rows (variants.c); no variant is named here
 
 int av_params_default(av_params *prm, int variant) {
     if (!prm) return AV_ERR_NULL;
     if (variant < 0 || variant >= AV_VARIANT_COUNT) return AV_ERR_VARIANT;
     memset(prm, 0, sizeof *prm);
     prm->variant = variant;
+    for (int k = AV_KNOB_VARIANT + 1; k < AV_KNOB_COUNT; k++) { /* zero is the default unless a row says otherwise */
+        const av_knob_desc *kd = av_knob_info(k);
+        if (!(kd->flags & AV_KF_ZERO_DEFAULT)) avi_knob_put(prm, k, kd->def);
+    }
     return AV_OK;
 }
 
@@ -86,54 +97,29 @@ size_t av_params_size(void) { return sizeof(av_params); }
 int av_params_set(av_params *prm, int knob, double value) {
     if (!prm) return AV_ERR_NULL;
     if (!isfinite(value)) return AV_ERR_KNOB;
-    int iv = (int)lround(value > 2e9 ? 2e9 : value < -2e9 ? -2e9 : value);
-    switch (knob) {
-    case AV_KNOB_VARIANT:
-        if (iv < 0 || iv >= AV_VARIANT_COUNT) return AV_ERR_VARIANT;
-        prm->variant = iv;
-        break;
-    case AV_KNOB_CAUSAL: prm->causal = iv != 0; break;
-    case AV_KNOB_SCALE: prm->scale = value; break;
-    case AV_KNOB_P: prm->p = value; break;
-    case AV_KNOB_DWC_KERNEL: prm->dwc_kernel = iv; break;
-    case AV_KNOB_S: prm->s = iv; break;
-    case AV_KNOB_EF_KIND: prm->ef_kind = iv; break;
-    case AV_KNOB_EF_SHARED: prm->ef_shared = iv != 0; break;
-    case AV_KNOB_M: prm->m = iv; break;
-    case AV_KNOB_ORTHOGONAL: prm->orthogonal = iv != 0; break;
-    case AV_KNOB_SEED:
-        if (value < 0 || value > 4294967295.0) return AV_ERR_KNOB;
-        prm->seed = (uint32_t)llround(value);
-        break;
-    case AV_KNOB_ORDER: prm->order = iv; break;
-    case AV_KNOB_N: prm->N = iv; break;
-    case AV_KNOB_LANDMARKS: prm->landmarks = iv; break;
-    case AV_KNOB_ITERS: prm->iters = iv; break;
-    default: return AV_ERR_VARIANT;
+    if (knob == AV_KNOB_VARIANT) {
+        if (value < 0 || value >= AV_VARIANT_COUNT) return AV_ERR_VARIANT;
+        prm->variant = (int)lround(value);
+        return AV_OK;
+    }
+    const av_knob_desc *kd = av_knob_info(knob);
+    if (!kd) return AV_ERR_VARIANT;
+    if (kd->type == AV_KT_REAL) {
+        avi_knob_put(prm, knob, value);
+    } else if (kd->type == AV_KT_BOOL) {
+        avi_knob_put(prm, knob, value != 0);
+    } else if (kd->hi > 2147483647.0) { /* the seed: the whole uint32 range, nothing else */
+        if (value < 0 || value > kd->hi) return AV_ERR_KNOB;
+        avi_knob_put(prm, knob, (double)llround(value));
+    } else { /* an int field: rounded, clamped to ±2e9 so that a later range check still sees it out of range */
+        avi_knob_put(prm, knob, (double)lround(value > 2e9 ? 2e9 : value < -2e9 ? -2e9 : value));
     }
     return AV_OK;
 }
 
 double av_params_get(const av_params *prm, int knob) {
-    if (!prm) return NAN;
-    switch (knob) {
-    case AV_KNOB_VARIANT: return prm->variant;
-    case AV_KNOB_CAUSAL: return prm->causal;
-    case AV_KNOB_SCALE: return prm->scale;
-    case AV_KNOB_P: return prm->p;
-    case AV_KNOB_DWC_KERNEL: return prm->dwc_kernel;
-    case AV_KNOB_S: return prm->s;
-    case AV_KNOB_EF_KIND: return prm->ef_kind;
-    case AV_KNOB_EF_SHARED: return prm->ef_shared;
-    case AV_KNOB_M: return prm->m;
-    case AV_KNOB_ORTHOGONAL: return prm->orthogonal;
-    case AV_KNOB_SEED: return prm->seed;
-    case AV_KNOB_ORDER: return prm->order;
-    case AV_KNOB_N: return prm->N;
-    case AV_KNOB_LANDMARKS: return prm->landmarks;
-    case AV_KNOB_ITERS: return prm->iters;
-    default: return NAN;
-    }
+    if (!prm || knob < 0 || knob >= AV_KNOB_COUNT) return NAN;
+    return avi_knob_get(prm, knob);
 }
 
 int av_params_set_hedgehog(av_params *prm, const float *W, int cols) {
@@ -144,62 +130,71 @@ int av_params_set_hedgehog(av_params *prm, const float *W, int cols) {
     return AV_OK;
 }
 
-static int imin(int a, int b) { return a < b ? a : b; }
-
-// The variants without a causal form: their projection or pooling mixes future tokens (Linformer,
-// Nyström), or they normalise keys over all positions (Efficient), or DWC is centred (focused + DWC).
-static int has_causal_form(const av_params *p) {
-    switch (p->variant) {
-    case AV_EFFICIENT: case AV_LINFORMER: case AV_NYSTROM: return 0;
-    case AV_FOCUSED: return p->dwc_kernel == 0;
-    default: return 1;
-    }
+/* The default of a knob at these sizes. */
+static double default_of(const av_knob_desc *kd, int n, int d) {
+    if (kd->flags & AV_KF_DEF_RSQRT_D) return 1.0 / sqrt((double)d);
+    if (kd->flags & AV_KF_DEF_MIN_N) return n < kd->def ? n : kd->def;
+    return kd->def;
 }
 
-int av_params_resolve(av_params *out, const av_params *in, int n, int d) {
+/* Fill a zero (or −1) field with its meaning; every knob, read or not, as the kernels expect. */
+static void fill_default(av_params *p, int k, int n, int d) {
+    const av_knob_desc *kd = av_knob_info(k);
+    double v = avi_knob_get(p, k);
+    if ((kd->flags & AV_KF_ZERO_DEFAULT) && v == 0) avi_knob_put(p, k, default_of(kd, n, d));
+    else if ((kd->flags & AV_KF_MINUS1_ZERO) && v == -1) avi_knob_put(p, k, 0);
+}
+
+/* 1 when the (filled) knob is inside its row's range at this n. */
+static int in_range(const av_params *p, int k, int n) {
+    const av_knob_desc *kd = av_knob_info(k);
+    double v = avi_knob_get(p, k), hi = kd->flags & AV_KF_HI_N ? n : kd->flags & AV_KF_HI_2N ? 2.0 * n - 1 : kd->hi;
+    if (!isfinite(v)) return 0;
+    if ((kd->flags & AV_KF_ODD) && v != 0 && fmod(v, 2.0) == 0) return 0;
+    return v >= kd->lo && v <= hi;
+}
+
+int avi_extra_term(const av_params *p) {
+    const av_variant_desc *vd = av_variant_info(p->variant);
+    for (int i = 0; i < vd->knob_count; i++)
+        if ((av_knob_info(vd->knobs[i])->flags & AV_KF_NO_CAUSAL) && avi_knob_get(p, vd->knobs[i]) != 0) return 1;
+    return 0;
+}
+
+int avi_weights_finite(const av_params *p, int d) {
+    if (!(av_variant_info(p->variant)->flags & AV_VF_WEIGHTS) || !p->hedgehog_w) return 1;
+    return avi_all_finite(p->hedgehog_w, (size_t)d * p->hedgehog_cols);
+}
+
+int av_params_check(av_params *out, const av_params *in, int n, int d, int *bad_knob) {
+    int bad_local;
+    int *bad = bad_knob ? bad_knob : &bad_local;
+    *bad = -1;
     if (!out || !in) return AV_ERR_NULL;
     if (n < 1 || n > AV_MAX_N || d < 1 || d > AV_MAX_D) return AV_ERR_SIZE;
     av_params p = *in;
     if (p.variant < 0 || p.variant >= AV_VARIANT_COUNT) return AV_ERR_VARIANT;
-    if (p.causal != 0 && p.causal != 1) return AV_ERR_KNOB;
-    if (!isfinite(p.scale) || p.scale < 0) return AV_ERR_KNOB;
-    if (p.scale == 0) p.scale = 1.0 / sqrt((double)d);
-    if (p.p == 0) p.p = 3;
-    if (p.s == 0) p.s = imin(n, 64);
-    if (p.m == 0) p.m = 256;
-    if (p.order == 0) p.order = 2;
-    if (p.N == 0) p.N = 2;
-    if (p.landmarks == 0) p.landmarks = imin(n, 64);
-    if (p.iters == 0) p.iters = 6;
-    else if (p.iters == -1) p.iters = 0;
-    switch (p.variant) {
-    case AV_FOCUSED:
-        if (!(p.p >= 1 && p.p <= 10)) return AV_ERR_KNOB;
-        if (p.dwc_kernel < 0 || (p.dwc_kernel > 0 && (p.dwc_kernel % 2 == 0 || p.dwc_kernel > 2 * n - 1)))
-            return AV_ERR_KNOB;
-        break;
-    case AV_LINFORMER:
-        if (p.s < 1 || p.s > n || (p.ef_kind != AV_EF_GAUSSIAN && p.ef_kind != AV_EF_MEAN)) return AV_ERR_KNOB;
-        break;
-    case AV_PERFORMER:
-        if (p.m < 1 || p.m > AV_MAX_FEATURE_DIM) return AV_ERR_KNOB;
-        break;
-    case AV_TAYLOR:
-        if (p.order < 1 || p.order > 4) return AV_ERR_KNOB;
-        break;
-    case AV_EXPLIMIT:
-        if (p.N < 1 || p.N > 64) return AV_ERR_KNOB;
-        break;
-    case AV_HEDGEHOG:
+    const av_variant_desc *vd = av_variant_info(p.variant);
+    if (p.causal != 0 && p.causal != 1) { *bad = AV_KNOB_CAUSAL; return AV_ERR_KNOB; }
+    if (!isfinite(p.scale) || p.scale < 0) { *bad = AV_KNOB_SCALE; return AV_ERR_KNOB; } /* read by every path */
+    for (int k = AV_KNOB_VARIANT + 1; k < AV_KNOB_COUNT; k++) fill_default(&p, k, n, d);
+    for (int i = 0; i < vd->knob_count; i++)
+        if (!in_range(&p, vd->knobs[i], n)) { *bad = vd->knobs[i]; return AV_ERR_KNOB; }
+    if (vd->flags & AV_VF_WEIGHTS) {
         if (p.hedgehog_w && (p.hedgehog_cols < 1 || p.hedgehog_cols > AV_MAX_FEATURE_DIM / 2)) return AV_ERR_KNOB;
         if (!p.hedgehog_w) p.hedgehog_cols = d;
-        break;
-    case AV_NYSTROM:
-        if (p.landmarks < 1 || p.landmarks > n || p.iters < 0 || p.iters > 100) return AV_ERR_KNOB;
-        break;
-    default: break;
     }
-    if (p.causal && !has_causal_form(&p)) return AV_ERR_NO_CAUSAL;
+    if (p.causal && !(vd->flags & AV_VF_CAUSAL)) { *bad = AV_KNOB_CAUSAL; return AV_ERR_NO_CAUSAL; }
+    if (p.causal && avi_extra_term(&p)) {
+        for (int i = 0; i < vd->knob_count; i++)
+            if ((av_knob_info(vd->knobs[i])->flags & AV_KF_NO_CAUSAL) && avi_knob_get(&p, vd->knobs[i]) != 0)
+                *bad = vd->knobs[i];
+        return AV_ERR_NO_CAUSAL;
+    }
     *out = p;
     return AV_OK;
+}
+
+int av_params_resolve(av_params *out, const av_params *in, int n, int d) {
+    return av_params_check(out, in, n, d, NULL);
 }

@@ -47,11 +47,14 @@ static double dotd(const float *a, const float *b, int d) {
     return s;
 }
 
-/* Run avi_features_random with an exact-size (canary-guarded) workspace; Φ must hold n·r floats each. */
+/* The closed-form kernel of a registry row (taylor, explimit). */
+static double kernel_of(const av_params *p, double x) { return avi_variant_of(p->variant)->kernel(p, x); }
+
+/* Run avi_features with an exact-size (canary-guarded) workspace; Φ must hold n·r floats each. */
 static int features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p) {
-    size_t wb = avi_features_random_work(p, n, d);
+    size_t wb = avi_features_work(p, n, d);
     unsigned char *w = work_alloc(wb);
-    int st = avi_features_random(PhiQ, PhiK, Q, K, n, d, p, w);
+    int st = avi_features(PhiQ, PhiK, Q, K, n, d, p, w);
     work_check_free(w, wb);
     return st;
 }
@@ -337,26 +340,26 @@ static double ref_taylor(double s, int p) {
 
 START_TEST(test_feature_dims) {
     av_params p = resolved(AV_TAYLOR, 8, 16);
-    ck_assert_int_eq(avi_feature_dim_poly(&p, 16), 273);             /* Based, feature_dim 16 */
+    ck_assert_int_eq(avi_feature_dim(&p, 16), 273);             /* Based, feature_dim 16 */
     p.order = 3;
-    ck_assert_int_eq(avi_feature_dim_poly(&p, 3), 40);
+    ck_assert_int_eq(avi_feature_dim(&p, 3), 40);
     p.order = 4;
-    ck_assert_int_eq(avi_feature_dim_poly(&p, 16), 69905);
+    ck_assert_int_eq(avi_feature_dim(&p, 16), 69905);
     av_params e = resolved(AV_EXPLIMIT, 8, 16);
-    ck_assert_int_eq(avi_feature_dim_poly(&e, 16), 289);
+    ck_assert_int_eq(avi_feature_dim(&e, 16), 289);
     e.N = 3;
-    ck_assert_int_eq(avi_feature_dim_poly(&e, 3), 64);
+    ck_assert_int_eq(avi_feature_dim(&e, 3), 64);
     e.N = 64;                                                        /* 4097^64: saturates */
-    ck_assert(avi_feature_dim_poly(&e, 4096) == LONG_MAX);
+    ck_assert(avi_feature_dim(&e, 4096) == LONG_MAX);
     p.order = 4;                                                     /* 4096^4 + …: 2.8e14 */
     long long full = 1 + 4096LL + 4096LL * 4096 + 4096LL * 4096 * 4096 + 4096LL * 4096 * 4096 * 4096;
     long want = full > LONG_MAX ? LONG_MAX : (long)full;           /* long is 32 bits in wasm32 */
-    ck_assert(avi_feature_dim_poly(&p, 4096) == want);
+    ck_assert(avi_feature_dim(&p, 4096) == want);
     av_params f = resolved(AV_PERFORMER, 8, 16);
     f.m = 300;
-    ck_assert_int_eq(avi_feature_dim_poly(&f, 16), 300);
+    ck_assert_int_eq(avi_feature_dim(&f, 16), 300);
     av_params s = resolved(AV_SOFTMAX, 8, 16);
-    ck_assert_int_eq(avi_feature_dim_poly(&s, 16), 0);
+    ck_assert_int_eq(avi_feature_dim(&s, 16), 0);
 }
 END_TEST
 
@@ -365,7 +368,7 @@ static void check_poly_features(int variant, int knob, int n, int d, double std)
     av_params p = resolved(variant, n, d);
     if (variant == AV_TAYLOR) p.order = knob;
     else p.N = knob;
-    long r = avi_feature_dim_poly(&p, d);
+    long r = avi_feature_dim(&p, d);
     ck_assert_int_le(r, AV_MAX_FEATURE_DIM);
     float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d);
     float *PQ = malloc(sizeof(float) * n * r), *PK = malloc(sizeof(float) * n * r);
@@ -415,14 +418,14 @@ START_TEST(test_feature_dim_cap) {
     for (int i = 0; i < 16; i++) PQ[i] = PK[i] = -7.0f;
     av_params p = resolved(AV_TAYLOR, 8, 64);
     p.order = 3;                                                      /* 266305 features */
-    ck_assert_int_eq(avi_features_random(PQ, PK, Q, K, 8, 64, &p, NULL), AV_ERR_FEATURE_DIM);
+    ck_assert_int_eq(avi_features(PQ, PK, Q, K, 8, 64, &p, NULL), AV_ERR_FEATURE_DIM);
     p.order = 4;
-    ck_assert_int_eq(avi_features_random(PQ, PK, Q, K, 8, 16, &p, NULL), AV_ERR_FEATURE_DIM); /* 69905 */
+    ck_assert_int_eq(avi_features(PQ, PK, Q, K, 8, 16, &p, NULL), AV_ERR_FEATURE_DIM); /* 69905 */
     av_params e = resolved(AV_EXPLIMIT, 8, 16);
     e.N = 4;                                                          /* 17^4 = 83521 */
-    ck_assert_int_eq(avi_features_random(PQ, PK, Q, K, 8, 16, &e, NULL), AV_ERR_FEATURE_DIM);
+    ck_assert_int_eq(avi_features(PQ, PK, Q, K, 8, 16, &e, NULL), AV_ERR_FEATURE_DIM);
     e.N = 64;                                                         /* saturated */
-    ck_assert_int_eq(avi_features_random(PQ, PK, Q, K, 8, 64, &e, NULL), AV_ERR_FEATURE_DIM);
+    ck_assert_int_eq(avi_features(PQ, PK, Q, K, 8, 64, &e, NULL), AV_ERR_FEATURE_DIM);
     for (int i = 0; i < 16; i++) ck_assert(PQ[i] == -7.0f && PK[i] == -7.0f);
 }
 END_TEST
@@ -445,12 +448,13 @@ START_TEST(test_poly_overflow_and_variant) {
     Q[4] = 0.5f;
     ck_assert_int_eq(features(PQ, PK, Q, K, n, d, &e), AV_OK);
     av_params s = resolved(AV_ELU, n, d);
-    ck_assert_int_eq(avi_features_random(PQ, PK, Q, K, n, d, &s, NULL), AV_ERR_VARIANT);
-    ck_assert_uint_eq(avi_features_random_work(&s, n, d), 0);
-    ck_assert(isnan(avi_poly_kernel(&s, 1.0)));
+    ck_assert_int_eq(avi_features_work(&s, n, d), 0);                 /* elu needs no workspace */
+    av_params sm = resolved(AV_SOFTMAX, n, d);
+    ck_assert_int_eq(avi_features(PQ, PK, Q, K, n, d, &sm, NULL), AV_ERR_NO_LINEAR);
+    ck_assert(avi_variant_of(AV_SOFTMAX)->kernel == NULL);
     av_params big = resolved(AV_PERFORMER, 64, AV_MAX_D);               /* m = 65536, d = 4096: 2 GB */
     big.m = AV_MAX_FEATURE_DIM;
-    size_t wb = avi_features_random_work(&big, AV_MAX_N, AV_MAX_D);
+    size_t wb = avi_features_work(&big, AV_MAX_N, AV_MAX_D);
     ck_assert(wb == SIZE_MAX || (unsigned long long)wb >= 2ull * AV_MAX_FEATURE_DIM * AV_MAX_D * 4);
 }
 END_TEST
@@ -465,15 +469,15 @@ START_TEST(test_poly_kernel_values) {
     for (int order = 1; order <= 4; order++)
         for (int k = 0; k < 5; k++) {
             p.order = order;
-            ck_assert_double_eq_tol(avi_poly_kernel(&p, S[k]), T[order][k], 1e-9);
+            ck_assert_double_eq_tol(kernel_of(&p, S[k]), T[order][k], 1e-9);
         }
     av_params e = resolved(AV_EXPLIMIT, 8, 8);
     e.N = 2;
-    ck_assert_double_eq_tol(avi_poly_kernel(&e, -6), 4, 1e-12);
+    ck_assert_double_eq_tol(kernel_of(&e, -6), 4, 1e-12);
     e.N = 8;
-    ck_assert_double_eq_tol(avi_poly_kernel(&e, 2), 5.9604644775390625, 1e-12);
+    ck_assert_double_eq_tol(kernel_of(&e, 2), 5.9604644775390625, 1e-12);
     e.N = 32;
-    ck_assert_double_eq_tol(avi_poly_kernel(&e, 4), 43.339, 5e-4);
+    ck_assert_double_eq_tol(kernel_of(&e, 4), 43.339, 5e-4);
 }
 END_TEST
 
@@ -485,15 +489,15 @@ START_TEST(test_taylor_bounds) {
         double fact = 1;
         for (int r = 2; r <= order + 1; r++) fact *= r;
         for (int k = -600; k <= 600; k++) {
-            double s = k / 100.0, t = avi_poly_kernel(&p, s);
+            double s = k / 100.0, t = kernel_of(&p, s);
             double bound = pow(fabs(s), order + 1) * exp(fmax(s, 0)) / fact;
             ck_assert_msg(fabs(exp(s) - t) <= bound * (1 + 1e-12) + 1e-13, "p=%d s=%g", order, s);
         }
         if (order % 2 == 0)
-            for (int k = -5000; k <= 5000; k++) ck_assert_double_gt(avi_poly_kernel(&p, k / 100.0), 0);
+            for (int k = -5000; k <= 5000; k++) ck_assert_double_gt(kernel_of(&p, k / 100.0), 0);
     }
     p.order = 2;
-    ck_assert_double_eq_tol(avi_poly_kernel(&p, -1), 0.5, 1e-15);     /* min of T_2 */
+    ck_assert_double_eq_tol(kernel_of(&p, -1), 0.5, 1e-15);     /* min of T_2 */
 }
 END_TEST
 
@@ -505,7 +509,7 @@ START_TEST(test_explimit_bounds) {
         int N = Ns[a];
         e.N = N;
         for (int k = -400; k <= 400; k++) {
-            double s = N * k / 400.0, v = avi_poly_kernel(&e, s), es = exp(s);
+            double s = N * k / 400.0, v = kernel_of(&e, s), es = exp(s);
             ck_assert_msg(v <= es * (1 + 1e-13) + 1e-300, "N=%d s=%g", N, s);
             ck_assert_msg(v >= es * (1 - s * s / N) - 1e-13 * es, "N=%d s=%g", N, s);
             ck_assert_double_eq_tol(v, pow(1 + s / N, N), 1e-12 * fmax(1, fabs(v)));
