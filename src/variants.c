@@ -24,7 +24,7 @@ static const av_knob_desc KNOBS[AV_KNOB_COUNT] = {
     [AV_KNOB_CAUSAL] = {"causal", "--causal", AV_KT_BOOL, 0, 0, 1, 0, 1, NULL,
                         "inclusive autoregressive mask: token i sees keys j <= i"},
     [AV_KNOB_SCALE] = {"scale", "--scale", AV_KT_REAL, KF_Z | AV_KF_DEF_RSQRT_D, 0, DBL_MAX, 0, 0.05, NULL,
-                       "multiplies q.k (variants that approximate exp); 0 means 1/sqrt(d)"},
+                       "multiplies q.k in the variants that approximate exp"},
     [AV_KNOB_P] = {"p", "--p", AV_KT_REAL, KF_Z, 1, 10, 3, 0.1, NULL, "focusing power p of f_p"},
     [AV_KNOB_DWC_KERNEL] = {"dwc_kernel", "--dwc-kernel", AV_KT_INT, AV_KF_ODD | AV_KF_HI_2N | AV_KF_NO_CAUSAL, 0, 0, 0,
                             2, NULL, "depthwise-conv kernel size on V, odd, up to 2n-1; 0 means no DWC"},
@@ -43,7 +43,7 @@ static const av_knob_desc KNOBS[AV_KNOB_COUNT] = {
     [AV_KNOB_LANDMARKS] = {"landmarks", "--landmarks", AV_KT_INT, KF_Z | AV_KF_HI_N | AV_KF_DEF_MIN_N, 1, 0, 64, 1, NULL,
                            "Nystrom landmarks (segment means; default min(n, 64))"},
     [AV_KNOB_ITERS] = {"iters", "--iters", AV_KT_INT, KF_Z | AV_KF_MINUS1_ZERO, 0, 100, 6, 1, NULL,
-                       "iterations of the pseudo-inverse (in av_params, -1 stands for 0)"},
+                       "iterations of the pseudo-inverse Z"},
 };
 #undef KF_Z
 
@@ -87,7 +87,7 @@ void avi_knob_put(av_params *p, int knob, double v) {
 
 #define CAUSAL_LINEAR (AV_VF_CAUSAL | AV_VF_LINEAR | AV_VF_RECURRENT | AV_VF_FACTORS)
 static const avi_variant VARIANTS[AV_VARIANT_COUNT] = {
-    [AV_SOFTMAX] = {{"softmax", "softmax (reference)", "row softmax of scale*QK^T, max-subtracted",
+    [AV_SOFTMAX] = {{"softmax", "softmax, the reference", "row softmax of scale*QK^T, max-subtracted",
                      "Vaswani et al. 2017", AV_CLASS_EXACT, AV_VF_CAUSAL | AV_VF_SCALED, AV_NORM_EXACT, 0, 0, {0}},
                     NULL, NULL, NULL, NULL, NULL},
     [AV_ELU] = {{"elu", "linear, phi = elu+1", "phi(x) = elu(x) + 1", "Katharopoulos et al. 2020", AV_CLASS_KERNEL,

@@ -21,6 +21,7 @@
 
 #include "cli.h"
 
+/* The help text; %VARIANTS% and %KNOBS% are generated from the registry (print_help). */
 static const char HELP[] =
     "attnviz: softmax attention and its linear-time relatives, from the command line.\n"
     "\n"
@@ -45,27 +46,8 @@ static const char HELP[] =
     "                   H*kv_heads/heads.\n"
     "  --causal         inclusive autoregressive mask (token i sees keys j <= i).\n"
     "\n"
-    "variants (--variant NAME):\n"
-    "  softmax elu relu exp efficient focused linformer performer taylor explimit hedgehog nystrom\n"
-    "  cosformer   (efficient, linformer, nystrom and focused with DWC have no causal form)\n"
-    "\n"
-    "knobs (a knob a variant does not read is ignored):\n"
-    "  --scale X        > 0, multiplies q.k (softmax, linformer, performer, taylor, explimit, nystrom);\n"
-    "                   default 1/sqrt(d)\n"
-    "  --p X            focused power, 1..10 (default 3)\n"
-    "  --dwc-kernel K   focused depthwise-conv kernel, odd, 1..2n-1; 0 (default) means no DWC\n"
-    "  --s S            linformer projected length, 1..n (default min(n, 64))\n"
-    "  --ef KIND        linformer E/F: gaussian (default, N(0, 1/s)) or mean (segment means)\n"
-    "  --ef-shared      linformer: E = F\n"
-    "  --m M            performer random features, 1..65536 (default 256)\n"
-    "  --orthogonal     performer: orthogonal blocks with chi(d) row norms (default iid)\n"
-    "  --seed S         random matrices (performer, linformer, DWC), 0..4294967295 (default 0)\n"
-    "  --order O        taylor order, 1..4 (default 2)\n"
-    "  --N N            explimit power in (1 + s/N)^N, 1..64 (default 2)\n"
-    "  --hedgehog-w W.npy   hedgehog W, (d, cols) (default identity)\n"
-    "  --landmarks L    nystrom landmarks, 1..n (default min(n, 64))\n"
-    "  --iters I        nystrom pseudo-inverse iterations, 0..100 (default 6)\n"
-    "\n"
+    "%VARIANTS%"
+    "%KNOBS%"
     "readouts only:\n"
     "  --accurate       the accurate (bidiagonalisation) spectrum instead of the fast one\n"
     "  --tau X          sparsity_tau threshold tau/(allowed entries per row), > 0 (default 0.1)\n"
@@ -165,59 +147,49 @@ static void shape_text(char *out, size_t cap, const av_npy_info *info) {
 // ----------------------------------------------------------------------------------------------------
 // the shared flags of matrix and readouts
 
-enum { F_Q, F_K, F_V, F_W, F_VARIANT, F_EF, F_OUT, F_LAYER, F_HEAD, F_TAU, F_NSTR };
-
-typedef struct knob_flag {
-    const char *name;
-    int knob;          /* enum av_knob */
-    int integer;       /* 1: an integer in [lo, hi]; 0: a real number > 0 */
-    long long lo, hi;
-    const char *range; /* the full range, for messages (upper bounds may depend on n and d) */
-} knob_flag;
-
-/* Numeric knobs. Zero is rejected wherever the library reads 0 as "default", so a typed 0 never turns
- * silently into a default; the n- and d-dependent upper bounds are checked by av_params_resolve. */
-static const knob_flag KNOBS[] = {
-    {"--scale", AV_KNOB_SCALE, 0, 0, 0, "> 0"},
-    {"--p", AV_KNOB_P, 0, 0, 0, "1..10"},
-    {"--dwc-kernel", AV_KNOB_DWC_KERNEL, 1, 0, INT_MAX, "odd, 1..2n-1, or 0 for no DWC"},
-    {"--s", AV_KNOB_S, 1, 1, INT_MAX, "1..n"},
-    {"--m", AV_KNOB_M, 1, 1, INT_MAX, "1..65536"},
-    {"--seed", AV_KNOB_SEED, 1, 0, 4294967295LL, "0..4294967295"},
-    {"--order", AV_KNOB_ORDER, 1, 1, INT_MAX, "1..4"},
-    {"--N", AV_KNOB_N, 1, 1, INT_MAX, "1..64"},
-    {"--landmarks", AV_KNOB_LANDMARKS, 1, 1, INT_MAX, "1..n"},
-    {"--iters", AV_KNOB_ITERS, 1, 0, INT_MAX, "0..100"},
-};
-#define NKNOBS ((int)(sizeof KNOBS / sizeof *KNOBS))
+enum { F_Q, F_K, F_V, F_W, F_VARIANT, F_OUT, F_LAYER, F_HEAD, F_TAU, F_NSTR };
 
 typedef struct raw_flags {
-    const char *str[F_NSTR];     /* string-valued flags, NULL when absent */
-    const char *knob[NKNOBS];    /* knob values as given, NULL when absent */
-    int causal, ef_shared, orthogonal, accurate;
+    const char *str[F_NSTR];          /* string-valued flags, NULL when absent */
+    const char *knob[AV_KNOB_COUNT];  /* knob values as given (bools: "1" or "0"), NULL when absent */
+    int accurate;
 } raw_flags;
 
-static const char *const STR_NAMES[F_NSTR] = {"--q", "--k", "--v", "--hedgehog-w", "--variant", "--ef",
-                                              "-o", "--layer", "--head", "--tau"};
+static const char *const STR_NAMES[F_NSTR] = {"--q", "--k", "--v", "--hedgehog-w", "--variant", "-o", "--layer",
+                                              "--head", "--tau"};
+
+/* The knob whose flag is `a` ("--p"), or whose negation it is ("--no-orthogonal", *neg = 1); −1 if none. */
+static int knob_of_flag(const char *a, int *neg) {
+    *neg = 0;
+    for (int k = AV_KNOB_VARIANT + 1; k < AV_KNOB_COUNT; k++) {
+        const av_knob_desc *kd = av_knob_info(k);
+        if (strcmp(a, kd->flag) == 0) return k;
+        if (kd->type == AV_KT_BOOL && strncmp(a, "--no-", 5) == 0 && strcmp(a + 5, kd->flag + 2) == 0) {
+            *neg = 1;
+            return k;
+        }
+    }
+    return -1;
+}
 
 static int collect_flags(raw_flags *r, int argc, char **argv) {
     memset(r, 0, sizeof *r);
     for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int *bools[4] = {&r->causal, &r->ef_shared, &r->orthogonal, &r->accurate};
-        const char *bnames[4] = {"--causal", "--ef-shared", "--orthogonal", "--accurate"};
-        int matched = 0;
-        for (int b = 0; b < 4 && !matched; b++)
-            if (strcmp(a, bnames[b]) == 0) {
-                if (*bools[b]) return avcli_fail("%s: given twice", a);
-                *bools[b] = matched = 1;
-            }
-        const char **slot = NULL;
-        for (int s = 0; s < F_NSTR && !matched && !slot; s++)
-            if (strcmp(a, STR_NAMES[s]) == 0) slot = &r->str[s];
-        for (int k = 0; k < NKNOBS && !matched && !slot; k++)
-            if (strcmp(a, KNOBS[k].name) == 0) slot = &r->knob[k];
-        if (matched) continue;
+        const char *a = argv[i], **slot = NULL;
+        int neg, k = knob_of_flag(a, &neg);
+        if (strcmp(a, "--accurate") == 0) {
+            if (r->accurate) return avcli_fail("%s: given twice", a);
+            r->accurate = 1;
+            continue;
+        }
+        if (k >= 0 && av_knob_info(k)->type == AV_KT_BOOL) { /* a switch: --x sets 1, --no-x sets 0 */
+            if (r->knob[k]) return avcli_fail("%s: given twice (or with its --no- form)", a);
+            r->knob[k] = neg ? "0" : "1";
+            continue;
+        }
+        if (k >= 0) slot = &r->knob[k];
+        for (int f = 0; f < F_NSTR && !slot; f++)
+            if (strcmp(a, STR_NAMES[f]) == 0) slot = &r->str[f];
         if (!slot) return avcli_fail("%s: unknown option (see attnviz --help)", a);
         if (*slot) return avcli_fail("%s: given twice", a);
         if (i + 1 >= argc) return avcli_fail("%s: needs a value", a);
@@ -226,45 +198,84 @@ static int collect_flags(raw_flags *r, int argc, char **argv) {
     return 0;
 }
 
-/* Set the knobs into in->prm. Values are checked for form and sign here, for range in check_knobs. */
+/* The range of a knob in words, for messages and help ("1..10", "1..n", "odd, 1..2n-1, or 0 for none"). */
+static void range_text(char *out, size_t cap, const av_knob_desc *kd) {
+    if (kd->type == AV_KT_BOOL) { snprintf(out, cap, "a switch"); return; }
+    if (kd->type == AV_KT_ENUM) {
+        snprintf(out, cap, "one of ");
+        size_t k = strlen(out);
+        for (const char *c = kd->options; *c && k + 3 < cap; c++) {
+            if (*c == '|') { out[k++] = ','; out[k++] = ' '; }
+            else out[k++] = *c;
+        }
+        out[k] = 0;
+        return;
+    }
+    char hi[32];
+    if (kd->flags & AV_KF_HI_N) snprintf(hi, sizeof hi, "n");
+    else if (kd->flags & AV_KF_HI_2N) snprintf(hi, sizeof hi, "2n-1");
+    else if (kd->hi > 1e300) hi[0] = 0;
+    else snprintf(hi, sizeof hi, "%.10g", kd->hi);
+    double lo = (kd->flags & AV_KF_ODD) && kd->lo == 0 ? 1 : kd->lo;
+    if (!hi[0]) snprintf(out, cap, "> %.10g", lo);
+    else snprintf(out, cap, "%s%.10g..%s%s", kd->flags & AV_KF_ODD ? "odd, " : "", lo, hi,
+                  kd->flags & AV_KF_ODD ? ", or 0 for none" : "");
+}
+
+/* Set the given knobs into in->prm, checking each value's form here and its range in check_knobs. A typed 0
+ * for a knob whose 0 means "default" is refused, so it never turns silently into the default. */
 static int set_knobs(avcli_inputs *in, const raw_flags *r) {
-    for (int k = 0; k < NKNOBS; k++) {
-        const knob_flag *f = &KNOBS[k];
-        if (!r->knob[k]) continue;
+    char range[96];
+    for (int k = AV_KNOB_VARIANT + 1; k < AV_KNOB_COUNT; k++) {
+        const av_knob_desc *kd = av_knob_info(k);
+        const char *text = r->knob[k];
         double v = 0.0;
         long long iv = 0;
-        int ok = f->integer ? parse_long(r->knob[k], f->lo, f->hi, &iv) : parse_double(r->knob[k], &v) && v > 0;
-        if (!ok) return avcli_fail("%s %s: not a valid value (%s)", f->name, r->knob[k], f->range);
-        if (f->integer) v = (f->knob == AV_KNOB_ITERS && iv == 0) ? -1.0 : (double)iv; /* the library's iters 0 is 6 */
-        av_params_set(&in->prm, f->knob, v);
+        if (!text) continue;
+        range_text(range, sizeof range, kd);
+        if (kd->type == AV_KT_ENUM) {
+            int idx = 0, len = (int)strlen(text);
+            const char *o = kd->options;
+            while (*o && !(strncmp(o, text, (size_t)len) == 0 && (o[len] == '|' || o[len] == 0))) {
+                o = strchr(o, '|');
+                if (!o) break;
+                o++, idx++;
+            }
+            if (!o || !*o || !len) return avcli_fail("%s %s: unknown kind (%s)", kd->flag, text, range);
+            v = idx;
+        } else if (kd->type == AV_KT_BOOL) {
+            v = text[0] == '1';
+        } else {
+            int ok = kd->type == AV_KT_INT ? parse_long(text, (long long)kd->lo - ((kd->flags & AV_KF_MINUS1_ZERO) ? 0 : 0),
+                                                        4294967295LL, &iv)
+                                           : parse_double(text, &v) && v >= kd->lo;
+            if (kd->type == AV_KT_INT) v = (double)iv;
+            if (ok && (kd->flags & AV_KF_ZERO_DEFAULT) && v == 0 && !(kd->flags & AV_KF_MINUS1_ZERO)) ok = 0;
+            if (!ok) return avcli_fail("%s %s: not a valid value (%s)", kd->flag, text, range);
+            if ((kd->flags & AV_KF_MINUS1_ZERO) && v == 0) v = -1.0; /* a typed 0 is a real 0 (the library's 0 is the default) */
+        }
+        if (av_params_set(&in->prm, k, v) != AV_OK) return avcli_fail("%s %s: not a valid value (%s)", kd->flag, text, range);
     }
-    if (r->str[F_EF]) {
-        if (strcmp(r->str[F_EF], "gaussian") && strcmp(r->str[F_EF], "mean"))
-            return avcli_fail("--ef %s: unknown kind (gaussian or mean)", r->str[F_EF]);
-        in->prm.ef_kind = strcmp(r->str[F_EF], "mean") == 0 ? AV_EF_MEAN : AV_EF_GAUSSIAN;
-    }
-    in->prm.causal = r->causal;
-    in->prm.ef_shared = r->ef_shared;
-    in->prm.orthogonal = r->orthogonal;
     return 0;
 }
 
-/* Resolve the knobs against n and d; on failure name the flag that is out of range. */
+/* Resolve the knobs against n and d; on failure name the flag the library names. */
 static int check_knobs(const avcli_inputs *in, const raw_flags *r) {
     av_params res;
     const char *vname = av_variant_name(in->prm.variant);
-    int st = av_params_resolve(&res, &in->prm, in->n, in->d);
+    int bad = -1, st = av_params_check(&res, &in->prm, in->n, in->d, &bad);
+    char range[96];
     if (st == AV_OK) return 0;
-    if (st == AV_ERR_NO_CAUSAL) return avcli_fail("--causal: %s%s has no causal form", vname,
-                                            in->prm.dwc_kernel ? " with --dwc-kernel" : "");
-    for (int k = 0; k < NKNOBS; k++) { /* the first given knob that fails on its own */
-        if (!r->knob[k]) continue;
-        av_params one;
-        av_params_default(&one, in->prm.variant);
-        av_params_set(&one, KNOBS[k].knob, av_params_get(&in->prm, KNOBS[k].knob));
-        if (av_params_resolve(&res, &one, in->n, in->d) != AV_OK)
-            return avcli_fail("%s %s: out of range for %s at n = %d (%s)", KNOBS[k].name, r->knob[k], vname, in->n,
-                        KNOBS[k].range);
+    if (st == AV_ERR_NO_CAUSAL) {
+        if (bad >= 0 && bad != AV_KNOB_CAUSAL)
+            return avcli_fail("--causal: %s with %s has no causal form", vname, av_knob_info(bad)->flag);
+        return avcli_fail("--causal: %s has no causal form", vname);
+    }
+    if (st == AV_ERR_KNOB && bad >= 0) {
+        const av_knob_desc *kd = av_knob_info(bad);
+        range_text(range, sizeof range, kd);
+        if (r->knob[bad])
+            return avcli_fail("%s %s: out of range for %s at n = %d (%s)", kd->flag, r->knob[bad], vname, in->n, range);
     }
     return avcli_fail("--variant %s: %s (n = %d, d = %d)", vname, av_status_string(st), in->n, in->d);
 }
@@ -391,16 +402,25 @@ static int load_hedgehog(avcli_inputs *in, const char *path) {
     return 0;
 }
 
+/* The registry's variant names, joined by sep. */
+static void variant_list(char *out, size_t cap, const char *sep) {
+    size_t k = 0;
+    out[0] = 0;
+    for (int v = 0; v < AV_VARIANT_COUNT && k < cap; v++)
+        k += (size_t)snprintf(out + k, cap - k, "%s%s", v ? sep : "", av_variant_name(v));
+}
+
 /* argv holds the flags after the command name. */
 int avcli_parse_inputs(avcli_inputs *in, int argc, char **argv) {
     memset(in, 0, sizeof *in);
     raw_flags r;
     int st = collect_flags(&r, argc, argv);
     if (st) return st;
-    if (!r.str[F_VARIANT]) return avcli_fail("--variant: required (softmax, elu, relu, exp, efficient, focused, linformer, performer, taylor, explimit, hedgehog, nystrom, cosformer)");
+    char names[512];
+    variant_list(names, sizeof names, ", ");
+    if (!r.str[F_VARIANT]) return avcli_fail("--variant: required (%s)", names);
     int variant = av_variant_from_name(r.str[F_VARIANT]);
-    if (variant < 0)
-        return avcli_fail("--variant %s: unknown variant (softmax, elu, relu, exp, efficient, focused, linformer, performer, taylor, explimit, hedgehog, nystrom, cosformer)", r.str[F_VARIANT]);
+    if (variant < 0) return avcli_fail("--variant %s: unknown variant (%s)", r.str[F_VARIANT], names);
     av_params_default(&in->prm, variant);
     if (!r.str[F_Q]) return avcli_fail("--q: required (Q.npy)");
     if (!r.str[F_K]) return avcli_fail("--k: required (K.npy)");
@@ -546,6 +566,48 @@ static int cmd_generate(int argc, char **argv) {
     return code;
 }
 
+/* --help: HELP with the registry's variants and knobs in place of %VARIANTS% and %KNOBS%. */
+static void print_help(FILE *out) {
+    const char *v = strstr(HELP, "%VARIANTS%"), *k = strstr(HELP, "%KNOBS%");
+    fwrite(HELP, 1, (size_t)(v - HELP), out);
+    fputs("variants (--variant NAME):\n", out);
+    for (int i = 0; i < AV_VARIANT_COUNT; i++) {
+        const av_variant_desc *vd = av_variant_info(i);
+        fprintf(out, "  %-11s%s (%s)%s\n  %-11s%s\n", vd->name, vd->label, vd->source,
+                vd->flags & AV_VF_CAUSAL ? "" : "; no causal form", "", vd->formula);
+    }
+    fputs("\n", out);
+    fwrite(v + 10, 1, (size_t)(k - (v + 10)), out);
+    fputs("knobs (a knob a variant does not read is ignored):\n", out);
+    char range[96], flag[64];
+    for (int kn = AV_KNOB_VARIANT + 1; kn < AV_KNOB_COUNT; kn++) {
+        const av_knob_desc *kd = av_knob_info(kn);
+        range_text(range, sizeof range, kd);
+        if (kd->type == AV_KT_BOOL) snprintf(flag, sizeof flag, "%s, --no-%s", kd->flag, kd->flag + 2);
+        else snprintf(flag, sizeof flag, "%s %s", kd->flag, kd->type == AV_KT_ENUM ? "KIND" : "X");
+        if (strlen(flag) < 22) fprintf(out, "  %-22s%s.\n  %-22s", flag, kd->meaning, "");
+        else fprintf(out, "  %s\n  %-22s%s.\n  %-22s", flag, "", kd->meaning, "");
+        if (kd->type != AV_KT_BOOL) fprintf(out, "%s; ", range);
+        if (kd->flags & AV_KF_DEF_RSQRT_D) fputs("default 1/sqrt(d)", out);
+        else if (kd->flags & AV_KF_DEF_MIN_N) fprintf(out, "default min(n, %g)", kd->def);
+        else if (kd->type == AV_KT_BOOL) fputs(kd->def ? "default on" : "default off", out);
+        else if (kd->type == AV_KT_ENUM) fprintf(out, "default %.*s", (int)strcspn(kd->options, "|"), kd->options);
+        else fprintf(out, "default %g", kd->def);
+        int first = 1; /* which variants read it */
+        for (int i = 0; i < AV_VARIANT_COUNT; i++) {
+            const av_variant_desc *vd = av_variant_info(i);
+            int reads = kn == AV_KNOB_SCALE ? !!(vd->flags & AV_VF_SCALED) : 0;
+            for (int j = 0; j < vd->knob_count; j++) reads |= vd->knobs[j] == kn;
+            if (!reads || kn == AV_KNOB_CAUSAL) continue;
+            fprintf(out, "%s%s", first ? "; read by " : ", ", vd->name);
+            first = 0;
+        }
+        fputc('\n', out);
+    }
+    fputs("  --hedgehog-w W.npy    hedgehog W, (d, cols); default identity\n\n", out);
+    fputs(k + 7, out);
+}
+
 /* A write to standard output that failed (a full disk, a closed pipe) is an error, not a silent 0. */
 static int finish_stdout(int code) {
     if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -559,7 +621,7 @@ int main(int argc, char **argv) {
     if (argc < 2) return avcli_fail("no command (matrix, readouts, generate; see attnviz --help)");
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 || (i == 1 && strcmp(argv[i], "help") == 0)) {
-            fputs(HELP, stdout);
+            print_help(stdout);
             return finish_stdout(0);
         }
     const char *cmd = argv[1];
