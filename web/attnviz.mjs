@@ -11,6 +11,21 @@
 //   const { status } = lab.matrix({ variant: 'focused', p: 3 });
 //   lab.M;                       // Float32Array view, n×n row-major
 //   lab.readouts({ variant: 'focused', p: 3 });
+//
+// Sizes and byte counts are checked before anything is allocated: a lab whose n, d or dv the library
+// refuses answers every call with AV_ERR_SIZE, and a call whose buffers exceed what this build's wasm32
+// memory can hold answers AV_ERR_TOO_LARGE (STATUS.ERR_TOO_LARGE) without growing memory.
+
+/** The library's status codes (enum av_status in include/attnviz.h), by name without the AV_ prefix. */
+export const STATUS = Object.freeze({
+  OK: 0, ERR_NULL: -1, ERR_SIZE: -2, ERR_KNOB: -3, ERR_VARIANT: -4, ERR_NO_CAUSAL: -5, ERR_NONFINITE: -6,
+  ERR_WORKSPACE: -7, ERR_FEATURE_DIM: -8, ERR_NO_LINEAR: -9, ERR_FORMAT: -10, ERR_IO: -12, ERR_NOMEM: -13,
+  ERR_TOO_LARGE: -14, WARN_ZERO_ROW: 1, WARN_OVERFLOW: 2, WARN_NO_CONVERGENCE: 3, WARN_PRODUCT_OVERFLOW: 4,
+});
+const REASON_NONFINITE = 7; // enum av_reason: AV_REASON_NONFINITE
+const VARIANT_SOFTMAX = 0;  // enum av_variant: AV_SOFTMAX
+const LIMIT = { MAX_N: 0, MAX_D: 1, MAX_FEATURE_DIM: 2, STATUS_MIN: 3, STATUS_MAX: 4, SIZE_MAX: 5 }; // enum av_limit_key
+const WASM32_BYTES = 2 ** 32;
 
 // The standard 31-byte probe: a function using a v128 instruction validates only where SIMD exists.
 const SIMD_PROBE = Uint8Array.of(0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10,
@@ -47,6 +62,43 @@ async function bytesFrom(source) {
   return response.arrayBuffer();
 }
 
+/** The maximum of the memory a module defines (bytes, from its memory section), or null when unknown. */
+function declaredMemoryMax(bytes) {
+  if (!(bytes instanceof ArrayBuffer || ArrayBuffer.isView(bytes))) return null;
+  const b = bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let i = 8; // past the magic and the version
+  const leb = () => {
+    let r = 0, shift = 0, c;
+    do { c = b[i++]; r += (c & 0x7f) * 2 ** shift; shift += 7; } while (c & 0x80 && i < b.length && shift < 35);
+    return r;
+  };
+  while (i < b.length) {
+    const id = b[i++], size = leb(), end = i + size;
+    if (id === 5) { // memory section: count, then limits (flags, min pages[, max pages])
+      if (leb() < 1) return null;
+      const flags = leb();
+      leb();
+      return flags & 1 && !(flags & 4) ? leb() * 65536 : null;
+    }
+    i = end;
+  }
+  return null;
+}
+
+/** The build's limits (av_limit), and the largest byte count one call may allocate. */
+function readLimits(ex, memoryMax) {
+  const get = typeof ex.av_limit === 'function' ? (key) => ex.av_limit(key) : null;
+  const limits = get ? {
+    maxN: get(LIMIT.MAX_N), maxD: get(LIMIT.MAX_D), maxFeatureDim: get(LIMIT.MAX_FEATURE_DIM),
+    statusMin: get(LIMIT.STATUS_MIN), statusMax: get(LIMIT.STATUS_MAX), sizeMax: get(LIMIT.SIZE_MAX),
+  } : { // a module built before av_limit: the header's values at that time
+    maxN: 16384, maxD: 4096, maxFeatureDim: 65536, statusMin: STATUS.ERR_NOMEM, statusMax: STATUS.WARN_NO_CONVERGENCE,
+    sizeMax: WASM32_BYTES - 1,
+  };
+  limits.maxBytes = Math.min(limits.sizeMax, memoryMax ?? WASM32_BYTES, WASM32_BYTES);
+  return Object.freeze(limits);
+}
+
 /**
  * Instantiate the module.
  * @param {object} [opts]
@@ -75,7 +127,8 @@ export async function loadAttnviz(opts = {}) {
   instance.exports._initialize?.();
   // with an explicit source the caller says which build it is (opts.simd), else the probe decided
   const usesSimd = opts.source ? opts.simd !== false && simdSupported() : wantSimd;
-  return new Attnviz(instance.exports, usesSimd);
+  const memoryMax = bytes instanceof WebAssembly.Module ? null : declaredMemoryMax(bytes);
+  return new Attnviz(instance.exports, usesSimd, memoryMax);
 }
 
 // ----------------------------------------------------------------------------------------------------
@@ -93,10 +146,14 @@ export const DEFAULT_KNOBS = Object.freeze({
 });
 
 class Attnviz {
-  constructor(exports, simd) {
+  constructor(exports, simd, memoryMax = null) {
     this.exports = exports;
     this.memory = exports.memory;
     this.simd = simd;
+    /** @type {{maxN:number, maxD:number, maxFeatureDim:number, statusMin:number, statusMax:number,
+     *          sizeMax:number, maxBytes:number}} the library's limits; maxBytes: the most one allocation
+     *          (or one call's buffers together) can take in this build's memory */
+    this.limits = readLimits(exports, memoryMax);
     const names = [];
     for (let v = 0; ; v++) {
       const p = exports.av_variant_name(v);
@@ -126,9 +183,20 @@ class Attnviz {
   /** One sentence for a status code. */
   statusString(code) { return this.cstring(this.exports.av_status_string(code)); }
 
+  /** `bytes` of wasm memory. Throws a RangeError (with `status`) when they do not fit or are not there. */
   malloc(bytes) {
-    const p = this.exports.malloc(Math.max(8, bytes));
-    if (!p) throw new RangeError(`attnviz: out of wasm memory allocating ${bytes} bytes`);
+    if (!(Number.isInteger(bytes) && bytes >= 0)) {
+      throw Object.assign(new RangeError(`attnviz: cannot allocate ${bytes} bytes`), { status: STATUS.ERR_SIZE });
+    }
+    if (bytes > this.limits.maxBytes) { // never passed on: wasm would take the count modulo 2³²
+      throw Object.assign(new RangeError(`attnviz: ${bytes} bytes: ${this.statusString(STATUS.ERR_TOO_LARGE)}`),
+        { status: STATUS.ERR_TOO_LARGE });
+    }
+    const p = this.exports.malloc(Math.max(8, bytes)) >>> 0; // an address, unsigned
+    if (!p) {
+      throw Object.assign(new RangeError(`attnviz: out of wasm memory allocating ${bytes} bytes`),
+        { status: STATUS.ERR_NOMEM });
+    }
     return p;
   }
   free(p) { if (p) this.exports.free(p); }
@@ -138,11 +206,15 @@ class Attnviz {
 
   variantId(name) {
     const id = typeof name === 'number' ? name : this.variantNames.indexOf(name);
-    if (id < 0 || id >= this.variantNames.length) throw new RangeError(`attnviz: unknown variant "${name}"`);
+    if (!Number.isInteger(id) || id < 0 || id >= this.variantNames.length) throw new RangeError(`attnviz: unknown variant "${name}"`);
     return id;
   }
 
-  /** A lab: buffers for one (n, d, dv) problem in wasm memory. Call free() when done. */
+  /**
+   * A lab: buffers for one (n, d, dv) problem in wasm memory. Call free() when done. Sizes the library
+   * refuses (not integers, below 1, above AV_MAX_N or AV_MAX_D) allocate nothing: lab.status is then
+   * AV_ERR_SIZE and every call returns it.
+   */
   lab(n, d, dv = d) { return new Lab(this, n, d, dv); }
 }
 
@@ -151,30 +223,65 @@ class Attnviz {
 
 class Lab {
   constructor(av, n, d, dv) {
-    if (!(n >= 1 && d >= 1 && dv >= 1)) throw new RangeError('attnviz: n, d and dv must be ≥ 1');
     this.av = av;
     this.n = n; this.d = d; this.dv = dv;
     this.bufs = new Map(); // name → {ptr, bytes}
-    this.prm = av.malloc(av.exports.av_params_size());
-    this.Qp = this.buf('Q', n * d * 4);
-    this.Kp = this.buf('K', n * d * 4);
-    this.Vp = this.buf('V', n * dv * 4);
+    this.prm = 0; this.Qp = 0; this.Kp = 0; this.Vp = 0;
+    /** AV_OK, or why this lab computes nothing (AV_ERR_SIZE for n, d, dv the library refuses; AV_ERR_TOO_LARGE
+     *  or AV_ERR_NOMEM when Q, K, V do not fit): every call then returns this status and allocates nothing. */
+    this.status = sizeStatus(av.limits, n, d, dv);
+    this.base = 0; // bytes of Q, K, V
+    if (this.status !== STATUS.OK) return;
+    const qk = n * d * 4;
+    const got = this.take([['Q', qk], ['K', qk], ['V', n * dv * 4], ['params', av.exports.av_params_size() >>> 0]]);
+    if (got.status !== STATUS.OK) { this.status = got.status; return; }
+    [this.Qp, this.Kp, this.Vp, this.prm] = got.ptrs;
+    this.bufs.delete('params'); // freed by free() as prm, not a named buffer
+    this.base = 2 * qk + n * dv * 4;
   }
 
-  /** A named buffer of at least `bytes` bytes (grown, never shrunk). Returns its pointer. */
+  /** A named buffer of at least `bytes` bytes (grown, never shrunk). Returns its pointer; throws a
+   *  RangeError with `status` (AV_ERR_TOO_LARGE, AV_ERR_NOMEM) when it cannot be had. */
   buf(name, bytes) {
     const b = this.bufs.get(name);
     if (b && b.bytes >= bytes) return b.ptr;
-    if (b) this.av.free(b.ptr);
+    if (b) { this.av.free(b.ptr); this.bufs.delete(name); } // on a failure below, no entry points at freed memory
     const ptr = this.av.malloc(bytes);
     this.bufs.set(name, { ptr, bytes });
     return ptr;
   }
   has(name) { return this.bufs.has(name); }
 
-  get Q() { return this.av.f32(this.Qp, this.n * this.d); }
-  get K() { return this.av.f32(this.Kp, this.n * this.d); }
-  get V() { return this.av.f32(this.Vp, this.n * this.dv); }
+  /**
+   * The buffers one call needs ([name, bytes] pairs), checked together against what this build's memory
+   * can hold before any is allocated: {status: AV_OK, ptrs}, or {status: AV_ERR_TOO_LARGE | AV_ERR_NOMEM}
+   * with none of the named buffers left behind (a half-grown one would hold garbage).
+   */
+  take(specs) {
+    let total = this.base;
+    for (const [, bytes] of specs) {
+      if (!(Number.isInteger(bytes) && bytes >= 0)) return { status: STATUS.ERR_TOO_LARGE };
+      total += bytes;
+    }
+    if (total > this.av.limits.maxBytes) return { status: STATUS.ERR_TOO_LARGE };
+    const ptrs = [];
+    try {
+      for (const [name, bytes] of specs) ptrs.push(this.buf(name, bytes));
+    } catch (err) {
+      if (!(err instanceof RangeError) || err.status === undefined) throw err;
+      for (const [name] of specs) this.drop(name);
+      return { status: err.status };
+    }
+    return { status: STATUS.OK, ptrs };
+  }
+  drop(name) {
+    const b = this.bufs.get(name);
+    if (b) { this.av.free(b.ptr); this.bufs.delete(name); }
+  }
+
+  get Q() { return this.Qp ? this.av.f32(this.Qp, this.n * this.d) : new Float32Array(0); }
+  get K() { return this.Kp ? this.av.f32(this.Kp, this.n * this.d) : new Float32Array(0); }
+  get V() { return this.Vp ? this.av.f32(this.Vp, this.n * this.dv) : new Float32Array(0); }
   /** The variant's matrix from the last matrix() call (n×n). */
   get M() { return this.view('M'); }
   /** The softmax reference from the last reference() call (n×n). */
@@ -182,111 +289,169 @@ class Lab {
   /** The scores from the last scores() call (n×n). */
   get S() { return this.view('S'); }
   /** The output from the last attend()/linear() call (n×dv). */
-  get O() { return this.av.f32(this.buf('O', this.n * this.dv * 4), this.n * this.dv); }
+  get O() {
+    if (this.status !== STATUS.OK) return new Float32Array(0);
+    return this.av.f32(this.buf('O', this.n * this.dv * 4), this.n * this.dv);
+  }
   view(name) {
     const b = this.bufs.get(name);
     return b ? this.av.f32(b.ptr, this.n * this.n) : null;
   }
 
-  result(status) { return { status, message: this.av.statusString(status) }; }
+  /** {status, message}: the library's sentence for the status, then the detail `why` when there is one. */
+  result(status, why = null) {
+    const sentence = this.av.statusString(status);
+    return { status, message: why ? `${sentence}: ${why}` : sentence };
+  }
 
   /** Write knobs into the wasm av_params. Unknown keys throw (URL parameters are data, not code). */
-  setKnobs(knobs = {}) {
-    const ex = this.av.exports;
+  setKnobs(knobs = {}) { return this.applyKnobs(knobs).status; }
+
+  /** Check every knob, then write them (nothing is written when one is refused): {status, why}. */
+  applyKnobs(knobs = {}) {
+    if (this.status !== STATUS.OK) return { status: this.status, why: null };
+    const ex = this.av.exports, d = this.d;
     const k = { ...DEFAULT_KNOBS, ...knobs };
-    let st = ex.av_params_default(this.prm, this.av.variantId(k.variant));
-    if (st) return st;
+    const variant = this.av.variantId(k.variant);
+    const values = [];
     for (let i = 1; i < KNOBS.length; i++) {
       const key = KNOBS[i];
       let v = k[key];
-      if (key === 'ef_kind') v = typeof v === 'string' ? EF_KINDS[v] : v;
+      if (key === 'ef_kind' && typeof v === 'string') v = Object.hasOwn(EF_KINDS, v) ? EF_KINDS[v] : NaN;
       if (typeof v === 'boolean') v = v ? 1 : 0;
-      if (typeof v !== 'number' || !Number.isFinite(v)) return -3; // AV_ERR_KNOB
-      st = ex.av_params_set(this.prm, i, v);
-      if (st) return st;
+      if (typeof v !== 'number' || !Number.isFinite(v)) {
+        return { status: STATUS.ERR_KNOB, why: `${key} = ${String(v).slice(0, 40)} is not a finite number` };
+      }
+      values.push(v);
     }
-    if (k.hedgehog_w) {
-      const cols = k.hedgehog_cols ?? Math.round(k.hedgehog_w.length / this.d);
-      const ptr = this.buf('W', this.d * cols * 4);
-      this.av.f32(ptr, this.d * cols).set(k.hedgehog_w.subarray(0, this.d * cols));
+    const W = k.hedgehog_w;
+    let cols = 0;
+    if (W) {
+      const numeric = Array.isArray(W) || (ArrayBuffer.isView(W) && !(W instanceof DataView) &&
+        !(W instanceof BigInt64Array) && !(W instanceof BigUint64Array));
+      if (!numeric) return { status: STATUS.ERR_KNOB, why: 'hedgehog_w is not an array of numbers' };
+      const maxCols = Math.floor(this.av.limits.maxFeatureDim / 2);
+      cols = k.hedgehog_cols ?? W.length / d;
+      if (k.hedgehog_cols == null && !Number.isInteger(cols)) {
+        return { status: STATUS.ERR_SIZE, why: `hedgehog_w holds ${W.length} values, not a multiple of d = ${d} (give hedgehog_cols)` };
+      }
+      if (!Number.isInteger(cols) || cols < 1 || cols > maxCols) {
+        return { status: STATUS.ERR_KNOB, why: `hedgehog_cols = ${String(cols).slice(0, 40)} is not an integer in 1…${maxCols}` };
+      }
+      if (W.length < d * cols) {
+        return { status: STATUS.ERR_SIZE, why: `hedgehog_w holds ${W.length} values, d×cols = ${d}×${cols} = ${d * cols} needed` };
+      }
+    }
+    let st = ex.av_params_default(this.prm, variant);
+    if (st) return { status: st, why: null };
+    for (let i = 1; i < KNOBS.length; i++) {
+      st = ex.av_params_set(this.prm, i, values[i - 1]);
+      if (st) return { status: st, why: null };
+    }
+    if (W) {
+      const got = this.take([['W', d * cols * 4]]);
+      if (got.status !== STATUS.OK) return { status: got.status, why: 'hedgehog_w' };
+      const ptr = got.ptrs[0];
+      this.av.f32(ptr, d * cols).set(ArrayBuffer.isView(W) ? W.subarray(0, d * cols) : W.slice(0, d * cols));
       st = ex.av_params_set_hedgehog(this.prm, ptr, cols);
     }
-    return st;
+    return { status: st, why: null };
   }
 
   work(bytes) { return this.buf('work', bytes >>> 0); }
 
+  /**
+   * The status behind a `_work` query of 0: the library's verdict on the arguments (`check` returns it),
+   * and AV_ERR_TOO_LARGE when they are valid (the need exceeds this build's size_t).
+   */
+  zeroWork(check) {
+    const st = check();
+    return st !== STATUS.OK ? st : STATUS.ERR_TOO_LARGE;
+  }
+  /** av_params_resolve of the current knobs into scratch (the params themselves stay unresolved). */
+  resolveStatus() {
+    const ex = this.av.exports;
+    const got = this.take([['resolved', ex.av_params_size() >>> 0]]);
+    return got.status !== STATUS.OK ? got.status : ex.av_params_resolve(got.ptrs[0], this.prm, this.n, this.d);
+  }
+
   /** Fill Q, K, V from a generator ('gaussian', 'clustered', 'local', 'lowrank', 'sink'). */
   generate(gen, std = 1, seed = 1) {
+    if (this.status !== STATUS.OK) return this.result(this.status);
     const id = typeof gen === 'number' ? gen : this.av.generatorNames.indexOf(gen);
-    if (id < 0) return this.result(-4);
+    if (id < 0) return this.result(STATUS.ERR_VARIANT);
     return this.result(this.av.exports.av_generate(this.Qp, this.Kp, this.Vp, this.n, this.d, id, std, seed >>> 0));
+  }
+
+  /** An n×n matrix into buffer `name` ('M' or 'A') with the knobs in place (matrix(), reference()). */
+  matrixInto(name) {
+    const ex = this.av.exports, n = this.n;
+    const bytes = ex.av_matrix_work(this.prm, n, this.d) >>> 0;
+    if (bytes === 0) return this.result(this.zeroWork(() => this.resolveStatus()));
+    const got = this.take([[name, n * n * 4], ['work', bytes]]);
+    if (got.status !== STATUS.OK) return this.result(got.status);
+    const [out, w] = got.ptrs;
+    return this.result(ex.av_matrix(out, this.Qp, this.Kp, n, this.d, this.prm, w, bytes));
   }
 
   /** The variant's n×n matrix (or effective map) into M. */
   matrix(knobs) {
-    const ex = this.av.exports;
-    let st = this.setKnobs(knobs);
-    if (st) return this.result(st);
-    const bytes = ex.av_matrix_work(this.prm, this.n, this.d) >>> 0;
-    const M = this.buf('M', this.n * this.n * 4);
-    const w = this.work(bytes);
-    st = ex.av_matrix(M, this.Qp, this.Kp, this.n, this.d, this.prm, w, bytes);
-    return this.result(st);
+    const { status, why } = this.applyKnobs(knobs);
+    return status ? this.result(status, why) : this.matrixInto('M');
   }
 
   /** Softmax on the same Q, K with the knobs' scale and causal flag, into A. */
   reference(knobs = {}) {
-    const ex = this.av.exports;
-    let st = this.setKnobs({ variant: 'softmax', scale: knobs.scale ?? 0, causal: !!knobs.causal });
-    if (st) return this.result(st);
-    const bytes = ex.av_matrix_work(this.prm, this.n, this.d) >>> 0;
-    const A = this.buf('A', this.n * this.n * 4);
-    const w = this.work(bytes);
-    st = ex.av_matrix(A, this.Qp, this.Kp, this.n, this.d, this.prm, w, bytes);
-    return this.result(st);
+    const { status, why } = this.applyKnobs({ variant: 'softmax', scale: knobs.scale ?? 0, causal: !!knobs.causal });
+    return status ? this.result(status, why) : this.matrixInto('A');
   }
 
   /** scale·QKᵀ (applyExp false) or exp(scale·QKᵀ − max) (true), into S. */
   scores(scale = 0, applyExp = false) {
-    const S = this.buf('S', this.n * this.n * 4);
-    return this.result(this.av.exports.av_scores(S, this.Qp, this.Kp, this.n, this.d, scale, applyExp ? 1 : 0));
+    if (this.status !== STATUS.OK) return this.result(this.status);
+    const got = this.take([['S', this.n * this.n * 4]]);
+    if (got.status !== STATUS.OK) return this.result(got.status);
+    return this.result(this.av.exports.av_scores(got.ptrs[0], this.Qp, this.Kp, this.n, this.d, scale, applyExp ? 1 : 0));
   }
 
   /** Output O = M·V by the quadratic path (M is written too). */
   attend(knobs) {
-    const ex = this.av.exports;
-    let st = this.setKnobs(knobs);
-    if (st) return this.result(st);
-    const bytes = ex.av_attend_work(this.prm, this.n, this.d, this.dv) >>> 0;
-    const M = this.buf('M', this.n * this.n * 4);
-    const O = this.buf('O', this.n * this.dv * 4);
-    const w = this.work(bytes);
-    st = ex.av_attend(O, M, this.Qp, this.Kp, this.Vp, this.n, this.d, this.dv, this.prm, w, bytes);
-    return this.result(st);
+    const ex = this.av.exports, n = this.n;
+    const { status, why } = this.applyKnobs(knobs);
+    if (status) return this.result(status, why);
+    const bytes = ex.av_attend_work(this.prm, n, this.d, this.dv) >>> 0;
+    if (bytes === 0) return this.result(this.zeroWork(() => this.resolveStatus()));
+    const got = this.take([['M', n * n * 4], ['O', n * this.dv * 4], ['work', bytes]]);
+    if (got.status !== STATUS.OK) return this.result(got.status);
+    const [M, O, w] = got.ptrs;
+    return this.result(ex.av_attend(O, M, this.Qp, this.Kp, this.Vp, n, this.d, this.dv, this.prm, w, bytes));
   }
 
   /** Output by the linear-time path (never forms n×n), into O. */
   linear(knobs) {
     const ex = this.av.exports;
-    let st = this.setKnobs(knobs);
-    if (st) return this.result(st);
+    const { status, why } = this.applyKnobs(knobs);
+    if (status) return this.result(status, why);
     const bytes = ex.av_linear_work(this.prm, this.n, this.d, this.dv) >>> 0;
-    const O = this.buf('O', this.n * this.dv * 4);
-    const w = this.work(bytes);
-    st = ex.av_linear(O, this.Qp, this.Kp, this.Vp, this.n, this.d, this.dv, this.prm, w, bytes);
-    return this.result(st);
+    // O is small: with a 0-byte workspace the library itself says what is wrong (bad knobs, no linear
+    // path, a feature dimension over the cap, or AV_ERR_TOO_LARGE), before touching any buffer
+    const got = this.take([['O', this.n * this.dv * 4], ['work', bytes]]);
+    if (got.status !== STATUS.OK) return this.result(got.status);
+    const [O, w] = got.ptrs;
+    const st = ex.av_linear(O, this.Qp, this.Kp, this.Vp, this.n, this.d, this.dv, this.prm, w, bytes);
+    // a module built before AV_ERR_TOO_LARGE reports an unrepresentable need as a short workspace
+    return this.result(bytes === 0 && st === STATUS.ERR_WORKSPACE ? STATUS.ERR_TOO_LARGE : st);
   }
 
   /** Feature dimension (or rank ceiling of the factors) of these knobs: {status, r}. */
   featureDim(knobs, factors = false) {
     const ex = this.av.exports;
-    const st = this.setKnobs(knobs);
-    if (st) return { ...this.result(st), r: null };
+    const { status, why } = this.applyKnobs(knobs);
+    if (status) return { ...this.result(status, why), r: null };
     const rp = this.buf('r', 8);
     const s = (factors ? ex.av_factor_rank : ex.av_feature_dim)(rp, this.prm, this.n, this.d);
     const r = this.av.i32(rp, 1)[0];
-    return { ...this.result(s), r: s === 0 || s === -8 ? r : null };
+    return { ...this.result(s), r: s === STATUS.OK || s === STATUS.ERR_FEATURE_DIM ? r : null };
   }
 
   /**
@@ -295,33 +460,45 @@ class Lab {
    *   when the route failed (e.g. M holds Inf after an overflow).
    */
   spectrum(which = 'M', route = 'fast') {
-    const ex = this.av.exports;
+    const ex = this.av.exports, n = this.n;
+    const failed = (st) => ({ ...this.result(st), sv: null, floor: null });
+    if (this.status !== STATUS.OK) return failed(this.status);
     const src = this.bufs.get(which);
     if (!src) throw new Error(`attnviz: no ${which} computed yet`);
-    const r = ROUTES[route] ?? route;
-    const bytes = ex.av_svd_work(this.n, r) >>> 0;
-    const sv = this.buf('sv', this.n * 8 + 8);
-    const w = this.work(bytes);
-    const st = ex.av_singular_values(sv, sv + this.n * 8, src.ptr, this.n, r, w, bytes);
-    if (st < 0) return { ...this.result(st), sv: null, floor: null }; // the buffer holds an older spectrum
-    const out = this.av.f64(sv, this.n + 1);
-    return { ...this.result(st), sv: out.slice(0, this.n), floor: out[this.n] };
+    const r = typeof route === 'number' ? route : Object.hasOwn(ROUTES, route) ? ROUTES[route] : -1;
+    if (r !== ROUTES.fast && r !== ROUTES.accurate) return failed(STATUS.ERR_VARIANT);
+    const bytes = ex.av_svd_work(n, r) >>> 0;
+    if (bytes === 0) return failed(STATUS.ERR_TOO_LARGE); // n and the route are valid
+    const got = this.take([['sv', n * 8 + 8], ['work', bytes]]);
+    if (got.status !== STATUS.OK) return failed(got.status);
+    const [sv, w] = got.ptrs;
+    const st = ex.av_singular_values(sv, sv + n * 8, src.ptr, n, r, w, bytes);
+    if (st < 0) return failed(st); // the buffer holds an older spectrum
+    const out = this.av.f64(sv, n + 1);
+    return { ...this.result(st), sv: out.slice(0, n), floor: out[n] };
   }
 
-  /** Exact spectrum of a low-rank variant from its factors in O(n·r²), or null where it has none. */
+  /**
+   * Exact spectrum of a low-rank variant from its factors in O(n·r²): {status, message, sv, floor, r};
+   * null where the variant has no factors; sv and floor null when they could not be computed (status < 0:
+   * e.g. AV_ERR_TOO_LARGE when the n×r factors exceed this build's memory).
+   */
   factorSpectrum(knobs) {
     const ex = this.av.exports;
     const fr = this.featureDim(knobs, true);
-    if (fr.status !== 0) return null;
+    if (fr.status !== STATUS.OK) return null;
     const r = fr.r, n = this.n;
-    const L = this.buf('L', n * r * 4), R = this.buf('R', n * r * 4);
-    let bytes = ex.av_factors_work(this.prm, n, this.d) >>> 0;
-    let st = ex.av_factors(L, R, this.Qp, this.Kp, n, this.d, this.prm, this.work(bytes), bytes);
-    if (st < 0) return null;
-    bytes = ex.av_lowrank_svd_work(n, r) >>> 0;
-    const sv = this.buf('svf', n * 8 + 8);
-    st = ex.av_lowrank_singular_values(sv, sv + n * 8, L, R, n, r, this.work(bytes), bytes);
-    if (st < 0) return null;
+    const failed = (st) => ({ ...this.result(st), sv: null, floor: null, r });
+    const fbytes = ex.av_factors_work(this.prm, n, this.d) >>> 0;
+    const sbytes = ex.av_lowrank_svd_work(n, r) >>> 0;
+    if (fbytes === 0 || sbytes === 0) return failed(STATUS.ERR_TOO_LARGE); // n, the knobs and r are valid
+    const got = this.take([['L', n * r * 4], ['R', n * r * 4], ['svf', n * 8 + 8], ['work', Math.max(fbytes, sbytes)]]);
+    if (got.status !== STATUS.OK) return failed(got.status);
+    const [L, R, sv, w] = got.ptrs;
+    let st = ex.av_factors(L, R, this.Qp, this.Kp, n, this.d, this.prm, w, fbytes);
+    if (st < 0) return failed(st);
+    st = ex.av_lowrank_singular_values(sv, sv + n * 8, L, R, n, r, w, sbytes);
+    if (st < 0) return failed(st);
     const out = this.av.f64(sv, n + 1);
     return { ...this.result(st), sv: out.slice(0, n), floor: out[n], r };
   }
@@ -338,22 +515,26 @@ class Lab {
    */
   readouts(knobs, opts = {}) {
     const ex = this.av.exports, n = this.n, k = { ...DEFAULT_KNOBS, ...knobs };
+    if (this.status !== STATUS.OK) return this.readoutsFailed(this.status);
     const of = opts.of === 'A' ? 'A' : 'M';
     if (!this.bufs.has(of)) throw new Error(`attnviz: call ${of === 'A' ? 'reference' : 'matrix'}() before readouts()`);
     let sv = opts.sv, floor = opts.floor ?? 0;
     if (sv === undefined) ({ sv, floor } = this.spectrum(of, opts.route ?? 'fast')); // null when it failed
-    const isSoftmax = of === 'A' || this.av.variantId(k.variant) === 0;
-    if (!isSoftmax && opts.reference !== false) this.reference(k);
+    const isSoftmax = of === 'A' || this.av.variantId(k.variant) === VARIANT_SOFTMAX;
+    // a reference that could not be computed for these knobs is not compared with (no stale A)
+    const refOk = isSoftmax || opts.reference === false || this.reference(k).status >= 0;
+    const bytes = ex.av_readouts_work(n, this.dv) >>> 0;
+    if (bytes === 0) return this.readoutsFailed(STATUS.ERR_TOO_LARGE); // n and dv are valid
+    const got = this.take([['svr', n * 8], ['vals', 64 * 8], ['reasons', 64 * 4], ['work', bytes]]);
+    if (got.status !== STATUS.OK) return this.readoutsFailed(got.status);
+    const [svr, vals, reasons, w] = got.ptrs;
     let svp = 0;
     if (sv) {
-      svp = this.buf('svr', n * 8);
+      svp = svr;
       this.av.f64(svp, n).set(sv);
     }
-    const vals = this.buf('vals', 64 * 8), reasons = this.buf('reasons', 64 * 4);
-    const bytes = ex.av_readouts_work(n, this.dv) >>> 0;
-    const w = this.work(bytes);
     // reference() rewrote the params; av_readouts takes causal directly, so they need no reset
-    const A = isSoftmax ? 0 : this.bufs.get('A').ptr;
+    const A = isSoftmax || !refOk ? 0 : this.bufs.get('A')?.ptr ?? 0;
     const st = ex.av_readouts(vals, reasons, this.bufs.get(of).ptr, svp, floor, A, this.Vp, n, this.dv,
       k.causal ? 1 : 0, opts.tau ?? 0, w, bytes);
     const out = { status: st, message: this.av.statusString(st) };
@@ -364,11 +545,23 @@ class Lab {
       const key = names[i];
       if (r[i] !== 0 || !Number.isFinite(v[i])) {
         out[key] = null;
-        out[`${key}_reason`] = this.reasonString(r[i] || 7);
+        out[`${key}_reason`] = this.reasonString(r[i] || REASON_NONFINITE);
       } else out[key] = v[i];
     }
     out.singular_values = sv ?? null;
     out.noise_floor = sv ? floor : null;
+    return out;
+  }
+
+  /** readouts() when nothing could be computed: every readout null, the status's sentence as the reason. */
+  readoutsFailed(status) {
+    const out = this.result(status);
+    for (const key of this.readoutNames()) {
+      out[key] = null;
+      out[`${key}_reason`] = out.message;
+    }
+    out.singular_values = null;
+    out.noise_floor = null;
     return out;
   }
 
@@ -390,10 +583,13 @@ class Lab {
     return cache.get(code);
   }
 
-  /** Truncated-SVD error curve e(r), r = 0..n, from singular values (a copy). */
+  /** Truncated-SVD error curve e(r), r = 0..n, from singular values (a copy), or null. */
   errorCurve(sv) {
     const n = sv.length;
-    const svp = this.buf('svr', n * 8), e = this.buf('curve', (n + 1) * 8);
+    if (this.status !== STATUS.OK || !(n >= 1 && n <= this.av.limits.maxN)) return null;
+    const got = this.take([['svr', n * 8], ['curve', (n + 1) * 8]]);
+    if (got.status !== STATUS.OK) return null;
+    const [svp, e] = got.ptrs;
     this.av.f64(svp, n).set(sv);
     const st = this.av.exports.av_error_curve(e, svp, n);
     return st ? null : this.av.f64(e, n + 1).slice();
@@ -403,14 +599,20 @@ class Lab {
    * Row-entropy histogram of M or A ('M' | 'A', the last matrix()/reference() result): counts of the
    * per-row entropies (allowed entries normalised to sum 1; j ≤ i when causal) in `bins` equal-width
    * bins over [0, ln n]. Rows with a negative entry or a zero sum are left out: `left` counts them and
-   * the status is AV_WARN_ZERO_ROW (1), with its sentence in `message`.
+   * the status is AV_WARN_ZERO_ROW (1), with its sentence in `message`. `bins` that is not a positive
+   * integer is AV_ERR_SIZE; more than this build's memory holds, AV_ERR_TOO_LARGE.
    * @returns {{status:number, message:string, counts:Int32Array|null, bins:number, top:number, left:number}}
    *          counts is a copy (null on an error status).
    */
   entropyHistogram(which = 'M', bins = 24, causal = false) {
+    const failed = (st) => ({ ...this.result(st), counts: null, bins, top: Math.log(this.n), left: null });
+    if (this.status !== STATUS.OK) return failed(this.status);
     const src = this.bufs.get(which);
     if (!src) throw new Error(`attnviz: no ${which} computed yet`);
-    const p = this.buf('hist', bins * 4);
+    if (!Number.isInteger(bins) || bins < 1) return failed(STATUS.ERR_SIZE);
+    const got = this.take([['hist', bins * 4]]);
+    if (got.status !== STATUS.OK) return failed(got.status);
+    const p = got.ptrs[0];
     const st = this.av.exports.av_row_entropy_hist(p, bins, src.ptr, this.n, causal ? 1 : 0);
     const counts = st < 0 ? null : this.av.i32(p, bins).slice();
     let rows = 0;
@@ -434,5 +636,12 @@ class Lab {
     this.bufs.clear();
     this.av.free(this.prm);
     this.prm = 0;
+    this.Qp = this.Kp = this.Vp = 0;
   }
+}
+
+/** AV_OK when the library accepts n, d, dv (integers in 1…AV_MAX_N, 1…AV_MAX_D), else AV_ERR_SIZE. */
+function sizeStatus(limits, n, d, dv) {
+  const ok = (x, max) => Number.isInteger(x) && x >= 1 && x <= max;
+  return ok(n, limits.maxN) && ok(d, limits.maxD) && ok(dv, limits.maxD) ? STATUS.OK : STATUS.ERR_SIZE;
 }
