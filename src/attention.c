@@ -80,35 +80,59 @@ static int zero_status(int zero) { return zero ? AV_WARN_ZERO_ROW : AV_OK; }
 // ----------------------------------------------------------------------------------------------------
 // workspace sizes (computed in 64 bits; a need beyond SIZE_MAX is AV_ERR_TOO_LARGE, and _work returns 0)
 
-static uint64_t al(uint64_t bytes) { return (bytes + 63u) & ~(uint64_t)63u; }
-static uint64_t packed_bytes(int ncols, long k) { return al(4u * (uint64_t)avs_packed_floats(ncols, 1) * k); }
-static uint64_t dwc_bytes(const av_params *p) { return has_dwc(p) ? al(8u * (uint64_t)p->dwc_kernel) : 0; }
+static uint64_t packed_bytes(int ncols, long k) { return 4u * (uint64_t)avs_packed_floats(ncols, 1) * k; }
+static uint64_t dwc_bytes(const av_params *p) { return has_dwc(p) ? 8u * (uint64_t)p->dwc_kernel : 0; }
 
-/* A bump allocator over the caller's workspace; every block starts on a 64-byte offset. */
-typedef struct { unsigned char *base; size_t used; } carver;
-static void *take(carver *c, uint64_t bytes) {
-    void *r = c->base + c->used;
-    c->used += (size_t)al(bytes);
-    return r;
-}
+/* The workspace of one path, laid out by one function that both counts (arena in count-only mode) and
+ * carves, so the _work queries and the kernels cannot disagree. NULL for the blocks a path does not use. */
+enum { PATH_MATRIX, PATH_LINEAR, PATH_FACTORS };
+typedef struct bufs {
+    float *PhiQ, *PhiK;  /* n×r features (matrix, linear) */
+    float *P;            /* packed Kᵀ or Φ_Kᵀ (matrix) */
+    double *S, *z, *fac; /* state r×dv (linear), z r (linear, factors), row factors n (factors) */
+    double *w;           /* DWC weights */
+    void *inner;         /* the feature map's workspace, or the low-rank kernels' */
+} bufs;
 
-static uint64_t need_matrix(const av_params *p, int n, int d) {
-    if (is_exact(p) || is_poly(p)) return packed_bytes(n, d);
-    if (is_lowrank(p)) return al(avi_lowrank_work(p, n, d, 1));
+static void layout(bufs *b, avi_arena *a, const av_params *p, int n, int d, int dv, int path) {
+    memset(b, 0, sizeof *b);
+    if (is_lowrank(p)) {
+        b->inner = avi_take(a, avi_lowrank_work(p, n, d, path == PATH_LINEAR ? dv : 1));
+        return;
+    }
+    if (path == PATH_MATRIX && (is_exact(p) || is_poly(p))) { /* the closed forms: only packed K */
+        b->P = avi_take(a, packed_bytes(n, d));
+        return;
+    }
     long r = avi_feature_dim(p, d);
-    return 2 * al(4u * (uint64_t)n * r) + packed_bytes(n, r) + al(avi_features_work(p, n, d)) + dwc_bytes(p);
+    uint64_t nr = 4u * (uint64_t)n * r;
+    if (path != PATH_FACTORS) {
+        b->PhiQ = avi_take(a, nr);
+        b->PhiK = avi_take(a, nr);
+    }
+    if (path == PATH_MATRIX) b->P = avi_take(a, packed_bytes(n, r));
+    if (path == PATH_LINEAR) b->S = avi_take(a, 8u * (uint64_t)r * dv);
+    if (path != PATH_MATRIX) b->z = avi_take(a, 8u * (uint64_t)r);
+    if (path == PATH_FACTORS) b->fac = avi_take(a, 8u * (uint64_t)n);
+    b->inner = avi_take(a, avi_features_work(p, n, d));
+    if (path != PATH_FACTORS) b->w = avi_take(a, dwc_bytes(p));
 }
 
-static uint64_t need_linear(const av_params *p, int n, int d, int dv) {
-    if (is_lowrank(p)) return al(avi_lowrank_work(p, n, d, dv));
-    long r = avi_feature_dim(p, d);
-    return 2 * al(4u * (uint64_t)n * r) + al(8u * (uint64_t)r * dv) + al(8u * (uint64_t)r) +
-           al(avi_features_work(p, n, d)) + dwc_bytes(p);
+/* Bytes a path needs (64-bit; see to_size). av_attend adds its n×n M (unless the caller gives one) and
+ * packed V after the matrix path's blocks. */
+static uint64_t need(const av_params *p, int n, int d, int dv, int path) {
+    avi_arena a = avi_arena_count();
+    bufs b;
+    layout(&b, &a, p, n, d, dv, path);
+    return a.used;
 }
-
-static uint64_t need_factors(const av_params *p, int n, int d) {
-    if (is_lowrank(p)) return al(avi_lowrank_work(p, n, d, 1));
-    return al(8u * (uint64_t)avi_feature_dim(p, d)) + al(8u * (uint64_t)n) + al(avi_features_work(p, n, d));
+static uint64_t need_attend(const av_params *p, int n, int d, int dv, int with_m) {
+    avi_arena a = avi_arena_count();
+    bufs b;
+    layout(&b, &a, p, n, d, dv, PATH_MATRIX);
+    if (!with_m) avi_take(&a, 4u * (uint64_t)n * n);
+    avi_take(&a, packed_bytes(dv, n));
+    return a.used;
 }
 
 static size_t to_size(uint64_t need) { return need > (uint64_t)SIZE_MAX ? 0 : (size_t)need; }
@@ -254,21 +278,15 @@ static void dwc_add_output(float *O, const float *V, int n, int dv, const double
         }
 }
 
-/* Any kernel-variant matrix into M (knobs resolved, workspace checked). */
-static int kernel_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *p, void *work) {
-    carver cv = {work, 0};
-    if (is_poly(p)) return poly_matrix(M, Q, K, n, d, p, take(&cv, packed_bytes(n, d)));
-    long r = avi_feature_dim(p, d);
-    float *PhiQ = take(&cv, 4u * (uint64_t)n * r), *PhiK = take(&cv, 4u * (uint64_t)n * r);
-    float *P = take(&cv, packed_bytes(n, r));
-    void *fwork = take(&cv, avi_features_work(p, n, d));
-    double *w = take(&cv, dwc_bytes(p));
-    int st = avi_features(PhiQ, PhiK, Q, K, n, d, p, fwork);
+/* Any kernel-variant matrix into M (knobs resolved, workspace laid out for PATH_MATRIX). */
+static int kernel_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *p, const bufs *b) {
+    if (is_poly(p)) return poly_matrix(M, Q, K, n, d, p, b->P);
+    int st = avi_features(b->PhiQ, b->PhiK, Q, K, n, d, p, b->inner);
     if (st < 0) return st;
-    st = merge(st, features_matrix(M, PhiQ, PhiK, n, r, p, P));
+    st = merge(st, features_matrix(M, b->PhiQ, b->PhiK, n, avi_feature_dim(p, d), p, b->P));
     if (has_dwc(p)) {
-        dwc_weights(w, p);
-        dwc_add_matrix(M, n, w, p->dwc_kernel);
+        dwc_weights(b->w, p);
+        dwc_add_matrix(M, n, b->w, p->dwc_kernel);
     }
     return st;
 }
@@ -279,16 +297,16 @@ static int kernel_matrix(float *M, const float *Q, const float *K, int n, int d,
 size_t av_matrix_work(const av_params *prm, int n, int d) {
     av_params p;
     if (!prm || av_params_resolve(&p, prm, n, d) != AV_OK) return 0;
-    return to_size(need_matrix(&p, n, d));
+    return to_size(need(&p, n, d, 1, PATH_MATRIX));
 }
 
-/* The matrix of any variant, knobs resolved and inputs checked. */
+/* The matrix of any variant, knobs resolved, inputs checked, workspace laid out for PATH_MATRIX. */
 static int matrix_resolved(float *M, const float *Q, const float *K, int n, int d, const av_params *p,
-                           void *work) {
+                           const bufs *b) {
     int st;
-    if (is_exact(p)) st = softmax_matrix(M, Q, K, n, d, (float)p->scale, p->causal, work);
-    else if (is_lowrank(p)) st = avi_lowrank_matrix(M, Q, K, n, d, p, work);
-    else st = kernel_matrix(M, Q, K, n, d, p, work);
+    if (is_exact(p)) st = softmax_matrix(M, Q, K, n, d, (float)p->scale, p->causal, b->P);
+    else if (is_lowrank(p)) st = avi_lowrank_matrix(M, Q, K, n, d, p, b->inner);
+    else st = kernel_matrix(M, Q, K, n, d, p, b);
     return check_out(st, M, (size_t)n * n);
 }
 
@@ -298,15 +316,18 @@ int av_matrix(float *M, const float *Q, const float *K, int n, int d, const av_p
     av_params p;
     int st = av_params_resolve(&p, prm, n, d);
     if (st != AV_OK) return st;
-    if ((st = check_work(need_matrix(&p, n, d), work, work_bytes)) != AV_OK) return st;
+    if ((st = check_work(need(&p, n, d, 1, PATH_MATRIX), work, work_bytes)) != AV_OK) return st;
     if ((st = resolve_inputs(&p, prm, Q, K, n, d)) != AV_OK) return st;
-    return matrix_resolved(M, Q, K, n, d, &p, work);
+    avi_arena a = avi_arena_over(work);
+    bufs b;
+    layout(&b, &a, &p, n, d, 1, PATH_MATRIX);
+    return matrix_resolved(M, Q, K, n, d, &p, &b);
 }
 
 size_t av_attend_work(const av_params *prm, int n, int d, int dv) {
     av_params p;
     if (!prm || dv < 1 || dv > AV_MAX_D || av_params_resolve(&p, prm, n, d) != AV_OK) return 0;
-    return to_size(need_matrix(&p, n, d) + al(4u * (uint64_t)n * n) + packed_bytes(dv, n));
+    return to_size(need_attend(&p, n, d, dv, 0));
 }
 
 /* O[n×dv] = M·V, M n×n (rows beyond the diagonal skipped when causal: they are zero). */
@@ -326,15 +347,15 @@ int av_attend(float *O, float *M, const float *Q, const float *K, const float *V
     int st = av_params_resolve(&p, prm, n, d);
     if (st != AV_OK) return st;
     if (dv < 1 || dv > AV_MAX_D) return AV_ERR_SIZE;
-    uint64_t nm = need_matrix(&p, n, d), nmm = M ? 0 : al(4u * (uint64_t)n * n);
-    if ((st = check_work(nm + nmm + packed_bytes(dv, n), work, work_bytes)) != AV_OK) return st;
+    if ((st = check_work(need_attend(&p, n, d, dv, M != NULL), work, work_bytes)) != AV_OK) return st;
     if ((st = resolve_inputs(&p, prm, Q, K, n, d)) != AV_OK) return st;
     if (!avs_all_finite(V, (size_t)n * dv)) return AV_ERR_NONFINITE;
-    carver cv = {work, 0};
-    void *mwork = take(&cv, nm);
-    float *Mb = M ? M : take(&cv, nmm);
-    float *P = take(&cv, packed_bytes(dv, n));
-    st = matrix_resolved(Mb, Q, K, n, d, &p, mwork);
+    avi_arena a = avi_arena_over(work);
+    bufs b;
+    layout(&b, &a, &p, n, d, dv, PATH_MATRIX);
+    float *Mb = M ? M : avi_take(&a, 4u * (uint64_t)n * n);
+    float *P = avi_take(&a, packed_bytes(dv, n));
+    st = matrix_resolved(Mb, Q, K, n, d, &p, &b);
     if (st < 0) return st;
     matmul_mv(O, Mb, V, n, dv, p.causal, P);
     return check_out(st, O, (size_t)n * dv);
@@ -470,14 +491,11 @@ static int readout_full(float *O, const double *S, const double *z, const float 
 }
 
 static int kernel_linear(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
-                         const av_params *p, void *work) {
+                         const av_params *p, const bufs *b) {
     long r = avi_feature_dim(p, d);
-    carver cv = {work, 0};
-    float *PhiQ = take(&cv, 4u * (uint64_t)n * r), *PhiK = take(&cv, 4u * (uint64_t)n * r);
-    double *S = take(&cv, 8u * (uint64_t)r * dv), *z = take(&cv, 8u * (uint64_t)r);
-    void *fwork = take(&cv, avi_features_work(p, n, d));
-    double *w = take(&cv, dwc_bytes(p));
-    int st = avi_features(PhiQ, PhiK, Q, K, n, d, p, fwork), zero = 0;
+    float *PhiQ = b->PhiQ, *PhiK = b->PhiK;
+    double *S = b->S, *z = b->z, *w = b->w;
+    int st = avi_features(PhiQ, PhiK, Q, K, n, d, p, b->inner), zero = 0;
     if (st < 0) return st;
     if (!p->causal) {
         state_full(S, z, PhiK, V, n, r, dv);
@@ -509,7 +527,7 @@ size_t av_linear_work(const av_params *prm, int n, int d, int dv) {
     av_params p;
     if (!prm || dv < 1 || dv > AV_MAX_D || av_params_resolve(&p, prm, n, d) != AV_OK) return 0;
     if (linear_rule(&p, d) != AV_OK) return 0;
-    return to_size(need_linear(&p, n, d, dv));
+    return to_size(need(&p, n, d, dv, PATH_LINEAR));
 }
 
 int av_linear(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
@@ -520,11 +538,14 @@ int av_linear(float *O, const float *Q, const float *K, const float *V, int n, i
     if (st != AV_OK) return st;
     if (dv < 1 || dv > AV_MAX_D) return AV_ERR_SIZE;
     if ((st = linear_rule(&p, d)) != AV_OK) return st;
-    if ((st = check_work(need_linear(&p, n, d, dv), work, work_bytes)) != AV_OK) return st;
+    if ((st = check_work(need(&p, n, d, dv, PATH_LINEAR), work, work_bytes)) != AV_OK) return st;
     if ((st = resolve_inputs(&p, prm, Q, K, n, d)) != AV_OK) return st;
     if (!avs_all_finite(V, (size_t)n * dv)) return AV_ERR_NONFINITE;
-    if (is_lowrank(&p)) st = avi_lowrank_linear(O, Q, K, V, n, d, dv, &p, work);
-    else st = kernel_linear(O, Q, K, V, n, d, dv, &p, work);
+    avi_arena a = avi_arena_over(work);
+    bufs b;
+    layout(&b, &a, &p, n, d, dv, PATH_LINEAR);
+    if (is_lowrank(&p)) st = avi_lowrank_linear(O, Q, K, V, n, d, dv, &p, b.inner);
+    else st = kernel_linear(O, Q, K, V, n, d, dv, &p, &b);
     return check_out(st, O, (size_t)n * dv);
 }
 
@@ -564,7 +585,7 @@ size_t av_factors_work(const av_params *prm, int n, int d) {
     av_params p;
     long r;
     if (!prm || av_params_resolve(&p, prm, n, d) != AV_OK || factor_rule(&r, &p, d) != AV_OK) return 0;
-    return to_size(need_factors(&p, n, d));
+    return to_size(need(&p, n, d, 1, PATH_FACTORS));
 }
 
 /* Largest |x| of x[0..count) (0 for none). */
@@ -578,11 +599,10 @@ static double abs_max(const float *x, size_t count) {
  * keys against huge queries: the row factors are huge although every M_ij is ≤ 1); then c balances the
  * largest entries of L and R, so M = L·Rᵀ stays representable. fac: n doubles of workspace. */
 static int kernel_factors(float *L, float *R, const float *Q, const float *K, int n, int d, const av_params *p,
-                          void *work) {
+                          const bufs *b) {
     long r = avi_feature_dim(p, d);
-    carver cv = {work, 0};
-    double *z = take(&cv, 8u * (uint64_t)r), *fac = take(&cv, 8u * (uint64_t)n);
-    int st = avi_features(L, R, Q, K, n, d, p, take(&cv, avi_features_work(p, n, d))), zero = 0;
+    double *z = b->z, *fac = b->fac;
+    int st = avi_features(L, R, Q, K, n, d, p, b->inner), zero = 0;
     if (st < 0) return st;
     memset(z, 0, (size_t)r * sizeof(double));
     for (int j = 0; j < n; j++)
@@ -613,10 +633,13 @@ int av_factors(float *L, float *R, const float *Q, const float *K, int n, int d,
     int st = av_params_resolve(&p, prm, n, d);
     if (st != AV_OK) return st;
     if ((st = factor_rule(&r, &p, d)) != AV_OK) return st;
-    if ((st = check_work(need_factors(&p, n, d), work, work_bytes)) != AV_OK) return st;
+    if ((st = check_work(need(&p, n, d, 1, PATH_FACTORS), work, work_bytes)) != AV_OK) return st;
     if ((st = resolve_inputs(&p, prm, Q, K, n, d)) != AV_OK) return st;
-    if (is_lowrank(&p)) return avi_lowrank_factors(L, R, Q, K, n, d, &p, work);
-    return kernel_factors(L, R, Q, K, n, d, &p, work);
+    avi_arena a = avi_arena_over(work);
+    bufs b;
+    layout(&b, &a, &p, n, d, 1, PATH_FACTORS);
+    if (is_lowrank(&p)) return avi_lowrank_factors(L, R, Q, K, n, d, &p, b.inner);
+    return kernel_factors(L, R, Q, K, n, d, &p, &b);
 }
 
 // ----------------------------------------------------------------------------------------------------

@@ -69,11 +69,14 @@ static size_t sat(uint64_t bytes) { return bytes > SIZE_MAX ? SIZE_MAX : (size_t
 
 size_t avi_performer_work(const av_params *prm, int n, int d) {
     uint64_t D = sizeof(double), F = sizeof(float), m = (uint64_t)prm->m, dd = (uint64_t)d;
-    return sat(al64(m * dd * F)                                     /* ω[m×d] */
-               + avi_performer_omega_work(prm->m, d)                /* QR block */
-               + al64((uint64_t)avs_packed_floats(prm->m, d) * F)   /* ω packed */
-               + al64(4 * dd * F)                                   /* a strip of x′ */
-               + 2 * al64((uint64_t)n * D));                        /* ½‖x′‖², max_f u per row */
+    avi_arena a = avi_arena_count(); /* the layout of performer_features */
+    avi_take(&a, m * dd * F);
+    avi_take(&a, avi_performer_omega_work(prm->m, d));
+    avi_take(&a, (uint64_t)avs_packed_floats(prm->m, d) * F);
+    avi_take(&a, 4 * dd * F);
+    avi_take(&a, (uint64_t)n * D);
+    avi_take(&a, (uint64_t)n * D);
+    return sat(a.used);
 }
 
 /* taylor, explimit: x′ (or [1, x′/√N]), one row of d + 1 doubles. */
@@ -140,18 +143,13 @@ static void performer_finish(float *u, int m, double c, double h) {
 static void performer_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d,
                                const av_params *prm, void *work) {
     int m = prm->m;
-    char *w = work;
-    float *W = (float *)w;                                  /* ω, m×d */
-    w += avi_align((size_t)m * (size_t)d * sizeof(float));
-    void *qr = w;                                           /* the QR block */
-    w += avi_performer_omega_work(m, d);
-    float *P = (float *)w;                                  /* ω packed for avs_gemm_strip */
-    w += avi_align(avs_packed_floats(m, d) * sizeof(float));
-    float *xs = (float *)w;                                 /* 4×d, a strip of x′ */
-    w += avi_align(4 * (size_t)d * sizeof(float));
-    double *h = (double *)w;                                /* n: ½‖x′‖² */
-    w += avi_align((size_t)n * sizeof(double));
-    double *c = (double *)w;                                /* n: max_f u */
+    avi_arena a = avi_arena_over(work); /* the layout of avi_performer_work */
+    float *W = avi_take(&a, (uint64_t)m * d * sizeof(float));                      /* ω, m×d */
+    void *qr = avi_take(&a, avi_performer_omega_work(m, d));                       /* the QR block */
+    float *P = avi_take(&a, (uint64_t)avs_packed_floats(m, d) * sizeof(float));    /* ω packed */
+    float *xs = avi_take(&a, 4u * (uint64_t)d * sizeof(float));                    /* 4×d, a strip of x′ */
+    double *h = avi_take(&a, (uint64_t)n * sizeof(double));                        /* n: ½‖x′‖² */
+    double *c = avi_take(&a, (uint64_t)n * sizeof(double));                        /* n: max_f u */
     avi_performer_omega(W, m, d, prm->orthogonal, prm->seed, qr);
     avs_pack_bt(P, W, (size_t)d, m, d);
     double rs = sqrt(prm->scale);

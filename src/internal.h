@@ -8,6 +8,8 @@
 #ifndef ATTNVIZ_INTERNAL_H
 #define ATTNVIZ_INTERNAL_H
 
+#include <stdint.h>
+
 #include "attnviz.h"
 
 /* --- util.c ------------------------------------------------------------------------------------ */
@@ -16,6 +18,26 @@
 int avi_all_finite(const float *x, size_t count);
 /* Round a byte count up to a multiple of 64 (workspace carving keeps every block aligned). */
 static inline size_t avi_align(size_t bytes) { return (bytes + 63u) & ~(size_t)63u; }
+
+/* --- the workspace arena -----------------------------------------------------------------------------
+ * Every caller-owned workspace is carved by one arena. Blocks start on 64-byte boundaries of the address
+ * (the arena first rounds the caller's pointer up, so a function's speed does not depend on where malloc
+ * put the buffer), and the same layout code run over a NULL base only counts (count-only mode), so a
+ * _work query and the carving cannot disagree. Counting starts at AVI_ARENA_SLACK, the most the rounding
+ * can skip. Sizes are 64-bit: a need beyond SIZE_MAX is the caller's AV_ERR_TOO_LARGE. */
+typedef struct avi_arena { unsigned char *base; uint64_t used; } avi_arena;
+#define AVI_ARENA_SLACK 64u
+static inline avi_arena avi_arena_count(void) { return (avi_arena){NULL, AVI_ARENA_SLACK}; }
+static inline avi_arena avi_arena_over(void *work) {
+    uintptr_t a = (uintptr_t)work, b = (a + 63u) & ~(uintptr_t)63u;
+    return (avi_arena){(unsigned char *)work, (uint64_t)(b - a)};
+}
+/* The next block of `bytes` (NULL in count-only mode, or for 0 bytes). */
+static inline void *avi_take(avi_arena *a, uint64_t bytes) {
+    void *r = a->base && bytes ? a->base + a->used : NULL;
+    a->used += (bytes + 63u) & ~(uint64_t)63u;
+    return r;
+}
 
 /* --- random.c: random matrices from the portable stream ----------------------------------------- */
 

@@ -31,14 +31,6 @@ typedef struct {
     double *orow;   /* dv                                                                           */
 } lr_ws;
 
-/* Carve `bytes` at *off from base (base NULL: only count). Offsets are 64-bit so that a huge request
- * (e.g. 16383² landmarks in wasm32) saturates instead of wrapping. */
-static void *carve(char *base, uint64_t *off, uint64_t bytes) {
-    void *p = base ? base + *off : NULL;
-    *off += (bytes + 63u) & ~(uint64_t)63u;
-    return p;
-}
-
 // The rank r of the factors: s (linformer) or the landmarks (nystrom).
 static int lr_rank(const av_params *prm) { return prm->variant == AV_LINFORMER ? prm->s : prm->landmarks; }
 
@@ -63,26 +55,28 @@ void avi_lowrank_cost(double *out, const av_params *prm, int n, int d, int dv) {
     }
 }
 
-static uint64_t lr_layout(lr_ws *ws, char *base, const av_params *prm, int n, int d, int dv) {
-    uint64_t off = 0, r = (uint64_t)lr_rank(prm), nn = (uint64_t)n, D = sizeof(double), F = sizeof(float);
+/* The workspace layout, carved (work) or counted (work NULL) by the shared arena; returns the bytes. */
+static uint64_t lr_layout(lr_ws *ws, void *work, const av_params *prm, int n, int d, int dv) {
+    avi_arena a = work ? avi_arena_over(work) : avi_arena_count();
+    uint64_t r = (uint64_t)lr_rank(prm), nn = (uint64_t)n, D = sizeof(double), F = sizeof(float);
     int lin = prm->variant == AV_LINFORMER, exact = !lin && prm->landmarks == n;
     int dense = lin ? prm->ef_kind == AV_EF_GAUSSIAN : !exact;
     *ws = (lr_ws){0};
     if (dense) {
-        ws->X = carve(base, &off, r * nn * F);
-        ws->PX = carve(base, &off, (uint64_t)avs_packed_floats(n, (int)r) * F);
+        ws->X = avi_take(&a, r * nn * F);
+        ws->PX = avi_take(&a, (uint64_t)avs_packed_floats(n, (int)r) * F);
     }
-    ws->strip = carve(base, &off, 4 * r * F);
-    ws->C = carve(base, &off, r * (uint64_t)d * D);
+    ws->strip = avi_take(&a, 4 * r * F);
+    ws->C = avi_take(&a, r * (uint64_t)d * D);
     if (!lin && !exact) {
-        ws->C2 = carve(base, &off, r * (uint64_t)d * D);
-        for (int k = 0; k < 5; k++) ws->mat[k] = carve(base, &off, r * r * D);
+        ws->C2 = avi_take(&a, r * (uint64_t)d * D);
+        for (int k = 0; k < 5; k++) ws->mat[k] = avi_take(&a, r * r * D);
     }
-    ws->row = carve(base, &off, ((nn > r ? nn : r) + r) * D);
-    ws->Y = carve(base, &off, r * (uint64_t)dv * D);
-    ws->Y2 = carve(base, &off, r * (uint64_t)dv * D);
-    ws->orow = carve(base, &off, (uint64_t)dv * D);
-    return off;
+    ws->row = avi_take(&a, ((nn > r ? nn : r) + r) * D);
+    ws->Y = avi_take(&a, r * (uint64_t)dv * D);
+    ws->Y2 = avi_take(&a, r * (uint64_t)dv * D);
+    ws->orow = avi_take(&a, (uint64_t)dv * D);
+    return a.used;
 }
 
 size_t avi_lowrank_work(const av_params *prm, int n, int d, int dv) {
