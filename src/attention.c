@@ -155,27 +155,50 @@ static int resolve_inputs(av_params *p, const av_params *prm, const float *Q, co
 }
 
 // ----------------------------------------------------------------------------------------------------
+// the n×n matrices, a 4-row strip at a time
+
+/* What a strip's rows become once their scores are in: finish(row, len, ctx) turns the allowed entries
+ * row[0..len) into the variant's weights while the strip is in cache (the masked tail is zeroed after)
+ * and returns 1 when the row's sum was ≤ 0. */
+typedef int (*row_finish)(float *row, int len, int n, const void *ctx);
+
+/* M[n×n]: rows i0..i0+3 ← scale·A·Bᵀ over the allowed columns (causal: j ≤ i), B (n×k) packed into P
+ * here, then each row finished and its masked tail zeroed. Returns 1 when some row's sum was ≤ 0. */
+static int matrix_by_strips(float *M, const float *A, const float *B, long k, int n, float scale, int causal,
+                            float *P, row_finish finish, const void *ctx) {
+    int zero = 0;
+    avs_pack_bt(P, B, (size_t)k, n, (int)k);
+    for (int i0 = 0; i0 < n; i0 += 4) {
+        int rows = n - i0 < 4 ? n - i0 : 4;
+        int ncols = causal ? i0 + rows : n;
+        avs_gemm_strip(M + (size_t)i0 * n, (size_t)n, A + (size_t)i0 * k, (size_t)k, rows, P, (int)k, ncols,
+                       (int)k, scale, 0);
+        for (int i = i0; i < i0 + rows; i++) {
+            float *row = M + (size_t)i * n;
+            int len = causal ? i + 1 : n;
+            zero |= finish(row, len, n, ctx);
+            if (len < n) memset(row + len, 0, (size_t)(n - len) * sizeof(float));
+        }
+    }
+    return zero;
+}
+
+// ----------------------------------------------------------------------------------------------------
 // softmax: M = rowsoftmax(scale·Q·Kᵀ), max-subtracted, causal inclusive
+
+static int softmax_row(float *row, int len, int n, const void *ctx) {
+    (void)n; (void)ctx;
+    float m = avs_max(row, len);
+    float s = avs_exp_sub_sum(row, len, m);
+    avs_scale(row, len, 1.0f / s);
+    return 0;
+}
 
 /* M[n×n]; P: workspace for K packed (packed_bytes(n, d)). Returns AV_OK; a logit beyond float32 range
  * (Inf or NaN in scale·q·k) leaves NaN in its row, which matrix_resolved reports. */
 static int softmax_matrix(float *M, const float *Q, const float *K, int n, int d, float scale, int causal,
                           float *P) {
-    avs_pack_bt(P, K, (size_t)d, n, d);
-    for (int i0 = 0; i0 < n; i0 += 4) {
-        int rows = n - i0 < 4 ? n - i0 : 4;
-        int ncols = causal ? i0 + rows : n;
-        avs_gemm_strip(M + (size_t)i0 * n, (size_t)n, Q + (size_t)i0 * d, (size_t)d, rows, P, d, ncols, d,
-                       scale, 0);
-        for (int i = i0; i < i0 + rows; i++) {
-            float *row = M + (size_t)i * n;
-            int len = causal ? i + 1 : n;
-            float m = avs_max(row, len);
-            float s = avs_exp_sub_sum(row, len, m);
-            avs_scale(row, len, 1.0f / s);
-            if (len < n) memset(row + len, 0, (size_t)(n - len) * sizeof(float));
-        }
-    }
+    matrix_by_strips(M, Q, K, d, n, scale, causal, P, softmax_row, NULL);
     return AV_OK;
 }
 
@@ -193,56 +216,38 @@ static void scale_by(float *x, int len, double fac) {
     for (int j = 0; j < len; j++) x[j] = (float)(x[j] * fac);
 }
 
-/* Row i of a kernel matrix: zero the masked tail, scale the allowed entries by the normaliser factor of
- * their sum. Returns 1 when the row's sum is ≤ 0. */
-static int normalise_row(float *row, int len, int n, const av_params *p) {
+/* A kernel matrix's row: the allowed entries scaled by the normaliser factor of their sum. */
+static int normalise_row(float *row, int len, int n, const void *ctx) {
     int zero = 0;
-    scale_by(row, len, norm_factor(p, n, avs_sum_f64(row, len), &zero));
-    if (len < n) memset(row + len, 0, (size_t)(n - len) * sizeof(float));
+    scale_by(row, len, norm_factor(ctx, n, avs_sum_f64(row, len), &zero));
     return zero;
 }
 
 /* M = D⁻¹·mask(Φ_Q Φ_Kᵀ) from features already in PhiQ, PhiK (n×r); P: packed Φ_Kᵀ. */
 static int features_matrix(float *M, const float *PhiQ, const float *PhiK, int n, long r, const av_params *p,
                            float *P) {
-    int zero = 0;
-    avs_pack_bt(P, PhiK, (size_t)r, n, (int)r);
-    for (int i0 = 0; i0 < n; i0 += 4) {
-        int rows = n - i0 < 4 ? n - i0 : 4;
-        int ncols = p->causal ? i0 + rows : n;
-        avs_gemm_strip(M + (size_t)i0 * n, (size_t)n, PhiQ + (size_t)i0 * r, (size_t)r, rows, P, (int)r, ncols,
-                       (int)r, 1.0f, 0);
-        for (int i = i0; i < i0 + rows; i++)
-            zero |= normalise_row(M + (size_t)i * n, p->causal ? i + 1 : n, n, p);
-    }
-    return zero_status(zero);
+    return zero_status(matrix_by_strips(M, PhiQ, PhiK, r, n, 1.0f, p->causal, P, normalise_row, p));
 }
 
-/* Taylor / explimit: M_ij = K(scale·q_i·k_j) / Σ_l K(scale·q_i·k_l), no ε (closed form, any order). */
-static int poly_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *p, float *P) {
-    int zero = 0;
+/* A closed-form row: each score s becomes κ(s) (in double), then the row is divided by its sum. */
+static int kernel_row(float *row, int len, int n, const void *ctx) {
+    const av_params *p = ctx;
     double (*kappa)(const av_params *, double) = avi_variant_of(p->variant)->kernel;
-    avs_pack_bt(P, K, (size_t)d, n, d);
-    for (int i0 = 0; i0 < n; i0 += 4) {
-        int rows = n - i0 < 4 ? n - i0 : 4;
-        int ncols = p->causal ? i0 + rows : n;
-        avs_gemm_strip(M + (size_t)i0 * n, (size_t)n, Q + (size_t)i0 * d, (size_t)d, rows, P, d, ncols, d,
-                       (float)p->scale, 0);
-        for (int i = i0; i < i0 + rows; i++) {
-            float *row = M + (size_t)i * n;
-            int len = p->causal ? i + 1 : n;
-            double s = 0;
-            for (int j = 0; j < len; j++) {
-                double kv = kappa(p, row[j]);
-                row[j] = (float)kv;
-                s += kv;
-            }
-            double f = norm_factor(p, n, s, &zero);
-            for (int j = 0; j < len; j++) row[j] = (float)(row[j] * f);
-            if (len < n) memset(row + len, 0, (size_t)(n - len) * sizeof(float));
-        }
+    double s = 0;
+    int zero = 0;
+    for (int j = 0; j < len; j++) {
+        double kv = kappa(p, row[j]);
+        row[j] = (float)kv;
+        s += kv;
     }
-    return zero_status(zero);
+    double f = norm_factor(p, n, s, &zero);
+    for (int j = 0; j < len; j++) row[j] = (float)(row[j] * f);
+    return zero;
+}
+
+/* Taylor / explimit: M_ij = κ(scale·q_i·k_j) / Σ_l κ(scale·q_i·k_l), no ε (closed form, any order). */
+static int poly_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *p, float *P) {
+    return zero_status(matrix_by_strips(M, Q, K, d, n, (float)p->scale, p->causal, P, kernel_row, p));
 }
 
 // ----------------------------------------------------------------------------------------------------
@@ -429,27 +434,62 @@ static int state_readout(float *o, const double *S, const double *z, const float
     return zero;
 }
 
+/* One float64 product, walked in AVS_F64_ROWS × AVS_F64_COLS tiles: C = Aᵀ·B (transposed: A is k×rows
+ * float, B k×cols float, the state Φ_Kᵀ·V) or C = A·B (A rows×k float, B k×cols double, the readout Φ_Q·S).
+ * A full tile takes the SIMD kernel, an edge tile the same sums entry by entry (the same bits). */
+typedef struct f64_product {
+    const float *A;
+    size_t lda;
+    int transposed;
+    const float *Bf;  /* B when transposed */
+    const double *Bd; /* B otherwise */
+    size_t ldb;
+    long k;
+} f64_product;
+
+static void f64_tile(double acc[AVS_F64_ROWS][AVS_F64_COLS], const f64_product *m, long r0, int c0, int h, int w) {
+    if (h == AVS_F64_ROWS && w == AVS_F64_COLS) {
+        if (m->transposed) avs_kernel_f64_atb(acc, m->A + r0, m->lda, m->Bf + c0, m->ldb, (int)m->k);
+        else avs_kernel_f64_ab(acc, m->A + (size_t)r0 * m->lda, m->lda, m->Bd + c0, m->ldb, (int)m->k);
+        return;
+    }
+    for (int a = 0; a < h; a++)
+        for (int c = 0; c < w; c++) {
+            double s = 0;
+            if (m->transposed)
+                for (long t = 0; t < m->k; t++) s += (double)m->A[(size_t)t * m->lda + r0 + a] * m->Bf[(size_t)t * m->ldb + c0 + c];
+            else
+                for (long t = 0; t < m->k; t++) s += (double)m->A[(size_t)(r0 + a) * m->lda + t] * m->Bd[(size_t)t * m->ldb + c0 + c];
+            acc[a][c] = s;
+        }
+}
+
+/* Every tile of the rows×cols product, band by band (c0 rising from 0 within a band), into store. */
+typedef void (*tile_store)(const double acc[AVS_F64_ROWS][AVS_F64_COLS], long r0, int c0, int h, int w, void *ctx);
+static void f64_tiles(const f64_product *m, long rows, int cols, tile_store store, void *ctx) {
+    double acc[AVS_F64_ROWS][AVS_F64_COLS];
+    for (long r0 = 0; r0 < rows; r0 += AVS_F64_ROWS) {
+        int h = rows - r0 < AVS_F64_ROWS ? (int)(rows - r0) : AVS_F64_ROWS;
+        for (int c0 = 0; c0 < cols; c0 += AVS_F64_COLS) {
+            int w = cols - c0 < AVS_F64_COLS ? cols - c0 : AVS_F64_COLS;
+            f64_tile(acc, m, r0, c0, h, w);
+            store(acc, r0, c0, h, w, ctx);
+        }
+    }
+}
+
+typedef struct { double *S; int dv; } state_ctx;
+static void store_state(const double acc[AVS_F64_ROWS][AVS_F64_COLS], long r0, int c0, int h, int w, void *ctx) {
+    const state_ctx *c = ctx;
+    for (int a = 0; a < h; a++) memcpy(c->S + (size_t)(r0 + a) * c->dv + c0, acc[a], (size_t)w * sizeof(double));
+}
+
 /* Non-causal state: S = Φ_Kᵀ·V (r×dv) and z = Σ_j Φ_K(j), float64, each entry summed over j = 0, 1, … from +0:
  * the same bits as n calls of state_update (its skipped a = 0 terms add ±0, which changes no sum). */
 static void state_full(double *S, double *z, const float *PhiK, const float *V, int n, long r, int dv) {
-    double acc[AVS_F64_ROWS][AVS_F64_COLS];
-    for (long f0 = 0; f0 < r; f0 += AVS_F64_ROWS) {
-        int h = r - f0 < AVS_F64_ROWS ? (int)(r - f0) : AVS_F64_ROWS;
-        for (int c0 = 0; c0 < dv; c0 += AVS_F64_COLS) {
-            int w = dv - c0 < AVS_F64_COLS ? dv - c0 : AVS_F64_COLS;
-            if (h == AVS_F64_ROWS && w == AVS_F64_COLS) {
-                avs_kernel_f64_atb(acc, PhiK + f0, (size_t)r, V + c0, (size_t)dv, n);
-            } else { /* an edge tile, the same sums entry by entry */
-                for (int a = 0; a < h; a++)
-                    for (int c = 0; c < w; c++) {
-                        double s = 0;
-                        for (int j = 0; j < n; j++) s += (double)PhiK[(size_t)j * r + f0 + a] * V[(size_t)j * dv + c0 + c];
-                        acc[a][c] = s;
-                    }
-            }
-            for (int a = 0; a < h; a++) memcpy(S + (size_t)(f0 + a) * dv + c0, acc[a], (size_t)w * sizeof(double));
-        }
-    }
+    f64_product m = {PhiK, (size_t)r, 1, V, NULL, (size_t)dv, n};
+    state_ctx c = {S, dv};
+    f64_tiles(&m, r, dv, store_state, &c);
     memset(z, 0, (size_t)r * sizeof(double));
     for (int j = 0; j < n; j++) {
         const float *phik = PhiK + (size_t)j * r;
@@ -457,37 +497,37 @@ static void state_full(double *S, double *z, const float *PhiK, const float *V, 
     }
 }
 
+typedef struct {
+    float *O;
+    const float *PhiQ;
+    const double *z;
+    long r;
+    int n, dv, zero;
+    const av_params *p;
+    double fac[AVS_F64_ROWS];
+} readout_ctx;
+/* Each row's normaliser factor when its band begins, then the scaled tile into O. */
+static void store_readout(const double acc[AVS_F64_ROWS][AVS_F64_COLS], long r0, int c0, int h, int w, void *ctx) {
+    readout_ctx *c = ctx;
+    if (c0 == 0)
+        for (int a = 0; a < h; a++) {
+            const float *phiq = c->PhiQ + (size_t)(r0 + a) * c->r;
+            double den = 0;
+            for (long f = 0; f < c->r; f++) den += phiq[f] * c->z[f];
+            c->fac[a] = norm_factor(c->p, c->n, den, &c->zero);
+        }
+    for (int a = 0; a < h; a++)
+        for (int k = 0; k < w; k++) c->O[(size_t)(r0 + a) * c->dv + c0 + k] = (float)(acc[a][k] * c->fac[a]);
+}
+
 /* O = rows of Φ_Q·S, each scaled by its norm-factor(φ_q·z) (the bits of state_readout, two rows at a time).
  * Returns 1 when some φ_q·z ≤ 0. */
 static int readout_full(float *O, const double *S, const double *z, const float *PhiQ, int n, long r, int dv,
                         const av_params *p) {
-    double acc[AVS_F64_ROWS][AVS_F64_COLS], fac[AVS_F64_ROWS];
-    int zero = 0;
-    for (int i0 = 0; i0 < n; i0 += AVS_F64_ROWS) {
-        int h = n - i0 < AVS_F64_ROWS ? n - i0 : AVS_F64_ROWS;
-        const float *phiq = PhiQ + (size_t)i0 * r;
-        for (int a = 0; a < h; a++) {
-            double den = 0;
-            for (long f = 0; f < r; f++) den += phiq[(size_t)a * r + f] * z[f];
-            fac[a] = norm_factor(p, n, den, &zero);
-        }
-        for (int c0 = 0; c0 < dv; c0 += AVS_F64_COLS) {
-            int w = dv - c0 < AVS_F64_COLS ? dv - c0 : AVS_F64_COLS;
-            if (h == AVS_F64_ROWS && w == AVS_F64_COLS) {
-                avs_kernel_f64_ab(acc, phiq, (size_t)r, S + c0, (size_t)dv, (int)r);
-            } else { /* an edge tile, the same sums entry by entry */
-                for (int a = 0; a < h; a++)
-                    for (int c = 0; c < w; c++) {
-                        double s = 0;
-                        for (long f = 0; f < r; f++) s += (double)phiq[(size_t)a * r + f] * S[(size_t)f * dv + c0 + c];
-                        acc[a][c] = s;
-                    }
-            }
-            for (int a = 0; a < h; a++)
-                for (int c = 0; c < w; c++) O[(size_t)(i0 + a) * dv + c0 + c] = (float)(acc[a][c] * fac[a]);
-        }
-    }
-    return zero;
+    f64_product m = {PhiQ, (size_t)r, 0, NULL, S, (size_t)dv, r};
+    readout_ctx c = {O, PhiQ, z, r, n, dv, 0, p, {0}};
+    f64_tiles(&m, n, dv, store_readout, &c);
+    return c.zero;
 }
 
 static int kernel_linear(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
