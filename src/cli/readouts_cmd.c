@@ -149,7 +149,7 @@ int avcli_cmd_readouts(const avcli_inputs *in, FILE *out) {
     note(&s, "matrix", st);
     const int st_m = st;
     s.upstream_overflow = overflowed(st_m);
-    if (prm->variant != AV_SOFTMAX) {
+    if (av_variant_info(prm->variant)->cls != AV_CLASS_EXACT) { /* the reference is the exact softmax */
         av_params ref;
         av_params_default(&ref, AV_SOFTMAX);
         ref.causal = prm->causal;
