@@ -4,7 +4,7 @@
 // animation-frame commit that draws the new heatmaps and readouts, and to the commit that draws the new
 // spectrum; and the longest main-thread frame gap during the drag (input is never blocked longer).
 // Appends {name, n, d, ms, baseline, baseline_ms} records to build/bench.json (baseline: the target of
-// product.md §6). Needs `make web`. Usage: node bench/page.mjs [samples=15]
+// docs/performance.md). Needs `make web`. Usage: node bench/page.mjs [samples=15]
 // (ATTNVIZ_WEB=dir serves another build of the page, e.g. an older one for a comparison in one sitting.)
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { serve } from '../scripts/serve.mjs';
@@ -50,8 +50,8 @@ try {
     console.log(`n = ${n}, d = 64: input → heatmaps+readouts ${h.toFixed(1)} ms (median of ${r.heat.length}, max ${Math.max(...r.heat).toFixed(1)}), ` +
       `input → spectrum ${s.toFixed(1)} ms (max ${Math.max(...r.spec).toFixed(1)}), longest frame gap ${r.gap.toFixed(1)} ms` +
       `${errors.length ? `; console errors: ${errors.join(' | ')}` : ''}`);
-    records.push({ name: 'page_input_to_heatmaps', n, d: 64, ms: h, baseline: 'target (product.md §6)', baseline_ms: TARGETS[n].heat });
-    records.push({ name: 'page_input_to_spectrum', n, d: 64, ms: s, baseline: 'target (product.md §6)', baseline_ms: TARGETS[n].spec });
+    records.push({ name: 'page_input_to_heatmaps', n, d: 64, ms: h, baseline: 'target (docs/performance.md)', baseline_ms: TARGETS[n].heat });
+    records.push({ name: 'page_input_to_spectrum', n, d: 64, ms: s, baseline: 'target (docs/performance.md)', baseline_ms: TARGETS[n].spec });
     records.push({ name: 'page_longest_frame_gap_while_dragging', n, d: 64, ms: r.gap, baseline: 'one 60 Hz frame', baseline_ms: 16.7 });
     await page.close();
   }

@@ -2,7 +2,7 @@
 // (a child process, same matrices) and the same C built natively (gcc -O3 -march=native), in one run.
 // Prints a table with ratios and appends records {name, n, d, ms, baseline, baseline_ms} to
 // build/bench.json (both routes against native, numpy and ml-matrix). Figures are printed, never
-// asserted (product.md §6: fast route n = 256 ≤ 6 ms, 512 ≤ 40 ms, 1024 ≤ 400 ms; factor route
+// asserted (docs/performance.md: fast route n = 256 ≤ 6 ms, 512 ≤ 40 ms, 1024 ≤ 400 ms; factor route
 // n = 4096, r = 64 < 30 ms; ≥ 25× faster than ml-matrix).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';

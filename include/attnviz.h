@@ -178,7 +178,7 @@ int av_variant_from_name(const char *name);
 
 enum av_ef_kind { AV_EF_GAUSSIAN = 0, AV_EF_MEAN = 1 };
 
-#define AV_MAX_FEATURE_DIM 65536 /* the feature-dimension cap of product.md §9 (Taylor, explimit) */
+#define AV_MAX_FEATURE_DIM 65536 /* the feature-dimension cap (docs/conventions.md; Taylor, explimit) */
 #define AV_MAX_N 16384           /* largest sequence length accepted */
 #define AV_MAX_D 4096            /* largest head dimension accepted */
 
@@ -319,7 +319,7 @@ int av_factors(float *L, float *R, const float *Q, const float *K, int n, int d,
                const av_params *prm, void *work, size_t work_bytes);
 
 /* ------------------------------------------------------------------------------------------------ */
-/* Synthetic inputs (product.md §2): seeded, the same bits natively and in WASM                      */
+/* Synthetic inputs (docs/conventions.md): seeded, the same bits natively and in WASM                */
 
 enum av_generator {
     AV_GEN_GAUSSIAN = 0,   /* q, k, v ~ N(0, std²) */
@@ -373,7 +373,7 @@ int av_npy_write_header(unsigned char *buf, size_t cap, size_t *header_len, cons
                         int ndim, int dtype_bytes);
 
 /* ------------------------------------------------------------------------------------------------ */
-/* Spectrum (issue 3)                                                                                 */
+/* Spectrum (routes and noise floors: docs/readouts.md)                                              */
 
 /* Singular values of an n×n float32 matrix (1 ≤ n ≤ AV_MAX_N), descending, into sv[n] (float64, ≥ 0).
  * AV_SVD_FAST:     eigenvalues of M·Mᵀ in float64 (Householder tridiagonalisation + root-free QL),
@@ -399,7 +399,7 @@ int av_lowrank_singular_values(double *sv, double *noise_floor, const float *L, 
                                long r, void *work, size_t work_bytes);
 
 /* ------------------------------------------------------------------------------------------------ */
-/* Readouts (product.md §3, definitions in §9)                                                        */
+/* Readouts (definitions: docs/readouts.md)                                                          */
 
 enum av_readout {
     AV_R_SIGMA1 = 0, AV_R_RANK, AV_R_RANK_TOL, AV_R_RANK_REL_1E3, AV_R_RANK_REL_1E2, AV_R_RANK_ENERGY_99,
@@ -419,7 +419,7 @@ enum av_reason {
 const char *av_readout_name(int readout);  /* the JSON key, e.g. "rank_rel_1e-3"; NULL out of range */
 const char *av_reason_string(int reason);  /* one sentence (never NULL) */
 
-/* All readouts of M (n×n) into vals[AV_R_COUNT], reasons[AV_R_COUNT] (definitions: product.md §9).
+/* All readouts of M (n×n) into vals[AV_R_COUNT], reasons[AV_R_COUNT] (definitions: docs/readouts.md).
  * sv: M's singular values (descending, n of them) or NULL (spectral readouts: AV_REASON_NO_SPECTRUM);
  * noise_floor: the route's floor. Rank rule: every rank counts σᵢ > max(tol, noise_floor), never a σ at
  * or below the floor: rank (tol = rank_tol = σ₁·n·FLT_EPSILON), rank_rel_1e-3 and rank_rel_1e-2

@@ -1,8 +1,8 @@
-/* generate.c: seeded synthetic Q, K, V (product.md §2).
+/* generate.c: seeded synthetic Q, K, V (docs/conventions.md).
  *
  * Every draw comes from the library's portable stream (av_rng_*, xoshiro256** + Marsaglia polar with
  * the portable log) and the only transcendental used is av_portable_cos, so with -ffp-contract=off the
- * same (gen, n, d, std, seed) gives the same bits natively and in WebAssembly (§9).
+ * same (gen, n, d, std, seed) gives the same bits natively and in WebAssembly (docs/conventions.md).
  *
  * One stream, seeded with `seed`, is read in this fixed order: the generator's structure (centres,
  * frequencies, basis, sink direction), then Q row by row, then K row by row, then V row by row.

@@ -2,7 +2,7 @@
  *
  * Every draw goes through av_rng_normal (only +, −, ×, ÷ and sqrt), and the orthogonalisation below uses
  * the same operations in float64, so a seed gives the same bits natively and in WebAssembly
- * (product.md §9; the build uses -ffp-contract=off).
+ * (docs/conventions.md; the build uses -ffp-contract=off).
  */
 #include <math.h>
 

@@ -1,4 +1,4 @@
-/* readouts.c: the readouts of an attention matrix, with the exact definitions of product.md §9.
+/* readouts.c: the readouts of an attention matrix, with the exact definitions of docs/readouts.md.
  *
  * Spectral readouts come from singular values the caller computed (spectrum.c), with the route's noise
  * floor: a rank never counts σ at or below it. Entry readouts (sparsity, keys for 90%, row entropy) read

@@ -3,7 +3,7 @@
  * xoshiro256** (Blackman & Vigna 2018) seeded through splitmix64. The transforms use only +, −, ×, ÷
  * and sqrt (all correctly rounded in IEEE 754), never libm's log/exp/cos, whose last bits differ
  * between glibc and the WASM libc. Built with -ffp-contract=off, so no FMA changes a bit either:
- * the same seed gives the same floats natively and in WebAssembly (product.md §9).
+ * the same seed gives the same floats natively and in WebAssembly (docs/conventions.md).
  */
 #include <math.h>
 #include <string.h>

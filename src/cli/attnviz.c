@@ -1,4 +1,4 @@
-/* attnviz.c: the command-line tool over the attnviz library (product.md §8).
+/* attnviz.c: the command-line tool over the attnviz library (conventions: docs/conventions.md).
  *
  *   attnviz matrix   --variant NAME --q Q.npy --k K.npy [--v V.npy] [--causal] [knobs] -o M.npy [--out-o O.npy]
  *   attnviz readouts (the same inputs) [--accurate] [--tau X] [-o OUT.json]

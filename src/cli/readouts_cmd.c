@@ -1,5 +1,5 @@
 /* readouts_cmd.c: `attnviz readouts`, one JSON object with the spectrum and the readouts of a variant's
- * matrix (product.md §3, definitions §9).
+ * matrix (definitions: docs/readouts.md).
  *
  * Steps: M by av_matrix; the softmax reference A with the same scale and mask (not for softmax itself);
  * σ(M) by the fast or (--accurate) the accurate route; the readouts; the factor-route spectrum where the

@@ -1,5 +1,5 @@
 /* check_attention.c: the attention API (attention.c, simd.h) against plain double-precision references
- * written from product.md §9 (not from the library's internals).
+ * written from docs/variants.md (not from the library's internals).
  *
  * Sizes are not multiples of 4 or 8 (n = 1, 7, 37, 130; d = 3, 13, 64) so every SIMD tail runs.
  * Tolerances: entries of normalised matrices (≤ 1) are compared as max|M − A| ≤ 2e-5·max|A|: the float
@@ -18,7 +18,7 @@
 static const double PI = 3.14159265358979323846;
 
 // ----------------------------------------------------------------------------------------------------
-// double references (product.md §9)
+// double references (docs/variants.md)
 
 static double dot_fd(const float *a, const float *b, int d) {
     double s = 0;
@@ -150,7 +150,8 @@ static double tref_poly(const av_params *p, double s) {
     return pow(1 + s / p->N, p->N);
 }
 
-/* The n×n matrix of a variant in double, from §9 directly. Knobs must be resolved (scale, p, order set). */
+/* The n×n matrix of a variant in double, from docs/variants.md directly. Knobs must be resolved (scale, p,
+ * order set). */
 static void tref_matrix(double *A, const float *Q, const float *K, int n, int d, const av_params *p) {
     long r = tref_feature_dim(p, d);
     double *PQ = r ? malloc(sizeof(double) * n * r) : NULL, *PK = r ? malloc(sizeof(double) * n * r) : NULL;
@@ -894,7 +895,7 @@ static int all_finite_f(const float *x, size_t count) {
 static void hostile(float *Q, float *K, int n, int d, int pattern) {
     for (int i = 0; i < n * d; i++) {
         switch (pattern) {
-        case 0: Q[i] = i < d ? 1e33f : 1.0f; K[i] = 1e-40f; break;   /* the cosFormer case, generalised */
+        case 0: Q[i] = i < d ? 1e33f : 1.0f; K[i] = 1e-40f; break;   /* a reported cosFormer case, generalised */
         case 1: Q[i] = 1e30f; K[i] = 1e30f; break;
         case 2: Q[i] = 1e-40f; K[i] = i % 2 ? 1e33f : -1e33f; break;
         case 3: Q[i] = i % 3 ? -1e30f : 1e30f; K[i] = i % 2 ? 1e30f : 3e-39f; break;
@@ -941,7 +942,7 @@ START_TEST(test_finite_promise) {
 }
 END_TEST
 
-/* The issue's reproduction: cosFormer, n = 2, d = 1, Q = [[1e33], [1]], K = [[1e-40], [1e-40]]. The matrix is
+/* A reported reproduction: cosFormer, n = 2, d = 1, Q = [[1e33], [1]], K = [[1e-40], [1e-40]]. The matrix is
  * finite, so the factors must be too (balanced by c), and L·Rᵀ must equal M. */
 START_TEST(test_factors_balanced) {
     float Q[2] = {1e33f, 1.0f}, K[2] = {1e-40f, 1e-40f}, M[4], L[4], R[4];

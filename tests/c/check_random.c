@@ -1,6 +1,7 @@
 /* check_random.c: random.c (Gaussian matrices, Performer ω) and features_random.c (Performer FAVOR+,
  * Taylor and (1 + s/N)^N features). References are plain float64 code written here from the formulas of
- * product.md §9 and variants.md §3, §12–13; the library's internals are called only as the code under test.
+ * docs/variants.md (performer, taylor, explimit) and docs/conventions.md; the library's internals are called
+ * only as the code under test.
  */
 #include <check.h>
 #include <float.h>
@@ -281,8 +282,8 @@ START_TEST(test_performer_huge_inputs_stay_finite) {
 }
 END_TEST
 
-/* Row-normalised Φ_QΦ_Kᵀ against softmax (variants.md §13 setting: d = 64, n = 256, q, k ~ N(0, ¼I)):
- * mean row-L1 error. */
+/* Row-normalised Φ_QΦ_Kᵀ against softmax (a setting with seeded numpy measurements: d = 64, n = 256,
+ * q, k ~ N(0, ¼I)): mean row-L1 error. */
 static double performer_row_l1(int m, int orth) {
     const int n = 256, d = 64;
     av_params p = resolved(AV_PERFORMER, n, d);
@@ -317,7 +318,7 @@ START_TEST(test_performer_against_softmax) {
         e[orth][1] = performer_row_l1(1024, orth);
         printf("performer %s vs softmax, mean row-L1 (d=64, n=256): m=64 %.3f, m=1024 %.3f\n",
                orth ? "orthogonal" : "iid", e[orth][0], e[orth][1]);
-        /* variants.md §13 measured .387/.341 (m=64) and .137/.128 (m=1024); one seed here */
+        /* seeded numpy measured .387/.341 (m=64) and .137/.128 (m=1024); one seed here */
         ck_assert_double_gt(e[orth][0], 0.2);
         ck_assert_double_lt(e[orth][0], 0.6);
         ck_assert_double_lt(e[orth][1], 0.2);
@@ -460,7 +461,7 @@ START_TEST(test_poly_overflow_and_variant) {
 END_TEST
 
 START_TEST(test_poly_kernel_values) {
-    /* variants.md §12 table */
+    /* T_p(s) and (1 + s/N)^N at s = −6, −1, 0.5, 2, 4, computed independently */
     av_params p = resolved(AV_TAYLOR, 8, 8);
     const double T[5][5] = {{0}, {-5, 0, 1.5, 3, 5}, {13, .5, 1.625, 5, 13},
                             {-23, 1.0 / 3, 1.6458333333, 6.3333333333, 23.6666666667},

@@ -1,4 +1,4 @@
-/* check_readouts.c: the readouts of product.md §9 on hand-checkable matrices, their undefined cases and
+/* check_readouts.c: the readouts of docs/readouts.md on hand-checkable matrices, their undefined cases and
  * reasons, the error curve and the row-entropy histogram. */
 #include <check.h>
 #include <float.h>

@@ -146,7 +146,7 @@ static void check_routes(int n, int kind, uint64_t seed) {
         // accurate: within a few ε·σ₁ absolute (2√n·ε·σ₁), and within its floor
         ck_assert_msg(ea <= 2 * sqrt(n) * DBL_EPSILON * s1 && ea <= fa, "acc n=%d kind=%d i=%d: %.17g vs %.17g (%g eps)", n,
                       kind, i, acc[i], ref[i], ea / DBL_EPSILON / s1);
-        // fast: product.md §3's contract, and never beyond its floor
+        // fast: its contract in docs/readouts.md, and never beyond its floor
         if (ref[i] >= 1e-3 * s1) ck_assert_msg(ef <= 1e-9 * ref[i], "fast rel n=%d i=%d: %.17g vs %.17g", n, i, fast[i], ref[i]);
         else if (ref[i] >= 1e-6 * s1) ck_assert_msg(ef <= 1e-3 * ref[i], "fast n=%d i=%d: %g vs %g", n, i, fast[i], ref[i]);
         ck_assert_msg(ef <= ff, "fast floor n=%d i=%d: %g vs %g (floor %g)", n, i, fast[i], ref[i], ff);

@@ -1,4 +1,4 @@
-// hardening.test.mjs: the loader under hostile sizes and knobs (issue 7, defect 6). Sizes are checked
+// hardening.test.mjs: the loader under hostile sizes and knobs. Sizes are checked
 // before anything is allocated, a need beyond what wasm32 memory holds is AV_ERR_TOO_LARGE with its
 // sentence (never a RangeError, "out of range" or a wrapped allocation), and short or fractional
 // inputs are refused with a status.

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Oracle: `attnviz matrix` against independent numpy implementations of product.md §9.
+"""Oracle: `attnviz matrix` against independent numpy implementations of docs/variants.md.
 
 usage: /usr/bin/python3 tests/oracle/run.py build/native/attnviz
 
@@ -61,7 +61,7 @@ def make_inputs(cli, tmp):
         np.save(os.path.join(tmp, f"{name}32.npy"), (0.9 * rng.standard_normal((n, d))).astype(np.float32))
     sets["np32_45x6"] = load_set(tmp, "q32.npy", "k32.npy", "v32.npy")
     np.save(os.path.join(tmp, "w11x5.npy"), 0.5 * rng.standard_normal((11, 5)))
-    # inputs whose normalisers are as small as the ε of §9, so that its placement shows in M
+    # inputs whose normalisers are as small as the ε of docs/conventions.md, so that its placement shows in M
     for name, shift, spread in (("tiny1e-3", 0.0, 1e-3), ("tiny1e-4", 0.0, 1e-4), ("neg11", -11.0, 1.0)):
         for key in "qkv":
             x = shift + spread * rng.standard_normal((23, 7))
