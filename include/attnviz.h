@@ -425,7 +425,7 @@ const char *av_reason_string(int reason);  /* one sentence (never NULL) */
  * or below the floor: rank (tol = rank_tol = σ₁·n·FLT_EPSILON), rank_rel_1e-3 and rank_rel_1e-2
  * (tol = 1e-3·σ₁, 1e-2·σ₁). effective_rank and stable_rank are undefined (AV_REASON_ZERO_MATRIX) when
  * σ₁ = 0. The entry readouts read allowed entries (j ≤ i when causal); keys_for_90 counts the fewest
- * entries whose sum reaches 0.9·(row sum)·(1 − 1e-12) (the slack absorbs rounding for equal entries);
+ * entries whose sum reaches (0.9 − 1e-12)·(row sum) (the slack absorbs rounding for equal entries);
  * keys_for_90 and row_entropy_mean are undefined when M has a negative entry or an allowed row sums to 0.
  * A: the softmax reference on the same Q, K and mask, or NULL (error readouts: AV_REASON_NO_REFERENCE).
  * row_kl_mean is undefined when M is negative or zero where A > 0. V (n×dv) or NULL: output_error_rel,

@@ -12,7 +12,7 @@
  * norm(x) = x + ε (elu, relu ε = 1e-6; focused n·1e-6; exp, efficient, performer, taylor, explimit,
  * hedgehog ε = 0) or max(x, 1e-6) (cosformer). A row whose sum is ≤ 0 is reported (AV_WARN_ZERO_ROW);
  * when its normaliser is exactly 0 the row is left unnormalised (its numerators), so nothing turns NaN.
- * Taylor and explimit matrices come from the closed form avi_poly_kernel(scale·q·k), normalised by the
+ * Taylor and explimit matrices come from the registry row's closed-form kernel κ(scale·q·k), normalised by the
  * row sum; Linformer and Nyström from lowrank.c.
  */
 #include <float.h>
