@@ -15,16 +15,26 @@
 // Sizes and byte counts are checked before anything is allocated: a lab whose n, d or dv the library
 // refuses answers every call with AV_ERR_SIZE, and a call whose buffers exceed what this build's wasm32
 // memory can hold answers AV_ERR_TOO_LARGE (STATUS.ERR_TOO_LARGE) without growing memory.
+//
+// The variants, their knobs (keys, order, types, ranges, defaults), the status codes and the limits are
+// the module's registry (av_registry_json, docs/api.md), parsed once at load into av.registry: nothing
+// here lists a variant or a knob.
 
-/** The library's status codes (enum av_status in include/attnviz.h), by name without the AV_ prefix. */
-export const STATUS = Object.freeze({
-  OK: 0, ERR_NULL: -1, ERR_SIZE: -2, ERR_KNOB: -3, ERR_VARIANT: -4, ERR_NO_CAUSAL: -5, ERR_NONFINITE: -6,
-  ERR_WORKSPACE: -7, ERR_FEATURE_DIM: -8, ERR_NO_LINEAR: -9, ERR_FORMAT: -10, ERR_IO: -12, ERR_NOMEM: -13,
-  ERR_TOO_LARGE: -14, WARN_ZERO_ROW: 1, WARN_OVERFLOW: 2, WARN_NO_CONVERGENCE: 3, WARN_PRODUCT_OVERFLOW: 4,
-});
+/**
+ * The library's status codes (enum av_status in include/attnviz.h), by name without the AV_ prefix, from
+ * the registry of the first module loaded: empty until then, frozen once filled (av.STATUS has them too).
+ */
+export const STATUS = {};
+/**
+ * The knobs a lab call starts from (a call's knobs override them key by key), from the registry of the
+ * first module loaded: the registry's defaults, 0 for those resolved against n and d (s, landmarks, scale).
+ * Empty until then, frozen once filled (av.defaultKnobs has them too).
+ */
+export const DEFAULT_KNOBS = {};
 const REASON_NONFINITE = 7; // enum av_reason: AV_REASON_NONFINITE
-const VARIANT_SOFTMAX = 0;  // enum av_variant: AV_SOFTMAX
 const LIMIT = { MAX_N: 0, MAX_D: 1, MAX_FEATURE_DIM: 2, STATUS_MIN: 3, STATUS_MAX: 4, SIZE_MAX: 5 }; // enum av_limit_key
+const KNOB_FLAGS = { ZERO_DEFAULT: 1, HI_N: 2, ODD: 8, NO_CAUSAL: 64, MINUS1_ZERO: 128 }; // enum av_knob_flag
+const LONG_MAX = 2 ** 31 - 1; // a saturated feature dimension (long is 32 bits in wasm32)
 const WASM32_BYTES = 2 ** 32;
 
 // The standard 31-byte probe: a function using a v128 instruction validates only where SIMD exists.
@@ -87,16 +97,39 @@ function declaredMemoryMax(bytes) {
 
 /** The build's limits (av_limit), and the largest byte count one call may allocate. */
 function readLimits(ex, memoryMax) {
-  const get = typeof ex.av_limit === 'function' ? (key) => ex.av_limit(key) : null;
-  const limits = get ? {
+  const get = (key) => ex.av_limit(key);
+  const limits = {
     maxN: get(LIMIT.MAX_N), maxD: get(LIMIT.MAX_D), maxFeatureDim: get(LIMIT.MAX_FEATURE_DIM),
     statusMin: get(LIMIT.STATUS_MIN), statusMax: get(LIMIT.STATUS_MAX), sizeMax: get(LIMIT.SIZE_MAX),
-  } : { // a module built before av_limit: the header's values at that time
-    maxN: 16384, maxD: 4096, maxFeatureDim: 65536, statusMin: STATUS.ERR_NOMEM, statusMax: STATUS.WARN_NO_CONVERGENCE,
-    sizeMax: WASM32_BYTES - 1,
   };
   limits.maxBytes = Math.min(limits.sizeMax, memoryMax ?? WASM32_BYTES, WASM32_BYTES);
   return Object.freeze(limits);
+}
+
+function deepFreeze(x) {
+  if (x && typeof x === 'object' && !Object.isFrozen(x)) {
+    for (const v of Object.values(x)) deepFreeze(v);
+    Object.freeze(x);
+  }
+  return x;
+}
+
+/** A knob's default as a lab call takes it: 0 where the library resolves it against n and d. */
+function knobDefault(k) {
+  if (k.def_rule !== 'fixed') return k.type === 'bool' ? false : 0;
+  if (k.type === 'bool') return k.def !== 0;
+  if (k.type === 'enum') return k.options[k.def];
+  return k.def;
+}
+
+/** Fill a module-level table from the first module's registry; later modules must agree with it. */
+function fillOnce(target, values, what) {
+  if (!Object.isFrozen(target)) {
+    Object.assign(target, values);
+    Object.freeze(target);
+  } else if (JSON.stringify(target) !== JSON.stringify(values)) {
+    throw new Error(`attnviz: this module's ${what} differ from those of the first module loaded`);
+  }
 }
 
 /**
@@ -132,18 +165,9 @@ export async function loadAttnviz(opts = {}) {
 }
 
 // ----------------------------------------------------------------------------------------------------
-// knobs
+// the module and its registry
 
-const KNOBS = ['variant', 'causal', 'scale', 'p', 'dwc_kernel', 's', 'ef_kind', 'ef_shared', 'm', 'orthogonal',
-  'seed', 'order', 'N', 'landmarks', 'iters']; // the order of enum av_knob
-const EF_KINDS = { gaussian: 0, mean: 1 };
 const ROUTES = { fast: 0, accurate: 1 };
-
-/** Defaults the page shows (zeros mean "the library's default", resolved against n and d). */
-export const DEFAULT_KNOBS = Object.freeze({
-  variant: 'softmax', causal: false, scale: 0, p: 3, dwc_kernel: 0, s: 0, ef_kind: 'gaussian',
-  ef_shared: false, m: 256, orthogonal: true, seed: 1, order: 2, N: 2, landmarks: 0, iters: 6,
-});
 
 class Attnviz {
   constructor(exports, simd, memoryMax = null) {
@@ -154,14 +178,30 @@ class Attnviz {
      *          sizeMax:number, maxBytes:number}} the library's limits; maxBytes: the most one allocation
      *          (or one call's buffers together) can take in this build's memory */
     this.limits = readLimits(exports, memoryMax);
-    const names = [];
-    for (let v = 0; ; v++) {
-      const p = exports.av_variant_name(v);
-      if (!p) break;
-      names.push(this.cstring(p));
-    }
+    const registry = JSON.parse(this.cstring(exports.av_registry_json()));
+    if (registry.error) throw new Error(`attnviz: ${registry.error}`);
+    for (const [i, k] of registry.knobs.entries()) k.minus1_zero ??= this.minus1Zero(i + 1, k);
+    /**
+     * The registry (av_registry_json, docs/api.md), parsed once and frozen: {variants: [{name, label,
+     * formula, source, class, causal, linear, recurrent, factors, scaled, weights, norm, eps, knobs}] in
+     * enum av_variant order, knobs: [{key, flag, type, lo, hi, hi_rule, def, def_rule, zero_default, odd,
+     * no_causal, minus1_zero, step, options, meaning}] in enum av_knob order from AV_KNOB_CAUSAL = 1,
+     * limits, status}.
+     */
+    this.registry = deepFreeze(registry);
     /** @type {string[]} variant names, index = enum av_variant */
-    this.variantNames = names;
+    this.variantNames = Object.freeze(registry.variants.map((v) => v.name));
+    /** @type {string[]} knob keys, index + 1 = enum av_knob (AV_KNOB_VARIANT = 0 is `variant`) */
+    this.knobKeys = Object.freeze(registry.knobs.map((k) => k.key));
+    /** The status codes by name without the AV_ prefix (the module-level STATUS holds the same). */
+    this.STATUS = Object.freeze(Object.fromEntries(Object.entries(registry.status).map(([k, v]) => [k.replace(/^AV_/, ''), v])));
+    /** The knobs a lab call starts from: the registry's defaults (the variant knob's is enum value 0). */
+    this.defaultKnobs = Object.freeze(Object.fromEntries([['variant', this.variantNames[0]],
+      ...registry.knobs.map((k) => [k.key, knobDefault(k)])]));
+    /** The softmax reference that reference() computes: the registry's variant of class 'exact'. */
+    this.referenceVariant = registry.variants.find((v) => v.class === 'exact')?.name ?? null;
+    fillOnce(STATUS, this.STATUS, 'status codes');
+    fillOnce(DEFAULT_KNOBS, this.defaultKnobs, 'default knobs');
     const gens = [];
     for (let g = 0; ; g++) {
       const p = exports.av_generator_name(g);
@@ -170,6 +210,50 @@ class Attnviz {
     }
     /** @type {string[]} generator names, index = enum av_generator */
     this.generatorNames = gens;
+  }
+
+  /**
+   * Whether −1 in av_params stands for a real 0 of knob `id` (AV_KF_MINUS1_ZERO), for a registry whose
+   * JSON does not say: read from av_knob_info's flags once the struct's layout is confirmed against the
+   * JSON row (wasm32: key, flag, type, flags at byte 12).
+   */
+  minus1Zero(id, k) {
+    const p = this.exports.av_knob_info(id) >>> 0;
+    if (!p) return false;
+    const u = new Uint32Array(this.memory.buffer, p, 4);
+    const flags = u[3];
+    const agrees = this.cstring(u[0]) === k.key && !!(flags & KNOB_FLAGS.ZERO_DEFAULT) === k.zero_default &&
+      !!(flags & KNOB_FLAGS.ODD) === k.odd && !!(flags & KNOB_FLAGS.NO_CAUSAL) === k.no_causal &&
+      !!(flags & KNOB_FLAGS.HI_N) === (k.hi_rule === 'n');
+    if (!agrees) throw new Error(`attnviz: av_knob_info(${id}) does not match the registry's knob "${k.key}"`);
+    return !!(flags & KNOB_FLAGS.MINUS1_ZERO);
+  }
+
+  /** The registry's row of a variant (by name or enum value); a RangeError for an unknown one. */
+  variant(name) { return this.registry.variants[this.variantId(name)]; }
+
+  /**
+   * The feature dimension (av_feature_dim) of these knobs at sizes n, d, without a lab: {status, message,
+   * r, saturated}. r is set when status is AV_OK or AV_ERR_FEATURE_DIM (r > the cap), else null; saturated:
+   * r is the library's saturated value (the true dimension is at least r).
+   */
+  featureDim(knobs, n, d) { return this.dims(knobs, n, d, false); }
+  /** The rank bound of the factors (av_factor_rank) at sizes n, d, without a lab: as featureDim. */
+  factorRank(knobs, n, d) { return this.dims(knobs, n, d, true); }
+  dims(knobs, n, d, factors) {
+    const lab = new Lab(this, n, d, d, false);
+    try {
+      const out = lab.featureDim(knobs, factors);
+      return { ...out, saturated: out.r === LONG_MAX };
+    } finally { lab.free(); }
+  }
+  /** av_params_check of these knobs at sizes n, d: {status, message, knob} (knob: the failing key, or null). */
+  checkKnobs(knobs, n, d) {
+    const lab = new Lab(this, n, d, d, false);
+    try {
+      const { status, why } = lab.applyKnobs(knobs);
+      return status ? { ...lab.result(status, why), knob: null } : lab.check();
+    } finally { lab.free(); }
   }
 
   /** A NUL-terminated string in wasm memory. */
@@ -222,7 +306,8 @@ class Attnviz {
 // the lab: Q, K, V, the variant's matrix M, the softmax reference A, the scores S, spectra, readouts
 
 class Lab {
-  constructor(av, n, d, dv) {
+  /** inputs false: only the params (for the module's knob queries: no Q, K, V). */
+  constructor(av, n, d, dv, inputs = true) {
     this.av = av;
     this.n = n; this.d = d; this.dv = dv;
     this.bufs = new Map(); // name → {ptr, bytes}
@@ -232,12 +317,14 @@ class Lab {
     this.status = sizeStatus(av.limits, n, d, dv);
     this.base = 0; // bytes of Q, K, V
     if (this.status !== STATUS.OK) return;
-    const qk = n * d * 4;
-    const got = this.take([['Q', qk], ['K', qk], ['V', n * dv * 4], ['params', av.exports.av_params_size() >>> 0]]);
+    const qk = inputs ? n * d * 4 : 0, vb = inputs ? n * dv * 4 : 0;
+    const params = ['params', av.exports.av_params_size() >>> 0];
+    const got = this.take(inputs ? [['Q', qk], ['K', qk], ['V', vb], params] : [params]);
     if (got.status !== STATUS.OK) { this.status = got.status; return; }
-    [this.Qp, this.Kp, this.Vp, this.prm] = got.ptrs;
+    if (inputs) [this.Qp, this.Kp, this.Vp, this.prm] = got.ptrs;
+    else [this.prm] = got.ptrs;
     this.bufs.delete('params'); // freed by free() as prm, not a named buffer
-    this.base = 2 * qk + n * dv * 4;
+    this.base = 2 * qk + vb;
   }
 
   /** A named buffer of at least `bytes` bytes (grown, never shrunk). Returns its pointer; throws a
@@ -311,13 +398,12 @@ class Lab {
   applyKnobs(knobs = {}) {
     if (this.status !== STATUS.OK) return { status: this.status, why: null };
     const ex = this.av.exports, d = this.d;
-    const k = { ...DEFAULT_KNOBS, ...knobs };
+    const k = { ...this.av.defaultKnobs, ...knobs };
     const variant = this.av.variantId(k.variant);
     const values = [];
-    for (let i = 1; i < KNOBS.length; i++) {
-      const key = KNOBS[i];
+    for (const { key, type, options } of this.av.registry.knobs) { // enum av_knob order from AV_KNOB_CAUSAL
       let v = k[key];
-      if (key === 'ef_kind' && typeof v === 'string') v = Object.hasOwn(EF_KINDS, v) ? EF_KINDS[v] : NaN;
+      if (type === 'enum' && typeof v === 'string') v = options.includes(v) ? options.indexOf(v) : NaN;
       if (typeof v === 'boolean') v = v ? 1 : 0;
       if (typeof v !== 'number' || !Number.isFinite(v)) {
         return { status: STATUS.ERR_KNOB, why: `${key} = ${String(v).slice(0, 40)} is not a finite number` };
@@ -344,8 +430,8 @@ class Lab {
     }
     let st = ex.av_params_default(this.prm, variant);
     if (st) return { status: st, why: null };
-    for (let i = 1; i < KNOBS.length; i++) {
-      st = ex.av_params_set(this.prm, i, values[i - 1]);
+    for (let i = 0; i < values.length; i++) {
+      st = ex.av_params_set(this.prm, i + 1, values[i]);
       if (st) return { status: st, why: null };
     }
     if (W) {
@@ -361,18 +447,26 @@ class Lab {
   work(bytes) { return this.buf('work', bytes >>> 0); }
 
   /**
-   * The status behind a `_work` query of 0: the library's verdict on the arguments (`check` returns it),
-   * and AV_ERR_TOO_LARGE when they are valid (the need exceeds this build's size_t).
+   * The result behind a `_work` query of 0: the library's verdict on the knobs (naming the knob that
+   * failed), and AV_ERR_TOO_LARGE when they are valid (the need exceeds this build's size_t).
    */
-  zeroWork(check) {
-    const st = check();
-    return st !== STATUS.OK ? st : STATUS.ERR_TOO_LARGE;
+  zeroWork() {
+    const { status, message } = this.check();
+    return status !== STATUS.OK ? { status, message } : this.result(STATUS.ERR_TOO_LARGE);
   }
-  /** av_params_resolve of the current knobs into scratch (the params themselves stay unresolved). */
-  resolveStatus() {
+  /**
+   * av_params_check of the current knobs into scratch (the params themselves stay unresolved):
+   * {status, message, knob}, knob the key of the knob that failed (a range, or the causal form), or null.
+   */
+  check() {
     const ex = this.av.exports;
-    const got = this.take([['resolved', ex.av_params_size() >>> 0]]);
-    return got.status !== STATUS.OK ? got.status : ex.av_params_resolve(got.ptrs[0], this.prm, this.n, this.d);
+    const got = this.take([['resolved', ex.av_params_size() >>> 0], ['bad', 8]]);
+    if (got.status !== STATUS.OK) return { ...this.result(got.status), knob: null };
+    const [out, bad] = got.ptrs;
+    const st = ex.av_params_check(out, this.prm, this.n, this.d, bad);
+    const id = this.av.i32(bad, 1)[0];
+    const knob = st < 0 && id >= 1 && id <= this.av.knobKeys.length ? this.av.knobKeys[id - 1] : null;
+    return { ...this.result(st, knob ? `knob ${knob}` : null), knob };
   }
 
   /** Fill Q, K, V from a generator ('gaussian', 'clustered', 'local', 'lowrank', 'sink'). */
@@ -387,7 +481,7 @@ class Lab {
   matrixInto(name) {
     const ex = this.av.exports, n = this.n;
     const bytes = ex.av_matrix_work(this.prm, n, this.d) >>> 0;
-    if (bytes === 0) return this.result(this.zeroWork(() => this.resolveStatus()));
+    if (bytes === 0) return this.zeroWork();
     const got = this.take([[name, n * n * 4], ['work', bytes]]);
     if (got.status !== STATUS.OK) return this.result(got.status);
     const [out, w] = got.ptrs;
@@ -400,9 +494,10 @@ class Lab {
     return status ? this.result(status, why) : this.matrixInto('M');
   }
 
-  /** Softmax on the same Q, K with the knobs' scale and causal flag, into A. */
+  /** The softmax reference (the registry's exact variant) on the same Q, K with the knobs' scale and
+   *  causal flag, into A. */
   reference(knobs = {}) {
-    const { status, why } = this.applyKnobs({ variant: 'softmax', scale: knobs.scale ?? 0, causal: !!knobs.causal });
+    const { status, why } = this.applyKnobs({ variant: this.av.referenceVariant, scale: knobs.scale ?? 0, causal: !!knobs.causal });
     return status ? this.result(status, why) : this.matrixInto('A');
   }
 
@@ -420,7 +515,7 @@ class Lab {
     const { status, why } = this.applyKnobs(knobs);
     if (status) return this.result(status, why);
     const bytes = ex.av_attend_work(this.prm, n, this.d, this.dv) >>> 0;
-    if (bytes === 0) return this.result(this.zeroWork(() => this.resolveStatus()));
+    if (bytes === 0) return this.zeroWork();
     const got = this.take([['M', n * n * 4], ['O', n * this.dv * 4], ['work', bytes]]);
     if (got.status !== STATUS.OK) return this.result(got.status);
     const [M, O, w] = got.ptrs;
@@ -479,6 +574,29 @@ class Lab {
   }
 
   /**
+   * Exact singular values of the scores scale·QKᵀ (rank ≤ d) in O(n·d²) by the low-rank route
+   * (L = scale·Q, R = K): {status, message, sv, floor, r: d}; sv and floor null when they could not be
+   * computed. `scale` multiplies Q as given (0 is not the default 1/√d here: pass the scale itself).
+   */
+  scoresSpectrum(scale) {
+    const ex = this.av.exports, n = this.n, d = this.d;
+    const failed = (st) => ({ ...this.result(st), sv: null, floor: null, r: d });
+    if (this.status !== STATUS.OK) return failed(this.status);
+    const bytes = ex.av_lowrank_svd_work(n, d) >>> 0;
+    if (bytes === 0) return failed(STATUS.ERR_TOO_LARGE); // n and d are valid
+    const got = this.take([['Ls', n * d * 4], ['Rs', n * d * 4], ['svs', n * 8 + 8], ['work', bytes]]);
+    if (got.status !== STATUS.OK) return failed(got.status);
+    const [L, R, sv, w] = got.ptrs;
+    const Lv = this.av.f32(L, n * d), Q = this.Q;
+    for (let i = 0; i < n * d; i++) Lv[i] = scale * Q[i];
+    this.av.f32(R, n * d).set(this.K);
+    const st = ex.av_lowrank_singular_values(sv, sv + n * 8, L, R, n, d, w, bytes);
+    if (st < 0) return failed(st);
+    const out = this.av.f64(sv, n + 1);
+    return { ...this.result(st), sv: out.slice(0, n), floor: out[n], r: d };
+  }
+
+  /**
    * Exact spectrum of a low-rank variant from its factors in O(n·r²): {status, message, sv, floor, r};
    * null where the variant has no factors; sv and floor null when they could not be computed (status < 0:
    * e.g. AV_ERR_TOO_LARGE when the n×r factors exceed this build's memory).
@@ -504,7 +622,7 @@ class Lab {
   }
 
   /**
-   * Every readout of product.md §9 for the matrix M from the last matrix() call.
+   * Every readout of docs/readouts.md for the matrix M from the last matrix() call.
    * opts.sv / opts.floor: a spectrum already computed (else the fast route runs); opts.sv = null skips
    *   the spectrum (the spectral readouts are then null with a reason);
    * opts.reference: false when A already holds the softmax reference for these knobs;
@@ -514,13 +632,13 @@ class Lab {
    * @returns {object} keyed by the JSON names; undefined readouts are null with `<key>_reason`.
    */
   readouts(knobs, opts = {}) {
-    const ex = this.av.exports, n = this.n, k = { ...DEFAULT_KNOBS, ...knobs };
+    const ex = this.av.exports, n = this.n, k = { ...this.av.defaultKnobs, ...knobs };
     if (this.status !== STATUS.OK) return this.readoutsFailed(this.status);
     const of = opts.of === 'A' ? 'A' : 'M';
     if (!this.bufs.has(of)) throw new Error(`attnviz: call ${of === 'A' ? 'reference' : 'matrix'}() before readouts()`);
     let sv = opts.sv, floor = opts.floor ?? 0;
     if (sv === undefined) ({ sv, floor } = this.spectrum(of, opts.route ?? 'fast')); // null when it failed
-    const isSoftmax = of === 'A' || this.av.variantId(k.variant) === VARIANT_SOFTMAX;
+    const isSoftmax = of === 'A' || this.av.variant(k.variant).class === 'exact';
     // a reference that could not be computed for these knobs is not compared with (no stale A)
     const refOk = isSoftmax || opts.reference === false || this.reference(k).status >= 0;
     const bytes = ex.av_readouts_work(n, this.dv) >>> 0;

@@ -3,14 +3,16 @@
 // wasm; up to FRAME_WORKER_MAX_N the heatmaps and then the plain readouts in the frame worker; spectra
 // and overlays (and above the frame worker's n, the heatmaps and readouts too) in the spectrum worker.
 // Latest request wins in each worker; stale results are dropped.
+//
+// The page starts once its own wasm module is loaded: the schema (state.mjs) is built from the module's
+// registry (av.registry), so the variant list, the knob controls, their ranges and defaults, the causal
+// rules, the rank ceiling and the feature dimension are the library's. The compute modules (engine.mjs
+// here and in the workers) get requests (state.mjs's requestOf: inputs and knobs), never the state.
 import katex from 'katex';
 import 'katex/dist/katex.min.css';
 import './style.css';
 import { loadAttnviz, simdSupported } from './attnviz.mjs';
-import {
-  SCHEMA, BY_NAME, fromHash, toHash, coerce, normalise, changedKeys, firstDirtyStage, stageDirty,
-  causalNote, rankCeiling, featureDim, VARIANT_LABELS,
-} from './state.mjs';
+import { buildSchema, stageDirty } from './state.mjs';
 import { Engine, MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N, overlayKey } from './engine.mjs';
 import { createResultGate } from './queue.mjs';
 import { colorTable } from './render/colormap.mjs';
@@ -19,7 +21,6 @@ import { fmt, fmtSigned, fmtMs } from './render/format.mjs';
 import { normalisedSpectrum, errorCurve, rankAtRelative } from './render/spectrum.mjs';
 import { makeSpectrumChart, makeErrorChart, floorDrawn, SERIES } from './render/charts.mjs';
 import { READOUT_ROWS, rowReason, rowLabel, costLine } from './render/readouts.mjs';
-import { VARIANT_TEX, VARIANT_HINT } from './render/formulas.mjs';
 import { entropyBars, entropyNote, drawEntropyHistogram } from './render/entropy.mjs';
 import { buildControls } from './ui/controls.mjs';
 
@@ -27,17 +28,17 @@ const $ = (id) => document.getElementById(id);
 const wasmUrl = (name) => new URL(name, location.href).href;
 
 // --- state --------------------------------------------------------------------------------------
-const parsed = fromHash(location.hash);
-let st = parsed.state;
+let av = null;                 // the page's own wasm module (web/attnviz.mjs), loaded by start()
+let schema = null;             // buildSchema(av.registry)
+let st = null;                 // the state, once the schema exists
 let dirty = 'inputs';          // earliest dirty pipeline stage, or null
 let release = true;            // a knob was released: ask for the accurate spectrum
 let dragging = false;
 let raf = 0;
-const view = { frame: null, frameStale: false, readouts: null, readoutsStale: false, spec: null, overlay: {}, specStale: false, waitingFrame: false, frameJob: 0, readoutsJob: 0, localJob: 0 };
-const problems = [...parsed.problems];
+const view = { frame: null, readouts: null, readoutsStale: false, spec: null, overlay: {}, specStale: false, waitingFrame: false, frameJob: 0, readoutsJob: 0, localJob: 0 };
 
 // measurements the benchmark and e2e tests read (window.attnviz)
-const stats = { seq: 0, inputAt: new Map(), heatAt: new Map(), specAt: new Map(), reqSeq: new Map(), commits: 0 };
+const stats = { seq: 0, inputAt: new Map(), heatAt: new Map(), specAt: new Map(), reqSeq: new Map() };
 
 // --- compute ------------------------------------------------------------------------------------
 let engine = null;             // the page's own engine (n ≤ MAIN_THREAD_MAX_N)
@@ -77,8 +78,9 @@ function requestWorkers(compute, drag) {
   // the frame worker follows its heatmaps with the readouts: it holds M and A already, and the spectrum
   // worker's core stays free for the spectrum
   const readoutsByFrame = viaFrameWorker && readouts;
-  if (viaFrameWorker) post(workers.frame, { kind: 'job', id, st: { ...st }, drag, frame: true, readouts: readoutsByFrame, spectrum: false });
-  post(workers.spectrum, { kind: 'job', id, st: { ...st }, drag, frame: frame && !viaFrameWorker, readouts: readouts && !readoutsByFrame });
+  const req = schema.requestOf(st);
+  if (viaFrameWorker) post(workers.frame, { kind: 'job', id, req, drag, frame: true, readouts: readoutsByFrame, spectrum: false });
+  post(workers.spectrum, { kind: 'job', id, req, drag, frame: frame && !viaFrameWorker, readouts: readouts && !readoutsByFrame });
   view.specStale = true;
   return id;
 }
@@ -99,7 +101,7 @@ function onWorkerMessage(w, m) {
   if (!deliver) return;
   const seq = stats.reqSeq.get(m.id);
   if (m.part === 'frame') {
-    view.frame = m; view.frameStale = m.id < view.frameJob; view.waitingFrame = m.id < view.frameJob;
+    view.frame = m; view.waitingFrame = m.id < view.frameJob;
     pendingMarks.heat = seq;
     redraw.heat = true; redraw.readouts = true; // the cost line
   } else if (m.part === 'spectrum') {
@@ -123,12 +125,12 @@ const pendingMarks = { heat: null, spec: null };
 function onChange(name, value, phase) {
   if (phase === 'dragstart') { dragging = true; return; }
   if (name !== null) {
-    const { value: v, problem } = coerce(BY_NAME[name], value, st);
+    const { value: v, problem } = schema.coerce(schema.BY_NAME[name], value, st);
     if (problem) showNotice(problem);
-    const next = normalise({ ...st, [name]: v });
-    const keys = changedKeys(st, next);
+    const next = schema.normalise({ ...st, [name]: v });
+    const keys = schema.changedKeys(st, next);
     st = next;
-    const stage = firstDirtyStage(keys);
+    const stage = schema.firstDirtyStage(keys);
     if (stage && (dirty === null || stageDirty(dirty, stage) === false)) dirty = stage;
     if (stage === null && dirty === null && phase !== 'change') return;
     if (keys.length) { stats.seq += 1; stats.inputAt.set(stats.seq, performance.now()); }
@@ -143,9 +145,7 @@ function schedule() { if (!raf) raf = requestAnimationFrame(commit); }
 // --- commit: one per animation frame --------------------------------------------------------------
 function commit() {
   raf = 0;
-  stats.commits++;
-  const tc = performance.now();
-  const lap = [];
+  if (!st) return; // the module is still loading
   const stage = dirty;
   dirty = null;
   if (redraw.controls) { syncChrome(); redraw.controls = false; }
@@ -159,9 +159,9 @@ function commit() {
       const id = requestWorkers(true, dragging);
       if (small && engine) {
         try {
-          view.frame = engine.frame(st, { readouts: true });
+          view.frame = engine.frame(schema.requestOf(st), { readouts: true });
           view.readouts = view.frame.readouts; view.readoutsStale = false;
-          view.frameStale = false; view.waitingFrame = false; view.localJob = id;
+          view.waitingFrame = false; view.localJob = id;
           redraw.heat = true; redraw.readouts = true;
           pendingMarks.heat = stats.seq;
         } catch (err) { showNotice(`computation failed: ${err.message}`); }
@@ -172,19 +172,14 @@ function commit() {
     if (stage === 'display') { redraw.heat = true; redraw.spec = true; redraw.readouts = true; }
     release = false;
   }
-  lap.push(performance.now() - tc);
   if (redraw.heat) { drawHeatmaps(); redraw.heat = false; }
-  lap.push(performance.now() - tc);
   if (redraw.readouts) { drawReadouts(); redraw.readouts = false; }
-  lap.push(performance.now() - tc);
   if (redraw.spec) { drawSpectra(); redraw.spec = false; }
-  lap.push(performance.now() - tc);
   // the veil only when the heatmaps on screen are for another n, or come from the slow worker
   const veil = !(view.waitingFrame && (!view.frame || view.frame.n !== st.n || st.n > FRAME_WORKER_MAX_N));
   if ($('computing').hidden !== veil) $('computing').hidden = veil;
   setStatus();
   const t = performance.now();
-  stats.lastCommit = { start: tc, laps: lap, total: t - tc };
   if (pendingMarks.heat !== null) { stats.heatAt.set(pendingMarks.heat, t); pendingMarks.heat = null; }
   if (pendingMarks.spec !== null) { stats.specAt.set(pendingMarks.spec, t); pendingMarks.spec = null; }
 }
@@ -195,7 +190,7 @@ let urlTimer = 0;
 function writeUrl(now) {
   clearTimeout(urlTimer);
   urlTimer = 0;
-  const put = () => { urlTimer = 0; const h = `#${toHash(st)}`; if (location.hash !== h) history.replaceState(null, '', h); };
+  const put = () => { urlTimer = 0; const h = `#${schema.toHash(st)}`; if (location.hash !== h) history.replaceState(null, '', h); };
   if (now) put(); else urlTimer = setTimeout(put, 250);
 }
 
@@ -219,7 +214,7 @@ function drawHeatmaps() {
     setText(`cb-${k}-mid`, k === 'D' ? '0' : fmt((rg.lo + rg.hi) / 2));
     setText(`cb-${k}-lo`, `${rg.clipped && k === 'D' ? '≤ ' : ''}${fmt(rg.lo)}`);
   }
-  setText('cap-M', `${VARIANT_LABELS[st.variant]}: matrix M${bad ? ` (${bad} cells Inf/NaN, magenta)` : ''}`);
+  setText('cap-M', `${schema.variantView(st.variant).label}: matrix M${bad ? ` (${bad} cells Inf/NaN, magenta)` : ''}`);
   setText('ds-note', f.b > 1 ? `n = ${f.n} shown as ${f.size}×${f.size}: blocks of ${f.b}×${f.b}, block ${f.mode}` : '');
 }
 
@@ -249,12 +244,13 @@ function drawSpectra() {
   const ov = view.overlay;
   // an overlay is shown only for the inputs it was computed from (cached in the worker, so a drag of
   // the variant's knobs keeps it; new inputs hide it until its new spectrum arrives)
-  const current = (k) => ov[k] && ov[k].key === overlayKey(st, k) && ov[k].sv.length && ov[k].sv.length <= n;
+  const req = schema.requestOf(st);
+  const current = (k) => ov[k] && ov[k].key === overlayKey(req, k) && ov[k].sv.length && ov[k].sv.length <= n;
   const len = Math.max(s?.sv?.length ?? 0, ...['S', 'E', 'A'].map((k) => (current(k) ? ov[k].sv.length : 0)), 1);
   const x = Array.from({ length: len }, (_, i) => i + 1);
   const fromOv = (k) => (current(k) ? normalisedSpectrum(ov[k].sv, ov[k].floor, len) : new Array(len).fill(null));
   const M = s && s.sv.length <= n ? normalisedSpectrum(s.sv, s.floor, len) : new Array(len).fill(null);
-  const ceiling = rankCeiling(st);
+  const { ceiling } = dims();
   charts.spectrum.update({ x, S: fromOv('S'), E: fromOv('E'), M, A: fromOv('A'),
     ceiling, floor: s && s.sv[0] > 0 ? s.floor / s.sv[0] : 0 });
   const eM = s ? errorCurve(s.sv, s.fro2 ?? null) : [null];
@@ -276,7 +272,7 @@ function drawReadouts() {
   const r = { ...(view.readouts ?? {}), ...(view.spec?.readouts ?? {}) };
   const s = view.spec?.sv ? view.spec : null;
   const ctx = {
-    n: st.n, tau: st.tau, ceiling: rankCeiling(st), partial: !!s?.partial, relTol: st.rtol,
+    n: st.n, tau: st.tau, ceiling: dims().ceiling, partial: !!s?.partial, relTol: st.rtol,
     relRank: s ? rankAtRelative(s.sv, 10 ** st.rtol, s.floor) : null,
   };
   const rows = readoutRows();
@@ -337,6 +333,30 @@ function readoutRows() {
   return rowCache;
 }
 
+/**
+ * The rank ceiling (the factors' rank bound, av_factor_rank, at most n; null where there are none) and
+ * the feature dimension (av_feature_dim: {status, r, saturated}) of the state's knobs, from the library;
+ * kept while the knobs and sizes stay.
+ */
+let dimsMemo = { key: null };
+function dims() {
+  const knobs = schema.knobsOf(st);
+  const key = `${st.n}|${st.d}|${JSON.stringify(knobs)}`;
+  if (dimsMemo.key !== key) {
+    const fr = av.factorRank(knobs, st.n, st.d);
+    dimsMemo = { key, ceiling: fr.r === null ? null : Math.min(fr.r, st.n), feature: av.featureDim(knobs, st.n, st.d) };
+  }
+  return dimsMemo;
+}
+
+/** The note for a feature dimension above the library's cap, or null. */
+function featureNote(fd) {
+  if (fd.status !== av.STATUS.ERR_FEATURE_DIM) return null;
+  const r = fd.r < 1e9 ? fd.r.toLocaleString('en') : fd.r.toExponential(2).replace('e+', '·10^');
+  return `feature dimension ${fd.saturated ? '≥ ' : ''}${r} > ${av.limits.maxFeatureDim.toLocaleString('en')}: ` +
+    'no linear path (the matrix comes from the closed form)';
+}
+
 // --- chrome: controls, formula, notes, status ---------------------------------------------------------
 let controls = null;
 let shownVariant = null;
@@ -348,14 +368,14 @@ function syncChrome() {
   controls.sync(st);
   if (shownVariant !== st.variant) {
     shownVariant = st.variant;
-    $('formula').innerHTML = katex.renderToString(VARIANT_TEX[st.variant], { throwOnError: false, output: 'html' });
-    $('hint').textContent = VARIANT_HINT[st.variant];
+    const v = schema.variantView(st.variant);
+    $('formula').innerHTML = katex.renderToString(v.tex, { throwOnError: false, output: 'html' });
+    $('hint').textContent = v.hint;
   }
-  const fd = featureDim(st);
-  const cn = causalNote(st);
-  const hide = !cn && !(fd && fd > 65536);
+  const notes = [schema.causalNote(st), featureNote(dims().feature)].filter(Boolean);
+  const hide = !notes.length;
   if ($('causal-note').hidden !== hide) $('causal-note').hidden = hide;
-  setText('causal-note', [cn, fd && fd > 65536 ? `feature dimension ${fd < 1e9 ? fd.toLocaleString('en') : fd.toExponential(2).replace('e+', '·10^')} > 65,536: no linear path (the matrix comes from the closed form)` : null].filter(Boolean).join('. '));
+  setText('causal-note', notes.join('. '));
 }
 
 function setStatus() {
@@ -401,12 +421,31 @@ function onHover(e) {
 }
 
 // --- start ----------------------------------------------------------------------------------------
-function start() {
+async function start() {
+  // the workers load their own modules while this thread loads its own
+  workers = { spectrum: makeWorker('spectrum'), frame: makeWorker('frame') };
+  readoutRows();
+  drawColorbar($('cb-M'), tables.seq); drawColorbar($('cb-A'), tables.seq); drawColorbar($('cb-D'), tables.div);
+  $('share').addEventListener('click', async () => {
+    try { await navigator.clipboard.writeText(location.href); $('share').textContent = 'copied'; } catch { $('share').textContent = 'see address bar'; }
+    setTimeout(() => { $('share').textContent = 'copy link'; }, 1500);
+  });
+  try {
+    av = await loadAttnviz({ simd: simdSupported(), simdUrl: wasmUrl('attnviz.wasm'), scalarUrl: wasmUrl('attnviz-scalar.wasm') });
+    schema = buildSchema(av.registry);
+  } catch (err) {
+    showNotice(`could not load the WebAssembly module: ${err.message}`);
+    $('status').textContent = 'the WebAssembly module did not load';
+    return;
+  }
+  const parsed = schema.fromHash(location.hash);
+  st = parsed.state;
+  engine = new Engine(av);
+  $('engine').textContent = av.simd ? 'wasm SIMD' : 'wasm scalar';
   const groups = { input: $('ctl-input'), variant: $('ctl-variant'), readout: $('ctl-readout') };
-  const byGroup = (g) => SCHEMA.filter((e) => e.group === g);
+  const byGroup = (g) => schema.SCHEMA.filter((e) => e.group === g);
   const parts = Object.entries(groups).map(([g, el]) => buildControls(el, byGroup(g), st, onChange));
   controls = { sync: (s) => parts.forEach((p) => p.sync(s)) };
-  drawColorbar($('cb-M'), tables.seq); drawColorbar($('cb-A'), tables.seq); drawColorbar($('cb-D'), tables.div);
   for (const id of ['hm-M', 'hm-A', 'hm-D']) $(id).addEventListener('mousemove', onHover);
   new ResizeObserver(([e]) => {
     entBox.width = Math.floor(e.contentRect.width); entBox.height = Math.floor(e.contentRect.height);
@@ -418,26 +457,14 @@ function start() {
     onChange('theme', order[(order.indexOf(st.theme) + 1) % 3], 'input');
     charts?.spectrum.redraw(); charts?.error.redraw();
   });
-  $('share').addEventListener('click', async () => {
-    try { await navigator.clipboard.writeText(location.href); $('share').textContent = 'copied'; } catch { $('share').textContent = 'see address bar'; }
-    setTimeout(() => { $('share').textContent = 'copy link'; }, 1500);
-  });
   addEventListener('hashchange', () => {
-    if (location.hash.slice(1) === toHash(st)) return;
-    const p = fromHash(location.hash);
+    if (location.hash.slice(1) === schema.toHash(st)) return;
+    const p = schema.fromHash(location.hash);
     if (p.problems.length) showNotice(p.problems.join('; '));
     st = p.state; dirty = 'inputs'; release = true; redraw.controls = true; schedule();
   });
-  if (problems.length) showNotice(problems.join('; '));
-  readoutRows();
-  workers = { spectrum: makeWorker('spectrum'), frame: makeWorker('frame') };
-  loadAttnviz({ simd: simdSupported(), simdUrl: wasmUrl('attnviz.wasm'), scalarUrl: wasmUrl('attnviz-scalar.wasm') })
-    .then((av) => {
-      engine = new Engine(av);
-      $('engine').textContent = av.simd ? 'wasm SIMD' : 'wasm scalar';
-      dirty = 'inputs'; release = true; schedule();
-    })
-    .catch((err) => showNotice(`could not load the WebAssembly module: ${err.message}`));
+  if (parsed.problems.length) showNotice(parsed.problems.join('; '));
+  dirty = 'inputs'; release = true; redraw.controls = true;
   schedule();
 }
 
@@ -447,7 +474,6 @@ window.attnviz = {
   get view() { return view; },
   get charts() { return charts; },
   get ready() { return !!engine && workers.spectrum.ready && workers.frame.ready; },
-  get latestJob() { return gate.latest; },
   get idle() { return !raf && !urlTimer && dirty === null && Object.values(workers).every((w) => w.done >= w.posted); },
 };
 start();

@@ -16,12 +16,10 @@
 export function createLatestSlot() {
   let pending = null;
   let newest = 0;
-  let dropped = 0;
   return {
     /** Offer a request; an older one still waiting is dropped. Returns false if it is older than one seen. */
     put(req) {
-      if (req.id < newest) { dropped++; return false; }
-      if (pending) dropped++;
+      if (req.id < newest) return false;
       newest = req.id;
       pending = req;
       return true;
@@ -32,9 +30,6 @@ export function createLatestSlot() {
     take() { const r = pending; pending = null; return r; },
     /** Whether a request newer than `id` has arrived (the job for `id` should stop). */
     superseded(id) { return newest > id; },
-    get waiting() { return pending !== null; },
-    get newest() { return newest; },
-    get dropped() { return dropped; },
   };
 }
 
@@ -54,7 +49,5 @@ export function createResultGate() {
       if (deliver) shown.set(part, id);
       return { deliver, stale: id !== latest };
     },
-    get latest() { return latest; },
-    shownId(part = 'result') { return shown.get(part) ?? 0; },
   };
 }

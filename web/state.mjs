@@ -1,82 +1,58 @@
 // state.mjs: the lab's whole state as one plain object, described by one declarative schema that
 // round-trips to the URL hash (`#v=1&variant=focused&p=3&…`). No DOM here: pure functions only.
 //
-// Every entry: {name, type, default, min, max, step?, values?, options?, label, group, variants?, stage}
+// The schema is built once the wasm module is loaded, from its registry (av.registry, web/attnviz.mjs)
+// and the page's presentation (web/variants.mjs): buildSchema(registry). The variant list, which knobs a
+// variant reads, each knob's type, range, default and step, and the causal rules are the registry's;
+// the page adds its inputs (generator, sizes), readout settings and labels. docs/page.md lists the keys.
+//
+// Every entry: {name, type, default, min, max, step?, values?, options?, optionLabels?, label, group,
+//               variants?, when?, stage, knob?}
 //   type     'int' | 'float' | 'bool' | 'enum'
-//   values   for a slider that steps through a list (n, d): the state still accepts any in-range int
+//   values   for a slider that steps through a list (n, d, m): the state still accepts any in-range int
 //   variants the variants whose knob this is (absent: shown for all)
 //   stage    the first pipeline stage a change invalidates (see STAGES); later stages follow
-//   max      a number, or a function of the state (Linformer's s and Nyström's landmarks go up to n)
+//   max      a number, or a function of the state (bounds the registry gives as n or 2n − 1)
+//   knob     the registry knob the entry sets (its key in av_params and in the loader's knobs)
 
-export const VERSION = 1;
+import { VARIANT_VIEW, KNOB_VIEW, OPENING_VARIANT, variantView } from './variants.mjs';
 
-export const VARIANTS = [
-  'softmax', 'elu', 'relu', 'exp', 'efficient', 'focused', 'linformer', 'performer', 'taylor',
-  'explimit', 'hedgehog', 'nystrom', 'cosformer',
-];
-export const VARIANT_LABELS = {
-  softmax: 'softmax (reference)', elu: 'linear, φ = elu+1', relu: 'linear, φ = relu',
-  exp: 'linear, φ = exp', efficient: 'Efficient Attention', focused: 'focused (FLatten)',
-  linformer: 'Linformer', performer: 'Performer FAVOR+', taylor: 'Taylor series of exp',
-  explimit: '(1 + s/N)^N', hedgehog: 'Hedgehog (W = I)', nystrom: 'Nyströmformer', cosformer: 'cosFormer',
-};
-/** Variants that have no causal form (product.md §9). */
-export const NO_CAUSAL = new Set(['efficient', 'linformer', 'nystrom']);
-export const GENERATORS = ['gaussian', 'clustered', 'local', 'lowrank', 'sink'];
-export const GENERATOR_LABELS = {
+const VERSION = 1;
+
+const GENERATORS = ['gaussian', 'clustered', 'local', 'lowrank', 'sink'];
+const GENERATOR_LABELS = {
   gaussian: 'Gaussian', clustered: 'clustered keys', local: 'local / positional', lowrank: 'planted low rank',
   sink: 'attention sink',
 };
 
 /** Pipeline stages, in order: a change at one stage invalidates it and every later one. */
-export const STAGES = ['inputs', 'reference', 'matrix', 'readouts', 'display'];
+const STAGES = ['inputs', 'reference', 'matrix', 'readouts', 'display'];
 
 const N_VALUES = [16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096];
 const D_VALUES = [4, 8, 16, 24, 32, 48, 64, 96, 128, 256];
 
-export const SCHEMA = [
-  // input
-  { name: 'gen', type: 'enum', options: GENERATORS, default: 'gaussian', label: 'generator', group: 'input', stage: 'inputs' },
-  { name: 'seed', type: 'int', default: 1, min: 0, max: 4294967295, label: 'seed', group: 'input', stage: 'inputs' },
+/** The page's own entries around the registry's knobs: its inputs, and the readout and view settings. */
+const INPUT_ENTRIES = [
+  { name: 'gen', type: 'enum', options: GENERATORS, optionLabels: GENERATOR_LABELS, default: 'gaussian', label: 'generator', group: 'input', stage: 'inputs' },
+  { name: 'seed', type: 'int', default: 1, min: 0, max: 4294967295, label: 'seed', group: 'input', stage: 'inputs', control: 'number' },
   { name: 'n', type: 'int', default: 256, min: 16, max: 4096, values: N_VALUES, label: 'n (tokens)', group: 'input', stage: 'inputs' },
   { name: 'd', type: 'int', default: 64, min: 4, max: 256, values: D_VALUES, label: 'd (head dim)', group: 'input', stage: 'inputs' },
   { name: 'std', type: 'float', default: 1, min: 0.1, max: 4, step: 0.05, label: 'std of Q, K', group: 'input', stage: 'inputs' },
-  { name: 'scale', type: 'float', default: 1, min: 0.05, max: 4, step: 0.05, label: 'logit scale ×1/√d', group: 'input', stage: 'reference' },
-  { name: 'causal', type: 'bool', default: false, label: 'causal mask', group: 'input', stage: 'reference' },
-  // variant and its knobs
-  { name: 'variant', type: 'enum', options: VARIANTS, default: 'focused', label: 'variant', group: 'variant', stage: 'matrix' },
-  { name: 'p', type: 'float', default: 3, min: 1, max: 10, step: 0.1, label: 'focusing power p', group: 'variant', variants: ['focused'], stage: 'matrix' },
-  { name: 'dwc', type: 'bool', default: false, label: 'DWC (depthwise conv on V)', group: 'variant', variants: ['focused'], stage: 'matrix' },
-  { name: 'dwc_k', type: 'int', default: 5, min: 1, max: 63, step: 2, label: 'DWC kernel size', group: 'variant', variants: ['focused'], when: (st) => st.dwc, stage: 'matrix' },
-  { name: 's', type: 'int', default: 64, min: 1, max: (st) => st.n, label: 'projected length s', group: 'variant', variants: ['linformer'], stage: 'matrix' },
-  { name: 'ef_kind', type: 'enum', options: ['gaussian', 'mean'], default: 'gaussian', label: 'E/F kind', group: 'variant', variants: ['linformer'], stage: 'matrix' },
-  { name: 'ef_shared', type: 'bool', default: false, label: 'share E = F', group: 'variant', variants: ['linformer'], stage: 'matrix' },
-  { name: 'm', type: 'int', default: 256, min: 1, max: 4096, values: [1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096], label: 'random features m', group: 'variant', variants: ['performer'], stage: 'matrix' },
-  { name: 'orthogonal', type: 'bool', default: true, label: 'orthogonal features', group: 'variant', variants: ['performer'], stage: 'matrix' },
-  { name: 'rseed', type: 'int', default: 1, min: 0, max: 4294967295, label: 'feature seed', group: 'variant', variants: ['performer', 'linformer', 'focused'], stage: 'matrix' },
-  { name: 'order', type: 'int', default: 2, min: 1, max: 4, label: 'Taylor order', group: 'variant', variants: ['taylor'], stage: 'matrix' },
-  { name: 'N', type: 'int', default: 2, min: 1, max: 64, label: 'power N', group: 'variant', variants: ['explimit'], stage: 'matrix' },
-  { name: 'landmarks', type: 'int', default: 64, min: 1, max: (st) => st.n, label: 'landmarks', group: 'variant', variants: ['nystrom'], stage: 'matrix' },
-  { name: 'iters', type: 'int', default: 6, min: 0, max: 30, label: 'pinv iterations', group: 'variant', variants: ['nystrom'], stage: 'matrix' },
-  // readout settings and display
+];
+const READOUT_ENTRIES = [
   { name: 'tau', type: 'float', default: 0.1, min: 0.01, max: 1, step: 0.01, label: 'sparsity τ', group: 'readout', stage: 'readouts' },
   { name: 'rtol', type: 'float', default: -3, min: -7, max: -1, step: 0.5, label: 'rank tol. log₁₀', group: 'readout', stage: 'display' },
   { name: 'ds', type: 'enum', options: ['mean', 'max'], default: 'mean', label: 'downsample by', group: 'readout', stage: 'readouts' },
   { name: 'theme', type: 'enum', options: ['auto', 'light', 'dark'], default: 'auto', label: 'theme', group: 'view', stage: 'display' },
 ];
 
-/** Schema entries by name. No prototype: `BY_NAME.toString` is undefined, like any name not in SCHEMA. */
-export const BY_NAME = Object.freeze(Object.assign(Object.create(null), Object.fromEntries(SCHEMA.map((e) => [e.name, e]))));
+/**
+ * Knobs no variant lists (the registry lists neither): each applies where the variant's row has the
+ * named property, and the reference reads them, so they sit with the inputs and invalidate the reference.
+ */
+const GLOBAL_KNOBS = { causal: 'causal', scale: 'scaled' };
 
-/** The schema entry named `name` (a user-given string: a link's key), or null. Own entries only. */
-export function entryOf(name) {
-  return typeof name === 'string' && Object.hasOwn(BY_NAME, name) ? BY_NAME[name] : null;
-}
-
-/** The state with every default. */
-export function defaults() {
-  return Object.fromEntries(SCHEMA.map((e) => [e.name, e.default]));
-}
+const TYPES = { real: 'float', int: 'int', bool: 'bool', enum: 'enum' };
 
 /** Upper bound of an entry in this state (entries whose max depends on n). */
 export function maxOf(entry, st) {
@@ -88,95 +64,295 @@ export function applies(entry, st) {
   return (!entry.variants || entry.variants.includes(st.variant)) && (!entry.when || entry.when(st));
 }
 
-/**
- * Coerce one raw value (string from the URL, number or bool from a control) to the entry's type,
- * within range. Returns {value, problem}: problem is a sentence when the raw value was bad or clamped.
- */
-export function coerce(entry, raw, st) {
-  const bad = (why) => ({ value: st[entry.name] ?? entry.default, problem: `${entry.name}: ${why}` });
-  if (entry.type === 'bool') {
-    if (raw === true || raw === '1' || raw === 'true' || raw === 1) return { value: true, problem: null };
-    if (raw === false || raw === '0' || raw === 'false' || raw === 0) return { value: false, problem: null };
-    return bad(`"${String(raw).slice(0, 40)}" is not 0 or 1`);
-  }
-  if (entry.type === 'enum') {
-    const s = String(raw);
-    return entry.options.includes(s) ? { value: s, problem: null } : bad(`"${s.slice(0, 40)}" is not one of ${entry.options.join(', ')}`);
-  }
-  const x = typeof raw === 'number' ? raw : Number(String(raw).trim() === '' ? NaN : raw);
-  if (!Number.isFinite(x)) return bad(`"${String(raw).slice(0, 40)}" is not a number`);
-  let v = entry.type === 'int' ? Math.round(x) : x;
-  if (entry.type === 'int' && entry.step === 2 && (v - entry.min) % 2 !== 0) v += 1; // odd kernel sizes
-  const lo = entry.min;
-  const hi = maxOf(entry, st);
-  if (v < lo || v > hi) {
-    const c = Math.min(hi, Math.max(lo, v));
-    return { value: c, problem: `${entry.name}: ${x} is outside ${lo}…${hi}, using ${c}` };
-  }
-  return { value: v, problem: null };
+/** Whether `stage` must be recomputed when `first` is the earliest dirty stage. */
+export function stageDirty(first, stage) {
+  return first !== null && STAGES.indexOf(stage) >= STAGES.indexOf(first);
 }
 
-/** Bring every dependent bound in line after a change (s, landmarks ≤ n). Returns a new state. */
-export function normalise(st) {
-  const out = { ...st };
-  for (const e of SCHEMA) {
-    if (typeof e.max === 'function') {
-      const hi = e.max(out);
-      if (out[e.name] > hi) out[e.name] = hi;
-    }
-  }
-  return out;
-}
-
-/** The URL hash for a state: `v=1` first, then every entry in schema order (a link is exact). */
-export function toHash(st) {
-  const parts = [`v=${VERSION}`];
-  for (const e of SCHEMA) {
-    const v = st[e.name];
-    const s = e.type === 'bool' ? (v ? '1' : '0') : e.type === 'float' ? String(+Number(v).toPrecision(8)) : String(v);
-    parts.push(`${e.name}=${encodeURIComponent(s)}`);
-  }
-  return parts.join('&');
+/** A `relative` knob's page value 1 in the knob's units is 1 / this (its default rule's base: 1/√d). */
+function relativeDivisor(knob, d) {
+  if (knob.def_rule === 'rsqrt_d') return Math.sqrt(d);
+  throw new Error(`state: knob ${knob.key} is shown relative to its default, which rule ${knob.def_rule} does not give`);
 }
 
 /**
- * Parse a URL hash (with or without '#'). Returns {state, problems}: unknown keys, bad values and
- * versions are reported as sentences and otherwise ignored. Values are data, never markup.
+ * The schema entries of one registry knob (two for a knob presented as a toggle plus a slider).
+ * `variants`: the variants that read it (null: every variant, for the global knobs).
  */
-export function fromHash(hash) {
-  const problems = [];
-  let st = defaults();
-  const text = String(hash || '').replace(/^#/, '');
-  if (!text) return { state: st, problems };
-  const pairs = [];
-  for (const part of text.split('&')) {
-    if (!part) continue;
-    const i = part.indexOf('=');
-    let k, v;
-    try {
-      k = decodeURIComponent(i < 0 ? part : part.slice(0, i));
-      v = decodeURIComponent(i < 0 ? '' : part.slice(i + 1));
-    } catch {
-      problems.push(`${part.slice(0, 40)}: malformed escape in the link`);
-      continue;
+function knobEntries(knob, variants) {
+  const view = Object.hasOwn(KNOB_VIEW, knob.key) ? KNOB_VIEW[knob.key] : {};
+  const global = Object.hasOwn(GLOBAL_KNOBS, knob.key);
+  const common = {
+    group: global ? 'input' : 'variant', stage: global ? 'reference' : 'matrix', knob: knob.key,
+    ...(variants ? { variants } : {}),
+  };
+  const e = {
+    name: view.url ?? knob.key, type: TYPES[knob.type], label: view.label ?? knob.key, ...common,
+  };
+  if (knob.type === 'enum') {
+    e.options = knob.options;
+    e.default = knob.options[knob.def];
+  } else if (knob.type === 'bool') {
+    e.default = knob.def !== 0;
+  } else {
+    const hi = knob.hi_rule === 'n' ? (st) => st.n : knob.hi_rule === '2n-1' ? (st) => 2 * st.n - 1 : knob.hi;
+    e.min = knob.lo;
+    e.max = hi;
+    e.step = knob.odd ? 2 : knob.step;
+    e.default = knob.def; // def_rule 'min_n': min(n, def), which normalise() gives
+    if (knob.odd) e.odd = true;
+    if (knob.minus1_zero) e.minus1Zero = true; // a real 0 is −1 in av_params
+    if (view.values) e.values = view.values;
+    if (view.control) e.control = view.control;
+    if (view.redraw) e.redraw = view.redraw;
+  }
+  if (view.relative) { // the page's value is a multiple of the default rule's base (scale ×1/√d)
+    Object.assign(e, { relative: true, min: view.min, max: view.max, default: 1 });
+  }
+  if (view.toggle) { // 0 means "off" (not a default): a checkbox, and the value's slider while it is on
+    if (global || knob.zero_default || knob.lo !== 0 || (e.type !== 'int' && e.type !== 'float')) {
+      throw new Error(`state: knob ${knob.key} is shown as a toggle, but 0 is not its "off"`);
     }
-    pairs.push([k, v]);
+    const toggle = { name: view.toggle.url, type: 'bool', default: knob.def !== 0, label: view.toggle.label, ...common, toggleOf: e.name };
+    e.min = knob.odd ? 1 : knob.step;
+    e.default = view.start ?? e.min;
+    e.toggle = toggle.name;
+    e.when = (st) => !!st[toggle.name];
+    e.short = view.toggle.short ?? view.toggle.label;
+    return [toggle, e];
   }
-  const ver = pairs.find(([k]) => k === 'v');
-  if (ver && ver[1] !== String(VERSION)) problems.push(`v: link version ${ver[1].slice(0, 20)} is not ${VERSION}; reading what is understood`);
-  // n first: other bounds (s, landmarks) depend on it
-  pairs.sort(([a], [b]) => (b === 'n') - (a === 'n'));
-  const unknown = new Set();
-  for (const [k, v] of pairs) {
-    if (k === 'v') continue;
-    const e = entryOf(k);
-    if (!e) { unknown.add(k.slice(0, 40)); continue; }
-    const { value, problem } = coerce(e, v, st);
-    if (problem) problems.push(problem);
-    st = { ...st, [e.name]: value };
+  if (typeof e.max === 'number' && !(e.max < 1e300)) {
+    throw new Error(`state: knob ${knob.key} has no upper bound: web/variants.mjs must give the page's range`);
   }
-  if (unknown.size) problems.push(unknownSentence([...unknown]));
-  return { state: normalise(st), problems: capList(problems) };
+  return [e];
+}
+
+/**
+ * The schema and every function of the state, for this registry (av.registry of web/attnviz.mjs).
+ * Returns a frozen object: {SCHEMA, BY_NAME, VARIANTS, entryOf, defaults, coerce, normalise, toHash,
+ * fromHash, changedKeys, firstDirtyStage, knobsOf, requestOf, causalNote, variantRow, variantView,
+ * knobEntry}.
+ */
+export function buildSchema(registry) {
+  const rows = registry.variants;
+  const VARIANTS = rows.map((v) => v.name);
+  const ROW = new Map(rows.map((v) => [v.name, v]));
+  const labels = Object.fromEntries(rows.map((v) => [v.name, variantView(v).label]));
+  const readers = (key) => rows.filter((v) => v.knobs.includes(key)).map((v) => v.name);
+  const shownAt = (k) => { const i = Object.keys(KNOB_VIEW).indexOf(k.key); return i < 0 ? Infinity : i; };
+  const globals = registry.knobs.filter((k) => Object.hasOwn(GLOBAL_KNOBS, k.key)).sort((a, b) => shownAt(a) - shownAt(b));
+  const perVariant = registry.knobs.filter((k) => !Object.hasOwn(GLOBAL_KNOBS, k.key) && readers(k.key).length);
+  const opening = VARIANTS.includes(OPENING_VARIANT) ? OPENING_VARIANT : VARIANTS[0];
+
+  const SCHEMA = [
+    ...INPUT_ENTRIES,
+    ...globals.flatMap((k) => knobEntries(k, null)),
+    { name: 'variant', type: 'enum', options: VARIANTS, optionLabels: labels, default: opening, label: 'variant', group: 'variant', stage: 'matrix' },
+    ...perVariant.flatMap((k) => knobEntries(k, readers(k.key))),
+    ...READOUT_ENTRIES,
+  ];
+  const seen = new Set();
+  for (const e of SCHEMA) {
+    if (seen.has(e.name)) throw new Error(`state: two schema entries named "${e.name}"`);
+    seen.add(e.name);
+  }
+  /** Schema entries by name. No prototype: `BY_NAME.toString` is undefined, like any name not in SCHEMA. */
+  const BY_NAME = Object.freeze(Object.assign(Object.create(null), Object.fromEntries(SCHEMA.map((e) => [e.name, e]))));
+  /** The value entry of each registry knob, by knob key (a toggle's slider, not its checkbox). */
+  const KNOB_ENTRY = new Map(SCHEMA.filter((e) => e.knob && !e.toggleOf).map((e) => [e.knob, e]));
+  const KNOB = new Map(registry.knobs.map((k) => [k.key, k]));
+
+  /** The schema entry named `name` (a user-given string: a link's key), or null. Own entries only. */
+  function entryOf(name) {
+    return typeof name === 'string' && Object.hasOwn(BY_NAME, name) ? BY_NAME[name] : null;
+  }
+
+  /** The state with every default. */
+  function defaults() {
+    return Object.fromEntries(SCHEMA.map((e) => [e.name, e.default]));
+  }
+
+  /**
+   * Coerce one raw value (string from the URL, number or bool from a control) to the entry's type,
+   * within range. Returns {value, problem}: problem is a sentence when the raw value was bad or clamped.
+   */
+  function coerce(entry, raw, st) {
+    const bad = (why) => ({ value: st[entry.name] ?? entry.default, problem: `${entry.name}: ${why}` });
+    if (entry.type === 'bool') {
+      if (raw === true || raw === '1' || raw === 'true' || raw === 1) return { value: true, problem: null };
+      if (raw === false || raw === '0' || raw === 'false' || raw === 0) return { value: false, problem: null };
+      return bad(`"${String(raw).slice(0, 40)}" is not 0 or 1`);
+    }
+    if (entry.type === 'enum') {
+      const s = String(raw);
+      return entry.options.includes(s) ? { value: s, problem: null } : bad(`"${s.slice(0, 40)}" is not one of ${entry.options.join(', ')}`);
+    }
+    const x = typeof raw === 'number' ? raw : Number(String(raw).trim() === '' ? NaN : raw);
+    if (!Number.isFinite(x)) return bad(`"${String(raw).slice(0, 40)}" is not a number`);
+    let v = entry.type === 'int' ? Math.round(x) : x;
+    if (entry.odd && v % 2 === 0) v += 1; // odd kernel sizes
+    const lo = entry.min;
+    const hi = maxOf(entry, st);
+    if (v < lo || v > hi) {
+      const c = Math.min(hi, Math.max(lo, v));
+      return { value: c, problem: `${entry.name}: ${x} is outside ${lo}…${hi}, using ${c}` };
+    }
+    return { value: v, problem: null };
+  }
+
+  /** Bring every dependent bound in line after a change (s, landmarks ≤ n). Returns a new state. */
+  function normalise(st) {
+    const out = { ...st };
+    for (const e of SCHEMA) {
+      if (typeof e.max === 'function') {
+        const hi = e.max(out);
+        if (out[e.name] > hi) out[e.name] = hi;
+      }
+    }
+    return out;
+  }
+
+  /** The URL hash for a state: `v=1` first, then every entry in schema order (a link is exact). */
+  function toHash(st) {
+    const parts = [`v=${VERSION}`];
+    for (const e of SCHEMA) {
+      const v = st[e.name];
+      const s = e.type === 'bool' ? (v ? '1' : '0') : e.type === 'float' ? String(+Number(v).toPrecision(8)) : String(v);
+      parts.push(`${e.name}=${encodeURIComponent(s)}`);
+    }
+    return parts.join('&');
+  }
+
+  /**
+   * Parse a URL hash (with or without '#'). Returns {state, problems}: unknown keys, bad values and
+   * versions are reported as sentences and otherwise ignored. Values are data, never markup.
+   */
+  function fromHash(hash) {
+    const problems = [];
+    let st = defaults();
+    const text = String(hash || '').replace(/^#/, '');
+    if (!text) return { state: st, problems };
+    const pairs = [];
+    for (const part of text.split('&')) {
+      if (!part) continue;
+      const i = part.indexOf('=');
+      let k, v;
+      try {
+        k = decodeURIComponent(i < 0 ? part : part.slice(0, i));
+        v = decodeURIComponent(i < 0 ? '' : part.slice(i + 1));
+      } catch {
+        problems.push(`${part.slice(0, 40)}: malformed escape in the link`);
+        continue;
+      }
+      pairs.push([k, v]);
+    }
+    const ver = pairs.find(([k]) => k === 'v');
+    if (ver && ver[1] !== String(VERSION)) problems.push(`v: link version ${ver[1].slice(0, 20)} is not ${VERSION}; reading what is understood`);
+    // n first: other bounds (s, landmarks) depend on it
+    pairs.sort(([a], [b]) => (b === 'n') - (a === 'n'));
+    const unknown = new Set();
+    for (const [k, v] of pairs) {
+      if (k === 'v') continue;
+      const e = entryOf(k);
+      if (!e) { unknown.add(k.slice(0, 40)); continue; }
+      const { value, problem } = coerce(e, v, st);
+      if (problem) problems.push(problem);
+      st = { ...st, [e.name]: value };
+    }
+    if (unknown.size) problems.push(unknownSentence([...unknown]));
+    return { state: normalise(st), problems: capList(problems) };
+  }
+
+  /** Names whose values differ between two states. */
+  function changedKeys(a, b) {
+    return SCHEMA.filter((e) => a[e.name] !== b[e.name]).map((e) => e.name);
+  }
+
+  /** The earliest pipeline stage that a set of changed keys invalidates (or null when none). */
+  function firstDirtyStage(keys) {
+    let best = STAGES.length;
+    for (const k of keys) {
+      const e = entryOf(k);
+      if (e) best = Math.min(best, STAGES.indexOf(e.stage));
+    }
+    return best < STAGES.length ? STAGES[best] : null;
+  }
+
+  /** The registry's row of the state's variant. */
+  function variantRow(name) {
+    const v = ROW.get(name);
+    if (!v) throw new RangeError(`state: unknown variant "${String(name).slice(0, 40)}"`);
+    return v;
+  }
+
+  /** The value of one knob's entries in av_params' terms, for this state. */
+  function knobValue(e, st) {
+    if (e.toggle && !st[e.toggle]) return 0;
+    let x = st[e.name];
+    if (e.type === 'int' || e.type === 'float') x = Math.min(x, maxOf(e, st));
+    if (e.relative) x /= relativeDivisor(KNOB.get(e.knob), st.d);
+    if (e.minus1Zero && x === 0) x = -1;
+    return x;
+  }
+
+  /** The knob of the variant whose nonzero value removes the causal form, when one is set (focused + DWC). */
+  function causalBlocker(v, knobs) {
+    return v.knobs.find((key) => KNOB.get(key).no_causal && knobs[key] !== 0 && knobs[key] !== false) ?? null;
+  }
+
+  /**
+   * The knobs object the loader's lab takes (web/attnviz.mjs) for this state: the variant, the global
+   * knobs (causal, scale) and the knobs the variant reads, by registry key, in av_params' terms. The one
+   * place the page's state becomes knobs: causal is off where the variant has no causal form or a set
+   * knob removes it.
+   */
+  function knobsOf(st) {
+    const v = variantRow(st.variant);
+    const knobs = { variant: v.name };
+    for (const k of registry.knobs) {
+      if (Object.hasOwn(GLOBAL_KNOBS, k.key) || v.knobs.includes(k.key)) knobs[k.key] = knobValue(KNOB_ENTRY.get(k.key), st);
+    }
+    if (knobs.causal) knobs.causal = v.causal && causalBlocker(v, knobs) === null;
+    return knobs;
+  }
+
+  /**
+   * What the compute modules (web/engine.mjs, web/worker.mjs) get for this state: the inputs, the knobs
+   * and the readout settings, never the state itself.
+   */
+  function requestOf(st) {
+    return {
+      inputs: { gen: st.gen, seed: st.seed, n: st.n, d: st.d, std: st.std },
+      knobs: knobsOf(st), tau: st.tau, ds: st.ds,
+    };
+  }
+
+  /** Whether the causal toggle is honoured for this variant (the page says when it is not). */
+  function causalNote(st) {
+    if (!st.causal) return null;
+    const v = variantRow(st.variant);
+    if (!v.causal) return `${labels[v.name]} has no causal form: shown non-causal`;
+    const knobs = knobsOf({ ...st, causal: false });
+    const key = causalBlocker(v, knobs);
+    return key === null ? null : `${labels[v.name]} + ${KNOB_ENTRY.get(key).short ?? KNOB_ENTRY.get(key).label} has no causal form: shown non-causal`;
+  }
+
+  return Object.freeze({
+    SCHEMA, BY_NAME, VARIANTS, entryOf, defaults, coerce, normalise, toHash, fromHash, changedKeys, firstDirtyStage,
+    knobsOf, requestOf, causalNote, variantRow,
+    /** The label, TeX and hint of a variant (web/variants.mjs, or the registry's plain text). */
+    variantView: (name) => variantView(variantRow(name)),
+    /** The schema entry that sets registry knob `key` (its value, not a toggle's checkbox), or null. */
+    knobEntry: (key) => KNOB_ENTRY.get(key) ?? null,
+  });
+}
+
+/** Whether every variant and knob of the registry has its presentation in web/variants.mjs. */
+export function missingPresentation(registry) {
+  return [
+    ...registry.variants.filter((v) => !Object.hasOwn(VARIANT_VIEW, v.name)).map((v) => `variant ${v.name}`),
+    ...registry.knobs.filter((k) => !Object.hasOwn(KNOB_VIEW, k.key)).map((k) => `knob ${k.key}`),
+  ];
 }
 
 // A link is untrusted and may be long: the notice names a handful and counts the rest.
@@ -196,72 +372,4 @@ function capList(problems) {
   const keep = problems.slice(0, MAX_PROBLEMS - 1);
   keep.push(`… and ${count(problems.length - keep.length)} more problems in the link`);
   return keep;
-}
-
-/** Names whose values differ between two states. */
-export function changedKeys(a, b) {
-  return SCHEMA.filter((e) => a[e.name] !== b[e.name]).map((e) => e.name);
-}
-
-/** The earliest pipeline stage that a set of changed keys invalidates (or null when none). */
-export function firstDirtyStage(keys) {
-  let best = STAGES.length;
-  for (const k of keys) {
-    const e = entryOf(k);
-    if (e) best = Math.min(best, STAGES.indexOf(e.stage));
-  }
-  return best < STAGES.length ? STAGES[best] : null;
-}
-
-/** Whether `stage` must be recomputed when `first` is the earliest dirty stage. */
-export function stageDirty(first, stage) {
-  return first !== null && STAGES.indexOf(stage) >= STAGES.indexOf(first);
-}
-
-/** The knobs object the loader's lab takes (web/attnviz.mjs), for this state. */
-export function knobsOf(st) {
-  const causal = st.causal && !NO_CAUSAL.has(st.variant) && !(st.variant === 'focused' && st.dwc);
-  return {
-    variant: st.variant, causal, scale: st.scale / Math.sqrt(st.d), p: st.p,
-    dwc_kernel: st.variant === 'focused' && st.dwc ? Math.min(st.dwc_k, st.n - ((st.n + 1) % 2)) : 0,
-    s: Math.min(st.s, st.n), ef_kind: st.ef_kind, ef_shared: st.ef_shared, m: st.m,
-    orthogonal: st.orthogonal, seed: st.rseed, order: st.order, N: st.N,
-    landmarks: Math.min(st.landmarks, st.n), iters: st.iters === 0 ? -1 : st.iters,
-  };
-}
-
-/** Whether the causal toggle is honoured for this variant (the page says when it is not). */
-export function causalNote(st) {
-  if (!st.causal) return null;
-  if (NO_CAUSAL.has(st.variant)) return `${VARIANT_LABELS[st.variant]} has no causal form: shown non-causal`;
-  if (st.variant === 'focused' && st.dwc) return 'focused + DWC has no causal form: shown non-causal';
-  return null;
-}
-
-/** The variant's rank ceiling (feature dimension, s, m, landmarks) or null, non-causal only. */
-export function rankCeiling(st) {
-  const k = knobsOf(st);
-  if (k.causal) return null;
-  const d = st.d;
-  const pow = (b, e) => Math.pow(b, e);
-  const table = {
-    elu: d, relu: d, exp: d, efficient: d, focused: st.dwc ? null : d, linformer: k.s, performer: st.m,
-    taylor: Array.from({ length: st.order + 1 }, (_, i) => pow(d, i)).reduce((a, b) => a + b, 0),
-    explimit: pow(d + 1, st.N), hedgehog: 2 * d, nystrom: k.landmarks, cosformer: 2 * d, softmax: null,
-  };
-  const r = Object.hasOwn(table, st.variant) ? table[st.variant] : null;
-  return r == null ? null : Math.min(r, st.n);
-}
-
-/** Feature dimension of a kernel variant (for the formula line), or null. */
-export function featureDim(st) {
-  const d = st.d;
-  switch (st.variant) {
-    case 'taylor': { let s = 0; for (let i = 0; i <= st.order; i++) s += Math.pow(d, i); return s; }
-    case 'explimit': return Math.pow(d + 1, st.N);
-    case 'performer': return st.m;
-    case 'hedgehog': case 'cosformer': return 2 * d;
-    case 'elu': case 'relu': case 'exp': case 'efficient': case 'focused': return d;
-    default: return null;
-  }
 }

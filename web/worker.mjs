@@ -4,13 +4,14 @@
 // heatmaps for MAIN_THREAD_MAX_N < n ≤ FRAME_WORKER_MAX_N, so that the spectrum never delays them).
 //
 // Messages in:  {kind: 'init', simdUrl, scalarUrl, simd}
-//               {kind: 'job', id, st, drag, frame, readouts, spectrum}   frame: the heatmaps;
+//               {kind: 'job', id, req, drag, frame, readouts, spectrum}   req: the request (state.mjs's
+//               requestOf: inputs, knobs, tau, ds; never the page's state); frame: the heatmaps;
 //               readouts: the plain readouts; spectrum (default true): the spectrum and the overlays
 // Messages out: {kind: 'ready', simd} | {kind: 'fatal', message}
 //               {id, part: 'frame' | 'readouts' | 'spectrum' | 'overlay' | 'done' | 'error', …}
 // Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step.
 import { loadAttnviz } from './attnviz.mjs';
-import { Engine } from './engine.mjs';
+import { Engine, overlayKey } from './engine.mjs';
 import { createLatestSlot } from './queue.mjs';
 
 const slot = createLatestSlot();
@@ -43,11 +44,11 @@ async function run() {
 }
 
 async function runJob(job) {
-  const { id, st, drag } = job;
+  const { id, req, drag } = job;
   const stale = () => slot.superseded(id);
   try {
     if (job.frame) {
-      const f = engine.frame(st, { readouts: false });
+      const f = engine.frame(req, { readouts: false });
       const { M, D } = f;
       self.postMessage({ id, part: 'frame', ...f }, transferables({ M, D })); // A is the engine's cached copy: cloned
       await yieldToEvents();
@@ -57,22 +58,22 @@ async function runJob(job) {
     // the variant's spectrum first (milliseconds by the factor route), then the plain readouts (which
     // read all n² entries), then the overlays
     if (spectrum) {
-      const s = engine.spectrum(st, drag);
+      const s = engine.spectrum(req, drag);
       if (s) self.postMessage({ id, part: 'spectrum', ...s });
     }
     if (job.readouts) {
       await yieldToEvents();
       if (stale()) return self.postMessage({ id, part: 'done', dropped: true });
-      self.postMessage({ id, part: 'readouts', readouts: engine.plainReadouts(st) });
+      self.postMessage({ id, part: 'readouts', readouts: engine.plainReadouts(req) });
     }
     if (!spectrum) return self.postMessage({ id, part: 'done' });
     for (const which of ['S', 'E', 'A']) {
       await yieldToEvents();
       // an overlay depends on the inputs only: finish it even for a superseded job when the newer
       // request shares its inputs (else a drag would never leave time for the overlays)
-      if (stale() && !sameOverlay(st, which)) return self.postMessage({ id, part: 'done', dropped: true });
+      if (stale() && !sameOverlay(req, which)) return self.postMessage({ id, part: 'done', dropped: true });
       // above n = 512 the overlays take the fast route (a third of the time; they are cached per inputs)
-      const o = engine.overlaySpectrum(st, which, drag || st.n > 512);
+      const o = engine.overlaySpectrum(req, which, drag || req.inputs.n > 512);
       if (o) self.postMessage({ id, part: 'overlay', which, key: o.key, sv: o.sv, floor: o.floor, partial: o.partial, route: o.route, fro2: o.fro2 ?? null });
     }
     self.postMessage({ id, part: 'done' });
@@ -81,10 +82,10 @@ async function runJob(job) {
   }
 }
 
-/** Whether the newest waiting request needs the same overlay spectrum as state `st`. */
-function sameOverlay(st, which) {
+/** Whether the newest waiting request needs the same overlay spectrum as request `req`. */
+function sameOverlay(req, which) {
   const next = slot.peek();
-  return !!next && engine.overlayKey(next.st, which) === engine.overlayKey(st, which);
+  return !!next && overlayKey(next.req, which) === overlayKey(req, which);
 }
 
 self.onmessage = (e) => {

@@ -19,11 +19,14 @@ const fresh = () => loadAttnviz({ source: SIMD_URL, simd: true });
 const MiB = 2 ** 20;
 
 describe('status codes are named constants that match the header', () => {
-  it('STATUS holds every code of enum av_status with its number', async () => {
+  it('STATUS holds every code of enum av_status with its number, from the registry', async () => {
     expect(Object.keys(H)).toContain('ERR_TOO_LARGE');
+    const av = await fresh(); // STATUS is filled from the first module's registry
     expect(STATUS).toEqual(H);
     expect(Object.isFrozen(STATUS)).toBe(true);
-    const av = await fresh();
+    expect(av.STATUS).toEqual(STATUS);
+    expect(Object.fromEntries(Object.entries(av.registry.status).map(([k, v]) => [k.replace(/^AV_/, ''), v]))).toEqual(H);
+    expect(av.registry.limits).toEqual({ max_n: av.limits.maxN, max_d: av.limits.maxD, max_feature_dim: av.limits.maxFeatureDim });
     expect(av.statusString(STATUS.ERR_TOO_LARGE)).toMatch(/too large for this build/);
     expect(av.limits).toMatchObject({ maxN: macro('AV_MAX_N'), maxD: macro('AV_MAX_D'),
       maxFeatureDim: macro('AV_MAX_FEATURE_DIM'), statusMin: H.ERR_TOO_LARGE, statusMax: Math.max(...Object.values(H)),

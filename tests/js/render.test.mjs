@@ -2,14 +2,16 @@
 import { describe, it, expect } from 'vitest';
 import { colorTable, buildTable, colorIndex, luminance, COLORMAPS, hexToRgb } from '../../web/render/colormap.mjs';
 import { fmt, fmtSigned, fmtCount, fmtBytes, fmtPct, fmtMs, ticks } from '../../web/render/format.mjs';
-import { blockSize, downsample, downsampleDiff, sharedRange, symmetricRange, paint, cellAt, quantile, selectKth } from '../../web/render/heatmap.mjs';
-import { normalisedSpectrum, errorCurve, rankAtRelative, spectralReadouts } from '../../web/render/spectrum.mjs';
+import { sharedRange, symmetricRange, paint, cellAt, quantile, selectKth } from '../../web/render/heatmap.mjs';
+import { blockSize, downsample, downsampleDiff } from '../../web/downsample.mjs';
+import { normalisedSpectrum, errorCurve, rankAtRelative } from '../../web/render/spectrum.mjs';
+import { spectralReadouts } from '../../web/spectral.mjs';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 import { READOUT_ROWS, costLine, rowReason, rowLabel, tolerance } from '../../web/render/readouts.mjs';
 import { entropyBars, entropyNote } from '../../web/render/entropy.mjs';
 import { floorDrawn } from '../../web/render/charts.mjs';
 import { Engine } from '../../web/engine.mjs';
-import { defaults } from '../../web/state.mjs';
+import { buildSchema } from '../../web/state.mjs';
 
 describe('colour tables', () => {
   it('are 256 opaque RGBA entries with the published end points', () => {
@@ -268,9 +270,10 @@ describe('row-entropy histogram', () => {
   it('the engine gives M\'s histogram each time and softmax A\'s with its mean', async () => {
     const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
     const e = new Engine(av);
+    const { defaults, requestOf } = buildSchema(av.registry);
     const st = { ...defaults(), n: 64, d: 16, variant: 'focused' };
-    const lo = e.frame({ ...st, p: 1 }).readouts.entropy_hist;
-    const hi = e.frame({ ...st, p: 6 }).readouts.entropy_hist;
+    const lo = e.frame(requestOf({ ...st, p: 1 })).readouts.entropy_hist;
+    const hi = e.frame(requestOf({ ...st, p: 6 })).readouts.entropy_hist;
     expect(lo.M.counts.reduce((a, b) => a + b, 0)).toBe(64);
     expect(hi.A).toBe(lo.A);                                 // cached: the inputs did not change
     expect(hi.M.mean).toBeLessThan(lo.M.mean);               // sharper rows: lower entropy

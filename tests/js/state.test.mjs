@@ -1,9 +1,17 @@
-// The state schema: defaults, URL hash round trip (v=1), bad input reported and clamped, dirty stages.
+// The state schema, built from the real wasm module's registry: defaults, URL hash round trip (v=1), bad
+// input reported and clamped, dirty stages, the one translation of the state into knobs.
 import { describe, it, expect } from 'vitest';
-import {
-  SCHEMA, defaults, toHash, fromHash, coerce, BY_NAME, normalise, changedKeys, firstDirtyStage, stageDirty,
-  knobsOf, rankCeiling, applies, causalNote, VARIANTS, featureDim,
-} from '../../web/state.mjs';
+import { loadAttnviz } from '../../web/attnviz.mjs';
+import { buildSchema, stageDirty, applies, missingPresentation } from '../../web/state.mjs';
+
+const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
+const {
+  SCHEMA, defaults, toHash, fromHash, coerce, BY_NAME, normalise, changedKeys, firstDirtyStage, knobsOf,
+  requestOf, causalNote, VARIANTS, knobEntry, variantRow,
+} = buildSchema(av.registry);
+const { STATUS } = av;
+/** The library's rank ceiling of the factors (min with n) and feature dimension, for a state. */
+const ceiling = (st) => { const r = av.factorRank(knobsOf(st), st.n, st.d).r; return r === null ? null : Math.min(r, st.n); };
 
 describe('state schema', () => {
   it('has a default inside its range for every entry', () => {
@@ -30,7 +38,8 @@ describe('state schema', () => {
     expect(toHash(back.state)).toBe(toHash(st));
   });
 
-  it('round-trips every variant', () => {
+  it('round-trips every variant of the registry', () => {
+    expect(VARIANTS).toEqual(av.variantNames);
     for (const v of VARIANTS) {
       const st = { ...defaults(), variant: v };
       expect(fromHash(toHash(st)).state.variant).toBe(v);
@@ -43,12 +52,12 @@ describe('state schema', () => {
     expect(state.p).toBe(3);
     expect(state.variant).toBe('focused');
     expect(state.causal).toBe(false);
-    expect(state.m).toBe(4096);
+    expect(state.m).toBe(65536); // the registry's range of m
     expect(problems.some((p) => p.includes('version'))).toBe(true);
     expect(problems.some((p) => p.includes('unknown parameter "bogus"'))).toBe(true);
     expect(problems.some((p) => p.startsWith('p:'))).toBe(true);
     expect(problems.some((p) => p.startsWith('variant:'))).toBe(true);
-    expect(problems.some((p) => p.startsWith('m:') && p.includes('4096'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('m:') && p.includes('65536'))).toBe(true);
     expect(problems.length).toBe(6);
   });
 
@@ -100,14 +109,19 @@ describe('state schema', () => {
     expect(knobsOf({ ...defaults(), variant: 'nystrom', iters: 0 }).iters).toBe(-1);
   });
 
-  it('knows rank ceilings and feature dimensions', () => {
+  it('takes rank ceilings and feature dimensions from the library', () => {
     const d = defaults();
-    expect(rankCeiling({ ...d, variant: 'linformer', s: 40 })).toBe(40);
-    expect(rankCeiling({ ...d, variant: 'elu' })).toBe(64);
-    expect(rankCeiling({ ...d, variant: 'elu', causal: true })).toBe(null);
-    expect(rankCeiling({ ...d, variant: 'softmax' })).toBe(null);
-    expect(featureDim({ ...d, variant: 'taylor', d: 16, order: 2 })).toBe(1 + 16 + 256);
-    expect(featureDim({ ...d, variant: 'explimit', d: 64, N: 3 })).toBe(65 ** 3);
+    expect(ceiling({ ...d, variant: 'linformer', s: 40 })).toBe(40);
+    expect(ceiling({ ...d, variant: 'elu' })).toBe(64);
+    expect(ceiling({ ...d, variant: 'elu', causal: true })).toBe(null);
+    expect(ceiling({ ...d, variant: 'softmax' })).toBe(null);
+    expect(ceiling({ ...d, variant: 'focused', dwc: true })).toBe(null);
+    expect(ceiling({ ...d, variant: 'performer', m: 1024 })).toBe(256); // at most n
+    const fd = (st) => av.featureDim(knobsOf(st), st.n, st.d);
+    expect(fd({ ...d, variant: 'taylor', d: 16, order: 2 })).toMatchObject({ status: 0, r: 1 + 16 + 256 });
+    expect(fd({ ...d, variant: 'explimit', d: 64, N: 3 })).toMatchObject({ status: STATUS.ERR_FEATURE_DIM, r: 65 ** 3, saturated: false });
+    expect(fd({ ...d, variant: 'explimit', d: 256, N: 64 })).toMatchObject({ status: STATUS.ERR_FEATURE_DIM, saturated: true });
+    expect(fd({ ...d, variant: 'softmax' }).r).toBe(null);
   });
 
   it('shows a knob only for its variant', () => {
@@ -117,6 +131,104 @@ describe('state schema', () => {
     expect(applies(BY_NAME.n, st)).toBe(true);
     expect(applies(BY_NAME.dwc_k, { ...st, variant: 'focused', dwc: false })).toBe(false);
     expect(applies(BY_NAME.dwc_k, { ...st, variant: 'focused', dwc: true })).toBe(true);
+  });
+});
+
+describe('the schema follows the registry', () => {
+  it('every variant and knob of the registry has its presentation (web/variants.mjs)', () => {
+    expect(missingPresentation(av.registry)).toEqual([]);
+    for (const v of VARIANTS) expect(variantRow(v)).toBe(av.variant(v));
+  });
+
+  it('every registry knob has an entry, shown for the variants that read it', () => {
+    for (const k of av.registry.knobs) {
+      const e = knobEntry(k.key);
+      expect(e, k.key).not.toBe(null);
+      expect(e.type, k.key).toBe({ real: 'float', int: 'int', bool: 'bool', enum: 'enum' }[k.type]);
+      if (k.type === 'enum') expect(e.options).toEqual(k.options);
+      const readers = av.registry.variants.filter((v) => v.knobs.includes(k.key)).map((v) => v.name);
+      if (readers.length) expect(e.variants, k.key).toEqual(readers);
+      for (const v of VARIANTS) {
+        if (e.when) continue; // shown once its toggle is on
+        expect(applies(e, { ...defaults(), variant: v }), `${k.key} for ${v}`).toBe(!e.variants || readers.includes(v));
+      }
+    }
+  });
+
+  it("the page's defaults are the library's: the same matrix, bit for bit, for every variant", () => {
+    const n = 24, d = 8;
+    const lab = av.lab(n, d);
+    expect(lab.generate('clustered', 1, 3).status).toBe(0);
+    for (const v of VARIANTS) {
+      const st = normalise({ ...defaults(), n, d, variant: v });
+      expect(lab.matrix(knobsOf(st)).status, v).toBeGreaterThanOrEqual(0);
+      const page = lab.M.slice();
+      expect(lab.matrix({ variant: v }).status, v).toBeGreaterThanOrEqual(0);
+      expect(Buffer.from(page.buffer).equals(Buffer.from(lab.M.slice().buffer)), v).toBe(true);
+    }
+    lab.free();
+  });
+
+  it("the page's range of every numeric knob is the library's: its ends accepted, one step past refused", () => {
+    for (const v of av.registry.variants) {
+      for (const key of v.knobs) {
+        const k = av.registry.knobs.find((x) => x.key === key), e = knobEntry(key);
+        if (e.type !== 'int' && e.type !== 'float') continue;
+        const st = { ...defaults(), variant: v.name, ...(e.toggle ? { [e.toggle]: true } : {}) };
+        const hi = typeof e.max === 'function' ? e.max(st) : e.max;
+        for (const x of [e.min, hi]) {
+          expect(av.checkKnobs(knobsOf({ ...st, [e.name]: x }), st.n, st.d).status, `${v.name} ${key} = ${x}`).toBe(0);
+        }
+        const step = e.type === 'int' ? (e.odd ? 2 : 1) : e.step;
+        const top = knobsOf({ ...st, [e.name]: hi })[key] + step;
+        if (top < 2 ** 32) { // beyond, a uint32 knob cannot hold the value to refuse it
+          expect(av.checkKnobs({ ...knobsOf(st), [key]: top }, st.n, st.d), `${v.name} ${key} = ${top}`)
+            .toMatchObject({ status: STATUS.ERR_KNOB, knob: key });
+        }
+        if (k.lo > 0 && e.min - step !== 0) { // 0 is a default, or "off"
+          expect(av.checkKnobs({ ...knobsOf(st), [key]: e.min - step }, st.n, st.d), `${v.name} ${key} = ${e.min - step}`)
+            .toMatchObject({ status: STATUS.ERR_KNOB, knob: key });
+        }
+      }
+    }
+  });
+
+  it('causal rules come from the registry: a variant without a causal form, or a knob that removes it', () => {
+    for (const v of av.registry.variants) {
+      const st = { ...defaults(), variant: v.name, causal: true };
+      expect(knobsOf(st).causal, v.name).toBe(v.causal);
+      expect(causalNote(st) === null, v.name).toBe(v.causal);
+      expect(av.checkKnobs(knobsOf(st), st.n, st.d).status, v.name).toBe(0);
+      for (const key of v.knobs) {
+        if (!av.registry.knobs.find((k) => k.key === key).no_causal) continue;
+        const e = knobEntry(key);
+        const on = { ...st, ...(e.toggle ? { [e.toggle]: true } : {}), [e.name]: e.min };
+        expect(knobsOf(on).causal, `${v.name} ${key}`).toBe(false);
+        expect(causalNote(on), `${v.name} ${key}`).toMatch(/no causal form/);
+        expect(av.checkKnobs({ ...knobsOf(on), causal: true }, st.n, st.d)).toMatchObject({ status: STATUS.ERR_NO_CAUSAL, knob: key });
+      }
+    }
+  });
+
+  it('keeps every URL key of earlier pages, so old links keep working', () => {
+    const OLD = ['gen', 'seed', 'n', 'd', 'std', 'scale', 'causal', 'variant', 'p', 'dwc', 'dwc_k', 's', 'ef_kind',
+      'ef_shared', 'm', 'orthogonal', 'rseed', 'order', 'N', 'landmarks', 'iters', 'tau', 'rtol', 'ds', 'theme'];
+    for (const k of OLD) expect(BY_NAME[k], k).toBeDefined();
+    const perf = fromHash('#v=1&variant=performer&m=64&orthogonal=1&rseed=7&scale=1.5&n=128&d=32');
+    expect(perf.problems).toEqual([]);
+    expect(knobsOf(perf.state)).toEqual({ variant: 'performer', causal: false, scale: 1.5 / Math.sqrt(32), m: 64, orthogonal: true, seed: 7 });
+    expect(knobsOf(fromHash('#v=1&variant=focused&dwc=1&dwc_k=7&n=64').state).dwc_kernel).toBe(7);
+    expect(knobsOf(fromHash('#v=1&variant=focused&dwc=0&dwc_k=7').state).dwc_kernel).toBe(0);
+    expect(knobsOf(fromHash('#v=1&variant=nystrom&iters=0').state).iters).toBe(-1);
+  });
+
+  it('the compute modules get the inputs, the knobs and the readout settings, never the state', () => {
+    const st = { ...defaults(), variant: 'linformer', s: 20, tau: 0.2, ds: 'max', theme: 'dark', rtol: -5 };
+    expect(requestOf(st)).toEqual({
+      inputs: { gen: st.gen, seed: st.seed, n: st.n, d: st.d, std: st.std },
+      knobs: { variant: 'linformer', causal: false, scale: 1 / 8, s: 20, ef_kind: 'gaussian', ef_shared: false, seed: 0 },
+      tau: 0.2, ds: 'max',
+    });
   });
 });
 

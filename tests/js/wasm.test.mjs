@@ -27,8 +27,9 @@ function maxRelDiff(a, b) {
   return den ? num / den : num;
 }
 
-// one knob set per variant, written both as CLI flags and as loader knobs
-const CASES = [
+// knob sets written both as CLI flags and as loader knobs: these, and (below) every variant of the
+// registry with its defaults, and causal where it has a causal form
+const HAND_CASES = [
   ['softmax', {}, []],
   ['softmax', { causal: true }, ['--causal']],
   ['elu', {}, []],
@@ -47,6 +48,14 @@ const CASES = [
   ['nystrom', { landmarks: 10 }, ['--landmarks', 10]],
   ['cosformer', { causal: true }, ['--causal']],
 ];
+const REGISTRY = (await loadAttnviz({ source: SIMD_URL })).registry;
+const flagOf = (key) => REGISTRY.knobs.find((k) => k.key === key).flag;
+const CASES = [...HAND_CASES];
+for (const v of REGISTRY.variants) {
+  for (const [knobs, flags] of [[{}, []], ...(v.causal ? [[{ causal: true }, [flagOf('causal')]]] : [])]) {
+    if (!CASES.some(([name, k]) => name === v.name && JSON.stringify(k) === JSON.stringify(knobs))) CASES.push([v.name, knobs, flags]);
+  }
+}
 
 for (const [build, url] of [['simd', SIMD_URL], ['scalar', SCALAR_URL]]) {
   describe(`wasm (${build} build) matches the native library`, () => {
@@ -57,9 +66,13 @@ for (const [build, url] of [['simd', SIMD_URL], ['scalar', SCALAR_URL]]) {
       cli('generate', '--gen', 'gaussian', '--n', n, '--d', d, '--std', 0.7, '--seed', 42, '-o', join(tmp, build));
     });
 
-    it('loads and reports its names', () => {
-      expect(av.variantNames).toHaveLength(13);
-      expect(av.variantNames[11]).toBe('nystrom');
+    it('loads and reports its names: the registry in enum order', () => {
+      const names = [];
+      for (let v = 0, p; (p = av.exports.av_variant_name(v)); v++) names.push(av.cstring(p));
+      expect(av.variantNames).toEqual(names);
+      expect(av.registry.variants.map((v) => v.name)).toEqual(names);
+      expect(av.registry).toEqual(REGISTRY);
+      for (const [i, name] of names.entries()) expect(av.variantId(name)).toBe(i);
       expect(av.generatorNames).toContain('sink');
       if (build === 'simd') expect(av.simd).toBe(simdSupported());
     });

@@ -1,5 +1,5 @@
-// entropy.mjs: the row-entropy histogram (product.md §3: "row entropy, mean and histogram, against
-// log n (uniform)"): the variant's M as filled bars, the softmax A as a dashed outline, each mean as a
+// entropy.mjs: the row-entropy histogram (docs/readouts.md: each row's entropy, its mean and histogram,
+// against ln n for uniform rows): the variant's M as filled bars, the softmax A as a dashed outline, each mean as a
 // vertical line, ln n (every row uniform) at the right end of the axis. Pure shaping plus one draw
 // function that touches only the canvas it is given.
 import { fmt } from './format.mjs';

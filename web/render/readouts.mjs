@@ -1,11 +1,7 @@
 // readouts.mjs: what the readout panel says, as data. Each row has a plain-words label, a one-line
-// formula (TeX, typeset by KaTeX once at start-up) and a function from the readouts object (JSON names
-// of product.md §9, as web/attnviz.mjs returns them) to the text shown. Pure; no DOM.
+// formula (TeX, typeset by KaTeX once at start-up) and a function from the readouts object (the JSON
+// names of docs/readouts.md, as web/attnviz.mjs returns them) to the text shown. Pure; no DOM.
 import { fmt, fmtPct, fmtCount, fmtBytes } from './format.mjs';
-
-/** Readouts that need the spectrum (they arrive from the worker, after the heatmaps). */
-export const SPECTRAL_KEYS = ['sigma1', 'rank', 'rank_tol', 'rank_rel_1e-3', 'rank_rel_1e-2', 'rank_energy_99',
-  'effective_rank', 'stable_rank', 'noise_floor'];
 
 const val = (r, k, f = fmt) => (r[k] === null || r[k] === undefined ? '—' : f(r[k]));
 

@@ -1,11 +1,10 @@
 // controls.mjs: labelled controls built from the state schema (web/state.mjs). Native range inputs
 // (arrow keys, Page Up/Down, Home/End), selects and checkboxes, each with a <label for>, and an
-// <output> showing the value. The controls call back onChange(name, value, phase), phase 'input'
-// while dragging and 'change' on release (or after a key press); they never touch the state.
-import { maxOf, applies, VARIANT_LABELS, GENERATOR_LABELS } from '../state.mjs';
+// <output> showing the value; number boxes where an entry asks for one (control: 'number'). The
+// controls call back onChange(name, value, phase), phase 'input' while dragging and 'change' on
+// release (or after a key press); they never touch the state.
+import { maxOf, applies } from '../state.mjs';
 import { fmt } from '../render/format.mjs';
-
-const OPTION_LABELS = { variant: VARIANT_LABELS, gen: GENERATOR_LABELS };
 
 function el(tag, attrs = {}, ...children) {
   const e = document.createElement(tag);
@@ -18,7 +17,6 @@ function el(tag, attrs = {}, ...children) {
 
 /** The display of a value: lists step through indices, floats keep their step's decimals. */
 export function shownValue(entry, v) {
-  if (entry.name === 'scale') return `${fmt(v, 3)}`;
   if (entry.name === 'rtol') return `1e${v}`;
   if (entry.type === 'float') return fmt(v, 3);
   return String(v);
@@ -72,7 +70,7 @@ function rangeControl(entry, st, onChange) {
 function selectControl(entry, st, onChange) {
   const id = `k-${entry.name}`;
   const sel = el('select', { id, name: entry.name });
-  for (const o of entry.options) sel.append(el('option', { value: o, text: OPTION_LABELS[entry.name]?.[o] ?? o }));
+  for (const o of entry.options) sel.append(el('option', { value: o, text: entry.optionLabels?.[o] ?? o }));
   sel.addEventListener('change', () => onChange(entry.name, sel.value, 'change'));
   const row = el('div', { class: 'ctl select' }, el('label', { for: id, text: entry.label }), sel);
   return { row, sync(s) { if (sel.value !== s[entry.name]) sel.value = s[entry.name]; } };
@@ -91,12 +89,13 @@ function numberControl(entry, st, onChange) {
   const input = el('input', { type: 'number', id, name: entry.name, min: entry.min, max: entry.max, step: 1, inputmode: 'numeric' });
   input.addEventListener('change', () => onChange(entry.name, input.value, 'change'));
   const row = el('div', { class: 'ctl number' }, el('label', { for: id, text: entry.label }), input);
-  if (entry.name === 'rseed') {
-    const redraw = el('button', { type: 'button', id: `${id}-redraw`, title: 'draw new random features (seed + 1)', text: 'redraw' });
+  if (entry.redraw) {
+    const redraw = el('button', { type: 'button', id: `${id}-redraw`, title: entry.redraw, text: 'redraw' });
     redraw.addEventListener('click', () => onChange(entry.name, (Number(input.value) + 1) >>> 0, 'change'));
     row.append(redraw);
   }
-  return { row, sync(s) { if (Number(input.value) !== s[entry.name]) input.value = String(s[entry.name]); } };
+  // compared as text: an empty box reads as 0, which is a value (the registry's default seed)
+  return { row, sync(s) { if (input.value !== String(s[entry.name])) input.value = String(s[entry.name]); } };
 }
 
 /**
@@ -107,7 +106,7 @@ export function buildControls(container, entries, st, onChange) {
   const made = entries.map((e) => {
     const c = e.type === 'enum' ? selectControl(e, st, onChange)
       : e.type === 'bool' ? checkControl(e, st, onChange)
-        : (e.name === 'seed' || e.name === 'rseed') ? numberControl(e, st, onChange)
+        : e.control === 'number' ? numberControl(e, st, onChange)
           : rangeControl(e, st, onChange);
     c.entry = e;
     c.row.dataset.knob = e.name;

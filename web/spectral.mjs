@@ -1,0 +1,51 @@
+// spectral.mjs: the readouts that depend on the singular values alone, computed from σ in the compute
+// layer (web/engine.mjs) so that the library's av_readouts need not re-read all n² entries of M for them.
+// Pure; no DOM.
+
+/** Readouts that need the spectrum (they arrive from the worker, after the heatmaps). */
+export const SPECTRAL_KEYS = ['sigma1', 'rank', 'rank_tol', 'rank_rel_1e-3', 'rank_rel_1e-2', 'rank_energy_99',
+  'effective_rank', 'stable_rank', 'noise_floor'];
+
+/**
+ * The spectral readouts of docs/readouts.md from singular values (the same definitions and order of sums
+ * as the library's av_readouts, which would also re-read all n² entries of M). When `sv` holds only
+ * the top k (partial), `fro2` = ‖M‖_F² completes the sums; readouts that need every σ are null with a reason.
+ */
+export function spectralReadouts(sv, floor, n, { partial = false, fro2 = null, reason = 'no singular values were given' } = {}) {
+  const out = {};
+  const undefinedAll = (reason) => { for (const k of SPECTRAL_KEYS) { out[k] = null; out[`${k}_reason`] = reason; } return out; };
+  if (!sv || !sv.length) return undefinedAll(reason);
+  for (let i = 0; i < sv.length; i++) if (!Number.isFinite(sv[i])) return undefinedAll('an input holds NaN or Inf');
+  if (!Number.isFinite(floor)) return undefinedAll('an input holds NaN or Inf');
+  floor = floor > 0 ? floor : 0;
+  const s1 = sv[0];
+  let sum2 = 0, sum1 = 0;
+  for (let i = 0; i < sv.length; i++) { sum2 += sv[i] * sv[i]; sum1 += sv[i]; }
+  const total2 = fro2 ?? sum2;
+  out.sigma1 = s1;
+  out.noise_floor = floor;
+  const tol = s1 * n * 2 ** -23;
+  out.rank_tol = tol;
+  const count = (t) => { let r = 0; const c = Math.max(t, floor); for (let i = 0; i < sv.length; i++) if (sv[i] > c) r++; return r; };
+  out.rank = count(tol);
+  out['rank_rel_1e-3'] = count(1e-3 * s1);
+  out['rank_rel_1e-2'] = count(1e-2 * s1);
+  let acc = 0, r99 = total2 > 0 ? null : 0; // a zero matrix needs no singular value (as readouts.c)
+  for (let i = 0; total2 > 0 && i < sv.length; i++) { acc += sv[i] * sv[i]; if (acc >= 0.99 * total2) { r99 = i + 1; break; } }
+  out.rank_energy_99 = r99;
+  if (r99 === null) out.rank_energy_99_reason = `beyond the top ${sv.length} singular values computed`;
+  if (!(s1 > 0)) {
+    for (const k of ['effective_rank', 'stable_rank']) { out[k] = null; out[`${k}_reason`] = 'the matrix is zero (all singular values are 0)'; }
+    return out;
+  }
+  out.stable_rank = total2 / (s1 * s1);
+  if (partial) {
+    out.effective_rank = null;
+    out.effective_rank_reason = `needs every singular value; only the top ${sv.length} were computed at this n`;
+  } else {
+    let h = 0;
+    for (let i = 0; i < sv.length; i++) { const p = sv[i] / sum1; if (p > 0) h -= p * Math.log(p); }
+    out.effective_rank = Math.exp(h);
+  }
+  return out;
+}
