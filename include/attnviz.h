@@ -167,7 +167,7 @@ const av_knob_desc *av_knob_info(int knob);
 /* The whole registry as one JSON document (static storage), for callers that cannot read C structs
  * (the JS loader): {"variants": [{name, label, formula, source, class, causal, linear, recurrent,
  * factors, scaled, weights, norm, eps, knobs: [key, …]}, …], "knobs": [{key, flag, type, lo, hi, hi_rule,
- * def, def_rule, zero_default, odd, no_causal, step, options, meaning}, …], "limits": {…}, "status": {…}}.
+ * def, def_rule, zero_default, minus1_zero, odd, no_causal, step, options, meaning}, …], "limits": {…}, "status": {…}}.
  * docs/api.md describes every field. */
 const char *av_registry_json(void);
 

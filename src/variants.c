@@ -204,8 +204,10 @@ static void json_knob(jbuf *b, const av_knob_desc *k) {
     const char *def_rule = f & AV_KF_DEF_MIN_N ? "min_n" : f & AV_KF_DEF_RSQRT_D ? "rsqrt_d" : "fixed";
     jput(b, "{\"key\":\"%s\",\"flag\":\"%s\",\"type\":\"%s\",\"lo\":%.17g,\"hi\":%.17g,\"hi_rule\":\"%s\",", k->key,
          k->flag, TYPE[k->type], k->lo, k->hi, hi_rule);
-    jput(b, "\"def\":%.17g,\"def_rule\":\"%s\",\"zero_default\":%s,\"odd\":%s,\"no_causal\":%s,\"step\":%.17g,", k->def,
-         def_rule, jbool(f & AV_KF_ZERO_DEFAULT), jbool(f & AV_KF_ODD), jbool(f & AV_KF_NO_CAUSAL), k->step);
+    jput(b, "\"def\":%.17g,\"def_rule\":\"%s\",\"zero_default\":%s,\"minus1_zero\":%s,\"odd\":%s,\"no_causal\":%s,",
+         k->def, def_rule, jbool(f & AV_KF_ZERO_DEFAULT), jbool(f & AV_KF_MINUS1_ZERO), jbool(f & AV_KF_ODD),
+         jbool(f & AV_KF_NO_CAUSAL));
+    jput(b, "\"step\":%.17g,", k->step);
     jput(b, "\"options\":");
     if (!k->options) jput(b, "null");
     else {

@@ -33,7 +33,6 @@ export const STATUS = {};
 export const DEFAULT_KNOBS = {};
 const REASON_NONFINITE = 7; // enum av_reason: AV_REASON_NONFINITE
 const LIMIT = { MAX_N: 0, MAX_D: 1, MAX_FEATURE_DIM: 2, STATUS_MIN: 3, STATUS_MAX: 4, SIZE_MAX: 5 }; // enum av_limit_key
-const KNOB_FLAGS = { ZERO_DEFAULT: 1, HI_N: 2, ODD: 8, NO_CAUSAL: 64, MINUS1_ZERO: 128 }; // enum av_knob_flag
 const LONG_MAX = 2 ** 31 - 1; // a saturated feature dimension (long is 32 bits in wasm32)
 const WASM32_BYTES = 2 ** 32;
 
@@ -180,7 +179,6 @@ class Attnviz {
     this.limits = readLimits(exports, memoryMax);
     const registry = JSON.parse(this.cstring(exports.av_registry_json()));
     if (registry.error) throw new Error(`attnviz: ${registry.error}`);
-    for (const [i, k] of registry.knobs.entries()) k.minus1_zero ??= this.minus1Zero(i + 1, k);
     /**
      * The registry (av_registry_json, docs/api.md), parsed once and frozen: {variants: [{name, label,
      * formula, source, class, causal, linear, recurrent, factors, scaled, weights, norm, eps, knobs}] in
@@ -212,22 +210,6 @@ class Attnviz {
     this.generatorNames = gens;
   }
 
-  /**
-   * Whether −1 in av_params stands for a real 0 of knob `id` (AV_KF_MINUS1_ZERO), for a registry whose
-   * JSON does not say: read from av_knob_info's flags once the struct's layout is confirmed against the
-   * JSON row (wasm32: key, flag, type, flags at byte 12).
-   */
-  minus1Zero(id, k) {
-    const p = this.exports.av_knob_info(id) >>> 0;
-    if (!p) return false;
-    const u = new Uint32Array(this.memory.buffer, p, 4);
-    const flags = u[3];
-    const agrees = this.cstring(u[0]) === k.key && !!(flags & KNOB_FLAGS.ZERO_DEFAULT) === k.zero_default &&
-      !!(flags & KNOB_FLAGS.ODD) === k.odd && !!(flags & KNOB_FLAGS.NO_CAUSAL) === k.no_causal &&
-      !!(flags & KNOB_FLAGS.HI_N) === (k.hi_rule === 'n');
-    if (!agrees) throw new Error(`attnviz: av_knob_info(${id}) does not match the registry's knob "${k.key}"`);
-    return !!(flags & KNOB_FLAGS.MINUS1_ZERO);
-  }
 
   /** The registry's row of a variant (by name or enum value); a RangeError for an unknown one. */
   variant(name) { return this.registry.variants[this.variantId(name)]; }
