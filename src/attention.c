@@ -232,15 +232,8 @@ static int features_matrix(float *M, const float *PhiQ, const float *PhiK, int n
 /* A closed-form row: each score s becomes κ(s) (in double), then the row is divided by its sum. */
 static int kernel_row(float *row, int len, int n, const void *ctx) {
     const av_params *p = ctx;
-    double (*kappa)(const av_params *, double) = avi_variant_of(p->variant)->kernel;
-    double s = 0;
     int zero = 0;
-    for (int j = 0; j < len; j++) {
-        double kv = kappa(p, row[j]);
-        row[j] = (float)kv;
-        s += kv;
-    }
-    double f = norm_factor(p, n, s, &zero);
+    double f = norm_factor(p, n, avi_variant_of(p->variant)->kernel_row(p, row, len), &zero);
     for (int j = 0; j < len; j++) row[j] = (float)(row[j] * f);
     return zero;
 }

@@ -55,6 +55,27 @@ double avi_kernel_explimit(const av_params *prm, double s) {
     return t;
 }
 
+/* The registry's row forms: κ of each entry in place, the double sum returned. */
+double avi_kernel_row_taylor(const av_params *prm, float *row, int len) {
+    double sum = 0;
+    for (int j = 0; j < len; j++) {
+        double kv = avi_kernel_taylor(prm, row[j]);
+        row[j] = (float)kv;
+        sum += kv;
+    }
+    return sum;
+}
+
+double avi_kernel_row_explimit(const av_params *prm, float *row, int len) {
+    double sum = 0;
+    for (int j = 0; j < len; j++) {
+        double kv = avi_kernel_explimit(prm, row[j]);
+        row[j] = (float)kv;
+        sum += kv;
+    }
+    return sum;
+}
+
 /* Multiply-adds of the maps on Q and K: performer 2·n·m·d; tensor features one multiply each, 2·n·r. */
 double avi_cost_performer(const av_params *p, double n, double d, double r) { (void)r; return 2 * n * p->m * d; }
 double avi_cost_tensor(const av_params *p, double n, double d, double r) { (void)p; (void)d; return 2 * n * r; }

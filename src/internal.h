@@ -58,7 +58,10 @@ typedef struct avi_variant {
     long (*feature_dim)(const av_params *prm, int d);             /* r (may exceed the cap; saturating) */
     size_t (*features_work)(const av_params *prm, int n, int d);  /* bytes for `features`; NULL: none */
     avi_phi_fn features;                                          /* Φ_Q, Φ_K (n×r); AV_OK or an error */
-    double (*kernel)(const av_params *prm, double s);             /* closed form κ(s), AV_CLASS_CLOSED_FORM */
+    /* AV_CLASS_CLOSED_FORM: κ(s) of each score s of row[0..len) in place (computed in double, stored as
+     * float); returns the sum of the double values. One call per row, not per entry (an indirect call
+     * per entry cost 40% in WASM). */
+    double (*kernel_row)(const av_params *prm, float *row, int len);
     double (*feature_cost)(const av_params *prm, double n, double d, double r); /* madds of φ on Q and K */
 } avi_variant;
 
@@ -115,6 +118,8 @@ int avi_phi_explimit(float *PhiQ, float *PhiK, const float *Q, const float *K, i
                      void *w);
 double avi_kernel_taylor(const av_params *prm, double s);   /* T_p(s) = Σ_{r≤p} s^r/r! */
 double avi_kernel_explimit(const av_params *prm, double s); /* (1 + s/N)^N */
+double avi_kernel_row_taylor(const av_params *prm, float *row, int len);
+double avi_kernel_row_explimit(const av_params *prm, float *row, int len);
 double avi_cost_elementwise(const av_params *p, double n, double d, double r);
 double avi_cost_hedgehog(const av_params *p, double n, double d, double r);
 double avi_cost_performer(const av_params *p, double n, double d, double r);

@@ -49,7 +49,9 @@ static double dotd(const float *a, const float *b, int d) {
 }
 
 /* The closed-form kernel of a registry row (taylor, explimit). */
-static double kernel_of(const av_params *p, double x) { return avi_variant_of(p->variant)->kernel(p, x); }
+static double kernel_of(const av_params *p, double x) {
+    return p->variant == AV_TAYLOR ? avi_kernel_taylor(p, x) : avi_kernel_explimit(p, x);
+}
 
 /* Run avi_features with an exact-size (canary-guarded) workspace; Φ must hold n·r floats each. */
 static int features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p) {
@@ -452,7 +454,7 @@ START_TEST(test_poly_overflow_and_variant) {
     ck_assert_int_eq(avi_features_work(&s, n, d), 0);                 /* elu needs no workspace */
     av_params sm = resolved(AV_SOFTMAX, n, d);
     ck_assert_int_eq(avi_features(PQ, PK, Q, K, n, d, &sm, NULL), AV_ERR_NO_LINEAR);
-    ck_assert(avi_variant_of(AV_SOFTMAX)->kernel == NULL);
+    ck_assert(avi_variant_of(AV_SOFTMAX)->kernel_row == NULL);
     av_params big = resolved(AV_PERFORMER, 64, AV_MAX_D);               /* m = 65536, d = 4096: 2 GB */
     big.m = AV_MAX_FEATURE_DIM;
     size_t wb = avi_features_work(&big, AV_MAX_N, AV_MAX_D);

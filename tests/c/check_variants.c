@@ -30,7 +30,7 @@ START_TEST(test_rows_consistent) {
         ck_assert_str_eq(av_variant_name(v), d->name);
         int featured = d->cls == AV_CLASS_KERNEL || d->cls == AV_CLASS_CLOSED_FORM;
         ck_assert_msg(featured == (row->feature_dim && row->features && row->feature_cost), "%s: kernels of its class", d->name);
-        ck_assert_msg((d->cls == AV_CLASS_CLOSED_FORM) == (row->kernel != NULL), "%s: closed form", d->name);
+        ck_assert_msg((d->cls == AV_CLASS_CLOSED_FORM) == (row->kernel_row != NULL), "%s: closed form", d->name);
         ck_assert_msg(d->knob_count >= 0 && d->knob_count <= AV_VARIANT_MAX_KNOBS, "%s: knob count", d->name);
         for (int i = 0; i < d->knob_count; i++)
             ck_assert_msg(av_knob_info(d->knobs[i]) != NULL && d->knobs[i] != AV_KNOB_CAUSAL && d->knobs[i] != AV_KNOB_SCALE,
