@@ -60,81 +60,23 @@ static int all_finite_d(const double *x, int n) {
     return 1;
 }
 
-/* ln x for a positive, finite, normal double, inline and branch-free, so that the O(n²) loops below
- * (one logarithm per entry for the entropy and the KL) run without a libm call per entry. The argument
- * reduction and the minimax polynomial are fdlibm's e_log.c (Sun Microsystems, 1993): x = 2^k·z with
- * z ∈ [√2/2, √2), f = z − 1, s = f/(2 + f), ln z = f − f²/2 + s·(f²/2 + R(s²)); error < 1 ulp. The
- * exponent is split without a branch as in musl's log.c, and k is converted to double by the
- * 1.5·2^52 trick (no integer-to-double conversion). Callers never pass 0, subnormals, Inf or NaN. */
-static inline double fast_log(double x) {
-    static const double LN2_HI = 6.93147180369123816490e-01, LN2_LO = 1.90821492927058770002e-10;
-    static const double LG1 = 6.666666666666735130e-01, LG2 = 3.999999999940941908e-01,
-                        LG3 = 2.857142874366239149e-01, LG4 = 2.222219843214978396e-01,
-                        LG5 = 1.818357216161805012e-01, LG6 = 1.531383769920937332e-01,
-                        LG7 = 1.479819860511658591e-01;
-    uint64_t u, iz, kb;
-    memcpy(&u, &x, 8);
-    uint64_t tmp = u - 0x3fe6a09e667f3bcdULL; // z's exponent field is that of [√2/2, √2)
-    iz = u - (tmp & 0xfffULL << 52);
-    kb = 0x4338000000000000ULL + (uint64_t)((int64_t)tmp >> 52); // 1.5·2^52 + k, exactly
-    double z, dk;
-    memcpy(&z, &iz, 8);
-    memcpy(&dk, &kb, 8);
-    dk -= 6755399441055744.0; // k
-    double f = z - 1.0, s = f / (2.0 + f), s2 = s * s, w = s2 * s2;
-    double r = s2 * (LG1 + w * (LG3 + w * (LG5 + w * LG7))) + w * (LG2 + w * (LG4 + w * LG6));
-    double hfsq = 0.5 * f * f;
-    return dk * LN2_HI - ((hfsq - (s * (hfsq + r) + dk * LN2_LO)) - f);
-}
-
-/* Two float64 lanes in GCC/Clang's generic vector extension: wasm f64x2 under -msimd128, SSE2 natively.
- * Lane-wise arithmetic only: each lane computes exactly what the scalar code does. */
-typedef double avr_f64x2 __attribute__((vector_size(16)));
-typedef int64_t avr_i64x2 __attribute__((vector_size(16)));
-typedef uint64_t avr_u64x2 __attribute__((vector_size(16)));
-typedef float avr_f32x2 __attribute__((vector_size(8)));
-
-static inline avr_f64x2 load_f32x2(const float *p) {
-    avr_f32x2 v;
-    memcpy(&v, p, sizeof v);
-    return __builtin_convertvector(v, avr_f64x2);
-}
-
-/* fast_log in two lanes (the same operations, lane by lane). */
-static inline avr_f64x2 fast_log2x(avr_f64x2 x) {
-    const double LN2_HI = 6.93147180369123816490e-01, LN2_LO = 1.90821492927058770002e-10;
-    const double LG1 = 6.666666666666735130e-01, LG2 = 3.999999999940941908e-01,
-                 LG3 = 2.857142874366239149e-01, LG4 = 2.222219843214978396e-01,
-                 LG5 = 1.818357216161805012e-01, LG6 = 1.531383769920937332e-01,
-                 LG7 = 1.479819860511658591e-01;
-    avr_u64x2 u = (avr_u64x2)x; // unsigned lanes: the subtractions wrap, as in fast_log
-    avr_u64x2 tmp = u - 0x3fe6a09e667f3bcdULL;
-    avr_u64x2 iz = u - (tmp & 0xfff0000000000000ULL);
-    avr_u64x2 kb = (avr_u64x2)((avr_i64x2)tmp >> 52) + 0x4338000000000000ULL;
-    avr_f64x2 z = (avr_f64x2)iz, dk = (avr_f64x2)kb - 6755399441055744.0;
-    avr_f64x2 f = z - 1.0, s = f / (2.0 + f), s2 = s * s, w = s2 * s2;
-    avr_f64x2 r = s2 * (LG1 + w * (LG3 + w * (LG5 + w * LG7))) + w * (LG2 + w * (LG4 + w * LG6));
-    avr_f64x2 hfsq = 0.5 * f * f;
-    return dk * LN2_HI - ((hfsq - (s * (hfsq + r) + dk * LN2_LO)) - f);
-}
-
 /* Σ_j p_j·ln p_j over the positive entries of row[0..m), p_j = row[j]·inv, in two lanes (even and odd j)
  * added at the end. Zeros contribute 0 (they are replaced by p = 1, ln 1 = 0 exactly). */
 static double sum_p_log_p(const float *row, int m, double inv) {
-    avr_f64x2 acc = {0.0, 0.0};
-    const avr_f64x2 one = {1.0, 1.0};
+    avs_f64x2 acc = {0.0, 0.0};
+    const avs_f64x2 one = {1.0, 1.0};
     int j = 0;
     for (; j + 2 <= m; j += 2) {
-        avr_f64x2 x = load_f32x2(row + j);
-        avr_i64x2 pos = x > 0.0;
-        avr_f64x2 p = (avr_f64x2)((pos & (avr_i64x2)(x * inv)) | (~pos & (avr_i64x2)one));
-        acc += p * fast_log2x(p);
+        avs_f64x2 x = avs_load_f32x2(row + j);
+        avs_i64x2 pos = x > 0.0;
+        avs_f64x2 p = (avs_f64x2)((pos & (avs_i64x2)(x * inv)) | (~pos & (avs_i64x2)one));
+        acc += p * avs_log2x(p);
     }
     double t = acc[0] + acc[1];
     for (; j < m; j++)
         if (row[j] > 0.0f) {
             double p = row[j] * inv;
-            t += p * fast_log(p);
+            t += p * avs_log(p);
         }
     return t;
 }
@@ -313,18 +255,18 @@ static double row_kl(const float *m, const float *a, int len, int *why) {
     }
     if (negative) { *why = AV_REASON_NEGATIVE; return 0.0; }
     if (zero && !*why) *why = AV_REASON_ZERO_WHERE_POSITIVE;
-    avr_f64x2 acc = {0.0, 0.0};
-    const avr_f64x2 one = {1.0, 1.0};
+    avs_f64x2 acc = {0.0, 0.0};
+    const avs_f64x2 one = {1.0, 1.0};
     int j = 0;
     for (; j + 2 <= len; j += 2) {
-        avr_f64x2 x = load_f32x2(a + j), y = load_f32x2(m + j);
-        avr_i64x2 both = (x > 0.0) & (y > 0.0);
-        avr_f64x2 q = (avr_f64x2)((both & (avr_i64x2)(x / y)) | (~both & (avr_i64x2)one));
-        acc += x * fast_log2x(q); // 0 where q = 1
+        avs_f64x2 x = avs_load_f32x2(a + j), y = avs_load_f32x2(m + j);
+        avs_i64x2 both = (x > 0.0) & (y > 0.0);
+        avs_f64x2 q = (avs_f64x2)((both & (avs_i64x2)(x / y)) | (~both & (avs_i64x2)one));
+        acc += x * avs_log2x(q); // 0 where q = 1
     }
     double t = acc[0] + acc[1];
     for (; j < len; j++)
-        if (a[j] > 0.0f && m[j] > 0.0f) t += a[j] * fast_log((double)a[j] / m[j]);
+        if (a[j] > 0.0f && m[j] > 0.0f) t += a[j] * avs_log((double)a[j] / m[j]);
     return t;
 }
 
@@ -333,10 +275,22 @@ static double row_kl(const float *m, const float *a, int len, int *why) {
  * are summed in float64. About 1e-6 relative accuracy, which the readout's few digits never see, at a
  * fraction of a float64 product's cost (2·n²·dv multiply-adds). Causal rows stop at their last allowed key.
  * Work: P (packed V), D (4×n), two 4×dv output strips. */
+typedef struct readout_ws { float *row, *P, *D, *OD, *OA; } readout_ws;
+
+/* The workspace of av_readouts, carved (or counted: a->base NULL) by the library's arena: a row buffer
+ * (n), packed V, the D strip (4×n) and two 4×dv output strips (dv ≥ 1 even without V). */
+static void readout_layout(readout_ws *w, avi_arena *a, int n, int dv) {
+    uint64_t d = dv > 0 ? (uint64_t)dv : 1, F = sizeof(float);
+    w->row = avi_take(a, F * (uint64_t)n);
+    w->P = avi_take(a, F * (uint64_t)avs_packed_floats((int)d, n));
+    w->D = avi_take(a, F * 4u * (uint64_t)n);
+    w->OD = avi_take(a, F * 4u * d);
+    w->OA = avi_take(a, F * 4u * d);
+}
+
 static void output_error_sums(double *num, double *den, const float *M, const float *A, const float *V, int n,
-                              int dv, int causal, float *work) {
-    float *P = work, *D = P + avi_align(sizeof(float) * avs_packed_floats(dv, n)) / sizeof(float);
-    float *OD = D + 4 * (size_t)n, *OA = OD + 4 * (size_t)dv;
+                              int dv, int causal, const readout_ws *w) {
+    float *P = w->P, *D = w->D, *OD = w->OD, *OA = w->OA;
     avs_pack_b(P, V, (size_t)dv, n, dv);
     double sd = 0.0, sa = 0.0;
     for (int i0 = 0; i0 < n; i0 += 4) {
@@ -357,7 +311,7 @@ static void output_error_sums(double *num, double *den, const float *M, const fl
 }
 
 static void errors(double *vals, int *reasons, const float *M, const float *A, const float *V, int n, int dv,
-                   int causal, float *work) {
+                   int causal, const readout_ws *work) {
     if (!A) {
         set_undefined(vals, reasons, AV_R_ERROR_FRO_REL, AV_REASON_NO_REFERENCE);
         set_undefined(vals, reasons, AV_R_ROW_KL_MEAN, AV_REASON_NO_REFERENCE);
@@ -402,10 +356,10 @@ static void errors(double *vals, int *reasons, const float *M, const float *A, c
 
 size_t av_readouts_work(int n, int dv) {
     if (n < 1 || n > AV_MAX_N || dv < 0 || dv > AV_MAX_D) return 0;
-    size_t d = dv > 0 ? (size_t)dv : 1;
-    return avi_align(sizeof(float) * (size_t)n) /* a row buffer */
-         + avi_align(sizeof(float) * avs_packed_floats((int)d, n)) /* packed V */
-         + avi_align(sizeof(float) * 4 * ((size_t)n + 2 * d)) + 64; /* D strip, two output strips */
+    avi_arena a = avi_arena_count();
+    readout_ws w;
+    readout_layout(&w, &a, n, dv);
+    return a.used > SIZE_MAX ? 0 : (size_t)a.used;
 }
 
 int av_readouts(double *vals, int *reasons, const float *M, const double *sv, double noise_floor,
@@ -421,12 +375,12 @@ int av_readouts(double *vals, int *reasons, const float *M, const double *sv, do
         for (int r = 0; r < AV_R_COUNT; r++) reasons[r] = AV_REASON_MATRIX_NONFINITE;
         return AV_ERR_NONFINITE;
     }
-    uintptr_t p = ((uintptr_t)work + 63u) & ~(uintptr_t)63u;
-    float *buf = (float *)p;                                          // n floats
-    float *gemm = (float *)(p + avi_align(sizeof(float) * (size_t)n)); // output_error_sums' work
+    avi_arena a = avi_arena_over(work);
+    readout_ws w;
+    readout_layout(&w, &a, n, dv);
     spectral(vals, reasons, sv, noise_floor, n);
-    entries(vals, reasons, M, n, causal != 0, tau > 0.0 ? tau : 0.1, buf);
-    errors(vals, reasons, M, A, V, n, dv, causal != 0, gemm);
+    entries(vals, reasons, M, n, causal != 0, tau > 0.0 ? tau : 0.1, w.row);
+    errors(vals, reasons, M, A, V, n, dv, causal != 0, &w);
     for (int r = 0; r < AV_R_COUNT; r++) /* the promise: never ±Inf, never NaN without a reason */
         if (!isfinite(vals[r]) && reasons[r] == AV_REASON_NONE) set_undefined(vals, reasons, r, AV_REASON_OVERFLOW);
     return AV_OK;

@@ -18,6 +18,11 @@
  *   avs_kernel_f64_atb / avs_kernel_f64_ab / avs_kernel_f64_dd
  *                     a 2×8 tile of Aᵀ·B or A·B summed in float64 (the linear path's state and readout,
  *                     the Nyström m×m products)
+ *   avs_log / avs_log2x   ln x of a positive normal double, scalar and in two lanes (the readouts)
+ *   avs_dot_f64 / avs_axpy_neg_f64
+ *                     float64 dot product and y −= αx on the generic vector type avs_vd (the spectrum)
+ * The last two groups use the compiler's generic vector extension, which is f64x2 under -msimd128 and
+ * needs no intrinsics; their scalar tails are part of the same function.
  */
 #ifndef ATTNVIZ_SIMD_H
 #define ATTNVIZ_SIMD_H
@@ -549,6 +554,115 @@ AVS_NO_LOOP_VEC static inline void avs_kernel_f64_dd(double acc[AVS_F64_ROWS][AV
     memcpy(acc[0], c0, sizeof c0);
     memcpy(acc[1], c1, sizeof c1);
 #endif
+}
+
+// ----------------------------------------------------------------------------------------------------
+// ln x: fdlibm's reduction and polynomial, scalar and in two float64 lanes (the readouts)
+
+/* ln x for a positive, finite, normal double, inline and branch-free, so that O(n²) loops (one
+ * logarithm per entry for the readouts' entropy and KL) run without a libm call per entry. The argument
+ * reduction and the minimax polynomial are fdlibm's e_log.c (Sun Microsystems, 1993): x = 2^k·z with
+ * z ∈ [√2/2, √2), f = z − 1, s = f/(2 + f), ln z = f − f²/2 + s·(f²/2 + R(s²)); error < 1 ulp. The
+ * exponent is split without a branch as in musl's log.c, and k is converted to double by the
+ * 1.5·2^52 trick (no integer-to-double conversion). Callers never pass 0, subnormals, Inf or NaN. */
+static inline double avs_log(double x) {
+    static const double LN2_HI = 6.93147180369123816490e-01, LN2_LO = 1.90821492927058770002e-10;
+    static const double LG1 = 6.666666666666735130e-01, LG2 = 3.999999999940941908e-01,
+                        LG3 = 2.857142874366239149e-01, LG4 = 2.222219843214978396e-01,
+                        LG5 = 1.818357216161805012e-01, LG6 = 1.531383769920937332e-01,
+                        LG7 = 1.479819860511658591e-01;
+    uint64_t u, iz, kb;
+    memcpy(&u, &x, 8);
+    uint64_t tmp = u - 0x3fe6a09e667f3bcdULL; // z's exponent field is that of [√2/2, √2)
+    iz = u - (tmp & 0xfffULL << 52);
+    kb = 0x4338000000000000ULL + (uint64_t)((int64_t)tmp >> 52); // 1.5·2^52 + k, exactly
+    double z, dk;
+    memcpy(&z, &iz, 8);
+    memcpy(&dk, &kb, 8);
+    dk -= 6755399441055744.0; // k
+    double f = z - 1.0, s = f / (2.0 + f), s2 = s * s, w = s2 * s2;
+    double r = s2 * (LG1 + w * (LG3 + w * (LG5 + w * LG7))) + w * (LG2 + w * (LG4 + w * LG6));
+    double hfsq = 0.5 * f * f;
+    return dk * LN2_HI - ((hfsq - (s * (hfsq + r) + dk * LN2_LO)) - f);
+}
+
+/* Two float64 lanes in GCC/Clang's generic vector extension: wasm f64x2 under -msimd128, SSE2 natively.
+ * Lane-wise arithmetic only: each lane computes exactly what the scalar code does. */
+typedef double avs_f64x2 __attribute__((vector_size(16)));
+typedef int64_t avs_i64x2 __attribute__((vector_size(16)));
+typedef uint64_t avs_u64x2 __attribute__((vector_size(16)));
+typedef float avs_f32x2 __attribute__((vector_size(8)));
+
+static inline avs_f64x2 avs_load_f32x2(const float *p) {
+    avs_f32x2 v;
+    memcpy(&v, p, sizeof v);
+    return __builtin_convertvector(v, avs_f64x2);
+}
+
+/* avs_log in two lanes (the same operations, lane by lane). */
+static inline avs_f64x2 avs_log2x(avs_f64x2 x) {
+    const double LN2_HI = 6.93147180369123816490e-01, LN2_LO = 1.90821492927058770002e-10;
+    const double LG1 = 6.666666666666735130e-01, LG2 = 3.999999999940941908e-01,
+                 LG3 = 2.857142874366239149e-01, LG4 = 2.222219843214978396e-01,
+                 LG5 = 1.818357216161805012e-01, LG6 = 1.531383769920937332e-01,
+                 LG7 = 1.479819860511658591e-01;
+    avs_u64x2 u = (avs_u64x2)x; // unsigned lanes: the subtractions wrap, as in avs_log
+    avs_u64x2 tmp = u - 0x3fe6a09e667f3bcdULL;
+    avs_u64x2 iz = u - (tmp & 0xfff0000000000000ULL);
+    avs_u64x2 kb = (avs_u64x2)((avs_i64x2)tmp >> 52) + 0x4338000000000000ULL;
+    avs_f64x2 z = (avs_f64x2)iz, dk = (avs_f64x2)kb - 6755399441055744.0;
+    avs_f64x2 f = z - 1.0, s = f / (2.0 + f), s2 = s * s, w = s2 * s2;
+    avs_f64x2 r = s2 * (LG1 + w * (LG3 + w * (LG5 + w * LG7))) + w * (LG2 + w * (LG4 + w * LG6));
+    avs_f64x2 hfsq = 0.5 * f * f;
+    return dk * LN2_HI - ((hfsq - (s * (hfsq + r) + dk * LN2_LO)) - f);
+}
+
+
+// ----------------------------------------------------------------------------------------------------
+// float64 vectors of the generic vector extension (f64x2 in WASM, AVX's 4 lanes natively where present):
+// the spectrum's dot products and updates. Lane-wise arithmetic; the lane count changes the summation
+// order natively, not in WASM.
+
+#if defined(__AVX__) && !defined(__wasm__)
+#define AVS_VW 4
+#else
+#define AVS_VW 2
+#endif
+typedef double avs_vd __attribute__((vector_size(AVS_VW * sizeof(double))));
+
+static inline avs_vd avs_vload(const double *p) { avs_vd v; memcpy(&v, p, sizeof v); return v; }
+static inline void avs_vstore(double *p, avs_vd v) { memcpy(p, &v, sizeof v); }
+static inline avs_vd avs_vsplat(double x) {
+    avs_vd v;
+    for (int i = 0; i < AVS_VW; i++) v[i] = x;
+    return v;
+}
+static inline double avs_vsum(avs_vd v) {
+    double s = 0.0;
+    for (int i = 0; i < AVS_VW; i++) s += v[i];
+    return s;
+}
+
+// Σ a[k]·b[k], k < n.
+static inline double avs_dot_f64(const double *restrict a, const double *restrict b, int n) {
+    avs_vd s0 = avs_vsplat(0.0), s1 = avs_vsplat(0.0);
+    int k = 0;
+    for (; k + 2 * AVS_VW <= n; k += 2 * AVS_VW) {
+        s0 += avs_vload(a + k) * avs_vload(b + k);
+        s1 += avs_vload(a + k + AVS_VW) * avs_vload(b + k + AVS_VW);
+    }
+    for (; k + AVS_VW <= n; k += AVS_VW) s0 += avs_vload(a + k) * avs_vload(b + k);
+    double s = avs_vsum(s0 + s1);
+    for (; k < n; k++) s += a[k] * b[k];
+    return s;
+}
+
+// y[k] −= alpha·x[k], k < n.
+static inline void avs_axpy_neg_f64(double *restrict y, double alpha, const double *restrict x, int n) {
+    avs_vd va = avs_vsplat(alpha);
+    int k = 0;
+    for (; k + AVS_VW <= n; k += AVS_VW) avs_vstore(y + k, avs_vload(y + k) - va * avs_vload(x + k));
+    for (; k < n; k++) y[k] -= alpha * x[k];
 }
 
 #endif /* ATTNVIZ_SIMD_H */

@@ -26,51 +26,7 @@
 #include <string.h>
 
 #include "internal.h"
-
-// ----------------------------------------------------------------------------------------------------
-// double vectors
-
-#if defined(__AVX__) && !defined(__wasm__)
-#define VW 4
-#else
-#define VW 2
-#endif
-typedef double vd __attribute__((vector_size(VW * sizeof(double))));
-
-static inline vd vload(const double *p) { vd v; memcpy(&v, p, sizeof v); return v; }
-static inline void vstore(double *p, vd v) { memcpy(p, &v, sizeof v); }
-static inline vd vsplat(double x) {
-    vd v;
-    for (int i = 0; i < VW; i++) v[i] = x;
-    return v;
-}
-static inline double vsum(vd v) {
-    double s = 0.0;
-    for (int i = 0; i < VW; i++) s += v[i];
-    return s;
-}
-
-// Σ a[k]·b[k], k < n.
-static double dot(const double *restrict a, const double *restrict b, int n) {
-    vd s0 = vsplat(0.0), s1 = vsplat(0.0);
-    int k = 0;
-    for (; k + 2 * VW <= n; k += 2 * VW) {
-        s0 += vload(a + k) * vload(b + k);
-        s1 += vload(a + k + VW) * vload(b + k + VW);
-    }
-    for (; k + VW <= n; k += VW) s0 += vload(a + k) * vload(b + k);
-    double s = vsum(s0 + s1);
-    for (; k < n; k++) s += a[k] * b[k];
-    return s;
-}
-
-// y[k] −= alpha·x[k], k < n.
-static void axpy_neg(double *restrict y, double alpha, const double *restrict x, int n) {
-    vd va = vsplat(alpha);
-    int k = 0;
-    for (; k + VW <= n; k += VW) vstore(y + k, vload(y + k) - va * vload(x + k));
-    for (; k < n; k++) y[k] -= alpha * x[k];
-}
+#include "simd.h"
 
 // ----------------------------------------------------------------------------------------------------
 // workspace carving
@@ -93,27 +49,18 @@ static int lead_dim(int n) {
 // Doubles per work vector: room for n (+ 2n for the Golub–Kahan pair), staggered by 24 doubles.
 static size_t vec_stride(int n) { return ((size_t)2 * n + 8 + 63) / 64 * 64 + 24; }
 
-typedef struct carve { unsigned char *p; size_t left; } carve;
-static double *take(carve *c, size_t count) {
-    size_t bytes = avi_align(count * sizeof(double));
-    if (bytes > c->left) return NULL;
-    double *out = (double *)(void *)c->p;
-    c->p += bytes;
-    c->left -= bytes;
-    return out;
-}
-static int carve_init(carve *c, void *work, size_t bytes) {
-    uintptr_t a = (uintptr_t)work, b = (a + 63u) & ~(uintptr_t)63u;
-    if (bytes < b - a) return 0;
-    c->p = (unsigned char *)work + (b - a);
-    c->left = bytes - (b - a);
-    return 1;
-}
+/* The workspace is carved by the library's arena (internal.h); sizes are counted by the same arena. */
+static double *take(avi_arena *a, size_t count) { return avi_take(a, (uint64_t)count * sizeof(double)); }
 
-// Bytes for `mats` n×lead_dim(n) double matrices and `vecs` staggered vectors (0 if it overflows size_t).
+// Bytes for `mats` rows×lead_dim(rows) double matrices and `vecs` staggered vectors, counted by the arena.
+static uint64_t count_for(avi_arena *a, int rows, int mats, int vecs) {
+    for (int i = 0; i < mats; i++) take(a, (size_t)rows * lead_dim(rows));
+    for (int i = 0; i < vecs; i++) take(a, vec_stride(rows));
+    return a->used;
+}
 static size_t bytes_for(int n, int mats, int vecs) {
-    uint64_t m = (uint64_t)n * (uint64_t)lead_dim(n) * 8u, v = (uint64_t)vec_stride(n) * 8u;
-    uint64_t total = 64u + (uint64_t)mats * ((m + 63u) / 64u * 64u) + (uint64_t)vecs * ((v + 63u) / 64u * 64u);
+    avi_arena a = avi_arena_count();
+    uint64_t total = count_for(&a, n, mats, vecs);
     return total > (uint64_t)SIZE_MAX ? 0 : (size_t)total;
 }
 
@@ -205,15 +152,15 @@ static void gram_lower(double *restrict G, const double *restrict X, int n, int 
         int j = 0;
         for (; j + 2 <= i + 4; j += 2) {
             const double *b0 = X + (size_t)j * ld, *b1 = b0 + ld;
-            vd s00 = vsplat(0), s01 = s00, s10 = s00, s11 = s00, s20 = s00, s21 = s00, s30 = s00, s31 = s00;
+            avs_vd s00 = avs_vsplat(0), s01 = s00, s10 = s00, s11 = s00, s20 = s00, s21 = s00, s30 = s00, s31 = s00;
             int k = 0;
-            for (; k + VW <= n; k += VW) {
-                vd x0 = vload(a0 + k), x1 = vload(a1 + k), x2 = vload(a2 + k), x3 = vload(a3 + k);
-                vd y0 = vload(b0 + k), y1 = vload(b1 + k);
+            for (; k + AVS_VW <= n; k += AVS_VW) {
+                avs_vd x0 = avs_vload(a0 + k), x1 = avs_vload(a1 + k), x2 = avs_vload(a2 + k), x3 = avs_vload(a3 + k);
+                avs_vd y0 = avs_vload(b0 + k), y1 = avs_vload(b1 + k);
                 s00 += x0 * y0; s01 += x0 * y1; s10 += x1 * y0; s11 += x1 * y1;
                 s20 += x2 * y0; s21 += x2 * y1; s30 += x3 * y0; s31 += x3 * y1;
             }
-            double t[8] = {vsum(s00), vsum(s01), vsum(s10), vsum(s11), vsum(s20), vsum(s21), vsum(s30), vsum(s31)};
+            double t[8] = {avs_vsum(s00), avs_vsum(s01), avs_vsum(s10), avs_vsum(s11), avs_vsum(s20), avs_vsum(s21), avs_vsum(s30), avs_vsum(s31)};
             for (; k < n; k++) {
                 t[0] += a0[k] * b0[k]; t[1] += a0[k] * b1[k]; t[2] += a1[k] * b0[k]; t[3] += a1[k] * b1[k];
                 t[4] += a2[k] * b0[k]; t[5] += a2[k] * b1[k]; t[6] += a3[k] * b0[k]; t[7] += a3[k] * b1[k];
@@ -225,13 +172,13 @@ static void gram_lower(double *restrict G, const double *restrict X, int n, int 
         }
     }
     for (; i < n; i++)
-        for (int j = 0; j <= i; j++) G[(size_t)i * ld + j] = dot(X + (size_t)i * ld, X + (size_t)j * ld, n);
+        for (int j = 0; j <= i; j++) G[(size_t)i * ld + j] = avs_dot_f64(X + (size_t)i * ld, X + (size_t)j * ld, n);
 }
 
 /* Householder vector for x[0..m) that maps x to β·e_{m−1} (the entry next to the diagonal):
  * H = I − τ·v·vᵀ, v[m−1] = 1, v[k] for k < m−1 written to v. Returns β; *tau = 0 when nothing to do. */
 static double house_last(double *restrict v, const double *restrict x, int m, double *tau) {
-    double alpha = x[m - 1], sig2 = dot(x, x, m - 1);
+    double alpha = x[m - 1], sig2 = avs_dot_f64(x, x, m - 1);
     if (sig2 == 0.0) { *tau = 0.0; return alpha; }
     double beta = -copysign(sqrt(alpha * alpha + sig2), alpha), scale = 1.0 / (alpha - beta);
     *tau = (beta - alpha) / beta;
@@ -245,15 +192,15 @@ static double house_last(double *restrict v, const double *restrict x, int m, do
 static void sweep_row(double *restrict aj, int j, int pending, double tau, const double *restrict v,
                       double *restrict p, const double *restrict vp, const double *restrict wp) {
     double a = pending ? vp[j] : 0.0, b = pending ? wp[j] : 0.0, vj = tau * v[j];
-    vd va = vsplat(a), vb = vsplat(b), vv = vsplat(vj), acc = vsplat(0.0);
+    avs_vd va = avs_vsplat(a), vb = avs_vsplat(b), vv = avs_vsplat(vj), acc = avs_vsplat(0.0);
     int k = 0;
-    for (; k + VW <= j; k += VW) {
-        vd x = vload(aj + k) - va * vload(wp + k) - vb * vload(vp + k);
-        vstore(aj + k, x);
-        acc += x * vload(v + k);
-        vstore(p + k, vload(p + k) + x * vv);
+    for (; k + AVS_VW <= j; k += AVS_VW) {
+        avs_vd x = avs_vload(aj + k) - va * avs_vload(wp + k) - vb * avs_vload(vp + k);
+        avs_vstore(aj + k, x);
+        acc += x * avs_vload(v + k);
+        avs_vstore(p + k, avs_vload(p + k) + x * vv);
     }
-    double t = vsum(acc);
+    double t = avs_vsum(acc);
     for (; k < j; k++) {
         double x = aj[k] - (a * wp[k] + b * vp[k]);
         aj[k] = x;
@@ -271,19 +218,19 @@ static void sweep_pair(double *restrict A, int ld, int j, int pending, double ta
     double *restrict a0 = A + (size_t)j * ld, *restrict a1 = a0 + ld;
     double a = pending ? vp[j] : 0.0, b = pending ? wp[j] : 0.0, v0 = tau * v[j];
     double c = pending ? vp[j + 1] : 0.0, e = pending ? wp[j + 1] : 0.0, v1 = tau * v[j + 1];
-    vd va = vsplat(a), vb = vsplat(b), vc = vsplat(c), ve = vsplat(e), w0 = vsplat(v0), w1 = vsplat(v1);
-    vd acc0 = vsplat(0.0), acc1 = acc0;
+    avs_vd va = avs_vsplat(a), vb = avs_vsplat(b), vc = avs_vsplat(c), ve = avs_vsplat(e), w0 = avs_vsplat(v0), w1 = avs_vsplat(v1);
+    avs_vd acc0 = avs_vsplat(0.0), acc1 = acc0;
     int k = 0;
-    for (; k + VW <= j; k += VW) {
-        vd W = vload(wp + k), P = vload(vp + k), V = vload(v + k);
-        vd x0 = vload(a0 + k) - va * W - vb * P, x1 = vload(a1 + k) - vc * W - ve * P;
-        vstore(a0 + k, x0);
-        vstore(a1 + k, x1);
+    for (; k + AVS_VW <= j; k += AVS_VW) {
+        avs_vd W = avs_vload(wp + k), P = avs_vload(vp + k), V = avs_vload(v + k);
+        avs_vd x0 = avs_vload(a0 + k) - va * W - vb * P, x1 = avs_vload(a1 + k) - vc * W - ve * P;
+        avs_vstore(a0 + k, x0);
+        avs_vstore(a1 + k, x1);
         acc0 += x0 * V;
         acc1 += x1 * V;
-        vstore(p + k, vload(p + k) + x0 * w0 + x1 * w1);
+        avs_vstore(p + k, avs_vload(p + k) + x0 * w0 + x1 * w1);
     }
-    double t0 = vsum(acc0), t1 = vsum(acc1);
+    double t0 = avs_vsum(acc0), t1 = avs_vsum(acc1);
     for (; k < j; k++) {
         double x0 = a0[k] - (a * wp[k] + b * vp[k]), x1 = a1[k] - (c * wp[k] + e * vp[k]);
         a0[k] = x0;
@@ -315,10 +262,10 @@ static void tridiagonalise(double *restrict d, double *restrict e, double *restr
         double *ai = A + (size_t)i * ld;
         if (pending) {
             double a = vp[i], b = wp[i];
-            vd va = vsplat(a), vb = vsplat(b);
+            avs_vd va = avs_vsplat(a), vb = avs_vsplat(b);
             int k = 0;
-            for (; k + VW <= i + 1; k += VW)
-                vstore(ai + k, vload(ai + k) - va * vload(wp + k) - vb * vload(vp + k));
+            for (; k + AVS_VW <= i + 1; k += AVS_VW)
+                avs_vstore(ai + k, avs_vload(ai + k) - va * avs_vload(wp + k) - vb * avs_vload(vp + k));
             for (; k <= i; k++) ai[k] -= a * wp[k] + b * vp[k];
         }
         d[i] = ai[i];
@@ -330,7 +277,7 @@ static void tridiagonalise(double *restrict d, double *restrict e, double *restr
         if (j < i) sweep_row(A + (size_t)j * ld, j, pending, tau, v, p, vp, wp);
         pending = tau != 0.0;
         if (pending) { // w = p − (τ/2)(pᵀv)·v, kept as (vp, wp) for the next sweep
-            double K = 0.5 * tau * dot(p, v, i);
+            double K = 0.5 * tau * avs_dot_f64(p, v, i);
             for (int k = 0; k < i; k++) { wp[k] = p[k] - K * v[k]; vp[k] = v[k]; }
         }
     }
@@ -368,7 +315,7 @@ static void bidiagonalise(double *restrict d, double *restrict e, double *restri
         const double *xi = X + (size_t)i * ld;
         col[i] = xi[0];
         sig2 += xi[0] * xi[0];
-        axpy_neg(z, -xi[0], xi + 1, n - 1);
+        avs_axpy_neg_f64(z, -xi[0], xi + 1, n - 1);
     }
     for (int k = 0; k < n; k++) {
         double *xk = X + (size_t)k * ld + k, alpha = xk[0], tl = 0.0, tr = 0.0;
@@ -388,12 +335,12 @@ static void bidiagonalise(double *restrict d, double *restrict e, double *restri
         memset(z2, 0, (size_t)c * sizeof *z2);
         for (int i = 1; i < m; i++) {
             double *xi = xk + (size_t)i * ld + 1;
-            if (tl != 0.0) axpy_neg(xi, v[i], w, c);
-            if (tr != 0.0) axpy_neg(xi, tr * dot(xi, u, c), u, c);
+            if (tl != 0.0) avs_axpy_neg_f64(xi, v[i], w, c);
+            if (tr != 0.0) avs_axpy_neg_f64(xi, tr * avs_dot_f64(xi, u, c), u, c);
             col[k + i] = xi[0];
             if (i >= 2) { // rows below the next diagonal: feed step k+1
                 next += xi[0] * xi[0];
-                axpy_neg(z2, -xi[0], xi + 1, c - 1);
+                avs_axpy_neg_f64(z2, -xi[0], xi + 1, c - 1);
             }
         }
         double *t = z; z = z2; z2 = t;
@@ -433,7 +380,7 @@ static void widen(double *restrict X, const float *restrict M, int n, int ld) {
 }
 
 // Accurate route on a double matrix X (n×ld, destroyed); vectors from c.
-static int accurate_route(double *sv, double *noise_floor, double *X, int n, int ld, carve *c) {
+static int accurate_route(double *sv, double *noise_floor, double *X, int n, int ld, avi_arena *c) {
     double *d = take(c, vec_stride(n)), *e = take(c, vec_stride(n)), *v = take(c, vec_stride(n));
     double *w = take(c, vec_stride(n)), *u = take(c, vec_stride(n)), *z = take(c, vec_stride(n));
     double *z2 = take(c, vec_stride(n)), *col = take(c, vec_stride(n));
@@ -455,8 +402,7 @@ int av_singular_values(double *sv, double *noise_floor, const float *M, int n, i
     if (work_bytes < need) return AV_ERR_WORKSPACE;
     if (!avi_all_finite(M, (size_t)n * n)) return AV_ERR_NONFINITE;
     int ld = lead_dim(n);
-    carve c;
-    if (!carve_init(&c, work, work_bytes)) return AV_ERR_WORKSPACE;
+    avi_arena c = avi_arena_over(work);
     double *X = take(&c, (size_t)n * ld);
     if (!X) return AV_ERR_WORKSPACE;
     widen(X, M, n, ld);
@@ -486,8 +432,10 @@ size_t av_lowrank_svd_work(int n, long r) {
     if (n < 1 || n > AV_MAX_N || r < 1 || r > AV_MAX_FEATURE_DIM) return 0;
     if (r >= n) return bytes_for(n, 1, ACC_VECS);
     int ri = (int)r, ldc = lead_dim(n);
-    uint64_t cols = 2u * (((uint64_t)ri * ldc * 8u + 63u) / 64u * 64u);
-    uint64_t total = cols + bytes_for(ri, 3, ACC_VECS);
+    avi_arena a = avi_arena_count(); /* the carving order of av_lowrank_singular_values */
+    take(&a, (size_t)ri * ldc);
+    take(&a, (size_t)ri * ldc);
+    uint64_t total = count_for(&a, ri, 3, ACC_VECS);
     return total > (uint64_t)SIZE_MAX ? 0 : (size_t)total;
 }
 
@@ -502,7 +450,7 @@ static void thin_qr(double *restrict Rt, double *restrict C, int n, int r, int l
         Rt[(size_t)j * r + j] = beta;
         for (int k = j + 1; k < r; k++) {
             double *ck = C + (size_t)k * ldc + j;
-            if (tau != 0.0) axpy_neg(ck, tau * dot(cj, ck, m), cj, m);
+            if (tau != 0.0) avs_axpy_neg_f64(ck, tau * avs_dot_f64(cj, ck, m), cj, m);
             Rt[(size_t)j * r + k] = ck[0];
         }
     }
@@ -522,8 +470,7 @@ int av_lowrank_singular_values(double *sv, double *noise_floor, const float *L, 
     if (need == 0) return AV_ERR_TOO_LARGE; /* valid sizes, but the workspace exceeds size_t (wasm32) */
     if (work_bytes < need) return AV_ERR_WORKSPACE;
     if (!avi_all_finite(L, (size_t)n * r) || !avi_all_finite(R, (size_t)n * r)) return AV_ERR_NONFINITE;
-    carve c;
-    if (!carve_init(&c, work, work_bytes)) return AV_ERR_WORKSPACE;
+    avi_arena c = avi_arena_over(work);
     if (r >= n) { // no saving: form L·Rᵀ in double and take the accurate route
         int ld = lead_dim(n);
         double *X = take(&c, (size_t)n * ld);
@@ -550,7 +497,7 @@ int av_lowrank_singular_values(double *sv, double *noise_floor, const float *L, 
     for (int i = 0; i < ri; i++) // P = R_L·R_Rᵀ (both upper triangular)
         for (int j = 0; j < ri; j++) {
             int k0 = i > j ? i : j;
-            P[(size_t)i * ldr + j] = dot(RL + (size_t)i * ri + k0, RR + (size_t)j * ri + k0, ri - k0);
+            P[(size_t)i * ldr + j] = avs_dot_f64(RL + (size_t)i * ri + k0, RR + (size_t)j * ri + k0, ri - k0);
         }
     int status = accurate_route(sv, noise_floor, P, ri, ldr, &c);
     for (int i = ri; i < n; i++) sv[i] = 0.0;
