@@ -7,15 +7,13 @@ import { appendRecords, medianMs } from './common.mjs';
 
 const ROOT = new URL('../', import.meta.url);
 const NATIVE = new URL('build/native/kernels_native', ROOT).pathname;
-const KNOB = { p: 3, dwc_kernel: 4, s: 5, m: 8, orthogonal: 9, order: 11, N: 12, landmarks: 13 };
-const CASES = [
-  ['softmax', {}], ['elu', {}], ['relu', {}], ['exp', {}], ['efficient', {}], ['focused', { p: 3 }],
-  ['linformer', { s: 64 }], ['performer', { m: 256, orthogonal: 1 }], ['taylor', { order: 2 }],
-  ['explimit', { N: 2 }], ['hedgehog', {}], ['nystrom', { landmarks: 64 }], ['cosformer', {}],
-];
 const D = 64;
 
 const av = await loadAttnviz({ source: new URL('build/wasm/attnviz.wasm', ROOT), simd: true });
+// every variant of the registry at its defaults (docs/variants.md); knob ids for the native side are enum
+// av_knob values, the registry's knob order from AV_KNOB_CAUSAL = 1
+const CASES = av.variantNames.map((name) => [name, {}]);
+const KNOB = Object.fromEntries(av.knobKeys.map((key, i) => [key, i + 1]));
 const records = [];
 console.log(`kernels: WASM SIMD (node ${process.versions.node}) vs native gcc -O3 -march=native, d = ${D}`);
 console.log('variant        n     wasm ms  native ms  ratio   | linear: wasm ms  native ms  ratio');
@@ -26,7 +24,7 @@ for (const n of [256, 1024]) {
     const flags = Object.entries(knobs).flatMap(([k, v]) => [KNOB[k], v]);
     const native = JSON.parse(execFileSync(NATIVE, [n, D, variant, ...flags].map(String), { encoding: 'utf8' }));
     lab.generate('gaussian', 1, 1);
-    const k = { variant: name, ...knobs, orthogonal: !!knobs.orthogonal };
+    const k = { variant: name, ...knobs };
     const st = lab.matrix(k).status;
     if (st < 0) throw new Error(`${name}: ${lab.matrix(k).message}`);
     const wasmMs = medianMs(() => lab.matrix(k));
