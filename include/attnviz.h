@@ -212,6 +212,8 @@ typedef struct av_params {
     int hedgehog_cols;    /* columns of W (D/2); ignored when hedgehog_w is NULL */
     int landmarks;        /* nystrom landmarks 1..n; 0 → min(n, 64) */
     int iters;            /* nystrom pseudo-inverse iterations 0..100; 0 → 6 (set -1 for zero iterations: Z = Z₀) */
+    double feature_eps;   /* performer: the ε added inside φ, 0..1e-2; 0 → 1e-6 (set -1 for a real 0); the
+                           * reference PyTorch code uses 1e-4 */
 } av_params;
 
 /* Fill *prm with the defaults of `variant` (all knobs zero = default, causal off). */
@@ -221,7 +223,7 @@ int av_params_default(av_params *prm, int variant);
 enum av_knob {
     AV_KNOB_VARIANT = 0, AV_KNOB_CAUSAL, AV_KNOB_SCALE, AV_KNOB_P, AV_KNOB_DWC_KERNEL, AV_KNOB_S,
     AV_KNOB_EF_KIND, AV_KNOB_EF_SHARED, AV_KNOB_M, AV_KNOB_ORTHOGONAL, AV_KNOB_SEED, AV_KNOB_ORDER,
-    AV_KNOB_N, AV_KNOB_LANDMARKS, AV_KNOB_ITERS, AV_KNOB_COUNT
+    AV_KNOB_N, AV_KNOB_LANDMARKS, AV_KNOB_ITERS, AV_KNOB_FEATURE_EPS, AV_KNOB_COUNT
 };
 /* Set one knob from a double (integers are rounded). AV_ERR_VARIANT for an unknown key. Ranges are
  * checked by the kernels (which know n and d), not here. */

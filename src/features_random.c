@@ -144,9 +144,9 @@ static void performer_project(float *U, double *h, double *c, const float *X, in
     }
 }
 
-// u[f] ← m^{−1/2}(e^(u[f] − c − h) + 1e-6), the subtraction of c first (exact when u is near c).
-static void performer_finish(float *u, int m, double c, double h) {
-    float am = (float)(1.0 / sqrt((double)m)), eps = 1e-6f;
+// u[f] ← m^{−1/2}(e^(u[f] − c − h) + ε), the subtraction of c first (exact when u is near c).
+static void performer_finish(float *u, int m, double c, double h, double feature_eps) {
+    float am = (float)(1.0 / sqrt((double)m)), eps = (float)feature_eps;
     if (!(h <= HUGE_H)) {
         for (int f = 0; f < m; f++) u[f] = am * eps;
         return;
@@ -157,7 +157,7 @@ static void performer_finish(float *u, int m, double c, double h) {
     for (int f = 0; f < m; f++) u[f] = am * (u[f] + eps);
 }
 
-/* φ(x) = m^{−1/2}(exp(ω·x′ − ½‖x′‖² − c) + 1e-6): c the per-query max over features for Q, one global max
+/* φ(x) = m^{−1/2}(exp(ω·x′ − ½‖x′‖² − c) + ε) (ε the feature_eps knob, 1e-6 by default): c the per-query max over features for Q, one global max
  * over all keys and features for K. Every exponent is ≤ 0, so features lie in [1e-6, 1 + 1e-6]·m^{−1/2}
  * and cannot overflow. The projections are computed as one float gemm, X′·ωᵀ, strip by strip; keys
  * take a second pass once their global max is known. */
@@ -177,7 +177,7 @@ static void performer_features(float *PhiQ, float *PhiK, const float *Q, const f
     for (int i0 = 0; i0 < n; i0 += 4) {
         int rows = n - i0 < 4 ? n - i0 : 4;
         performer_project(PhiQ, h, c, Q, i0, rows, m, d, W, P, xs, rs);
-        for (int i = i0; i < i0 + rows; i++) performer_finish(PhiQ + (size_t)i * m, m, c[i], h[i]);
+        for (int i = i0; i < i0 + rows; i++) performer_finish(PhiQ + (size_t)i * m, m, c[i], h[i], prm->feature_eps);
     }
     double cK = -INFINITY;
     for (int j0 = 0; j0 < n; j0 += 4) {
@@ -185,7 +185,7 @@ static void performer_features(float *PhiQ, float *PhiK, const float *Q, const f
         performer_project(PhiK, h, c, K, j0, rows, m, d, W, P, xs, rs);
         for (int j = j0; j < j0 + rows; j++) cK = c[j] > cK ? c[j] : cK;
     }
-    for (int j = 0; j < n; j++) performer_finish(PhiK + (size_t)j * m, m, cK, h[j]);
+    for (int j = 0; j < n; j++) performer_finish(PhiK + (size_t)j * m, m, cK, h[j], prm->feature_eps);
 }
 
 // ----------------------------------------------------------------------------------------------------

@@ -44,6 +44,8 @@ static const av_knob_desc KNOBS[AV_KNOB_COUNT] = {
                            "Nystrom landmarks (segment means; default min(n, 64))"},
     [AV_KNOB_ITERS] = {"iters", "--iters", AV_KT_INT, KF_Z | AV_KF_MINUS1_ZERO, 0, 100, 6, 1, NULL,
                        "iterations of the pseudo-inverse Z"},
+    [AV_KNOB_FEATURE_EPS] = {"feature_eps", "--feature-eps", AV_KT_REAL, KF_Z | AV_KF_MINUS1_ZERO, 0, 1e-2, 1e-6, 1e-6,
+                             NULL, "the epsilon added inside Performer's phi (the reference PyTorch code uses 1e-4)"},
 };
 #undef KF_Z
 
@@ -56,7 +58,7 @@ static const struct { size_t off; char kind; } FIELDS[AV_KNOB_COUNT] = {
     [AV_KNOB_M] = {offsetof(av_params, m), 'i'},             [AV_KNOB_ORTHOGONAL] = {offsetof(av_params, orthogonal), 'i'},
     [AV_KNOB_SEED] = {offsetof(av_params, seed), 'u'},       [AV_KNOB_ORDER] = {offsetof(av_params, order), 'i'},
     [AV_KNOB_N] = {offsetof(av_params, N), 'i'},             [AV_KNOB_LANDMARKS] = {offsetof(av_params, landmarks), 'i'},
-    [AV_KNOB_ITERS] = {offsetof(av_params, iters), 'i'},
+    [AV_KNOB_ITERS] = {offsetof(av_params, iters), 'i'},   [AV_KNOB_FEATURE_EPS] = {offsetof(av_params, feature_eps), 'd'},
 };
 
 double avi_knob_get(const av_params *p, int knob) {
@@ -112,8 +114,8 @@ static const avi_variant VARIANTS[AV_VARIANT_COUNT] = {
                        {AV_KNOB_S, AV_KNOB_EF_KIND, AV_KNOB_EF_SHARED, AV_KNOB_SEED}},
                       NULL, NULL, NULL, NULL, NULL},
     [AV_PERFORMER] = {{"performer", "Performer FAVOR+", "phi(x) = m^-1/2 (exp(w_i.x' - |x'|^2/2 - c) + 1e-6), x' = sqrt(scale) x",
-                       "Choromanski et al. 2021", AV_CLASS_KERNEL, CAUSAL_LINEAR | AV_VF_SCALED, AV_NORM_SUM, 0, 3,
-                       {AV_KNOB_M, AV_KNOB_ORTHOGONAL, AV_KNOB_SEED}},
+                       "Choromanski et al. 2021", AV_CLASS_KERNEL, CAUSAL_LINEAR | AV_VF_SCALED, AV_NORM_SUM, 0, 4,
+                       {AV_KNOB_M, AV_KNOB_ORTHOGONAL, AV_KNOB_SEED, AV_KNOB_FEATURE_EPS}},
                       avi_dim_performer, avi_performer_work, avi_phi_performer, NULL, avi_cost_performer},
     [AV_TAYLOR] = {{"taylor", "Taylor series of exp", "sum_{r<=p} s^r/r!, s = scale*q.k",
                     "seed article 'infinite-dimensional linear attention'", AV_CLASS_CLOSED_FORM,

@@ -110,6 +110,7 @@ export const KNOB_VIEW = {
   N: { label: 'power N' },
   landmarks: { label: 'landmarks' },
   iters: { label: 'pinv iterations' },
+  feature_eps: { label: 'ε inside φ', values: [0, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2] },
 };
 
 const TEX_ESCAPE = { '\\': String.raw`\textbackslash{}`, '^': String.raw`\textasciicircum{}`, '~': String.raw`\textasciitilde{}` };

@@ -195,13 +195,18 @@ START_TEST(test_performer_unbiased_convergence) {
 END_TEST
 
 START_TEST(test_performer_features_formula) {
-    /* Φ from the library against m^{−1/2}(exp(u − ½‖x′‖² − c) + 1e-6) computed here from the same ω:
-     * c = max_f u per query, one max over all keys and features for the keys. */
+    /* Φ from the library against m^{−1/2}(exp(u − ½‖x′‖² − c) + ε) computed here from the same ω:
+     * c = max_f u per query, one max over all keys and features for the keys; ε the feature_eps knob
+     * (the default 1e-6, the reference PyTorch code's 1e-4, and 0). */
     const int ns[] = {13, 37}, ds[] = {3, 16}, ms[] = {5, 37};
+    const double epss[] = {1e-6, 1e-4, 0};
     for (int a = 0; a < 2; a++)
-        for (int orth = 0; orth <= 1; orth++) {
+        for (int orth = 0; orth <= 1; orth++)
+        for (int e = 0; e < 3; e++) {
             int n = ns[a], d = ds[a];
             av_params p = resolved(AV_PERFORMER, n, d);
+            ck_assert(p.feature_eps == 1e-6); /* the default */
+            p.feature_eps = epss[e];           /* resolved knobs: 0 is a real 0 here */
             p.m = ms[a];
             p.orthogonal = orth;
             p.seed = 31 + a;
@@ -234,8 +239,8 @@ START_TEST(test_performer_features_formula) {
                     if (!side)
                         for (int f = 0; f < m; f++) c = fmax(c, u[i * m + f]);
                     for (int f = 0; f < m; f++) {
-                        double ref = am * (exp(u[i * m + f] - h[i] - c) + 1e-6);
-                        ck_assert_double_eq_tol(Phi[i * m + f], ref, 2e-5 * ref);
+                        double ref = am * (exp(u[i * m + f] - h[i] - c) + epss[e]);
+                        ck_assert_double_eq_tol(Phi[i * m + f], ref, 2e-5 * ref + 1e-37);
                     }
                 }
             }

@@ -216,7 +216,8 @@ describe('the schema follows the registry', () => {
     for (const k of OLD) expect(BY_NAME[k], k).toBeDefined();
     const perf = fromHash('#v=1&variant=performer&m=64&orthogonal=1&rseed=7&scale=1.5&n=128&d=32');
     expect(perf.problems).toEqual([]);
-    expect(knobsOf(perf.state)).toEqual({ variant: 'performer', causal: false, scale: 1.5 / Math.sqrt(32), m: 64, orthogonal: true, seed: 7 });
+    expect(knobsOf(perf.state)).toEqual({ variant: 'performer', causal: false, scale: 1.5 / Math.sqrt(32), m: 64, orthogonal: true, seed: 7,
+      feature_eps: 1e-6 }); // a knob added since: an old link gets its default
     expect(knobsOf(fromHash('#v=1&variant=focused&dwc=1&dwc_k=7&n=64').state).dwc_kernel).toBe(7);
     expect(knobsOf(fromHash('#v=1&variant=focused&dwc=0&dwc_k=7').state).dwc_kernel).toBe(0);
     expect(knobsOf(fromHash('#v=1&variant=nystrom&iters=0').state).iters).toBe(-1);
