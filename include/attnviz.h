@@ -407,7 +407,7 @@ enum av_readout {
     AV_R_SIGMA1 = 0, AV_R_RANK, AV_R_RANK_TOL, AV_R_RANK_REL_1E3, AV_R_RANK_REL_1E2, AV_R_RANK_ENERGY_99,
     AV_R_EFFECTIVE_RANK, AV_R_STABLE_RANK, AV_R_SPARSITY_LT_001, AV_R_SPARSITY_TAU, AV_R_KEYS_FOR_90,
     AV_R_ROW_ENTROPY_MEAN, AV_R_ROW_ENTROPY_UNIFORM, AV_R_ERROR_FRO_REL, AV_R_ROW_KL_MEAN,
-    AV_R_OUTPUT_ERROR_REL, AV_R_NOISE_FLOOR, AV_R_COUNT
+    AV_R_OUTPUT_ERROR_REL, AV_R_NOISE_FLOOR, AV_R_ROW_SUM_DEV_MAX, AV_R_COUNT
 };
 /* Reason codes for readouts that are undefined (the value is then NaN and JSON prints null). */
 enum av_reason {
@@ -429,6 +429,8 @@ const char *av_reason_string(int reason);  /* one sentence (never NULL) */
  * σ₁ = 0. The entry readouts read allowed entries (j ≤ i when causal); keys_for_90 counts the fewest
  * entries whose sum reaches (0.9 − 1e-12)·(row sum) (the slack absorbs rounding for equal entries);
  * keys_for_90 and row_entropy_mean are undefined when M has a negative entry or an allowed row sums to 0.
+ * row_sum_dev_max = max_i |Σ_{allowed j} M_ij − 1| (sums in float64): 0 up to rounding for the variants
+ * whose rows are distributions (Efficient Attention's by construction), S/(S + ε) − 1 where ε is added.
  * A: the softmax reference on the same Q, K and mask, or NULL (error readouts: AV_REASON_NO_REFERENCE).
  * row_kl_mean is undefined when M is negative or zero where A > 0. V (n×dv) or NULL: output_error_rel,
  * whose products (M − A)·V and A·V run in float32 SIMD (about 1e-6 relative).

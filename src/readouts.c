@@ -19,7 +19,7 @@ static const char *const READOUT_NAMES[AV_R_COUNT] = {
     "sigma1", "rank", "rank_tol", "rank_rel_1e-3", "rank_rel_1e-2", "rank_energy_99",
     "effective_rank", "stable_rank", "sparsity_lt_0.01", "sparsity_tau", "keys_for_90",
     "row_entropy_mean", "row_entropy_uniform", "error_fro_rel", "row_kl_mean", "output_error_rel",
-    "noise_floor",
+    "noise_floor", "row_sum_dev_max",
 };
 
 const char *av_readout_name(int readout) {
@@ -208,7 +208,7 @@ static double row_entropy(const float *row, int m, int *why, double *sum_out) {
 
 static void entries(double *vals, int *reasons, const float *M, int n, int causal, double tau, float *buf) {
     long below001 = 0, below_tau = 0, allowed_total = 0;
-    double keys = 0.0, ent = 0.0, uni = 0.0;
+    double keys = 0.0, ent = 0.0, uni = 0.0, dev = 0.0;
     int why_keys = AV_REASON_NONE, why_ent = AV_REASON_NONE;
     for (int i = 0; i < n; i++) {
         const float *row = M + (size_t)i * n;
@@ -222,6 +222,8 @@ static void entries(double *vals, int *reasons, const float *M, int n, int causa
         }
         below001 += lt001;
         below_tau += lt_tau;
+        double d1 = fabs(avs_sum_f64(row, m) - 1.0); /* row_sum_dev_max: |Σ allowed − 1|, in float64 */
+        dev = d1 > dev ? d1 : dev;
         allowed_total += m;
         uni += log((double)m);
         int why = AV_REASON_NONE;
@@ -235,6 +237,7 @@ static void entries(double *vals, int *reasons, const float *M, int n, int causa
     vals[AV_R_SPARSITY_LT_001] = (double)below001 / ((double)n * n);
     vals[AV_R_SPARSITY_TAU] = (double)below_tau / (double)allowed_total;
     vals[AV_R_ROW_ENTROPY_UNIFORM] = uni / n;
+    vals[AV_R_ROW_SUM_DEV_MAX] = dev;
     if (why_keys) set_undefined(vals, reasons, AV_R_KEYS_FOR_90, why_keys);
     else vals[AV_R_KEYS_FOR_90] = keys / n;
     if (why_ent) set_undefined(vals, reasons, AV_R_ROW_ENTROPY_MEAN, why_ent);
@@ -390,8 +393,18 @@ int av_error_curve(double *e, const double *sv, int n) {
     if (!e || !sv) return AV_ERR_NULL;
     if (n < 1 || n > AV_MAX_N) return AV_ERR_SIZE;
     if (!all_finite_d(sv, n)) return AV_ERR_NONFINITE;
+    /* σ scaled by the power of two 2^−k with max|σ| = m·2^k, m in [0.5, 1): the squares cannot overflow
+     * (σ beyond 1e154 made Σσ² Inf and e NaN) nor all underflow, and the ratios are the same bits as
+     * unscaled whenever no square over- or underflowed (scaling by a power of two is exact) */
+    double big = 0.0;
+    for (int r = 0; r < n; r++) big = fabs(sv[r]) > big ? fabs(sv[r]) : big;
+    int k = 0;
+    if (big > 0.0) frexp(big, &k);
     e[n] = 0.0; // suffix sums from the smallest σ up: e(r) = Σ_{i>r} σᵢ² / Σσᵢ²
-    for (int r = n - 1; r >= 0; r--) e[r] = e[r + 1] + sv[r] * sv[r];
+    for (int r = n - 1; r >= 0; r--) {
+        double s = ldexp(sv[r], -k);
+        e[r] = e[r + 1] + s * s;
+    }
     double total = e[0];
     if (total > 0.0)
         for (int r = 0; r <= n; r++) e[r] /= total;

@@ -153,6 +153,23 @@ START_TEST(test_causal_definitions) {
 END_TEST
 
 // keys_for_90 on rows with distinct weights, against a sort-based count.
+/* row_sum_dev_max = max_i |Σ_{allowed j} M_ij − 1|: 0 for distributions, exact for hand-made rows; causal
+ * rows read their allowed entries only. */
+START_TEST(test_row_sum_dev_max) {
+    float *I = identity(5);
+    ck_assert(readouts(I, NULL, NULL, 5, 0, 0, 0).v[AV_R_ROW_SUM_DEV_MAX] == 0.0);
+    ck_assert(readouts(I, NULL, NULL, 5, 0, 1, 0).v[AV_R_ROW_SUM_DEV_MAX] == 0.0);
+    float M[9] = {0.5f, 0.25f, 0.0f, 1.0f, 1.0f, 0.0f, 0.125f, 0.0f, 2.0f};
+    ck_assert(readouts(M, NULL, NULL, 3, 0, 0, 0).v[AV_R_ROW_SUM_DEV_MAX] == 1.125); /* row 2: 2.125 − 1 */
+    M[8] = 0.5f;                                                                  /* rows: 0.75, 2, 0.625 */
+    ck_assert(readouts(M, NULL, NULL, 3, 0, 0, 0).v[AV_R_ROW_SUM_DEV_MAX] == 1.0);
+    /* causal: row 1 sees M[1][0..1] = 2 (dev 1), row 0 sees 0.5 (dev 0.5), row 2 sees 0.625 + 0.5 */
+    ck_assert(readouts(M, NULL, NULL, 3, 0, 1, 0).v[AV_R_ROW_SUM_DEV_MAX] == 1.0);
+    ck_assert_str_eq(av_readout_name(AV_R_ROW_SUM_DEV_MAX), "row_sum_dev_max");
+    free(I);
+}
+END_TEST
+
 START_TEST(test_keys_for_90_random) {
     const int n = 61;
     float *M = malloc(sizeof(float) * n * n);
@@ -414,6 +431,28 @@ START_TEST(test_error_curve) {
 }
 END_TEST
 
+/* Found by tests/fuzz/fuzz_api.c: σ beyond 1e154 squared to Inf, so Σσ² was Inf and every e(r) NaN
+ * under AV_OK; tiny σ squared to 0 and e(0) was 0. The curve is scale-free: e(c·σ) = e(σ). */
+START_TEST(test_error_curve_extreme_scales) {
+    const double sv[5] = {3, 2, 1, 1, 0}, want[6] = {1, 6.0 / 15, 2.0 / 15, 1.0 / 15, 0, 0};
+    const double scales[] = {1e300 / 3, 1e160, 0x1p-1000, 1e-310}; /* 1e-310: σ subnormal */
+    double x[5], e[6];
+    for (size_t k = 0; k < sizeof scales / sizeof *scales; k++) {
+        for (int i = 0; i < 5; i++) x[i] = sv[i] * scales[k];
+        ck_assert_int_eq(av_error_curve(e, x, 5), AV_OK);
+        for (int r = 0; r <= 5; r++) {
+            ck_assert_msg(isfinite(e[r]), "scale %g: e(%d) = %g", scales[k], r, e[r]);
+            ck_assert_double_eq_tol(e[r], want[r], k == 3 ? 1e-3 : 1e-15);
+        }
+    }
+    const double top[2] = {DBL_MAX, -DBL_MAX};
+    ck_assert_int_eq(av_error_curve(e, top, 2), AV_OK);
+    ck_assert_double_eq(e[0], 1.0);
+    ck_assert_double_eq(e[1], 0.5);
+    ck_assert_double_eq(e[2], 0.0);
+}
+END_TEST
+
 START_TEST(test_entropy_hist) {
     const int n = 16;
     float *I = identity(n), *U = malloc(sizeof(float) * n * n), *C = causal_uniform(n);
@@ -492,12 +531,14 @@ Suite *suite_readouts(void) {
     tcase_add_test(tc, test_one_hot);
     tcase_add_test(tc, test_rank_one);
     tcase_add_test(tc, test_causal_definitions);
+    tcase_add_test(tc, test_row_sum_dev_max);
     tcase_add_test(tc, test_keys_for_90_random);
     tcase_add_test(tc, test_entries_and_errors_against_references);
     tcase_add_test(tc, test_errors_against_reference);
     tcase_add_test(tc, test_errors_causal);
     tcase_add_test(tc, test_spectral_cases);
     tcase_add_test(tc, test_error_curve);
+    tcase_add_test(tc, test_error_curve_extreme_scales);
     tcase_add_test(tc, test_entropy_hist);
     tcase_add_test(tc, test_names_and_status);
     suite_add_tcase(s, tc);
