@@ -34,6 +34,11 @@ static const char HELP[] =
     "                   [--accurate] [--tau X] [-o OUT.json]\n"
     "      Print the readouts of the matrix (rank, effective rank, sparsity, entropy, error against\n"
     "      softmax, ...) as one JSON object, on stdout or into OUT.json.\n"
+    "  attnviz sweep    --variant NAME --knob KNOB --values V1,V2,... [--seeds S] [--readout KEY]\n"
+    "                   --q Q.npy --k K.npy [--v V.npy] [--causal] [knobs] [--accurate] [--tau X] [-o OUT.json]\n"
+    "      One readout (default error_fro_rel) against one knob: for each value, its mean, min and max\n"
+    "      over S seeds (the random matrices drawn with --seed ... --seed + S - 1; Q, K, V fixed), as JSON\n"
+    "      {\"variant\", \"knob\", \"readout\", \"seeds\", \"values\", \"mean\", \"min\", \"max\"}.\n"
     "  attnviz generate --gen NAME --n N --d D [--std X] [--seed S] -o DIR\n"
     "      Write seeded synthetic DIR/q.npy, DIR/k.npy, DIR/v.npy, each n x d float32 (the same bits\n"
     "      natively and in the browser).\n"
@@ -499,23 +504,107 @@ done:
     return code;
 }
 
+/* Run a JSON-printing command into stdout, or into -o through a temporary renamed only on success. */
+static int emit_json(const avcli_inputs *in, int (*cmd)(const avcli_inputs *, const void *, FILE *), const void *ctx) {
+    avcli_out o;
+    int st;
+    if (!in->out) {
+        st = cmd(in, ctx, stdout); /* main checks that stdout was written */
+    } else if (avcli_out_open(&o, in->out) != 0) {
+        st = avcli_fail_system("-o %s: cannot write (%s)", in->out, strerror(errno));
+    } else if ((st = cmd(in, ctx, o.f)) != 0) {
+        avcli_out_discard(&o); /* the old file, if any, stays as it was */
+    } else if (avcli_out_close(&o) != 0 || avcli_out_commit(&o) != 0) {
+        st = avcli_fail_system("-o %s: cannot write (%s)", in->out, strerror(errno));
+        avcli_out_discard(&o);
+    }
+    return st;
+}
+
+static int readouts_json(const avcli_inputs *in, const void *ctx, FILE *out) {
+    (void)ctx;
+    return avcli_cmd_readouts(in, out);
+}
+
+static int sweep_json(const avcli_inputs *in, const void *ctx, FILE *out) { return avcli_cmd_sweep(in, ctx, out); }
+
 static int cmd_readouts(int argc, char **argv) {
     avcli_inputs in;
     int st = avcli_parse_inputs(&in, argc, argv);
     if (st) return st;
-    avcli_out o;
-    if (!in.out) {
-        st = avcli_cmd_readouts(&in, stdout); /* main checks that stdout was written */
-    } else if (avcli_out_open(&o, in.out) != 0) {
-        st = avcli_fail_system("-o %s: cannot write (%s)", in.out, strerror(errno));
-    } else if ((st = avcli_cmd_readouts(&in, o.f)) != 0) {
-        avcli_out_discard(&o); /* the old file, if any, stays as it was */
-    } else if (avcli_out_close(&o) != 0 || avcli_out_commit(&o) != 0) {
-        st = avcli_fail_system("-o %s: cannot write (%s)", in.out, strerror(errno));
-        avcli_out_discard(&o);
-    }
+    st = emit_json(&in, readouts_json, NULL);
     avcli_free(&in);
     return st;
+}
+
+/* One value of knob kd from text: a number (an integer for int knobs, 0/1 for switches) or an option name. */
+static int parse_knob_value(const av_knob_desc *kd, const char *text, double *v) {
+    if (kd->type == AV_KT_ENUM) {
+        int idx = 0;
+        size_t len = strlen(text);
+        for (const char *o = kd->options; o && *o; idx++) {
+            size_t w = strcspn(o, "|");
+            if (w == len && strncmp(o, text, len) == 0) { *v = idx; return 1; }
+            o = o[w] ? o + w + 1 : NULL;
+        }
+    }
+    if (kd->type == AV_KT_INT || kd->type == AV_KT_ENUM || kd->type == AV_KT_BOOL) {
+        long long iv;
+        if (!parse_long(text, -2147483647LL, 4294967295LL, &iv)) return 0;
+        *v = (double)iv;
+        return kd->type != AV_KT_BOOL || iv == 0 || iv == 1;
+    }
+    return parse_double(text, v);
+}
+
+static int cmd_sweep(int argc, char **argv) {
+    const char *knob = NULL, *values = NULL, *seeds = NULL, *readout = NULL, **mine[4] = {&knob, &values, &seeds, &readout};
+    const char *names[4] = {"--knob", "--values", "--seeds", "--readout"};
+    char **rest = malloc(sizeof(char *) * (size_t)(argc + 1));
+    int nrest = 0, code = 0;
+    if (!rest) return avcli_fail_system("out of memory");
+    for (int i = 0; i < argc && !code; i++) { /* the sweep's own flags; the rest are the shared ones */
+        int f = 0;
+        while (f < 4 && strcmp(argv[i], names[f])) f++;
+        if (f == 4) { rest[nrest++] = argv[i]; continue; }
+        if (*mine[f]) code = avcli_fail("%s: given twice", names[f]);
+        else if (i + 1 >= argc) code = avcli_fail("%s: needs a value", names[f]);
+        else *mine[f] = argv[++i];
+    }
+    avcli_sweep sw = {.knob = -1, .count = 0, .seeds = 1, .readout = AV_R_ERROR_FRO_REL};
+    if (!code && !knob) code = avcli_fail("--knob: required (a knob key such as p, s, m, order, N, landmarks)");
+    for (int k = AV_KNOB_VARIANT + 1; !code && k < AV_KNOB_COUNT; k++)
+        if (strcmp(av_knob_info(k)->key, knob) == 0 || strcmp(av_knob_info(k)->flag, knob) == 0) sw.knob = k;
+    if (!code && (sw.knob < 0 || sw.knob == AV_KNOB_CAUSAL || sw.knob == AV_KNOB_SCALE))
+        code = avcli_fail("--knob %s: not a variant knob (see the knobs in attnviz --help)", knob);
+    if (!code && !values) code = avcli_fail("--values: required (V1,V2,...)");
+    for (const char *v = values; !code && v && *v;) { /* comma-separated values */
+        char one[64];
+        size_t w = strcspn(v, ",");
+        if (w == 0 || w >= sizeof one) { code = avcli_fail("--values %s: an empty or over-long value", values); break; }
+        memcpy(one, v, w);
+        one[w] = 0;
+        if (sw.count == AVCLI_MAX_SWEEP) code = avcli_fail("--values: more than %d values", AVCLI_MAX_SWEEP);
+        else if (!parse_knob_value(av_knob_info(sw.knob), one, &sw.values[sw.count++]))
+            code = avcli_fail("--values %s: not a value of %s", one, av_knob_info(sw.knob)->flag);
+        v += w + (v[w] == ',');
+    }
+    long long ns = 1;
+    if (!code && seeds && !parse_long(seeds, 1, 10000, &ns)) code = avcli_fail("--seeds %s: not an integer in 1..10000", seeds);
+    sw.seeds = (int)ns;
+    if (!code && readout) {
+        sw.readout = -1;
+        for (int r = 0; r < AV_R_COUNT; r++)
+            if (strcmp(av_readout_name(r), readout) == 0) sw.readout = r;
+        if (sw.readout < 0) code = avcli_fail("--readout %s: unknown readout (a key of attnviz readouts)", readout);
+    }
+    avcli_inputs in;
+    if (!code && (code = avcli_parse_inputs(&in, nrest, rest)) == 0) {
+        code = emit_json(&in, sweep_json, &sw);
+        avcli_free(&in);
+    }
+    free(rest);
+    return code;
 }
 
 static int cmd_generate(int argc, char **argv) {
@@ -618,7 +707,7 @@ static int finish_stdout(int code) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) return avcli_fail("no command (matrix, readouts, generate; see attnviz --help)");
+    if (argc < 2) return avcli_fail("no command (matrix, readouts, sweep, generate; see attnviz --help)");
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 || (i == 1 && strcmp(argv[i], "help") == 0)) {
             print_help(stdout);
@@ -629,6 +718,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "matrix") == 0) code = cmd_matrix(argc - 2, argv + 2);
     else if (strcmp(cmd, "readouts") == 0) code = cmd_readouts(argc - 2, argv + 2);
     else if (strcmp(cmd, "generate") == 0) code = cmd_generate(argc - 2, argv + 2);
-    else return avcli_fail("%s: unknown command (matrix, readouts, generate; see attnviz --help)", cmd);
+    else if (strcmp(cmd, "sweep") == 0) code = cmd_sweep(argc - 2, argv + 2);
+    else return avcli_fail("%s: unknown command (matrix, readouts, sweep, generate; see attnviz --help)", cmd);
     return finish_stdout(code);
 }

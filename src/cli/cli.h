@@ -24,6 +24,20 @@ void avcli_free(avcli_inputs *in);
 /* `attnviz readouts`: print one JSON object to `out` (readouts_cmd.c). Returns the exit status. */
 int avcli_cmd_readouts(const avcli_inputs *in, FILE *out);
 
+/* `attnviz sweep`: one readout against one knob's values, over seeds (readouts_cmd.c). */
+enum { AVCLI_MAX_SWEEP = 256 };
+typedef struct avcli_sweep {
+    int knob;                        /* enum av_knob */
+    double values[AVCLI_MAX_SWEEP];  /* the knob's values, as typed (0 is a real 0 where the knob allows it) */
+    int count;
+    int seeds;                       /* ≥ 1: the random matrices drawn with seed … seed + seeds − 1 */
+    int readout;                     /* enum av_readout */
+} avcli_sweep;
+/* Print {"variant", "knob", "readout", "seeds", "values", "mean", "min", "max"} to `out`: per value the
+ * mean, min and max of the readout over the seeds where it is defined (null where it never is). Returns
+ * the exit status. */
+int avcli_cmd_sweep(const avcli_inputs *in, const avcli_sweep *sw, FILE *out);
+
 // ----------------------------------------------------------------------------------------------------
 // exit statuses and error lines (output.c)
 

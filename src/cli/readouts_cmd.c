@@ -203,3 +203,101 @@ done:
     free(M); free(A); free(sv); free(svf); free(curve); free(work);
     return code;
 }
+
+// ----------------------------------------------------------------------------------------------------
+// attnviz sweep: one readout against one knob, over values and seeds
+
+/* 1 for the readouts that need the spectrum. */
+static int spectral_readout(int r) { return r <= AV_R_STABLE_RANK || r == AV_R_NOISE_FLOOR; }
+
+/* The readout `r` of the variant `prm` on the inputs (NaN when undefined or on a numerical failure of a
+ * step); A is the softmax reference (or NULL). Returns 0, or the failing library status (< 0). */
+static int one_readout(double *out, const av_params *prm, const avcli_inputs *in, const float *A, int r) {
+    int n = in->n, st, why[AV_R_COUNT];
+    double vals[AV_R_COUNT], floor_ = 0;
+    *out = NAN;
+    float *M = matrix_of(prm, in, &st);
+    if (!M) return st;
+    double *sv = NULL;
+    size_t wr = av_readouts_work(n, in->V ? in->dv : 0);
+    void *work = malloc(wr);
+    if (!work) { free(M); return AV_ERR_NOMEM; }
+    if (spectral_readout(r) && (sv = malloc(sizeof(double) * n)) != NULL &&
+        spectrum_of(sv, &floor_, M, n, in->accurate ? AV_SVD_ACCURATE : AV_SVD_FAST) < 0) {
+        free(sv);
+        sv = NULL;
+    }
+    if (av_readouts(vals, why, M, sv, floor_, av_variant_info(prm->variant)->cls == AV_CLASS_EXACT ? NULL : A, in->V, n,
+                    in->V ? in->dv : 0, prm->causal, in->tau, work, wr) == AV_OK && why[r] == AV_REASON_NONE)
+        *out = vals[r];
+    free(M); free(sv); free(work);
+    return 0;
+}
+
+static void put_list(FILE *out, const char *key, const double *x, int count) {
+    fprintf(out, ",\n  \"%s\": [", key);
+    for (int i = 0; i < count; i++) {
+        if (i) fputs(", ", out);
+        put_num(out, x[i]);
+    }
+    fputc(']', out);
+}
+
+int avcli_cmd_sweep(const avcli_inputs *in, const avcli_sweep *sw, FILE *out) {
+    const int k = sw->knob, S = sw->seeds, count = sw->count;
+    const av_knob_desc *kd = av_knob_info(k);
+    double *mean = malloc(sizeof(double) * count), *lo = malloc(sizeof(double) * count),
+           *hi = malloc(sizeof(double) * count);
+    float *A = NULL;
+    int code = 0, st;
+    if (!mean || !lo || !hi) { code = avcli_fail_system("out of memory"); goto done; }
+    av_params ref;
+    av_params_default(&ref, av_variant_from_name("softmax"));
+    ref.causal = in->prm.causal;
+    ref.scale = in->prm.scale;
+    A = matrix_of(&ref, in, &st); /* the reference does not depend on the swept knob (scale is not swept) */
+    for (int v = 0; v < count && !code; v++) {
+        double sum = 0, mn = INFINITY, mx = -INFINITY;
+        int got = 0;
+        for (int s = 0; s < S && !code; s++) {
+            av_params p = in->prm, res;
+            double x = sw->values[v];
+            if ((kd->flags & AV_KF_MINUS1_ZERO) && x == 0) x = -1; /* a real 0 */
+            av_params_set(&p, k, x);
+            if (S > 1) p.seed = in->prm.seed + (uint32_t)s; /* the random matrices redrawn; Q, K, V fixed */
+            int bad = -1;
+            if ((st = av_params_check(&res, &p, in->n, in->d, &bad)) != AV_OK) {
+                code = avcli_fail("--values %.10g: %s for %s at n = %d (%s)", sw->values[v],
+                                  st == AV_ERR_KNOB ? "out of range" : av_status_string(st),
+                                  av_variant_name(p.variant), in->n, bad >= 0 ? av_knob_info(bad)->flag : kd->flag);
+                break;
+            }
+            double r;
+            if ((st = one_readout(&r, &p, in, A, sw->readout)) < 0) {
+                code = st == AV_ERR_NOMEM ? avcli_fail_system("out of memory (n = %d)", in->n)
+                                          : avcli_fail("--variant %s: %s", av_variant_name(p.variant), av_status_string(st));
+                break;
+            }
+            if (isfinite(r)) {
+                sum += r;
+                mn = r < mn ? r : mn;
+                mx = r > mx ? r : mx;
+                got++;
+            }
+        }
+        mean[v] = got ? sum / got : NAN; /* over the seeds where the readout is defined */
+        lo[v] = got ? mn : NAN;
+        hi[v] = got ? mx : NAN;
+    }
+    if (code) goto done;
+    fprintf(out, "{\n  \"variant\": \"%s\",\n  \"knob\": \"%s\",\n  \"readout\": \"%s\",\n  \"seeds\": %d",
+            av_variant_name(in->prm.variant), kd->key, av_readout_name(sw->readout), S);
+    put_list(out, "values", sw->values, count);
+    put_list(out, "mean", mean, count);
+    put_list(out, "min", lo, count);
+    put_list(out, "max", hi, count);
+    fputs("\n}\n", out);
+done:
+    free(mean); free(lo); free(hi); free(A);
+    return code;
+}

@@ -349,3 +349,54 @@ describe('overflow: the reason names what overflowed', () => {
     expect(lines[0]).toMatch(/^attnviz: warning: matrix: a product/);
   });
 });
+
+describe('attnviz sweep', () => {
+  let q, k;
+  beforeAll(() => {
+    const dir = join(tmp, 'sweep');
+    expect(run('generate', '--n', '48', '--d', '8', '--std', '0.5', '--seed', '5', '-o', dir).status).toBe(0);
+    [q, k] = ['q', 'k'].map((x) => join(dir, `${x}.npy`));
+  });
+  const readout = (key, ...args) => JSON.parse(run('readouts', '--q', q, '--k', k, ...args).stdout)[key];
+
+  it('each value and seed gives what attnviz readouts gives for it; min ≤ mean ≤ max over the seeds', () => {
+    const r = run('sweep', '--variant', 'performer', '--knob', 'm', '--values', '8,64', '--seeds', '3', '--seed', '10',
+      '--q', q, '--k', k);
+    expect(r.status).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j).toMatchObject({ variant: 'performer', knob: 'm', readout: 'error_fro_rel', seeds: 3, values: [8, 64] });
+    for (const [i, m] of [8, 64].entries()) {
+      const each = [10, 11, 12].map((s) => readout('error_fro_rel', '--variant', 'performer', '--m', String(m), '--seed', String(s)));
+      expect(j.min[i]).toBe(Math.min(...each));
+      expect(j.max[i]).toBe(Math.max(...each));
+      expect(j.mean[i]).toBeCloseTo(each.reduce((a, b) => a + b) / 3, 14);
+      expect(j.min[i]).toBeLessThan(j.max[i]); // the seeds really redraw ω
+    }
+  });
+
+  it('Linformer with segment means: rank equals s; a readout by name; -o writes the file', () => {
+    const file = join(tmp, 'sweep.json');
+    const r = run('sweep', '--variant', 'linformer', '--ef', 'mean', '--knob', 's', '--values', '2,5,12', '--readout', 'rank',
+      '--accurate', '--q', q, '--k', k, '-o', file);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe('');
+    const j = JSON.parse(readFileSync(file, 'utf8'));
+    expect(j.mean).toEqual([2, 5, 12]);
+    expect(j.max).toEqual([2, 5, 12]);
+  });
+
+  it('refuses a bad knob, value or readout with one line and exit 2', () => {
+    for (const [args, pattern] of [
+      [['--knob', 'bogus', '--values', '1'], /^attnviz: --knob bogus/],
+      [['--knob', 'p', '--values', '1,11'], /^attnviz: --values 11: out of range/],
+      [['--knob', 'p', '--values', '1,,2'], /^attnviz: --values/],
+      [['--knob', 'p', '--values', '2', '--readout', 'nope'], /^attnviz: --readout nope/],
+      [['--knob', 'p'], /^attnviz: --values: required/],
+    ]) {
+      const r = run('sweep', '--variant', 'focused', '--q', q, '--k', k, ...args);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(pattern);
+    }
+  });
+});
