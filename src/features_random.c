@@ -55,25 +55,23 @@ double avi_kernel_explimit(const av_params *prm, double s) {
     return t;
 }
 
-/* The registry's row forms: κ of each entry in place, the double sum returned. */
-double avi_kernel_row_taylor(const av_params *prm, float *row, int len) {
+/* The registry's row forms: κ of each entry in place, the double sum returned. kappa is a constant at each
+ * call, so the compiler inlines it: no indirect call per entry. */
+static inline double kernel_row(double (*kappa)(const av_params *, double), const av_params *prm, float *row,
+                                int len) {
     double sum = 0;
     for (int j = 0; j < len; j++) {
-        double kv = avi_kernel_taylor(prm, row[j]);
+        double kv = kappa(prm, row[j]);
         row[j] = (float)kv;
         sum += kv;
     }
     return sum;
 }
-
+double avi_kernel_row_taylor(const av_params *prm, float *row, int len) {
+    return kernel_row(avi_kernel_taylor, prm, row, len);
+}
 double avi_kernel_row_explimit(const av_params *prm, float *row, int len) {
-    double sum = 0;
-    for (int j = 0; j < len; j++) {
-        double kv = avi_kernel_explimit(prm, row[j]);
-        row[j] = (float)kv;
-        sum += kv;
-    }
-    return sum;
+    return kernel_row(avi_kernel_explimit, prm, row, len);
 }
 
 /* Multiply-adds of the maps on Q and K: performer 2·n·m·d; tensor features one multiply each, 2·n·r. */

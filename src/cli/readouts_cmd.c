@@ -234,15 +234,6 @@ static int one_readout(double *out, const av_params *prm, const avcli_inputs *in
     return 0;
 }
 
-static void put_list(FILE *out, const char *key, const double *x, int count) {
-    fprintf(out, ",\n  \"%s\": [", key);
-    for (int i = 0; i < count; i++) {
-        if (i) fputs(", ", out);
-        put_num(out, x[i]);
-    }
-    fputc(']', out);
-}
-
 int avcli_cmd_sweep(const avcli_inputs *in, const avcli_sweep *sw, FILE *out) {
     const int k = sw->knob, S = sw->seeds, count = sw->count;
     const av_knob_desc *kd = av_knob_info(k);
@@ -292,10 +283,10 @@ int avcli_cmd_sweep(const avcli_inputs *in, const avcli_sweep *sw, FILE *out) {
     if (code) goto done;
     fprintf(out, "{\n  \"variant\": \"%s\",\n  \"knob\": \"%s\",\n  \"readout\": \"%s\",\n  \"seeds\": %d",
             av_variant_name(in->prm.variant), kd->key, av_readout_name(sw->readout), S);
-    put_list(out, "values", sw->values, count);
-    put_list(out, "mean", mean, count);
-    put_list(out, "min", lo, count);
-    put_list(out, "max", hi, count);
+    put_array(out, "values", sw->values, count);
+    put_array(out, "mean", mean, count);
+    put_array(out, "min", lo, count);
+    put_array(out, "max", hi, count);
     fputs("\n}\n", out);
 done:
     free(mean); free(lo); free(hi); free(A);
