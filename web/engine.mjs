@@ -163,7 +163,7 @@ export class Engine {
       const fr = knobs.causal ? null : this.lab.featureDim(knobs, true);
       if (fr && fr.status === 0 && fr.r > 0 && fr.r <= Math.max(64, n / 2)) {
         const f = this.lab.factorSpectrum(knobs);
-        if (f && f.status >= 0) return { sv: f.sv, floor: f.floor, partial: false, route: `factors (r = ${f.r})` };
+        if (f && f.status >= 0) return { sv: f.sv, floor: f.floor, partial: false, route: `factors (r = ${f.r})`, factorRank: f.r };
       }
       this.ensure(req); // no factors: the route reads M
       if (this.status.matrix.status < 0) return null;

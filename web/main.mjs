@@ -23,6 +23,7 @@ import { makeSpectrumChart, makeErrorChart, floorDrawn, SERIES } from './render/
 import { READOUT_ROWS, rowReason, rowLabel, costLine } from './render/readouts.mjs';
 import { entropyBars, entropyNote, drawEntropyHistogram } from './render/entropy.mjs';
 import { buildControls } from './ui/controls.mjs';
+import { createInspector } from './inspect.mjs';
 
 const $ = (id) => document.getElementById(id);
 const wasmUrl = (name) => new URL(name, location.href).href;
@@ -44,6 +45,16 @@ const stats = { seq: 0, inputAt: new Map(), heatAt: new Map(), specAt: new Map()
 let engine = null;             // the page's own engine (n ≤ MAIN_THREAD_MAX_N)
 const gate = createResultGate();
 let workers = null;            // {spectrum, frame}: see makeWorker
+
+// the inspection API (web/inspect.mjs, docs/inspection.md): each part of the view is tagged with the
+// request it was computed for ({key: requestOf as JSON, drag}), so a snapshot never mixes states
+const tags = { frame: null, plain: null, spec: null };
+const jobOf = new Map();       // request id → its tag (the newest 64)
+const inspector = createInspector(() => {
+  const quiet = st && !raf && !urlTimer && dirty === null && !release && !dragging &&
+    Object.values(workers).every((w) => w.done >= w.posted);
+  return quiet ? { hash: schema.toHash(st), address: location.hash, req: schema.requestOf(st), parts: { frame: view.frame, plain: view.readouts, spec: view.spec }, tags, av } : null;
+});
 
 /** A worker with its state: ready, the job waiting for it to be ready, the newest id posted and done. */
 function makeWorker(name) {
@@ -79,6 +90,8 @@ function requestWorkers(compute, drag) {
   // worker's core stays free for the spectrum
   const readoutsByFrame = viaFrameWorker && readouts;
   const req = schema.requestOf(st);
+  jobOf.set(id, { key: JSON.stringify(req), drag: !!drag });
+  if (jobOf.size > 64) jobOf.delete(jobOf.keys().next().value);
   if (viaFrameWorker) post(workers.frame, { kind: 'job', id, req, drag, frame: true, readouts: readoutsByFrame, spectrum: false });
   post(workers.spectrum, { kind: 'job', id, req, drag, frame: frame && !viaFrameWorker, readouts: readouts && !readoutsByFrame });
   view.specStale = true;
@@ -91,15 +104,16 @@ function onWorkerMessage(w, m) {
     if (w.queued) { w.worker.postMessage(w.queued); w.queued = null; }
     return;
   }
-  if (m.kind === 'fatal') { showNotice(`the ${w.name} worker could not load the WebAssembly module: ${m.message}`); return; }
-  if (m.part === 'error') { showNotice(`computation failed: ${m.message}`); w.done = Math.max(w.done, m.id); return; }
-  if (m.part === 'done') { if (!m.dropped) w.done = Math.max(w.done, m.id); return; }
+  if (m.kind === 'fatal') { showNotice(`the ${w.name} worker could not load the WebAssembly module: ${m.message}`); inspector.fail(`the ${w.name} worker failed: ${m.message}`); return; }
+  if (m.part === 'error') { showNotice(`computation failed: ${m.message}`); w.done = Math.max(w.done, m.id); inspector.notify(); return; }
+  if (m.part === 'done') { if (!m.dropped) w.done = Math.max(w.done, m.id); inspector.notify(); return; }
   // what the page computed itself for a newer request is never replaced by a worker's older result
   if ((m.part === 'frame' || m.part === 'readouts') && m.id < view.localJob) return;
   const part = m.part === 'overlay' ? `overlay-${m.which}` : m.part;
   const { deliver, stale } = gate.accept(m.id, part);
   if (!deliver) return;
   const seq = stats.reqSeq.get(m.id);
+  if (m.part !== 'overlay') tags[m.part === 'readouts' ? 'plain' : m.part === 'frame' ? 'frame' : 'spec'] = jobOf.get(m.id) ?? null;
   if (m.part === 'frame') {
     view.frame = m; view.waitingFrame = m.id < view.frameJob;
     pendingMarks.heat = seq;
@@ -162,6 +176,7 @@ function commit() {
           view.frame = engine.frame(schema.requestOf(st), { readouts: true });
           view.readouts = view.frame.readouts; view.readoutsStale = false;
           view.waitingFrame = false; view.localJob = id;
+          tags.frame = tags.plain = { key: JSON.stringify(schema.requestOf(st)), drag: false };
           redraw.heat = true; redraw.readouts = true;
           pendingMarks.heat = stats.seq;
         } catch (err) { showNotice(`computation failed: ${err.message}`); }
@@ -182,6 +197,7 @@ function commit() {
   const t = performance.now();
   if (pendingMarks.heat !== null) { stats.heatAt.set(pendingMarks.heat, t); pendingMarks.heat = null; }
   if (pendingMarks.spec !== null) { stats.specAt.set(pendingMarks.spec, t); pendingMarks.spec = null; }
+  inspector.notify();
 }
 
 // The address bar follows the state, but not on every frame of a drag: replaceState costs
@@ -190,7 +206,7 @@ let urlTimer = 0;
 function writeUrl(now) {
   clearTimeout(urlTimer);
   urlTimer = 0;
-  const put = () => { urlTimer = 0; const h = `#${schema.toHash(st)}`; if (location.hash !== h) history.replaceState(null, '', h); };
+  const put = () => { urlTimer = 0; const h = `#${schema.toHash(st)}`; if (location.hash !== h) history.replaceState(null, '', h); inspector.notify(); };
   if (now) put(); else urlTimer = setTimeout(put, 250);
 }
 
@@ -436,6 +452,7 @@ async function start() {
   } catch (err) {
     showNotice(`could not load the WebAssembly module: ${err.message}`);
     $('status').textContent = 'the WebAssembly module did not load';
+    inspector.fail(`the WebAssembly module did not load: ${err.message}`);
     return;
   }
   const parsed = schema.fromHash(location.hash);
@@ -475,5 +492,7 @@ window.attnviz = {
   get charts() { return charts; },
   get ready() { return !!engine && workers.spectrum.ready && workers.frame.ready; },
   get idle() { return !raf && !urlTimer && dirty === null && Object.values(workers).every((w) => w.done >= w.posted); },
+  /** A promise of {state, readouts, tokens} once the view for the current state has settled (docs/inspection.md). */
+  snapshot: () => inspector.snapshot(),
 };
 start();
