@@ -4,8 +4,8 @@
  * header length (uint16 LE in version 1, uint32 LE in version 2), then the header: a Python dict
  * literal {'descr': '<f4', 'fortran_order': False, 'shape': (n, d), } padded with spaces and ended by
  * '\n'; then the raw data. The parser reads that dict literal with a small tokenizer: exactly the
- * three keys, each once, in any order; anything else is an error with a reason (av_npy_error), never
- * a crash. It never reads outside buf[0..len) and never allocates.
+ * three keys, each once, in any order; anything else (a NUL byte anywhere in the header included, as
+ * numpy) is an error with a reason (av_npy_error), never a crash. It never reads outside buf[0..len) and never allocates.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -126,6 +126,10 @@ static int read_pair(cursor *c, av_npy_info *info, int *seen) {
 }
 
 static int parse_dict(av_npy_info *info, const unsigned char *h, size_t hlen) {
+    /* numpy refuses a header holding a NUL (Python's literal_eval will not read one); without this check
+     * a descr '<f4\0' would pass as '<f4', the strings being compared as C strings */
+    const unsigned char *nul = memchr(h, 0, hlen);
+    if (nul) return fail(AV_ERR_FORMAT, ".npy header holds a NUL byte (at header byte %zu)", (size_t)(nul - h));
     cursor c = {h, h + hlen};
     if (!accept(&c, '{')) return fail(AV_ERR_FORMAT, ".npy header is not a dict");
     int seen = 0, st;

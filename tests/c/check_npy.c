@@ -235,6 +235,41 @@ START_TEST(test_junk_in_dict) {
 }
 END_TEST
 
+/* numpy rejects a header holding a NUL byte (Python's literal_eval refuses the source); a descr '<f4\0' must
+ * not pass as '<f4' because strcmp stops at the NUL. */
+START_TEST(test_nul_in_header) {
+#define HDR(text) {text, sizeof text - 1}
+    static const struct { const char *text; size_t len; } dicts[] = {
+        HDR("{'descr': '<f4\0', 'fortran_order': False, 'shape': (3,), }"),
+        HDR("{'descr': '<f8\0\0', 'fortran_order': False, 'shape': (3,), }"),
+        HDR("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }\0"),
+        HDR("{'descr': '<f4', 'fortran_order': False, 'sha\0pe': (3,), }"),
+        HDR("{'descr': '<f4', 'fortran_order': False, 'shape': (3,),\0}"),
+    };
+#undef HDR
+    unsigned char buf[256];
+    static const unsigned char zeros[64];
+    for (size_t i = 0; i < sizeof dicts / sizeof *dicts; i++) {
+        /* make_npy takes a C string; lay the header out by hand to keep the NUL */
+        size_t k = dicts[i].len, total = (10 + k + 1 + 63) / 64 * 64;
+        ck_assert_uint_le(total + 64, sizeof buf);
+        memcpy(buf, "\x93NUMPY\x01\x00", 8);
+        buf[8] = (unsigned char)(total - 10);
+        buf[9] = 0;
+        memcpy(buf + 10, dicts[i].text, k);
+        memset(buf + 10 + k, ' ', total - 10 - k - 1);
+        buf[total - 1] = '\n';
+        memcpy(buf + total, zeros, 64);
+        av_npy_info info;
+        ck_assert_msg(av_npy_parse(&info, buf, total + 64) == AV_ERR_FORMAT, "header %zu with a NUL accepted", i);
+        ck_assert_msg(strstr(av_npy_error(), "NUL") != NULL, "reason '%s' lacks 'NUL'", av_npy_error());
+        ck_assert_int_eq(info.ndim, 0);
+    }
+    /* the same header without the NUL parses */
+    ck_assert_int_eq(parse_dict_status("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", 12), AV_OK);
+}
+END_TEST
+
 START_TEST(test_null_and_bad_arguments) {
     unsigned char buf[256] = {0};
     av_npy_info info;
@@ -284,6 +319,7 @@ Suite *suite_npy(void) {
     tcase_add_test(tc, test_fortran_and_dtypes);
     tcase_add_test(tc, test_absurd_shapes);
     tcase_add_test(tc, test_junk_in_dict);
+    tcase_add_test(tc, test_nul_in_header);
     tcase_add_test(tc, test_null_and_bad_arguments);
     suite_add_tcase(s, tc);
     return s;
