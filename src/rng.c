@@ -105,11 +105,22 @@ double av_portable_exp(double x) {
 }
 
 // cos x: reduce by multiples of π/2 (three-part Cody–Waite constant, fine for |x| < 1e5), then the
-// Taylor series of sin or cos on [−π/4, π/4].
+// Taylor series of sin or cos on [−π/4, π/4]. Beyond |x| = 1e9 (where the quadrant count would leave a
+// 32-bit long, as in wasm32, and the reduced argument would not be small) x is first brought below 1e9
+// by multiples of the same three-part 2π, a few times over for huge x: the value is then a cosine of an
+// argument congruent to x only up to x's own rounding (no double method without Payne–Hanek does
+// better), but always in [−1, 1], with the same bits everywhere.
 double av_portable_cos(double x) {
     if (x != x || x == INFINITY || x == -INFINITY) return NAN;
     static const double PIO2_1 = 1.57079632673412561417e+00, PIO2_2 = 6.07710050650619224932e-11,
                         PIO2_3 = 2.02226624879595063154e-21, TWO_OVER_PI = 6.36619772367581382433e-01;
+    while (x > 1e9 || x < -1e9) {
+        /* k = x/(2π) rounded to an integer by + and − only (|k| < 2^51), or x/(2π) itself when it is
+         * that large (every such double is an integer) */
+        double k = x * (0.25 * TWO_OVER_PI);
+        if (k < 0x1p51 && k > -0x1p51) k = (k + 0x1.8p52) - 0x1.8p52;
+        x = ((x - k * (4 * PIO2_1)) - k * (4 * PIO2_2)) - k * (4 * PIO2_3);
+    }
     double qd = x * TWO_OVER_PI;
     long q = (long)(qd + (qd >= 0 ? 0.5 : -0.5));
     double r = ((x - q * PIO2_1) - q * PIO2_2) - q * PIO2_3, r2 = r * r;

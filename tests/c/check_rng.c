@@ -93,6 +93,23 @@ START_TEST(test_portable_cos) {
 }
 END_TEST
 
+/* Found by tests/fuzz/fuzz_api.c: beyond |x| ≈ 1e18 the reduced argument was no longer small and the
+ * series returned values like 1.6e25 (cos(1e18)); beyond 2^63·π/2 (2^31·π/2 with wasm32's long) the
+ * quadrant count overflowed its integer (undefined behaviour). Any finite x gives a value in [−1, 1], even
+ * in x, and moderately large x stay close to cos. */
+START_TEST(test_portable_cos_huge) {
+    const double xs[] = {3.4e9, 5e9, 1e12, 1e15, 1e17, 1e18, 1e19, 0x1p63, 0x1p64, 1e100, 1e300, DBL_MAX};
+    for (size_t i = 0; i < sizeof xs / sizeof *xs; i++) {
+        double c = av_portable_cos(xs[i]);
+        ck_assert_msg(c >= -1.0 && c <= 1.0, "cos(%g) = %g", xs[i], c);
+        ck_assert(av_portable_cos(-xs[i]) == c);
+    }
+    double worst = 0;
+    for (double x = 1e9; x < 1e11; x *= 1.000731) worst = fmax(worst, fabs(av_portable_cos(x) - cos(x)));
+    ck_assert_msg(worst < 1e-5, "portable cos off by %g between 1e9 and 1e11", worst);
+}
+END_TEST
+
 Suite *suite_rng(void) {
     Suite *s = suite_create("rng");
     TCase *tc = tcase_create("core");
@@ -102,6 +119,7 @@ Suite *suite_rng(void) {
     tcase_add_test(tc, test_portable_log);
     tcase_add_test(tc, test_portable_exp);
     tcase_add_test(tc, test_portable_cos);
+    tcase_add_test(tc, test_portable_cos_huge);
     suite_add_tcase(s, tc);
     return s;
 }
