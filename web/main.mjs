@@ -18,7 +18,7 @@ import { createResultGate } from './queue.mjs';
 import { colorTable } from './render/colormap.mjs';
 import { drawHeatmap, drawColorbar, sharedRange, symmetricRange, cellAt } from './render/heatmap.mjs';
 import { fmt, fmtSigned, fmtMs } from './render/format.mjs';
-import { normalisedSpectrum, errorCurve, rankAtRelative } from './render/spectrum.mjs';
+import { normalisedSpectrum, errorCurve, rankAtRelative, plotLength } from './render/spectrum.mjs';
 import { makeSpectrumChart, makeErrorChart, floorDrawn, SERIES } from './render/charts.mjs';
 import { READOUT_ROWS, rowReason, rowLabel, costLine } from './render/readouts.mjs';
 import { entropyBars, entropyNote, drawEntropyHistogram } from './render/entropy.mjs';
@@ -238,19 +238,39 @@ let charts = null;
 const isDark = () => document.documentElement.dataset.theme === 'dark' ||
   (document.documentElement.dataset.theme === 'auto' && matchMedia('(prefers-color-scheme: dark)').matches);
 
-function chartSize(el) { const b = el.getBoundingClientRect(); return { width: Math.max(200, Math.floor(b.width)), height: Math.max(80, Math.floor(b.height) - 26) }; }
+// The size of the text drawn on canvases (the charts' axes, the histogram): the stylesheet's smallest
+// text, which projector mode and the screen size set. Read again after a resize or a projector toggle.
+let canvasPx = 0;
+const textPx = () => (canvasPx ||= parseFloat(getComputedStyle($('chart-spectrum')).fontSize) || 11);
+/** Above this n the spectrum's index runs on a log axis: the overlays hold only the top σ. */
+const LOG_X_MIN_N = 1024;
 
+/** A chart's size in its box: the box less its legend (measured once drawn, else about two lines). */
+function chartSize(el) {
+  const b = el.getBoundingClientRect();
+  const legend = el.querySelector('.u-legend')?.offsetHeight ?? Math.ceil(textPx() * 2.2);
+  return { width: Math.max(200, Math.floor(b.width)), height: Math.max(80, Math.floor(b.height) - legend - 2) };
+}
+
+/** The charts for the current text size and x axis (made again when either changes). */
 function ensureCharts() {
-  if (charts) return;
+  const logX = st.n > LOG_X_MIN_N;
+  const key = `${textPx()}|${logX}`;
+  if (charts?.key === key) return;
+  charts?.destroy();
   const se = $('chart-spectrum'), ee = $('chart-error');
-  charts = {
-    spectrum: makeSpectrumChart(se, { ...chartSize(se), dark: isDark }),
-    error: makeErrorChart(ee, { ...chartSize(ee), dark: isDark }),
-  };
-  new ResizeObserver(() => {
-    charts.spectrum.resize(chartSize(se).width, chartSize(se).height);
-    charts.error.resize(chartSize(ee).width, chartSize(ee).height);
-  }).observe(se.parentElement);
+  const opts = { dark: isDark, fontPx: textPx(), logX };
+  const spectrum = makeSpectrumChart(se, { ...chartSize(se), ...opts });
+  const error = makeErrorChart(ee, { ...chartSize(ee), ...opts });
+  const ro = new ResizeObserver(() => {
+    canvasPx = 0;
+    if (`${textPx()}|${logX}` !== key) { redraw.spec = true; schedule(); return; } // new text size: new charts
+    spectrum.resize(chartSize(se).width, chartSize(se).height);
+    error.resize(chartSize(ee).width, chartSize(ee).height);
+  });
+  ro.observe(se.parentElement); // and each legend: its height (it wraps when narrow) is the charts' to give
+  for (const el of [se, ee]) ro.observe(el.querySelector('.u-legend'));
+  charts = { spectrum, error, key, destroy() { ro.disconnect(); spectrum.destroy(); error.destroy(); } };
 }
 
 function drawSpectra() {
@@ -267,13 +287,19 @@ function drawSpectra() {
   const fromOv = (k) => (current(k) ? normalisedSpectrum(ov[k].sv, ov[k].floor, len) : new Array(len).fill(null));
   const M = s && s.sv.length <= n ? normalisedSpectrum(s.sv, s.floor, len) : new Array(len).fill(null);
   const { ceiling } = dims();
-  charts.spectrum.update({ x, S: fromOv('S'), E: fromOv('E'), M, A: fromOv('A'),
+  // the x axis ends where the last curve does (a factor spectrum's zeros take no room), log above
+  // LOG_X_MIN_N (ensureCharts), where the overlays' top σ would otherwise sit in the first pixels
+  const curves = { S: fromOv('S'), E: fromOv('E'), M, A: fromOv('A') };
+  const keep = plotLength(Object.values(curves), ceiling ? ceiling + 1 : 0);
+  const cut = (a) => a.slice(0, keep);
+  charts.spectrum.update({ x: cut(x), S: cut(curves.S), E: cut(curves.E), M: cut(M), A: cut(curves.A),
     ceiling, floor: s && s.sv[0] > 0 ? s.floor / s.sv[0] : 0 });
   const eM = s ? errorCurve(s.sv, s.fro2 ?? null) : [null];
   const eA = current('A') ? errorCurve(ov.A.sv, ov.A.fro2 ?? null) : [null];
-  const elen = Math.max(eM.length, eA.length);
-  const pad = (a) => { const out = a.slice(0, elen); while (out.length < elen) out.push(null); return out; };
-  charts.error.update({ x: Array.from({ length: elen }, (_, i) => i), M: pad(eM), A: pad(eA), ceiling });
+  const elen = plotLength([eM, eA], ceiling ? ceiling + 1 : 0);
+  const r0 = st.n > LOG_X_MIN_N ? 1 : 0; // a log axis starts at r = 1 (e(0) = 1 always)
+  const pad = (a) => { const out = a.slice(r0, elen); while (out.length < Math.max(1, elen - r0)) out.push(null); return out; };
+  charts.error.update({ x: Array.from({ length: Math.max(1, elen - r0) }, (_, i) => i + r0), M: pad(eM), A: pad(eA), ceiling });
   const route = s ? `${s.route}${s.partial ? ': ranks are lower bounds' : ''}; ${fmtMs(s.ms)} in the worker`
     : view.spec ? `no spectrum: ${view.spec.message}` : 'computing…';
   const floorRel = s && s.sv[0] > 0 ? s.floor / s.sv[0] : 0;
@@ -320,12 +346,13 @@ function drawEntropy(hist) {
   $('ent-hist').classList.toggle('stale', view.readoutsStale);
   const dark = isDark();
   const key = entBox.drawn;
-  if (key && key.hist === hist && key.dark === dark && key.width === entBox.width && key.height === entBox.height) return;
-  entBox.drawn = { hist, dark, width: entBox.width, height: entBox.height };
+  const px = textPx();
+  if (key && key.hist === hist && key.dark === dark && key.width === entBox.width && key.height === entBox.height && key.px === px) return;
+  entBox.drawn = { hist, dark, width: entBox.width, height: entBox.height, px };
   setText('ent-note', entropyNote(hist));
   if (!entBox.width || !entBox.height) return;
   drawEntropyHistogram($('ent-hist'), entropyBars(hist), {
-    width: entBox.width, height: entBox.height, dpr: devicePixelRatio || 1,
+    width: entBox.width, height: entBox.height, dpr: devicePixelRatio || 1, fontPx: px,
     colors: { M: SERIES_COLOR.M, A: SERIES_COLOR.A, mark: dark ? '#f0e442' : '#b8860b', axis: dark ? '#c8ccd4' : '#333' },
   });
 }
@@ -380,6 +407,11 @@ function syncChrome() {
   if (document.documentElement.dataset.theme !== st.theme) {
     document.documentElement.dataset.theme = st.theme;
     $('theme').setAttribute('aria-label', `colour theme: ${st.theme}`);
+  }
+  if (('projector' in document.documentElement.dataset) !== st.projector) { // presentation: style.css
+    if (st.projector) document.documentElement.dataset.projector = '1'; else delete document.documentElement.dataset.projector;
+    $('projector').setAttribute('aria-pressed', String(st.projector));
+    canvasPx = 0;
   }
   controls.sync(st);
   if (shownVariant !== st.variant) {
@@ -465,7 +497,7 @@ async function start() {
   controls = { sync: (s) => parts.forEach((p) => p.sync(s)) };
   for (const id of ['hm-M', 'hm-A', 'hm-D']) $(id).addEventListener('mousemove', onHover);
   new ResizeObserver(([e]) => {
-    entBox.width = Math.floor(e.contentRect.width); entBox.height = Math.floor(e.contentRect.height);
+    entBox.width = Math.floor(e.contentRect.width); entBox.height = Math.floor(e.contentRect.height); canvasPx = 0;
     redraw.readouts = true; schedule();
   }).observe($('ent-hist'));
   addEventListener('pointerup', () => { if (dragging) onChange(null, null, 'change'); });
@@ -474,6 +506,7 @@ async function start() {
     onChange('theme', order[(order.indexOf(st.theme) + 1) % 3], 'input');
     charts?.spectrum.redraw(); charts?.error.redraw();
   });
+  $('projector').addEventListener('click', () => onChange('projector', !st.projector, 'input'));
   addEventListener('hashchange', () => {
     if (location.hash.slice(1) === schema.toHash(st)) return;
     const p = schema.fromHash(location.hash);

@@ -44,6 +44,8 @@ const READOUT_ENTRIES = [
   { name: 'rtol', type: 'float', default: -3, min: -7, max: -1, step: 0.5, label: 'rank tol. log₁₀', group: 'readout', stage: 'display' },
   { name: 'ds', type: 'enum', options: ['mean', 'max'], default: 'mean', label: 'downsample by', group: 'readout', stage: 'readouts' },
   { name: 'theme', type: 'enum', options: ['auto', 'light', 'dark'], default: 'auto', label: 'theme', group: 'view', stage: 'display' },
+  // presentation only: large text and heatmaps for a projector (the header's toggle; docs/page.md)
+  { name: 'projector', type: 'bool', default: false, label: 'projector mode', group: 'view', stage: 'display' },
 ];
 
 /**

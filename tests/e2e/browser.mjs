@@ -7,14 +7,18 @@ import { join } from 'node:path';
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
-/** A fresh persistent context (its own temp profile). Returns {context, close()}. */
-export async function launch({ width = 1366, height = 768, colorScheme = 'light' } = {}) {
+/**
+ * A fresh persistent context (its own temp profile). Returns {context, close()}. `deviceScaleFactor` 2
+ * with half the window's size is the page at 200 % zoom.
+ */
+export async function launch({ width = 1366, height = 768, colorScheme = 'light', deviceScaleFactor = 1 } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'attnviz-chromium-'));
   const context = await chromium.launchPersistentContext(dir, {
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     headless: true,
     args: CHROMIUM_ARGS,
     viewport: { width, height },
+    deviceScaleFactor,
     colorScheme,
   });
   return {

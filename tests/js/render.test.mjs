@@ -1,15 +1,15 @@
 // Colour tables, number formatting, heatmap downsampling and ranges, spectrum shaping: pure, no DOM.
 import { describe, it, expect } from 'vitest';
 import { colorTable, buildTable, colorIndex, luminance, COLORMAPS, hexToRgb } from '../../web/render/colormap.mjs';
-import { fmt, fmtSigned, fmtCount, fmtBytes, fmtPct, fmtMs, ticks } from '../../web/render/format.mjs';
+import { fmt, fmtSigned, fmtCount, fmtBytes, fmtPct, fmtMs, fmtRatio, ticks } from '../../web/render/format.mjs';
 import { sharedRange, symmetricRange, paint, cellAt, quantile, selectKth } from '../../web/render/heatmap.mjs';
 import { blockSize, downsample, downsampleDiff } from '../../web/downsample.mjs';
-import { normalisedSpectrum, errorCurve, rankAtRelative } from '../../web/render/spectrum.mjs';
+import { normalisedSpectrum, errorCurve, rankAtRelative, plotLength } from '../../web/render/spectrum.mjs';
 import { spectralReadouts } from '../../web/spectral.mjs';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 import { READOUT_ROWS, costLine, rowReason, rowLabel, tolerance } from '../../web/render/readouts.mjs';
 import { entropyBars, entropyNote } from '../../web/render/entropy.mjs';
-import { floorDrawn } from '../../web/render/charts.mjs';
+import { floorDrawn, logTicks, powerLabel } from '../../web/render/charts.mjs';
 import { Engine } from '../../web/engine.mjs';
 import { buildSchema } from '../../web/state.mjs';
 
@@ -212,6 +212,20 @@ describe('spectrum shaping and readout text', () => {
     expect(line).toContain('linear 4× cheaper');
     expect(costLine({ quad_madds: 1, quad_bytes: 1, linear_madds: null, linear_bytes: null }, 4)).toMatch(/no linear path/);
   });
+  it('says "about the same cost" where the ratio rounds to 1, and gives ratios a sensible precision', () => {
+    const line = (q, l) => costLine({ quad_madds: q, quad_bytes: 1, linear_madds: l, linear_bytes: 1 }, 64);
+    expect(line(1000, 1000)).toMatch(/\(about the same cost\)$/);
+    expect(line(1040, 1000)).toMatch(/\(about the same cost\)$/);
+    expect(line(1000, 1040)).toMatch(/\(about the same cost\)$/);
+    for (const [q, l] of [[1000, 1000], [1040, 1000], [1000, 1040], [1000, 1020]]) expect(line(q, l)).not.toMatch(/\b1× /);
+    expect(line(1300, 1000)).toMatch(/linear 1\.3× cheaper\)$/);
+    expect(line(1000, 1300)).toMatch(/linear 1\.3× dearer: n is not ≫ feature dim\)$/);
+    expect(line(3950, 1000)).toContain('linear 4× cheaper');
+    expect(line(32768, 1024)).toContain('linear 32× cheaper');
+    expect(line(1234567, 1000)).toContain('linear 1,235× cheaper');
+    expect([0.5, 1, 1.04, 1.06, 2.345, 9.94, 9.96, 12.4, 1024].map(fmtRatio)).toEqual(['0.5', '1', '1', '1.1', '2.3', '9.9', '10', '12', '1,024']);
+    expect([0, -1, NaN, Infinity, null].map(fmtRatio)).toEqual(['—', '—', '—', '—', '—']);
+  });
 });
 
 describe('spectral readouts from σ on the page', () => {
@@ -293,6 +307,43 @@ describe('row-entropy histogram', () => {
     expect(entropyBars({ ...hist, M: { counts: null, mean: null }, A: null }).M).toBe(null);
     expect(entropyNote(hist)).toMatch(/M 0\.5 \(solid\), softmax 1\.5 \(dashed\) · ln n = 2/);
     expect(entropyNote({ ...hist, M: { ...hist.M, left: 3 } })).toMatch(/3 rows of M left out/);
+  });
+});
+
+describe('log axes and the plotted range', () => {
+  const exps = (t) => [...t.labelled].map((v) => Math.log10(v)).sort((a, b) => a - b);
+  it('labels powers of ten only, at most one per decade, fewer where decades are close', () => {
+    const roomy = logTicks(1e-4, 1.5, 400, 24);          // 100 px a decade
+    expect(exps(roomy)).toEqual([-4, -3, -2, -1, 0]);
+    expect(roomy.step).toBe(1);
+    expect(roomy.splits.length).toBe(5);                 // no minor lines below 6 × 24 px a decade
+    const dense = logTicks(1e-12, 1.5, 120, 24);         // about 10 px a decade
+    expect(dense.step).toBe(3);
+    expect(exps(dense)).toEqual([-12, -9, -6, -3, 0]);   // 10⁰ always among them
+    for (const [lo, hi, px, gap] of [[1e-16, 1.5, 60, 24], [1e-9, 1.5, 90, 26], [3e-7, 1.5, 300, 40], [1, 4096, 500, 50]]) {
+      const t = logTicks(lo, hi, px, gap);
+      const perDecade = px / Math.log10(hi / lo);
+      expect(t.step * perDecade, `${lo} ${hi} ${px}`).toBeGreaterThanOrEqual(gap); // labels never closer than gap
+      for (const v of t.labelled) { expect(Number.isInteger(Math.round(Math.log10(v) * 1e9) / 1e9)).toBe(true); expect(v).toBeGreaterThanOrEqual(lo); expect(v).toBeLessThanOrEqual(hi); }
+    }
+    const tall = logTicks(1e-2, 1.5, 600, 20);            // 260 px a decade: grid lines at 2…9 × 10ᵉ, unlabelled
+    expect(tall.splits.length).toBeGreaterThan(tall.labelled.size);
+    expect(tall.splits).toContain(0.05);
+    expect(tall.labelled.has(0.05)).toBe(false);
+    expect(logTicks(1, 1, 100, 20).splits).toEqual([]);
+    expect(logTicks(0, 1, 100, 20).splits).toEqual([]);
+  });
+  it('writes 1, 10⁻³ on σ axes and 10, 1,000 on index axes', () => {
+    expect([1, 0.1, 1e-3, 1e-12].map((v) => powerLabel(v))).toEqual(['1', '10⁻¹', '10⁻³', '10⁻¹²']);
+    expect([1, 10, 1000].map((v) => powerLabel(v, true))).toEqual(['1', '10', '1,000']);
+  });
+  it('keeps the x range up to the last value of any curve, or a mark', () => {
+    const z = (k, n) => [...new Array(k).fill(1), ...new Array(n - k).fill(null)];
+    expect(plotLength([z(64, 2048), z(24, 2048)])).toBe(64);
+    expect(plotLength([z(64, 2048), z(24, 2048)], 65)).toBe(65);
+    expect(plotLength([z(3, 256), z(256, 256)])).toBe(256);
+    expect(plotLength([z(0, 10), [null]])).toBe(2);
+    expect(plotLength([z(5, 10)], 99)).toBe(10);           // never beyond the longest curve
   });
 });
 

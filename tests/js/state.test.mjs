@@ -38,6 +38,14 @@ describe('state schema', () => {
     expect(toHash(back.state)).toBe(toHash(st));
   });
 
+  it('carries projector mode as a display key, off by default', () => {
+    expect(defaults().projector).toBe(false);
+    expect(BY_NAME.projector).toMatchObject({ type: 'bool', stage: 'display', group: 'view' });
+    expect(fromHash('#v=1&projector=1')).toEqual({ state: { ...defaults(), projector: true }, problems: [] });
+    expect(toHash({ ...defaults(), projector: true })).toMatch(/&projector=1(&|$)/);
+    expect(firstDirtyStage(['projector'])).toBe('display');
+  });
+
   it('round-trips every variant of the registry', () => {
     expect(VARIANTS).toEqual(av.variantNames);
     for (const v of VARIANTS) {

@@ -20,6 +20,83 @@ export const FLOOR_LINE_MIN = 1e-9;
 /** Whether the spectrum chart draws the noise-floor line for this floor (relative to σ₁). */
 export function floorDrawn(floorRel) { return floorRel >= FLOOR_LINE_MIN && floorRel < 1; }
 
+/** The multipliers a log axis may step its labelled decades by when decades are close together. */
+const DECADE_STEPS = [1, 2, 3, 4, 5, 10, 20, 50, 100];
+
+/**
+ * The ticks of a log₁₀ axis from lo to hi drawn over `pixels` CSS px: labelled ticks only at powers of
+ * ten, at most one per decade, and every k-th decade (10⁰ always among them) when decades are closer
+ * than `minGap` px, so labels `minGap` apart never overlap; unlabelled grid lines at 2…9 × 10ᵉ where a
+ * decade is at least 6·minGap long. Returns {splits, labelled: Set of the labelled values, step: k}.
+ */
+export function logTicks(lo, hi, pixels, minGap) {
+  if (!(lo > 0) || !(hi > lo) || !(pixels > 0) || !(minGap > 0)) return { splits: [], labelled: new Set(), step: 1 };
+  const perDecade = pixels / (Math.log10(hi) - Math.log10(lo));
+  const step = DECADE_STEPS.find((k) => k * perDecade >= minGap) ?? Math.ceil(minGap / perDecade);
+  const minor = perDecade >= 6 * minGap;
+  const a = Math.floor(Math.log10(lo) + 1e-9), b = Math.floor(Math.log10(hi) + 1e-9);
+  const splits = [], labelled = new Set();
+  const inRange = (v) => v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9);
+  for (let e = a; e <= b; e++) {
+    const p = Number(`1e${e}`); // exact: 10 ** -7 is not 1e-7
+    if (inRange(p) && ((e % step) + step) % step === 0) { splits.push(p); labelled.add(p); }
+    if (minor) for (let m = 2; m <= 9; m++) { const v = Number(`${m}e${e}`); if (inRange(v)) splits.push(v); }
+  }
+  splits.sort((x, y) => x - y);
+  return { splits, labelled, step };
+}
+
+const SUPERSCRIPT = { '-': '⁻', 0: '⁰', 1: '¹', 2: '²', 3: '³', 4: '⁴', 5: '⁵', 6: '⁶', 7: '⁷', 8: '⁸', 9: '⁹' };
+/** A power of ten as a tick label: 1, 10⁻³ (small values), or 10, 100, 1,000 (counts). */
+export function powerLabel(v, counts = false) {
+  const e = Math.round(Math.log10(v));
+  if (e === 0) return '1';
+  if (counts && e > 0) return v.toLocaleString('en');
+  return `10${String(e).split('').map((ch) => SUPERSCRIPT[ch]).join('')}`;
+}
+
+/**
+ * A uPlot axis on a log₁₀ scale with logTicks' ticks: `side` 'y' (vertical: labels two lines apart) or
+ * 'x' (horizontal: labels about four characters wide); `counts` labels 10, 100, 1,000.
+ */
+function logAxis(base, fontPx, side, counts) {
+  const minGap = side === 'y' ? 2.2 * fontPx : 4.5 * fontPx;
+  let labelled = new Set();
+  return {
+    ...base,
+    splits: (u, i, lo, hi) => {
+      const px = side === 'y' ? u.bbox.height / devicePixelRatio : u.bbox.width / devicePixelRatio;
+      const t = logTicks(lo, hi, px || (side === 'y' ? u.height : u.width), minGap);
+      labelled = t.labelled;
+      return t.splits;
+    },
+    filter: (u, splits) => splits,
+    values: (u, splits) => splits.map((v) => (labelled.has(v) ? powerLabel(v, counts) : null)),
+  };
+}
+
+/** Width in CSS px of a y axis's tick labels (the longest label is about six characters: 10⁻¹²). */
+const yAxisSize = (fontPx) => Math.ceil(fontPx * 3.6 + 8);
+
+/** The axis settings both charts share, for text of fontPx CSS px. */
+function axisBase(dark, fontPx) {
+  return {
+    stroke: () => themeColors(dark()).axis, grid: { stroke: () => themeColors(dark()).grid, width: 1 }, ticks: { show: false },
+    font: `${fontPx}px system-ui, sans-serif`, labelFont: `bold ${fontPx}px system-ui, sans-serif`, labelSize: Math.ceil(fontPx * 1.3),
+  };
+}
+
+/** The x axis: linear (uPlot's splits, labels about five characters apart) or log₁₀ from 1. */
+function xAxis(base, fontPx, logX, label) {
+  const size = Math.ceil(fontPx * 1.4 + 10);
+  return logX ? { ...logAxis(base, fontPx, 'x', true), label, size } : { ...base, label, size, space: Math.max(50, Math.ceil(fontPx * 4.5)) };
+}
+
+/** The x scale: log₁₀ from 1 to the last x (never rounded out to whole decades), or linear. */
+function xScale(logX) {
+  return logX ? { time: false, distr: 3, log: 10, range: (u, lo, hi) => [1, Math.max(2, hi ?? 2)] } : { time: false };
+}
+
 function themeColors(dark) {
   return { axis: dark ? '#c8ccd4' : '#333', grid: dark ? '#333a44' : '#e3e3e3', mark: dark ? '#f0e442' : '#b8860b' };
 }
@@ -52,19 +129,20 @@ function markers(getMarks, dark) {
 }
 
 /**
- * The spectrum chart: σᵢ/σ₁ against i on log y, with QKᵀ, exp(QKᵀ) and M (and softmax A).
- * update({x, S, E, M, A, ceiling, floor}) redraws; resize(w, h).
+ * The spectrum chart: σᵢ/σ₁ against i on log y, with QKᵀ, exp(QKᵀ) and M (and softmax A). `fontPx`: the
+ * axes' text size; `logX`: i on a log axis (large n, where the overlays hold only the top σ).
+ * update({x, S, E, M, A, ceiling, floor}) redraws; resize(w, h); destroy().
  */
-export function makeSpectrumChart(el, { width, height, dark }) {
+export function makeSpectrumChart(el, { width, height, dark, fontPx = 11, logX = false }) {
   let marks = { ceiling: null, floor: 0 };
-  const axis = { stroke: () => themeColors(dark()).axis, grid: { stroke: () => themeColors(dark()).grid, width: 1 }, ticks: { show: false }, font: '11px system-ui, sans-serif' };
+  const axis = axisBase(dark, fontPx);
   const opts = {
     width, height,
     legend: { show: true, live: false },
     cursor: { drag: { x: false, y: false }, points: { show: false } },
     // the y range reaches down to a noise floor the chart draws (floorDrawn), so its line is in range
-    scales: { x: { time: false }, y: { distr: 3, range: (u, lo) => [Math.max(1e-12, Math.min(lo ?? 1e-8, floorDrawn(marks.floor) ? marks.floor : 1, 1) / 2), 1.5] } },
-    axes: [{ ...axis, label: 'i', labelSize: 14, size: 28 }, { ...axis, label: 'σᵢ / σ₁', labelSize: 14, size: 52, space: 22, values: (u, v) => v.map((x) => x == null ? '' : x.toExponential(0).replace('e+', 'e').replace('1e0', '1')) }],
+    scales: { x: xScale(logX), y: { distr: 3, range: (u, lo) => [Math.max(1e-12, Math.min(lo ?? 1e-8, floorDrawn(marks.floor) ? marks.floor : 1, 1) / 2), 1.5] } },
+    axes: [xAxis(axis, fontPx, logX, logX ? 'i (log)' : 'i'), { ...logAxis(axis, fontPx, 'y'), label: 'σᵢ / σ₁', size: yAxisSize(fontPx) }],
     series: [{ label: 'i' }, ...SERIES.map((s) => ({ label: s.label, stroke: s.color, width: 1.6, dash: s.dash, points: { show: false }, spanGaps: false }))],
     plugins: [markers(() => marks, dark)],
   };
@@ -76,29 +154,34 @@ export function makeSpectrumChart(el, { width, height, dark }) {
     },
     resize(w, h) { u.setSize({ width: w, height: h }); },
     redraw() { u.redraw(); },
+    destroy() { u.destroy(); },
     chart: u,
   };
 }
 
-/** The truncated-SVD error chart: e(r) on log y for the variant (and softmax). */
-export function makeErrorChart(el, { width, height, dark }) {
-  const axis = { stroke: () => themeColors(dark()).axis, grid: { stroke: () => themeColors(dark()).grid, width: 1 }, ticks: { show: false }, font: '11px system-ui, sans-serif' };
+/**
+ * The truncated-SVD error chart: e(r) on log y for the variant (and softmax). With `logX`, r runs on a
+ * log axis from 1 (e(0) = 1 always).
+ */
+export function makeErrorChart(el, { width, height, dark, fontPx = 11, logX = false }) {
+  const axis = axisBase(dark, fontPx);
   let marks = { ceiling: null, floor: 0 };
   const u = new uPlot({
     width, height,
     legend: { show: true, live: false },
     cursor: { drag: { x: false, y: false }, points: { show: false } },
-    scales: { x: { time: false }, y: { distr: 3, range: (u, lo) => [Math.max(1e-16, Math.min(lo ?? 1e-8, 1) / 2), 1.5] } },
-    axes: [{ ...axis, label: 'r (kept singular values)', labelSize: 14, size: 28 }, { ...axis, label: 'e(r)', labelSize: 14, size: 52, space: 30, values: (u, v) => v.map((x) => x == null ? '' : x.toExponential(0).replace('e+', 'e').replace('1e0', '1')) }],
+    scales: { x: xScale(logX), y: { distr: 3, range: (u, lo) => [Math.max(1e-16, Math.min(lo ?? 1e-8, 1) / 2), 1.5] } },
+    axes: [xAxis(axis, fontPx, logX, logX ? 'r (kept singular values, log)' : 'r (kept singular values)'), { ...logAxis(axis, fontPx, 'y'), label: 'e(r)', size: yAxisSize(fontPx) }],
     series: [{ label: 'r' },
       { label: 'variant M', stroke: SERIES[2].color, width: 1.6, points: { show: false } },
       { label: 'softmax A', stroke: SERIES[3].color, width: 1.6, dash: [2, 2], points: { show: false } }],
     plugins: [markers(() => marks, dark)],
-  }, [[0], [null], [null]], el);
+  }, [[logX ? 1 : 0], [null], [null]], el);
   return {
     update(data) { marks = { ceiling: data.ceiling ?? null, floor: 0 }; u.setData([data.x, data.M, data.A]); },
     resize(w, h) { u.setSize({ width: w, height: h }); },
     redraw() { u.redraw(); },
+    destroy() { u.destroy(); },
     chart: u,
   };
 }

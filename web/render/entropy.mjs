@@ -38,7 +38,8 @@ export function entropyNote(hist) {
 
 /**
  * Draw the histogram. data: entropyBars(); opts {width, height (CSS px), dpr, colors: {M, A, mark,
- * axis}, font}. The canvas is sized to width·dpr × height·dpr; the x axis runs from 0 to ln n.
+ * axis}, fontPx (the labels' size, 11 by default)}. The canvas is sized to width·dpr × height·dpr; the
+ * x axis runs from 0 to ln n.
  */
 export function drawEntropyHistogram(canvas, data, opts) {
   const { width, height, dpr = 1, colors } = opts;
@@ -47,8 +48,9 @@ export function drawEntropyHistogram(canvas, data, opts) {
   const ctx = canvas.getContext('2d');
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, width, height);
-  const font = opts.font ?? '11px system-ui, sans-serif';
-  const left = 4, right = width - 4, top = 12, bottom = height - 14;
+  const fontPx = opts.fontPx ?? 11;
+  const font = `${fontPx}px system-ui, sans-serif`;
+  const left = 4, right = width - 4, top = fontPx + 1, bottom = height - fontPx - 3;
   const x = (t) => left + t * (right - left);
   const y = (f) => bottom - (data && data.max > 0 ? f / data.max : 0) * (bottom - top);
   ctx.font = font;

@@ -1,7 +1,7 @@
 // readouts.mjs: what the readout panel says, as data. Each row has a plain-words label, a one-line
 // formula (TeX, typeset by KaTeX once at start-up) and a function from the readouts object (the JSON
 // names of docs/readouts.md, as web/attnviz.mjs returns them) to the text shown. Pure; no DOM.
-import { fmt, fmtPct, fmtCount, fmtBytes } from './format.mjs';
+import { fmt, fmtPct, fmtCount, fmtBytes, fmtRatio } from './format.mjs';
 
 const val = (r, k, f = fmt) => (r[k] === null || r[k] === undefined ? '—' : f(r[k]));
 
@@ -95,12 +95,17 @@ export function rowReason(row, r) {
   return '';
 }
 
-/** The one-line cost readout: multiply-adds and memory of the quadratic vs the linear path. */
+/**
+ * The one-line cost readout: multiply-adds and memory of the quadratic vs the linear path, and how many
+ * times cheaper (or dearer) the linear path is; "about the same cost" where that rounds to 1.
+ */
 export function costLine(cost, n) {
   if (!cost) return 'cost: —';
   const quad = `quadratic ${fmtCount(cost.quad_madds)} madds, ${fmtBytes(cost.quad_bytes)}`;
   if (cost.linear_madds == null) return `cost at n = ${n}: ${quad}; no linear path for this variant`;
   const ratio = cost.quad_madds / cost.linear_madds;
-  return `cost at n = ${n}: ${quad}  vs  linear ${fmtCount(cost.linear_madds)} madds, ${fmtBytes(cost.linear_bytes)}` +
-    `  (${ratio >= 1 ? `linear ${fmt(ratio, 2)}× cheaper` : `linear ${fmt(1 / ratio, 2)}× dearer: n is not ≫ feature dim`})`;
+  const times = fmtRatio(ratio >= 1 ? ratio : 1 / ratio);
+  const verdict = !Number.isFinite(ratio) || ratio <= 0 ? 'no ratio' : times === '1' ? 'about the same cost'
+    : ratio > 1 ? `linear ${times}× cheaper` : `linear ${times}× dearer: n is not ≫ feature dim`;
+  return `cost at n = ${n}: ${quad}  vs  linear ${fmtCount(cost.linear_madds)} madds, ${fmtBytes(cost.linear_bytes)}  (${verdict})`;
 }

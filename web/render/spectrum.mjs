@@ -42,3 +42,18 @@ export function rankAtRelative(sv, rel, floor = 0) {
   for (let i = 0; i < sv.length; i++) if (sv[i] > tol) r++;
   return r;
 }
+
+/**
+ * How much of the plotted index range to keep: one past the last index where any of `series` has a
+ * value, and at least `atLeast` (a mark to keep in view, such as the rank ceiling), at most the longest
+ * series. A factor spectrum's trailing zeros (nulls on the plot) then take no room on the x axis.
+ */
+export function plotLength(series, atLeast = 0) {
+  let last = -1, longest = 0;
+  for (const s of series) {
+    if (!s) continue;
+    longest = Math.max(longest, s.length);
+    for (let i = s.length - 1; i > last; i--) if (s[i] !== null && s[i] !== undefined) { last = i; break; }
+  }
+  return Math.min(longest, Math.max(last + 1, atLeast, Math.min(longest, 2)));
+}
