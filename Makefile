@@ -49,7 +49,7 @@ $(N) $(N)/obj:
 
 # --- tests ------------------------------------------------------------------------------------------
 test: deps
-	$(MAKE) test-c test-c-san test-oracle wasm web test-js test-e2e
+	$(MAKE) test-c test-c-san test-fuzz test-oracle wasm web test-js test-e2e
 
 test-c: $(N)/check_attnviz $(N)/attnviz
 	$(N)/check_attnviz
@@ -86,11 +86,27 @@ bench: deps
 $(N)/%_native: bench/%_native.c bench/bench_time.h $(LIB_SRC) $(LIB_HDR) | $(N)
 	$(CC) $(BENCHFLAGS) $< $(LIB_SRC) -lm -o $@
 
-# libFuzzer on the .npy parser (not part of make test; FUZZ_SECONDS=60 make fuzz)
-FUZZ_SECONDS ?= 30
-fuzz: | $(N)
-	clang -std=c11 -g -O1 -Iinclude -Isrc -fsanitize=fuzzer,address,undefined tests/fuzz/fuzz_npy.c src/npy.c -o $(N)/fuzz_npy
-	$(N)/fuzz_npy -max_total_time=$(FUZZ_SECONDS) -max_len=4096
+# --- fuzzing ---------------------------------------------------------------------------------------
+# Two libFuzzer targets under ASan + UBSan (clang): fuzz_npy (the .npy reader) and fuzz_api (the whole
+# public API against the promises at the top of include/attnviz.h). make fuzz (and test-fuzz, part of
+# make test) runs each for FUZZ_SECONDS from its seeds (tests/fuzz/corpus_*, copied into build/fuzz/ so
+# the committed seeds stay as they are), prints executions, coverage and findings per target, and fails
+# when a target finds a crash (the input is kept in build/fuzz/findings_*/). make fuzz FUZZ_SECONDS=600
+# runs longer; the corpora in build/fuzz/ grow from run to run.
+FUZZ_SECONDS ?= 20
+FZ        := build/fuzz
+FUZZFLAGS := -std=c11 -ffp-contract=off -g -O1 -Iinclude -Isrc -fno-omit-frame-pointer \
+             -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+.PHONY: test-fuzz
+$(FZ)/fuzz_npy: tests/fuzz/fuzz_npy.c src/npy.c $(LIB_HDR) | $(FZ)
+	clang $(FUZZFLAGS) tests/fuzz/fuzz_npy.c src/npy.c -o $@
+$(FZ)/fuzz_api: tests/fuzz/fuzz_api.c $(LIB_SRC) $(LIB_HDR) | $(FZ)
+	clang $(FUZZFLAGS) tests/fuzz/fuzz_api.c $(LIB_SRC) -lm -o $@
+$(FZ):
+	mkdir -p $@
+fuzz: $(FZ)/fuzz_npy $(FZ)/fuzz_api
+	bash tests/fuzz/run.sh $(FUZZ_SECONDS) $(FZ) npy api
+test-fuzz: fuzz
 
 clean:
 	rm -rf build
