@@ -47,7 +47,7 @@ enum av_status {
     /* bad arguments (nothing useful was written) */
     AV_ERR_NULL = -1,          /* a required pointer is NULL */
     AV_ERR_SIZE = -2,          /* n, d, dv or a buffer length is out of range or inconsistent */
-    AV_ERR_KNOB = -3,          /* a knob (p, s, m, order, N, landmarks, iters, dwc kernel, scale) is out of range */
+    AV_ERR_KNOB = -3,          /* a knob the variant reads (any row of av_knob_info) is out of its range */
     AV_ERR_VARIANT = -4,       /* unknown variant, generator or enum value */
     AV_ERR_NO_CAUSAL = -5,     /* this variant (or this knob setting) has no causal form */
     AV_ERR_NONFINITE = -6,     /* NaN or Inf in Q, K, V or another input */
@@ -60,7 +60,7 @@ enum av_status {
     AV_ERR_TOO_LARGE = -14,    /* the sizes are valid but need more memory than this build can address (size_t) */
     /* numerical events (outputs written) */
     AV_WARN_ZERO_ROW = 1,      /* some row's normaliser was zero or negative: that row is reported, kept as computed */
-    AV_WARN_OVERFLOW = 2,      /* an exponential (a feature or a weight) overflowed float range; entries may be Inf/NaN */
+    AV_WARN_OVERFLOW = 2,      /* a feature (an exponential or a tensor power) overflowed float range; entries may be Inf/NaN */
     AV_WARN_NO_CONVERGENCE = 3, /* an iterative solver stopped before converging (outputs finite) */
     AV_WARN_PRODUCT_OVERFLOW = 4 /* a product (q·k, φ(q)·φ(k), a power of q·k, a row sum, M·V) exceeded float32
                                   * range although every exponential and feature was finite; entries may be Inf/NaN */

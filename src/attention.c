@@ -84,7 +84,7 @@ static uint64_t packed_bytes(int ncols, long k) { return 4u * (uint64_t)avs_pack
 static uint64_t dwc_bytes(const av_params *p) { return has_dwc(p) ? 8u * (uint64_t)p->dwc_kernel : 0; }
 
 /* The workspace of one path, laid out by one function that both counts (arena in count-only mode) and
- * carves, so the _work queries and the kernels cannot disagree. NULL for the blocks a path does not use. */
+ * carves, so the _work queries and the kernels here cannot disagree. NULL for the blocks a path does not use. */
 enum { PATH_MATRIX, PATH_LINEAR, PATH_FACTORS };
 typedef struct bufs {
     float *PhiQ, *PhiK;  /* n×r features (matrix, linear) */

@@ -257,7 +257,8 @@ size_t av_features_work(const av_params *prm, int n, int d) {
     av_params p;
     long r;
     if (!prm || av_params_resolve(&p, prm, n, d) != AV_OK || public_dim(&r, &p, d) != AV_OK) return 0;
-    return avi_features_work(&p, n, d);
+    size_t need = avi_features_work(&p, n, d);
+    return need ? need : 1; /* > 0 for valid arguments (the header's promise); av_features takes NULL then too */
 }
 
 int av_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d,

@@ -156,8 +156,8 @@ static void performer_finish(float *u, int m, double c, double h, double feature
 }
 
 /* φ(x) = m^{−1/2}(exp(ω·x′ − ½‖x′‖² − c) + ε) (ε the feature_eps knob, 1e-6 by default): c the per-query max over features for Q, one global max
- * over all keys and features for K. Every exponent is ≤ 0, so features lie in [1e-6, 1 + 1e-6]·m^{−1/2}
- * and cannot overflow. The projections are computed as one float gemm, X′·ωᵀ, strip by strip; keys
+ * over all keys and features for K. Every exponent is ≤ 0, so features lie in [ε, 1 + ε]·m^{−1/2} (ε the
+ * feature_eps knob; with ε = 0 a feature can underflow to 0, and a row to a zero row) and cannot overflow. The projections are computed as one float gemm, X′·ωᵀ, strip by strip; keys
  * take a second pass once their global max is known. */
 static void performer_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d,
                                const av_params *prm, void *work) {

@@ -22,8 +22,10 @@ static inline size_t avi_align(size_t bytes) { return (bytes + 63u) & ~(size_t)6
 /* --- the workspace arena -----------------------------------------------------------------------------
  * Every caller-owned workspace is carved by one arena. Blocks start on 64-byte boundaries of the address
  * (the arena first rounds the caller's pointer up, so a function's speed does not depend on where malloc
- * put the buffer), and the same layout code run over a NULL base only counts (count-only mode), so a
- * _work query and the carving cannot disagree. Counting starts at AVI_ARENA_SLACK, the most the rounding
+ * put the buffer), and the same layout code run over a NULL base only counts (count-only mode): where a
+ * function lays out its workspace in one place and runs it in both modes (attention.c, lowrank.c,
+ * readouts.c), the _work query and the carving cannot disagree; spectrum.c and Performer's features count
+ * with the same takes in the same order, written twice. Counting starts at AVI_ARENA_SLACK, the most the rounding
  * can skip. Sizes are 64-bit: a need beyond SIZE_MAX is the caller's AV_ERR_TOO_LARGE. */
 typedef struct avi_arena { unsigned char *base; uint64_t used; } avi_arena;
 #define AVI_ARENA_SLACK 64u

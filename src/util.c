@@ -26,7 +26,7 @@ const char *av_status_string(int status) {
     case AV_ERR_NOMEM: return "out of memory";
     case AV_ERR_TOO_LARGE: return "too large for this build: the sizes need more memory than it can address";
     case AV_WARN_ZERO_ROW: return "some row's normaliser is zero or negative, so its weights are undefined";
-    case AV_WARN_OVERFLOW: return "an exponential overflowed the float range (entries may be Inf or NaN)";
+    case AV_WARN_OVERFLOW: return "a feature (an exponential or a tensor power) overflowed the float range (entries may be Inf or NaN)";
     case AV_WARN_PRODUCT_OVERFLOW:
         return "a product (q·k, a feature product, a power or a row sum) exceeded the float32 range (entries may be Inf or NaN)";
     case AV_WARN_NO_CONVERGENCE: return "an iterative solver did not converge";
@@ -98,16 +98,17 @@ int av_params_set(av_params *prm, int knob, double value) {
     if (!prm) return AV_ERR_NULL;
     if (!isfinite(value)) return AV_ERR_KNOB;
     if (knob == AV_KNOB_VARIANT) {
-        if (value < 0 || value >= AV_VARIANT_COUNT) return AV_ERR_VARIANT;
-        prm->variant = (int)lround(value);
+        long v = lround(value > 2e9 ? 2e9 : value < -2e9 ? -2e9 : value); /* rounded, then checked */
+        if (v < 0 || v >= AV_VARIANT_COUNT) return AV_ERR_VARIANT;
+        prm->variant = (int)v;
         return AV_OK;
     }
     const av_knob_desc *kd = av_knob_info(knob);
     if (!kd) return AV_ERR_VARIANT;
     if (kd->type == AV_KT_REAL) {
         avi_knob_put(prm, knob, value);
-    } else if (kd->type == AV_KT_BOOL) {
-        avi_knob_put(prm, knob, value != 0);
+    } else if (kd->type == AV_KT_BOOL) { /* rounded like every integer: 0.4 is off, 0.6 on */
+        avi_knob_put(prm, knob, lround(value > 2e9 ? 2e9 : value < -2e9 ? -2e9 : value) != 0);
     } else if (kd->hi > 2147483647.0) { /* the seed: the whole uint32 range, nothing else */
         if (value < 0 || value > kd->hi) return AV_ERR_KNOB;
         avi_knob_put(prm, knob, (double)llround(value));
@@ -150,6 +151,7 @@ static int in_range(const av_params *p, int k, int n) {
     const av_knob_desc *kd = av_knob_info(k);
     double v = avi_knob_get(p, k), hi = kd->flags & AV_KF_HI_N ? n : kd->flags & AV_KF_HI_2N ? 2.0 * n - 1 : kd->hi;
     if (!isfinite(v)) return 0;
+    if (kd->type == AV_KT_BOOL) return 1; /* a switch field: any nonzero int means on, as it always has */
     if ((kd->flags & AV_KF_ODD) && v != 0 && fmod(v, 2.0) == 0) return 0;
     return v >= kd->lo && v <= hi;
 }

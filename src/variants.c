@@ -75,12 +75,18 @@ double avi_knob_get(const av_params *p, int knob) {
 
 void avi_knob_put(av_params *p, int knob, double v) {
     unsigned char *base = (unsigned char *)p + FIELDS[knob].off;
-    int i = (int)v;
-    uint32_t u = (uint32_t)v;
-    switch (FIELDS[knob].kind) {
+    switch (FIELDS[knob].kind) { /* each conversion only for its own field: the value is in range there */
     case 'd': memcpy(base, &v, sizeof v); break;
-    case 'u': memcpy(base, &u, sizeof u); break;
-    default: memcpy(base, &i, sizeof i); break;
+    case 'u': {
+        uint32_t u = (uint32_t)v;
+        memcpy(base, &u, sizeof u);
+        break;
+    }
+    default: {
+        int i = (int)v;
+        memcpy(base, &i, sizeof i);
+        break;
+    }
     }
 }
 
@@ -113,7 +119,7 @@ static const avi_variant VARIANTS[AV_VARIANT_COUNT] = {
                        AV_CLASS_LOWRANK, AV_VF_LINEAR | AV_VF_FACTORS | AV_VF_SCALED, AV_NORM_EXACT, 0, 4,
                        {AV_KNOB_S, AV_KNOB_EF_KIND, AV_KNOB_EF_SHARED, AV_KNOB_SEED}},
                       NULL, NULL, NULL, NULL, NULL},
-    [AV_PERFORMER] = {{"performer", "Performer FAVOR+", "phi(x) = m^-1/2 (exp(w_i.x' - |x'|^2/2 - c) + 1e-6), x' = sqrt(scale) x",
+    [AV_PERFORMER] = {{"performer", "Performer FAVOR+", "phi(x) = m^-1/2 (exp(w_i.x' - |x'|^2/2 - c) + eps), x' = sqrt(scale) x",
                        "Choromanski et al. 2021", AV_CLASS_KERNEL, CAUSAL_LINEAR | AV_VF_SCALED, AV_NORM_SUM, 0, 4,
                        {AV_KNOB_M, AV_KNOB_ORTHOGONAL, AV_KNOB_SEED, AV_KNOB_FEATURE_EPS}},
                       avi_dim_performer, avi_performer_work, avi_phi_performer, NULL, avi_cost_performer},

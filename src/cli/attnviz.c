@@ -227,6 +227,20 @@ static void range_text(char *out, size_t cap, const av_knob_desc *kd) {
                   kd->flags & AV_KF_ODD ? ", or 0 for none" : "");
 }
 
+/* A number for knob kd from text, checked for its form only (the range is av_params_check's, and only for
+ * the knobs the variant reads): an integer ≥ the row's lower bound for int knobs, a number ≥ 0 for real
+ * ones; a typed 0 is refused where the library reads 0 as "default" (so it never silently becomes the
+ * default), and becomes the library's −1 where that stands for a real 0. */
+static int knob_number(const av_knob_desc *kd, const char *text, double *v) {
+    long long iv = 0;
+    int ok = kd->type == AV_KT_INT ? parse_long(text, (long long)kd->lo, 4294967295LL, &iv)
+                                   : parse_double(text, v) && *v >= 0;
+    if (kd->type == AV_KT_INT) *v = (double)iv;
+    if (ok && (kd->flags & AV_KF_ZERO_DEFAULT) && *v == 0 && !(kd->flags & AV_KF_MINUS1_ZERO)) ok = 0;
+    if (ok && (kd->flags & AV_KF_MINUS1_ZERO) && *v == 0) *v = -1.0;
+    return ok;
+}
+
 /* Set the given knobs into in->prm, checking each value's form here and its range in check_knobs. A typed 0
  * for a knob whose 0 means "default" is refused, so it never turns silently into the default. */
 static int set_knobs(avcli_inputs *in, const raw_flags *r) {
@@ -235,7 +249,6 @@ static int set_knobs(avcli_inputs *in, const raw_flags *r) {
         const av_knob_desc *kd = av_knob_info(k);
         const char *text = r->knob[k];
         double v = 0.0;
-        long long iv = 0;
         if (!text) continue;
         range_text(range, sizeof range, kd);
         if (kd->type == AV_KT_ENUM) {
@@ -251,13 +264,7 @@ static int set_knobs(avcli_inputs *in, const raw_flags *r) {
         } else if (kd->type == AV_KT_BOOL) {
             v = text[0] == '1';
         } else {
-            int ok = kd->type == AV_KT_INT ? parse_long(text, (long long)kd->lo - ((kd->flags & AV_KF_MINUS1_ZERO) ? 0 : 0),
-                                                        4294967295LL, &iv)
-                                           : parse_double(text, &v) && v >= kd->lo;
-            if (kd->type == AV_KT_INT) v = (double)iv;
-            if (ok && (kd->flags & AV_KF_ZERO_DEFAULT) && v == 0 && !(kd->flags & AV_KF_MINUS1_ZERO)) ok = 0;
-            if (!ok) return avcli_fail("%s %s: not a valid value (%s)", kd->flag, text, range);
-            if ((kd->flags & AV_KF_MINUS1_ZERO) && v == 0) v = -1.0; /* a typed 0 is a real 0 (the library's 0 is the default) */
+            if (!knob_number(kd, text, &v)) return avcli_fail("%s %s: not a valid value (%s)", kd->flag, text, range);
         }
         if (av_params_set(&in->prm, k, v) != AV_OK) return avcli_fail("%s %s: not a valid value (%s)", kd->flag, text, range);
     }
@@ -537,7 +544,8 @@ static int cmd_readouts(int argc, char **argv) {
     return st;
 }
 
-/* One value of knob kd from text: a number (an integer for int knobs, 0/1 for switches) or an option name. */
+/* One value of knob kd from text: an option name or its index, 0/1 for switches, or a number by the flags'
+ * rules (knob_number). */
 static int parse_knob_value(const av_knob_desc *kd, const char *text, double *v) {
     if (kd->type == AV_KT_ENUM) {
         int idx = 0;
@@ -548,13 +556,13 @@ static int parse_knob_value(const av_knob_desc *kd, const char *text, double *v)
             o = o[w] ? o + w + 1 : NULL;
         }
     }
-    if (kd->type == AV_KT_INT || kd->type == AV_KT_ENUM || kd->type == AV_KT_BOOL) {
+    if (kd->type == AV_KT_ENUM || kd->type == AV_KT_BOOL) {
         long long iv;
-        if (!parse_long(text, -2147483647LL, 4294967295LL, &iv)) return 0;
+        if (!parse_long(text, 0, (long long)kd->hi, &iv)) return 0;
         *v = (double)iv;
-        return kd->type != AV_KT_BOOL || iv == 0 || iv == 1;
+        return 1;
     }
-    return parse_double(text, v);
+    return knob_number(kd, text, v); /* the flags' rules; −1 stands for a typed 0 where the knob has one */
 }
 
 static int cmd_sweep(int argc, char **argv) {
@@ -577,6 +585,13 @@ static int cmd_sweep(int argc, char **argv) {
         if (strcmp(av_knob_info(k)->key, knob) == 0 || strcmp(av_knob_info(k)->flag, knob) == 0) sw.knob = k;
     if (!code && (sw.knob < 0 || sw.knob == AV_KNOB_CAUSAL || sw.knob == AV_KNOB_SCALE))
         code = avcli_fail("--knob %s: not a variant knob (see the knobs in attnviz --help)", knob);
+    const char *vname = NULL;
+    for (int i = 0; !code && i < argc - 1; i++)
+        if (strcmp(argv[i], "--variant") == 0) vname = argv[i + 1];
+    int variant = vname ? av_variant_from_name(vname) : -1, reads = 0;
+    for (int i = 0; !code && variant >= 0 && i < av_variant_info(variant)->knob_count; i++)
+        reads |= av_variant_info(variant)->knobs[i] == sw.knob;
+    if (!code && variant >= 0 && !reads) code = avcli_fail("--knob %s: %s does not read it", knob, vname);
     if (!code && !values) code = avcli_fail("--values: required (V1,V2,...)");
     for (const char *v = values; !code && v && *v;) { /* comma-separated values */
         char one[64];
@@ -592,6 +607,9 @@ static int cmd_sweep(int argc, char **argv) {
     long long ns = 1;
     if (!code && seeds && !parse_long(seeds, 1, 10000, &ns)) code = avcli_fail("--seeds %s: not an integer in 1..10000", seeds);
     sw.seeds = (int)ns;
+    for (int i = 0; !code && i < sw.count; i++) /* seeds value + s, or --seed + s, stay in uint32 */
+        if (sw.knob == AV_KNOB_SEED && sw.values[i] + (double)ns - 1 > 4294967295.0)
+            code = avcli_fail("--values %.10g: with --seeds %lld the seeds pass 4294967295", sw.values[i], ns);
     if (!code && readout) {
         sw.readout = -1;
         for (int r = 0; r < AV_R_COUNT; r++)

@@ -55,9 +55,12 @@ int avcli_exit_code(int status);
 // ----------------------------------------------------------------------------------------------------
 // outputs: written to a temporary file beside the target, renamed into place only on success (output.c)
 
+enum { AVCLI_MAX_OUTPUTS = 4 }; /* files one command writes at once */
+
 typedef struct avcli_out {
-    const char *path; /* the target */
+    const char *path; /* the target (the file a symbolic link names, when the target is one) */
     char *tmp;        /* the temporary beside it (NULL when the target is a device or a pipe) */
+    char *real;       /* the resolved path of a symbolic link target, or NULL (owned) */
     FILE *f;          /* open for writing until avcli_out_close */
 } avcli_out;
 /* Open a temporary for `path`. 0, or −1 with errno set. */
@@ -73,15 +76,14 @@ void avcli_out_discard(avcli_out *o);
 int avcli_write_npy_f32(FILE *f, const float *data, const int64_t *shape, int ndim);
 
 /* One .npy output of a command: the flag that named it (for messages), its path, its data and shape. */
-enum { AVCLI_MAX_OUTPUTS = 4 };
 typedef struct avcli_npy {
     const char *flag, *path;
     const float *data;
     int64_t shape[2];
     int ndim;
 } avcli_npy;
-/* Write every file to its temporary, then rename all into place; when one fails none is replaced. Returns
- * 0, or prints one line and returns the exit status. */
+/* Write every file to its temporary, then rename all into place; when a write fails none is replaced.
+ * Returns 0, or prints one line and returns the exit status. */
 int avcli_save_npy(const avcli_npy *files, int count);
 
 #endif

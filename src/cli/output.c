@@ -2,11 +2,15 @@
  *
  * Every file a command writes goes to a temporary file beside its target (same folder, so the final
  * rename is atomic) and is renamed into place only when the whole command succeeded: a failure, an out of
- * memory or a kill never leaves a half-written or emptied file where the old one was. A target that exists
- * and is not a regular file (/dev/null, a pipe) is written directly.
+ * memory or a kill never leaves a half-written or emptied file where the old one was (an interrupt or a
+ * termination removes the temporaries before the process ends). A target that exists keeps its mode; a
+ * symbolic link is written through (the file it names is replaced, beside itself); a target that is not a
+ * regular file (/dev/null, a pipe) is written directly.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath, fchmod, mkstemp */
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,28 +52,57 @@ int avcli_exit_code(int status) {
 // ----------------------------------------------------------------------------------------------------
 // outputs through a temporary file
 
+// The temporaries in flight, removed by a signal handler if the process is interrupted or terminated.
+static char *volatile pending[AVCLI_MAX_OUTPUTS + 1];
+
+static void remove_pending(int sig) {
+    for (int i = 0; i <= AVCLI_MAX_OUTPUTS; i++)
+        if (pending[i]) unlink(pending[i]); /* async-signal-safe */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void track(char *tmp, int on) {
+    static int installed = 0;
+    if (!installed) {
+        signal(SIGINT, remove_pending);
+        signal(SIGTERM, remove_pending);
+        signal(SIGHUP, remove_pending);
+        installed = 1;
+    }
+    for (int i = 0; i <= AVCLI_MAX_OUTPUTS; i++)
+        if (on ? pending[i] == NULL : pending[i] == tmp) {
+            pending[i] = on ? tmp : NULL;
+            return;
+        }
+}
+
 int avcli_out_open(avcli_out *o, const char *path) {
     memset(o, 0, sizeof *o);
     o->path = path;
-    struct stat sb;
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) { /* a device or a pipe: no rename */
+    struct stat sb, lb;
+    int exists = stat(path, &sb) == 0;
+    if (exists && !S_ISREG(sb.st_mode)) { /* a device or a pipe: no rename */
         o->f = fopen(path, "wb");
         return o->f ? 0 : -1;
     }
-    size_t len = strlen(path) + sizeof ".tmp-XXXXXX";
-    if (!(o->tmp = malloc(len))) { errno = ENOMEM; return -1; }
-    snprintf(o->tmp, len, "%s.tmp-XXXXXX", path);
+    if (exists && lstat(path, &lb) == 0 && S_ISLNK(lb.st_mode)) { /* write through the link */
+        if (!(o->real = realpath(path, NULL))) return -1;
+        o->path = o->real;
+    }
+    size_t len = strlen(o->path) + sizeof ".tmp-XXXXXX";
+    if (!(o->tmp = malloc(len))) { free(o->real); o->real = NULL; errno = ENOMEM; return -1; }
+    snprintf(o->tmp, len, "%s.tmp-XXXXXX", o->path);
     int fd = mkstemp(o->tmp);
-    if (fd < 0) { free(o->tmp); o->tmp = NULL; return -1; }
-    mode_t mask = umask(0); /* mkstemp makes 0600; give the file the mode fopen would */
+    if (fd < 0) { free(o->tmp); free(o->real); o->tmp = o->real = NULL; return -1; }
+    track(o->tmp, 1);
+    mode_t mask = umask(0); /* mkstemp makes 0600: the old file's mode, or the one fopen would give */
     umask(mask);
-    fchmod(fd, 0666 & ~mask);
+    fchmod(fd, exists ? (sb.st_mode & 07777) : (0666 & ~mask));
     if (!(o->f = fdopen(fd, "wb"))) {
         int e = errno;
         close(fd);
-        unlink(o->tmp);
-        free(o->tmp);
-        o->tmp = NULL;
+        avcli_out_discard(o);
         errno = e;
         return -1;
     }
@@ -78,7 +111,12 @@ int avcli_out_open(avcli_out *o, const char *path) {
 
 void avcli_out_discard(avcli_out *o) {
     if (o->f) fclose(o->f);
-    if (o->tmp) { unlink(o->tmp); free(o->tmp); }
+    if (o->tmp) {
+        unlink(o->tmp);
+        track(o->tmp, 0);
+        free(o->tmp);
+    }
+    free(o->real);
     memset(o, 0, sizeof *o);
 }
 
@@ -99,8 +137,10 @@ int avcli_out_commit(avcli_out *o) {
         errno = e;
         st = -1;
     }
+    if (o->tmp) track(o->tmp, 0);
     free(o->tmp);
-    o->tmp = NULL;
+    free(o->real);
+    o->tmp = o->real = NULL;
     return st;
 }
 
@@ -143,7 +183,9 @@ int avcli_save_npy(const avcli_npy *files, int count) {
         for (int i = 0; i < opened; i++) avcli_out_discard(&out[i]);
         return code;
     }
-    for (int i = 0; i < count; i++) /* then into place, only when all were written */
+    /* then into place, only when all were written (renames within one folder do not fail in practice; if
+     * one did, the targets renamed before it would stay replaced) */
+    for (int i = 0; i < count; i++)
         if (avcli_out_commit(&out[i]) != 0 && !code)
             code = avcli_fail_system("%s %s: cannot write (%s)", files[i].flag, files[i].path, strerror(errno));
     return code;

@@ -252,15 +252,14 @@ int avcli_cmd_sweep(const avcli_inputs *in, const avcli_sweep *sw, FILE *out) {
         int got = 0;
         for (int s = 0; s < S && !code; s++) {
             av_params p = in->prm, res;
-            double x = sw->values[v];
-            if ((kd->flags & AV_KF_MINUS1_ZERO) && x == 0) x = -1; /* a real 0 */
-            av_params_set(&p, k, x);
-            if (S > 1) p.seed = in->prm.seed + (uint32_t)s; /* the random matrices redrawn; Q, K, V fixed */
+            av_params_set(&p, k, sw->values[v]); /* as parsed: −1 stands for a real 0 where the knob has one */
+            if (S > 1) /* the random matrices redrawn with seed + s; Q, K, V fixed */
+                p.seed = (k == AV_KNOB_SEED ? (uint32_t)sw->values[v] : in->prm.seed) + (uint32_t)s;
             int bad = -1;
             if ((st = av_params_check(&res, &p, in->n, in->d, &bad)) != AV_OK) {
-                code = avcli_fail("--values %.10g: %s for %s at n = %d (%s)", sw->values[v],
-                                  st == AV_ERR_KNOB ? "out of range" : av_status_string(st),
-                                  av_variant_name(p.variant), in->n, bad >= 0 ? av_knob_info(bad)->flag : kd->flag);
+                double shown = (kd->flags & AV_KF_MINUS1_ZERO) && sw->values[v] == -1 ? 0 : sw->values[v];
+                code = avcli_fail("--values %.10g: %s %s for %s at n = %d", shown, bad >= 0 ? av_knob_info(bad)->flag : kd->flag,
+                                  st == AV_ERR_KNOB ? "out of range" : av_status_string(st), av_variant_name(p.variant), in->n);
                 break;
             }
             double r;
@@ -283,7 +282,12 @@ int avcli_cmd_sweep(const avcli_inputs *in, const avcli_sweep *sw, FILE *out) {
     if (code) goto done;
     fprintf(out, "{\n  \"variant\": \"%s\",\n  \"knob\": \"%s\",\n  \"readout\": \"%s\",\n  \"seeds\": %d",
             av_variant_name(in->prm.variant), kd->key, av_readout_name(sw->readout), S);
-    put_array(out, "values", sw->values, count);
+    fputs(",\n  \"values\": [", out); /* as typed: a real 0 printed as 0, not the library's −1 */
+    for (int v = 0; v < count; v++) {
+        if (v) fputc(',', out);
+        put_num(out, (kd->flags & AV_KF_MINUS1_ZERO) && sw->values[v] == -1 ? 0 : sw->values[v]);
+    }
+    fputc(']', out);
     put_array(out, "mean", mean, count);
     put_array(out, "min", lo, count);
     put_array(out, "max", hi, count);

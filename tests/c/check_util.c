@@ -57,6 +57,34 @@ START_TEST(test_params_set_get) {
 }
 END_TEST
 
+/* av_params_set rounds every integer knob, switches included, and checks the variant after rounding;
+ * hand-built switch fields keep "nonzero means on"; every knob, feature_eps −1 included, is stored
+ * without an out-of-range conversion (UBSan's float-cast-overflow would fire otherwise). */
+START_TEST(test_params_set_rounding) {
+    av_params p;
+    av_params_default(&p, AV_PERFORMER);
+    ck_assert_int_eq(av_params_set(&p, AV_KNOB_ORTHOGONAL, 0.4), AV_OK);
+    ck_assert_int_eq(p.orthogonal, 0);
+    ck_assert_int_eq(av_params_set(&p, AV_KNOB_ORTHOGONAL, 0.6), AV_OK);
+    ck_assert_int_eq(p.orthogonal, 1);
+    ck_assert_int_eq(av_params_set(&p, AV_KNOB_VARIANT, AV_VARIANT_COUNT - 0.5), AV_ERR_VARIANT);
+    ck_assert_int_eq(av_params_set(&p, AV_KNOB_VARIANT, -0.4), AV_OK);
+    ck_assert_int_eq(p.variant, 0);
+    ck_assert_int_eq(av_params_set(&p, AV_KNOB_FEATURE_EPS, -1), AV_OK);
+    ck_assert(p.feature_eps == -1);
+    ck_assert_int_eq(av_params_set(&p, AV_KNOB_SCALE, 1e300), AV_OK);
+    ck_assert(p.scale == 1e300);
+    av_params q, r;
+    av_params_default(&q, AV_PERFORMER);
+    q.orthogonal = 2; /* a hand-built switch */
+    ck_assert_int_eq(av_params_resolve(&r, &q, 8, 4), AV_OK);
+    long bytes = (long)av_features_work(&q, 8, 4);
+    ck_assert_int_gt(bytes, 0);
+    av_params_default(&q, AV_ELU); /* a map that needs no workspace still reports > 0 */
+    ck_assert_uint_gt(av_features_work(&q, 8, 4), 0);
+}
+END_TEST
+
 START_TEST(test_resolve_defaults) {
     av_params p, r;
     av_params_default(&p, AV_FOCUSED);
@@ -132,6 +160,7 @@ Suite *suite_util(void) {
     tcase_add_test(tc, test_status_strings);
     tcase_add_test(tc, test_variant_names);
     tcase_add_test(tc, test_params_set_get);
+    tcase_add_test(tc, test_params_set_rounding);
     tcase_add_test(tc, test_resolve_defaults);
     tcase_add_test(tc, test_resolve_errors);
     tcase_add_test(tc, test_resolve_causal);

@@ -2,8 +2,8 @@
 // --help, generate, matrix on 2-D and on 4-D model tensors, one-line errors with exit status 2 (bad input)
 // or 1 (the system failed), outputs that replace a file only on success, and a failed stdout.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, closeSync, existsSync, lstatSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readNpy } from './npy.mjs';
@@ -388,7 +388,7 @@ describe('attnviz sweep', () => {
   it('refuses a bad knob, value or readout with one line and exit 2', () => {
     for (const [args, pattern] of [
       [['--knob', 'bogus', '--values', '1'], /^attnviz: --knob bogus/],
-      [['--knob', 'p', '--values', '1,11'], /^attnviz: --values 11: out of range/],
+      [['--knob', 'p', '--values', '1,11'], /^attnviz: --values 11: --p out of range/],
       [['--knob', 'p', '--values', '1,,2'], /^attnviz: --values/],
       [['--knob', 'p', '--values', '2', '--readout', 'nope'], /^attnviz: --readout nope/],
       [['--knob', 'p'], /^attnviz: --values: required/],
@@ -398,5 +398,79 @@ describe('attnviz sweep', () => {
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(r.stderr).toMatch(pattern);
     }
+  });
+});
+
+describe('outputs keep what the old file was: its mode, its links; an interrupted run leaves no temporary', () => {
+  let q, k, dir;
+  beforeAll(() => {
+    dir = join(tmp, 'keep');
+    expect(run('generate', '--n', '16', '--d', '4', '-o', dir).status).toBe(0);
+    [q, k] = ['q', 'k'].map((x) => join(dir, `${x}.npy`));
+  });
+
+  it('an existing target keeps its permissions', () => {
+    const out = join(dir, 'private.npy');
+    writeFileSync(out, 'old');
+    chmodSync(out, 0o600);
+    expect(run('matrix', '--variant', 'softmax', '--q', q, '--k', k, '-o', out).status).toBe(0);
+    expect(statSync(out).mode & 0o777).toBe(0o600);
+    expect(readNpy(out).shape).toEqual([16, 16]);
+  });
+
+  it('a symbolic link is written through: the file it names is replaced, the link stays a link', () => {
+    const real = join(dir, 'real.npy'), link = join(dir, 'link.npy');
+    writeFileSync(real, 'old');
+    symlinkSync(real, link);
+    expect(run('matrix', '--variant', 'softmax', '--q', q, '--k', k, '-o', link).status).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readNpy(real).shape).toEqual([16, 16]);
+  });
+
+  it('SIGTERM during a long readouts -o removes the temporary and leaves the old file', async () => {
+    const big = join(tmp, 'term');
+    expect(run('generate', '--n', '1500', '--d', '16', '-o', big).status).toBe(0);
+    const out = join(big, 'r.json');
+    writeFileSync(out, 'old');
+    const child = spawn(CLI, ['readouts', '--variant', 'elu', '--accurate', '--q', join(big, 'q.npy'), '--k', join(big, 'k.npy'),
+      '-o', out]);
+    await new Promise((res) => setTimeout(res, 300));
+    child.kill('SIGTERM');
+    const code = await new Promise((res) => child.on('exit', (c, sig) => res(sig ?? c)));
+    expect(code).toBe('SIGTERM');
+    expect(readFileSync(out, 'utf8')).toBe('old');
+    expect(readdirSync(big).sort()).toEqual(['k.npy', 'q.npy', 'r.json', 'v.npy']);
+  });
+});
+
+describe('sweep follows the flags\' rules', () => {
+  let q, k;
+  beforeAll(() => {
+    const dir = join(tmp, 'sweep2');
+    expect(run('generate', '--n', '24', '--d', '6', '--std', '0.5', '-o', dir).status).toBe(0);
+    [q, k] = ['q', 'k'].map((x) => join(dir, `${x}.npy`));
+  });
+  const sweep = (...args) => run('sweep', '--q', q, '--k', k, ...args);
+
+  it('--knob seed with --seeds S redraws from each value: seed v, v+1, …', () => {
+    const j = JSON.parse(sweep('--variant', 'performer', '--m', '8', '--knob', 'seed', '--values', '1,500', '--seeds', '2').stdout);
+    const one = JSON.parse(sweep('--variant', 'performer', '--m', '8', '--knob', 'seed', '--values', '500,501').stdout);
+    expect(j.min[1]).toBe(Math.min(...one.mean));
+    expect(j.max[1]).toBe(Math.max(...one.mean));
+    expect(j.mean[0]).not.toBe(j.mean[1]);
+  });
+
+  it('refuses what the flags refuse (a typed 0 that would mean the default, an unread knob), takes a real 0', () => {
+    expect(sweep('--variant', 'performer', '--knob', 'm', '--values', '0,8').status).toBe(2);
+    expect(sweep('--variant', 'softmax', '--knob', 'm', '--values', '8').stderr).toMatch(/softmax does not read it/);
+    const z = sweep('--variant', 'performer', '--knob', 'feature_eps', '--values', '0,1e-4');
+    expect(z.status).toBe(0);
+    expect(JSON.parse(z.stdout).values).toEqual([0, 1e-4]);
+  });
+
+  it('a knob a variant does not read is ignored by matrix, whatever its value', () => {
+    expect(run('matrix', '--variant', 'softmax', '--p', '0.5', '--q', q, '--k', k, '-o', join(tmp, 'ign.npy')).status).toBe(0);
+    expect(run('matrix', '--variant', 'focused', '--p', '0.5', '--q', q, '--k', k, '-o', join(tmp, 'ign.npy')).stderr)
+      .toMatch(/^attnviz: --p 0.5: out of range for focused/);
   });
 });
