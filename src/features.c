@@ -258,7 +258,7 @@ size_t av_features_work(const av_params *prm, int n, int d) {
     long r;
     if (!prm || av_params_resolve(&p, prm, n, d) != AV_OK || public_dim(&r, &p, d) != AV_OK) return 0;
     size_t need = avi_features_work(&p, n, d);
-    return need ? need : 1; /* > 0 for valid arguments (the header's promise); av_features takes NULL then too */
+    return need ? need : 1; /* > 0 for valid arguments (the header's promise), as av_features checks */
 }
 
 int av_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d,
@@ -270,7 +270,8 @@ int av_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n,
     if (st != AV_OK) return st;
     if ((st = public_dim(&r, &p, d)) != AV_OK) return st;
     size_t need = avi_features_work(&p, n, d);
-    if (need > 0 && !work) return AV_ERR_NULL;
+    need = need ? need : 1; /* what av_features_work reports: a workspace is always required, as everywhere */
+    if (!work) return AV_ERR_NULL;
     if (work_bytes < need) return AV_ERR_WORKSPACE;
     size_t cnt = (size_t)n * d;
     if (!avs_all_finite(Q, cnt) || !avs_all_finite(K, cnt)) return AV_ERR_NONFINITE;

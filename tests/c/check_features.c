@@ -184,10 +184,16 @@ START_TEST(test_features_status) {
     ck_assert_int_eq(av_features(PQ, PK, Q, K, n, d, NULL, NULL, 0), AV_ERR_NULL);
     ck_assert_int_eq(av_features(PQ, PK, Q, K, 0, d, &p, NULL, 0), AV_ERR_SIZE);
     ck_assert_int_eq(av_feature_dim(NULL, &p, n, d), AV_ERR_NULL);
+    /* a map that needs no scratch still takes the workspace its _work query reports (1 byte): the
+     * header's promise, "_work > 0 for valid arguments, and a shorter workspace is refused" */
+    unsigned char one[1];
+    ck_assert_uint_eq(av_features_work(&p, n, d), 1);
+    ck_assert_int_eq(av_features(PQ, PK, Q, K, n, d, &p, NULL, 0), AV_ERR_NULL);
+    ck_assert_int_eq(av_features(PQ, PK, Q, K, n, d, &p, one, 0), AV_ERR_WORKSPACE);
     K[4] = NAN;
-    ck_assert_int_eq(av_features(PQ, PK, Q, K, n, d, &p, NULL, 0), AV_ERR_NONFINITE);
+    ck_assert_int_eq(av_features(PQ, PK, Q, K, n, d, &p, one, 1), AV_ERR_NONFINITE);
     K[4] = 0;
-    ck_assert_int_eq(av_features(PQ, PK, Q, K, n, d, &p, NULL, 0), AV_OK);
+    ck_assert_int_eq(av_features(PQ, PK, Q, K, n, d, &p, one, 1), AV_OK);
     av_params_default(&p, AV_PERFORMER);
     p.m = 64;
     size_t wb = av_features_work(&p, n, d);
@@ -213,7 +219,7 @@ START_TEST(test_features_status) {
     av_params_default(&p, AV_HEDGEHOG);
     av_params_set_hedgehog(&p, W, 3);
     for (int i = 0; i < 21; i++) Q[i] = 10.0f;
-    ck_assert_int_eq(av_features(PQ, PK, Q, K, n, d, &p, NULL, 0), AV_WARN_OVERFLOW);
+    ck_assert_int_eq(av_features(PQ, PK, Q, K, n, d, &p, one, 1), AV_WARN_OVERFLOW);
 }
 END_TEST
 
