@@ -56,7 +56,7 @@ test-c: $(N)/check_attnviz $(N)/attnviz
 test-c-san: $(N)/check_attnviz_san
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  $(N)/check_attnviz_san
-# independent numpy implementations of docs/variants.md against the CLI (Debian's python3-numpy)
+# independent numpy implementations of docs/variant-formulas.md against the CLI (Debian's python3-numpy)
 test-oracle: $(N)/attnviz
 	/usr/bin/python3 tests/oracle/run.py $(N)/attnviz
 	/usr/bin/python3 tests/oracle/readouts_facts.py $(N)/attnviz

@@ -10,7 +10,7 @@ const NATIVE = new URL('build/native/kernels_native', ROOT).pathname;
 const D = 64;
 
 const av = await loadAttnviz({ source: new URL('build/wasm/attnviz.wasm', ROOT), simd: true });
-// every variant of the registry at its defaults (docs/variants.md); knob ids for the native side are enum
+// every variant of the registry at its defaults (docs/variant-formulas.md); knob ids for the native side are enum
 // av_knob values, the registry's knob order from AV_KNOB_CAUSAL = 1
 const CASES = av.variantNames.map((name) => [name, {}]);
 const KNOB = Object.fromEntries(av.knobKeys.map((key, i) => [key, i + 1]));

@@ -5,7 +5,7 @@
  * never forms n×n, and by the recurrent form; and the spectrum and readouts of any such matrix.
  * The same code is built natively (the CLI, the tests) and as WebAssembly with SIMD (the lab page).
  *
- * Conventions (docs/conventions.md settles every "which form?" question; docs/variants.md gives the
+ * Conventions (docs/conventions.md settles every "which form?" question; docs/variant-formulas.md gives the
  * formulas and their sources):
  *   - Matrices are row-major. Q, K are n×d, V is n×dv, all float32. Attention matrices are n×n float32.
  *     Spectra and readouts are float64.
@@ -94,7 +94,7 @@ enum av_variant {
 /* ---- the variant registry ------------------------------------------------------------------------
  * One table (src/variants.c) describes every variant: its names, its class, which forms it has, its
  * normaliser rule and the knobs it reads. The library's dispatch, the CLI's flags and help, the page's
- * variant list and knob controls, and the tests' variant lists all read it. docs/variants.md explains
+ * variant list and knob controls, and the tests' variant lists all read it. docs/variant-formulas.md explains
  * each row; docs/adding-a-variant.md is the checklist for a new one. */
 
 enum av_variant_class {

@@ -1,6 +1,6 @@
 /* attention.c: the public attention API: the quadratic path (av_matrix, av_attend, av_scores), the
  * linear-time path (av_linear), the recurrent form (av_recurrent_step), low-rank factors (av_factors)
- * and the cost model (av_cost). Formulas: docs/variants.md; ε rules and scalings: docs/conventions.md.
+ * and the cost model (av_cost). Formulas: docs/variant-formulas.md; ε rules and scalings: docs/conventions.md.
  *
  * Softmax has its own fast kernel: S = scale·Q·Kᵀ by a packed 4×8 register-blocked gemm (simd.h), each
  * strip of 4 rows max-subtracted, exponentiated by the polynomial exp and normalised while in cache.

@@ -1,4 +1,4 @@
-/* features.c: the feature maps φ of the kernel (linear-attention) variants (docs/variants.md).
+/* features.c: the feature maps φ of the kernel (linear-attention) variants (docs/variant-formulas.md).
  *
  * Φ_Q, Φ_K are n×r row-major float32. The maps here take raw q and k (no `scale`):
  *   elu        φ = elu(x) + 1                                   r = d   (Katharopoulos et al. 2020)

@@ -1,5 +1,5 @@
 /* features_random.c: the feature maps that approximate exp(scale·q·k): Performer FAVOR+ positive random
- * features, the truncated Taylor series T_p and the limit form (1 + s/N)^N (docs/variants.md:
+ * features, the truncated Taylor series T_p and the limit form (1 + s/N)^N (docs/variant-formulas.md:
  * performer, taylor, explimit). Each writes Φ_Q, Φ_K (n×r, row-major float32) from Q, K (n×d); the engine in
  * attention.c normalises Φ_QΦ_Kᵀ (ε = 0 for all three).
  */
@@ -187,7 +187,7 @@ static void performer_features(float *PhiQ, float *PhiK, const float *Q, const f
 }
 
 // ----------------------------------------------------------------------------------------------------
-// Taylor and (1 + s/N)^N tensor features (docs/variants.md: taylor, explimit)
+// Taylor and (1 + s/N)^N tensor features (docs/variant-formulas.md: taylor, explimit)
 
 /* Taylor: φ(x) = [1, x′, vec(x′⊗x′)/√2!, …, x′^{⊗p}/√p!], blocks in lexicographic index order; block r is
  * block r−1 ⊗ x′/√r, so φ(q)·φ(k) = Σ_r (q′·k′)^r/r!. Returns 0 when every entry is finite. */

@@ -1,5 +1,5 @@
 /* lowrank.c: the two variants whose effective n×n map is a product of thin factors: Linformer
- * (Wang et al. 2020) and Nyströmformer (Xiong et al. 2021). Definitions: docs/variants.md (Linformer, Nyström).
+ * (Wang et al. 2020) and Nyströmformer (Xiong et al. 2021). Definitions: docs/variant-formulas.md (Linformer, Nyström).
  *
  *   Linformer  M = P̄·F,    P̄ = softmax(scale·Q(EK)ᵀ) (n×s, row softmax), E, F ∈ R^{s×n}
  *   Nyström    M = F·Z·B,  F = softmax(scale·QK̃ᵀ) (n×m), A = softmax(scale·Q̃K̃ᵀ) (m×m),
@@ -96,7 +96,7 @@ static int lr_check(const av_params *prm) {
 // small kernels
 
 /* Segment t of m over n tokens: with g = ⌊n/m⌋, the first (g+1)·m − n segments hold g tokens and the rest
- * g+1 (docs/variants.md, Nyström; the T2T-ViT Nyströmformer rule). */
+ * g+1 (docs/variant-formulas.md, Nyström; the T2T-ViT Nyströmformer rule). */
 static void segment(int *start, int *len, int t, int n, int m) {
     int g = n / m, a = (g + 1) * m - n;
     if (t < a) {
@@ -217,7 +217,7 @@ static void strip_gemm(float *M, int n, int r, const float *PX, float *strip, ro
 }
 
 // ----------------------------------------------------------------------------------------------------
-// Linformer (lucidrains/linformer LinformerSelfAttention.forward; E, F as docs/variants.md)
+// Linformer (lucidrains/linformer LinformerSelfAttention.forward; E, F as docs/variant-formulas.md)
 
 typedef struct {
     const float *Q;

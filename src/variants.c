@@ -5,7 +5,7 @@
  * of the feature map). One row per knob: its key, flag, type, range, default and meaning, and where it
  * lives in av_params. util.c resolves knobs from these rows, attention.c dispatches on them, the CLI
  * builds its flags and help from them, and the JS loader reads them as JSON (av_registry_json).
- * Formulas and sources: docs/variants.md. Adding a variant: docs/adding-a-variant.md.
+ * Formulas and sources: docs/variant-formulas.md. Adding a variant: docs/adding-a-variant.md.
  */
 #include <float.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 // variants.mjs: the page's presentation of the variants and their knobs, keyed by the registry's names.
 // Everything else about a variant (the list, its class and forms, which knobs it reads, their types,
 // ranges, defaults and steps, causal rules, rank ceilings, feature dimensions) comes from the library's
-// registry through the loader (av.registry, web/attnviz.mjs); formulas and sources: docs/variants.md.
+// registry through the loader (av.registry, web/attnviz.mjs); formulas and sources: docs/variant-formulas.md.
 // A variant or knob missing here still works, with the registry's plain-text label and formula.
 // Pure data; no DOM. docs/page.md lists the page's URL keys and how they map to the registry's knobs.
 

@@ -1,5 +1,5 @@
 /* check_attention.c: the attention API (attention.c, simd.h) against plain double-precision references
- * written from docs/variants.md (not from the library's internals).
+ * written from docs/variant-formulas.md (not from the library's internals).
  *
  * Sizes are not multiples of 4 or 8 (n = 1, 7, 37, 130; d = 3, 13, 64) so every SIMD tail runs.
  * Tolerances: entries of normalised matrices (≤ 1) are compared as max|M − A| ≤ 2e-5·max|A|: the float
@@ -18,7 +18,7 @@
 static const double PI = 3.14159265358979323846;
 
 // ----------------------------------------------------------------------------------------------------
-// double references (docs/variants.md)
+// double references (docs/variant-formulas.md)
 
 static double dot_fd(const float *a, const float *b, int d) {
     double s = 0;
@@ -150,7 +150,7 @@ static double tref_poly(const av_params *p, double s) {
     return pow(1 + s / p->N, p->N);
 }
 
-/* The n×n matrix of a variant in double, from docs/variants.md directly. Knobs must be resolved (scale, p,
+/* The n×n matrix of a variant in double, from docs/variant-formulas.md directly. Knobs must be resolved (scale, p,
  * order set). */
 static void tref_matrix(double *A, const float *Q, const float *K, int n, int d, const av_params *p) {
     long r = tref_feature_dim(p, d);

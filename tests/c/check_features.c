@@ -1,4 +1,4 @@
-/* check_features.c: the feature maps (features.c) against the double-precision φ of docs/variants.md
+/* check_features.c: the feature maps (features.c) against the double-precision φ of docs/variant-formulas.md
  * (tref_features, written in check_attention.c), and their structural facts: f_p preserves the norm
  * and p = 1 is the identity; Efficient Attention's ρ_q rows and ρ_k columns sum to 1; cosFormer's
  * q′·k′ = relu(q)·relu(k)·cos(π(i−j)/(2n)); the exp stabilisers put the largest feature at exactly 1. */

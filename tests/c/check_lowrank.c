@@ -1,5 +1,5 @@
 /* check_lowrank.c: lowrank.c (Linformer, Nyströmformer). References are plain float64 code written here
- * from docs/variants.md (Linformer, Nyström): softmax, segment means, the Razavi iteration, P̄F, FZB.
+ * from docs/variant-formulas.md (Linformer, Nyström): softmax, segment means, the Razavi iteration, P̄F, FZB.
  * The random E, F are redrawn here from the public stream (av_rng) by the documented rule.
  */
 #include <check.h>
@@ -94,7 +94,7 @@ static void ref_mm(double *C, const double *A, const double *B, int a, int b, in
         }
 }
 
-/* Segment sizes by the rule of docs/variants.md (Nyström), written independently of the library: sizes g for the first
+/* Segment sizes by the rule of docs/variant-formulas.md (Nyström), written independently of the library: sizes g for the first
  * (g+1)·m − n segments, then g+1. */
 static void ref_segments(int *start, int *len, int n, int m) {
     int g = n / m, shortc = (g + 1) * m - n, pos = 0;
@@ -457,7 +457,7 @@ START_TEST(test_nystrom_pinv_converges) {
 END_TEST
 
 START_TEST(test_nystrom_rows_sum_to_one_when_converged) {
-    /* with Z = A⁻¹ (A1 = 1 ⇒ A⁻¹1 = 1), the rows of F·Z·B sum to 1 (docs/variants.md, Nyström) */
+    /* with Z = A⁻¹ (A1 = 1 ⇒ A⁻¹1 = 1), the rows of F·Z·B sum to 1 (docs/variant-formulas.md, Nyström) */
     const int n = 100, d = 16, m = 10;
     float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d), *M = malloc(sizeof(float) * n * n);
     fill_normal(Q, (size_t)n * d, 1.0, 71);

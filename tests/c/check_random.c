@@ -1,6 +1,6 @@
 /* check_random.c: random.c (Gaussian matrices, Performer ω) and features_random.c (Performer FAVOR+,
  * Taylor and (1 + s/N)^N features). References are plain float64 code written here from the formulas of
- * docs/variants.md (performer, taylor, explimit) and docs/conventions.md; the library's internals are called
+ * docs/variant-formulas.md (performer, taylor, explimit) and docs/conventions.md; the library's internals are called
  * only as the code under test.
  */
 #include <check.h>

@@ -1,4 +1,4 @@
-"""Independent numpy references for attnviz's attention matrices, written from docs/variants.md and docs/conventions.md
+"""Independent numpy references for attnviz's attention matrices, written from docs/variant-formulas.md and docs/conventions.md
 (Conventions) and not from the C code. Everything is float64; inputs are the float32 values the CLI
 reads, widened. Every function returns the n×n matrix M (masked entries 0 when causal)."""
 import math
@@ -37,7 +37,7 @@ def default_scale(d, scale):
 
 
 def segments(n, m):
-    """Segment lengths for m segment means over n tokens (docs/variants.md, nystrom): g = n // m; the first
+    """Segment lengths for m segment means over n tokens (docs/variant-formulas.md, nystrom): g = n // m; the first
     (g+1)·m − n segments hold g tokens, the rest g+1."""
     g = n // m
     small = (g + 1) * m - n

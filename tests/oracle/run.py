@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Oracle: `attnviz matrix` against independent numpy implementations of docs/variants.md.
+"""Oracle: `attnviz matrix` against independent numpy implementations of docs/variant-formulas.md.
 
 usage: /usr/bin/python3 tests/oracle/run.py build/native/attnviz
 
