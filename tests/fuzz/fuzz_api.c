@@ -15,8 +15,11 @@
  * av_generate with a few hostile entries. Then it drives av_matrix, av_attend, av_scores, av_features,
  * av_linear, av_recurrent_step, av_factor_rank, av_factors, av_feature_dim, av_singular_values (both
  * routes), av_lowrank_singular_values, av_readouts, av_error_curve, av_row_entropy_hist, av_cost,
- * av_generate, av_limit and the registry queries, each with a workspace that is exact, one byte short,
- * 64 bytes short, NULL, or exact at an 8-byte (not 64-byte) alignment.
+ * av_generate, av_limit, the portable stream and functions (av_rng_*, av_portable_*) and the registry
+ * queries, each with a workspace that is exact, one byte short, 64 bytes short, NULL (with 0 bytes or the
+ * full size), or exact at an 8-byte (not 64-byte) alignment; every required pointer NULL in turn; and the
+ * spectrum's solver capped at a few sweeps (AV_WARN_NO_CONVERGENCE). A time budget halves n and d when
+ * the knobs (m = 65536, a large tensor feature dimension) would make one input take seconds.
  *
  * It aborts, after printing what broke and the decoded input, when a promise is broken:
  *   - a status outside AV_STATUS_MIN..AV_STATUS_MAX;
@@ -26,8 +29,12 @@
  *     refused with AV_ERR_WORKSPACE, or `_work` returning 0 where the function then succeeds (it is given
  *     a large buffer then);
  *   - a readout that is ±Inf, NaN without a reason, or finite with a reason;
- *   - singular values that are negative or not descending, or a rank/feature query that disagrees with the
- *     function it describes (a success with a size the query refused).
+ *   - a NULL required pointer or an invalid size accepted;
+ * and when a documented property of an output fails: singular values negative or not descending, or not
+ * exactly 0 past the factor rank; a rank/feature query that disagrees with the function it describes; a
+ * causal matrix with a nonzero masked entry; exp scores outside [0, 1]; an error curve that does not fall
+ * from 1 (or 0) to 0; a defined readout outside its definition's range (docs/readouts.md); a generator
+ * that gives different bits for the same seed; cos outside [−1, 1], ln or exp not finite where they are.
  * ASan and UBSan catch the rest (every buffer is malloc'ed at its exact size).
  */
 #include <float.h>
@@ -197,6 +204,16 @@ static int status(const char *fn, int st) {
 /* The statuses that promise finite outputs. */
 static int finite_status(int st) { return st == AV_OK || st == AV_WARN_ZERO_ROW || st == AV_WARN_NO_CONVERGENCE; }
 
+/* AV_WARN_OVERFLOW says an exponential or a feature overflowed; softmax (max-subtracted), elu + 1, relu and
+ * cosFormer (relu times a sine) have no exponential or feature that can leave float range from finite
+ * inputs, so their overflows are products (AV_WARN_PRODUCT_OVERFLOW; issue 7, item 7). */
+static void check_overflow_kind(int st, const av_params *prm) {
+    int v = prm->variant;
+    if (st == AV_WARN_OVERFLOW && (v == AV_SOFTMAX || v == AV_ELU || v == AV_RELU || v == AV_COSFORMER))
+        broken("AV_WARN_OVERFLOW (an exponential or a feature) from %s, which has none that can overflow",
+               av_variant_name(v));
+}
+
 static void check_f32(int st, const char *what, const float *x, size_t count) {
     if (!finite_status(st) || !x) return;
     for (size_t i = 0; i < count; i++)
@@ -326,13 +343,23 @@ static void registry_queries(reader *r, const av_params *prm, int n, int d, int 
     check_f64(st, "cost", cost, 4);
 }
 
+/* Masked entries (causal, j > i) are 0 whatever the status (attnviz.h, the conventions). */
+static void check_masked(int st, const char *what, const float *M, int n, int causal) {
+    if (st < 0 || !M || !causal) return;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (M[(size_t)i * n + j] != 0.0f) broken("causal, yet %s[%d][%d] = %g", what, i, j, M[(size_t)i * n + j]);
+}
+
 /* av_matrix; *M_out gets M (the caller frees it) or NULL when the call failed. */
 static int run_matrix(reader *r, float **M_out, const av_params *prm, const float *Q, const float *K, int n, int d) {
     workspace w = ws_make(r, av_matrix_work(prm, n, d));
     float *M = alloc_f32((size_t)n * n);
     int st = av_matrix(M, Q, K, n, d, prm, w.ptr, w.bytes);
     ws_check(&w, "av_matrix", st, 0);
+    check_overflow_kind(st, prm);
     check_f32(st, "M", M, (size_t)n * n);
+    check_masked(st, "M", M, n, prm->causal == 1);
     if (st < 0) { free(M); M = NULL; }
     *M_out = M;
     return st;
@@ -345,8 +372,10 @@ static void run_attend(reader *r, const av_params *prm, const float *Q, const fl
     float *O = alloc_f32((size_t)n * dv), *M = with_m ? alloc_f32((size_t)n * n) : NULL;
     int st = av_attend(O, M, Q, K, V, n, d, dv, prm, w.ptr, w.bytes);
     ws_check(&w, with_m ? "av_attend (with M)" : "av_attend (M NULL)", st, with_m);
+    check_overflow_kind(st, prm);
     check_f32(st, "O", O, (size_t)n * dv);
     check_f32(st, "M", M, (size_t)n * n);
+    check_masked(st, "M", M, n, prm->causal == 1);
     free(O);
     free(M);
 }
@@ -357,6 +386,9 @@ static void run_scores(reader *r, const float *Q, const float *K, int n, int d) 
     float *S = alloc_f32((size_t)n * n);
     int st = status("av_scores", av_scores(S, Q, K, n, d, scale, apply_exp));
     check_f32(st, "S", S, (size_t)n * n);
+    if (st == AV_OK && apply_exp == 1) /* one global max subtracted: every entry in [0, 1] */
+        for (size_t i = 0; i < (size_t)n * n; i++)
+            if (!(S[i] >= 0.0f && S[i] <= 1.0f)) broken("exp scores: S[%zu] = %g", i, S[i]);
     free(S);
 }
 
@@ -373,6 +405,7 @@ static void run_features(reader *r, float **phi, long *r_out, const av_params *p
     float *P = alloc_f32((size_t)2 * n * ra);
     int st = av_features(P, P + (size_t)n * ra, Q, K, n, d, prm, w.ptr, w.bytes);
     ws_check(&w, "av_features", st, 0);
+    check_overflow_kind(st, prm);
     if (st >= 0 && dst != AV_OK) broken("av_features returned %d where av_feature_dim returned %d", st, dst);
     check_f32(st, "PhiQ/PhiK", P, (size_t)2 * n * ra);
     if (st < 0) { free(P); return; }
@@ -386,6 +419,7 @@ static void run_linear(reader *r, const av_params *prm, const float *Q, const fl
     float *O = alloc_f32((size_t)n * dv);
     int st = av_linear(O, Q, K, V, n, d, dv, prm, w.ptr, w.bytes);
     ws_check(&w, "av_linear", st, 0);
+    check_overflow_kind(st, prm);
     check_f32(st, "O", O, (size_t)n * dv);
     free(O);
 }
@@ -412,6 +446,7 @@ static void run_recurrent(reader *r, const float *phi, long rphi, const av_param
                         av_recurrent_step(o, S, z, phi + (size_t)t * ra, phi + (size_t)(n + t) * ra,
                                           V + (size_t)t * dv, rr, dv, n, prm));
         if (st < 0) break;
+        if (st == AV_WARN_OVERFLOW) broken("AV_WARN_OVERFLOW, yet the features are given (a product overflowed)");
         check_f32(st, "o", o, (size_t)dv);
         check_f64(st, "S", S, ra * dv);
         check_f64(st, "z", z, ra);
@@ -445,6 +480,7 @@ static void run_factors(reader *r, const av_params *prm, const float *Q, const f
     float *L = alloc_f32((size_t)n * ra), *R = alloc_f32((size_t)n * ra);
     int st = av_factors(L, R, Q, K, n, d, prm, w.ptr, w.bytes);
     ws_check(&w, "av_factors", st, 0);
+    check_overflow_kind(st, prm);
     if (st >= 0 && kst != AV_OK) broken("av_factors returned %d where av_factor_rank returned %d", st, kst);
     check_f32(st, "L", L, (size_t)n * ra);
     check_f32(st, "R", R, (size_t)n * ra);
@@ -454,6 +490,8 @@ static void run_factors(reader *r, const av_params *prm, const float *Q, const f
         int sst = av_lowrank_singular_values(sv, &nf, L, R, n, ra, ws.ptr, ws.bytes);
         ws_check(&ws, "av_lowrank_singular_values", sst, 0);
         check_sv(sst, "av_lowrank_singular_values", sv, nf, n);
+        for (long i = ra; finite_status(sst) && i < n; i++) /* exact zeros past r */
+            if (sv[i] != 0.0) broken("r = %ld, yet sv[%ld] = %g", ra, i, sv[i]);
         free(sv);
     }
     free(L);
@@ -472,6 +510,8 @@ static void run_lowrank_raw(reader *r, int n) {
     int st = av_lowrank_singular_values(sv, &nf, L, R, n, rr, ws.ptr, ws.bytes);
     ws_check(&ws, "av_lowrank_singular_values (raw factors)", st, 0);
     check_sv(st, "av_lowrank_singular_values (raw factors)", sv, nf, n);
+    for (long i = rr; finite_status(st) && i < n; i++) /* exact zeros past r */
+        if (sv[i] != 0.0) broken("r = %ld, yet sv[%ld] = %g", rr, i, sv[i]);
     free(sv);
     free(L);
     free(R);
@@ -503,8 +543,40 @@ static void run_spectrum(reader *r, double **sv_out, double *nf_out, const float
     }
 }
 
-static void run_readouts(reader *r, const float *M, const double *sv, double nf, const float *A, const float *V,
-                         int n, int dv, int causal) {
+/* A defined readout outside the range its definition allows (docs/readouts.md); `own_sv`: the spectrum came
+ * from the library's route (descending, ≥ 0), not from the input. */
+static void check_readout_ranges(const double *v, const double *sv, int own_sv, int n) {
+    const double slack = 1e-9, ln_n = log((double)n);
+    const int ranks[] = {AV_R_RANK, AV_R_RANK_REL_1E3, AV_R_RANK_REL_1E2, AV_R_RANK_ENERGY_99};
+#define OUTSIDE(k, lo, hi) (isfinite(v[k]) && !(v[k] >= (lo) && v[k] <= (hi)))
+#define RANGE(k, lo, hi)                                                                                   \
+    do {                                                                                                   \
+        if (OUTSIDE(k, lo, hi)) broken("readout %s = %.17g outside [%g, %g]", av_readout_name(k), v[k], (double)(lo), (double)(hi)); \
+    } while (0)
+    RANGE(AV_R_SPARSITY_LT_001, 0, 1);
+    RANGE(AV_R_SPARSITY_TAU, 0, 1);
+    RANGE(AV_R_KEYS_FOR_90, 1, n);
+    RANGE(AV_R_ROW_ENTROPY_MEAN, -slack, ln_n * (1 + slack) + slack);
+    RANGE(AV_R_ROW_ENTROPY_UNIFORM, 0, ln_n * (1 + slack) + slack);
+    RANGE(AV_R_ERROR_FRO_REL, 0, INFINITY);
+    RANGE(AV_R_OUTPUT_ERROR_REL, 0, INFINITY);
+    if (!own_sv) return;
+    RANGE(AV_R_SIGMA1, sv[0], sv[0]);
+    RANGE(AV_R_NOISE_FLOOR, 0, INFINITY);
+    for (size_t i = 0; i < sizeof ranks / sizeof *ranks; i++) {
+        RANGE(ranks[i], 0, n);
+        if (isfinite(v[ranks[i]]) && v[ranks[i]] != floor(v[ranks[i]])) broken("readout %s = %g is not a count", av_readout_name(ranks[i]), v[ranks[i]]);
+    }
+    RANGE(AV_R_EFFECTIVE_RANK, 1 - slack, n * (1 + slack));
+    RANGE(AV_R_STABLE_RANK, 1 - slack, n * (1 + slack));
+    if (isfinite(v[AV_R_RANK_REL_1E2]) && isfinite(v[AV_R_RANK_REL_1E3]) && v[AV_R_RANK_REL_1E2] > v[AV_R_RANK_REL_1E3])
+        broken("rank_rel_1e-2 %g > rank_rel_1e-3 %g", v[AV_R_RANK_REL_1E2], v[AV_R_RANK_REL_1E3]);
+#undef RANGE
+#undef OUTSIDE
+}
+
+static void run_readouts(reader *r, const float *M, const double *sv, int own_sv, double nf, const float *A,
+                         const float *V, int n, int dv, int causal) {
     int vdv = V ? dv : rd_range(r, -1, 2);
     double tau = rd_f64(r, n, 1);
     workspace w = ws_make(r, av_readouts_work(n, vdv));
@@ -522,6 +594,7 @@ static void run_readouts(reader *r, const float *M, const double *sv, double nf,
             broken("readout %s = %g is finite but carries reason %d", name, vals[k], reasons[k]);
         if (reasons[k] < 0) broken("readout %s: reason %d", name, reasons[k]);
     }
+    check_readout_ranges(vals, sv, own_sv && sv, n);
 }
 
 static void run_error_curve_hist(reader *r, const double *sv, const float *M, int n, int causal) {
@@ -529,6 +602,11 @@ static void run_error_curve_hist(reader *r, const double *sv, const float *M, in
         double *e = alloc_f64((size_t)n + 1);
         int st = status("av_error_curve", av_error_curve(e, sv, n));
         check_f64(st, "e", e, (size_t)n + 1);
+        if (st == AV_OK) {
+            if (e[n] != 0.0 || (e[0] != 1.0 && e[0] != 0.0)) broken("e(0) = %.17g, e(n) = %.17g", e[0], e[n]);
+            for (int i = 0; i < n; i++)
+                if (e[i + 1] > e[i]) broken("e(%d) = %.17g > e(%d) = %.17g", i + 1, e[i + 1], i, e[i]);
+        }
         free(e);
     }
     if (M) {
@@ -557,6 +635,13 @@ static void run_generate(reader *r, int n, int d) {
     check_f32(st, "Q", Q, (size_t)n * d);
     check_f32(st, "K", K, (size_t)n * d);
     check_f32(st, "V", V, (size_t)n * d);
+    if (st == AV_OK) { /* seeded: the same call gives the same bits */
+        float *Q2 = alloc_f32((size_t)n * d), *K2 = alloc_f32((size_t)n * d), *V2 = alloc_f32((size_t)n * d);
+        av_generate(Q2, K2, V2, n, d, gen, std, seed);
+        size_t b = sizeof(float) * n * d;
+        if (memcmp(Q, Q2, b) || memcmp(K, K2, b) || memcmp(V, V2, b)) broken("av_generate is not deterministic");
+        free(Q2), free(K2), free(V2);
+    }
     free(Q);
     free(K);
     free(V);
@@ -831,7 +916,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             for (int i = 0; i < n; i++) raw_sv[i] = rd_f64(r, n, d);
             nf = rd_f64(r, n, d);
         }
-        run_readouts(r, M, raw_sv ? raw_sv : sv, nf, (pick & 2) ? NULL : A, (pick & 4) ? NULL : V, n, dv,
+        run_readouts(r, M, raw_sv ? raw_sv : sv, !raw_sv, nf, (pick & 2) ? NULL : A, (pick & 4) ? NULL : V, n, dv,
                      prm.causal == 1);
         if (raw_sv && (ops & OP_CURVE)) run_error_curve_hist(r, raw_sv, NULL, n, 0);
         free(raw_sv);
