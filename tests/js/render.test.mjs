@@ -204,6 +204,10 @@ describe('spectrum shaping and readout text', () => {
     expect(rowLabel(rank, {})).toBe(rank.label);
     const kl = READOUT_ROWS.find((r) => r.id === 'row_kl_mean');
     expect(rowReason(kl, { row_kl_mean: null, row_kl_mean_reason: 'negative' })).toBe('negative');
+    const dev = READOUT_ROWS.find((r) => r.id === 'row_sum_dev_max');
+    expect(dev.text({ row_sum_dev_max: 0 }, {})).toBe('0');
+    expect(dev.text({ row_sum_dev_max: 2.4e-7 }, {})).toBe('2.4e-7');
+    expect(dev.text({ row_sum_dev_max: null }, {})).toBe('—');
   });
   it('cost line compares the quadratic and the linear path', () => {
     const line = costLine({ quad_madds: 8388608, quad_bytes: 262144, linear_madds: 2097152, linear_bytes: 16384 }, 256);

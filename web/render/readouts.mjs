@@ -61,6 +61,11 @@ export const READOUT_ROWS = [
     keys: ['row_entropy_mean', 'row_entropy_uniform'],
   },
   {
+    id: 'row_sum_dev_max', label: 'largest |row sum − 1|', spectral: false,
+    tex: String.raw`\max_i \bigl|\textstyle\sum_j M_{ij} - 1\bigr|`,
+    text: (r) => val(r, 'row_sum_dev_max', (x) => (x === 0 ? '0' : x.toExponential(1))), keys: ['row_sum_dev_max'],
+  },
+  {
     id: 'error_fro_rel', label: 'error vs softmax', spectral: false,
     tex: String.raw`\|M - A\|_F / \|A\|_F`,
     text: (r) => val(r, 'error_fro_rel'), keys: ['error_fro_rel'],
