@@ -246,11 +246,11 @@ static int poly_matrix(float *M, const float *Q, const float *K, int n, int d, c
 // ----------------------------------------------------------------------------------------------------
 // focused + DWC: T_ij = w[j − i + h], h = (k − 1)/2, for |j − i| ≤ h (a centred 1-D kernel shared by all
 // channels, zero padding, no bias, cross-correlation as torch's Conv1d); w_t ~ N(0, 1/k), drawn in order
-// t = 0..k−1 with av_rng_normal from av_rng seeded with prm->seed.
+// t = 0..k−1 with av_rng_normal from the stream avi_stream(AVI_STREAM_DWC, prm->seed) (src/internal.h).
 
 static void dwc_weights(double *w, const av_params *p) {
     av_rng rng;
-    av_rng_seed(&rng, p->seed);
+    av_rng_seed(&rng, avi_stream(AVI_STREAM_DWC, (uint32_t)p->seed));
     double sd = 1.0 / sqrt((double)p->dwc_kernel);
     for (int t = 0; t < p->dwc_kernel; t++) w[t] = sd * av_rng_normal(&rng);
 }

@@ -43,10 +43,18 @@ static inline void *avi_take(avi_arena *a, uint64_t bytes) {
 
 /* --- random.c: random matrices from the portable stream ----------------------------------------- */
 
+/* The streams of the random matrices (docs/conventions.md): each use of a knob seed s reads its own stream,
+ * seeded with domain·2³² + s, so no two uses ever share one, and none shares the generator's (av_generate
+ * seeds with s itself, domain 0). Without the separation, Performer's iid ω with feature seed 1 was, row
+ * for row, the Gaussian generator's Q with seed 1 divided by its std: features aligned with the queries. */
+enum { AVI_STREAM_LINFORMER_F = 1, AVI_STREAM_LINFORMER_E = 2, AVI_STREAM_PERFORMER = 3, AVI_STREAM_DWC = 4 };
+static inline uint64_t avi_stream(int domain, uint32_t seed) { return ((uint64_t)domain << 32) | seed; }
+
 /* G[rows×cols] with entries N(0, sigma²), drawn row by row from one stream seeded with `seed`. */
 void avi_gaussian_matrix(float *G, int rows, int cols, double sigma, uint64_t seed);
 /* Performer ω[m×d]: iid N(0, I) rows, or orthogonal: blocks of d rows from the Q of a d×d Gaussian
- * (modified Gram–Schmidt, float64), rows rescaled by the norms of independent N(0, I_d) draws (χ(d)). */
+ * (modified Gram–Schmidt, float64), rows rescaled by the norms of independent N(0, I_d) draws (χ(d)).
+ * One stream: avi_stream(AVI_STREAM_PERFORMER, seed). */
 size_t avi_performer_omega_work(int m, int d);
 void avi_performer_omega(float *W, int m, int d, int orthogonal, uint32_t seed, void *work);
 

@@ -234,7 +234,8 @@ static void lin_pbar_row(float *dst, int i, void *vctx) {
 }
 
 /* Common set-up: EK (s×d) into ws->C; for gaussian E, F, ws->X holds F (s×n) on return. E is drawn from
- * `seed`, F from the distinct seed 2³² + seed (never equal to any E seed), or F = E when ef_shared.
+ * avi_stream(AVI_STREAM_LINFORMER_E, seed), F from avi_stream(AVI_STREAM_LINFORMER_F, seed) (never the same
+ * stream as E's, nor the generator's), or F = E when ef_shared.
  * The mean kind needs no matrix: E = F = segment means. */
 static void lin_setup(lr_ws *ws, const float *K, int n, int d, const av_params *prm) {
     int s = prm->s;
@@ -243,9 +244,9 @@ static void lin_setup(lr_ws *ws, const float *K, int n, int d, const av_params *
         return;
     }
     double sigma = 1.0 / sqrt((double)s);
-    avi_gaussian_matrix(ws->X, s, n, sigma, prm->seed);
+    avi_gaussian_matrix(ws->X, s, n, sigma, avi_stream(AVI_STREAM_LINFORMER_E, (uint32_t)prm->seed));
     gemm_f64(ws->C, ws->X, K, s, n, d);
-    if (!prm->ef_shared) avi_gaussian_matrix(ws->X, s, n, sigma, ((uint64_t)1 << 32) + prm->seed);
+    if (!prm->ef_shared) avi_gaussian_matrix(ws->X, s, n, sigma, avi_stream(AVI_STREAM_LINFORMER_F, (uint32_t)prm->seed));
 }
 
 static int linformer_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *prm,

@@ -58,10 +58,10 @@ static void mgs_rows(double *B, int d, av_rng *rng) {
 
 /* W[m×d]. iid: m·d draws row by row. Orthogonal: ⌈m/d⌉ blocks, each a d×d Gaussian (d·d draws) whose rows
  * are orthonormalised; the first m rows of the stack are kept; then m more N(0, I_d) draws, in order, whose
- * norms (χ(d)) rescale the rows. One stream seeded with `seed`. work: avi_performer_omega_work bytes. */
+ * norms (χ(d)) rescale the rows. One stream, avi_stream(AVI_STREAM_PERFORMER, seed). work: avi_performer_omega_work bytes. */
 void avi_performer_omega(float *W, int m, int d, int orthogonal, uint32_t seed, void *work) {
     av_rng rng;
-    av_rng_seed(&rng, seed);
+    av_rng_seed(&rng, avi_stream(AVI_STREAM_PERFORMER, seed));
     if (!orthogonal) {
         for (size_t i = 0; i < (size_t)m * (size_t)d; i++) W[i] = (float)av_rng_normal(&rng);
         return;

@@ -191,7 +191,7 @@ static void tref_matrix(double *A, const float *Q, const float *K, int n, int d,
     if (p->variant == AV_FOCUSED && p->dwc_kernel > 0) {
         int k = p->dwc_kernel, h = (k - 1) / 2;
         av_rng rng;
-        av_rng_seed(&rng, p->seed);
+        av_rng_seed(&rng, ((uint64_t)4 << 32) + (uint32_t)p->seed);   /* the DWC stream, docs/conventions.md */
         for (int t = 0; t < k; t++) {
             double w = av_rng_normal(&rng) / sqrt((double)k);
             for (int i = 0; i < n; i++)

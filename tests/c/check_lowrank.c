@@ -233,8 +233,8 @@ START_TEST(test_linformer_gaussian_reference) {
         p.ef_shared = shared;
         p.seed = 1234;
         ck_assert_int_eq(run(PATH_MATRIX, M, NULL, Q, K, NULL, n, d, 0, &p), AV_OK);
-        /* E from the seed; F from the derived seed 2³² + seed, or F = E when shared */
-        double *E = ref_gaussian(s, n, p.seed), *F = shared ? E : ref_gaussian(s, n, (1ull << 32) + p.seed);
+        /* E from the stream 2·2³² + seed, F from 2³² + seed, or F = E when shared (docs/conventions.md) */
+        double *E = ref_gaussian(s, n, (2ull << 32) + p.seed), *F = shared ? E : ref_gaussian(s, n, (1ull << 32) + p.seed);
         double *Mr = ref_linformer(Q, K, E, F, n, d, s, p.scale);
         ck_assert_double_lt(maxdiff_fd(M, Mr, (size_t)n * n), 1e-5 * maxabs_d(Mr, (size_t)n * n));
         check_paths_agree(M, Q, K, n, d, &p);

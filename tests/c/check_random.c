@@ -82,6 +82,30 @@ START_TEST(test_gaussian_matrix_stream) {
 }
 END_TEST
 
+START_TEST(test_streams_never_shared) {
+    /* each use of a feature seed has its own stream, and none is the generator's: Performer's iid ω with
+     * seed s is not the Gaussian generator's Q with seed s (it was, row for row, before the streams were
+     * separated), nor are Linformer's E and F or the DWC weights */
+    enum { n = 8, d = 4, m = 8 };
+    float Q[n * d], K[n * d], V[n * d], W[m * d], E[n * d], F[n * d];
+    double work[64];
+    for (uint32_t seed = 0; seed < 4; seed++) {
+        ck_assert_int_eq(av_generate(Q, K, V, n, d, AV_GEN_GAUSSIAN, 1.0, seed), AV_OK);
+        avi_performer_omega(W, m, d, 0, seed, work);
+        avi_gaussian_matrix(E, n, d, 1.0, avi_stream(AVI_STREAM_LINFORMER_E, seed));
+        avi_gaussian_matrix(F, n, d, 1.0, avi_stream(AVI_STREAM_LINFORMER_F, seed));
+        const float *mats[] = {Q, W, E, F};
+        for (int a = 0; a < 4; a++)
+            for (int b = a + 1; b < 4; b++) {
+                int same = 0;
+                for (int i = 0; i < n * d; i++) same += mats[a][i] == mats[b][i];
+                ck_assert_msg(same == 0, "seed %u: streams %d and %d share %d draws", seed, a, b, same);
+            }
+        ck_assert_uint_ne(avi_stream(AVI_STREAM_DWC, seed), seed);
+    }
+}
+END_TEST
+
 START_TEST(test_omega_seed) {
     const int m = 37, d = 7;
     float W1[37 * 7], W2[37 * 7];
@@ -652,6 +676,7 @@ Suite *suite_random(void) {
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_gaussian_matrix_stream);
     tcase_add_test(tc, test_omega_seed);
+    tcase_add_test(tc, test_streams_never_shared);
     tcase_add_test(tc, test_omega_orthogonal_blocks);
     tcase_add_test(tc, test_omega_row_norms);
     tcase_add_test(tc, test_performer_unbiased_convergence);
