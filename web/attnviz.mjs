@@ -504,6 +504,28 @@ class Lab {
     return this.result(ex.av_attend(O, M, this.Qp, this.Kp, this.Vp, n, this.d, this.dv, this.prm, w, bytes));
   }
 
+  /**
+   * The feature maps Φ_Q, Φ_K (n×r each, av_features: stabilisers included) of the variant's knobs:
+   * {status, message, r, PhiQ, PhiK}: views into the module's memory (row-major n×r), valid until the lab's
+   * next call (copy them to keep them), or PhiQ = PhiK = null when the variant has no feature map or they
+   * could not be computed (status says why).
+   */
+  features(knobs) {
+    const ex = this.av.exports, n = this.n;
+    const fd = this.featureDim(knobs);
+    const failed = (st) => ({ ...this.result(st), r: fd.r, PhiQ: null, PhiK: null });
+    if (fd.status !== STATUS.OK) return failed(fd.status);
+    const r = fd.r;
+    const bytes = ex.av_features_work(this.prm, n, this.d) >>> 0;
+    if (bytes === 0) return failed(STATUS.ERR_TOO_LARGE); // n and the knobs are valid
+    const got = this.take([['PhiQ', n * r * 4], ['PhiK', n * r * 4], ['work', bytes]]);
+    if (got.status !== STATUS.OK) return failed(got.status);
+    const [pq, pk, w] = got.ptrs;
+    const st = ex.av_features(pq, pk, this.Qp, this.Kp, n, this.d, this.prm, w, bytes);
+    if (st < 0) return failed(st);
+    return { ...this.result(st), r, PhiQ: this.av.f32(pq, n * r), PhiK: this.av.f32(pk, n * r) };
+  }
+
   /** Output by the linear-time path (never forms n×n), into O. */
   linear(knobs) {
     const ex = this.av.exports;

@@ -38,6 +38,23 @@ export function overlayKey(req, which) {
   return `${inputsKey(inputs)}|${knobs.scale}|${which === 'A' ? knobs.causal : ''}|${inputs.n > FULL_DRAG_MAX_N ? 'topk' : 'full'}`;
 }
 
+/**
+ * The share of keys a feature ε swamps: keys whose every exponential term is below ε, so that each of
+ * their features is at most 2ε·r^{−1/2} (Performer's φ(k) = r^{−1/2}(e^{ω·k′ − ‖k′‖²/2 − c} + ε), c the
+ * global key stabiliser). Such keys get nearly the same weight from every query whatever their scores.
+ * PhiK: n×r, row-major. Returns {keys, n, fraction}.
+ */
+export function swampedKeys(PhiK, n, r, eps) {
+  const lim = (2 * eps) / Math.sqrt(r);
+  let keys = 0;
+  for (let j = 0; j < n; j++) {
+    let top = 0;
+    for (let f = j * r, end = f + r; f < end; f++) if (PhiK[f] > top) top = PhiK[f];
+    if (top < lim) keys += 1;
+  }
+  return { keys, n, fraction: n ? keys / n : 0 };
+}
+
 export class Engine {
   /** @param {object} av the object loadAttnviz() returns */
   constructor(av) {
@@ -137,10 +154,25 @@ export class Engine {
     const readouts = ok && withReadouts ? this.plainReadouts(req) : null;
     const cost = lab.cost(req.knobs);
     return {
-      size, b, n, mode: ds, M, A, D, readouts, cost,
+      size, b, n, mode: ds, M, A, D, readouts, cost, swamped: ok ? this.swamped(req) : null,
       status: { matrix: mStatus, ref: this.status.ref, inputs: this.status.inputs },
       ms: { total: now() - t0 },
     };
+  }
+
+  /**
+   * For a variant with a feature ε (the knob feature_eps, > 0): how many keys it swamps (swampedKeys),
+   * kept while the inputs and knobs stay; else null.
+   */
+  swamped(req) {
+    const eps = req.knobs.feature_eps;
+    if (!(eps > 0)) return null;
+    const key = `${this.keys.inputs}|${JSON.stringify(req.knobs)}`;
+    if (this.swampMemo?.key !== key) {
+      const f = this.lab.features(req.knobs);
+      this.swampMemo = { key, value: f.PhiK ? { ...swampedKeys(f.PhiK, req.inputs.n, f.r, eps), eps } : null };
+    }
+    return this.swampMemo.value;
   }
 
   /** The exact value of M and A at (row, col), when this engine holds them. */

@@ -24,6 +24,8 @@ import { READOUT_ROWS, rowReason, rowLabel, costLine } from './render/readouts.m
 import { entropyBars, entropyNote, drawEntropyHistogram } from './render/entropy.mjs';
 import { buildControls } from './ui/controls.mjs';
 import { createInspector } from './inspect.mjs';
+import { expandPreset, withPreset } from './presets.mjs';
+import { mountLessons } from './ui/lessons.mjs';
 
 const $ = (id) => document.getElementById(id);
 const wasmUrl = (name) => new URL(name, location.href).href;
@@ -36,6 +38,8 @@ let dirty = 'inputs';          // earliest dirty pipeline stage, or null
 let release = true;            // a knob was released: ask for the accurate spectrum
 let dragging = false;
 let raf = 0;
+let lesson = null;            // the open lesson's name (web/presets.mjs), or null; the link carries it as preset=
+let lessons = null;           // the menu and panel (web/ui/lessons.mjs)
 const view = { frame: null, readouts: null, readoutsStale: false, spec: null, overlay: {}, specStale: false, waitingFrame: false, frameJob: 0, readoutsJob: 0, localJob: 0 };
 
 // measurements the benchmark and e2e tests read (window.attnviz)
@@ -206,7 +210,7 @@ let urlTimer = 0;
 function writeUrl(now) {
   clearTimeout(urlTimer);
   urlTimer = 0;
-  const put = () => { urlTimer = 0; const h = `#${schema.toHash(st)}`; if (location.hash !== h) history.replaceState(null, '', h); inspector.notify(); };
+  const put = () => { urlTimer = 0; const h = `#${withPreset(schema.toHash(st), lesson)}`; if (location.hash !== h) history.replaceState(null, '', h); inspector.notify(); };
   if (now) put(); else urlTimer = setTimeout(put, 250);
 }
 
@@ -232,6 +236,17 @@ function drawHeatmaps() {
   }
   setText('cap-M', `${schema.variantView(st.variant).label}: matrix M${bad ? ` (${bad} cells Inf/NaN, magenta)` : ''}`);
   setText('ds-note', f.b > 1 ? `n = ${f.n} shown as ${f.size}×${f.size}: blocks of ${f.b}×${f.b}, block ${f.mode}` : '');
+  const note = swampNote(f.swamped);
+  if ($('swamp-note').hidden !== !note) $('swamp-note').hidden = !note;
+  setText('swamp-note', note ?? '');
+}
+
+/** The note when a feature ε swamps most keys (engine.mjs's swampedKeys), or null. */
+function swampNote(s) {
+  if (!s || !(s.fraction > 0.5)) return null;
+  return `ε = ${s.eps.toExponential(0)} swamps ${Math.round(100 * s.fraction)}% of the keys (${s.keys} of ${s.n}): each of their ` +
+    'exponential terms is below ε, so every query weighs them alike. Smaller inputs (std), ' +
+    'or ε = 0, change that; more features m do not.';
 }
 
 let charts = null;
@@ -487,8 +502,13 @@ async function start() {
     inspector.fail(`the WebAssembly module did not load: ${err.message}`);
     return;
   }
-  const parsed = schema.fromHash(location.hash);
+  const opened = expandPreset(location.hash);
+  const parsed = schema.fromHash(opened.hash);
   st = parsed.state;
+  lesson = opened.preset;
+  if (opened.problem) parsed.problems.unshift(opened.problem);
+  lessons = mountLessons($('lessons'), $('lesson'), { onClose: () => { lesson = null; lessons.show(null); writeUrl(true); } });
+  lessons.show(lesson);
   engine = new Engine(av);
   $('engine').textContent = av.simd ? 'wasm SIMD' : 'wasm scalar';
   const groups = { input: $('ctl-input'), variant: $('ctl-variant'), readout: $('ctl-readout') };
@@ -508,9 +528,13 @@ async function start() {
   });
   $('projector').addEventListener('click', () => onChange('projector', !st.projector, 'input'));
   addEventListener('hashchange', () => {
-    if (location.hash.slice(1) === schema.toHash(st)) return;
-    const p = schema.fromHash(location.hash);
+    if (location.hash.slice(1) === withPreset(schema.toHash(st), lesson)) return;
+    const ex = expandPreset(location.hash);
+    const p = schema.fromHash(ex.hash);
+    if (ex.problem) p.problems.unshift(ex.problem);
     if (p.problems.length) showNotice(p.problems.join('; '));
+    lesson = ex.preset;
+    lessons.show(lesson);
     st = p.state; dirty = 'inputs'; release = true; redraw.controls = true; schedule();
   });
   if (parsed.problems.length) showNotice(parsed.problems.join('; '));

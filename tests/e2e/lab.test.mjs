@@ -21,7 +21,9 @@ beforeAll(async () => {
   await recordCanvasText(browser.context);
   foreign = [];
   browser.context.on('request', (r) => { if (!r.url().startsWith(server.url) && !r.url().startsWith('data:') && !r.url().startsWith('blob:')) foreign.push(r.url()); });
-  ({ page, errors } = await openLab(browser.context, server.url));
+  // `v=1`: the schema's defaults (Gaussian inputs, focused); a page opened without a link shows the first
+  // lesson instead (tests/e2e/lessons.test.mjs)
+  ({ page, errors } = await openLab(browser.context, server.url, { hash: 'v=1' }));
 });
 
 afterAll(async () => {

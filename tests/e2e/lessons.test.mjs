@@ -1,0 +1,233 @@
+// The lessons (web/presets.mjs, docs/lessons.md) end to end, in Debian's headless Chromium: every preset
+// opens from its link `#preset=NAME`, shows its caption and outlines what it highlights, raises no console
+// error, and reproduces its claim in the numbers the page shows (window.attnviz.snapshot(),
+// docs/inspection.md). A claim that compares two states opens the second as the same preset with one key
+// changed (explicit keys in a link win over the preset's). The thresholds sit well inside what the
+// library computes for these seeded inputs and well outside what the opposite claim would give.
+// Screenshots: build/e2e/lesson-*.png (1024×768, and projector mode at 1920×1080).
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { serve } from '../../scripts/serve.mjs';
+import { launch, openLab } from './browser.mjs';
+import { PRESETS } from '../../web/presets.mjs';
+
+const ROOT = 'build/web';
+let server, browser, page, errors;
+
+beforeAll(async () => {
+  if (!existsSync(`${ROOT}/index.html`) || !existsSync(`${ROOT}/attnviz.wasm`)) throw new Error('run `make web` first');
+  await mkdir('build/e2e', { recursive: true });
+  server = await serve(ROOT, 0);
+  browser = await launch({ width: 1024, height: 768 });
+  ({ page, errors } = await openLab(browser.context, server.url));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** Go to `hash` in the open page and take the snapshot of the state it names. */
+async function at(hash) {
+  await page.evaluate((h) => { location.hash = h; }, hash);
+  return page.evaluate(() => window.attnviz.snapshot());
+}
+const lesson = (name, extra = '') => at(`preset=${name}${extra}`);
+
+/** The mean weight of column 0 of the variant's matrix M and of softmax A (n ≤ 256: the heatmaps are exact). */
+const firstColumn = () => page.evaluate(() => {
+  const f = window.attnviz.view.frame, n = f.size, col = (X) => { let s = 0; for (let i = 0; i < n; i++) s += X[i * n]; return s / n; };
+  return { M: col(f.M), A: col(f.A), b: f.b };
+});
+
+/** What the lesson panel shows, and which readout rows and panels are outlined. */
+const panel = () => page.evaluate(() => ({
+  hidden: document.getElementById('lesson').hidden,
+  title: document.querySelector('#lesson .lesson-title').textContent,
+  caption: document.querySelector('#lesson .lesson-caption').textContent,
+  source: document.querySelector('#lesson .lesson-source').textContent,
+  outlined: [...document.querySelectorAll('.hl')].map((e) => e.dataset.readout ?? e.dataset.hl),
+}));
+
+const CLAIMS = {
+  async 'first-look'(s) {
+    const r = s.readouts;
+    expect(r.variant).toBe('elu');
+    expect(r.row_entropy_mean).toBeGreaterThan(0.95 * r.row_entropy_uniform); // nearly uniform rows
+    const soft = (await lesson('first-look', '&variant=softmax')).readouts;
+    expect(soft.row_entropy_mean).toBeLessThan(0.5 * soft.row_entropy_uniform); // the sharp diagonal
+  },
+  async 'rank-le-d'(s) {
+    expect(s.readouts.rank).toBeLessThanOrEqual(16);
+    expect(s.readouts.rank).toBeGreaterThanOrEqual(12);
+    expect((await lesson('rank-le-d', '&variant=softmax')).readouts.rank).toBeGreaterThan(200);
+  },
+  async 'exp-spectrum'(s) {
+    const r = s.readouts, d = r.d;
+    expect(r['rank_rel_1e-3']).toBeGreaterThan(4 * d);
+    expect(r.error_curve[d]).toBeGreaterThan(0.1); // the truncated-SVD error at r = d stays high
+  },
+  async crossover(s) {
+    const ratio = (c) => c.quad_madds / c.linear_madds;
+    expect(ratio(s.readouts.cost)).toBeGreaterThan(0.5);
+    expect(ratio(s.readouts.cost)).toBeLessThan(2);
+    expect(ratio((await lesson('crossover', '&n=16')).readouts.cost)).toBeLessThan(1);
+    expect(ratio((await lesson('crossover', '&n=1024')).readouts.cost)).toBeGreaterThan(8);
+  },
+  async 'efficient-rows'(s) {
+    expect(s.readouts.row_sum_dev_max).toBeLessThan(1e-5);
+    const lin = (await at('preset=efficient-rows&variant=linformer&ef_kind=gaussian')).readouts;
+    expect(lin.row_sum_dev_max).toBeGreaterThan(0.5);
+  },
+  async 'focused-p'(s) {
+    const p1 = (await lesson('focused-p', '&p=1')).readouts;
+    expect(s.readouts.row_entropy_mean).toBeLessThan(p1.row_entropy_mean - 0.5);
+    expect(s.readouts.error_fro_rel).toBeLessThan(0.75 * p1.error_fro_rel);
+  },
+  async 'dwc-rank'(s) {
+    expect(s.readouts.rank).toBeGreaterThan(4 * s.readouts.d);
+    expect((await lesson('dwc-rank', '&dwc=0')).readouts.rank).toBeLessThanOrEqual(16);
+  },
+  async 'linformer-s'(s) {
+    expect(s.readouts.rank).toBe(32);
+    const s8 = (await lesson('linformer-s', '&s=8')).readouts, s128 = (await lesson('linformer-s', '&s=128')).readouts;
+    expect([s8.rank, s128.rank]).toEqual([8, 128]);
+    expect(s128.error_fro_rel).toBeLessThan(s8.error_fro_rel);
+    const g = (await lesson('linformer-s', '&ef_kind=gaussian')).readouts;
+    expect(g.rank).toBe(32);
+    expect(g.row_sum_dev_max).toBeGreaterThan(1);
+    expect(g.error_fro_rel).toBeGreaterThan(2 * s.readouts.error_fro_rel);
+  },
+  async 'performer-m'() {
+    for (const rseed of [0, 1, 2]) {
+      const few = (await lesson('performer-m', `&m=64&rseed=${rseed}`)).readouts.error_fro_rel;
+      const many = (await lesson('performer-m', `&m=4096&rseed=${rseed}`)).readouts.error_fro_rel;
+      expect(many, `feature seed ${rseed}`).toBeLessThan(few / 3); // 1/√m: 8× in theory
+    }
+  },
+  async 'performer-norm'(s) {
+    expect(s.readouts.error_fro_rel).toBeGreaterThan(0.9);
+    expect((await lesson('performer-norm', '&m=64')).readouts.error_fro_rel).toBeGreaterThan(0.9);
+    await lesson('performer-norm');
+    const note = await page.$eval('#swamp-note', (e) => (e.hidden ? '' : e.textContent));
+    expect(note).toMatch(/swamps (\d+)% of the keys/);
+    expect(Number(note.match(/swamps (\d+)%/)[1])).toBeGreaterThan(50);
+    // moderate inputs: no note
+    await lesson('performer-m');
+    expect(await page.$eval('#swamp-note', (e) => e.hidden)).toBe(true);
+  },
+  async 'taylor-order'(s) {
+    const err = [];
+    for (const order of [1, 2, 3, 4]) err.push((await lesson('taylor-order', `&order=${order}`)).readouts.error_fro_rel);
+    for (let i = 1; i < err.length; i++) expect(err[i], `order ${i + 1}`).toBeLessThan(err[i - 1]);
+    expect(s.readouts.cost.linear_madds).toBeGreaterThan(s.readouts.cost.quad_madds); // 585 features > n
+  },
+  async 'explimit-N'() {
+    const err = [];
+    for (const N of [1, 2, 4, 8, 32]) err.push((await lesson('explimit-N', `&N=${N}`)).readouts.error_fro_rel);
+    for (let i = 1; i < err.length; i++) expect(err[i]).toBeLessThan(err[i - 1]);
+    expect(err.at(-1)).toBeLessThan(0.2 * err[0]);
+    const c = (await lesson('explimit-N', '&N=3')).readouts.cost; // 729 features > n = 256
+    expect(c.linear_madds).toBeGreaterThan(c.quad_madds);
+  },
+  async 'hedgehog-spiky'(s) {
+    const elu = (await lesson('hedgehog-spiky', '&variant=elu')).readouts;
+    expect(s.readouts.row_entropy_mean).toBeLessThan(elu.row_entropy_mean - 0.5);
+    expect(s.readouts.keys_for_90).toBeLessThan(0.75 * elu.keys_for_90);
+  },
+  async sink() {
+    const elu = await firstColumn();
+    expect(elu.b).toBe(1);
+    expect(elu.A).toBeGreaterThan(0.3); // softmax: a sink
+    expect(elu.M).toBeLessThan(0.05);   // elu+1: spread
+    await lesson('sink', '&variant=nystrom');
+    expect((await firstColumn()).M).toBeGreaterThan(0.3);
+  },
+};
+
+describe('the lessons', () => {
+  it('every preset has a claim checked here, a caption of two to four sentences and a source', () => {
+    expect(Object.keys(CLAIMS).sort()).toEqual(PRESETS.map((p) => p.name).sort());
+    for (const p of PRESETS) {
+      const sentences = p.caption.split(/(?<=[.!?:])\s+(?=[A-Z(])/).length;
+      expect(sentences, p.name).toBeGreaterThanOrEqual(2);
+      expect(sentences, p.name).toBeLessThanOrEqual(5);
+      expect(p.source.length, p.name).toBeGreaterThan(10);
+    }
+  });
+
+  it('a page opened without a link shows the first lesson, with its caption', async () => {
+    const s = await page.evaluate(() => window.attnviz.snapshot());
+    expect(s.state.gen).toBe('local');
+    expect(s.state.variant).toBe('elu');
+    expect(Object.keys(s.state)).not.toContain('preset');
+    const p = await panel();
+    expect(p.hidden).toBe(false);
+    expect(p.title).toMatch(/First look/);
+    expect(new URL(page.url()).hash).toMatch(/^#preset=first-look&v=1&/);
+    await page.screenshot({ path: 'build/e2e/lesson-first-look-1024.png' });
+  });
+
+  for (const p of PRESETS) {
+    it(`${p.name}: ${p.title}`, async () => {
+      const s = await lesson(p.name);
+      for (const [k, v] of Object.entries(p.state)) expect(s.state[k], k).toBe(String(v));
+      const shown = await panel();
+      expect(shown.hidden).toBe(false);
+      expect(shown.title).toBe(p.title);
+      expect(shown.caption).toBe(p.caption);
+      expect(shown.outlined.sort()).toEqual([...p.highlight].sort());
+      await CLAIMS[p.name](s);
+      expect(errors).toEqual([]);
+    });
+  }
+
+  it('explicit keys in a link win over the preset, an unknown lesson is reported, closing keeps the state', async () => {
+    let s = await at('preset=rank-le-d&d=32');
+    expect(s.state.d).toBe('32');
+    expect(s.readouts.rank).toBeLessThanOrEqual(32);
+    expect(s.readouts.rank).toBeGreaterThan(16);
+    s = await at('preset=no-such-lesson&variant=relu');
+    expect(s.state.variant).toBe('relu');
+    expect(await page.$eval('#notice', (e) => e.textContent)).toMatch(/unknown lesson "no-such-lesson"/);
+    expect((await panel()).hidden).toBe(true);
+    s = await lesson('dwc-rank');
+    await page.click('#lesson .lesson-close');
+    const after = await page.evaluate(() => window.attnviz.snapshot());
+    expect(after.state).toEqual(s.state);
+    expect((await panel()).hidden).toBe(true);
+    expect(new URL(page.url()).hash).not.toMatch(/preset=/);
+    expect(errors).toEqual([]);
+  });
+
+  it('the menu opens by keyboard and its links open lessons', async () => {
+    await lesson('first-look');
+    await page.focus('#lessons summary');
+    await page.keyboard.press('Enter');
+    expect(await page.$eval('#lessons', (e) => e.open)).toBe(true);
+    const links = await page.$$eval('#lessons a', (as) => as.map((a) => a.getAttribute('href')));
+    expect(links).toEqual(PRESETS.map((p) => `#preset=${p.name}`));
+    await page.click('#lessons a[data-preset="sink"]');
+    const s = await page.evaluate(() => window.attnviz.snapshot());
+    expect(s.state.gen).toBe('sink');
+    expect(await page.$eval('#lessons', (e) => e.open)).toBe(false);
+    await page.screenshot({ path: 'build/e2e/lesson-sink-1024.png' });
+    await page.click('#lessons summary');
+    await page.screenshot({ path: 'build/e2e/lesson-menu-1024.png' });
+    await page.keyboard.press('Escape');
+    expect(await page.$eval('#lessons', (e) => e.open)).toBe(false);
+    expect(errors).toEqual([]);
+  });
+
+  it('projector mode at 1920×1080 shows the lesson and the heatmaps large', async () => {
+    const big = await launch({ width: 1920, height: 1080 });
+    const { page: p, errors: errs } = await openLab(big.context, server.url, { hash: 'preset=rank-le-d&projector=1' });
+    await p.evaluate(() => window.attnviz.snapshot());
+    const caption = await p.$eval('#lesson .lesson-caption', (e) => parseFloat(getComputedStyle(e).fontSize));
+    expect(caption).toBeGreaterThanOrEqual(18);
+    await p.screenshot({ path: 'build/e2e/lesson-projector-1920.png' });
+    expect(errs).toEqual([]);
+    await big.close();
+  });
+});

@@ -1,0 +1,110 @@
+// The lessons' table (web/presets.mjs) against the real registry's schema: every preset's keys are
+// schema keys with values the schema takes as they are (no clamping, no problem), every highlight names a
+// readout row or a panel the page has, and a link that names a preset expands to the preset's keys with
+// the link's own keys winning. The claims themselves are checked in Chromium (tests/e2e/lessons.test.mjs).
+import { describe, it, expect } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { loadAttnviz } from '../../web/attnviz.mjs';
+import { buildSchema } from '../../web/state.mjs';
+import { PRESETS, FIRST_LESSON, presetOf, nextPreset, expandPreset, withPreset } from '../../web/presets.mjs';
+import { READOUT_ROWS } from '../../web/render/readouts.mjs';
+import { Engine, swampedKeys } from '../../web/engine.mjs';
+
+const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
+const schema = buildSchema(av.registry);
+const html = readFileSync(new URL('../../web/index.html', import.meta.url), 'utf8');
+const PANELS = [...html.matchAll(/data-hl="([^"]+)"/g)].map((m) => m[1]);
+
+describe('the lessons table', () => {
+  it('has unique names, each with a title, a caption, a source and something to highlight', () => {
+    const names = PRESETS.map((p) => p.name);
+    expect(new Set(names).size).toBe(names.length);
+    for (const name of ['rank-le-d', 'exp-spectrum', 'crossover', 'efficient-rows', 'focused-p', 'dwc-rank', 'linformer-s',
+      'performer-m', 'performer-norm', 'taylor-order', 'explimit-N', 'hedgehog-spiky', 'sink']) expect(names).toContain(name);
+    expect(names[0]).toBe(FIRST_LESSON);
+    for (const p of PRESETS) {
+      expect(p.name).toMatch(/^[a-zA-Z0-9-]+$/);
+      expect(p.title.length).toBeGreaterThan(5);
+      expect(p.caption.length).toBeGreaterThan(80);
+      expect(p.source).toMatch(/seed article|et al\./);
+      expect(p.source).not.toMatch(/[\u4e00-\u9fff]/); // English titles: a reader may have no CJK font
+      expect(p.highlight.length).toBeGreaterThan(0);
+    }
+  });
+
+  it("sets schema keys to values the schema takes as they are, and the variant's own knobs", () => {
+    for (const p of PRESETS) {
+      const { hash, preset, problem } = expandPreset(`preset=${p.name}`);
+      expect([preset, problem]).toEqual([p.name, null]);
+      const { state, problems } = schema.fromHash(hash);
+      expect(problems, p.name).toEqual([]);
+      for (const [k, v] of Object.entries(p.state)) {
+        expect(schema.entryOf(k), `${p.name}: ${k}`).not.toBe(null);
+        expect(String(schema.toHash(state).match(new RegExp(`(?:^|&)${k}=([^&]*)`))[1]), `${p.name}: ${k}`).toBe(encodeURIComponent(String(v)));
+      }
+      const knobs = schema.knobsOf(state);
+      expect(knobs.variant).toBe(state.variant);
+    }
+  });
+
+  it('highlights readout rows and panels that exist', () => {
+    const rows = READOUT_ROWS.map((r) => r.id);
+    expect(PANELS).toEqual(expect.arrayContaining(['heatmaps', 'spectrum', 'error', 'cost', 'entropy']));
+    for (const p of PRESETS) for (const h of p.highlight) expect([...rows, ...PANELS], `${p.name}: ${h}`).toContain(h);
+  });
+});
+
+describe('links that name a lesson', () => {
+  it("put the preset's keys first and the link's own after them, so the link's win", () => {
+    const { hash, preset } = expandPreset('#preset=rank-le-d&d=32&variant=relu');
+    expect(preset).toBe('rank-le-d');
+    const { state, problems } = schema.fromHash(hash);
+    expect(problems).toEqual([]);
+    expect([state.d, state.variant, state.gen, state.n]).toEqual([32, 'relu', 'gaussian', 256]);
+    // n first in fromHash: the link's n still wins over the preset's
+    expect(schema.fromHash(expandPreset('preset=crossover&n=1024').hash).state.n).toBe(1024);
+  });
+
+  it('an empty link opens the first lesson; a link without a preset is left as it is', () => {
+    expect(expandPreset('').preset).toBe(FIRST_LESSON);
+    expect(expandPreset('#').preset).toBe(FIRST_LESSON);
+    expect(expandPreset('v=1&n=64')).toEqual({ hash: 'v=1&n=64', preset: null, problem: null });
+  });
+
+  it('an unknown or malformed lesson is reported and the rest of the link used', () => {
+    const x = expandPreset('preset=%3Cb%3Enope&n=64');
+    expect(x.preset).toBe(null);
+    expect(x.problem).toMatch(/unknown lesson "<b>nope"/);
+    expect(x.hash).toBe('n=64');
+    expect(expandPreset('preset=%E0%A4%A&n=64').problem).toMatch(/unknown lesson ""/);
+    expect(presetOf('toString')).toBe(null);
+    expect(presetOf(undefined)).toBe(null);
+  });
+
+  it('writes the lesson first in the address bar, and walks the menu in order', () => {
+    expect(withPreset('v=1&n=64', 'sink')).toBe('preset=sink&v=1&n=64');
+    expect(withPreset('v=1&n=64', null)).toBe('v=1&n=64');
+    expect(nextPreset(PRESETS[0].name)).toBe(PRESETS[1]);
+    expect(nextPreset(PRESETS.at(-1).name)).toBe(PRESETS[0]);
+    expect(nextPreset('nope')).toBe(PRESETS[0]);
+  });
+});
+
+describe("the note when Performer's ε swamps the keys (engine.mjs)", () => {
+  it('counts the keys whose features all sit below 2ε/√r', () => {
+    const eps = 1e-6, r = 4, floor = eps / Math.sqrt(r);
+    // key 0: every feature at the floor (swamped); key 1: one exponential term of 1.5ε; key 2: a large term
+    const PhiK = Float32Array.from([floor, floor, floor, floor, floor, 2.5 * floor, floor, floor, floor, floor, 0.3, floor]);
+    expect(swampedKeys(PhiK, 3, r, eps)).toEqual({ keys: 1, n: 3, fraction: 1 / 3 });
+  });
+
+  it('finds most keys swamped on large-norm inputs, none on moderate ones, and says nothing for ε = 0', async () => {
+    const engine = new Engine(av);
+    const req = (std, knobs) => ({ inputs: { gen: 'gaussian', seed: 1, n: 128, d: 64, std }, knobs: { variant: 'performer', causal: false, scale: 0, m: 1024, orthogonal: true, seed: 0, feature_eps: 1e-6, ...knobs }, tau: 0.1, ds: 'mean' });
+    expect(engine.frame(req(1.5, {})).swamped.fraction).toBeGreaterThan(0.5);
+    expect(engine.frame(req(0.5, {})).swamped).toMatchObject({ keys: 0, fraction: 0, eps: 1e-6 });
+    expect(engine.frame(req(1.5, { feature_eps: -1 })).swamped).toBe(null); // ε = 0 (−1 in av_params)
+    expect(engine.frame({ ...req(1.5, {}), knobs: { variant: 'elu', causal: false, scale: 0 } }).swamped).toBe(null);
+    engine.lab.free();
+  });
+});
