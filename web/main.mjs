@@ -484,6 +484,15 @@ function onHover(e) {
 }
 
 // --- start ----------------------------------------------------------------------------------------
+// The theme is the reader's (state.mjs: never in a link): kept in localStorage, 'auto' follows the system.
+const THEME_KEY = 'attnviz.theme';
+function savedTheme() {
+  try {
+    const t = localStorage.getItem(THEME_KEY);
+    return ['auto', 'light', 'dark'].includes(t) ? t : 'auto';
+  } catch { return 'auto'; }
+}
+
 async function start() {
   // the workers load their own modules while this thread loads its own
   workers = { spectrum: makeWorker('spectrum'), frame: makeWorker('frame') };
@@ -504,7 +513,7 @@ async function start() {
   }
   const opened = expandPreset(location.hash);
   const parsed = schema.fromHash(opened.hash);
-  st = parsed.state;
+  st = { ...parsed.state, theme: savedTheme() };
   lesson = opened.preset;
   if (opened.problem) parsed.problems.unshift(opened.problem);
   lessons = mountLessons($('lessons'), $('lesson'), { onClose: () => { lesson = null; lessons.show(null); writeUrl(true); } });
@@ -524,6 +533,7 @@ async function start() {
   $('theme').addEventListener('click', () => {
     const order = ['auto', 'dark', 'light'];
     onChange('theme', order[(order.indexOf(st.theme) + 1) % 3], 'input');
+    try { localStorage.setItem(THEME_KEY, st.theme); } catch { /* storage refused (a sandboxed frame): this page only */ }
     charts?.spectrum.redraw(); charts?.error.redraw();
   });
   $('projector').addEventListener('click', () => onChange('projector', !st.projector, 'input'));
@@ -535,7 +545,7 @@ async function start() {
     if (p.problems.length) showNotice(p.problems.join('; '));
     lesson = ex.preset;
     lessons.show(lesson);
-    st = p.state; dirty = 'inputs'; release = true; redraw.controls = true; schedule();
+    st = { ...p.state, theme: st.theme }; dirty = 'inputs'; release = true; redraw.controls = true; schedule();
   });
   if (parsed.problems.length) showNotice(parsed.problems.join('; '));
   dirty = 'inputs'; release = true; redraw.controls = true;

@@ -14,6 +14,8 @@
 //   stage    the first pipeline stage a change invalidates (see STAGES); later stages follow
 //   max      a number, or a function of the state (bounds the registry gives as n or 2n − 1)
 //   knob     the registry knob the entry sets (its key in av_params and in the loader's knobs)
+//   reader   presentation the reader owns (theme): in the state, never in a link (toHash leaves it out,
+//            fromHash skips it without a word)
 
 import { VARIANT_VIEW, KNOB_VIEW, OPENING_VARIANT, variantView } from './variants.mjs';
 
@@ -43,7 +45,9 @@ const READOUT_ENTRIES = [
   { name: 'tau', type: 'float', default: 0.1, min: 0.01, max: 1, step: 0.01, label: 'sparsity τ', group: 'readout', stage: 'readouts' },
   { name: 'rtol', type: 'float', default: -3, min: -7, max: -1, step: 0.5, label: 'rank tol. log₁₀', group: 'readout', stage: 'display' },
   { name: 'ds', type: 'enum', options: ['mean', 'max'], default: 'mean', label: 'downsample by', group: 'readout', stage: 'readouts' },
-  { name: 'theme', type: 'enum', options: ['auto', 'light', 'dark'], default: 'auto', label: 'theme', group: 'view', stage: 'display' },
+  // the reader's own: never written into a link (a shared link must not impose the author's theme); an old
+  // link's `theme=` is accepted silently and left aside; the page keeps the reader's choice in localStorage
+  { name: 'theme', type: 'enum', options: ['auto', 'light', 'dark'], default: 'auto', label: 'theme', group: 'view', stage: 'display', reader: true },
   // presentation only: large text and heatmaps for a projector (the header's toggle; docs/page.md)
   { name: 'projector', type: 'bool', default: false, label: 'projector mode', group: 'view', stage: 'display' },
 ];
@@ -214,10 +218,11 @@ export function buildSchema(registry) {
     return out;
   }
 
-  /** The URL hash for a state: `v=1` first, then every entry in schema order (a link is exact). */
+  /** The URL hash for a state: `v=1` first, then every entry in schema order but the reader's own (a link is exact). */
   function toHash(st) {
     const parts = [`v=${VERSION}`];
     for (const e of SCHEMA) {
+      if (e.reader) continue;
       const v = st[e.name];
       const s = e.type === 'bool' ? (v ? '1' : '0') : e.type === 'float' ? String(+Number(v).toPrecision(8)) : String(v);
       parts.push(`${e.name}=${encodeURIComponent(s)}`);
@@ -257,6 +262,7 @@ export function buildSchema(registry) {
       if (k === 'v') continue;
       const e = entryOf(k);
       if (!e) { unknown.add(k.slice(0, 40)); continue; }
+      if (e.reader) continue; // the reader's, not the link's
       const { value, problem } = coerce(e, v, st);
       if (problem) problems.push(problem);
       st = { ...st, [e.name]: value };

@@ -31,7 +31,7 @@ describe('state schema', () => {
     expect(toHash(d).startsWith('v=1&')).toBe(true);
     expect(fromHash(`#${toHash(d)}`)).toEqual({ state: d, problems: [] });
     const st = { ...d, variant: 'linformer', n: 512, s: 37, causal: true, std: 0.75, scale: 1.35, ef_kind: 'mean',
-      ef_shared: true, seed: 4294967295, rseed: 9, tau: 0.23, rtol: -5.5, ds: 'max', theme: 'dark', p: 6.3, dwc: true };
+      ef_shared: true, seed: 4294967295, rseed: 9, tau: 0.23, rtol: -5.5, ds: 'max', p: 6.3, dwc: true };
     const back = fromHash(toHash(st));
     expect(back.problems).toEqual([]);
     expect(back.state).toEqual(st);
@@ -216,6 +216,16 @@ describe('the schema follows the registry', () => {
         expect(av.checkKnobs({ ...knobsOf(on), causal: true }, st.n, st.d)).toMatchObject({ status: STATUS.ERR_NO_CAUSAL, knob: key });
       }
     }
+  });
+
+  it("leaves the reader's theme out of links, and takes an old link's theme silently without applying it", () => {
+    const dark = { ...defaults(), theme: 'dark' };
+    expect(toHash(dark)).not.toMatch(/theme/);
+    expect(toHash(dark)).toBe(toHash(defaults()));
+    const old = fromHash('#v=1&theme=dark&n=64');
+    expect(old.problems).toEqual([]);
+    expect(old.state.theme).toBe('auto');
+    expect(old.state.n).toBe(64);
   });
 
   it('keeps every URL key of earlier pages, so old links keep working', () => {
