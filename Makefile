@@ -23,7 +23,7 @@ CLI_SRC  := $(wildcard src/cli/*.c)
 TEST_SRC := $(wildcard tests/c/*.c)
 N        := build/native
 
-.PHONY: fuzz all deps native cli test test-c test-c-san test-oracle test-js test-e2e wasm web run serve bench clean
+.PHONY: fuzz all deps native cli test test-c test-c-san test-oracle test-js test-e2e wasm web single run serve bench clean
 
 all: native wasm web
 

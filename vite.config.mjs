@@ -1,6 +1,7 @@
 // vite.config.mjs: builds web/ into build/web/ as a static page that loads nothing from the network:
 // relative URLs (works from any static host and sub-path), KaTeX's CSS and fonts and uPlot bundled,
-// the worker bundled as an ES module. The wasm builds are copied beside index.html by web.mk.
+// the worker bundled as a classic script inlined in the page's bundle (started from a blob: URL, which
+// works from any origin and from file://, where a blob: module worker does not). The wasm builds are copied beside index.html by web.mk.
 import { defineConfig } from 'vite';
 
 export default defineConfig({
@@ -16,6 +17,6 @@ export default defineConfig({
     reportCompressedSize: false,
     chunkSizeWarningLimit: 600,
   },
-  worker: { format: 'es' },
+  worker: { format: 'iife' },
   server: { host: '127.0.0.1' },
 });

@@ -19,8 +19,10 @@ export const MIME = {
  * Start a static server on 127.0.0.1. Resolves to {server, port, url, close()}.
  * @param {string} root  directory to serve
  * @param {number} port  0 for any free port
+ * @param {object} [opts.headers]  extra headers on every response (the tests' Content-Security-Policy,
+ *        or CORS headers for a host on another origin)
  */
-export function serve(root, port = 0) {
+export function serve(root, port = 0, { headers = {} } = {}) {
   const base = resolve(root);
   const server = createServer(async (req, res) => {
     try {
@@ -29,7 +31,7 @@ export function serve(root, port = 0) {
       if (file !== base && !file.startsWith(base + sep)) { res.writeHead(403).end('forbidden'); return; }
       if ((await stat(file).catch(() => null))?.isDirectory()) file = join(file, 'index.html');
       const body = await readFile(file);
-      res.writeHead(200, { 'Content-Type': MIME[extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache' });
+      res.writeHead(200, { 'Content-Type': MIME[extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache', ...headers });
       res.end(body);
     } catch {
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');

@@ -54,8 +54,9 @@ const isNode = typeof process !== 'undefined' && !!process.versions?.node;
 async function bytesFrom(source) {
   if (source instanceof WebAssembly.Module) return source;
   if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return source;
-  if (typeof source === 'string' && source.startsWith('AGFzbQ')) { // base64 of "\0asm"
-    const bin = atob(source);
+  const b64 = typeof source === 'string' ? source.replace(/^data:[^,]*;base64,/, '') : null;
+  if (b64 !== null && b64.startsWith('AGFzbQ')) { // base64 of "\0asm" (alone, or a data: URL's)
+    const bin = atob(b64);
     const out = new Uint8Array(bin.length);
     for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
     return out;
@@ -136,7 +137,11 @@ function fillOnce(target, values, what) {
  * @param {object} [opts]
  * @param {'auto'|boolean} [opts.simd='auto'] which build: probe, force SIMD, or force scalar
  * @param {URL|string|ArrayBuffer|Uint8Array|WebAssembly.Module} [opts.source] the module itself
- *        (overrides simd); a base64 string starting 'AGFzbQ' works for single-file pages
+ *        (overrides simd); base64 (starting 'AGFzbQ', alone or in a data: URL) works for single-file pages
+ * @param {number} [opts.memoryMax] the module's declared memory maximum in bytes, for a compiled
+ *        WebAssembly.Module source (whose bytes are not at hand): the `memoryMax` of the loaded module
+ *        that compiled it. The loaded object carries `module` (the compiled WebAssembly.Module, which a
+ *        worker can instantiate without fetching or compiling again) and `memoryMax`.
  * @param {URL|string} [opts.simdUrl] where the SIMD build lives (default: ./attnviz.wasm beside this file)
  * @param {URL|string} [opts.scalarUrl] where the scalar build lives (default: ./attnviz-scalar.wasm)
  */
@@ -159,8 +164,11 @@ export async function loadAttnviz(opts = {}) {
   instance.exports._initialize?.();
   // with an explicit source the caller says which build it is (opts.simd), else the probe decided
   const usesSimd = opts.source ? opts.simd !== false && simdSupported() : wantSimd;
-  const memoryMax = bytes instanceof WebAssembly.Module ? null : declaredMemoryMax(bytes);
-  return new Attnviz(instance.exports, usesSimd, memoryMax);
+  const memoryMax = bytes instanceof WebAssembly.Module ? (opts.memoryMax ?? null) : declaredMemoryMax(bytes);
+  const av = new Attnviz(instance.exports, usesSimd, memoryMax);
+  av.module = module;
+  av.memoryMax = memoryMax;
+  return av;
 }
 
 // ----------------------------------------------------------------------------------------------------

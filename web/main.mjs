@@ -8,10 +8,10 @@
 // registry (av.registry), so the variant list, the knob controls, their ranges and defaults, the causal
 // rules, the rank ceiling and the feature dimension are the library's. The compute modules (engine.mjs
 // here and in the workers) get requests (state.mjs's requestOf: inputs and knobs), never the state.
-import katex from 'katex';
-import 'katex/dist/katex.min.css';
 import './style.css';
 import { loadAttnviz, simdSupported } from './attnviz.mjs';
+import LabWorker from './worker.mjs?worker&inline';
+import { wasmSources } from './wasm-source.mjs';
 import { buildSchema, stageDirty } from './state.mjs';
 import { Engine, MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N, overlayKey } from './engine.mjs';
 import { createResultGate } from './queue.mjs';
@@ -24,11 +24,11 @@ import { READOUT_ROWS, rowReason, rowLabel, costLine } from './render/readouts.m
 import { entropyBars, entropyNote, drawEntropyHistogram } from './render/entropy.mjs';
 import { buildControls } from './ui/controls.mjs';
 import { createInspector } from './inspect.mjs';
+import { typeset } from './render/tex.mjs';
 import { expandPreset, withPreset } from './presets.mjs';
 import { mountLessons } from './ui/lessons.mjs';
 
 const $ = (id) => document.getElementById(id);
-const wasmUrl = (name) => new URL(name, location.href).href;
 
 // --- state --------------------------------------------------------------------------------------
 let av = null;                 // the page's own wasm module (web/attnviz.mjs), loaded by start()
@@ -60,13 +60,18 @@ const inspector = createInspector(() => {
   return quiet ? { hash: schema.toHash(st), address: location.hash, req: schema.requestOf(st), parts: { frame: view.frame, plain: view.readouts, spec: view.spec }, tags, av } : null;
 });
 
-/** A worker with its state: ready, the job waiting for it to be ready, the newest id posted and done. */
+/**
+ * A worker with its state: ready, the job waiting for it to be ready, the newest id posted and done.
+ * The worker's script is inlined in the page's bundle and started from a blob: URL (Vite's
+ * `?worker&inline`), and it instantiates the page's already compiled module: nothing to fetch, so the
+ * page works from any origin, from file:// and as one file (scripts/single.mjs).
+ */
 function makeWorker(name) {
   const w = { name, ready: false, queued: null, posted: 0, done: 0 };
-  w.worker = new Worker(new URL('./worker.mjs', import.meta.url), { type: 'module' });
+  w.worker = new LabWorker({ name: `attnviz ${name}` });
   w.worker.onmessage = (e) => onWorkerMessage(w, e.data);
   w.worker.onerror = (e) => showNotice(`the ${name} worker failed: ${e.message ?? 'unknown error'}`);
-  w.worker.postMessage({ kind: 'init', simd: simdSupported(), simdUrl: wasmUrl('attnviz.wasm'), scalarUrl: wasmUrl('attnviz-scalar.wasm') });
+  w.worker.postMessage({ kind: 'init', module: av.module, memoryMax: av.memoryMax, simd: av.simd });
   return w;
 }
 
@@ -383,7 +388,7 @@ function readoutRows() {
     const l = document.createElement('td'); l.className = 'l'; l.textContent = row.label;
     const v = document.createElement('td'); v.className = 'v'; v.tabIndex = 0;
     const f = document.createElement('td'); f.className = 'f';
-    f.innerHTML = katex.renderToString(row.tex, { throwOnError: false, output: 'html' });
+    typeset(f, row.tex);
     tr.append(l, v, f);
     tbody.append(tr);
     rowCache.set(row.id, tr);
@@ -432,7 +437,7 @@ function syncChrome() {
   if (shownVariant !== st.variant) {
     shownVariant = st.variant;
     const v = schema.variantView(st.variant);
-    $('formula').innerHTML = katex.renderToString(v.tex, { throwOnError: false, output: 'html' });
+    typeset($('formula'), v.tex);
     $('hint').textContent = v.hint;
   }
   const notes = [schema.causalNote(st), featureNote(dims().feature)].filter(Boolean);
@@ -494,8 +499,6 @@ function savedTheme() {
 }
 
 async function start() {
-  // the workers load their own modules while this thread loads its own
-  workers = { spectrum: makeWorker('spectrum'), frame: makeWorker('frame') };
   readoutRows();
   drawColorbar($('cb-M'), tables.seq); drawColorbar($('cb-A'), tables.seq); drawColorbar($('cb-D'), tables.div);
   $('share').addEventListener('click', async () => {
@@ -503,8 +506,11 @@ async function start() {
     setTimeout(() => { $('share').textContent = 'copy link'; }, 1500);
   });
   try {
-    av = await loadAttnviz({ simd: simdSupported(), simdUrl: wasmUrl('attnviz.wasm'), scalarUrl: wasmUrl('attnviz-scalar.wasm') });
+    const simd = simdSupported(), src = wasmSources();
+    av = await loadAttnviz({ simd, source: simd ? src.simd : src.scalar });
     schema = buildSchema(av.registry);
+    // the workers instantiate the module this thread compiled
+    workers = { spectrum: makeWorker('spectrum'), frame: makeWorker('frame') };
   } catch (err) {
     showNotice(`could not load the WebAssembly module: ${err.message}`);
     $('status').textContent = 'the WebAssembly module did not load';
@@ -557,8 +563,8 @@ window.attnviz = {
   get stats() { return stats; },
   get view() { return view; },
   get charts() { return charts; },
-  get ready() { return !!engine && workers.spectrum.ready && workers.frame.ready; },
-  get idle() { return !raf && !urlTimer && dirty === null && Object.values(workers).every((w) => w.done >= w.posted); },
+  get ready() { return !!engine && !!workers && workers.spectrum.ready && workers.frame.ready; },
+  get idle() { return !!workers && !raf && !urlTimer && dirty === null && Object.values(workers).every((w) => w.done >= w.posted); },
   /** A promise of {state, readouts, tokens} once the view for the current state has settled (docs/inspection.md). */
   snapshot: () => inspector.snapshot(),
 };

@@ -3,7 +3,8 @@
 // readouts above the page's n, and the heatmaps above FRAME_WORKER_MAX_N) and the frame worker (the
 // heatmaps for MAIN_THREAD_MAX_N < n ≤ FRAME_WORKER_MAX_N, so that the spectrum never delays them).
 //
-// Messages in:  {kind: 'init', simdUrl, scalarUrl, simd}
+// Messages in:  {kind: 'init', module, memoryMax, simd}: the page's compiled WebAssembly.Module (or
+//               {kind: 'init', simdUrl, scalarUrl, simd}: where to fetch it)
 //               {kind: 'job', id, req, drag, frame, readouts, spectrum}   req: the request (state.mjs's
 //               requestOf: inputs, knobs, tau, ds; never the page's state); frame: the heatmaps;
 //               readouts: the plain readouts; spectrum (default true): the spectrum and the overlays
@@ -91,7 +92,10 @@ function sameOverlay(req, which) {
 self.onmessage = (e) => {
   const msg = e.data;
   if (msg.kind === 'init') {
-    ready = loadAttnviz({ simd: msg.simd ?? 'auto', simdUrl: msg.simdUrl, scalarUrl: msg.scalarUrl })
+    // the page's compiled module (nothing to fetch or compile: works from blob: and file:// pages), or URLs
+    const opts = msg.module ? { source: msg.module, simd: msg.simd, memoryMax: msg.memoryMax }
+      : { simd: msg.simd ?? 'auto', simdUrl: msg.simdUrl, scalarUrl: msg.scalarUrl };
+    ready = loadAttnviz(opts)
       .then((av) => { engine = new Engine(av); self.postMessage({ kind: 'ready', simd: av.simd }); })
       .catch((err) => { self.postMessage({ kind: 'fatal', message: String(err?.message ?? err) }); throw err; });
     return;
