@@ -12,7 +12,8 @@ import './style.css';
 import { loadAttnviz, simdSupported } from './attnviz.mjs';
 import LabWorker from './worker.mjs?worker&inline';
 import { wasmSources } from './wasm-source.mjs';
-import { buildSchema, stageDirty } from './state.mjs';
+import { buildSchema, stageDirty, listOf } from './state.mjs';
+import { listenForHosts } from './messages.mjs';
 import { Engine, MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N, overlayKey } from './engine.mjs';
 import { createResultGate } from './queue.mjs';
 import { colorTable } from './render/colormap.mjs';
@@ -40,6 +41,7 @@ let dragging = false;
 let raf = 0;
 let lesson = null;            // the open lesson's name (web/presets.mjs), or null; the link carries it as preset=
 let lessons = null;           // the menu and panel (web/ui/lessons.mjs)
+let hosts = null;             // host pages' messages (web/messages.mjs)
 const view = { frame: null, readouts: null, readoutsStale: false, spec: null, overlay: {}, specStale: false, waitingFrame: false, frameJob: 0, readoutsJob: 0, localJob: 0 };
 
 // measurements the benchmark and e2e tests read (window.attnviz)
@@ -195,6 +197,7 @@ function commit() {
     }
     if (stage === 'display') { redraw.heat = true; redraw.spec = true; redraw.readouts = true; }
     release = false;
+    hosts?.changed();
   }
   if (redraw.heat) { drawHeatmaps(); redraw.heat = false; }
   if (redraw.readouts) { drawReadouts(); redraw.readouts = false; }
@@ -434,6 +437,16 @@ function syncChrome() {
     canvasPx = 0;
   }
   controls.sync(st);
+  // an embed (embed=VIEW, docs/embedding.md): one figure and the controls its link names (style.css)
+  const embed = st.embed || null;
+  if ((document.documentElement.dataset.embed ?? null) !== embed) {
+    if (embed) document.documentElement.dataset.embed = embed; else delete document.documentElement.dataset.embed;
+    canvasPx = 0;
+  }
+  const bare = !!embed && !schema.SCHEMA.some((e) => ['input', 'variant', 'readout'].includes(e.group) && schema.shown(e, st));
+  if (('bare' in document.documentElement.dataset) !== bare) {
+    if (bare) document.documentElement.dataset.bare = ''; else delete document.documentElement.dataset.bare;
+  }
   if (shownVariant !== st.variant) {
     shownVariant = st.variant;
     const v = schema.variantView(st.variant);
@@ -488,6 +501,13 @@ function onHover(e) {
   $('hover').textContent = text;
 }
 
+/** Replace the state (a link read, a host's message): the reader's theme stays; everything is redrawn. */
+function applyState(next) {
+  st = { ...next, theme: st.theme };
+  dirty = 'inputs'; release = true; redraw.controls = true;
+  schedule();
+}
+
 // --- start ----------------------------------------------------------------------------------------
 // The theme is the reader's (state.mjs: never in a link): kept in localStorage, 'auto' follows the system.
 const THEME_KEY = 'attnviz.theme';
@@ -528,13 +548,17 @@ async function start() {
   $('engine').textContent = av.simd ? 'wasm SIMD' : 'wasm scalar';
   const groups = { input: $('ctl-input'), variant: $('ctl-variant'), readout: $('ctl-readout') };
   const byGroup = (g) => schema.SCHEMA.filter((e) => e.group === g);
-  const parts = Object.entries(groups).map(([g, el]) => buildControls(el, byGroup(g), st, onChange));
+  const parts = Object.entries(groups).map(([g, el]) => buildControls(el, byGroup(g), st, onChange, schema.shown));
   controls = { sync: (s) => parts.forEach((p) => p.sync(s)) };
   for (const id of ['hm-M', 'hm-A', 'hm-D']) $(id).addEventListener('mousemove', onHover);
   new ResizeObserver(([e]) => {
     entBox.width = Math.floor(e.contentRect.width); entBox.height = Math.floor(e.contentRect.height); canvasPx = 0;
     redraw.readouts = true; schedule();
   }).observe($('ent-hist'));
+  // an embed's figure takes the height its controls leave (style.css reads --ctl-h)
+  new ResizeObserver(([e]) => {
+    document.documentElement.style.setProperty('--ctl-h', `${Math.ceil(e.borderBoxSize?.[0]?.blockSize ?? e.contentRect.height)}px`);
+  }).observe(document.querySelector('.controls'));
   addEventListener('pointerup', () => { if (dragging) onChange(null, null, 'change'); });
   $('theme').addEventListener('click', () => {
     const order = ['auto', 'dark', 'light'];
@@ -551,7 +575,19 @@ async function start() {
     if (p.problems.length) showNotice(p.problems.join('; '));
     lesson = ex.preset;
     lessons.show(lesson);
-    st = { ...p.state, theme: st.theme }; dirty = 'inputs'; release = true; redraw.controls = true; schedule();
+    applyState(p.state);
+  });
+  hosts = listenForHosts(window, {
+    snapshot: () => inspector.snapshot(),
+    origins: () => listOf(st.host),
+    // a host's partial state, merged: the current link with its keys after (fromHash reads in order)
+    set(pairs) {
+      const extra = pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
+      const p = schema.fromHash(`${schema.toHash(st)}&${extra}`);
+      if (p.problems.length) showNotice(p.problems.join('; '));
+      applyState(p.state);
+      return p.problems;
+    },
   });
   if (parsed.problems.length) showNotice(parsed.problems.join('; '));
   dirty = 'inputs'; release = true; redraw.controls = true;

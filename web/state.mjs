@@ -8,7 +8,8 @@
 //
 // Every entry: {name, type, default, min, max, step?, values?, options?, optionLabels?, label, group,
 //               variants?, when?, stage, knob?}
-//   type     'int' | 'float' | 'bool' | 'enum'
+//   type     'int' | 'float' | 'bool' | 'enum' | 'keys' (a comma-separated list of control names) |
+//            'origins' (a comma-separated list of http(s) origins); both kept as their canonical text
 //   values   for a slider that steps through a list (n, d, m): the state still accepts any in-range int
 //   variants the variants whose knob this is (absent: shown for all)
 //   stage    the first pipeline stage a change invalidates (see STAGES); later stages follow
@@ -50,7 +51,20 @@ const READOUT_ENTRIES = [
   { name: 'theme', type: 'enum', options: ['auto', 'light', 'dark'], default: 'auto', label: 'theme', group: 'view', stage: 'display', reader: true },
   // presentation only: large text and heatmaps for a projector (the header's toggle; docs/page.md)
   { name: 'projector', type: 'bool', default: false, label: 'projector mode', group: 'view', stage: 'display' },
+  // embedding and lesson links (docs/embedding.md): one figure without the page around it, which controls
+  // it shows (an embed) or hides (any page), a view the reader cannot change, and the origins besides the
+  // parent window whose messages an embed answers
+  { name: 'embed', type: 'enum', options: ['', 'heatmap', 'spectrum', 'readouts', 'sweep'], default: '', label: 'embedded figure', group: 'view', stage: 'display' },
+  { name: 'controls', type: 'keys', default: '', label: 'controls an embed shows', group: 'view', stage: 'display' },
+  { name: 'hide', type: 'keys', default: '', label: 'controls hidden', group: 'view', stage: 'display' },
+  { name: 'lock', type: 'bool', default: false, label: 'locked view', group: 'view', stage: 'display' },
+  { name: 'host', type: 'origins', default: '', label: 'origins an embed answers', group: 'view', stage: 'display' },
 ];
+
+/** The keys a `controls=` or `hide=` list may name: the controls the page builds (not the view keys). */
+const CONTROL_GROUPS = new Set(['input', 'variant', 'readout']);
+/** An origin as a host names it: scheme, host and an optional port, nothing after. */
+const ORIGIN = /^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$/i;
 
 /**
  * Knobs no variant lists (the registry lists neither): each applies where the variant's row has the
@@ -191,8 +205,9 @@ export function buildSchema(registry) {
     }
     if (entry.type === 'enum') {
       const s = String(raw);
-      return entry.options.includes(s) ? { value: s, problem: null } : bad(`"${s.slice(0, 40)}" is not one of ${entry.options.join(', ')}`);
+      return entry.options.includes(s) ? { value: s, problem: null } : bad(`"${s.slice(0, 40)}" is not one of ${entry.options.filter(Boolean).join(', ')}`);
     }
+    if (entry.type === 'keys' || entry.type === 'origins') return listValue(entry, raw);
     const x = typeof raw === 'number' ? raw : Number(String(raw).trim() === '' ? NaN : raw);
     if (!Number.isFinite(x)) return bad(`"${String(raw).slice(0, 40)}" is not a number`);
     let v = entry.type === 'int' ? Math.round(x) : x;
@@ -204,6 +219,34 @@ export function buildSchema(registry) {
       return { value: c, problem: `${entry.name}: ${x} is outside ${lo}…${hi}, using ${c}` };
     }
     return { value: v, problem: null };
+  }
+
+  /**
+   * A list entry's value: the comma-separated items it takes (control names for 'keys', origins for
+   * 'origins'), deduplicated, in the given order; the others are dropped and named in the problem.
+   */
+  function listValue(entry, raw) {
+    const items = [...new Set(String(raw).split(',').map((x) => x.trim()).filter(Boolean))].slice(0, 64);
+    const ok = entry.type === 'keys'
+      ? (k) => { const e = entryOf(k); return !!e && CONTROL_GROUPS.has(e.group); }
+      : (o) => ORIGIN.test(o);
+    const bad = items.filter((x) => !ok(x));
+    const what = entry.type === 'keys' ? 'not a control' : 'not an origin (https://host[:port])';
+    return {
+      value: items.filter(ok).join(','),
+      problem: bad.length ? `${entry.name}: ${bad.slice(0, 5).map((x) => `"${x.slice(0, 40)}"`).join(', ')} ${bad.length > 1 ? 'are' : 'is'} ${what}, ignored` : null,
+    };
+  }
+
+  /**
+   * Whether the control of `entry` is shown in this state: it applies, and neither hide= nor an embed's
+   * controls= leaves it out. A toggle's slider (dwc_k) goes with its checkbox (dwc), or may be named itself.
+   */
+  function shown(entry, st) {
+    if (!applies(entry, st)) return false;
+    const names = [entry.name, entry.toggle].filter(Boolean);
+    if (st.embed) return names.some((k) => listOf(st.controls).includes(k));
+    return !names.some((k) => listOf(st.hide).includes(k));
   }
 
   /** Bring every dependent bound in line after a change (s, landmarks ≤ n). Returns a new state. */
@@ -225,7 +268,8 @@ export function buildSchema(registry) {
       if (e.reader) continue;
       const v = st[e.name];
       const s = e.type === 'bool' ? (v ? '1' : '0') : e.type === 'float' ? String(+Number(v).toPrecision(8)) : String(v);
-      parts.push(`${e.name}=${encodeURIComponent(s)}`);
+      const text = encodeURIComponent(s);
+      parts.push(`${e.name}=${e.type === 'keys' || e.type === 'origins' ? text.replace(/%2C/g, ',') : text}`); // readable lists
     }
     return parts.join('&');
   }
@@ -347,13 +391,16 @@ export function buildSchema(registry) {
 
   return Object.freeze({
     SCHEMA, BY_NAME, VARIANTS, entryOf, defaults, coerce, normalise, toHash, fromHash, changedKeys, firstDirtyStage,
-    knobsOf, requestOf, causalNote, variantRow,
+    knobsOf, requestOf, causalNote, variantRow, shown,
     /** The label, TeX and hint of a variant (web/variants.mjs, or the registry's plain text). */
     variantView: (name) => variantView(variantRow(name)),
     /** The schema entry that sets registry knob `key` (its value, not a toggle's checkbox), or null. */
     knobEntry: (key) => KNOB_ENTRY.get(key) ?? null,
   });
 }
+
+/** The items of a list value ('a,b' → ['a', 'b']; '' → []). */
+export function listOf(v) { return v ? String(v).split(',') : []; }
 
 /** Whether every variant and knob of the registry has its presentation in web/variants.mjs. */
 export function missingPresentation(registry) {

@@ -99,10 +99,12 @@ function numberControl(entry, st, onChange) {
 }
 
 /**
- * Build the controls of `entries` into `container`. Returns {sync(state)}: sets every value and shows
- * only the knobs that apply to the state's variant.
+ * Build the controls of `entries` into `container`. Returns {sync(state)}: sets every value, shows only
+ * the controls `shown(entry, state)` allows (by default those that apply to the state's variant; the page
+ * passes state.mjs's shown, which also honours hide= and an embed's controls=), and disables them all
+ * while the state is locked (lock=1).
  */
-export function buildControls(container, entries, st, onChange) {
+export function buildControls(container, entries, st, onChange, shown = applies) {
   const made = entries.map((e) => {
     const c = e.type === 'enum' ? selectControl(e, st, onChange)
       : e.type === 'bool' ? checkControl(e, st, onChange)
@@ -116,9 +118,14 @@ export function buildControls(container, entries, st, onChange) {
   return {
     sync(s) {
       for (const c of made) {
-        const on = applies(c.entry, s);
+        const on = shown(c.entry, s);
         if (c.row.hidden === on) c.row.hidden = !on;
         if (on) c.sync(s);
+        const lock = !!s.lock;
+        if (c.locked !== lock) {
+          c.locked = lock;
+          for (const x of c.row.querySelectorAll('input, select, button')) x.disabled = lock;
+        }
       }
     },
   };

@@ -1,0 +1,164 @@
+// Embedding (issue 10, docs/embedding.md) in Debian's headless Chromium: a host page on another origin
+// (a second server) places the lab in a 720×420 iframe with `embed=VIEW`; the frame shows one figure and
+// the controls its link names, answers attnviz:get with the snapshot, obeys attnviz:set, sends a snapshot
+// after each settled change to a subscriber, ignores hostile and malformed messages, and with host= obeys
+// only the origins it names. Lesson links can hide controls and lock the view. Screenshots:
+// build/e2e/embed-*.png.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { existsSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serve } from '../../scripts/serve.mjs';
+import { launch, openLab } from './browser.mjs';
+
+const ROOT = 'build/web';
+let lab, host, hostDir, browser;
+
+beforeAll(async () => {
+  if (!existsSync(`${ROOT}/index.html`)) throw new Error('run `make web` first');
+  await mkdir('build/e2e', { recursive: true });
+  lab = await serve(ROOT, 0);
+  hostDir = mkdtempSync(join(tmpdir(), 'attnviz-host-'));
+  // the host page: a blog post with one embedded figure, and a log of what the frame sends
+  writeFileSync(join(hostDir, 'index.html'), `<!doctype html><meta charset="utf-8"><title>a post</title><link rel="icon" href="data:,">
+<p>Some prose before the figure.</p>
+<iframe id="fig" width="720" height="420" style="border:1px solid #ccc"></iframe>
+<script>
+  window.got = [];
+  addEventListener('message', (e) => { if (e.data && e.data.type && e.data.type.startsWith('attnviz:')) got.push({ origin: e.origin, data: e.data }); });
+  window.ask = (msg) => document.getElementById('fig').contentWindow.postMessage(msg, '*');
+</script>`);
+  host = await serve(hostDir, 0);
+  browser = await launch({ width: 900, height: 600 });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await lab?.close();
+  await host?.close();
+  if (hostDir) rmSync(hostDir, { recursive: true, force: true });
+});
+
+/** Open the host page with the lab at `hash` in its frame; wait until the frame has settled. */
+async function hostWith(hash) {
+  const page = await browser.context.newPage();
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(host.url);
+  await page.$eval('#fig', (f, src) => { f.src = src; }, `${lab.url}#${hash}`);
+  const frame = await (await page.$('#fig')).contentFrame();
+  await frame.waitForFunction(() => window.attnviz?.ready, null, { timeout: 30000 });
+  await frame.evaluate(() => window.attnviz.snapshot());
+  return { page, frame, errors };
+}
+
+/** The host's next message of `type` after index `from` (polls the log). */
+async function nextMessage(page, type, from) {
+  await page.waitForFunction(([t, i]) => window.got.slice(i).some((m) => m.data.type === t), [type, from], { timeout: 30000 });
+  return page.evaluate(([t, i]) => window.got.slice(i).find((m) => m.data.type === t), [type, from]);
+}
+
+describe('an embedded figure in a host page on another origin', () => {
+  it('shows one figure and the controls its link names, without the page around it', async () => {
+    const { page, frame, errors } = await hostWith('v=1&variant=focused&n=128&embed=heatmap&controls=p');
+    const seen = await frame.evaluate(() => {
+      const vis = (sel) => { const e = document.querySelector(sel); return !!e && e.getClientRects().length > 0 && getComputedStyle(e).display !== 'none'; };
+      const rows = [...document.querySelectorAll('.controls .ctl')].filter((r) => !r.hidden).map((r) => r.dataset.knob);
+      const hm = document.getElementById('hm-M').getBoundingClientRect();
+      return { header: vis('.top'), lesson: vis('#lesson'), heat: vis('.heatmaps'), spec: vis('.spectra'), read: vis('.readouts'), rows, hm: { w: hm.width, bottom: hm.bottom }, vw: innerWidth, vh: innerHeight, scrollW: document.documentElement.scrollWidth };
+    });
+    expect(seen).toMatchObject({ header: false, lesson: false, heat: true, spec: false, read: false, rows: ['p'] });
+    expect(seen.hm.w).toBeGreaterThan(100);               // the heatmaps take the frame's width…
+    expect(seen.hm.bottom).toBeLessThanOrEqual(seen.vh);  // …and fit its height
+    expect(seen.scrollW).toBeLessThanOrEqual(seen.vw);
+    await page.screenshot({ path: 'build/e2e/embed-heatmap-720x420.png' });
+    // the spectrum as the figure, no controls
+    await frame.evaluate(() => { location.hash = 'v=1&variant=elu&d=16&n=128&embed=spectrum'; });
+    await frame.evaluate(() => window.attnviz.snapshot());
+    expect(await frame.$eval('.controls', (e) => getComputedStyle(e).display)).toBe('none');
+    const chart = await frame.$eval('#chart-spectrum', (e) => e.getBoundingClientRect().width);
+    expect(chart).toBeGreaterThan(500);
+    await page.screenshot({ path: 'build/e2e/embed-spectrum-720x420.png' });
+    expect(errors, errors.join('\n')).toEqual([]);
+    await page.close();
+  });
+
+  it('answers attnviz:get, obeys attnviz:set and tells a subscriber after each settled change', async () => {
+    const { page, frame, errors } = await hostWith('v=1&variant=performer&m=64&n=64&d=16&embed=readouts');
+    await page.evaluate(() => window.ask({ type: 'attnviz:get' }));
+    const first = await nextMessage(page, 'attnviz:snapshot', 0);
+    expect(first.origin).toBe(lab.url.replace(/\/$/, ''));
+    expect(first.data.state).toEqual((await frame.evaluate(() => window.attnviz.snapshot())).state);
+    expect(first.data.readouts.variant).toBe('performer');
+    let from = await page.evaluate(() => window.got.length);
+    await page.evaluate(() => window.ask({ type: 'attnviz:subscribe' }));
+    await nextMessage(page, 'attnviz:snapshot', from);
+    from = await page.evaluate(() => window.got.length);
+    await page.evaluate(() => window.ask({ type: 'attnviz:set', state: { m: 1024, rseed: 3 } }));
+    const after = await nextMessage(page, 'attnviz:snapshot', from);
+    expect(after.data.state.m).toBe('1024');
+    expect(after.data.state.rseed).toBe('3');
+    expect(after.data.state.n).toBe('64'); // merged, not replaced
+    expect(after.data.readouts.error_fro_rel).not.toBe(first.data.readouts.error_fro_rel);
+    // a bad value: clamped, reported back, the page intact
+    from = await page.evaluate(() => window.got.length);
+    await page.evaluate(() => window.ask({ type: 'attnviz:set', state: { n: 99999 } }));
+    expect((await nextMessage(page, 'attnviz:error', from)).data.message).toMatch(/n: 99999 is outside/);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('ignores hostile and malformed messages, and with host= obeys only the origins it names', async () => {
+    const { page, frame, errors } = await hostWith('v=1&variant=elu&n=64&embed=heatmap');
+    const before = await frame.evaluate(() => window.attnviz.snapshot());
+    await page.evaluate(() => {
+      for (const m of [null, 42, 'attnviz:get', [], { type: 'attnviz:nope' }, { type: 'attnviz:set' }, { type: 'attnviz:set', state: null },
+        { type: 'attnviz:set', state: [1, 2] }, { type: 'attnviz:set', state: { n: { toString: 1 } } }, { type: 'attnviz:set', state: { __proto__: { n: 32 } } },
+        { type: 'attnviz:set', state: { variant: '<img src=x onerror=alert(1)>' } }, { type: { toString: null } }]) window.ask(m);
+    });
+    const after = await frame.evaluate(() => window.attnviz.snapshot());
+    expect(after.state).toEqual(before.state);
+    expect(await frame.$$eval('img', (x) => x.length)).toBe(0);
+    expect(await frame.evaluate(() => document.getElementById('notice').textContent)).toMatch(/variant: "<img src=x onerror=alert\(1\)>" is not one of/);
+    expect(errors).toEqual([]);
+    await page.close();
+    // restricted to another origin: the parent is not obeyed
+    const r = await hostWith('v=1&variant=elu&n=64&embed=heatmap&host=https://blog.example');
+    await r.page.evaluate(() => window.ask({ type: 'attnviz:set', state: { n: 32 } }));
+    await r.page.evaluate(() => window.ask({ type: 'attnviz:get' }));
+    await r.page.waitForTimeout(500);
+    expect(await r.page.evaluate(() => window.got.length)).toBe(0);
+    expect((await r.frame.evaluate(() => window.attnviz.snapshot())).state.n).toBe('64');
+    // … and naming the host's origin lets it in
+    await r.frame.evaluate((o) => { location.hash = `v=1&variant=elu&n=64&embed=heatmap&host=${o}`; }, host.url.replace(/\/$/, ''));
+    await r.frame.evaluate(() => window.attnviz.snapshot());
+    await r.page.evaluate(() => window.ask({ type: 'attnviz:get' }));
+    expect((await nextMessage(r.page, 'attnviz:snapshot', 0)).data.state.host).toBe(host.url.replace(/\/$/, ''));
+    await r.page.close();
+  });
+});
+
+describe('lesson links that hide controls and lock the view', () => {
+  it('hide= hides the controls it names; lock=1 disables every control', async () => {
+    const { page, errors } = await openLab(browser.context, lab.url, { hash: 'preset=focused-p&hide=gen,seed,std,dwc&lock=1' });
+    const rows = await page.$$eval('.controls .ctl', (r) => r.filter((x) => !x.hidden).map((x) => x.dataset.knob));
+    expect(rows).not.toContain('gen');
+    expect(rows).not.toContain('dwc');
+    expect(rows).not.toContain('dwc_k');
+    expect(rows).toContain('p');
+    expect(await page.$eval('#k-p', (e) => e.disabled)).toBe(true);
+    expect(await page.$eval('#k-variant', (e) => e.disabled)).toBe(true);
+    const s = await page.evaluate(() => window.attnviz.snapshot());
+    expect(s.state.hide).toBe('gen,seed,std,dwc');
+    expect(page.url()).toMatch(/hide=gen,seed,std,dwc/);
+    // a bad name is reported and dropped
+    await page.evaluate(() => { location.hash = 'preset=focused-p&hide=gen,bogus,theme'; });
+    const t = await page.evaluate(() => window.attnviz.snapshot());
+    expect(t.state.hide).toBe('gen');
+    expect(await page.$eval('#notice', (e) => e.textContent)).toMatch(/hide: "bogus", "theme" are not a control, ignored/);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
