@@ -19,7 +19,7 @@ import { createResultGate } from './queue.mjs';
 import { colorTable } from './render/colormap.mjs';
 import { drawHeatmap, drawColorbar, sharedRange, symmetricRange, cellAt } from './render/heatmap.mjs';
 import { fmt, fmtSigned, fmtMs } from './render/format.mjs';
-import { normalisedSpectrum, errorCurve, rankAtRelative, plotLength } from './render/spectrum.mjs';
+import { rankAtRelative, chartData, LOG_X_MIN_N } from './render/spectrum.mjs';
 import { makeSpectrumChart, makeErrorChart, floorDrawn, SERIES } from './render/charts.mjs';
 import { READOUT_ROWS, rowReason, rowLabel, costLine } from './render/readouts.mjs';
 import { entropyBars, entropyNote, drawEntropyHistogram } from './render/entropy.mjs';
@@ -265,8 +265,6 @@ const isDark = () => document.documentElement.dataset.theme === 'dark' ||
 // text, which projector mode and the screen size set. Read again after a resize or a projector toggle.
 let canvasPx = 0;
 const textPx = () => (canvasPx ||= parseFloat(getComputedStyle($('chart-spectrum')).fontSize) || 11);
-/** Above this n the spectrum's index runs on a log axis: the overlays hold only the top σ. */
-const LOG_X_MIN_N = 1024;
 
 /** A chart's size in its box: the box less its legend (measured once drawn, else about two lines). */
 function chartSize(el) {
@@ -305,24 +303,12 @@ function drawSpectra() {
   // the variant's knobs keeps it; new inputs hide it until its new spectrum arrives)
   const req = schema.requestOf(st);
   const current = (k) => ov[k] && ov[k].key === overlayKey(req, k) && ov[k].sv.length && ov[k].sv.length <= n;
-  const len = Math.max(s?.sv?.length ?? 0, ...['S', 'E', 'A'].map((k) => (current(k) ? ov[k].sv.length : 0)), 1);
-  const x = Array.from({ length: len }, (_, i) => i + 1);
-  const fromOv = (k) => (current(k) ? normalisedSpectrum(ov[k].sv, ov[k].floor, len) : new Array(len).fill(null));
-  const M = s && s.sv.length <= n ? normalisedSpectrum(s.sv, s.floor, len) : new Array(len).fill(null);
   const { ceiling } = dims();
-  // the x axis ends where the last curve does (a factor spectrum's zeros take no room), log above
-  // LOG_X_MIN_N (ensureCharts), where the overlays' top σ would otherwise sit in the first pixels
-  const curves = { S: fromOv('S'), E: fromOv('E'), M, A: fromOv('A') };
-  const keep = plotLength(Object.values(curves), ceiling ? ceiling + 1 : 0);
-  const cut = (a) => a.slice(0, keep);
-  charts.spectrum.update({ x: cut(x), S: cut(curves.S), E: cut(curves.E), M: cut(M), A: cut(curves.A),
-    ceiling, floor: s && s.sv[0] > 0 ? s.floor / s.sv[0] : 0 });
-  const eM = s ? errorCurve(s.sv, s.fro2 ?? null) : [null];
-  const eA = current('A') ? errorCurve(ov.A.sv, ov.A.fro2 ?? null) : [null];
-  const elen = plotLength([eM, eA], ceiling ? ceiling + 1 : 0);
-  const r0 = st.n > LOG_X_MIN_N ? 1 : 0; // a log axis starts at r = 1 (e(0) = 1 always)
-  const pad = (a) => { const out = a.slice(r0, elen); while (out.length < Math.max(1, elen - r0)) out.push(null); return out; };
-  charts.error.update({ x: Array.from({ length: Math.max(1, elen - r0) }, (_, i) => i + r0), M: pad(eM), A: pad(eA), ceiling });
+  // the x axis ends where the last curve does, log above LOG_X_MIN_N (ensureCharts), where the
+  // overlays' top σ would otherwise sit in the first pixels
+  const data = chartData({ spec: s, overlays: Object.fromEntries(['S', 'E', 'A'].filter(current).map((k) => [k, ov[k]])), n, ceiling });
+  charts.spectrum.update(data.spectrum);
+  charts.error.update(data.error);
   const route = s ? `${s.route}${s.partial ? ': ranks are lower bounds' : ''}; ${fmtMs(s.ms)} in the worker`
     : view.spec ? `no spectrum: ${view.spec.message}` : 'computing…';
   const floorRel = s && s.sv[0] > 0 ? s.floor / s.sv[0] : 0;

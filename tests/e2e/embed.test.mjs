@@ -162,3 +162,62 @@ describe('lesson links that hide controls and lock the view', () => {
     await page.close();
   });
 });
+
+describe('the <attn-viz> element on a host page of another origin', () => {
+  it('renders two figures from one module script, shares one worker, follows its attributes, waits off screen', async () => {
+    const cors = await serve(ROOT, 0, { headers: { 'Access-Control-Allow-Origin': '*' } });
+    writeFileSync(join(hostDir, 'element.html'), `<!doctype html><meta charset="utf-8"><title>a post</title><link rel="icon" href="data:,">
+<script type="module" src="${cors.url}embed.js"></script>
+<p>The rank of linear attention:</p>
+<attn-viz id="a" variant="elu" n="128" d="16" view="spectrum" style="width: 640px"></attn-viz>
+<p>And a heatmap with its knob:</p>
+<attn-viz id="b" variant="focused" n="64" p="2" view="heatmap" controls="p" style="width: 640px"></attn-viz>
+<div style="height: 3000px"></div>
+<attn-viz id="far" variant="softmax" n="64" view="readouts"></attn-viz>`);
+    const page = await browser.context.newPage();
+    const errors = [];
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(`${host.url}element.html`);
+    await page.waitForFunction(() => customElements.get('attn-viz'));
+    const a = await page.evaluate(() => document.getElementById('a').snapshot());
+    expect(a.readouts.variant).toBe('elu');
+    expect(a.readouts.rank).toBeLessThanOrEqual(16);
+    expect(a.state.embed).toBe('spectrum');
+    const b = await page.evaluate(() => document.getElementById('b').snapshot());
+    expect(b.state.p).toBe('2');
+    // the same state in the full page gives the same readouts
+    const { page: full } = await openLab(browser.context, lab.url, { hash: 'v=1&variant=focused&n=64&p=2' });
+    const fb = await full.evaluate(() => window.attnviz.snapshot());
+    for (const k of ['rank', 'error_fro_rel', 'row_entropy_mean', 'sparsity_tau']) expect(b.readouts[k], k).toBe(fb.readouts[k]);
+    await full.close();
+    // drawn: the heatmap canvas holds many colours; the spectrum chart has its canvas
+    const colours = await page.evaluate(() => {
+      const c = document.getElementById('b').shadowRoot.querySelector('.hm-M');
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      const set = new Set(); for (let i = 0; i < d.length; i += 4) set.add(`${d[i]},${d[i + 1]},${d[i + 2]}`); return set.size;
+    });
+    expect(colours).toBeGreaterThan(20);
+    expect(await page.evaluate(() => !!document.getElementById('a').shadowRoot.querySelector('.chart-spectrum canvas'))).toBe(true);
+    // one worker for all the elements
+    expect(page.workers().length).toBe(1);
+    // an attribute change updates the figure; a control writes its attribute
+    await page.evaluate(() => document.getElementById('b').setAttribute('p', '6'));
+    const b6 = await page.evaluate(() => document.getElementById('b').snapshot());
+    expect(b6.state.p).toBe('6');
+    expect(b6.readouts.row_entropy_mean).toBeLessThan(b.readouts.row_entropy_mean);
+    await page.evaluate(() => { const i = document.getElementById('b').shadowRoot.getElementById('k-p'); i.value = '4'; i.dispatchEvent(new Event('change')); });
+    expect(await page.evaluate(() => document.getElementById('b').getAttribute('p'))).toBe('4');
+    // the element far below has computed nothing until it is scrolled into view
+    expect(await page.evaluate(() => document.getElementById('far').view.job)).toBe(0);
+    await page.evaluate(() => document.getElementById('far').scrollIntoView());
+    await page.waitForFunction(() => document.getElementById('far').view.job > 0);
+    expect((await page.evaluate(() => document.getElementById('far').snapshot())).readouts.variant).toBe('softmax');
+    await page.evaluate(() => scrollTo(0, 0));
+    await page.screenshot({ path: 'build/e2e/embed-element.png' });
+    await page.locator('#b').screenshot({ path: 'build/e2e/embed-element-heatmap.png' });
+    expect(errors).toEqual([]);
+    await page.close();
+    await cors.close();
+  });
+});

@@ -57,3 +57,33 @@ export function plotLength(series, atLeast = 0) {
   }
   return Math.min(longest, Math.max(last + 1, atLeast, Math.min(longest, 2)));
 }
+
+/** Above this n the spectrum's index runs on a log axis: the overlays hold only the top σ. */
+export const LOG_X_MIN_N = 1024;
+
+/**
+ * The data of both charts (charts.mjs) for one view: `spec` the variant's spectrum ({sv, floor, fro2,
+ * partial} or null), `overlays` the 'S' (QKᵀ), 'E' (exp(QKᵀ)) and 'A' (softmax) spectra that are current
+ * for these inputs (others left out), `n`, and `ceiling` the rank ceiling (or null). Returns
+ * {spectrum: {x, S, E, M, A, ceiling, floor}, error: {x, M, A, ceiling}}: the x axis ends where the last
+ * curve does (a factor spectrum's zeros take no room); above LOG_X_MIN_N, on a log axis, e(r) from r = 1.
+ */
+export function chartData({ spec, overlays, n, ceiling }) {
+  const s = spec?.sv ? spec : null;
+  const len = Math.max(s?.sv?.length ?? 0, ...['S', 'E', 'A'].map((k) => overlays[k]?.sv.length ?? 0), 1);
+  const x = Array.from({ length: len }, (_, i) => i + 1);
+  const fromOv = (k) => (overlays[k] ? normalisedSpectrum(overlays[k].sv, overlays[k].floor, len) : new Array(len).fill(null));
+  const M = s && s.sv.length <= n ? normalisedSpectrum(s.sv, s.floor, len) : new Array(len).fill(null);
+  const curves = { S: fromOv('S'), E: fromOv('E'), M, A: fromOv('A') };
+  const keep = plotLength(Object.values(curves), ceiling ? ceiling + 1 : 0);
+  const cut = (a) => a.slice(0, keep);
+  const spectrum = { x: cut(x), S: cut(curves.S), E: cut(curves.E), M: cut(M), A: cut(curves.A),
+    ceiling, floor: s && s.sv[0] > 0 ? s.floor / s.sv[0] : 0 };
+  const eM = s ? errorCurve(s.sv, s.fro2 ?? null) : [null];
+  const eA = overlays.A ? errorCurve(overlays.A.sv, overlays.A.fro2 ?? null) : [null];
+  const elen = plotLength([eM, eA], ceiling ? ceiling + 1 : 0);
+  const r0 = n > LOG_X_MIN_N ? 1 : 0; // a log axis starts at r = 1 (e(0) = 1 always)
+  const pad = (a) => { const out = a.slice(r0, elen); while (out.length < Math.max(1, elen - r0)) out.push(null); return out; };
+  const error = { x: Array.from({ length: Math.max(1, elen - r0) }, (_, i) => i + r0), M: pad(eM), A: pad(eA), ceiling };
+  return { spectrum, error };
+}

@@ -1,0 +1,90 @@
+// embed-worker.mjs: the one worker every <attn-viz> element on a page shares (web/embed.mjs). Each
+// element is a client with its own Engine (web/engine.mjs) and its own latest-wins slot: a newer request
+// from one element replaces that element's waiting request, never another's; the clients' jobs take turns.
+//
+// Messages in:  {kind: 'init', module, memoryMax, simd}     the page's compiled WebAssembly.Module
+//               {kind: 'job', client, id, req, overlays}      req: state.mjs's requestOf; overlays: also
+//                                                             the QKᵀ, exp(QKᵀ) and softmax spectra
+//               {kind: 'drop', client}                        the element left the page
+// Messages out: {kind: 'ready'} | {kind: 'fatal', message}
+//               {client, id, part: 'frame' | 'spectrum' | 'overlay' | 'done' | 'error', …}
+import { loadAttnviz } from './attnviz.mjs';
+import { Engine } from './engine.mjs';
+
+let av = null;
+let ready = null;
+const engines = new Map();   // client → Engine
+const waiting = new Map();   // client → its newest job not yet started
+let running = false;
+
+const later = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+function transferables(obj) {
+  const out = [];
+  for (const v of Object.values(obj)) if (ArrayBuffer.isView(v) && !out.includes(v.buffer)) out.push(v.buffer);
+  return out;
+}
+
+async function run() {
+  if (running) return;
+  running = true;
+  try {
+    await ready;
+    while (waiting.size) {
+      // one job per client in turn (Map order: the longest waiting first)
+      const [client, job] = waiting.entries().next().value;
+      waiting.delete(client);
+      await runJob(client, job);
+    }
+  } finally {
+    running = false;
+  }
+}
+
+async function runJob(client, job) {
+  const { id, req } = job;
+  const stale = () => waiting.get(client)?.id > id || !engines.has(client);
+  const post = (part, body = {}, transfer = []) => self.postMessage({ client, id, part, ...body }, transfer);
+  try {
+    const engine = engines.get(client);
+    if (!engine) return;
+    const f = engine.frame(req, { readouts: true });
+    post('frame', f, transferables({ M: f.M, D: f.D }));
+    await later();
+    if (stale()) return post('done', { dropped: true });
+    const s = engine.spectrum(req, false);
+    if (s) post('spectrum', s);
+    if (job.overlays) {
+      for (const which of ['S', 'E', 'A']) {
+        await later();
+        if (stale()) return post('done', { dropped: true });
+        const o = engine.overlaySpectrum(req, which, req.inputs.n > 512);
+        if (o) post('overlay', { which, key: o.key, sv: o.sv, floor: o.floor, partial: o.partial, fro2: o.fro2 ?? null });
+      }
+    }
+    post('done');
+  } catch (err) {
+    post('error', { message: String(err?.message ?? err) });
+  }
+}
+
+self.onmessage = (e) => {
+  const msg = e.data;
+  if (!msg || typeof msg !== 'object') return;
+  if (msg.kind === 'init') {
+    ready = loadAttnviz({ source: msg.module, simd: msg.simd, memoryMax: msg.memoryMax })
+      .then((m) => { av = m; self.postMessage({ kind: 'ready' }); })
+      .catch((err) => { self.postMessage({ kind: 'fatal', message: String(err?.message ?? err) }); throw err; });
+  } else if (msg.kind === 'job') {
+    if (!engines.has(msg.client)) {
+      ready.then(() => { if (!engines.has(msg.client)) engines.set(msg.client, new Engine(av)); });
+    }
+    waiting.delete(msg.client); // re-queued at the back: the other clients go first
+    waiting.set(msg.client, msg);
+    ready.then(run);
+  } else if (msg.kind === 'drop') {
+    waiting.delete(msg.client);
+    engines.get(msg.client)?.lab?.free();
+    engines.delete(msg.client);
+  }
+};
