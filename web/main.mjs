@@ -223,7 +223,16 @@ function writeUrl(now) {
 }
 
 // --- drawing ----------------------------------------------------------------------------------------
-const tables = { seq: colorTable('viridis'), div: colorTable('rdbu') };
+const tables = { seq: colorTable('viridis'), seqName: 'viridis', div: colorTable('rdbu') };
+/** The sequential table for the state's colour map (made again when the reader picks another). */
+function seqTable() {
+  if (tables.seqName !== st.cmap) {
+    tables.seq = colorTable(st.cmap);
+    tables.seqName = st.cmap;
+    drawColorbar($('cb-M'), tables.seq); drawColorbar($('cb-A'), tables.seq);
+  }
+  return tables.seq;
+}
 const SERIES_COLOR = Object.fromEntries(SERIES.map((x) => [x.key, x.color]));
 let heatRanges = null;
 
@@ -234,8 +243,9 @@ function drawHeatmaps() {
   const dr = symmetricRange([f.D]);
   heatRanges = { r, dr };
   const data = (values) => ({ values, size: f.size });
-  const bad = drawHeatmap($('hm-M'), data(f.M), { table: tables.seq, lo: r.lo, hi: r.hi }).nonfinite;
-  drawHeatmap($('hm-A'), data(f.A), { table: tables.seq, lo: r.lo, hi: r.hi });
+  const seq = seqTable();
+  const bad = drawHeatmap($('hm-M'), data(f.M), { table: seq, lo: r.lo, hi: r.hi }).nonfinite;
+  drawHeatmap($('hm-A'), data(f.A), { table: seq, lo: r.lo, hi: r.hi });
   drawHeatmap($('hm-D'), data(f.D), { table: tables.div, lo: dr.lo, hi: dr.hi });
   for (const [k, rg] of [['M', r], ['A', r], ['D', dr]]) {
     setText(`cb-${k}-hi`, `${rg.clipped ? '≥ ' : ''}${k === 'D' ? fmtSigned(rg.hi) : fmt(rg.hi)}`);
@@ -244,6 +254,7 @@ function drawHeatmaps() {
   }
   setText('cap-M', `${schema.variantView(st.variant).label}: matrix M${bad ? ` (${bad} cells Inf/NaN, magenta)` : ''}`);
   setText('ds-note', f.b > 1 ? `n = ${f.n} shown as ${f.size}×${f.size}: blocks of ${f.b}×${f.b}, block ${f.mode}` : '');
+  if (document.activeElement?.classList.contains('hm')) showCursor(document.activeElement); // new values under the cursor
   const note = swampNote(f.swamped);
   if ($('swamp-note').hidden !== !note) $('swamp-note').hidden = !note;
   setText('swamp-note', note ?? '');
@@ -465,13 +476,50 @@ function showNotice(text) {
   showNotice.t = setTimeout(() => { el.hidden = true; }, 8000);
 }
 
-// --- hover ----------------------------------------------------------------------------------------
+// --- hover and the keyboard cursor --------------------------------------------------------------------
 function onHover(e) {
   const f = view.frame;
   if (!f || !f.M) return;
   const rect = e.target.getBoundingClientRect();
   const cell = cellAt(e.clientX - rect.left, e.clientY - rect.top, rect.width, rect.height, f.size);
   if (!cell) return;
+  $('hover').textContent = cellText(cell);
+}
+
+/** A focused heatmap's cell cursor: arrow keys move it (Page Up/Down by 8, Home/End to the row's ends). */
+const cursor = { row: 0, col: 0 };
+const MOVES = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1], PageUp: [-8, 0], PageDown: [8, 0] };
+function onHeatKey(e) {
+  const f = view.frame;
+  if (!f || !f.M) return;
+  const last = f.size - 1;
+  if (MOVES[e.key]) {
+    cursor.row = Math.min(last, Math.max(0, cursor.row + MOVES[e.key][0]));
+    cursor.col = Math.min(last, Math.max(0, cursor.col + MOVES[e.key][1]));
+  } else if (e.key === 'Home') cursor.col = 0;
+  else if (e.key === 'End') cursor.col = last;
+  else return;
+  e.preventDefault();
+  showCursor(e.target);
+}
+function showCursor(canvas) {
+  const f = view.frame;
+  const box = canvas.nextElementSibling;
+  if (!f || !f.M) { box.hidden = true; return; }
+  cursor.row = Math.min(cursor.row, f.size - 1); cursor.col = Math.min(cursor.col, f.size - 1);
+  const w = canvas.clientWidth / f.size;
+  box.style.left = `${canvas.offsetLeft + cursor.col * w}px`;   // CSSOM, allowed under the page's CSP
+  box.style.top = `${canvas.offsetTop + cursor.row * w}px`;
+  box.style.width = box.style.height = `${Math.max(2, w)}px`;
+  box.hidden = false;
+  const text = cellText(cursor);
+  $('hover').textContent = text;
+  $('cell-say').textContent = text;
+}
+
+/** What a heatmap cell holds: its row and column (or block), M, softmax and M − A. */
+function cellText(cell) {
+  const f = view.frame;
   const k = cell.row * f.size + cell.col;
   const b = f.b, n = f.n;
   let text;
@@ -484,7 +532,7 @@ function onHover(e) {
     text = `rows ${r0}–${Math.min(n, r0 + b) - 1}, cols ${c0}–${Math.min(n, c0 + b) - 1} (block ${f.mode}): ` +
       `M ${fmt(f.M[k], 4)} · softmax ${fmt(f.A[k], 4)} · M − A ${fmtSigned(f.D[k], 3)}`;
   }
-  $('hover').textContent = text;
+  return text;
 }
 
 /** Replace the state (a link read, a host's message): the reader's theme stays; everything is redrawn. */
@@ -536,7 +584,13 @@ async function start() {
   const byGroup = (g) => schema.SCHEMA.filter((e) => e.group === g);
   const parts = Object.entries(groups).map(([g, el]) => buildControls(el, byGroup(g), st, onChange, schema.shown));
   controls = { sync: (s) => parts.forEach((p) => p.sync(s)) };
-  for (const id of ['hm-M', 'hm-A', 'hm-D']) $(id).addEventListener('mousemove', onHover);
+  for (const id of ['hm-M', 'hm-A', 'hm-D']) {
+    const c = $(id);
+    c.addEventListener('mousemove', onHover);
+    c.addEventListener('keydown', onHeatKey);
+    c.addEventListener('focus', () => showCursor(c));
+    c.addEventListener('blur', () => { c.nextElementSibling.hidden = true; });
+  }
   new ResizeObserver(([e]) => {
     entBox.width = Math.floor(e.contentRect.width); entBox.height = Math.floor(e.contentRect.height); canvasPx = 0;
     redraw.readouts = true; schedule();

@@ -46,6 +46,8 @@ const READOUT_ENTRIES = [
   { name: 'tau', type: 'float', default: 0.1, min: 0.01, max: 1, step: 0.01, label: 'sparsity τ', group: 'readout', stage: 'readouts' },
   { name: 'rtol', type: 'float', default: -3, min: -7, max: -1, step: 0.5, label: 'rank tol. log₁₀', group: 'readout', stage: 'display' },
   { name: 'ds', type: 'enum', options: ['mean', 'max'], default: 'mean', label: 'downsample by', group: 'readout', stage: 'readouts' },
+  // the heatmaps' sequential colour map (all colour-blind safe; web/render/colormap.mjs); M − A keeps rdbu
+  { name: 'cmap', type: 'enum', options: ['viridis', 'cividis', 'magma', 'gray'], default: 'viridis', label: 'heatmap colours', group: 'readout', stage: 'display' },
   // the reader's own: never written into a link (a shared link must not impose the author's theme); an old
   // link's `theme=` is accepted silently and left aside; the page keeps the reader's choice in localStorage
   { name: 'theme', type: 'enum', options: ['auto', 'light', 'dark'], default: 'auto', label: 'theme', group: 'view', stage: 'display', reader: true },

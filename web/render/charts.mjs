@@ -3,12 +3,65 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
+/**
+ * The curves, told apart three ways, so that no one depends on colour alone (Okabe–Ito colours, safe
+ * under the common colour-vision deficiencies; dash patterns; marker shapes drawn along each curve and
+ * named in the legend): QKᵀ grey dashed ▲, exp(QKᵀ) orange dash-dot ■, the variant blue solid ●,
+ * softmax reddish purple dotted ◆.
+ */
 export const SERIES = [
-  { key: 'S', label: 'QKᵀ', color: '#8c8c8c', dash: [6, 3] },
-  { key: 'E', label: 'exp(QKᵀ)', color: '#e69f00', dash: [] },
-  { key: 'M', label: 'variant M', color: '#0072b2', dash: [] },
-  { key: 'A', label: 'softmax A', color: '#cc79a7', dash: [2, 2] },
+  { key: 'S', label: 'QKᵀ ▲', color: '#8c8c8c', dash: [7, 4], legendDash: 'dashed', marker: 'triangle' },
+  { key: 'E', label: 'exp(QKᵀ) ■', color: '#e69f00', dash: [9, 3, 2, 3], legendDash: 'dashed', marker: 'square' },
+  { key: 'M', label: 'variant M ●', color: '#0072b2', dash: [], legendDash: 'solid', marker: 'circle' },
+  { key: 'A', label: 'softmax A ◆', color: '#cc79a7', dash: [1.5, 3], legendDash: 'dotted', marker: 'diamond' },
 ];
+
+/** Marker positions along a curve: about `count` indices, evenly spaced, where it has a value. */
+export function markerIndices(values, count = 9, offset = 0) {
+  const idx = [];
+  for (let i = 0; i < values.length; i++) if (values[i] !== null && values[i] !== undefined) idx.push(i);
+  if (idx.length <= count) return idx;
+  const step = idx.length / count;
+  return Array.from({ length: count }, (_, k) => idx[Math.min(idx.length - 1, Math.floor((k + offset) * step))]);
+}
+
+/** Draw one marker shape of radius r (device px) centred at (x, y). */
+function drawMarker(ctx, shape, x, y, r) {
+  ctx.beginPath();
+  if (shape === 'circle') ctx.arc(x, y, r, 0, 2 * Math.PI);
+  else if (shape === 'square') ctx.rect(x - r * 0.85, y - r * 0.85, 1.7 * r, 1.7 * r);
+  else if (shape === 'triangle') { ctx.moveTo(x, y - r * 1.1); ctx.lineTo(x + r, y + r * 0.8); ctx.lineTo(x - r, y + r * 0.8); ctx.closePath(); }
+  else { ctx.moveTo(x, y - r * 1.2); ctx.lineTo(x + r, y); ctx.lineTo(x, y + r * 1.2); ctx.lineTo(x - r, y); ctx.closePath(); }
+  ctx.fill();
+}
+
+/** A uPlot plugin that draws each series' marker shape along its curve (series i + 1 ↔ styles[i]). */
+function seriesMarkers(styles) {
+  return {
+    hooks: {
+      draw: [(u) => {
+        const ctx = u.ctx, r = 3.2 * devicePixelRatio;
+        const { left, top, width, height } = u.bbox;
+        ctx.save();
+        styles.forEach((s, i) => {
+          const ys = u.data[i + 1];
+          if (!ys || !u.series[i + 1].show) return;
+          ctx.fillStyle = s.color;
+          for (const j of markerIndices(ys, 9, (i + 1) / (styles.length + 1))) {
+            const x = u.valToPos(u.data[0][j], 'x', true), y = u.valToPos(ys[j], 'y', true);
+            if (x >= left && x <= left + width && y >= top && y <= top + height) drawMarker(ctx, s.marker, x, y, r);
+          }
+        });
+        ctx.restore();
+      }],
+    },
+  };
+}
+
+/** The legend's marker for each series: its colour, and its dash as a border style. */
+function legendMarkers(styles) {
+  return { show: true, live: false, markers: { dash: (u, i) => (i > 0 ? styles[i - 1].legendDash : 'solid'), width: 2 } };
+}
 
 /**
  * The lowest noise floor (relative to σ₁) the spectrum chart draws as a dotted line: the y range
@@ -138,13 +191,13 @@ export function makeSpectrumChart(el, { width, height, dark, fontPx = 11, logX =
   const axis = axisBase(dark, fontPx);
   const opts = {
     width, height,
-    legend: { show: true, live: false },
+    legend: legendMarkers(SERIES),
     cursor: { drag: { x: false, y: false }, points: { show: false } },
     // the y range reaches down to a noise floor the chart draws (floorDrawn), so its line is in range
     scales: { x: xScale(logX), y: { distr: 3, range: (u, lo) => [Math.max(1e-12, Math.min(lo ?? 1e-8, floorDrawn(marks.floor) ? marks.floor : 1, 1) / 2), 1.5] } },
     axes: [xAxis(axis, fontPx, logX, logX ? 'i (log)' : 'i'), { ...logAxis(axis, fontPx, 'y'), label: 'σᵢ / σ₁', size: yAxisSize(fontPx) }],
     series: [{ label: 'i' }, ...SERIES.map((s) => ({ label: s.label, stroke: s.color, width: 1.6, dash: s.dash, points: { show: false }, spanGaps: false }))],
-    plugins: [markers(() => marks, dark)],
+    plugins: [markers(() => marks, dark), seriesMarkers(SERIES)],
   };
   const u = new uPlot(opts, [[1], [null], [null], [null], [null]], el);
   return {
@@ -166,16 +219,15 @@ export function makeSpectrumChart(el, { width, height, dark, fontPx = 11, logX =
 export function makeErrorChart(el, { width, height, dark, fontPx = 11, logX = false }) {
   const axis = axisBase(dark, fontPx);
   let marks = { ceiling: null, floor: 0 };
+  const styles = [SERIES[2], SERIES[3]];
   const u = new uPlot({
     width, height,
-    legend: { show: true, live: false },
+    legend: legendMarkers(styles),
     cursor: { drag: { x: false, y: false }, points: { show: false } },
     scales: { x: xScale(logX), y: { distr: 3, range: (u, lo) => [Math.max(1e-16, Math.min(lo ?? 1e-8, 1) / 2), 1.5] } },
     axes: [xAxis(axis, fontPx, logX, logX ? 'r (kept singular values, log)' : 'r (kept singular values)'), { ...logAxis(axis, fontPx, 'y'), label: 'e(r)', size: yAxisSize(fontPx) }],
-    series: [{ label: 'r' },
-      { label: 'variant M', stroke: SERIES[2].color, width: 1.6, points: { show: false } },
-      { label: 'softmax A', stroke: SERIES[3].color, width: 1.6, dash: [2, 2], points: { show: false } }],
-    plugins: [markers(() => marks, dark)],
+    series: [{ label: 'r' }, ...styles.map((s) => ({ label: s.label, stroke: s.color, width: 1.6, dash: s.dash, points: { show: false } }))],
+    plugins: [markers(() => marks, dark), seriesMarkers(styles)],
   }, [[logX ? 1 : 0], [null], [null]], el);
   return {
     update(data) { marks = { ceiling: data.ceiling ?? null, floor: 0 }; u.setData([data.x, data.M, data.A]); },

@@ -4,6 +4,9 @@
 //            stops = viridis(linspace(0, 1, 11))
 //   rdbu     ColorBrewer RdBu (11 classes), colour-blind-safe diverging map: blue below 0, white at 0,
 //            red above, for M − A
+//   cividis  optimised for colour-vision deficiency: blue to yellow, nearly the same seen with
+//            deuteranopia or protanopia (Nuñez, Anderton & Renslow 2018), stops = cividis(linspace(0, 1, 11))
+//   magma    perceptually uniform, colour-blind-safe, black to pale yellow (matplotlib)
 //   gray     black to white, for printing
 
 const STOPS = {
@@ -11,8 +14,15 @@ const STOPS = {
     '#7ad151', '#bddf26', '#fde725'],
   rdbu: ['#053061', '#2166ac', '#4393c3', '#92c5de', '#d1e5f0', '#f7f7f7', '#fddbc7', '#f4a582',
     '#d6604d', '#b2182b', '#67001f'],
+  cividis: ['#00224e', '#083370', '#35456c', '#4f576c', '#666970', '#7d7c78', '#948f78', '#aea371', '#c8b866',
+    '#e5cf52', '#fee838'],
+  magma: ['#000004', '#140e36', '#3b0f70', '#641a80', '#8c2981', '#b73779', '#de4968', '#f7705c', '#fe9f6d',
+    '#fecf92', '#fcfdbf'],
   gray: ['#000000', '#ffffff'],
 };
+
+/** The sequential maps a reader may pick for M and A (the difference M − A always uses rdbu). */
+export const SEQUENTIAL = ['viridis', 'cividis', 'magma', 'gray'];
 
 /** The colour drawn for NaN or ±Inf entries (overflow is shown, not hidden): magenta. */
 export const NONFINITE_RGB = [255, 0, 255];
