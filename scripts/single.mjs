@@ -25,6 +25,7 @@ html = html.replace(/<link rel="stylesheet" crossorigin href="([^"]+)">/g, (_, h
 html = html.replace(/<link rel="icon" href="([^"]+\.svg)"/, (_, href) => `<link rel="icon" href="data:image/svg+xml;base64,${Buffer.from(read(href)).toString('base64')}"`);
 html = html.replace(/<meta http-equiv="Content-Security-Policy"[^>]*>\s*/, '');
 html = html.replace(/<script src="\.\/boot\.js"><\/script>\s*/, ''); // its file:// note is for build/web only
+html = html.replace(/<!--[^>]*-->\s*<link rel="preload" href="\.\/attnviz\.wasm"[^>]*>\s*/, ''); // the wasm is inline here
 if (scripts !== 1 || styles !== 1) throw new Error(`single.mjs: expected one script and one stylesheet in ${TMP}/index.html, found ${scripts} and ${styles}`);
 if (/\b(src|href)="\.\/assets\//.test(html)) throw new Error('single.mjs: the page still refers to a file in assets/');
 mkdirSync(OUT, { recursive: true });
