@@ -342,11 +342,15 @@ function drawReadouts() {
     const tr = rows.get(row.id);
     const l = tr.firstChild, v = tr.children[1];
     const label = rowLabel(row, ctx);
-    if (l.textContent !== label) l.textContent = label;
+    if (l.firstChild.textContent !== label) l.firstChild.textContent = label;
     const text = row.spectral && !view.spec ? '…' : row.text(r, ctx);
     if (v.textContent !== text) v.textContent = text;
     const reason = rowReason(row, r);
     if (v.title !== reason) v.title = reason;
+    // an undefined readout says why on screen, under its label (docs/readouts.md lists the reasons)
+    const why = text.includes('—') ? reason : '';
+    const w = l.lastChild;
+    if (w.textContent !== why) w.textContent = why;
     tr.classList.toggle('stale', row.spectral ? view.specStale : view.readoutsStale);
   }
   setText('cost', costLine(view.frame?.cost, st.n));
@@ -385,7 +389,10 @@ function readoutRows() {
   for (const row of READOUT_ROWS) {
     const tr = document.createElement('tr');
     tr.dataset.readout = row.id;
-    const l = document.createElement('td'); l.className = 'l'; l.textContent = row.label;
+    const l = document.createElement('td'); l.className = 'l';
+    const name = document.createElement('span'); name.textContent = row.label;
+    const why = document.createElement('span'); why.className = 'why';
+    l.append(name, why);
     const v = document.createElement('td'); v.className = 'v'; v.tabIndex = 0;
     const f = document.createElement('td'); f.className = 'f';
     typeset(f, row.tex);

@@ -6,13 +6,17 @@
 // Pure data; no DOM. docs/page.md lists the page's URL keys and how they map to the registry's knobs.
 
 /**
+ * Symbols (the same in every formula the page shows, docs/variant-formulas.md "Notation on the page"):
+ * β the logit scale (default 1/√d), s Linformer's projected length, p FLatten's focusing power, ℓ the
+ * Taylor order, N the power of (1 + x/N)^N, m Performer's random features; no two share a letter.
+ *
  * Per variant: `label` (the picker and the heatmap caption), `tex` (one line of TeX, typeset by KaTeX
  * under the picker) and `hint` (what to look at, one or two sentences).
  */
 export const VARIANT_VIEW = {
   softmax: {
     label: 'softmax (reference)',
-    tex: String.raw`A = \operatorname{softmax}(s\,QK^\top)`,
+    tex: String.raw`A = \operatorname{softmax}(\beta\,QK^\top)`,
     hint: 'The reference: full rank, every weight positive.',
   },
   elu: {
@@ -42,7 +46,7 @@ export const VARIANT_VIEW = {
   },
   linformer: {
     label: 'Linformer',
-    tex: String.raw`M = \operatorname{softmax}(s\,Q(EK)^\top)\,F`,
+    tex: String.raw`M = \operatorname{softmax}(\beta\,Q(EK)^\top)\,F,\ E, F \text{ of } s \times n`,
     hint: 'Drag s: the rank follows s exactly.',
   },
   performer: {
@@ -52,12 +56,12 @@ export const VARIANT_VIEW = {
   },
   taylor: {
     label: 'Taylor series of exp',
-    tex: String.raw`M_{ij} \propto \textstyle\sum_{r\le p} (s\,q_i\cdot k_j)^r / r!`,
-    hint: 'Feature dimension Σ dʳ grows fast; the matrix comes from the closed form.',
+    tex: String.raw`M_{ij} \propto \textstyle\sum_{r\le \ell} (\beta\,q_i\cdot k_j)^r / r!`,
+    hint: 'Feature dimension Σ_{r≤ℓ} dʳ grows fast; the matrix comes from the closed form.',
   },
   explimit: {
     label: '(1 + s/N)^N',
-    tex: String.raw`M_{ij} \propto (1 + s\,q_i\cdot k_j/N)^N`,
+    tex: String.raw`M_{ij} \propto (1 + \beta\,q_i\cdot k_j/N)^N`,
     hint: '(1 + s/N)^N → exp as N grows; features (d+1)^N.',
   },
   hedgehog: {
@@ -94,7 +98,7 @@ export const OPENING_VARIANT = 'focused';
  * object's order; the others follow the registry's order.
  */
 export const KNOB_VIEW = {
-  scale: { label: 'logit scale ×1/√d', relative: true, min: 0.05, max: 4 },
+  scale: { label: 'logit scale β ×1/√d', relative: true, min: 0.05, max: 4 },
   causal: { label: 'causal mask' },
   p: { label: 'focusing power p' },
   dwc_kernel: { label: 'DWC kernel size', url: 'dwc_k', start: 5,
@@ -106,7 +110,7 @@ export const KNOB_VIEW = {
     4096, 8192, 16384, 32768, 65536] },
   orthogonal: { label: 'orthogonal features' },
   seed: { label: 'feature seed', url: 'rseed', control: 'number', redraw: 'draw new random features (seed + 1)' },
-  order: { label: 'Taylor order' },
+  order: { label: 'Taylor order ℓ' },
   N: { label: 'power N' },
   landmarks: { label: 'landmarks' },
   iters: { label: 'pinv iterations' },

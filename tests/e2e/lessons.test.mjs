@@ -87,6 +87,11 @@ const CLAIMS = {
   },
   async 'dwc-rank'(s) {
     expect(s.readouts.rank).toBeGreaterThan(4 * s.readouts.d);
+    // DWC's signed band makes M negative: the entropy is undefined, and the page says why on screen
+    expect(s.readouts.row_entropy_mean).toBe(null);
+    const why = await page.$eval('tr[data-readout="row_entropy"] .why', (e) => ({ text: e.textContent, shown: e.getClientRects().length > 0 }));
+    expect(why.shown).toBe(true);
+    expect(why.text).toBe(s.readouts.row_entropy_mean_reason);
     expect((await lesson('dwc-rank', '&dwc=0')).readouts.rank).toBeLessThanOrEqual(16);
   },
   async 'linformer-s'(s) {
