@@ -2,7 +2,9 @@
 // serve.mjs: a tiny static file server for the built page (no dependencies).
 //   node scripts/serve.mjs [root=build/web] [port=$PORT or 8080]      prints the URL; port 0 picks a free one
 // A busy port, a bad port number or a missing index.html print one line and exit 1.
-// Binds 127.0.0.1 only. .wasm is served as application/wasm (streaming compilation needs it).
+// Binds 127.0.0.1 only. .wasm is served as application/wasm (streaming compilation needs it). Every
+// response carries Access-Control-Allow-Origin: * so that a page on another origin can load embed.js and
+// the wasm beside it (docs/embedding.md): the site is public and static, there is nothing to protect.
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { resolve, extname, join, sep } from 'node:path';
@@ -31,7 +33,7 @@ export function serve(root, port = 0, { headers = {} } = {}) {
       if (file !== base && !file.startsWith(base + sep)) { res.writeHead(403).end('forbidden'); return; }
       if ((await stat(file).catch(() => null))?.isDirectory()) file = join(file, 'index.html');
       const body = await readFile(file);
-      res.writeHead(200, { 'Content-Type': MIME[extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache', ...headers });
+      res.writeHead(200, { 'Content-Type': MIME[extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache', 'Access-Control-Allow-Origin': '*', ...headers });
       res.end(body);
     } catch {
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
