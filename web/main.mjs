@@ -28,6 +28,8 @@ import { createInspector } from './inspect.mjs';
 import { typeset } from './render/tex.mjs';
 import { expandPreset, withPreset } from './presets.mjs';
 import { mountLessons } from './ui/lessons.mjs';
+import { sweepPlan } from './sweep.mjs';
+import { mountSweepPanel } from './ui/sweep-panel.mjs';
 
 const $ = (id) => document.getElementById(id);
 
@@ -198,6 +200,7 @@ function commit() {
     if (stage === 'display') { redraw.heat = true; redraw.spec = true; redraw.readouts = true; }
     release = false;
     hosts?.changed();
+    if (!dragging) updateSweep();
   }
   if (redraw.heat) { drawHeatmaps(); redraw.heat = false; }
   if (redraw.readouts) { drawReadouts(); redraw.readouts = false; }
@@ -441,6 +444,7 @@ function syncChrome() {
     canvasPx = 0;
   }
   controls.sync(st);
+  sweepPanel.sync(st);
   // an embed (embed=VIEW, docs/embedding.md): one figure and the controls its link names (style.css)
   const embed = st.embed || null;
   if ((document.documentElement.dataset.embed ?? null) !== embed) {
@@ -542,6 +546,64 @@ function cellText(cell) {
   return text;
 }
 
+// --- sweeps: a readout against a knob, in a worker of their own (web/sweep.mjs, ui/sweep-panel.mjs) -------
+let sweepPanel = null;
+let sweepWorker = null;
+const sweepView = { id: 0, key: null, plan: null, points: [], complete: true, ms: 0, t0: 0, error: null, waiters: [] };
+
+/** Start the sweep the state asks for when it differs from the one shown (never during a drag). */
+function updateSweep() {
+  const plan = sweepPlan(schema, st);
+  const key = plan ? JSON.stringify(plan) : null;
+  if (key === sweepView.key) { drawSweep(); return; }
+  Object.assign(sweepView, { key, plan, points: [], complete: !plan || !!plan.off, error: null });
+  sweepView.id += 1; // whatever an older sweep still sends is dropped
+  if (!plan || plan.off) sweepWorker?.postMessage({ kind: 'sweep-cancel' });
+  else {
+    sweepWorker ??= makeSweepWorker();
+    sweepView.t0 = performance.now();
+    sweepWorker.postMessage({ kind: 'sweep', id: sweepView.id, plan });
+  }
+  drawSweep();
+  if (sweepView.complete) for (const w of sweepView.waiters.splice(0)) w();
+}
+
+function makeSweepWorker() {
+  const w = new LabWorker({ name: 'attnviz sweep' });
+  w.onmessage = ({ data: m }) => {
+    if (m.id !== sweepView.id) return; // an older sweep's
+    if (m.kind === 'sweep-point') sweepView.points[m.i] = m;
+    else if (m.kind === 'sweep-done') {
+      sweepView.complete = m.complete || !!m.error;
+      sweepView.error = m.error ?? null;
+      sweepView.ms = performance.now() - sweepView.t0;
+      if (sweepView.complete) for (const x of sweepView.waiters.splice(0)) x();
+    }
+    drawSweep();
+  };
+  w.onerror = (e) => showNotice(`the sweep worker failed: ${e.message ?? 'unknown error'}`);
+  w.postMessage({ kind: 'init', module: av.module, memoryMax: av.memoryMax, simd: av.simd });
+  return w;
+}
+
+function drawSweep() {
+  const v = sweepView;
+  if (!v.plan || v.plan.off) { sweepPanel.show(null, v.plan, null, ''); return; }
+  const done = v.points.filter(Boolean).length;
+  const status = v.error ? `failed: ${v.error}` : v.complete ? `${done} values in ${fmtMs(v.ms)} (in the background)` : `${done} of ${v.plan.values.length} values…`;
+  sweepPanel.show(v.points, v.plan, st[v.plan.name], status);
+}
+
+/** The finished sweep of the current state: {knob, readout, seeds, values, mean, min, max}, or null when off. */
+async function finishedSweep() {
+  await inspector.snapshot(); // the state has settled, and with it the sweep it asks for has started
+  while (!sweepView.complete) await new Promise((resolve) => sweepView.waiters.push(resolve));
+  const p = sweepView.plan;
+  if (!p || p.off) return null;
+  const col = (k) => p.values.map((_, i) => sweepView.points[i]?.[k] ?? null);
+  return { knob: p.name, readout: p.readout, seeds: p.seeds, values: p.values.slice(), mean: col('mean'), min: col('min'), max: col('max') };
+}
+
 /** Replace the state (a link read, a host's message): the reader's theme stays; everything is redrawn. */
 function applyState(next) {
   st = { ...next, theme: st.theme };
@@ -590,6 +652,7 @@ async function start() {
   const groups = { input: $('ctl-input'), variant: $('ctl-variant'), readout: $('ctl-readout') };
   const byGroup = (g) => schema.SCHEMA.filter((e) => e.group === g);
   const parts = Object.entries(groups).map(([g, el]) => buildControls(el, byGroup(g), st, onChange, schema.shown));
+  sweepPanel = mountSweepPanel($('sweep-box'), schema, onChange, { dark: isDark });
   controls = { sync: (s) => parts.forEach((p) => p.sync(s)) };
   for (const id of ['hm-M', 'hm-A', 'hm-D']) {
     const c = $(id);
@@ -650,5 +713,7 @@ window.attnviz = {
   get idle() { return !!workers && !raf && !urlTimer && dirty === null && Object.values(workers).every((w) => w.done >= w.posted); },
   /** A promise of {state, readouts, tokens} once the view for the current state has settled (docs/inspection.md). */
   snapshot: () => inspector.snapshot(),
+  /** A promise of the finished sweep for the current state, or of null when it is off (docs/inspection.md). */
+  sweep: () => finishedSweep(),
 };
 start();

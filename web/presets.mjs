@@ -83,13 +83,13 @@ export const PRESETS = [
   {
     name: 'focused-p',
     title: 'Focusing power p sharpens the rows',
-    state: { gen: 'clustered', variant: 'focused', n: 256, d: 64, p: 6, dwc: 0 },
+    state: { gen: 'clustered', variant: 'focused', n: 256, d: 64, p: 6, dwc: 0, sweep: 'p', sweep_y: 'error_fro_rel' },
     caption: 'FLatten raises each feature to the power p and rescales it to keep its norm, which pushes a query '
       + 'toward the keys that share its largest features. On clustered keys, dragging p from 1 to 8 lowers the '
       + 'row entropy and the error against softmax together. On Gaussian inputs (generator) the rows still '
       + 'sharpen, but toward the wrong keys: the error rises.',
     source: `Han et al. 2023, "FLatten Transformer"; ${ARTICLE.survey}`,
-    highlight: ['row_entropy', 'error_fro_rel', 'entropy'],
+    highlight: ['row_entropy', 'error_fro_rel', 'entropy', 'sweep'],
   },
   {
     name: 'dwc-rank',
@@ -104,55 +104,55 @@ export const PRESETS = [
   {
     name: 'linformer-s',
     title: 'Linformer: rank equals s',
-    state: { gen: 'gaussian', variant: 'linformer', n: 256, d: 64, s: 32, ef_kind: 'mean' },
+    state: { gen: 'gaussian', variant: 'linformer', n: 256, d: 64, s: 32, ef_kind: 'mean', sweep: 's', sweep_y: 'rank', sweep_seeds: 1 },
     caption: 'Linformer projects the n keys and values down to s rows (E, F ∈ ℝ^{s×n}), so M = softmax(Q(EK)ᵀ)F '
       + 'has rank exactly s: drag s and the rank follows. With segment-mean E/F the rows stay distributions and '
       + 'the error falls slowly as s grows. Random Gaussian E/F (E/F kind) keep the rank but not the rows: '
       + 'their sums stray far from 1 and the error against softmax is large.',
     source: `Wang et al. 2020, "Linformer"; ${ARTICLE.survey}`,
-    highlight: ['rank', 'error_fro_rel', 'spectrum'],
+    highlight: ['rank', 'error_fro_rel', 'spectrum', 'sweep'],
   },
   {
     name: 'performer-m',
     title: 'Performer: error falls as m grows',
-    state: { gen: 'gaussian', variant: 'performer', n: 256, d: 64, std: 0.5, m: 256, orthogonal: 1 },
+    state: { gen: 'gaussian', variant: 'performer', n: 256, d: 64, std: 0.5, m: 256, orthogonal: 1, sweep: 'm', sweep_y: 'error_fro_rel', sweep_seeds: 3 },
     caption: 'FAVOR+ estimates exp(q·k) with m random features, and the estimate is unbiased: on inputs of '
-      + 'moderate norm (std 0.5) the error against softmax falls roughly as 1/√m. Drag m from 16 to 4096, and '
-      + 'redraw the features (feature seed) to see the spread between draws.',
+      + 'moderate norm (std 0.5) the error against softmax falls roughly as 1/√m. The sweep below draws it from '
+      + 'm = 1 to 4096 for three draws of the features (the band is their spread); drag m, or redraw the features.',
     source: `Choromanski et al. 2021, "Rethinking Attention with Performers"; ${ARTICLE.infinite}`,
-    highlight: ['error_fro_rel'],
+    highlight: ['error_fro_rel', 'sweep'],
   },
   {
     name: 'performer-norm',
     title: 'Performer on large-norm inputs',
-    state: { gen: 'gaussian', variant: 'performer', n: 256, d: 64, std: 1.5, m: 4096, orthogonal: 1 },
+    state: { gen: 'gaussian', variant: 'performer', n: 256, d: 64, std: 1.5, m: 4096, orthogonal: 1, sweep: 'm', sweep_y: 'error_fro_rel', sweep_seeds: 3 },
     caption: 'The variance of FAVOR+ grows like exp(‖q‖² + ‖k‖²): at std 1.5 the error stays near 1 even at '
       + 'm = 4096, and more features barely help. One global stabiliser for the keys also leaves most of them '
       + 'with every exponential term below the ε inside φ: those keys get the same weight from every query '
       + '(see the note under the variant).',
     source: `Choromanski et al. 2021, "Rethinking Attention with Performers"; ${ARTICLE.infinite}`,
-    highlight: ['error_fro_rel', 'row_entropy'],
+    highlight: ['error_fro_rel', 'row_entropy', 'sweep'],
   },
   {
     name: 'taylor-order',
     title: 'Taylor features: better with the order, dearer than softmax',
-    state: { gen: 'gaussian', variant: 'taylor', n: 256, d: 8, order: 3 },
+    state: { gen: 'gaussian', variant: 'taylor', n: 256, d: 8, order: 3, sweep: 'order', sweep_y: 'error_fro_rel' },
     caption: 'exp(q·k) = Σ (q·k)ʳ/r! is a linear attention with features of dimension Σ dʳ. Raising the order '
       + 'lowers the error against softmax, but at order 3 with d = 8 the features already number 585, more than '
       + 'the n = 256 tokens: the "linear" path is dearer than softmax (cost line).',
     source: ARTICLE.infinite,
-    highlight: ['error_fro_rel', 'cost'],
+    highlight: ['error_fro_rel', 'cost', 'sweep'],
   },
   {
     name: 'explimit-N',
     title: '(1 + q·k/N)^N → exp(q·k)',
-    state: { gen: 'gaussian', variant: 'explimit', n: 256, d: 8, N: 8 },
+    state: { gen: 'gaussian', variant: 'explimit', n: 256, d: 8, N: 8, sweep: 'N', sweep_y: 'error_fro_rel' },
     caption: '(1 + x/N)^N tends to eˣ, so (1 + q·k/N)^N is a linear attention whose features, of dimension '
       + '(d + 1)^N, approach softmax as N grows: drag N and the error falls. Already at N = 3 the 729 features '
       + 'outnumber the tokens, and at N = 8 there are 43 million: softmax is an infinite-dimensional linear '
       + 'attention.',
     source: ARTICLE.infinite,
-    highlight: ['error_fro_rel', 'cost'],
+    highlight: ['error_fro_rel', 'cost', 'sweep'],
   },
   {
     name: 'hedgehog-spiky',

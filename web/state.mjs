@@ -19,6 +19,7 @@
 //            fromHash skips it without a word)
 
 import { VARIANT_VIEW, KNOB_VIEW, OPENING_VARIANT, variantView } from './variants.mjs';
+import { SWEEP_READOUTS, MAX_SEEDS } from './sweep.mjs';
 
 const VERSION = 1;
 
@@ -166,12 +167,22 @@ export function buildSchema(registry) {
   const perVariant = registry.knobs.filter((k) => !Object.hasOwn(GLOBAL_KNOBS, k.key) && readers(k.key).length);
   const opening = VARIANTS.includes(OPENING_VARIANT) ? OPENING_VARIANT : VARIANTS[0];
 
+  const variantEntries = perVariant.flatMap((k) => knobEntries(k, readers(k.key)));
+  // a sweep (web/sweep.mjs): a readout against one numeric knob of the variant, over seeds of its random
+  // matrices; view keys: they change no matrix, the sweep panel reads them
+  const sweepable = variantEntries.filter((e) => (e.type === 'int' || e.type === 'float') && !e.toggleOf && e.knob !== 'seed').map((e) => e.name);
+  const SWEEP_ENTRIES = [
+    { name: 'sweep', type: 'enum', options: ['', ...sweepable], default: '', label: 'sweep over', group: 'view', stage: 'display' },
+    { name: 'sweep_y', type: 'enum', options: SWEEP_READOUTS, default: SWEEP_READOUTS[0], label: 'readout', group: 'view', stage: 'display' },
+    { name: 'sweep_seeds', type: 'int', default: 3, min: 1, max: MAX_SEEDS, label: 'seeds', group: 'view', stage: 'display' },
+  ];
   const SCHEMA = [
     ...INPUT_ENTRIES,
     ...globals.flatMap((k) => knobEntries(k, null)),
     { name: 'variant', type: 'enum', options: VARIANTS, optionLabels: labels, default: opening, label: 'variant', group: 'variant', stage: 'matrix' },
-    ...perVariant.flatMap((k) => knobEntries(k, readers(k.key))),
+    ...variantEntries,
     ...READOUT_ENTRIES,
+    ...SWEEP_ENTRIES,
   ];
   const seen = new Set();
   for (const e of SCHEMA) {

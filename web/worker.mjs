@@ -5,15 +5,19 @@
 //
 // Messages in:  {kind: 'init', module, memoryMax, simd}: the page's compiled WebAssembly.Module (or
 //               {kind: 'init', simdUrl, scalarUrl, simd}: where to fetch it)
+//               {kind: 'sweep', id, plan}: a sweep (web/sweep.mjs's sweepPlan), one point at a time;
+//               {kind: 'sweep-cancel'}: stop the running one (a newer sweep also stops it)
 //               {kind: 'job', id, req, drag, frame, readouts, spectrum}   req: the request (state.mjs's
 //               requestOf: inputs, knobs, tau, ds; never the page's state); frame: the heatmaps;
 //               readouts: the plain readouts; spectrum (default true): the spectrum and the overlays
 // Messages out: {kind: 'ready', simd} | {kind: 'fatal', message}
 //               {id, part: 'frame' | 'readouts' | 'spectrum' | 'overlay' | 'done' | 'error', …}
+//               {kind: 'sweep-point', id, i, value, mean, min, max, reason} | {kind: 'sweep-done', id, complete, error?}
 // Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step.
 import { loadAttnviz } from './attnviz.mjs';
 import { Engine, overlayKey } from './engine.mjs';
 import { createLatestSlot } from './queue.mjs';
+import { runSweep } from './sweep.mjs';
 
 const slot = createLatestSlot();
 let engine = null;
@@ -89,8 +93,28 @@ function sameOverlay(req, which) {
   return !!next && overlayKey(next.req, which) === overlayKey(req, which);
 }
 
+// --- sweeps: the page runs them in a worker of their own, so they never delay a frame or a spectrum
+let sweepId = 0;
+async function sweep({ id, plan }) {
+  sweepId = id;
+  await ready;
+  if (sweepId !== id) return;
+  try {
+    engine.ensure(plan.req, { ref: false, matrix: false }); // Q, K, V of the plan's inputs
+    const complete = await runSweep(engine.lab, plan, (p) => self.postMessage({ kind: 'sweep-point', id, ...p }),
+      () => sweepId !== id, yieldToEvents);
+    self.postMessage({ kind: 'sweep-done', id, complete });
+  } catch (err) {
+    self.postMessage({ kind: 'sweep-done', id, complete: false, error: String(err?.message ?? err) });
+  } finally {
+    engine.keys.ref = engine.keys.matrix = null; // the sweep overwrote A and M
+  }
+}
+
 self.onmessage = (e) => {
   const msg = e.data;
+  if (msg.kind === 'sweep') { sweep(msg); return; }
+  if (msg.kind === 'sweep-cancel') { sweepId = -1; return; }
   if (msg.kind === 'init') {
     // the page's compiled module (nothing to fetch or compile: works from blob: and file:// pages), or URLs
     const opts = msg.module ? { source: msg.module, simd: msg.simd, memoryMax: msg.memoryMax }

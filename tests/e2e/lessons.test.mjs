@@ -96,6 +96,10 @@ const CLAIMS = {
   },
   async 'linformer-s'(s) {
     expect(s.readouts.rank).toBe(32);
+    const sw = await page.evaluate(() => window.attnviz.sweep());
+    expect(sw.knob).toBe('s');
+    expect(sw.values.length).toBeGreaterThan(5);
+    expect(sw.mean).toEqual(sw.values); // rank = s, at every s
     const s8 = (await lesson('linformer-s', '&s=8')).readouts, s128 = (await lesson('linformer-s', '&s=128')).readouts;
     expect([s8.rank, s128.rank]).toEqual([8, 128]);
     expect(s128.error_fro_rel).toBeLessThan(s8.error_fro_rel);
@@ -105,6 +109,13 @@ const CLAIMS = {
     expect(g.error_fro_rel).toBeGreaterThan(2 * s.readouts.error_fro_rel);
   },
   async 'performer-m'() {
+    // the lesson's sweep: error against m over three feature seeds, falling about as 1/√m
+    const sw = await page.evaluate(() => window.attnviz.sweep());
+    expect([sw.knob, sw.readout, sw.seeds]).toEqual(['m', 'error_fro_rel', 3]);
+    for (let i = 0; i < sw.values.length; i++) expect(sw.min[i] <= sw.mean[i] && sw.mean[i] <= sw.max[i], `m = ${sw.values[i]}`).toBe(true);
+    const at = (m) => sw.mean[sw.values.indexOf(m)];
+    expect(at(4096)).toBeLessThan(at(64) / 3);
+    expect(sw.max.at(-1)).toBeLessThan(sw.min[sw.values.indexOf(64)]); // the bands part
     for (const rseed of [0, 1, 2]) {
       const few = (await lesson('performer-m', `&m=64&rseed=${rseed}`)).readouts.error_fro_rel;
       const many = (await lesson('performer-m', `&m=4096&rseed=${rseed}`)).readouts.error_fro_rel;
@@ -113,6 +124,8 @@ const CLAIMS = {
   },
   async 'performer-norm'(s) {
     expect(s.readouts.error_fro_rel).toBeGreaterThan(0.9);
+    const sw = await page.evaluate(() => window.attnviz.sweep());
+    for (let i = 0; i < sw.values.length; i++) if (sw.values[i] >= 16) expect(sw.mean[i], `m = ${sw.values[i]}`).toBeGreaterThan(0.9); // more features do not help
     expect((await lesson('performer-norm', '&m=64')).readouts.error_fro_rel).toBeGreaterThan(0.9);
     await lesson('performer-norm');
     const note = await page.$eval('#swamp-note', (e) => (e.hidden ? '' : e.textContent));
@@ -203,6 +216,19 @@ describe('the lessons', () => {
     expect(after.state).toEqual(s.state);
     expect((await panel()).hidden).toBe(true);
     expect(new URL(page.url()).hash).not.toMatch(/preset=/);
+    expect(errors).toEqual([]);
+  });
+
+  it('a sweep in progress is dropped when the state changes; the finished one is the new state\'s', async () => {
+    await lesson('performer-m');
+    await page.evaluate(() => { location.hash = 'preset=performer-m&sweep_y=row_entropy_mean&sweep_seeds=2&std=0.7'; });
+    const sw = await page.evaluate(() => window.attnviz.sweep());
+    expect([sw.readout, sw.seeds]).toEqual(['row_entropy_mean', 2]);
+    const s = await page.evaluate(() => window.attnviz.snapshot());
+    expect(sw.mean[sw.values.indexOf(256)]).toBeCloseTo((await lesson('performer-m', '&std=0.7&rseed=0')).readouts.row_entropy_mean, 0);
+    expect(s.state.std).toBe('0.7');
+    await at('v=1&variant=elu&sweep=');
+    expect(await page.evaluate(() => window.attnviz.sweep())).toBe(null);
     expect(errors).toEqual([]);
   });
 

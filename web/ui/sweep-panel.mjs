@@ -1,0 +1,114 @@
+// sweep-panel.mjs: the sweep panel (web/sweep.mjs): pickers for the knob (the variant's numeric knobs, or
+// off), the readout and the number of seeds, and a uPlot chart of the readout's mean against the knob
+// with a min–max band over the seeds and the current value marked. The panel only shows and asks:
+// main.mjs runs the sweep in a worker and hands the points to update().
+import uPlot from 'uplot';
+import { sweepableEntries, seeded, SWEEP_READOUTS, MAX_SEEDS } from '../sweep.mjs';
+import { fmt } from '../render/format.mjs';
+
+const LABELS = {
+  error_fro_rel: 'error vs softmax', output_error_rel: 'output error', row_kl_mean: 'KL(softmax ‖ variant)',
+  row_entropy_mean: 'row entropy', keys_for_90: 'keys for 90% of a row', sparsity_tau: 'weights below τ/n',
+  row_sum_dev_max: 'largest |row sum − 1|', rank: 'numerical rank', 'rank_rel_1e-3': 'rank above 10⁻³·σ₁',
+  rank_energy_99: 'rank for 99% energy', effective_rank: 'effective rank', stable_rank: 'stable rank',
+};
+const COLOR = '#0072b2';
+
+function el(tag, attrs = {}, text = '') {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  if (text) e.textContent = text;
+  return e;
+}
+
+/**
+ * Build the panel into `box`. `onChange(name, value, 'change')` sets a state key. Returns
+ * {sync(st), show(points, plan, status), resize()}.
+ */
+export function mountSweepPanel(box, schema, onChange, { dark }) {
+  const head = el('div', { class: 'sweep-head' });
+  const knob = el('select', { id: 'k-sweep', 'aria-label': 'sweep over which knob' });
+  const readout = el('select', { id: 'k-sweep_y', 'aria-label': 'which readout the sweep plots' });
+  for (const k of SWEEP_READOUTS) readout.append(el('option', { value: k }, LABELS[k] ?? k));
+  const seeds = el('input', { id: 'k-sweep_seeds', type: 'number', min: '1', max: String(MAX_SEEDS), step: '1', 'aria-label': 'seeds of the random matrices' });
+  const seedsLabel = el('label', { for: 'k-sweep_seeds' }, 'seeds');
+  head.append(el('label', { for: 'k-sweep' }, 'sweep'), knob, el('label', { for: 'k-sweep_y' }, 'of'), readout, seedsLabel, seeds);
+  const chartBox = el('div', { class: 'sweep-chart' });
+  const note = el('p', { class: 'note sweep-note', role: 'status' });
+  box.append(head, chartBox, note);
+  knob.addEventListener('change', () => onChange('sweep', knob.value, 'change'));
+  readout.addEventListener('change', () => onChange('sweep_y', readout.value, 'change'));
+  seeds.addEventListener('change', () => onChange('sweep_seeds', seeds.value, 'change'));
+
+  let chart = null, shownVariant = null, marker = null, logX = false;
+
+  function makeChart() {
+    chart?.destroy();
+    const w = Math.max(220, Math.floor(chartBox.getBoundingClientRect().width) || 300);
+    const fontPx = parseFloat(getComputedStyle(chartBox).fontSize) || 11;
+    const axis = { stroke: () => (dark() ? '#c8ccd4' : '#333'), grid: { stroke: () => (dark() ? '#333a44' : '#e3e3e3'), width: 1 }, ticks: { show: false }, font: `${fontPx}px system-ui, sans-serif` };
+    chart = new uPlot({
+      width: w, height: Math.round(fontPx * 14),
+      legend: { show: true, live: false },
+      cursor: { drag: { x: false, y: false } },
+      scales: { x: logX ? { time: false, distr: 3 } : { time: false } },
+      axes: [{ ...axis }, { ...axis, size: Math.ceil(fontPx * 4.2) }],
+      series: [{ label: 'knob' },
+        { label: 'mean', stroke: COLOR, width: 2, points: { show: true, size: 5, fill: COLOR } },
+        { label: 'min', stroke: `${COLOR}66`, width: 1, dash: [3, 3], points: { show: false } },
+        { label: 'max', stroke: `${COLOR}66`, width: 1, dash: [3, 3], points: { show: false } }],
+      bands: [{ series: [3, 2], fill: `${COLOR}22` }],
+      hooks: {
+        draw: [(u) => { // the current value of the knob
+          if (marker === null) return;
+          const x = u.valToPos(marker, 'x', true);
+          const { left, top, width, height } = u.bbox;
+          if (!(x >= left && x <= left + width)) return;
+          const ctx = u.ctx;
+          ctx.save();
+          ctx.strokeStyle = dark() ? '#f0e442' : '#b8860b';
+          ctx.lineWidth = 1.5 * devicePixelRatio;
+          ctx.setLineDash([5 * devicePixelRatio, 4 * devicePixelRatio]);
+          ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, top + height); ctx.stroke();
+          ctx.restore();
+        }],
+      },
+    }, [[], [], [], []], chartBox);
+  }
+
+  return {
+    /** Pickers and visibility for this state. */
+    sync(st) {
+      if (shownVariant !== st.variant) {
+        shownVariant = st.variant;
+        knob.replaceChildren(el('option', { value: '' }, 'off'), ...sweepableEntries(schema, st).map((e) => el('option', { value: e.name }, e.label)));
+      }
+      if (knob.value !== st.sweep) knob.value = st.sweep;
+      if (readout.value !== st.sweep_y) readout.value = st.sweep_y;
+      if (seeds.value !== String(st.sweep_seeds)) seeds.value = String(st.sweep_seeds);
+      const on = !!st.sweep;
+      const many = on && seeded(schema, st);
+      seeds.hidden = seedsLabel.hidden = !many;
+      chartBox.hidden = !on;
+      if (!on) note.textContent = 'pick a knob: the readout is computed over its range, in the background';
+    },
+    /**
+     * Draw the points so far: points[i] = {value, mean, min, max, reason} or undefined (not yet);
+     * `plan` (sweep.mjs's sweepPlan) and `current` (the knob's value in the state); status: a sentence.
+     */
+    show(points, plan, current, status) {
+      if (!plan || plan.off) { if (plan?.off) note.textContent = plan.off; return; }
+      const wantLog = plan.values.length > 2 && plan.values[0] > 0 && plan.values.at(-1) / plan.values[0] >= 50;
+      if (!chart || wantLog !== logX) { logX = wantLog; makeChart(); }
+      marker = current;
+      const done = points.filter(Boolean);
+      const col = (k) => plan.values.map((_, i) => points[i]?.[k] ?? null);
+      chart.setData([plan.values.slice(), col('mean'), col('min'), col('max')]);
+      const undefinedAt = done.filter((p) => p.mean === null);
+      note.textContent = `${LABELS[plan.readout] ?? plan.readout} against ${plan.name}` +
+        `${plan.seeds > 1 ? `, mean and min–max over ${plan.seeds} seeds` : ''}: ${status}` +
+        (undefinedAt.length ? ` · undefined at ${plan.name} = ${undefinedAt.map((p) => fmt(p.value)).join(', ')}: ${undefinedAt[0].reason ?? ''}` : '');
+    },
+    resize() { if (chart) makeChart(); },
+  };
+}
