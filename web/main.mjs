@@ -30,6 +30,7 @@ import { expandPreset, withPreset } from './presets.mjs';
 import { mountLessons } from './ui/lessons.mjs';
 import { sweepPlan } from './sweep.mjs';
 import { mountSweepPanel } from './ui/sweep-panel.mjs';
+import { mountExplain } from './ui/explain-popover.mjs';
 
 const $ = (id) => document.getElementById(id);
 
@@ -395,7 +396,7 @@ function readoutRows() {
     const l = document.createElement('td'); l.className = 'l';
     const name = document.createElement('span'); name.textContent = row.label;
     const why = document.createElement('span'); why.className = 'why';
-    l.append(name, why);
+    l.append(name, explain.button('readout', row.id, row.label), why);
     const v = document.createElement('td'); v.className = 'v'; v.tabIndex = 0;
     const f = document.createElement('td'); f.className = 'f';
     typeset(f, row.tex);
@@ -621,7 +622,14 @@ function savedTheme() {
   } catch { return 'auto'; }
 }
 
+let explain = null; // the explanations' popover (web/ui/explain-popover.mjs)
+
 async function start() {
+  explain = mountExplain($('explain'), {
+    variantOf: () => ({ name: st.variant, ...schema.variantView(st.variant), source: schema.variantRow(st.variant).source }),
+    rowOf: (id) => READOUT_ROWS.find((r) => r.id === id),
+  });
+  $('glossary').addEventListener('click', (e) => { e.stopPropagation(); explain.glossary($('glossary')); });
   readoutRows();
   drawColorbar($('cb-M'), tables.seq); drawColorbar($('cb-A'), tables.seq); drawColorbar($('cb-D'), tables.div);
   $('share').addEventListener('click', async () => {
@@ -652,6 +660,7 @@ async function start() {
   const groups = { input: $('ctl-input'), variant: $('ctl-variant'), readout: $('ctl-readout') };
   const byGroup = (g) => schema.SCHEMA.filter((e) => e.group === g);
   const parts = Object.entries(groups).map(([g, el]) => buildControls(el, byGroup(g), st, onChange, schema.shown));
+  $('variant-info').append(explain.button('variant', null, 'the variant'));
   sweepPanel = mountSweepPanel($('sweep-box'), schema, onChange, { dark: isDark });
   controls = { sync: (s) => parts.forEach((p) => p.sync(s)) };
   for (const id of ['hm-M', 'hm-A', 'hm-D']) {

@@ -129,3 +129,41 @@ describe('accessibility', () => {
     await phone.close();
   });
 });
+
+describe('explanations', () => {
+  it('open from the keyboard and by a tap, show the formula and the text, and close with Escape', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'v=1&variant=performer&n=64' });
+    await page.focus('tr[data-readout="row_kl_mean"] button.info');
+    await page.keyboard.press('Enter');
+    const shown = () => page.$eval('#explain', (e) => ({ hidden: e.hidden, title: e.querySelector('.explain-title').textContent, text: e.querySelector('.explain-body').textContent, math: !!e.querySelector('math'), focus: document.activeElement?.className }));
+    await page.waitForFunction(() => !!document.querySelector('#explain math'));
+    let s = await shown();
+    expect(s.hidden).toBe(false);
+    expect(s.title).toBe('KL(softmax ‖ variant)');
+    expect(s.text).toMatch(/Kullback–Leibler/);
+    expect(s.math).toBe(true);
+    expect(s.focus).toBe('explain-close');
+    const box = await page.$eval('#explain', (e) => { const r = e.getBoundingClientRect(); return { l: r.left, r: r.right, t: r.top, b: r.bottom, w: innerWidth, h: innerHeight }; });
+    expect(box.l >= 0 && box.r <= box.w && box.t >= 0 && box.b <= box.h).toBe(true);
+    await page.keyboard.press('Escape');
+    expect((await shown()).hidden).toBe(true);
+    expect(await page.evaluate(() => document.activeElement?.closest('tr')?.dataset.readout)).toBe('row_kl_mean');
+    // the variant's, by a tap, and the glossary
+    await page.tap('#variant-info button.info').catch(() => page.click('#variant-info button.info'));
+    s = await shown();
+    expect(s.title).toBe('Performer FAVOR+');
+    expect(s.text).toMatch(/Choromanski et al\. 2021/);
+    await page.click('#glossary');
+    s = await shown();
+    expect(s.title).toBe('Glossary');
+    expect(s.text).toMatch(/the logit scale/);
+    await page.mouse.click(5, 700); // elsewhere
+    expect((await shown()).hidden).toBe(true);
+    await page.click('#glossary');
+    await page.waitForFunction(() => document.querySelectorAll('#explain .glossary math').length > 10);
+    expect(await axeProblems(page)).toEqual([]);
+    await page.screenshot({ path: 'build/e2e/explain-glossary-1280.png' });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
