@@ -1,0 +1,78 @@
+// The page's exports (web/export.mjs): .npy bytes read back by the tests' reader and by the native CLI,
+// CSV parsing back to the same floats, the JSON export's shape, the file names.
+import { describe, it, expect } from 'vitest';
+import { mkdtempSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { readNpy } from './npy.mjs';
+import { npyBytes, csvText, stateJson, exportName } from '../../web/export.mjs';
+
+const CLI = 'build/native/attnviz';
+
+describe('npyBytes', () => {
+  it('writes a v1.0 header padded to 64 bytes that round-trips float32 and float64', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'attnviz-export-'));
+    const f32 = Float32Array.from({ length: 12 }, (_, i) => Math.fround(Math.sin(i) * 1e-3 * (i + 1)));
+    const f64 = Float64Array.from({ length: 6 }, (_, i) => Math.PI ** i);
+    const b32 = npyBytes(f32, [3, 4]);
+    const b64 = npyBytes(f64, [6]);
+    for (const b of [b32, b64]) {
+      expect(b[6]).toBe(1);
+      const hlen = b[8] | (b[9] << 8);
+      expect((10 + hlen) % 64).toBe(0);
+      expect(b[10 + hlen - 1]).toBe(10);
+    }
+    writeFileSync(join(dir, 'a.npy'), b32);
+    writeFileSync(join(dir, 'b.npy'), b64);
+    const a = readNpy(join(dir, 'a.npy'));
+    expect(a.shape).toEqual([3, 4]);
+    expect([...a.data]).toEqual([...f32]);
+    const c = readNpy(join(dir, 'b.npy'));
+    expect(c.shape).toEqual([6]);
+    expect([...c.data]).toEqual([...f64]);
+  });
+  it('rejects a shape that does not match the data', () => {
+    expect(() => npyBytes(new Float32Array(5), [2, 3])).toThrow(RangeError);
+    expect(() => npyBytes([1, 2], [2])).toThrow(TypeError);
+  });
+  it.skipIf(!existsSync(CLI))('is read by the library: attnviz readouts takes re-written generate output', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'attnviz-export-'));
+    execFileSync(CLI, ['generate', '--gen', 'gaussian', '--n', '32', '--d', '8', '--seed', '3', '-o', dir]);
+    const args = (q, k) => ['readouts', '--variant', 'softmax', '--q', q, '--k', k];
+    const ref = JSON.parse(execFileSync(CLI, args(join(dir, 'q.npy'), join(dir, 'k.npy'))).toString());
+    for (const name of ['q', 'k']) {
+      const { shape, data } = readNpy(join(dir, `${name}.npy`));
+      writeFileSync(join(dir, `${name}2.npy`), npyBytes(data, shape));
+    }
+    const got = JSON.parse(execFileSync(CLI, args(join(dir, 'q2.npy'), join(dir, 'k2.npy'))).toString());
+    expect(got).toEqual(ref);
+    // Byte for byte the library's own writer's output, header included.
+    expect(Buffer.from(readFileSync(join(dir, 'q2.npy'))).equals(readFileSync(join(dir, 'q.npy')))).toBe(true);
+  });
+});
+
+describe('csvText', () => {
+  it('parses back to the same float32 values, one row per line', () => {
+    const n = 5;
+    const m = Float32Array.from({ length: n * n }, (_, i) => Math.fround(Math.exp(-i) / 7 - (i % 3 ? 0 : 1e-9)));
+    m[3] = 0; m[7] = -0.125;
+    const text = csvText(m, n);
+    const rows = text.trimEnd().split('\n');
+    expect(rows.length).toBe(n);
+    const back = Float32Array.from(rows.flatMap((r) => r.split(',').map(Number)));
+    expect([...back]).toEqual([...m]);
+  });
+  it('keeps float64 exactly', () => {
+    const m = Float64Array.from([1 / 3, 2 / 3, 1e-300, -Math.E]);
+    expect(csvText(m, 2).trimEnd().split(/[\n,]/).map(Number)).toEqual([...m]);
+  });
+});
+
+describe('stateJson and exportName', () => {
+  it('holds the state, the readouts, who wrote it and the version', () => {
+    const snap = { state: { variant: 'elu', n: 64 }, readouts: { rank: 8 } };
+    expect(JSON.parse(stateJson(snap))).toEqual({ state: snap.state, readouts: snap.readouts, generated_by: 'attnviz', version: '1' });
+    expect(exportName(snap.state, 'M', 'npy')).toBe('attnviz-elu-n64-M.npy');
+  });
+});

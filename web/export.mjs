@@ -1,0 +1,81 @@
+// export.mjs: the page's exports, pure parts (no DOM): a matrix as .npy (format v1.0, as numpy writes
+// it) and as CSV, the readouts and state as JSON. Issue 10, item 3 (docs/page.md, "Export").
+
+/**
+ * A .npy v1.0 file: the magic "\x93NUMPY", version 1.0, a uint16 LE header length, the header dict
+ * {'descr': '<f4', 'fortran_order': False, 'shape': (n, d), } padded with spaces and ended by '\n' so
+ * that the data starts at a multiple of 64 bytes (numpy's own padding), then the data, little-endian,
+ * C order. Float32Array → '<f4', Float64Array → '<f8'.
+ * @param {Float32Array|Float64Array} data
+ * @param {number[]} shape
+ * @returns {Uint8Array}
+ */
+export function npyBytes(data, shape) {
+  let descr;
+  if (data instanceof Float32Array) descr = '<f4';
+  else if (data instanceof Float64Array) descr = '<f8';
+  else throw new TypeError('npyBytes: Float32Array or Float64Array');
+  if (!Array.isArray(shape) || shape.some((s) => !Number.isInteger(s) || s < 0)) {
+    throw new RangeError('npyBytes: shape must be non-negative integers');
+  }
+  const count = shape.reduce((a, b) => a * b, 1);
+  if (count !== data.length) throw new RangeError(`npyBytes: shape (${shape}) holds ${count}, data ${data.length}`);
+  const shapeText = shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(', ')})`;
+  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${shapeText}, }`;
+  const total = 10 + header.length + 1;                 // magic, version, length, header, '\n'
+  header += ' '.repeat((64 - (total % 64)) % 64) + '\n';
+  if (header.length > 65535) throw new RangeError('npyBytes: header too long for version 1.0');
+  const out = new Uint8Array(10 + header.length + data.byteLength);
+  out.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0], 0);   // \x93NUMPY 1.0
+  out[8] = header.length & 0xff;
+  out[9] = header.length >> 8;
+  for (let i = 0; i < header.length; i++) out[10 + i] = header.charCodeAt(i);
+  // The data, little-endian whatever the host's order (a DataView, not the array's own bytes).
+  const view = new DataView(out.buffer, 10 + header.length);
+  const w = descr === '<f4' ? 4 : 8;
+  for (let i = 0; i < data.length; i++) {
+    if (w === 4) view.setFloat32(4 * i, data[i], true); else view.setFloat64(8 * i, data[i], true);
+  }
+  return out;
+}
+
+/**
+ * An n×n (or rows×cols) row-major matrix as CSV: one row per line, comma-separated, full precision
+ * (9 significant digits for float32, which round-trip exactly; 17 for float64).
+ * @param {Float32Array|Float64Array|number[]} matrix
+ * @param {number} n rows
+ * @param {number} [cols] columns (default n)
+ */
+export function csvText(matrix, n, cols = n) {
+  if (matrix.length !== n * cols) throw new RangeError(`csvText: ${matrix.length} values for ${n}×${cols}`);
+  const digits = matrix instanceof Float32Array ? 9 : 17;
+  const num = (x) => {
+    if (Number.isNaN(x)) return 'nan';
+    if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
+    // float32: 9 significant digits name the float exactly; String() drops trailing zeros.
+    return digits === 9 ? String(Number(x.toPrecision(9))) : String(x);
+  };
+  const lines = [];
+  for (let i = 0; i < n; i++) {
+    const row = new Array(cols);
+    for (let j = 0; j < cols; j++) row[j] = num(matrix[i * cols + j]);
+    lines.push(row.join(','));
+  }
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * The readouts-and-state export: the URL keys (snapshot().state), the readouts (snapshot().readouts),
+ * what wrote it and the link version.
+ * @param {{state: object, readouts: object}} snap the page's snapshot()
+ * @param {string} [version]
+ */
+export function stateJson(snap, version = '1') {
+  return JSON.stringify({ state: snap.state, readouts: snap.readouts, generated_by: 'attnviz', version }, null, 2) + '\n';
+}
+
+/** The export's file name: attnviz-<variant>-n<n>-<what>.<ext>, e.g. attnviz-focused-n256-M.npy. */
+export function exportName(state, what, ext) {
+  const safe = (s) => String(s).replace(/[^A-Za-z0-9_.-]/g, '_');
+  return `attnviz-${safe(state.variant)}-n${safe(state.n)}-${safe(what)}.${ext}`;
+}
