@@ -79,3 +79,38 @@ export function exportName(state, what, ext) {
   const safe = (s) => String(s).replace(/[^A-Za-z0-9_.-]/g, '_');
   return `attnviz-${safe(state.variant)}-n${safe(state.n)}-${safe(what)}.${ext}`;
 }
+
+// How a knob reads in a caption, by registry key; a key not listed reads "key = value".
+const CAPTION_KNOB = {
+  seed: (v) => `feature seed ${v}`,
+  orthogonal: (v) => (v ? 'orthogonal' : 'iid'),
+  ef_shared: (v) => (v ? 'E = F' : null),
+  dwc_kernel: (v) => (v ? `DWC k = ${v}` : null),
+  iters: (v) => `iters = ${v === -1 ? 0 : v}`,
+};
+const GEN_LABEL = { gaussian: 'Gaussian', clustered: 'clustered', local: 'local', lowrank: 'low-rank', sink: 'sink' };
+
+/**
+ * One line naming the figure: the variant's label with the knobs it reads (the request's knobs, which
+ * state.mjs's requestOf already limits to those), then the inputs and the global knobs, e.g.
+ * "Performer FAVOR+ (m = 256, iid, feature seed 0) · Gaussian seed 1, n = 256, d = 64, std 1, scale 1/√d".
+ * @param {{inputs: {gen, seed, n, d, std}, knobs: object}} request state.mjs's requestOf(state)
+ * @param {string} label the variant's label (web/variants.mjs, or the registry's)
+ */
+export function figureCaption(request, label) {
+  const { inputs, knobs } = request;
+  const parts = [];
+  for (const [key, v] of Object.entries(knobs)) {
+    if (key === 'variant' || key === 'causal' || key === 'scale') continue;
+    const f = CAPTION_KNOB[key];
+    const text = f ? f(v) : `${key} = ${v}`;
+    if (text) parts.push(text);
+  }
+  // scale in units of 1/√d, as the page's slider shows it (docs/page.md).
+  const rel = Number((knobs.scale * Math.sqrt(inputs.d)).toPrecision(6));
+  const scale = rel === 1 ? 'scale 1/√d' : `scale ${rel}/√d`;
+  const head = parts.length ? `${label} (${parts.join(', ')})` : label;
+  const gen = GEN_LABEL[inputs.gen] ?? inputs.gen;
+  return `${head} · ${gen} seed ${inputs.seed}, n = ${inputs.n}, d = ${inputs.d}, std ${inputs.std}, ${scale}` +
+    (knobs.causal ? ', causal' : '');
+}

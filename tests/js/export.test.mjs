@@ -76,3 +76,16 @@ describe('stateJson and exportName', () => {
     expect(exportName(snap.state, 'M', 'npy')).toBe('attnviz-elu-n64-M.npy');
   });
 });
+
+describe('figureCaption', () => {
+  it('names the variant, the knobs it reads, the inputs and the scale in units of 1/√d', async () => {
+    const { figureCaption } = await import('../../web/export.mjs');
+    const inputs = { gen: 'gaussian', seed: 1, n: 256, d: 64, std: 1 };
+    const perf = { inputs, knobs: { variant: 'performer', causal: false, scale: 1 / 8, m: 256, orthogonal: true, seed: 0 } };
+    expect(figureCaption(perf, 'Performer FAVOR+')).toBe(
+      'Performer FAVOR+ (m = 256, orthogonal, feature seed 0) · Gaussian seed 1, n = 256, d = 64, std 1, scale 1/√d');
+    const foc = { inputs: { ...inputs, gen: 'local' }, knobs: { variant: 'focused', causal: true, scale: 0.25, p: 3, dwc_kernel: 0 } };
+    expect(figureCaption(foc, 'focused (FLatten)')).toBe(
+      'focused (FLatten) (p = 3) · local seed 1, n = 256, d = 64, std 1, scale 2/√d, causal');
+  });
+});
