@@ -114,3 +114,56 @@ export function figureCaption(request, label) {
   return `${head} · ${gen} seed ${inputs.seed}, n = ${inputs.n}, d = ${inputs.d}, std ${inputs.std}, ${scale}` +
     (knobs.causal ? ', causal' : '');
 }
+
+// The numpy body of each variant the snippet recomputes (docs/variant-formulas.md; ε as in
+// docs/conventions.md): `S` is the scale, `p` focused's power; `norm(K, eps)` row-normalises with the
+// causal mask. Variants with random matrices (performer, linformer gaussian, DWC) are left to the CLI.
+const NUMPY_BODY = {
+  softmax: 'L = S * Q @ K.T\nif causal: L = np.where(mask, L, -np.inf)\nE = np.exp(L - L.max(1, keepdims=True))\nR = E / E.sum(1, keepdims=True)',
+  elu: 'phi = lambda x: np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))\nR = norm(phi(Q) @ phi(K).T, 1e-6)',
+  relu: 'R = norm(np.maximum(Q, 0) @ np.maximum(K, 0).T, 1e-6)',
+  focused: 'def phi(X):\n    Y = (np.maximum(X, 0.0) + 1e-6) / np.log(2.0)\n    Yp = Y ** p\n' +
+    '    return np.linalg.norm(Y, axis=1, keepdims=True) * Yp / np.linalg.norm(Yp, axis=1, keepdims=True)\n' +
+    'R = norm(phi(Q) @ phi(K).T, n * 1e-6)',
+};
+
+/** Whether numpySnippet recomputes this request's matrix itself (else it says how to with the CLI). */
+export function snippetRecomputes(request) {
+  const k = request.knobs;
+  return Object.hasOwn(NUMPY_BODY, k.variant) && !(k.variant === 'focused' && k.dwc_kernel);
+}
+
+/**
+ * A short Python script that loads the exported Q, K and M (file names as exportName gives them, in the
+ * script's folder), recomputes M with numpy and prints the largest |difference|. For a variant it does
+ * not recompute it prints the `attnviz generate` + `attnviz matrix` commands that reproduce M instead.
+ * @param {{state: object, request: object}} arg the page's state (URL keys) and requestOf(state)
+ */
+export function numpySnippet({ state, request }) {
+  const { inputs, knobs } = request;
+  const f = (what) => exportName(state, what, 'npy');
+  const lines = [
+    `# attnviz export: ${knobs.variant}, n = ${inputs.n}, d = ${inputs.d} (docs/page.md, "Export")`,
+    'import os, numpy as np',
+    'here = os.path.dirname(os.path.abspath(__file__))',
+    'load = lambda name: np.load(os.path.join(here, name)).astype(np.float64)',
+    `Q, K, M = load(${JSON.stringify(f('Q'))}), load(${JSON.stringify(f('K'))}), load(${JSON.stringify(f('M'))})`,
+    `n, S, p, causal = Q.shape[0], ${knobs.scale}, ${knobs.p ?? 0}, ${knobs.causal ? 'True' : 'False'}`,
+    'mask = np.tril(np.ones((n, n), dtype=bool))',
+    'def norm(A, eps):',
+    '    if causal: A = np.where(mask, A, 0.0)',
+    '    return A / (A.sum(1, keepdims=True) + eps)',
+  ];
+  if (snippetRecomputes(request)) {
+    lines.push(NUMPY_BODY[knobs.variant], 'print("max |numpy - exported M| =", float(np.abs(R - M).max()))');
+  } else {
+    const flags = Object.entries(knobs).filter(([k, v]) => k !== 'variant' && k !== 'causal' && v !== false)
+      .map(([k, v]) => (v === true ? `--${k}` : `--${k === 'ef_kind' ? 'ef' : k.replace('_', '-')} ${v}`)).join(' ');
+    lines.push(
+      `# ${knobs.variant}${knobs.dwc_kernel ? ' with DWC' : ''} reads random matrices or knobs this script does not rebuild; the CLI does:`,
+      `#   attnviz generate --gen ${inputs.gen} --n ${inputs.n} --d ${inputs.d} --std ${inputs.std} --seed ${inputs.seed} -o qkv`,
+      `#   attnviz matrix --variant ${knobs.variant} ${flags}${knobs.causal ? ' --causal' : ''} --q qkv/q.npy --k qkv/k.npy -o m.npy`,
+      'print("M:", M.shape, "row sums within", float(np.abs(M.sum(1) - 1).max()), "of 1")');
+  }
+  return lines.join('\n') + '\n';
+}

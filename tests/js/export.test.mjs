@@ -89,3 +89,46 @@ describe('figureCaption', () => {
       'focused (FLatten) (p = 3) · local seed 1, n = 256, d = 64, std 1, scale 2/√d, causal');
   });
 });
+
+// The numpy snippet, run by Debian's python3 with numpy on the CLI's Q, K and M.
+const hasNumpy = (() => {
+  try { execFileSync('/usr/bin/python3', ['-c', 'import numpy']); return true; } catch { return false; }
+})();
+if (!hasNumpy) console.log('SKIPPED: numpy snippet tests: /usr/bin/python3 has no numpy (apt-get install python3-numpy)');
+
+describe.skipIf(!hasNumpy || !existsSync(CLI))('numpySnippet', () => {
+  const cases = [
+    { variant: 'softmax', flags: [], knobs: {} },
+    { variant: 'elu', flags: ['--causal'], knobs: { causal: true } },
+    { variant: 'relu', flags: [], knobs: {} },
+    { variant: 'focused', flags: ['--p', '3.5'], knobs: { p: 3.5, dwc_kernel: 0 } },
+  ];
+  for (const c of cases) {
+    it(`recomputes ${c.variant} to within 1e-4 of the exported M`, async () => {
+      const { numpySnippet, exportName, snippetRecomputes } = await import('../../web/export.mjs');
+      const dir = mkdtempSync(join(tmpdir(), 'attnviz-snippet-'));
+      execFileSync(CLI, ['generate', '--gen', 'clustered', '--n', '48', '--d', '8', '--seed', '5', '-o', dir]);
+      const state = { variant: c.variant, n: 48 };
+      const request = { inputs: { gen: 'clustered', seed: 5, n: 48, d: 8, std: 1 },
+        knobs: { variant: c.variant, causal: false, scale: 1 / Math.sqrt(8), ...c.knobs } };
+      expect(snippetRecomputes(request)).toBe(true);
+      execFileSync(CLI, ['matrix', '--variant', c.variant, ...c.flags, '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'),
+        '-o', join(dir, 'm.npy')]);
+      for (const [src, what] of [['q', 'Q'], ['k', 'K'], ['m', 'M']]) {
+        const { shape, data } = readNpy(join(dir, `${src}.npy`));
+        writeFileSync(join(dir, exportName(state, what, 'npy')), npyBytes(data, shape));
+      }
+      writeFileSync(join(dir, 'snippet.py'), numpySnippet({ state, request }));
+      const out = execFileSync('/usr/bin/python3', [join(dir, 'snippet.py')]).toString();
+      const diff = Number(/max \|numpy - exported M\| = (\S+)/.exec(out)[1]);
+      expect(diff).toBeLessThan(1e-4);
+    });
+  }
+  it('points at the CLI for a variant with random matrices', async () => {
+    const { numpySnippet } = await import('../../web/export.mjs');
+    const text = numpySnippet({ state: { variant: 'performer', n: 64 }, request: {
+      inputs: { gen: 'gaussian', seed: 1, n: 64, d: 8, std: 1 },
+      knobs: { variant: 'performer', causal: false, scale: 0.25, m: 16, orthogonal: true, seed: 2 } } });
+    expect(text).toMatch(/attnviz matrix --variant performer --scale 0.25 --m 16 --orthogonal --seed 2/);
+  });
+});
