@@ -167,3 +167,44 @@ export function numpySnippet({ state, request }) {
   }
   return lines.join('\n') + '\n';
 }
+
+/** Text for XML content and attribute values: & < > " ' escaped. */
+export function escapeXml(s) {
+  return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]);
+}
+
+/**
+ * A heatmap figure as SVG: the heatmap as an embedded PNG at its cell resolution, drawn pixelated; a
+ * vector colour bar (the 256-entry colour table as 256 rects, top = the table's last colour) with tick
+ * labels; the axis labels; the caption under the figure.
+ * @param {{png: string, cells: number, table: Uint8Array, ticks: {value: number, text: string}[],
+ *   lo: number, hi: number, title: string, caption: string, size?: number}} fig
+ *   png: a data:image/png;base64 URL of the cells×cells heatmap; table: colorTable(name) (RGBA × 256)
+ */
+export function heatmapSvg({ png, cells, table, ticks, lo, hi, title, caption, size = 384 }) {
+  if (!/^data:image\/png;base64,[A-Za-z0-9+/=]+$/.test(png)) throw new Error('heatmapSvg: png must be a base64 PNG data URL');
+  const left = 48, top = 28, barX = left + size + 16, barW = 16, w = barX + barW + 64, h = top + size + 56;
+  const out = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="DejaVu Sans, sans-serif" font-size="12">`,
+    `<rect width="${w}" height="${h}" fill="#ffffff"/>`,
+    `<text x="${left}" y="18" font-weight="bold">${escapeXml(title)}</text>`,
+    `<image x="${left}" y="${top}" width="${size}" height="${size}" preserveAspectRatio="none" style="image-rendering: pixelated" href="${png}" data-cells="${cells}"/>`,
+    `<rect x="${left}" y="${top}" width="${size}" height="${size}" fill="none" stroke="#000000" stroke-width="0.5"/>`,
+    `<text x="${left + size / 2}" y="${top + size + 16}" text-anchor="middle">key j</text>`,
+    `<text transform="translate(${left - 10} ${top + size / 2}) rotate(-90)" text-anchor="middle">query i</text>`,
+  ];
+  const step = size / 256;
+  for (let i = 0; i < 256; i++) {
+    const c = 255 - i;   // top of the bar: the table's last (highest) colour
+    const rgb = `rgb(${table[4 * c]},${table[4 * c + 1]},${table[4 * c + 2]})`;
+    out.push(`<rect x="${barX}" y="${(top + i * step).toFixed(3)}" width="${barW}" height="${(step + 0.05).toFixed(3)}" fill="${rgb}"/>`);
+  }
+  for (const t of ticks) {
+    if (!(hi > lo) || t.value < lo || t.value > hi) continue;
+    const y = top + size * (1 - (t.value - lo) / (hi - lo));
+    out.push(`<line x1="${barX + barW}" x2="${barX + barW + 4}" y1="${y.toFixed(2)}" y2="${y.toFixed(2)}" stroke="#000000"/>`,
+      `<text x="${barX + barW + 6}" y="${(y + 4).toFixed(2)}">${escapeXml(t.text)}</text>`);
+  }
+  out.push(`<text x="${left}" y="${top + size + 40}" font-size="11">${escapeXml(caption)}</text>`, '</svg>');
+  return out.join('\n') + '\n';
+}

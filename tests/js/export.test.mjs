@@ -132,3 +132,24 @@ describe.skipIf(!hasNumpy || !existsSync(CLI))('numpySnippet', () => {
     expect(text).toMatch(/attnviz matrix --variant performer --scale 0.25 --m 16 --orthogonal --seed 2/);
   });
 });
+
+describe('heatmapSvg', () => {
+  it('is balanced XML with escaped text and a colour bar whose top is the colour map top', async () => {
+    const { heatmapSvg } = await import('../../web/export.mjs');
+    const { colorTable } = await import('../../web/render/colormap.mjs');
+    const table = colorTable('viridis');
+    const svg = heatmapSvg({ png: 'data:image/png;base64,iVBORw0KGgo=', cells: 4, table, lo: 0, hi: 1,
+      ticks: [{ value: 0, text: '0' }, { value: 1, text: '1 <&> "x"' }], title: 'M & A', caption: 'a <b> caption' });
+    expect(svg).toContain('1 &lt;&amp;&gt; &quot;x&quot;');
+    expect(svg).toContain('a &lt;b&gt; caption');
+    expect(svg).not.toMatch(/<b>/);
+    // Tags balance: every open tag closes in order (a small well-formedness check, no attributes with '>').
+    const stack = [];
+    for (const m of svg.matchAll(/<(\/?)([a-zA-Z]+)[^>]*?(\/?)>/g)) {
+      if (m[1]) expect(stack.pop()).toBe(m[2]); else if (!m[3]) stack.push(m[2]);
+    }
+    expect(stack).toEqual([]);
+    const first = /<rect x="\d+" y="[\d.]+" width="16"[^>]*fill="rgb\((\d+),(\d+),(\d+)\)"/.exec(svg);
+    expect(first.slice(1).map(Number)).toEqual([...table.subarray(1020, 1023)]);
+  });
+});
