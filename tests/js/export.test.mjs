@@ -1,0 +1,155 @@
+// The page's exports (web/export.mjs): .npy bytes read back by the tests' reader and by the native CLI,
+// CSV parsing back to the same floats, the JSON export's shape, the file names.
+import { describe, it, expect } from 'vitest';
+import { mkdtempSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { readNpy } from './npy.mjs';
+import { npyBytes, csvText, stateJson, exportName } from '../../web/export.mjs';
+
+const CLI = 'build/native/attnviz';
+
+describe('npyBytes', () => {
+  it('writes a v1.0 header padded to 64 bytes that round-trips float32 and float64', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'attnviz-export-'));
+    const f32 = Float32Array.from({ length: 12 }, (_, i) => Math.fround(Math.sin(i) * 1e-3 * (i + 1)));
+    const f64 = Float64Array.from({ length: 6 }, (_, i) => Math.PI ** i);
+    const b32 = npyBytes(f32, [3, 4]);
+    const b64 = npyBytes(f64, [6]);
+    for (const b of [b32, b64]) {
+      expect(b[6]).toBe(1);
+      const hlen = b[8] | (b[9] << 8);
+      expect((10 + hlen) % 64).toBe(0);
+      expect(b[10 + hlen - 1]).toBe(10);
+    }
+    writeFileSync(join(dir, 'a.npy'), b32);
+    writeFileSync(join(dir, 'b.npy'), b64);
+    const a = readNpy(join(dir, 'a.npy'));
+    expect(a.shape).toEqual([3, 4]);
+    expect([...a.data]).toEqual([...f32]);
+    const c = readNpy(join(dir, 'b.npy'));
+    expect(c.shape).toEqual([6]);
+    expect([...c.data]).toEqual([...f64]);
+  });
+  it('rejects a shape that does not match the data', () => {
+    expect(() => npyBytes(new Float32Array(5), [2, 3])).toThrow(RangeError);
+    expect(() => npyBytes([1, 2], [2])).toThrow(TypeError);
+  });
+  it.skipIf(!existsSync(CLI))('is read by the library: attnviz readouts takes re-written generate output', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'attnviz-export-'));
+    execFileSync(CLI, ['generate', '--gen', 'gaussian', '--n', '32', '--d', '8', '--seed', '3', '-o', dir]);
+    const args = (q, k) => ['readouts', '--variant', 'softmax', '--q', q, '--k', k];
+    const ref = JSON.parse(execFileSync(CLI, args(join(dir, 'q.npy'), join(dir, 'k.npy'))).toString());
+    for (const name of ['q', 'k']) {
+      const { shape, data } = readNpy(join(dir, `${name}.npy`));
+      writeFileSync(join(dir, `${name}2.npy`), npyBytes(data, shape));
+    }
+    const got = JSON.parse(execFileSync(CLI, args(join(dir, 'q2.npy'), join(dir, 'k2.npy'))).toString());
+    expect(got).toEqual(ref);
+    // Byte for byte the library's own writer's output, header included.
+    expect(Buffer.from(readFileSync(join(dir, 'q2.npy'))).equals(readFileSync(join(dir, 'q.npy')))).toBe(true);
+  });
+});
+
+describe('csvText', () => {
+  it('parses back to the same float32 values, one row per line', () => {
+    const n = 5;
+    const m = Float32Array.from({ length: n * n }, (_, i) => Math.fround(Math.exp(-i) / 7 - (i % 3 ? 0 : 1e-9)));
+    m[3] = 0; m[7] = -0.125;
+    const text = csvText(m, n);
+    const rows = text.trimEnd().split('\n');
+    expect(rows.length).toBe(n);
+    const back = Float32Array.from(rows.flatMap((r) => r.split(',').map(Number)));
+    expect([...back]).toEqual([...m]);
+  });
+  it('keeps float64 exactly', () => {
+    const m = Float64Array.from([1 / 3, 2 / 3, 1e-300, -Math.E]);
+    expect(csvText(m, 2).trimEnd().split(/[\n,]/).map(Number)).toEqual([...m]);
+  });
+});
+
+describe('stateJson and exportName', () => {
+  it('holds the state, the readouts, who wrote it and the version', () => {
+    const snap = { state: { variant: 'elu', n: 64 }, readouts: { rank: 8 } };
+    expect(JSON.parse(stateJson(snap))).toEqual({ state: snap.state, readouts: snap.readouts, generated_by: 'attnviz', version: '1' });
+    expect(exportName(snap.state, 'M', 'npy')).toBe('attnviz-elu-n64-M.npy');
+  });
+});
+
+describe('figureCaption', () => {
+  it('names the variant, the knobs it reads, the inputs and the scale in units of 1/√d', async () => {
+    const { figureCaption } = await import('../../web/export.mjs');
+    const inputs = { gen: 'gaussian', seed: 1, n: 256, d: 64, std: 1 };
+    const perf = { inputs, knobs: { variant: 'performer', causal: false, scale: 1 / 8, m: 256, orthogonal: true, seed: 0 } };
+    expect(figureCaption(perf, 'Performer FAVOR+')).toBe(
+      'Performer FAVOR+ (m = 256, orthogonal, feature seed 0) · Gaussian seed 1, n = 256, d = 64, std 1, scale 1/√d');
+    const foc = { inputs: { ...inputs, gen: 'local' }, knobs: { variant: 'focused', causal: true, scale: 0.25, p: 3, dwc_kernel: 0 } };
+    expect(figureCaption(foc, 'focused (FLatten)')).toBe(
+      'focused (FLatten) (p = 3) · local seed 1, n = 256, d = 64, std 1, scale 2/√d, causal');
+  });
+});
+
+// The numpy snippet, run by Debian's python3 with numpy on the CLI's Q, K and M.
+const hasNumpy = (() => {
+  try { execFileSync('/usr/bin/python3', ['-c', 'import numpy']); return true; } catch { return false; }
+})();
+if (!hasNumpy) console.log('SKIPPED: numpy snippet tests: /usr/bin/python3 has no numpy (apt-get install python3-numpy)');
+
+describe.skipIf(!hasNumpy || !existsSync(CLI))('numpySnippet', () => {
+  const cases = [
+    { variant: 'softmax', flags: [], knobs: {} },
+    { variant: 'elu', flags: ['--causal'], knobs: { causal: true } },
+    { variant: 'relu', flags: [], knobs: {} },
+    { variant: 'focused', flags: ['--p', '3.5'], knobs: { p: 3.5, dwc_kernel: 0 } },
+  ];
+  for (const c of cases) {
+    it(`recomputes ${c.variant} to within 1e-4 of the exported M`, async () => {
+      const { numpySnippet, exportName, snippetRecomputes } = await import('../../web/export.mjs');
+      const dir = mkdtempSync(join(tmpdir(), 'attnviz-snippet-'));
+      execFileSync(CLI, ['generate', '--gen', 'clustered', '--n', '48', '--d', '8', '--seed', '5', '-o', dir]);
+      const state = { variant: c.variant, n: 48 };
+      const request = { inputs: { gen: 'clustered', seed: 5, n: 48, d: 8, std: 1 },
+        knobs: { variant: c.variant, causal: false, scale: 1 / Math.sqrt(8), ...c.knobs } };
+      expect(snippetRecomputes(request)).toBe(true);
+      execFileSync(CLI, ['matrix', '--variant', c.variant, ...c.flags, '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'),
+        '-o', join(dir, 'm.npy')]);
+      for (const [src, what] of [['q', 'Q'], ['k', 'K'], ['m', 'M']]) {
+        const { shape, data } = readNpy(join(dir, `${src}.npy`));
+        writeFileSync(join(dir, exportName(state, what, 'npy')), npyBytes(data, shape));
+      }
+      writeFileSync(join(dir, 'snippet.py'), numpySnippet({ state, request }));
+      const out = execFileSync('/usr/bin/python3', [join(dir, 'snippet.py')]).toString();
+      const diff = Number(/max \|numpy - exported M\| = (\S+)/.exec(out)[1]);
+      expect(diff).toBeLessThan(1e-4);
+    });
+  }
+  it('points at the CLI for a variant with random matrices', async () => {
+    const { numpySnippet } = await import('../../web/export.mjs');
+    const text = numpySnippet({ state: { variant: 'performer', n: 64 }, request: {
+      inputs: { gen: 'gaussian', seed: 1, n: 64, d: 8, std: 1 },
+      knobs: { variant: 'performer', causal: false, scale: 0.25, m: 16, orthogonal: true, seed: 2 } } });
+    expect(text).toMatch(/attnviz matrix --variant performer --scale 0.25 --m 16 --orthogonal --seed 2/);
+  });
+});
+
+describe('heatmapSvg', () => {
+  it('is balanced XML with escaped text and a colour bar whose top is the colour map top', async () => {
+    const { heatmapSvg } = await import('../../web/export.mjs');
+    const { colorTable } = await import('../../web/render/colormap.mjs');
+    const table = colorTable('viridis');
+    const svg = heatmapSvg({ png: 'data:image/png;base64,iVBORw0KGgo=', cells: 4, table, lo: 0, hi: 1,
+      ticks: [{ value: 0, text: '0' }, { value: 1, text: '1 <&> "x"' }], title: 'M & A', caption: 'a <b> caption' });
+    expect(svg).toContain('1 &lt;&amp;&gt; &quot;x&quot;');
+    expect(svg).toContain('a &lt;b&gt; caption');
+    expect(svg).not.toMatch(/<b>/);
+    // Tags balance: every open tag closes in order (a small well-formedness check, no attributes with '>').
+    const stack = [];
+    for (const m of svg.matchAll(/<(\/?)([a-zA-Z]+)[^>]*?(\/?)>/g)) {
+      if (m[1]) expect(stack.pop()).toBe(m[2]); else if (!m[3]) stack.push(m[2]);
+    }
+    expect(stack).toEqual([]);
+    const first = /<rect x="\d+" y="[\d.]+" width="16"[^>]*fill="rgb\((\d+),(\d+),(\d+)\)"/.exec(svg);
+    expect(first.slice(1).map(Number)).toEqual([...table.subarray(1020, 1023)]);
+  });
+});
