@@ -286,6 +286,20 @@ size_t av_features_work(const av_params *prm, int n, int d);
 int av_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d,
                 const av_params *prm, void *work, size_t work_bytes);
 
+/* The random matrices a variant draws from its feature seed, exactly as it uses them (so that a host, or
+ * an exported numpy script, can recompute M from Q, K and these):
+ *   AV_RANDOM_OMEGA  Performer's ω, m×d (iid, or orthogonal rows with χ(d) norms: docs/variant-formulas.md)
+ *   AV_RANDOM_E      Linformer's E, s×n (ef_kind gaussian: N(0, 1/s); ef_kind mean: the segment means)
+ *   AV_RANDOM_F      Linformer's F, s×n (F = E when ef_shared, or for the mean kind)
+ *   AV_RANDOM_DWC    focused + DWC's kernel w, 1×k (T_ij = w[j − i + (k−1)/2] for |j − i| ≤ (k−1)/2)
+ * *rows, *cols are set whenever the status is AV_OK; `out` (rows·cols floats) may be NULL to ask the shape.
+ * AV_ERR_NO_LINEAR when this variant and knob setting draws no such matrix (e.g. OMEGA for softmax, DWC
+ * with dwc_kernel = 0); AV_ERR_VARIANT for an unknown `which`. */
+enum av_random_kind { AV_RANDOM_OMEGA = 0, AV_RANDOM_E = 1, AV_RANDOM_F = 2, AV_RANDOM_DWC = 3 };
+size_t av_random_work(int which, const av_params *prm, int n, int d);
+int av_random_matrix(float *out, long *rows, long *cols, int which, const av_params *prm, int n, int d,
+                     void *work, size_t work_bytes);
+
 /* The linear-time output that never forms n×n:
  *   non-causal  O_i = Φ_Q(i)ᵀ [Φ_Kᵀ V] / (Φ_Q(i)·Σ_j Φ_K(j) + ε)           O(n·r·dv)
  *   causal      the same with prefix sums over j ≤ i (a scan of av_recurrent_step)

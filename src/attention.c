@@ -248,7 +248,7 @@ static int poly_matrix(float *M, const float *Q, const float *K, int n, int d, c
 // channels, zero padding, no bias, cross-correlation as torch's Conv1d); w_t ~ N(0, 1/k), drawn in order
 // t = 0..k−1 with av_rng_normal from the stream avi_stream(AVI_STREAM_DWC, prm->seed) (src/internal.h).
 
-static void dwc_weights(double *w, const av_params *p) {
+void avi_dwc_weights(double *w, const av_params *p) {
     av_rng rng;
     av_rng_seed(&rng, avi_stream(AVI_STREAM_DWC, (uint32_t)p->seed));
     double sd = 1.0 / sqrt((double)p->dwc_kernel);
@@ -283,7 +283,7 @@ static int kernel_matrix(float *M, const float *Q, const float *K, int n, int d,
     if (st < 0) return st;
     st = merge(st, features_matrix(M, b->PhiQ, b->PhiK, n, avi_feature_dim(p, d), p, b->P));
     if (has_dwc(p)) {
-        dwc_weights(b->w, p);
+        avi_dwc_weights(b->w, p);
         dwc_add_matrix(M, n, b->w, p->dwc_kernel);
     }
     return st;
@@ -542,7 +542,7 @@ static int kernel_linear(float *O, const float *Q, const float *K, const float *
         }
     }
     if (has_dwc(p)) {
-        dwc_weights(w, p);
+        avi_dwc_weights(w, p);
         dwc_add_output(O, V, n, dv, w, p->dwc_kernel);
     }
     return merge(st, zero_status(zero));

@@ -58,6 +58,11 @@ void avi_gaussian_matrix(float *G, int rows, int cols, double sigma, uint64_t se
 size_t avi_performer_omega_work(int m, int d);
 void avi_performer_omega(float *W, int m, int d, int orthogonal, uint32_t seed, void *work);
 
+/* Segment t of m over n tokens (lowrank.c): the first (⌊n/m⌋+1)·m − n segments hold ⌊n/m⌋ tokens, the rest one more. */
+void avi_segment(int *start, int *len, int t, int n, int m);
+/* focused + DWC's kernel w[k] (attention.c): N(0, 1/k), t = 0..k−1, stream avi_stream(AVI_STREAM_DWC, seed). */
+void avi_dwc_weights(double *w, const av_params *p);
+
 /* --- variants.c: the registry ------------------------------------------------------------------ */
 
 /* A variant's kernels, beside its public descriptor. NULL where the class has none. */

@@ -97,7 +97,7 @@ static int lr_check(const av_params *prm) {
 
 /* Segment t of m over n tokens: with g = ⌊n/m⌋, the first (g+1)·m − n segments hold g tokens and the rest
  * g+1 (docs/variant-formulas.md, Nyström; the T2T-ViT Nyströmformer rule). */
-static void segment(int *start, int *len, int t, int n, int m) {
+void avi_segment(int *start, int *len, int t, int n, int m) {
     int g = n / m, a = (g + 1) * m - n;
     if (t < a) {
         *start = t * g;
@@ -112,7 +112,7 @@ static void segment(int *start, int *len, int t, int n, int m) {
 static void segment_means(double *Y, const float *X, int n, int m, int c) {
     for (int t = 0; t < m; t++) {
         int s0, len;
-        segment(&s0, &len, t, n, m);
+        avi_segment(&s0, &len, t, n, m);
         double *y = Y + (size_t)t * c;
         for (int k = 0; k < c; k++) y[k] = 0.0;
         for (int j = s0; j < s0 + len; j++)
@@ -263,7 +263,7 @@ static int linformer_matrix(float *M, const float *Q, const float *K, int n, int
         softmax_row_fd(ws->row, Q + (size_t)i * d, ws->C, s, d, prm->scale);
         for (int t = 0; t < s; t++) {
             int s0, len;
-            segment(&s0, &len, t, n, s);
+            avi_segment(&s0, &len, t, n, s);
             float v = (float)(ws->row[t] / len);
             for (int j = s0; j < s0 + len; j++) M[(size_t)i * n + j] = v;
         }
@@ -298,7 +298,7 @@ static void linformer_factors(float *L, float *R, const float *Q, const float *K
     memset(R, 0, (size_t)n * s * sizeof(float));
     for (int t = 0; t < s; t++) {
         int s0, len;
-        segment(&s0, &len, t, n, s);
+        avi_segment(&s0, &len, t, n, s);
         for (int j = s0; j < s0 + len; j++) R[(size_t)j * s + t] = (float)(1.0 / len);
     }
 }

@@ -175,6 +175,7 @@ export async function loadAttnviz(opts = {}) {
 // the module and its registry
 
 const ROUTES = { fast: 0, accurate: 1 };
+const RANDOM_KINDS = ['omega', 'E', 'F', 'dwc']; // enum av_random_kind
 
 class Attnviz {
   constructor(exports, simd, memoryMax = null) {
@@ -532,6 +533,35 @@ class Lab {
     const st = ex.av_features(pq, pk, this.Qp, this.Kp, n, this.d, this.prm, w, bytes);
     if (st < 0) return failed(st);
     return { ...this.result(st), r, PhiQ: this.av.f32(pq, n * r), PhiK: this.av.f32(pk, n * r) };
+  }
+
+  /**
+   * A random matrix the variant draws from its feature seed, exactly as it uses it (av_random_matrix):
+   * 'omega' (Performer's ω, m×d), 'E' and 'F' (Linformer's, s×n; the segment means for the mean kind),
+   * 'dwc' (focused + DWC's kernel w, 1×k). {status, message, rows, cols, data}: data a copy
+   * (Float32Array, row-major), or null when the variant draws no such matrix (status says why).
+   */
+  randomMatrix(which, knobs) {
+    const ex = this.av.exports;
+    const kind = RANDOM_KINDS.indexOf(which);
+    const failed = (st, why = null) => ({ ...this.result(st, why), rows: 0, cols: 0, data: null });
+    if (kind < 0) return failed(STATUS.ERR_VARIANT, `random matrix ${String(which).slice(0, 20)}: one of ${RANDOM_KINDS.join(', ')}`);
+    const { status, why } = this.applyKnobs(knobs);
+    if (status) return failed(status, why);
+    const shape = this.take([['rc', 8]]);
+    if (shape.status !== STATUS.OK) return failed(shape.status);
+    const dims = shape.ptrs[0];
+    let st = ex.av_random_matrix(0, dims, dims + 4, kind, this.prm, this.n, this.d, 0, 0);
+    if (st < 0) return failed(st);
+    const [rows, cols] = this.av.i32(dims, 2);
+    const bytes = ex.av_random_work(kind, this.prm, this.n, this.d) >>> 0;
+    if (bytes === 0) return failed(STATUS.ERR_TOO_LARGE);
+    const got = this.take([['R', rows * cols * 4], ['work', bytes], ['rc', 8]]);
+    if (got.status !== STATUS.OK) return failed(got.status);
+    const [out, w, rc] = got.ptrs;
+    st = ex.av_random_matrix(out, rc, rc + 4, kind, this.prm, this.n, this.d, w, bytes);
+    if (st < 0) return failed(st);
+    return { ...this.result(st), rows, cols, data: this.av.f32(out, rows * cols).slice() };
   }
 
   /** Output by the linear-time path (never forms n×n), into O. */

@@ -4,6 +4,7 @@
 // requestOf gives: {inputs: {gen, seed, n, d, std}, knobs (the registry's keys, as the loader takes
 // them), tau, ds}; the engine never sees the page's state. No DOM, no renderer. Results are plain
 // objects of typed arrays, ready to post to the page.
+import { randomFiles } from './export.mjs';
 import { blockSize, downsample, downsampleDiff } from './downsample.mjs';
 import { SPECTRAL_KEYS, spectralReadouts } from './spectral.mjs';
 import { topSingularValues } from './topk.mjs';
@@ -173,6 +174,33 @@ export class Engine {
       this.swampMemo = { key, value: f.PhiK ? { ...swampedKeys(f.PhiK, req.inputs.n, f.r, eps), eps } : null };
     }
     return this.swampMemo.value;
+  }
+
+  /**
+   * Full-resolution arrays for an export (web/export.mjs): Q, K, V (n×d), M and the softmax A (n×n), and
+   * the random matrices the variant draws (export.mjs randomFiles: Performer's ω, Linformer's E and F,
+   * the DWC kernel), each {what, data (a copy), shape}. {files} or {error} (the library's message).
+   */
+  exportArrays(req) {
+    this.ensure(req);
+    const { n, d } = req.inputs, lab = this.lab;
+    for (const part of ['inputs', 'ref', 'matrix']) {
+      const s = this.status[part];
+      if (s?.status < 0) return { error: `${part === 'ref' ? 'the softmax reference' : part === 'matrix' ? 'the matrix' : 'the inputs'}: ${s.message}` };
+    }
+    const files = [
+      { what: 'Q', data: lab.Q.slice(), shape: [n, d] },
+      { what: 'K', data: lab.K.slice(), shape: [n, d] },
+      { what: 'V', data: lab.V.slice(), shape: [n, lab.dv] },
+      { what: 'M', data: lab.M.slice(), shape: [n, n] },
+      { what: 'A', data: lab.A.slice(), shape: [n, n] },
+    ];
+    for (const [, what, kind] of randomFiles(req)) {
+      const r = lab.randomMatrix(kind, req.knobs);
+      if (!r.data) return { error: `the random matrix ${what}: ${r.message}` };
+      files.push({ what, data: r.data, shape: kind === 'dwc' ? [r.cols] : [r.rows, r.cols] });
+    }
+    return { files };
   }
 
   /** The exact value of M and A at (row, col), when this engine holds them. */

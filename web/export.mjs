@@ -115,54 +115,106 @@ export function figureCaption(request, label) {
     (knobs.causal ? ', causal' : '');
 }
 
-// The numpy body of each variant the snippet recomputes (docs/variant-formulas.md; ε as in
-// docs/conventions.md): `S` is the scale, `p` focused's power; `norm(K, eps)` row-normalises with the
-// causal mask. Variants with random matrices (performer, linformer gaussian, DWC) are left to the CLI.
+// The numpy body of each variant (docs/variant-formulas.md, with ε and the stabilisers of
+// docs/conventions.md): it sets R, the recomputed matrix. In scope: Q, K (n×d, float64), n, d, S (the
+// scale), causal, mask, norm(A, eps, clamp) (masked row normalisation), lognorm(L) (row softmax of
+// logits with the mask), knob(name) (the request's knob values) and the random matrices the variant
+// draws (RANDOM_FILES), loaded from their exported .npy files.
 const NUMPY_BODY = {
-  softmax: 'L = S * Q @ K.T\nif causal: L = np.where(mask, L, -np.inf)\nE = np.exp(L - L.max(1, keepdims=True))\nR = E / E.sum(1, keepdims=True)',
-  elu: 'phi = lambda x: np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))\nR = norm(phi(Q) @ phi(K).T, 1e-6)',
+  softmax: 'R = lognorm(S * Q @ K.T)',
+  elu: 'phi = lambda X: np.where(X > 0, X + 1.0, np.exp(np.minimum(X, 0.0)))\nR = norm(phi(Q) @ phi(K).T, 1e-6)',
   relu: 'R = norm(np.maximum(Q, 0) @ np.maximum(K, 0).T, 1e-6)',
-  focused: 'def phi(X):\n    Y = (np.maximum(X, 0.0) + 1e-6) / np.log(2.0)\n    Yp = Y ** p\n' +
+  exp: '# φ = exp(x − c): c the query\'s own max, one max over all keys (both cancel; ε = 0)\n' +
+    'R = norm(np.exp(Q - Q.max(1, keepdims=True)) @ np.exp(K - K.max()).T, 0.0)',
+  efficient: 'rq = np.exp(Q - Q.max(1, keepdims=True)); rq /= rq.sum(1, keepdims=True)\n' +
+    'rk = np.exp(K - K.max(0, keepdims=True)); rk /= rk.sum(0, keepdims=True)\nR = rq @ rk.T',
+  focused: 'p = knob("p")\ndef phi(X):\n    Y = (np.maximum(X, 0.0) + 1e-6) / np.log(2.0)\n    Yp = Y ** p\n' +
     '    return np.linalg.norm(Y, axis=1, keepdims=True) * Yp / np.linalg.norm(Yp, axis=1, keepdims=True)\n' +
     'R = norm(phi(Q) @ phi(K).T, n * 1e-6)',
+  linformer: 'P = lognorm(S * Q @ (E @ K).T)   # n×s: softmax over the s projected keys (no mask)\nR = P @ F',
+  performer: 'm, eps = W.shape[0], knob("feature_eps")\n' +
+    'def phi(X, own_max):\n    Xs = np.sqrt(S) * X\n    U = Xs @ W.T\n    h = 0.5 * (Xs ** 2).sum(1, keepdims=True)\n' +
+    '    c = U.max(1, keepdims=True) if own_max else U.max()   # per query; one max over all keys\n' +
+    '    return (np.exp(U - h - c) + eps) / np.sqrt(m)\nR = norm(phi(Q, True) @ phi(K, False).T, 0.0)',
+  taylor: 'from math import factorial\nX = S * Q @ K.T\nR = norm(sum(X ** r / factorial(r) for r in range(knob("order") + 1)), 0.0)',
+  explimit: 'N = knob("N")\nR = norm((1.0 + S * Q @ K.T / N) ** N, 0.0)',
+  hedgehog: 'U, V = Q @ np.eye(d), K @ np.eye(d)   # W: the identity (the page\'s hedgehog)\n' +
+    'cq = np.abs(U).max(1, keepdims=True); ck = np.abs(V).max()\n' +
+    'R = norm(np.hstack([np.exp(U - cq), np.exp(-U - cq)]) @ np.hstack([np.exp(V - ck), np.exp(-V - ck)]).T, 0.0)',
+  cosformer: 'i = np.arange(1, n + 1)\nC = np.cos(np.pi * (i[:, None] - i[None, :]) / (2.0 * n))\n' +
+    'R = norm((np.maximum(Q, 0) @ np.maximum(K, 0).T) * C, 0.0, clamp=1e-6)',
+  nystrom: 'm, iters = knob("landmarks"), max(knob("iters"), 0)\n' +
+    'g = n // m; lengths = [g] * ((g + 1) * m - n) + [g + 1] * (n - g * m)   # segment lengths\n' +
+    'P = np.zeros((m, n)); starts = np.cumsum([0] + lengths[:-1])\n' +
+    'for t in range(m): P[t, starts[t]:starts[t] + lengths[t]] = 1.0 / lengths[t]\n' +
+    'Ql, Kl = P @ Q, P @ K\nsm = lambda X: np.exp(X - X.max(1, keepdims=True)) / np.exp(X - X.max(1, keepdims=True)).sum(1, keepdims=True)\n' +
+    'Fm, A, B = sm(S * Q @ Kl.T), sm(S * Ql @ Kl.T), sm(S * Ql @ K.T)\n' +
+    'Z, I = A.T / A.sum(0).max(), np.eye(m)\nfor _ in range(iters):\n    AZ = A @ Z\n' +
+    '    Z = 0.25 * Z @ (13 * I - AZ @ (15 * I - AZ @ (7 * I - AZ)))\n' +
+    'R = lognorm(S * Q @ K.T) if m == n else Fm @ Z @ B',
 };
+// focused + DWC adds the band T_ij = w[j − i + h] (h = (k − 1)/2) to the focused matrix.
+const DWC_BODY = 'h = (len(w) - 1) // 2\nR = R + sum(w[t] * np.eye(n, k=t - h) for t in range(len(w)))';
 
-/** Whether numpySnippet recomputes this request's matrix itself (else it says how to with the CLI). */
-export function snippetRecomputes(request) {
+/**
+ * The random matrices a request's variant draws, as [python name, export name, the loader's kind]
+ * (web/attnviz.mjs randomMatrix): exported beside Q, K and M so that the snippet recomputes M.
+ */
+export function randomFiles(request) {
   const k = request.knobs;
-  return Object.hasOwn(NUMPY_BODY, k.variant) && !(k.variant === 'focused' && k.dwc_kernel);
+  if (k.variant === 'performer') return [['W', 'omega', 'omega']];
+  if (k.variant === 'linformer') return [['E', 'E', 'E'], ['F', 'F', 'F']];
+  if (k.dwc_kernel > 0) return [['w', 'dwc', 'dwc']];
+  return [];
+}
+
+/** Whether numpySnippet recomputes this request's matrix (every variant of the registry does). */
+export function snippetRecomputes(request) {
+  return Object.hasOwn(NUMPY_BODY, request.knobs.variant);
 }
 
 /**
- * A short Python script that loads the exported Q, K and M (file names as exportName gives them, in the
- * script's folder), recomputes M with numpy and prints the largest |difference|. For a variant it does
- * not recompute it prints the `attnviz generate` + `attnviz matrix` commands that reproduce M instead.
+ * A short Python script that loads the exported Q, K and M (and the random matrices of randomFiles; file
+ * names as exportName gives them, in the script's folder), recomputes M with numpy in float64 and prints
+ * the largest |difference|. For a variant it does not know it prints the CLI commands that reproduce M.
  * @param {{state: object, request: object}} arg the page's state (URL keys) and requestOf(state)
  */
 export function numpySnippet({ state, request }) {
   const { inputs, knobs } = request;
-  const f = (what) => exportName(state, what, 'npy');
+  const f = (what) => JSON.stringify(exportName(state, what, 'npy'));
+  const py = (v) => (typeof v === 'boolean' ? (v ? 'True' : 'False') : typeof v === 'number' ? String(v) : JSON.stringify(v));
+  const knobDict = Object.entries(knobs).filter(([k]) => k !== 'variant').map(([k, v]) => `${JSON.stringify(k)}: ${py(v)}`).join(', ');
   const lines = [
-    `# attnviz export: ${knobs.variant}, n = ${inputs.n}, d = ${inputs.d} (docs/page.md, "Export")`,
+    `# attnviz export: ${knobs.variant}, n = ${inputs.n}, d = ${inputs.d}. Recomputes M from the exported Q, K`,
+    '# (and random matrices) in float64 and prints how far the exported float32 M is from it.',
     'import os, numpy as np',
     'here = os.path.dirname(os.path.abspath(__file__))',
     'load = lambda name: np.load(os.path.join(here, name)).astype(np.float64)',
-    `Q, K, M = load(${JSON.stringify(f('Q'))}), load(${JSON.stringify(f('K'))}), load(${JSON.stringify(f('M'))})`,
-    `n, S, p, causal = Q.shape[0], ${knobs.scale}, ${knobs.p ?? 0}, ${knobs.causal ? 'True' : 'False'}`,
-    'mask = np.tril(np.ones((n, n), dtype=bool))',
-    'def norm(A, eps):',
-    '    if causal: A = np.where(mask, A, 0.0)',
-    '    return A / (A.sum(1, keepdims=True) + eps)',
+    `Q, K, M = load(${f('Q')}), load(${f('K')}), load(${f('M')})`,
+    `knobs = {${knobDict}}`,
+    'knob = knobs.__getitem__',
+    'n, d = Q.shape',
+    'S, causal = knob("scale"), knob("causal")',
+    'mask = np.tril(np.ones((n, n), dtype=bool)) if causal else np.ones((n, n), dtype=bool)',
+    'def norm(A, eps, clamp=None):',
+    '    A = np.where(mask, A, 0.0)',
+    '    s = A.sum(1, keepdims=True)',
+    '    return A / (np.maximum(s, clamp) if clamp is not None else s + eps)',
+    'def lognorm(L):',
+    '    L = np.where(mask[:, :L.shape[1]], L, -np.inf)',
+    '    E = np.exp(L - L.max(1, keepdims=True))',
+    '    return E / E.sum(1, keepdims=True)',
   ];
+  for (const [name, what] of randomFiles(request)) lines.push(`${name} = load(${f(what)})`);
   if (snippetRecomputes(request)) {
-    lines.push(NUMPY_BODY[knobs.variant], 'print("max |numpy - exported M| =", float(np.abs(R - M).max()))');
+    lines.push(NUMPY_BODY[knobs.variant]);
+    if (knobs.dwc_kernel > 0) lines.push(DWC_BODY);
+    lines.push('print("max |numpy - exported M| =", float(np.abs(R - M).max()))');
   } else {
-    const flags = Object.entries(knobs).filter(([k, v]) => k !== 'variant' && k !== 'causal' && v !== false)
-      .map(([k, v]) => (v === true ? `--${k}` : `--${k === 'ef_kind' ? 'ef' : k.replace('_', '-')} ${v}`)).join(' ');
     lines.push(
-      `# ${knobs.variant}${knobs.dwc_kernel ? ' with DWC' : ''} reads random matrices or knobs this script does not rebuild; the CLI does:`,
+      `# ${knobs.variant}: not known to this script; the CLI reproduces M:`,
       `#   attnviz generate --gen ${inputs.gen} --n ${inputs.n} --d ${inputs.d} --std ${inputs.std} --seed ${inputs.seed} -o qkv`,
-      `#   attnviz matrix --variant ${knobs.variant} ${flags}${knobs.causal ? ' --causal' : ''} --q qkv/q.npy --k qkv/k.npy -o m.npy`,
+      `#   attnviz matrix --variant ${knobs.variant} --q qkv/q.npy --k qkv/k.npy -o m.npy`,
       'print("M:", M.shape, "row sums within", float(np.abs(M.sum(1) - 1).max()), "of 1")');
   }
   return lines.join('\n') + '\n';

@@ -670,6 +670,181 @@ START_TEST(test_api_feature_dim_cap) {
 }
 END_TEST
 
+// ----------------------------------------------------------------------------------------------------
+// av_random_matrix: the public random matrices are the ones the variants use (M recomputed from them)
+
+/* M from the library for these knobs (n×n). */
+static float *api_matrix(const av_params *p, const float *Q, const float *K, int n, int d) {
+    size_t wb = av_matrix_work(p, n, d);
+    ck_assert_uint_gt(wb, 0);
+    float *M = malloc(sizeof(float) * n * n);
+    void *w = malloc(wb);
+    ck_assert_int_eq(av_matrix(M, Q, K, n, d, p, w, wb), AV_OK);
+    free(w);
+    return M;
+}
+
+/* The public matrix `which` (rows×cols, checked against the expected shape). */
+static float *api_random(int which, const av_params *p, int n, int d, long rows, long cols) {
+    long r = -1, c = -1;
+    ck_assert_int_eq(av_random_matrix(NULL, &r, &c, which, p, n, d, NULL, 0), AV_OK);
+    ck_assert_int_eq(r, rows);
+    ck_assert_int_eq(c, cols);
+    size_t wb = av_random_work(which, p, n, d);
+    ck_assert_uint_gt(wb, 0);
+    unsigned char *w = work_alloc(wb);
+    float *out = malloc(sizeof(float) * rows * cols);
+    if (wb > 1) ck_assert_int_eq(av_random_matrix(out, &r, &c, which, p, n, d, w, wb - 1), AV_ERR_WORKSPACE);
+    ck_assert_int_eq(av_random_matrix(out, &r, &c, which, p, n, d, w, wb), AV_OK);
+    work_check_free(w, wb);
+    return out;
+}
+
+START_TEST(test_api_random_matrix_performer) {
+    /* M_ij = φ(q_i)·φ(k_j) / Σ_l φ(q_i)·φ(k_l) with φ from the public ω (docs/variant-formulas.md). */
+    const int n = 29, d = 8;
+    float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d);
+    fill_normal(Q, (size_t)n * d, 0.8, 11);
+    fill_normal(K, (size_t)n * d, 0.8, 12);
+    for (int orth = 0; orth <= 1; orth++) {
+        av_params p;
+        av_params_default(&p, AV_PERFORMER);
+        p.m = 21;
+        p.orthogonal = orth;
+        p.seed = 5;
+        const int m = p.m;
+        float *W = api_random(AV_RANDOM_OMEGA, &p, n, d, m, d), *M = api_matrix(&p, Q, K, n, d);
+        double rs = sqrt(1 / sqrt((double)d)), *phi = malloc(sizeof(double) * 2 * n * m), cg = -INFINITY;
+        for (int side = 0; side < 2; side++)
+            for (int i = 0; i < n; i++) {
+                const float *x = (side ? K : Q) + (size_t)i * d;
+                double h = 0, c = -INFINITY, *row = phi + ((size_t)side * n + i) * m;
+                for (int t = 0; t < d; t++) h += 0.5 * (rs * x[t]) * (rs * x[t]);
+                for (int f = 0; f < m; f++) {
+                    double u = 0;
+                    for (int t = 0; t < d; t++) u += W[f * d + t] * (rs * x[t]);
+                    row[f] = u - h;             /* exponent before the stabiliser */
+                    c = fmax(c, u);
+                    if (side) cg = fmax(cg, u);
+                }
+                if (!side)
+                    for (int f = 0; f < m; f++) row[f] = exp(row[f] - c) + 1e-6;
+            }
+        for (int i = 0; i < n * m; i++) phi[(size_t)n * m + i] = exp(phi[(size_t)n * m + i] - cg) + 1e-6;
+        double worst = 0;
+        for (int i = 0; i < n; i++) {
+            double row[64], sum = 0;
+            for (int j = 0; j < n; j++) {
+                double s = 0;
+                for (int f = 0; f < m; f++) s += phi[(size_t)i * m + f] * phi[((size_t)n + j) * m + f];
+                row[j] = s, sum += s;
+            }
+            for (int j = 0; j < n; j++) worst = fmax(worst, fabs(row[j] / sum - M[i * n + j]));
+        }
+        ck_assert_msg(worst < 1e-5, "performer orth=%d: |M − M(ω)| = %g", orth, worst);
+        free(W); free(M); free(phi);
+    }
+    free(Q); free(K);
+}
+END_TEST
+
+START_TEST(test_api_random_matrix_linformer) {
+    /* M = softmax_rows(scale·Q(EK)ᵀ)·F with the public E and F: gaussian (F drawn apart, or F = E) and
+     * the segment means (n not a multiple of s). */
+    const int n = 23, d = 6, s = 5;
+    float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d);
+    fill_normal(Q, (size_t)n * d, 1.0, 21);
+    fill_normal(K, (size_t)n * d, 1.0, 22);
+    for (int kind = 0; kind < 3; kind++) {
+        av_params p;
+        av_params_default(&p, AV_LINFORMER);
+        p.s = s;
+        p.seed = 9;
+        p.ef_kind = kind == 2 ? AV_EF_MEAN : AV_EF_GAUSSIAN;
+        p.ef_shared = kind == 1;
+        float *E = api_random(AV_RANDOM_E, &p, n, d, s, n), *F = api_random(AV_RANDOM_F, &p, n, d, s, n);
+        float *M = api_matrix(&p, Q, K, n, d);
+        ck_assert_int_eq(memcmp(E, F, sizeof(float) * s * n) == 0, kind >= 1);
+        if (kind == 2)
+            for (int t = 0; t < s; t++) {                /* rows of the mean kind sum to 1 */
+                double sum = 0;
+                for (int j = 0; j < n; j++) sum += E[t * n + j];
+                ck_assert_double_eq_tol(sum, 1.0, 1e-6);
+            }
+        double EK[5 * 6], scale = 1 / sqrt((double)d), worst = 0;
+        for (int t = 0; t < s; t++)
+            for (int c = 0; c < d; c++) {
+                EK[t * d + c] = 0;
+                for (int j = 0; j < n; j++) EK[t * d + c] += (double)E[t * n + j] * K[j * d + c];
+            }
+        for (int i = 0; i < n; i++) {
+            double P[5], mx = -INFINITY, sum = 0;
+            for (int t = 0; t < s; t++) {
+                P[t] = 0;
+                for (int c = 0; c < d; c++) P[t] += scale * Q[i * d + c] * EK[t * d + c];
+                mx = fmax(mx, P[t]);
+            }
+            for (int t = 0; t < s; t++) sum += (P[t] = exp(P[t] - mx));
+            for (int j = 0; j < n; j++) {
+                double v = 0;
+                for (int t = 0; t < s; t++) v += P[t] / sum * F[t * n + j];
+                worst = fmax(worst, fabs(v - M[i * n + j]));
+            }
+        }
+        ck_assert_msg(worst < 1e-5, "linformer kind %d: |M − M(E, F)| = %g", kind, worst);
+        free(E); free(F); free(M);
+    }
+    free(Q); free(K);
+}
+END_TEST
+
+START_TEST(test_api_random_matrix_dwc_and_refusals) {
+    /* focused + DWC: M(k) − M(k = 0) is the band T_ij = w[j − i + h] built from the public w. */
+    const int n = 17, d = 4, k = 5, h = (k - 1) / 2;
+    float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d);
+    fill_normal(Q, (size_t)n * d, 1.0, 31);
+    fill_normal(K, (size_t)n * d, 1.0, 32);
+    av_params p;
+    av_params_default(&p, AV_FOCUSED);
+    float *M0 = api_matrix(&p, Q, K, n, d);
+    p.dwc_kernel = k;
+    p.seed = 4;
+    float *w = api_random(AV_RANDOM_DWC, &p, n, d, 1, k), *M = api_matrix(&p, Q, K, n, d);
+    double worst = 0, wmax = 0;
+    for (int t = 0; t < k; t++) wmax = fmax(wmax, fabs(w[t]));
+    ck_assert_double_gt(wmax, 0.05);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double T = abs(j - i) <= h ? w[j - i + h] : 0.0;
+            worst = fmax(worst, fabs((double)M[i * n + j] - M0[i * n + j] - T));
+        }
+    ck_assert_msg(worst < 1e-6, "dwc: |M(k) − M(0) − T(w)| = %g", worst);
+    free(w); free(M); free(M0);
+
+    /* refusals: no such matrix for this variant or setting, unknown kind, NULL, bad knobs */
+    long r = 7, c = 7;
+    float out[64];
+    unsigned char work[64];
+    av_params q;
+    av_params_default(&q, AV_SOFTMAX);
+    ck_assert_int_eq(av_random_matrix(out, &r, &c, AV_RANDOM_OMEGA, &q, n, d, work, sizeof work), AV_ERR_NO_LINEAR);
+    ck_assert_uint_eq(av_random_work(AV_RANDOM_OMEGA, &q, n, d), 0);
+    av_params_default(&q, AV_FOCUSED);              /* dwc_kernel = 0: no kernel */
+    ck_assert_int_eq(av_random_matrix(out, &r, &c, AV_RANDOM_DWC, &q, n, d, work, sizeof work), AV_ERR_NO_LINEAR);
+    av_params_default(&q, AV_PERFORMER);
+    ck_assert_int_eq(av_random_matrix(out, &r, &c, AV_RANDOM_E, &q, n, d, work, sizeof work), AV_ERR_NO_LINEAR);
+    ck_assert_int_eq(av_random_matrix(out, &r, &c, 17, &q, n, d, work, sizeof work), AV_ERR_VARIANT);
+    ck_assert_int_eq(av_random_matrix(out, &r, &c, -1, &q, n, d, work, sizeof work), AV_ERR_VARIANT);
+    ck_assert_int_eq(av_random_matrix(out, NULL, &c, AV_RANDOM_OMEGA, &q, n, d, work, sizeof work), AV_ERR_NULL);
+    ck_assert_int_eq(av_random_matrix(out, &r, &c, AV_RANDOM_OMEGA, NULL, n, d, work, sizeof work), AV_ERR_NULL);
+    ck_assert_int_eq(av_random_matrix(out, &r, &c, AV_RANDOM_OMEGA, &q, n, d, NULL, 0), AV_ERR_NULL);
+    ck_assert_int_eq(av_random_matrix(out, &r, &c, AV_RANDOM_OMEGA, &q, 0, d, work, sizeof work), AV_ERR_SIZE);
+    q.m = -3;
+    ck_assert_int_eq(av_random_matrix(out, &r, &c, AV_RANDOM_OMEGA, &q, n, d, work, sizeof work), AV_ERR_KNOB);
+    free(Q); free(K);
+}
+END_TEST
+
 Suite *suite_random(void) {
     Suite *s = suite_create("random");
     TCase *tc = tcase_create("core");
@@ -677,6 +852,9 @@ Suite *suite_random(void) {
     tcase_add_test(tc, test_gaussian_matrix_stream);
     tcase_add_test(tc, test_omega_seed);
     tcase_add_test(tc, test_streams_never_shared);
+    tcase_add_test(tc, test_api_random_matrix_performer);
+    tcase_add_test(tc, test_api_random_matrix_linformer);
+    tcase_add_test(tc, test_api_random_matrix_dwc_and_refusals);
     tcase_add_test(tc, test_omega_orthogonal_blocks);
     tcase_add_test(tc, test_omega_row_norms);
     tcase_add_test(tc, test_performer_unbiased_convergence);

@@ -6,7 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { readNpy } from './npy.mjs';
-import { npyBytes, csvText, stateJson, exportName } from '../../web/export.mjs';
+import { npyBytes, csvText, stateJson, exportName, numpySnippet, snippetRecomputes, randomFiles } from '../../web/export.mjs';
+import { loadAttnviz } from '../../web/attnviz.mjs';
+import { buildSchema } from '../../web/state.mjs';
+import { Engine } from '../../web/engine.mjs';
 
 const CLI = 'build/native/attnviz';
 
@@ -96,40 +99,66 @@ const hasNumpy = (() => {
 })();
 if (!hasNumpy) console.log('SKIPPED: numpy snippet tests: /usr/bin/python3 has no numpy (apt-get install python3-numpy)');
 
-describe.skipIf(!hasNumpy || !existsSync(CLI))('numpySnippet', () => {
+let loaded = null;
+/** The page's engine on the real wasm module, with the page's schema (built once). */
+async function pageEngine() {
+  if (!loaded) {
+    const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
+    loaded = { av, schema: buildSchema(av.registry), engine: new Engine(av) };
+  }
+  return loaded;
+}
+
+describe.skipIf(!hasNumpy)('numpySnippet with the page engine', () => {
+  // Every variant, as the page exports it: the engine's full-resolution arrays (web/engine.mjs
+  // exportArrays, the real wasm module) written as .npy, and the snippet run by numpy. Random
+  // matrices (Performer's ω, Linformer's E and F, the DWC kernel) come out of the library itself.
   const cases = [
-    { variant: 'softmax', flags: [], knobs: {} },
-    { variant: 'elu', flags: ['--causal'], knobs: { causal: true } },
-    { variant: 'relu', flags: [], knobs: {} },
-    { variant: 'focused', flags: ['--p', '3.5'], knobs: { p: 3.5, dwc_kernel: 0 } },
+    ['softmax', {}], ['softmax', { causal: true }], ['elu', { causal: true }], ['relu', {}], ['exp', { causal: true }],
+    ['efficient', {}], ['focused', { p: 3.5 }], ['focused', { dwc: true, dwc_k: 5, rseed: 3 }],
+    ['linformer', { s: 12 }], ['linformer', { s: 12, ef_shared: true }], ['linformer', { s: 10, ef_kind: 'mean' }],
+    ['performer', { m: 48, rseed: 2 }], ['performer', { m: 40, orthogonal: true, causal: true, feature_eps: 1e-4 }],
+    ['taylor', { order: 3 }], ['explimit', { N: 4, causal: true }], ['hedgehog', {}], ['cosformer', { causal: true }],
+    ['nystrom', { landmarks: 8, iters: 6 }], ['nystrom', { landmarks: 48 }],
   ];
-  for (const c of cases) {
-    it(`recomputes ${c.variant} to within 1e-4 of the exported M`, async () => {
-      const { numpySnippet, exportName, snippetRecomputes } = await import('../../web/export.mjs');
-      const dir = mkdtempSync(join(tmpdir(), 'attnviz-snippet-'));
-      execFileSync(CLI, ['generate', '--gen', 'clustered', '--n', '48', '--d', '8', '--seed', '5', '-o', dir]);
-      const state = { variant: c.variant, n: 48 };
-      const request = { inputs: { gen: 'clustered', seed: 5, n: 48, d: 8, std: 1 },
-        knobs: { variant: c.variant, causal: false, scale: 1 / Math.sqrt(8), ...c.knobs } };
+  let av, schema, engine;
+  it('covers every variant of the registry', async () => {
+    ({ av, schema, engine } = await pageEngine());
+    const names = new Set(cases.map(([v]) => v));
+    for (const v of av.registry.variants) expect(names.has(v.name), v.name).toBe(true);
+  });
+  for (const [variant, knobs] of cases) {
+    it(`recomputes ${variant} ${JSON.stringify(knobs)} within 1e-4 of the exported M`, async () => {
+      ({ av, schema, engine } = await pageEngine());
+      const state = { ...schema.defaults(), gen: 'clustered', n: 48, d: 8, seed: 5, variant, ...knobs };
+      const request = schema.requestOf(state);
       expect(snippetRecomputes(request)).toBe(true);
-      execFileSync(CLI, ['matrix', '--variant', c.variant, ...c.flags, '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'),
-        '-o', join(dir, 'm.npy')]);
-      for (const [src, what] of [['q', 'Q'], ['k', 'K'], ['m', 'M']]) {
-        const { shape, data } = readNpy(join(dir, `${src}.npy`));
-        writeFileSync(join(dir, exportName(state, what, 'npy')), npyBytes(data, shape));
-      }
+      const got = engine.exportArrays(request);
+      expect(got.error).toBeUndefined();
+      const dir = mkdtempSync(join(tmpdir(), 'attnviz-snippet-'));
+      for (const { what, data, shape } of got.files) writeFileSync(join(dir, exportName(state, what, 'npy')), npyBytes(data, shape));
+      expect(got.files.map((f) => f.what)).toEqual(['Q', 'K', 'V', 'M', 'A', ...randomFiles(request).map(([, w]) => w)]);
       writeFileSync(join(dir, 'snippet.py'), numpySnippet({ state, request }));
       const out = execFileSync('/usr/bin/python3', [join(dir, 'snippet.py')]).toString();
       const diff = Number(/max \|numpy - exported M\| = (\S+)/.exec(out)[1]);
       expect(diff).toBeLessThan(1e-4);
+      expect(diff).toBeGreaterThanOrEqual(0);
     });
   }
-  it('points at the CLI for a variant with random matrices', async () => {
-    const { numpySnippet } = await import('../../web/export.mjs');
-    const text = numpySnippet({ state: { variant: 'performer', n: 64 }, request: {
-      inputs: { gen: 'gaussian', seed: 1, n: 64, d: 8, std: 1 },
-      knobs: { variant: 'performer', causal: false, scale: 0.25, m: 16, orthogonal: true, seed: 2 } } });
-    expect(text).toMatch(/attnviz matrix --variant performer --scale 0.25 --m 16 --orthogonal --seed 2/);
+  it('a snippet fed the wrong M says so (the check can fail)', async () => {
+    ({ av, schema, engine } = await pageEngine());
+    const state = { ...schema.defaults(), gen: 'gaussian', n: 32, d: 8, seed: 1, variant: 'performer', m: 16 };
+    const request = schema.requestOf(state);
+    const got = engine.exportArrays(request);
+    const dir = mkdtempSync(join(tmpdir(), 'attnviz-snippet-'));
+    for (const { what, data, shape } of got.files) {
+      // ω of another seed: the recomputed M is not the exported one
+      const bytes = what === 'omega' ? npyBytes(data.map((x) => -x * 1.5), shape) : npyBytes(data, shape);
+      writeFileSync(join(dir, exportName(state, what, 'npy')), bytes);
+    }
+    writeFileSync(join(dir, 'snippet.py'), numpySnippet({ state, request }));
+    const out = execFileSync('/usr/bin/python3', [join(dir, 'snippet.py')]).toString();
+    expect(Number(/= (\S+)/.exec(out)[1])).toBeGreaterThan(1e-3);
   });
 });
 
