@@ -87,6 +87,7 @@ const CAPTION_KNOB = {
   ef_shared: (v) => (v ? 'E = F' : null),
   dwc_kernel: (v) => (v ? `DWC k = ${v}` : null),
   iters: (v) => `iters = ${v === -1 ? 0 : v}`,
+  feature_eps: (v) => `ε = ${v === 0 ? '0' : Number(v.toPrecision(3)).toExponential().replace(/\.?0*e/, 'e').replace('e+', 'e')}`,
 };
 const GEN_LABEL = { gaussian: 'Gaussian', clustered: 'clustered', local: 'local', lowrank: 'low-rank', sink: 'sink' };
 
@@ -225,6 +226,28 @@ export function escapeXml(s) {
   return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]);
 }
 
+/** Lines of at most `chars` characters, broken at spaces (a longer word keeps its own line). */
+export function wrapLines(text, chars) {
+  const lines = [];
+  let line = '';
+  for (const word of String(text).split(' ')) {
+    if (line && line.length + 1 + word.length > chars) { lines.push(line); line = word; } else line = line ? `${line} ${word}` : word;
+  }
+  if (line || !lines.length) lines.push(line);
+  return lines;
+}
+
+/**
+ * A caption under a figure: one <text> of <tspan> lines, wrapped to `width` (its textContent is the
+ * caption itself); `extra` is the height it needs beyond one line.
+ */
+function captionText(x, y, text, width, px = 11) {
+  const lines = wrapLines(text, Math.max(24, Math.floor(width / (px * 0.58))));
+  const lh = Math.round(px * 1.35);
+  const spans = lines.map((l, i) => `<tspan x="${x}" dy="${i ? lh : 0}">${escapeXml(l)}${i < lines.length - 1 ? ' ' : ''}</tspan>`);
+  return { svg: `<text x="${x}" y="${y}" font-size="${px}" class="caption">${spans.join('')}</text>`, extra: (lines.length - 1) * lh };
+}
+
 /**
  * A heatmap figure as SVG: the heatmap as an embedded PNG at its cell resolution, drawn pixelated; a
  * vector colour bar (the 256-entry colour table as 256 rects, top = the table's last colour) with tick
@@ -235,12 +258,14 @@ export function escapeXml(s) {
  */
 export function heatmapSvg({ png, cells, table, ticks, lo, hi, title, caption, size = 384 }) {
   if (!/^data:image\/png;base64,[A-Za-z0-9+/=]+$/.test(png)) throw new Error('heatmapSvg: png must be a base64 PNG data URL');
-  const left = 48, top = 28, barX = left + size + 16, barW = 16, w = barX + barW + 64, h = top + size + 56;
+  const left = 48, top = 28, barX = left + size + 16, barW = 16, w = barX + barW + 84;
+  const cap = captionText(left, top + size + 40, caption, w - left - 8);
+  const h = top + size + 56 + cap.extra;
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="DejaVu Sans, sans-serif" font-size="12">`,
     `<rect width="${w}" height="${h}" fill="#ffffff"/>`,
     `<text x="${left}" y="18" font-weight="bold">${escapeXml(title)}</text>`,
-    `<image x="${left}" y="${top}" width="${size}" height="${size}" preserveAspectRatio="none" style="image-rendering: pixelated" href="${png}" data-cells="${cells}"/>`,
+    `<image x="${left}" y="${top}" width="${size}" height="${size}" preserveAspectRatio="none" image-rendering="optimizeSpeed" href="${png}" data-cells="${cells}"/>`,
     `<rect x="${left}" y="${top}" width="${size}" height="${size}" fill="none" stroke="#000000" stroke-width="0.5"/>`,
     `<text x="${left + size / 2}" y="${top + size + 16}" text-anchor="middle">key j</text>`,
     `<text transform="translate(${left - 10} ${top + size / 2}) rotate(-90)" text-anchor="middle">query i</text>`,
@@ -257,6 +282,216 @@ export function heatmapSvg({ png, cells, table, ticks, lo, hi, title, caption, s
     out.push(`<line x1="${barX + barW}" x2="${barX + barW + 4}" y1="${y.toFixed(2)}" y2="${y.toFixed(2)}" stroke="#000000"/>`,
       `<text x="${barX + barW + 6}" y="${(y + 4).toFixed(2)}">${escapeXml(t.text)}</text>`);
   }
-  out.push(`<text x="${left}" y="${top + size + 40}" font-size="11">${escapeXml(caption)}</text>`, '</svg>');
+  out.push(cap.svg, '</svg>');
   return out.join('\n') + '\n';
+}
+
+// --- charts as SVG --------------------------------------------------------------------------------
+
+const MARKER_PATH = {
+  circle: (x, y, r) => `<circle cx="${x}" cy="${y}" r="${r}"/>`,
+  square: (x, y, r) => `<rect x="${(x - 0.85 * r).toFixed(2)}" y="${(y - 0.85 * r).toFixed(2)}" width="${(1.7 * r).toFixed(2)}" height="${(1.7 * r).toFixed(2)}"/>`,
+  triangle: (x, y, r) => `<path d="M${x} ${(y - 1.1 * r).toFixed(2)}L${(x + r).toFixed(2)} ${(y + 0.8 * r).toFixed(2)}L${(x - r).toFixed(2)} ${(y + 0.8 * r).toFixed(2)}Z"/>`,
+  diamond: (x, y, r) => `<path d="M${x} ${(y - 1.2 * r).toFixed(2)}L${(x + r).toFixed(2)} ${y}L${x} ${(y + 1.2 * r).toFixed(2)}L${(x - r).toFixed(2)} ${y}Z"/>`,
+};
+
+/** Tick values of a log axis over [lo, hi] (lo > 0): the powers of ten inside, or lo and hi when none. */
+function logTicks(lo, hi) {
+  const out = [];
+  for (let e = Math.ceil(Math.log10(lo) - 1e-9); e <= Math.floor(Math.log10(hi) + 1e-9); e++) out.push(10 ** e);
+  if (out.length > 8) { const step = Math.ceil(out.length / 8); return out.filter((_, i) => i % step === 0); }
+  return out.length ? out : [lo, hi];
+}
+/** About `count` round tick values over [lo, hi]. */
+function linTicks(lo, hi, count = 6) {
+  const span = hi - lo || 1, raw = span / count, mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((k) => k * mag).find((s) => s >= raw) ?? raw;
+  const out = [];
+  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Number(v.toPrecision(12)));
+  return out;
+}
+const tickText = (v, log) => (log ? (v >= 1e-2 && v <= 1e3 ? String(Number(v.toPrecision(3))) : v.toExponential(0).replace('e', 'e')) : String(Number(v.toPrecision(6))));
+
+/**
+ * A line chart as SVG, the page's curves as vectors: each series in its colour, dash pattern and marker
+ * shape (charts.mjs SERIES), named in a legend; log or linear axes; horizontal and vertical guide lines
+ * (the noise floor, the rank ceiling); the caption under the chart. Values ≤ 0 on a log axis and nulls
+ * are gaps.
+ * @param {{title: string, caption: string, xLabel: string, yLabel: string, logX?: boolean, logY?: boolean,
+ *   series: {label: string, color: string, dash?: number[], marker?: string, x: number[], y: (number|null)[]}[],
+ *   hlines?: {y: number, label: string}[], vlines?: {x: number, label: string}[],
+ *   band?: {x: number[], lo: number[], hi: number[], color: string}, width?: number, height?: number}} c
+ */
+export function chartSvg(c) {
+  const W = c.width ?? 640, H0 = c.height ?? 400, left = 64, right = 16, top = 30, legendH = 20;
+  const plotW = W - left - right, plotH = H0 - top - 76 - legendH;
+  const cap = captionText(left, H0 - 8, c.caption, W - left - 8);
+  const H = H0 + cap.extra;
+  const ok = (v, log) => v !== null && v !== undefined && Number.isFinite(v) && (!log || v > 0);
+  const xs = [], ys = [];
+  for (const s of c.series) s.x.forEach((x, i) => { if (ok(x, c.logX) && ok(s.y[i], c.logY)) { xs.push(x); ys.push(s.y[i]); } });
+  if (c.band) c.band.x.forEach((x, i) => { for (const v of [c.band.lo[i], c.band.hi[i]]) if (ok(x, c.logX) && ok(v, c.logY)) { xs.push(x); ys.push(v); } });
+  for (const h of c.hlines ?? []) if (ok(h.y, c.logY)) ys.push(h.y);
+  if (!xs.length) throw new Error('chartSvg: nothing to draw');
+  let [x0, x1] = [Math.min(...xs), Math.max(...xs)], [y0, y1] = [Math.min(...ys), Math.max(...ys)];
+  if (c.logY) { y0 = 10 ** Math.floor(Math.log10(y0)); y1 = 10 ** Math.ceil(Math.log10(y1)); if (y0 === y1) y1 = y0 * 10; }
+  else { const pad = (y1 - y0) * 0.05 || Math.abs(y0) * 0.1 || 1; y0 -= pad; y1 += pad; }
+  if (x0 === x1) { x0 = c.logX ? x0 / 2 : x0 - 1; x1 = c.logX ? x1 * 2 : x1 + 1; }
+  const tx = (v) => left + plotW * (c.logX ? Math.log(v / x0) / Math.log(x1 / x0) : (v - x0) / (x1 - x0));
+  const ty = (v) => top + plotH * (1 - (c.logY ? Math.log(v / y0) / Math.log(y1 / y0) : (v - y0) / (y1 - y0)));
+  const f = (v) => v.toFixed(2);
+  const out = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="DejaVu Sans, sans-serif" font-size="12">`,
+    `<rect width="${W}" height="${H}" fill="#ffffff"/>`,
+    `<text x="${left}" y="18" font-weight="bold">${escapeXml(c.title)}</text>`,
+    `<g stroke="#dddddd" stroke-width="1">`,
+  ];
+  const yt = (c.logY ? logTicks(y0, y1) : linTicks(y0, y1)).filter((v) => v >= y0 && v <= y1);
+  const xt = (c.logX ? logTicks(x0, x1) : linTicks(x0, x1)).filter((v) => v >= x0 && v <= x1);
+  for (const v of yt) out.push(`<line x1="${left}" x2="${left + plotW}" y1="${f(ty(v))}" y2="${f(ty(v))}"/>`);
+  for (const v of xt) out.push(`<line x1="${f(tx(v))}" x2="${f(tx(v))}" y1="${top}" y2="${top + plotH}"/>`);
+  out.push('</g>', `<rect x="${left}" y="${top}" width="${plotW}" height="${plotH}" fill="none" stroke="#000000" stroke-width="0.8"/>`);
+  for (const v of yt) out.push(`<text x="${left - 6}" y="${f(ty(v) + 4)}" text-anchor="end">${escapeXml(tickText(v, c.logY))}</text>`);
+  for (const v of xt) out.push(`<text x="${f(tx(v))}" y="${top + plotH + 16}" text-anchor="middle">${escapeXml(tickText(v, c.logX))}</text>`);
+  out.push(`<text x="${left + plotW / 2}" y="${top + plotH + 32}" text-anchor="middle">${escapeXml(c.xLabel)}</text>`,
+    `<text transform="translate(16 ${top + plotH / 2}) rotate(-90)" text-anchor="middle">${escapeXml(c.yLabel)}</text>`);
+  out.push(`<clipPath id="plot"><rect x="${left}" y="${top}" width="${plotW}" height="${plotH}"/></clipPath>`, '<g clip-path="url(#plot)">');
+  if (c.band) {
+    const pts = [];
+    c.band.x.forEach((x, i) => { if (ok(x, c.logX) && ok(c.band.hi[i], c.logY)) pts.push(`${f(tx(x))},${f(ty(c.band.hi[i]))}`); });
+    for (let i = c.band.x.length - 1; i >= 0; i--) if (ok(c.band.x[i], c.logX) && ok(c.band.lo[i], c.logY)) pts.push(`${f(tx(c.band.x[i]))},${f(ty(c.band.lo[i]))}`);
+    if (pts.length > 2) out.push(`<polygon points="${pts.join(' ')}" fill="${c.band.color}" fill-opacity="0.18" stroke="none"/>`);
+  }
+  for (const h of c.hlines ?? []) if (ok(h.y, c.logY) && h.y >= y0 && h.y <= y1) {
+    out.push(`<line x1="${left}" x2="${left + plotW}" y1="${f(ty(h.y))}" y2="${f(ty(h.y))}" stroke="#555555" stroke-dasharray="2 3"/>`,
+      `<text x="${left + plotW - 4}" y="${f(ty(h.y) - 4)}" text-anchor="end" font-size="10" fill="#555555">${escapeXml(h.label)}</text>`);
+  }
+  for (const v of c.vlines ?? []) if (ok(v.x, c.logX) && v.x >= x0 && v.x <= x1) {
+    out.push(`<line x1="${f(tx(v.x))}" x2="${f(tx(v.x))}" y1="${top}" y2="${top + plotH}" stroke="#555555" stroke-dasharray="6 4"/>`,
+      `<text x="${f(tx(v.x) + 4)}" y="${top + 12}" font-size="10" fill="#555555">${escapeXml(v.label)}</text>`);
+  }
+  for (const s of c.series) {
+    let d = '', pen = false;
+    const pts = [];
+    s.x.forEach((x, i) => {
+      if (!ok(x, c.logX) || !ok(s.y[i], c.logY)) { pen = false; return; }
+      d += `${pen ? 'L' : 'M'}${f(tx(x))} ${f(ty(s.y[i]))}`;
+      pen = true;
+      pts.push(i);
+    });
+    if (!d) continue;
+    const dash = s.dash?.length ? ` stroke-dasharray="${s.dash.join(' ')}"` : '';
+    out.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="1.6"${dash}><title>${escapeXml(s.label)}</title></path>`);
+    if (s.marker && MARKER_PATH[s.marker]) {
+      const step = Math.max(1, Math.floor(pts.length / 9));
+      out.push(`<g fill="${s.color}">`);
+      for (let k = 0; k < pts.length; k += step) out.push(MARKER_PATH[s.marker](Number(f(tx(s.x[pts[k]]))), Number(f(ty(s.y[pts[k]]))), 3.2));
+      out.push('</g>');
+    }
+  }
+  out.push('</g>');
+  // the legend: a short stroke with the marker, then the label
+  let lx = left;
+  const ly = top + plotH + 50;
+  for (const s of c.series) {
+    const dash = s.dash?.length ? ` stroke-dasharray="${s.dash.join(' ')}"` : '';
+    out.push(`<line x1="${lx}" x2="${lx + 28}" y1="${ly}" y2="${ly}" stroke="${s.color}" stroke-width="2"${dash}/>`);
+    if (s.marker && MARKER_PATH[s.marker]) out.push(`<g fill="${s.color}">${MARKER_PATH[s.marker](lx + 14, ly, 3.2)}</g>`);
+    out.push(`<text x="${lx + 34}" y="${ly + 4}">${escapeXml(s.label)}</text>`);
+    lx += 34 + 7.2 * s.label.length + 18;
+  }
+  out.push(cap.svg, '</svg>');
+  return out.join('\n') + '\n';
+}
+
+/**
+ * The row-entropy histogram as SVG: M's bars, softmax A's outline dashed, the means as ticks under the
+ * axis; entropies as a fraction of ln n. data: render/entropy.mjs entropyBars(hist).
+ */
+export function entropySvg(data, { title, caption, width = 640, height: h0 = 320 }) {
+  if (!data?.M) throw new Error('entropySvg: no histogram of M');
+  const left = 64, top = 30, plotW = width - left - 16, plotH = h0 - top - 72, bins = data.bins;
+  const cap = captionText(left, h0 - 8, caption, width - left - 8);
+  const height = h0 + cap.extra;
+  const max = data.max || 1, bw = plotW / bins;
+  const f = (v) => v.toFixed(2);
+  const y = (v) => top + plotH * (1 - v / max);
+  const out = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="DejaVu Sans, sans-serif" font-size="12">`,
+    `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
+    `<text x="${left}" y="18" font-weight="bold">${escapeXml(title)}</text>`,
+    '<g fill="#0072b2" fill-opacity="0.75">',
+  ];
+  for (let i = 0; i < bins; i++) if (data.M[i] > 0) out.push(`<rect x="${f(left + i * bw + 0.5)}" y="${f(y(data.M[i]))}" width="${f(bw - 1)}" height="${f(top + plotH - y(data.M[i]))}"/>`);
+  out.push('</g>');
+  if (data.A) {
+    let d = `M${left} ${top + plotH}`;
+    for (let i = 0; i < bins; i++) d += `L${f(left + i * bw)} ${f(y(data.A[i]))}L${f(left + (i + 1) * bw)} ${f(y(data.A[i]))}`;
+    out.push(`<path d="${d}L${left + plotW} ${top + plotH}" fill="none" stroke="#cc79a7" stroke-width="1.8" stroke-dasharray="5 3"/>`);
+  }
+  out.push(`<rect x="${left}" y="${top}" width="${plotW}" height="${plotH}" fill="none" stroke="#000000" stroke-width="0.8"/>`);
+  for (const v of [0, 0.25, 0.5, 0.75, 1]) {
+    out.push(`<text x="${f(left + v * plotW)}" y="${top + plotH + 16}" text-anchor="middle">${v}</text>`);
+  }
+  for (const v of [0, max / 2, max]) {
+    out.push(`<text x="${left - 6}" y="${f(y(v) + 4)}" text-anchor="end">${Number((100 * v).toPrecision(2))}%</text>`);
+  }
+  for (const [m, color] of [[data.meanM, '#0072b2'], [data.meanA, '#cc79a7']]) {
+    if (m !== null && m !== undefined) out.push(`<path d="M${f(left + m * plotW)} ${top + plotH}l-5 9h10Z" fill="${color}"/>`);
+  }
+  out.push(`<text x="${left + plotW / 2}" y="${top + plotH + 32}" text-anchor="middle">row entropy H / ln n (bars: M; dashed: softmax A; ▲ the means)</text>`,
+    `<text transform="translate(14 ${top + plotH / 2}) rotate(-90)" text-anchor="middle">share of rows</text>`,
+    cap.svg, '</svg>');
+  return out.join('\n') + '\n';
+}
+
+// --- a .zip of several files (stored, no compression: .npy data barely compresses) ---------------
+
+let CRC_TABLE = null;
+/** CRC-32 (IEEE 802.3, as zip and PNG use it) of bytes. */
+export function crc32(bytes) {
+  if (!CRC_TABLE) {
+    CRC_TABLE = new Uint32Array(256);
+    for (let i = 0; i < 256; i++) {
+      let c = i;
+      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      CRC_TABLE[i] = c >>> 0;
+    }
+  }
+  let c = 0xffffffff;
+  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+/**
+ * A zip archive (PKWARE APPNOTE 6.3, method 0 "stored", no zip64: the whole archive under 4 GiB and
+ * 65535 files) of [{name, bytes}] (names ASCII, '/' for folders). Dates are 1980-01-01: the same inputs
+ * give the same bytes.
+ */
+export function zipStore(files) {
+  const enc = new TextEncoder();
+  const entries = files.map(({ name, bytes }) => {
+    const data = typeof bytes === 'string' ? enc.encode(bytes) : bytes;
+    return { name: enc.encode(name), data, crc: crc32(data) };
+  });
+  const total = entries.reduce((s, e) => s + 30 + e.name.length + e.data.length + 46 + e.name.length, 22);
+  if (total > 0xffffffff || entries.length > 0xffff) throw new RangeError('zipStore: too large for a zip without zip64');
+  const out = new Uint8Array(total), dv = new DataView(out.buffer);
+  let at = 0;
+  const u16 = (v) => { dv.setUint16(at, v, true); at += 2; }, u32 = (v) => { dv.setUint32(at, v >>> 0, true); at += 4; };
+  const head = (e) => { u16(20); u16(0); u16(0); u16(0); u16(0x21); u32(e.crc); u32(e.data.length); u32(e.data.length); u16(e.name.length); u16(0); };
+  for (const e of entries) {
+    e.offset = at;
+    u32(0x04034b50); head(e);
+    out.set(e.name, at); at += e.name.length;
+    out.set(e.data, at); at += e.data.length;
+  }
+  const cdStart = at;
+  for (const e of entries) {
+    u32(0x02014b50); u16(20); head(e); u16(0); u16(0); u16(0); u32(0); u32(e.offset);
+    out.set(e.name, at); at += e.name.length;
+  }
+  const cdSize = at - cdStart;
+  u32(0x06054b50); u16(0); u16(0); u16(entries.length); u16(entries.length); u32(cdSize); u32(cdStart); u16(0);
+  return out;
 }

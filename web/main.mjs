@@ -31,6 +31,7 @@ import { mountLessons } from './ui/lessons.mjs';
 import { sweepPlan } from './sweep.mjs';
 import { mountSweepPanel } from './ui/sweep-panel.mjs';
 import { mountExplain } from './ui/explain-popover.mjs';
+import { mountExport } from './ui/export-menu.mjs';
 
 const $ = (id) => document.getElementById(id);
 
@@ -45,6 +46,7 @@ let raf = 0;
 let lesson = null;            // the open lesson's name (web/presets.mjs), or null; the link carries it as preset=
 let lessons = null;           // the menu and panel (web/ui/lessons.mjs)
 let hosts = null;             // host pages' messages (web/messages.mjs)
+let exporter = null;          // the export menu (web/ui/export-menu.mjs)
 const view = { frame: null, readouts: null, readoutsStale: false, spec: null, overlay: {}, specStale: false, waitingFrame: false, frameJob: 0, readoutsJob: 0, localJob: 0 };
 
 // measurements the benchmark and e2e tests read (window.attnviz)
@@ -572,6 +574,7 @@ function updateSweep() {
 function makeSweepWorker() {
   const w = new LabWorker({ name: 'attnviz sweep' });
   w.onmessage = ({ data: m }) => {
+    if (m.kind === 'export-data') { exportJobs.get(m.id)?.(m); exportJobs.delete(m.id); return; }
     if (m.id !== sweepView.id) return; // an older sweep's
     if (m.kind === 'sweep-point') sweepView.points[m.i] = m;
     else if (m.kind === 'sweep-done') {
@@ -585,6 +588,18 @@ function makeSweepWorker() {
   w.onerror = (e) => showNotice(`the sweep worker failed: ${e.message ?? 'unknown error'}`);
   w.postMessage({ kind: 'init', module: av.module, memoryMax: av.memoryMax, simd: av.simd });
   return w;
+}
+
+// full-resolution arrays for an export, from the sweep worker (it holds a lab of any n)
+const exportJobs = new Map();
+let exportSeq = 0;
+function exportArrays() {
+  sweepWorker ??= makeSweepWorker();
+  const id = ++exportSeq;
+  return new Promise((resolve) => {
+    exportJobs.set(id, resolve);
+    sweepWorker.postMessage({ kind: 'export', id, req: schema.requestOf(st) });
+  });
 }
 
 function drawSweep() {
@@ -662,6 +677,30 @@ async function start() {
   const parts = Object.entries(groups).map(([g, el]) => buildControls(el, byGroup(g), st, onChange, schema.shown));
   $('variant-info').append(explain.button('variant', null, 'the variant'));
   sweepPanel = mountSweepPanel($('sweep-box'), schema, onChange, { dark: isDark });
+  exporter = mountExport($('export'), {
+    snapshot: () => inspector.snapshot(),
+    request: () => schema.requestOf(st),
+    label: () => schema.variantView(st.variant).label,
+    heatmap(which) {
+      const f = view.frame;
+      if (!f?.[which] || !heatRanges) return null;
+      const rg = which === 'D' ? heatRanges.dr : heatRanges.r;
+      return { values: f[which], size: f.size, n: f.n, b: f.b, mode: f.mode, lo: rg.lo, hi: rg.hi, clipped: rg.clipped,
+        table: which === 'D' ? tables.div : seqTable() };
+    },
+    charts() {
+      const s = view.spec?.sv ? view.spec : null;
+      const req = schema.requestOf(st), ov = view.overlay;
+      const current = (k) => ov[k] && ov[k].key === overlayKey(req, k) && ov[k].sv.length && ov[k].sv.length <= st.n;
+      const { ceiling } = dims();
+      const data = chartData({ spec: s, overlays: Object.fromEntries(['S', 'E', 'A'].filter(current).map((k) => [k, ov[k]])), n: st.n, ceiling });
+      return { data, logX: st.n > LOG_X_MIN_N, floorRel: s && s.sv[0] > 0 ? s.floor / s.sv[0] : 0, ceiling };
+    },
+    entropy: () => entropyBars(view.readouts?.entropy_hist ?? null),
+    sweep: () => (sweepView.plan && !sweepView.plan.off && sweepView.points.some(Boolean) ? { plan: sweepView.plan, points: sweepView.points } : null),
+    arrays: () => exportArrays(),
+    notice: (text) => showNotice(text),
+  });
   controls = { sync: (s) => parts.forEach((p) => p.sync(s)) };
   for (const id of ['hm-M', 'hm-A', 'hm-D']) {
     const c = $(id);

@@ -7,12 +7,14 @@
 //               {kind: 'init', simdUrl, scalarUrl, simd}: where to fetch it)
 //               {kind: 'sweep', id, plan}: a sweep (web/sweep.mjs's sweepPlan), one point at a time;
 //               {kind: 'sweep-cancel'}: stop the running one (a newer sweep also stops it)
+//               {kind: 'export', id, req}: Q, K, V, M, A and the random matrices at full resolution
 //               {kind: 'job', id, req, drag, frame, readouts, spectrum}   req: the request (state.mjs's
 //               requestOf: inputs, knobs, tau, ds; never the page's state); frame: the heatmaps;
 //               readouts: the plain readouts; spectrum (default true): the spectrum and the overlays
 // Messages out: {kind: 'ready', simd} | {kind: 'fatal', message}
 //               {id, part: 'frame' | 'readouts' | 'spectrum' | 'overlay' | 'done' | 'error', …}
 //               {kind: 'sweep-point', id, i, value, mean, min, max, reason} | {kind: 'sweep-done', id, complete, error?}
+//               {kind: 'export-data', id, files: [{what, data, shape}]} | {kind: 'export-data', id, error}
 // Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step.
 import { loadAttnviz } from './attnviz.mjs';
 import { Engine, overlayKey } from './engine.mjs';
@@ -111,9 +113,22 @@ async function sweep({ id, plan }) {
   }
 }
 
+// --- exports: full-resolution arrays for the page's export menu (web/ui/export-menu.mjs), in the sweep worker
+async function exportArrays({ id, req }) {
+  try {
+    await ready;
+    const got = engine.exportArrays(req);
+    if (got.error) return self.postMessage({ kind: 'export-data', id, error: got.error });
+    self.postMessage({ kind: 'export-data', id, files: got.files }, got.files.map((f) => f.data.buffer));
+  } catch (err) {
+    self.postMessage({ kind: 'export-data', id, error: String(err?.message ?? err) });
+  }
+}
+
 self.onmessage = (e) => {
   const msg = e.data;
   if (msg.kind === 'sweep') { sweep(msg); return; }
+  if (msg.kind === 'export') { exportArrays(msg); return; }
   if (msg.kind === 'sweep-cancel') { sweepId = -1; return; }
   if (msg.kind === 'init') {
     // the page's compiled module (nothing to fetch or compile: works from blob: and file:// pages), or URLs

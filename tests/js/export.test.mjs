@@ -182,3 +182,62 @@ describe('heatmapSvg', () => {
     expect(first.slice(1).map(Number)).toEqual([...table.subarray(1020, 1023)]);
   });
 });
+
+describe('chartSvg, entropySvg, wrapLines', () => {
+  it('draws each series as a path with its dash, breaks it at nulls and non-positive values on a log axis, and labels the legend', async () => {
+    const { chartSvg } = await import('../../web/export.mjs');
+    const svg = chartSvg({
+      title: 't & <u>', caption: 'a caption', xLabel: 'i', yLabel: 'σ', logY: true,
+      series: [
+        { label: 'variant M', color: '#0072b2', dash: [], marker: 'circle', x: [1, 2, 3, 4, 5], y: [1, 0.1, null, 0.01, 0] },
+        { label: 'softmax A', color: '#cc79a7', dash: [1.5, 3], marker: 'diamond', x: [1, 2, 3], y: [1, 0.5, 0.2] },
+      ],
+      hlines: [{ y: 1e-3, label: 'noise floor' }], vlines: [{ x: 4, label: 'rank ceiling 4' }],
+    });
+    const paths = [...svg.matchAll(/<path d="([^"]+)" fill="none" stroke="(#[0-9a-f]+)"[^>]*>/g)];
+    expect(paths.map((p) => p[2])).toEqual(['#0072b2', '#cc79a7']);
+    expect(paths[0][1].match(/M/g).length).toBe(2);        // the null breaks the first curve; 0 is dropped
+    expect(paths[0][1].match(/L/g).length).toBe(1);
+    expect(svg).toMatch(/stroke-dasharray="1.5 3"/);
+    expect(svg).toContain('t &amp; &lt;u&gt;');
+    expect(svg).toContain('>noise floor<');
+    expect(svg).toContain('>rank ceiling 4<');
+    expect(svg).toMatch(/>0\.001<|>1e-3</);                // a decade tick of the log axis
+    expect(() => chartSvg({ title: '', caption: '', xLabel: '', yLabel: '', logY: true, series: [{ label: 'x', color: '#000', x: [1], y: [0] }] }))
+      .toThrow(/nothing to draw/);
+  });
+  it('wraps a long caption into lines whose text is the caption', async () => {
+    const { wrapLines, entropySvg } = await import('../../web/export.mjs');
+    expect(wrapLines('a bb ccc dddd eeeee', 8)).toEqual(['a bb ccc', 'dddd', 'eeeee']);
+    expect(wrapLines('', 8)).toEqual(['']);
+    const caption = 'Performer FAVOR+ (m = 256, orthogonal, feature seed 0, ε = 1e-6) · Gaussian seed 1, n = 256, d = 64, std 1, scale 1/√d';
+    const svg = entropySvg({ bins: 4, top: Math.log(8), M: [0.1, 0.2, 0.3, 0.4], A: [0.4, 0.3, 0.2, 0.1], max: 0.4, meanM: 0.6, meanA: 0.4 },
+      { title: 'h', caption, width: 400 });
+    const spans = [...svg.matchAll(/<tspan[^>]*>([^<]*)<\/tspan>/g)].map((m) => m[1]);
+    expect(spans.length).toBeGreaterThan(1);
+    expect(spans.join('')).toBe(caption);
+    expect(svg.match(/<rect x=/g).length).toBe(4 + 1);       // four bars and the frame
+    const h = Number(/height="(\d+)"/.exec(svg)[1]);
+    expect(h).toBeGreaterThan(320);                          // the figure grows with its caption
+  });
+});
+
+describe('zipStore', () => {
+  it('writes a stored zip that Python reads back, CRC-checked, byte for byte', async () => {
+    const { zipStore, crc32 } = await import('../../web/export.mjs');
+    expect(crc32(new TextEncoder().encode('123456789'))).toBe(0xcbf43926); // the CRC-32 check value
+    const bin = Uint8Array.from({ length: 3000 }, (_, i) => (i * 7919) & 0xff);
+    const zip = zipStore([{ name: 'x/a.txt', bytes: 'hello\n' }, { name: 'x/b.bin', bytes: bin }]);
+    expect(zipStore([{ name: 'x/a.txt', bytes: 'hello\n' }, { name: 'x/b.bin', bytes: bin }])).toEqual(zip); // deterministic
+    const dir = mkdtempSync(join(tmpdir(), 'attnviz-zip-'));
+    writeFileSync(join(dir, 't.zip'), zip);
+    const out = execFileSync('/usr/bin/python3', ['-c', `
+import sys, zipfile, hashlib
+z = zipfile.ZipFile(sys.argv[1])
+assert z.testzip() is None
+print(z.namelist(), z.read("x/a.txt"), hashlib.sha256(z.read("x/b.bin")).hexdigest())`, join(dir, 't.zip')]).toString();
+    const { createHash } = await import('node:crypto');
+    expect(out).toContain("['x/a.txt', 'x/b.bin'] b'hello\\n'");
+    expect(out.trim().endsWith(createHash('sha256').update(bin).digest('hex'))).toBe(true);
+  });
+});
