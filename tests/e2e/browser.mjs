@@ -1,6 +1,6 @@
 // browser.mjs: launch Debian's Chromium headless through playwright-core (no downloaded browsers).
 import { chromium } from 'playwright-core';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -204,4 +204,14 @@ export async function fontReport(page) {
     if (it.canvas && checked.monoItems[i] && !wantsMono(it.family)) monoFallback.push({ text: it.text, family: `canvas, ${it.family}`, platform: 'a monospaced font' });
   });
   return { fonts, monoFallback, missing: checked.missing, items: items.length };
+}
+
+/** The header's export menu (web/ui/export-menu.mjs): open it, click `item` (its data-export, e.g.
+ *  'M.png'), save the download. Returns {name, path, bytes}. */
+export async function exportItem(page, item) {
+  if (!(await page.$eval('#export', (d) => d.open))) await page.click('#export > summary');
+  const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 30000 }), page.click(`[data-export="${item}"]`)]);
+  const path = join(await mkdtemp(join(tmpdir(), 'attnviz-dl-')), dl.suggestedFilename());
+  await dl.saveAs(path);
+  return { name: dl.suggestedFilename(), path, bytes: await readFile(path) };
 }

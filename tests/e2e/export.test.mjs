@@ -5,12 +5,12 @@
 // 384 tokens the heatmap shows as blocks) with the readouts' row sums; the JSON is the snapshot; the .zip
 // holds Q, K, V, M, A, the random matrices and a numpy script that recomputes M (run when numpy is here).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { serve } from '../../scripts/serve.mjs';
-import { launch, openLab, waitSettled } from './browser.mjs';
+import { launch, openLab, waitSettled, exportItem } from './browser.mjs';
 import { readNpy } from '../js/npy.mjs';
 
 const ROOT = 'build/web';
@@ -30,15 +30,7 @@ const hasNumpy = (() => {
   try { execFileSync('/usr/bin/python3', ['-c', 'import numpy']); return true; } catch { return false; }
 })();
 
-/** Open the menu, click the item, save the download: {name, path, bytes}. */
-async function take(page, item) {
-  if (!(await page.$eval('#export', (d) => d.open))) await page.click('#export > summary');
-  const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 30000 }), page.click(`[data-export="${item}"]`)]);
-  const dir = mkdtempSync(join(tmpdir(), 'attnviz-dl-'));
-  const path = join(dir, dl.suggestedFilename());
-  await dl.saveAs(path);
-  return { name: dl.suggestedFilename(), path, bytes: readFileSync(path) };
-}
+const take = exportItem;
 
 /** Parse an SVG in the page: {ok, rects, texts, paths, images, width, height}. */
 function parseSvg(page, text) {

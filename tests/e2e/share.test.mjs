@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { serve } from '../../scripts/serve.mjs';
-import { launch, openLab } from './browser.mjs';
+import { launch, openLab, exportItem } from './browser.mjs';
 
 const ROOT = 'build/web';
 const SINGLE = 'build/single/attnviz.html';
@@ -87,7 +87,15 @@ describe('a strict Content-Security-Policy', () => {
     expect(await page.$$eval('#formula math, #readout-table math', (m) => m.length)).toBeGreaterThan(5);
     expect(await page.$$eval('[style]', (els) => els.filter((e) => e.closest('#formula, #readout-table')).length)).toBe(0);
     expect(await page.evaluate(() => window.__violations)).toEqual([]);
+    // exports: SVG and the data are files from blob: links, no violation
+    expect((await exportItem(page, 'M.svg')).bytes.toString()).toMatch(/^<svg /);
+    expect((await exportItem(page, 'M.npy')).bytes.subarray(1, 6).toString()).toBe('NUMPY');
+    expect(await page.evaluate(() => window.__violations)).toEqual([]);
     expect(errors).toEqual([]);
+    // PNG draws the SVG as an image, which this policy (no img-src blob:) forbids: the page says so
+    await page.click('[data-export="M.png"]');
+    await page.waitForSelector('#notice:not([hidden])');
+    expect(await page.textContent('#notice')).toMatch(/export M\.png: .*Content-Security-Policy.*the SVG export works/);
     await page.close();
   });
 });
@@ -107,6 +115,11 @@ describe('from a file', () => {
     expect(requests, requests.join(' ')).toEqual([file]); // one file: nothing else is fetched
     const { page: hosted } = await openLab(browser.context, server.url, { hash: 'preset=performer-m' });
     expect(s.readouts).toEqual((await snapshot(hosted)).readouts);
+    // exports work from the file too (blob: links and images only)
+    const png = await exportItem(page, 'spectrum.png');
+    expect([...png.bytes.subarray(1, 4)].map((c) => String.fromCharCode(c)).join('')).toBe('PNG');
+    expect((await exportItem(page, 'bundle.zip')).bytes.readUInt32LE(0)).toBe(0x04034b50);
+    expect(requests, requests.join(' ')).toEqual([file]);
     expect(errors).toEqual([]);
     await page.close(); await hosted.close();
   });

@@ -68,7 +68,10 @@ export async function svgToPng(svg, scale = 2) {
   try {
     const img = new Image();
     img.src = url;
-    await img.decode();
+    // a page whose Content-Security-Policy leaves blob: out of img-src cannot draw the SVG: say so
+    await img.decode().catch(() => {
+      throw new Error('the browser would not draw the figure as an image (does the page\'s Content-Security-Policy leave blob: out of img-src?); the SVG export works');
+    });
     const canvas = document.createElement('canvas');
     canvas.width = Math.round(w * scale); canvas.height = Math.round(h * scale);
     const ctx = canvas.getContext('2d');
