@@ -469,6 +469,80 @@ int av_row_entropy_hist(int *counts, int bins, const float *M, int n, int causal
  * (out[0] quad madds, out[1] quad bytes, out[2] linear madds, out[3] linear bytes; linear −1 if none). */
 int av_cost(double *out, const av_params *prm, int n, int d, int dv);
 
+/* ------------------------------------------------------------------------------------------------ */
+/* Real models: llama2.c checkpoints and tokenizers (docs/model.md)                                  */
+
+/* A checkpoint in llama2.c's legacy format, parsed in place: the struct points into the caller's
+ * buffer, which must stay alive and unchanged while the model is used, and be 4-byte aligned (malloc's
+ * is). The first 11 ints are the configuration, in this order (the JS loader reads them there). */
+typedef struct av_model {
+    int dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len;
+    int head_size, kv_dim, shared_classifier;   /* derived: dim/n_heads, dim·n_kv_heads/n_heads, 0 or 1 */
+    int reserved;
+    const float *tok_emb, *rms_att, *wq, *wk, *wv, *wo, *rms_ffn, *w1, *w2, *w3, *rms_final, *wcls;
+} av_model;
+
+/* Limits a checkpoint's header must respect (beyond its length): every size positive and at most
+ * AV_MODEL_MAX_DIM (dim, hidden_dim), AV_MODEL_MAX_VOCAB, AV_MODEL_MAX_SEQ, AV_MODEL_MAX_LAYERS. */
+#define AV_MODEL_MAX_DIM 16384
+#define AV_MODEL_MAX_VOCAB 1048576
+#define AV_MODEL_MAX_SEQ 65536
+#define AV_MODEL_MAX_LAYERS 1024
+#define AV_TOKEN_MAX_LEN 1024      /* a tokenizer's max_token_length must be 1..this */
+
+/* Check and map a checkpoint held in buf[0..len): the header (7 little-endian int32: dim, hidden_dim,
+ * n_layers, n_heads, n_kv_heads, vocab_size (negative: a separate classifier), seq_len), the sizes
+ * against the limits and against each other (n_kv_heads divides n_heads, n_heads divides dim, an even
+ * head size), then the length: exactly the weights, the legacy RoPE tables and the classifier when not
+ * shared. Nothing past the header is read before the length is known to hold it. AV_ERR_FORMAT with a
+ * reason (av_model_error) for a bad header or length; AV_ERR_SIZE when buf is not 4-byte aligned. */
+int av_model_parse(av_model *m, const void *buf, size_t len);
+/* The last model or tokenizer parse failure's reason as one sentence (static storage, thread-unsafe). */
+const char *av_model_error(void);
+
+/* The forward pass over token ids, in a workspace that keeps its key/value cache between calls:
+ * positions start..n−1 are computed (1 ≤ n ≤ seq_len, 0 ≤ start < n); positions below start must have
+ * been computed by earlier calls with the same model, ids and workspace (start = 0 begins afresh).
+ * RMSNorm (ε 1e-5), RoPE on interleaved pairs (angle pos·10000^(−2i/head_size)), grouped-query causal
+ * softmax attention with scale 1/√head_size, SwiGLU; float32 storage, float64 accumulation.
+ * Captured, each when not NULL, for positions start..n−1 (a row at position t at index t):
+ *   Q  [n_layers][n_heads][n][head_size]     after RoPE, unscaled
+ *   K  [n_layers][n_kv_heads][n][head_size]  after RoPE
+ *   V  [n_layers][n_kv_heads][n][head_size]
+ *   logits [vocab_size] of position n−1.
+ * AV_ERR_SIZE for n, start or an id out of range. work: av_forward_work(m) bytes (n-independent). */
+size_t av_forward_work(const av_model *m);
+int av_forward(float *Q, float *K, float *V, float *logits, const av_model *m, const int *ids, int start, int n,
+               void *work, size_t work_bytes);
+
+/* A tokenizer in llama2.c's format (int32 max_token_length, then per piece a float32 score, an int32
+ * length and the bytes), parsed for a model's vocab_size: the struct points into buf and into the
+ * workspace (av_tokenizer_work(vocab_size) bytes), both to be kept while it is used. AV_ERR_FORMAT with a
+ * reason (av_model_error) for a length past the end, a length of 0 or above max_token_length, a score
+ * that is not finite, or bytes left over. */
+typedef struct av_tokenizer {
+    int vocab_size, max_token_length;
+    const unsigned char *buf;
+    const uint32_t *offset;      /* piece i: buf + offset[i], length len[i] */
+    const int32_t *len;
+    const float *score;
+    const int32_t *sorted;       /* piece ids by bytes, for lookup */
+} av_tokenizer;
+size_t av_tokenizer_work(int vocab_size);
+int av_tokenizer_parse(av_tokenizer *t, const void *buf, size_t len, int vocab_size, void *work, size_t work_bytes);
+
+/* llama2.c's encode: BOS (id 1) when bos, a leading space piece when the text is not empty, each UTF-8
+ * character's piece (or its bytes as ids byte + 3 when it has none), then greedy merges of the adjacent
+ * pair whose joined piece scores highest, until none joins. ids[cap]; *n_ids the count. AV_ERR_SIZE when
+ * cap is too small (cap ≥ text_len + 2 always suffices), AV_ERR_FORMAT when the vocabulary lacks the
+ * space piece or a byte piece it needs. */
+int av_encode(int *ids, int *n_ids, int cap, const av_tokenizer *t, const char *text, size_t text_len, int bos);
+/* The text of token `id` as llama2.c prints it after token `prev`: a leading space is dropped after BOS
+ * (prev = 1), and a byte piece "<0xHH>" is that byte; BOS and EOS (ids 1, 2) lose the newlines around
+ * them ("\n<s>\n" is "<s>"). *piece points into the tokenizer's buffer, or to
+ * static storage for a byte piece; *len its length. AV_ERR_SIZE for an id out of range. */
+int av_token_piece(const char **piece, int *len, const av_tokenizer *t, int prev, int id);
+
 #ifdef __cplusplus
 }
 #endif

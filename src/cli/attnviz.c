@@ -42,6 +42,12 @@ static const char HELP[] =
     "  attnviz generate --gen NAME --n N --d D [--std X] [--seed S] -o DIR\n"
     "      Write seeded synthetic DIR/q.npy, DIR/k.npy, DIR/v.npy, each n x d float32 (the same bits\n"
     "      natively and in the browser).\n"
+    "  attnviz capture  --model M.bin --tokenizer T.bin --text \"...\" -o DIR\n"
+    "      Run a llama2.c checkpoint over the text (BOS first) and write every layer's and head's\n"
+    "      DIR/q.npy (layers, heads, n, head_size; after RoPE), DIR/k.npy and DIR/v.npy (layers,\n"
+    "      kv_heads, n, head_size) and DIR/tokens.json {\"ids\", \"pieces\", \"text\"}.\n"
+    "  attnviz generate-text --model M.bin --tokenizer T.bin [--text \"...\"] [--steps N]\n"
+    "      Print the prompt and the model's greedy continuation (N tokens, default 64; stops at BOS).\n"
     "  attnviz --help   This text.\n"
     "\n"
     "inputs (matrix, readouts):\n"
@@ -725,7 +731,7 @@ static int finish_stdout(int code) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) return avcli_fail("no command (matrix, readouts, sweep, generate; see attnviz --help)");
+    if (argc < 2) return avcli_fail("no command (matrix, readouts, sweep, generate, capture, generate-text; see attnviz --help)");
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 || (i == 1 && strcmp(argv[i], "help") == 0)) {
             print_help(stdout);
@@ -737,6 +743,8 @@ int main(int argc, char **argv) {
     else if (strcmp(cmd, "readouts") == 0) code = cmd_readouts(argc - 2, argv + 2);
     else if (strcmp(cmd, "generate") == 0) code = cmd_generate(argc - 2, argv + 2);
     else if (strcmp(cmd, "sweep") == 0) code = cmd_sweep(argc - 2, argv + 2);
-    else return avcli_fail("%s: unknown command (matrix, readouts, sweep, generate; see attnviz --help)", cmd);
+    else if (strcmp(cmd, "capture") == 0) code = avcli_cmd_capture(argc - 2, argv + 2);
+    else if (strcmp(cmd, "generate-text") == 0) code = avcli_cmd_generate_text(argc - 2, argv + 2);
+    else return avcli_fail("%s: unknown command (matrix, readouts, sweep, generate, capture, generate-text; see attnviz --help)", cmd);
     return finish_stdout(code);
 }

@@ -38,6 +38,10 @@ typedef struct avcli_sweep {
  * the exit status. */
 int avcli_cmd_sweep(const avcli_inputs *in, const avcli_sweep *sw, FILE *out);
 
+/* `attnviz capture` and `attnviz generate-text` (model_cmd.c): argv after the command. Exit status. */
+int avcli_cmd_capture(int argc, char **argv);
+int avcli_cmd_generate_text(int argc, char **argv);
+
 // ----------------------------------------------------------------------------------------------------
 // exit statuses and error lines (output.c)
 
@@ -79,7 +83,7 @@ int avcli_write_npy_f32(FILE *f, const float *data, const int64_t *shape, int nd
 typedef struct avcli_npy {
     const char *flag, *path;
     const float *data;
-    int64_t shape[2];
+    int64_t shape[4];
     int ndim;
 } avcli_npy;
 /* Write every file to its temporary, then rename all into place; when a write fails none is replaced.

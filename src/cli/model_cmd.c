@@ -1,0 +1,283 @@
+/* model_cmd.c: the real-model commands (docs/model.md).
+ *   attnviz capture       --model M.bin --tokenizer T.bin --text "…" -o DIR
+ *   attnviz generate-text --model M.bin --tokenizer T.bin [--text "…"] --steps N
+ * and `attnviz readouts --all-heads`, the readouts of every layer and head of captured tensors. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* The whole file at `path` in a malloc'd buffer (malloc's alignment suits av_model_parse). 0, or one
+ * line on stderr and the exit status. */
+static int read_file(const char *flag, const char *path, unsigned char **buf, size_t *len) {
+    *buf = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return avcli_fail_system("%s %s: cannot open (%s)", flag, path, strerror(errno));
+    size_t cap = 0, got;
+    do {
+        if (*len == cap) {
+            cap = cap ? 2 * cap : 1 << 16;
+            unsigned char *nb = realloc(*buf, cap);
+            if (!nb) {
+                free(*buf);
+                fclose(f);
+                return avcli_fail_system("%s %s: out of memory", flag, path);
+            }
+            *buf = nb;
+        }
+        got = fread(*buf + *len, 1, cap - *len, f);
+        *len += got;
+    } while (got > 0);
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        free(*buf);
+        *buf = NULL;
+        return avcli_fail_system("%s %s: cannot read (%s)", flag, path, strerror(errno));
+    }
+    return 0;
+}
+
+/* Whether bytes s[0..len) are valid UTF-8 (no overlongs, no surrogates, at most U+10FFFF). */
+static size_t utf8_char(const unsigned char *s, size_t len) {
+    unsigned c = s[0];
+    size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (!k || k > len) return 0;
+    for (size_t i = 1; i < k; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    if (k == 2 && c < 0xC2) return 0;
+    if (k == 3 && ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0))) return 0;
+    if (k == 4 && ((c == 0xF0 && s[1] < 0x90) || c > 0xF4 || (c == 0xF4 && s[1] >= 0x90))) return 0;
+    return k;
+}
+static int valid_utf8(const unsigned char *s, size_t len) {
+    for (size_t i = 0; i < len;) {
+        size_t k = utf8_char(s + i, len - i);
+        if (!k) return 0;
+        i += k;
+    }
+    return 1;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped; bytes that are not valid UTF-8 (a
+ * byte piece alone, part of a character) written as U+FFFD. */
+static void json_string(FILE *out, const unsigned char *s, size_t len) {
+    fputc('"', out);
+    for (size_t i = 0; i < len;) {
+        unsigned char c = s[i];
+        if (c == '"' || c == '\\') fprintf(out, "\\%c", c), i++;
+        else if (c == '\n') fputs("\\n", out), i++;
+        else if (c < 0x20) fprintf(out, "\\u%04x", c), i++;
+        else {
+            size_t k = utf8_char(s + i, len - i);
+            if (k) fwrite(s + i, 1, k, out), i += k;
+            else fputs("\\ufffd", out), i++;
+        }
+    }
+    fputc('"', out);
+}
+
+/* The model and tokenizer of --model and --tokenizer, parsed. */
+typedef struct loaded {
+    unsigned char *mbuf, *tbuf;
+    void *twork;
+    av_model m;
+    av_tokenizer t;
+} loaded;
+
+static void unload(loaded *x) {
+    free(x->mbuf);
+    free(x->tbuf);
+    free(x->twork);
+}
+
+static int load(loaded *x, const char *mpath, const char *tpath) {
+    memset(x, 0, sizeof *x);
+    size_t mlen, tlen;
+    int st = read_file("--model", mpath, &x->mbuf, &mlen);
+    if (!st) st = read_file("--tokenizer", tpath, &x->tbuf, &tlen);
+    if (st) return st;
+    if ((st = av_model_parse(&x->m, x->mbuf, mlen)) != AV_OK)
+        return avcli_fail("--model %s: %s", mpath, st == AV_ERR_FORMAT ? av_model_error() : av_status_string(st));
+    size_t wb = av_tokenizer_work(x->m.vocab_size);
+    if (!(x->twork = malloc(wb ? wb : 1))) return avcli_fail_system("out of memory");
+    if ((st = av_tokenizer_parse(&x->t, x->tbuf, tlen, x->m.vocab_size, x->twork, wb)) != AV_OK)
+        return avcli_fail("--tokenizer %s: %s", tpath, st == AV_ERR_FORMAT ? av_model_error() : av_status_string(st));
+    return 0;
+}
+
+/* Encode text (checked to be UTF-8) with BOS into *ids (malloc'd), at most the model's seq_len. */
+static int encode(const loaded *x, const char *text, int **ids, int *n) {
+    size_t len = strlen(text);
+    if (!valid_utf8((const unsigned char *)text, len)) return avcli_fail("--text: not valid UTF-8");
+    size_t cap = len + 2;
+    if (cap > (size_t)AV_MODEL_MAX_SEQ * 8) return avcli_fail("--text: %zu bytes, too long for any model", len);
+    if (!(*ids = malloc(sizeof(int) * cap))) return avcli_fail_system("out of memory");
+    int st = av_encode(*ids, n, (int)cap, &x->t, text, len, 1);
+    if (st != AV_OK) return avcli_fail("--text: %s", st == AV_ERR_FORMAT ? av_model_error() : av_status_string(st));
+    if (*n > x->m.seq_len)
+        return avcli_fail("--text: %d tokens with BOS, more than the model's seq_len %d", *n, x->m.seq_len);
+    return 0;
+}
+
+/* Flags NAME VALUE from argv into val[] (names[] in the same order). */
+static int flags(int argc, char **argv, const char *cmd, const char *const *names, const char **val, int count) {
+    for (int i = 0; i < argc; i++) {
+        int f = 0;
+        while (f < count && strcmp(argv[i], names[f])) f++;
+        if (f == count) return avcli_fail("%s: unknown option for %s (see attnviz --help)", argv[i], cmd);
+        if (val[f]) return avcli_fail("%s: given twice", argv[i]);
+        if (i + 1 >= argc) return avcli_fail("%s: needs a value", argv[i]);
+        val[f] = argv[++i];
+    }
+    return 0;
+}
+
+static void print_piece(FILE *out, const av_tokenizer *t, int prev, int id) {
+    const char *p;
+    int l;
+    if (av_token_piece(&p, &l, t, prev, id) == AV_OK) json_string(out, (const unsigned char *)p, (size_t)l);
+    else fputs("null", out);
+}
+
+/* tokens.json: {"ids": […], "pieces": […], "text": "…"}. */
+static int write_tokens(const char *path, const loaded *x, const int *ids, int n, const char *text) {
+    avcli_out o;
+    if (avcli_out_open(&o, path) != 0) return avcli_fail_system("-o %s: cannot write (%s)", path, strerror(errno));
+    fputs("{\n  \"ids\": [", o.f);
+    for (int i = 0; i < n; i++) fprintf(o.f, "%s%d", i ? ", " : "", ids[i]);
+    fputs("],\n  \"pieces\": [", o.f);
+    for (int i = 0; i < n; i++) {
+        if (i) fputs(", ", o.f);
+        print_piece(o.f, &x->t, i ? ids[i - 1] : -1, ids[i]);
+    }
+    fputs("],\n  \"text\": ", o.f);
+    json_string(o.f, (const unsigned char *)text, strlen(text));
+    fputs("\n}\n", o.f);
+    if (avcli_out_close(&o) != 0 || avcli_out_commit(&o) != 0) {
+        int e = errno;
+        avcli_out_discard(&o);
+        return avcli_fail_system("-o %s: cannot write (%s)", path, strerror(e));
+    }
+    return 0;
+}
+
+int avcli_cmd_capture(int argc, char **argv) {
+    static const char *const names[] = {"--model", "--tokenizer", "--text", "-o"};
+    const char *val[4] = {0};
+    int code = flags(argc, argv, "capture", names, val, 4);
+    if (code) return code;
+    for (int i = 0; i < 4; i++)
+        if (!val[i]) return avcli_fail("%s: required (attnviz capture --model M.bin --tokenizer T.bin --text \"...\" -o DIR)", names[i]);
+    loaded x;
+    int *ids = NULL, n = 0;
+    float *Q = NULL, *K = NULL, *V = NULL;
+    void *work = NULL;
+    char *paths[4] = {0};
+    const char *dir = val[3];
+    struct stat sb;
+    int exists = stat(dir, &sb) == 0;
+    if (exists && !S_ISDIR(sb.st_mode)) return avcli_fail("-o %s: not a folder", dir);
+    if ((code = load(&x, val[0], val[1])) || (code = encode(&x, val[2], &ids, &n))) goto done;
+    const av_model *m = &x.m;
+    size_t qn = (size_t)m->n_layers * m->n_heads * n * m->head_size, kn = (size_t)m->n_layers * m->n_kv_heads * n * m->head_size;
+    size_t wb = av_forward_work(m);
+    Q = malloc(sizeof(float) * qn), K = malloc(sizeof(float) * kn), V = malloc(sizeof(float) * kn), work = malloc(wb ? wb : 1);
+    size_t plen = strlen(dir) + 16;
+    for (int i = 0; i < 4; i++) paths[i] = malloc(plen);
+    if (!Q || !K || !V || !work || !wb || !paths[0] || !paths[1] || !paths[2] || !paths[3]) {
+        code = avcli_fail_system("out of memory");
+        goto done;
+    }
+    int st = av_forward(Q, K, V, NULL, m, ids, 0, n, work, wb);
+    if (st < 0) {
+        code = avcli_fail("forward pass: %s", av_status_string(st));
+        goto done;
+    }
+    if (st > 0) fprintf(stderr, "attnviz: warning: forward pass: %s\n", av_status_string(st));
+    if (!exists && mkdir(dir, 0777) != 0) {
+        code = avcli_fail_system("-o %s: cannot create (%s)", dir, strerror(errno));
+        goto done;
+    }
+    const char *fn[4] = {"q.npy", "k.npy", "v.npy", "tokens.json"};
+    for (int i = 0; i < 4; i++) snprintf(paths[i], plen, "%s/%s", dir, fn[i]);
+    avcli_npy files[3] = {
+        {"-o", paths[0], Q, {m->n_layers, m->n_heads, n, m->head_size}, 4},
+        {"-o", paths[1], K, {m->n_layers, m->n_kv_heads, n, m->head_size}, 4},
+        {"-o", paths[2], V, {m->n_layers, m->n_kv_heads, n, m->head_size}, 4},
+    };
+    code = avcli_save_npy(files, 3);
+    if (!code) code = write_tokens(paths[3], &x, ids, n, val[2]);
+    if (code && !exists) {
+        for (int i = 0; i < 4; i++) unlink(paths[i]);
+        rmdir(dir);
+    }
+done:
+    unload(&x);
+    free(ids);
+    free(Q);
+    free(K);
+    free(V);
+    free(work);
+    for (int i = 0; i < 4; i++) free(paths[i]);
+    return code;
+}
+
+int avcli_cmd_generate_text(int argc, char **argv) {
+    static const char *const names[] = {"--model", "--tokenizer", "--text", "--steps"};
+    const char *val[4] = {0};
+    int code = flags(argc, argv, "generate-text", names, val, 4);
+    if (code) return code;
+    for (int i = 0; i < 2; i++)
+        if (!val[i]) return avcli_fail("%s: required (attnviz generate-text --model M.bin --tokenizer T.bin --steps N)", names[i]);
+    char *end;
+    errno = 0;
+    long steps = val[3] ? strtol(val[3], &end, 10) : 64;
+    if (val[3] && (end == val[3] || *end || errno || steps < 1 || steps > AV_MODEL_MAX_SEQ))
+        return avcli_fail("--steps %s: not an integer in 1..%d", val[3], AV_MODEL_MAX_SEQ);
+    loaded x;
+    int *ids = NULL, n = 0;
+    float *logits = NULL;
+    void *work = NULL;
+    if ((code = load(&x, val[0], val[1])) || (code = encode(&x, val[2] ? val[2] : "", &ids, &n))) goto done;
+    const av_model *m = &x.m;
+    size_t wb = av_forward_work(m);
+    int total = n + (int)steps > m->seq_len ? m->seq_len : n + (int)steps;
+    int *all = realloc(ids, sizeof(int) * (size_t)(total > n ? total : n));
+    if (all) ids = all;
+    logits = malloc(sizeof(float) * m->vocab_size), work = malloc(wb ? wb : 1);
+    if (!all || !logits || !work || !wb) {
+        code = avcli_fail_system("out of memory");
+        goto done;
+    }
+    // the prompt as given (without BOS), then each greedy token as it comes
+    for (int i = 1; i < n; i++) {
+        const char *p;
+        int l;
+        if (av_token_piece(&p, &l, &x.t, ids[i - 1], ids[i]) == AV_OK) fwrite(p, 1, (size_t)l, stdout);
+    }
+    int st = av_forward(NULL, NULL, NULL, logits, m, ids, 0, n, work, wb);
+    while (st >= 0 && n < total) {
+        int best = 0;
+        for (int v = 1; v < m->vocab_size; v++)
+            if (logits[v] > logits[best]) best = v;
+        if (best == 1) break; /* BOS: llama2.c's end of a story */
+        const char *p;
+        int l;
+        if (av_token_piece(&p, &l, &x.t, ids[n - 1], best) == AV_OK) fwrite(p, 1, (size_t)l, stdout);
+        ids[n++] = best;
+        if (n < total) st = av_forward(NULL, NULL, NULL, logits, m, ids, n - 1, n, work, wb);
+    }
+    fputc('\n', stdout);
+    if (st < 0) code = avcli_fail("forward pass: %s", av_status_string(st));
+done:
+    unload(&x);
+    free(ids);
+    free(logits);
+    free(work);
+    return code;
+}
