@@ -88,7 +88,8 @@ $(N)/%_native: bench/%_native.c bench/bench_time.h $(LIB_SRC) $(LIB_HDR) | $(N)
 	$(CC) $(BENCHFLAGS) $< $(LIB_SRC) -lm -o $@
 
 # --- fuzzing ---------------------------------------------------------------------------------------
-# Two libFuzzer targets under ASan + UBSan (clang): fuzz_npy (the .npy reader) and fuzz_api (the whole
+# Three libFuzzer targets under ASan + UBSan (clang): fuzz_npy (the .npy reader), fuzz_model (the llama2.c
+# checkpoint and tokenizer readers, the encoder, a short forward pass) and fuzz_api (the whole
 # public API against the promises at the top of include/attnviz.h). make fuzz (and test-fuzz, part of
 # make test) runs each for FUZZ_SECONDS from its seeds (tests/fuzz/corpus_*, copied into build/fuzz/ so
 # the committed seeds stay as they are), prints executions, coverage and findings per target, and fails
@@ -101,12 +102,14 @@ FUZZFLAGS := -std=c11 -ffp-contract=off -g -O1 -Iinclude -Isrc -fno-omit-frame-p
 .PHONY: test-fuzz
 $(FZ)/fuzz_npy: tests/fuzz/fuzz_npy.c src/npy.c $(LIB_HDR) | $(FZ)
 	clang $(FUZZFLAGS) tests/fuzz/fuzz_npy.c src/npy.c -o $@
+$(FZ)/fuzz_model: tests/fuzz/fuzz_model.c $(LIB_SRC) $(LIB_HDR) | $(FZ)
+	clang $(FUZZFLAGS) tests/fuzz/fuzz_model.c $(LIB_SRC) -lm -o $@
 $(FZ)/fuzz_api: tests/fuzz/fuzz_api.c $(LIB_SRC) $(LIB_HDR) | $(FZ)
 	clang $(FUZZFLAGS) tests/fuzz/fuzz_api.c $(LIB_SRC) -lm -o $@
 $(FZ):
 	mkdir -p $@
-fuzz: $(FZ)/fuzz_npy $(FZ)/fuzz_api
-	bash tests/fuzz/run.sh $(FUZZ_SECONDS) $(FZ) npy api
+fuzz: $(FZ)/fuzz_npy $(FZ)/fuzz_api $(FZ)/fuzz_model
+	bash tests/fuzz/run.sh $(FUZZ_SECONDS) $(FZ) npy api model
 test-fuzz: fuzz
 
 clean:
