@@ -55,6 +55,8 @@ static const char HELP[] =
     "                   model's tensors Q (layers, heads, n, d), K and V (layers, kv_heads, n, d):\n"
     "  --layer L --head H   pick layer L and query head H (0-based); head H reads KV head\n"
     "                   H*kv_heads/heads.\n"
+    "  --all-heads      (readouts) every layer and head of 4-D tensors: {\"layers\", \"heads\",\n"
+    "                   \"kv_heads\", \"n\", \"readouts\": [[one object per head] per layer]}.\n"
     "  --causal         inclusive autoregressive mask (token i sees keys j <= i).\n"
     "\n"
     "%VARIANTS%"
@@ -541,7 +543,87 @@ static int readouts_json(const avcli_inputs *in, const void *ctx, FILE *out) {
 
 static int sweep_json(const avcli_inputs *in, const void *ctx, FILE *out) { return avcli_cmd_sweep(in, ctx, out); }
 
+/* --all-heads: the readouts of every layer and head of 4-D model tensors, as
+ * {"layers", "heads", "kv_heads", "n", "readouts": [[one object per head] per layer]}, each object what
+ * `attnviz readouts --layer L --head H` prints. `rest` holds the flags without --all-heads. */
+static int all_heads(int argc, char **argv) {
+    const char *q = NULL, *out = NULL;
+    char **rest = malloc(sizeof(char *) * (size_t)(argc + 4));
+    if (!rest) return avcli_fail_system("out of memory");
+    int nrest = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--layer") == 0 || strcmp(argv[i], "--head") == 0) {
+            free(rest);
+            return avcli_fail("%s: --all-heads takes every layer and head; drop %s", argv[i], argv[i]);
+        }
+        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) { out = argv[++i]; continue; }
+        if (strcmp(argv[i], "--q") == 0 && i + 1 < argc) q = argv[i + 1];
+        rest[nrest++] = argv[i];
+    }
+    npy_array a;
+    int st = q ? read_npy(&a, "--q", q) : avcli_fail("--q: required (Q.npy)");
+    if (st) { free(rest); return st; }
+    int64_t L = a.info.shape[0], H = a.info.shape[1], n = a.info.shape[2];
+    int nd = a.info.ndim;
+    free(a.data);
+    if (nd != 4) { free(rest); return avcli_fail("--all-heads: --q %s is not a model's (layers, heads, n, d) tensor", q); }
+    char *text = NULL;
+    size_t text_len = 0;
+    FILE *mem = open_memstream(&text, &text_len);
+    if (!mem) { free(rest); return avcli_fail_system("out of memory"); }
+    char lb[24], hb[24];
+    rest[nrest] = "--layer", rest[nrest + 1] = lb, rest[nrest + 2] = "--head", rest[nrest + 3] = hb;
+    int64_t kvh = 0;
+    for (int64_t l = 0; l < L && !st; l++) {
+        fprintf(mem, "%s\n    [", l ? "," : "");
+        for (int64_t h = 0; h < H && !st; h++) {
+            snprintf(lb, sizeof lb, "%lld", (long long)l);
+            snprintf(hb, sizeof hb, "%lld", (long long)h);
+            avcli_inputs in;
+            if ((st = avcli_parse_inputs(&in, nrest + 4, rest)) != 0) break;
+            if (h) fputs(", ", mem);
+            st = avcli_cmd_readouts(&in, mem);
+            avcli_free(&in);
+        }
+        fputs("]", mem);
+    }
+    if (!st) { /* the KV heads, from --k's header */
+        for (int i = 0; i < nrest; i++)
+            if (strcmp(rest[i], "--k") == 0 && i + 1 < nrest && (st = read_npy(&a, "--k", rest[i + 1])) == 0) {
+                kvh = a.info.shape[1];
+                free(a.data);
+            }
+    }
+    fclose(mem);
+    free(rest);
+    if (st) { free(text); return st; }
+    avcli_out o;
+    FILE *f = stdout;
+    if (out && avcli_out_open(&o, out) != 0) { free(text); return avcli_fail_system("-o %s: cannot write (%s)", out, strerror(errno)); }
+    if (out) f = o.f;
+    fprintf(f, "{\n  \"layers\": %lld, \"heads\": %lld, \"kv_heads\": %lld, \"n\": %lld,\n  \"readouts\": [%s\n  ]\n}\n",
+            (long long)L, (long long)H, (long long)kvh, (long long)n, text);
+    free(text);
+    if (out && (avcli_out_close(&o) != 0 || avcli_out_commit(&o) != 0)) {
+        int e = errno;
+        avcli_out_discard(&o);
+        return avcli_fail_system("-o %s: cannot write (%s)", out, strerror(e));
+    }
+    return 0;
+}
+
 static int cmd_readouts(int argc, char **argv) {
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "--all-heads") == 0) {
+            char **rest = malloc(sizeof(char *) * (size_t)argc);
+            if (!rest) return avcli_fail_system("out of memory");
+            int nrest = 0;
+            for (int j = 0; j < argc; j++)
+                if (j != i) rest[nrest++] = argv[j];
+            int st = all_heads(nrest, rest);
+            free(rest);
+            return st;
+        }
     avcli_inputs in;
     int st = avcli_parse_inputs(&in, argc, argv);
     if (st) return st;

@@ -173,6 +173,20 @@ def main():
             want = b''.join(bytes([int(pieces[i][3:5], 16)]) if pieces[i].startswith('<0x') else pieces[i].encode() for i in ids[1:])
             want = (want[1:] if want.startswith(b' ') else want) + b'\n'
             check(r.returncode == 0 and r.stdout == want, 'shared=%s generate-text: %r (numpy %r)' % (shared, r.stdout, want))
+        # readouts --all-heads: every layer and head, each the object of readouts --layer L --head H
+        cap = os.path.join(tmp, 'cap')
+        subprocess.run([cli, 'capture', '--model', os.path.join(tmp, 'model1.bin'), '--tokenizer', tok, '--text', 'the cat at the hat',
+                        '-o', cap], check=True)
+        common = ['--variant', 'elu', '--causal', '--q', os.path.join(cap, 'q.npy'), '--k', os.path.join(cap, 'k.npy'),
+                  '--v', os.path.join(cap, 'v.npy')]
+        every = json.loads(subprocess.run([cli, 'readouts', '--all-heads'] + common, capture_output=True, text=True, check=True).stdout)
+        shape_ok = (every['layers'], every['heads'], every['kv_heads'], every['n']) == (LAYERS, HEADS, KV_HEADS, 11) and \
+            [len(r) for r in every['readouts']] == [HEADS] * LAYERS
+        same = all(json.loads(subprocess.run([cli, 'readouts'] + common + ['--layer', str(l), '--head', str(h)], capture_output=True,
+                                             text=True, check=True).stdout) == every['readouts'][l][h] for l, h in [(0, 0), (1, 3), (0, 2)])
+        check(shape_ok and same, 'readouts --all-heads: %d x %d objects, each the single head\'s' % (every['layers'], every['heads']))
+        r = subprocess.run([cli, 'readouts', '--all-heads', '--layer', '0'] + common, capture_output=True, text=True)
+        check(r.returncode == 2 and 'drop --layer' in r.stderr, 'readouts --all-heads with --layer: %s' % r.stderr.strip())
         # hostile inputs: a clear line and exit status 2
         model = os.path.join(tmp, 'model1.bin')
         data = open(model, 'rb').read()
