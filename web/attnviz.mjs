@@ -291,6 +291,134 @@ class Attnviz {
    * AV_ERR_SIZE and every call returns it.
    */
   lab(n, d, dv = d) { return new Lab(this, n, d, dv); }
+
+  /**
+   * A llama2.c checkpoint and its tokenizer (docs/model.md), given as two byte arrays in either order:
+   * they are told apart by content (the one whose header and length make a checkpoint is the model).
+   * {status, message, model}: model a Model (call free() when done), or null with the library's reason.
+   */
+  model(a, b) {
+    const bytes = (x) => (x instanceof Uint8Array ? x : ArrayBuffer.isView(x) ? new Uint8Array(x.buffer, x.byteOffset, x.byteLength) : new Uint8Array(x));
+    const first = new Model(this, bytes(a), bytes(b));
+    if (first.status === STATUS.OK) return { status: STATUS.OK, message: 'ok', model: first };
+    if (first.stage === 'model') { // a did not parse as a checkpoint: try the other order
+      const second = new Model(this, bytes(b), bytes(a));
+      if (second.status === STATUS.OK) { first.free(); return { status: STATUS.OK, message: 'ok', model: second }; }
+      second.free();
+      if (second.stage === 'model') {
+        first.free();
+        return { status: first.status, message: `neither file is a llama2.c checkpoint: ${first.message}; the other: ${second.message}`, model: null };
+      }
+      first.free();
+      return { status: second.status, message: second.message, model: null };
+    }
+    first.free();
+    return { status: first.status, message: first.message, model: null };
+  }
+}
+
+const MODEL_STRUCT_BYTES = 256;  // sizeof(av_model) is 92 in wasm32; sizeof(av_tokenizer) 28
+const MODEL_CONFIG = ['dim', 'hiddenDim', 'layers', 'heads', 'kvHeads', 'vocab', 'seqLen', 'headSize', 'kvDim', 'sharedClassifier'];
+
+/**
+ * A real model in wasm memory (av_model_parse, av_tokenizer_parse, av_encode, av_forward): the files are
+ * copied in once; the key/value cache lives in the forward workspace. status/message say why a model
+ * failed (stage: 'model' or 'tokenizer', the file that did).
+ */
+class Model {
+  constructor(av, checkpoint, tokenizer) {
+    this.av = av;
+    this.ptrs = [];
+    const ex = av.exports;
+    const take = (bytes) => { const p = av.malloc(bytes); this.ptrs.push(p); return p; };
+    const failed = (stage, st) => {
+      this.stage = stage;
+      this.status = st;
+      const why = st === STATUS.ERR_FORMAT ? av.cstring(ex.av_model_error()) : av.statusString(st);
+      this.message = `${stage === 'model' ? 'the checkpoint' : 'the tokenizer'}: ${why}`;
+    };
+    try {
+      this.mbuf = take(checkpoint.length);
+      new Uint8Array(av.memory.buffer, this.mbuf, checkpoint.length).set(checkpoint);
+      this.mp = take(MODEL_STRUCT_BYTES);
+      let st = ex.av_model_parse(this.mp, this.mbuf, checkpoint.length);
+      if (st !== STATUS.OK) { failed('model', st); return; }
+      const c = av.i32(this.mp, MODEL_CONFIG.length);
+      /** {dim, hiddenDim, layers, heads, kvHeads, vocab, seqLen, headSize, kvDim, sharedClassifier} */
+      this.config = Object.freeze(Object.fromEntries(MODEL_CONFIG.map((k, i) => [k, k === 'sharedClassifier' ? !!c[i] : c[i]])));
+      this.tbuf = take(tokenizer.length);
+      new Uint8Array(av.memory.buffer, this.tbuf, tokenizer.length).set(tokenizer);
+      const tw = ex.av_tokenizer_work(this.config.vocab) >>> 0;
+      this.tp = take(MODEL_STRUCT_BYTES);
+      st = ex.av_tokenizer_parse(this.tp, this.tbuf, tokenizer.length, this.config.vocab, take(tw), tw);
+      if (st !== STATUS.OK) { failed('tokenizer', st); return; }
+      this.workBytes = ex.av_forward_work(this.mp) >>> 0;
+      this.work = take(this.workBytes);
+      this.status = STATUS.OK;
+      this.message = 'ok';
+    } catch (err) {
+      if (!(err instanceof RangeError) || err.status === undefined) throw err;
+      this.stage = this.config ? 'tokenizer' : 'model';
+      this.status = err.status;
+      this.message = `the ${this.stage === 'model' ? 'checkpoint' : 'tokenizer'} does not fit in memory: ${err.message}`;
+    }
+  }
+
+  /** llama2.c's encode of text with BOS: {status, message, ids: Int32Array}. */
+  encode(text) {
+    const av = this.av, ex = av.exports;
+    const utf8 = new TextEncoder().encode(String(text));
+    const cap = utf8.length + 2;
+    const tp = av.malloc(utf8.length + 1), ip = av.malloc(4 * cap), np = av.malloc(4);
+    try {
+      new Uint8Array(av.memory.buffer, tp, utf8.length).set(utf8);
+      const st = ex.av_encode(ip, np, cap, this.tp, tp, utf8.length, 1);
+      if (st !== STATUS.OK) {
+        const why = st === STATUS.ERR_FORMAT ? av.cstring(ex.av_model_error()) : av.statusString(st);
+        return { status: st, message: `encoding: ${why}`, ids: null };
+      }
+      return { status: st, message: 'ok', ids: av.i32(ip, av.i32(np, 1)[0]).slice() };
+    } finally { av.free(tp); av.free(ip); av.free(np); }
+  }
+
+  /** The display text of each token (llama2.c's decode after the previous token: docs/model.md). */
+  pieces(ids) {
+    const av = this.av, ex = av.exports;
+    const pp = av.malloc(8);
+    const dec = new TextDecoder('utf-8', { fatal: false });
+    try {
+      return Array.from(ids, (id, i) => {
+        const st = ex.av_token_piece(pp, pp + 4, this.tp, i ? ids[i - 1] : -1, id);
+        if (st !== STATUS.OK) return '\ufffd';
+        const [ptr, len] = av.i32(pp, 2);
+        return dec.decode(new Uint8Array(av.memory.buffer, ptr >>> 0, len).slice());
+      });
+    } finally { av.free(pp); }
+  }
+
+  /**
+   * The forward pass over ids (1 ≤ n ≤ seqLen): {status, message, n, Q (layers, heads, n, headSize),
+   * K, V (layers, kvHeads, n, headSize): Float32Array copies, row-major; ms: the time it took}.
+   */
+  forward(ids) {
+    const av = this.av, ex = av.exports, c = this.config, n = ids.length;
+    if (!(n >= 1 && n <= c.seqLen)) return { status: STATUS.ERR_SIZE, message: `${n} tokens: the model takes 1..${c.seqLen} (its seq_len)` };
+    const qn = c.layers * c.heads * n * c.headSize, kn = c.layers * c.kvHeads * n * c.headSize;
+    const t0 = typeof performance === 'object' ? performance.now() : Date.now();
+    const ip = av.malloc(4 * n), qp = av.malloc(4 * qn), kp = av.malloc(4 * kn), vp = av.malloc(4 * kn);
+    try {
+      av.i32(ip, n).set(ids);
+      const st = ex.av_forward(qp, kp, vp, 0, this.mp, ip, 0, n, this.work, this.workBytes);
+      if (st < 0) return { status: st, message: `the forward pass: ${av.statusString(st)}` };
+      const ms = (typeof performance === 'object' ? performance.now() : Date.now()) - t0;
+      return { status: st, message: st ? av.statusString(st) : 'ok', n, Q: av.f32(qp, qn).slice(), K: av.f32(kp, kn).slice(), V: av.f32(vp, kn).slice(), ms };
+    } finally { av.free(ip); av.free(qp); av.free(kp); av.free(vp); }
+  }
+
+  free() {
+    for (const p of this.ptrs) this.av.free(p);
+    this.ptrs = [];
+  }
 }
 
 // ----------------------------------------------------------------------------------------------------
