@@ -27,8 +27,12 @@ const HEATMAP_CAP = 256;
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 
-/** The key of a request's inputs: Q, K, V are recomputed when it changes. */
-const inputsKey = ({ gen, seed, n, d, std }) => `${gen}|${seed}|${n}|${d}|${std}`;
+/**
+ * The key of a request's inputs: Q, K, V are recomputed when it changes. Inputs are synthetic
+ * {gen, seed, n, d, std}, or one head of loaded tensors {tensors: their key, layer, head, n, d}
+ * (Engine.setTensors: a real model's capture, or the user's own Q, K, V).
+ */
+const inputsKey = (i) => (i.tensors ? `tensors|${i.tensors}|${i.layer}|${i.head}|${i.n}|${i.d}` : `${i.gen}|${i.seed}|${i.n}|${i.d}|${i.std}`);
 
 /**
  * The key of an overlay spectrum ('S' QKᵀ, 'E' exp(QKᵀ), 'A' softmax) for a request: it depends on the
@@ -64,6 +68,7 @@ export class Engine {
     this.keys = { inputs: null, ref: null, matrix: null };
     this.status = { inputs: null, ref: null, matrix: null };
     this.overlay = new Map(); // 'S' | 'E' | 'A' → {key, sv, floor, partial, fro2}
+    this.tensors = null;      // setTensors: a real model's capture or the user's own Q, K, V
   }
 
   /**
@@ -79,9 +84,14 @@ export class Engine {
     }
     const inKey = inputsKey(req.inputs);
     if (this.keys.inputs !== inKey) {
-      this.status.inputs = this.lab.generate(gen, std, seed);
+      this.status.inputs = req.inputs.tensors ? this.loadHead(req.inputs) : this.lab.generate(gen, std, seed);
       this.keys = { inputs: inKey, ref: null, matrix: null };
       this.overlay.clear();
+    }
+    if (this.status.inputs?.status < 0) { // no inputs: nothing computed from stale ones
+      this.status.ref = this.status.matrix = this.status.inputs;
+      this.keys.ref = this.keys.matrix = null;
+      return;
     }
     const refKey = `${knobs.scale}|${knobs.causal}`;
     if (need.ref && this.keys.ref !== refKey) {
@@ -93,6 +103,31 @@ export class Engine {
       this.status.matrix = this.lab.matrix(knobs);
       this.keys.matrix = mKey;
     }
+  }
+
+  /**
+   * Tensors that requests may name instead of a generator: {key, Q, K, V (Float32Arrays), layers, heads,
+   * kvHeads, n, d}, Q (layers, heads, n, d), K and V (layers, kvHeads, n, d), row-major (2-D Q, K, V are
+   * layers = heads = kvHeads = 1). Replacing them drops whatever was computed from the old ones.
+   */
+  setTensors(t) {
+    this.tensors = t;
+    if (this.keys.inputs?.startsWith('tensors|')) this.keys = { inputs: null, ref: null, matrix: null };
+  }
+
+  /** Q, K, V of one head of the loaded tensors into the lab (query head h reads KV head ⌊h·kvHeads/heads⌋). */
+  loadHead({ tensors, layer, head, n, d }) {
+    const t = this.tensors;
+    const fail = (message) => ({ status: this.av.STATUS.ERR_SIZE, message });
+    if (!t || t.key !== tensors) return fail('those tensors are not loaded here');
+    if (t.n !== n || t.d !== d) return fail(`the tensors are ${t.n}×${t.d}, the request ${n}×${d}`);
+    if (!(layer >= 0 && layer < t.layers && head >= 0 && head < t.heads)) return fail(`layer ${layer}, head ${head}: the tensors have ${t.layers} layers of ${t.heads} heads`);
+    const kvh = Math.floor((head * t.kvHeads) / t.heads), size = n * d;
+    const q0 = (layer * t.heads + head) * size, k0 = (layer * t.kvHeads + kvh) * size;
+    this.lab.Q.set(t.Q.subarray(q0, q0 + size));
+    this.lab.K.set(t.K.subarray(k0, k0 + size));
+    this.lab.V.set(t.V.subarray(k0, k0 + size));
+    return { status: this.av.STATUS.OK, message: 'ok' };
   }
 
   /**

@@ -131,3 +131,47 @@ describe.skipIf(!existsSync(STORIES))('stories260K (../shared/data/stories260K)'
   });
 });
 if (!existsSync(STORIES)) console.log(`SKIPPED: stories260K in wasm: ${STORIES} not found; set ATTNVIZ_SHARED=/path/to/shared`);
+
+describe('one head of loaded tensors as the lab\'s inputs (Engine.setTensors)', () => {
+  it('gives the readouts `attnviz readouts --layer L --head H` prints on the same capture', async () => {
+    const { Engine } = await import('../../web/engine.mjs');
+    const { buildSchema } = await import('../../web/state.mjs');
+    const { cliReadouts, readoutKeys } = await import('../../web/inspect.mjs');
+    const dir = mkdtempSync(join(tmpdir(), 'attnviz-model-'));
+    const mb = tinyModel(), tb = tinyTokenizer();
+    writeFileSync(join(dir, 'm.bin'), mb);
+    writeFileSync(join(dir, 't.bin'), tb);
+    const text = 'hi to hi! hi hi to';
+    execFileSync(CLI, ['capture', '--model', join(dir, 'm.bin'), '--tokenizer', join(dir, 't.bin'), '--text', text, '-o', join(dir, 'cap')]);
+    const { model } = av.model(mb, tb);
+    const f = model.forward(model.encode(text).ids);
+    const c = model.config;
+    const engine = new Engine(av);
+    engine.setTensors({ key: 'tiny', Q: f.Q, K: f.K, V: f.V, layers: c.layers, heads: c.heads, kvHeads: c.kvHeads, n: f.n, d: c.headSize });
+    const schema = buildSchema(av.registry);
+    for (const [variant, layer, head] of [['softmax', 0, 0], ['elu', 1, 3], ['performer', 1, 5]]) {
+      const st = { ...schema.defaults(), variant, causal: true };
+      const base = schema.requestOf(st);
+      const req = { ...base, inputs: { tensors: 'tiny', layer, head, n: f.n, d: c.headSize }, knobs: { ...base.knobs, scale: 1 / Math.sqrt(c.headSize) } };
+      const frame = engine.frame(req, { readouts: true });
+      const spec = engine.spectrum(req, false);
+      const ours = cliReadouts({ req, frame, plain: frame.readouts, spec, names: readoutKeys(av), missing: 'missing',
+        exact: variant === 'softmax', STATUS: av.STATUS, statusString: (s) => av.statusString(s) });
+      const cap = (k) => join(dir, 'cap', `${k}.npy`);
+      const flags = variant === 'performer' ? ['--m', String(req.knobs.m)] : [];
+      const cli = JSON.parse(execFileSync(CLI, ['readouts', '--variant', variant, '--causal', ...flags, '--q', cap('q'), '--k', cap('k'), '--v', cap('v'),
+        '--layer', String(layer), '--head', String(head)]).toString());
+      for (const key of ['error_fro_rel', 'row_entropy_mean', 'rank', 'keys_for_90', 'sparsity_tau']) {
+        if (typeof cli[key] === 'number') expect(ours[key], `${variant} L${layer}H${head} ${key}`).toBeCloseTo(cli[key], 4);
+        else expect(ours[key], `${variant} ${key}`).toBe(cli[key]);
+      }
+    }
+    // a request naming other tensors, or a head they do not have, fails with a reason
+    const bad = engine.frame({ ...schema.requestOf(schema.defaults()), inputs: { tensors: 'other', layer: 0, head: 0, n: f.n, d: 2 } });
+    expect(bad.status.inputs.message).toMatch(/not loaded/);
+    expect(bad.status.matrix.message).toMatch(/not loaded/); // nothing is computed from stale inputs
+    expect(bad.M).toBeNull();
+    engine.free?.();
+    model.free();
+  });
+});
