@@ -203,7 +203,7 @@ export function createInspector(probe) {
       readouts: cliReadouts({ req: p.req, frame, plain, spec, names: readoutKeys(p.av), missing,
         exact: p.av.variant(p.req.knobs.variant).class === 'exact', STATUS: p.av.STATUS,
         statusString: (code) => p.av.statusString(code) }),
-      tokens: null,
+      tokens: p.tokens ?? null,
     };
   }
 

@@ -49,6 +49,26 @@ let hosts = null;             // host pages' messages (web/messages.mjs)
 let exporter = null;          // the export menu (web/ui/export-menu.mjs)
 const view = { frame: null, readouts: null, readoutsStale: false, spec: null, overlay: {}, specStale: false, waitingFrame: false, frameJob: 0, readoutsJob: 0, localJob: 0 };
 
+// a real model (docs/model.md): its files are read in the sweep worker, which runs the forward pass per
+// text; the capture (every layer's and head's Q, K, V) is sent to each engine, and requests name it
+const modelView = { config: null, tensors: null, ids: null, pieces: null, ms: 0, busy: false, runId: 0, error: null, synthetic: null };
+
+/** What the engines compute for a state: state.mjs's request, with one head of the capture as inputs in model mode. */
+function requestOf(s) {
+  const req = schema.requestOf(s);
+  const t = modelView.tensors;
+  if (s.src === 'model' && t) req.inputs = { tensors: t.key, layer: s.layer, head: s.head, n: t.n, d: t.d };
+  return req;
+}
+
+/** The state as the loaded model shapes it: n and d the capture's, layer and head within its ranges. */
+function fitModel(s) {
+  const t = modelView.tensors;
+  if (s.src !== 'model' || !t) return s;
+  // normalise again: knobs bounded by n (Linformer's s, Nyström's landmarks) follow the text's length
+  return schema.normalise({ ...s, n: t.n, d: t.d, layer: Math.min(Math.max(0, s.layer), t.layers - 1), head: Math.min(Math.max(0, s.head), t.heads - 1) });
+}
+
 // measurements the benchmark and e2e tests read (window.attnviz)
 const stats = { seq: 0, inputAt: new Map(), heatAt: new Map(), specAt: new Map(), reqSeq: new Map() };
 
@@ -62,9 +82,10 @@ let workers = null;            // {spectrum, frame}: see makeWorker
 const tags = { frame: null, plain: null, spec: null };
 const jobOf = new Map();       // request id → its tag (the newest 64)
 const inspector = createInspector(() => {
-  const quiet = st && !raf && !urlTimer && dirty === null && !release && !dragging &&
+  const quiet = st && !raf && !urlTimer && dirty === null && !release && !dragging && !modelView.busy &&
     Object.values(workers).every((w) => w.done >= w.posted);
-  return quiet ? { hash: schema.toHash(st), address: location.hash, req: schema.requestOf(st), parts: { frame: view.frame, plain: view.readouts, spec: view.spec }, tags, av } : null;
+  return quiet ? { hash: schema.toHash(st), address: location.hash, req: requestOf(st), parts: { frame: view.frame, plain: view.readouts, spec: view.spec }, tags, av,
+    tokens: st.src === 'model' && modelView.tensors ? modelView.pieces.slice() : null } : null;
 });
 
 /**
@@ -105,7 +126,7 @@ function requestWorkers(compute, drag) {
   // the frame worker follows its heatmaps with the readouts: it holds M and A already, and the spectrum
   // worker's core stays free for the spectrum
   const readoutsByFrame = viaFrameWorker && readouts;
-  const req = schema.requestOf(st);
+  const req = requestOf(st);
   jobOf.set(id, { key: JSON.stringify(req), drag: !!drag });
   if (jobOf.size > 64) jobOf.delete(jobOf.keys().next().value);
   if (viaFrameWorker) post(workers.frame, { kind: 'job', id, req, drag, frame: true, readouts: readoutsByFrame, spectrum: false });
@@ -157,7 +178,9 @@ function onChange(name, value, phase) {
   if (name !== null) {
     const { value: v, problem } = schema.coerce(schema.BY_NAME[name], value, st);
     if (problem) showNotice(problem);
-    const next = schema.normalise({ ...st, [name]: v });
+    let next = schema.normalise({ ...st, [name]: v });
+    if (name === 'src') next = switchSource(st, next);
+    next = fitModel(next);
     const keys = schema.changedKeys(st, next);
     st = next;
     const stage = schema.firstDirtyStage(keys);
@@ -189,10 +212,10 @@ function commit() {
       const id = requestWorkers(true, dragging);
       if (small && engine) {
         try {
-          view.frame = engine.frame(schema.requestOf(st), { readouts: true });
+          view.frame = engine.frame(requestOf(st), { readouts: true });
           view.readouts = view.frame.readouts; view.readoutsStale = false;
           view.waitingFrame = false; view.localJob = id;
-          tags.frame = tags.plain = { key: JSON.stringify(schema.requestOf(st)), drag: false };
+          tags.frame = tags.plain = { key: JSON.stringify(requestOf(st)), drag: false };
           redraw.heat = true; redraw.readouts = true;
           pendingMarks.heat = stats.seq;
         } catch (err) { showNotice(`computation failed: ${err.message}`); }
@@ -318,7 +341,7 @@ function drawSpectra() {
   const ov = view.overlay;
   // an overlay is shown only for the inputs it was computed from (cached in the worker, so a drag of
   // the variant's knobs keeps it; new inputs hide it until its new spectrum arrives)
-  const req = schema.requestOf(st);
+  const req = requestOf(st);
   const current = (k) => ov[k] && ov[k].key === overlayKey(req, k) && ov[k].sv.length && ov[k].sv.length <= n;
   const { ceiling } = dims();
   // the x axis ends where the last curve does, log above LOG_X_MIN_N (ensureCharts), where the
@@ -448,6 +471,7 @@ function syncChrome() {
   }
   controls.sync(st);
   sweepPanel.sync(st);
+  syncModelBox();
   // an embed (embed=VIEW, docs/embedding.md): one figure and the controls its link names (style.css)
   const embed = st.embed || null;
   if ((document.documentElement.dataset.embed ?? null) !== embed) {
@@ -532,6 +556,12 @@ function showCursor(canvas) {
 }
 
 /** What a heatmap cell holds: its row and column (or block), M, softmax and M − A. */
+/** "i “piece”" for a row or column, in model mode (the token's text, quoted; nothing otherwise). */
+function tokenAt(i) {
+  const p = st.src === 'model' && modelView.tensors ? modelView.pieces?.[i] : null;
+  return p === null || p === undefined ? `${i}` : `${i} “${p.replace(/\n/g, '⏎')}”`;
+}
+
 function cellText(cell) {
   const f = view.frame;
   const k = cell.row * f.size + cell.col;
@@ -540,7 +570,7 @@ function cellText(cell) {
   if (b === 1) {
     const exact = engine && st.n <= MAIN_THREAD_MAX_N && engine.lab?.n === n ? engine.valueAt(cell.row, cell.col) : null;
     const m = exact ? exact.M : f.M[k], a = exact ? exact.A : f.A[k];
-    text = `row ${cell.row}, col ${cell.col}: M ${fmt(m, 4)} · softmax ${fmt(a, 4)} · M − A ${fmtSigned(m - a, 3)}`;
+    text = `row ${tokenAt(cell.row)}, col ${tokenAt(cell.col)}: M ${fmt(m, 4)} · softmax ${fmt(a, 4)} · M − A ${fmtSigned(m - a, 3)}`;
   } else {
     const r0 = cell.row * b, c0 = cell.col * b;
     text = `rows ${r0}–${Math.min(n, r0 + b) - 1}, cols ${c0}–${Math.min(n, c0 + b) - 1} (block ${f.mode}): ` +
@@ -557,6 +587,7 @@ const sweepView = { id: 0, key: null, plan: null, points: [], complete: true, ms
 /** Start the sweep the state asks for when it differs from the one shown (never during a drag). */
 function updateSweep() {
   const plan = sweepPlan(schema, st);
+  if (plan?.req) plan.req = requestOf(st); // a model's head, in model mode
   const key = plan ? JSON.stringify(plan) : null;
   if (key === sweepView.key) { drawSweep(); return; }
   Object.assign(sweepView, { key, plan, points: [], complete: !plan || !!plan.off, error: null });
@@ -575,6 +606,7 @@ function makeSweepWorker() {
   const w = new LabWorker({ name: 'attnviz sweep' });
   w.onmessage = ({ data: m }) => {
     if (m.kind === 'export-data') { exportJobs.get(m.id)?.(m); exportJobs.delete(m.id); return; }
+    if (m.kind === 'model-loaded' || m.kind === 'model-ran') { onModelMessage(m); return; }
     if (m.id !== sweepView.id) return; // an older sweep's
     if (m.kind === 'sweep-point') sweepView.points[m.i] = m;
     else if (m.kind === 'sweep-done') {
@@ -598,7 +630,7 @@ function exportArrays() {
   const id = ++exportSeq;
   return new Promise((resolve) => {
     exportJobs.set(id, resolve);
-    sweepWorker.postMessage({ kind: 'export', id, req: schema.requestOf(st) });
+    sweepWorker.postMessage({ kind: 'export', id, req: requestOf(st) });
   });
 }
 
@@ -622,9 +654,103 @@ async function finishedSweep() {
 
 /** Replace the state (a link read, a host's message): the reader's theme stays; everything is redrawn. */
 function applyState(next) {
-  st = { ...next, theme: st.theme };
+  st = fitModel(switchSource(st, { ...next, theme: st.theme }));
   dirty = 'inputs'; release = true; redraw.controls = true;
   schedule();
+}
+
+// --- a real model (docs/model.md): files, text, the forward pass in the sweep worker -------------------
+/**
+ * Entering model mode keeps the generators' n and d to return to; leaving it gives them back (the
+ * capture set n and d while it was shown).
+ */
+function switchSource(prev, next) {
+  if (prev.src !== 'model' && next.src === 'model') modelView.synthetic = { n: prev.n, d: prev.d };
+  if (prev.src === 'model' && next.src !== 'model' && modelView.synthetic) return { ...next, ...modelView.synthetic };
+  return next;
+}
+
+function modelStatus(text, bad = false) {
+  const el = $('model-status');
+  el.textContent = text;
+  el.classList.toggle('warn', bad);
+}
+
+/** The model box: shown in model mode; the text area once a model is read. */
+function syncModelBox() {
+  const box = $('model-box'), on = st.src === 'model';
+  if (box.hidden === on) box.hidden = !on;
+  const ta = $('model-text'), ready = !!modelView.config;
+  if (ta.hidden === ready) ta.hidden = !ready;
+  ta.disabled = !ready || !!st.lock;
+  if (on && !ready && !modelView.busy && !modelView.error) {
+    modelStatus('Give a llama2.c checkpoint and its tokenizer (both files at once, in any order, or drop them here). Until then the generators\' inputs are shown.');
+  }
+}
+
+/** Read the files (any order: the worker tells them apart by content) and load them as the model. */
+async function loadModelFiles(fileList) {
+  const files = [...fileList];
+  if (files.length !== 2) { showNotice(`a real model needs two files, the checkpoint and its tokenizer (${files.length} given)`); return; }
+  const buffers = await Promise.all(files.map((f) => f.arrayBuffer()));
+  sweepWorker ??= makeSweepWorker();
+  modelView.busy = true;
+  modelStatus(`reading ${files.map((f) => f.name).join(' and ')}…`);
+  sweepWorker.postMessage({ kind: 'model-load', id: ++modelView.runId, files: buffers }, buffers);
+}
+
+let modelTimer = 0;
+/** Run the forward pass on the text (debounced while typing). */
+function runModel(delay = 0) {
+  clearTimeout(modelTimer);
+  modelView.busy = true;
+  modelTimer = setTimeout(() => {
+    const id = ++modelView.runId;
+    sweepWorker.postMessage({ kind: 'model-run', id, text: $('model-text').value, key: `model-${id}` });
+  }, delay);
+}
+
+function onModelMessage(m) {
+  if (m.id !== modelView.runId) return; // an older file or text: a newer one is under way
+  if (m.error) {
+    // the current view and any model already loaded stay; the page says what was wrong
+    modelView.busy = false;
+    modelView.error = m.error;
+    showNotice(m.kind === 'model-loaded' ? `the model's files: ${m.error}` : `the model: ${m.error}`);
+    modelStatus(m.error, true);
+    inspector.notify();
+    return;
+  }
+  modelView.error = null;
+  if (m.kind === 'model-loaded') {
+    const first = !modelView.config;
+    modelView.config = m.config;
+    const c = m.config;
+    modelStatus(`${c.layers} layers × ${c.heads} heads (${c.kvHeads} KV heads), head size ${c.headSize}, vocabulary ${c.vocab}, up to ${c.seqLen} tokens`);
+    const ta = $('model-text');
+    if (!ta.value) ta.value = 'Once upon a time, there was a little dog named Max. Max liked to run in the park.';
+    if (first && st.src === 'model') { st = { ...st, causal: true }; redraw.controls = true; } // the model's own mask
+    syncModelBox();
+    runModel(0);
+    return;
+  }
+  // model-ran: the capture becomes every engine's inputs
+  const t = m.tensors;
+  modelView.tensors = t;
+  modelView.ids = m.ids;
+  modelView.pieces = m.pieces;
+  modelView.ms = m.ms;
+  engine.setTensors(t);
+  for (const w of Object.values(workers)) w.worker.postMessage({ kind: 'tensors', tensors: t }); // a copy each (not a job)
+  const c = modelView.config;
+  modelStatus(`${t.n} tokens · forward pass ${fmtMs(m.ms)} in the worker · ${c.layers} layers × ${c.heads} heads, head size ${c.headSize}`);
+  modelView.busy = false;
+  if (st.src === 'model') {
+    st = fitModel(st);
+    dirty = 'inputs'; release = true; redraw.controls = true;
+    schedule();
+  }
+  inspector.notify();
 }
 
 // --- start ----------------------------------------------------------------------------------------
@@ -677,9 +803,19 @@ async function start() {
   const parts = Object.entries(groups).map(([g, el]) => buildControls(el, byGroup(g), st, onChange, schema.shown));
   $('variant-info').append(explain.button('variant', null, 'the variant'));
   sweepPanel = mountSweepPanel($('sweep-box'), schema, onChange, { dark: isDark });
+  // a real model: the file input, files dropped anywhere on the page, the text (docs/model.md)
+  $('model-files').addEventListener('change', (e) => { if (e.target.files.length) loadModelFiles(e.target.files); });
+  addEventListener('dragover', (e) => { if ([...(e.dataTransfer?.types ?? [])].includes('Files')) e.preventDefault(); });
+  addEventListener('drop', (e) => {
+    if (!e.dataTransfer?.files?.length) return;
+    e.preventDefault();
+    if (st.src !== 'model') onChange('src', 'model', 'change');
+    loadModelFiles(e.dataTransfer.files);
+  });
+  $('model-text').addEventListener('input', () => runModel(250));
   exporter = mountExport($('export'), {
     snapshot: () => inspector.snapshot(),
-    request: () => schema.requestOf(st),
+    request: () => requestOf(st),
     label: () => schema.variantView(st.variant).label,
     heatmap(which) {
       const f = view.frame;
@@ -690,7 +826,7 @@ async function start() {
     },
     charts() {
       const s = view.spec?.sv ? view.spec : null;
-      const req = schema.requestOf(st), ov = view.overlay;
+      const req = requestOf(st), ov = view.overlay;
       const current = (k) => ov[k] && ov[k].key === overlayKey(req, k) && ov[k].sv.length && ov[k].sv.length <= st.n;
       const { ceiling } = dims();
       const data = chartData({ spec: s, overlays: Object.fromEntries(['S', 'E', 'A'].filter(current).map((k) => [k, ov[k]])), n: st.n, ceiling });

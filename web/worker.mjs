@@ -8,6 +8,9 @@
 //               {kind: 'sweep', id, plan}: a sweep (web/sweep.mjs's sweepPlan), one point at a time;
 //               {kind: 'sweep-cancel'}: stop the running one (a newer sweep also stops it)
 //               {kind: 'export', id, req}: Q, K, V, M, A and the random matrices at full resolution
+//               {kind: 'model-load', id, files: [ArrayBuffer, ArrayBuffer]}: a checkpoint and tokenizer, any order
+//               {kind: 'model-run', id, text, key}: encode and run the forward pass; its tensors become `key`
+//               {kind: 'tensors', tensors}: Engine.setTensors (the page sends a capture to each worker)
 //               {kind: 'job', id, req, drag, frame, readouts, spectrum}   req: the request (state.mjs's
 //               requestOf: inputs, knobs, tau, ds; never the page's state); frame: the heatmaps;
 //               readouts: the plain readouts; spectrum (default true): the spectrum and the overlays
@@ -15,6 +18,7 @@
 //               {id, part: 'frame' | 'readouts' | 'spectrum' | 'overlay' | 'done' | 'error', …}
 //               {kind: 'sweep-point', id, i, value, mean, min, max, reason} | {kind: 'sweep-done', id, complete, error?}
 //               {kind: 'export-data', id, files: [{what, data, shape}]} | {kind: 'export-data', id, error}
+//               {kind: 'model-loaded', id, config | error} | {kind: 'model-ran', id, ids, pieces, ms, tensors | error}
 // Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step.
 import { loadAttnviz } from './attnviz.mjs';
 import { Engine, overlayKey } from './engine.mjs';
@@ -125,9 +129,38 @@ async function exportArrays({ id, req }) {
   }
 }
 
+// --- a real model (docs/model.md), in the sweep worker: the files once, then a forward pass per text
+let model = null;
+async function modelLoad({ id, files }) {
+  await ready;
+  const got = engine.av.model(new Uint8Array(files[0]), new Uint8Array(files[1] ?? new ArrayBuffer(0)));
+  if (!got.model) return self.postMessage({ kind: 'model-loaded', id, error: got.message }); // the old model stays
+  model?.free();
+  model = got.model;
+  self.postMessage({ kind: 'model-loaded', id, config: model.config });
+}
+async function modelRun({ id, text, key }) {
+  await ready;
+  if (!model) return self.postMessage({ kind: 'model-ran', id, error: 'no model is loaded' });
+  const enc = model.encode(text);
+  if (!enc.ids) return self.postMessage({ kind: 'model-ran', id, error: enc.message });
+  const c = model.config;
+  if (enc.ids.length > c.seqLen) {
+    return self.postMessage({ kind: 'model-ran', id, error: `the text is ${enc.ids.length} tokens with BOS; the model reads at most ${c.seqLen} (its seq_len)` });
+  }
+  const f = model.forward(enc.ids);
+  if (!f.Q) return self.postMessage({ kind: 'model-ran', id, error: f.message });
+  const tensors = { key, Q: f.Q, K: f.K, V: f.V, layers: c.layers, heads: c.heads, kvHeads: c.kvHeads, n: f.n, d: c.headSize };
+  engine.setTensors(tensors); // this worker's own engine (sweeps, exports) reads them too
+  self.postMessage({ kind: 'model-ran', id, ids: [...enc.ids], pieces: model.pieces(enc.ids), ms: f.ms, tensors });
+}
+
 self.onmessage = (e) => {
   const msg = e.data;
   if (msg.kind === 'sweep') { sweep(msg); return; }
+  if (msg.kind === 'model-load') { modelLoad(msg); return; }
+  if (msg.kind === 'model-run') { modelRun(msg); return; }
+  if (msg.kind === 'tensors') { ready.then(() => engine.setTensors(msg.tensors)); return; }
   if (msg.kind === 'export') { exportArrays(msg); return; }
   if (msg.kind === 'sweep-cancel') { sweepId = -1; return; }
   if (msg.kind === 'init') {
