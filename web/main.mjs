@@ -51,7 +51,7 @@ const view = { frame: null, readouts: null, readoutsStale: false, spec: null, ov
 
 // a real model (docs/model.md): its files are read in the sweep worker, which runs the forward pass per
 // text; the capture (every layer's and head's Q, K, V) is sent to each engine, and requests name it
-const modelView = { config: null, tensors: null, ids: null, pieces: null, ms: 0, busy: false, runId: 0, error: null, synthetic: null };
+const modelView = { config: null, tensors: null, ids: null, pieces: null, ms: 0, busy: false, loadId: 0, runId: 0, error: null, synthetic: null };
 
 /** What the engines compute for a state: state.mjs's request, with one head of the capture as inputs in model mode. */
 function requestOf(s) {
@@ -283,10 +283,37 @@ function drawHeatmaps() {
   }
   setText('cap-M', `${schema.variantView(st.variant).label}: matrix M${bad ? ` (${bad} cells Inf/NaN, magenta)` : ''}`);
   setText('ds-note', f.b > 1 ? `n = ${f.n} shown as ${f.size}×${f.size}: blocks of ${f.b}×${f.b}, block ${f.mode}` : '');
+  drawTokenAxes(f);
   if (document.activeElement?.classList.contains('hm')) showCursor(document.activeElement); // new values under the cursor
   const note = swampNote(f.swamped);
   if ($('swamp-note').hidden !== !note) $('swamp-note').hidden = !note;
   setText('swamp-note', note ?? '');
+}
+
+/**
+ * A real model's token pieces along M's axes (rows on the left, columns below), when each row is at
+ * least 9 px high; the hover names them at any n.
+ */
+function drawTokenAxes(f) {
+  const rows = $('tok-rows'), cols = $('tok-cols');
+  const pieces = st.src === 'model' && modelView.tensors && f.b === 1 ? modelView.pieces : null;
+  const px = $('hm-M').clientHeight / f.n;
+  const on = !!pieces && pieces.length === f.n && px >= 9;
+  document.documentElement.toggleAttribute('data-tokens', on);
+  rows.hidden = cols.hidden = !on;
+  if (!on) return;
+  const key = `${pieces.join('\u0000')}|${px.toFixed(1)}`;
+  if (rows.dataset.key === key) return;
+  rows.dataset.key = key;
+  const font = `${Math.min(12, Math.floor(px * 0.85))}px`;
+  const make = (box) => box.replaceChildren(...pieces.map((p) => {
+    const span = document.createElement('span');
+    span.textContent = p.replace(/\n/g, '⏎').replace(/^ /, '␣') || '·';
+    return span;
+  }));
+  make(rows); make(cols);
+  rows.style.setProperty('font-size', font);
+  cols.style.setProperty('font-size', font);
 }
 
 /** The note when a feature ε swamps most keys (engine.mjs's swampedKeys), or null. */
@@ -696,7 +723,7 @@ async function loadModelFiles(fileList) {
   sweepWorker ??= makeSweepWorker();
   modelView.busy = true;
   modelStatus(`reading ${files.map((f) => f.name).join(' and ')}…`);
-  sweepWorker.postMessage({ kind: 'model-load', id: ++modelView.runId, files: buffers }, buffers);
+  sweepWorker.postMessage({ kind: 'model-load', id: ++modelView.loadId, files: buffers }, buffers);
 }
 
 let modelTimer = 0;
@@ -704,14 +731,16 @@ let modelTimer = 0;
 function runModel(delay = 0) {
   clearTimeout(modelTimer);
   modelView.busy = true;
+  // the id is taken now: a result for an older text, still in flight, is dropped, and the page stays
+  // busy (snapshot() waits) until this text's forward pass is in
+  const id = ++modelView.runId;
   modelTimer = setTimeout(() => {
-    const id = ++modelView.runId;
     sweepWorker.postMessage({ kind: 'model-run', id, text: $('model-text').value, key: `model-${id}` });
   }, delay);
 }
 
 function onModelMessage(m) {
-  if (m.id !== modelView.runId) return; // an older file or text: a newer one is under way
+  if (m.id !== (m.kind === 'model-loaded' ? modelView.loadId : modelView.runId)) return; // a newer file or text is under way
   if (m.error) {
     // the current view and any model already loaded stay; the page says what was wrong
     modelView.busy = false;

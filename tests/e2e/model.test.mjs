@@ -117,6 +117,28 @@ describe('a real model in the page', () => {
     await page.close();
   });
 
+  it('a short text labels M\'s rows and columns with its tokens', async () => {
+    const { page, errors } = await withModel('src=model&variant=softmax');
+    await page.fill('#model-text', HAVE ? 'Once upon a time' : 'a a');
+    const snap = await snapshot(page);
+    const shown = (sel) => page.$eval(sel, (el) => !el.hidden && el.getBoundingClientRect().width > 0);
+    expect(await shown('#tok-rows')).toBe(true);
+    expect(await shown('#tok-cols')).toBe(true);
+    const label = (p) => p.replace(/\n/g, '⏎').replace(/^ /, '␣') || '·';
+    expect(await page.$$eval('#tok-rows span', (els) => els.map((e) => e.textContent))).toEqual(snap.tokens.map(label));
+    expect(await page.$$eval('#tok-cols span', (els) => els.length)).toBe(snap.tokens.length);
+    // each row label sits beside its row of the heatmap
+    const rows = await page.$$eval('#tok-rows span', (els) => els.map((e) => e.getBoundingClientRect()).map((r) => r.top + r.height / 2));
+    const hm = await page.$eval('#hm-M', (c) => { const r = c.getBoundingClientRect(); return { top: r.top, h: r.height }; });
+    rows.forEach((y, i) => expect(Math.abs(y - (hm.top + (i + 0.5) * hm.h / rows.length))).toBeLessThan(hm.h / rows.length / 2));
+    // back to the generators: no labels
+    await page.selectOption('#k-src', 'synthetic');
+    await snapshot(page);
+    expect(await shown('#tok-rows')).toBe(false);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('switching back to the generators restores their n and d', async () => {
     const { page } = await openLab(browser.context, server.url, { hash: 'n=512&d=32' });
     await page.selectOption('#k-src', 'model');
