@@ -293,6 +293,30 @@ class Attnviz {
   lab(n, d, dv = d) { return new Lab(this, n, d, dv); }
 
   /**
+   * A .npy file (float32 or float64, C order; av_npy_parse, av_npy_decode_f32): {status, message, shape,
+   * data}, data a Float32Array, or null with the reader's reason (bad header, dtype, Fortran order,
+   * truncated data).
+   */
+  npy(bytes) {
+    const ex = this.exports;
+    const b = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+    const buf = this.malloc(b.length), info = this.malloc(NPY_INFO_BYTES);
+    let out = 0;
+    try {
+      new Uint8Array(this.memory.buffer, buf, b.length).set(b);
+      let st = ex.av_npy_parse(info, buf, b.length);
+      if (st !== STATUS.OK) return { status: st, message: this.cstring(ex.av_npy_error()), shape: null, data: null };
+      const ndim = this.i32(info, 1)[0];
+      const shape = Array.from(new BigInt64Array(this.memory.buffer, info + 8, ndim), Number);
+      const count = shape.reduce((a, c) => a * c, 1);
+      out = this.malloc(4 * Math.max(1, count));
+      st = ex.av_npy_decode_f32(out, info, buf, b.length);
+      if (st !== STATUS.OK) return { status: st, message: this.cstring(ex.av_npy_error()), shape: null, data: null };
+      return { status: st, message: 'ok', shape, data: this.f32(out, count).slice() };
+    } finally { this.free(buf); this.free(info); this.free(out); }
+  }
+
+  /**
    * A llama2.c checkpoint and its tokenizer (docs/model.md), given as two byte arrays in either order:
    * they are told apart by content (the one whose header and length make a checkpoint is the model).
    * {status, message, model}: model a Model (call free() when done), or null with the library's reason.
@@ -317,6 +341,7 @@ class Attnviz {
   }
 }
 
+const NPY_INFO_BYTES = 128;      // sizeof(av_npy_info) is 88 in wasm32: int ndim, int64_t shape[8] at offset 8, …
 const MODEL_STRUCT_BYTES = 256;  // sizeof(av_model) is 92 in wasm32; sizeof(av_tokenizer) 28
 const MODEL_CONFIG = ['dim', 'hiddenDim', 'layers', 'heads', 'kvHeads', 'vocab', 'seqLen', 'headSize', 'kvDim', 'sharedClassifier'];
 

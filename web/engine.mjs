@@ -68,7 +68,7 @@ export class Engine {
     this.keys = { inputs: null, ref: null, matrix: null };
     this.status = { inputs: null, ref: null, matrix: null };
     this.overlay = new Map(); // 'S' | 'E' | 'A' → {key, sv, floor, partial, fro2}
-    this.tensors = null;      // setTensors: a real model's capture or the user's own Q, K, V
+    this.tensorSets = new Map(); // key → tensors (setTensors): a real model's capture, the reader's own Q, K, V
   }
 
   /**
@@ -108,18 +108,21 @@ export class Engine {
   /**
    * Tensors that requests may name instead of a generator: {key, Q, K, V (Float32Arrays), layers, heads,
    * kvHeads, n, d}, Q (layers, heads, n, d), K and V (layers, kvHeads, n, d), row-major (2-D Q, K, V are
-   * layers = heads = kvHeads = 1). Replacing them drops whatever was computed from the old ones.
+   * layers = heads = kvHeads = 1). A request names them by key (a key's tensors never change: new ones
+   * come with a new key).
    */
   setTensors(t) {
-    this.tensors = t;
-    if (this.keys.inputs?.startsWith('tensors|')) this.keys = { inputs: null, ref: null, matrix: null };
+    // a model's newest capture and the reader's own files may both be named by requests: keep the newest few
+    this.tensorSets.delete(t.key);
+    this.tensorSets.set(t.key, t);
+    while (this.tensorSets.size > 3) this.tensorSets.delete(this.tensorSets.keys().next().value);
   }
 
   /** Q, K, V of one head of the loaded tensors into the lab (query head h reads KV head ⌊h·kvHeads/heads⌋). */
   loadHead({ tensors, layer, head, n, d }) {
-    const t = this.tensors;
+    const t = this.tensorSets.get(tensors);
     const fail = (message) => ({ status: this.av.STATUS.ERR_SIZE, message });
-    if (!t || t.key !== tensors) return fail('those tensors are not loaded here');
+    if (!t) return fail('those tensors are not loaded here');
     if (t.n !== n || t.d !== d) return fail(`the tensors are ${t.n}×${t.d}, the request ${n}×${d}`);
     if (!(layer >= 0 && layer < t.layers && head >= 0 && head < t.heads)) return fail(`layer ${layer}, head ${head}: the tensors have ${t.layers} layers of ${t.heads} heads`);
     const kvh = Math.floor((head * t.kvHeads) / t.heads), size = n * d;

@@ -32,6 +32,7 @@ import { sweepPlan } from './sweep.mjs';
 import { mountSweepPanel } from './ui/sweep-panel.mjs';
 import { mountExplain } from './ui/explain-popover.mjs';
 import { mountExport } from './ui/export-menu.mjs';
+import { ownTensors } from './own-inputs.mjs';
 
 const $ = (id) => document.getElementById(id);
 
@@ -53,18 +54,24 @@ const view = { frame: null, readouts: null, readoutsStale: false, spec: null, ov
 // text; the capture (every layer's and head's Q, K, V) is sent to each engine, and requests name it
 const modelView = { config: null, tensors: null, ids: null, pieces: null, ms: 0, busy: false, loadId: 0, runId: 0, error: null, synthetic: null };
 
-/** What the engines compute for a state: state.mjs's request, with one head of the capture as inputs in model mode. */
+// the reader's own Q, K, V (web/own-inputs.mjs): read on this thread, sent to every engine like a capture
+const ownView = { tensors: null, names: null, seq: 0 };
+
+/** The tensors the state's source shows: a model's capture, the reader's own, or none (the generators). */
+const activeTensors = (s) => (s.src === 'model' ? modelView.tensors : s.src === 'file' ? ownView.tensors : null);
+
+/** What the engines compute for a state: state.mjs's request, with one head of the loaded tensors as inputs. */
 function requestOf(s) {
   const req = schema.requestOf(s);
-  const t = modelView.tensors;
-  if (s.src === 'model' && t) req.inputs = { tensors: t.key, layer: s.layer, head: s.head, n: t.n, d: t.d };
+  const t = activeTensors(s);
+  if (t) req.inputs = { tensors: t.key, layer: s.layer, head: s.head, n: t.n, d: t.d };
   return req;
 }
 
-/** The state as the loaded model shapes it: n and d the capture's, layer and head within its ranges. */
+/** The state as the loaded tensors shape it: n and d theirs, layer and head within their ranges. */
 function fitModel(s) {
-  const t = modelView.tensors;
-  if (s.src !== 'model' || !t) return s;
+  const t = activeTensors(s);
+  if (!t) return s;
   // normalise again: knobs bounded by n (Linformer's s, Nyström's landmarks) follow the text's length
   return schema.normalise({ ...s, n: t.n, d: t.d, layer: Math.min(Math.max(0, s.layer), t.layers - 1), head: Math.min(Math.max(0, s.head), t.heads - 1) });
 }
@@ -646,6 +653,7 @@ function makeSweepWorker() {
   };
   w.onerror = (e) => showNotice(`the sweep worker failed: ${e.message ?? 'unknown error'}`);
   w.postMessage({ kind: 'init', module: av.module, memoryMax: av.memoryMax, simd: av.simd });
+  if (ownView.tensors) w.postMessage({ kind: 'tensors', tensors: ownView.tensors }); // a model's come from its own runs
   return w;
 }
 
@@ -692,8 +700,8 @@ function applyState(next) {
  * capture set n and d while it was shown).
  */
 function switchSource(prev, next) {
-  if (prev.src !== 'model' && next.src === 'model') modelView.synthetic = { n: prev.n, d: prev.d };
-  if (prev.src === 'model' && next.src !== 'model' && modelView.synthetic) return { ...next, ...modelView.synthetic };
+  if (prev.src === 'synthetic' && next.src !== 'synthetic') modelView.synthetic = { n: prev.n, d: prev.d };
+  if (prev.src !== 'synthetic' && next.src === 'synthetic' && modelView.synthetic) return { ...next, ...modelView.synthetic };
   return next;
 }
 
@@ -703,8 +711,16 @@ function modelStatus(text, bad = false) {
   el.classList.toggle('warn', bad);
 }
 
-/** The model box: shown in model mode; the text area once a model is read. */
+/** The model box: shown in model mode; the text area once a model is read. The own-files box likewise. */
 function syncModelBox() {
+  const own = $('qkv-box'), file = st.src === 'file';
+  if (own.hidden === file) own.hidden = !file;
+  if (file && !ownView.tensors && !$('qkv-status').textContent) {
+    $('qkv-status').textContent = 'Give Q, K and V as three .npy files (…q.npy, …k.npy, …v.npy; (n, d), or a capture\'s (layers, heads, n, d)) or one JSON file {"q", "k", "v"}. Until then the generators\' inputs are shown.';
+  }
+  // 2-D inputs have one layer and one head: no pickers for them (controls.sync showed them by the state)
+  const t = activeTensors(st);
+  if (t && t.layers === 1 && t.heads === 1) for (const k of ['layer', 'head']) document.querySelector(`[data-knob="${k}"]`).hidden = true;
   const box = $('model-box'), on = st.src === 'model';
   if (box.hidden === on) box.hidden = !on;
   const ta = $('model-text'), ready = !!modelView.config;
@@ -724,6 +740,32 @@ async function loadModelFiles(fileList) {
   modelView.busy = true;
   modelStatus(`reading ${files.map((f) => f.name).join(' and ')}…`);
   sweepWorker.postMessage({ kind: 'model-load', id: ++modelView.loadId, files: buffers }, buffers);
+}
+
+/** The reader's own Q, K, V files: checked here (web/own-inputs.mjs), then every engine's inputs. */
+async function loadOwnFiles(fileList) {
+  const files = await Promise.all([...fileList].map(async (f) => ({ name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) })));
+  const got = ownTensors(files, av);
+  const status = $('qkv-status');
+  if (got.error) {
+    // the inputs already loaded and the view stay
+    showNotice(`your Q, K, V: ${got.error}`);
+    status.textContent = got.error;
+    status.classList.add('warn');
+    return;
+  }
+  const t = { ...got.tensors, key: `own-${++ownView.seq}` };
+  ownView.tensors = t;
+  ownView.names = files.map((f) => f.name);
+  status.classList.remove('warn');
+  status.textContent = `${ownView.names.join(', ')}: n = ${t.n}, d = ${t.d}` + (t.layers > 1 || t.heads > 1 ? `, ${t.layers} layers × ${t.heads} heads (${t.kvHeads} KV heads)` : '');
+  engine.setTensors(t);
+  for (const w of Object.values(workers)) w.worker.postMessage({ kind: 'tensors', tensors: t });
+  sweepWorker?.postMessage({ kind: 'tensors', tensors: t });
+  if (st.src !== 'file') st = switchSource(st, { ...st, src: 'file' });
+  st = fitModel(st);
+  dirty = 'inputs'; release = true; redraw.controls = true;
+  schedule();
 }
 
 let modelTimer = 0;
@@ -834,10 +876,14 @@ async function start() {
   sweepPanel = mountSweepPanel($('sweep-box'), schema, onChange, { dark: isDark });
   // a real model: the file input, files dropped anywhere on the page, the text (docs/model.md)
   $('model-files').addEventListener('change', (e) => { if (e.target.files.length) loadModelFiles(e.target.files); });
+  $('qkv-files').addEventListener('change', (e) => { if (e.target.files.length) loadOwnFiles(e.target.files); });
   addEventListener('dragover', (e) => { if ([...(e.dataTransfer?.types ?? [])].includes('Files')) e.preventDefault(); });
   addEventListener('drop', (e) => {
     if (!e.dataTransfer?.files?.length) return;
     e.preventDefault();
+    // .npy and .json files are the reader's own Q, K, V; anything else a model's checkpoint and tokenizer
+    const own = [...e.dataTransfer.files].every((f) => /\.(npy|json)$/i.test(f.name));
+    if (own) { loadOwnFiles(e.dataTransfer.files); return; }
     if (st.src !== 'model') onChange('src', 'model', 'change');
     loadModelFiles(e.dataTransfer.files);
   });

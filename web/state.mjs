@@ -35,23 +35,24 @@ const STAGES = ['inputs', 'reference', 'matrix', 'readouts', 'display'];
 const N_VALUES = [16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096];
 const D_VALUES = [4, 8, 16, 24, 32, 48, 64, 96, 128, 256];
 
-/** The generators' keys mean nothing for a model's inputs: their controls hide and a link with src=model
- *  leaves them out. */
-const SYNTHETIC_ONLY = (st) => st.src === 'model';
-const SYNTHETIC = (st) => st.src !== 'model';
+/** The generators' keys mean nothing for a model's or the reader's own inputs: their controls hide and
+ *  such a link leaves them out; the layer and head pickers are for those inputs only. */
+const NOT_SYNTHETIC = (st) => st.src !== 'synthetic';
+const SYNTHETIC = (st) => st.src === 'synthetic';
 /** The page's own entries around the registry's knobs: its inputs, and the readout and view settings. */
 const INPUT_ENTRIES = [
-  // where Q, K, V come from: the seeded generators, or a real model the reader loads (docs/model.md); a
-  // model's layer and head. Written into a link only when not the default (links without them stay as
-  // they were); a link with src=model opens on synthetic inputs until the reader gives the files.
-  { name: 'src', type: 'enum', options: ['synthetic', 'model'], optionLabels: { synthetic: 'the generators', model: 'a real model' }, default: 'synthetic', label: 'inputs from', group: 'input', stage: 'inputs', omitDefault: true },
-  { name: 'layer', type: 'int', default: 0, min: 0, max: 1023, label: 'layer', group: 'input', stage: 'inputs', control: 'number', omitDefault: true, when: (st) => st.src === 'model' },
-  { name: 'head', type: 'int', default: 0, min: 0, max: 1023, label: 'head', group: 'input', stage: 'inputs', control: 'number', omitDefault: true, when: (st) => st.src === 'model' },
-  { name: 'gen', type: 'enum', options: GENERATORS, optionLabels: GENERATOR_LABELS, default: 'gaussian', label: 'generator', group: 'input', stage: 'inputs', omitWhen: SYNTHETIC_ONLY, when: SYNTHETIC },
-  { name: 'seed', type: 'int', default: 1, min: 0, max: 4294967295, label: 'seed', group: 'input', stage: 'inputs', control: 'number', omitWhen: SYNTHETIC_ONLY, when: SYNTHETIC },
-  { name: 'n', type: 'int', default: 256, min: 16, max: 4096, values: N_VALUES, label: 'n (tokens)', group: 'input', stage: 'inputs', omitWhen: SYNTHETIC_ONLY, when: SYNTHETIC },
-  { name: 'd', type: 'int', default: 64, min: 4, max: 256, values: D_VALUES, label: 'd (head dim)', group: 'input', stage: 'inputs', omitWhen: SYNTHETIC_ONLY, when: SYNTHETIC },
-  { name: 'std', type: 'float', default: 1, min: 0.1, max: 4, step: 0.05, label: 'std of Q, K', group: 'input', stage: 'inputs', omitWhen: SYNTHETIC_ONLY, when: SYNTHETIC },
+  // where Q, K, V come from: the seeded generators, a real model the reader loads (docs/model.md), or the
+  // reader's own .npy or JSON files; the layer and head of 4-D inputs. Written into a link only when not
+  // the default (links without them stay as they were); a link with src=model or src=file opens on the
+  // generators' inputs until the reader gives the files.
+  { name: 'src', type: 'enum', options: ['synthetic', 'model', 'file'], optionLabels: { synthetic: 'the generators', model: 'a real model', file: 'your own Q, K, V' }, default: 'synthetic', label: 'inputs from', group: 'input', stage: 'inputs', omitDefault: true },
+  { name: 'layer', type: 'int', default: 0, min: 0, max: 1023, label: 'layer', group: 'input', stage: 'inputs', control: 'number', omitDefault: true, when: NOT_SYNTHETIC },
+  { name: 'head', type: 'int', default: 0, min: 0, max: 1023, label: 'head', group: 'input', stage: 'inputs', control: 'number', omitDefault: true, when: NOT_SYNTHETIC },
+  { name: 'gen', type: 'enum', options: GENERATORS, optionLabels: GENERATOR_LABELS, default: 'gaussian', label: 'generator', group: 'input', stage: 'inputs', omitWhen: NOT_SYNTHETIC, when: SYNTHETIC },
+  { name: 'seed', type: 'int', default: 1, min: 0, max: 4294967295, label: 'seed', group: 'input', stage: 'inputs', control: 'number', omitWhen: NOT_SYNTHETIC, when: SYNTHETIC },
+  { name: 'n', type: 'int', default: 256, min: 16, max: 4096, values: N_VALUES, label: 'n (tokens)', group: 'input', stage: 'inputs', omitWhen: NOT_SYNTHETIC, when: SYNTHETIC },
+  { name: 'd', type: 'int', default: 64, min: 4, max: 256, values: D_VALUES, label: 'd (head dim)', group: 'input', stage: 'inputs', omitWhen: NOT_SYNTHETIC, when: SYNTHETIC },
+  { name: 'std', type: 'float', default: 1, min: 0.1, max: 4, step: 0.05, label: 'std of Q, K', group: 'input', stage: 'inputs', omitWhen: NOT_SYNTHETIC, when: SYNTHETIC },
 ];
 const READOUT_ENTRIES = [
   { name: 'tau', type: 'float', default: 0.1, min: 0.01, max: 1, step: 0.01, label: 'sparsity τ', group: 'readout', stage: 'readouts' },

@@ -151,3 +151,33 @@ describe('a real model in the page', () => {
     await page.close();
   });
 });
+
+describe('your own Q, K, V in the page', () => {
+  it('three .npy files: the readouts attnviz readouts prints on them; a bad file keeps the view', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'attnviz-e2e-own-'));
+    execFileSync(CLI, ['generate', '--gen', 'clustered', '--n', '40', '--d', '12', '--seed', '3', '-o', dir]);
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'src=file&variant=relu&causal=1' });
+    expect(await page.$eval('#qkv-box', (b) => b.hidden)).toBe(false);
+    await page.setInputFiles('#qkv-files', ['v.npy', 'q.npy', 'k.npy'].map((f) => join(dir, f)));
+    await page.waitForFunction(() => window.attnviz.state.n === 40, null, { timeout: 20000 });
+    const snap = await snapshot(page);
+    const cli = JSON.parse(execFileSync(CLI, ['readouts', '--variant', 'relu', '--causal', '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'),
+      '--v', join(dir, 'v.npy')]).toString());
+    expect(snap.readouts.n).toBe(40);
+    expect(snap.tokens).toBeNull();
+    for (const key of ['error_fro_rel', 'row_entropy_mean', 'keys_for_90', 'rank', 'output_error_rel']) {
+      expect(snap.readouts[key], key).toBeCloseTo(cli[key], 4);
+    }
+    // a NaN in a new Q: one sentence, and the view stays
+    const bad = join(dir, 'bad_q.npy');
+    const q = readFileSync(join(dir, 'q.npy'));
+    q.writeFloatLE(NaN, q.length - 8);
+    writeFileSync(bad, q);
+    await page.setInputFiles('#qkv-files', [bad, join(dir, 'k.npy'), join(dir, 'v.npy')]);
+    await page.waitForSelector('#notice:not([hidden])');
+    expect(await page.textContent('#notice')).toMatch(/your Q, K, V: bad_q\.npy: entry 478 is NaN/);
+    expect(await snapshot(page)).toEqual(snap);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});

@@ -1,0 +1,63 @@
+// web/own-inputs.mjs: the reader's own Q, K, V (three .npy files or one JSON), with the real wasm
+// module's .npy reader: 2-D and 4-D inputs, float64, and one clear sentence for each problem.
+import { describe, it, expect } from 'vitest';
+import { loadAttnviz } from '../../web/attnviz.mjs';
+import { ownTensors, roleOf } from '../../web/own-inputs.mjs';
+import { npyBytes } from '../../web/export.mjs';
+
+const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
+const arr = (len, f = (i) => Math.sin(i)) => Float32Array.from({ length: len }, (_, i) => f(i));
+const npy = (name, data, shape) => ({ name, bytes: npyBytes(data, shape) });
+const trio = (n, d, prefix = '') => [npy(`${prefix}q.npy`, arr(n * d), [n, d]), npy(`${prefix}k.npy`, arr(n * d, Math.cos), [n, d]),
+  npy(`${prefix}v.npy`, arr(n * d, (i) => i % 3), [n, d])];
+
+describe('own Q, K, V', () => {
+  it('reads three 2-D .npy files in any order, told apart by name', () => {
+    const files = trio(5, 3, 'head0_');
+    const got = ownTensors([files[2], files[0], files[1]], av);
+    expect(got.error).toBeUndefined();
+    expect(got.tensors).toMatchObject({ layers: 1, heads: 1, kvHeads: 1, n: 5, d: 3 });
+    expect([...got.tensors.K]).toEqual([...arr(15, Math.cos)]);
+    expect(roleOf('text128_q.npy')).toBe('Q');
+    expect(roleOf('K.NPY')).toBe('K');
+    expect(roleOf('seq.npy')).toBe(null);
+  });
+
+  it('reads a 4-D capture (layers, heads, n, d) with fewer KV heads, and float64', () => {
+    const q = new Float64Array(2 * 4 * 6 * 2).map((_, i) => i / 10), k = arr(2 * 2 * 6 * 2), v = arr(2 * 2 * 6 * 2);
+    const got = ownTensors([npy('q.npy', q, [2, 4, 6, 2]), npy('k.npy', k, [2, 2, 6, 2]), npy('v.npy', v, [2, 2, 6, 2])], av);
+    expect(got.tensors).toMatchObject({ layers: 2, heads: 4, kvHeads: 2, n: 6, d: 2 });
+    expect(got.tensors.Q[7]).toBeCloseTo(0.7, 6);
+  });
+
+  it('reads JSON {"q", "k", "v"}', () => {
+    const rows = [[1, 2], [3, 4], [5, 6]];
+    const got = ownTensors([{ name: 'mine.json', bytes: new TextEncoder().encode(JSON.stringify({ q: rows, k: rows, v: rows })) }], av);
+    expect(got.tensors).toMatchObject({ n: 3, d: 2 });
+    expect([...got.tensors.V]).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('says what is wrong, naming the file', () => {
+    const [q, k, v] = trio(4, 2);
+    const json = (o) => ({ name: 'x.json', bytes: new TextEncoder().encode(typeof o === 'string' ? o : JSON.stringify(o)) });
+    const cases = [
+      [[q, k], /no V: give three \.npy files/],
+      [[q, k, { ...v, name: 'values.npy' }], /values\.npy: name the \.npy files so that each ends in q\.npy, k\.npy or v\.npy/],
+      [[q, k, v, { ...v, name: 'other_v.npy' }], /are both V/],
+      [[q, npy('k.npy', arr(10), [5, 2]), v], /k\.npy: shape \(5, 2\) does not match Q's \(4, 2\)/],
+      [[q, k, npy('v.npy', arr(12), [4, 3])], /v\.npy: shape \(4, 3\) does not match Q's/],
+      [[npy('q.npy', arr(8), [8]), k, v], /q\.npy: shape \(8\) is neither \(n, d\) nor \(layers, heads, n, d\)/],
+      [[q, npy('k.npy', arr(8, (i) => (i === 5 ? NaN : i)), [4, 2]), v], /k\.npy: entry 5 is NaN/],
+      [[{ name: 'q.npy', bytes: new Uint8Array([0x93, 78, 85, 77, 80, 89, 1, 0, 4, 0, 120, 120, 120, 10]) }, k, v], /^q\.npy: /],
+      [[npy('q.npy', arr(2 * 300), [2, 300]), npy('k.npy', arr(600), [2, 300]), npy('v.npy', arr(600), [2, 300])], /d = 300, outside 1\.\.256/],
+      [[json('{"q": [[1]], ')], /x\.json: not JSON/],
+      [[json({ q: [[1, 2], [3]], k: [[1, 2], [3, 4]], v: [[1, 2], [3, 4]] })], /"q" row 1 has 1 entries, not 2 \(ragged rows\)/],
+      [[json({ q: [[1, 2]], k: [[1, 'a']], v: [[1, 2]] })], /"k"\[0\]\[1\] is "a", not a finite number/],
+      [[json({ q: [[1e300]], k: [[1]], v: [[1]] })], /does not fit a float32/],
+      [[json({ q: [[1, 2]], v: [[1, 2]] })], /"k" is missing/],
+      [[json({ q: [[1, 2]], k: [[1, 2]], v: [[1, 2]] }), q], /one JSON file .* not both/],
+      [[], /no file given/],
+    ];
+    for (const [files, want] of cases) expect(ownTensors(files, av).error, String(want)).toMatch(want);
+  });
+});
