@@ -241,6 +241,21 @@ export class Engine {
     return { files };
   }
 
+  /**
+   * One head at a glance, for the overview of every layer and head: M as at most cap × cap block means,
+   * its mean row entropy over ln n, and its rank above 10⁻³·σ₁ (fast route): {size, cells, entropy, rank}
+   * or {error}.
+   */
+  headSummary(req, cap = 32) {
+    this.ensure(req);
+    const st = this.status.matrix;
+    if (st?.status < 0) return { error: st.message };
+    const n = req.inputs.n, b = blockSize(n, cap);
+    const r = this.lab.readouts(req.knobs, { route: 'fast', tau: req.tau });
+    return { size: Math.ceil(n / b), cells: downsample(this.lab.M, n, b, 'mean'), entropy: r.row_entropy_mean === null ? null : r.row_entropy_mean / Math.log(n),
+      rank: r['rank_rel_1e-3'] ?? null };
+  }
+
   /** The exact value of M and A at (row, col), when this engine holds them. */
   valueAt(row, col) {
     const lab = this.lab;

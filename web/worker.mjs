@@ -11,6 +11,7 @@
 //               {kind: 'model-load', id, files: [ArrayBuffer, ArrayBuffer]}: a checkpoint and tokenizer, any order
 //               {kind: 'model-run', id, text, key}: encode and run the forward pass; its tensors become `key`
 //               {kind: 'tensors', tensors}: Engine.setTensors (the page sends a capture to each worker)
+//               {kind: 'overview', id, req, layers, heads}: every head at a glance; {kind: 'overview-cancel'}
 //               {kind: 'job', id, req, drag, frame, readouts, spectrum}   req: the request (state.mjs's
 //               requestOf: inputs, knobs, tau, ds; never the page's state); frame: the heatmaps;
 //               readouts: the plain readouts; spectrum (default true): the spectrum and the overlays
@@ -19,6 +20,7 @@
 //               {kind: 'sweep-point', id, i, value, mean, min, max, reason} | {kind: 'sweep-done', id, complete, error?}
 //               {kind: 'export-data', id, files: [{what, data, shape}]} | {kind: 'export-data', id, error}
 //               {kind: 'model-loaded', id, config | error} | {kind: 'model-ran', id, ids, pieces, ms, tensors | error}
+//               {kind: 'overview-cell', id, layer, head, size, cells, entropy, rank | error} | {kind: 'overview-done', id}
 // Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step.
 import { loadAttnviz } from './attnviz.mjs';
 import { Engine, overlayKey } from './engine.mjs';
@@ -155,8 +157,30 @@ async function modelRun({ id, text, key }) {
   self.postMessage({ kind: 'model-ran', id, ids: [...enc.ids], pieces: model.pieces(enc.ids), ms: f.ms, tensors });
 }
 
+// --- the overview of every layer and head (main.mjs), in the sweep worker, head by head; a newer one stops it
+let overviewId = 0;
+async function overview({ id, req, layers, heads }) {
+  overviewId = id;
+  await ready;
+  try {
+    for (let l = 0; l < layers; l++) {
+      for (let h = 0; h < heads; h++) {
+        if (overviewId !== id) return;
+        const cell = engine.headSummary({ ...req, inputs: { ...req.inputs, layer: l, head: h } });
+        self.postMessage({ kind: 'overview-cell', id, layer: l, head: h, ...cell }, cell.cells ? [cell.cells.buffer] : []);
+        await yieldToEvents();
+      }
+    }
+    self.postMessage({ kind: 'overview-done', id });
+  } catch (err) {
+    self.postMessage({ kind: 'overview-done', id, error: String(err?.message ?? err) });
+  }
+}
+
 self.onmessage = (e) => {
   const msg = e.data;
+  if (msg.kind === 'overview') { overview(msg); return; }
+  if (msg.kind === 'overview-cancel') { overviewId = -1; return; }
   if (msg.kind === 'sweep') { sweep(msg); return; }
   if (msg.kind === 'model-load') { modelLoad(msg); return; }
   if (msg.kind === 'model-run') { modelRun(msg); return; }

@@ -19,16 +19,16 @@ const STORIES = join(SHARED, 'data', 'stories260K');
 const HAVE = existsSync(join(STORIES, 'stories260K.bin'));
 let server, browser, files;
 
-/** A tiny checkpoint (dim 16, 2 layers, 4 heads, 2 KV heads, seq_len 64) and a byte-piece tokenizer. */
+/** A tiny checkpoint (dim 16, 2 layers, 4 heads, 2 KV heads, seq_len 128) and a byte-piece tokenizer. */
 function tinyFiles(dir) {
-  const [dim, hid, L, H, KV, V, S] = [16, 24, 2, 4, 2, 262, 64];
+  const [dim, hid, L, H, KV, V, S] = [16, 24, 2, 4, 2, 262, 128];
   const kvd = (dim / H) * KV;
   const floats = V * dim + L * dim + 2 * L * dim * dim + 2 * L * kvd * dim + L * dim + 3 * L * hid * dim + dim + S * (dim / H);
   const dv = new DataView(new ArrayBuffer(28 + 4 * floats));
   [dim, hid, L, H, KV, V, S].forEach((v, i) => dv.setInt32(4 * i, v, true));
   let x = 7;
   for (let i = 0; i < floats; i++) { x = (Math.imul(x, 1664525) + 1013904223) >>> 0; dv.setFloat32(28 + 4 * i, (x / 2 ** 32 - 0.5), true); }
-  const enc = new TextEncoder(), parts = [Uint8Array.of(4, 0, 0, 0)];
+  const enc = new TextEncoder(), parts = [Uint8Array.of(8, 0, 0, 0)];
   const pieces = ['<unk>', '\n<s>\n', '\n</s>\n', ...Array.from({ length: 256 }, (_, b) => `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`), ' ', 'a', ' a'];
   pieces.forEach((p, i) => {
     const b = enc.encode(p), h = new DataView(new ArrayBuffer(8));
@@ -177,6 +177,38 @@ describe('your own Q, K, V in the page', () => {
     await page.waitForSelector('#notice:not([hidden])');
     expect(await page.textContent('#notice')).toMatch(/your Q, K, V: bad_q\.npy: entry 478 is NaN/);
     expect(await snapshot(page)).toEqual(snap);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('the overview of every layer and head', () => {
+  it('draws every head with its entropy and rank; a click opens that head, whose readouts agree', async () => {
+    const { page, errors } = await withModel('src=model&variant=elu');
+    await page.fill('#model-text', HAVE ? 'Once upon a time, there was a little dog named Max.' : 'a a a');
+    await snapshot(page);
+    expect(await page.$eval('#overview', (d) => d.hidden)).toBe(false);
+    await page.click('#overview > summary');
+    const total = HAVE ? 40 : 8;
+    await page.waitForFunction((t) => document.querySelector('#overview .ov-note').textContent.includes(`on all ${t} heads`), total, { timeout: 30000 });
+    const caps = await page.$$eval('.ov-cap', (els) => els.map((e) => e.textContent));
+    expect(caps.length).toBe(total);
+    for (const c of caps) expect(c).toMatch(/^L\d+H\d+\nH \d\.\d\d · r \d+$/);
+    // each cell is drawn: more than one colour in its canvas
+    const colours = await page.$eval('.ov-cell[data-layer="1"][data-head="1"] canvas', (c) => {
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, set = new Set();
+      for (let i = 0; i < d.length; i += 4) set.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
+      return set.size;
+    });
+    expect(colours).toBeGreaterThan(3);
+    const cap = caps[8 + 1 - (HAVE ? 0 : 4)]; // L1H1 (the tiny model has 4 heads per layer)
+    await page.click('.ov-cell[data-layer="1"][data-head="1"]');
+    const s = await snapshot(page);
+    expect([s.state.layer, s.state.head]).toEqual(['1', '1']);
+    expect(await page.$eval('.ov-cell[data-layer="1"][data-head="1"]', (b) => b.getAttribute('aria-pressed'))).toBe('true');
+    const [, ent, rank] = /H (\S+) · r (\d+)/.exec(cap);
+    expect(Number(ent)).toBeCloseTo(s.readouts.row_entropy_mean / Math.log(s.readouts.n), 2);
+    expect(Number(rank)).toBe(s.readouts['rank_rel_1e-3']);
     expect(errors).toEqual([]);
     await page.close();
   });
