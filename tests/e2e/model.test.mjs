@@ -100,6 +100,21 @@ describe('a real model in the page', () => {
     await page.close();
   });
 
+  it('a change of the link keeps the loaded model and its text', async () => {
+    const { page, errors } = await withModel('src=model&variant=elu');
+    await page.fill('#model-text', HAVE ? 'The dog ran home.' : 'a a a');
+    const before = await snapshot(page);
+    await page.evaluate(() => { location.hash = location.hash.replace('variant=elu', 'variant=relu').replace(/&layer=\d+|$/, '&layer=2'); });
+    await page.waitForFunction(() => window.attnviz.state.variant === 'relu');
+    const after = await snapshot(page);
+    expect(after.tokens).toEqual(before.tokens);
+    // layer 2 of stories260K's five; the tiny model has two, so the page clamps it to 1
+    expect([after.state.src, after.state.layer, after.readouts.n]).toEqual(['model', HAVE ? '2' : '1', before.readouts.n]);
+    expect(await page.inputValue('#model-text')).toBe(HAVE ? 'The dog ran home.' : 'a a a');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('a broken file says what is wrong and keeps the current view', async () => {
     const { page } = await withModel('src=model&variant=elu');
     await page.fill('#model-text', HAVE ? 'The cat sat.' : 'a a');
