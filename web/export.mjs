@@ -97,8 +97,10 @@ const GEN_LABEL = { gaussian: 'Gaussian', clustered: 'clustered', local: 'local'
  * "Performer FAVOR+ (m = 256, iid, feature seed 0) · Gaussian seed 1, n = 256, d = 64, std 1, scale 1/√d".
  * @param {{inputs: {gen, seed, n, d, std}, knobs: object}} request state.mjs's requestOf(state)
  * @param {string} label the variant's label (web/variants.mjs, or the registry's)
+ * @param {string|null} [inputsLabel] for loaded inputs (request.inputs.tensors): what they are, e.g.
+ *   "layer 1, head 3 of a 5-layer llama2.c model (dim 64) on 17 tokens" (the page's words)
  */
-export function figureCaption(request, label) {
+export function figureCaption(request, label, inputsLabel = null) {
   const { inputs, knobs } = request;
   const parts = [];
   for (const [key, v] of Object.entries(knobs)) {
@@ -111,9 +113,10 @@ export function figureCaption(request, label) {
   const rel = Number((knobs.scale * Math.sqrt(inputs.d)).toPrecision(6));
   const scale = rel === 1 ? 'scale 1/√d' : `scale ${rel}/√d`;
   const head = parts.length ? `${label} (${parts.join(', ')})` : label;
+  const mask = knobs.causal ? ', causal' : '';
+  if (inputs.tensors) return `${head} · ${inputsLabel ?? 'loaded Q, K, V'}, n = ${inputs.n}, d = ${inputs.d}, ${scale}${mask}`;
   const gen = GEN_LABEL[inputs.gen] ?? inputs.gen;
-  return `${head} · ${gen} seed ${inputs.seed}, n = ${inputs.n}, d = ${inputs.d}, std ${inputs.std}, ${scale}` +
-    (knobs.causal ? ', causal' : '');
+  return `${head} · ${gen} seed ${inputs.seed}, n = ${inputs.n}, d = ${inputs.d}, std ${inputs.std}, ${scale}${mask}`;
 }
 
 // The numpy body of each variant (docs/variant-formulas.md, with ε and the stabilisers of

@@ -68,6 +68,18 @@ function requestOf(s) {
   return req;
 }
 
+/** What a figure's caption says of loaded inputs: the model and its text's length, or the files; null for the generators. */
+function inputsLabel() {
+  const t = activeTensors(st);
+  if (!t) return null;
+  const where = t.layers > 1 || t.heads > 1 ? `layer ${st.layer}, head ${st.head} of ` : '';
+  if (st.src === 'model') {
+    const c = modelView.config;
+    return `${where}a ${c.layers}-layer llama2.c model (dim ${c.dim}) on ${t.n} tokens ("${(modelView.pieces ?? []).slice(1, 7).join('').trim()}…")`;
+  }
+  return `${where}${(ownView.names ?? []).join(', ')}`;
+}
+
 /** The state as the loaded tensors shape it: n and d theirs, layer and head within their ranges. */
 function fitModel(s) {
   const t = activeTensors(s);
@@ -690,7 +702,10 @@ async function finishedSweep() {
 
 /** Replace the state (a link read, a host's message): the reader's theme stays; everything is redrawn. */
 function applyState(next) {
-  st = fitModel(switchSource(st, { ...next, theme: st.theme }));
+  // a link or a host sets n and d itself: only remember the generators' to return to (switchSource's
+  // restore is for the picker)
+  if (st.src === 'synthetic' && next.src !== 'synthetic') modelView.synthetic = { n: st.n, d: st.d };
+  st = fitModel({ ...next, theme: st.theme });
   dirty = 'inputs'; release = true; redraw.controls = true;
   schedule();
 }
@@ -970,6 +985,7 @@ async function start() {
     snapshot: () => inspector.snapshot(),
     request: () => requestOf(st),
     label: () => schema.variantView(st.variant).label,
+    inputsLabel: () => inputsLabel(),
     heatmap(which) {
       const f = view.frame;
       if (!f?.[which] || !heatRanges) return null;

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { serve } from '../../scripts/serve.mjs';
-import { launch, openLab } from './browser.mjs';
+import { launch, openLab, exportItem } from './browser.mjs';
 
 const ROOT = 'build/web';
 const CLI = 'build/native/attnviz';
@@ -163,6 +163,35 @@ describe('a real model in the page', () => {
     await page.selectOption('#k-src', 'synthetic');
     const s = await snapshot(page);
     expect([s.state.n, s.state.d, s.tokens]).toEqual(['512', '32', null]);
+    await page.close();
+  });
+});
+
+describe('exports of a real model\'s head', () => {
+  it('name the token count, caption the model and head, and the .zip\'s script recomputes M', async () => {
+    const { page, errors } = await withModel('src=model&variant=performer&m=32&layer=1&head=2');
+    await page.fill('#model-text', HAVE ? 'The dog ran home.' : 'a a a');
+    const snap = await snapshot(page);
+    const n = snap.readouts.n;
+    const svg = await exportItem(page, 'M.svg');
+    expect(svg.name).toBe(`attnviz-performer-n${n}-M.svg`);
+    const text = svg.bytes.toString().replace(/<[^>]+>/g, ''); // the text, caption lines joined
+    expect(text).toContain(`layer 1, head 2 of a ${HAVE ? 5 : 2}-layer llama2.c model`);
+    expect(text).toContain(`n = ${n}, d = ${HAVE ? 8 : 4}`);
+    expect(text).not.toContain('undefined');
+    const zip = await exportItem(page, 'bundle.zip');
+    const dir = mkdtempSync(join(tmpdir(), 'attnviz-e2e-zip-'));
+    const out = execFileSync('/usr/bin/python3', ['-c', `
+import sys, zipfile, subprocess, glob
+zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])
+print(subprocess.run([sys.executable, glob.glob(sys.argv[2] + '/*/recompute.py')[0]], capture_output=True, text=True).stdout)`, zip.path, dir]).toString();
+    let hasNumpy = true;
+    try { execFileSync('/usr/bin/python3', ['-c', 'import numpy']); } catch { hasNumpy = false; }
+    if (hasNumpy) {
+      expect(out).toMatch(/max \|numpy - exported M\| = /);
+      expect(Number(/= (\S+)/.exec(out)[1])).toBeLessThan(1e-4);
+    }
+    expect(errors).toEqual([]);
     await page.close();
   });
 });

@@ -85,7 +85,8 @@ export async function svgToPng(svg, scale = 2) {
 /**
  * Build the menu into `menu` (a <details> with a <summary>). `ctx` gives what the page shows:
  *   snapshot()        a promise of the settled {state, readouts, tokens} (waits for the view)
- *   request()         state.mjs's requestOf(state); label() the variant's label
+ *   request()         the page's request (main.mjs requestOf); label() the variant's label
+ *   inputsLabel()     what loaded inputs are ("layer 1, head 3 of a 5-layer llama2.c model …"), or null
  *   heatmap(id)       {values, size, n, b, mode, lo, hi, clipped, table} for 'M', 'A' or 'D', or null
  *   charts()          {data: spectrum.mjs chartData, logX, floorRel, ceiling} or null
  *   entropy()         render/entropy.mjs entropyBars of the current histogram, or null
@@ -157,8 +158,10 @@ export function mountExport(menu, ctx) {
 
   async function run(id) {
     const snap = await ctx.snapshot(); // the view has settled: the figure, its numbers and the state agree
-    const state = snap.state, request = ctx.request(), label = ctx.label();
-    const caption = figureCaption(request, label);
+    const request = ctx.request(), label = ctx.label();
+    // loaded inputs (a model's head, own files) leave n out of the link: the names take the request's
+    const state = { ...snap.state, n: String(request.inputs.n) };
+    const caption = figureCaption(request, label, ctx.inputsLabel?.() ?? null);
     const [what, ext] = id.split('.');
     if (id === 'state.json') {
       const name = exportName(state, 'readouts', 'json');
