@@ -389,10 +389,18 @@ class Model {
     }
   }
 
-  /** llama2.c's encode of text with BOS: {status, message, ids: Int32Array}. */
+  /**
+   * llama2.c's encode of text with BOS: {status, message, ids: Int32Array}. A text too long for the
+   * model's seq_len whatever the merges (more bytes than seq_len pieces of max_token_length could hold)
+   * is refused before encoding: merging is quadratic in the text's length.
+   */
   encode(text) {
     const av = this.av, ex = av.exports;
     const utf8 = new TextEncoder().encode(String(text));
+    const maxLen = av.i32(this.tp + 4, 1)[0]; // av_tokenizer.max_token_length
+    if (utf8.length > this.config.seqLen * maxLen) {
+      return { status: STATUS.ERR_SIZE, message: `the text is ${utf8.length} bytes: more than the model's ${this.config.seqLen} tokens can hold`, ids: null };
+    }
     const cap = utf8.length + 2;
     const tp = av.malloc(utf8.length + 1), ip = av.malloc(4 * cap), np = av.malloc(4);
     try {

@@ -115,7 +115,9 @@ static int encode(const loaded *x, const char *text, int **ids, int *n) {
     size_t len = strlen(text);
     if (!valid_utf8((const unsigned char *)text, len)) return avcli_fail("--text: not valid UTF-8");
     size_t cap = len + 2;
-    if (cap > (size_t)AV_MODEL_MAX_SEQ * 8) return avcli_fail("--text: %zu bytes, too long for any model", len);
+    /* merging is quadratic in the text: refuse one that cannot fit seq_len tokens whatever the merges */
+    if (len > (size_t)x->m.seq_len * (size_t)x->t.max_token_length)
+        return avcli_fail("--text: %zu bytes, more than the model's seq_len %d tokens can hold", len, x->m.seq_len);
     if (!(*ids = malloc(sizeof(int) * cap))) return avcli_fail_system("out of memory");
     int st = av_encode(*ids, n, (int)cap, &x->t, text, len, 1);
     if (st != AV_OK) return avcli_fail("--text: %s", st == AV_ERR_FORMAT ? av_model_error() : av_status_string(st));
