@@ -117,23 +117,10 @@ typedef struct npy_array { av_npy_info info; float *data; } npy_array;
 /* Read and decode the .npy at `path` (given with `flag`). Returns 0 or prints one line and returns 2. */
 static int read_npy(npy_array *a, const char *flag, const char *path) {
     memset(a, 0, sizeof *a);
-    FILE *f = fopen(path, "rb");
-    if (!f) return avcli_fail_system("%s %s: cannot open (%s)", flag, path, strerror(errno));
-    unsigned char *buf = NULL;
-    size_t len = 0, cap = 0, got;
-    do {
-        if (len == cap) {
-            cap = cap ? 2 * cap : 1 << 16;
-            unsigned char *nb = realloc(buf, cap);
-            if (!nb) { free(buf); fclose(f); return avcli_fail_system("%s %s: out of memory", flag, path); }
-            buf = nb;
-        }
-        got = fread(buf + len, 1, cap - len, f);
-        len += got;
-    } while (got > 0);
-    int err = ferror(f);
-    fclose(f);
-    if (err) { free(buf); return avcli_fail_system("%s %s: cannot read (%s)", flag, path, strerror(errno)); }
+    unsigned char *buf;
+    size_t len;
+    int code = avcli_read_file(flag, path, &buf, &len);
+    if (code) return code;
     int st = av_npy_parse(&a->info, buf, len);
     if (st != AV_OK) { free(buf); return avcli_fail("%s %s: %s", flag, path, av_npy_error()); }
     a->data = malloc(sizeof(float) * (a->info.count ? a->info.count : 1));

@@ -76,6 +76,10 @@ int avcli_out_commit(avcli_out *o);
 /* Close and remove the temporary; the target is untouched. */
 void avcli_out_discard(avcli_out *o);
 
+/* The whole file at `path` (named by `flag` in messages) in a malloc'd buffer (*buf, *len; the caller
+ * frees it; malloc's alignment suits av_model_parse). 0, or one line on stderr and the exit status. */
+int avcli_read_file(const char *flag, const char *path, unsigned char **buf, size_t *len);
+
 /* Write a float32 C-order .npy to f. Returns AV_OK or AV_ERR_IO. */
 int avcli_write_npy_f32(FILE *f, const float *data, const int64_t *shape, int ndim);
 

@@ -10,38 +10,6 @@
 
 #include "cli.h"
 
-/* The whole file at `path` in a malloc'd buffer (malloc's alignment suits av_model_parse). 0, or one
- * line on stderr and the exit status. */
-static int read_file(const char *flag, const char *path, unsigned char **buf, size_t *len) {
-    *buf = NULL;
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return avcli_fail_system("%s %s: cannot open (%s)", flag, path, strerror(errno));
-    size_t cap = 0, got;
-    do {
-        if (*len == cap) {
-            cap = cap ? 2 * cap : 1 << 16;
-            unsigned char *nb = realloc(*buf, cap);
-            if (!nb) {
-                free(*buf);
-                fclose(f);
-                return avcli_fail_system("%s %s: out of memory", flag, path);
-            }
-            *buf = nb;
-        }
-        got = fread(*buf + *len, 1, cap - *len, f);
-        *len += got;
-    } while (got > 0);
-    int err = ferror(f);
-    fclose(f);
-    if (err) {
-        free(*buf);
-        *buf = NULL;
-        return avcli_fail_system("%s %s: cannot read (%s)", flag, path, strerror(errno));
-    }
-    return 0;
-}
-
 /* Whether bytes s[0..len) are valid UTF-8 (no overlongs, no surrogates, at most U+10FFFF). */
 static size_t utf8_char(const unsigned char *s, size_t len) {
     unsigned c = s[0];
@@ -98,8 +66,8 @@ static void unload(loaded *x) {
 static int load(loaded *x, const char *mpath, const char *tpath) {
     memset(x, 0, sizeof *x);
     size_t mlen, tlen;
-    int st = read_file("--model", mpath, &x->mbuf, &mlen);
-    if (!st) st = read_file("--tokenizer", tpath, &x->tbuf, &tlen);
+    int st = avcli_read_file("--model", mpath, &x->mbuf, &mlen);
+    if (!st) st = avcli_read_file("--tokenizer", tpath, &x->tbuf, &tlen);
     if (st) return st;
     if ((st = av_model_parse(&x->m, x->mbuf, mlen)) != AV_OK)
         return avcli_fail("--model %s: %s", mpath, st == AV_ERR_FORMAT ? av_model_error() : av_status_string(st));

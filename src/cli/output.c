@@ -190,3 +190,35 @@ int avcli_save_npy(const avcli_npy *files, int count) {
             code = avcli_fail_system("%s %s: cannot write (%s)", files[i].flag, files[i].path, strerror(errno));
     return code;
 }
+
+/* The whole file at `path` in a malloc'd buffer (malloc's alignment suits av_model_parse). 0, or one
+ * line on stderr and the exit status. */
+int avcli_read_file(const char *flag, const char *path, unsigned char **buf, size_t *len) {
+    *buf = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return avcli_fail_system("%s %s: cannot open (%s)", flag, path, strerror(errno));
+    size_t cap = 0, got;
+    do {
+        if (*len == cap) {
+            cap = cap ? 2 * cap : 1 << 16;
+            unsigned char *nb = realloc(*buf, cap);
+            if (!nb) {
+                free(*buf);
+                fclose(f);
+                return avcli_fail_system("%s %s: out of memory", flag, path);
+            }
+            *buf = nb;
+        }
+        got = fread(*buf + *len, 1, cap - *len, f);
+        *len += got;
+    } while (got > 0);
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        free(*buf);
+        *buf = NULL;
+        return avcli_fail_system("%s %s: cannot read (%s)", flag, path, strerror(errno));
+    }
+    return 0;
+}
