@@ -100,6 +100,22 @@ describe('a real model in the page', () => {
     await page.close();
   });
 
+  it('files dropped anywhere on the page load the model (and switch to it)', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'variant=elu' });
+    const payload = [files.model, files.tok].map((f) => [f.split('/').pop(), readFileSync(f).toString('base64')]);
+    await page.evaluate((fs) => {
+      const dt = new DataTransfer();
+      for (const [name, b64] of fs) dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], name));
+      document.querySelector('#hm-A').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, payload);
+    await page.waitForFunction(() => !document.querySelector('#model-text').hidden, null, { timeout: 30000 });
+    const s = await snapshot(page);
+    expect(s.state.src).toBe('model');
+    expect(s.tokens.length).toBe(s.readouts.n);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('a change of the link keeps the loaded model and its text', async () => {
     const { page, errors } = await withModel('src=model&variant=elu');
     await page.fill('#model-text', HAVE ? 'The dog ran home.' : 'a a a');
