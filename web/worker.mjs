@@ -29,6 +29,16 @@ import { runSweep } from './sweep.mjs';
 
 const slot = createLatestSlot();
 let engine = null;
+// exports and the overview load other inputs into a lab: they get an engine of their own (sharing the
+// module and the loaded tensor sets), so a sweep running in this worker keeps its inputs between points
+let asideEngine = null;
+const aside = () => {
+  if (!asideEngine) {
+    asideEngine = new Engine(engine.av);
+    asideEngine.tensorSets = engine.tensorSets; // tensors never change under a key: one map for both
+  }
+  return asideEngine;
+};
 let ready = null;
 let running = false;
 
@@ -123,7 +133,8 @@ async function sweep({ id, plan }) {
 async function exportArrays({ id, req }) {
   try {
     await ready;
-    const got = engine.exportArrays(req);
+    const got = aside().exportArrays(req);
+    aside().free(); // an export's lab may be n = 4096 (two 64 MB matrices): not kept for the overview's small ones
     if (got.error) return self.postMessage({ kind: 'export-data', id, error: got.error });
     self.postMessage({ kind: 'export-data', id, files: got.files }, got.files.map((f) => f.data.buffer));
   } catch (err) {
@@ -166,7 +177,7 @@ async function overview({ id, req, layers, heads }) {
     for (let l = 0; l < layers; l++) {
       for (let h = 0; h < heads; h++) {
         if (overviewId !== id) return;
-        const cell = engine.headSummary({ ...req, inputs: { ...req.inputs, layer: l, head: h } });
+        const cell = aside().headSummary({ ...req, inputs: { ...req.inputs, layer: l, head: h } });
         self.postMessage({ kind: 'overview-cell', id, layer: l, head: h, ...cell }, cell.cells ? [cell.cells.buffer] : []);
         await yieldToEvents();
       }
