@@ -58,6 +58,8 @@ enum av_status {
     AV_ERR_IO = -12,           /* a file could not be read or written (the CLI's helpers only) */
     AV_ERR_NOMEM = -13,        /* allocation failed (the CLI's helpers only; kernels never allocate) */
     AV_ERR_TOO_LARGE = -14,    /* the sizes are valid but need more memory than this build can address (size_t) */
+    AV_ERR_NEEDS_CAUSAL = -15, /* this variant (retention, deltanet) or knob setting (a decay below 1) exists only
+                                * with the causal mask */
     /* numerical events (outputs written) */
     AV_WARN_ZERO_ROW = 1,      /* some row's normaliser was zero or negative: that row is reported, kept as computed */
     AV_WARN_OVERFLOW = 2,      /* a feature (an exponential or a tensor power) overflowed float range; entries may be Inf/NaN */
@@ -65,7 +67,7 @@ enum av_status {
     AV_WARN_PRODUCT_OVERFLOW = 4 /* a product (q·k, φ(q)·φ(k), a power of q·k, a row sum, M·V) exceeded float32
                                   * range although every exponential and feature was finite; entries may be Inf/NaN */
 };
-#define AV_STATUS_MIN AV_ERR_TOO_LARGE       /* every status is in AV_STATUS_MIN..AV_STATUS_MAX */
+#define AV_STATUS_MIN AV_ERR_NEEDS_CAUSAL       /* every status is in AV_STATUS_MIN..AV_STATUS_MAX */
 #define AV_STATUS_MAX AV_WARN_PRODUCT_OVERFLOW
 
 /* One English sentence for a status code (never NULL). */
@@ -88,7 +90,9 @@ enum av_variant {
     AV_HEDGEHOG = 10,  /* φ(x) = [exp(Wᵀx − c), exp(−Wᵀx − c)], W default identity */
     AV_NYSTROM = 11,   /* Nyströmformer, segment-mean landmarks, iterative pseudo-inverse; non-causal */
     AV_COSFORMER = 12, /* relu(q)·relu(k)·cos(π(i−j)/(2n)), positions from 1, clamp 1e-6 */
-    AV_VARIANT_COUNT = 13
+    AV_RETENTION = 13, /* RetNet: M = (scale·QKᵀ) ⊙ D, D_ij = γ^{i−j} (j ≤ i); unnormalised, signed; causal only */
+    AV_DELTANET = 14,  /* the delta rule (Gated DeltaNet when decay < 1): S ← αS, S += β·k(v − Sᵀk)ᵀ; causal only */
+    AV_VARIANT_COUNT = 15
 };
 
 /* ---- the variant registry ------------------------------------------------------------------------
@@ -101,7 +105,9 @@ enum av_variant_class {
     AV_CLASS_EXACT = 0,       /* the exact softmax (the reference) */
     AV_CLASS_KERNEL = 1,      /* M = D⁻¹·φ(Q)φ(K)ᵀ with an explicit feature map φ */
     AV_CLASS_CLOSED_FORM = 2, /* M_ij ∝ κ(scale·q_i·k_j) from the closed form; tensor features only below the cap */
-    AV_CLASS_LOWRANK = 3      /* M = softmax-based low-rank factors (projection or landmarks) */
+    AV_CLASS_LOWRANK = 3,     /* M = softmax-based low-rank factors (projection or landmarks) */
+    AV_CLASS_RETENTION = 4,   /* unnormalised decayed linear attention: S ← γS + k vᵀ, o = Sᵀ(scale·q) */
+    AV_CLASS_DELTA = 5        /* the delta rule on unit keys: S ← αS, S += β·k(v − Sᵀk)ᵀ, o = Sᵀ(scale·q) */
 };
 enum av_variant_flag {
     AV_VF_CAUSAL = 1,    /* has a causal (masked) form */
@@ -109,14 +115,17 @@ enum av_variant_flag {
     AV_VF_RECURRENT = 4, /* has the recurrent form av_recurrent_step (causal scan of a state) */
     AV_VF_FACTORS = 8,   /* M = L·Rᵀ by av_factors (non-causal) */
     AV_VF_SCALED = 16,   /* reads `scale` (it approximates exp(scale·q·k)) */
-    AV_VF_WEIGHTS = 32   /* reads caller-owned weights (hedgehog_w, av_params_set_hedgehog) */
+    AV_VF_WEIGHTS = 32,  /* reads caller-owned weights (hedgehog_w, av_params_set_hedgehog) */
+    AV_VF_CHUNKWISE = 64, /* has the chunkwise form av_chunkwise (causal) */
+    AV_VF_CAUSAL_ONLY = 128 /* exists only with the causal mask (av_params_default sets causal = 1) */
 };
 enum av_norm_rule {
     AV_NORM_EXACT = 0, /* rows of an exact softmax (no ε) */
     AV_NORM_SUM = 1,   /* row sum, no ε (a row summing to exactly 0 is left unnormalised) */
     AV_NORM_ADD = 2,   /* row sum + ε */
     AV_NORM_ADD_N = 3, /* row sum + n·ε */
-    AV_NORM_CLAMP = 4  /* max(row sum, ε) */
+    AV_NORM_CLAMP = 4, /* max(row sum, ε) */
+    AV_NORM_NONE = 5   /* no normaliser: M is the raw (decayed) product, signed (retention, deltanet) */
 };
 #define AV_VARIANT_MAX_KNOBS 8
 typedef struct av_variant_desc {
@@ -130,6 +139,8 @@ typedef struct av_variant_desc {
     double eps;          /* ε of the rule (0 when the rule has none) */
     int knob_count;
     int knobs[AV_VARIANT_MAX_KNOBS]; /* enum av_knob ids it reads, in display order (scale and causal not listed) */
+    double defaults[AV_VARIANT_MAX_KNOBS]; /* this variant's default of knobs[i] where it differs from the knob's
+                                            * own (retention's decay 1 − 2⁻⁵); 0: the knob's default */
 } av_variant_desc;
 
 enum av_knob_type {
@@ -146,7 +157,8 @@ enum av_knob_flag {
     AV_KF_DEF_MIN_N = 16,   /* the default is min(n, def) */
     AV_KF_DEF_RSQRT_D = 32, /* the default is 1/√d (def is ignored) */
     AV_KF_NO_CAUSAL = 64,   /* a nonzero value removes the causal form and the factors (focused + DWC) */
-    AV_KF_MINUS1_ZERO = 128 /* −1 in av_params stands for a real 0 (0 being the default) */
+    AV_KF_MINUS1_ZERO = 128, /* −1 in av_params stands for a real 0 (0 being the default) */
+    AV_KF_NEEDS_CAUSAL = 256 /* a value other than the knob's default needs the causal mask (AV_ERR_NEEDS_CAUSAL) */
 };
 typedef struct av_knob_desc {
     const char *key;     /* the av_params field and the JS knob key: "p", "dwc_kernel", "m", ... */
@@ -214,16 +226,24 @@ typedef struct av_params {
     int iters;            /* nystrom pseudo-inverse iterations 0..100; 0 → 6 (set -1 for zero iterations: Z = Z₀) */
     double feature_eps;   /* performer: the ε added inside φ, 0..1e-2; 0 → 1e-6 (set -1 for a real 0); the
                            * reference PyTorch code uses 1e-4 */
+    double decay;         /* γ in (0, 1]: each step multiplies the state by γ (docs/recurrent.md); 0 → 1, retention's
+                           * 0 → 1 − 2⁻⁵. Below 1 it needs causal: kernel variants, softmax (the forgetting softmax),
+                           * retention, deltanet (α, applied before the delta step) */
+    int window;           /* softmax: row i sees keys with |i − j| < window (and j ≤ i when causal), ≥ 1; 0: no window */
+    double beta;          /* deltanet's write strength β in (0, 2]; 0 → 0.5 */
+    int chunk;            /* the chunkwise form's chunk size C ≥ 1, clamped to n; 0 → min(n, 64) */
 } av_params;
 
-/* Fill *prm with the defaults of `variant` (all knobs zero = default, causal off). */
+/* Fill *prm with the defaults of `variant` (all knobs zero = default; causal off, or on for a variant that
+ * exists only causal: AV_VF_CAUSAL_ONLY). */
 int av_params_default(av_params *prm, int variant);
 
 /* Knob keys for av_params_set / av_params_get (the JS side never needs the struct layout). */
 enum av_knob {
     AV_KNOB_VARIANT = 0, AV_KNOB_CAUSAL, AV_KNOB_SCALE, AV_KNOB_P, AV_KNOB_DWC_KERNEL, AV_KNOB_S,
     AV_KNOB_EF_KIND, AV_KNOB_EF_SHARED, AV_KNOB_M, AV_KNOB_ORTHOGONAL, AV_KNOB_SEED, AV_KNOB_ORDER,
-    AV_KNOB_N, AV_KNOB_LANDMARKS, AV_KNOB_ITERS, AV_KNOB_FEATURE_EPS, AV_KNOB_COUNT
+    AV_KNOB_N, AV_KNOB_LANDMARKS, AV_KNOB_ITERS, AV_KNOB_FEATURE_EPS, AV_KNOB_DECAY, AV_KNOB_WINDOW,
+    AV_KNOB_BETA, AV_KNOB_CHUNK, AV_KNOB_COUNT
 };
 /* Set one knob from a double (integers are rounded). AV_ERR_VARIANT for an unknown key. Ranges are
  * checked by the kernels (which know n and d), not here. */
@@ -239,7 +259,8 @@ size_t av_params_size(void);
 int av_params_resolve(av_params *out, const av_params *in, int n, int d);
 /* av_params_resolve that also says which knob failed: *bad_knob gets the enum av_knob of the first knob
  * out of range (AV_ERR_KNOB), or of the knob that removes the causal form (AV_ERR_NO_CAUSAL: AV_KNOB_CAUSAL
- * when the variant has none at all), else −1. bad_knob may be NULL. */
+ * when the variant has none at all), or of the knob that needs it (AV_ERR_NEEDS_CAUSAL: AV_KNOB_DECAY, or
+ * AV_KNOB_CAUSAL for a variant that exists only causal), else −1. bad_knob may be NULL. */
 int av_params_check(av_params *out, const av_params *in, int n, int d, int *bad_knob);
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -302,8 +323,9 @@ int av_random_matrix(float *out, long *rows, long *cols, int which, const av_par
 
 /* The linear-time output that never forms n×n:
  *   non-causal  O_i = Φ_Q(i)ᵀ [Φ_Kᵀ V] / (Φ_Q(i)·Σ_j Φ_K(j) + ε)           O(n·r·dv)
- *   causal      the same with prefix sums over j ≤ i (a scan of av_recurrent_step)
+ *   causal      the same with prefix sums over j ≤ i (a scan of av_recurrent_step; decayed when decay < 1)
  * Also Linformer P̄(FV) and Nyström F(Z(BV)), non-causal, and focused + DWC (the above plus T·V, O(n·k·dv)).
+ * Retention and deltanet: their chunkwise form (av_chunkwise), the linear-time algorithm they are run by.
  * A row whose normaliser is exactly 0 (ε = 0 variants) is left unnormalised (its numerators), never NaN.
  * AV_WARN_OVERFLOW (a feature overflowed) or AV_WARN_PRODUCT_OVERFLOW (a product left float32 range):
  * O written, entries may be Inf/NaN. */
@@ -311,14 +333,37 @@ size_t av_linear_work(const av_params *prm, int n, int d, int dv);
 int av_linear(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
               const av_params *prm, void *work, size_t work_bytes);
 
-/* One step of the recurrent form, in float64 state:
- *   S ← S + φ(k_t) v_tᵀ   (S is r×dv, row-major)     z ← z + φ(k_t)   (z has r entries)
+/* One step of the recurrent form, in float64 state (γ: the decay knob, 1 unless set):
+ *   S ← γS + φ(k_t) v_tᵀ   (S is r×dv, row-major)     z ← γz + φ(k_t)   (z has r entries)
  *   o_t = Sᵀφ(q_t) / (φ(q_t)·z + ε)  with the variant's normaliser rule (ε added, n·ε, or a clamp).
+ * Retention: the same S, no z and no normaliser (o_t = Sᵀφ(q_t)). Deltanet: S ← αS, u = β(v_t − Sᵀφ(k_t)),
+ * S ← S + φ(k_t)uᵀ, o_t = Sᵀφ(q_t) (z untouched). Their features (av_features, r = d) are scale·q and k,
+ * for deltanet of the unit-normalised rows.
  * phi_q, phi_k: r features of token t (rows of av_features). `n` is the sequence length (the focused
  * ε is n·1e-6). Start with S = 0, z = 0. Returns AV_WARN_ZERO_ROW when the normaliser is ≤ 0, and
  * AV_WARN_PRODUCT_OVERFLOW when o left float32 range (o may hold Inf/NaN). */
 int av_recurrent_step(float *o, double *S, double *z, const float *phi_q, const float *phi_k,
                       const float *v, long r, int dv, int n, const av_params *prm);
+
+/* The causal output O[n×dv] by the two forms that read the sequence in order (docs/recurrent.md); both need
+ * prm->causal = 1 (else AV_ERR_NEEDS_CAUSAL) and agree with av_attend's M·V to float precision.
+ *   av_recurrent   token by token: the state scan of av_recurrent_step (kernel variants, retention,
+ *                  deltanet; float64 state), or for softmax a key/value cache: all earlier tokens (their
+ *                  weights fading by γ^{t−j} when decay < 1: no constant-size state exists), or the last
+ *                  `window` of them (a cache of W entries).
+ *   av_chunkwise   chunks of C = min(chunk, n) tokens: within a chunk the masked C×C products, across chunks a
+ *                  carried state (kernel variants and retention: S ← γ^C S + Σ γ^{C−1−b} k_b v_bᵀ; deltanet:
+ *                  the WY / UT transform, T = (I + stril(β·KKᵀ ⊙ Γ))⁻¹β per chunk), O(n·C·(r + dv) + n·r·dv);
+ *                  for softmax the flash-attention tiling (an online softmax over key chunks; with a window
+ *                  only the chunks it reaches, O(n·(C + W)·d)).
+ * AV_ERR_NO_LINEAR for variants without the form (efficient, linformer, nystrom; focused + DWC; a feature
+ * dimension above the cap is AV_ERR_FEATURE_DIM). Statuses otherwise as av_linear. */
+size_t av_recurrent_work(const av_params *prm, int n, int d, int dv);
+int av_recurrent(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
+                 const av_params *prm, void *work, size_t work_bytes);
+size_t av_chunkwise_work(const av_params *prm, int n, int d, int dv);
+int av_chunkwise(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
+                 const av_params *prm, void *work, size_t work_bytes);
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Low-rank factors: M = L·Rᵀ without forming M                                                       */
@@ -414,6 +459,21 @@ size_t av_lowrank_svd_work(int n, long r);
 int av_lowrank_singular_values(double *sv, double *noise_floor, const float *L, const float *R, int n,
                                long r, void *work, size_t work_bytes);
 
+/* The semiseparable rank of M (n×n, n ≥ 2; docs/readouts.md): the numerical rank of the block M[h:n, 0:h],
+ * h = ⌊n/2⌋, the state size a recurrence needs to produce M. Counts the block's singular values (by
+ * `route`) above max(sigma1·n·FLT_EPSILON, noise_floor, the block route's own floor), where sigma1 and
+ * noise_floor are M's (its rank readout's tolerance; pass sigma1 < 0 to have the block's σ₁ stand in).
+ * *rank gets the count; block_sv, when not NULL, the block's h singular values (descending).
+ * work: av_semiseparable_work(n, route) bytes. Statuses as av_singular_values (AV_ERR_SIZE for n < 2). */
+size_t av_semiseparable_work(int n, int route);
+int av_semiseparable_rank(double *rank, double *block_sv, const float *M, int n, double sigma1, double noise_floor,
+                          int route, void *work, size_t work_bytes);
+/* The structural ceiling of that rank for these knobs (never above h = ⌊n/2⌋): the feature dimension for
+ * kernel variants (decayed or not; + (k − 1)/2 with a DWC kernel), s or the landmarks for the low-rank
+ * class, d for retention, d − 1 for deltanet at β = 1 (each write projects out its key) and d otherwise,
+ * W − 1 for softmax with a window W, and h for plain softmax. AV_OK or av_params_resolve's errors. */
+int av_semiseparable_ceiling(long *ceiling, const av_params *prm, int n, int d);
+
 /* ------------------------------------------------------------------------------------------------ */
 /* Readouts (definitions: docs/readouts.md)                                                          */
 
@@ -421,7 +481,7 @@ enum av_readout {
     AV_R_SIGMA1 = 0, AV_R_RANK, AV_R_RANK_TOL, AV_R_RANK_REL_1E3, AV_R_RANK_REL_1E2, AV_R_RANK_ENERGY_99,
     AV_R_EFFECTIVE_RANK, AV_R_STABLE_RANK, AV_R_SPARSITY_LT_001, AV_R_SPARSITY_TAU, AV_R_KEYS_FOR_90,
     AV_R_ROW_ENTROPY_MEAN, AV_R_ROW_ENTROPY_UNIFORM, AV_R_ERROR_FRO_REL, AV_R_ROW_KL_MEAN,
-    AV_R_OUTPUT_ERROR_REL, AV_R_NOISE_FLOOR, AV_R_ROW_SUM_DEV_MAX, AV_R_COUNT
+    AV_R_OUTPUT_ERROR_REL, AV_R_NOISE_FLOOR, AV_R_ROW_SUM_DEV_MAX, AV_R_SEMISEPARABLE_RANK, AV_R_COUNT
 };
 /* Reason codes for readouts that are undefined (the value is then NaN and JSON prints null). */
 enum av_reason {
@@ -430,7 +490,9 @@ enum av_reason {
     AV_REASON_ZERO_MATRIX = 8,
     AV_REASON_MATRIX_NONFINITE = 9,    /* M itself holds Inf or NaN (its computation overflowed) */
     AV_REASON_REFERENCE_NONFINITE = 10, /* the softmax reference A holds Inf or NaN (its computation overflowed) */
-    AV_REASON_OVERFLOW = 11            /* the readout's own sums overflowed (float32 products of M, A and V) */
+    AV_REASON_OVERFLOW = 11,           /* the readout's own sums overflowed (float32 products of M, A and V) */
+    AV_REASON_NO_BLOCK = 12            /* semiseparable_rank: the block's singular values were not computed
+                                        * (av_readouts leaves it to av_semiseparable_rank) */
 };
 const char *av_readout_name(int readout);  /* the JSON key, e.g. "rank_rel_1e-3"; NULL out of range */
 const char *av_reason_string(int reason);  /* one sentence (never NULL) */
@@ -468,6 +530,11 @@ int av_row_entropy_hist(int *counts, int bins, const float *M, int n, int causal
 /* Cost counts: multiply-adds and bytes of the quadratic and the linear path at these sizes
  * (out[0] quad madds, out[1] quad bytes, out[2] linear madds, out[3] linear bytes; linear −1 if none). */
 int av_cost(double *out, const av_params *prm, int n, int d, int dv);
+/* The same for each of the four output paths (the formulas: src/attention.c, docs/recurrent.md):
+ * out[0] madds, out[1] bytes of the path's intermediate (or state, or cache); both −1 where the path does
+ * not exist for these knobs. */
+enum av_path { AV_PATH_QUADRATIC = 0, AV_PATH_LINEAR = 1, AV_PATH_RECURRENT = 2, AV_PATH_CHUNKWISE = 3 };
+int av_cost_path(double *out, int path, const av_params *prm, int n, int d, int dv);
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Real models: llama2.c checkpoints and tokenizers (docs/model.md)                                  */

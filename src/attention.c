@@ -30,6 +30,9 @@ static const av_variant_desc *desc(const av_params *p) { return av_variant_info(
 static int is_exact(const av_params *p) { return desc(p)->cls == AV_CLASS_EXACT; }
 static int is_lowrank(const av_params *p) { return desc(p)->cls == AV_CLASS_LOWRANK; }
 static int is_poly(const av_params *p) { return desc(p)->cls == AV_CLASS_CLOSED_FORM; }
+/* Retention and the delta rule: a state without a normaliser (recurrent.c runs their sequential forms). */
+static int is_state(const av_params *p) { return desc(p)->cls == AV_CLASS_RETENTION || desc(p)->cls == AV_CLASS_DELTA; }
+static int is_delta(const av_params *p) { return desc(p)->cls == AV_CLASS_DELTA; }
 static int has_flag(const av_params *p, unsigned f) { return (desc(p)->flags & f) != 0; }
 /* The depthwise convolution on V: a variant that reads the dwc_kernel knob, with a kernel (focused). */
 static int has_dwc(const av_params *p) { return p->dwc_kernel > 0 && avi_variant_reads(p->variant, AV_KNOB_DWC_KERNEL); }
@@ -39,6 +42,7 @@ static int has_dwc(const av_params *p) { return p->dwc_kernel > 0 && avi_variant
 static double norm_factor(const av_params *p, int n, double sum, int *zero) {
     const av_variant_desc *v = desc(p);
     double den;
+    if (v->norm == AV_NORM_NONE) return 1.0;
     if (sum <= 0) *zero = 1;
     switch (v->norm) {
     case AV_NORM_ADD: den = sum + v->eps; break;
@@ -64,6 +68,8 @@ static int merge(int a, int b) {
     if (a < 0 || b < 0) return a < 0 ? a : b;
     return event_rank(a) >= event_rank(b) ? a : b;
 }
+int avi_merge(int a, int b) { return merge(a, b); }
+double avi_norm_factor(const av_params *p, int n, double sum, int *zero) { return norm_factor(p, n, sum, zero); }
 
 /* The status once an output was found to hold Inf/NaN: AV_WARN_OVERFLOW when a feature or an exponential
  * had already overflowed (st says so), else AV_WARN_PRODUCT_OVERFLOW (finite values whose product or sum
@@ -89,6 +95,7 @@ enum { PATH_MATRIX, PATH_LINEAR, PATH_FACTORS };
 typedef struct bufs {
     float *PhiQ, *PhiK;  /* n×r features (matrix, linear) */
     float *P;            /* packed Kᵀ or Φ_Kᵀ (matrix) */
+    float *tab;          /* n per-offset factors of the decay (matrix): see decay_table */
     double *S, *z, *fac; /* state r×dv (linear), z r (linear, factors), row factors n (factors) */
     double *w;           /* DWC weights */
     void *inner;         /* the feature map's workspace, or the low-rank kernels' */
@@ -100,7 +107,16 @@ static void layout(bufs *b, avi_arena *a, const av_params *p, int n, int d, int 
         b->inner = avi_take(a, avi_lowrank_work(p, n, d, path == PATH_LINEAR ? dv : 1));
         return;
     }
-    if (path == PATH_MATRIX && (is_exact(p) || is_poly(p))) { /* the closed forms: only packed K */
+    if (path == PATH_MATRIX) b->tab = avi_take(a, 4u * (uint64_t)n);
+    if (is_state(p) && path != PATH_MATRIX) { /* retention, deltanet: their linear path is the chunkwise form */
+        b->inner = avi_take(a, avi_recurrent_need(p, n, d, dv, AVI_PATH_CHUNKWISE));
+        return;
+    }
+    if (path == PATH_MATRIX && is_delta(p)) {
+        b->inner = avi_take(a, avi_recurrent_need(p, n, d, dv, AVI_PATH_DELTA_MATRIX));
+        return;
+    }
+    if (path == PATH_MATRIX && (is_exact(p) || is_poly(p) || is_state(p))) { /* the closed forms: packed K */
         b->P = avi_take(a, packed_bytes(n, d));
         return;
     }
@@ -157,10 +173,30 @@ static int resolve_inputs(av_params *p, const av_params *prm, const float *Q, co
 // ----------------------------------------------------------------------------------------------------
 // the n×n matrices, a 4-row strip at a time
 
-/* What a strip's rows become once their scores are in: finish(row, len, ctx) turns the allowed entries
- * row[0..len) into the variant's weights while the strip is in cache (the masked tail is zeroed after)
- * and returns 1 when the row's sum was ≤ 0. */
-typedef int (*row_finish)(float *row, int len, int n, const void *ctx);
+/* What a strip's rows become once their scores are in: finish(row, i, len, ctx) turns the allowed entries
+ * row[0..len) of row i into the variant's weights while the strip is in cache (the masked tail is zeroed
+ * after) and returns 1 when the row's sum was ≤ 0. */
+typedef int (*row_finish)(float *row, int i, int len, int n, const void *ctx);
+
+/* What the row functions read: the resolved knobs and the decay table. tab[t] holds the factor of offset
+ * i − j = n − 1 − t, so that row i's entries j = 0..i read the contiguous tab[n − 1 − i .. n − 1]: γ^{i−j}
+ * (kernel variants, retention), or (i − j)·ln γ added to the logits (softmax: the forgetting softmax). */
+typedef struct row_ctx { const av_params *p; const float *tab; } row_ctx;
+
+static void decay_table(float *tab, int n, const av_params *p, int logarithmic) {
+    double g = p->decay, lg = logarithmic ? log(g) : 0, pw = 1;
+    for (int t = n - 1; t >= 0; t--) {
+        tab[t] = (float)(logarithmic ? (n - 1 - t) * lg : pw);
+        pw *= g;
+    }
+}
+static int decayed(const av_params *p) { return p->causal && p->decay < 1; }
+
+/* row[j] ·= γ^{i−j} for j ≤ i (a causal row: len = i + 1). */
+static void apply_decay(float *row, int i, const row_ctx *c, int n) {
+    const float *t = c->tab + (n - 1 - i);
+    for (int j = 0; j <= i; j++) row[j] *= t[j];
+}
 
 /* M[n×n]: rows i0..i0+3 ← scale·A·Bᵀ over the allowed columns (causal: j ≤ i), B (n×k) packed into P
  * here, then each row finished and its masked tail zeroed. Returns 1 when some row's sum was ≤ 0. */
@@ -176,7 +212,7 @@ static int matrix_by_strips(float *M, const float *A, const float *B, long k, in
         for (int i = i0; i < i0 + rows; i++) {
             float *row = M + (size_t)i * n;
             int len = causal ? i + 1 : n;
-            zero |= finish(row, len, n, ctx);
+            zero |= finish(row, i, len, n, ctx);
             if (len < n) memset(row + len, 0, (size_t)(n - len) * sizeof(float));
         }
     }
@@ -186,19 +222,49 @@ static int matrix_by_strips(float *M, const float *A, const float *B, long k, in
 // ----------------------------------------------------------------------------------------------------
 // softmax: M = rowsoftmax(scale·Q·Kᵀ), max-subtracted, causal inclusive
 
-static int softmax_row(float *row, int len, int n, const void *ctx) {
-    (void)n; (void)ctx;
-    float m = avs_max(row, len);
-    float s = avs_exp_sub_sum(row, len, m);
-    avs_scale(row, len, 1.0f / s);
+/* A softmax row over row[lo..hi): the window's keys (all allowed ones without a window), the logits
+ * shifted by (i − j)·ln γ when decayed (the forgetting softmax); the rest of row[0..len) zeroed. */
+static int softmax_row(float *row, int i, int len, int n, const void *ctx) {
+    const row_ctx *c = ctx;
+    const av_params *p = c->p;
+    int lo = 0, hi = len;
+    if (p->window > 0) {
+        lo = i - p->window + 1 > 0 ? i - p->window + 1 : 0;
+        hi = i + p->window < len ? i + p->window : len;
+    }
+    if (decayed(p)) {
+        const float *t = c->tab + (n - 1 - i);
+        for (int j = lo; j < hi; j++) row[j] += t[j];
+    }
+    float *r = row + lo;
+    int m_len = hi - lo;
+    float m = avs_max(r, m_len);
+    float s = avs_exp_sub_sum(r, m_len, m);
+    avs_scale(r, m_len, 1.0f / s);
+    if (lo > 0) memset(row, 0, (size_t)lo * sizeof(float));
+    if (hi < len) memset(row + hi, 0, (size_t)(len - hi) * sizeof(float));
     return 0;
 }
 
-/* M[n×n]; P: workspace for K packed (packed_bytes(n, d)). Returns AV_OK; a logit beyond float32 range
- * (Inf or NaN in scale·q·k) leaves NaN in its row, which matrix_resolved reports. */
-static int softmax_matrix(float *M, const float *Q, const float *K, int n, int d, float scale, int causal,
-                          float *P) {
-    matrix_by_strips(M, Q, K, d, n, scale, causal, P, softmax_row, NULL);
+/* M[n×n]; b->P: K packed (packed_bytes(n, d)), b->tab: the decay table. Returns AV_OK; a logit beyond
+ * float32 range (Inf or NaN in scale·q·k) leaves NaN in its row, which matrix_resolved reports. */
+static int softmax_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *p, const bufs *b) {
+    row_ctx c = {p, b->tab};
+    if (decayed(p)) decay_table(b->tab, n, p, 1);
+    matrix_by_strips(M, Q, K, d, n, (float)p->scale, p->causal, b->P, softmax_row, &c);
+    return AV_OK;
+}
+
+/* Retention: M_ij = γ^{i−j}·scale·q_i·k_j for j ≤ i, no normaliser. */
+static int retention_row(float *row, int i, int len, int n, const void *ctx) {
+    (void)len;
+    apply_decay(row, i, ctx, n);
+    return 0;
+}
+static int retention_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *p, const bufs *b) {
+    row_ctx c = {p, b->tab};
+    decay_table(b->tab, n, p, 0);
+    matrix_by_strips(M, Q, K, d, n, (float)p->scale, 1, b->P, retention_row, &c);
     return AV_OK;
 }
 
@@ -216,31 +282,43 @@ static void scale_by(float *x, int len, double fac) {
     for (int j = 0; j < len; j++) x[j] = (float)(x[j] * fac);
 }
 
-/* A kernel matrix's row: the allowed entries scaled by the normaliser factor of their sum. */
-static int normalise_row(float *row, int len, int n, const void *ctx) {
+/* A kernel matrix's row: the allowed entries (decayed by γ^{i−j}) scaled by the normaliser factor of their sum. */
+static int normalise_row(float *row, int i, int len, int n, const void *ctx) {
+    const row_ctx *c = ctx;
     int zero = 0;
-    scale_by(row, len, norm_factor(ctx, n, avs_sum_f64(row, len), &zero));
+    if (decayed(c->p)) apply_decay(row, i, c, n);
+    scale_by(row, len, norm_factor(c->p, n, avs_sum_f64(row, len), &zero));
     return zero;
 }
 
-/* M = D⁻¹·mask(Φ_Q Φ_Kᵀ) from features already in PhiQ, PhiK (n×r); P: packed Φ_Kᵀ. */
+/* M = D⁻¹·mask(Φ_Q Φ_Kᵀ ⊙ Γ) from features already in PhiQ, PhiK (n×r); b->P: packed Φ_Kᵀ, b->tab: decay. */
 static int features_matrix(float *M, const float *PhiQ, const float *PhiK, int n, long r, const av_params *p,
-                           float *P) {
-    return zero_status(matrix_by_strips(M, PhiQ, PhiK, r, n, 1.0f, p->causal, P, normalise_row, p));
+                           const bufs *b) {
+    row_ctx c = {p, b->tab};
+    if (decayed(p)) decay_table(b->tab, n, p, 0);
+    return zero_status(matrix_by_strips(M, PhiQ, PhiK, r, n, 1.0f, p->causal, b->P, normalise_row, &c));
 }
 
-/* A closed-form row: each score s becomes κ(s) (in double), then the row is divided by its sum. */
-static int kernel_row(float *row, int len, int n, const void *ctx) {
-    const av_params *p = ctx;
+/* A closed-form row: each score s becomes κ(s) (in double), decayed by γ^{i−j}, then divided by its sum. */
+static int kernel_row(float *row, int i, int len, int n, const void *ctx) {
+    const row_ctx *c = ctx;
+    const av_params *p = c->p;
     int zero = 0;
-    double f = norm_factor(p, n, avi_variant_of(p->variant)->kernel_row(p, row, len), &zero);
+    double sum = avi_variant_of(p->variant)->kernel_row(p, row, len);
+    if (decayed(p)) {
+        apply_decay(row, i, c, n);
+        sum = avs_sum_f64(row, len);
+    }
+    double f = norm_factor(p, n, sum, &zero);
     for (int j = 0; j < len; j++) row[j] = (float)(row[j] * f);
     return zero;
 }
 
-/* Taylor / explimit: M_ij = κ(scale·q_i·k_j) / Σ_l κ(scale·q_i·k_l), no ε (closed form, any order). */
-static int poly_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *p, float *P) {
-    return zero_status(matrix_by_strips(M, Q, K, d, n, (float)p->scale, p->causal, P, kernel_row, p));
+/* Taylor / explimit: M_ij = γ^{i−j}κ(scale·q_i·k_j) / Σ_l γ^{i−l}κ(scale·q_i·k_l), no ε (closed form, any order). */
+static int poly_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *p, const bufs *b) {
+    row_ctx c = {p, b->tab};
+    if (decayed(p)) decay_table(b->tab, n, p, 0);
+    return zero_status(matrix_by_strips(M, Q, K, d, n, (float)p->scale, p->causal, b->P, kernel_row, &c));
 }
 
 // ----------------------------------------------------------------------------------------------------
@@ -278,10 +356,10 @@ static void dwc_add_output(float *O, const float *V, int n, int dv, const double
 
 /* Any kernel-variant matrix into M (knobs resolved, workspace laid out for PATH_MATRIX). */
 static int kernel_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *p, const bufs *b) {
-    if (is_poly(p)) return poly_matrix(M, Q, K, n, d, p, b->P);
+    if (is_poly(p)) return poly_matrix(M, Q, K, n, d, p, b);
     int st = avi_features(b->PhiQ, b->PhiK, Q, K, n, d, p, b->inner);
     if (st < 0) return st;
-    st = merge(st, features_matrix(M, b->PhiQ, b->PhiK, n, avi_feature_dim(p, d), p, b->P));
+    st = merge(st, features_matrix(M, b->PhiQ, b->PhiK, n, avi_feature_dim(p, d), p, b));
     if (has_dwc(p)) {
         avi_dwc_weights(b->w, p);
         dwc_add_matrix(M, n, b->w, p->dwc_kernel);
@@ -302,8 +380,10 @@ size_t av_matrix_work(const av_params *prm, int n, int d) {
 static int matrix_resolved(float *M, const float *Q, const float *K, int n, int d, const av_params *p,
                            const bufs *b) {
     int st;
-    if (is_exact(p)) st = softmax_matrix(M, Q, K, n, d, (float)p->scale, p->causal, b->P);
+    if (is_exact(p)) st = softmax_matrix(M, Q, K, n, d, p, b);
     else if (is_lowrank(p)) st = avi_lowrank_matrix(M, Q, K, n, d, p, b->inner);
+    else if (is_delta(p)) st = avi_delta_matrix(M, Q, K, n, d, p, b->inner);
+    else if (is_state(p)) st = retention_matrix(M, Q, K, n, d, p, b);
     else st = kernel_matrix(M, Q, K, n, d, p, b);
     return check_out(st, M, (size_t)n * n);
 }
@@ -394,8 +474,12 @@ int av_scores(float *S, const float *Q, const float *K, int n, int d, double sca
 // ----------------------------------------------------------------------------------------------------
 // the kernel engine: recurrent state, linear path, factors
 
-/* S ← S + φ_k vᵀ (S r×dv float64), z ← z + φ_k. */
-static void state_update(double *S, double *z, const float *phik, const float *v, long r, int dv) {
+/* S ← γS + φ_k vᵀ (S r×dv float64), z ← γz + φ_k. */
+static void state_update(double *S, double *z, const float *phik, const float *v, long r, int dv, double g) {
+    if (g != 1) {
+        for (size_t e = 0; e < (size_t)r * dv; e++) S[e] *= g;
+        for (long f = 0; f < r; f++) z[f] *= g;
+    }
     for (long f = 0; f < r; f++) {
         double a = phik[f];
         z[f] += a;
@@ -537,7 +621,7 @@ static int kernel_linear(float *O, const float *Q, const float *K, const float *
         memset(S, 0, (size_t)r * dv * sizeof(double));
         memset(z, 0, (size_t)r * sizeof(double));
         for (int t = 0; t < n; t++) {
-            state_update(S, z, PhiK + (size_t)t * r, V + (size_t)t * dv, r, dv);
+            state_update(S, z, PhiK + (size_t)t * r, V + (size_t)t * dv, r, dv, p->decay);
             zero |= state_readout(O + (size_t)t * dv, S, z, PhiQ + (size_t)t * r, r, dv, n, p);
         }
     }
@@ -578,6 +662,7 @@ int av_linear(float *O, const float *Q, const float *K, const float *V, int n, i
     bufs b;
     layout(&b, &a, &p, n, d, dv, PATH_LINEAR);
     if (is_lowrank(&p)) st = avi_lowrank_linear(O, Q, K, V, n, d, dv, &p, b.inner);
+    else if (is_state(&p)) st = avi_recurrent_run(O, Q, K, V, n, d, dv, &p, b.inner, AVI_PATH_CHUNKWISE);
     else st = kernel_linear(O, Q, K, V, n, d, dv, &p, &b);
     return check_out(st, O, (size_t)n * dv);
 }
@@ -593,9 +678,74 @@ int av_recurrent_step(float *o, double *S, double *z, const float *phi_q, const 
     if (!has_flag(&p, AV_VF_RECURRENT)) return AV_ERR_NO_LINEAR;
     if (!avs_all_finite(phi_q, (size_t)r) || !avs_all_finite(phi_k, (size_t)r) || !avs_all_finite(v, (size_t)dv))
         return AV_ERR_NONFINITE;
-    state_update(S, z, phi_k, v, r, dv);
+    if (is_delta(&p)) { /* S ← αS, u = β(v − Sᵀk), S += k uᵀ (z is not read) */
+        enum { CB = 128 };
+        for (size_t e = 0; e < (size_t)r * dv; e++) S[e] *= p.decay;
+        for (int c0 = 0; c0 < dv; c0 += CB) {
+            int w = dv - c0 < CB ? dv - c0 : CB;
+            double u[CB];
+            for (int c = 0; c < w; c++) {
+                double acc = 0;
+                for (long f = 0; f < r; f++) acc += (double)phi_k[f] * S[(size_t)f * dv + c0 + c];
+                u[c] = p.beta * (v[c0 + c] - acc);
+            }
+            for (long f = 0; f < r; f++)
+                for (int c = 0; c < w; c++) S[(size_t)f * dv + c0 + c] += phi_k[f] * u[c];
+        }
+    } else if (is_state(&p)) {
+        for (size_t e = 0; e < (size_t)r * dv; e++) S[e] *= p.decay;
+        for (long f = 0; f < r; f++)
+            for (int c = 0; c < dv; c++) S[(size_t)f * dv + c] += (double)phi_k[f] * v[c];
+    } else {
+        state_update(S, z, phi_k, v, r, dv, p.decay);
+    }
     st = zero_status(state_readout(o, S, z, phi_q, r, dv, n, &p));
     return check_out(st, o, (size_t)dv);
+}
+
+/* The sequential forms' rule: causal, and a form the registry lists (kernel variants without a DWC term and
+ * with a feature dimension under the cap; softmax; retention; deltanet). */
+static int sequential_rule(const av_params *p, int d, unsigned flag) {
+    if (!p->causal) return AV_ERR_NEEDS_CAUSAL;
+    if (!has_flag(p, flag) && !(flag == AV_VF_RECURRENT && is_exact(p))) return AV_ERR_NO_LINEAR;
+    if (avi_extra_term(p)) return AV_ERR_NO_LINEAR;
+    return !is_exact(p) && avi_feature_dim(p, d) > AV_MAX_FEATURE_DIM ? AV_ERR_FEATURE_DIM : AV_OK;
+}
+
+static size_t sequential_work(const av_params *prm, int n, int d, int dv, unsigned flag, int path) {
+    av_params p;
+    if (!prm || dv < 1 || dv > AV_MAX_D || av_params_resolve(&p, prm, n, d) != AV_OK) return 0;
+    if (sequential_rule(&p, d, flag) != AV_OK) return 0;
+    return to_size(avi_recurrent_need(&p, n, d, dv, path));
+}
+
+static int sequential(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
+                      const av_params *prm, void *work, size_t work_bytes, unsigned flag, int path) {
+    if (!O || !Q || !K || !V || !prm) return AV_ERR_NULL;
+    av_params p;
+    int st = av_params_resolve(&p, prm, n, d);
+    if (st != AV_OK) return st;
+    if (dv < 1 || dv > AV_MAX_D) return AV_ERR_SIZE;
+    if ((st = sequential_rule(&p, d, flag)) != AV_OK) return st;
+    if ((st = check_work(avi_recurrent_need(&p, n, d, dv, path), work, work_bytes)) != AV_OK) return st;
+    if ((st = resolve_inputs(&p, prm, Q, K, n, d)) != AV_OK) return st;
+    if (!avs_all_finite(V, (size_t)n * dv)) return AV_ERR_NONFINITE;
+    return check_out(avi_recurrent_run(O, Q, K, V, n, d, dv, &p, work, path), O, (size_t)n * dv);
+}
+
+size_t av_recurrent_work(const av_params *prm, int n, int d, int dv) {
+    return sequential_work(prm, n, d, dv, AV_VF_RECURRENT, AVI_PATH_RECURRENT);
+}
+int av_recurrent(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
+                 const av_params *prm, void *work, size_t work_bytes) {
+    return sequential(O, Q, K, V, n, d, dv, prm, work, work_bytes, AV_VF_RECURRENT, AVI_PATH_RECURRENT);
+}
+size_t av_chunkwise_work(const av_params *prm, int n, int d, int dv) {
+    return sequential_work(prm, n, d, dv, AV_VF_CHUNKWISE, AVI_PATH_CHUNKWISE);
+}
+int av_chunkwise(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
+                 const av_params *prm, void *work, size_t work_bytes) {
+    return sequential(O, Q, K, V, n, d, dv, prm, work, work_bytes, AV_VF_CHUNKWISE, AVI_PATH_CHUNKWISE);
 }
 
 /* Factor rule: the registry's factors flag, non-causal and without an extra term (DWC); the low-rank
@@ -681,41 +831,129 @@ int av_factors(float *L, float *R, const float *Q, const float *K, int n, int d,
 // Multiply-adds (one per multiply; exp, max, compare count as one) and bytes of the path's n-dependent
 // intermediate (float32 = 4 bytes). F is the feature map's cost on Q and K together:
 //   F = 2·n·d (elu, relu, exp, efficient, focused, cosformer), 2·n·d·c + 2·n·r (hedgehog, W d×c, r = 2c),
-//       2·n·m·d (performer), 2·n·r (taylor, explimit: one multiply per tensor feature).
-// quadratic (out[0], out[1]):
+//       2·n·m·d (performer), 2·n·r (taylor, explimit: one multiply per tensor feature), n·d (retention:
+//       the scale), 4·n·d (deltanet: norms and scales).
+// quadratic:
 //   softmax, taylor, explimit (closed form)  n²·d + n²·dv                     bytes 4·n²
-//   kernel variants                          F + n²·r + n²·dv                  bytes 4·n²
+//   kernel variants, retention               F + n²·r + n²·dv                  bytes 4·n²
+//   deltanet                                 F + n²·d + n²·d/2 + n³/6 + n²·dv  bytes 8·n² (M and L)
 //   linformer (s)                            2·s·n·d + s·n² + n²·dv            bytes 4·n²
 //   nystrom (m landmarks, t iterations)      2·n·m·d + m²·d + 4·t·m³ + n·m² + m·n² + n²·dv    bytes 4·n²
-// linear (out[2], out[3]; −1 when there is none):
+// linear (−1 when there is none):
 //   kernel variants                          F + 2·n·r·dv (state update + readout)   bytes 4·(r·dv + r)
+//   retention, deltanet                      their chunkwise form
 //   linformer                                2·s·n·d + 2·s·n·dv                bytes 4·(n·s + s·d + s·dv)
 //   nystrom                                  2·n·m·d + m²·d + 4·t·m³ + 2·n·m·dv + m²·dv   bytes 4·(2·n·m + m² + m·dv)
-// focused + DWC adds n·k·dv to both paths. The causal mask is not modelled (same counts).
+// recurrent (causal only; γ < 1 adds the state's rescaling, n·r·dv):
+//   kernel variants                          F + 2·n·r·dv                      bytes 4·(r·dv + r)
+//   retention                                F + 2·n·d·dv                      bytes 4·d·dv
+//   deltanet                                 F + 3·n·d·dv                      bytes 4·d·dv
+//   softmax (a cache of w keys: w = W with a window, else the mean n/2)   n·w·(d + dv)   bytes 4·W·(d + dv)
+//                                            (the whole cache, 4·n·(d + dv), without a window)
+// chunkwise (C the chunk size; the mask inside a chunk not modelled):
+//   kernel variants, retention               F + n·C·(r + dv) + 2·n·r·dv       bytes 4·(r·dv + C²)
+//   deltanet                                 the same + n·(C²/6 + 2·C·d + C·dv + d·dv)   bytes 4·(d·dv + 2·C² + C·d)
+//   softmax (key chunks reached: all, or the W + C before a query chunk)  n·k·(d + dv), k = n or min(n, W + C)
+//                                            bytes 4·(C² + C·dv)
+// focused + DWC adds n·k·dv to the quadratic and linear paths. The causal mask is not modelled (same counts).
 
-int av_cost(double *out, const av_params *prm, int n, int d, int dv) {
+static int path_cost(double *out, int path, const av_params *p, int n, int d, int dv) {
+    double N = n, D = d, DV = dv, nn = N * N;
+    out[0] = out[1] = -1;
+    long rl = is_exact(p) || is_lowrank(p) ? 0 : avi_feature_dim(p, d);
+    double r = (double)rl, F = rl ? avi_variant_of(p->variant)->feature_cost(p, N, D, r) : 0;
+    double C = p->chunk < 1 ? 1 : p->chunk > n ? N : p->chunk, rescale = p->causal && p->decay < 1 ? N * r * DV : 0;
+    int seq_ok = p->causal && !avi_extra_term(p) && rl <= AV_MAX_FEATURE_DIM;
+    switch (path) {
+    case AV_PATH_QUADRATIC:
+        out[0] = nn * D + nn * DV;
+        out[1] = 4 * nn;
+        if (is_lowrank(p)) {
+            double lr[4];
+            avi_lowrank_cost(lr, p, n, d, dv);
+            out[0] = lr[0];
+        } else if (is_delta(p)) {
+            out[0] = F + nn * D * 1.5 + nn * N / 6 + nn * DV;
+            out[1] = 8 * nn;
+        } else if (!is_exact(p) && !is_poly(p)) {
+            out[0] = F + nn * r + nn * DV;
+        }
+        if (has_dwc(p)) out[0] += N * p->dwc_kernel * DV;
+        return AV_OK;
+    case AV_PATH_LINEAR:
+        if (is_state(p)) return path_cost(out, AV_PATH_CHUNKWISE, p, n, d, dv);
+        if (is_lowrank(p)) {
+            double lr[4];
+            avi_lowrank_cost(lr, p, n, d, dv);
+            out[0] = lr[2];
+            out[1] = lr[3];
+        } else if (!is_exact(p) && rl <= AV_MAX_FEATURE_DIM) {
+            out[0] = F + 2 * N * r * DV + N * p->dwc_kernel * DV * has_dwc(p) + rescale;
+            out[1] = 4 * (r * DV + r);
+        }
+        return AV_OK;
+    case AV_PATH_RECURRENT:
+        if (!seq_ok) return AV_OK;
+        if (is_exact(p)) {
+            double w = p->window > 0 ? (p->window < n ? p->window : N) : N / 2, cache = p->window > 0 ? w : N;
+            out[0] = N * w * (D + DV);
+            out[1] = 4 * cache * (D + DV);
+        } else if (has_flag(p, AV_VF_RECURRENT)) {
+            out[0] = F + (is_delta(p) ? 3 : 2) * N * r * DV + rescale;
+            out[1] = 4 * (r * DV + (is_state(p) ? 0 : r));
+        }
+        return AV_OK;
+    case AV_PATH_CHUNKWISE:
+        if (!seq_ok || !has_flag(p, AV_VF_CHUNKWISE)) return AV_OK;
+        if (is_exact(p)) {
+            double k = p->window > 0 && p->window + C < N ? p->window + C : N;
+            out[0] = N * k * (D + DV);
+            out[1] = 4 * (C * C + C * DV);
+            return AV_OK;
+        }
+        out[0] = F + N * C * (r + DV) + 2 * N * r * DV;
+        out[1] = 4 * (r * DV + C * C);
+        if (is_delta(p)) {
+            out[0] += N * (C * C / 6 + 2 * C * D + C * DV + D * DV);
+            out[1] = 4 * (D * DV + 2 * C * C + C * D);
+        }
+        return AV_OK;
+    default: return AV_ERR_VARIANT;
+    }
+}
+
+int av_cost_path(double *out, int path, const av_params *prm, int n, int d, int dv) {
     if (!out || !prm) return AV_ERR_NULL;
     av_params p;
     int st = av_params_resolve(&p, prm, n, d);
     if (st != AV_OK) return st;
     if (dv < 1 || dv > AV_MAX_D) return AV_ERR_SIZE;
-    double N = n, D = d, DV = dv, nn = N * N;
-    out[0] = nn * D + nn * DV;
-    out[1] = 4 * nn;
-    out[2] = out[3] = -1;
-    if (is_lowrank(&p)) {
-        avi_lowrank_cost(out, &p, n, d, dv);
-    } else if (!is_exact(&p)) {
-        double r = (double)avi_feature_dim(&p, d), F = avi_variant_of(p.variant)->feature_cost(&p, N, D, r);
-        if (!is_poly(&p)) out[0] = F + nn * r + nn * DV;
-        if (r <= AV_MAX_FEATURE_DIM) {
-            out[2] = F + 2 * N * r * DV;
-            out[3] = 4 * (r * DV + r);
-        }
-        if (has_dwc(&p)) {
-            out[0] += N * p.dwc_kernel * DV;
-            out[2] += N * p.dwc_kernel * DV;
-        }
+    return path_cost(out, path, &p, n, d, dv);
+}
+
+int av_cost(double *out, const av_params *prm, int n, int d, int dv) {
+    if (!out || !prm) return AV_ERR_NULL;
+    int st = av_cost_path(out, AV_PATH_QUADRATIC, prm, n, d, dv);
+    if (st != AV_OK) return st;
+    return av_cost_path(out + 2, AV_PATH_LINEAR, prm, n, d, dv);
+}
+
+// ----------------------------------------------------------------------------------------------------
+// the semiseparable rank's structural ceiling (docs/readouts.md)
+
+int av_semiseparable_ceiling(long *ceiling, const av_params *prm, int n, int d) {
+    if (!ceiling || !prm) return AV_ERR_NULL;
+    av_params p;
+    int st = av_params_resolve(&p, prm, n, d);
+    if (st != AV_OK) return st;
+    long h = n / 2, c = h;
+    if (is_exact(&p)) c = p.window > 0 ? p.window - 1 : h;
+    else if (is_lowrank(&p)) c = avi_lowrank_rank(&p);
+    else if (is_delta(&p)) c = p.beta == 1 ? d - 1 : d;
+    else {
+        c = avi_feature_dim(&p, d);
+        if (has_dwc(&p)) c += (p.dwc_kernel - 1) / 2;
     }
+    *ceiling = c < h ? c : h;
     return AV_OK;
 }

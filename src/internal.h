@@ -153,6 +153,31 @@ int avi_lowrank_linear(float *O, const float *Q, const float *K, const float *V,
 int avi_lowrank_factors(float *L, float *R, const float *Q, const float *K, int n, int d,
                         const av_params *prm, void *work);
 
+/* --- recurrent.c: the recurrent families' sequential forms, the delta rule's matrix ---------------- */
+
+enum { AVI_PATH_RECURRENT = 1, AVI_PATH_CHUNKWISE = 2, AVI_PATH_DELTA_MATRIX = 3 };
+/* Bytes of workspace of one path (64-bit; the caller turns a need beyond SIZE_MAX into AV_ERR_TOO_LARGE). */
+uint64_t avi_recurrent_need(const av_params *prm, int n, int d, int dv, int path);
+/* O[n×dv] by the recurrent or the chunkwise form (softmax, the kernel variants, retention, deltanet;
+ * causal; resolved knobs, checked inputs). AV_OK, AV_WARN_ZERO_ROW, or a feature map's status. */
+int avi_recurrent_run(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
+                      const av_params *prm, void *work, int path);
+/* The delta rule's n×n matrix (workspace: avi_recurrent_need(…, AVI_PATH_DELTA_MATRIX)). */
+int avi_delta_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *prm, void *work);
+int avi_phi_retention(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p,
+                      void *w);
+int avi_phi_delta(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d, const av_params *p,
+                  void *w);
+double avi_cost_retention(const av_params *p, double n, double d, double r);
+double avi_cost_delta(const av_params *p, double n, double d, double r);
+
+/* --- attention.c: shared by recurrent.c ------------------------------------------------------------ */
+
+/* Errors win; among events the one that says most about the outputs. */
+int avi_merge(int a, int b);
+/* The factor a row is multiplied by, given its sum, by the registry's normaliser rule; *zero |= (sum ≤ 0). */
+double avi_norm_factor(const av_params *prm, int n, double sum, int *zero);
+
 /* --- spectrum.c ------------------------------------------------------------------------------- */
 
 /* Test hook: cap the QL iterations at `total` sweeps in all (0 restores the normal limit), so that

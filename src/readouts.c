@@ -19,7 +19,7 @@ static const char *const READOUT_NAMES[AV_R_COUNT] = {
     "sigma1", "rank", "rank_tol", "rank_rel_1e-3", "rank_rel_1e-2", "rank_energy_99",
     "effective_rank", "stable_rank", "sparsity_lt_0.01", "sparsity_tau", "keys_for_90",
     "row_entropy_mean", "row_entropy_uniform", "error_fro_rel", "row_kl_mean", "output_error_rel",
-    "noise_floor", "row_sum_dev_max",
+    "noise_floor", "row_sum_dev_max", "semiseparable_rank",
 };
 
 const char *av_readout_name(int readout) {
@@ -40,6 +40,7 @@ const char *av_reason_string(int reason) {
     case AV_REASON_MATRIX_NONFINITE: return "the matrix holds Inf or NaN (its computation overflowed)";
     case AV_REASON_REFERENCE_NONFINITE: return "the softmax reference holds Inf or NaN (its computation overflowed)";
     case AV_REASON_OVERFLOW: return "the readout's sums overflowed (the float32 products of M, A and V)";
+    case AV_REASON_NO_BLOCK: return "the block's singular values were not computed (av_semiseparable_rank computes them)";
     default: return "unknown reason";
     }
 }
@@ -384,6 +385,7 @@ int av_readouts(double *vals, int *reasons, const float *M, const double *sv, do
     spectral(vals, reasons, sv, noise_floor, n);
     entries(vals, reasons, M, n, causal != 0, tau > 0.0 ? tau : 0.1, w.row);
     errors(vals, reasons, M, A, V, n, dv, causal != 0, &w);
+    set_undefined(vals, reasons, AV_R_SEMISEPARABLE_RANK, AV_REASON_NO_BLOCK); /* its own SVD: av_semiseparable_rank */
     for (int r = 0; r < AV_R_COUNT; r++) /* the promise: never ±Inf, never NaN without a reason */
         if (!isfinite(vals[r]) && reasons[r] == AV_REASON_NONE) set_undefined(vals, reasons, r, AV_REASON_OVERFLOW);
     return AV_OK;

@@ -506,3 +506,55 @@ int av_lowrank_singular_values(double *sv, double *noise_floor, const float *L, 
     if (qr_floor > *noise_floor) *noise_floor = qr_floor;
     return status;
 }
+
+// ----------------------------------------------------------------------------------------------------
+// the semiseparable rank (docs/readouts.md): the numerical rank of M[h:n, 0:h], h = ⌊n/2⌋, from the
+// singular values of that block, zero-padded to m×m (m = n − h: one zero column when n is odd)
+
+static uint64_t semisep_need(int n, int route, size_t *svd_bytes) {
+    int m = n - n / 2;
+    *svd_bytes = av_svd_work(m, route);
+    avi_arena a = avi_arena_count();
+    avi_take(&a, 4u * (uint64_t)m * m);
+    avi_take(&a, 8u * (uint64_t)m);
+    avi_take(&a, *svd_bytes);
+    return a.used;
+}
+
+size_t av_semiseparable_work(int n, int route) {
+    size_t svd;
+    if (n < 2 || n > AV_MAX_N || (route != AV_SVD_FAST && route != AV_SVD_ACCURATE)) return 0;
+    uint64_t need = semisep_need(n, route, &svd);
+    return svd == 0 || need > (uint64_t)SIZE_MAX ? 0 : (size_t)need;
+}
+
+int av_semiseparable_rank(double *rank, double *block_sv, const float *M, int n, double sigma1, double noise_floor,
+                          int route, void *work, size_t work_bytes) {
+    if (!rank || !M || !work) return AV_ERR_NULL;
+    if (n < 2 || n > AV_MAX_N) return AV_ERR_SIZE;
+    if (route != AV_SVD_FAST && route != AV_SVD_ACCURATE) return AV_ERR_VARIANT;
+    if (!isfinite(sigma1) || !isfinite(noise_floor)) return AV_ERR_NONFINITE;
+    size_t svd_bytes;
+    uint64_t need = semisep_need(n, route, &svd_bytes);
+    if (svd_bytes == 0 || need > (uint64_t)SIZE_MAX) return AV_ERR_TOO_LARGE;
+    if (work_bytes < need) return AV_ERR_WORKSPACE;
+    int h = n / 2, m = n - h;
+    avi_arena a = avi_arena_over(work);
+    float *B = avi_take(&a, 4u * (uint64_t)m * m);
+    double *sv = avi_take(&a, 8u * (uint64_t)m), floor_b;
+    void *w = avi_take(&a, svd_bytes);
+    for (int i = 0; i < m; i++) {
+        memcpy(B + (size_t)i * m, M + (size_t)(h + i) * n, (size_t)h * sizeof(float));
+        if (m > h) B[(size_t)i * m + h] = 0.0f;
+    }
+    int st = av_singular_values(sv, &floor_b, B, m, route, w, svd_bytes);
+    if (st < 0) return st;
+    double s1 = sigma1 < 0 ? sv[0] : sigma1, tol = s1 * n * (double)FLT_EPSILON;
+    tol = tol > noise_floor ? tol : noise_floor;
+    tol = tol > floor_b ? tol : floor_b;
+    int count = 0;
+    for (int i = 0; i < h; i++) count += sv[i] > tol;
+    *rank = count;
+    if (block_sv) memcpy(block_sv, sv, (size_t)h * sizeof(double));
+    return st;
+}

@@ -25,6 +25,7 @@ const char *av_status_string(int status) {
     case AV_ERR_IO: return "a file could not be read or written";
     case AV_ERR_NOMEM: return "out of memory";
     case AV_ERR_TOO_LARGE: return "too large for this build: the sizes need more memory than it can address";
+    case AV_ERR_NEEDS_CAUSAL: return "this variant or knob setting exists only with the causal mask (a decay, retention, the delta rule)";
     case AV_WARN_ZERO_ROW: return "some row's normaliser is zero or negative, so its weights are undefined";
     case AV_WARN_OVERFLOW: return "a feature (an exponential or a tensor power) overflowed the float range (entries may be Inf or NaN)";
     case AV_WARN_PRODUCT_OVERFLOW:
@@ -69,6 +70,7 @@ const char *avi_status_name(int status) {
     case AV_ERR_IO: return "AV_ERR_IO";
     case AV_ERR_NOMEM: return "AV_ERR_NOMEM";
     case AV_ERR_TOO_LARGE: return "AV_ERR_TOO_LARGE";
+    case AV_ERR_NEEDS_CAUSAL: return "AV_ERR_NEEDS_CAUSAL";
     case AV_WARN_ZERO_ROW: return "AV_WARN_ZERO_ROW";
     case AV_WARN_OVERFLOW: return "AV_WARN_OVERFLOW";
     case AV_WARN_NO_CONVERGENCE: return "AV_WARN_NO_CONVERGENCE";
@@ -89,6 +91,7 @@ int av_params_default(av_params *prm, int variant) {
         const av_knob_desc *kd = av_knob_info(k);
         if (!(kd->flags & AV_KF_ZERO_DEFAULT)) avi_knob_put(prm, k, kd->def);
     }
+    prm->causal = (av_variant_info(variant)->flags & AV_VF_CAUSAL_ONLY) != 0;
     return AV_OK;
 }
 
@@ -131,8 +134,11 @@ int av_params_set_hedgehog(av_params *prm, const float *W, int cols) {
     return AV_OK;
 }
 
-/* The default of a knob at these sizes. */
-static double default_of(const av_knob_desc *kd, int n, int d) {
+/* The default of a knob at these sizes: the variant's own where its row gives one (retention's decay). */
+static double default_of(const av_knob_desc *kd, int k, int variant, int n, int d) {
+    const av_variant_desc *vd = av_variant_info(variant);
+    for (int i = 0; i < vd->knob_count; i++)
+        if (vd->knobs[i] == k && vd->defaults[i] != 0) return vd->defaults[i];
     if (kd->flags & AV_KF_DEF_RSQRT_D) return 1.0 / sqrt((double)d);
     if (kd->flags & AV_KF_DEF_MIN_N) return n < kd->def ? n : kd->def;
     return kd->def;
@@ -142,7 +148,7 @@ static double default_of(const av_knob_desc *kd, int n, int d) {
 static void fill_default(av_params *p, int k, int n, int d) {
     const av_knob_desc *kd = av_knob_info(k);
     double v = avi_knob_get(p, k);
-    if ((kd->flags & AV_KF_ZERO_DEFAULT) && v == 0) avi_knob_put(p, k, default_of(kd, n, d));
+    if ((kd->flags & AV_KF_ZERO_DEFAULT) && v == 0) avi_knob_put(p, k, default_of(kd, k, p->variant, n, d));
     else if ((kd->flags & AV_KF_MINUS1_ZERO) && v == -1) avi_knob_put(p, k, 0);
 }
 
@@ -187,6 +193,15 @@ int av_params_check(av_params *out, const av_params *in, int n, int d, int *bad_
         if (!p.hedgehog_w) p.hedgehog_cols = d;
     }
     if (p.causal && !(vd->flags & AV_VF_CAUSAL)) { *bad = AV_KNOB_CAUSAL; return AV_ERR_NO_CAUSAL; }
+    if (!p.causal && (vd->flags & AV_VF_CAUSAL_ONLY)) { *bad = AV_KNOB_CAUSAL; return AV_ERR_NEEDS_CAUSAL; }
+    if (!p.causal)
+        for (int i = 0; i < vd->knob_count; i++) {
+            const av_knob_desc *kd = av_knob_info(vd->knobs[i]);
+            if ((kd->flags & AV_KF_NEEDS_CAUSAL) && avi_knob_get(&p, vd->knobs[i]) != kd->def) {
+                *bad = vd->knobs[i];
+                return AV_ERR_NEEDS_CAUSAL;
+            }
+        }
     if (p.causal && avi_extra_term(&p)) {
         for (int i = 0; i < vd->knob_count; i++)
             if ((av_knob_info(vd->knobs[i])->flags & AV_KF_NO_CAUSAL) && avi_knob_get(&p, vd->knobs[i]) != 0)

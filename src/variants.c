@@ -46,6 +46,15 @@ static const av_knob_desc KNOBS[AV_KNOB_COUNT] = {
                        "iterations of the pseudo-inverse Z"},
     [AV_KNOB_FEATURE_EPS] = {"feature_eps", "--feature-eps", AV_KT_REAL, KF_Z | AV_KF_MINUS1_ZERO, 0, 1e-2, 1e-6, 1e-6,
                              NULL, "the epsilon added inside Performer's phi (the reference PyTorch code uses 1e-4)"},
+    [AV_KNOB_DECAY] = {"decay", "--decay", AV_KT_REAL, KF_Z | AV_KF_NEEDS_CAUSAL, 0, 1, 1, 0.001, NULL,
+                       "decay gamma in (0, 1]: each step multiplies the state by gamma (half-life ln(1/2)/ln(gamma)); "
+                       "below 1 it needs --causal"},
+    [AV_KNOB_WINDOW] = {"window", "--window", AV_KT_INT, 0, 0, AV_MAX_N, 0, 1, NULL,
+                        "sliding window W: row i sees keys with |i - j| < W (and j <= i when causal); 0 means none"},
+    [AV_KNOB_BETA] = {"beta", "--beta", AV_KT_REAL, KF_Z, 0, 2, 0.5, 0.05, NULL,
+                      "delta-rule write strength beta in (0, 2]; 1 overwrites the value stored under a key"},
+    [AV_KNOB_CHUNK] = {"chunk", "--chunk", AV_KT_INT, KF_Z | AV_KF_DEF_MIN_N, 1, AV_MAX_N, 64, 1, NULL,
+                       "chunk size C of the chunkwise form (default min(n, 64); above n it is n)"},
 };
 #undef KF_Z
 
@@ -59,6 +68,8 @@ static const struct { size_t off; char kind; } FIELDS[AV_KNOB_COUNT] = {
     [AV_KNOB_SEED] = {offsetof(av_params, seed), 'u'},       [AV_KNOB_ORDER] = {offsetof(av_params, order), 'i'},
     [AV_KNOB_N] = {offsetof(av_params, N), 'i'},             [AV_KNOB_LANDMARKS] = {offsetof(av_params, landmarks), 'i'},
     [AV_KNOB_ITERS] = {offsetof(av_params, iters), 'i'},   [AV_KNOB_FEATURE_EPS] = {offsetof(av_params, feature_eps), 'd'},
+    [AV_KNOB_DECAY] = {offsetof(av_params, decay), 'd'},     [AV_KNOB_WINDOW] = {offsetof(av_params, window), 'i'},
+    [AV_KNOB_BETA] = {offsetof(av_params, beta), 'd'},       [AV_KNOB_CHUNK] = {offsetof(av_params, chunk), 'i'},
 };
 
 double avi_knob_get(const av_params *p, int knob) {
@@ -93,56 +104,70 @@ void avi_knob_put(av_params *p, int knob, double v) {
 // ----------------------------------------------------------------------------------------------------
 // variants
 
-#define CAUSAL_LINEAR (AV_VF_CAUSAL | AV_VF_LINEAR | AV_VF_RECURRENT | AV_VF_FACTORS)
+#define CAUSAL_LINEAR (AV_VF_CAUSAL | AV_VF_LINEAR | AV_VF_RECURRENT | AV_VF_FACTORS | AV_VF_CHUNKWISE)
+#define STATE_ONLY (AV_VF_CAUSAL | AV_VF_LINEAR | AV_VF_RECURRENT | AV_VF_CHUNKWISE | AV_VF_SCALED | AV_VF_CAUSAL_ONLY)
+#define D AV_KNOB_DECAY
 static const avi_variant VARIANTS[AV_VARIANT_COUNT] = {
     [AV_SOFTMAX] = {{"softmax", "softmax, the reference", "row softmax of beta*QK^T, max-subtracted (beta: the scale)",
-                     "Vaswani et al. 2017", AV_CLASS_EXACT, AV_VF_CAUSAL | AV_VF_SCALED, AV_NORM_EXACT, 0, 0, {0}},
+                     "Vaswani et al. 2017", AV_CLASS_EXACT, AV_VF_CAUSAL | AV_VF_SCALED | AV_VF_CHUNKWISE, AV_NORM_EXACT, 0,
+                     2, {D, AV_KNOB_WINDOW}},
                     NULL, NULL, NULL, NULL, NULL},
     [AV_ELU] = {{"elu", "linear, phi = elu+1", "phi(x) = elu(x) + 1", "Katharopoulos et al. 2020", AV_CLASS_KERNEL,
-                 CAUSAL_LINEAR, AV_NORM_ADD, 1e-6, 0, {0}},
+                 CAUSAL_LINEAR, AV_NORM_ADD, 1e-6, 1, {D}},
                 avi_dim_d, NULL, avi_phi_elu, NULL, avi_cost_elementwise},
     [AV_RELU] = {{"relu", "linear, phi = relu", "phi(x) = relu(x)", "seed article 'Linear Attention'", AV_CLASS_KERNEL,
-                  CAUSAL_LINEAR, AV_NORM_ADD, 1e-6, 0, {0}},
+                  CAUSAL_LINEAR, AV_NORM_ADD, 1e-6, 1, {D}},
                  avi_dim_d, NULL, avi_phi_relu, NULL, avi_cost_elementwise},
     [AV_EXP] = {{"exp", "linear, phi = exp", "phi(x) = exp(x - c), c a per-query and one global key stabiliser",
-                 "seed article 'Linear Attention'", AV_CLASS_KERNEL, CAUSAL_LINEAR, AV_NORM_SUM, 0, 0, {0}},
+                 "seed article 'Linear Attention'", AV_CLASS_KERNEL, CAUSAL_LINEAR, AV_NORM_SUM, 0, 1, {D}},
                 avi_dim_d, NULL, avi_phi_exp, NULL, avi_cost_elementwise},
     [AV_EFFICIENT] = {{"efficient", "Efficient Attention",
                        "softmax of each query over its features x softmax of each key feature over positions",
                        "Shen et al. 2021", AV_CLASS_KERNEL, AV_VF_LINEAR | AV_VF_FACTORS, AV_NORM_SUM, 0, 0, {0}},
                       avi_dim_d, NULL, avi_phi_efficient, NULL, avi_cost_elementwise},
     [AV_FOCUSED] = {{"focused", "focused (FLatten)", "phi(x) = f_p((relu(x) + 1e-6)/ln 2), f_p(y) = |y| y^p/|y^p|",
-                     "Han et al. 2023", AV_CLASS_KERNEL, CAUSAL_LINEAR, AV_NORM_ADD_N, 1e-6, 3,
-                     {AV_KNOB_P, AV_KNOB_DWC_KERNEL, AV_KNOB_SEED}},
+                     "Han et al. 2023", AV_CLASS_KERNEL, CAUSAL_LINEAR, AV_NORM_ADD_N, 1e-6, 4,
+                     {AV_KNOB_P, AV_KNOB_DWC_KERNEL, AV_KNOB_SEED, D}},
                     avi_dim_d, NULL, avi_phi_focused, NULL, avi_cost_elementwise},
     [AV_LINFORMER] = {{"linformer", "Linformer", "softmax(beta*Q(EK)^T) F, E, F in R^{s x n} (beta: the scale)", "Wang et al. 2020",
                        AV_CLASS_LOWRANK, AV_VF_LINEAR | AV_VF_FACTORS | AV_VF_SCALED, AV_NORM_EXACT, 0, 4,
                        {AV_KNOB_S, AV_KNOB_EF_KIND, AV_KNOB_EF_SHARED, AV_KNOB_SEED}},
                       NULL, NULL, NULL, NULL, NULL},
     [AV_PERFORMER] = {{"performer", "Performer FAVOR+", "phi(x) = m^-1/2 (exp(w_i.x' - |x'|^2/2 - c) + eps), x' = sqrt(scale) x",
-                       "Choromanski et al. 2021", AV_CLASS_KERNEL, CAUSAL_LINEAR | AV_VF_SCALED, AV_NORM_SUM, 0, 4,
-                       {AV_KNOB_M, AV_KNOB_ORTHOGONAL, AV_KNOB_SEED, AV_KNOB_FEATURE_EPS}},
+                       "Choromanski et al. 2021", AV_CLASS_KERNEL, CAUSAL_LINEAR | AV_VF_SCALED, AV_NORM_SUM, 0, 5,
+                       {AV_KNOB_M, AV_KNOB_ORTHOGONAL, AV_KNOB_SEED, AV_KNOB_FEATURE_EPS, D}},
                       avi_dim_performer, avi_performer_work, avi_phi_performer, NULL, avi_cost_performer},
     [AV_TAYLOR] = {{"taylor", "Taylor series of exp", "sum_{r<=order} x^r/r!, x = beta*q.k (beta: the scale)",
                     "seed article 'infinite-dimensional linear attention'", AV_CLASS_CLOSED_FORM,
-                    CAUSAL_LINEAR | AV_VF_SCALED, AV_NORM_SUM, 0, 1, {AV_KNOB_ORDER}},
+                    CAUSAL_LINEAR | AV_VF_SCALED, AV_NORM_SUM, 0, 2, {AV_KNOB_ORDER, D}},
                    avi_dim_taylor, avi_tensor_work, avi_phi_taylor, avi_kernel_row_taylor, avi_cost_tensor},
     [AV_EXPLIMIT] = {{"explimit", "(1 + s/N)^N", "(1 + x/N)^N, x = beta*q.k (beta: the scale), an N-fold tensor power of [1, x/sqrt(N)]",
                       "seed article 'infinite-dimensional linear attention'", AV_CLASS_CLOSED_FORM,
-                      CAUSAL_LINEAR | AV_VF_SCALED, AV_NORM_SUM, 0, 1, {AV_KNOB_N}},
+                      CAUSAL_LINEAR | AV_VF_SCALED, AV_NORM_SUM, 0, 2, {AV_KNOB_N, D}},
                      avi_dim_explimit, avi_tensor_work, avi_phi_explimit, avi_kernel_row_explimit, avi_cost_tensor},
     [AV_HEDGEHOG] = {{"hedgehog", "Hedgehog", "phi(x) = [exp(W^T x - c), exp(-W^T x - c)], W default identity",
-                      "Zhang et al. 2024", AV_CLASS_KERNEL, CAUSAL_LINEAR | AV_VF_WEIGHTS, AV_NORM_SUM, 0, 0, {0}},
+                      "Zhang et al. 2024", AV_CLASS_KERNEL, CAUSAL_LINEAR | AV_VF_WEIGHTS, AV_NORM_SUM, 0, 1, {D}},
                      avi_dim_hedgehog, NULL, avi_phi_hedgehog, NULL, avi_cost_hedgehog},
     [AV_NYSTROM] = {{"nystrom", "Nystromformer", "F Z B: softmax blocks through m segment-mean landmarks, Z ~ pinv",
                      "Xiong et al. 2021", AV_CLASS_LOWRANK, AV_VF_LINEAR | AV_VF_FACTORS | AV_VF_SCALED, AV_NORM_EXACT,
                      0, 2, {AV_KNOB_LANDMARKS, AV_KNOB_ITERS}},
                     NULL, NULL, NULL, NULL, NULL},
     [AV_COSFORMER] = {{"cosformer", "cosFormer", "relu(q).relu(k) cos(pi(i - j)/(2n)), positions from 1",
-                       "Qin et al. 2022", AV_CLASS_KERNEL, CAUSAL_LINEAR, AV_NORM_CLAMP, 1e-6, 0, {0}},
+                       "Qin et al. 2022", AV_CLASS_KERNEL, CAUSAL_LINEAR, AV_NORM_CLAMP, 1e-6, 1, {D}},
                       avi_dim_2d, NULL, avi_phi_cosformer, NULL, avi_cost_elementwise},
+    [AV_RETENTION] = {{"retention", "retention (RetNet)", "M = (beta*QK^T) * gamma^(i-j) for j <= i, unnormalised (beta: the scale)",
+                       "Sun et al. 2023", AV_CLASS_RETENTION, STATE_ONLY, AV_NORM_NONE, 0, 2, {D, AV_KNOB_CHUNK},
+                       {1.0 - 1.0 / 32.0, 0}},
+                      avi_dim_d, NULL, avi_phi_retention, NULL, avi_cost_retention},
+    [AV_DELTANET] = {{"deltanet", "delta rule (DeltaNet)",
+                      "S <- alpha S; S += beta k (v - S^T k)^T; o = S^T (scale q), unit q and k (alpha: the decay)",
+                      "Schlag et al. 2021; Yang et al. 2024", AV_CLASS_DELTA, STATE_ONLY, AV_NORM_NONE, 0, 3,
+                      {AV_KNOB_BETA, D, AV_KNOB_CHUNK}},
+                     avi_dim_d, NULL, avi_phi_delta, NULL, avi_cost_delta},
 };
 #undef CAUSAL_LINEAR
+#undef STATE_ONLY
+#undef D
 
 const avi_variant *avi_variant_of(int variant) { return &VARIANTS[variant]; }
 
@@ -193,16 +218,23 @@ static void jput(jbuf *b, const char *fmt, ...) {
 static const char *jbool(int x) { return x ? "true" : "false"; }
 
 static void json_variant(jbuf *b, const av_variant_desc *v) {
-    static const char *const CLASS[] = {"exact", "kernel", "closed_form", "lowrank"};
-    static const char *const NORM[] = {"exact", "sum", "add", "add_n", "clamp"};
+    static const char *const CLASS[] = {"exact", "kernel", "closed_form", "lowrank", "retention", "delta"};
+    static const char *const NORM[] = {"exact", "sum", "add", "add_n", "clamp", "none"};
     jput(b, "{\"name\":\"%s\",\"label\":\"%s\",\"formula\":\"%s\",\"source\":\"%s\",\"class\":\"%s\",", v->name,
          v->label, v->formula, v->source, CLASS[v->cls]);
     jput(b, "\"causal\":%s,\"linear\":%s,\"recurrent\":%s,\"factors\":%s,\"scaled\":%s,\"weights\":%s,",
          jbool(v->flags & AV_VF_CAUSAL), jbool(v->flags & AV_VF_LINEAR), jbool(v->flags & AV_VF_RECURRENT),
          jbool(v->flags & AV_VF_FACTORS), jbool(v->flags & AV_VF_SCALED), jbool(v->flags & AV_VF_WEIGHTS));
+    jput(b, "\"chunkwise\":%s,\"causal_only\":%s,", jbool(v->flags & AV_VF_CHUNKWISE), jbool(v->flags & AV_VF_CAUSAL_ONLY));
     jput(b, "\"norm\":\"%s\",\"eps\":%.17g,\"knobs\":[", NORM[v->norm], v->eps);
     for (int i = 0; i < v->knob_count; i++) jput(b, "%s\"%s\"", i ? "," : "", KNOBS[v->knobs[i]].key);
-    jput(b, "]}");
+    jput(b, "],\"defaults\":{");
+    for (int i = 0, first = 1; i < v->knob_count; i++) {
+        if (v->defaults[i] == 0) continue;
+        jput(b, "%s\"%s\":%.17g", first ? "" : ",", KNOBS[v->knobs[i]].key, v->defaults[i]);
+        first = 0;
+    }
+    jput(b, "}}");
 }
 
 static void json_knob(jbuf *b, const av_knob_desc *k) {
@@ -215,6 +247,7 @@ static void json_knob(jbuf *b, const av_knob_desc *k) {
     jput(b, "\"def\":%.17g,\"def_rule\":\"%s\",\"zero_default\":%s,\"minus1_zero\":%s,\"odd\":%s,\"no_causal\":%s,",
          k->def, def_rule, jbool(f & AV_KF_ZERO_DEFAULT), jbool(f & AV_KF_MINUS1_ZERO), jbool(f & AV_KF_ODD),
          jbool(f & AV_KF_NO_CAUSAL));
+    jput(b, "\"needs_causal\":%s,", jbool(f & AV_KF_NEEDS_CAUSAL));
     jput(b, "\"step\":%.17g,", k->step);
     jput(b, "\"options\":");
     if (!k->options) jput(b, "null");
@@ -227,7 +260,7 @@ static void json_knob(jbuf *b, const av_knob_desc *k) {
 }
 
 const char *av_registry_json(void) {
-    static char text[16384];
+    static char text[32768];
     static int built = 0;
     if (built) return text;
     jbuf b = {text, sizeof text, 1};

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnviz.h"
+#include "internal.h"
 #include "simd.h"
 #include "testutil.h"
 
@@ -150,19 +150,61 @@ static double tref_poly(const av_params *p, double s) {
     return pow(1 + s / p->N, p->N);
 }
 
-/* The n×n matrix of a variant in double, from docs/variant-formulas.md directly. Knobs must be resolved (scale, p,
- * order set). */
+/* The delta rule's matrix in double by its recurrence on unit rows (docs/recurrent.md), with V = I: row t is
+ * o_t for every value at once. S (d×n) ← αS; u = β(e_t − Sᵀk̂_t); S += k̂_t uᵀ; M[t] = Sᵀ(scale·q̂_t). */
+static void tref_delta(double *A, const float *Q, const float *K, int n, int d, const av_params *p) {
+    double *S = calloc((size_t)d * n, sizeof(double)), *u = malloc(sizeof(double) * n);
+    double *k = malloc(sizeof(double) * d), *q = malloc(sizeof(double) * d);
+    for (int t = 0; t < n; t++) {
+        double nk = 0, nq = 0;
+        for (int f = 0; f < d; f++) {
+            nk += (double)K[(size_t)t * d + f] * K[(size_t)t * d + f];
+            nq += (double)Q[(size_t)t * d + f] * Q[(size_t)t * d + f];
+        }
+        for (int f = 0; f < d; f++) {
+            k[f] = nk > 0 ? K[(size_t)t * d + f] / sqrt(nk) : 0;
+            q[f] = nq > 0 ? p->scale * Q[(size_t)t * d + f] / sqrt(nq) : 0;
+        }
+        for (size_t e = 0; e < (size_t)d * n; e++) S[e] *= p->decay;
+        for (int c = 0; c < n; c++) {
+            double w = 0;
+            for (int f = 0; f < d; f++) w += k[f] * S[(size_t)f * n + c];
+            u[c] = p->beta * ((c == t) - w);
+        }
+        for (int f = 0; f < d; f++)
+            for (int c = 0; c < n; c++) S[(size_t)f * n + c] += k[f] * u[c];
+        for (int c = 0; c < n; c++) {
+            double o = 0;
+            for (int f = 0; f < d; f++) o += q[f] * S[(size_t)f * n + c];
+            A[(size_t)t * n + c] = o;
+        }
+    }
+    free(S); free(u); free(k); free(q);
+}
+
+/* The n×n matrix of a variant in double, from docs/variant-formulas.md and docs/recurrent.md directly. Knobs
+ * must be resolved (scale, p, order, decay set). */
 static void tref_matrix(double *A, const float *Q, const float *K, int n, int d, const av_params *p) {
-    long r = tref_feature_dim(p, d);
+    if (p->variant == AV_DELTANET) {
+        tref_delta(A, Q, K, n, d, p);
+        return;
+    }
+    long r = p->variant == AV_RETENTION ? 0 : tref_feature_dim(p, d);
     double *PQ = r ? malloc(sizeof(double) * n * r) : NULL, *PK = r ? malloc(sizeof(double) * n * r) : NULL;
     if (r) tref_features(PQ, PK, Q, K, n, d, p);
     for (int i = 0; i < n; i++) {
         double *a = A + (size_t)i * n, sum = 0, mx = -INFINITY;
-        int len = p->causal ? i + 1 : n;
+        int len = p->causal ? i + 1 : n, lo = 0;
+        if (p->variant == AV_SOFTMAX && p->window > 0) { /* |i − j| < W */
+            lo = i - p->window + 1 > 0 ? i - p->window + 1 : 0;
+            len = i + p->window < len ? i + p->window : len;
+        }
+        double g = p->causal && p->decay > 0 ? p->decay : 1; /* γ^{i−j}, or (i − j)·ln γ added to softmax's logits */
         for (int j = 0; j < n; j++) {
             double s = p->scale * dot_fd(Q + (size_t)i * d, K + (size_t)j * d, d), v;
-            if (j >= len) { a[j] = 0; continue; }
-            if (p->variant == AV_SOFTMAX) v = s;
+            if (j >= len || j < lo) { a[j] = 0; continue; }
+            if (p->variant == AV_SOFTMAX) v = s + (i - j) * log(g);
+            else if (p->variant == AV_RETENTION) v = s;
             else if (p->variant == AV_TAYLOR || p->variant == AV_EXPLIMIT) v = tref_poly(p, s);
             else if (p->variant == AV_COSFORMER) {
                 double qk = 0;
@@ -175,18 +217,20 @@ static void tref_matrix(double *A, const float *Q, const float *K, int n, int d,
                 v = 0;
                 for (long f = 0; f < r; f++) v += PQ[(size_t)i * r + f] * PK[(size_t)j * r + f];
             }
+            if (p->variant != AV_SOFTMAX) v *= pow(g, i - j);
             a[j] = v;
             mx = v > mx ? v : mx;
         }
+        if (p->variant == AV_RETENTION) continue; /* unnormalised */
         if (p->variant == AV_SOFTMAX)
-            for (int j = 0; j < len; j++) a[j] = exp(a[j] - mx);
-        for (int j = 0; j < len; j++) sum += a[j];
+            for (int j = lo; j < len; j++) a[j] = exp(a[j] - mx);
+        for (int j = lo; j < len; j++) sum += a[j];
         double den = sum;
         if (p->variant == AV_ELU || p->variant == AV_RELU) den = sum + 1e-6;
         if (p->variant == AV_FOCUSED) den = sum + n * 1e-6;
         if (p->variant == AV_COSFORMER) den = fmax(sum, 1e-6);
         if (den != 0)
-            for (int j = 0; j < len; j++) a[j] /= den;
+            for (int j = lo; j < len; j++) a[j] /= den;
     }
     if (p->variant == AV_FOCUSED && p->dwc_kernel > 0) {
         int k = p->dwc_kernel, h = (k - 1) / 2;
@@ -230,7 +274,7 @@ static const int DS[] = {3, 13, 64};
 /* The variants whose formula the double reference above knows. Every other registry variant must be
  * compared with an independent reference elsewhere (test_every_variant_has_a_reference checks this). */
 static const int REF_VARIANTS[] = {AV_SOFTMAX, AV_ELU, AV_RELU, AV_EXP, AV_EFFICIENT, AV_FOCUSED,
-                                   AV_TAYLOR, AV_EXPLIMIT, AV_HEDGEHOG, AV_COSFORMER};
+                                   AV_TAYLOR, AV_EXPLIMIT, AV_HEDGEHOG, AV_COSFORMER, AV_RETENTION, AV_DELTANET};
 #define NREF (int)(sizeof REF_VARIANTS / sizeof REF_VARIANTS[0])
 /* Compared elsewhere: Performer (random features) by its convergence to softmax in check_random.c;
  * Linformer and Nyström against their own references in check_lowrank.c. */
@@ -244,6 +288,7 @@ static int normalising(int v) { return vd_of(v)->cls == AV_CLASS_EXACT || vd_of(
 static int eps_free(int v) { return vd_of(v)->norm == AV_NORM_EXACT || (vd_of(v)->norm == AV_NORM_SUM && normalising(v)); }
 static int may_zero(int v) { return v == AV_RELU || v == AV_COSFORMER; } /* all-negative rows happen */
 static int has_causal(int v) { return (vd_of(v)->flags & AV_VF_CAUSAL) != 0; }
+static int causal_only(int v) { return (vd_of(v)->flags & AV_VF_CAUSAL_ONLY) != 0; }
 
 // ----------------------------------------------------------------------------------------------------
 // the SIMD exp
@@ -335,10 +380,11 @@ END_TEST
 // ----------------------------------------------------------------------------------------------------
 // every variant against its double reference; rows sum to 1; causal zeros exact
 
-static void check_against_reference(int variant, int causal, int n, int d) {
+static void check_against_reference(int variant, int causal, int n, int d, double decay) {
     av_params p, r;
     av_params_default(&p, variant);
     p.causal = causal;
+    p.decay = decay;
     if (variant == AV_TAYLOR) p.order = 4; /* even orders: positive normalisers (odd: test_warnings) */
     if (variant == AV_EXPLIMIT) p.N = 4;
     ck_assert_int_eq(av_params_resolve(&r, &p, n, d), AV_OK);
@@ -374,8 +420,10 @@ START_TEST(test_matrix_vs_reference) {
     for (int a = 0; a < 4; a++)
         for (int b = 0; b < 3; b++)
             for (int causal = 0; causal <= 1; causal++) {
-                if (causal && !has_causal(variant)) continue;
-                check_against_reference(variant, causal, NS[a], DS[b]);
+                if ((causal && !has_causal(variant)) || (!causal && causal_only(variant))) continue;
+                check_against_reference(variant, causal, NS[a], DS[b], 0);
+                if (causal && avi_variant_reads(variant, AV_KNOB_DECAY)) /* decayed (forgetting, gated) */
+                    check_against_reference(variant, causal, NS[a], DS[b], 0.9);
             }
 }
 END_TEST
@@ -486,7 +534,7 @@ END_TEST
 // quadratic vs linear vs recurrent; factors; rank
 
 /* The paths agree for every registry variant with a feature map (kernel and closed-form classes). */
-static int has_features(int v) { return vd_of(v)->cls == AV_CLASS_KERNEL || vd_of(v)->cls == AV_CLASS_CLOSED_FORM; }
+static int has_features(int v) { return vd_of(v)->cls != AV_CLASS_EXACT && vd_of(v)->cls != AV_CLASS_LOWRANK; }
 
 static double rel_err(const float *a, const float *b, size_t count) {
     double m = 0;
@@ -494,10 +542,27 @@ static double rel_err(const float *a, const float *b, size_t count) {
     return tu_max_abs_diff(a, b, count) / fmax(m, 1e-30);
 }
 
-static void check_paths(int variant, int causal, int n, int d, int dv) {
+/* O by a sequential form (av_recurrent or av_chunkwise) against the quadratic path's Oq. */
+static void check_sequential(const av_params *p, const float *Q, const float *K, const float *V, int n, int d, int dv,
+                             const float *Oq, int want, int chunkwise) {
+    size_t wb = chunkwise ? av_chunkwise_work(p, n, d, dv) : av_recurrent_work(p, n, d, dv);
+    ck_assert_msg(wb > 0, "%s: no %s form", av_variant_name(p->variant), chunkwise ? "chunkwise" : "recurrent");
+    void *w = work_for(wb);
+    float *O = malloc(sizeof(float) * n * dv);
+    int st = chunkwise ? av_chunkwise(O, Q, K, V, n, d, dv, p, w, wb) : av_recurrent(O, Q, K, V, n, d, dv, p, w, wb);
+    ck_assert_msg(st == want, "%s %s: %d, quadratic %d", av_variant_name(p->variant), chunkwise ? "chunkwise" : "recurrent",
+                  st, want);
+    double e = rel_err(O, Oq, (size_t)n * dv);
+    ck_assert_msg(e <= 1e-5, "%s n=%d d=%d decay=%g chunk=%d: %s vs quadratic %g", av_variant_name(p->variant), n, d,
+                  p->decay, p->chunk, chunkwise ? "chunkwise" : "recurrent", e);
+    free(w); free(O);
+}
+
+static void check_paths(int variant, int causal, int n, int d, int dv, double decay) {
     av_params p;
     av_params_default(&p, variant);
     p.causal = causal;
+    p.decay = decay;
     p.m = 19;
     p.order = 2;
     p.N = 2;
@@ -536,6 +601,13 @@ static void check_paths(int variant, int causal, int n, int d, int dv) {
         e = rel_err(O2, Oq, (size_t)n * dv);
         ck_assert_msg(e <= 1e-5, "%s recurrent vs quadratic %g", av_variant_name(variant), e);
         free(PQ); free(PK); free(fw); free(S); free(z);
+        check_sequential(&p, Q, K, V, n, d, dv, Oq, st, 0);
+        static const int CHUNKS[] = {0, 1, 5, 64};
+        for (int c = 0; c < 4; c++) { /* chunk sizes that do and do not divide n, and one above it */
+            p.chunk = CHUNKS[c];
+            check_sequential(&p, Q, K, V, n, d, dv, Oq, st, 1);
+        }
+        p.chunk = 0;
     } else { /* factors: L·Rᵀ = M */
         long r;
         ck_assert_int_eq(av_factor_rank(&r, &p, n, d), AV_OK);
@@ -563,8 +635,9 @@ START_TEST(test_paths_agree) {
     for (int a = 0; a < 4; a++)
         for (int b = 0; b < 2; b++)
             for (int causal = 0; causal <= 1; causal++) {
-                if (causal && !has_causal(variant)) continue;
-                check_paths(variant, causal, NS[a], DS[b], b == 0 ? 5 : 13);
+                if ((causal && !has_causal(variant)) || (!causal && causal_only(variant))) continue;
+                check_paths(variant, causal, NS[a], DS[b], b == 0 ? 5 : 13, 0);
+                if (causal && avi_variant_reads(variant, AV_KNOB_DECAY)) check_paths(variant, 1, NS[a], DS[b], 7, 0.85);
             }
 }
 END_TEST

@@ -28,7 +28,8 @@ START_TEST(test_rows_consistent) {
         ck_assert_msg(plain(d->name) && plain(d->label) && plain(d->formula) && plain(d->source), "variant %d strings", v);
         ck_assert_int_eq(av_variant_from_name(d->name), v);
         ck_assert_str_eq(av_variant_name(v), d->name);
-        int featured = d->cls == AV_CLASS_KERNEL || d->cls == AV_CLASS_CLOSED_FORM;
+        int featured = d->cls == AV_CLASS_KERNEL || d->cls == AV_CLASS_CLOSED_FORM || d->cls == AV_CLASS_RETENTION ||
+                       d->cls == AV_CLASS_DELTA;
         ck_assert_msg(featured == (row->feature_dim && row->features && row->feature_cost), "%s: kernels of its class", d->name);
         ck_assert_msg((d->cls == AV_CLASS_CLOSED_FORM) == (row->kernel_row != NULL), "%s: closed form", d->name);
         ck_assert_msg(d->knob_count >= 0 && d->knob_count <= AV_VARIANT_MAX_KNOBS, "%s: knob count", d->name);
@@ -36,7 +37,15 @@ START_TEST(test_rows_consistent) {
             ck_assert_msg(av_knob_info(d->knobs[i]) != NULL && d->knobs[i] != AV_KNOB_CAUSAL && d->knobs[i] != AV_KNOB_SCALE,
                           "%s: knob %d", d->name, d->knobs[i]);
         ck_assert_msg(!(d->flags & AV_VF_RECURRENT) || (d->flags & AV_VF_CAUSAL), "%s: a recurrence is causal", d->name);
-        ck_assert_msg(d->norm >= AV_NORM_EXACT && d->norm <= AV_NORM_CLAMP, "%s: norm", d->name);
+        ck_assert_msg(!(d->flags & AV_VF_CHUNKWISE) || (d->flags & AV_VF_CAUSAL), "%s: chunks are causal", d->name);
+        ck_assert_msg(!(d->flags & AV_VF_CAUSAL_ONLY) || (d->flags & AV_VF_CAUSAL), "%s: causal only", d->name);
+        ck_assert_msg(d->norm >= AV_NORM_EXACT && d->norm <= AV_NORM_NONE, "%s: norm", d->name);
+        ck_assert_msg((d->norm == AV_NORM_NONE) == (d->cls == AV_CLASS_RETENTION || d->cls == AV_CLASS_DELTA),
+                      "%s: unnormalised exactly for the state classes", d->name);
+        for (int i = 0; i < d->knob_count; i++) /* a variant's own default is inside the knob's range */
+            ck_assert_msg(d->defaults[i] == 0 || (d->defaults[i] >= av_knob_info(d->knobs[i])->lo &&
+                                                  d->defaults[i] <= av_knob_info(d->knobs[i])->hi),
+                          "%s: default of knob %d", d->name, d->knobs[i]);
         ck_assert_msg((d->norm == AV_NORM_ADD || d->norm == AV_NORM_ADD_N || d->norm == AV_NORM_CLAMP) == (d->eps > 0),
                       "%s: eps belongs to its rule", d->name);
     }
@@ -65,9 +74,16 @@ START_TEST(test_flags_match_behaviour) {
         long r;
         ck_assert_msg((av_factor_rank(&r, &p, n, d) == AV_OK) == !!(vd->flags & AV_VF_FACTORS), "%s factors", vd->name);
         ck_assert_msg((av_linear_work(&p, n, d, dv) > 0) == !!(vd->flags & AV_VF_LINEAR), "%s linear", vd->name);
+        ck_assert_msg(p.causal == !!(vd->flags & AV_VF_CAUSAL_ONLY), "%s: causal by default", vd->name);
+        p.causal = 0;
+        ck_assert_msg((av_params_resolve(&p, &p, n, d) == AV_ERR_NEEDS_CAUSAL) == !!(vd->flags & AV_VF_CAUSAL_ONLY),
+                      "%s: non-causal", vd->name);
         p.causal = 1;
         int st = av_params_resolve(&p, &p, n, d);
         ck_assert_msg((st == AV_OK) == !!(vd->flags & AV_VF_CAUSAL), "%s causal: %d", vd->name, st);
+        ck_assert_msg((av_chunkwise_work(&p, n, d, dv) > 0) == !!(vd->flags & AV_VF_CHUNKWISE), "%s chunkwise", vd->name);
+        ck_assert_msg((av_recurrent_work(&p, n, d, dv) > 0) == ((vd->flags & AV_VF_RECURRENT) || vd->cls == AV_CLASS_EXACT),
+                      "%s recurrent (a softmax cache)", vd->name);
         if (st == AV_OK && (vd->flags & AV_VF_LINEAR)) {
             size_t wb = av_linear_work(&p, n, d, dv);
             void *w = malloc(wb);
@@ -94,7 +110,7 @@ START_TEST(test_knob_rows) {
             av_params p, out;
             av_params_default(&p, v);
             ck_assert_int_eq(av_params_resolve(&out, &p, n, d), AV_OK);
-            double want = kd->flags & AV_KF_DEF_MIN_N ? fmin(n, kd->def) : kd->def;
+            double want = vd->defaults[i] != 0 ? vd->defaults[i] : kd->flags & AV_KF_DEF_MIN_N ? fmin(n, kd->def) : kd->def;
             ck_assert_msg(av_params_get(&out, k) == want, "%s %s default %g", vd->name, kd->key, av_params_get(&out, k));
             double hi = kd->flags & AV_KF_HI_N ? n : kd->flags & AV_KF_HI_2N ? 2 * n - 1 : kd->hi;
             if (hi < 2147483647.0 && kd->type != AV_KT_BOOL) { /* one past the top is refused, and named */
@@ -120,6 +136,21 @@ START_TEST(test_knob_rows) {
     p.dwc_kernel = 0;
     ck_assert_int_eq(av_params_check(&p, &p, n, d, &bad), AV_OK);
     ck_assert_int_eq(bad, -1);
+    /* a decay needs the causal mask; retention and the delta rule exist only with it */
+    for (int v = 0; v < AV_VARIANT_COUNT; v++) {
+        if (!avi_variant_reads(v, AV_KNOB_DECAY)) continue;
+        av_params_default(&p, v);
+        p.causal = 1;
+        p.decay = 0.9;
+        ck_assert_msg(av_params_check(&p, &p, n, d, &bad) == AV_OK, "%s decayed", av_variant_name(v));
+        p.causal = 0;
+        int want = AV_ERR_NEEDS_CAUSAL, st = av_params_check(&p, &p, n, d, &bad);
+        ck_assert_msg(st == want && bad == (av_variant_info(v)->flags & AV_VF_CAUSAL_ONLY ? AV_KNOB_CAUSAL : AV_KNOB_DECAY),
+                      "%s: decay without causal: %d, knob %d", av_variant_name(v), st, bad);
+        p.decay = 1; /* the knob's own default needs nothing */
+        st = av_params_check(&p, &p, n, d, &bad);
+        ck_assert_msg(st == (av_variant_info(v)->flags & AV_VF_CAUSAL_ONLY ? AV_ERR_NEEDS_CAUSAL : AV_OK), "%s: decay 1", av_variant_name(v));
+    }
 }
 END_TEST
 
