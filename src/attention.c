@@ -706,9 +706,9 @@ int av_recurrent_step(float *o, double *S, double *z, const float *phi_q, const 
 /* The sequential forms' rule: causal, and a form the registry lists (kernel variants without a DWC term and
  * with a feature dimension under the cap; softmax; retention; deltanet). */
 static int sequential_rule(const av_params *p, int d, unsigned flag) {
-    if (!p->causal) return AV_ERR_NEEDS_CAUSAL;
     if (!has_flag(p, flag) && !(flag == AV_VF_RECURRENT && is_exact(p))) return AV_ERR_NO_LINEAR;
     if (avi_extra_term(p)) return AV_ERR_NO_LINEAR;
+    if (!p->causal) return AV_ERR_NEEDS_CAUSAL;
     return !is_exact(p) && avi_feature_dim(p, d) > AV_MAX_FEATURE_DIM ? AV_ERR_FEATURE_DIM : AV_OK;
 }
 

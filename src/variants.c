@@ -54,7 +54,7 @@ static const av_knob_desc KNOBS[AV_KNOB_COUNT] = {
     [AV_KNOB_BETA] = {"beta", "--beta", AV_KT_REAL, KF_Z, 0, 2, 0.5, 0.05, NULL,
                       "delta-rule write strength beta in (0, 2]; 1 overwrites the value stored under a key"},
     [AV_KNOB_CHUNK] = {"chunk", "--chunk", AV_KT_INT, KF_Z | AV_KF_DEF_MIN_N, 1, AV_MAX_N, 64, 1, NULL,
-                       "chunk size C of the chunkwise form (default min(n, 64); above n it is n)"},
+                       "chunk size C of the chunkwise form (every variant's --path chunkwise reads it; default min(n, 64); above n it is n)"},
 };
 #undef KF_Z
 

@@ -27,9 +27,11 @@ static const char HELP[] =
     "\n"
     "usage:\n"
     "  attnviz matrix   --variant NAME --q Q.npy --k K.npy [--v V.npy] [--causal] [knobs] -o M.npy\n"
-    "                   [--out-o O.npy]\n"
+    "                   [--out-o O.npy [--path quadratic|linear|recurrent|chunkwise]]\n"
     "      Write the variant's n x n attention matrix (or its effective n x n map) as float32 .npy.\n"
-    "      With --v and --out-o, also write the output O = M V (n x dv).\n"
+    "      With --v and --out-o, also write the output O = M V (n x dv), by the quadratic path (default),\n"
+    "      the linear-time path, the recurrent form (token by token; causal) or the chunkwise form\n"
+    "      (chunks of --chunk tokens and a carried state; causal).\n"
     "  attnviz readouts --variant NAME --q Q.npy --k K.npy [--v V.npy] [--causal] [knobs]\n"
     "                   [--accurate] [--tau X] [-o OUT.json]\n"
     "      Print the readouts of the matrix (rank, effective rank, sparsity, entropy, error against\n"
@@ -278,6 +280,12 @@ static int check_knobs(const avcli_inputs *in, const raw_flags *r) {
             return avcli_fail("--causal: %s with %s has no causal form", vname, av_knob_info(bad)->flag);
         return avcli_fail("--causal: %s has no causal form", vname);
     }
+    if (st == AV_ERR_NEEDS_CAUSAL) {
+        if (bad >= 0 && bad != AV_KNOB_CAUSAL)
+            return avcli_fail("%s %s: needs --causal (a decay exists only causally)", av_knob_info(bad)->flag,
+                              r->knob[bad] ? r->knob[bad] : "");
+        return avcli_fail("--no-causal: %s exists only causal (it is a recurrence)", vname);
+    }
     if (st == AV_ERR_KNOB && bad >= 0) {
         const av_knob_desc *kd = av_knob_info(bad);
         range_text(range, sizeof range, kd);
@@ -457,8 +465,41 @@ void avcli_free(avcli_inputs *in) {
 // ----------------------------------------------------------------------------------------------------
 // commands
 
+/* O by the path --path names (docs/recurrent.md), M by av_matrix: the quadratic path computes both at once. */
+static int output_by_path(float *O, float *M, const avcli_inputs *in, int path) {
+    int n = in->n, d = in->d, dv = in->dv;
+    if (path == AV_PATH_QUADRATIC) {
+        size_t wb = av_attend_work(&in->prm, n, d, dv);
+        void *w = wb ? malloc(wb) : NULL;
+        int st = w ? av_attend(O, M, in->Q, in->K, in->V, n, d, dv, &in->prm, w, wb) : wb ? AV_ERR_NOMEM : AV_ERR_TOO_LARGE;
+        free(w);
+        return st;
+    }
+    size_t wm = av_matrix_work(&in->prm, n, d);
+    size_t wb = path == AV_PATH_LINEAR ? av_linear_work(&in->prm, n, d, dv)
+              : path == AV_PATH_RECURRENT ? av_recurrent_work(&in->prm, n, d, dv) : av_chunkwise_work(&in->prm, n, d, dv);
+    if (wb == 0) { /* the reason, from a call with no workspace (the arguments are checked first) */
+        int st = path == AV_PATH_LINEAR ? av_linear(O, in->Q, in->K, in->V, n, d, dv, &in->prm, NULL, 0)
+               : path == AV_PATH_RECURRENT ? av_recurrent(O, in->Q, in->K, in->V, n, d, dv, &in->prm, NULL, 0)
+               : av_chunkwise(O, in->Q, in->K, in->V, n, d, dv, &in->prm, NULL, 0);
+        return st < 0 ? st : AV_ERR_TOO_LARGE;
+    }
+    void *w = malloc(wb > wm ? wb : wm);
+    if (!w) return AV_ERR_NOMEM;
+    int st = av_matrix(M, in->Q, in->K, n, d, &in->prm, w, wm);
+    if (st >= 0) {
+        int so = path == AV_PATH_LINEAR ? av_linear(O, in->Q, in->K, in->V, n, d, dv, &in->prm, w, wb)
+               : path == AV_PATH_RECURRENT ? av_recurrent(O, in->Q, in->K, in->V, n, d, dv, &in->prm, w, wb)
+               : av_chunkwise(O, in->Q, in->K, in->V, n, d, dv, &in->prm, w, wb);
+        st = so < 0 || so > st ? so : st;
+    }
+    free(w);
+    return st;
+}
+
 static int cmd_matrix(int argc, char **argv) {
     const char *out_o = NULL;
+    int path = AV_PATH_QUADRATIC;
     char **rest = malloc(sizeof(char *) * (size_t)(argc + 1));
     int nrest = 0;
     if (!rest) return avcli_fail_system("out of memory");
@@ -467,6 +508,17 @@ static int cmd_matrix(int argc, char **argv) {
             if (out_o) { free(rest); return avcli_fail("--out-o: given twice"); }
             if (i + 1 >= argc) { free(rest); return avcli_fail("--out-o: needs a value"); }
             out_o = argv[++i];
+        } else if (strcmp(argv[i], "--path") == 0) {
+            static const char *const NAMES[] = {"quadratic", "linear", "recurrent", "chunkwise"};
+            if (i + 1 >= argc) { free(rest); return avcli_fail("--path: needs a value"); }
+            path = -1;
+            for (int k = 0; k < 4; k++)
+                if (strcmp(argv[i + 1], NAMES[k]) == 0) path = k;
+            if (path < 0) {
+                free(rest);
+                return avcli_fail("--path %s: not one of quadratic, linear, recurrent, chunkwise", argv[i + 1]);
+            }
+            i++;
         } else if (strcmp(argv[i], "--accurate") == 0 || strcmp(argv[i], "--tau") == 0) {
             free(rest);
             return avcli_fail("%s: applies to readouts only", argv[i]);
@@ -483,13 +535,14 @@ static int cmd_matrix(int argc, char **argv) {
     void *work = NULL;
     if (!in.out) { code = avcli_fail("-o: required (the output M.npy)"); goto done; }
     if (out_o && !in.V) { code = avcli_fail("--out-o %s: needs --v V.npy", out_o); goto done; }
-    size_t wb = out_o ? av_attend_work(&in.prm, n, in.d, in.dv) : av_matrix_work(&in.prm, n, in.d);
+    if (path != AV_PATH_QUADRATIC && !out_o) { code = avcli_fail("--path: chooses how --out-o's O is computed; give --out-o"); goto done; }
+    size_t wb = av_matrix_work(&in.prm, n, in.d);
     M = malloc(sizeof(float) * (size_t)n * n);
     O = out_o ? malloc(sizeof(float) * (size_t)n * in.dv) : NULL;
     work = malloc(wb ? wb : 1);
     if (!M || !work || (out_o && !O)) { code = avcli_fail_system("out of memory (n = %d)", n); goto done; }
-    st = out_o ? av_attend(O, M, in.Q, in.K, in.V, n, in.d, in.dv, &in.prm, work, wb)
-               : av_matrix(M, in.Q, in.K, n, in.d, &in.prm, work, wb);
+    st = out_o ? output_by_path(O, M, &in, path) : av_matrix(M, in.Q, in.K, n, in.d, &in.prm, work, wb);
+    if (st == AV_ERR_NOMEM) { code = avcli_fail_system("out of memory (n = %d)", n); goto done; }
     if (st < 0) {
         code = avcli_exit_code(st);
         fprintf(stderr, "attnviz: --variant %s: %s\n", av_variant_name(in.prm.variant), av_status_string(st));
@@ -782,6 +835,8 @@ static void print_help(FILE *out) {
             for (int j = 0; j < vd->knob_count; j++) reads |= vd->knobs[j] == kn;
             if (!reads || kn == AV_KNOB_CAUSAL) continue;
             fprintf(out, "%s%s", first ? "; read by " : ", ", vd->name);
+            for (int j = 0; j < vd->knob_count; j++) /* its own default, where it differs */
+                if (vd->knobs[j] == kn && vd->defaults[j] != 0) fprintf(out, " (default %g)", vd->defaults[j]);
             first = 0;
         }
         fputc('\n', out);

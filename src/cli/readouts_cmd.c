@@ -107,17 +107,38 @@ static void print_readouts(FILE *out, const double *vals, const int *why) {
     }
 }
 
+/* The cost counts of the four paths (docs/recurrent.md); null where a path does not exist. */
 static void print_cost(FILE *out, const avcli_inputs *in) {
-    double c[4];
-    int st = av_cost(c, &in->prm, in->n, in->d, in->V ? in->dv : in->d);
-    if (st != AV_OK) { put_null_reason(out, "cost", av_status_string(st)); return; }
-    const char *keys[4] = {"quad_madds", "quad_bytes", "linear_madds", "linear_bytes"};
+    static const char *const PATHS[4] = {"quad", "linear", "recurrent", "chunkwise"};
     fputs(",\n  \"cost\": {", out);
-    for (int i = 0; i < 4; i++) {
-        fprintf(out, "%s\"%s\": ", i ? ", " : "", keys[i]);
-        put_num(out, c[i] < 0 ? NAN : c[i]); // −1: the variant has no linear path
+    for (int path = 0; path < 4; path++) {
+        double c[2];
+        int st = av_cost_path(c, path, &in->prm, in->n, in->d, in->V ? in->dv : in->d);
+        if (st != AV_OK) c[0] = c[1] = -1;
+        fprintf(out, "%s\"%s_madds\": ", path ? ", " : "", PATHS[path]);
+        put_num(out, c[0] < 0 ? NAN : c[0]); // −1: the variant has no such path
+        fprintf(out, ", \"%s_bytes\": ", PATHS[path]);
+        put_num(out, c[1] < 0 ? NAN : c[1]);
     }
     fputc('}', out);
+}
+
+/* semiseparable_rank from the block's own SVD (av_readouts leaves it undefined): needs M's spectrum (its
+ * σ₁ and noise floor set the tolerance) and n ≥ 2; otherwise the reason stays. Returns the status. */
+static int semiseparable(double *vals, int *why, const float *M, int n, const double *sv, double floor_, int route) {
+    if (!sv) { why[AV_R_SEMISEPARABLE_RANK] = AV_REASON_NO_SPECTRUM; return AV_OK; }
+    if (n < 2) return AV_OK;
+    size_t wb = av_semiseparable_work(n, route);
+    void *w = wb ? malloc(wb) : NULL;
+    if (!w) return AV_ERR_NOMEM;
+    double rank;
+    int st = av_semiseparable_rank(&rank, NULL, M, n, sv[0], floor_, route, w, wb);
+    free(w);
+    if (st >= 0) {
+        vals[AV_R_SEMISEPARABLE_RANK] = rank;
+        why[AV_R_SEMISEPARABLE_RANK] = AV_REASON_NONE;
+    }
+    return st;
 }
 
 static void print_entropy_hist(FILE *out, const float *M, int n, int causal, notes *s) {
@@ -171,6 +192,7 @@ int avcli_cmd_readouts(const avcli_inputs *in, FILE *out) {
     int have_sv = st_sv >= 0;
     note(&s, "readouts", av_readouts(vals, why, M, have_sv ? sv : NULL, floor_, A, in->V, n,
                                      in->V ? in->dv : 0, prm->causal, in->tau, work, wr));
+    note(&s, "semiseparable_rank", semiseparable(vals, why, M, n, have_sv ? sv : NULL, floor_, route));
 
     fprintf(out, "{\n  \"variant\": \"%s\"", av_variant_name(prm->variant));
     fprintf(out, ",\n  \"n\": %d,\n  \"d\": %d,\n  \"causal\": %s,\n  \"route\": \"%s\"", n, in->d,
@@ -178,6 +200,8 @@ int avcli_cmd_readouts(const avcli_inputs *in, FILE *out) {
     if (have_sv) put_array(out, "singular_values", sv, n);
     else put_null_reason(out, "singular_values", why_no_spectrum(why_buf, sizeof why_buf, "the matrix", st_sv, st_m));
     print_readouts(out, vals, why);
+    long ceiling;
+    if (av_semiseparable_ceiling(&ceiling, prm, n, in->d) == AV_OK) put_key_num(out, "semiseparable_ceiling", (double)ceiling);
     if (have_sv && av_error_curve(curve, sv, n) == AV_OK) put_array(out, "error_curve", curve, n + 1);
     else put_null_reason(out, "error_curve", av_reason_string(AV_REASON_NO_SPECTRUM));
     print_entropy_hist(out, M, n, prm->causal, &s);
@@ -208,7 +232,7 @@ done:
 // attnviz sweep: one readout against one knob, over values and seeds
 
 /* 1 for the readouts that need the spectrum. */
-static int spectral_readout(int r) { return r <= AV_R_STABLE_RANK || r == AV_R_NOISE_FLOOR; }
+static int spectral_readout(int r) { return r <= AV_R_STABLE_RANK || r == AV_R_NOISE_FLOOR || r == AV_R_SEMISEPARABLE_RANK; }
 
 /* The readout `r` of the variant `prm` on the inputs (NaN when undefined or on a numerical failure of a
  * step); A is the softmax reference (or NULL). Returns 0, or the failing library status (< 0). */
@@ -228,7 +252,9 @@ static int one_readout(double *out, const av_params *prm, const avcli_inputs *in
         sv = NULL;
     }
     if (av_readouts(vals, why, M, sv, floor_, av_variant_info(prm->variant)->cls == AV_CLASS_EXACT ? NULL : A, in->V, n,
-                    in->V ? in->dv : 0, prm->causal, in->tau, work, wr) == AV_OK && why[r] == AV_REASON_NONE)
+                    in->V ? in->dv : 0, prm->causal, in->tau, work, wr) == AV_OK &&
+        (r != AV_R_SEMISEPARABLE_RANK || semiseparable(vals, why, M, n, sv, floor_, in->accurate ? AV_SVD_ACCURATE : AV_SVD_FAST) >= 0) &&
+        why[r] == AV_REASON_NONE)
         *out = vals[r];
     free(M); free(sv); free(work);
     return 0;
