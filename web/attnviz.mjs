@@ -550,8 +550,11 @@ class Lab {
   applyKnobs(knobs = {}) {
     if (this.status !== STATUS.OK) return { status: this.status, why: null };
     const ex = this.av.exports, d = this.d;
-    const k = { ...this.av.defaultKnobs, ...knobs };
-    const variant = this.av.variantId(k.variant);
+    const variant = this.av.variantId(knobs.variant ?? this.av.defaultKnobs.variant);
+    // knobs not given take the variant's own defaults where its row has them (retention's decay), and a
+    // variant that exists only causal is causal unless told otherwise (then av_params_check says why not)
+    const row = this.av.registry.variants[variant];
+    const k = { ...this.av.defaultKnobs, ...row.defaults, causal: row.causal_only, ...knobs };
     const values = [];
     for (const { key, type, options } of this.av.registry.knobs) { // enum av_knob order from AV_KNOB_CAUSAL
       let v = k[key];
