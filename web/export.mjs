@@ -87,6 +87,10 @@ const CAPTION_KNOB = {
   ef_shared: (v) => (v ? 'E = F' : null),
   dwc_kernel: (v) => (v ? `DWC k = ${v}` : null),
   iters: (v) => `iters = ${v === -1 ? 0 : v}`,
+  decay: (v) => (v === 1 ? null : `γ = ${v}`),
+  window: (v) => (v ? `window ${v}` : null),
+  beta: (v) => `η = ${v}`,
+  chunk: () => null, // the chunkwise form's chunk: it changes no matrix
   feature_eps: (v) => `ε = ${v === 0 ? '0' : Number(v.toPrecision(3)).toExponential().replace(/\.?0*e/, 'e').replace('e+', 'e')}`,
 };
 const GEN_LABEL = { gaussian: 'Gaussian', clustered: 'clustered', local: 'local', lowrank: 'low-rank', sink: 'sink' };
@@ -156,6 +160,12 @@ const NUMPY_BODY = {
     'Z, I = A.T / A.sum(0).max(), np.eye(m)\nfor _ in range(iters):\n    AZ = A @ Z\n' +
     '    Z = 0.25 * Z @ (13 * I - AZ @ (15 * I - AZ @ (7 * I - AZ)))\n' +
     'R = lognorm(S * Q @ K.T) if m == n else Fm @ Z @ B',
+  retention: 'R = np.where(mask, S * (Q @ K.T) * G, 0.0)   # unnormalised: signed',
+  deltanet: 'eta = knob("beta")\n' +
+    'unit = lambda X: X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-300)\n' +
+    'Qh, Kh = S * unit(Q), unit(K)\n' +
+    'Lw = np.tril(eta * (Kh @ Kh.T) * G, -1)   # the writes each key undoes: stril(η·KKᵀ ⊙ Γ)\n' +
+    'R = np.tril(Qh @ Kh.T * G) @ np.linalg.inv(np.eye(n) + Lw) * eta',
 };
 // focused + DWC adds the band T_ij = w[j − i + h] (h = (k − 1)/2) to the focused matrix.
 const DWC_BODY = 'h = (len(w) - 1) // 2\nR = R + sum(w[t] * np.eye(n, k=t - h) for t in range(len(w)))';
@@ -200,11 +210,16 @@ export function numpySnippet({ state, request }) {
     'n, d = Q.shape',
     'S, causal = knob("scale"), knob("causal")',
     'mask = np.tril(np.ones((n, n), dtype=bool)) if causal else np.ones((n, n), dtype=bool)',
+    'I_, J_ = np.indices((n, n))',
+    'if knobs.get("window", 0) > 0: mask = mask & (np.abs(I_ - J_) < knob("window"))   # a sliding window',
+    'g = knobs.get("decay", 1.0) if causal else 1.0   # γ^(i − j) on the allowed entries',
+    'G = np.where(I_ >= J_, g ** np.maximum(I_ - J_, 0), 0.0) if causal else np.ones((n, n))',
     'def norm(A, eps, clamp=None):',
-    '    A = np.where(mask, A, 0.0)',
+    '    A = np.where(mask, A * G, 0.0)',
     '    s = A.sum(1, keepdims=True)',
     '    return A / (np.maximum(s, clamp) if clamp is not None else s + eps)',
     'def lognorm(L):',
+    '    if L.shape[1] == n and g < 1: L = L + (I_ - J_) * np.log(g)   # the forgetting softmax',
     '    L = np.where(mask[:, :L.shape[1]], L, -np.inf)',
     '    E = np.exp(L - L.max(1, keepdims=True))',
     '    return E / E.sum(1, keepdims=True)',

@@ -198,6 +198,7 @@ function onChange(name, value, phase) {
     const { value: v, problem } = schema.coerce(schema.BY_NAME[name], value, st);
     if (problem) showNotice(problem);
     let next = schema.normalise({ ...st, [name]: v });
+    if (name === 'variant') next = schema.withVariant(st, next);
     if (name === 'src') next = switchSource(st, next);
     next = fitModel(next);
     const keys = schema.changedKeys(st, next);

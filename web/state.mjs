@@ -139,6 +139,7 @@ function knobEntries(knob, variants) {
     if (view.values) e.values = view.values;
     if (view.control) e.control = view.control;
     if (view.redraw) e.redraw = view.redraw;
+    if (view.short) e.short = view.short;
   }
   if (view.relative) { // the page's value is a multiple of the default rule's base (scale ×1/√d)
     Object.assign(e, { relative: true, min: view.min, max: view.max, default: 1 });
@@ -179,9 +180,15 @@ export function buildSchema(registry) {
   const opening = VARIANTS.includes(OPENING_VARIANT) ? OPENING_VARIANT : VARIANTS[0];
 
   const variantEntries = perVariant.flatMap((k) => knobEntries(k, readers(k.key)));
+  // a knob whose default some variant sets for itself (retention's decay 1 − 2⁻⁵): the entry's default is the
+  // knob's, and defaultFor/withVariant give each variant its own
+  for (const e of variantEntries) {
+    const own = rows.filter((v) => e.knob && !e.toggleOf && Object.hasOwn(v.defaults ?? {}, e.knob));
+    if (own.length) e.variantDefaults = Object.fromEntries(own.map((v) => [v.name, v.defaults[e.knob]]));
+  }
   // a sweep (web/sweep.mjs): a readout against one numeric knob of the variant, over seeds of its random
   // matrices; view keys: they change no matrix, the sweep panel reads them
-  const sweepable = variantEntries.filter((e) => (e.type === 'int' || e.type === 'float') && !e.toggleOf && e.knob !== 'seed').map((e) => e.name);
+  const sweepable = variantEntries.filter((e) => (e.type === 'int' || e.type === 'float') && !e.toggleOf && e.knob !== 'seed' && e.knob !== 'chunk').map((e) => e.name); // chunk changes no matrix
   const SWEEP_ENTRIES = [
     { name: 'sweep', type: 'enum', options: ['', ...sweepable], default: '', label: 'sweep over', group: 'view', stage: 'display' },
     { name: 'sweep_y', type: 'enum', options: SWEEP_READOUTS, default: SWEEP_READOUTS[0], label: 'readout', group: 'view', stage: 'display' },
@@ -213,7 +220,27 @@ export function buildSchema(registry) {
 
   /** The state with every default. */
   function defaults() {
-    return Object.fromEntries(SCHEMA.map((e) => [e.name, e.default]));
+    const st = Object.fromEntries(SCHEMA.map((e) => [e.name, e.default]));
+    for (const e of SCHEMA) if (e.variantDefaults) st[e.name] = defaultFor(e, st.variant);
+    return st;
+  }
+
+  /** An entry's default for a variant: the variant's own where its registry row sets one. */
+  function defaultFor(e, variant) {
+    return e.variantDefaults && Object.hasOwn(e.variantDefaults, variant) ? e.variantDefaults[variant] : e.default;
+  }
+
+  /**
+   * The state `next` after its variant changed from prev's: a knob still at the old variant's own default
+   * takes the new variant's (switching to retention sets γ = 1 − 2⁻⁵; back, γ = 1), one the reader set stays.
+   */
+  function withVariant(prev, next) {
+    if (prev.variant === next.variant) return next;
+    const out = { ...next };
+    for (const e of SCHEMA) {
+      if (e.variantDefaults && prev[e.name] === defaultFor(e, prev.variant)) out[e.name] = defaultFor(e, next.variant);
+    }
+    return out;
   }
 
   /**
@@ -328,7 +355,7 @@ export function buildSchema(registry) {
     if (ver && ver[1] !== String(VERSION)) problems.push(`v: link version ${ver[1].slice(0, 20)} is not ${VERSION}; reading what is understood`);
     // n first: other bounds (s, landmarks) depend on it
     pairs.sort(([a], [b]) => (b === 'n') - (a === 'n'));
-    const unknown = new Set();
+    const unknown = new Set(), given = new Set();
     for (const [k, v] of pairs) {
       if (k === 'v') continue;
       const e = entryOf(k);
@@ -337,7 +364,10 @@ export function buildSchema(registry) {
       const { value, problem } = coerce(e, v, st);
       if (problem) problems.push(problem);
       st = { ...st, [e.name]: value };
+      given.add(e.name);
     }
+    for (const e of SCHEMA) // a knob the link leaves out takes its variant's default
+      if (e.variantDefaults && !given.has(e.name)) st = { ...st, [e.name]: defaultFor(e, st.variant) };
     if (unknown.size) problems.push(unknownSentence([...unknown]));
     return { state: normalise(st), problems: capList(problems) };
   }
@@ -378,6 +408,10 @@ export function buildSchema(registry) {
   function causalBlocker(v, knobs) {
     return v.knobs.find((key) => KNOB.get(key).no_causal && knobs[key] !== 0 && knobs[key] !== false) ?? null;
   }
+  /** The knob of the variant whose value needs the causal form, when one is set away from its default (a decay). */
+  function causalNeeder(v, knobs) {
+    return v.knobs.find((key) => KNOB.get(key).needs_causal && knobs[key] !== KNOB.get(key).def) ?? null;
+  }
 
   /**
    * The knobs object the loader's lab takes (web/attnviz.mjs) for this state: the variant, the global
@@ -391,7 +425,11 @@ export function buildSchema(registry) {
     for (const k of registry.knobs) {
       if (Object.hasOwn(GLOBAL_KNOBS, k.key) || v.knobs.includes(k.key)) knobs[k.key] = knobValue(KNOB_ENTRY.get(k.key), st);
     }
+    // a variant that exists only causal, or a knob set that needs the mask (a decay), shows causal; a knob that
+    // removes the causal form (DWC) wins over both, and then a decay is not applied (causalNote says so)
+    if (v.causal_only || causalNeeder(v, knobs) !== null) knobs.causal = true;
     if (knobs.causal) knobs.causal = v.causal && causalBlocker(v, knobs) === null;
+    if (!knobs.causal) for (const key of v.knobs) if (KNOB.get(key).needs_causal) knobs[key] = KNOB.get(key).def;
     return knobs;
   }
 
@@ -408,8 +446,16 @@ export function buildSchema(registry) {
 
   /** Whether the causal toggle is honoured for this variant (the page says when it is not). */
   function causalNote(st) {
-    if (!st.causal) return null;
     const v = variantRow(st.variant);
+    if (!st.causal) {
+      if (v.causal_only) return `${labels[v.name]} exists only causal (it is a recurrence): shown causal`;
+      const raw = { ...knobsOf({ ...st, causal: false }) };
+      const needer = v.knobs.find((key) => KNOB.get(key).needs_causal && knobValue(KNOB_ENTRY.get(key), st) !== KNOB.get(key).def);
+      if (!needer) return null;
+      const what = KNOB_ENTRY.get(needer).short ?? KNOB_ENTRY.get(needer).label;
+      return raw.causal ? `${what} needs the causal mask: shown causal`
+        : `${what} needs the causal mask, which ${labels[v.name]} + ${KNOB_ENTRY.get(causalBlocker(v, raw)).short} does not have: not applied`;
+    }
     if (!v.causal) return `${labels[v.name]} has no causal form: shown non-causal`;
     const knobs = knobsOf({ ...st, causal: false });
     const key = causalBlocker(v, knobs);
@@ -417,8 +463,8 @@ export function buildSchema(registry) {
   }
 
   return Object.freeze({
-    SCHEMA, BY_NAME, VARIANTS, entryOf, defaults, coerce, normalise, toHash, fromHash, changedKeys, firstDirtyStage,
-    knobsOf, requestOf, causalNote, variantRow, shown,
+    SCHEMA, BY_NAME, VARIANTS, entryOf, defaults, defaultFor, withVariant, coerce, normalise, toHash, fromHash, changedKeys,
+    firstDirtyStage, knobsOf, requestOf, causalNote, variantRow, shown,
     /** The label, TeX and hint of a variant (web/variants.mjs, or the registry's plain text). */
     variantView: (name) => variantView(variantRow(name)),
     /** The schema entry that sets registry knob `key` (its value, not a toggle's checkbox), or null. */

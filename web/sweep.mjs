@@ -21,7 +21,7 @@ const CAP = { m: 4096, dwc_k: 31 };
 /** The schema entries a sweep can run over for the state's variant: its numeric knobs. */
 export function sweepableEntries(schema, st) {
   const knobs = schema.variantRow(st.variant).knobs;
-  return schema.SCHEMA.filter((e) => e.knob && knobs.includes(e.knob) && !e.toggleOf && (e.type === 'int' || e.type === 'float') && e.knob !== 'seed');
+  return schema.SCHEMA.filter((e) => e.knob && knobs.includes(e.knob) && !e.toggleOf && (e.type === 'int' || e.type === 'float') && e.knob !== 'seed' && e.knob !== 'chunk'); // chunk changes no matrix
 }
 
 /** Whether the variant draws random matrices from the feature seed (so seeds make a band). */

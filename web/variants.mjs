@@ -8,7 +8,8 @@
 /**
  * Symbols (the same in every formula the page shows, docs/variant-formulas.md "Notation on the page"):
  * β the logit scale (default 1/√d), s Linformer's projected length, p FLatten's focusing power, ℓ the
- * Taylor order, N the power of (1 + x/N)^N, m Performer's random features; no two share a letter.
+ * Taylor order, N the power of (1 + x/N)^N, m Performer's random features, γ a decay (α in the delta rule's
+ * formula), η the delta rule's write strength (the flag --beta, β in the papers); no two share a letter.
  *
  * Per variant: `label` (the picker and the heatmap caption), `tex` (one line of TeX, typeset by KaTeX
  * under the picker) and `hint` (what to look at, one or two sentences).
@@ -79,6 +80,16 @@ export const VARIANT_VIEW = {
     tex: String.raw`M_{ij} \propto \mathrm{relu}(q_i)\cdot\mathrm{relu}(k_j)\cos\tfrac{\pi(i-j)}{2n}`,
     hint: 'A locality bias cos(π(i−j)/2n) on relu features: rank ≤ 2d.',
   },
+  retention: {
+    label: 'retention (RetNet)',
+    tex: String.raw`M = (\beta\,QK^\top) \odot D,\ D_{ij} = \gamma^{\,i-j}\ (j \le i)`,
+    hint: 'No normaliser: M is signed (blue below zero). The decay γ fades old tokens; the state stays d × d.',
+  },
+  deltanet: {
+    label: 'delta rule (DeltaNet)',
+    tex: String.raw`S_t = \alpha S_{t-1} + \eta\,\hat k_t\,(v_t - \alpha S_{t-1}^\top \hat k_t)^\top,\ o_t = S_t^\top (\beta\,\hat q_t)`,
+    hint: 'Each write first erases what the state held under its key: at η = 1 it overwrites. M is signed.',
+  },
 };
 
 /** The variant a link without one opens on. */
@@ -115,6 +126,12 @@ export const KNOB_VIEW = {
   landmarks: { label: 'landmarks' },
   iters: { label: 'pinv iterations' },
   feature_eps: { label: 'ε inside φ', values: [0, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2] },
+  decay: { label: 'decay γ', short: 'decay γ',
+    values: [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.925, 0.95, 0.96875, 0.975, 0.98, 0.99, 0.995, 0.999, 1] },
+  window: { label: 'sliding window W', short: 'window',
+    values: [0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 16384] },
+  beta: { label: 'write strength η', values: [0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2] },
+  chunk: { label: 'chunk size C', values: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 16384] },
 };
 
 const TEX_ESCAPE = { '\\': String.raw`\textbackslash{}`, '^': String.raw`\textasciicircum{}`, '~': String.raw`\textasciitilde{}` };

@@ -120,6 +120,9 @@ describe.skipIf(!hasNumpy)('numpySnippet with the page engine', () => {
     ['performer', { m: 48, rseed: 2 }], ['performer', { m: 40, orthogonal: true, causal: true, feature_eps: 1e-4 }],
     ['taylor', { order: 3 }], ['explimit', { N: 4, causal: true }], ['hedgehog', {}], ['cosformer', { causal: true }],
     ['nystrom', { landmarks: 8, iters: 6 }], ['nystrom', { landmarks: 48 }],
+    ['softmax', { causal: true, decay: 0.9 }], ['softmax', { window: 5 }], ['softmax', { causal: true, window: 8, decay: 0.95 }],
+    ['elu', { causal: true, decay: 0.9 }], ['taylor', { order: 2, causal: true, decay: 0.8 }],
+    ['retention', {}], ['retention', { decay: 0.7 }], ['deltanet', {}], ['deltanet', { beta: 1, decay: 0.9 }],
   ];
   let av, schema, engine;
   it('covers every variant of the registry', async () => {

@@ -6,7 +6,7 @@ import { buildSchema, stageDirty, applies, missingPresentation } from '../../web
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
 const {
-  SCHEMA, defaults, toHash, fromHash, coerce, BY_NAME, normalise, changedKeys, firstDirtyStage, knobsOf,
+  SCHEMA, defaults, withVariant, toHash, fromHash, coerce, BY_NAME, normalise, changedKeys, firstDirtyStage, knobsOf,
   requestOf, causalNote, VARIANTS, knobEntry, variantRow,
 } = buildSchema(av.registry);
 const { STATUS } = av;
@@ -168,7 +168,7 @@ describe('the schema follows the registry', () => {
     const lab = av.lab(n, d);
     expect(lab.generate('clustered', 1, 3).status).toBe(0);
     for (const v of VARIANTS) {
-      const st = normalise({ ...defaults(), n, d, variant: v });
+      const st = normalise(withVariant(defaults(), { ...defaults(), n, d, variant: v })); // as the picker does
       expect(lab.matrix(knobsOf(st)).status, v).toBeGreaterThanOrEqual(0);
       const page = lab.M.slice();
       expect(lab.matrix({ variant: v }).status, v).toBeGreaterThanOrEqual(0);
@@ -235,7 +235,7 @@ describe('the schema follows the registry', () => {
     const perf = fromHash('#v=1&variant=performer&m=64&orthogonal=1&rseed=7&scale=1.5&n=128&d=32');
     expect(perf.problems).toEqual([]);
     expect(knobsOf(perf.state)).toEqual({ variant: 'performer', causal: false, scale: 1.5 / Math.sqrt(32), m: 64, orthogonal: true, seed: 7,
-      feature_eps: 1e-6 }); // a knob added since: an old link gets its default
+      feature_eps: 1e-6, decay: 1 }); // knobs added since: an old link gets their defaults
     expect(knobsOf(fromHash('#v=1&variant=focused&dwc=1&dwc_k=7&n=64').state).dwc_kernel).toBe(7);
     expect(knobsOf(fromHash('#v=1&variant=focused&dwc=0&dwc_k=7').state).dwc_kernel).toBe(0);
     expect(knobsOf(fromHash('#v=1&variant=nystrom&iters=0').state).iters).toBe(-1);
@@ -305,5 +305,37 @@ describe('link keys are looked up as own schema entries only', () => {
     expect(notice).toMatch(/… and 9,9\d\d more problems/);
     const html = fromHash('#<b>x</b>=1').problems.join('; ');
     expect(html).toBe('unknown parameter "<b>x</b>" ignored'); // data as typed: the page sets textContent
+  });
+});
+
+describe('variants with their own defaults and causal rules', () => {
+  it("a knob at the old variant's default takes the new one's; one the reader set stays", () => {
+    const st = defaults();
+    expect(st.decay).toBe(1);
+    const ret = withVariant(st, { ...st, variant: 'retention' });
+    expect(ret.decay).toBe(1 - 2 ** -5);
+    expect(withVariant(ret, { ...ret, variant: 'elu' }).decay).toBe(1);
+    const set = { ...ret, decay: 0.9 };
+    expect(withVariant(set, { ...set, variant: 'elu' }).decay).toBe(0.9);
+    // a link that leaves decay out gets its variant's default; one that gives it keeps it
+    expect(fromHash('#v=1&variant=retention').state.decay).toBe(1 - 2 ** -5);
+    expect(fromHash('#v=1&variant=retention&decay=0.5').state.decay).toBe(0.5);
+    expect(toHash(ret)).toMatch(/&decay=0\.96875(&|$)/);
+  });
+
+  it('retention and the delta rule are shown causal; a decay switches causal on, DWC overrides it', () => {
+    const st = { ...defaults(), causal: false };
+    for (const v of ['retention', 'deltanet']) {
+      const s = withVariant(st, { ...st, variant: v });
+      expect(knobsOf(s).causal, v).toBe(true);
+      expect(causalNote(s), v).toMatch(/only causal/);
+    }
+    const elu = { ...st, variant: 'elu', decay: 0.9 };
+    expect(knobsOf(elu)).toMatchObject({ causal: true, decay: 0.9 });
+    expect(causalNote(elu)).toMatch(/needs the causal mask: shown causal/);
+    const dwc = { ...st, variant: 'focused', decay: 0.9, dwc: true, dwc_k: 5 };
+    expect(knobsOf(dwc)).toMatchObject({ causal: false, decay: 1, dwc_kernel: 5 });
+    expect(causalNote(dwc)).toMatch(/not applied/);
+    for (const s of [elu, dwc]) expect(av.checkKnobs(knobsOf(s), s.n, s.d).status).toBe(0);
   });
 });

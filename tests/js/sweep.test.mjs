@@ -18,9 +18,10 @@ const state = (hash) => schema.fromHash(hash).state;
 describe('what a sweep runs over', () => {
   it("the variant's numeric knobs, never its seed; seeds only where the variant draws random matrices", () => {
     const names = (h) => sweepableEntries(schema, state(h)).map((e) => e.name);
-    expect(names('variant=performer')).toEqual(['m', 'feature_eps']);
-    expect(names('variant=focused')).toEqual(['p', 'dwc_k']);
-    expect(names('variant=elu')).toEqual([]);
+    expect(names('variant=performer')).toEqual(['m', 'feature_eps', 'decay']);
+    expect(names('variant=focused')).toEqual(['p', 'dwc_k', 'decay']);
+    expect(names('variant=elu')).toEqual(['decay']);
+    expect(names('variant=deltanet')).toEqual(['decay', 'beta']); // chunk changes no matrix
     expect(seeded(schema, state('variant=performer'))).toBe(true);
     expect(seeded(schema, state('variant=taylor'))).toBe(false);
   });
