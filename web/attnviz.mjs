@@ -231,6 +231,11 @@ class Attnviz {
   featureDim(knobs, n, d) { return this.dims(knobs, n, d, false); }
   /** The rank bound of the factors (av_factor_rank) at sizes n, d, without a lab: as featureDim. */
   factorRank(knobs, n, d) { return this.dims(knobs, n, d, true); }
+  /** The structural ceiling of the semiseparable rank (av_semiseparable_ceiling) at sizes n, d: {status, r}. */
+  semiseparableCeiling(knobs, n, d) {
+    const lab = new Lab(this, n, d, d, false);
+    try { return lab.semiseparableCeiling(knobs); } finally { lab.free(); }
+  }
   dims(knobs, n, d, factors) {
     const lab = new Lab(this, n, d, d, false);
     try {
@@ -779,6 +784,35 @@ class Lab {
     return { ...this.result(st), sv: out.slice(0, n), floor: out[n] };
   }
 
+  /** The structural ceiling of the semiseparable rank for these knobs (av_semiseparable_ceiling): {status, r}. */
+  semiseparableCeiling(knobs) {
+    const { status, why } = this.applyKnobs(knobs);
+    if (status) return { ...this.result(status, why), r: null };
+    const rp = this.buf('r', 8);
+    const s = this.av.exports.av_semiseparable_ceiling(rp, this.prm, this.n, this.d);
+    return { ...this.result(s), r: s === STATUS.OK ? this.av.i32(rp, 1)[0] : null };
+  }
+
+  /**
+   * The semiseparable rank of M from the last matrix() call (docs/readouts.md): the rank of the block
+   * M[h:n, 0:h], h = ⌊n/2⌋, at the rank readout's tolerance (sigma1, floor: M's σ₁ and noise floor).
+   * @returns {{status, message, rank: number|null}}
+   */
+  semiseparable(sigma1, floor, route = 'fast') {
+    const ex = this.av.exports, n = this.n;
+    const failed = (st) => ({ ...this.result(st), rank: null });
+    if (this.status !== STATUS.OK) return failed(this.status);
+    if (!this.bufs.has('M')) throw new Error('attnviz: call matrix() before semiseparable()');
+    const r = ROUTES[route] ?? -1;
+    const bytes = ex.av_semiseparable_work(n, r) >>> 0;
+    if (bytes === 0) return failed(n < 2 ? STATUS.ERR_SIZE : STATUS.ERR_TOO_LARGE);
+    const got = this.take([['ssr', 8], ['work', bytes]]);
+    if (got.status !== STATUS.OK) return failed(got.status);
+    const [rp, w] = got.ptrs;
+    const st = ex.av_semiseparable_rank(rp, 0, this.bufs.get('M').ptr, n, sigma1, floor, r, w, bytes);
+    return { ...this.result(st), rank: st >= 0 ? this.av.f64(rp, 1)[0] : null };
+  }
+
   /**
    * Exact singular values of the scores scale·QKᵀ (rank ≤ d) in O(n·d²) by the low-rank route
    * (L = scale·Q, R = K): {status, message, sv, floor, r: d}; sv and floor null when they could not be
@@ -871,6 +905,10 @@ class Lab {
         out[key] = null;
         out[`${key}_reason`] = this.reasonString(r[i] || REASON_NONFINITE);
       } else out[key] = v[i];
+    }
+    if (sv && n >= 2) { // its own SVD of the block (av_readouts leaves it undefined with a reason)
+      const ss = this.semiseparable(sv[0], floor, opts.route ?? 'fast');
+      if (ss.rank !== null) { out.semiseparable_rank = ss.rank; delete out.semiseparable_rank_reason; }
     }
     out.singular_values = sv ?? null;
     out.noise_floor = sv ? floor : null;

@@ -309,7 +309,24 @@ export class Engine {
       reason: s.sv ? undefined : `no spectrum: ${s.message}` });
     const fr = this.lab.featureDim(req.knobs, true);
     const ceiling = fr.r === null ? null : Math.min(fr.r, n);
+    if (s.sv && !s.partial) this.semiseparable(req, drag, s, readouts);
+    else if (s.sv) readouts.semiseparable_rank_reason = `not computed above n = ${FULL_MAX_N}`;
     return { ...s, readouts, ceiling, ms: now() - t0 };
+  }
+
+  /**
+   * semiseparable_rank into readouts: the rank of M's block M[h:n, 0:h] (an SVD of size n/2, an eighth of
+   * the full one), at the rank readout's tolerance from M's spectrum s; while dragging only up to n = 512.
+   */
+  semiseparable(req, drag, s, readouts) {
+    const n = req.inputs.n;
+    if (n < 2) { readouts.semiseparable_rank_reason = 'needs n ≥ 2'; return; }
+    if (drag && n > 512) { readouts.semiseparable_rank_reason = 'computed when the drag ends'; return; }
+    this.ensure(req); // the factor route leaves M uncomputed
+    if (this.status.matrix?.status < 0) return;
+    const r = this.lab.semiseparable(s.sv[0], s.floor, !drag && n <= 1024 ? 'accurate' : 'fast');
+    if (r.rank === null) readouts.semiseparable_rank_reason = r.message;
+    else { readouts.semiseparable_rank = r.rank; delete readouts.semiseparable_rank_reason; }
   }
 
   /** The cached overlay spectrum for this request, or null. */

@@ -31,6 +31,7 @@ export const VARIANT_EXPLAIN = {
 /** Per readout row (web/render/readouts.mjs's ids): {text}. */
 export const READOUT_EXPLAIN = {
   rank: { text: 'How many singular values are above the float32 noise of an n×n matrix (σ₁·n·ε₃₂). Linear attention cannot exceed its feature dimension; softmax usually is close to full rank.' },
+  semiseparable_rank: { text: 'The rank of the lower-left block M[h:n, 0:h], h = ⌊n/2⌋, at the rank tolerance: how much the first half of the sequence must pass to the second, so the smallest state a recurrence producing M needs. At most the feature dimension for linear attention (decayed or not), d for retention and the delta rule (d − 1 at η = 1), W − 1 for a sliding window of W; full for softmax. The ceiling in brackets is that structural bound.', source: 'Dao & Gu 2024, "Transformers are SSMs" (semiseparable matrices)' },
   rank_rel: { text: 'How many singular values exceed 10ᵗ·σ₁ for the tolerance slider\'s t: a coarser rank that ignores tiny directions.' },
   effective_rank: { text: 'The exponential of the entropy of the normalised singular values: how many directions carry the matrix, counted smoothly (Roy & Vetterli 2007). Undefined for the zero matrix.' },
   stable_rank: { text: '‖M‖²_F / σ₁²: the energy relative to the largest direction; at most the rank, and robust to tiny singular values. Undefined for the zero matrix.' },

@@ -278,9 +278,14 @@ function seqTable() {
   if (tables.seqName !== st.cmap) {
     tables.seq = colorTable(st.cmap);
     tables.seqName = st.cmap;
-    drawColorbar($('cb-M'), tables.seq); drawColorbar($('cb-A'), tables.seq);
+    drawColorbar($('cb-M'), tables.mSigned ? tables.div : tables.seq); drawColorbar($('cb-A'), tables.seq);
   }
   return tables.seq;
+}
+/** Whether a heatmap's values hold a negative entry (a signed M). */
+function hasNegative(values) {
+  for (let i = 0; i < values.length; i++) if (values[i] < 0) return true;
+  return false;
 }
 const SERIES_COLOR = Object.fromEntries(SERIES.map((x) => [x.key, x.color]));
 let heatRanges = null;
@@ -288,18 +293,24 @@ let heatRanges = null;
 function drawHeatmaps() {
   const f = view.frame;
   if (!f || !f.M || !f.A) return;
-  const r = sharedRange([f.M, f.A]);
+  // a signed M (retention, the delta rule, Linformer, Nyström, DWC) takes the diverging map centred on 0,
+  // and the softmax reference A keeps its own sequential scale
+  const signed = hasNegative(f.M);
+  const r = signed ? symmetricRange([f.M]) : sharedRange([f.M, f.A]);
+  const ra = signed ? sharedRange([f.A]) : r;
   const dr = symmetricRange([f.D]);
-  heatRanges = { r, dr };
+  heatRanges = { r, ra, dr, signed };
   const data = (values) => ({ values, size: f.size });
   const seq = seqTable();
-  const bad = drawHeatmap($('hm-M'), data(f.M), { table: seq, lo: r.lo, hi: r.hi }).nonfinite;
-  drawHeatmap($('hm-A'), data(f.A), { table: seq, lo: r.lo, hi: r.hi });
+  if (tables.mSigned !== signed) { tables.mSigned = signed; drawColorbar($('cb-M'), signed ? tables.div : seq); }
+  $('hm-M').dataset.map = signed ? 'diverging' : 'sequential';
+  const bad = drawHeatmap($('hm-M'), data(f.M), { table: signed ? tables.div : seq, lo: r.lo, hi: r.hi }).nonfinite;
+  drawHeatmap($('hm-A'), data(f.A), { table: seq, lo: ra.lo, hi: ra.hi });
   drawHeatmap($('hm-D'), data(f.D), { table: tables.div, lo: dr.lo, hi: dr.hi });
-  for (const [k, rg] of [['M', r], ['A', r], ['D', dr]]) {
-    setText(`cb-${k}-hi`, `${rg.clipped ? '≥ ' : ''}${k === 'D' ? fmtSigned(rg.hi) : fmt(rg.hi)}`);
-    setText(`cb-${k}-mid`, k === 'D' ? '0' : fmt((rg.lo + rg.hi) / 2));
-    setText(`cb-${k}-lo`, `${rg.clipped && k === 'D' ? '≤ ' : ''}${fmt(rg.lo)}`);
+  for (const [k, rg, div] of [['M', r, signed], ['A', ra, false], ['D', dr, true]]) {
+    setText(`cb-${k}-hi`, `${rg.clipped ? '≥ ' : ''}${div ? fmtSigned(rg.hi) : fmt(rg.hi)}`);
+    setText(`cb-${k}-mid`, div ? '0' : fmt((rg.lo + rg.hi) / 2));
+    setText(`cb-${k}-lo`, `${rg.clipped && div ? '≤ ' : ''}${fmt(rg.lo)}`);
   }
   setText('cap-M', `${schema.variantView(st.variant).label}: matrix M${bad ? ` (${bad} cells Inf/NaN, magenta)` : ''}`);
   setText('ds-note', f.b > 1 ? `n = ${f.n} shown as ${f.size}×${f.size}: blocks of ${f.b}×${f.b}, block ${f.mode}` : '');
@@ -410,7 +421,7 @@ function drawReadouts() {
   const r = { ...(view.readouts ?? {}), ...(view.spec?.readouts ?? {}) };
   const s = view.spec?.sv ? view.spec : null;
   const ctx = {
-    n: st.n, tau: st.tau, ceiling: dims().ceiling, partial: !!s?.partial, relTol: st.rtol,
+    n: st.n, tau: st.tau, ceiling: dims().ceiling, semiCeiling: dims().semiCeiling, partial: !!s?.partial, relTol: st.rtol,
     relRank: s ? rankAtRelative(s.sv, 10 ** st.rtol, s.floor) : null,
   };
   const rows = readoutRows();
@@ -490,7 +501,8 @@ function dims() {
   const key = `${st.n}|${st.d}|${JSON.stringify(knobs)}`;
   if (dimsMemo.key !== key) {
     const fr = av.factorRank(knobs, st.n, st.d);
-    dimsMemo = { key, ceiling: fr.r === null ? null : Math.min(fr.r, st.n), feature: av.featureDim(knobs, st.n, st.d) };
+    dimsMemo = { key, ceiling: fr.r === null ? null : Math.min(fr.r, st.n), feature: av.featureDim(knobs, st.n, st.d),
+      semiCeiling: av.semiseparableCeiling(knobs, st.n, st.d).r };
   }
   return dimsMemo;
 }
@@ -990,9 +1002,10 @@ async function start() {
     heatmap(which) {
       const f = view.frame;
       if (!f?.[which] || !heatRanges) return null;
-      const rg = which === 'D' ? heatRanges.dr : heatRanges.r;
+      const rg = which === 'D' ? heatRanges.dr : which === 'A' ? heatRanges.ra : heatRanges.r;
+      const div = which === 'D' || (which === 'M' && heatRanges.signed);
       return { values: f[which], size: f.size, n: f.n, b: f.b, mode: f.mode, lo: rg.lo, hi: rg.hi, clipped: rg.clipped,
-        table: which === 'D' ? tables.div : seqTable() };
+        table: div ? tables.div : seqTable(), diverging: div };
     },
     charts() {
       const s = view.spec?.sv ? view.spec : null;

@@ -176,6 +176,51 @@ export const PRESETS = [
     source: ARTICLE.mechanism,
     highlight: ['heatmaps', 'error_fro_rel'],
   },
+  {
+    name: 'decay-halflife',
+    title: 'Decay: a state that forgets',
+    state: { gen: 'local', variant: 'elu', causal: 1, decay: 0.8, n: 256, d: 16 },
+    caption: 'Multiply the state by γ before each write (RetNet, Lightning Attention, Mamba-2, Gated DeltaNet) and a '
+      + 'key\'s weight halves every ln ½ / ln γ tokens: 3.1 tokens at γ = 0.8. Each row now looks at its recent '
+      + 'past, so the row entropy falls (about 2.3 here, 4.5 at γ = 1) and the semiseparable rank, the state a '
+      + 'recurrence must carry across the middle, drops below d = 16. Drag γ towards 1 and both come back.',
+    source: `${ARTICLE.mechanism} (its closing section: decay as the fix for a state that blurs); Sun et al. 2023, "Retentive Network"`,
+    highlight: ['row_entropy', 'semiseparable_rank', 'heatmaps'],
+  },
+  {
+    name: 'window-rank',
+    title: 'A sliding window: full rank, a state of W − 1',
+    state: { gen: 'gaussian', variant: 'softmax', causal: 1, window: 8, n: 256, d: 64 },
+    caption: 'Softmax over only the last W = 8 keys is a band matrix: nearly full rank (the rank readout), yet the '
+      + 'lower-left block that the first half hands to the second holds only W − 1 = 7 diagonals, so its rank, the '
+      + 'semiseparable rank, is exactly 7. Rank and state size are different things: a window is cheap to run as a '
+      + 'cache of W keys although no low-rank factorisation reproduces it.',
+    source: `${ARTICLE.mechanism}; Dao & Gu 2024, "Transformers are SSMs" (semiseparable matrices)`,
+    highlight: ['rank', 'semiseparable_rank', 'heatmaps'],
+  },
+  {
+    name: 'delta-vs-linear',
+    title: 'The delta rule overwrites where linear attention blends',
+    state: { gen: 'clustered', variant: 'deltanet', beta: 1, decay: 1, n: 128, d: 16 },
+    caption: 'Linear attention adds every k vᵀ to its state, so keys that point the same way collide and their '
+      + 'values blend. The delta rule first removes what the state returns for the key, then writes: at η = 1 a '
+      + 'repeated key returns its newest value, and each write projects its own key out of what came before, so '
+      + 'the semiseparable rank is d − 1 = 15. Switch to retention with γ = 1, plain unnormalised linear attention '
+      + 'on the same keys: rank d = 16 and rows that pile up every earlier value.',
+    source: `${ARTICLE.mechanism} (memory collisions); Schlag et al. 2021; Yang et al. 2024, "Parallelizing Linear Transformers with the Delta Rule"`,
+    highlight: ['semiseparable_rank', 'heatmaps'],
+  },
+  {
+    name: 'retention-signed',
+    title: 'Retention: an unnormalised, signed map',
+    state: { gen: 'gaussian', variant: 'retention', n: 128, d: 32 },
+    caption: 'Retention drops the row normaliser: M = (β·QKᵀ) ⊙ γ^(i−j) below the diagonal. Its weights are '
+      + 'signed (the diverging map, blue below 0, red above), rows do not sum to 1, and the entropy and the '
+      + 'keys-for-90% readouts are undefined because rows are not distributions. The decay γ = 1 − 2⁻⁵ (RetNet\'s '
+      + 'first head) fades the band away from the diagonal.',
+    source: `Sun et al. 2023, "Retentive Network"; ${ARTICLE.mechanism}`,
+    highlight: ['heatmaps', 'row_entropy', 'row_sum_dev_max'],
+  },
 ];
 
 const BY_NAME = new Map(PRESETS.map((p) => [p.name, p]));

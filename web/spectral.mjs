@@ -4,7 +4,7 @@
 
 /** Readouts that need the spectrum (they arrive from the worker, after the heatmaps). */
 export const SPECTRAL_KEYS = ['sigma1', 'rank', 'rank_tol', 'rank_rel_1e-3', 'rank_rel_1e-2', 'rank_energy_99',
-  'effective_rank', 'stable_rank', 'noise_floor'];
+  'effective_rank', 'stable_rank', 'noise_floor', 'semiseparable_rank'];
 
 /**
  * The spectral readouts of docs/readouts.md from singular values (the same definitions and order of sums
@@ -24,6 +24,9 @@ export function spectralReadouts(sv, floor, n, { partial = false, fro2 = null, r
   const total2 = fro2 ?? sum2;
   out.sigma1 = s1;
   out.noise_floor = floor;
+  // its own SVD of a block of M: the caller (web/engine.mjs) fills it in
+  out.semiseparable_rank = null;
+  out.semiseparable_rank_reason = 'the block M[h:n, 0:h] was not decomposed';
   const tol = s1 * n * 2 ** -23;
   out.rank_tol = tol;
   const count = (t) => { let r = 0; const c = Math.max(t, floor); for (let i = 0; i < sv.length; i++) if (sv[i] > c) r++; return r; };

@@ -18,6 +18,12 @@ export const READOUT_ROWS = [
     keys: ['rank'],
   },
   {
+    id: 'semiseparable_rank', label: 'semiseparable rank', spectral: true,
+    tex: String.raw`\operatorname{rank} M_{[h:n,\ 0:h]},\ h = \lfloor n/2 \rfloor`,
+    text: (r, c) => r.semiseparable_rank == null ? '—' : `${r.semiseparable_rank}${c.semiCeiling == null ? '' : ` (ceiling ${c.semiCeiling})`}`,
+    keys: ['semiseparable_rank'],
+  },
+  {
     id: 'rank_rel', label: 'rank above 10ᵗ·σ₁', spectral: true,
     labelFor: (c) => `rank above ${tolerance(c.relTol)}·σ₁`,
     tex: String.raw`\#\{\sigma_i > 10^{t}\,\sigma_1\}`,

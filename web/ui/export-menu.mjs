@@ -87,7 +87,7 @@ export async function svgToPng(svg, scale = 2) {
  *   snapshot()        a promise of the settled {state, readouts, tokens} (waits for the view)
  *   request()         the page's request (main.mjs requestOf); label() the variant's label
  *   inputsLabel()     what loaded inputs are ("layer 1, head 3 of a 5-layer llama2.c model …"), or null
- *   heatmap(id)       {values, size, n, b, mode, lo, hi, clipped, table} for 'M', 'A' or 'D', or null
+ *   heatmap(id)       {values, size, n, b, mode, lo, hi, clipped, table, diverging} for 'M', 'A' or 'D', or null
  *   charts()          {data: spectrum.mjs chartData, logX, floorRel, ceiling} or null
  *   entropy()         render/entropy.mjs entropyBars of the current histogram, or null
  *   sweep()           {plan, points} of the finished sweep, or null
@@ -206,12 +206,13 @@ export function mountExport(menu, ctx) {
       const h = ctx.heatmap(what);
       if (!h) throw new Error('the heatmap is not drawn');
       const scale = forPng ? Math.max(1, Math.ceil(768 / h.size)) : 1;
-      const mid = what === 'D' ? 0 : (h.lo + h.hi) / 2;
-      const show = what === 'D' ? fmtSigned : fmt;
+      const div = what === 'D' || !!h.diverging; // M − A, and a signed M, are centred on 0
+      const mid = div ? 0 : (h.lo + h.hi) / 2;
+      const show = div ? fmtSigned : fmt;
       const ticks = [
         { value: h.hi, text: `${h.clipped ? '≥ ' : ''}${show(h.hi)}` },
-        { value: mid, text: what === 'D' ? '0' : fmt(mid) },
-        { value: h.lo, text: `${h.clipped && what === 'D' ? '≤ ' : ''}${fmt(h.lo)}` },
+        { value: mid, text: div ? '0' : fmt(mid) },
+        { value: h.lo, text: `${h.clipped && div ? '≤ ' : ''}${fmt(h.lo)}` },
       ];
       const title = { M: `${ctx.label()}: attention matrix M`, A: 'softmax A (same Q, K, scale, mask)', D: `difference M − A (${ctx.label()})` }[what];
       const blocks = h.b > 1 ? ` · n = ${h.n} shown as ${h.size}×${h.size} block ${h.mode}s` : '';
