@@ -162,6 +162,34 @@ const CLAIMS = {
     await lesson('sink', '&variant=nystrom');
     expect((await firstColumn()).M).toBeGreaterThan(0.3);
   },
+  async 'decay-halflife'(s) {
+    const r = s.readouts, d = Number(s.state.d);
+    expect(Number(s.state.decay)).toBe(0.8);
+    const flat = (await lesson('decay-halflife', '&decay=1')).readouts;
+    expect(flat.semiseparable_rank).toBe(d); // undecayed: the feature dimension
+    expect(r.semiseparable_rank).toBeLessThan(d);
+    expect(r.row_entropy_mean).toBeLessThan(flat.row_entropy_mean - 1);
+  },
+  async 'window-rank'(s) {
+    expect(s.readouts.semiseparable_rank).toBe(7); // W − 1
+    expect(s.readouts.rank).toBeGreaterThan(240); // nearly full
+    expect((await lesson('window-rank', '&window=0')).readouts.semiseparable_rank).toBeGreaterThan(32);
+  },
+  async 'delta-vs-linear'(s) {
+    expect(s.readouts.semiseparable_rank).toBe(Number(s.state.d) - 1);
+    expect(await page.evaluate(() => document.getElementById('hm-M').dataset.map)).toBe('diverging');
+    expect((await lesson('delta-vs-linear', '&variant=retention&decay=1')).readouts.semiseparable_rank).toBe(Number(s.state.d));
+  },
+  async 'retention-signed'(s) {
+    const r = s.readouts;
+    expect(Number(s.state.decay)).toBe(1 - 2 ** -5); // RetNet's first head, the variant's own default
+    expect(await page.evaluate(() => document.getElementById('hm-M').dataset.map)).toBe('diverging');
+    expect(r.row_entropy_mean).toBeNull();
+    expect(r.row_entropy_mean_reason).toMatch(/negative entries/);
+    expect(r.row_sum_dev_max).toBeGreaterThan(0.5);
+    expect(r.semiseparable_rank).toBeLessThanOrEqual(Number(s.state.d));
+    expect(await page.evaluate(() => document.getElementById('causal-note').textContent)).toMatch(/only causal/);
+  },
 };
 
 describe('the lessons', () => {

@@ -20,7 +20,7 @@ export const READOUT_ROWS = [
   {
     id: 'semiseparable_rank', label: 'semiseparable rank', spectral: true,
     tex: String.raw`\operatorname{rank} M_{[h:n,\ 0:h]},\ h = \lfloor n/2 \rfloor`,
-    text: (r, c) => r.semiseparable_rank == null ? '—' : `${r.semiseparable_rank}${c.semiCeiling == null ? '' : ` (ceiling ${c.semiCeiling})`}`,
+    text: (r, c) => r.semiseparable_rank == null ? '—' : `${r.semiseparable_rank}${c.semiCeiling == null ? '' : ` (≤ ${c.semiCeiling})`}`,
     keys: ['semiseparable_rank'],
   },
   {
