@@ -34,12 +34,19 @@ int main(int argc, char **argv) {
         fprintf(stderr, "kernels_native: %s\n", av_status_string(st));
         return 1;
     }
-    double matrix_ms, linear_ms = -1;
+    double matrix_ms, linear_ms = -1, chunk_ms = -1;
     TIME_MEDIAN(matrix_ms, 5, 300, av_matrix(M, Q, K, n, d, &prm, work, wm));
     if (av_linear(O, Q, K, V, n, d, d, &prm, work, wl) >= 0)
         TIME_MEDIAN(linear_ms, 5, 300, av_linear(O, Q, K, V, n, d, d, &prm, work, wl));
-    if (linear_ms < 0) printf("{\"matrix_ms\": %.4f, \"linear_ms\": null}\n", matrix_ms);
-    else printf("{\"matrix_ms\": %.4f, \"linear_ms\": %.4f}\n", matrix_ms, linear_ms);
-    free(Q); free(K); free(V); free(M); free(O); free(work);
+    size_t wc = av_chunkwise_work(&prm, n, d, d); /* the chunkwise form, where the variant has one (causal) */
+    void *cwork = wc ? malloc(wc) : NULL;
+    if (cwork && av_chunkwise(O, Q, K, V, n, d, d, &prm, cwork, wc) >= 0)
+        TIME_MEDIAN(chunk_ms, 5, 300, av_chunkwise(O, Q, K, V, n, d, d, &prm, cwork, wc));
+    printf("{\"matrix_ms\": %.4f", matrix_ms);
+    if (linear_ms < 0) printf(", \"linear_ms\": null");
+    else printf(", \"linear_ms\": %.4f", linear_ms);
+    if (chunk_ms < 0) printf(", \"chunkwise_ms\": null}\n");
+    else printf(", \"chunkwise_ms\": %.4f}\n", chunk_ms);
+    free(Q); free(K); free(V); free(M); free(O); free(work); free(cwork);
     return 0;
 }

@@ -532,7 +532,7 @@ class Lab {
   get A() { return this.view('A'); }
   /** The scores from the last scores() call (n×n). */
   get S() { return this.view('S'); }
-  /** The output from the last attend()/linear() call (n×dv). */
+  /** The output from the last attend()/linear()/recurrent()/chunkwise() call (n×dv). */
   get O() {
     if (this.status !== STATUS.OK) return new Float32Array(0);
     return this.av.f32(this.buf('O', this.n * this.dv * 4), this.n * this.dv);
@@ -734,17 +734,25 @@ class Lab {
   }
 
   /** Output by the linear-time path (never forms n×n), into O. */
-  linear(knobs) {
+  linear(knobs) { return this.path(knobs, 'linear'); }
+  /** O by the recurrent form (token by token; causal): av_recurrent. {status, message}; O in lab.O. */
+  recurrent(knobs) { return this.path(knobs, 'recurrent'); }
+  /** O by the chunkwise form (chunks of knobs.chunk tokens; causal): av_chunkwise. {status, message}; O in lab.O. */
+  chunkwise(knobs) { return this.path(knobs, 'chunkwise'); }
+
+  /** O by one of the paths without n×n ('linear', 'recurrent', 'chunkwise'; docs/recurrent.md). */
+  path(knobs, which) {
     const ex = this.av.exports;
     const { status, why } = this.applyKnobs(knobs);
     if (status) return this.result(status, why);
-    const bytes = ex.av_linear_work(this.prm, this.n, this.d, this.dv) >>> 0;
+    const work = ex[`av_${which}_work`], run = ex[`av_${which}`];
+    const bytes = work(this.prm, this.n, this.d, this.dv) >>> 0;
     // O is small: with a 0-byte workspace the library itself says what is wrong (bad knobs, no linear
     // path, a feature dimension over the cap, or AV_ERR_TOO_LARGE), before touching any buffer
     const got = this.take([['O', this.n * this.dv * 4], ['work', bytes]]);
     if (got.status !== STATUS.OK) return this.result(got.status);
     const [O, w] = got.ptrs;
-    const st = ex.av_linear(O, this.Qp, this.Kp, this.Vp, this.n, this.d, this.dv, this.prm, w, bytes);
+    const st = run(O, this.Qp, this.Kp, this.Vp, this.n, this.d, this.dv, this.prm, w, bytes);
     // a module built before AV_ERR_TOO_LARGE reports an unrepresentable need as a short workspace
     return this.result(bytes === 0 && st === STATUS.ERR_WORKSPACE ? STATUS.ERR_TOO_LARGE : st);
   }
