@@ -129,6 +129,36 @@ for (const [build, url] of [['simd', SIMD_URL], ['scalar', SCALAR_URL]]) {
       });
     }
 
+    // the recurrent families' sequential forms (docs/recurrent.md): O by --path recurrent and chunkwise, natively
+    // and in wasm, on the same inputs; and against the quadratic path
+    for (const [variant, knobs, flags] of [
+      ['retention', { decay: 0.9, chunk: 7 }, ['--decay', 0.9, '--chunk', 7]],
+      ['deltanet', { beta: 1, decay: 0.8, chunk: 5 }, ['--beta', 1, '--decay', 0.8, '--chunk', 5]],
+      ['softmax', { causal: true, window: 6, decay: 0.9, chunk: 4 }, ['--causal', '--window', 6, '--decay', 0.9, '--chunk', 4]],
+      ['elu', { causal: true, decay: 0.85, chunk: 9 }, ['--causal', '--decay', 0.85, '--chunk', 9]],
+    ]) {
+      it(`${variant} ${JSON.stringify(knobs)}: the recurrent and chunkwise outputs match`, () => {
+        const dir = join(tmp, build);
+        const lab = av.lab(n, d);
+        lab.Q.set(readNpy(join(dir, 'q.npy')).data);
+        lab.K.set(readNpy(join(dir, 'k.npy')).data);
+        lab.V.set(readNpy(join(dir, 'v.npy')).data);
+        expect(lab.attend({ variant, ...knobs }).status).toBeGreaterThanOrEqual(0);
+        const quad = lab.O.slice();
+        for (const path of ['recurrent', 'chunkwise']) {
+          const o = join(dir, `o-${variant}-${path}.npy`);
+          cli('matrix', '--variant', variant, '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'), '--v', join(dir, 'v.npy'),
+            ...flags, '-o', join(dir, 'm-seq.npy'), '--out-o', o, '--path', path);
+          const r = lab[path]({ variant, ...knobs });
+          expect(r.status, r.message).toBeGreaterThanOrEqual(0);
+          expect(maxRelDiff(lab.O, readNpy(o).data), path).toBeLessThan(2e-6);
+          expect(maxRelDiff(lab.O, quad), path).toBeLessThan(1e-5);
+        }
+        expect(lab.chunkwise({ variant, ...knobs, causal: false }).status).toBe(av.STATUS.ERR_NEEDS_CAUSAL);
+        lab.free();
+      });
+    }
+
     it('readouts match the native CLI', () => {
       const dir = join(tmp, build);
       const json = JSON.parse(cli('readouts', '--variant', 'elu', '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'),
