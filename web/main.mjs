@@ -547,7 +547,7 @@ function syncChrome() {
     typeset($('formula'), v.tex);
     $('hint').textContent = v.hint;
   }
-  const notes = [schema.causalNote(st), featureNote(dims().feature)].filter(Boolean);
+  const notes = [schema.causalNote(st), schema.formNote(st), featureNote(dims().feature)].filter(Boolean);
   const hide = !notes.length;
   if ($('causal-note').hidden !== hide) $('causal-note').hidden = hide;
   setText('causal-note', notes.join('. '));

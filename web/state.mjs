@@ -462,7 +462,21 @@ export function buildSchema(registry) {
     return key === null ? null : `${labels[v.name]} + ${KNOB_ENTRY.get(key).short ?? KNOB_ENTRY.get(key).label} has no causal form: shown non-causal`;
   }
 
+  /**
+   * What a softmax with a decay or a window is as a recurrence (docs/recurrent.md), said under the variant:
+   * no constant-size state, but a key/value cache. Null for the other variants and plain softmax.
+   */
+  function formNote(st) {
+    const v = variantRow(st.variant);
+    if (v.class !== 'exact') return null;
+    const k = knobsOf(st), notes = [];
+    if (k.causal && k.decay < 1) notes.push('the forgetting softmax has no constant-size state: its recurrence is a key/value cache of every earlier token, each fading by γ per step');
+    if (k.window > 0) notes.push(`a sliding window's recurrent form is a key/value cache of the last ${k.window} tokens`);
+    return notes.length ? notes.join('; ') : null;
+  }
+
   return Object.freeze({
+    formNote,
     SCHEMA, BY_NAME, VARIANTS, entryOf, defaults, defaultFor, withVariant, coerce, normalise, toHash, fromHash, changedKeys,
     firstDirtyStage, knobsOf, requestOf, causalNote, variantRow, shown,
     /** The label, TeX and hint of a variant (web/variants.mjs, or the registry's plain text). */

@@ -173,6 +173,7 @@ const CLAIMS = {
   async 'window-rank'(s) {
     expect(s.readouts.semiseparable_rank).toBe(7); // W − 1
     expect(s.readouts.rank).toBeGreaterThan(240); // nearly full
+    expect(await page.evaluate(() => document.getElementById('causal-note').textContent)).toMatch(/key\/value cache of the last 8 tokens/);
     expect((await lesson('window-rank', '&window=0')).readouts.semiseparable_rank).toBeGreaterThan(32);
   },
   async 'delta-vs-linear'(s) {

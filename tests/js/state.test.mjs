@@ -339,3 +339,14 @@ describe('variants with their own defaults and causal rules', () => {
     for (const s of [elu, dwc]) expect(av.checkKnobs(knobsOf(s), s.n, s.d).status).toBe(0);
   });
 });
+
+describe('what a softmax with a decay or a window is as a recurrence', () => {
+  it('says the forgetting softmax keeps a fading cache, a window a cache of W tokens', () => {
+    const { formNote } = buildSchema(av.registry);
+    const st = { ...defaults(), variant: 'softmax', causal: true };
+    expect(formNote(st)).toBeNull();
+    expect(formNote({ ...st, decay: 0.9 })).toMatch(/no constant-size state/);
+    expect(formNote({ ...st, window: 8 })).toMatch(/last 8 tokens/);
+    expect(formNote({ ...st, variant: 'elu', decay: 0.9 })).toBeNull();
+  });
+});
