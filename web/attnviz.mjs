@@ -990,15 +990,19 @@ class Lab {
     return { ...this.result(st), counts, bins, top: Math.log(this.n), left: counts ? this.n - rows : null };
   }
 
-  /** Cost counts {quad_madds, quad_bytes, linear_madds, linear_bytes} (linear null where none). */
+  /** Cost counts {quad,linear,recurrent,chunkwise}_{madds,bytes} (av_cost_path; null where a path does not exist). */
   cost(knobs) {
     const st = this.setKnobs(knobs);
     if (st) return null;
-    const p = this.buf('cost', 4 * 8);
-    if (this.av.exports.av_cost(p, this.prm, this.n, this.d, this.dv)) return null;
-    const c = this.av.f64(p, 4);
-    return { quad_madds: c[0], quad_bytes: c[1], linear_madds: c[2] < 0 ? null : c[2],
-      linear_bytes: c[3] < 0 ? null : c[3] };
+    // the four paths of av_cost_path, keyed as `attnviz readouts` prints them (null where a path does not exist)
+    const p = this.buf('cost', 2 * 8), out = {};
+    for (const [i, path] of ['quad', 'linear', 'recurrent', 'chunkwise'].entries()) {
+      if (this.av.exports.av_cost_path(p, i, this.prm, this.n, this.d, this.dv)) return null;
+      const c = this.av.f64(p, 2);
+      out[`${path}_madds`] = c[0] < 0 ? null : c[0];
+      out[`${path}_bytes`] = c[1] < 0 ? null : c[1];
+    }
+    return out;
   }
 
   free() {

@@ -192,8 +192,9 @@ export class Engine {
     else if (ok) D = downsampleDiff(lab.M, lab.A, n, b, ds);
     const readouts = ok && withReadouts ? this.plainReadouts(req) : null;
     const cost = lab.cost(req.knobs);
+    const semiCeiling = lab.semiseparableCeiling(req.knobs).r; // the semiseparable rank's structural bound
     return {
-      size, b, n, mode: ds, M, A, D, readouts, cost, swamped: ok ? this.swamped(req) : null,
+      size, b, n, mode: ds, M, A, D, readouts, cost, semiCeiling, swamped: ok ? this.swamped(req) : null,
       status: { matrix: mStatus, ref: this.status.ref, inputs: this.status.inputs },
       ms: { total: now() - t0 },
     };

@@ -113,6 +113,7 @@ export function cliReadouts({ req, frame, plain, spec, names, exact, STATUS, sta
       out[`${key}_reason`] = src?.[`${key}_reason`] ?? (src ? 'the readout is not finite' : why);
     }
   }
+  if (Number.isInteger(frame?.semiCeiling)) out.semiseparable_ceiling = frame.semiCeiling;
   const curve = sv ? errorCurve(sv, spec.partial ? (spec.fro2 ?? null) : null) : null;
   if (curve) out.error_curve = curve;
   else { out.error_curve = null; out.error_curve_reason = 'no singular values were given'; }

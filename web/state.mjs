@@ -463,13 +463,15 @@ export function buildSchema(registry) {
   }
 
   /**
-   * What a softmax with a decay or a window is as a recurrence (docs/recurrent.md), said under the variant:
-   * no constant-size state, but a key/value cache. Null for the other variants and plain softmax.
+   * Said under the variant (docs/recurrent.md): a decay's half-life, and what a softmax with a decay or a
+   * window is as a recurrence (no constant-size state, but a key/value cache). Null when none applies.
    */
   function formNote(st) {
     const v = variantRow(st.variant);
-    if (v.class !== 'exact') return null;
     const k = knobsOf(st), notes = [];
+    // the decay's half-life, ln ½ / ln γ tokens, wherever a decay applies
+    if (k.causal && k.decay < 1) notes.push(`decay γ = ${+k.decay.toPrecision(4)}: a key's weight halves every ${+(Math.log(0.5) / Math.log(k.decay)).toPrecision(3)} tokens`);
+    if (v.class !== 'exact') return notes.length ? notes.join('; ') : null;
     if (k.causal && k.decay < 1) notes.push('the forgetting softmax has no constant-size state: its recurrence is a key/value cache of every earlier token, each fading by γ per step');
     if (k.window > 0) notes.push(`a sliding window's recurrent form is a key/value cache of the last ${k.window} tokens`);
     return notes.length ? notes.join('; ') : null;

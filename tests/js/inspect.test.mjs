@@ -61,7 +61,9 @@ describe("the CLI's readouts from the engine's results", () => {
     expect(out.route).toBe('accurate');
     const ref = loaderReadouts(req, 'accurate');
     expect(Object.keys(out)).toEqual(['variant', 'n', 'd', 'causal', 'route', 'singular_values', ...names.flatMap((k) => (out[k] === null ? [k, `${k}_reason`] : [k])),
-      'error_curve', 'row_entropy_hist', 'cost', 'status']);
+      'semiseparable_ceiling', 'error_curve', 'row_entropy_hist', 'cost', 'status']);
+    expect(out.semiseparable_ceiling).toBe(16); // focused: the feature dimension d
+    expect(out.semiseparable_rank).toBeLessThanOrEqual(16);
     expect([out.variant, out.n, out.d, out.causal]).toEqual(['focused', 96, 16, true]);
     for (const k of names) {
       if (SPECTRAL_KEYS.includes(k)) expect(Math.abs(out[k] - ref[k]) / Math.abs(ref[k] || 1), k).toBeLessThan(1e-14);

@@ -347,6 +347,7 @@ describe('what a softmax with a decay or a window is as a recurrence', () => {
     expect(formNote(st)).toBeNull();
     expect(formNote({ ...st, decay: 0.9 })).toMatch(/no constant-size state/);
     expect(formNote({ ...st, window: 8 })).toMatch(/last 8 tokens/);
-    expect(formNote({ ...st, variant: 'elu', decay: 0.9 })).toBeNull();
+    expect(formNote({ ...st, variant: 'elu', decay: 0.9 })).toBe('decay γ = 0.9: a key\'s weight halves every 6.58 tokens');
+    expect(formNote({ ...st, variant: 'elu' })).toBeNull();
   });
 });

@@ -18,7 +18,6 @@ function el(tag, attrs = {}, ...children) {
 /** The display of a value: lists step through indices, floats keep their step's decimals. */
 export function shownValue(entry, v) {
   if (entry.name === 'rtol') return `1e${v}`;
-  if (entry.knob === 'decay') return v >= 1 ? '1 (none)' : `${fmt(v, 3)}, t½ ${fmt(Math.log(0.5) / Math.log(v), 3)}`;
   if (entry.knob === 'window' && v === 0) return 'off';
   if (entry.type === 'float') return fmt(v, 3);
   return String(v);
