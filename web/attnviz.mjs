@@ -875,6 +875,8 @@ class Lab {
    *   the spectrum (the spectral readouts are then null with a reason);
    * opts.reference: false when A already holds the softmax reference for these knobs;
    * opts.tau: the sparsity_tau threshold; opts.route: 'fast' | 'accurate';
+   * opts.semiseparable: false skips semiseparable_rank's own SVD of M's block (an eighth of the full one;
+   *   the readout then keeps its reason) for callers that do not read it;
    * opts.of: 'A' reads the softmax reference from the last reference() call instead of M (no error
    *   readouts then: they compare with A itself).
    * @returns {object} keyed by the JSON names; undefined readouts are null with `<key>_reason`.
@@ -914,7 +916,7 @@ class Lab {
         out[`${key}_reason`] = this.reasonString(r[i] || REASON_NONFINITE);
       } else out[key] = v[i];
     }
-    if (sv && n >= 2) { // its own SVD of the block (av_readouts leaves it undefined with a reason)
+    if (sv && n >= 2 && opts.semiseparable !== false) { // its own SVD of the block (av_readouts leaves it undefined)
       const ss = this.semiseparable(sv[0], floor, opts.route ?? 'fast');
       if (ss.rank !== null) { out.semiseparable_rank = ss.rank; delete out.semiseparable_rank_reason; }
     }

@@ -252,7 +252,7 @@ export class Engine {
     const st = this.status.matrix;
     if (st?.status < 0) return { error: st.message };
     const n = req.inputs.n, b = blockSize(n, cap);
-    const r = this.lab.readouts(req.knobs, { route: 'fast', tau: req.tau });
+    const r = this.lab.readouts(req.knobs, { route: 'fast', tau: req.tau, semiseparable: false }); // entropy and rank only
     return { size: Math.ceil(n / b), cells: downsample(this.lab.M, n, b, 'mean'), entropy: r.row_entropy_mean === null ? null : r.row_entropy_mean / Math.log(n),
       rank: r['rank_rel_1e-3'] ?? null };
   }

@@ -97,7 +97,8 @@ export async function runSweep(lab, plan, onPoint, cancelled = () => false, paus
       const knobs = { ...base, [plan.knobKey]: plan.knobValues[i], ...(plan.seeds > 1 ? { seed: (base.seed ?? 0) + s } : {}) };
       const st = lab.matrix(knobs);
       if (st.status < 0) { reason = st.message; xs.push(null); continue; }
-      const r = lab.readouts(knobs, spectral ? { route: 'fast', reference: false, tau: plan.req.tau } : { sv: null, reference: false, tau: plan.req.tau });
+      const r = lab.readouts(knobs, spectral ? { route: 'fast', reference: false, tau: plan.req.tau, semiseparable: plan.readout === 'semiseparable_rank' }
+        : { sv: null, reference: false, tau: plan.req.tau });
       xs.push(r[plan.readout]);
       if (r[plan.readout] === null) reason ??= r[`${plan.readout}_reason`];
     }

@@ -351,3 +351,17 @@ describe('what a softmax with a decay or a window is as a recurrence', () => {
     expect(formNote({ ...st, variant: 'elu' })).toBeNull();
   });
 });
+
+describe("the loader's readouts and the semiseparable rank", () => {
+  it('computes it with a spectrum, and skips its block SVD when asked', () => {
+    const lab = av.lab(40, 6);
+    expect(lab.generate('gaussian', 1, 2).status).toBe(0);
+    const k = { variant: 'retention' };
+    expect(lab.matrix(k).status).toBe(0);
+    expect(lab.readouts(k, { route: 'fast' }).semiseparable_rank).toBe(6);
+    const skipped = lab.readouts(k, { route: 'fast', semiseparable: false });
+    expect(skipped.semiseparable_rank).toBeNull();
+    expect(skipped.semiseparable_rank_reason).toMatch(/block's singular values were not computed/);
+    lab.free();
+  });
+});
