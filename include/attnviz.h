@@ -366,6 +366,46 @@ int av_chunkwise(float *O, const float *Q, const float *K, const float *V, int n
                  const av_params *prm, void *work, size_t work_bytes);
 
 /* ------------------------------------------------------------------------------------------------ */
+/* Mechanisms (docs/mechanisms.md): a memory's recall, and Hedgehog's feature map learning softmax     */
+
+/* Recall from a memory of fixed size. The protocol's pairs: K[N×d] unit keys (rows of N(0, I_d) draws,
+ * normalised) and V[N×d] ~ N(0, I_d), drawn from their own stream seeded with `seed` (the same bits natively
+ * and in WASM). AV_ERR_NULL, AV_ERR_SIZE (N outside 1..AV_MAX_N, d outside 1..AV_MAX_D). */
+int av_recall_draw(float *K, float *V, int N, int d, uint32_t seed);
+/* err[i] = ‖o_i − v_i‖ / ‖v_i‖ (0 when v_i = 0 = o_i; 1 when v_i = 0 ≠ o_i… never for drawn pairs), where
+ * o_i reads pair i's key from the memory after all N pairs (K[N×d], V[N×d]) were written in order:
+ *   softmax      o_i = Σ_j softmax_j(scale·k_i·k_j + (N−1−j)·ln γ) v_j over the stored pairs (the last W
+ *                with a window), no mask;
+ *   recurrent    the variant's state after the N steps of av_recurrent_step (decay, the delta rule's
+ *                overwrite), read with φ_q(k_i) by its normaliser rule (av_features with Q = K: query i is
+ *                read at position i where features depend on position).
+ * `scale` is absolute here: 0 means 1 (not 1/√d), since the keys are unit vectors. The causal flag is
+ * ignored (a memory is written in order); decay and the causal-only variants are allowed. AV_ERR_NO_LINEAR
+ * for variants without a state (efficient, linformer, nystrom; focused + DWC); AV_ERR_FEATURE_DIM above the
+ * cap; AV_ERR_NONFINITE; AV_WARN_ZERO_ROW when some read's normaliser is ≤ 0 (errors written, finite). */
+size_t av_recall_work(const av_params *prm, int N, int d);
+int av_recall_pairs(double *err, const float *K, const float *V, int N, int d, const av_params *prm,
+                    void *work, size_t work_bytes);
+
+/* Hedgehog distillation: W (d×cols, row-major, float64) of the Hedgehog feature map φ(x) = exp([Wᵀx, −Wᵀx])
+ * (the library's stabilising constants cancel), trained so that its attention H mimics softmax attention A
+ * on the same Q, K: A is av_matrix's softmax with prm's scale and mask (prm->causal; its other knobs are
+ * ignored). The loss is the mean row KL(A_i ‖ H_i) = cross-entropy − the entropy of A_i (0 for a perfect
+ * match), computed in float64.
+ *   av_distill_loss  the loss and (grad ≠ NULL) its analytic gradient dL/dW (d×cols).
+ *   av_distill       `steps` steps of Adam (β₁ 0.9, β₂ 0.999, ε 1e-8; learning rate lr > 0, 0 → 0.05) from W,
+ *                    updated in place; moments (2·d·cols doubles) and t0 (steps already taken) carry Adam's
+ *                    state across calls (t0 = 0 zeroes the moments). loss[k] (NULL allowed) gets the loss at
+ *                    the start of step k. A step whose loss or gradient is not finite is not taken:
+ *                    AV_WARN_OVERFLOW, W as before that step.
+ * cols in 1..AV_MAX_FEATURE_DIM/2; statuses as av_matrix's plus AV_ERR_KNOB for lr or steps < 0. */
+size_t av_distill_work(const av_params *prm, int n, int d, int cols);
+int av_distill_loss(double *loss, double *grad, const double *W, int cols, const float *Q, const float *K, int n,
+                    int d, const av_params *prm, void *work, size_t work_bytes);
+int av_distill(double *W, double *moments, int t0, double *loss, int steps, double lr, int cols, const float *Q,
+               const float *K, int n, int d, const av_params *prm, void *work, size_t work_bytes);
+
+/* ------------------------------------------------------------------------------------------------ */
 /* Low-rank factors: M = L·Rᵀ without forming M                                                       */
 
 /* Rank bound r of the factors (feature dimension, s, or landmarks); AV_ERR_NO_LINEAR where none

@@ -511,6 +511,11 @@ static int state_readout(float *o, const double *S, const double *z, const float
     return zero;
 }
 
+int avi_state_read(float *o, const double *S, const double *z, const float *phiq, long r, int dv, int n,
+                   const av_params *p) {
+    return zero_status(state_readout(o, S, z, phiq, r, dv, n, p));
+}
+
 /* One float64 product, walked in AVS_F64_ROWS × AVS_F64_COLS tiles: C = Aᵀ·B (transposed: A is k×rows
  * float, B k×cols float, the state Φ_Kᵀ·V) or C = A·B (A rows×k float, B k×cols double, the readout Φ_Q·S).
  * A full tile takes the SIMD kernel, an edge tile the same sums entry by entry (the same bits). */

@@ -47,7 +47,8 @@ static inline void *avi_take(avi_arena *a, uint64_t bytes) {
  * seeded with domain·2³² + s, so no two uses ever share one, and none shares the generator's (av_generate
  * seeds with s itself, domain 0). Without the separation, Performer's iid ω with feature seed 1 was, row
  * for row, the Gaussian generator's Q with seed 1 divided by its std: features aligned with the queries. */
-enum { AVI_STREAM_LINFORMER_F = 1, AVI_STREAM_LINFORMER_E = 2, AVI_STREAM_PERFORMER = 3, AVI_STREAM_DWC = 4 };
+enum { AVI_STREAM_LINFORMER_F = 1, AVI_STREAM_LINFORMER_E = 2, AVI_STREAM_PERFORMER = 3, AVI_STREAM_DWC = 4,
+       AVI_STREAM_RECALL = 5 };
 static inline uint64_t avi_stream(int domain, uint32_t seed) { return ((uint64_t)domain << 32) | seed; }
 
 /* G[rows×cols] with entries N(0, sigma²), drawn row by row from one stream seeded with `seed`. */
@@ -177,6 +178,10 @@ double avi_cost_delta(const av_params *p, double n, double d, double r);
 int avi_merge(int a, int b);
 /* The factor a row is multiplied by, given its sum, by the registry's normaliser rule; *zero |= (sum ≤ 0). */
 double avi_norm_factor(const av_params *prm, int n, double sum, int *zero);
+/* The readout half of av_recurrent_step: o = Sᵀφ_q, normalised by the variant's rule (resolved knobs);
+ * AV_WARN_ZERO_ROW when the normaliser is ≤ 0 (mechanisms.c reads a state it wrote with the step). */
+int avi_state_read(float *o, const double *S, const double *z, const float *phiq, long r, int dv, int n,
+                   const av_params *p);
 
 /* --- spectrum.c ------------------------------------------------------------------------------- */
 

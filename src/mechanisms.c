@@ -1,0 +1,388 @@
+/* mechanisms.c: the computations behind the mechanism views (docs/mechanisms.md).
+ *
+ *   recall    N key→value pairs written in order into a memory (a variant's state, or softmax over the
+ *             stored pairs), every key read back from the final memory: err_i = ‖o_i − v_i‖ / ‖v_i‖.
+ *             The state is written by av_recurrent_step and read by its readout half, so the memory is
+ *             exactly the one the stepper and the causal paths run.
+ *   distill   Hedgehog's W trained by Adam on the mean row KL(A ‖ H) between softmax attention A and
+ *             Hedgehog attention H, with the analytic gradient below.
+ *
+ * The gradient. With u = Wᵀx and φ(x) = exp([u, −u]) (the library's constants c cancel in H), for the
+ * allowed pairs S_ij = φ(q_i)·φ(k_j), Z_i = Σ_j S_ij, H_ij = S_ij / Z_i and a_i = Σ_j A_ij (1 up to rounding):
+ *   L = (1/n) Σ_i Σ_j A_ij (ln A_ij − ln H_ij)
+ *   ∂L/∂S_ij = (a_i/Z_i − A_ij/S_ij) / n =: P_ij
+ *   ∂L/∂φ(q_i) = Σ_j P_ij φ(k_j),  ∂L/∂φ(k_j) = Σ_i P_ij φ(q_i)
+ *   ∂L/∂u_a = g_a φ_a − g_{a+cols} φ_{a+cols}   (g = ∂L/∂φ)
+ *   ∂L/∂W = Σ_i q_i (∂L/∂u(q_i))ᵀ + Σ_j k_j (∂L/∂u(k_j))ᵀ
+ * Everything after A is float64; the cost of a step is 3·n²·2cols multiply-adds (half with the mask).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+#include "simd.h"
+
+// ----------------------------------------------------------------------------------------------------
+// recall
+
+int av_recall_draw(float *K, float *V, int N, int d, uint32_t seed) {
+    if (!K || !V) return AV_ERR_NULL;
+    if (N < 1 || N > AV_MAX_N || d < 1 || d > AV_MAX_D) return AV_ERR_SIZE;
+    av_rng rng;
+    av_rng_seed(&rng, avi_stream(AVI_STREAM_RECALL, seed));
+    for (int i = 0; i < N; i++) {
+        float *k = K + (size_t)i * d;
+        double ss;
+        do { /* a zero draw has probability 0; redrawing keeps the keys unit vectors regardless */
+            ss = 0;
+            for (int c = 0; c < d; c++) {
+                double x = av_rng_normal(&rng);
+                k[c] = (float)x;
+                ss += (double)k[c] * k[c];
+            }
+        } while (ss == 0);
+        double f = 1.0 / sqrt(ss);
+        for (int c = 0; c < d; c++) k[c] = (float)(k[c] * f);
+    }
+    for (size_t e = 0; e < (size_t)N * d; e++) V[e] = (float)av_rng_normal(&rng);
+    return AV_OK;
+}
+
+/* The knobs recall runs with: written in order (causal), scale absolute (0 → 1). */
+static av_params recall_params(const av_params *prm) {
+    av_params p = *prm;
+    p.causal = 1;
+    if (p.scale == 0) p.scale = 1;
+    return p;
+}
+
+static int is_exact(const av_params *p) { return av_variant_info(p->variant)->cls == AV_CLASS_EXACT; }
+
+/* The memory's rule: softmax, or a variant with a recurrent state (and a feature dimension under the cap). */
+static int recall_rule(const av_params *p, int d, long *r) {
+    *r = 0;
+    if (is_exact(p)) return AV_OK;
+    if (!(av_variant_info(p->variant)->flags & AV_VF_RECURRENT) || avi_extra_term(p)) return AV_ERR_NO_LINEAR;
+    *r = avi_feature_dim(p, d);
+    return *r > AV_MAX_FEATURE_DIM ? AV_ERR_FEATURE_DIM : AV_OK;
+}
+
+typedef struct recall_bufs {
+    float *phi_q, *phi_k, *o;
+    double *S, *z, *row;
+    void *fwork;
+    size_t fbytes;
+} recall_bufs;
+
+static void recall_layout(recall_bufs *b, avi_arena *a, const av_params *p, int N, int d, long r) {
+    memset(b, 0, sizeof *b);
+    b->o = avi_take(a, sizeof(float) * (uint64_t)d);
+    if (is_exact(p)) {
+        b->row = avi_take(a, sizeof(double) * (uint64_t)N);
+        return;
+    }
+    b->phi_q = avi_take(a, sizeof(float) * (uint64_t)N * r);
+    b->phi_k = avi_take(a, sizeof(float) * (uint64_t)N * r);
+    b->S = avi_take(a, sizeof(double) * (uint64_t)r * d);
+    b->z = avi_take(a, sizeof(double) * (uint64_t)r);
+    size_t fw = av_features_work(p, N, d);
+    b->fbytes = fw;
+    b->fwork = avi_take(a, fw);
+}
+
+size_t av_recall_work(const av_params *prm, int N, int d) {
+    if (!prm || N < 1 || N > AV_MAX_N || d < 1 || d > AV_MAX_D) return 0;
+    av_params p = recall_params(prm), res;
+    long r;
+    if (av_params_resolve(&res, &p, N, d) != AV_OK || recall_rule(&res, d, &r) != AV_OK) return 0;
+    avi_arena a = avi_arena_count();
+    recall_bufs b;
+    recall_layout(&b, &a, &p, N, d, r);
+    return a.used > SIZE_MAX ? 0 : (size_t)a.used;
+}
+
+static double rel_error(const float *o, const float *v, int d) {
+    double num = 0, den = 0;
+    for (int c = 0; c < d; c++) {
+        double e = (double)o[c] - v[c];
+        num += e * e;
+        den += (double)v[c] * v[c];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* Softmax over the stored pairs: o_i = Σ_j w_ij v_j, logits scale·k_i·k_j + (N−1−j)·ln γ, the last W pairs. */
+static void recall_softmax(double *err, const float *K, const float *V, int N, int d, const av_params *p,
+                           const recall_bufs *b) {
+    int j0 = p->window > 0 && N - p->window > 0 ? N - p->window : 0;
+    double lg = p->decay < 1 ? log(p->decay) : 0;
+    for (int i = 0; i < N; i++) {
+        const float *q = K + (size_t)i * d;
+        double mx = -INFINITY, sum = 0;
+        for (int j = j0; j < N; j++) {
+            double s = 0;
+            const float *k = K + (size_t)j * d;
+            for (int c = 0; c < d; c++) s += (double)q[c] * k[c];
+            b->row[j] = p->scale * s + (N - 1 - j) * lg;
+            mx = b->row[j] > mx ? b->row[j] : mx;
+        }
+        for (int j = j0; j < N; j++) sum += b->row[j] = exp(b->row[j] - mx);
+        for (int c = 0; c < d; c++) {
+            double acc = 0;
+            for (int j = j0; j < N; j++) acc += b->row[j] * V[(size_t)j * d + c];
+            b->o[c] = (float)(acc / sum);
+        }
+        err[i] = rel_error(b->o, V + (size_t)i * d, d);
+    }
+}
+
+int av_recall_pairs(double *err, const float *K, const float *V, int N, int d, const av_params *prm, void *work,
+                    size_t work_bytes) {
+    if (!err || !K || !V || !prm) return AV_ERR_NULL;
+    if (N < 1 || N > AV_MAX_N || d < 1 || d > AV_MAX_D) return AV_ERR_SIZE;
+    av_params p = recall_params(prm), res;
+    long r;
+    int st = av_params_resolve(&res, &p, N, d);
+    if (st != AV_OK) return st;
+    if ((st = recall_rule(&res, d, &r)) != AV_OK) return st;
+    avi_arena a = avi_arena_count();
+    recall_bufs b;
+    recall_layout(&b, &a, &p, N, d, r);
+    if (!work) return AV_ERR_NULL;
+    if (work_bytes < a.used) return AV_ERR_WORKSPACE;
+    if (!avs_all_finite(K, (size_t)N * d) || !avs_all_finite(V, (size_t)N * d)) return AV_ERR_NONFINITE;
+    a = avi_arena_over(work);
+    recall_layout(&b, &a, &p, N, d, r);
+    if (is_exact(&res)) {
+        recall_softmax(err, K, V, N, d, &res, &b);
+        return AV_OK;
+    }
+    /* the features of keys as queries and as keys; the state written by the recurrent step */
+    if ((st = av_features(b.phi_q, b.phi_k, K, K, N, d, &p, b.fwork, b.fbytes)) < 0) return st;
+    int worst = st;
+    memset(b.S, 0, sizeof(double) * (size_t)r * d);
+    memset(b.z, 0, sizeof(double) * (size_t)r);
+    for (int t = 0; t < N; t++) {
+        const float *fk = b.phi_k + (size_t)t * r;
+        int s1 = av_recurrent_step(b.o, b.S, b.z, fk, fk, V + (size_t)t * d, r, d, N, &p);
+        if (s1 < 0) return s1;
+        if (s1 == AV_WARN_OVERFLOW || s1 == AV_WARN_PRODUCT_OVERFLOW) worst = avi_merge(worst, s1);
+    }
+    for (int i = 0; i < N; i++) {
+        worst = avi_merge(worst, avi_state_read(b.o, b.S, b.z, b.phi_q + (size_t)i * r, r, d, N, &res));
+        err[i] = rel_error(b.o, V + (size_t)i * d, d);
+    }
+    return worst;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// distillation
+
+/* The target's knobs: softmax with prm's scale and mask. */
+static av_params target_params(const av_params *prm) {
+    av_params p;
+    av_params_default(&p, AV_SOFTMAX);
+    p.scale = prm->scale;
+    p.causal = prm->causal;
+    return p;
+}
+
+typedef struct distill_bufs {
+    float *A;                 /* n×n softmax target */
+    void *mwork;              /* av_matrix's workspace (used before the rest) */
+    size_t mbytes;
+    double *S;                /* n×n scores, then P */
+    double *Fq, *Fk;          /* n×2cols features */
+    double *Gq, *Gk;          /* n×2cols gradients of the features */
+    double *grad;             /* d×cols */
+} distill_bufs;
+
+static void distill_layout(distill_bufs *b, avi_arena *a, const av_params *pt, int n, int d, int cols) {
+    uint64_t r = 2u * (uint64_t)cols;
+    b->A = avi_take(a, sizeof(float) * (uint64_t)n * n);
+    b->mbytes = av_matrix_work(pt, n, d);
+    b->mwork = avi_take(a, b->mbytes);
+    b->S = avi_take(a, sizeof(double) * (uint64_t)n * n);
+    b->Fq = avi_take(a, sizeof(double) * (uint64_t)n * r);
+    b->Fk = avi_take(a, sizeof(double) * (uint64_t)n * r);
+    b->Gq = avi_take(a, sizeof(double) * (uint64_t)n * r);
+    b->Gk = avi_take(a, sizeof(double) * (uint64_t)n * r);
+    b->grad = avi_take(a, sizeof(double) * (uint64_t)d * cols);
+}
+
+static int distill_args(const av_params *prm, int n, int d, int cols, av_params *pt) {
+    if (n < 1 || n > AV_MAX_N || d < 1 || d > AV_MAX_D || cols < 1 || cols > AV_MAX_FEATURE_DIM / 2) return AV_ERR_SIZE;
+    *pt = target_params(prm);
+    av_params res;
+    return av_params_resolve(&res, pt, n, d);
+}
+
+size_t av_distill_work(const av_params *prm, int n, int d, int cols) {
+    av_params pt;
+    if (!prm || distill_args(prm, n, d, cols, &pt) != AV_OK) return 0;
+    avi_arena a = avi_arena_count();
+    distill_bufs b;
+    distill_layout(&b, &a, &pt, n, d, cols);
+    return a.used > SIZE_MAX ? 0 : (size_t)a.used;
+}
+
+/* F[n×2cols] = exp([u, −u] − c) with u = Wᵀx; c = max|u| per row (queries) or over all rows (keys). */
+static void features(double *F, const float *X, const double *W, int n, int d, int cols, int per_row) {
+    double cg = 0;
+    for (int i = 0; i < n; i++) {
+        double *u = F + (size_t)i * 2 * cols;
+        const float *x = X + (size_t)i * d;
+        for (int c = 0; c < cols; c++) u[c] = 0;
+        for (int f = 0; f < d; f++) {
+            double xf = x[f];
+            if (xf == 0) continue;
+            const double *w = W + (size_t)f * cols;
+            for (int c = 0; c < cols; c++) u[c] += xf * w[c];
+        }
+        double m = 0;
+        for (int c = 0; c < cols; c++) m = fabs(u[c]) > m ? fabs(u[c]) : m;
+        u[cols] = m; /* parked until the exponentials (the first negative half slot) */
+        cg = m > cg ? m : cg;
+    }
+    for (int i = 0; i < n; i++) {
+        double *u = F + (size_t)i * 2 * cols, c0 = per_row ? u[cols] : cg;
+        for (int c = 0; c < cols; c++) {
+            double x = u[c];
+            u[c] = exp(x - c0);
+            u[cols + c] = exp(-x - c0);
+        }
+    }
+}
+
+static double dot(const double *a, const double *b, int len) {
+    double s = 0;
+    for (int k = 0; k < len; k++) s += a[k] * b[k];
+    return s;
+}
+
+/* The loss at W and (want_grad) its gradient into b->grad. A is in b->A. */
+static double loss_grad(distill_bufs *b, const double *W, int cols, const float *Q, const float *K, int n, int d,
+                        int causal, int want_grad) {
+    int r = 2 * cols;
+    features(b->Fq, Q, W, n, d, cols, 1);
+    features(b->Fk, K, W, n, d, cols, 0);
+    double L = 0;
+    for (int i = 0; i < n; i++) {
+        int jn = causal ? i + 1 : n;
+        const float *A = b->A + (size_t)i * n;
+        double *S = b->S + (size_t)i * n, Z = 0, asum = 0;
+        for (int j = 0; j < jn; j++) Z += S[j] = dot(b->Fq + (size_t)i * r, b->Fk + (size_t)j * r, r);
+        for (int j = 0; j < jn; j++) {
+            double aij = A[j];
+            asum += aij;
+            if (aij > 0) L += aij * (log(aij) - log(S[j] / Z));
+        }
+        if (want_grad)
+            for (int j = 0; j < jn; j++) S[j] = (asum / Z - A[j] / S[j]) / n; /* P_ij */
+    }
+    L /= n;
+    if (!want_grad) return L;
+    memset(b->Gq, 0, sizeof(double) * (size_t)n * r);
+    memset(b->Gk, 0, sizeof(double) * (size_t)n * r);
+    for (int i = 0; i < n; i++) {
+        int jn = causal ? i + 1 : n;
+        const double *P = b->S + (size_t)i * n, *fq = b->Fq + (size_t)i * r;
+        double *gq = b->Gq + (size_t)i * r;
+        for (int j = 0; j < jn; j++) {
+            double pij = P[j];
+            const double *fk = b->Fk + (size_t)j * r;
+            double *gk = b->Gk + (size_t)j * r;
+            for (int a = 0; a < r; a++) {
+                gq[a] += pij * fk[a];
+                gk[a] += pij * fq[a];
+            }
+        }
+    }
+    /* ∂L/∂u in place of G's first half, then ∂L/∂W */
+    memset(b->grad, 0, sizeof(double) * (size_t)d * cols);
+    for (int side = 0; side < 2; side++) {
+        const float *X = side ? K : Q;
+        double *G = side ? b->Gk : b->Gq;
+        const double *F = side ? b->Fk : b->Fq;
+        for (int i = 0; i < n; i++) {
+            double *g = G + (size_t)i * r;
+            const double *f = F + (size_t)i * r;
+            for (int c = 0; c < cols; c++) g[c] = g[c] * f[c] - g[cols + c] * f[cols + c];
+            const float *x = X + (size_t)i * d;
+            for (int fi = 0; fi < d; fi++) {
+                double xf = x[fi];
+                if (xf == 0) continue;
+                double *gw = b->grad + (size_t)fi * cols;
+                for (int c = 0; c < cols; c++) gw[c] += xf * g[c];
+            }
+        }
+    }
+    return L;
+}
+
+static int all_finite_d(const double *x, size_t count) {
+    for (size_t i = 0; i < count; i++)
+        if (!isfinite(x[i])) return 0;
+    return 1;
+}
+
+/* Check the arguments, lay out the workspace and compute the target A. */
+static int distill_begin(distill_bufs *b, const double *W, int cols, const float *Q, const float *K, int n, int d,
+                         const av_params *prm, void *work, size_t work_bytes) {
+    if (!W || !Q || !K || !prm) return AV_ERR_NULL;
+    av_params pt;
+    int st = distill_args(prm, n, d, cols, &pt);
+    if (st != AV_OK) return st;
+    avi_arena a = avi_arena_count();
+    distill_layout(b, &a, &pt, n, d, cols);
+    if (!work) return AV_ERR_NULL;
+    if (work_bytes < a.used) return AV_ERR_WORKSPACE;
+    if (!all_finite_d(W, (size_t)d * cols)) return AV_ERR_NONFINITE;
+    a = avi_arena_over(work);
+    distill_layout(b, &a, &pt, n, d, cols);
+    st = av_matrix(b->A, Q, K, n, d, &pt, b->mwork, b->mbytes);
+    return st; /* AV_ERR_NONFINITE for bad Q, K; a warning when the logits overflowed */
+}
+
+int av_distill_loss(double *loss, double *grad, const double *W, int cols, const float *Q, const float *K, int n,
+                    int d, const av_params *prm, void *work, size_t work_bytes) {
+    if (!loss) return AV_ERR_NULL;
+    distill_bufs b;
+    int st = distill_begin(&b, W, cols, Q, K, n, d, prm, work, work_bytes);
+    if (st > 0) *loss = NAN; /* the target overflowed */
+    if (st != AV_OK) return st < 0 ? st : AV_WARN_OVERFLOW;
+    *loss = loss_grad(&b, W, cols, Q, K, n, d, prm->causal, grad != NULL);
+    if (grad) memcpy(grad, b.grad, sizeof(double) * (size_t)d * cols);
+    return isfinite(*loss) && (!grad || all_finite_d(grad, (size_t)d * cols)) ? AV_OK : AV_WARN_OVERFLOW;
+}
+
+int av_distill(double *W, double *moments, int t0, double *loss, int steps, double lr, int cols, const float *Q,
+               const float *K, int n, int d, const av_params *prm, void *work, size_t work_bytes) {
+    if (!moments) return AV_ERR_NULL;
+    if (steps < 0 || t0 < 0 || !(lr >= 0) || !isfinite(lr)) return AV_ERR_KNOB;
+    if (lr == 0) lr = 0.05;
+    distill_bufs b;
+    int st = distill_begin(&b, W, cols, Q, K, n, d, prm, work, work_bytes);
+    if (st != AV_OK) return st < 0 ? st : AV_WARN_OVERFLOW;
+    size_t cnt = (size_t)d * cols;
+    double *m = moments, *v = moments + cnt;
+    if (t0 == 0) memset(moments, 0, sizeof(double) * 2 * cnt);
+    const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
+    for (int k = 0; k < steps; k++) {
+        double L = loss_grad(&b, W, cols, Q, K, n, d, prm->causal, 1);
+        if (loss) loss[k] = L;
+        if (!isfinite(L) || !all_finite_d(b.grad, cnt)) {
+            for (int j = k + 1; loss && j < steps; j++) loss[j] = NAN;
+            return AV_WARN_OVERFLOW;
+        }
+        int t = t0 + k + 1;
+        double c1 = 1 - pow(b1, t), c2 = 1 - pow(b2, t);
+        for (size_t e = 0; e < cnt; e++) {
+            double g = b.grad[e];
+            m[e] = b1 * m[e] + (1 - b1) * g;
+            v[e] = b2 * v[e] + (1 - b2) * g * g;
+            W[e] -= lr * (m[e] / c1) / (sqrt(v[e] / c2) + eps);
+        }
+    }
+    return AV_OK;
+}
