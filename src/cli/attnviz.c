@@ -50,6 +50,17 @@ static const char HELP[] =
     "      kv_heads, n, head_size) and DIR/tokens.json {\"ids\", \"pieces\", \"text\"}.\n"
     "  attnviz generate-text --model M.bin --tokenizer T.bin [--text \"...\"] [--steps N]\n"
     "      Print the prompt and the model's greedy continuation (N tokens, default 64; stops at BOS).\n"
+    "  attnviz recall   --variant NAME --pairs N --d D [--seeds S] [knobs] [-o OUT.json]\n"
+    "      Memory collisions: write N pairs (unit keys, N(0, I) values; drawn S times) into the variant's\n"
+    "      memory in order, read every key back from the final memory, and print the mean relative error\n"
+    "      ||o_i - v_i|| / ||v_i|| as JSON {\"recall_error_mean\", \"recall_error_min\", \"recall_error_max\", ...}\n"
+    "      over the draws. Memories: softmax over the stored pairs, and every variant with a recurrent\n"
+    "      state (decay and the delta rule included). --scale is absolute here (default 1); no --causal.\n"
+    "  attnviz distill  --q Q.npy --k K.npy [--causal] [--layer L --head H] [--hedgehog-w W0.npy]\n"
+    "                   [--scale X] --steps N [--lr X] -o W.npy\n"
+    "      Train hedgehog's W (d x cols; from W0, or the identity) by Adam (default --lr 0.05) on the mean\n"
+    "      row KL between softmax attention (this scale and mask) and hedgehog's; write W and print JSON\n"
+    "      {\"loss\": [before each step, and at the end], \"loss_start\", \"loss_end\", \"kl_elu\", ...}.\n"
     "  attnviz --help   This text.\n"
     "\n"
     "inputs (matrix, readouts):\n"
@@ -450,6 +461,41 @@ int avcli_parse_inputs(avcli_inputs *in, int argc, char **argv) {
         return st;
     }
     return 0;
+}
+
+/* Knob flags only, for commands without input files (recall): --variant, the knobs and -o, into in->prm and
+ * in->out, checked at in->n, in->d with the causal mask on (a memory is written in order, so a decay and
+ * the causal-only variants are allowed). --causal itself is refused: nothing is masked. */
+int avcli_parse_knobs(avcli_inputs *in, int argc, char **argv) {
+    raw_flags r;
+    int st = collect_flags(&r, argc, argv);
+    if (st) return st;
+    for (int f = 0; f < F_NSTR; f++)
+        if (r.str[f] && f != F_VARIANT && f != F_OUT) return avcli_fail("%s: not an option of this command (see attnviz --help)", STR_NAMES[f]);
+    if (r.accurate) return avcli_fail("--accurate: not an option of this command (see attnviz --help)");
+    if (r.knob[AV_KNOB_CAUSAL]) return avcli_fail("--causal: not an option of recall (every pair is written in order, then every key read from the final memory)");
+    char names[512];
+    variant_list(names, sizeof names, ", ");
+    if (!r.str[F_VARIANT]) return avcli_fail("--variant: required (%s)", names);
+    int variant = av_variant_from_name(r.str[F_VARIANT]);
+    if (variant < 0) return avcli_fail("--variant %s: unknown variant (%s)", r.str[F_VARIANT], names);
+    av_params_default(&in->prm, variant);
+    if ((st = set_knobs(in, &r))) return st;
+    const av_variant_desc *vd = av_variant_info(variant);
+    if (vd->cls != AV_CLASS_EXACT && !(vd->flags & AV_VF_RECURRENT)) {
+        char mem[512];
+        size_t k = (size_t)snprintf(mem, sizeof mem, "softmax");
+        for (int v = 0; v < AV_VARIANT_COUNT && k < sizeof mem; v++)
+            if (av_variant_info(v)->flags & AV_VF_RECURRENT) k += (size_t)snprintf(mem + k, sizeof mem - k, ", %s", av_variant_name(v));
+        return avcli_fail("--variant %s: no memory to recall from (it has no recurrent state; memories: %s)", vd->name, mem);
+    }
+    in->prm.causal = 1;
+    in->out = r.str[F_OUT];
+    av_params res;
+    int bad = -1;
+    if (av_params_check(&res, &in->prm, in->n, in->d, &bad) == AV_ERR_NO_CAUSAL && bad >= 0 && bad != AV_KNOB_CAUSAL)
+        return avcli_fail("%s: %s with it has no recurrent state to recall from", av_knob_info(bad)->flag, vd->name);
+    return check_knobs(in, &r);
 }
 
 void avcli_free(avcli_inputs *in) {
@@ -855,7 +901,7 @@ static int finish_stdout(int code) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) return avcli_fail("no command (matrix, readouts, sweep, generate, capture, generate-text; see attnviz --help)");
+    if (argc < 2) return avcli_fail("no command (matrix, readouts, sweep, generate, capture, generate-text, recall, distill; see attnviz --help)");
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 || (i == 1 && strcmp(argv[i], "help") == 0)) {
             print_help(stdout);
@@ -869,6 +915,8 @@ int main(int argc, char **argv) {
     else if (strcmp(cmd, "sweep") == 0) code = cmd_sweep(argc - 2, argv + 2);
     else if (strcmp(cmd, "capture") == 0) code = avcli_cmd_capture(argc - 2, argv + 2);
     else if (strcmp(cmd, "generate-text") == 0) code = avcli_cmd_generate_text(argc - 2, argv + 2);
-    else return avcli_fail("%s: unknown command (matrix, readouts, sweep, generate, capture, generate-text; see attnviz --help)", cmd);
+    else if (strcmp(cmd, "recall") == 0) code = avcli_cmd_recall(argc - 2, argv + 2);
+    else if (strcmp(cmd, "distill") == 0) code = avcli_cmd_distill(argc - 2, argv + 2);
+    else return avcli_fail("%s: unknown command (matrix, readouts, sweep, generate, capture, generate-text, recall, distill; see attnviz --help)", cmd);
     return finish_stdout(code);
 }

@@ -20,6 +20,13 @@ typedef struct avcli_inputs {
  * 4-D model tensors). On failure prints one line to stderr and returns 2; 0 on success. */
 int avcli_parse_inputs(avcli_inputs *in, int argc, char **argv);
 void avcli_free(avcli_inputs *in);
+/* Knob flags only (--variant, knobs, -o) for commands without input files, checked at in->n, in->d with the
+ * causal mask on; --causal is refused. 0, or one line on stderr and the exit status. */
+int avcli_parse_knobs(avcli_inputs *in, int argc, char **argv);
+
+/* `attnviz recall` and `attnviz distill` (mech_cmd.c): argv after the command. Exit status. */
+int avcli_cmd_recall(int argc, char **argv);
+int avcli_cmd_distill(int argc, char **argv);
 
 /* `attnviz readouts`: print one JSON object to `out` (readouts_cmd.c). Returns the exit status. */
 int avcli_cmd_readouts(const avcli_inputs *in, FILE *out);

@@ -1,0 +1,256 @@
+/* mech_cmd.c: `attnviz recall` and `attnviz distill`, the mechanism views' computations from the command
+ * line (docs/mechanisms.md).
+ *
+ *   attnviz recall  --variant NAME --pairs N --d D [--seeds S] [knobs] [-o OUT.json]
+ *   attnviz distill --q Q.npy --k K.npy [--causal] [--layer L --head H] [--hedgehog-w W0.npy] [--scale X]
+ *                   --steps N [--lr X] -o W.npy
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void put_num(FILE *out, double x) {
+    if (isfinite(x)) fprintf(out, "%.17g", x);
+    else fputs("null", out);
+}
+
+static void put_array(FILE *out, const double *x, int count) {
+    fputc('[', out);
+    for (int i = 0; i < count; i++) {
+        if (i) fputc(',', out);
+        put_num(out, x[i]);
+    }
+    fputc(']', out);
+}
+
+/* Split argv into the command's own flags (names[k] → *val[k]) and the rest. 0 or the exit status. */
+static int own_flags(int argc, char **argv, const char *const *names, const char **val, int count, char **rest,
+                     int *nrest) {
+    *nrest = 0;
+    for (int i = 0; i < argc; i++) {
+        int f = 0;
+        while (f < count && strcmp(argv[i], names[f])) f++;
+        if (f == count) { rest[(*nrest)++] = argv[i]; continue; }
+        if (val[f]) return avcli_fail("%s: given twice", names[f]);
+        if (i + 1 >= argc) return avcli_fail("%s: needs a value", names[f]);
+        val[f] = argv[++i];
+    }
+    return 0;
+}
+
+static int parse_int(const char *s, long lo, long hi, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno == ERANGE || v < lo || v > hi) return 0;
+    *out = v;
+    return 1;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// recall
+
+typedef struct recall_run { int pairs, d, seeds; } recall_run;
+
+/* Draw the pairs S times, recall every key, print the per-seed mean errors and their mean, min and max. */
+static int recall_json(const avcli_inputs *in, const recall_run *rr, FILE *out) {
+    int N = rr->pairs, d = rr->d;
+    size_t wb = av_recall_work(&in->prm, N, d);
+    float *K = malloc(sizeof(float) * (size_t)N * d), *V = malloc(sizeof(float) * (size_t)N * d);
+    double *err = malloc(sizeof(double) * (size_t)N), *per = malloc(sizeof(double) * (size_t)rr->seeds);
+    void *w = wb ? malloc(wb) : NULL;
+    int code = 0, worst = AV_OK;
+    if (!K || !V || !err || !per || !w) code = wb ? avcli_fail_system("out of memory") : avcli_fail("recall: %s", av_status_string(AV_ERR_TOO_LARGE));
+    double mean = 0, lo = INFINITY, hi = -INFINITY;
+    for (int s = 0; !code && s < rr->seeds; s++) {
+        av_recall_draw(K, V, N, d, (uint32_t)s);
+        int st = av_recall_pairs(err, K, V, N, d, &in->prm, w, wb);
+        if (st < 0) { code = avcli_fail("--variant %s: %s", av_variant_name(in->prm.variant), av_status_string(st)); break; }
+        worst = st > worst ? st : worst;
+        double m = 0;
+        for (int i = 0; i < N; i++) m += err[i];
+        per[s] = m / N;
+        mean += per[s];
+        lo = per[s] < lo ? per[s] : lo;
+        hi = per[s] > hi ? per[s] : hi;
+    }
+    if (!code) {
+        mean /= rr->seeds;
+        double var = 0;
+        for (int s = 0; s < rr->seeds; s++) var += (per[s] - mean) * (per[s] - mean);
+        if (worst > 0) fprintf(stderr, "attnviz: warning: recall: %s\n", av_status_string(worst));
+        double scale = in->prm.scale == 0 ? 1.0 : in->prm.scale;
+        fprintf(out, "{\n  \"variant\": \"%s\",\n  \"pairs\": %d,\n  \"d\": %d,\n  \"seeds\": %d,\n  \"scale\": ",
+                av_variant_name(in->prm.variant), N, d, rr->seeds);
+        put_num(out, scale);
+        fputs(",\n  \"recall_error_mean\": ", out);
+        put_num(out, mean);
+        fputs(",\n  \"recall_error_min\": ", out);
+        put_num(out, lo);
+        fputs(",\n  \"recall_error_max\": ", out);
+        put_num(out, hi);
+        fputs(",\n  \"recall_error_std\": ", out);
+        put_num(out, rr->seeds > 1 ? sqrt(var / (rr->seeds - 1)) : 0);
+        fputs(",\n  \"recall_error\": ", out);
+        put_array(out, per, rr->seeds);
+        fputs(",\n  \"linear_state_law\": ", out); /* √((N−1)/d): the linear state's expected error */
+        put_num(out, sqrt((N - 1.0) / d));
+        fprintf(out, ",\n  \"status\": \"%s\"\n}\n", av_status_string(worst));
+    }
+    free(K); free(V); free(err); free(per); free(w);
+    return code;
+}
+
+int avcli_cmd_recall(int argc, char **argv) {
+    static const char *const names[3] = {"--pairs", "--d", "--seeds"};
+    const char *val[3] = {0};
+    char **rest = malloc(sizeof(char *) * (size_t)(argc + 1));
+    if (!rest) return avcli_fail_system("out of memory");
+    int nrest, code = own_flags(argc, argv, names, val, 3, rest, &nrest);
+    long N = 0, d = 0, seeds = 1;
+    if (!code && !val[0]) code = avcli_fail("--pairs: required (the number of key-value pairs written, 1..%d)", AV_MAX_N);
+    if (!code && !parse_int(val[0], 1, AV_MAX_N, &N)) code = avcli_fail("--pairs %s: not an integer in 1..%d", val[0], AV_MAX_N);
+    if (!code && !val[1]) code = avcli_fail("--d: required (the key and value dimension, 1..%d)", AV_MAX_D);
+    if (!code && !parse_int(val[1], 1, AV_MAX_D, &d)) code = avcli_fail("--d %s: not an integer in 1..%d", val[1], AV_MAX_D);
+    if (!code && val[2] && !parse_int(val[2], 1, 10000, &seeds)) code = avcli_fail("--seeds %s: not an integer in 1..10000", val[2]);
+    avcli_inputs in;
+    memset(&in, 0, sizeof in);
+    in.n = (int)N;
+    in.d = (int)d;
+    if (!code) code = avcli_parse_knobs(&in, nrest, rest);
+    free(rest);
+    if (code) return code;
+    recall_run rr = {(int)N, (int)d, (int)seeds};
+    size_t wb = av_recall_work(&in.prm, in.n, in.d);
+    if (!wb) { /* the reason, from a call that checks the arguments first */
+        double e;
+        float one = 0;
+        int st = av_recall_pairs(&e, &one, &one, 1, 1, &in.prm, NULL, 0);
+        if (st == AV_ERR_NO_LINEAR || st == AV_ERR_FEATURE_DIM || st >= 0)
+            return avcli_fail("--variant %s: no memory to recall from (%s; softmax or a variant with a recurrent state)",
+                              av_variant_name(in.prm.variant), av_status_string(st == AV_ERR_NULL || st >= 0 ? AV_ERR_NO_LINEAR : st));
+        return avcli_fail("--variant %s: %s", av_variant_name(in.prm.variant), av_status_string(st));
+    }
+    if (!in.out) return recall_json(&in, &rr, stdout);
+    avcli_out o;
+    if (avcli_out_open(&o, in.out) != 0) return avcli_fail_system("-o %s: cannot write (%s)", in.out, strerror(errno));
+    if ((code = recall_json(&in, &rr, o.f)) != 0) {
+        avcli_out_discard(&o);
+    } else if (avcli_out_close(&o) != 0 || avcli_out_commit(&o) != 0) {
+        code = avcli_fail_system("-o %s: cannot write (%s)", in.out, strerror(errno));
+        avcli_out_discard(&o);
+    }
+    return code;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// distill
+
+/* Mean row KL(A ‖ M) over the allowed entries (M's rows normalised), or NaN where M is not a distribution
+ * where A is positive. */
+static double mean_kl(const float *A, const float *M, int n, int causal) {
+    double kl = 0;
+    for (int i = 0; i < n; i++) {
+        int jn = causal ? i + 1 : n;
+        double s = 0;
+        for (int j = 0; j < jn; j++) s += M[(size_t)i * n + j];
+        for (int j = 0; j < jn; j++) {
+            double a = A[(size_t)i * n + j], m = M[(size_t)i * n + j] / s;
+            if (a > 0) kl += m > 0 ? a * (log(a) - log(m)) : INFINITY;
+        }
+    }
+    return kl / n;
+}
+
+/* KL of another variant (elu+1, the comparison the docs quote) to the same softmax. */
+static double kl_of(int variant, const avcli_inputs *in) {
+    av_params p, ps;
+    av_params_default(&p, variant);
+    av_params_default(&ps, AV_SOFTMAX);
+    p.causal = ps.causal = in->prm.causal;
+    ps.scale = in->prm.scale;
+    size_t n2 = (size_t)in->n * in->n, wa = av_matrix_work(&ps, in->n, in->d), wm = av_matrix_work(&p, in->n, in->d);
+    float *A = malloc(sizeof(float) * n2), *M = malloc(sizeof(float) * n2);
+    void *w = malloc(wa > wm ? wa : wm);
+    double kl = NAN;
+    if (A && M && w && av_matrix(A, in->Q, in->K, in->n, in->d, &ps, w, wa) == AV_OK &&
+        av_matrix(M, in->Q, in->K, in->n, in->d, &p, w, wm) >= 0)
+        kl = mean_kl(A, M, in->n, p.causal);
+    free(A); free(M); free(w);
+    return kl;
+}
+
+int avcli_cmd_distill(int argc, char **argv) {
+    static const char *const names[3] = {"--steps", "--lr", "--variant"};
+    const char *val[3] = {0};
+    char **rest = malloc(sizeof(char *) * (size_t)(argc + 3));
+    if (!rest) return avcli_fail_system("out of memory");
+    int nrest, code = own_flags(argc, argv, names, val, 3, rest, &nrest);
+    long steps = 0;
+    double lr = 0.05;
+    char *end;
+    if (!code && val[2] && strcmp(val[2], "hedgehog") != 0)
+        code = avcli_fail("--variant %s: distill trains hedgehog's W (leave --variant out)", val[2]);
+    if (!code && !val[0]) code = avcli_fail("--steps: required (Adam steps, 0..100000)");
+    if (!code && !parse_int(val[0], 0, 100000, &steps)) code = avcli_fail("--steps %s: not an integer in 0..100000", val[0]);
+    if (!code && val[1]) {
+        errno = 0;
+        lr = strtod(val[1], &end);
+        if (end == val[1] || *end || errno == ERANGE || !(lr > 0) || !isfinite(lr))
+            code = avcli_fail("--lr %s: not a number > 0", val[1]);
+    }
+    rest[nrest++] = "--variant";
+    rest[nrest++] = "hedgehog";
+    avcli_inputs in;
+    if (!code) code = avcli_parse_inputs(&in, nrest, rest);
+    free(rest);
+    if (code) return code;
+    if (!in.out) { avcli_free(&in); return avcli_fail("-o: required (W.npy, the trained (d, cols) matrix)"); }
+    int n = in.n, d = in.d, cols = in.prm.hedgehog_w ? in.prm.hedgehog_cols : d;
+    size_t cnt = (size_t)d * cols, wb = av_distill_work(&in.prm, n, d, cols);
+    double *W = malloc(sizeof(double) * cnt), *mom = malloc(sizeof(double) * 2 * cnt);
+    double *loss = malloc(sizeof(double) * (size_t)(steps + 1));
+    float *Wf = malloc(sizeof(float) * cnt);
+    void *w = wb ? malloc(wb) : NULL;
+    if (!W || !mom || !loss || !Wf || !w) code = wb ? avcli_fail_system("out of memory") : avcli_fail("distill: %s", av_status_string(AV_ERR_TOO_LARGE));
+    for (size_t e = 0; !code && e < cnt; e++) /* the start: --hedgehog-w, or the identity */
+        W[e] = in.prm.hedgehog_w ? in.prm.hedgehog_w[e] : (e / (size_t)cols == e % (size_t)cols);
+    int st = AV_OK;
+    if (!code) {
+        st = av_distill(W, mom, 0, loss, (int)steps, lr, cols, in.Q, in.K, n, d, &in.prm, w, wb);
+        if (st < 0) code = avcli_fail("distill: %s", av_status_string(st));
+        else if (st > 0) fprintf(stderr, "attnviz: warning: distill: %s (stopped before the step whose loss was not finite)\n", av_status_string(st));
+    }
+    if (!code) {
+        int st2 = av_distill_loss(&loss[steps], NULL, W, cols, in.Q, in.K, n, d, &in.prm, w, wb);
+        if (st2 < 0) code = avcli_fail("distill: %s", av_status_string(st2));
+    }
+    if (!code) {
+        for (size_t e = 0; e < cnt; e++) Wf[e] = (float)W[e];
+        avcli_npy file = {"-o", in.out, Wf, {d, cols}, 2};
+        code = avcli_save_npy(&file, 1);
+    }
+    if (!code) {
+        printf("{\n  \"steps\": %ld,\n  \"lr\": ", steps);
+        put_num(stdout, lr);
+        printf(",\n  \"n\": %d,\n  \"d\": %d,\n  \"cols\": %d,\n  \"causal\": %s,\n  \"scale\": ", n, d, cols,
+               in.prm.causal ? "true" : "false");
+        put_num(stdout, in.prm.scale == 0 ? 1 / sqrt(d) : in.prm.scale);
+        printf(",\n  \"loss\": ");
+        put_array(stdout, loss, (int)steps + 1);
+        printf(",\n  \"loss_start\": ");
+        put_num(stdout, loss[0]);
+        printf(",\n  \"loss_end\": ");
+        put_num(stdout, loss[steps]);
+        printf(",\n  \"kl_elu\": ");
+        put_num(stdout, kl_of(AV_ELU, &in));
+        printf(",\n  \"status\": \"%s\"\n}\n", av_status_string(st));
+    }
+    free(W); free(mom); free(loss); free(Wf); free(w);
+    avcli_free(&in);
+    return code;
+}
