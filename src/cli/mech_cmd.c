@@ -54,7 +54,13 @@ static int parse_int(const char *s, long lo, long hi, long *out) {
 // ----------------------------------------------------------------------------------------------------
 // recall
 
-typedef struct recall_run { int pairs, d, seeds; } recall_run;
+typedef struct recall_run recall_run;
+static int recall_out(const avcli_inputs *in, const recall_run *rr);
+
+typedef struct recall_run {
+    int pairs, d, seeds;
+    const float *K, *V; /* the reader's own pairs (--k, --v), or NULL: the protocol's draws */
+} recall_run;
 
 /* Draw the pairs S times, recall every key, print the per-seed mean errors and their mean, min and max. */
 static int recall_json(const avcli_inputs *in, const recall_run *rr, FILE *out) {
@@ -67,8 +73,8 @@ static int recall_json(const avcli_inputs *in, const recall_run *rr, FILE *out) 
     if (!K || !V || !err || !per || !w) code = wb ? avcli_fail_system("out of memory") : avcli_fail("recall: %s", av_status_string(AV_ERR_TOO_LARGE));
     double mean = 0, lo = INFINITY, hi = -INFINITY;
     for (int s = 0; !code && s < rr->seeds; s++) {
-        av_recall_draw(K, V, N, d, (uint32_t)s);
-        int st = av_recall_pairs(err, K, V, N, d, &in->prm, w, wb);
+        if (!rr->K) av_recall_draw(K, V, N, d, (uint32_t)s);
+        int st = av_recall_pairs(err, rr->K ? rr->K : K, rr->K ? rr->V : V, N, d, &in->prm, w, wb);
         if (st < 0) { code = avcli_fail("--variant %s: %s", av_variant_name(in->prm.variant), av_status_string(st)); break; }
         worst = st > worst ? st : worst;
         double m = 0;
@@ -97,6 +103,10 @@ static int recall_json(const avcli_inputs *in, const recall_run *rr, FILE *out) 
         put_num(out, rr->seeds > 1 ? sqrt(var / (rr->seeds - 1)) : 0);
         fputs(",\n  \"recall_error\": ", out);
         put_array(out, per, rr->seeds);
+        if (rr->K) { /* one error per pair of the reader's own */
+            fputs(",\n  \"errors\": ", out);
+            put_array(out, err, N);
+        }
         fputs(",\n  \"linear_state_law\": ", out); /* √((N−1)/d): the linear state's expected error */
         put_num(out, sqrt((N - 1.0) / d));
         fprintf(out, ",\n  \"status\": \"%s\"\n}\n", av_status_string(worst));
@@ -105,17 +115,51 @@ static int recall_json(const avcli_inputs *in, const recall_run *rr, FILE *out) 
     return code;
 }
 
+/* --k K.npy --v V.npy: the reader's own pairs, N×d each, float32 or float64, finite. */
+static int read_pairs(float **out, int64_t *shape, const char *flag, const char *path) {
+    unsigned char *buf;
+    size_t len;
+    int code = avcli_read_file(flag, path, &buf, &len);
+    if (code) return code;
+    av_npy_info info;
+    if (av_npy_parse(&info, buf, len) != AV_OK) { free(buf); return avcli_fail("%s %s: %s", flag, path, av_npy_error()); }
+    if (info.ndim != 2 || info.shape[0] < 1 || info.shape[0] > AV_MAX_N || info.shape[1] < 1 || info.shape[1] > AV_MAX_D) {
+        free(buf);
+        return avcli_fail("%s %s: not a 2-D (N, d) array with N in 1..%d and d in 1..%d", flag, path, AV_MAX_N, AV_MAX_D);
+    }
+    *out = malloc(sizeof(float) * info.count);
+    if (!*out) { free(buf); return avcli_fail_system("%s %s: out of memory", flag, path); }
+    int st = av_npy_decode_f32(*out, &info, buf, len);
+    free(buf);
+    if (st != AV_OK) return avcli_fail("%s %s: %s", flag, path, av_npy_error());
+    for (size_t e = 0; e < info.count; e++)
+        if (!isfinite((*out)[e])) return avcli_fail("%s %s: %s", flag, path, av_status_string(AV_ERR_NONFINITE));
+    shape[0] = info.shape[0];
+    shape[1] = info.shape[1];
+    return 0;
+}
+
 int avcli_cmd_recall(int argc, char **argv) {
-    static const char *const names[3] = {"--pairs", "--d", "--seeds"};
-    const char *val[3] = {0};
+    static const char *const names[5] = {"--pairs", "--d", "--seeds", "--k", "--v"};
+    const char *val[5] = {0};
     char **rest = malloc(sizeof(char *) * (size_t)(argc + 1));
     if (!rest) return avcli_fail_system("out of memory");
-    int nrest, code = own_flags(argc, argv, names, val, 3, rest, &nrest);
+    int nrest, code = own_flags(argc, argv, names, val, 5, rest, &nrest);
     long N = 0, d = 0, seeds = 1;
-    if (!code && !val[0]) code = avcli_fail("--pairs: required (the number of key-value pairs written, 1..%d)", AV_MAX_N);
-    if (!code && !parse_int(val[0], 1, AV_MAX_N, &N)) code = avcli_fail("--pairs %s: not an integer in 1..%d", val[0], AV_MAX_N);
-    if (!code && !val[1]) code = avcli_fail("--d: required (the key and value dimension, 1..%d)", AV_MAX_D);
-    if (!code && !parse_int(val[1], 1, AV_MAX_D, &d)) code = avcli_fail("--d %s: not an integer in 1..%d", val[1], AV_MAX_D);
+    float *Kown = NULL, *Vown = NULL;
+    if (!code && (val[3] || val[4])) { /* the reader's own pairs instead of the protocol's draws */
+        int64_t ks[2], vs[2];
+        if (!val[3] || !val[4]) code = avcli_fail("%s: needs %s too (keys and values, both (N, d))", val[3] ? "--k" : "--v", val[3] ? "--v" : "--k");
+        else if (val[0] || val[1] || val[2]) code = avcli_fail("%s: not with --k and --v (their shape gives N and d)", val[0] ? "--pairs" : val[1] ? "--d" : "--seeds");
+        if (!code) code = read_pairs(&Kown, ks, "--k", val[3]);
+        if (!code) code = read_pairs(&Vown, vs, "--v", val[4]);
+        if (!code && (ks[0] != vs[0] || ks[1] != vs[1])) code = avcli_fail("--v %s: shape does not match --k's (N, d)", val[4]);
+        if (!code) { N = ks[0]; d = ks[1]; }
+    }
+    if (!code && !Kown && !val[0]) code = avcli_fail("--pairs: required (the number of key-value pairs written, 1..%d)", AV_MAX_N);
+    if (!code && !Kown && !parse_int(val[0], 1, AV_MAX_N, &N)) code = avcli_fail("--pairs %s: not an integer in 1..%d", val[0], AV_MAX_N);
+    if (!code && !Kown && !val[1]) code = avcli_fail("--d: required (the key and value dimension, 1..%d)", AV_MAX_D);
+    if (!code && !Kown && !parse_int(val[1], 1, AV_MAX_D, &d)) code = avcli_fail("--d %s: not an integer in 1..%d", val[1], AV_MAX_D);
     if (!code && val[2] && !parse_int(val[2], 1, 10000, &seeds)) code = avcli_fail("--seeds %s: not an integer in 1..10000", val[2]);
     avcli_inputs in;
     memset(&in, 0, sizeof in);
@@ -123,25 +167,32 @@ int avcli_cmd_recall(int argc, char **argv) {
     in.d = (int)d;
     if (!code) code = avcli_parse_knobs(&in, nrest, rest);
     free(rest);
-    if (code) return code;
-    recall_run rr = {(int)N, (int)d, (int)seeds};
-    size_t wb = av_recall_work(&in.prm, in.n, in.d);
+    if (!code) code = recall_out(&in, &(recall_run){(int)N, (int)d, (int)seeds, Kown, Vown});
+    free(Kown);
+    free(Vown);
+    return code;
+}
+
+static int recall_out(const avcli_inputs *in0, const recall_run *rr) {
+    avcli_inputs inc = *in0, *in = &inc;
+    int code;
+    size_t wb = av_recall_work(&in->prm, in->n, in->d);
     if (!wb) { /* the reason, from a call that checks the arguments first */
         double e;
         float one = 0;
-        int st = av_recall_pairs(&e, &one, &one, 1, 1, &in.prm, NULL, 0);
+        int st = av_recall_pairs(&e, &one, &one, 1, 1, &in->prm, NULL, 0);
         if (st == AV_ERR_NO_LINEAR || st == AV_ERR_FEATURE_DIM || st >= 0)
             return avcli_fail("--variant %s: no memory to recall from (%s; softmax or a variant with a recurrent state)",
-                              av_variant_name(in.prm.variant), av_status_string(st == AV_ERR_NULL || st >= 0 ? AV_ERR_NO_LINEAR : st));
-        return avcli_fail("--variant %s: %s", av_variant_name(in.prm.variant), av_status_string(st));
+                              av_variant_name(in->prm.variant), av_status_string(st == AV_ERR_NULL || st >= 0 ? AV_ERR_NO_LINEAR : st));
+        return avcli_fail("--variant %s: %s", av_variant_name(in->prm.variant), av_status_string(st));
     }
-    if (!in.out) return recall_json(&in, &rr, stdout);
+    if (!in->out) return recall_json(in, rr, stdout);
     avcli_out o;
-    if (avcli_out_open(&o, in.out) != 0) return avcli_fail_system("-o %s: cannot write (%s)", in.out, strerror(errno));
-    if ((code = recall_json(&in, &rr, o.f)) != 0) {
+    if (avcli_out_open(&o, in->out) != 0) return avcli_fail_system("-o %s: cannot write (%s)", in->out, strerror(errno));
+    if ((code = recall_json(in, rr, o.f)) != 0) {
         avcli_out_discard(&o);
     } else if (avcli_out_close(&o) != 0 || avcli_out_commit(&o) != 0) {
-        code = avcli_fail_system("-o %s: cannot write (%s)", in.out, strerror(errno));
+        code = avcli_fail_system("-o %s: cannot write (%s)", in->out, strerror(errno));
         avcli_out_discard(&o);
     }
     return code;
