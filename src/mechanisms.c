@@ -56,6 +56,14 @@ static av_params recall_params(const av_params *prm) {
     return p;
 }
 
+/* av_params_resolve of the recall knobs; a variant (or knob) without a causal form has no state either. */
+static int recall_resolve(av_params *res, const av_params *p, int N, int d) {
+    const av_variant_desc *vd = av_variant_info(p->variant);
+    if (vd && vd->cls != AV_CLASS_EXACT && !(vd->flags & AV_VF_RECURRENT)) return AV_ERR_NO_LINEAR;
+    int st = av_params_resolve(res, p, N, d);
+    return st == AV_ERR_NO_CAUSAL ? AV_ERR_NO_LINEAR : st;
+}
+
 static int is_exact(const av_params *p) { return av_variant_info(p->variant)->cls == AV_CLASS_EXACT; }
 
 /* The memory's rule: softmax, or a variant with a recurrent state (and a feature dimension under the cap). */
@@ -94,7 +102,7 @@ size_t av_recall_work(const av_params *prm, int N, int d) {
     if (!prm || N < 1 || N > AV_MAX_N || d < 1 || d > AV_MAX_D) return 0;
     av_params p = recall_params(prm), res;
     long r;
-    if (av_params_resolve(&res, &p, N, d) != AV_OK || recall_rule(&res, d, &r) != AV_OK) return 0;
+    if (recall_resolve(&res, &p, N, d) != AV_OK || recall_rule(&res, d, &r) != AV_OK) return 0;
     avi_arena a = avi_arena_count();
     recall_bufs b;
     recall_layout(&b, &a, &p, N, d, r);
@@ -142,7 +150,7 @@ int av_recall_pairs(double *err, const float *K, const float *V, int N, int d, c
     if (N < 1 || N > AV_MAX_N || d < 1 || d > AV_MAX_D) return AV_ERR_SIZE;
     av_params p = recall_params(prm), res;
     long r;
-    int st = av_params_resolve(&res, &p, N, d);
+    int st = recall_resolve(&res, &p, N, d);
     if (st != AV_OK) return st;
     if ((st = recall_rule(&res, d, &r)) != AV_OK) return st;
     avi_arena a = avi_arena_count();

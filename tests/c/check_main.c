@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #define SUITES(X) X(util) X(rng) X(attention) X(features) X(random) X(lowrank) X(generate) X(npy) \
-                  X(spectrum) X(readouts) X(model) X(llama) X(variants) X(recurrent)
+                  X(spectrum) X(readouts) X(model) X(llama) X(variants) X(recurrent) X(mechanisms)
 #define DECLARE(name) extern Suite *suite_##name(void) __attribute__((weak));
 SUITES(DECLARE)
 
