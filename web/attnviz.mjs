@@ -236,6 +236,58 @@ class Attnviz {
     const lab = new Lab(this, n, d, d, false);
     try { return lab.semiseparableCeiling(knobs); } finally { lab.free(); }
   }
+  /**
+   * Memory collisions (av_recall_pairs, docs/mechanisms.md): write pairs into the variant's memory in
+   * order and read every key back from the final memory. opts: {pairs, d, seeds} for the protocol's draws
+   * (unit keys, N(0, I) values; draw s seeded with s), or {K, V, pairs, d} for given pairs (Float32Arrays,
+   * pairs×d). knobs.scale is absolute here (0 → 1). {status, message, errors: Float64Array (per pair, of
+   * the last draw), perSeed: Float64Array (each draw's mean), mean, min, max}; errors null on a refusal.
+   */
+  recall(knobs, opts) {
+    const { pairs: N, d } = opts, seeds = opts.K ? 1 : Math.max(1, opts.seeds ?? 1);
+    const lab = new Lab(this, N, d, d, false);
+    const failed = (r) => ({ ...r, errors: null, perSeed: null, mean: null, min: null, max: null });
+    try {
+      if (lab.status !== STATUS.OK) return failed(lab.result(lab.status));
+      const { status, why } = lab.applyKnobs({ ...knobs, causal: true });
+      if (status) return failed(lab.result(status, why));
+      const ex = this.exports, bytes = ex.av_recall_work(lab.prm, N, d) >>> 0;
+      if (bytes === 0) { // the reason, from a call that checks the arguments first
+        const st = ex.av_recall_pairs(8, 8, 8, N, d, lab.prm, 0, 0);
+        return failed(lab.result(st === STATUS.ERR_NULL ? STATUS.ERR_TOO_LARGE : st));
+      }
+      const got = lab.take([['rK', N * d * 4], ['rV', N * d * 4], ['err', N * 8], ['work', bytes]]);
+      if (got.status !== STATUS.OK) return failed(lab.result(got.status));
+      const [kp, vp, ep, w] = got.ptrs;
+      const perSeed = new Float64Array(seeds);
+      let worst = STATUS.OK;
+      for (let s = 0; s < seeds; s++) {
+        if (opts.K) { this.f32(kp, N * d).set(opts.K.subarray(0, N * d)); this.f32(vp, N * d).set(opts.V.subarray(0, N * d)); }
+        else ex.av_recall_draw(kp, vp, N, d, s);
+        const st = ex.av_recall_pairs(ep, kp, vp, N, d, lab.prm, w, bytes);
+        if (st < 0) return failed(lab.result(st));
+        worst = Math.max(worst, st);
+        const e = this.f64(ep, N);
+        let m = 0;
+        for (let i = 0; i < N; i++) m += e[i];
+        perSeed[s] = m / N;
+      }
+      let mean = 0, min = Infinity, max = -Infinity;
+      for (const v of perSeed) { mean += v / seeds; min = Math.min(min, v); max = Math.max(max, v); }
+      return { ...lab.result(worst), errors: this.f64(ep, N).slice(), perSeed, mean, min, max };
+    } finally { lab.free(); }
+  }
+
+  /** The protocol's pairs for draw `seed` (av_recall_draw): {K, V} Float32Arrays, pairs×d. */
+  recallDraw(pairs, d, seed = 0) {
+    const kp = this.malloc(pairs * d * 4), vp = this.malloc(pairs * d * 4);
+    try {
+      const st = this.exports.av_recall_draw(kp, vp, pairs, d, seed >>> 0);
+      if (st) throw new RangeError(`attnviz: recallDraw: ${this.statusString(st)}`);
+      return { K: this.f32(kp, pairs * d).slice(), V: this.f32(vp, pairs * d).slice() };
+    } finally { this.free(kp); this.free(vp); }
+  }
+
   dims(knobs, n, d, factors) {
     const lab = new Lab(this, n, d, d, false);
     try {
@@ -755,6 +807,120 @@ class Lab {
     const st = run(O, this.Qp, this.Kp, this.Vp, this.n, this.d, this.dv, this.prm, w, bytes);
     // a module built before AV_ERR_TOO_LARGE reports an unrepresentable need as a short workspace
     return this.result(bytes === 0 && st === STATUS.ERR_WORKSPACE ? STATUS.ERR_TOO_LARGE : st);
+  }
+
+  /**
+   * The recurrence stepper (docs/mechanisms.md): the variant's state S (r×dv, float64) and z (r) after each
+   * token, by av_recurrent_step over its features, for any causal variant with a recurrent form; softmax
+   * keeps its key/value cache instead (no constant-size state). {status, message, stepper}: stepper null on
+   * a refusal. The stepper owns buffers of this lab (named st*); it is valid until the lab's inputs change.
+   *   stepper.kind 'state' | 'cache'; r, n, dv; t (tokens read, 0..n)
+   *   stepper.seek(t)  read tokens until t have been read (from the start when going back)
+   *   stepper.S, .z    views of the state (copy to keep); .o the output row of the last token read
+   *   stepper.phiK(t), .phiQ(t), .v(t)   token t's features and value (copies)
+   *   stepper.row(t)   row t of the masked matrix times V (float64), the quadratic path's output row
+   *   stepper.status   the last step's status (AV_WARN_ZERO_ROW, an overflow)
+   */
+  stepper(knobs) {
+    const ex = this.av.exports, n = this.n, d = this.d, dv = this.dv;
+    const k = { ...knobs, causal: true };
+    const failed = (st, why = null) => ({ ...this.result(st, why), stepper: null });
+    const at = this.attend(k); // M and O = M·V: the rows the steps must reproduce
+    if (at.status < 0) return failed(at.status, at.message);
+    const Oq = Float64Array.from(this.O);
+    const row = (t) => Oq.subarray(t * dv, (t + 1) * dv);
+    const V = (t) => this.V.slice(t * dv, (t + 1) * dv);
+    if (this.av.variant(k.variant).class === 'exact') { // softmax: its cache; o_t by the cache path
+      const rec = this.recurrent(k);
+      if (rec.status < 0) return failed(rec.status, rec.message);
+      const Or = Float32Array.from(this.O);
+      const st = { kind: 'cache', r: 0, n, d, dv, t: 0, status: STATUS.OK, S: null, z: null,
+        o: new Float32Array(dv), seek(t) { this.t = Math.max(0, Math.min(n, t | 0)); if (this.t) this.o = Or.slice((this.t - 1) * dv, this.t * dv); },
+        phiK: () => null, phiQ: () => null, v: V, row, K: (t) => this.K.slice(t * d, (t + 1) * d) };
+      return { ...this.result(at.status), stepper: st };
+    }
+    const f = this.features(k);
+    if (f.status < 0) return failed(f.status, f.message);
+    const r = f.r, PQ = f.PhiQ.slice(), PK = f.PhiK.slice(); // copies: taking buffers may grow the memory
+    const got = this.take([['stPQ', n * r * 4], ['stPK', n * r * 4], ['stS', r * dv * 8], ['stz', r * 8], ['sto', dv * 4]]);
+    if (got.status !== STATUS.OK) return failed(got.status);
+    const [pq, pk, S, z, o] = got.ptrs;
+    this.av.f32(pq, n * r).set(PQ);
+    this.av.f32(pk, n * r).set(PK);
+    const lab = this, av = this.av;
+    const { status, why } = this.applyKnobs(k);
+    if (status) return failed(status, why);
+    const stepper = {
+      kind: 'state', r, n, d, dv, t: 0, status: STATUS.OK,
+      get S() { return av.f64(S, r * dv); },
+      get z() { return av.f64(z, r); },
+      get o() { return av.f32(o, dv); },
+      phiQ: (t) => av.f32(pq + t * r * 4, r).slice(),
+      phiK: (t) => av.f32(pk + t * r * 4, r).slice(),
+      v: V, row, K: (t) => lab.K.slice(t * d, (t + 1) * d),
+      seek(t) {
+        t = Math.max(0, Math.min(n, t | 0));
+        if (t < this.t || this.t === 0) { // from the start
+          av.f64(S, r * dv).fill(0); av.f64(z, r).fill(0); av.f32(o, dv).fill(0);
+          this.t = 0; this.status = STATUS.OK;
+          lab.applyKnobs(k); // other calls of this lab may have rewritten the params
+        }
+        while (this.t < t) {
+          const s = ex.av_recurrent_step(o, S, z, pq + this.t * r * 4, pk + this.t * r * 4, lab.Vp + this.t * dv * 4, r, dv, n, lab.prm);
+          if (s < 0) { this.status = s; break; }
+          this.status = Math.max(this.status, s);
+          this.t += 1;
+        }
+        return this.status;
+      },
+    };
+    return { ...this.result(at.status), stepper };
+  }
+
+  /**
+   * Hedgehog distillation (av_distill, docs/mechanisms.md) on this lab's Q, K: W (d×cols, float64; from
+   * opts.W, or the identity with cols = d) trained by Adam on the mean row KL to softmax with knobs.scale
+   * and knobs.causal. {status, message, distiller}; distiller.steps(count, lr = 0.05) → {status, message,
+   * loss: Float64Array (the loss before each step)}; distiller.loss() the loss at W now; distiller.W a copy
+   * (Float32Array, for the hedgehog variant's hedgehog_w), distiller.cols, distiller.t (steps taken);
+   * distiller.free() when done.
+   */
+  distiller(knobs, opts = {}) {
+    const ex = this.av.exports, n = this.n, d = this.d, av = this.av;
+    const cols = opts.W ? opts.W.length / d : d;
+    const failed = (st, why = null) => ({ ...this.result(st, why), distiller: null });
+    if (this.status !== STATUS.OK) return failed(this.status);
+    if (!Number.isInteger(cols) || cols < 1) return failed(STATUS.ERR_SIZE, `W holds ${opts.W.length} values, not d×cols with d = ${d}`);
+    const { status, why } = this.applyKnobs({ variant: 'hedgehog', scale: knobs.scale ?? 0, causal: !!knobs.causal });
+    if (status) return failed(status, why);
+    const bytes = ex.av_distill_work(this.prm, n, d, cols) >>> 0;
+    if (bytes === 0) return failed(STATUS.ERR_TOO_LARGE);
+    const cnt = d * cols;
+    const got = this.take([['dW', cnt * 8], ['dM', cnt * 16], ['dL', 8], ['dwork', bytes]]);
+    if (got.status !== STATUS.OK) return failed(got.status);
+    const [Wp, Mp, Lp, w] = got.ptrs;
+    const W0 = av.f64(Wp, cnt);
+    if (opts.W) W0.set(opts.W); else { W0.fill(0); for (let i = 0; i < d; i++) W0[i * cols + i] = 1; }
+    const lab = this, scale = knobs.scale ?? 0, causal = !!knobs.causal;
+    const distiller = {
+      cols, t: 0,
+      get W() { return Float32Array.from(av.f64(Wp, cnt)); },
+      steps(count, lr = 0.05) {
+        const { status: s0, why: w0 } = lab.applyKnobs({ variant: 'hedgehog', scale, causal });
+        if (s0) return { ...lab.result(s0, w0), loss: null };
+        const lp = lab.buf('dLs', Math.max(1, count) * 8);
+        const st = ex.av_distill(Wp, Mp, this.t, lp, count, lr, cols, lab.Qp, lab.Kp, n, d, lab.prm, w, bytes);
+        if (st >= 0) this.t += count;
+        return { ...lab.result(st), loss: st < 0 ? null : av.f64(lp, count).slice() };
+      },
+      loss() {
+        lab.applyKnobs({ variant: 'hedgehog', scale, causal });
+        const st = ex.av_distill_loss(Lp, 0, Wp, cols, lab.Qp, lab.Kp, n, d, lab.prm, w, bytes);
+        return st === STATUS.OK ? av.f64(Lp, 1)[0] : null;
+      },
+      free() { for (const b of ['dW', 'dM', 'dL', 'dwork', 'dLs']) lab.drop(b); },
+    };
+    return { ...this.result(STATUS.OK), distiller };
   }
 
   /** Feature dimension (or rank ceiling of the factors) of these knobs: {status, r}. */

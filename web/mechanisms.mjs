@@ -1,0 +1,199 @@
+// mechanisms.mjs: the computations behind the mechanism views (docs/mechanisms.md), over the loader's
+// lab (web/attnviz.mjs); no DOM. They run in the mechanisms worker (web/worker.mjs) and in Vitest.
+//   stepFrame     one token of the recurrence stepper: φ(k_t), v_t, the state S_t and z_t, the output row
+//                 against the masked matrix's row, and the bytes of the state against softmax's cache
+//   scalingRun    time and memory of the quadratic softmax path, the variant's linear path and its chunkwise
+//                 path for n = 64, 128, … while each stays within a stated memory budget
+//   recallCurve   recall error against the pair count N (or against d) for a list of memories
+//   overwrite     one key written twice (k→v, later k→v′): what each memory returns for k
+//   distill       Hedgehog learning to mimic softmax (lab.distiller), with the matrices and readouts it moves
+
+/** The scaling view's memory budget: the bytes one measurement may take (inputs, outputs, workspace). */
+export const SCALING_BUDGETS = [16, 64, 256].map((mb) => mb * 2 ** 20);
+export const SCALING_DEFAULT_BUDGET = 64 * 2 ** 20;
+/** The largest n the scaling view tries (the library's AV_MAX_N is 16384). */
+export const SCALING_MAX_N = 16384;
+
+const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
+
+/** Bytes of float32 storage of the state (r×dv + r) and of softmax's key/value cache after t tokens. */
+export function memoryBytes(r, d, dv, t, window = 0) {
+  const cached = window > 0 ? Math.min(t, window) : t;
+  return { state: 4 * (r * dv + r), cache: 4 * cached * (d + dv) };
+}
+
+/**
+ * The frame of token t (1-based count of tokens read): what the stepper shows after reading t tokens.
+ * stepper: lab.stepper(...).stepper. Returns plain typed arrays (copies), ready to post.
+ */
+export function stepFrame(stepper, t, window = 0) {
+  const status = stepper.seek(t);
+  const { kind, r, d, dv, n } = stepper;
+  const at = stepper.t, i = at - 1;
+  const frame = { kind, r, d, dv, n, t: at, status, window };
+  const mem = memoryBytes(kind === 'state' ? r : 0, d, dv, at, window);
+  frame.stateBytes = kind === 'state' ? mem.state : null;
+  frame.cacheBytes = mem.cache;
+  if (at === 0) return frame;
+  frame.v = stepper.v(i);
+  frame.k = stepper.K(i);
+  frame.o = Float32Array.from(stepper.o);
+  frame.row = Float64Array.from(stepper.row(i));
+  let diff = 0, mx = 0;
+  for (let c = 0; c < dv; c++) {
+    diff = Math.max(diff, Math.abs(frame.o[c] - frame.row[c]));
+    mx = Math.max(mx, Math.abs(frame.row[c]));
+  }
+  frame.diff = diff;
+  frame.rowMax = mx;
+  if (kind === 'state') {
+    frame.phiK = stepper.phiK(i);
+    frame.phiQ = stepper.phiQ(i);
+    frame.S = Float64Array.from(stepper.S);
+    frame.z = Float64Array.from(stepper.z);
+  }
+  return frame;
+}
+
+/** Median of a few timed runs of fn (ms): repeated until 3 runs and 40 ms, at most 9 runs. */
+function timeIt(fn) {
+  const times = [];
+  let total = 0;
+  while (times.length < 9 && (times.length < 3 || total < 40)) {
+    const t0 = now();
+    const st = fn();
+    const ms = now() - t0;
+    if (st < 0) return { ms: null, status: st };
+    times.push(ms);
+    total += ms;
+  }
+  times.sort((a, b) => a - b);
+  return { ms: times[times.length >> 1], status: 0 };
+}
+
+/** The bytes a path's call takes at n (inputs, output, the matrix where formed, the workspace), or null. */
+export function pathBytes(av, knobs, path, n, d) {
+  const lab = av.lab(n, d, d);
+  try {
+    if (lab.status !== 0) return null;
+    if (lab.applyKnobs(knobs).status) return null;
+    const ex = av.exports;
+    const inputs = 3 * n * d * 4, out = n * d * 4;
+    const work = path === 'quadratic' ? ex.av_attend_work(lab.prm, n, d, d) >>> 0
+      : ex[`av_${path}_work`](lab.prm, n, d, d) >>> 0;
+    if (work === 0) return null;
+    return inputs + out + work + (path === 'quadratic' ? n * n * 4 : 0);
+  } finally { lab.free(); }
+}
+
+/**
+ * The scaling measurements, one point at a time (a generator: the caller yields to events between points
+ * and stops when cancelled). For each n = 64, 128, … ≤ maxN and each path — 'quadratic' (softmax's M·V:
+ * the matrix formed), 'linear' (the variant's linear-time path) and 'chunkwise' (where the variant has
+ * it) — the bytes are known before the call (pathBytes) and a path stops for good at the first n whose
+ * bytes exceed the budget. Yields {n, path, ms, bytes, status} or {n, path, skipped: 'budget' | 'none'}.
+ */
+export function* scalingRun(av, { knobs, d = 64, budget = SCALING_DEFAULT_BUDGET, maxN = SCALING_MAX_N, seed = 1 }) {
+  const causal = av.variant(knobs.variant).recurrent && knobs.causal;
+  const paths = [['quadratic', { variant: av.referenceVariant, causal: !!knobs.causal, scale: knobs.scale ?? 0 }],
+    ['linear', knobs]];
+  if (causal && av.variant(knobs.variant).chunkwise !== false) paths.push(['chunkwise', knobs]);
+  const stopped = new Set();
+  for (let n = 64; n <= maxN; n *= 2) {
+    for (const [path, k] of paths) {
+      if (stopped.has(path)) continue;
+      const bytes = pathBytes(av, k, path, n, d);
+      if (bytes === null) { stopped.add(path); yield { n, path, skipped: 'none' }; continue; }
+      if (bytes > budget) { stopped.add(path); yield { n, path, bytes, skipped: 'budget' }; continue; }
+      const lab = av.lab(n, d, d);
+      try {
+        lab.generate('gaussian', 1, seed);
+        const call = path === 'quadratic' ? () => lab.attend(k).status : () => lab.path(k, path).status;
+        const { ms, status } = timeIt(call);
+        if (ms === null) { stopped.add(path); yield { n, path, skipped: 'none', status }; continue; }
+        yield { n, path, ms, bytes, status };
+      } finally { lab.free(); }
+    }
+    if (stopped.size === paths.length) return;
+  }
+}
+
+/** The operation-count crossover of the quadratic and the linear path: the n where their madds meet (the
+ *  feature dimension r for the kernel variants: n ≈ r), from av_cost_path; null without a linear path. */
+export function crossover(av, knobs, d = 64) {
+  const fd = av.featureDim(knobs, 1024, d);
+  let prev = null;
+  for (let n = 2; n <= SCALING_MAX_N; n = Math.ceil(n * 1.1)) {
+    const lab = av.lab(n, d, d, false);
+    let c;
+    try { c = lab.cost(knobs); } finally { lab.free(); }
+    if (!c || c.linear_madds === null) return { n: null, r: fd.r };
+    if (c.linear_madds <= c.quad_madds) return { n: prev === null ? n : n, r: fd.r };
+    prev = n;
+  }
+  return { n: null, r: fd.r };
+}
+
+/**
+ * Recall error against N for each memory (a generator of points: {memory, N, d, mean, min, max, status}).
+ * memories: [{id, knobs}]; Ns: pair counts; d: the dimension; seeds: draws per point.
+ */
+export function* recallCurve(av, { memories, Ns, d, seeds = 3 }) {
+  for (const N of Ns)
+    for (const m of memories) {
+      const r = av.recall(m.knobs, { pairs: N, d, seeds });
+      yield { memory: m.id, N, d, mean: r.mean, min: r.min, max: r.max, status: r.status, message: r.message };
+    }
+}
+
+/** The same against d at a fixed N. */
+export function* recallAgainstD(av, { memories, N, ds, seeds = 3 }) {
+  for (const d of ds)
+    for (const m of memories) {
+      const r = av.recall(m.knobs, { pairs: N, d, seeds });
+      yield { memory: m.id, N, d, mean: r.mean, min: r.min, max: r.max, status: r.status, message: r.message };
+    }
+}
+
+/**
+ * One key overwritten: N protocol pairs (draw `seed`), then pair 0's key again with a new value v′. What
+ * each memory returns for that key, read after the last write: errNew against v′ (the newest value) and
+ * errOld against v (the same key's read scored against its first value). A memory that overwrites has
+ * errNew ≈ 0; one that adds returns a blend, far from both.
+ */
+export function overwrite(av, { memories, N = 8, d = 32, seed = 0 }) {
+  const { K, V } = av.recallDraw(N + 1, d, seed);
+  K.copyWithin(N * d, 0, d); // the last pair: key 0 again, with the last draw's value as v′
+  return memories.map((m) => {
+    const r = av.recall(m.knobs, { K, V, pairs: N + 1, d });
+    if (!r.errors) return { memory: m.id, status: r.status, message: r.message };
+    return { memory: m.id, status: r.status, errNew: r.errors[N], errOld: r.errors[0] };
+  });
+}
+
+/**
+ * Hedgehog's training, a chunk at a time: distiller from lab.distiller. Returns {loss: Float64Array (per
+ * step), lossNow, W (Float32Array)}; the caller draws the matrix of knobs {variant: 'hedgehog', hedgehog_w: W}.
+ */
+export function distillChunk(distiller, steps, lr) {
+  const r = distiller.steps(steps, lr);
+  return { status: r.status, message: r.message, loss: r.loss, lossNow: distiller.loss(), W: distiller.W, t: distiller.t };
+}
+
+/** Mean row KL(A ‖ M) over allowed entries (M's rows normalised), as the distillation's loss defines it. */
+export function meanRowKL(A, M, n, causal) {
+  let kl = 0;
+  for (let i = 0; i < n; i++) {
+    const jn = causal ? i + 1 : n;
+    let s = 0;
+    for (let j = 0; j < jn; j++) s += M[i * n + j];
+    for (let j = 0; j < jn; j++) {
+      const a = A[i * n + j];
+      if (a > 0) kl += a * (Math.log(a) - Math.log(M[i * n + j] / s));
+    }
+  }
+  return kl / n;
+}
+
+/** yield to the event loop between points (workers: so that a cancel message is seen). */
+export const nextTick = () => new Promise((resolve) => setTimeout(resolve, 0));
