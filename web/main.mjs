@@ -33,6 +33,7 @@ import { mountSweepPanel } from './ui/sweep-panel.mjs';
 import { mountExplain } from './ui/explain-popover.mjs';
 import { mountExport } from './ui/export-menu.mjs';
 import { ownTensors } from './own-inputs.mjs';
+import { mountMechanisms } from './ui/mechanisms.mjs';
 
 const $ = (id) => document.getElementById(id);
 
@@ -60,12 +61,27 @@ const ownView = { tensors: null, names: null, seq: 0 };
 /** The tensors the state's source shows: a model's capture, the reader's own, or none (the generators). */
 const activeTensors = (s) => (s.src === 'model' ? modelView.tensors : s.src === 'file' ? ownView.tensors : null);
 
-/** What the engines compute for a state: state.mjs's request, with one head of the loaded tensors as inputs. */
+/** What the engines compute for a state: state.mjs's request, with one head of the loaded tensors as inputs,
+ *  and Hedgehog's trained W (the distillation view's "use this W") while it fits the inputs' d. */
 function requestOf(s) {
   const req = schema.requestOf(s);
   const t = activeTensors(s);
   if (t) req.inputs = { tensors: t.key, layer: s.layer, head: s.head, n: t.n, d: t.d };
+  if (trainedW && req.knobs.variant === 'hedgehog' && trainedW.W.length === req.inputs.d * trainedW.cols) req.knobs.hedgehog_w = trainedW.W;
   return req;
+}
+
+// --- the mechanism views (web/ui/mechanisms.mjs, docs/mechanisms.md), in a worker of their own --------------
+let mechPanel = null;
+let mechWorker = null;
+let trainedW = null; // {W: Float32Array (d×cols), cols}: the lab's Hedgehog W, from the distillation view; never in a link
+function makeMechWorker() {
+  const w = new LabWorker({ name: 'attnviz mechanisms' });
+  w.onmessage = ({ data: m }) => mechPanel.onMessage(m);
+  w.onerror = (e) => showNotice(`the mechanisms worker failed: ${e.message ?? 'unknown error'}`);
+  w.postMessage({ kind: 'init', module: av.module, memoryMax: av.memoryMax, simd: av.simd });
+  for (const t of [ownView.tensors, modelView.tensors]) if (t) w.postMessage({ kind: 'tensors', tensors: t });
+  return w;
 }
 
 /** What a figure's caption says of loaded inputs: the model and its text's length, or the files; null for the generators. */
@@ -246,7 +262,7 @@ function commit() {
     if (stage === 'display') { redraw.heat = true; redraw.spec = true; redraw.readouts = true; }
     release = false;
     hosts?.changed();
-    if (!dragging) { updateSweep(); updateOverview(); }
+    if (!dragging) { updateSweep(); updateOverview(); mechPanel.update(st); }
   }
   if (redraw.heat) { drawHeatmaps(); redraw.heat = false; }
   if (redraw.readouts) { drawReadouts(); redraw.readouts = false; }
@@ -530,6 +546,7 @@ function syncChrome() {
   }
   controls.sync(st);
   sweepPanel.sync(st);
+  mechPanel.sync(st);
   syncModelBox();
   // an embed (embed=VIEW, docs/embedding.md): one figure and the controls its link names (style.css)
   const embed = st.embed || null;
@@ -867,6 +884,7 @@ async function loadOwnFiles(fileList) {
   engine.setTensors(t);
   for (const w of Object.values(workers)) w.worker.postMessage({ kind: 'tensors', tensors: t });
   sweepWorker?.postMessage({ kind: 'tensors', tensors: t });
+  mechWorker?.postMessage({ kind: 'tensors', tensors: t });
   if (st.src !== 'file') st = switchSource(st, { ...st, src: 'file' });
   st = fitModel(st);
   dirty = 'inputs'; release = true; redraw.controls = true;
@@ -918,6 +936,7 @@ function onModelMessage(m) {
   modelView.ms = m.ms;
   engine.setTensors(t);
   for (const w of Object.values(workers)) w.worker.postMessage({ kind: 'tensors', tensors: t }); // a copy each (not a job)
+  mechWorker?.postMessage({ kind: 'tensors', tensors: t });
   const c = modelView.config;
   modelStatus(`${t.n} tokens · forward pass ${fmtMs(m.ms)} in the worker · ${c.layers} layers × ${c.heads} heads, head size ${c.headSize}`);
   modelView.busy = false;
@@ -979,6 +998,17 @@ async function start() {
   const parts = Object.entries(groups).map(([g, el]) => buildControls(el, byGroup(g), st, onChange, schema.shown));
   $('variant-info').append(explain.button('variant', null, 'the variant'));
   sweepPanel = mountSweepPanel($('sweep-box'), schema, onChange, { dark: isDark });
+  mechPanel = mountMechanisms($('mech'), {
+    schema, onChange, dark: isDark,
+    request: () => requestOf(st),
+    worker: () => (mechWorker ??= makeMechWorker()),
+    useW: (W, cols) => { trainedW = { W, cols }; dirty = 'matrix'; release = true; redraw.controls = true; if (st.variant !== 'hedgehog') onChange('variant', 'hedgehog', 'change'); else schedule(); },
+    usingW: () => !!trainedW,
+  });
+  $('mech-open').addEventListener('click', () => {
+    if (!st.mech) onChange('mech', 'stepper', 'change');
+    $('mech').scrollIntoView({ behavior: 'smooth', block: 'start' });
+  });
   // a real model: the file input, files dropped anywhere on the page, the text (docs/model.md)
   $('model-files').addEventListener('change', (e) => { if (e.target.files.length) loadModelFiles(e.target.files); });
   $('qkv-files').addEventListener('change', (e) => { if (e.target.files.length) loadOwnFiles(e.target.files); });
@@ -1082,5 +1112,7 @@ window.attnviz = {
   snapshot: () => inspector.snapshot(),
   /** A promise of the finished sweep for the current state, or of null when it is off (docs/inspection.md). */
   sweep: () => finishedSweep(),
+  /** What the mechanism views show now (docs/inspection.md): {open, stepper, scaling, recall, distill}. */
+  mechanisms: () => mechPanel?.snapshot() ?? null,
 };
 start();

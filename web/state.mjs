@@ -194,6 +194,18 @@ export function buildSchema(registry) {
     { name: 'sweep_y', type: 'enum', options: SWEEP_READOUTS, default: SWEEP_READOUTS[0], label: 'readout', group: 'view', stage: 'display' },
     { name: 'sweep_seeds', type: 'int', default: 3, min: 1, max: MAX_SEEDS, label: 'seeds', group: 'view', stage: 'display' },
   ];
+  // the mechanism views (web/ui/mechanisms.mjs, docs/mechanisms.md): view keys, they change no matrix
+  const MECH_ENTRIES = [
+    { name: 'mech', type: 'enum', options: ['', 'stepper', 'scaling', 'recall', 'distill'], default: '', label: 'mechanism view', group: 'view', stage: 'display' },
+    { name: 'step', type: 'int', default: 1, min: 0, max: (s) => s.n, label: 'tokens read', group: 'view', stage: 'display' },
+    { name: 'budget', type: 'enum', options: ['16', '64', '256'], default: '64', label: 'memory budget (MB)', group: 'view', stage: 'display' },
+    { name: 'pairs', type: 'int', default: 256, min: 2, max: 4096, label: 'pairs N', group: 'view', stage: 'display' },
+    { name: 'mem_d', type: 'int', default: 64, min: 4, max: 512, label: 'key dimension d', group: 'view', stage: 'display' },
+    { name: 'mems', type: 'keys', items: ['linear', 'delta', 'decay', 'elu', 'performer', 'softmax'], default: 'linear,delta,softmax', label: 'memories', group: 'view', stage: 'display' },
+    { name: 'mem_scale', type: 'float', default: 8, min: 0.1, max: 100, step: 0.1, label: 'softmax scale (absolute)', group: 'view', stage: 'display' },
+    { name: 'steps', type: 'int', default: 300, min: 10, max: 5000, label: 'training steps', group: 'view', stage: 'display' },
+    { name: 'lr', type: 'float', default: 0.05, min: 0.001, max: 1, step: 0.001, label: 'learning rate', group: 'view', stage: 'display' },
+  ];
   const SCHEMA = [
     ...INPUT_ENTRIES,
     ...globals.flatMap((k) => knobEntries(k, null)),
@@ -201,6 +213,7 @@ export function buildSchema(registry) {
     ...variantEntries,
     ...READOUT_ENTRIES,
     ...SWEEP_ENTRIES,
+    ...MECH_ENTRIES,
   ];
   const seen = new Set();
   for (const e of SCHEMA) {
@@ -278,11 +291,11 @@ export function buildSchema(registry) {
    */
   function listValue(entry, raw) {
     const items = [...new Set(String(raw).split(',').map((x) => x.trim()).filter(Boolean))].slice(0, 64);
-    const ok = entry.type === 'keys'
+    const ok = entry.items ? (k) => entry.items.includes(k) : entry.type === 'keys'
       ? (k) => { const e = entryOf(k); return !!e && CONTROL_GROUPS.has(e.group); }
       : (o) => ORIGIN.test(o);
     const bad = items.filter((x) => !ok(x));
-    const what = entry.type === 'keys' ? 'not a control' : 'not an origin (https://host[:port])';
+    const what = entry.items ? `not one of ${entry.items.join(', ')}` : entry.type === 'keys' ? 'not a control' : 'not an origin (https://host[:port])';
     return {
       value: items.filter(ok).join(','),
       problem: bad.length ? `${entry.name}: ${bad.slice(0, 5).map((x) => `"${x.slice(0, 40)}"`).join(', ')} ${bad.length > 1 ? 'are' : 'is'} ${what}, ignored` : null,

@@ -12,6 +12,10 @@
 //               {kind: 'model-run', id, text, key}: encode and run the forward pass; its tensors become `key`
 //               {kind: 'tensors', tensors}: Engine.setTensors (the page sends a capture to each worker)
 //               {kind: 'overview', id, req, layers, heads}: every head at a glance; {kind: 'overview-cancel'}
+//               {kind: 'mech-step', id, req, t}: the recurrence stepper after t tokens (docs/mechanisms.md)
+//               {kind: 'mech-scaling', id, knobs, d, budget}; {kind: 'mech-recall', id, memories, Ns, d, seeds,
+//               N, ds, overwriteN}; {kind: 'mech-distill', id, req, steps, lr, reset}; {kind: 'mech-cancel'}
+//               (the mechanisms worker: one more instance of this file)
 //               {kind: 'job', id, req, drag, frame, readouts, spectrum}   req: the request (state.mjs's
 //               requestOf: inputs, knobs, tau, ds; never the page's state); frame: the heatmaps;
 //               readouts: the plain readouts; spectrum (default true): the spectrum and the overlays
@@ -21,11 +25,15 @@
 //               {kind: 'export-data', id, files: [{what, data, shape}]} | {kind: 'export-data', id, error}
 //               {kind: 'model-loaded', id, config | error} | {kind: 'model-ran', id, ids, pieces, ms, tensors | error}
 //               {kind: 'overview-cell', id, layer, head, size, cells, entropy, rank | error} | {kind: 'overview-done', id}
+//               {kind: 'mech-frame', id, frame | error} | {kind: 'mech-point', id, view, point} |
+//               {kind: 'mech-distill', id, chunk} | {kind: 'mech-done', id, view, complete, error?, …}
 // Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step.
 import { loadAttnviz } from './attnviz.mjs';
 import { Engine, overlayKey } from './engine.mjs';
 import { createLatestSlot } from './queue.mjs';
 import { runSweep } from './sweep.mjs';
+import { stepFrame, scalingRun, crossover, recallCurve, recallAgainstD, overwrite, distillChunk } from './mechanisms.mjs';
+import { blockSize, downsample } from './downsample.mjs';
 
 const slot = createLatestSlot();
 let engine = null;
@@ -188,6 +196,113 @@ async function overview({ id, req, layers, heads }) {
   }
 }
 
+// --- the mechanism views (docs/mechanisms.md), in a worker of their own; a newer job of a view stops its older one
+const mech = { id: 0, stepper: null, stepKey: null, distiller: null, distillKey: null, compare: null };
+const MECH_STEP_MAX_N = 2048;      // the stepper forms the masked matrix once (n² floats)
+const MECH_DISTILL_MAX_N = 512; // a training step costs 3·n²·2cols multiply-adds
+const mechKey = (req) => JSON.stringify([req.inputs, req.knobs]);
+
+function mechStep({ id, req, t }) {
+  if (req.inputs.n > MECH_STEP_MAX_N) return self.postMessage({ kind: 'mech-frame', id, error: `the stepper reads up to n = ${MECH_STEP_MAX_N} tokens (n = ${req.inputs.n})` });
+  const key = mechKey(req);
+  if (mech.stepKey !== key || !mech.stepper) {
+    mech.distiller = null; mech.distillKey = null; // the lab may be rebuilt: the distiller's buffers go with it
+    engine.ensure(req, { ref: false, matrix: false });
+    if (engine.status.inputs?.status < 0) return self.postMessage({ kind: 'mech-frame', id, error: engine.status.inputs.message });
+    const got = engine.lab.stepper(req.knobs);
+    engine.keys.ref = engine.keys.matrix = null; // the stepper overwrote M and the output buffers
+    mech.stepKey = key;
+    mech.stepper = got.stepper;
+    if (!got.stepper) { mech.stepKey = null; return self.postMessage({ kind: 'mech-frame', id, error: got.message }); }
+  }
+  const frame = stepFrame(mech.stepper, t, req.knobs.variant === 'softmax' ? req.knobs.window ?? 0 : 0);
+  self.postMessage({ kind: 'mech-frame', id, frame });
+}
+
+async function mechScaling({ id, knobs, d, budget }) {
+  mech.id = id;
+  const av = engine.av, base = av.memory.buffer.byteLength;
+  try {
+    self.postMessage({ kind: 'mech-point', id, view: 'scaling', point: { crossover: crossover(av, knobs, d), base, budget } });
+    for (const point of scalingRun(av, { knobs, d, budget })) {
+      self.postMessage({ kind: 'mech-point', id, view: 'scaling', point: { ...point, memory: av.memory.buffer.byteLength } });
+      await yieldToEvents();
+      if (mech.id !== id) return self.postMessage({ kind: 'mech-done', id, view: 'scaling', complete: false });
+    }
+    self.postMessage({ kind: 'mech-done', id, view: 'scaling', complete: true, memory: av.memory.buffer.byteLength, base });
+  } catch (err) {
+    self.postMessage({ kind: 'mech-done', id, view: 'scaling', complete: false, error: String(err?.message ?? err) });
+  }
+}
+
+async function mechRecall({ id, memories, Ns, d, seeds, N, ds, overwriteN }) {
+  mech.id = id;
+  const av = engine.av;
+  try {
+    for (const [axis, gen] of [['N', recallCurve(av, { memories, Ns, d, seeds })], ['d', recallAgainstD(av, { memories, N, ds, seeds })]]) {
+      for (const point of gen) {
+        self.postMessage({ kind: 'mech-point', id, view: 'recall', point: { ...point, axis } });
+        await yieldToEvents();
+        if (mech.id !== id) return self.postMessage({ kind: 'mech-done', id, view: 'recall', complete: false });
+      }
+    }
+    const over = overwrite(av, { memories, N: overwriteN, d });
+    self.postMessage({ kind: 'mech-done', id, view: 'recall', complete: true, overwrite: over });
+  } catch (err) {
+    self.postMessage({ kind: 'mech-done', id, view: 'recall', complete: false, error: String(err?.message ?? err) });
+  }
+}
+
+/** The hedgehog matrix of W (downsampled) and its plain readouts against softmax; lab inputs as req's. */
+function distillView(req, W) {
+  const lab = engine.lab, n = req.inputs.n, b = blockSize(n, 128);
+  const k = { variant: 'hedgehog', causal: req.knobs.causal, scale: req.knobs.scale, hedgehog_w: W };
+  lab.matrix(k);
+  const r = lab.readouts(k, { sv: null });
+  return { M: downsample(lab.M, n, b, 'mean'), size: Math.ceil(n / b), readouts: pick(r) };
+}
+const pick = (r) => ({ row_kl_mean: r.row_kl_mean, error_fro_rel: r.error_fro_rel, row_entropy_mean: r.row_entropy_mean });
+
+async function mechDistill({ id, req, steps, lr, reset }) {
+  mech.id = id;
+  const n = req.inputs.n;
+  if (n > MECH_DISTILL_MAX_N) return self.postMessage({ kind: 'mech-done', id, view: 'distill', complete: false, error: `training runs on n ≤ ${MECH_DISTILL_MAX_N} tokens (a step costs 3·n²·2·cols multiply-adds; n = ${n})` });
+  try {
+    const key = JSON.stringify([req.inputs, req.knobs.scale, req.knobs.causal, req.W0 ? Array.from(req.W0) : null]);
+    if (reset || mech.distillKey !== key || !mech.distiller) {
+      mech.stepper = null; mech.stepKey = null;
+      engine.ensure(req, { ref: false, matrix: false });
+      if (engine.status.inputs?.status < 0) throw new Error(engine.status.inputs.message);
+      const got = engine.lab.distiller(req.knobs, req.W0 ? { W: req.W0 } : {});
+      if (!got.distiller) throw new Error(got.message);
+      mech.distiller = got.distiller;
+      mech.distillKey = key;
+      const lab = engine.lab, base = { causal: req.knobs.causal, scale: req.knobs.scale };
+      const compare = {};
+      lab.reference(base);
+      compare.softmax = pick(lab.readouts({ ...base, variant: 'softmax' }, { sv: null, of: 'A' }));
+      for (const v of ['elu', 'performer']) { lab.matrix({ ...base, variant: v }); compare[v] = pick(lab.readouts({ ...base, variant: v }, { sv: null })); }
+      const start = distillView(req, mech.distiller.W);
+      self.postMessage({ kind: 'mech-distill', id, chunk: { t: 0, loss: [], lossNow: mech.distiller.loss(), ...start, compare, cols: mech.distiller.cols } }, [start.M.buffer]);
+    }
+    const CHUNK = 10;
+    for (let done = 0; done < steps; done += CHUNK) {
+      await yieldToEvents();
+      if (mech.id !== id) return self.postMessage({ kind: 'mech-done', id, view: 'distill', complete: false, W: mech.distiller.W, t: mech.distiller.t });
+      const c = distillChunk(mech.distiller, Math.min(CHUNK, steps - done), lr);
+      if (c.status < 0 || !c.loss) throw new Error(c.message);
+      const view = distillView(req, c.W);
+      self.postMessage({ kind: 'mech-distill', id, chunk: { t: c.t, loss: Array.from(c.loss), lossNow: c.lossNow, ...view, status: c.status } }, [view.M.buffer]);
+      if (c.status > 0) break; // a step whose loss was not finite was not taken
+    }
+    self.postMessage({ kind: 'mech-done', id, view: 'distill', complete: true, W: mech.distiller.W, t: mech.distiller.t, cols: mech.distiller.cols });
+  } catch (err) {
+    self.postMessage({ kind: 'mech-done', id, view: 'distill', complete: false, error: String(err?.message ?? err) });
+  } finally {
+    engine.keys.ref = engine.keys.matrix = null;
+  }
+}
+
 self.onmessage = (e) => {
   const msg = e.data;
   if (msg.kind === 'overview') { overview(msg); return; }
@@ -198,6 +313,11 @@ self.onmessage = (e) => {
   if (msg.kind === 'tensors') { ready.then(() => engine.setTensors(msg.tensors)); return; }
   if (msg.kind === 'export') { exportArrays(msg); return; }
   if (msg.kind === 'sweep-cancel') { sweepId = -1; return; }
+  if (msg.kind === 'mech-step') { ready.then(() => mechStep(msg)).catch((err) => self.postMessage({ kind: 'mech-frame', id: msg.id, error: String(err?.message ?? err) })); return; }
+  if (msg.kind === 'mech-scaling') { ready.then(() => mechScaling(msg)); return; }
+  if (msg.kind === 'mech-recall') { ready.then(() => mechRecall(msg)); return; }
+  if (msg.kind === 'mech-distill') { ready.then(() => mechDistill(msg)); return; }
+  if (msg.kind === 'mech-cancel') { mech.id = -1; return; }
   if (msg.kind === 'init') {
     // the page's compiled module (nothing to fetch or compile: works from blob: and file:// pages), or URLs
     const opts = msg.module ? { source: msg.module, simd: msg.simd, memoryMax: msg.memoryMax }

@@ -1,0 +1,149 @@
+// The mechanism views (web/ui/mechanisms.mjs, docs/mechanisms.md) end to end, in Debian's headless Chromium:
+// each opens from its link, computes in the mechanisms worker, responds to its controls and raises no console
+// error; the numbers come from window.attnviz.mechanisms() (docs/inspection.md). Screenshots:
+// build/e2e/mech-*.png (1280×800).
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { serve } from '../../scripts/serve.mjs';
+import { launch, openLab } from './browser.mjs';
+
+const ROOT = 'build/web';
+let server, browser;
+
+beforeAll(async () => {
+  if (!existsSync(`${ROOT}/index.html`) || !existsSync(`${ROOT}/attnviz.wasm`)) throw new Error('run `make web` first');
+  await mkdir('build/e2e', { recursive: true });
+  server = await serve(ROOT, 0);
+  browser = await launch({ width: 1280, height: 800 });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+const mech = (page) => page.evaluate(() => window.attnviz.mechanisms());
+async function until(page, pred, timeout = 60000) {
+  const t0 = Date.now();
+  for (;;) {
+    const m = await mech(page);
+    if (pred(m)) return m;
+    if (Date.now() - t0 > timeout) throw new Error(`timed out; last: ${JSON.stringify(m).slice(0, 400)}`);
+    await page.waitForTimeout(100);
+  }
+}
+async function shot(page, name) {
+  await page.locator('#mech').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `build/e2e/mech-${name}.png`, fullPage: false });
+}
+
+describe('the recurrence stepper', () => {
+  for (const [variant, extra] of [['elu', ''], ['retention', ''], ['deltanet', '&beta=0.8'], ['performer', '&m=32'], ['elu', '&decay=0.9']]) {
+    it(`${variant}${extra}: each token's output row equals the masked matrix's row; the state keeps its size`, async () => {
+      const { page, errors } = await openLab(browser.context, server.url, { hash: `variant=${variant}${extra}&causal=1&n=48&d=16&mech=stepper&step=10` });
+      try {
+        let m = await until(page, (x) => x?.stepper?.t === 10);
+        expect(m.stepper.kind).toBe('state');
+        expect(m.stepper.diff).toBeLessThan(1e-4);
+        const bytes = m.stepper.stateBytes, cache = m.stepper.cacheBytes;
+        expect(cache).toBe(10 * 4 * 32);
+        await page.locator('#mech-stepper').focus();
+        await page.keyboard.press('ArrowRight');
+        m = await until(page, (x) => x?.stepper?.t === 11);
+        expect(m.stepper.stateBytes).toBe(bytes);
+        expect(m.stepper.cacheBytes).toBe(cache + 4 * 32);
+        expect(m.stepper.diff).toBeLessThan(1e-4);
+        await page.getByRole('button', { name: 'one token on' }).click();
+        m = await until(page, (x) => x?.stepper?.t === 12);
+        await page.getByRole('button', { name: 'back to the start' }).click();
+        m = await until(page, (x) => x?.stepper?.t === 0);
+        await page.getByRole('button', { name: 'play' }).click();
+        m = await until(page, (x) => x?.stepper?.t >= 2, 10000); // playing: tokens go by
+        await page.getByRole('button', { name: 'play' }).click(); // pause
+        if (variant === 'retention') await shot(page, 'stepper');
+        expect(errors).toEqual([]);
+      } finally { await page.close(); }
+    });
+  }
+  it('softmax shows its growing cache, and a variant without a recurrent form says why', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'variant=softmax&causal=1&n=40&d=8&mech=stepper&step=20' });
+    try {
+      let m = await until(page, (x) => x?.stepper?.t === 20);
+      expect(m.stepper.kind).toBe('cache');
+      expect(m.stepper.stateBytes).toBeNull();
+      expect(m.stepper.cacheBytes).toBe(20 * 4 * 16);
+      expect(m.stepper.diff).toBeLessThan(1e-5);
+      await page.evaluate(() => { location.hash = 'variant=linformer&n=40&d=8&mech=stepper&step=5'; });
+      m = await until(page, (x) => x?.stepper?.error);
+      await expect.poll(() => page.locator('#mech-stepper .note').first().textContent()).toMatch(/cannot run/);
+      expect(errors).toEqual([]);
+    } finally { await page.close(); }
+  });
+});
+
+describe('scaling', () => {
+  it('measures the paths in the worker, never past its budget, with the crossover marked', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'variant=elu&causal=1&d=16&n=64&mech=scaling&budget=16' });
+    try {
+      const m = await until(page, (x) => x?.scaling?.done, 120000);
+      const budget = 16 * 2 ** 20;
+      expect(m.scaling.budget).toBe(budget);
+      const q = m.scaling.points.filter((p) => p.path === 'quadratic');
+      expect(q.at(-1).skipped).toBe('budget');
+      for (const p of m.scaling.points) if (!p.skipped) { expect(p.bytes).toBeLessThanOrEqual(budget); expect(p.ms).toBeGreaterThanOrEqual(0); }
+      expect(m.scaling.memoryGrowth).toBeLessThanOrEqual(budget);
+      expect(m.scaling.points.some((p) => p.path === 'chunkwise' && p.ms !== null)).toBe(true);
+      expect(m.scaling.crossover.r).toBe(16);
+      await shot(page, 'scaling');
+      expect(errors).toEqual([]);
+    } finally { await page.close(); }
+  }, 150000);
+});
+
+describe('memory collisions', () => {
+  it('recall against N and d; the delta rule beats the linear state at every N and overwrites', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'n=64&d=16&mech=recall&mems=linear,delta,softmax&mem_d=32&pairs=128&mem_scale=30' });
+    try {
+      const m = await until(page, (x) => x?.recall?.done && x.recall.overwrite);
+      const byN = (id) => m.recall.points.filter((p) => p.axis === 'N' && p.memory === id);
+      for (const p of byN('linear')) {
+        const q = byN('delta').find((x) => x.N === p.N);
+        if (p.N > 1) expect(q.mean).toBeLessThan(p.mean);
+        if (p.N >= 16) expect(Math.abs(p.mean - Math.sqrt((p.N - 1) / 32))).toBeLessThan(0.15 * Math.sqrt((p.N - 1) / 32)); // 3 draws: noisy below
+      }
+      const sm = byN('softmax').find((p) => p.N === 128);
+      expect(sm.mean).toBeLessThan(0.05); // a sharp softmax recalls far beyond d pairs
+      const over = Object.fromEntries(m.recall.overwrite.map((o) => [o.memory, o]));
+      expect(over.delta.errNew).toBeLessThan(1e-4);
+      expect(over.linear.errNew).toBeGreaterThan(0.3);
+      await expect.poll(() => page.locator('.mech-claim').textContent()).toMatch(/beats the linear state at every N/);
+      // the controls: untick softmax, and the curves are recomputed without it
+      await page.locator('#mem-softmax').uncheck();
+      const m2 = await until(page, (x) => x?.recall?.done && !x.recall.points.some((p) => p.memory === 'softmax') && x.recall.points.length > 0);
+      expect(m2.recall.points.some((p) => p.memory === 'delta')).toBe(true);
+      await shot(page, 'recall');
+      expect(errors).toEqual([]);
+    } finally { await page.close(); }
+  }, 90000);
+});
+
+describe('Hedgehog distillation', () => {
+  it('lowers the loss within the steps asked for, beats elu+1, and its W becomes the lab\'s Hedgehog W', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'variant=hedgehog&gen=clustered&n=64&d=16&causal=1&mech=distill&steps=150' });
+    try {
+      const m = await until(page, (x) => x?.distill?.done && x.distill.t >= 150, 90000);
+      expect(m.distill.loss.length).toBe(150);
+      expect(m.distill.lossNow).toBeLessThan(0.5 * m.distill.loss[0]);
+      expect(m.distill.readouts.row_kl_mean).toBeLessThan(m.distill.compare.elu.row_kl_mean);
+      const before = (await page.evaluate(() => window.attnviz.snapshot())).readouts.row_kl_mean;
+      await page.getByRole('button', { name: 'use this W in the lab' }).click();
+      await expect.poll(async () => (await page.evaluate(() => window.attnviz.snapshot())).readouts.row_kl_mean, { timeout: 20000 }).toBeLessThan(0.5 * before);
+      const after = (await page.evaluate(() => window.attnviz.snapshot())).readouts.row_kl_mean;
+      expect(Math.abs(after - m.distill.readouts.row_kl_mean)).toBeLessThan(1e-3 + 0.05 * after);
+      expect((await mech(page)).distill.usingW).toBe(true);
+      await shot(page, 'distill');
+      expect(errors).toEqual([]);
+    } finally { await page.close(); }
+  }, 120000);
+});
