@@ -221,6 +221,56 @@ export const PRESETS = [
     source: `Sun et al. 2023, "Retentive Network"; ${ARTICLE.mechanism}`,
     highlight: ['heatmaps', 'row_entropy', 'row_sum_dev_max'],
   },
+  {
+    name: 'recurrent-state',
+    title: 'The state that replaces the cache',
+    state: { gen: 'local', variant: 'elu', causal: 1, n: 64, d: 16, mech: 'stepper', step: 40 },
+    caption: 'Causal linear attention is a recurrence: each token adds φ(k)vᵀ to a state S of r × dv numbers and '
+      + 'reads o = Sᵀφ(q) / φ(q)·z. Step through the tokens: the state keeps its size while softmax\'s key/value '
+      + 'cache grows by one row per token, and every output row equals the masked matrix\'s row to float rounding.',
+    source: ARTICLE.rnn,
+    highlight: ['mech'],
+  },
+  {
+    name: 'crossover-measured',
+    title: 'Linear pays only when n > d, measured',
+    state: { gen: 'gaussian', variant: 'elu', causal: 1, n: 64, d: 64, mech: 'scaling', budget: '16' },
+    caption: 'The quadratic path costs about n²·d operations and n² memory, the linear one n·d² and a d × d state, so '
+      + 'the linear path wins only once n exceeds the feature dimension (here r = d = 64). The worker times both in '
+      + 'this browser for growing n; the quadratic path stops where its n × n matrix would pass the memory budget.',
+    source: ARTICLE.survey,
+    highlight: ['mech'],
+  },
+  {
+    name: 'memory-collisions',
+    title: 'A state of fixed size collides',
+    state: { gen: 'gaussian', variant: 'elu', n: 64, d: 16, mech: 'recall', pairs: 512, mem_d: 32 },
+    caption: 'Write N key→value pairs into a linear state S = Σ k vᵀ and read each key back: the other pairs add '
+      + 'noise of size √((N − 1)/d), so recall fails once N nears d. Softmax over the stored pairs, with a sharp '
+      + 'enough scale, recalls far beyond d pairs: its memory grows with N.',
+    source: `${ARTICLE.mechanism} §3.1, §3.3`,
+    highlight: ['mech'],
+  },
+  {
+    name: 'delta-overwrite',
+    title: 'The delta rule overwrites',
+    state: { gen: 'gaussian', variant: 'deltanet', beta: 1, decay: 1, causal: 1, n: 64, d: 16, mech: 'recall', pairs: 128, mem_d: 16, mem_scale: 30 },
+    caption: 'The delta rule reads what the state holds for a key before writing, and writes only the difference: '
+      + 'a key written twice returns its newest value v′, where the linear state returns the blend v + v′. With '
+      + 'β = 1 it beats the linear state at every N.',
+    source: `${ARTICLE.mechanism} §3.3; Schlag et al. 2021; Yang et al. 2024, "Parallelizing Linear Transformers with the Delta Rule"`,
+    highlight: ['mech'],
+  },
+  {
+    name: 'hedgehog-distill',
+    title: 'Hedgehog learns to mimic softmax',
+    state: { gen: 'clustered', variant: 'hedgehog', causal: 1, n: 128, d: 32, mech: 'distill', steps: 200 },
+    caption: 'Hedgehog\'s features exp(±Wᵀx) can be trained: Adam lowers the mean row KL between softmax and '
+      + 'Hedgehog\'s attention on these Q and K, live in the worker. Within a few hundred steps it beats elu+1 and '
+      + 'Performer by far; "use this W in the lab" puts the trained map in the heatmaps above.',
+    source: `Zhang et al. 2024, "The Hedgehog & the Porcupine"; ${ARTICLE.mechanism}`,
+    highlight: ['mech'],
+  },
 ];
 
 const BY_NAME = new Map(PRESETS.map((p) => [p.name, p]));

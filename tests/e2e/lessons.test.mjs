@@ -191,7 +191,53 @@ const CLAIMS = {
     expect(r.semiseparable_rank).toBeLessThanOrEqual(Number(s.state.d));
     expect(await page.evaluate(() => document.getElementById('causal-note').textContent)).toMatch(/only causal/);
   },
+  async 'recurrent-state'() {
+    const m = await mechUntil((x) => x?.stepper?.t === 40);
+    expect(m.stepper.diff).toBeLessThan(1e-4);
+    expect(m.stepper.cacheBytes).toBeGreaterThan(m.stepper.stateBytes); // the cache outgrew the state
+  },
+  async 'crossover-measured'() {
+    const m = await mechUntil((x) => x?.scaling?.done, 120000);
+    const last = (path) => m.scaling.points.filter((p) => p.path === path && p.ms !== null).at(-1);
+    expect(m.scaling.points.find((p) => p.path === 'quadratic' && p.skipped === 'budget')).toBeTruthy();
+    expect(last('linear').n).toBeGreaterThan(last('quadratic').n);
+    expect(m.scaling.crossover.r).toBe(64);
+    expect(m.scaling.crossover.n).toBeGreaterThan(32);
+    expect(m.scaling.crossover.n).toBeLessThan(256);
+  },
+  async 'memory-collisions'() {
+    const m = await mechUntil((x) => x?.recall?.done && x.recall.overwrite);
+    const lin = m.recall.points.find((p) => p.axis === 'N' && p.memory === 'linear' && p.N === 512);
+    expect(Math.abs(lin.mean / Math.sqrt(511 / 32) - 1)).toBeLessThan(0.1);
+    const sm = m.recall.points.find((p) => p.axis === 'N' && p.memory === 'softmax' && p.N === 512);
+    expect(sm.mean).toBeLessThan(lin.mean / 2);
+  },
+  async 'delta-overwrite'() {
+    const m = await mechUntil((x) => x?.recall?.done && x.recall.overwrite);
+    const o = Object.fromEntries(m.recall.overwrite.map((x) => [x.memory, x]));
+    expect(o.delta.errNew).toBeLessThan(1e-4);
+    expect(o.linear.errNew).toBeGreaterThan(0.3);
+    for (const p of m.recall.points.filter((x) => x.axis === 'N' && x.memory === 'linear' && x.N > 1))
+      expect(m.recall.points.find((x) => x.axis === 'N' && x.memory === 'delta' && x.N === p.N).mean).toBeLessThan(p.mean);
+  },
+  async 'hedgehog-distill'() {
+    const m = await mechUntil((x) => x?.distill?.done && x.distill.t >= 200, 120000);
+    expect(m.distill.lossNow).toBeLessThan(0.5 * m.distill.loss[0]);
+    expect(m.distill.readouts.row_kl_mean).toBeLessThan(m.distill.compare.elu.row_kl_mean);
+    expect(m.distill.readouts.row_kl_mean).toBeLessThan(m.distill.compare.performer.row_kl_mean);
+  },
 };
+
+/** Wait for the mechanism views (window.attnviz.mechanisms()) to show what `pred` asks. */
+async function mechUntil(pred, timeout = 60000) {
+  const t0 = Date.now();
+  for (;;) {
+    const m = await page.evaluate(() => window.attnviz.mechanisms());
+    if (pred(m)) return m;
+    if (Date.now() - t0 > timeout) throw new Error(`timed out: ${JSON.stringify(m).slice(0, 300)}`);
+    await page.waitForTimeout(100);
+  }
+}
 
 describe('the lessons', () => {
   it('every preset has a claim checked here, a caption of two to four sentences and a source', () => {

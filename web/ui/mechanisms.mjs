@@ -65,7 +65,7 @@ function makeChart(box, { title, xlabel, ylabel, series, xlog = true, ylog = tru
     axes: [{ label: xlabel, stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' } },
       { label: ylabel, stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, size: 60 }],
     series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, dash: s.dash ?? [], spanGaps: true, points: { show: true, size: 5 } }))],
-    legend: { show: true },
+    legend: { show: true, live: false },
     hooks: {
       draw: [(u) => {
         const ctx = u.ctx;
@@ -113,7 +113,7 @@ export function mountMechanisms(box, env) {
   const S = {}; // its elements
   {
     const p = panes.stepper;
-    S.first = el('button', { type: 'button', title: 'back to the start (Home)', 'aria-label': 'back to the start', text: '⏮' });
+    S.first = el('button', { type: 'button', title: 'back to the start (Home)', 'aria-label': 'back to the start', text: '|◀' });
     S.back = el('button', { type: 'button', title: 'one token back (←)', 'aria-label': 'one token back', text: '◀' });
     S.play = el('button', { type: 'button', title: 'play (space)', 'aria-label': 'play', 'aria-pressed': 'false', text: '▶ play' });
     S.next = el('button', { type: 'button', title: 'one token on (→)', 'aria-label': 'one token on', text: '▶' });
@@ -190,7 +190,8 @@ export function mountMechanisms(box, env) {
     S.note.textContent = f.kind === 'cache'
       ? 'Softmax has no state of constant size: to produce o_t it keeps every key and value read so far (its cache), and its cost per token grows with t.'
       : `${variant}: the recurrent form reads one token at a time into a state of r = ${f.r} features × dv = ${f.dv} (+ z). ${st.causal ? '' : 'The stepper runs the causal form (the mask is on here). '}`;
-    S.stateFig.hidden = S.zFig.hidden = f.kind !== 'state';
+    S.stateFig.hidden = f.kind !== 'state';
+    S.zFig.hidden = f.kind !== 'state' || !(f.z ?? []).some((x) => x !== 0); // retention and the delta rule have no normaliser
     S.phi.parentElement.hidden = f.kind !== 'state';
     S.count.textContent = `t = ${f.t} of ${f.n}`;
     if (f.t > 0) {
@@ -419,7 +420,10 @@ export function mountMechanisms(box, env) {
       if (open === 'stepper') requestStep();
       else if (open === 'scaling') startScaling();
       else if (open === 'recall') startRecall();
-      else if (open === 'distill' && !out.distill.started) { out.distill.started = true; train(true); }
+      else if (open === 'distill') { // a new head, scale or mask: train afresh (the same ones: keep what was learnt)
+        const r = env.request(), key = JSON.stringify([r.inputs, r.knobs.scale, r.knobs.causal]);
+        if (out.distill.key !== key) { out.distill.key = key; train(true); }
+      }
     },
     onMessage,
     resize() { for (const c of [timeChart, memChart, byN, byD, lossChart]) c?.resize(); },
