@@ -1004,10 +1004,12 @@ async function start() {
     worker: () => (mechWorker ??= makeMechWorker()),
     useW: (W, cols) => { trainedW = { W, cols }; dirty = 'matrix'; release = true; redraw.controls = true; if (st.variant !== 'hedgehog') onChange('variant', 'hedgehog', 'change'); else schedule(); },
     usingW: () => !!trainedW,
+    opened: (on) => $('mech-open').setAttribute('aria-pressed', String(on)),
   });
   $('mech-open').addEventListener('click', () => {
-    if (!st.mech) onChange('mech', 'stepper', 'change');
-    $('mech').scrollIntoView({ behavior: 'smooth', block: 'start' });
+    if (st.mech) { onChange('mech', '', 'change'); return; }
+    onChange('mech', 'stepper', 'change');
+    requestAnimationFrame(() => $('mech').scrollIntoView({ behavior: 'smooth', block: 'start' }));
   });
   // a real model: the file input, files dropped anywhere on the page, the text (docs/model.md)
   $('model-files').addEventListener('change', (e) => { if (e.target.files.length) loadModelFiles(e.target.files); });

@@ -102,8 +102,9 @@ export function mountMechanisms(box, env) {
     return b;
   });
   const panes = Object.fromEntries(VIEWS.map(([name]) => [name, el('div', { class: 'mech-pane', id: `mech-${name}`, role: 'tabpanel', 'aria-labelledby': `mech-tab-${name}`, hidden: '' })]));
-  const hint = el('p', { class: 'note mech-hint', text: 'Open a view: the recurrent state token by token, time and memory as n grows, recall from a memory of fixed size, or Hedgehog learning softmax. Every number is computed here, in WebAssembly.' });
-  box.append(el('div', { class: 'mech-head' }, el('h2', { id: 'mech-h', text: 'mechanisms' }), tabs), hint, ...Object.values(panes));
+  const close = el('button', { type: 'button', class: 'mech-close', 'aria-label': 'close the mechanism views', title: 'close (the lab fits one screen again)', text: '×' });
+  close.addEventListener('click', () => env.onChange('mech', '', 'change'));
+  box.append(el('div', { class: 'mech-head' }, el('h2', { id: 'mech-h', text: 'mechanisms' }), tabs, close), ...Object.values(panes));
 
   const out = { stepper: null, scaling: { points: [], done: false }, recall: { points: [], overwrite: null, done: false }, distill: { loss: [], chunk: null, done: true } };
   let seq = 0;
@@ -189,7 +190,7 @@ export function mountMechanisms(box, env) {
     const variant = st.variant;
     S.note.textContent = f.kind === 'cache'
       ? 'Softmax has no state of constant size: to produce o_t it keeps every key and value read so far (its cache), and its cost per token grows with t.'
-      : `${variant}: the recurrent form reads one token at a time into a state of r = ${f.r} features × dv = ${f.dv} (+ z). ${st.causal ? '' : 'The stepper runs the causal form (the mask is on here). '}`;
+      : `${variant}: the recurrent form reads one token at a time into a state of r = ${f.r} features × dv = ${f.dv}${(f.z ?? []).some((x) => x !== 0) ? ' (+ z, the normaliser\'s)' : ''}. ${st.causal ? '' : 'The stepper runs the causal form (the mask is on here). '}`;
     S.stateFig.hidden = f.kind !== 'state';
     S.zFig.hidden = f.kind !== 'state' || !(f.z ?? []).some((x) => x !== 0); // retention and the delta rule have no normaliser
     S.phi.parentElement.hidden = f.kind !== 'state';
@@ -404,8 +405,8 @@ export function mountMechanisms(box, env) {
     sync(s) {
       st = s;
       open = s.mech;
-      box.dataset.open = open;
-      hint.hidden = !!open;
+      box.hidden = !open; // closed, the lab keeps to one screen
+      env.opened?.(!!open);
       for (const [i, [name]] of VIEWS.entries()) { tabButtons[i].setAttribute('aria-selected', String(open === name)); panes[name].hidden = open !== name; }
       S.range.max = String(s.n); S.range.value = String(s.step);
       C.budget.value = String(s.budget);
