@@ -82,9 +82,16 @@ serve:
 	@node scripts/serve.mjs build/web $(PORT)
 
 BENCH_NATIVE := $(patsubst bench/%.c,$(N)/%,$(wildcard bench/*_native.c))
-bench: deps
-	$(MAKE) $(N)/attnviz $(BENCH_NATIVE) wasm web
+# make bench also installs libopenblas0-pthread: numpy's baseline is OpenBLAS (what pip's numpy ships), not
+# Debian's reference BLAS. It switches the BLAS/LAPACK of every program on the machine (Debian alternatives).
+bench:
+	@bash scripts/deps.sh --bench
+	$(MAKE) $(N)/attnviz $(BENCH_NATIVE) wasm web $(W)/spectrum_gemm.wasm
 	bash bench/run.sh
+# the WASM limit of the spectrum benchmark: the spectrum's own float64 product, alone in a module
+$(W)/spectrum_gemm.wasm: bench/spectrum_gemm.c $(LIB_SRC) $(LIB_HDR) | $(W)
+	$(EMCC) $(WASM_CFLAGS) -msimd128 --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=2GB \
+	  bench/spectrum_gemm.c $(filter-out src/spectrum.c,$(LIB_SRC)) -o $@
 # the native baselines: the same C, built with gcc -O3 -march=native
 $(N)/%_native: bench/%_native.c bench/bench_time.h $(LIB_SRC) $(LIB_HDR) | $(N)
 	$(CC) $(BENCHFLAGS) $< $(LIB_SRC) -lm -o $@

@@ -2,6 +2,8 @@
 # Install what attnviz needs and is missing on a Debian 12 machine: apt packages (non-interactive, as
 # root or through sudo), node >= 20 (from the npm registry when Debian's node 18 is all there is), and
 # the npm devDependencies from package-lock.json. Does nothing when everything is present.
+#   scripts/deps.sh --bench   also libopenblas0-pthread, the benchmark's numpy baseline (make bench). Installing
+#                             it switches the BLAS and LAPACK of every program on the machine to OpenBLAS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
@@ -9,6 +11,7 @@ export DEBIAN_FRONTEND=noninteractive
 # fonts-dejavu-core: without it fontconfig maps sans-serif to Liberation Mono and σ, ‖, ◐ have no glyph
 PKGS=(build-essential pkg-config check emscripten binaryen wabt chromium fonts-liberation fonts-dejavu-core
       ca-certificates python3-numpy clang libclang-rt-14-dev)
+[ "${1:-}" = "--bench" ] && PKGS+=(libopenblas0-pthread)
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
