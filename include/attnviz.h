@@ -418,6 +418,13 @@ int av_factor_rank(long *r, const av_params *prm, int n, int d);
 size_t av_factors_work(const av_params *prm, int n, int d);
 int av_factors(float *L, float *R, const float *Q, const float *K, int n, int d,
                const av_params *prm, void *work, size_t work_bytes);
+/* The heatmap of M = L·Rᵀ (L, R n×r, row-major) without forming M: out[c×c], c = ⌈n/b⌉, cell (I, J) the
+ * mean of M over rows I·b … and columns J·b … (the last block may be smaller), computed as L̄_I·R̄_J from
+ * the factors' block means: O(n·r + c²·r), sums in float64. 1 ≤ b ≤ n. Non-finite factors give
+ * non-finite cells. */
+size_t av_lowrank_block_mean_work(int n, long r, int b);
+int av_lowrank_block_mean(float *out, const float *L, const float *R, int n, long r, int b, void *work,
+                          size_t work_bytes);
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Synthetic inputs (docs/conventions.md): seeded, the same bits natively and in WASM                */

@@ -1036,6 +1036,30 @@ class Lab {
   }
 
   /**
+   * The heatmap of a low-rank variant from its factors, without its n×n matrix (av_lowrank_block_mean):
+   * {status, message, size, M} with M the size×size block means (size = ⌈n/b⌉) of L·Rᵀ, exact for a mean
+   * downsample; null where the variant has no factors.
+   */
+  factorBlockMean(knobs, b) {
+    const ex = this.av.exports;
+    const fr = this.featureDim(knobs, true);
+    if (fr.status !== STATUS.OK) return null;
+    const r = fr.r, n = this.n, size = Math.ceil(n / b);
+    const failed = (st) => ({ ...this.result(st), size, M: null });
+    const fbytes = ex.av_factors_work(this.prm, n, this.d) >>> 0;
+    const bbytes = ex.av_lowrank_block_mean_work(n, r, b) >>> 0;
+    if (fbytes === 0 || bbytes === 0) return failed(STATUS.ERR_TOO_LARGE);
+    const got = this.take([['L', n * r * 4], ['R', n * r * 4], ['cells', size * size * 4], ['work', Math.max(fbytes, bbytes)]]);
+    if (got.status !== STATUS.OK) return failed(got.status);
+    const [L, R, cells, w] = got.ptrs;
+    let st = ex.av_factors(L, R, this.Qp, this.Kp, n, this.d, this.prm, w, fbytes);
+    if (st < 0) return failed(st);
+    const st2 = ex.av_lowrank_block_mean(cells, L, R, n, r, b, w, bbytes);
+    if (st2 < 0) return failed(st2);
+    return { ...this.result(st), size, M: this.av.f32(cells, size * size).slice() };
+  }
+
+  /**
    * Every readout of docs/readouts.md for the matrix M from the last matrix() call.
    * opts.sv / opts.floor: a spectrum already computed (else the fast route runs); opts.sv = null skips
    *   the spectrum (the spectral readouts are then null with a reason);

@@ -15,8 +15,14 @@ import { topSingularValues } from './topk.mjs';
  * FRAME_WORKER_MAX_N) and the spectrum worker the readouts, so no frame holds tens of milliseconds.
  */
 export const MAIN_THREAD_MAX_N = 384;
-/** Largest n whose heatmaps the frame worker computes; above it the spectrum worker does (after its spectrum). */
+/**
+ * Largest n whose full heatmaps follow a drag (the frame worker computes them at every n above
+ * MAIN_THREAD_MAX_N). Above it a drag shows a quick frame (Engine.quickFrame: block means from the
+ * factors, exact, or a draft) and the full matrix comes on release.
+ */
 export const FRAME_WORKER_MAX_N = 1024;
+/** Tokens of a draft: a variant without factors is drawn, while dragging above FRAME_WORKER_MAX_N, on every s-th token. */
+export const DRAFT_N = 1024;
 /** Bins of the row-entropy histogram over [0, ln n]. */
 const ENTROPY_BINS = 24;
 /** Largest n for the full O(n³) spectrum (fast route while dragging up to FULL_DRAG_MAX_N). */
@@ -201,6 +207,85 @@ export class Engine {
   }
 
   /**
+   * The heatmaps of a drag above FRAME_WORKER_MAX_N, without the n×n matrix (docs/page.md, "Large n"):
+   * M's cells are the block means of L·Rᵀ from the variant's factors (av_lowrank_block_mean, exact for
+   * the mean downsample: `quick: 'factors'`), or else a draft (`quick: 'draft'`, draftCells). A's cells
+   * are the full reference's when it is cached for these inputs, scale and mask, else a draft as well.
+   * No readouts: they follow on release. Same shape as frame().
+   */
+  quickFrame(req) {
+    const t0 = now();
+    this.ensure(req, { ref: false, matrix: false });
+    const n = req.inputs.n, ds = req.ds, b = blockSize(n, HEATMAP_CAP);
+    const base = { n, mode: ds, readouts: null, cost: this.lab.cost(req.knobs), semiCeiling: this.lab.semiseparableCeiling(req.knobs).r, swamped: null };
+    if (this.status.inputs?.status < 0) return { ...base, size: 0, b, M: null, A: null, D: null, quick: null, status: { matrix: this.status.inputs, ref: this.status.inputs, inputs: this.status.inputs }, ms: { total: now() - t0 } };
+    let cells = null, quick = 'factors', mStatus = null;
+    if (ds === 'mean') {
+      const f = this.lab.factorBlockMean(req.knobs, b);
+      if (f?.M) { cells = { M: f.M, size: f.size, b }; mStatus = { status: f.status, message: f.message }; }
+    }
+    if (!cells) {
+      quick = 'draft';
+      const dr = this.draftCells(req, req.knobs, b);
+      mStatus = dr.status;
+      cells = dr.cells;
+    }
+    // A: the full reference's cells when current (ensure's key), else a draft of the softmax reference
+    const aKey = `${this.keys.inputs}|${req.knobs.scale}|${req.knobs.causal}|${b}|${ds}`;
+    let A = null;
+    if (this.aCache?.key === aKey) A = this.aCache.A;
+    else if (cells) {
+      const ref = this.draftCells(req, { variant: 'softmax', scale: req.knobs.scale, causal: req.knobs.causal }, b);
+      if (ref.cells?.size === cells.size) A = ref.cells.M;
+    }
+    const M = cells?.M ?? null;
+    let D = null;
+    if (M && A && A.length === M.length) { D = new Float32Array(M.length); for (let i = 0; i < D.length; i++) D[i] = M[i] - A[i]; }
+    const ok = { status: 0, message: 'ok' };
+    return {
+      ...base, size: cells?.size ?? 0, b: cells?.b ?? b, M, A, D, quick, draftStride: quick === 'draft' ? this.draftStride(n) : null,
+      status: { matrix: mStatus ?? ok, ref: ok, inputs: this.status.inputs }, ms: { total: now() - t0 },
+    };
+  }
+
+  /** The token stride of a draft at n: every s-th token, about DRAFT_N of them. */
+  draftStride(n) { return Math.max(1, Math.ceil(n / DRAFT_N)); }
+
+  /**
+   * A draft of the variant's heatmap: the variant on every s-th token (s = draftStride(n)), with its
+   * positional knobs carried over in tokens of the full sequence (decay γ → γ^s, window w → ⌈w/s⌉), its
+   * rows rescaled by 1/s where they sum to one (each drafted key stands for s keys), downsampled to about
+   * the full frame's cells. {cells: {M, size, b}, status} or {cells: null, status} when it fails.
+   */
+  draftCells(req, knobs, b) {
+    const n = req.inputs.n, d = req.inputs.d, s = this.draftStride(n), nd = Math.ceil(n / s);
+    if (!this.draftLab || this.draftLab.n !== nd || this.draftLab.d !== d || this.draftLab.dv !== this.lab.dv) {
+      this.draftLab?.free();
+      this.draftLab = this.av.lab(nd, d, this.lab.dv);
+      this.draftKey = null;
+    }
+    const dl = this.draftLab;
+    if (this.draftKey !== this.keys.inputs) { // the inputs' every s-th row
+      const Q = this.lab.Q, K = this.lab.K, V = this.lab.V, dQ = dl.Q, dK = dl.K, dV = dl.V, dv = this.lab.dv;
+      for (let i = 0; i < nd; i++) {
+        dQ.set(Q.subarray(i * s * d, (i * s + 1) * d), i * d);
+        dK.set(K.subarray(i * s * d, (i * s + 1) * d), i * d);
+        dV.set(V.subarray(i * s * dv, (i * s + 1) * dv), i * dv);
+      }
+      this.draftKey = this.keys.inputs;
+    }
+    const k = { ...knobs };
+    if (k.decay !== undefined && k.decay < 1) k.decay **= s;
+    if (k.window > 0) k.window = Math.max(1, Math.ceil(k.window / s));
+    const st = dl.matrix(k);
+    if (st.status < 0) return { cells: null, status: st };
+    const cls = this.av.variant(k.variant ?? 'softmax').class;
+    const bd = Math.max(1, Math.round(b / s)), M = downsample(dl.M, nd, bd, req.ds);
+    if (['exact', 'kernel', 'closed_form'].includes(cls) && s > 1) for (let i = 0; i < M.length; i++) M[i] /= s;
+    return { cells: { M, size: Math.ceil(nd / bd), b: bd * s }, status: st };
+  }
+
+  /**
    * For a variant with a feature ε (the knob feature_eps, > 0): how many keys it swamps (swampedKeys),
    * kept while the inputs and knobs stay; else null.
    */
@@ -368,5 +453,5 @@ export class Engine {
     return { sv: t.sv, floor: t.sv[0] * 1e-7, partial: true, route: `top ${t.sv.length} (randomized)`, fro2: t.fro2 };
   }
 
-  free() { this.lab?.free(); this.lab = null; }
+  free() { this.lab?.free(); this.lab = null; this.draftLab?.free(); this.draftLab = null; }
 }

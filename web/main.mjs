@@ -1,7 +1,7 @@
 // main.mjs: wiring. Controls set the state and mark it dirty; one requestAnimationFrame commit
 // recomputes what changed and draws: n ≤ MAIN_THREAD_MAX_N the heatmaps and plain readouts here, in
-// wasm; up to FRAME_WORKER_MAX_N the heatmaps and then the plain readouts in the frame worker; spectra
-// and overlays (and above the frame worker's n, the heatmaps and readouts too) in the spectrum worker.
+// wasm; above it the heatmaps and then the plain readouts in the frame worker (above FRAME_WORKER_MAX_N a
+// drag gets quick frames and the rest on release); spectra and overlays in the spectrum worker.
 // Latest request wins in each worker; stale results are dropped.
 //
 // The page starts once its own wasm module is loaded: the schema (state.mjs) is built from the module's
@@ -105,7 +105,7 @@ function fitModel(s) {
 }
 
 // measurements the benchmark and e2e tests read (window.attnviz)
-const stats = { seq: 0, inputAt: new Map(), heatAt: new Map(), specAt: new Map(), reqSeq: new Map() };
+const stats = { seq: 0, inputAt: new Map(), heatAt: new Map(), plainAt: new Map(), specAt: new Map(), reqSeq: new Map() };
 
 // --- compute ------------------------------------------------------------------------------------
 let engine = null;             // the page's own engine (n ≤ MAIN_THREAD_MAX_N)
@@ -157,15 +157,17 @@ function requestWorkers(compute, drag) {
   const readouts = !here && (compute || view.readoutsStale);
   if (frame) { view.waitingFrame = true; view.frameJob = id; }
   if (readouts) { view.readoutsStale = true; view.readoutsJob = id; }
-  const viaFrameWorker = frame && n <= FRAME_WORKER_MAX_N;
-  // the frame worker follows its heatmaps with the readouts: it holds M and A already, and the spectrum
-  // worker's core stays free for the spectrum
-  const readoutsByFrame = viaFrameWorker && readouts;
+  // the frame worker computes the heatmaps at every n above the page's and follows them with the readouts:
+  // it holds M and A already, and the spectrum worker's core stays free for the spectrum. Above
+  // FRAME_WORKER_MAX_N a drag gets quick frames (no n×n matrix) and the readouts wait for the release.
+  const viaFrameWorker = frame;
+  const quick = frame && !!drag && n > FRAME_WORKER_MAX_N;
+  const readoutsByFrame = viaFrameWorker && readouts && !quick;
   const req = requestOf(st);
   jobOf.set(id, { key: JSON.stringify(req), drag: !!drag });
   if (jobOf.size > 64) jobOf.delete(jobOf.keys().next().value);
-  if (viaFrameWorker) post(workers.frame, { kind: 'job', id, req, drag, frame: true, readouts: readoutsByFrame, spectrum: false });
-  post(workers.spectrum, { kind: 'job', id, req, drag, frame: frame && !viaFrameWorker, readouts: readouts && !readoutsByFrame });
+  if (viaFrameWorker) post(workers.frame, { kind: 'job', id, req, drag, frame: true, quick, readouts: readoutsByFrame, spectrum: false });
+  post(workers.spectrum, { kind: 'job', id, req, drag, frame: false, readouts: readouts && !readoutsByFrame && !quick });
   view.specStale = true;
   return id;
 }
@@ -187,7 +189,7 @@ function onWorkerMessage(w, m) {
   const seq = stats.reqSeq.get(m.id);
   if (m.part !== 'overlay') tags[m.part === 'readouts' ? 'plain' : m.part === 'frame' ? 'frame' : 'spec'] = jobOf.get(m.id) ?? null;
   if (m.part === 'frame') {
-    view.frame = m; view.waitingFrame = m.id < view.frameJob;
+    view.frame = m; view.waitingFrame = m.id < view.frameJob || !!m.quick; // a quick frame awaits the full one
     pendingMarks.heat = seq;
     redraw.heat = true; redraw.readouts = true; // the cost line
   } else if (m.part === 'spectrum') {
@@ -196,6 +198,7 @@ function onWorkerMessage(w, m) {
     redraw.spec = true; redraw.readouts = true;
   } else if (m.part === 'readouts') {
     view.readouts = m.readouts; view.readoutsStale = m.id < view.readoutsJob;
+    pendingMarks.plain = seq;
     redraw.readouts = true;
   } else if (m.part === 'overlay') {
     view.overlay[m.which] = m;
@@ -205,7 +208,7 @@ function onWorkerMessage(w, m) {
 }
 
 const redraw = { heat: false, spec: false, readouts: false, controls: true };
-const pendingMarks = { heat: null, spec: null };
+const pendingMarks = { heat: null, plain: null, spec: null };
 
 // --- input --------------------------------------------------------------------------------------
 function onChange(name, value, phase) {
@@ -253,7 +256,7 @@ function commit() {
           view.waitingFrame = false; view.localJob = id;
           tags.frame = tags.plain = { key: JSON.stringify(requestOf(st)), drag: false };
           redraw.heat = true; redraw.readouts = true;
-          pendingMarks.heat = stats.seq;
+          pendingMarks.heat = pendingMarks.plain = stats.seq;
         } catch (err) { showNotice(`computation failed: ${err.message}`); }
       }
     } else if (release) {
@@ -268,11 +271,13 @@ function commit() {
   if (redraw.readouts) { drawReadouts(); redraw.readouts = false; }
   if (redraw.spec) { drawSpectra(); redraw.spec = false; }
   // the veil only when the heatmaps on screen are for another n, or come from the slow worker
-  const veil = !(view.waitingFrame && (!view.frame || view.frame.n !== st.n || st.n > FRAME_WORKER_MAX_N));
+  // (a drag above FRAME_WORKER_MAX_N is followed by quick frames: no veil over them)
+  const veil = !(view.waitingFrame && (!view.frame || view.frame.n !== st.n || (st.n > FRAME_WORKER_MAX_N && !dragging)));
   if ($('computing').hidden !== veil) $('computing').hidden = veil;
   setStatus();
   const t = performance.now();
   if (pendingMarks.heat !== null) { stats.heatAt.set(pendingMarks.heat, t); pendingMarks.heat = null; }
+  if (pendingMarks.plain !== null) { stats.plainAt.set(pendingMarks.plain, t); pendingMarks.plain = null; }
   if (pendingMarks.spec !== null) { stats.specAt.set(pendingMarks.spec, t); pendingMarks.spec = null; }
   inspector.notify();
 }
@@ -329,12 +334,24 @@ function drawHeatmaps() {
     setText(`cb-${k}-lo`, `${rg.clipped && div ? '≤ ' : ''}${fmt(rg.lo)}`);
   }
   setText('cap-M', `${schema.variantView(st.variant).label}: matrix M${bad ? ` (${bad} cells Inf/NaN, magenta)` : ''}`);
-  setText('ds-note', f.b > 1 ? `n = ${f.n} shown as ${f.size}×${f.size}: blocks of ${f.b}×${f.b}, block ${f.mode}` : '');
+  setText('ds-note', dsNote(f));
   drawTokenAxes(f);
   if (document.activeElement?.classList.contains('hm')) showCursor(document.activeElement); // new values under the cursor
   const note = swampNote(f.swamped);
   if ($('swamp-note').hidden !== !note) $('swamp-note').hidden = !note;
   setText('swamp-note', note ?? '');
+}
+
+/** The note under the heatmaps: the downsampling, and what a drag's quick frame is (docs/page.md, "Large n"). */
+function dsNote(f) {
+  const shown = f.b > 1 ? `n = ${f.n} shown as ${f.size}×${f.size}: blocks of ${f.b}×${f.b}, block ${f.mode}` : '';
+  if (f.quick === 'factors') return `${shown}, from the factors L·Rᵀ while dragging (exact); readouts on release`;
+  if (f.quick === 'draft') {
+    const s = f.draftStride, nth = s === 2 ? 'second' : s === 3 ? 'third' : `${s}th`;
+    return `draft while dragging: the variant on every ${nth} token (${Math.ceil(f.n / s)} of ${f.n}), ` +
+      'shown by blocks; the full matrix and the readouts on release';
+  }
+  return shown;
 }
 
 /**

@@ -1,7 +1,7 @@
 // worker.mjs: the lab's heavy work off the page's thread. The page runs two of these, each a module
-// worker with its own instance of the wasm module: the spectrum worker (spectra and overlays, the plain
-// readouts above the page's n, and the heatmaps above FRAME_WORKER_MAX_N) and the frame worker (the
-// heatmaps for MAIN_THREAD_MAX_N < n ≤ FRAME_WORKER_MAX_N, so that the spectrum never delays them).
+// worker with its own instance of the wasm module: the spectrum worker (spectra and overlays) and the
+// frame worker (the heatmaps and plain readouts for n > MAIN_THREAD_MAX_N, so that the spectrum never
+// delays them; above FRAME_WORKER_MAX_N a drag's quick frame, and the full one on release).
 //
 // Messages in:  {kind: 'init', module, memoryMax, simd}: the page's compiled WebAssembly.Module (or
 //               {kind: 'init', simdUrl, scalarUrl, simd}: where to fetch it)
@@ -16,8 +16,9 @@
 //               {kind: 'mech-scaling', id, knobs, d, budget}; {kind: 'mech-recall', id, memories, Ns, d, seeds,
 //               N, ds, overwriteN}; {kind: 'mech-distill', id, req, steps, lr, reset}; {kind: 'mech-cancel'}
 //               (the mechanisms worker: one more instance of this file)
-//               {kind: 'job', id, req, drag, frame, readouts, spectrum}   req: the request (state.mjs's
-//               requestOf: inputs, knobs, tau, ds; never the page's state); frame: the heatmaps;
+//               {kind: 'job', id, req, drag, frame, quick, readouts, spectrum}   req: the request (state.mjs's
+//               requestOf: inputs, knobs, tau, ds; never the page's state); frame: the heatmaps (quick: a
+//               drag's quick frame, Engine.quickFrame);
 //               readouts: the plain readouts; spectrum (default true): the spectrum and the overlays
 // Messages out: {kind: 'ready', simd} | {kind: 'fatal', message}
 //               {id, part: 'frame' | 'readouts' | 'spectrum' | 'overlay' | 'done' | 'error', …}
@@ -79,7 +80,8 @@ async function runJob(job) {
   const stale = () => slot.superseded(id);
   try {
     if (job.frame) {
-      const f = engine.frame(req, { readouts: false });
+      // above FRAME_WORKER_MAX_N a drag gets the quick frame (block means from the factors, or a draft)
+      const f = job.quick ? engine.quickFrame(req) : engine.frame(req, { readouts: false });
       const { M, D } = f;
       self.postMessage({ id, part: 'frame', ...f }, transferables({ M, D })); // A is the engine's cached copy: cloned
       await yieldToEvents();

@@ -3,7 +3,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { serve } from '../../scripts/serve.mjs';
-import { launch, openLab, waitSettled, dragRange, canvasColours, recordCanvasText, fontReport } from './browser.mjs';
+import { launch, openLab, waitSettled, dragRange, rangeX, canvasColours, recordCanvasText, fontReport } from './browser.mjs';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 
 const ROOT = 'build/web';
@@ -270,6 +270,37 @@ describe('fallbacks and large n', () => {
     await waitSettled(p, 90000);
     expect(await p.evaluate(() => window.attnviz.view.frame.n)).toBe(4096);
     expect(await p.evaluate(() => window.attnviz.view.spec.readouts.rank)).toBe(64);
+    expect(errs).toEqual([]);
+    await p.close();
+  });
+
+  it('above n = 1024 a drag shows quick frames, said on screen, and the full matrix on release', async () => {
+    const { page: p, errors: errs } = await openLab(browser.context, server.url, { hash: 'v=1&variant=focused&n=2048&d=32' });
+    await waitSettled(p, 90000);
+    // hold the mouse down on p and move: the frames come from the factors (exact block means)
+    const hold = async (sel, a, b) => {
+      const p0 = await rangeX(p, sel, a), p1 = await rangeX(p, sel, b);
+      await p.mouse.move(p0.x, p0.y);
+      await p.mouse.down();
+      for (let i = 1; i <= 6; i++) { await p.mouse.move(p0.x + ((p1.x - p0.x) * i) / 6, p0.y); await p.waitForTimeout(30); }
+    };
+    await hold('#k-p', 3, 5);
+    await p.waitForFunction(() => window.attnviz.view.frame?.quick === 'factors', null, { timeout: 30000 });
+    expect(await p.textContent('#ds-note')).toMatch(/from the factors L·Rᵀ while dragging \(exact\); readouts on release/);
+    await p.mouse.up();
+    await waitSettled(p, 90000);
+    expect(await p.evaluate(() => window.attnviz.view.frame.quick ?? null)).toBe(null);
+    expect(await p.textContent('#ds-note')).toBe('n = 2048 shown as 256×256: blocks of 8×8, block mean');
+    expect(await p.evaluate(() => window.attnviz.view.readouts.row_entropy_mean)).toBeGreaterThan(0);
+    // softmax has no factors: a draft on every second token while dragging its scale
+    await p.selectOption('#k-variant', 'softmax');
+    await waitSettled(p, 90000);
+    await hold('#k-scale', 0.1, 0.3);
+    await p.waitForFunction(() => window.attnviz.view.frame?.quick === 'draft', null, { timeout: 30000 });
+    expect(await p.textContent('#ds-note')).toMatch(/^draft while dragging: the variant on every second token \(1024 of 2048\)/);
+    await p.mouse.up();
+    await waitSettled(p, 90000);
+    expect(await p.evaluate(() => window.attnviz.view.frame.quick ?? null)).toBe(null);
     expect(errs).toEqual([]);
     await p.close();
   });

@@ -1,0 +1,108 @@
+/* check_blockmean.c: av_lowrank_block_mean (src/blockmean.c) against the plain definition: form M = L·Rᵀ
+ * in float64, average each block. Also against the library's own n×n matrix of a factor variant, which is
+ * what the page would otherwise downsample. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "testutil.h"
+
+/* The reference: block means of L·Rᵀ formed entry by entry, in float64. */
+static void reference(double *out, const float *L, const float *R, int n, int r, int b) {
+    int c = (n + b - 1) / b;
+    for (int I = 0; I < c; I++)
+        for (int J = 0; J < c; J++) {
+            int i1 = I * b + b < n ? I * b + b : n, j1 = J * b + b < n ? J * b + b : n;
+            double s = 0.0;
+            for (int i = I * b; i < i1; i++)
+                for (int j = J * b; j < j1; j++) {
+                    double m = 0.0;
+                    for (int k = 0; k < r; k++) m += (double)L[(size_t)i * r + k] * R[(size_t)j * r + k];
+                    s += m;
+                }
+            out[(size_t)I * c + J] = s / ((double)(i1 - I * b) * (j1 - J * b));
+        }
+}
+
+START_TEST(test_matches_definition) {
+    static const int cases[][3] = {{1, 1, 1}, {5, 3, 1}, {5, 3, 5}, {17, 4, 4}, {64, 8, 16}, {100, 7, 9}, {257, 16, 16}};
+    for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
+        int n = cases[t][0], r = cases[t][1], b = cases[t][2], c = (n + b - 1) / b;
+        float *L = malloc(sizeof(float) * n * r), *R = malloc(sizeof(float) * n * r), *out = malloc(sizeof(float) * c * c);
+        double *ref = malloc(sizeof(double) * c * c);
+        tu_fill_normal(L, (size_t)n * r, 0.0, 1.0, 10 + t);
+        tu_fill_uniform(R, (size_t)n * r, -1.0, 2.0, 20 + t);
+        size_t wb = av_lowrank_block_mean_work(n, r, b);
+        ck_assert_uint_gt(wb, 0);
+        void *work = malloc(wb + 1);
+        /* a workspace one byte off any alignment: the arena aligns it */
+        ck_assert_int_eq(av_lowrank_block_mean(out, L, R, n, r, b, (char *)work + 1, wb), AV_OK);
+        reference(ref, L, R, n, r, b);
+        for (int k = 0; k < c * c; k++) ck_assert_double_le(fabs(out[k] - ref[k]), 1e-6 * (1.0 + fabs(ref[k])));
+        free(L); free(R); free(out); free(ref); free(work);
+    }
+}
+END_TEST
+
+/* The cells equal the block means of av_matrix's own M for a factor variant (elu, performer). */
+START_TEST(test_matches_matrix) {
+    const int n = 96, d = 16, b = 8, c = n / b;
+    const int variants[] = {AV_ELU, AV_PERFORMER, AV_LINFORMER};
+    float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d), *V = malloc(sizeof(float) * n * d);
+    float *M = malloc(sizeof(float) * n * n), *cells = malloc(sizeof(float) * c * c);
+    av_generate(Q, K, V, n, d, AV_GEN_GAUSSIAN, 1.0, 3);
+    for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
+        av_params p;
+        av_params_default(&p, variants[v]);
+        long r;
+        ck_assert_int_eq(av_factor_rank(&r, &p, n, d), AV_OK);
+        float *L = malloc(sizeof(float) * n * r), *R = malloc(sizeof(float) * n * r);
+        size_t wm = av_matrix_work(&p, n, d), wf = av_factors_work(&p, n, d), wc = av_lowrank_block_mean_work(n, r, b);
+        size_t wb = wm > wf ? wm : wf;
+        wb = wb > wc ? wb : wc;
+        void *work = malloc(wb);
+        ck_assert_int_ge(av_matrix(M, Q, K, n, d, &p, work, wm), 0);
+        ck_assert_int_ge(av_factors(L, R, Q, K, n, d, &p, work, wf), 0);
+        ck_assert_int_eq(av_lowrank_block_mean(cells, L, R, n, r, b, work, wc), AV_OK);
+        double worst = 0.0, top = 0.0;
+        for (int I = 0; I < c; I++)
+            for (int J = 0; J < c; J++) {
+                double s = 0.0;
+                for (int i = I * b; i < I * b + b; i++)
+                    for (int j = J * b; j < J * b + b; j++) s += M[(size_t)i * n + j];
+                s /= b * b;
+                worst = fmax(worst, fabs(s - cells[I * c + J]));
+                top = fmax(top, fabs(s));
+            }
+        ck_assert_msg(worst <= 1e-5 * top, "variant %d: %g against cells up to %g", variants[v], worst, top);
+        free(L); free(R); free(work);
+    }
+    free(Q); free(K); free(V); free(M); free(cells);
+}
+END_TEST
+
+START_TEST(test_status_codes) {
+    float L[4] = {1, 2, 3, 4}, R[4] = {1, 1, 1, 1}, out[4];
+    unsigned char work[512];
+    ck_assert_int_eq(av_lowrank_block_mean(NULL, L, R, 2, 2, 1, work, sizeof work), AV_ERR_NULL);
+    ck_assert_int_eq(av_lowrank_block_mean(out, L, R, 2, 2, 3, work, sizeof work), AV_ERR_SIZE);
+    ck_assert_int_eq(av_lowrank_block_mean(out, L, R, 2, 2, 0, work, sizeof work), AV_ERR_SIZE);
+    ck_assert_int_eq(av_lowrank_block_mean(out, L, R, 0, 2, 1, work, sizeof work), AV_ERR_SIZE);
+    ck_assert_int_eq(av_lowrank_block_mean(out, L, R, 2, 0, 1, work, sizeof work), AV_ERR_SIZE);
+    ck_assert_int_eq(av_lowrank_block_mean(out, L, R, 2, 2, 1, work, 8), AV_ERR_WORKSPACE);
+    ck_assert_uint_eq(av_lowrank_block_mean_work(2, 2, 3), 0);
+    /* n = 2, r = 2, b = 2: one cell, the mean of all four entries of L·Rᵀ = (1+2)·1·… */
+    ck_assert_int_eq(av_lowrank_block_mean(out, L, R, 2, 2, 2, work, sizeof work), AV_OK);
+    ck_assert_double_eq_tol(out[0], (3.0 + 3.0 + 7.0 + 7.0) / 4.0, 1e-6);
+}
+END_TEST
+
+Suite *suite_blockmean(void) {
+    Suite *s = suite_create("blockmean");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_matches_definition);
+    tcase_add_test(tc, test_matches_matrix);
+    tcase_add_test(tc, test_status_codes);
+    suite_add_tcase(s, tc);
+    return s;
+}
