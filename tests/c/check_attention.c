@@ -326,6 +326,22 @@ START_TEST(test_exp_ulp) {
 }
 END_TEST
 
+/* avs_log2x (the exponent from 32-bit words) gives the bits of avs_log and of its 64-bit-shift twin, lane
+ * by lane, over normal doubles from 1e-300 to 1e300, powers of two, and values next to 1. */
+START_TEST(test_log2x_matches_scalar) {
+    av_rng rng;
+    av_rng_seed(&rng, 77);
+    for (int t = 0; t < 200000; t++) {
+        double a, b;
+        if (t % 4 == 0) { a = ldexp(1.0, (int)(av_rng_uniform(&rng) * 2000) - 1000); b = 1.0 + (av_rng_uniform(&rng) - 0.5) * 1e-9; }
+        else { a = exp((av_rng_uniform(&rng) - 0.5) * 1380); b = av_rng_uniform(&rng) * 4 + 1e-12; }
+        avs_f64x2 x = {a, b}, got = avs_log2x(x), ref = avs_log2x_ref(x);
+        ck_assert_msg(memcmp(&got, &ref, sizeof got) == 0, "%.17g, %.17g", a, b);
+        ck_assert(got[0] == avs_log(a) && got[1] == avs_log(b));
+    }
+}
+END_TEST
+
 START_TEST(test_exp_row_matches_scalar) {
     enum { L = 1037 };
     float x[L], y[L];
@@ -1133,6 +1149,7 @@ Suite *suite_attention(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_exp_ulp);
     tcase_add_test(tc, test_exp_row_matches_scalar);
+    tcase_add_test(tc, test_log2x_matches_scalar);
     tcase_add_test(tc, test_finite_and_sum_helpers);
     tcase_add_loop_test(tc, test_matrix_vs_reference, 0, NREF);
     tcase_add_test(tc, test_focused_dwc_and_powers);
