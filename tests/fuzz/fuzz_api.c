@@ -14,7 +14,7 @@
  * hostile values (±1e30, 1e33, 1e-40 denormals, NaN bit patterns, ±Inf, zeros, raw bits) or from
  * av_generate with a few hostile entries. Then it drives av_matrix, av_attend, av_scores, av_features,
  * av_linear, av_recurrent_step, av_factor_rank, av_factors, av_feature_dim, av_singular_values (both
- * routes), av_lowrank_singular_values, av_readouts, av_error_curve, av_row_entropy_hist, av_cost,
+ * routes), av_lowrank_singular_values, av_lowrank_block_mean, av_readouts, av_error_curve, av_row_entropy_hist, av_cost,
  * av_generate, av_limit, the portable stream and functions (av_rng_*, av_portable_*) and the registry
  * queries, each with a workspace that is exact, one byte short, 64 bytes short, NULL (with 0 bytes or the
  * full size), or exact at an 8-byte (not 64-byte) alignment; every required pointer NULL in turn; and the
@@ -493,6 +493,15 @@ static void run_factors(reader *r, const av_params *prm, const float *Q, const f
         for (long i = ra; finite_status(sst) && i < n; i++) /* exact zeros past r */
             if (sv[i] != 0.0) broken("r = %ld, yet sv[%ld] = %g", ra, i, sv[i]);
         free(sv);
+        /* the heatmap's block means from the factors (b from 0, refused, to n) */
+        int b = rd_range(r, 0, n);
+        size_t c = b > 0 ? (size_t)((n + b - 1) / b) : 1;
+        workspace wb = ws_make(r, av_lowrank_block_mean_work(n, ra, b));
+        float *cells = alloc_f32(c * c);
+        int bst = av_lowrank_block_mean(cells, L, R, n, ra, b, wb.ptr, wb.bytes);
+        ws_check(&wb, "av_lowrank_block_mean", bst, 0);
+        if (b < 1 && bst >= 0) broken("av_lowrank_block_mean: b = %d accepted (%d)", b, bst);
+        free(cells);
     }
     free(L);
     free(R);
