@@ -690,16 +690,22 @@ static void widen(double *restrict X, const float *restrict M, int n, int ld) {
 }
 
 // Accurate route on a double matrix X (n×ld, destroyed); vectors from c.
+/* B = (d, e) of X (n×ld, destroyed) by the bidiagonalisation for n (or the tests' choice); w[2..7]: work
+ * vectors, P: the panel store (acc_take). */
+static void bidiagonalise_any(double *d, double *e, double *X, int n, int ld, double *const *w, double *P) {
+    if (test_bidiag == 1 || (test_bidiag == 0 && n < BRD_MIN_N)) {
+        bidiagonalise(d, e, X, n, ld, w[2], w[3], w[4], w[5], w[6], w[7]);
+        return;
+    }
+    int nb = brd_nb(n), ldp = brd_ldp(n);
+    bidiagonalise_blocked(d, e, X, n, ld, nb, P, P + (size_t)nb * ldp, P + (size_t)2 * nb * ldp, ldp, w[2], w[3], w[4],
+                          w[5], w[6]);
+}
+
 static int accurate_route(double *sv, double *noise_floor, double *X, int n, int ld, avi_arena *c) {
     double *w[ACC_VECS], *P = acc_take(c, n, w), *d = w[0], *e = w[1];
     if (!P) return AV_ERR_WORKSPACE;
-    if (test_bidiag == 1 || (test_bidiag == 0 && n < BRD_MIN_N))
-        bidiagonalise(d, e, X, n, ld, w[2], w[3], w[4], w[5], w[6], w[7]);
-    else {
-        int nb = brd_nb(n), ldp = brd_ldp(n);
-        bidiagonalise_blocked(d, e, X, n, ld, nb, P, P + (size_t)nb * ldp, P + (size_t)2 * nb * ldp, ldp, w[2], w[3],
-                              w[4], w[5], w[6]);
-    }
+    bidiagonalise_any(d, e, X, n, ld, w, P);
     int status = bidiag_singular_values(sv, d, e, n, w[8], w[9]);
     *noise_floor = (double)n * DBL_EPSILON * sv[0];
     return status;
