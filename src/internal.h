@@ -188,5 +188,8 @@ int avi_state_read(float *o, const double *S, const double *z, const float *phiq
 /* Test hook: cap the QL iterations at `total` sweeps in all (0 restores the normal limit), so that
  * AV_WARN_NO_CONVERGENCE can be exercised. */
 void avi_spectrum_test_maxit(int total);
+/* Test hook: the accurate route's bidiagonalisation: 1 the unblocked reference, 2 the blocked one at every n,
+ * 0 the choice by size. */
+void avi_spectrum_test_bidiag(int route);
 
 #endif /* ATTNVIZ_INTERNAL_H */

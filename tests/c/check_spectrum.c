@@ -3,6 +3,7 @@
 #include <check.h>
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,6 +104,7 @@ static void oracle_sv(double *sv, const float *M, int n) {
 }
 
 static int run_lowrank(double *sv, double *fl, const float *L, const float *R, int n, long r);
+static void check_lowrank(int n, int r, int positive, uint64_t seed);
 
 static int run_route(double *sv, double *floor_, const float *M, int n, int route) {
     size_t bytes = av_svd_work(n, route);
@@ -241,6 +243,105 @@ START_TEST(test_no_convergence) {
     for (int i = 0; i < n; i++) ck_assert(isfinite(sv[i]));
     ck_assert_int_eq(run_route(sv, &fl, M, n, AV_SVD_FAST), AV_OK);
     free(s); free(sv); free(M);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------------------------------
+// the blocked bidiagonalisation against the unblocked reference
+
+/* Test matrices for the two bidiagonalisations (n×n, float32): 0 Gaussian; 1 rank-deficient (a product
+ * of n×r integer factors, r = n/3 + 1, exact in float32); 2 Gaussian with zero columns (the first, the last, and every
+ * fifth); 3 Gaussian with zero rows (likewise); 4 rows graded over 12 decades; 5 columns graded likewise;
+ * 6 a planted spectrum from 1 to 1e-12 with a cluster (spectrum_kind 1). */
+static void bidiag_matrix(float *M, int n, int kind, uint64_t seed) {
+    av_rng rng;
+    av_rng_seed(&rng, seed);
+    if (kind == 6) {
+        double *s = malloc(sizeof(double) * n);
+        spectrum_kind(s, n, 1);
+        planted(M, s, n, seed);
+        free(s);
+        return;
+    }
+    if (kind == 1) {
+        int r = n / 3 + 1;
+        double *L = malloc(sizeof(double) * n * r), *R = malloc(sizeof(double) * n * r);
+        for (int i = 0; i < n * r; i++) { // small integers: the product is exact in float32, of rank ≤ r
+            L[i] = (double)(av_rng_next(&rng) % 5) - 2.0;
+            R[i] = (double)(av_rng_next(&rng) % 5) - 2.0;
+        }
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                double t = 0;
+                for (int k = 0; k < r; k++) t += L[i * r + k] * R[j * r + k];
+                M[i * n + j] = (float)t;
+            }
+        free(L);
+        free(R);
+        return;
+    }
+    for (int i = 0; i < n * n; i++) M[i] = (float)av_rng_normal(&rng);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            int zc = j == 0 || j == n - 1 || j % 5 == 2, zr = i == 0 || i == n - 1 || i % 5 == 2;
+            double t = (double)(n > 1 ? n - 1 : 1);
+            if ((kind == 2 && zc) || (kind == 3 && zr)) M[i * n + j] = 0.0f;
+            if (kind == 4) M[i * n + j] *= (float)pow(10.0, -12.0 * i / t);
+            if (kind == 5) M[i * n + j] *= (float)pow(10.0, -12.0 * j / t);
+        }
+}
+
+/* σ of one matrix through the accurate route with the unblocked reference and with the blocked
+ * bidiagonalisation (avi_spectrum_test_bidiag): they agree to a few n·ε·σ₁ (both are backward stable, and
+ * the σ stage after them adds a few ε·σ₁ of its own). Returns max |Δσ| / (n·ε·σ₁). */
+static double check_blocked(int n, int kind, uint64_t seed) {
+    float *M = malloc(sizeof(float) * n * n);
+    double *ref = malloc(sizeof(double) * n), *blk = malloc(sizeof(double) * n), fr, fb;
+    bidiag_matrix(M, n, kind, seed);
+    avi_spectrum_test_bidiag(1);
+    int st_ref = run_route(ref, &fr, M, n, AV_SVD_ACCURATE);
+    avi_spectrum_test_bidiag(2);
+    int st_blk = run_route(blk, &fb, M, n, AV_SVD_ACCURATE);
+    avi_spectrum_test_bidiag(0);
+    ck_assert_int_eq(st_ref, AV_OK);
+    ck_assert_int_eq(st_blk, AV_OK);
+    double unit = n * DBL_EPSILON * ref[0], worst = 0;
+    for (int i = 0; i < n; i++) {
+        double diff = fabs(blk[i] - ref[i]);
+        ck_assert(blk[i] >= 0 && (i == 0 || blk[i] <= blk[i - 1]));
+        ck_assert_msg(diff <= 4 * unit, "blocked n=%d kind=%d i=%d: %.17g vs %.17g (%.2f n·eps·s1)", n, kind, i, blk[i],
+                      ref[i], diff / unit);
+        if (unit > 0 && diff / unit > worst) worst = diff / unit;
+    }
+    if (kind == 1) // rank r: the trailing values are noise below the floor
+        for (int i = n / 3 + 1; i < n; i++) ck_assert_msg(blk[i] <= fb, "n=%d i=%d: %g, floor %g", n, i, blk[i], fb);
+    if (kind == 2 || kind == 3) { // zero columns or rows: at least that many exact zeros of the rank
+        int zeros = 0;
+        for (int k = 0; k < n; k++) zeros += k == 0 || k == n - 1 || k % 5 == 2;
+        for (int i = n - zeros; i < n; i++) ck_assert_msg(blk[i] <= fb, "n=%d kind=%d i=%d: %g", n, kind, i, blk[i]);
+    }
+    free(M); free(ref); free(blk);
+    return worst;
+}
+
+// Sizes around the panel width (16) and its multiples, and not multiples of it.
+START_TEST(test_blocked_bidiag_matches_reference) {
+    const int sizes[] = {1, 2, 3, 5, 15, 16, 17, 31, 32, 33, 65, 200, 300};
+    int n = sizes[_i];
+    double worst = 0;
+    for (int kind = 0; kind < 7; kind++) {
+        double w = check_blocked(n, kind, 100 + 7 * n + kind);
+        if (w > worst) worst = w;
+    }
+    if (getenv("ATTNVIZ_VERBOSE")) printf("blocked vs unblocked bidiagonalisation, n = %d: max |Δσ| = %.3f n·ε·σ₁\n", n, worst);
+}
+END_TEST
+
+/* The factor route runs the accurate route on an r×r product: with r past the crossover to the blocked
+ * bidiagonalisation, its workspace count covers the panel store (the sanitizers check the carving). */
+START_TEST(test_blocked_bidiag_in_factor_route) {
+    check_lowrank(70, 48, 0, 9);
+    check_lowrank(60, 45, 1, 10);
 }
 END_TEST
 
@@ -404,6 +505,8 @@ Suite *suite_spectrum(void) {
     tcase_add_test(tc, test_simple_matrices);
     tcase_add_test(tc, test_svd_status_codes);
     tcase_add_test(tc, test_no_convergence);
+    tcase_add_loop_test(tc, test_blocked_bidiag_matches_reference, 0, 13);
+    tcase_add_test(tc, test_blocked_bidiag_in_factor_route);
     tcase_add_test(tc, test_lowrank_matches);
     tcase_add_test(tc, test_lowrank_exact);
     tcase_add_test(tc, test_lowrank_status_codes);
