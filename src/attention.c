@@ -107,7 +107,6 @@ static void layout(bufs *b, avi_arena *a, const av_params *p, int n, int d, int 
         b->inner = avi_take(a, avi_lowrank_work(p, n, d, path == PATH_LINEAR ? dv : 1));
         return;
     }
-    if (path == PATH_MATRIX) b->tab = avi_take(a, 4u * (uint64_t)n);
     if (is_state(p) && path != PATH_MATRIX) { /* retention, deltanet: their linear path is the chunkwise form */
         b->inner = avi_take(a, avi_recurrent_need(p, n, d, dv, AVI_PATH_CHUNKWISE));
         return;
@@ -117,9 +116,15 @@ static void layout(bufs *b, avi_arena *a, const av_params *p, int n, int d, int 
         return;
     }
     if (path == PATH_MATRIX && (is_exact(p) || is_poly(p) || is_state(p))) { /* the closed forms: packed K */
+        b->tab = avi_take(a, 4u * (uint64_t)n);
         b->P = avi_take(a, packed_bytes(n, d));
         return;
     }
+    /* The feature map's workspace comes first on every path (and first in recurrent.c's layouts), so that a
+     * random matrix it caches there (Performer's ω, internal.h's draw cache) sits at the same place whichever
+     * path a caller runs with the same workspace. */
+    b->inner = avi_take(a, avi_features_work(p, n, d));
+    if (path == PATH_MATRIX) b->tab = avi_take(a, 4u * (uint64_t)n);
     long r = avi_feature_dim(p, d);
     uint64_t nr = 4u * (uint64_t)n * r;
     if (path != PATH_FACTORS) {
@@ -130,7 +135,6 @@ static void layout(bufs *b, avi_arena *a, const av_params *p, int n, int d, int 
     if (path == PATH_LINEAR) b->S = avi_take(a, 8u * (uint64_t)r * dv);
     if (path != PATH_MATRIX) b->z = avi_take(a, 8u * (uint64_t)r);
     if (path == PATH_FACTORS) b->fac = avi_take(a, 8u * (uint64_t)n);
-    b->inner = avi_take(a, avi_features_work(p, n, d));
     if (path != PATH_FACTORS) b->w = avi_take(a, dwc_bytes(p));
 }
 

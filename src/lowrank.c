@@ -19,7 +19,8 @@
 // workspace layout (one layout serves the matrix, linear and factor paths)
 
 typedef struct {
-    float *X;       /* linformer gaussian: E, then F (s×n)              | nystrom: B (m×n)         */
+    void *Ec, *Fc;  /* linformer gaussian: the draw caches of E and F (s×n; no F block when shared) */
+    float *X;       /* linformer gaussian: F (s×n, in Fc or Ec)          | nystrom: B (m×n)         */
     float *PX;      /* X packed for avs_gemm_strip                                                  */
     float *strip;   /* 4 rows of P̄ or of F·Z (4×r, float)                                           */
     double *C;      /* linformer: EK (s×d)                              | nystrom: Q̃ (m×d)         */
@@ -62,10 +63,13 @@ static uint64_t lr_layout(lr_ws *ws, void *work, const av_params *prm, int n, in
     int lin = prm->variant == AV_LINFORMER, exact = !lin && prm->landmarks == n;
     int dense = lin ? prm->ef_kind == AV_EF_GAUSSIAN : !exact;
     *ws = (lr_ws){0};
-    if (dense) {
+    if (dense && lin) { /* E and F first: the same place for every path, so a workspace passed again keeps them */
+        ws->Ec = avi_take(&a, avi_draw_bytes((long)r, n));
+        if (!prm->ef_shared) ws->Fc = avi_take(&a, avi_draw_bytes((long)r, n));
+    } else if (dense) {
         ws->X = avi_take(&a, r * nn * F);
-        ws->PX = avi_take(&a, (uint64_t)avs_packed_floats(n, (int)r) * F);
     }
+    if (dense) ws->PX = avi_take(&a, (uint64_t)avs_packed_floats(n, (int)r) * F);
     ws->strip = avi_take(&a, 4 * r * F);
     ws->C = avi_take(&a, r * (uint64_t)d * D);
     if (!lin && !exact) {
@@ -233,20 +237,32 @@ static void lin_pbar_row(float *dst, int i, void *vctx) {
     to_float(dst, c->row, (size_t)c->s);
 }
 
-/* Common set-up: EK (s×d) into ws->C; for gaussian E, F, ws->X holds F (s×n) on return. E is drawn from
+/* A Gaussian s×n matrix N(0, 1/s) from `stream`, in the draw cache `block` (internal.h): drawn unless the block
+ * already holds it. Returns its floats. */
+static float *lin_draw(void *block, int kind, int stream, int s, int n, uint32_t seed) {
+    avi_draw_key key = {(uint32_t)kind, seed, s, n, 0};
+    float *G = avi_draw_data(block);
+    if (!avi_draw_hit(block, &key)) {
+        avi_gaussian_matrix(G, s, n, 1.0 / sqrt((double)s), avi_stream(stream, seed));
+        avi_draw_seal(block, &key);
+    }
+    return G;
+}
+
+/* Common set-up: EK (s×d) into ws->C; for gaussian E, F, ws->X points at F (s×n) on return. E is drawn from
  * avi_stream(AVI_STREAM_LINFORMER_E, seed), F from avi_stream(AVI_STREAM_LINFORMER_F, seed) (never the same
- * stream as E's, nor the generator's), or F = E when ef_shared.
- * The mean kind needs no matrix: E = F = segment means. */
+ * stream as E's, nor the generator's), or F = E when ef_shared; each kept in its draw cache, so a workspace
+ * passed again with the same seed, s and n draws neither. The mean kind needs no matrix: E = F = segment means. */
 static void lin_setup(lr_ws *ws, const float *K, int n, int d, const av_params *prm) {
     int s = prm->s;
     if (prm->ef_kind == AV_EF_MEAN) {
         segment_means(ws->C, K, n, s, d);
         return;
     }
-    double sigma = 1.0 / sqrt((double)s);
-    avi_gaussian_matrix(ws->X, s, n, sigma, avi_stream(AVI_STREAM_LINFORMER_E, (uint32_t)prm->seed));
-    gemm_f64(ws->C, ws->X, K, s, n, d);
-    if (!prm->ef_shared) avi_gaussian_matrix(ws->X, s, n, sigma, avi_stream(AVI_STREAM_LINFORMER_F, (uint32_t)prm->seed));
+    uint32_t seed = (uint32_t)prm->seed;
+    float *E = lin_draw(ws->Ec, AVI_DRAW_LINFORMER_E, AVI_STREAM_LINFORMER_E, s, n, seed);
+    gemm_f64(ws->C, E, K, s, n, d);
+    ws->X = prm->ef_shared ? E : lin_draw(ws->Fc, AVI_DRAW_LINFORMER_F, AVI_STREAM_LINFORMER_F, s, n, seed);
 }
 
 static int linformer_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *prm,
