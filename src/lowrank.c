@@ -25,6 +25,9 @@ typedef struct {
     float *strip;   /* 4 rows of P̄ or of F·Z (4×r, float)                                           */
     double *C;      /* linformer: EK (s×d)                              | nystrom: Q̃ (m×d)         */
     double *C2;     /* nystrom: K̃ (m×d)                                                            */
+    double *CT, *CT2; /* nystrom: Q̃ᵀ, K̃ᵀ (d×m)                                                       */
+    double *G;      /* nystrom matrix: the logits of Bᵀ (n×m), then their exponentials            */
+    double *fs, *ls;/* nystrom: 4 rows of F, and of F·Z (4×m; the linear path: of F·(Z·BV), 4×dv)     */
     double *mat[5]; /* nystrom: A, Z and three m×m temporaries                                      */
     double *row;    /* max(n, r) + the row of F·Z (r)                                                */
     double *Y;      /* linformer: FV (s×dv)                             | nystrom: BV (m×dv)       */
@@ -74,7 +77,12 @@ static uint64_t lr_layout(lr_ws *ws, void *work, const av_params *prm, int n, in
     ws->C = avi_take(&a, r * (uint64_t)d * D);
     if (!lin && !exact) {
         ws->C2 = avi_take(&a, r * (uint64_t)d * D);
+        ws->CT = avi_take(&a, r * (uint64_t)d * D);
+        ws->CT2 = avi_take(&a, r * (uint64_t)d * D);
         for (int k = 0; k < 5; k++) ws->mat[k] = avi_take(&a, r * r * D);
+        ws->G = avi_take(&a, r * nn * D);
+        ws->fs = avi_take(&a, 4 * r * D);
+        ws->ls = avi_take(&a, 4 * (r > (uint64_t)dv ? r : (uint64_t)dv) * D);
     }
     ws->row = avi_take(&a, ((nn > r ? nn : r) + r) * D);
     ws->Y = avi_take(&a, r * (uint64_t)dv * D);
@@ -148,6 +156,42 @@ static double dot_dd(const double *a, const double *b, int d) {
     double s = 0.0;
     for (int t = 0; t < d; t++) s += a[t] * b[t];
     return s;
+}
+
+/* C[rows×cols] (stride ldc) = A·B, float64 sums over the shared index in order from +0: each entry has the bits of a
+ * dot product (dot_fd, dot_dd) of a row of A and a column of B. A is float (Af) or float64 (Ad), rows×k, stride lda;
+ * B float64, k×cols, stride ldb. 2×8 tiles by simd.h's kernels, the edge entries one by one. */
+static void prod_f64(double *C, size_t ldc, const float *Af, const double *Ad, size_t lda, const double *B, size_t ldb,
+                     int rows, int cols, int k) {
+    double acc[AVS_F64_ROWS][AVS_F64_COLS];
+    for (int i0 = 0; i0 < rows; i0 += AVS_F64_ROWS) {
+        int h = rows - i0 < AVS_F64_ROWS ? rows - i0 : AVS_F64_ROWS;
+        for (int j0 = 0; j0 < cols; j0 += AVS_F64_COLS) {
+            int w = cols - j0 < AVS_F64_COLS ? cols - j0 : AVS_F64_COLS;
+            if (h == AVS_F64_ROWS && w == AVS_F64_COLS) {
+                if (Af) avs_kernel_f64_ab(acc, Af + (size_t)i0 * lda, lda, B + j0, ldb, k);
+                else avs_kernel_f64_dd(acc, Ad + (size_t)i0 * lda, lda, B + j0, ldb, k);
+            } else {
+                for (int a = 0; a < h; a++)
+                    for (int c = 0; c < w; c++) {
+                        double s = 0.0;
+                        const double *b = B + j0 + c;
+                        if (Af)
+                            for (int t = 0; t < k; t++) s += Af[(size_t)(i0 + a) * lda + t] * b[(size_t)t * ldb];
+                        else
+                            for (int t = 0; t < k; t++) s += Ad[(size_t)(i0 + a) * lda + t] * b[(size_t)t * ldb];
+                        acc[a][c] = s;
+                    }
+            }
+            for (int a = 0; a < h; a++) memcpy(C + (size_t)(i0 + a) * ldc + j0, acc[a], (size_t)w * sizeof(double));
+        }
+    }
+}
+
+// Y[c×r] = Xᵀ for X r×c (float64).
+static void transpose_f64(double *Y, const double *X, int r, int c) {
+    for (int i = 0; i < r; i++)
+        for (int j = 0; j < c; j++) Y[(size_t)j * r + i] = X[(size_t)i * c + j];
 }
 
 // z[0..len) ← softmax(z), max-subtracted (an Inf logit gives NaN, which the caller reports).
@@ -382,15 +426,19 @@ static double *nystrom_pinv(double **mat, int m, int iters) {
     return Z;
 }
 
-/* Landmarks Q̃ (ws->C), K̃ (ws->C2), A and Z = pinv(A); returns Z. */
+/* Landmarks Q̃ (ws->C), K̃ (ws->C2) and their transposes, A and Z = pinv(A); returns Z. A's logits are the tiled
+ * product Q̃·K̃ᵀ (the bits of a dot_dd per entry). */
 static double *nystrom_setup(lr_ws *ws, const float *Q, const float *K, int n, int d, const av_params *prm) {
     int m = prm->landmarks;
     segment_means(ws->C, Q, n, m, d);
     segment_means(ws->C2, K, n, m, d);
+    transpose_f64(ws->CT, ws->C, m, d);
+    transpose_f64(ws->CT2, ws->C2, m, d);
     double *A = ws->mat[0];
+    prod_f64(A, (size_t)m, NULL, ws->C, (size_t)d, ws->CT2, (size_t)m, m, m, d);
     for (int t = 0; t < m; t++) {
         double *a = A + (size_t)t * m;
-        for (int u = 0; u < m; u++) a[u] = prm->scale * dot_dd(ws->C + (size_t)t * d, ws->C2 + (size_t)u * d, d);
+        for (int u = 0; u < m; u++) a[u] = prm->scale * a[u];
         softmax_f64(a, m);
     }
     return nystrom_pinv(ws->mat, m, prm->iters);
@@ -427,6 +475,43 @@ static void nys_b_row(double *row, int t, const float *K, int n, int d, const lr
     softmax_row_df(row, ws->C + (size_t)t * d, K, n, d, scale);
 }
 
+/* B = softmax over the keys of scale·Q̃Kᵀ, computed transposed: G = Bᵀ's logits scale·K·Q̃ᵀ (n×m, in 2×8 tiles), then
+ * each column's softmax in the operations of softmax_f64 (nys_b_row): the max, e = exp(z − max) into G, the sum in
+ * order of j. Returns 1/sum of each column (m doubles in ws->row): B_tj = G[j][t]·inv[t]. */
+static double *nystrom_bt(lr_ws *ws, const float *K, int n, int d, int m, double sc) {
+    double *G = ws->G, *mx = ws->row, *sum = ws->row + m;
+    prod_f64(G, (size_t)m, K, NULL, (size_t)d, ws->CT, (size_t)m, n, m, d);
+    for (int t = 0; t < m; t++) {
+        mx[t] = sc * G[t];
+        sum[t] = 0.0;
+    }
+    for (int j = 0; j < n; j++)
+        for (int t = 0; t < m; t++) {
+            double z = sc * G[(size_t)j * m + t];
+            G[(size_t)j * m + t] = z;
+            mx[t] = z > mx[t] ? z : mx[t];
+        }
+    for (int j = 0; j < n; j++)
+        for (int t = 0; t < m; t++) {
+            double e = exp(G[(size_t)j * m + t] - mx[t]);
+            G[(size_t)j * m + t] = e;
+            sum[t] += e;
+        }
+    for (int t = 0; t < m; t++) sum[t] = 1.0 / sum[t];
+    return sum;
+}
+
+/* Rows [i0, i0 + rows) of F = softmax(scale·Q·K̃ᵀ) into ws->fs (rows×m): the logits in 2×8 tiles (the bits of
+ * softmax_row_fd), each row's softmax by softmax_f64. */
+static void nystrom_f_rows(lr_ws *ws, const float *Q, int i0, int rows, int d, int m, double sc) {
+    prod_f64(ws->fs, (size_t)m, Q + (size_t)i0 * d, NULL, (size_t)d, ws->CT2, (size_t)m, rows, m, d);
+    for (int a = 0; a < rows; a++) {
+        double *f = ws->fs + (size_t)a * m;
+        for (int t = 0; t < m; t++) f[t] = sc * f[t];
+        softmax_f64(f, m);
+    }
+}
+
 static void nystrom_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *prm,
                            lr_ws *ws) {
     int m = prm->landmarks;
@@ -437,15 +522,20 @@ static void nystrom_matrix(float *M, const float *Q, const float *K, int n, int 
         }
         return;
     }
-    double *Z = nystrom_setup(ws, Q, K, n, d, prm);
-    for (int t = 0; t < m; t++) {
-        nys_b_row(ws->row, t, K, n, d, ws, prm->scale);
-        to_float(ws->X + (size_t)t * n, ws->row, (size_t)n);
+    double *Z = nystrom_setup(ws, Q, K, n, d, prm), *G = ws->G, sc = prm->scale;
+    double *inv = nystrom_bt(ws, K, n, d, m, sc);          /* Bᵀ as float in X, packed as the gemm's B */
+    for (size_t j = 0; j < (size_t)n; j++)
+        for (int t = 0; t < m; t++) ws->X[j * m + t] = (float)(G[j * m + t] * inv[t]);
+    avs_pack_bt(ws->PX, ws->X, (size_t)m, n, m);
+    /* M = L·B, L = F·Z four rows at a time: F's logits scale·Q·K̃ᵀ and L's rows in 2×8 tiles (the bits of
+     * nys_l_row), then the float gemm */
+    for (int i0 = 0; i0 < n; i0 += 4) {
+        int rows = n - i0 < 4 ? n - i0 : 4;
+        nystrom_f_rows(ws, Q, i0, rows, d, m, sc);
+        prod_f64(ws->ls, (size_t)m, NULL, ws->fs, (size_t)m, Z, (size_t)m, rows, m, m);
+        to_float(ws->strip, ws->ls, (size_t)rows * m);
+        avs_gemm_strip(M + (size_t)i0 * n, (size_t)n, ws->strip, (size_t)m, rows, ws->PX, m, n, m, 1.0f, 0);
     }
-    avs_pack_b(ws->PX, ws->X, (size_t)n, m, n);
-    size_t big = (size_t)(n > m ? n : m);
-    nys_ctx c = {Q, ws->C2, Z, ws->row, ws->row + big, prm->scale, m, d};
-    strip_gemm(M, n, m, ws->PX, ws->strip, nys_l_row, &c);
 }
 
 static void nystrom_linear(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
@@ -461,6 +551,30 @@ static void nystrom_linear(float *O, const float *Q, const float *K, const float
         }
         return;
     }
+    /* The bits of the row-by-row form (nys_b_row, softmax_row_fd, vec_mat): every sum runs over the same index in
+     * the same order, by the tiled products of the matrix path. */
+    double *Z = nystrom_setup(ws, Q, K, n, d, prm), *G = ws->G, sc = prm->scale;
+    double *inv = nystrom_bt(ws, K, n, d, m, sc);
+    memset(ws->Y, 0, (size_t)m * dv * sizeof(double));      /* BV = B·V (m×dv), each sum in order of j */
+    for (int j = 0; j < n; j++)
+        for (int t = 0; t < m; t++) {
+            double b = G[(size_t)j * m + t] * inv[t], *y = ws->Y + (size_t)t * dv;
+            for (int k = 0; k < dv; k++) y[k] += b * V[(size_t)j * dv + k];
+        }
+    prod_f64(ws->Y2, (size_t)dv, NULL, Z, (size_t)m, ws->Y, (size_t)dv, m, dv, m); /* Z·BV */
+    for (int i0 = 0; i0 < n; i0 += 4) {                     /* O_i = F_i·(Z·BV) */
+        int rows = n - i0 < 4 ? n - i0 : 4;
+        nystrom_f_rows(ws, Q, i0, rows, d, m, sc);
+        prod_f64(ws->ls, (size_t)dv, NULL, ws->fs, (size_t)m, ws->Y2, (size_t)dv, rows, dv, m);
+        to_float(O + (size_t)i0 * dv, ws->ls, (size_t)rows * dv);
+    }
+}
+
+/* The row-by-row reference of nystrom_linear's tiled form (m < n): a dot product per logit, a softmax per row,
+ * vec_mat per output row. The same bits (tests/c compare them through avi_lowrank_linear_rows). */
+static void nystrom_linear_rows(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
+                                const av_params *prm, lr_ws *ws) {
+    int m = prm->landmarks;
     double *Z = nystrom_setup(ws, Q, K, n, d, prm);
     for (int t = 0; t < m; t++) {                           /* BV = B·V (m×dv) */
         nys_b_row(ws->row, t, K, n, d, ws, prm->scale);
@@ -524,6 +638,16 @@ int avi_lowrank_linear(float *O, const float *Q, const float *K, const float *V,
     if (prm->variant == AV_LINFORMER) linformer_linear(O, Q, K, V, n, d, dv, prm, &ws);
     else nystrom_linear(O, Q, K, V, n, d, dv, prm, &ws);
     return avs_all_finite(O, (size_t)n * dv) ? AV_OK : AV_WARN_PRODUCT_OVERFLOW;
+}
+
+/* Test hook: Nyström's linear output by the row-by-row reference form (landmarks < n), in the same workspace. */
+int avi_lowrank_linear_rows(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
+                            const av_params *prm, void *work) {
+    if (prm->variant != AV_NYSTROM || prm->landmarks >= n) return AV_ERR_VARIANT;
+    lr_ws ws;
+    lr_layout(&ws, work, prm, n, d, dv);
+    nystrom_linear_rows(O, Q, K, V, n, d, dv, prm, &ws);
+    return AV_OK;
 }
 
 /* L, R (n×r) with M = L·Rᵀ: linformer L = P̄, R = Fᵀ (r = s); nystrom L = F·Z, R = Bᵀ (r = landmarks;
