@@ -555,12 +555,26 @@ static void nystrom_linear(float *O, const float *Q, const float *K, const float
      * the same order, by the tiled products of the matrix path. */
     double *Z = nystrom_setup(ws, Q, K, n, d, prm), *G = ws->G, sc = prm->scale;
     double *inv = nystrom_bt(ws, K, n, d, m, sc);
-    memset(ws->Y, 0, (size_t)m * dv * sizeof(double));      /* BV = B·V (m×dv), each sum in order of j */
-    for (int j = 0; j < n; j++)
-        for (int t = 0; t < m; t++) {
-            double b = G[(size_t)j * m + t] * inv[t], *y = ws->Y + (size_t)t * dv;
-            for (int k = 0; k < dv; k++) y[k] += b * V[(size_t)j * dv + k];
+    for (size_t j = 0; j < (size_t)n; j++)                 /* G ← Bᵀ */
+        for (int t = 0; t < m; t++) G[j * m + t] *= inv[t];
+    double acc[AVS_F64_ROWS][AVS_F64_COLS];                 /* BV = B·V (m×dv), each sum in order of j from +0 */
+    for (int t0 = 0; t0 < m; t0 += AVS_F64_ROWS) {
+        int h = m - t0 < AVS_F64_ROWS ? m - t0 : AVS_F64_ROWS;
+        for (int c0 = 0; c0 < dv; c0 += AVS_F64_COLS) {
+            int w = dv - c0 < AVS_F64_COLS ? dv - c0 : AVS_F64_COLS;
+            if (h == AVS_F64_ROWS && w == AVS_F64_COLS) {
+                avs_kernel_f64_dtb(acc, G + t0, (size_t)m, V + c0, (size_t)dv, n);
+            } else {
+                for (int a = 0; a < h; a++)
+                    for (int c = 0; c < w; c++) {
+                        double sum = 0.0;
+                        for (int j = 0; j < n; j++) sum += G[(size_t)j * m + t0 + a] * V[(size_t)j * dv + c0 + c];
+                        acc[a][c] = sum;
+                    }
+            }
+            for (int a = 0; a < h; a++) memcpy(ws->Y + (size_t)(t0 + a) * dv + c0, acc[a], (size_t)w * sizeof(double));
         }
+    }
     prod_f64(ws->Y2, (size_t)dv, NULL, Z, (size_t)m, ws->Y, (size_t)dv, m, dv, m); /* Z·BV */
     for (int i0 = 0; i0 < n; i0 += 4) {                     /* O_i = F_i·(Z·BV) */
         int rows = n - i0 < 4 ? n - i0 : 4;
