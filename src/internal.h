@@ -174,8 +174,8 @@ int avi_lowrank_linear(float *O, const float *Q, const float *K, const float *V,
                        const av_params *prm, void *work);
 int avi_lowrank_factors(float *L, float *R, const float *Q, const float *K, int n, int d,
                         const av_params *prm, void *work);
-/* Test hook: Nyström's linear output (landmarks < n) by the row-by-row reference form that the tiled one must match
- * bit for bit (AV_ERR_VARIANT otherwise). */
+/* Test hook: the linear output of Linformer, or of Nyström with landmarks < n, by the row-by-row reference form that
+ * the tiled one must match bit for bit (AV_ERR_VARIANT otherwise). */
 int avi_lowrank_linear_rows(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
                             const av_params *prm, void *work);
 

@@ -7,7 +7,10 @@
  *
  * Each variant has three paths: the n×n matrix, the linear-time output (P̄(FV), F(Z(BV))) and the factors
  * M = L·Rᵀ. Logits and the m×m pseudo-inverse are computed in float64; the n×n products use the float
- * gemm of simd.h. Both variants are non-causal (av_params_resolve rejects causal).
+ * gemm of simd.h. The matrix and linear paths take the thin float64 products (the logits, F·Z, Z·BV, B·V, P̄·FV) in
+ * simd.h's 2×8 tiles, each sum over the same index in the same order as the row-by-row form the factor paths keep
+ * (one dot product per entry), so the bits are the same (tests/c compare them). Both variants are non-causal
+ * (av_params_resolve rejects causal).
  */
 #include <math.h>
 #include <string.h>
@@ -20,16 +23,16 @@
 
 typedef struct {
     void *Ec, *Fc;  /* linformer gaussian: the draw caches of E and F (s×n; no F block when shared) */
-    float *X;       /* linformer gaussian: F (s×n, in Fc or Ec)          | nystrom: B (m×n)         */
+    float *X;       /* linformer gaussian: F (s×n, in Fc or Ec)          | nystrom: Bᵀ (n×m)        */
     float *PX;      /* X packed for avs_gemm_strip                                                  */
     float *strip;   /* 4 rows of P̄ or of F·Z (4×r, float)                                           */
     double *C;      /* linformer: EK (s×d)                              | nystrom: Q̃ (m×d)         */
     double *C2;     /* nystrom: K̃ (m×d)                                                            */
-    double *CT, *CT2; /* nystrom: Q̃ᵀ, K̃ᵀ (d×m)                                                       */
-    double *G;      /* nystrom matrix: the logits of Bᵀ (n×m), then their exponentials            */
-    double *fs, *ls;/* nystrom: 4 rows of F, and of F·Z (4×m; the linear path: of F·(Z·BV), 4×dv)     */
+    double *CT, *CT2; /* linformer: (EK)ᵀ (d×s)                          | nystrom: Q̃ᵀ, K̃ᵀ (d×m)    */
+    double *G;      /* nystrom: the logits of Bᵀ (n×m), then their exponentials (the linear path: Bᵀ) */
+    double *fs, *ls;/* 4 rows of P̄ or F, and of F·Z (4×m); the linear paths: of P̄·FV or F·(Z·BV) (4×dv) */
     double *mat[5]; /* nystrom: A, Z and three m×m temporaries                                      */
-    double *row;    /* max(n, r) + the row of F·Z (r)                                                */
+    double *row;    /* max(n, r) + the row of F·Z (r); nystrom: B's column maxima and sums (2·m)      */
     double *Y;      /* linformer: FV (s×dv)                             | nystrom: BV (m×dv)       */
     double *Y2;     /* nystrom: Z·BV (m×dv)                                                          */
     double *orow;   /* dv                                                                           */
@@ -75,6 +78,11 @@ static uint64_t lr_layout(lr_ws *ws, void *work, const av_params *prm, int n, in
     if (dense) ws->PX = avi_take(&a, (uint64_t)avs_packed_floats(n, (int)r) * F);
     ws->strip = avi_take(&a, 4 * r * F);
     ws->C = avi_take(&a, r * (uint64_t)d * D);
+    if (lin) {
+        ws->CT = avi_take(&a, r * (uint64_t)d * D);
+        ws->fs = avi_take(&a, 4 * r * D);
+        ws->ls = avi_take(&a, 4 * (r > (uint64_t)dv ? r : (uint64_t)dv) * D);
+    }
     if (!lin && !exact) {
         ws->C2 = avi_take(&a, r * (uint64_t)d * D);
         ws->CT = avi_take(&a, r * (uint64_t)d * D);
@@ -133,8 +141,31 @@ static void segment_means(double *Y, const float *X, int n, int m, int c) {
     }
 }
 
-// Y[r×c] = G[r×n]·X[n×c], float64 accumulation.
+/* Y[r×c] = G[r×n]·X[n×c], float64 accumulation, each entry summed over j in order from +0: 2×8 tiles by simd.h's
+ * avs_kernel_f64_ff, the edge entries one by one (the same sums). */
 static void gemm_f64(double *Y, const float *G, const float *X, int r, int n, int c) {
+    double acc[AVS_F64_ROWS][AVS_F64_COLS];
+    for (int t0 = 0; t0 < r; t0 += AVS_F64_ROWS) {
+        int h = r - t0 < AVS_F64_ROWS ? r - t0 : AVS_F64_ROWS;
+        for (int k0 = 0; k0 < c; k0 += AVS_F64_COLS) {
+            int w = c - k0 < AVS_F64_COLS ? c - k0 : AVS_F64_COLS;
+            if (h == AVS_F64_ROWS && w == AVS_F64_COLS) {
+                avs_kernel_f64_ff(acc, G + (size_t)t0 * n, (size_t)n, X + k0, (size_t)c, n);
+            } else {
+                for (int a = 0; a < h; a++)
+                    for (int b = 0; b < w; b++) {
+                        double s = 0.0;
+                        for (int j = 0; j < n; j++) s += (double)G[(size_t)(t0 + a) * n + j] * X[(size_t)j * c + k0 + b];
+                        acc[a][b] = s;
+                    }
+            }
+            for (int a = 0; a < h; a++) memcpy(Y + (size_t)(t0 + a) * c + k0, acc[a], (size_t)w * sizeof(double));
+        }
+    }
+}
+
+/* The plain form of gemm_f64 (the reference of linformer_linear_rows): the same sums, a row of Y at a time. */
+static void gemm_f64_rows(double *Y, const float *G, const float *X, int r, int n, int c) {
     for (int t = 0; t < r; t++) {
         double *y = Y + (size_t)t * c;
         for (int k = 0; k < c; k++) y[k] = 0.0;
@@ -253,17 +284,6 @@ static void to_float(float *dst, const double *src, size_t count) {
     for (size_t i = 0; i < count; i++) dst[i] = (float)src[i];
 }
 
-/* M[n×n] = S·X for S given four rows at a time: fill(ctx, strip, i) writes row i of S (r floats) into
- * strip; X (r×n) is packed in PX. */
-typedef void (*row_fn)(float *dst, int i, void *ctx);
-static void strip_gemm(float *M, int n, int r, const float *PX, float *strip, row_fn fill, void *ctx) {
-    for (int i0 = 0; i0 < n; i0 += 4) {
-        int rows = n - i0 < 4 ? n - i0 : 4;
-        for (int k = 0; k < rows; k++) fill(strip + (size_t)k * r, i0 + k, ctx);
-        avs_gemm_strip(M + (size_t)i0 * n, (size_t)n, strip, (size_t)r, rows, PX, r, n, r, 1.0f, 0);
-    }
-}
-
 // ----------------------------------------------------------------------------------------------------
 // Linformer (lucidrains/linformer LinformerSelfAttention.forward; E, F as docs/variant-formulas.md)
 
@@ -313,10 +333,20 @@ static int linformer_matrix(float *M, const float *Q, const float *K, int n, int
                             lr_ws *ws) {
     int s = prm->s;
     lin_setup(ws, K, n, d, prm);
-    lin_ctx c = {Q, ws->C, ws->row, prm->scale, s, d};
-    if (prm->ef_kind == AV_EF_GAUSSIAN) {
+    if (prm->ef_kind == AV_EF_GAUSSIAN) {       /* M = P̄·F, P̄ four rows at a time (the bits of lin_pbar_row) */
         avs_pack_b(ws->PX, ws->X, (size_t)n, s, n);
-        strip_gemm(M, n, s, ws->PX, ws->strip, lin_pbar_row, &c);
+        transpose_f64(ws->CT, ws->C, s, d);
+        for (int i0 = 0; i0 < n; i0 += 4) {
+            int rows = n - i0 < 4 ? n - i0 : 4;
+            prod_f64(ws->fs, (size_t)s, Q + (size_t)i0 * d, NULL, (size_t)d, ws->CT, (size_t)s, rows, s, d);
+            for (int a = 0; a < rows; a++) {
+                double *f = ws->fs + (size_t)a * s;
+                for (int t = 0; t < s; t++) f[t] = prm->scale * f[t];
+                softmax_f64(f, s);
+            }
+            to_float(ws->strip, ws->fs, (size_t)rows * s);
+            avs_gemm_strip(M + (size_t)i0 * n, (size_t)n, ws->strip, (size_t)s, rows, ws->PX, s, n, s, 1.0f, 0);
+        }
         return AV_OK;
     }
     for (int i = 0; i < n; i++) {                           /* M[i, j] = P̄[i, seg(j)] / |seg(j)| */
@@ -331,11 +361,37 @@ static int linformer_matrix(float *M, const float *Q, const float *K, int n, int
     return AV_OK;
 }
 
+/* O = P̄·(FV), four rows at a time: P̄'s logits scale·Q·(EK)ᵀ and the rows of P̄·FV in 2×8 tiles, the bits of the
+ * row-by-row form (softmax_row_fd, vec_mat: linformer_linear_rows). */
 static void linformer_linear(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
                              const av_params *prm, lr_ws *ws) {
     int s = prm->s;
     lin_setup(ws, K, n, d, prm);
     if (prm->ef_kind == AV_EF_GAUSSIAN) gemm_f64(ws->Y, ws->X, V, s, n, dv);
+    else segment_means(ws->Y, V, n, s, dv);
+    transpose_f64(ws->CT, ws->C, s, d);
+    for (int i0 = 0; i0 < n; i0 += 4) {
+        int rows = n - i0 < 4 ? n - i0 : 4;
+        prod_f64(ws->fs, (size_t)s, Q + (size_t)i0 * d, NULL, (size_t)d, ws->CT, (size_t)s, rows, s, d);
+        for (int a = 0; a < rows; a++) {
+            double *f = ws->fs + (size_t)a * s;
+            for (int t = 0; t < s; t++) f[t] = prm->scale * f[t];
+            softmax_f64(f, s);
+        }
+        prod_f64(ws->ls, (size_t)dv, NULL, ws->fs, (size_t)s, ws->Y, (size_t)dv, rows, dv, s);
+        to_float(O + (size_t)i0 * dv, ws->ls, (size_t)rows * dv);
+    }
+}
+
+/* The row-by-row reference of linformer_linear (tests/c compare the bits through avi_lowrank_linear_rows). */
+static void linformer_linear_rows(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
+                                  const av_params *prm, lr_ws *ws) {
+    int s = prm->s;
+    lin_setup(ws, K, n, d, prm);
+    if (prm->ef_kind == AV_EF_GAUSSIAN) {                   /* EK and FV by the plain products */
+        gemm_f64_rows(ws->C, avi_draw_data(ws->Ec), K, s, n, d);
+        gemm_f64_rows(ws->Y, ws->X, V, s, n, dv);
+    }
     else segment_means(ws->Y, V, n, s, dv);
     for (int i = 0; i < n; i++) {
         softmax_row_fd(ws->row, Q + (size_t)i * d, ws->C, s, d, prm->scale);
@@ -654,13 +710,17 @@ int avi_lowrank_linear(float *O, const float *Q, const float *K, const float *V,
     return avs_all_finite(O, (size_t)n * dv) ? AV_OK : AV_WARN_PRODUCT_OVERFLOW;
 }
 
-/* Test hook: Nyström's linear output by the row-by-row reference form (landmarks < n), in the same workspace. */
+/* Test hook: the linear output by the row-by-row reference form (Linformer; Nyström with landmarks < n), in the
+ * same workspace. */
 int avi_lowrank_linear_rows(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
                             const av_params *prm, void *work) {
-    if (prm->variant != AV_NYSTROM || prm->landmarks >= n) return AV_ERR_VARIANT;
+    int st = lr_check(prm);
+    if (st != AV_OK) return st;
+    if (prm->variant == AV_NYSTROM && prm->landmarks >= n) return AV_ERR_VARIANT;
     lr_ws ws;
     lr_layout(&ws, work, prm, n, d, dv);
-    nystrom_linear_rows(O, Q, K, V, n, d, dv, prm, &ws);
+    if (prm->variant == AV_LINFORMER) linformer_linear_rows(O, Q, K, V, n, d, dv, prm, &ws);
+    else nystrom_linear_rows(O, Q, K, V, n, d, dv, prm, &ws);
     return AV_OK;
 }
 

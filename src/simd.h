@@ -15,7 +15,7 @@
  *   avs_scale         x[i] ← a·x[i]
  *   avs_pack_bt / avs_pack_b / avs_gemm_strip
  *                     C = α·A·B with B packed into panels of 8 columns (4×8 register blocking)
- *   avs_kernel_f64_atb / avs_kernel_f64_dtb / avs_kernel_f64_ab / avs_kernel_f64_dd
+ *   avs_kernel_f64_atb / avs_kernel_f64_dtb / avs_kernel_f64_ab / avs_kernel_f64_ff / avs_kernel_f64_dd
  *                     a 2×8 tile of Aᵀ·B or A·B summed in float64 (the linear path's state and readout,
  *                     Nyström's products)
  *   avs_scan_block8   one token of the causal (decayed) linear scan on 8 columns of the float64 state, fused
@@ -506,6 +506,47 @@ AVS_NO_LOOP_VEC static inline void avs_kernel_f64_dtb(double acc[AVS_F64_ROWS][A
         const double *a = At + (size_t)kk * lda;
         const float *b = B + (size_t)kk * ldb;
         double a0 = a[0], a1 = a[1];
+        for (int c = 0; c < AVS_F64_COLS; c++) {
+            double bc = b[c];
+            c0[c] += a0 * bc;
+            c1[c] += a1 * bc;
+        }
+    }
+    memcpy(acc[0], c0, sizeof c0);
+    memcpy(acc[1], c1, sizeof c1);
+#endif
+}
+
+/* acc[r][c] = Σ_kk A[r][kk]·B[kk][c], r < 2, c < 8, over kk < k, A and B float (A 2×k, stride lda; B k×8, stride
+ * ldb; e.g. Linformer's E·K and F·V). */
+AVS_NO_LOOP_VEC static inline void avs_kernel_f64_ff(double acc[AVS_F64_ROWS][AVS_F64_COLS], const float *A,
+                                                     size_t lda, const float *B, size_t ldb, int k) {
+    const float *a0p = A, *a1p = A + lda;
+#ifdef __wasm_simd128__
+    v128_t c00 = wasm_f64x2_splat(0.0), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+#pragma clang loop unroll(disable) /* see avs_kernel_4x8 */
+    for (int kk = 0; kk < k; kk++) {
+        const float *b = B + (size_t)kk * ldb;
+        v128_t a0 = wasm_f64x2_splat(a0p[kk]), a1 = wasm_f64x2_splat(a1p[kk]);
+        v128_t b0 = avs_f64_lo(b), b1 = avs_f64_hi(b), b2 = avs_f64_lo(b + 4), b3 = avs_f64_hi(b + 4);
+        c00 = wasm_f64x2_add(c00, wasm_f64x2_mul(a0, b0));
+        c01 = wasm_f64x2_add(c01, wasm_f64x2_mul(a0, b1));
+        c02 = wasm_f64x2_add(c02, wasm_f64x2_mul(a0, b2));
+        c03 = wasm_f64x2_add(c03, wasm_f64x2_mul(a0, b3));
+        c10 = wasm_f64x2_add(c10, wasm_f64x2_mul(a1, b0));
+        c11 = wasm_f64x2_add(c11, wasm_f64x2_mul(a1, b1));
+        c12 = wasm_f64x2_add(c12, wasm_f64x2_mul(a1, b2));
+        c13 = wasm_f64x2_add(c13, wasm_f64x2_mul(a1, b3));
+    }
+    wasm_v128_store(acc[0], c00); wasm_v128_store(acc[0] + 2, c01);
+    wasm_v128_store(acc[0] + 4, c02); wasm_v128_store(acc[0] + 6, c03);
+    wasm_v128_store(acc[1], c10); wasm_v128_store(acc[1] + 2, c11);
+    wasm_v128_store(acc[1] + 4, c12); wasm_v128_store(acc[1] + 6, c13);
+#else
+    double c0[AVS_F64_COLS] = {0}, c1[AVS_F64_COLS] = {0};
+    for (int kk = 0; kk < k; kk++) {
+        const float *b = B + (size_t)kk * ldb;
+        double a0 = a0p[kk], a1 = a1p[kk];
         for (int c = 0; c < AVS_F64_COLS; c++) {
             double bc = b[c];
             c0[c] += a0 * bc;
