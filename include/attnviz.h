@@ -11,7 +11,10 @@
  *     Spectra and readouts are float64.
  *   - Argument order: outputs, then const inputs, then sizes, then workspace.
  *   - Kernels never allocate. A function that needs scratch has a `_work` query returning the bytes it
- *     needs; the caller passes a buffer of at least that size (8-byte aligned).
+ *     needs; the caller passes a buffer of at least that size (8-byte aligned). A caller that passes the same
+ *     workspace again saves work: the random matrices drawn from the seed (Performer's ω, Linformer's E and F)
+ *     stay in it, checked by a header and checksum, and are reused (the outputs are the same bits either way).
+ *     There is no global state: calls on several threads are safe when each has its own workspace.
  *   - Causal means the inclusive autoregressive mask: row i sees keys j ≤ i. Masked entries are 0.
  *   - Zero means "default" in av_params (sokol's habit), except where a field says otherwise.
  *

@@ -107,7 +107,6 @@ static void layout(bufs *b, avi_arena *a, const av_params *p, int n, int d, int 
         b->inner = avi_take(a, avi_lowrank_work(p, n, d, path == PATH_LINEAR ? dv : 1));
         return;
     }
-    if (path == PATH_MATRIX) b->tab = avi_take(a, 4u * (uint64_t)n);
     if (is_state(p) && path != PATH_MATRIX) { /* retention, deltanet: their linear path is the chunkwise form */
         b->inner = avi_take(a, avi_recurrent_need(p, n, d, dv, AVI_PATH_CHUNKWISE));
         return;
@@ -117,9 +116,15 @@ static void layout(bufs *b, avi_arena *a, const av_params *p, int n, int d, int 
         return;
     }
     if (path == PATH_MATRIX && (is_exact(p) || is_poly(p) || is_state(p))) { /* the closed forms: packed K */
+        b->tab = avi_take(a, 4u * (uint64_t)n);
         b->P = avi_take(a, packed_bytes(n, d));
         return;
     }
+    /* The feature map's workspace comes first on every path (and first in recurrent.c's layouts), so that a
+     * random matrix it caches there (Performer's ω, internal.h's draw cache) sits at the same place whichever
+     * path a caller runs with the same workspace. */
+    b->inner = avi_take(a, avi_features_work(p, n, d));
+    if (path == PATH_MATRIX) b->tab = avi_take(a, 4u * (uint64_t)n);
     long r = avi_feature_dim(p, d);
     uint64_t nr = 4u * (uint64_t)n * r;
     if (path != PATH_FACTORS) {
@@ -130,7 +135,6 @@ static void layout(bufs *b, avi_arena *a, const av_params *p, int n, int d, int 
     if (path == PATH_LINEAR) b->S = avi_take(a, 8u * (uint64_t)r * dv);
     if (path != PATH_MATRIX) b->z = avi_take(a, 8u * (uint64_t)r);
     if (path == PATH_FACTORS) b->fac = avi_take(a, 8u * (uint64_t)n);
-    b->inner = avi_take(a, avi_features_work(p, n, d));
     if (path != PATH_FACTORS) b->w = avi_take(a, dwc_bytes(p));
 }
 
@@ -612,6 +616,42 @@ static int readout_full(float *O, const double *S, const double *z, const float 
     return c.zero;
 }
 
+/* The causal linear path: per token t, S ← γS + φ(k_t)v_tᵀ, z ← γz + φ(k_t), o_t = Sᵀφ(q_t)·norm-factor(φ(q_t)·z),
+ * one pass over S per token (avs_scan_block8 on 8 columns at a time, the edge columns entry by entry). The bits of
+ * state_update then state_readout, token by token (av_recurrent_step's reference form; tests/c compare them).
+ * Returns 1 when some φ(q_t)·z ≤ 0. */
+static int scan_causal(float *O, double *S, double *z, const float *PhiQ, const float *PhiK, const float *V, int n,
+                       long r, int dv, const av_params *p) {
+    double g = p->decay, acc[8];
+    int zero = 0, c8 = dv / 8 * 8;
+    memset(S, 0, (size_t)r * dv * sizeof(double));
+    memset(z, 0, (size_t)r * sizeof(double));
+    for (int t = 0; t < n; t++) {
+        const float *a = PhiK + (size_t)t * r, *q = PhiQ + (size_t)t * r, *v = V + (size_t)t * dv;
+        float *o = O + (size_t)t * dv;
+        double den = 0;
+        for (long f = 0; f < r; f++) {
+            z[f] = z[f] * g + a[f];
+            den += q[f] * z[f];
+        }
+        double fac = norm_factor(p, n, den, &zero);
+        for (int c0 = 0; c0 < c8; c0 += 8) {
+            avs_scan_block8(S + c0, (size_t)dv, a, q, r, v + c0, g, acc);
+            for (int c = 0; c < 8; c++) o[c0 + c] = (float)(acc[c] * fac);
+        }
+        for (int c = c8; c < dv; c++) {
+            double sum = 0;
+            for (long f = 0; f < r; f++) {
+                double *s = S + (size_t)f * dv + c;
+                *s = a[f] != 0 ? *s * g + (double)a[f] * v[c] : *s * g;
+                if (q[f] != 0) sum += q[f] * *s;
+            }
+            o[c] = (float)(sum * fac);
+        }
+    }
+    return zero;
+}
+
 static int kernel_linear(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
                          const av_params *p, const bufs *b) {
     long r = avi_feature_dim(p, d);
@@ -623,12 +663,7 @@ static int kernel_linear(float *O, const float *Q, const float *K, const float *
         state_full(S, z, PhiK, V, n, r, dv);
         zero = readout_full(O, S, z, PhiQ, n, r, dv, p);
     } else {
-        memset(S, 0, (size_t)r * dv * sizeof(double));
-        memset(z, 0, (size_t)r * sizeof(double));
-        for (int t = 0; t < n; t++) {
-            state_update(S, z, PhiK + (size_t)t * r, V + (size_t)t * dv, r, dv, p->decay);
-            zero |= state_readout(O + (size_t)t * dv, S, z, PhiQ + (size_t)t * r, r, dv, n, p);
-        }
+        zero = scan_causal(O, S, z, PhiQ, PhiK, V, n, r, dv, p);
     }
     if (has_dwc(p)) {
         avi_dwc_weights(w, p);

@@ -87,9 +87,9 @@ static uint64_t al64(uint64_t bytes) { return (bytes + 63u) & ~(uint64_t)63u; }
 static size_t sat(uint64_t bytes) { return bytes > SIZE_MAX ? SIZE_MAX : (size_t)bytes; }
 
 size_t avi_performer_work(const av_params *prm, int n, int d) {
-    uint64_t D = sizeof(double), F = sizeof(float), m = (uint64_t)prm->m, dd = (uint64_t)d;
+    uint64_t D = sizeof(double), F = sizeof(float), dd = (uint64_t)d;
     avi_arena a = avi_arena_count(); /* the layout of performer_features */
-    avi_take(&a, m * dd * F);
+    avi_take(&a, avi_draw_bytes(prm->m, d));
     avi_take(&a, avi_performer_omega_work(prm->m, d));
     avi_take(&a, (uint64_t)avs_packed_floats(prm->m, d) * F);
     avi_take(&a, 4 * dd * F);
@@ -158,18 +158,24 @@ static void performer_finish(float *u, int m, double c, double h, double feature
 /* φ(x) = m^{−1/2}(exp(ω·x′ − ½‖x′‖² − c) + ε) (ε the feature_eps knob, 1e-6 by default): c the per-query max over features for Q, one global max
  * over all keys and features for K. Every exponent is ≤ 0, so features lie in [ε, 1 + ε]·m^{−1/2} (ε the
  * feature_eps knob; with ε = 0 a feature can underflow to 0, and a row to a zero row) and cannot overflow. The projections are computed as one float gemm, X′·ωᵀ, strip by strip; keys
- * take a second pass once their global max is known. */
+ * take a second pass once their global max is known. ω is the workspace's first block, a draw cache (internal.h):
+ * drawn when the workspace does not already hold this seed's ω (for m, d and the orthogonal flag), reused when it does. */
 static void performer_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d,
                                const av_params *prm, void *work) {
     int m = prm->m;
     avi_arena a = avi_arena_over(work); /* the layout of avi_performer_work */
-    float *W = avi_take(&a, (uint64_t)m * d * sizeof(float));                      /* ω, m×d */
+    void *cache = avi_take(&a, avi_draw_bytes(m, d));                              /* ω, m×d, cached */
     void *qr = avi_take(&a, avi_performer_omega_work(m, d));                       /* the QR block */
     float *P = avi_take(&a, (uint64_t)avs_packed_floats(m, d) * sizeof(float));    /* ω packed */
     float *xs = avi_take(&a, 4u * (uint64_t)d * sizeof(float));                    /* 4×d, a strip of x′ */
     double *h = avi_take(&a, (uint64_t)n * sizeof(double));                        /* n: ½‖x′‖² */
     double *c = avi_take(&a, (uint64_t)n * sizeof(double));                        /* n: max_f u */
-    avi_performer_omega(W, m, d, prm->orthogonal, prm->seed, qr);
+    float *W = avi_draw_data(cache);
+    avi_draw_key key = {AVI_DRAW_OMEGA, prm->seed, m, d, (uint32_t)prm->orthogonal};
+    if (!avi_draw_hit(cache, &key)) {
+        avi_performer_omega(W, m, d, prm->orthogonal, prm->seed, qr);
+        avi_draw_seal(cache, &key);
+    }
     avs_pack_bt(P, W, (size_t)d, m, d);
     double rs = sqrt(prm->scale);
     for (int i0 = 0; i0 < n; i0 += 4) {

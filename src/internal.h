@@ -59,6 +59,27 @@ void avi_gaussian_matrix(float *G, int rows, int cols, double sigma, uint64_t se
 size_t avi_performer_omega_work(int m, int d);
 void avi_performer_omega(float *W, int m, int d, int orthogonal, uint32_t seed, void *work);
 
+/* The draw cache: a matrix drawn from a seed (Performer's ω, Linformer's E and F) kept in the caller's workspace,
+ * so that a caller who passes the same workspace again pays the draw once per seed. The block is a 64-byte header
+ * (a magic number, the key, a checksum of the key and of the stored floats) followed by rows×cols floats. A call
+ * whose header matches its key and whose checksum holds reuses the floats; any other call (a fresh or a reused
+ * workspace, another seed or shape, contents another call overwrote) draws them and seals the header. The floats
+ * are the draw's own bits either way, so results are identical with and without a hit. The cache is part of the
+ * workspace: like the workspace, it must not be shared by calls running at the same time (no global state). */
+typedef struct avi_draw_key { uint32_t kind, seed; int32_t rows, cols; uint32_t flags; } avi_draw_key;
+enum { AVI_DRAW_OMEGA = 1, AVI_DRAW_LINFORMER_E = 2, AVI_DRAW_LINFORMER_F = 3 };
+#define AVI_DRAW_HEADER 64u
+/* Bytes of a cache block of rows×cols floats (a multiple of 64). */
+static inline uint64_t avi_draw_bytes(long rows, long cols) {
+    return AVI_DRAW_HEADER + (((uint64_t)rows * (uint64_t)cols * 4u + 63u) & ~(uint64_t)63u);
+}
+/* The floats of a block (64-byte aligned when the block is). */
+static inline float *avi_draw_data(void *block) { return (float *)((unsigned char *)block + AVI_DRAW_HEADER); }
+/* 1 when the block holds the draw of `key` (header and checksum), else 0. */
+int avi_draw_hit(const void *block, const avi_draw_key *key);
+/* Write the header of `key` over the floats now in the block. */
+void avi_draw_seal(void *block, const avi_draw_key *key);
+
 /* Segment t of m over n tokens (lowrank.c): the first (⌊n/m⌋+1)·m − n segments hold ⌊n/m⌋ tokens, the rest one more. */
 void avi_segment(int *start, int *len, int t, int n, int m);
 /* focused + DWC's kernel w[k] (attention.c): N(0, 1/k), t = 0..k−1, stream avi_stream(AVI_STREAM_DWC, seed). */
@@ -153,6 +174,10 @@ int avi_lowrank_linear(float *O, const float *Q, const float *K, const float *V,
                        const av_params *prm, void *work);
 int avi_lowrank_factors(float *L, float *R, const float *Q, const float *K, int n, int d,
                         const av_params *prm, void *work);
+/* Test hook: the linear output of Linformer, or of Nyström with landmarks < n, by the row-by-row reference form that
+ * the tiled one must match bit for bit (AV_ERR_VARIANT otherwise). */
+int avi_lowrank_linear_rows(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
+                            const av_params *prm, void *work);
 
 /* --- recurrent.c: the recurrent families' sequential forms, the delta rule's matrix ---------------- */
 

@@ -7,7 +7,10 @@
  *
  * Each variant has three paths: the n×n matrix, the linear-time output (P̄(FV), F(Z(BV))) and the factors
  * M = L·Rᵀ. Logits and the m×m pseudo-inverse are computed in float64; the n×n products use the float
- * gemm of simd.h. Both variants are non-causal (av_params_resolve rejects causal).
+ * gemm of simd.h. The matrix and linear paths take the thin float64 products (the logits, F·Z, Z·BV, B·V, P̄·FV) in
+ * simd.h's 2×8 tiles, each sum over the same index in the same order as the row-by-row form the factor paths keep
+ * (one dot product per entry), so the bits are the same (tests/c compare them). Both variants are non-causal
+ * (av_params_resolve rejects causal).
  */
 #include <math.h>
 #include <string.h>
@@ -19,13 +22,17 @@
 // workspace layout (one layout serves the matrix, linear and factor paths)
 
 typedef struct {
-    float *X;       /* linformer gaussian: E, then F (s×n)              | nystrom: B (m×n)         */
+    void *Ec, *Fc;  /* linformer gaussian: the draw caches of E and F (s×n; no F block when shared) */
+    float *X;       /* linformer gaussian: F (s×n, in Fc or Ec)          | nystrom: Bᵀ (n×m)        */
     float *PX;      /* X packed for avs_gemm_strip                                                  */
     float *strip;   /* 4 rows of P̄ or of F·Z (4×r, float)                                           */
     double *C;      /* linformer: EK (s×d)                              | nystrom: Q̃ (m×d)         */
     double *C2;     /* nystrom: K̃ (m×d)                                                            */
+    double *CT, *CT2; /* linformer: (EK)ᵀ (d×s)                          | nystrom: Q̃ᵀ, K̃ᵀ (d×m)    */
+    double *G;      /* nystrom: the logits of Bᵀ (n×m), then their exponentials (the linear path: Bᵀ) */
+    double *fs, *ls;/* 4 rows of P̄ or F, and of F·Z (4×m); the linear paths: of P̄·FV or F·(Z·BV) (4×dv) */
     double *mat[5]; /* nystrom: A, Z and three m×m temporaries                                      */
-    double *row;    /* max(n, r) + the row of F·Z (r)                                                */
+    double *row;    /* max(n, r) + the row of F·Z (r); nystrom: B's column maxima and sums (2·m)      */
     double *Y;      /* linformer: FV (s×dv)                             | nystrom: BV (m×dv)       */
     double *Y2;     /* nystrom: Z·BV (m×dv)                                                          */
     double *orow;   /* dv                                                                           */
@@ -62,15 +69,28 @@ static uint64_t lr_layout(lr_ws *ws, void *work, const av_params *prm, int n, in
     int lin = prm->variant == AV_LINFORMER, exact = !lin && prm->landmarks == n;
     int dense = lin ? prm->ef_kind == AV_EF_GAUSSIAN : !exact;
     *ws = (lr_ws){0};
-    if (dense) {
+    if (dense && lin) { /* E and F first: the same place for every path, so a workspace passed again keeps them */
+        ws->Ec = avi_take(&a, avi_draw_bytes((long)r, n));
+        if (!prm->ef_shared) ws->Fc = avi_take(&a, avi_draw_bytes((long)r, n));
+    } else if (dense) {
         ws->X = avi_take(&a, r * nn * F);
-        ws->PX = avi_take(&a, (uint64_t)avs_packed_floats(n, (int)r) * F);
     }
+    if (dense) ws->PX = avi_take(&a, (uint64_t)avs_packed_floats(n, (int)r) * F);
     ws->strip = avi_take(&a, 4 * r * F);
     ws->C = avi_take(&a, r * (uint64_t)d * D);
+    if (lin) {
+        ws->CT = avi_take(&a, r * (uint64_t)d * D);
+        ws->fs = avi_take(&a, 4 * r * D);
+        ws->ls = avi_take(&a, 4 * (r > (uint64_t)dv ? r : (uint64_t)dv) * D);
+    }
     if (!lin && !exact) {
         ws->C2 = avi_take(&a, r * (uint64_t)d * D);
+        ws->CT = avi_take(&a, r * (uint64_t)d * D);
+        ws->CT2 = avi_take(&a, r * (uint64_t)d * D);
         for (int k = 0; k < 5; k++) ws->mat[k] = avi_take(&a, r * r * D);
+        ws->G = avi_take(&a, r * nn * D);
+        ws->fs = avi_take(&a, 4 * r * D);
+        ws->ls = avi_take(&a, 4 * (r > (uint64_t)dv ? r : (uint64_t)dv) * D);
     }
     ws->row = avi_take(&a, ((nn > r ? nn : r) + r) * D);
     ws->Y = avi_take(&a, r * (uint64_t)dv * D);
@@ -121,8 +141,31 @@ static void segment_means(double *Y, const float *X, int n, int m, int c) {
     }
 }
 
-// Y[r×c] = G[r×n]·X[n×c], float64 accumulation.
+/* Y[r×c] = G[r×n]·X[n×c], float64 accumulation, each entry summed over j in order from +0: 2×8 tiles by simd.h's
+ * avs_kernel_f64_ff, the edge entries one by one (the same sums). */
 static void gemm_f64(double *Y, const float *G, const float *X, int r, int n, int c) {
+    double acc[AVS_F64_ROWS][AVS_F64_COLS];
+    for (int t0 = 0; t0 < r; t0 += AVS_F64_ROWS) {
+        int h = r - t0 < AVS_F64_ROWS ? r - t0 : AVS_F64_ROWS;
+        for (int k0 = 0; k0 < c; k0 += AVS_F64_COLS) {
+            int w = c - k0 < AVS_F64_COLS ? c - k0 : AVS_F64_COLS;
+            if (h == AVS_F64_ROWS && w == AVS_F64_COLS) {
+                avs_kernel_f64_ff(acc, G + (size_t)t0 * n, (size_t)n, X + k0, (size_t)c, n);
+            } else {
+                for (int a = 0; a < h; a++)
+                    for (int b = 0; b < w; b++) {
+                        double s = 0.0;
+                        for (int j = 0; j < n; j++) s += (double)G[(size_t)(t0 + a) * n + j] * X[(size_t)j * c + k0 + b];
+                        acc[a][b] = s;
+                    }
+            }
+            for (int a = 0; a < h; a++) memcpy(Y + (size_t)(t0 + a) * c + k0, acc[a], (size_t)w * sizeof(double));
+        }
+    }
+}
+
+/* The plain form of gemm_f64 (the reference of linformer_linear_rows): the same sums, a row of Y at a time. */
+static void gemm_f64_rows(double *Y, const float *G, const float *X, int r, int n, int c) {
     for (int t = 0; t < r; t++) {
         double *y = Y + (size_t)t * c;
         for (int k = 0; k < c; k++) y[k] = 0.0;
@@ -144,6 +187,42 @@ static double dot_dd(const double *a, const double *b, int d) {
     double s = 0.0;
     for (int t = 0; t < d; t++) s += a[t] * b[t];
     return s;
+}
+
+/* C[rows×cols] (stride ldc) = A·B, float64 sums over the shared index in order from +0: each entry has the bits of a
+ * dot product (dot_fd, dot_dd) of a row of A and a column of B. A is float (Af) or float64 (Ad), rows×k, stride lda;
+ * B float64, k×cols, stride ldb. 2×8 tiles by simd.h's kernels, the edge entries one by one. */
+static void prod_f64(double *C, size_t ldc, const float *Af, const double *Ad, size_t lda, const double *B, size_t ldb,
+                     int rows, int cols, int k) {
+    double acc[AVS_F64_ROWS][AVS_F64_COLS];
+    for (int i0 = 0; i0 < rows; i0 += AVS_F64_ROWS) {
+        int h = rows - i0 < AVS_F64_ROWS ? rows - i0 : AVS_F64_ROWS;
+        for (int j0 = 0; j0 < cols; j0 += AVS_F64_COLS) {
+            int w = cols - j0 < AVS_F64_COLS ? cols - j0 : AVS_F64_COLS;
+            if (h == AVS_F64_ROWS && w == AVS_F64_COLS) {
+                if (Af) avs_kernel_f64_ab(acc, Af + (size_t)i0 * lda, lda, B + j0, ldb, k);
+                else avs_kernel_f64_dd(acc, Ad + (size_t)i0 * lda, lda, B + j0, ldb, k);
+            } else {
+                for (int a = 0; a < h; a++)
+                    for (int c = 0; c < w; c++) {
+                        double s = 0.0;
+                        const double *b = B + j0 + c;
+                        if (Af)
+                            for (int t = 0; t < k; t++) s += Af[(size_t)(i0 + a) * lda + t] * b[(size_t)t * ldb];
+                        else
+                            for (int t = 0; t < k; t++) s += Ad[(size_t)(i0 + a) * lda + t] * b[(size_t)t * ldb];
+                        acc[a][c] = s;
+                    }
+            }
+            for (int a = 0; a < h; a++) memcpy(C + (size_t)(i0 + a) * ldc + j0, acc[a], (size_t)w * sizeof(double));
+        }
+    }
+}
+
+// Y[c×r] = Xᵀ for X r×c (float64).
+static void transpose_f64(double *Y, const double *X, int r, int c) {
+    for (int i = 0; i < r; i++)
+        for (int j = 0; j < c; j++) Y[(size_t)j * r + i] = X[(size_t)i * c + j];
 }
 
 // z[0..len) ← softmax(z), max-subtracted (an Inf logit gives NaN, which the caller reports).
@@ -205,17 +284,6 @@ static void to_float(float *dst, const double *src, size_t count) {
     for (size_t i = 0; i < count; i++) dst[i] = (float)src[i];
 }
 
-/* M[n×n] = S·X for S given four rows at a time: fill(ctx, strip, i) writes row i of S (r floats) into
- * strip; X (r×n) is packed in PX. */
-typedef void (*row_fn)(float *dst, int i, void *ctx);
-static void strip_gemm(float *M, int n, int r, const float *PX, float *strip, row_fn fill, void *ctx) {
-    for (int i0 = 0; i0 < n; i0 += 4) {
-        int rows = n - i0 < 4 ? n - i0 : 4;
-        for (int k = 0; k < rows; k++) fill(strip + (size_t)k * r, i0 + k, ctx);
-        avs_gemm_strip(M + (size_t)i0 * n, (size_t)n, strip, (size_t)r, rows, PX, r, n, r, 1.0f, 0);
-    }
-}
-
 // ----------------------------------------------------------------------------------------------------
 // Linformer (lucidrains/linformer LinformerSelfAttention.forward; E, F as docs/variant-formulas.md)
 
@@ -233,30 +301,52 @@ static void lin_pbar_row(float *dst, int i, void *vctx) {
     to_float(dst, c->row, (size_t)c->s);
 }
 
-/* Common set-up: EK (s×d) into ws->C; for gaussian E, F, ws->X holds F (s×n) on return. E is drawn from
+/* A Gaussian s×n matrix N(0, 1/s) from `stream`, in the draw cache `block` (internal.h): drawn unless the block
+ * already holds it. Returns its floats. */
+static float *lin_draw(void *block, int kind, int stream, int s, int n, uint32_t seed) {
+    avi_draw_key key = {(uint32_t)kind, seed, s, n, 0};
+    float *G = avi_draw_data(block);
+    if (!avi_draw_hit(block, &key)) {
+        avi_gaussian_matrix(G, s, n, 1.0 / sqrt((double)s), avi_stream(stream, seed));
+        avi_draw_seal(block, &key);
+    }
+    return G;
+}
+
+/* Common set-up: EK (s×d) into ws->C; for gaussian E, F, ws->X points at F (s×n) on return. E is drawn from
  * avi_stream(AVI_STREAM_LINFORMER_E, seed), F from avi_stream(AVI_STREAM_LINFORMER_F, seed) (never the same
- * stream as E's, nor the generator's), or F = E when ef_shared.
- * The mean kind needs no matrix: E = F = segment means. */
+ * stream as E's, nor the generator's), or F = E when ef_shared; each kept in its draw cache, so a workspace
+ * passed again with the same seed, s and n draws neither. The mean kind needs no matrix: E = F = segment means. */
 static void lin_setup(lr_ws *ws, const float *K, int n, int d, const av_params *prm) {
     int s = prm->s;
     if (prm->ef_kind == AV_EF_MEAN) {
         segment_means(ws->C, K, n, s, d);
         return;
     }
-    double sigma = 1.0 / sqrt((double)s);
-    avi_gaussian_matrix(ws->X, s, n, sigma, avi_stream(AVI_STREAM_LINFORMER_E, (uint32_t)prm->seed));
-    gemm_f64(ws->C, ws->X, K, s, n, d);
-    if (!prm->ef_shared) avi_gaussian_matrix(ws->X, s, n, sigma, avi_stream(AVI_STREAM_LINFORMER_F, (uint32_t)prm->seed));
+    uint32_t seed = (uint32_t)prm->seed;
+    float *E = lin_draw(ws->Ec, AVI_DRAW_LINFORMER_E, AVI_STREAM_LINFORMER_E, s, n, seed);
+    gemm_f64(ws->C, E, K, s, n, d);
+    ws->X = prm->ef_shared ? E : lin_draw(ws->Fc, AVI_DRAW_LINFORMER_F, AVI_STREAM_LINFORMER_F, s, n, seed);
 }
 
 static int linformer_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *prm,
                             lr_ws *ws) {
     int s = prm->s;
     lin_setup(ws, K, n, d, prm);
-    lin_ctx c = {Q, ws->C, ws->row, prm->scale, s, d};
-    if (prm->ef_kind == AV_EF_GAUSSIAN) {
+    if (prm->ef_kind == AV_EF_GAUSSIAN) {       /* M = P̄·F, P̄ four rows at a time (the bits of lin_pbar_row) */
         avs_pack_b(ws->PX, ws->X, (size_t)n, s, n);
-        strip_gemm(M, n, s, ws->PX, ws->strip, lin_pbar_row, &c);
+        transpose_f64(ws->CT, ws->C, s, d);
+        for (int i0 = 0; i0 < n; i0 += 4) {
+            int rows = n - i0 < 4 ? n - i0 : 4;
+            prod_f64(ws->fs, (size_t)s, Q + (size_t)i0 * d, NULL, (size_t)d, ws->CT, (size_t)s, rows, s, d);
+            for (int a = 0; a < rows; a++) {
+                double *f = ws->fs + (size_t)a * s;
+                for (int t = 0; t < s; t++) f[t] = prm->scale * f[t];
+                softmax_f64(f, s);
+            }
+            to_float(ws->strip, ws->fs, (size_t)rows * s);
+            avs_gemm_strip(M + (size_t)i0 * n, (size_t)n, ws->strip, (size_t)s, rows, ws->PX, s, n, s, 1.0f, 0);
+        }
         return AV_OK;
     }
     for (int i = 0; i < n; i++) {                           /* M[i, j] = P̄[i, seg(j)] / |seg(j)| */
@@ -271,11 +361,37 @@ static int linformer_matrix(float *M, const float *Q, const float *K, int n, int
     return AV_OK;
 }
 
+/* O = P̄·(FV), four rows at a time: P̄'s logits scale·Q·(EK)ᵀ and the rows of P̄·FV in 2×8 tiles, the bits of the
+ * row-by-row form (softmax_row_fd, vec_mat: linformer_linear_rows). */
 static void linformer_linear(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
                              const av_params *prm, lr_ws *ws) {
     int s = prm->s;
     lin_setup(ws, K, n, d, prm);
     if (prm->ef_kind == AV_EF_GAUSSIAN) gemm_f64(ws->Y, ws->X, V, s, n, dv);
+    else segment_means(ws->Y, V, n, s, dv);
+    transpose_f64(ws->CT, ws->C, s, d);
+    for (int i0 = 0; i0 < n; i0 += 4) {
+        int rows = n - i0 < 4 ? n - i0 : 4;
+        prod_f64(ws->fs, (size_t)s, Q + (size_t)i0 * d, NULL, (size_t)d, ws->CT, (size_t)s, rows, s, d);
+        for (int a = 0; a < rows; a++) {
+            double *f = ws->fs + (size_t)a * s;
+            for (int t = 0; t < s; t++) f[t] = prm->scale * f[t];
+            softmax_f64(f, s);
+        }
+        prod_f64(ws->ls, (size_t)dv, NULL, ws->fs, (size_t)s, ws->Y, (size_t)dv, rows, dv, s);
+        to_float(O + (size_t)i0 * dv, ws->ls, (size_t)rows * dv);
+    }
+}
+
+/* The row-by-row reference of linformer_linear (tests/c compare the bits through avi_lowrank_linear_rows). */
+static void linformer_linear_rows(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
+                                  const av_params *prm, lr_ws *ws) {
+    int s = prm->s;
+    lin_setup(ws, K, n, d, prm);
+    if (prm->ef_kind == AV_EF_GAUSSIAN) {                   /* EK and FV by the plain products */
+        gemm_f64_rows(ws->C, avi_draw_data(ws->Ec), K, s, n, d);
+        gemm_f64_rows(ws->Y, ws->X, V, s, n, dv);
+    }
     else segment_means(ws->Y, V, n, s, dv);
     for (int i = 0; i < n; i++) {
         softmax_row_fd(ws->row, Q + (size_t)i * d, ws->C, s, d, prm->scale);
@@ -366,15 +482,19 @@ static double *nystrom_pinv(double **mat, int m, int iters) {
     return Z;
 }
 
-/* Landmarks Q̃ (ws->C), K̃ (ws->C2), A and Z = pinv(A); returns Z. */
+/* Landmarks Q̃ (ws->C), K̃ (ws->C2) and their transposes, A and Z = pinv(A); returns Z. A's logits are the tiled
+ * product Q̃·K̃ᵀ (the bits of a dot_dd per entry). */
 static double *nystrom_setup(lr_ws *ws, const float *Q, const float *K, int n, int d, const av_params *prm) {
     int m = prm->landmarks;
     segment_means(ws->C, Q, n, m, d);
     segment_means(ws->C2, K, n, m, d);
+    transpose_f64(ws->CT, ws->C, m, d);
+    transpose_f64(ws->CT2, ws->C2, m, d);
     double *A = ws->mat[0];
+    prod_f64(A, (size_t)m, NULL, ws->C, (size_t)d, ws->CT2, (size_t)m, m, m, d);
     for (int t = 0; t < m; t++) {
         double *a = A + (size_t)t * m;
-        for (int u = 0; u < m; u++) a[u] = prm->scale * dot_dd(ws->C + (size_t)t * d, ws->C2 + (size_t)u * d, d);
+        for (int u = 0; u < m; u++) a[u] = prm->scale * a[u];
         softmax_f64(a, m);
     }
     return nystrom_pinv(ws->mat, m, prm->iters);
@@ -411,6 +531,43 @@ static void nys_b_row(double *row, int t, const float *K, int n, int d, const lr
     softmax_row_df(row, ws->C + (size_t)t * d, K, n, d, scale);
 }
 
+/* B = softmax over the keys of scale·Q̃Kᵀ, computed transposed: G = Bᵀ's logits scale·K·Q̃ᵀ (n×m, in 2×8 tiles), then
+ * each column's softmax in the operations of softmax_f64 (nys_b_row): the max, e = exp(z − max) into G, the sum in
+ * order of j. Returns 1/sum of each column (m doubles in ws->row): B_tj = G[j][t]·inv[t]. */
+static double *nystrom_bt(lr_ws *ws, const float *K, int n, int d, int m, double sc) {
+    double *G = ws->G, *mx = ws->row, *sum = ws->row + m;
+    prod_f64(G, (size_t)m, K, NULL, (size_t)d, ws->CT, (size_t)m, n, m, d);
+    for (int t = 0; t < m; t++) {
+        mx[t] = sc * G[t];
+        sum[t] = 0.0;
+    }
+    for (int j = 0; j < n; j++)
+        for (int t = 0; t < m; t++) {
+            double z = sc * G[(size_t)j * m + t];
+            G[(size_t)j * m + t] = z;
+            mx[t] = z > mx[t] ? z : mx[t];
+        }
+    for (int j = 0; j < n; j++)
+        for (int t = 0; t < m; t++) {
+            double e = exp(G[(size_t)j * m + t] - mx[t]);
+            G[(size_t)j * m + t] = e;
+            sum[t] += e;
+        }
+    for (int t = 0; t < m; t++) sum[t] = 1.0 / sum[t];
+    return sum;
+}
+
+/* Rows [i0, i0 + rows) of F = softmax(scale·Q·K̃ᵀ) into ws->fs (rows×m): the logits in 2×8 tiles (the bits of
+ * softmax_row_fd), each row's softmax by softmax_f64. */
+static void nystrom_f_rows(lr_ws *ws, const float *Q, int i0, int rows, int d, int m, double sc) {
+    prod_f64(ws->fs, (size_t)m, Q + (size_t)i0 * d, NULL, (size_t)d, ws->CT2, (size_t)m, rows, m, d);
+    for (int a = 0; a < rows; a++) {
+        double *f = ws->fs + (size_t)a * m;
+        for (int t = 0; t < m; t++) f[t] = sc * f[t];
+        softmax_f64(f, m);
+    }
+}
+
 static void nystrom_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *prm,
                            lr_ws *ws) {
     int m = prm->landmarks;
@@ -421,15 +578,20 @@ static void nystrom_matrix(float *M, const float *Q, const float *K, int n, int 
         }
         return;
     }
-    double *Z = nystrom_setup(ws, Q, K, n, d, prm);
-    for (int t = 0; t < m; t++) {
-        nys_b_row(ws->row, t, K, n, d, ws, prm->scale);
-        to_float(ws->X + (size_t)t * n, ws->row, (size_t)n);
+    double *Z = nystrom_setup(ws, Q, K, n, d, prm), *G = ws->G, sc = prm->scale;
+    double *inv = nystrom_bt(ws, K, n, d, m, sc);          /* Bᵀ as float in X, packed as the gemm's B */
+    for (size_t j = 0; j < (size_t)n; j++)
+        for (int t = 0; t < m; t++) ws->X[j * m + t] = (float)(G[j * m + t] * inv[t]);
+    avs_pack_bt(ws->PX, ws->X, (size_t)m, n, m);
+    /* M = L·B, L = F·Z four rows at a time: F's logits scale·Q·K̃ᵀ and L's rows in 2×8 tiles (the bits of
+     * nys_l_row), then the float gemm */
+    for (int i0 = 0; i0 < n; i0 += 4) {
+        int rows = n - i0 < 4 ? n - i0 : 4;
+        nystrom_f_rows(ws, Q, i0, rows, d, m, sc);
+        prod_f64(ws->ls, (size_t)m, NULL, ws->fs, (size_t)m, Z, (size_t)m, rows, m, m);
+        to_float(ws->strip, ws->ls, (size_t)rows * m);
+        avs_gemm_strip(M + (size_t)i0 * n, (size_t)n, ws->strip, (size_t)m, rows, ws->PX, m, n, m, 1.0f, 0);
     }
-    avs_pack_b(ws->PX, ws->X, (size_t)n, m, n);
-    size_t big = (size_t)(n > m ? n : m);
-    nys_ctx c = {Q, ws->C2, Z, ws->row, ws->row + big, prm->scale, m, d};
-    strip_gemm(M, n, m, ws->PX, ws->strip, nys_l_row, &c);
 }
 
 static void nystrom_linear(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
@@ -445,6 +607,44 @@ static void nystrom_linear(float *O, const float *Q, const float *K, const float
         }
         return;
     }
+    /* The bits of the row-by-row form (nys_b_row, softmax_row_fd, vec_mat): every sum runs over the same index in
+     * the same order, by the tiled products of the matrix path. */
+    double *Z = nystrom_setup(ws, Q, K, n, d, prm), *G = ws->G, sc = prm->scale;
+    double *inv = nystrom_bt(ws, K, n, d, m, sc);
+    for (size_t j = 0; j < (size_t)n; j++)                 /* G ← Bᵀ */
+        for (int t = 0; t < m; t++) G[j * m + t] *= inv[t];
+    double acc[AVS_F64_ROWS][AVS_F64_COLS];                 /* BV = B·V (m×dv), each sum in order of j from +0 */
+    for (int t0 = 0; t0 < m; t0 += AVS_F64_ROWS) {
+        int h = m - t0 < AVS_F64_ROWS ? m - t0 : AVS_F64_ROWS;
+        for (int c0 = 0; c0 < dv; c0 += AVS_F64_COLS) {
+            int w = dv - c0 < AVS_F64_COLS ? dv - c0 : AVS_F64_COLS;
+            if (h == AVS_F64_ROWS && w == AVS_F64_COLS) {
+                avs_kernel_f64_dtb(acc, G + t0, (size_t)m, V + c0, (size_t)dv, n);
+            } else {
+                for (int a = 0; a < h; a++)
+                    for (int c = 0; c < w; c++) {
+                        double sum = 0.0;
+                        for (int j = 0; j < n; j++) sum += G[(size_t)j * m + t0 + a] * V[(size_t)j * dv + c0 + c];
+                        acc[a][c] = sum;
+                    }
+            }
+            for (int a = 0; a < h; a++) memcpy(ws->Y + (size_t)(t0 + a) * dv + c0, acc[a], (size_t)w * sizeof(double));
+        }
+    }
+    prod_f64(ws->Y2, (size_t)dv, NULL, Z, (size_t)m, ws->Y, (size_t)dv, m, dv, m); /* Z·BV */
+    for (int i0 = 0; i0 < n; i0 += 4) {                     /* O_i = F_i·(Z·BV) */
+        int rows = n - i0 < 4 ? n - i0 : 4;
+        nystrom_f_rows(ws, Q, i0, rows, d, m, sc);
+        prod_f64(ws->ls, (size_t)dv, NULL, ws->fs, (size_t)m, ws->Y2, (size_t)dv, rows, dv, m);
+        to_float(O + (size_t)i0 * dv, ws->ls, (size_t)rows * dv);
+    }
+}
+
+/* The row-by-row reference of nystrom_linear's tiled form (m < n): a dot product per logit, a softmax per row,
+ * vec_mat per output row. The same bits (tests/c compare them through avi_lowrank_linear_rows). */
+static void nystrom_linear_rows(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
+                                const av_params *prm, lr_ws *ws) {
+    int m = prm->landmarks;
     double *Z = nystrom_setup(ws, Q, K, n, d, prm);
     for (int t = 0; t < m; t++) {                           /* BV = B·V (m×dv) */
         nys_b_row(ws->row, t, K, n, d, ws, prm->scale);
@@ -508,6 +708,20 @@ int avi_lowrank_linear(float *O, const float *Q, const float *K, const float *V,
     if (prm->variant == AV_LINFORMER) linformer_linear(O, Q, K, V, n, d, dv, prm, &ws);
     else nystrom_linear(O, Q, K, V, n, d, dv, prm, &ws);
     return avs_all_finite(O, (size_t)n * dv) ? AV_OK : AV_WARN_PRODUCT_OVERFLOW;
+}
+
+/* Test hook: the linear output by the row-by-row reference form (Linformer; Nyström with landmarks < n), in the
+ * same workspace. */
+int avi_lowrank_linear_rows(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
+                            const av_params *prm, void *work) {
+    int st = lr_check(prm);
+    if (st != AV_OK) return st;
+    if (prm->variant == AV_NYSTROM && prm->landmarks >= n) return AV_ERR_VARIANT;
+    lr_ws ws;
+    lr_layout(&ws, work, prm, n, d, dv);
+    if (prm->variant == AV_LINFORMER) linformer_linear_rows(O, Q, K, V, n, d, dv, prm, &ws);
+    else nystrom_linear_rows(O, Q, K, V, n, d, dv, prm, &ws);
+    return AV_OK;
 }
 
 /* L, R (n×r) with M = L·Rᵀ: linformer L = P̄, R = Fᵀ (r = s); nystrom L = F·Z, R = Bᵀ (r = landmarks;

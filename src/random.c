@@ -5,6 +5,7 @@
  * (docs/conventions.md; the build uses -ffp-contract=off).
  */
 #include <math.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -84,6 +85,67 @@ void avi_performer_omega(float *W, int m, int d, int orthogonal, uint32_t seed, 
         float *w = W + (size_t)i * d;
         for (int t = 0; t < d; t++) w[t] = (float)(w[t] * nrm);
     }
+}
+
+// ----------------------------------------------------------------------------------------------------
+// the draw cache (internal.h): a 64-byte header, then the floats
+
+#define DRAW_MAGIC 0x3130574152445641ULL /* "AVDRAW01" */
+
+typedef struct draw_header {
+    uint64_t magic;
+    avi_draw_key key;
+    uint32_t pad;
+    uint64_t sum;
+} draw_header;
+_Static_assert(sizeof(draw_header) <= AVI_DRAW_HEADER, "the header fits its 64 bytes");
+
+static uint64_t mix64(uint64_t z) { /* splitmix64's finaliser */
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* A checksum of the key and of the floats' bits: four lanes h ← (h ⊕ w)·K over the 32-bit words (lane l takes
+ * words i ≡ l mod 4; each step is a bijection of h, so a change of any one word always changes the sum), the
+ * lanes then mixed together. Four independent lanes keep it at a small fraction of the draw's cost. */
+static uint64_t draw_sum(const avi_draw_key *key, const float *x, size_t count) {
+    const uint64_t K = 0x9e3779b97f4a7c15ULL;
+    uint64_t h[4] = {key->kind | (uint64_t)key->seed << 32, (uint32_t)key->rows | (uint64_t)(uint32_t)key->cols << 32,
+                     key->flags, count};
+    size_t i = 0;
+    for (; i + 4 <= count; i += 4)
+        for (int l = 0; l < 4; l++) {
+            uint32_t w;
+            memcpy(&w, x + i + l, 4);
+            h[l] = (h[l] ^ w) * K;
+        }
+    for (; i < count; i++) {
+        uint32_t w;
+        memcpy(&w, x + i, 4);
+        h[i & 3] = (h[i & 3] ^ w) * K;
+    }
+    return mix64(mix64(mix64(mix64(h[0]) ^ h[1]) ^ h[2]) ^ h[3]);
+}
+
+static size_t draw_count(const avi_draw_key *key) { return (size_t)key->rows * (size_t)key->cols; }
+
+int avi_draw_hit(const void *block, const avi_draw_key *key) {
+    draw_header h;
+    memcpy(&h, block, sizeof h);
+    if (h.magic != DRAW_MAGIC || h.key.kind != key->kind || h.key.seed != key->seed || h.key.rows != key->rows ||
+        h.key.cols != key->cols || h.key.flags != key->flags)
+        return 0;
+    return h.sum == draw_sum(key, avi_draw_data((void *)block), draw_count(key));
+}
+
+void avi_draw_seal(void *block, const avi_draw_key *key) {
+    draw_header h;
+    memset(&h, 0, sizeof h);
+    h.magic = DRAW_MAGIC;
+    h.key = *key;
+    h.sum = draw_sum(key, avi_draw_data(block), draw_count(key));
+    memcpy(block, &h, sizeof h);
 }
 
 // ----------------------------------------------------------------------------------------------------

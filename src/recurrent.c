@@ -128,11 +128,11 @@ static void rlayout(rbufs *b, avi_arena *a, const av_params *p, int n, int d, in
     }
     long r = avi_feature_dim(p, d);
     int dvx = dv + normalised(p);
+    b->inner = avi_take(a, avi_features_work(p, n, d)); /* first, as in attention.c: a cached ω stays put */
     b->PhiQ = avi_take(a, 4u * (uint64_t)n * r);
     b->PhiK = avi_take(a, 4u * (uint64_t)n * r);
     if (normalised(p)) b->Vx = avi_take(a, 4u * (uint64_t)n * dvx);
     b->S = avi_take(a, 8u * (uint64_t)r * dvx);
-    b->inner = avi_take(a, avi_features_work(p, n, d));
     if (path == AVI_PATH_RECURRENT) {
         b->Ob = avi_take(a, 8u * (uint64_t)dvx);
         return;

@@ -15,9 +15,10 @@
  *   avs_scale         x[i] ← a·x[i]
  *   avs_pack_bt / avs_pack_b / avs_gemm_strip
  *                     C = α·A·B with B packed into panels of 8 columns (4×8 register blocking)
- *   avs_kernel_f64_atb / avs_kernel_f64_ab / avs_kernel_f64_dd
+ *   avs_kernel_f64_atb / avs_kernel_f64_dtb / avs_kernel_f64_ab / avs_kernel_f64_ff / avs_kernel_f64_dd
  *                     a 2×8 tile of Aᵀ·B or A·B summed in float64 (the linear path's state and readout,
- *                     the Nyström m×m products)
+ *                     Nyström's products)
+ *   avs_scan_block8   one token of the causal (decayed) linear scan on 8 columns of the float64 state, fused
  *   avs_log / avs_log2x   ln x of a positive normal double, scalar and in two lanes (the readouts)
  *   avs_dot_f64 / avs_axpy_neg_f64
  *                     float64 dot product and y −= αx on the generic vector type avs_vd (the spectrum)
@@ -474,6 +475,89 @@ AVS_NO_LOOP_VEC static inline void avs_kernel_f64_atb(double acc[AVS_F64_ROWS][A
 #endif
 }
 
+/* acc[r][c] = Σ_kk At[kk][r]·B[kk][c], r < 2, c < 8, over kk < k: A given transposed in float64 (At k×2, stride
+ * lda; e.g. two columns of Nyström's Bᵀ), B float (k×8, stride ldb; e.g. 8 columns of V). */
+AVS_NO_LOOP_VEC static inline void avs_kernel_f64_dtb(double acc[AVS_F64_ROWS][AVS_F64_COLS], const double *At,
+                                                      size_t lda, const float *B, size_t ldb, int k) {
+#ifdef __wasm_simd128__
+    v128_t c00 = wasm_f64x2_splat(0.0), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+#pragma clang loop unroll(disable) /* see avs_kernel_4x8 */
+    for (int kk = 0; kk < k; kk++) {
+        const double *a = At + (size_t)kk * lda;
+        const float *b = B + (size_t)kk * ldb;
+        v128_t a0 = wasm_v128_load64_splat(a), a1 = wasm_v128_load64_splat(a + 1);
+        v128_t b0 = avs_f64_lo(b), b1 = avs_f64_hi(b), b2 = avs_f64_lo(b + 4), b3 = avs_f64_hi(b + 4);
+        c00 = wasm_f64x2_add(c00, wasm_f64x2_mul(a0, b0));
+        c01 = wasm_f64x2_add(c01, wasm_f64x2_mul(a0, b1));
+        c02 = wasm_f64x2_add(c02, wasm_f64x2_mul(a0, b2));
+        c03 = wasm_f64x2_add(c03, wasm_f64x2_mul(a0, b3));
+        c10 = wasm_f64x2_add(c10, wasm_f64x2_mul(a1, b0));
+        c11 = wasm_f64x2_add(c11, wasm_f64x2_mul(a1, b1));
+        c12 = wasm_f64x2_add(c12, wasm_f64x2_mul(a1, b2));
+        c13 = wasm_f64x2_add(c13, wasm_f64x2_mul(a1, b3));
+    }
+    wasm_v128_store(acc[0], c00); wasm_v128_store(acc[0] + 2, c01);
+    wasm_v128_store(acc[0] + 4, c02); wasm_v128_store(acc[0] + 6, c03);
+    wasm_v128_store(acc[1], c10); wasm_v128_store(acc[1] + 2, c11);
+    wasm_v128_store(acc[1] + 4, c12); wasm_v128_store(acc[1] + 6, c13);
+#else
+    double c0[AVS_F64_COLS] = {0}, c1[AVS_F64_COLS] = {0};
+    for (int kk = 0; kk < k; kk++) {
+        const double *a = At + (size_t)kk * lda;
+        const float *b = B + (size_t)kk * ldb;
+        double a0 = a[0], a1 = a[1];
+        for (int c = 0; c < AVS_F64_COLS; c++) {
+            double bc = b[c];
+            c0[c] += a0 * bc;
+            c1[c] += a1 * bc;
+        }
+    }
+    memcpy(acc[0], c0, sizeof c0);
+    memcpy(acc[1], c1, sizeof c1);
+#endif
+}
+
+/* acc[r][c] = Σ_kk A[r][kk]·B[kk][c], r < 2, c < 8, over kk < k, A and B float (A 2×k, stride lda; B k×8, stride
+ * ldb; e.g. Linformer's E·K and F·V). */
+AVS_NO_LOOP_VEC static inline void avs_kernel_f64_ff(double acc[AVS_F64_ROWS][AVS_F64_COLS], const float *A,
+                                                     size_t lda, const float *B, size_t ldb, int k) {
+    const float *a0p = A, *a1p = A + lda;
+#ifdef __wasm_simd128__
+    v128_t c00 = wasm_f64x2_splat(0.0), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+#pragma clang loop unroll(disable) /* see avs_kernel_4x8 */
+    for (int kk = 0; kk < k; kk++) {
+        const float *b = B + (size_t)kk * ldb;
+        v128_t a0 = wasm_f64x2_splat(a0p[kk]), a1 = wasm_f64x2_splat(a1p[kk]);
+        v128_t b0 = avs_f64_lo(b), b1 = avs_f64_hi(b), b2 = avs_f64_lo(b + 4), b3 = avs_f64_hi(b + 4);
+        c00 = wasm_f64x2_add(c00, wasm_f64x2_mul(a0, b0));
+        c01 = wasm_f64x2_add(c01, wasm_f64x2_mul(a0, b1));
+        c02 = wasm_f64x2_add(c02, wasm_f64x2_mul(a0, b2));
+        c03 = wasm_f64x2_add(c03, wasm_f64x2_mul(a0, b3));
+        c10 = wasm_f64x2_add(c10, wasm_f64x2_mul(a1, b0));
+        c11 = wasm_f64x2_add(c11, wasm_f64x2_mul(a1, b1));
+        c12 = wasm_f64x2_add(c12, wasm_f64x2_mul(a1, b2));
+        c13 = wasm_f64x2_add(c13, wasm_f64x2_mul(a1, b3));
+    }
+    wasm_v128_store(acc[0], c00); wasm_v128_store(acc[0] + 2, c01);
+    wasm_v128_store(acc[0] + 4, c02); wasm_v128_store(acc[0] + 6, c03);
+    wasm_v128_store(acc[1], c10); wasm_v128_store(acc[1] + 2, c11);
+    wasm_v128_store(acc[1] + 4, c12); wasm_v128_store(acc[1] + 6, c13);
+#else
+    double c0[AVS_F64_COLS] = {0}, c1[AVS_F64_COLS] = {0};
+    for (int kk = 0; kk < k; kk++) {
+        const float *b = B + (size_t)kk * ldb;
+        double a0 = a0p[kk], a1 = a1p[kk];
+        for (int c = 0; c < AVS_F64_COLS; c++) {
+            double bc = b[c];
+            c0[c] += a0 * bc;
+            c1[c] += a1 * bc;
+        }
+    }
+    memcpy(acc[0], c0, sizeof c0);
+    memcpy(acc[1], c1, sizeof c1);
+#endif
+}
+
 /* acc[r][c] = Σ_kk A[r][kk]·B[kk][c], r < 2, c < 8, over kk < k: A float (2×k, stride lda; e.g. two rows of
  * Φ_Q), B float64 (k×8, stride ldb; e.g. 8 columns of S). */
 AVS_NO_LOOP_VEC static inline void avs_kernel_f64_ab(double acc[AVS_F64_ROWS][AVS_F64_COLS], const float *A,
@@ -553,6 +637,60 @@ AVS_NO_LOOP_VEC static inline void avs_kernel_f64_dd(double acc[AVS_F64_ROWS][AV
     }
     memcpy(acc[0], c0, sizeof c0);
     memcpy(acc[1], c1, sizeof c1);
+#endif
+}
+
+/* One token of the causal linear scan (attention.c), fused over an 8-column block of the float64 state S (r rows,
+ * stride lds): for f = 0, 1, …, r − 1 in order, s_f ← γ·s_f + a_f·v (γ·s_f alone where a_f = 0), then
+ * acc += q_f·s_f (skipped where q_f = 0); acc[0..8) starts from +0. Each entry gets the operations of the two-pass
+ * form (S ← γS, then S += φ_k vᵀ, then the readout Sᵀφ_q) in the same order, so the same bits, in one pass over S
+ * with v and the accumulators held in registers. a = φ(k_t), q = φ(q_t) (r floats), v = 8 floats of v_t. */
+AVS_NO_LOOP_VEC static inline void avs_scan_block8(double *S, size_t lds, const float *a, const float *q, long r,
+                                                   const float *v, double g, double acc[8]) {
+#ifdef __wasm_simd128__
+    v128_t v0 = avs_f64_lo(v), v1 = avs_f64_hi(v), v2 = avs_f64_lo(v + 4), v3 = avs_f64_hi(v + 4);
+    v128_t gg = wasm_f64x2_splat(g), c0 = wasm_f64x2_splat(0.0), c1 = c0, c2 = c0, c3 = c0;
+#pragma clang loop unroll(disable) /* see avs_kernel_4x8 */
+    for (long f = 0; f < r; f++) {
+        double *s = S + (size_t)f * lds;
+        v128_t s0 = wasm_f64x2_mul(wasm_v128_load(s), gg), s1 = wasm_f64x2_mul(wasm_v128_load(s + 2), gg);
+        v128_t s2 = wasm_f64x2_mul(wasm_v128_load(s + 4), gg), s3 = wasm_f64x2_mul(wasm_v128_load(s + 6), gg);
+        if (a[f] != 0) {
+            v128_t af = wasm_f64x2_splat(a[f]);
+            s0 = wasm_f64x2_add(s0, wasm_f64x2_mul(af, v0));
+            s1 = wasm_f64x2_add(s1, wasm_f64x2_mul(af, v1));
+            s2 = wasm_f64x2_add(s2, wasm_f64x2_mul(af, v2));
+            s3 = wasm_f64x2_add(s3, wasm_f64x2_mul(af, v3));
+        }
+        wasm_v128_store(s, s0); wasm_v128_store(s + 2, s1); wasm_v128_store(s + 4, s2); wasm_v128_store(s + 6, s3);
+        if (q[f] != 0) {
+            v128_t qf = wasm_f64x2_splat(q[f]);
+            c0 = wasm_f64x2_add(c0, wasm_f64x2_mul(qf, s0));
+            c1 = wasm_f64x2_add(c1, wasm_f64x2_mul(qf, s1));
+            c2 = wasm_f64x2_add(c2, wasm_f64x2_mul(qf, s2));
+            c3 = wasm_f64x2_add(c3, wasm_f64x2_mul(qf, s3));
+        }
+    }
+    wasm_v128_store(acc, c0); wasm_v128_store(acc + 2, c1); wasm_v128_store(acc + 4, c2); wasm_v128_store(acc + 6, c3);
+#else
+    /* eight float64 lanes of the generic vector extension (gcc's loop and SLP vectorisers scalarise the
+     * accumulators of a plain-array form behind the q_f = 0 branch) */
+    typedef double f64x8 __attribute__((vector_size(64)));
+    f64x8 vd, gv, c = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int k = 0; k < 8; k++) {
+        vd[k] = v[k];
+        gv[k] = g;
+    }
+    for (long f = 0; f < r; f++) {
+        double *s = S + (size_t)f * lds, af = a[f], qf = q[f];
+        f64x8 t;
+        memcpy(&t, s, sizeof t);
+        t = t * gv;
+        if (af != 0) t = t + (f64x8){af, af, af, af, af, af, af, af} * vd;
+        memcpy(s, &t, sizeof t);
+        if (qf != 0) c = c + (f64x8){qf, qf, qf, qf, qf, qf, qf, qf} * t;
+    }
+    memcpy(acc, &c, sizeof c);
 #endif
 }
 

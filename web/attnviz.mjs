@@ -657,6 +657,10 @@ class Lab {
   }
 
   work(bytes) { return this.buf('work', bytes >>> 0); }
+  /* The variant's own calls (its matrix into M, attend, features, the output paths, factors) run in a workspace of
+   * their own, 'vwork', kept from call to call: the library keeps the random matrices a variant draws from its seed
+   * there (Performer's ω, Linformer's E and F: src/internal.h's draw cache), so a knob change that keeps the seed and
+   * the shapes does not redraw them. The reference, spectra and readouts use 'work', which would overwrite them. */
 
   /**
    * The result behind a `_work` query of 0: the library's verdict on the knobs (naming the knob that
@@ -694,7 +698,7 @@ class Lab {
     const ex = this.av.exports, n = this.n;
     const bytes = ex.av_matrix_work(this.prm, n, this.d) >>> 0;
     if (bytes === 0) return this.zeroWork();
-    const got = this.take([[name, n * n * 4], ['work', bytes]]);
+    const got = this.take([[name, n * n * 4], [name === 'M' ? 'vwork' : 'work', bytes]]);
     if (got.status !== STATUS.OK) return this.result(got.status);
     const [out, w] = got.ptrs;
     return this.result(ex.av_matrix(out, this.Qp, this.Kp, n, this.d, this.prm, w, bytes));
@@ -728,7 +732,7 @@ class Lab {
     if (status) return this.result(status, why);
     const bytes = ex.av_attend_work(this.prm, n, this.d, this.dv) >>> 0;
     if (bytes === 0) return this.zeroWork();
-    const got = this.take([['M', n * n * 4], ['O', n * this.dv * 4], ['work', bytes]]);
+    const got = this.take([['M', n * n * 4], ['O', n * this.dv * 4], ['vwork', bytes]]);
     if (got.status !== STATUS.OK) return this.result(got.status);
     const [M, O, w] = got.ptrs;
     return this.result(ex.av_attend(O, M, this.Qp, this.Kp, this.Vp, n, this.d, this.dv, this.prm, w, bytes));
@@ -748,7 +752,7 @@ class Lab {
     const r = fd.r;
     const bytes = ex.av_features_work(this.prm, n, this.d) >>> 0;
     if (bytes === 0) return failed(STATUS.ERR_TOO_LARGE); // n and the knobs are valid
-    const got = this.take([['PhiQ', n * r * 4], ['PhiK', n * r * 4], ['work', bytes]]);
+    const got = this.take([['PhiQ', n * r * 4], ['PhiK', n * r * 4], ['vwork', bytes]]);
     if (got.status !== STATUS.OK) return failed(got.status);
     const [pq, pk, w] = got.ptrs;
     const st = ex.av_features(pq, pk, this.Qp, this.Kp, n, this.d, this.prm, w, bytes);
@@ -801,7 +805,7 @@ class Lab {
     const bytes = work(this.prm, this.n, this.d, this.dv) >>> 0;
     // O is small: with a 0-byte workspace the library itself says what is wrong (bad knobs, no linear
     // path, a feature dimension over the cap, or AV_ERR_TOO_LARGE), before touching any buffer
-    const got = this.take([['O', this.n * this.dv * 4], ['work', bytes]]);
+    const got = this.take([['O', this.n * this.dv * 4], ['vwork', bytes]]);
     if (got.status !== STATUS.OK) return this.result(got.status);
     const [O, w] = got.ptrs;
     const st = run(O, this.Qp, this.Kp, this.Vp, this.n, this.d, this.dv, this.prm, w, bytes);
@@ -1024,10 +1028,10 @@ class Lab {
     const fbytes = ex.av_factors_work(this.prm, n, this.d) >>> 0;
     const sbytes = ex.av_lowrank_svd_work(n, r) >>> 0;
     if (fbytes === 0 || sbytes === 0) return failed(STATUS.ERR_TOO_LARGE); // n, the knobs and r are valid
-    const got = this.take([['L', n * r * 4], ['R', n * r * 4], ['svf', n * 8 + 8], ['work', Math.max(fbytes, sbytes)]]);
+    const got = this.take([['L', n * r * 4], ['R', n * r * 4], ['svf', n * 8 + 8], ['vwork', fbytes], ['work', sbytes]]);
     if (got.status !== STATUS.OK) return failed(got.status);
-    const [L, R, sv, w] = got.ptrs;
-    let st = ex.av_factors(L, R, this.Qp, this.Kp, n, this.d, this.prm, w, fbytes);
+    const [L, R, sv, fw, w] = got.ptrs;
+    let st = ex.av_factors(L, R, this.Qp, this.Kp, n, this.d, this.prm, fw, fbytes);
     if (st < 0) return failed(st);
     st = ex.av_lowrank_singular_values(sv, sv + n * 8, L, R, n, r, w, sbytes);
     if (st < 0) return failed(st);

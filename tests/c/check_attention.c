@@ -704,6 +704,43 @@ START_TEST(test_linear_blocked_bits) {
 }
 END_TEST
 
+/* The causal linear path's fused scan (scan_causal, avs_scan_block8) gives the bits of n calls of
+ * av_recurrent_step (state_update then state_readout, the reference form), decayed or not, with features that are
+ * exactly 0 (relu, cosformer), and edge columns (dv not a multiple of 8). */
+START_TEST(test_linear_causal_scan_bits) {
+    static const int VARS[] = {AV_ELU, AV_RELU, AV_COSFORMER, AV_PERFORMER};
+    static const int SIZES[][3] = {{7, 3, 5}, {37, 13, 13}, {70, 64, 64}, {33, 5, 17}, {20, 8, 8}};
+    static const double DECAYS[] = {1.0, 0.9, 0.5};
+    for (int v = 0; v < 4; v++)
+        for (int t = 0; t < 5; t++)
+            for (int g = 0; g < 3; g++) {
+                int n = SIZES[t][0], d = SIZES[t][1], dv = SIZES[t][2];
+                av_params p;
+                av_params_default(&p, VARS[v]);
+                p.causal = 1;
+                p.decay = DECAYS[g];
+                p.m = 24;
+                long r;
+                ck_assert_int_eq(av_feature_dim(&r, &p, n, d), AV_OK);
+                float *Q, *K, *V;
+                inputs(&Q, &K, &V, n, d, dv, 91u * n + d + g, 0.8);
+                float *O = malloc(sizeof(float) * n * dv), *PQ = malloc(sizeof(float) * n * r);
+                float *PK = malloc(sizeof(float) * n * r), *Oref = malloc(sizeof(float) * n * dv);
+                size_t wl = av_linear_work(&p, n, d, dv), wf = av_features_work(&p, n, d);
+                void *w = work_for(wl > wf ? wl : wf);
+                ck_assert(av_linear(O, Q, K, V, n, d, dv, &p, w, wl) >= 0);
+                ck_assert_int_eq(av_features(PQ, PK, Q, K, n, d, &p, w, wf), AV_OK);
+                double *S = calloc((size_t)r * dv, sizeof(double)), *z = calloc((size_t)r, sizeof(double));
+                for (int i = 0; i < n; i++)
+                    ck_assert(av_recurrent_step(Oref + (size_t)i * dv, S, z, PQ + (size_t)i * r, PK + (size_t)i * r,
+                                                V + (size_t)i * dv, r, dv, n, &p) >= 0);
+                ck_assert_msg(memcmp(O, Oref, sizeof(float) * n * dv) == 0, "%s n=%d d=%d dv=%d decay %g",
+                              av_variant_name(VARS[v]), n, d, dv, DECAYS[g]);
+                free(Q); free(K); free(V); free(O); free(PQ); free(PK); free(Oref); free(w); free(S); free(z);
+            }
+}
+END_TEST
+
 START_TEST(test_focused_dwc_linear) {
     int n = 37, d = 13, dv = 7;
     av_params p;
@@ -1159,6 +1196,7 @@ Suite *suite_attention(void) {
     tcase_add_loop_test(tc, test_paths_agree, 0, AV_VARIANT_COUNT);
     tcase_add_test(tc, test_every_variant_has_a_reference);
     tcase_add_test(tc, test_linear_blocked_bits);
+    tcase_add_test(tc, test_linear_causal_scan_bits);
     tcase_add_test(tc, test_focused_dwc_linear);
     tcase_add_test(tc, test_rank_bound);
     tcase_add_test(tc, test_status_codes);

@@ -385,6 +385,63 @@ START_TEST(test_nystrom_reference) {
 }
 END_TEST
 
+/* The matrix paths' tiled logits, softmaxes and F·Z (prod_f64 over simd.h's 2×8 float64 kernels) give the bits of
+ * the factor paths' row-by-row reference (nys_b_row, nys_l_row, lin_pbar_row: one dot product per entry): M_ij is
+ * the float sum, in order of t, of L_it·R_jt, the float gemm's own sum. Nyström, and Linformer with its Gaussian E,
+ * F (shared or not). Edge tiles: m not a multiple of 8, n odd, d odd. */
+START_TEST(test_lowrank_matrix_bits) {
+    static const int SIZES[][3] = {{37, 13, 5}, {64, 16, 8}, {130, 64, 64}, {41, 7, 40}, {9, 3, 1}};
+    for (int c = 0; c < 5; c++) {
+        int n = SIZES[c][0], d = SIZES[c][1], m = SIZES[c][2];
+        float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d);
+        float *M = malloc(sizeof(float) * n * n), *L = malloc(sizeof(float) * n * m), *R = malloc(sizeof(float) * n * m);
+        fill_normal(Q, (size_t)n * d, 1.0, 5u + c);
+        fill_normal(K, (size_t)n * d, 1.0, 50u + c);
+        for (int k = 0; k < 3; k++) {
+            av_params p = lr_params(k == 0 ? AV_NYSTROM : AV_LINFORMER, n, d, m);
+            p.ef_shared = k == 2;
+            ck_assert_int_eq(run(PATH_MATRIX, M, NULL, Q, K, NULL, n, d, 0, &p), AV_OK);
+            ck_assert_int_eq(run(PATH_FACTORS, L, R, Q, K, NULL, n, d, 0, &p), AV_OK);
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < n; j++) {
+                    float s = 0.0f;
+                    for (int t = 0; t < m; t++) s += L[(size_t)i * m + t] * R[(size_t)j * m + t];
+                    ck_assert_msg(memcmp(&s, &M[(size_t)i * n + j], 4) == 0, "%s n=%d d=%d r=%d: M[%d][%d] %a, L·Rᵀ %a",
+                                  av_variant_name(p.variant), n, d, m, i, j, M[(size_t)i * n + j], s);
+                }
+        }
+        free(Q); free(K); free(M); free(L); free(R);
+    }
+}
+END_TEST
+
+/* The linear paths' tiled forms give the bits of their row-by-row reference (avi_lowrank_linear_rows): Nyström, and
+ * Linformer of both kinds (shared E = F or not). */
+START_TEST(test_lowrank_linear_bits) {
+    static const int SIZES[][4] = {{37, 13, 5, 7}, {64, 16, 8, 16}, {130, 64, 64, 64}, {41, 7, 40, 3}, {9, 3, 1, 9}};
+    for (int c = 0; c < 5; c++) {
+        int n = SIZES[c][0], d = SIZES[c][1], m = SIZES[c][2], dv = SIZES[c][3];
+        float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d), *V = malloc(sizeof(float) * n * dv);
+        float *O = malloc(sizeof(float) * n * dv), *O2 = malloc(sizeof(float) * n * dv);
+        fill_normal(Q, (size_t)n * d, 1.0, 7u + c);
+        fill_normal(K, (size_t)n * d, 1.0, 70u + c);
+        fill_normal(V, (size_t)n * dv, 1.0, 700u + c);
+        for (int k = 0; k < 4; k++) {
+            av_params p = lr_params(k == 0 ? AV_NYSTROM : AV_LINFORMER, n, d, m);
+            p.ef_kind = k == 3 ? AV_EF_MEAN : AV_EF_GAUSSIAN;
+            p.ef_shared = k == 2;
+            ck_assert_int_eq(run(PATH_LINEAR, O, NULL, Q, K, V, n, d, dv, &p), AV_OK);
+            void *w = malloc(avi_lowrank_work(&p, n, d, dv));
+            ck_assert_int_eq(avi_lowrank_linear_rows(O2, Q, K, V, n, d, dv, &p, w), AV_OK);
+            ck_assert_msg(memcmp(O, O2, sizeof(float) * n * dv) == 0, "%s kind %d n=%d d=%d r=%d dv=%d",
+                          av_variant_name(p.variant), k, n, d, m, dv);
+            free(w);
+        }
+        free(Q); free(K); free(V); free(O); free(O2);
+    }
+}
+END_TEST
+
 START_TEST(test_nystrom_segment_rule) {
     /* d = 1, q_j = j, one key at 1 and the rest at 0: B_t0 = e^{σq̃_t}/(e^{σq̃_t} + n − 1) reveals each
      * landmark q̃_t = the mean position of segment t. n = 37, m = 5: segments [0,7) [7,14) [14,21) [21,29)
@@ -578,6 +635,8 @@ Suite *suite_lowrank(void) {
     tcase_add_test(tc, test_linformer_seed);
     tcase_add_test(tc, test_nystrom_full_is_softmax);
     tcase_add_test(tc, test_nystrom_reference);
+    tcase_add_test(tc, test_lowrank_matrix_bits);
+    tcase_add_test(tc, test_lowrank_linear_bits);
     tcase_add_test(tc, test_nystrom_segment_rule);
     tcase_add_test(tc, test_nystrom_pinv_converges);
     tcase_add_test(tc, test_nystrom_rows_sum_to_one_when_converged);

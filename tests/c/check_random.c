@@ -291,6 +291,173 @@ START_TEST(test_performer_same_seed_same_bits) {
 }
 END_TEST
 
+// ----------------------------------------------------------------------------------------------------
+// the draw cache (internal.h): ω, E and F kept in the caller's workspace
+
+enum { CALL_MATRIX, CALL_LINEAR, CALL_FACTORS, CALL_FEATURES, CALL_CHUNKWISE, CALL_COUNT };
+
+static size_t call_work(int call, const av_params *p, int n, int d) {
+    switch (call) {
+    case CALL_MATRIX: return av_matrix_work(p, n, d);
+    case CALL_LINEAR: return av_linear_work(p, n, d, d);
+    case CALL_FACTORS: return av_factors_work(p, n, d);
+    case CALL_FEATURES: return av_features_work(p, n, d);
+    default: return av_chunkwise_work(p, n, d, d);
+    }
+}
+
+/* One public call into out (n·n floats) and out2 (n·n floats); returns its status. */
+static int call_api(int call, float *out, float *out2, const float *Q, const float *K, const float *V, int n, int d,
+                    const av_params *p, void *w, size_t wb) {
+    switch (call) {
+    case CALL_MATRIX: return av_matrix(out, Q, K, n, d, p, w, wb);
+    case CALL_LINEAR: return av_linear(out, Q, K, V, n, d, d, p, w, wb);
+    case CALL_FACTORS: return av_factors(out, out2, Q, K, n, d, p, w, wb);
+    case CALL_FEATURES: return av_features(out, out2, Q, K, n, d, p, w, wb);
+    default: return av_chunkwise(out, Q, K, V, n, d, d, p, w, wb);
+    }
+}
+
+/* The call's outputs with a fresh workspace (filled with garbage, no header). */
+static void call_fresh(int call, float *out, float *out2, const float *Q, const float *K, const float *V, int n, int d,
+                       const av_params *p) {
+    size_t wb = call_work(call, p, n, d);
+    unsigned char *w = work_alloc(wb);
+    memset(out, 0, sizeof(float) * n * n);
+    memset(out2, 0, sizeof(float) * n * n);
+    ck_assert_int_ge(call_api(call, out, out2, Q, K, V, n, d, p, w, wb), 0);
+    work_check_free(w, wb);
+}
+
+/* The cache is the workspace's first block on every path (attention.c, recurrent.c, lowrank.c). */
+static void *first_block(void *work) {
+    avi_arena a = avi_arena_over(work);
+    return avi_take(&a, 1);
+}
+
+/* The key of the first cached matrix of these knobs: Performer's ω, or Linformer's E. */
+static avi_draw_key first_key(const av_params *p, int n, int d) {
+    if (p->variant == AV_PERFORMER) return (avi_draw_key){AVI_DRAW_OMEGA, p->seed, p->m, d, (uint32_t)p->orthogonal};
+    return (avi_draw_key){AVI_DRAW_LINFORMER_E, p->seed, p->s, n, 0};
+}
+
+/* Every path with one shared workspace gives the bits of a fresh workspace: on a hit, after the cached floats were
+ * corrupted (redrawn), after another seed, and across paths (the block sits at the same place); a planted,
+ * resealed matrix is used as it stands (the hit reads the cache). */
+static void check_draw_cache(av_params p, int n, int d, const int *calls, int ncalls) {
+    float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d), *V = malloc(sizeof(float) * n * d);
+    size_t nn = (size_t)n * n;
+    float *ref = malloc(4 * nn), *ref2 = malloc(4 * nn), *out = malloc(4 * nn), *out2 = malloc(4 * nn);
+    fill_normal(Q, (size_t)n * d, 1, 31);
+    fill_normal(K, (size_t)n * d, 1, 32);
+    fill_normal(V, (size_t)n * d, 1, 33);
+    size_t wb = 0;
+    for (int c = 0; c < ncalls; c++) wb = call_work(calls[c], &p, n, d) > wb ? call_work(calls[c], &p, n, d) : wb;
+    unsigned char *w = work_alloc(wb);
+    av_params r;
+    ck_assert_int_eq(av_params_resolve(&r, &p, n, d), AV_OK);
+    avi_draw_key key = first_key(&r, n, d);
+    void *block = first_block(w);
+    float *data = avi_draw_data(block);
+    for (int round = 0; round < 2; round++)
+        for (int c = 0; c < ncalls; c++) {
+            int call = calls[c];
+            size_t cb = call_work(call, &p, n, d);
+            call_fresh(call, ref, ref2, Q, K, V, n, d, &p);
+            int warm = avi_draw_hit(block, &key);
+            ck_assert_int_eq(warm, round > 0 || c > 0);                   /* the previous path left it in place */
+            memset(out, 0, 4 * nn); memset(out2, 0, 4 * nn);
+            ck_assert_int_ge(call_api(call, out, out2, Q, K, V, n, d, &p, w, cb), 0);
+            ck_assert_int_eq(avi_draw_hit(block, &key), 1);
+            ck_assert_msg(!memcmp(out, ref, 4 * nn) && !memcmp(out2, ref2, 4 * nn), "call %d round %d", call, round);
+            if (round == 0) continue;
+            /* a corrupted float: the checksum fails, the matrix is redrawn, the same bits come out */
+            data[3] = -data[3] * 0.5f;
+            ck_assert_int_eq(avi_draw_hit(block, &key), 0);
+            ck_assert_int_ge(call_api(call, out, out2, Q, K, V, n, d, &p, w, cb), 0);
+            ck_assert_msg(!memcmp(out, ref, 4 * nn) && !memcmp(out2, ref2, 4 * nn), "redrawn, call %d", call);
+            /* a planted matrix, sealed: a hit reads it as it stands */
+            float keep = data[0];
+            data[0] = keep + 1.0f;
+            avi_draw_seal(block, &key);
+            ck_assert_int_ge(call_api(call, out, out2, Q, K, V, n, d, &p, w, cb), 0);
+            ck_assert_msg(memcmp(out, ref, 4 * nn) || memcmp(out2, ref2, 4 * nn), "planted, call %d", call);
+            data[0] = keep;
+            avi_draw_seal(block, &key);
+            /* another seed with the same workspace, then back */
+            av_params q = p;
+            q.seed = p.seed + 1;
+            call_fresh(call, ref, ref2, Q, K, V, n, d, &q);
+            ck_assert_int_ge(call_api(call, out, out2, Q, K, V, n, d, &q, w, cb), 0);
+            ck_assert_msg(!memcmp(out, ref, 4 * nn) && !memcmp(out2, ref2, 4 * nn), "seed + 1, call %d", call);
+            ck_assert_int_eq(avi_draw_hit(block, &key), 0);
+            call_fresh(call, ref, ref2, Q, K, V, n, d, &p);
+            ck_assert_int_ge(call_api(call, out, out2, Q, K, V, n, d, &p, w, cb), 0);
+            ck_assert_msg(!memcmp(out, ref, 4 * nn) && !memcmp(out2, ref2, 4 * nn), "seed back, call %d", call);
+        }
+    work_check_free(w, wb);
+    free(Q); free(K); free(V); free(ref); free(ref2); free(out); free(out2);
+}
+
+START_TEST(test_draw_cache_performer) {
+    const int n = 24, d = 8;
+    const int plain[] = {CALL_MATRIX, CALL_LINEAR, CALL_FACTORS, CALL_FEATURES};
+    const int causal[] = {CALL_MATRIX, CALL_LINEAR, CALL_CHUNKWISE, CALL_FEATURES};
+    for (int orth = 0; orth <= 1; orth++) {
+        av_params p;
+        av_params_default(&p, AV_PERFORMER);
+        p.m = 20; /* not a multiple of d: a partial orthogonal block */
+        p.orthogonal = orth;
+        p.seed = 7;
+        check_draw_cache(p, n, d, plain, 4);
+        p.causal = 1;
+        check_draw_cache(p, n, d, causal, 4);
+    }
+}
+END_TEST
+
+START_TEST(test_draw_cache_linformer) {
+    const int n = 24, d = 8;
+    const int calls[] = {CALL_MATRIX, CALL_LINEAR, CALL_FACTORS};
+    for (int shared = 0; shared <= 1; shared++) {
+        av_params p;
+        av_params_default(&p, AV_LINFORMER);
+        p.s = 6;
+        p.ef_shared = shared;
+        p.seed = 11;
+        check_draw_cache(p, n, d, calls, 3);
+    }
+}
+END_TEST
+
+START_TEST(test_draw_cache_checksum) {
+    /* the header holds the key: another kind, seed, shape or flag is a miss, and so is any changed word */
+    float buf[(AVI_DRAW_HEADER + 64 * 4) / 4 + 16];
+    void *block = first_block(buf);
+    avi_draw_key key = {AVI_DRAW_OMEGA, 5, 8, 8, 1};
+    float *x = avi_draw_data(block);
+    for (int i = 0; i < 64; i++) x[i] = (float)i - 20.5f;
+    avi_draw_seal(block, &key);
+    ck_assert_int_eq(avi_draw_hit(block, &key), 1);
+    avi_draw_key other[5] = {key, key, key, key, key};
+    other[0].kind = AVI_DRAW_LINFORMER_E; other[1].seed = 6; other[2].rows = 4; other[3].cols = 16; other[4].flags = 0;
+    for (int k = 0; k < 5; k++) ck_assert_int_eq(avi_draw_hit(block, &other[k]), 0);
+    for (int i = 0; i < 64; i++) {
+        uint32_t u, v;
+        memcpy(&u, &x[i], 4);
+        for (int b = 0; b < 32; b += 7) {
+            v = u ^ (1u << b);
+            memcpy(&x[i], &v, 4);
+            ck_assert_int_eq(avi_draw_hit(block, &key), 0);
+        }
+        memcpy(&x[i], &u, 4);
+    }
+    ck_assert_int_eq(avi_draw_hit(block, &key), 1);
+    ((unsigned char *)block)[0] ^= 1; /* the magic number */
+    ck_assert_int_eq(avi_draw_hit(block, &key), 0);
+}
+END_TEST
+
 START_TEST(test_performer_huge_inputs_stay_finite) {
     /* A query with ‖x′‖² far beyond exp's range gets the constant ε feature m^{−1/2}·1e-6; a huge key
      * raises the one global key max, so every other key's exp term vanishes too. Never Inf/NaN. */
@@ -860,6 +1027,9 @@ Suite *suite_random(void) {
     tcase_add_test(tc, test_performer_unbiased_convergence);
     tcase_add_test(tc, test_performer_features_formula);
     tcase_add_test(tc, test_performer_same_seed_same_bits);
+    tcase_add_test(tc, test_draw_cache_performer);
+    tcase_add_test(tc, test_draw_cache_linformer);
+    tcase_add_test(tc, test_draw_cache_checksum);
     tcase_add_test(tc, test_performer_huge_inputs_stay_finite);
     tcase_add_test(tc, test_performer_against_softmax);
     tcase_add_test(tc, test_feature_dims);
