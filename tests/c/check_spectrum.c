@@ -324,9 +324,9 @@ static double check_blocked(int n, int kind, uint64_t seed) {
     return worst;
 }
 
-// Sizes around the panel width (16) and its multiples, and not multiples of it.
+// Sizes around the panel width (8) and its multiples, and not multiples of it.
 START_TEST(test_blocked_bidiag_matches_reference) {
-    const int sizes[] = {1, 2, 3, 5, 15, 16, 17, 31, 32, 33, 65, 200, 300};
+    const int sizes[] = {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 65, 200, 300};
     int n = sizes[_i];
     double worst = 0;
     for (int kind = 0; kind < 7; kind++) {
@@ -505,7 +505,7 @@ Suite *suite_spectrum(void) {
     tcase_add_test(tc, test_simple_matrices);
     tcase_add_test(tc, test_svd_status_codes);
     tcase_add_test(tc, test_no_convergence);
-    tcase_add_loop_test(tc, test_blocked_bidiag_matches_reference, 0, 13);
+    tcase_add_loop_test(tc, test_blocked_bidiag_matches_reference, 0, 16);
     tcase_add_test(tc, test_blocked_bidiag_in_factor_route);
     tcase_add_test(tc, test_lowrank_matches);
     tcase_add_test(tc, test_lowrank_exact);
