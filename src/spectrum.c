@@ -11,13 +11,15 @@
  * then the eigenvalues ±σ of the 2n×2n Golub–Kahan tridiagonal [0 d₁ e₁ d₂ e₂ … d_n] (zero diagonal) by
  * the same root-free QL. Backward stable: σ to about ε·σ₁ absolute; the floor is n·ε·σ₁.
  *
- * From n = 32 on the bidiagonalisation is blocked, as LAPACK's dgebrd/dlabrd (Golub & Van Loan §5.4.8 and
- * the LAPACK routines), applied to Mᵀ so that its columns are M's contiguous rows: panels of 8 columns
- * and rows are reduced against the not-yet-updated trailing matrix plus corrections from the panel's
- * vectors (V, U and dlabrd's X, Y), the two matrix-vector products of each step sharing one pass over the
- * trailing rows (the GEMVT of Howell et al., 2008); the trailing matrix then takes A −= V·Yᵀ + X·U once per
- * panel in a register-blocked f64 gemm. Half of the 8n³/3 flops move to the gemm and the other half make
- * one read-only pass per step, where the unblocked form (below 32, where it is faster) reads and writes the
+ * From n = 32 on the bidiagonalisation is blocked as in LAPACK's dgebrd and dlabrd (the reflectors of
+ * Golub & Van Loan §5.4.8, accumulated per panel; as backward stable as the unblocked form), applied to
+ * Mᵀ so that its columns are M's contiguous rows: panels of 8 columns and rows are reduced against the
+ * not-yet-updated trailing matrix plus corrections from the panel's vectors (V, U and dlabrd's X, Y), the
+ * two matrix-vector products of each step sharing one pass over the trailing rows (the GEMVT of Howell,
+ * Demmel, Fulton, Hammarling and Marmol, "Cache efficient bidiagonalization using BLAS 2.5 operators",
+ * ACM TOMS 34(3), 2008); the trailing matrix then takes A −= V·Yᵀ + X·U once per panel in a
+ * register-blocked f64 gemm. Half of the 8n³/3 flops move to the gemm and the other half make one
+ * read-only pass per step, where the unblocked form (below 32, where it is faster) reads and writes the
  * trailing matrix in each step. Measured figures beside bidiagonalise_blocked.
  *
  * Factor route: M = L·Rᵀ with L, R n×r. Thin Householder QR L = Q_L·R_L, R = Q_R·R_R (float64), then
@@ -471,14 +473,16 @@ BRD_KERNEL void combo_two(double *restrict C1, double *restrict C2, int len, int
     }
 }
 
-/* The two matrix-vector products of dlabrd's step g in one pass over the trailing lines (the GEMVT of Howell
- * et al., "Cache efficient bidiagonalization using BLAS 2.5 operators", 2008): for each line j > g, read
+/* The two matrix-vector products of dlabrd's step g in one pass over the trailing lines (Howell et al.'s
+ * GEMVT, see the top of the file): for each line j > g, read
  * L_j[g..n) (v = L_g[g..n), v[0] = 1):
  *   y_j = τ·(L_j·v − C1[j]) (dlabrd's Y(j, i), to Yi[j]),  x_j = L_j[g] − y_j − C2[j] (row g, to xr[j]),
  * and, while the line is in L1, Q[g..n) += x_j·L_j[g..n) (so that A·u follows from Q once u is known).
  * Four lines share the loads of v and the load and store of Q. The segments start at g0 ≤ g, aligned to the
  * vector width where the lines are (v is copied to vb with zeros in front, Q[g0..g) is left undefined):
- * 5% faster in WASM. */
+ * 5% faster in WASM. Six lines at a time were 2% faster in WASM, eight slower (V8 spills an accumulator),
+ * and the passes unrolled by two vectors or the dots of one group beside the axpys of the previous one
+ * 20–30% slower. */
 BRD_KERNEL void brd_pass(double *restrict Yi, double *restrict xr, double *restrict Q, double *restrict vb,
                          const double *X, int ld, int g, int n, double tau, const double *restrict C1,
                          const double *restrict C2) {
