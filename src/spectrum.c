@@ -579,12 +579,11 @@ BRD_KERNEL void brd_update(double *C, size_t ldc, int J, int R, int b, const dou
 /* Measured (one run; random n×n; best of 8 rounds; 2 shared cores, so compare within a row):
  *                 WASM SIMD128 in node                native gcc -O3 -march=native (AVX, 4 lanes)
  *     n    unblocked  blocked  gram_lower's rate    unblocked  blocked  gram_lower's rate
- *   128      0.60 ms  0.35 ms  23.2 GF/s              0.35 ms  0.22 ms  25.4 GF/s
- *   256      4.61     2.42     25.1                   2.49     1.64     26.1
- *   512     38.8     19.9      22.6                  20.3     13.6      24.2
- *  1024    318      158        22.0                 173      109        22.8
- * Counting 8n³/3 flops, the blocked form runs at 74%, 80% and 82% of gram_lower's f64 rate in WASM (n = 256,
- * 512, 1024), and at 105–116% natively. At n = 256 in WASM the fused passes take about half the time (~17
+ *   256      4.57 ms  2.41 ms  25.3 GF/s              2.37 ms  1.55 ms  27.5 GF/s
+ *   512     36.7     18.9      23.7                  19.3     13.2      25.4
+ *  1024    299      149        23.3                 166      104        22.1
+ * Counting 8n³/3 flops, the blocked form runs at 73%, 80% and 83% of gram_lower's f64 rate in WASM (n = 256,
+ * 512, 1024), and at 105–124% natively. At n = 256 in WASM the fused passes take about half the time (~17
  * GF/s: a dot and an axpy per element per step, five loads per four multiply-adds), the trailing updates a
  * third (~25 GF/s), dlabrd's corrections an eighth. Panel widths, best of 6 rounds (ms, WASM | native):
  *     n     nb = 8          12             16             24
