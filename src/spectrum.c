@@ -11,13 +11,15 @@
  * then the eigenvalues ±σ of the 2n×2n Golub–Kahan tridiagonal [0 d₁ e₁ d₂ e₂ … d_n] (zero diagonal) by
  * the same root-free QL. Backward stable: σ to about ε·σ₁ absolute; the floor is n·ε·σ₁.
  *
- * From n = 40 on the bidiagonalisation is blocked, as LAPACK's dgebrd/dlabrd (Golub & Van Loan §5.4.8 and
- * the LAPACK routines), applied to Mᵀ so that its columns are M's contiguous rows: panels of 16 columns
- * and rows are reduced against the not-yet-updated trailing matrix plus corrections from the panel's
- * vectors (V, U and dlabrd's X, Y), the two matrix-vector products of each step sharing one pass over the
- * trailing rows (the GEMVT of Howell et al., 2008); the trailing matrix then takes A −= V·Yᵀ + X·U once per
- * panel in a register-blocked f64 gemm. Half of the 8n³/3 flops move to the gemm and the other half make
- * one read-only pass per step, where the unblocked form (below 40, where it is faster) reads and writes the
+ * From n = 32 on the bidiagonalisation is blocked as in LAPACK's dgebrd and dlabrd (the reflectors of
+ * Golub & Van Loan §5.4.8, accumulated per panel; as backward stable as the unblocked form), applied to
+ * Mᵀ so that its columns are M's contiguous rows: panels of 8 columns and rows are reduced against the
+ * not-yet-updated trailing matrix plus corrections from the panel's vectors (V, U and dlabrd's X, Y), the
+ * two matrix-vector products of each step sharing one pass over the trailing rows (the GEMVT of Howell,
+ * Demmel, Fulton, Hammarling and Marmol, "Cache efficient bidiagonalization using BLAS 2.5 operators",
+ * ACM TOMS 34(3), 2008); the trailing matrix then takes A −= V·Yᵀ + X·U once per panel in a
+ * register-blocked f64 gemm. Half of the 8n³/3 flops move to the gemm and the other half make one
+ * read-only pass per step, where the unblocked form (below 32, where it is faster) reads and writes the
  * trailing matrix in each step. Measured figures beside bidiagonalise_blocked.
  *
  * Factor route: M = L·Rᵀ with L, R n×r. Thin Householder QR L = Q_L·R_L, R = Q_R·R_R (float64), then
@@ -54,8 +56,10 @@ void avi_spectrum_test_bidiag(int route) { test_bidiag = route == 1 || route == 
 
 enum { ACC_VECS = 10 }; // work vectors of the accurate route
 /* The blocked bidiagonalisation: panel width, the bound of the panel width, and the smallest n it is used
- * for (below, the unblocked one is faster: the panel's many short kernel calls dominate). */
-enum { BRD_NB = 16, BRD_MAXNB = 64, BRD_MIN_N = 40 };
+ * for. Below, the unblocked one is faster (the panel's short kernel calls dominate); measured, unblocked
+ * against blocked, WASM: n = 24 6.1 against 6.6 µs, 32 12.4 against 11.5 µs; native: 4.8 against 4.8 µs at
+ * 24, 11.7 against 9.6 µs at 32. */
+enum { BRD_NB = 8, BRD_MAXNB = 64, BRD_MIN_N = 32 };
 
 // Leading dimension of an n-column double matrix: even, and not a multiple of 2 KiB.
 static int lead_dim(int n) {
@@ -469,14 +473,16 @@ BRD_KERNEL void combo_two(double *restrict C1, double *restrict C2, int len, int
     }
 }
 
-/* The two matrix-vector products of dlabrd's step g in one pass over the trailing lines (the GEMVT of Howell
- * et al., "Cache efficient bidiagonalization using BLAS 2.5 operators", 2008): for each line j > g, read
+/* The two matrix-vector products of dlabrd's step g in one pass over the trailing lines (Howell et al.'s
+ * GEMVT, see the top of the file): for each line j > g, read
  * L_j[g..n) (v = L_g[g..n), v[0] = 1):
  *   y_j = τ·(L_j·v − C1[j]) (dlabrd's Y(j, i), to Yi[j]),  x_j = L_j[g] − y_j − C2[j] (row g, to xr[j]),
  * and, while the line is in L1, Q[g..n) += x_j·L_j[g..n) (so that A·u follows from Q once u is known).
  * Four lines share the loads of v and the load and store of Q. The segments start at g0 ≤ g, aligned to the
  * vector width where the lines are (v is copied to vb with zeros in front, Q[g0..g) is left undefined):
- * 5% faster in WASM. */
+ * 5% faster in WASM. Six lines at a time were 2% faster in WASM, eight slower (V8 spills an accumulator),
+ * and the passes unrolled by two vectors or the dots of one group beside the axpys of the previous one
+ * 20–30% slower. */
 BRD_KERNEL void brd_pass(double *restrict Yi, double *restrict xr, double *restrict Q, double *restrict vb,
                          const double *X, int ld, int g, int n, double tau, const double *restrict C1,
                          const double *restrict C2) {
@@ -570,19 +576,22 @@ BRD_KERNEL void brd_update(double *C, size_t ldc, int J, int R, int b, const dou
     }
 }
 
-/* Measured (one run, random n×n, best of 4-30; 2 shared cores, so compare within a row):
- *                 WASM SIMD128 in node            native gcc -O3 -march=native (AVX, 4 lanes)
- *     n    unblocked  blocked  gram_lower rate    unblocked  blocked  gram_lower rate
- *   128      0.56 ms  0.37 ms  24.6 GF/s            0.39 ms  0.30 ms  25.0 GF/s
- *   256      4.52     2.53     25.5                 2.49     1.65     27.4
- *   512     36.7     19.2      23.7                19.1     13.4      25.5
- *  1024    299      153        23.2               174      107        24.5
- * The blocked form runs at 69%, 79% and 81% (WASM) and 99–110% (native) of gram_lower's f64 rate, counting
- * 8n³/3 flops. At n = 256 in WASM: the fused passes take 47% of the time (~17 GF/s: a dot and an axpy per
- * element per step, five loads per four mul-adds), the trailing updates 28% (~28 GF/s), dlabrd's
- * corrections 19%. Panels
- * of 16 beat 8, 12, 24 and 32 (larger ones add correction flops, about 2.25·nb/n of the total; smaller
- * ones shorten the gemm). */
+/* Measured (one run; random n×n; best of 8 rounds; 2 shared cores, so compare within a row):
+ *                 WASM SIMD128 in node                native gcc -O3 -march=native (AVX, 4 lanes)
+ *     n    unblocked  blocked  gram_lower's rate    unblocked  blocked  gram_lower's rate
+ *   256      4.57 ms  2.41 ms  25.3 GF/s              2.37 ms  1.55 ms  27.5 GF/s
+ *   512     36.7     18.9      23.7                  19.3     13.2      25.4
+ *  1024    299      149        23.3                 166      104        22.1
+ * Counting 8n³/3 flops, the blocked form runs at 73%, 80% and 83% of gram_lower's f64 rate in WASM (n = 256,
+ * 512, 1024), and at 105–124% natively. At n = 256 in WASM the fused passes take about half the time (~17
+ * GF/s: a dot and an axpy per element per step, five loads per four multiply-adds), the trailing updates a
+ * third (~25 GF/s), dlabrd's corrections an eighth. Panel widths, best of 6 rounds (ms, WASM | native):
+ *     n     nb = 8          12             16             24
+ *   256     2.43 | 1.50    2.48 | 1.56    2.56 | 1.56    2.71 | 1.68
+ *   512    18.4  | 12.9   19.0  | 12.9   18.9  | 13.1   20.1  | 14.4
+ *  1024   146    | 115   146    | 121   147    | 118   156    | 138
+ * (natively, widths 4, 6 and 10 were slower than 8 too): wider panels add correction flops (about
+ * 2.25·nb/n of the total), narrower ones shorten the gemm's inner products. */
 
 /* X (n×n, ld; destroyed) as A = Xᵀ (line c of A, its column c, is row c of X, contiguous) = Q·B·Pᵀ with B
  * upper bidiagonal: d[0..n), e[0..n−1). LAPACK's dgebrd: panels of nb ≤ BRD_MAXNB lines reduced by dlabrd

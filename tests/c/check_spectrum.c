@@ -201,6 +201,27 @@ START_TEST(test_simple_matrices) {
 }
 END_TEST
 
+/* The same through the blocked bidiagonalisation (n = 45, past the crossover): a zero matrix, a diagonal
+ * one, and a permuted diagonal (a single nonzero in each row and column): every reflector is the identity
+ * (τ = 0) and σ comes out exact. */
+START_TEST(test_simple_matrices_blocked) {
+    const int n = 45;
+    float *M = calloc((size_t)n * n, sizeof(float));
+    double *sv = malloc(sizeof(double) * n), fl;
+    ck_assert_int_eq(run_route(sv, &fl, M, n, AV_SVD_ACCURATE), AV_OK);
+    for (int i = 0; i < n; i++) ck_assert_double_eq(sv[i], 0.0);
+    ck_assert_double_eq(fl, 0.0);
+    for (int perm = 0; perm < 2; perm++) {
+        memset(M, 0, sizeof(float) * n * n);
+        for (int i = 0; i < n; i++) M[i * n + (perm ? (7 * i + 3) % n : i)] = (float)(i - 22); // 22 21 … 1 0 1 … 22
+        ck_assert_int_eq(run_route(sv, &fl, M, n, AV_SVD_ACCURATE), AV_OK);
+        for (int i = 0; i < n; i++) ck_assert_double_eq_tol(sv[i], (double)(22 - i / 2), 1e-13);
+    }
+    free(M);
+    free(sv);
+}
+END_TEST
+
 START_TEST(test_svd_status_codes) {
     float M[9] = {1, 2, 3, 4, 5, 6, 7, 8, 10};
     double sv[3], fl;
@@ -324,9 +345,9 @@ static double check_blocked(int n, int kind, uint64_t seed) {
     return worst;
 }
 
-// Sizes around the panel width (16) and its multiples, and not multiples of it.
+// Sizes around the panel width (8) and its multiples, and not multiples of it.
 START_TEST(test_blocked_bidiag_matches_reference) {
-    const int sizes[] = {1, 2, 3, 5, 15, 16, 17, 31, 32, 33, 65, 200, 300};
+    const int sizes[] = {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 65, 200, 300};
     int n = sizes[_i];
     double worst = 0;
     for (int kind = 0; kind < 7; kind++) {
@@ -503,9 +524,10 @@ Suite *suite_spectrum(void) {
     tcase_add_loop_test(tc, test_routes_cluster_and_zeros, 0, 4);
     tcase_add_test(tc, test_fast_floor_margin);
     tcase_add_test(tc, test_simple_matrices);
+    tcase_add_test(tc, test_simple_matrices_blocked);
     tcase_add_test(tc, test_svd_status_codes);
     tcase_add_test(tc, test_no_convergence);
-    tcase_add_loop_test(tc, test_blocked_bidiag_matches_reference, 0, 13);
+    tcase_add_loop_test(tc, test_blocked_bidiag_matches_reference, 0, 16);
     tcase_add_test(tc, test_blocked_bidiag_in_factor_route);
     tcase_add_test(tc, test_lowrank_matches);
     tcase_add_test(tc, test_lowrank_exact);
