@@ -490,8 +490,8 @@ int av_npy_write_header(unsigned char *buf, size_t cap, size_t *header_len, cons
  * AV_SVD_FAST:     eigenvalues of M·Mᵀ in float64 (Householder tridiagonalisation + root-free QL),
  *                  σ = √max(λ, 0). Within 1e-9 relative for σ ≥ 1e-3·σ₁ and 1e-3 for σ ≥ 1e-6·σ₁;
  *                  noise floor √(n·ε)·σ₁ (ε = 2⁻⁵², about 1.5e-8·√n·σ₁).
- * AV_SVD_ACCURATE: Householder bidiagonalisation, then the eigenvalues ±σ of the 2n×2n Golub–Kahan
- *                  tridiagonal by the same QL: within a few ε·σ₁ absolute; noise floor n·ε·σ₁.
+ * AV_SVD_ACCURATE: Householder bidiagonalisation, then the bidiagonal's σ by dqds (LAPACK dlasq's
+ *                  algorithm, relatively accurate): within a few ε·σ₁ absolute; noise floor n·ε·σ₁.
  * [out] *noise_floor  the absolute level at and below which the route cannot resolve σ.
  * work: av_svd_work(n, route) bytes (any 8-byte alignment; 0 is returned for bad arguments).
  * Returns AV_OK, AV_ERR_NULL, AV_ERR_SIZE, AV_ERR_VARIANT (unknown route), AV_ERR_WORKSPACE,

@@ -210,11 +210,19 @@ int avi_state_read(float *o, const double *S, const double *z, const float *phiq
 
 /* --- spectrum.c ------------------------------------------------------------------------------- */
 
-/* Test hook: cap the QL iterations at `total` sweeps in all (0 restores the normal limit), so that
- * AV_WARN_NO_CONVERGENCE can be exercised. */
+/* Test hook: cap the iterations of one solve at `total` in all (QL sweeps of the fast route, dqds
+ * transforms of the accurate route; 0 restores the normal limits), so that AV_WARN_NO_CONVERGENCE can be
+ * exercised. */
 void avi_spectrum_test_maxit(int total);
 /* Test hook: the accurate route's bidiagonalisation: 1 the unblocked reference, 2 the blocked one at every n,
  * 0 the choice by size. */
 void avi_spectrum_test_bidiag(int route);
+/* Test hooks: the singular values of the upper bidiagonal B (diagonal d[0..n), superdiagonal e[0..n−1))
+ * into sv[0..n) descending. _dqds: the accurate route's solver (work: 6n + 24 doubles; AV_OK or
+ * AV_WARN_NO_CONVERGENCE). _bisect: the plain reference, bisection with Sturm counts on the Golub–Kahan
+ * tridiagonal, to high relative accuracy (σ below DBL_MIN·max|b| come out as 0; work: 2n doubles);
+ * O(60·n²), for tests only. */
+int avi_spectrum_test_dqds(double *sv, const double *d, const double *e, int n, double *work);
+void avi_spectrum_test_bisect(double *sv, const double *d, const double *e, int n, double *work);
 
 #endif /* ATTNVIZ_INTERNAL_H */

@@ -253,7 +253,7 @@ START_TEST(test_no_convergence) {
     float *M = malloc(sizeof(float) * n * n);
     spectrum_kind(s, n, 0);
     planted(M, s, n, 3);
-    avi_spectrum_test_maxit(3); // 3 QL sweeps in all: far too few for 37 eigenvalues
+    avi_spectrum_test_maxit(3); // 3 iterations in all (QL sweeps, dqds transforms): far too few for 37 σ
     int st_fast = run_route(sv, &fl, M, n, AV_SVD_FAST);
     int st_acc = run_route(sv, &fl, M, n, AV_SVD_ACCURATE);
     int st_low = run_lowrank(sv, &fl, M, M + n, n - 1, n); // (n−1)×n factors: r ≥ n, the accurate route
@@ -363,6 +363,295 @@ END_TEST
 START_TEST(test_blocked_bidiag_in_factor_route) {
     check_lowrank(70, 48, 0, 9);
     check_lowrank(60, 45, 1, 10);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------------------------------
+// the bidiagonal solver of the accurate route (dqds) against its plain reference (bisection with Sturm
+// counts on the Golub–Kahan tridiagonal), both through test hooks; relative accuracy per σ
+
+// dqds on (d, e): status, and σ descending into sv.
+static int run_dqds(double *sv, const double *d, const double *e, int n) {
+    double *work = malloc(sizeof(double) * (6 * (size_t)n + 24));
+    int st = avi_spectrum_test_dqds(sv, d, e, n, work);
+    free(work);
+    return st;
+}
+
+// The reference on (d, e): σ descending into sv.
+static void run_bisect(double *sv, const double *d, const double *e, int n) {
+    double *work = malloc(sizeof(double) * 2 * (size_t)n);
+    avi_spectrum_test_bisect(sv, d, e, n, work);
+    free(work);
+}
+
+/* dqds and the reference agree on every σ ≥ 2^−990·max|b| to (8 + 4n)·ε relative: both are relatively
+ * accurate (dqds to a few ε in practice, the bisection to about n·ε on graded matrices). Below that the
+ * squares dqds works with leave the exponent range, and the route's contract, 2ε·σ₁ absolute, is what
+ * is checked. dqds's output is also checked for the promises: AV_OK, finite, ≥ 0, descending. Returns
+ * the largest relative difference, in ε. */
+static double check_bidiag(const char *what, const double *d, const double *e, int n) {
+    double *sv = malloc(sizeof(double) * n), *ref = malloc(sizeof(double) * n), worst = 0, big = 0;
+    ck_assert_int_eq(run_dqds(sv, d, e, n), AV_OK);
+    run_bisect(ref, d, e, n);
+    for (int i = 0; i < n; i++) big = fmax(big, fmax(fabs(d[i]), i + 1 < n ? fabs(e[i]) : 0.0));
+    double tol = (8.0 + 4.0 * n) * DBL_EPSILON;
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(isfinite(sv[i]) && sv[i] >= 0 && (i == 0 || sv[i] <= sv[i - 1]), "%s n=%d i=%d: %g", what, n, i,
+                      sv[i]);
+        double err = fabs(sv[i] - ref[i]);
+        if (ref[i] >= 0x1p-990 * big) {
+            ck_assert_msg(err <= tol * ref[i], "%s n=%d i=%d: dqds %.17g, reference %.17g (%.3g ε relative)", what, n,
+                          i, sv[i], ref[i], err / ref[i] / DBL_EPSILON);
+            if (err / ref[i] > worst) worst = err / ref[i];
+        } else
+            ck_assert_msg(err <= 2 * DBL_EPSILON * ref[0] + 4 * DBL_MIN, "%s n=%d i=%d: dqds %g, reference %g, σ₁ %g",
+                          what, n, i, sv[i], ref[i], ref[0]);
+    }
+    free(sv);
+    free(ref);
+    return worst / DBL_EPSILON;
+}
+
+// Gaussian d[0..n), e[0..n−1) (e[n−1] = 0), scaled entrywise by 10^(spread·U(−½, ½)).
+static void random_bidiag(double *d, double *e, int n, double spread, uint64_t seed) {
+    av_rng rng;
+    av_rng_seed(&rng, seed);
+    for (int i = 0; i < n; i++) {
+        d[i] = av_rng_normal(&rng) * pow(10.0, spread * (av_rng_uniform(&rng) - 0.5));
+        e[i] = i + 1 < n ? av_rng_normal(&rng) * pow(10.0, spread * (av_rng_uniform(&rng) - 0.5)) : 0.0;
+    }
+}
+
+static int cmp_desc_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+/* The reference itself on closed forms: the all-ones bidiagonal has σ_k = 2·cos(kπ/(2n + 1)); a diagonal
+ * one has σ = |d|; a 2×2 [[f, g], [0, h]] has σ₁σ₂ = |f·h| and σ₁² + σ₂² = f² + g² + h². dqds too. */
+START_TEST(test_bidiag_closed_forms) {
+    const int sizes[] = {1, 2, 3, 17, 100};
+    for (int t = 0; t < 5; t++) {
+        int n = sizes[t];
+        double *d = malloc(sizeof(double) * n), *e = malloc(sizeof(double) * n), *ref = malloc(sizeof(double) * n);
+        double *sv = malloc(sizeof(double) * n);
+        for (int i = 0; i < n; i++) d[i] = e[i] = 1.0;
+        run_bisect(ref, d, e, n);
+        ck_assert_int_eq(run_dqds(sv, d, e, n), AV_OK);
+        for (int k = 1; k <= n; k++) {
+            double want = 2.0 * cos(k * 3.14159265358979323846 / (2 * n + 1));
+            ck_assert_msg(fabs(ref[k - 1] - want) <= 4 * n * DBL_EPSILON * want, "ones n=%d k=%d: %.17g vs %.17g", n, k,
+                          ref[k - 1], want);
+            ck_assert_msg(fabs(sv[k - 1] - want) <= 4 * n * DBL_EPSILON * want, "ones dqds n=%d k=%d", n, k);
+        }
+        for (int i = 0; i < n; i++) {
+            d[i] = (i % 2 ? -1.0 : 1.0) * pow(2.0, (i * 37) % 23 - 11);
+            e[i] = 0.0;
+        }
+        run_bisect(ref, d, e, n);
+        ck_assert_int_eq(run_dqds(sv, d, e, n), AV_OK);
+        for (int i = 0; i < n; i++) d[i] = fabs(d[i]);
+        qsort(d, n, sizeof *d, cmp_desc_d);
+        for (int i = 0; i < n; i++) {
+            ck_assert_double_eq_tol(ref[i], d[i], 2 * DBL_EPSILON * d[i]);
+            ck_assert_double_eq(sv[i], d[i]); // diagonal: exact
+        }
+        free(d); free(e); free(ref); free(sv);
+    }
+    const double fgh[][3] = {{3, 4, 5}, {1e-3, 1, 1e3}, {2, 1e-9, 2}, {1, 1e8, 1}, {-7, 3, 0.5}};
+    for (int t = 0; t < 5; t++) {
+        double d[2] = {fgh[t][0], fgh[t][2]}, e[2] = {fgh[t][1], 0}, ref[2], sv[2];
+        double p = fabs(fgh[t][0] * fgh[t][2]), s2 = fgh[t][0] * fgh[t][0] + fgh[t][1] * fgh[t][1] + fgh[t][2] * fgh[t][2];
+        run_bisect(ref, d, e, 2);
+        ck_assert_int_eq(run_dqds(sv, d, e, 2), AV_OK);
+        ck_assert_double_eq_tol(ref[0] * ref[1], p, 8 * DBL_EPSILON * p);
+        ck_assert_double_eq_tol(ref[0] * ref[0] + ref[1] * ref[1], s2, 8 * DBL_EPSILON * s2);
+        ck_assert_double_eq_tol(sv[0] * sv[1], p, 8 * DBL_EPSILON * p);
+        ck_assert_double_eq_tol(sv[0] * sv[0] + sv[1] * sv[1], s2, 8 * DBL_EPSILON * s2);
+    }
+}
+END_TEST
+
+START_TEST(test_bidiag_random) {
+    const int sizes[] = {1, 2, 3, 17, 256, 1000};
+    int n = sizes[_i];
+    double *d = malloc(sizeof(double) * n), *e = malloc(sizeof(double) * n);
+    random_bidiag(d, e, n, 0.0, 100 + _i);
+    check_bidiag("gaussian", d, e, n);
+    random_bidiag(d, e, n, 8.0, 200 + _i); // entries over eight decades
+    check_bidiag("gaussian, 8 decades", d, e, n);
+    free(d); free(e);
+}
+END_TEST
+
+/* Graded: entries from 1e150 down to 1e-150 (and up, and alternating), so σ spans 300 decades and only
+ * a relatively accurate solver gets the small ones (the QL on the Golub–Kahan matrix returned noise of
+ * ε·σ₁ = 1e134 for them). */
+START_TEST(test_bidiag_graded) {
+    const int sizes[] = {2, 3, 17, 100};
+    int n = sizes[_i];
+    double *d = malloc(sizeof(double) * n), *e = malloc(sizeof(double) * n);
+    av_rng rng;
+    av_rng_seed(&rng, 300 + _i);
+    for (int kind = 0; kind < 3; kind++) {
+        for (int i = 0; i < n; i++) {
+            double t = (double)i / (n - 1), r = 1 + 0.5 * av_rng_uniform(&rng);
+            if (kind == 0) { d[i] = r * pow(10.0, 150 - 300 * t); e[i] = r * pow(10.0, 150 - 300 * t - 150.0 / n); }
+            else if (kind == 1) { d[i] = r * pow(10.0, -150 + 300 * t); e[i] = -r * pow(10.0, -150 + 300 * t); }
+            else { d[i] = r * pow(10.0, i % 2 ? -150 : 150); e[i] = r; }
+        }
+        e[n - 1] = 0;
+        check_bidiag(kind == 0 ? "graded down" : kind == 1 ? "graded up" : "alternating 1e±150", d, e, n);
+    }
+    free(d); free(e);
+}
+END_TEST
+
+/* Zeros: on the diagonal (B singular: det B = Πd = 0, and dqds returns an exact 0), on the superdiagonal
+ * (B splits), both, a zero diagonal (σ = |e| and a 0), and all of B. */
+START_TEST(test_bidiag_zeros) {
+    const int sizes[] = {3, 4, 17, 200};
+    int n = sizes[_i];
+    double *d = malloc(sizeof(double) * n), *e = malloc(sizeof(double) * n), *sv = malloc(sizeof(double) * n);
+    for (int kind = 0; kind < 7; kind++) {
+        random_bidiag(d, e, n, 0.0, 400 + 10 * _i + kind);
+        if (kind == 0) d[0] = 0;
+        if (kind == 1) d[n - 1] = 0;
+        if (kind == 2) d[n / 2] = 0;
+        if (kind == 3) for (int i = 0; i < n; i += 3) d[i] = 0;
+        if (kind == 4) for (int i = 0; i + 1 < n; i += 2) e[i] = 0; // splits into 2×2 blocks
+        if (kind == 5) for (int i = 1; i + 2 < n; i += 4) e[i] = d[i + 2] = 0;
+        if (kind == 6) for (int i = 0; i < n; i++) d[i] = 0;
+        check_bidiag("zeros", d, e, n);
+        ck_assert_int_eq(run_dqds(sv, d, e, n), AV_OK);
+        int singular = 0;
+        for (int i = 0; i < n; i++) singular |= d[i] == 0;
+        if (singular) ck_assert_msg(sv[n - 1] == 0.0, "kind %d n=%d: σ_min = %g, want an exact 0", kind, n, sv[n - 1]);
+        if (kind == 6) {
+            for (int i = 0; i + 1 < n; i++) e[i] = fabs(e[i]);
+            qsort(e, n - 1, sizeof *e, cmp_desc_d);
+            for (int i = 0; i + 1 < n; i++) ck_assert_double_eq_tol(sv[i], e[i], 4 * DBL_EPSILON * e[i]);
+        }
+    }
+    for (int i = 0; i < n; i++) d[i] = e[i] = 0.0;
+    ck_assert_int_eq(run_dqds(sv, d, e, n), AV_OK);
+    for (int i = 0; i < n; i++) ck_assert_double_eq(sv[i], 0.0);
+    free(d); free(e); free(sv);
+}
+END_TEST
+
+/* Equal singular values: identical blocks split apart (exact multiplicities), the same blocks coupled by
+ * 1e-300 (equal to rounding), and the identity with one coupling. */
+START_TEST(test_bidiag_equal) {
+    const int n = 60;
+    double d[60], e[60], sv[60];
+    for (int link = 0; link < 2; link++) {
+        for (int i = 0; i < n; i++) {
+            d[i] = 1.0 + i % 3;
+            e[i] = i % 3 != 2 ? 0.5 : link ? 1e-300 : 0.0;
+        }
+        e[n - 1] = 0;
+        check_bidiag("equal blocks", d, e, n);
+        ck_assert_int_eq(run_dqds(sv, d, e, n), AV_OK);
+        for (int b = 0; b < 3; b++) // three σ, twenty copies each
+            for (int i = 20 * b + 1; i < 20 * (b + 1); i++)
+                ck_assert_msg(fabs(sv[i] - sv[20 * b]) <= 4 * DBL_EPSILON * sv[20 * b], "link %d: σ[%d] = %.17g, σ[%d] = %.17g",
+                              link, i, sv[i], 20 * b, sv[20 * b]);
+    }
+    for (int i = 0; i < n; i++) d[i] = 1.0, e[i] = 0.0;
+    e[n / 2] = 1e-8;
+    check_bidiag("identity with one coupling", d, e, n);
+}
+END_TEST
+
+/* One huge entry (1e200 and 1e120: the others' squares stay in range after scaling; DBL_MAX: the others
+ * fall below the squares' range and are resolved only to ε·σ₁, the route's contract), a tiny matrix and
+ * subnormal entries (scaled up exactly). */
+START_TEST(test_bidiag_huge_and_tiny) {
+    const int n = 40;
+    double d[40], e[40], sv[40], ref[40];
+    random_bidiag(d, e, n, 0.0, 500);
+    d[n / 2] = 1e200;
+    check_bidiag("one huge diagonal", d, e, n);
+    d[n / 2] = 1.0;
+    e[n / 3] = -1e120;
+    check_bidiag("one huge superdiagonal", d, e, n);
+    e[n / 3] = 1e200; // now σ_min ≈ 1e-204: below the range of relative accuracy, checked to ε·σ₁
+    check_bidiag("one huger superdiagonal", d, e, n);
+    e[n / 3] = DBL_MAX;
+    ck_assert_int_eq(run_dqds(sv, d, e, n), AV_OK);
+    run_bisect(ref, d, e, n);
+    for (int i = 0; i < n; i++) {
+        ck_assert(isfinite(sv[i]) && sv[i] >= 0 && (i == 0 || sv[i] <= sv[i - 1]));
+        ck_assert_msg(fabs(sv[i] - ref[i]) <= 2 * DBL_EPSILON * ref[0], "DBL_MAX i=%d: %g vs %g", i, sv[i], ref[i]);
+    }
+    ck_assert_double_eq_tol(sv[0], DBL_MAX, 2 * DBL_EPSILON * DBL_MAX);
+    random_bidiag(d, e, n, 0.0, 501);
+    for (int i = 0; i < n; i++) d[i] *= 1e-200, e[i] *= 1e-200;
+    check_bidiag("tiny", d, e, n);
+    for (int i = 0; i < n; i++) d[i] = 5e-324 * (1 + i % 3), e[i] = i + 1 < n ? 1e-310 : 0;
+    check_bidiag("subnormal", d, e, n);
+}
+END_TEST
+
+// Signs do not matter: dqds sees only squares, so negating entries gives the same bits.
+START_TEST(test_bidiag_signs) {
+    const int n = 57;
+    double d[57], e[57], a[57], b[57];
+    random_bidiag(d, e, n, 2.0, 600);
+    check_bidiag("negative entries", d, e, n);
+    ck_assert_int_eq(run_dqds(a, d, e, n), AV_OK);
+    for (int i = 0; i < n; i++) d[i] = fabs(d[i]), e[i] = -fabs(e[i]);
+    ck_assert_int_eq(run_dqds(b, d, e, n), AV_OK);
+    ck_assert_mem_eq(a, b, sizeof a);
+}
+END_TEST
+
+// n = 1, 2 (closed form, no dqds), 3, 4 with zero patterns and extreme entries.
+START_TEST(test_bidiag_tiny_n) {
+    double sv[4];
+    const double one[] = {-3.0, 0.0, 5e-324, -DBL_MAX};
+    for (int t = 0; t < 4; t++) {
+        double e0 = 0;
+        ck_assert_int_eq(run_dqds(sv, &one[t], &e0, 1), AV_OK);
+        ck_assert_double_eq(sv[0], fabs(one[t]));
+    }
+    const double vals[] = {0.0, 1.0, -2.5, 1e150, 1e-150}; // entries within the squares' range of each other
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 5; b++)
+            for (int c = 0; c < 5; c++) {
+                double d2[2] = {vals[a], vals[c]}, e2[2] = {vals[b], 0};
+                check_bidiag("n=2", d2, e2, 2);
+                double d3[3] = {vals[a], vals[c], vals[b]}, e3[3] = {vals[b], vals[a], 0};
+                check_bidiag("n=3", d3, e3, 3);
+                double d4[4] = {vals[c], vals[a], vals[b], vals[c]}, e4[4] = {vals[a], 0.5, vals[c], 0};
+                check_bidiag("n=4", d4, e4, 4);
+            }
+}
+END_TEST
+
+/* With a tiny transform budget dqds stops early: AV_WARN_NO_CONVERGENCE, σ finite, ≥ 0, descending, and
+ * Σσ² still the trace Σd² + Σe² (the unfinished rows report the diagonal of their L·U plus their shift). */
+START_TEST(test_bidiag_budget) {
+    const int n = 100;
+    double d[100], e[100], sv[100];
+    random_bidiag(d, e, n, 0.0, 700);
+    double trace = 0, sum = 0;
+    for (int i = 0; i < n; i++) trace += d[i] * d[i] + e[i] * e[i];
+    for (int cap = 1; cap <= 40; cap += 13) {
+        avi_spectrum_test_maxit(cap);
+        int st = run_dqds(sv, d, e, n);
+        avi_spectrum_test_maxit(0);
+        ck_assert_int_eq(st, AV_WARN_NO_CONVERGENCE);
+        sum = 0;
+        for (int i = 0; i < n; i++) {
+            ck_assert(isfinite(sv[i]) && sv[i] >= 0 && (i == 0 || sv[i] <= sv[i - 1]));
+            sum += sv[i] * sv[i];
+        }
+        ck_assert_double_eq_tol(sum, trace, 1e-12 * trace);
+    }
+    ck_assert_int_eq(run_dqds(sv, d, e, n), AV_OK);
 }
 END_TEST
 
@@ -529,6 +818,15 @@ Suite *suite_spectrum(void) {
     tcase_add_test(tc, test_no_convergence);
     tcase_add_loop_test(tc, test_blocked_bidiag_matches_reference, 0, 16);
     tcase_add_test(tc, test_blocked_bidiag_in_factor_route);
+    tcase_add_test(tc, test_bidiag_closed_forms);
+    tcase_add_loop_test(tc, test_bidiag_random, 0, 6);
+    tcase_add_loop_test(tc, test_bidiag_graded, 0, 4);
+    tcase_add_loop_test(tc, test_bidiag_zeros, 0, 4);
+    tcase_add_test(tc, test_bidiag_equal);
+    tcase_add_test(tc, test_bidiag_huge_and_tiny);
+    tcase_add_test(tc, test_bidiag_signs);
+    tcase_add_test(tc, test_bidiag_tiny_n);
+    tcase_add_test(tc, test_bidiag_budget);
     tcase_add_test(tc, test_lowrank_matches);
     tcase_add_test(tc, test_lowrank_exact);
     tcase_add_test(tc, test_lowrank_status_codes);

@@ -904,7 +904,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         M = alloc_f32((size_t)n * n);
         rd_fill(r, M, (size_t)n * n, n);
     }
-    if (ops & OP_MAXIT) avi_spectrum_test_maxit(1 + (int)(rd_u8(r) % 8)); /* a few QL sweeps in all */
+    if (ops & OP_MAXIT) avi_spectrum_test_maxit(1 + (int)(rd_u8(r) % 8)); /* a few iterations in all */
     if (M && (ops & OP_SPECTRUM)) run_spectrum(r, &sv, &nf, M, n);
     if (M && (ops & OP_FACTORS) && (ops & OP_MAXIT)) run_factors(r, &prm, Q, K, n, d);
     if (ops & OP_MAXIT) avi_spectrum_test_maxit(0);
