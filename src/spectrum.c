@@ -1057,7 +1057,7 @@ static inline int chain_ok(const qd_chain *ch) { return !isnan(ch->d) && ch->dmi
 static int dqds_group(qd_state *s, int i0, int n0, double tau) {
     _Static_assert(QD_GROUP == 4, "group_wave and the steady loop run four transforms");
     double *x0 = s->cur, *x1 = s->prev, *x2 = s->spare;
-    qd_chain c0, c1, c2, c3;
+    qd_chain c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0}; // set by the first wave (zeroed for gcc -O3, which cannot see it)
     int k = i0;
     for (; k <= i0 + 6; k++) group_wave(&c0, &c1, &c2, &c3, x0, x1, x2, k, i0, n0, tau); // transform j joins at i0 + 2j
     for (; k <= n0 - 3; k++) { // every transform on a row of its loop
