@@ -90,7 +90,7 @@ bench:
 	bash bench/run.sh
 # the WASM limit of the spectrum benchmark: the spectrum's own float64 product, alone in a module
 $(W)/spectrum_gemm.wasm: bench/spectrum_gemm.c $(LIB_SRC) $(LIB_HDR) | $(W)
-	$(EMCC) $(WASM_CFLAGS) -msimd128 --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=2GB \
+	$(EMCC) $(WASM_CFLAGS) -msimd128 --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=2GB $(WASM_OPT) \
 	  bench/spectrum_gemm.c $(filter-out src/spectrum.c,$(LIB_SRC)) -o $@
 # the native baselines: the same C, built with gcc -O3 -march=native
 $(N)/%_native: bench/%_native.c bench/bench_time.h $(LIB_SRC) $(LIB_HDR) | $(N)

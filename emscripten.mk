@@ -7,8 +7,14 @@ W           := build/wasm
 WASM_CFLAGS := -O3 $(CSTD) $(WARN) -Iinclude -Isrc
 # every function the public header declares, plus the allocator the loader uses
 WASM_EXPORTS = $(shell bash scripts/wasm-exports.sh)
+# Binaryen (wasm-opt -O3, run at link time) inlines every function with a single caller, whatever its
+# size and despite the C's noinline. It folded the accurate spectrum route's out-of-line kernels (brd_pass,
+# brd_update, ...) and dqds into one 40 kB av_singular_values, which V8 then ran at 60% of the speed of
+# the same code kept apart: 4.8 against 3.0 ms at n = 256 (docs/performance.md, "Build"). LLVM has already
+# inlined what it judged worth it; Binaryen keeps only its small-function inlining.
+WASM_OPT    := -sBINARYEN_EXTRA_PASSES=--one-caller-inline-max-function-size=0
 WASM_LINK   := --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=16MB \
-               -sMAXIMUM_MEMORY=2GB
+               -sMAXIMUM_MEMORY=2GB $(WASM_OPT)
 
 wasm: $(W)/attnviz.wasm $(W)/attnviz-scalar.wasm
 

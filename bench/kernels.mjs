@@ -9,7 +9,8 @@ const ROOT = new URL('../', import.meta.url);
 const NATIVE = new URL('build/native/kernels_native', ROOT).pathname;
 const D = 64;
 
-const av = await loadAttnviz({ source: new URL('build/wasm/attnviz.wasm', ROOT), simd: true });
+const WASM = process.env.ATTNVIZ_WASM ? new URL(`file://${process.env.ATTNVIZ_WASM}`) : new URL('build/wasm/attnviz.wasm', ROOT);
+const av = await loadAttnviz({ source: WASM, simd: true });
 // every variant of the registry at its defaults (docs/variant-formulas.md); knob ids for the native side are enum
 // av_knob values, the registry's knob order from AV_KNOB_CAUSAL = 1
 const CASES = [...av.variantNames.map((name) => [name, {}]),
