@@ -762,6 +762,30 @@ static inline avs_f64x2 avs_log2x(avs_f64x2 x) {
     return dk * LN2_HI - ((hfsq - (s * (hfsq + r) + dk * LN2_LO)) - f);
 }
 
+/* e^x in two float64 lanes, branch-free: fdlibm's e_exp.c (Sun Microsystems, 1993), error < 1 ulp.
+ * x = k·ln 2 + r with |r| ≤ ln 2/2 (k rounded by the 1.5·2^52 trick, ln 2 in two parts so that r is
+ * exact), e^r = 1 − ((lo − r·c/(2 − c)) − hi) with c = r − r²·P(r²), then 2^k added to the exponent
+ * field (k's low 12 bits, from the same trick, shifted into place: the 64-bit add wraps for k < 0).
+ * x is clamped to [−708, 709] first, where the result and the scaling stay normal: e^x below e^−708
+ * (~3e−308) comes out as e^−708. Lane-wise arithmetic only, so the bits are the same in WASM and
+ * natively (SSE2), under every libm. Used for u^p = e^{p·ln u} (the focused map at a fractional p). */
+static inline avs_f64x2 avs_exp_f64x2(avs_f64x2 x) {
+    const double LN2_HI = 6.93147180369123816490e-01, LN2_LO = 1.90821492927058770002e-10,
+                 INV_LN2 = 1.44269504088896338700e+00, SHIFT = 6755399441055744.0; // 1.5·2^52
+    const double P1 = 1.66666666666666019037e-01, P2 = -2.77777777770155933842e-03,
+                 P3 = 6.61375632143793436117e-05, P4 = -1.65339022054652515390e-06,
+                 P5 = 4.13813679705723846039e-08;
+    const avs_f64x2 lo_x = {-708.0, -708.0}, hi_x = {709.0, 709.0};
+    avs_i64x2 below = (avs_i64x2)(x < lo_x), above = (avs_i64x2)(x > hi_x); // lanes of all ones where true
+    x = (avs_f64x2)(((avs_i64x2)x & ~below) | ((avs_i64x2)lo_x & below));
+    x = (avs_f64x2)(((avs_i64x2)x & ~above) | ((avs_i64x2)hi_x & above));
+    avs_f64x2 kd = x * INV_LN2 + SHIFT, dk = kd - SHIFT;
+    avs_f64x2 hi = x - dk * LN2_HI, lo = dk * LN2_LO, r = hi - lo, t = r * r;
+    avs_f64x2 c = r - t * (P1 + t * (P2 + t * (P3 + t * (P4 + t * P5))));
+    avs_f64x2 y = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi);
+    return (avs_f64x2)((avs_u64x2)y + ((avs_u64x2)kd << 52));
+}
+
 /* The former avs_log2x (a 64-bit arithmetic shift for k): kept as the plain twin the tests compare with. */
 static inline avs_f64x2 avs_log2x_ref(avs_f64x2 x) {
     const double LN2_HI = 6.93147180369123816490e-01, LN2_LO = 1.90821492927058770002e-10;

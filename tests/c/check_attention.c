@@ -342,6 +342,59 @@ START_TEST(test_log2x_matches_scalar) {
 }
 END_TEST
 
+/* avs_exp_f64x2 against libm's exp: within 1 ulp over [−708, 709] (fdlibm's bound), both lanes, and
+ * clamped outside it; and the focused map at fractional powers (u^p = e^{p·ln u} in two lanes) against
+ * the map's own steps with libm's pow: within 2 float ulps of the reference entry (entries below 2^−63
+ * flushed to 0), odd d for the tail lane. */
+START_TEST(test_exp_f64x2_and_focused_powers) {
+    av_rng rng;
+    av_rng_seed(&rng, 78);
+    for (int t = 0; t < 200000; t++) {
+        double a = (av_rng_uniform(&rng) - 0.5) * 2 * 708, b = t % 3 ? -av_rng_uniform(&rng) * 60 : (av_rng_uniform(&rng) - 0.5) * 1e-6;
+        avs_f64x2 got = avs_exp_f64x2((avs_f64x2){a, b});
+        double ea = exp(a), eb = exp(b);
+        ck_assert_msg(fabs(got[0] - ea) <= 1.0 * (nextafter(ea, INFINITY) - ea), "exp(%.17g)", a);
+        ck_assert_msg(fabs(got[1] - eb) <= 1.0 * (nextafter(eb, INFINITY) - eb), "exp(%.17g)", b);
+    }
+    avs_f64x2 edge = avs_exp_f64x2((avs_f64x2){-1e300, 0.0});
+    ck_assert(edge[0] == avs_exp_f64x2((avs_f64x2){-708.0, 0.0})[0] && edge[0] > 0 && edge[1] == 1.0);
+    edge = avs_exp_f64x2((avs_f64x2){1e300, 709.0});
+    ck_assert(edge[0] == edge[1] && isfinite(edge[0]));
+
+    const double powers[] = {1.1, 2.5, 3.7, 6.05, 9.9};
+    int n = 41, d = 13;
+    float *Q, *K, *V, *PQ = malloc(sizeof(float) * n * d), *PK = malloc(sizeof(float) * n * d);
+    inputs(&Q, &K, &V, n, d, 1, 21, 2.0);
+    for (int t = 0; t < 5; t++) {
+        av_params p;
+        av_params_default(&p, AV_FOCUSED);
+        p.p = powers[t];
+        size_t wb = av_features_work(&p, n, d);
+        void *w = work_for(wb);
+        ck_assert_int_eq(av_features(PQ, PK, Q, K, n, d, &p, w, wb), AV_OK);
+        free(w);
+        for (int i = 0; i < n; i++) { // the map's own steps, with libm's pow for u^p
+            const float *x = Q + (size_t)i * d;
+            double u[13], ymax = 0, ny = 0, nu = 0;
+            for (int f = 0; f < d; f++) {
+                u[f] = ((x[f] > 0 ? (double)x[f] : 0.0) + 1e-6) * (1.0 / 0.69314718055994530942);
+                ymax = u[f] > ymax ? u[f] : ymax;
+                ny += u[f] * u[f];
+            }
+            for (int f = 0; f < d; f++) { u[f] = pow(u[f] / ymax, p.p); nu += u[f] * u[f]; }
+            float a = (float)(sqrt(ny) / sqrt(nu));
+            for (int f = 0; f < d; f++) {
+                float ref = (float)u[f] * a, got = PQ[(size_t)i * d + f]; // below FLT_MIN, (float)u[f] is subnormal
+                if (ref < 0x1p-63f) ref = 0.0f;                                // entries below 2^-63 are flushed
+                float tol = 2 * (nextafterf(fabsf(ref), INFINITY) - fabsf(ref)) + 2 * a * FLT_TRUE_MIN;
+                ck_assert_msg(fabsf(got - ref) <= tol, "p %g row %d f %d: %.9g vs %.9g", p.p, i, f, got, ref);
+            }
+        }
+    }
+    free(Q); free(K); free(V); free(PQ); free(PK);
+}
+END_TEST
+
 START_TEST(test_exp_row_matches_scalar) {
     enum { L = 1037 };
     float x[L], y[L];
@@ -1187,6 +1240,7 @@ Suite *suite_attention(void) {
     tcase_add_test(tc, test_exp_ulp);
     tcase_add_test(tc, test_exp_row_matches_scalar);
     tcase_add_test(tc, test_log2x_matches_scalar);
+    tcase_add_test(tc, test_exp_f64x2_and_focused_powers);
     tcase_add_test(tc, test_finite_and_sum_helpers);
     tcase_add_loop_test(tc, test_matrix_vs_reference, 0, NREF);
     tcase_add_test(tc, test_focused_dwc_and_powers);
