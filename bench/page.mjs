@@ -9,12 +9,14 @@
 // (softmax's scale: a draft): heatmap frames drawn per second and their latency.
 // Appends {name, n, d, ms, baseline, baseline_ms} records to build/bench.json (baseline: the target of
 // docs/performance.md). Needs `make web`. Usage: node bench/page.mjs [samples=15]
-// (ATTNVIZ_WEB=dir serves another build of the page, e.g. an older one for a comparison in one sitting.)
+// (ATTNVIZ_WEB=dir serves another build of the page, e.g. an older one for a comparison in one sitting;
+// ATTNVIZ_PAGE_N=1024 or 256,4096 measures only those sizes.)
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { serve } from '../scripts/serve.mjs';
 import { launch, openLab } from '../tests/e2e/browser.mjs';
 
 const SAMPLES = Number(process.argv[2] ?? 15);
+const SIZES = (process.env.ATTNVIZ_PAGE_N ?? '256,1024,4096').split(',').map(Number);
 const TARGETS = { 256: { heat: 16, spec: 33 }, 1024: { heat: 33, spec: null } };
 const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor(s.length / 2)]; };
 
@@ -79,7 +81,7 @@ const server = await serve(process.env.ATTNVIZ_WEB ?? 'build/web', 0);
 const browser = await launch();
 const records = [];
 try {
-  for (const n of [256, 1024]) {
+  for (const n of [256, 1024].filter((n) => SIZES.includes(n))) {
     const { page, errors } = await openLab(browser.context, server.url, { hash: `v=1&variant=focused&n=${n}&d=64` });
     await measure(page, n); // warm-up (V8 tiers up the wasm)
     const r = await measure(page, n);
@@ -97,7 +99,7 @@ try {
   for (const [label, hash, id, values] of [
     ['focused p (factors)', 'v=1&variant=focused&n=4096&d=64', 'k-p', [2, 2.5, 3, 3.5, 4, 4.5, 5, 4.5, 4, 3.5, 3, 2.5]],
     ['softmax scale (draft)', 'v=1&variant=softmax&n=4096&d=64', 'k-scale', [0.1, 0.15, 0.2, 0.25, 0.3, 0.25, 0.2, 0.15]],
-  ]) {
+  ].filter(() => SIZES.includes(4096))) {
     const { page, errors } = await openLab(browser.context, server.url, { hash });
     await page.waitForFunction(() => window.attnviz.snapshot() !== null, null, { timeout: 120000 }); // the full first view
     await dragRate(page, id, values, { seconds: 1 }); // warm-up
