@@ -229,10 +229,14 @@ function onChange(name, value, phase) {
   }
   if (phase === 'change') { dragging = false; release = true; }
   redraw.controls = true;
-  schedule();
+  // above MAIN_THREAD_MAX_N the workers compute: their job goes out with the input, not at the next
+  // animation frame (up to 16 ms later, when the input did not come aligned with frames, as keys do)
+  if (st && st.n > MAIN_THREAD_MAX_N && dirty !== null && phase !== 'change') commitNow();
+  else schedule();
 }
 
 function schedule() { if (!raf) raf = requestAnimationFrame(commit); }
+function commitNow() { if (raf) { cancelAnimationFrame(raf); raf = 0; } commit(); }
 
 // --- commit: one per animation frame --------------------------------------------------------------
 function commit() {
