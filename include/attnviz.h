@@ -567,6 +567,16 @@ size_t av_readouts_work(int n, int dv);
 int av_readouts(double *vals, int *reasons, const float *M, const double *sv, double noise_floor,
                 const float *A, const float *V, int n, int dv, int causal, double tau,
                 void *work, size_t work_bytes);
+/* av_readouts, plus the per-row entropies it averages into row_entropy_mean: when row_entropy is not NULL,
+ * row_entropy[i] (n of them) = −Σ_j p_ij ln p_ij over row i's allowed entries normalised to sum 1
+ * (natural log, zeros contributing 0), NaN for a row with a negative allowed entry or a sum ≤ 0. The page
+ * bins them with av_entropy_hist instead of recomputing them (av_row_entropy_hist: n² more logarithms).
+ * Same arguments, work size (av_readouts_work) and returns as av_readouts; on AV_ERR_NONFINITE every
+ * row_entropy[i] is NaN, on the argument errors (NULL, SIZE, KNOB, WORKSPACE) row_entropy is untouched.
+ * av_readouts is this with row_entropy NULL. */
+int av_readouts_rows(double *vals, int *reasons, double *row_entropy, const float *M, const double *sv,
+                     double noise_floor, const float *A, const float *V, int n, int dv, int causal, double tau,
+                     void *work, size_t work_bytes);
 
 /* Truncated-SVD error curve e(r) = Σ_{i>r} σᵢ² / Σσᵢ², r = 0..n, into e[n+1]: e(0) = 1, e(n) = 0
  * (all zeros when every σ is 0). AV_OK, AV_ERR_NULL, AV_ERR_SIZE or AV_ERR_NONFINITE. */
@@ -576,6 +586,12 @@ int av_error_curve(double *e, const double *sv, int n);
  * over [0, ln n], equal-width bins, the top edge in the last bin. Rows with a negative entry or a zero
  * sum are left out and AV_WARN_ZERO_ROW is returned. */
 int av_row_entropy_hist(int *counts, int bins, const float *M, int n, int causal);
+/* The same histogram from given per-row entropies h[0..n) (av_readouts_rows's row_entropy): counts[bins]
+ * over [0, ln n], bin (int)(h/ln n·bins) clamped to [0, bins − 1] (±Inf to the end bins); NaN entries are
+ * left out and AV_WARN_ZERO_ROW is returned. For the entropies of av_readouts_rows the counts are exactly
+ * those of av_row_entropy_hist on the same M and mask (the same per-row function, the same binning).
+ * AV_OK, AV_WARN_ZERO_ROW, AV_ERR_NULL or AV_ERR_SIZE (bins < 1, n < 1 or n > AV_MAX_N). */
+int av_entropy_hist(int *counts, int bins, const double *h, int n);
 
 /* Cost counts: multiply-adds and bytes of the quadratic and the linear path at these sizes
  * (out[0] quad madds, out[1] quad bytes, out[2] linear madds, out[3] linear bytes; linear −1 if none). */

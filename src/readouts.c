@@ -207,7 +207,9 @@ static double row_entropy(const float *row, int m, int *why, double *sum_out) {
     return -sum_p_log_p(row, m, 1.0 / sum);
 }
 
-static void entries(double *vals, int *reasons, const float *M, int n, int causal, double tau, float *buf) {
+/* row_h: row i's entropy (NaN where undefined) into row_h[i], or NULL. */
+static void entries(double *vals, int *reasons, double *row_h, const float *M, int n, int causal, double tau,
+                    float *buf) {
     long below001 = 0, below_tau = 0, allowed_total = 0;
     double keys = 0.0, ent = 0.0, uni = 0.0, dev = 0.0;
     int why_keys = AV_REASON_NONE, why_ent = AV_REASON_NONE;
@@ -229,6 +231,7 @@ static void entries(double *vals, int *reasons, const float *M, int n, int causa
         uni += log((double)m);
         int why = AV_REASON_NONE;
         double sum = 0.0, h = row_entropy(row, m, &why, &sum);
+        if (row_h) row_h[i] = h;
         if (why) { why_ent = why_ent ? why_ent : why; why_keys = why_keys ? why_keys : why; continue; }
         ent += h;
         /* 90% of the row's sum, less 1e-12 of it so that rounding in the sum of equal entries cannot add
@@ -366,9 +369,9 @@ size_t av_readouts_work(int n, int dv) {
     return a.used > SIZE_MAX ? 0 : (size_t)a.used;
 }
 
-int av_readouts(double *vals, int *reasons, const float *M, const double *sv, double noise_floor,
-                const float *A, const float *V, int n, int dv, int causal, double tau,
-                void *work, size_t work_bytes) {
+int av_readouts_rows(double *vals, int *reasons, double *row_entropy, const float *M, const double *sv,
+                     double noise_floor, const float *A, const float *V, int n, int dv, int causal, double tau,
+                     void *work, size_t work_bytes) {
     if (!vals || !reasons || !M || !work) return AV_ERR_NULL;
     if (n < 1 || n > AV_MAX_N || dv < 0 || dv > AV_MAX_D || (V && dv < 1)) return AV_ERR_SIZE;
     if (!(tau >= 0.0) || !isfinite(tau)) return AV_ERR_KNOB;
@@ -377,18 +380,26 @@ int av_readouts(double *vals, int *reasons, const float *M, const double *sv, do
     for (int r = 0; r < AV_R_COUNT; r++) { vals[r] = NAN; reasons[r] = AV_REASON_NONE; }
     if (!avi_all_finite(M, (size_t)n * n)) {
         for (int r = 0; r < AV_R_COUNT; r++) reasons[r] = AV_REASON_MATRIX_NONFINITE;
+        if (row_entropy)
+            for (int i = 0; i < n; i++) row_entropy[i] = NAN;
         return AV_ERR_NONFINITE;
     }
     avi_arena a = avi_arena_over(work);
     readout_ws w;
     readout_layout(&w, &a, n, dv);
     spectral(vals, reasons, sv, noise_floor, n);
-    entries(vals, reasons, M, n, causal != 0, tau > 0.0 ? tau : 0.1, w.row);
+    entries(vals, reasons, row_entropy, M, n, causal != 0, tau > 0.0 ? tau : 0.1, w.row);
     errors(vals, reasons, M, A, V, n, dv, causal != 0, &w);
     set_undefined(vals, reasons, AV_R_SEMISEPARABLE_RANK, AV_REASON_NO_BLOCK); /* its own SVD: av_semiseparable_rank */
     for (int r = 0; r < AV_R_COUNT; r++) /* the promise: never ±Inf, never NaN without a reason */
         if (!isfinite(vals[r]) && reasons[r] == AV_REASON_NONE) set_undefined(vals, reasons, r, AV_REASON_OVERFLOW);
     return AV_OK;
+}
+
+int av_readouts(double *vals, int *reasons, const float *M, const double *sv, double noise_floor,
+                const float *A, const float *V, int n, int dv, int causal, double tau,
+                void *work, size_t work_bytes) {
+    return av_readouts_rows(vals, reasons, NULL, M, sv, noise_floor, A, V, n, dv, causal, tau, work, work_bytes);
 }
 
 int av_error_curve(double *e, const double *sv, int n) {
@@ -413,6 +424,28 @@ int av_error_curve(double *e, const double *sv, int n) {
     return AV_OK;
 }
 
+/* The bin of entropy h (not NaN) among `bins` equal-width bins over [0, top]: the top edge goes in the last
+ * bin, anything outside (rounding below 0, a caller's value beyond ln n, ±Inf) in the nearest end bin. The
+ * comparisons come before the conversion, which would be undefined for ±Inf. For finite h this is
+ * (int)(h/top·bins) clamped to [0, bins − 1], as it always was. */
+static int entropy_bin(double h, double top, int bins) {
+    double x = top > 0.0 ? h / top * bins : 0.0;
+    return x < 1.0 ? 0 : x >= bins ? bins - 1 : (int)x;
+}
+
+int av_entropy_hist(int *counts, int bins, const double *h, int n) {
+    if (!counts || !h) return AV_ERR_NULL;
+    if (bins < 1 || n < 1 || n > AV_MAX_N) return AV_ERR_SIZE;
+    memset(counts, 0, sizeof(int) * (size_t)bins);
+    double top = log((double)n);
+    int status = AV_OK;
+    for (int i = 0; i < n; i++) {
+        if (isnan(h[i])) { status = AV_WARN_ZERO_ROW; continue; }
+        counts[entropy_bin(h[i], top, bins)]++;
+    }
+    return status;
+}
+
 int av_row_entropy_hist(int *counts, int bins, const float *M, int n, int causal) {
     if (!counts || !M) return AV_ERR_NULL;
     if (bins < 1 || n < 1 || n > AV_MAX_N) return AV_ERR_SIZE;
@@ -420,12 +453,11 @@ int av_row_entropy_hist(int *counts, int bins, const float *M, int n, int causal
     memset(counts, 0, sizeof(int) * (size_t)bins);
     double top = log((double)n);
     int status = AV_OK;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++) { // the entropies of av_readouts_rows (row_entropy), binned as av_entropy_hist
         int why = AV_REASON_NONE;
         double sum, h = row_entropy(M + (size_t)i * n, allowed(i, n, causal != 0), &why, &sum);
         if (why) { status = AV_WARN_ZERO_ROW; continue; }
-        int b = top > 0.0 ? (int)(h / top * bins) : 0;
-        counts[b < 0 ? 0 : b >= bins ? bins - 1 : b]++;
+        counts[entropy_bin(h, top, bins)]++;
     }
     return status;
 }

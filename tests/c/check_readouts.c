@@ -483,6 +483,96 @@ START_TEST(test_entropy_hist) {
 }
 END_TEST
 
+// Row i's entropy in plain double, as docs/readouts.md defines it: NaN for a negative entry or a zero sum.
+static double ref_row_entropy(const float *row, int m) {
+    double sum = 0, h = 0;
+    for (int j = 0; j < m; j++) {
+        if (row[j] < 0) return NAN;
+        sum += row[j];
+    }
+    if (!(sum > 0)) return NAN;
+    for (int j = 0; j < m; j++)
+        if (row[j] > 0) h -= row[j] / sum * log(row[j] / sum);
+    return h;
+}
+
+START_TEST(test_readouts_rows) {
+    const int n = 157, bins = 20; // odd n: the two-lane loops' tails
+    float *M = malloc(sizeof(float) * n * n);
+    double *h = malloc(sizeof(double) * n), *h2 = malloc(sizeof(double) * n);
+    av_rng rng;
+    av_rng_seed(&rng, 33);
+    for (int i = 0; i < n * n; i++) M[i] = wide_value(&rng);
+    for (int i = 0; i < n; i++) M[i * n + i] = 0.5f;
+    for (int j = 0; j < n; j++) M[7 * n + j] = 0.0f; // a zero row
+    M[7 * n + 7] = 0.0f;
+    M[11 * n + 3] = -0.25f;                          // a negative entry (allowed in both masks)
+    size_t br = av_readouts_work(n, 0);
+    void *wr = malloc(br);
+    for (int causal = 0; causal <= 1; causal++) {
+        res r, q;
+        ck_assert_int_eq(av_readouts_rows(r.v, r.why, h, M, NULL, 0, NULL, NULL, n, 0, causal, 0, wr, br), AV_OK);
+        ck_assert_int_eq(av_readouts_rows(q.v, q.why, NULL, M, NULL, 0, NULL, NULL, n, 0, causal, 0, wr, br), AV_OK);
+        for (int k = 0; k < AV_R_COUNT; k++) { // NULL row_entropy: the same readouts, bit for bit
+            ck_assert_int_eq(r.why[k], q.why[k]);
+            ck_assert(memcmp(&r.v[k], &q.v[k], sizeof(double)) == 0);
+        }
+        for (int i = 0; i < n; i++) {
+            double want = ref_row_entropy(M + (size_t)i * n, causal ? i + 1 : n);
+            if (isnan(want)) ck_assert_msg(isnan(h[i]), "row %d: %g, want NaN", i, h[i]);
+            else ck_assert_msg(fabs(h[i] - want) <= 1e-13 * fabs(want) + 1e-15, "row %d: %.17g, want %.17g", i, h[i], want);
+        }
+        ck_assert(isnan(h[7]) && isnan(h[11]));
+        // the histogram from these entropies is exactly av_row_entropy_hist's
+        int c1[20], c2[20];
+        ck_assert_int_eq(av_entropy_hist(c1, bins, h, n), AV_WARN_ZERO_ROW);
+        ck_assert_int_eq(av_row_entropy_hist(c2, bins, M, n, causal), AV_WARN_ZERO_ROW);
+        for (int b = 0; b < bins; b++) ck_assert_int_eq(c1[b], c2[b]);
+    }
+    // rows that are distributions: row_entropy_mean is the mean of row_entropy, and no warning
+    for (int i = 0; i < n * n; i++) M[i] = fabsf(M[i]) + 1e-3f;
+    res r;
+    ck_assert_int_eq(av_readouts_rows(r.v, r.why, h, M, NULL, 0, NULL, NULL, n, 0, 0, 0, wr, br), AV_OK);
+    double mean = 0;
+    for (int i = 0; i < n; i++) mean += h[i];
+    ck_assert_double_eq_tol(r.v[AV_R_ROW_ENTROPY_MEAN], mean / n, 1e-14 * (mean / n));
+    int c1[20], c2[20];
+    ck_assert_int_eq(av_entropy_hist(c1, bins, h, n), AV_OK);
+    ck_assert_int_eq(av_row_entropy_hist(c2, bins, M, n, 0), AV_OK);
+    for (int b = 0; b < bins; b++) ck_assert_int_eq(c1[b], c2[b]);
+    // hand-placed entropies: bins of width ln n / 4, the top edge and beyond in the last, below 0 in the first
+    const double top = log(4.0);
+    double g[4] = {0.0, top, -1.0, INFINITY};
+    int c4[4];
+    ck_assert_int_eq(av_entropy_hist(c4, 4, g, 4), AV_OK);
+    ck_assert_int_eq(c4[0], 2);
+    ck_assert_int_eq(c4[3], 2);
+    g[2] = 0.6 * top;
+    g[3] = NAN;
+    ck_assert_int_eq(av_entropy_hist(c4, 4, g, 4), AV_WARN_ZERO_ROW);
+    ck_assert_int_eq(c4[0] + c4[1] + c4[2] + c4[3], 3);
+    ck_assert_int_eq(c4[2], 1);
+    // n = 1: ln n = 0, every defined row in bin 0
+    double one = 0.0;
+    ck_assert_int_eq(av_entropy_hist(c4, 4, &one, 1), AV_OK);
+    ck_assert_int_eq(c4[0], 1);
+    // errors
+    ck_assert_int_eq(av_entropy_hist(NULL, 4, g, 4), AV_ERR_NULL);
+    ck_assert_int_eq(av_entropy_hist(c4, 4, NULL, 4), AV_ERR_NULL);
+    ck_assert_int_eq(av_entropy_hist(c4, 0, g, 4), AV_ERR_SIZE);
+    ck_assert_int_eq(av_entropy_hist(c4, 4, g, 0), AV_ERR_SIZE);
+    ck_assert_int_eq(av_entropy_hist(c4, 4, g, AV_MAX_N + 1), AV_ERR_SIZE);
+    ck_assert_int_eq(av_readouts_rows(NULL, r.why, h, M, NULL, 0, NULL, NULL, n, 0, 0, 0, wr, br), AV_ERR_NULL);
+    ck_assert_int_eq(av_readouts_rows(r.v, r.why, h, M, NULL, 0, NULL, NULL, n, 0, 0, 0, wr, br - 1), AV_ERR_WORKSPACE);
+    M[5] = INFINITY; // every row entropy NaN with every readout
+    h[0] = 1.0;
+    ck_assert_int_eq(av_readouts_rows(r.v, r.why, h, M, NULL, 0, NULL, NULL, n, 0, 0, 0, wr, br), AV_ERR_NONFINITE);
+    for (int i = 0; i < n; i++) ck_assert(isnan(h[i]));
+    (void)h2;
+    free(M); free(h); free(h2); free(wr);
+}
+END_TEST
+
 START_TEST(test_names_and_status) {
     ck_assert_str_eq(av_readout_name(AV_R_RANK_REL_1E3), "rank_rel_1e-3");
     ck_assert_str_eq(av_readout_name(AV_R_SPARSITY_LT_001), "sparsity_lt_0.01");
@@ -540,6 +630,7 @@ Suite *suite_readouts(void) {
     tcase_add_test(tc, test_error_curve);
     tcase_add_test(tc, test_error_curve_extreme_scales);
     tcase_add_test(tc, test_entropy_hist);
+    tcase_add_test(tc, test_readouts_rows);
     tcase_add_test(tc, test_names_and_status);
     suite_add_tcase(s, tc);
     return s;

@@ -14,7 +14,8 @@
  * hostile values (±1e30, 1e33, 1e-40 denormals, NaN bit patterns, ±Inf, zeros, raw bits) or from
  * av_generate with a few hostile entries. Then it drives av_matrix, av_attend, av_scores, av_features,
  * av_linear, av_recurrent_step, av_factor_rank, av_factors, av_feature_dim, av_singular_values (both
- * routes), av_lowrank_singular_values, av_lowrank_block_mean, av_readouts, av_error_curve, av_row_entropy_hist, av_cost,
+ * routes), av_lowrank_singular_values, av_lowrank_block_mean, av_readouts, av_readouts_rows, av_error_curve, av_row_entropy_hist,
+ * av_entropy_hist, av_cost,
  * av_generate, av_limit, the portable stream and functions (av_rng_*, av_portable_*) and the registry
  * queries, each with a workspace that is exact, one byte short, 64 bytes short, NULL (with 0 bytes or the
  * full size), or exact at an 8-byte (not 64-byte) alignment; every required pointer NULL in turn; and the
@@ -593,8 +594,28 @@ static void run_readouts(reader *r, const float *M, const double *sv, int own_sv
     int reasons[AV_R_COUNT];
     for (int k = 0; k < AV_R_COUNT; k++) { vals[k] = 12345.0; reasons[k] = -99; }
     int st = av_readouts(vals, reasons, M, sv, nf, A, V, n, vdv, causal, tau, w.ptr, w.bytes);
+    /* av_readouts_rows on the same workspace: the same status and readouts, bit for bit, and per-row
+     * entropies in [0, ln m] (up to rounding) or NaN, which av_entropy_hist bins exactly as
+     * av_row_entropy_hist does */
+    double rv[AV_R_COUNT], *h = alloc_f64((size_t)n);
+    int rr[AV_R_COUNT];
+    int st2 = av_readouts_rows(rv, rr, h, M, sv, nf, A, V, n, vdv, causal, tau, w.ptr, w.bytes);
+    if (st2 != st) broken("av_readouts_rows returned %d, av_readouts %d", st2, st);
     ws_check(&w, "av_readouts", st, 0);
-    if (st < 0) return;
+    if (st < 0) { free(h); return; }
+    for (int k = 0; k < AV_R_COUNT; k++)
+        if (rr[k] != reasons[k] || memcmp(&rv[k], &vals[k], sizeof(double)))
+            broken("av_readouts_rows: readout %s = %.17g (reason %d), av_readouts %.17g (%d)", av_readout_name(k),
+                   rv[k], rr[k], vals[k], reasons[k]);
+    for (int i = 0; i < n; i++) {
+        double top = log(causal ? i + 1.0 : (double)n);
+        if (!isnan(h[i]) && !(h[i] >= -1e-9 && h[i] <= top * (1 + 1e-9) + 1e-9))
+            broken("row %d's entropy %.17g is outside [0, ln m = %.17g]", i, h[i], top);
+    }
+    int c1[7], c2[7], s1 = av_entropy_hist(c1, 7, h, n), s2 = av_row_entropy_hist(c2, 7, M, n, causal);
+    if (s1 != s2 || memcmp(c1, c2, sizeof c1))
+        broken("av_entropy_hist (%d) and av_row_entropy_hist (%d) disagree", s1, s2);
+    free(h);
     for (int k = 0; k < AV_R_COUNT; k++) {
         const char *name = av_readout_name(k);
         if (isinf(vals[k])) broken("readout %s = %g (never ±Inf)", name, vals[k]);
@@ -772,6 +793,10 @@ static void run_nulls(const av_params *prm) {
     MUST_FAIL(av_error_curve(e, NULL, NN));
     MUST_FAIL(av_row_entropy_hist(NULL, 4, M, NN, 0));
     MUST_FAIL(av_row_entropy_hist(counts, 4, NULL, NN, 0));
+    MUST_FAIL(av_readouts_rows(NULL, reasons, sv, M, sv, 0, M, V, NN, DV, 0, 0, work, wb));
+    MUST_FAIL(av_readouts_rows(vals, reasons, sv, NULL, sv, 0, M, V, NN, DV, 0, 0, work, wb));
+    MUST_FAIL(av_entropy_hist(NULL, 4, sv, NN));
+    MUST_FAIL(av_entropy_hist(counts, 4, NULL, NN));
     MUST_FAIL(av_generate(NULL, P, P, NN, DD, 0, 1, 0));
     MUST_FAIL(av_generate(P, NULL, P, NN, DD, 0, 1, 0));
     MUST_FAIL(av_generate(P, P, NULL, NN, DD, 0, 1, 0));
@@ -882,6 +907,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             MUST_REFUSE(av_readouts(D1, I1, M1, NULL, 0, NULL, NULL, n, 0, 0, 0, wk, wb));
             MUST_REFUSE(av_error_curve(D1, D1, n));
             MUST_REFUSE(av_row_entropy_hist(I1, 1, M1, n, 0));
+            MUST_REFUSE(av_entropy_hist(I1, 1, D1, n));
         }
 #undef MUST_REFUSE
         free(Q), free(K), free(V), free(W);
