@@ -520,6 +520,7 @@ class Lab {
     this.av = av;
     this.n = n; this.d = d; this.dv = dv;
     this.bufs = new Map(); // name → {ptr, bytes}
+    this.rowsRead = null; // {of, causal} when the last readouts() kept its row entropies (rowEntropyHistogram)
     this.prm = 0; this.Qp = 0; this.Kp = 0; this.Vp = 0;
     /** AV_OK, or why this lab computes nothing (AV_ERR_SIZE for n, d, dv the library refuses; AV_ERR_TOO_LARGE
      *  or AV_ERR_NOMEM when Q, K, V do not fit): every call then returns this status and allocates nothing. */
@@ -696,6 +697,7 @@ class Lab {
   /** An n×n matrix into buffer `name` ('M' or 'A') with the knobs in place (matrix(), reference()). */
   matrixInto(name) {
     const ex = this.av.exports, n = this.n;
+    this.rowsRead = null; // the row entropies kept by readouts() belong to the matrix being replaced
     const bytes = ex.av_matrix_work(this.prm, n, this.d) >>> 0;
     if (bytes === 0) return this.zeroWork();
     const got = this.take([[name, n * n * 4], [name === 'M' ? 'vwork' : 'work', bytes]]);
@@ -730,6 +732,7 @@ class Lab {
     const ex = this.av.exports, n = this.n;
     const { status, why } = this.applyKnobs(knobs);
     if (status) return this.result(status, why);
+    this.rowsRead = null;
     const bytes = ex.av_attend_work(this.prm, n, this.d, this.dv) >>> 0;
     if (bytes === 0) return this.zeroWork();
     const got = this.take([['M', n * n * 4], ['O', n * this.dv * 4], ['vwork', bytes]]);
@@ -1072,7 +1075,8 @@ class Lab {
    * opts.semiseparable: false skips semiseparable_rank's own SVD of M's block (an eighth of the full one;
    *   the readout then keeps its reason) for callers that do not read it;
    * opts.of: 'A' reads the softmax reference from the last reference() call instead of M (no error
-   *   readouts then: they compare with A itself).
+   *   readouts then: they compare with A itself);
+   * opts.rows: keep the row entropies the readouts compute (av_readouts_rows), for rowEntropyHistogram().
    * @returns {object} keyed by the JSON names; undefined readouts are null with `<key>_reason`.
    */
   readouts(knobs, opts = {}) {
@@ -1087,9 +1091,10 @@ class Lab {
     const refOk = isSoftmax || opts.reference === false || this.reference(k).status >= 0;
     const bytes = ex.av_readouts_work(n, this.dv) >>> 0;
     if (bytes === 0) return this.readoutsFailed(STATUS.ERR_TOO_LARGE); // n and dv are valid
-    const got = this.take([['svr', n * 8], ['vals', 64 * 8], ['reasons', 64 * 4], ['work', bytes]]);
+    this.rowsRead = null;
+    const got = this.take([['svr', n * 8], ['vals', 64 * 8], ['reasons', 64 * 4], ['work', bytes], ['rowH', opts.rows ? n * 8 : 0]]);
     if (got.status !== STATUS.OK) return this.readoutsFailed(got.status);
-    const [svr, vals, reasons, w] = got.ptrs;
+    const [svr, vals, reasons, w, rowH] = got.ptrs;
     let svp = 0;
     if (sv) {
       svp = svr;
@@ -1097,8 +1102,9 @@ class Lab {
     }
     // reference() rewrote the params; av_readouts takes causal directly, so they need no reset
     const A = isSoftmax || !refOk ? 0 : this.bufs.get('A')?.ptr ?? 0;
-    const st = ex.av_readouts(vals, reasons, this.bufs.get(of).ptr, svp, floor, A, this.Vp, n, this.dv,
-      k.causal ? 1 : 0, opts.tau ?? 0, w, bytes);
+    const st = ex.av_readouts_rows(vals, reasons, opts.rows ? rowH : 0, this.bufs.get(of).ptr, svp, floor, A, this.Vp,
+      n, this.dv, k.causal ? 1 : 0, opts.tau ?? 0, w, bytes);
+    if (opts.rows && st >= 0) this.rowsRead = { of, causal: !!k.causal };
     const out = { status: st, message: this.av.statusString(st) };
     const names = this.readoutNames();
     const count = names.length;
@@ -1184,6 +1190,26 @@ class Lab {
     let rows = 0;
     if (counts) for (let i = 0; i < bins; i++) rows += counts[i];
     return { ...this.result(st), counts, bins, top: Math.log(this.n), left: counts ? this.n - rows : null };
+  }
+
+  /**
+   * The row-entropy histogram of the matrix the last readouts({rows: true}) call read, binned from the
+   * entropies it computed (av_entropy_hist: entropyHistogram()'s counts without a second pass over the
+   * n² entries). Same shape as entropyHistogram(), plus `of` ('M' | 'A') and `causal`; null when the last
+   * readouts() call kept no rows.
+   */
+  rowEntropyHistogram(bins = 24) {
+    const rows = this.rowsRead;
+    if (!rows || this.status !== STATUS.OK) return null;
+    if (!Number.isInteger(bins) || bins < 1) return { ...this.result(STATUS.ERR_SIZE), counts: null, bins, top: Math.log(this.n), left: null, ...rows };
+    const got = this.take([['hist', bins * 4]]);
+    if (got.status !== STATUS.OK) return { ...this.result(got.status), counts: null, bins, top: Math.log(this.n), left: null, ...rows };
+    const p = got.ptrs[0];
+    const st = this.av.exports.av_entropy_hist(p, bins, this.bufs.get('rowH').ptr, this.n);
+    const counts = st < 0 ? null : this.av.i32(p, bins).slice();
+    let kept = 0;
+    if (counts) for (let i = 0; i < bins; i++) kept += counts[i];
+    return { ...this.result(st), counts, bins, top: Math.log(this.n), left: counts ? this.n - kept : null, ...rows };
   }
 
   /** Cost counts {quad,linear,recurrent,chunkwise}_{madds,bytes} (av_cost_path; null where a path does not exist). */

@@ -147,7 +147,7 @@ export class Engine {
     this.ensure(req);
     const lab = this.lab;
     if (this.status.matrix?.status < 0) return {};
-    const r = lab.readouts(req.knobs, { sv: null, reference: false, tau: req.tau });
+    const r = lab.readouts(req.knobs, { sv: null, reference: false, tau: req.tau, rows: true });
     const out = {};
     for (const [k, v] of Object.entries(r)) {
       if (k === 'singular_values' || SPECTRAL_KEYS.some((s) => k === s || k === `${s}_reason`)) continue;
@@ -163,7 +163,10 @@ export class Engine {
    */
   entropyHistograms(req, meanM, bins = ENTROPY_BINS) {
     const lab = this.lab, causal = req.knobs.causal;
-    const M = { ...lab.entropyHistogram('M', bins, causal), mean: meanM ?? null };
+    // M's from the row entropies plainReadouts' readouts kept (no second pass over M), else its own pass
+    const kept = lab.rowsRead?.of === 'M' && lab.rowsRead.causal === !!causal ? lab.rowEntropyHistogram(bins) : null;
+    const { of: _of, causal: _causal, ...fromRows } = kept ?? {};
+    const M = { ...(kept ? fromRows : lab.entropyHistogram('M', bins, causal)), mean: meanM ?? null };
     const aKey = `${this.keys.inputs}|${this.keys.ref}|${bins}`;
     if (this.aHist?.key !== aKey) {
       let A = null;
