@@ -15,9 +15,9 @@
  *   avs_scale         x[i] ← a·x[i]
  *   avs_pack_bt / avs_pack_b / avs_gemm_strip
  *                     C = α·A·B with B packed into panels of 8 columns (4×8 register blocking)
- *   avs_kernel_f64_atb / avs_kernel_f64_dtb / avs_kernel_f64_ab / avs_kernel_f64_ff / avs_kernel_f64_dd
- *                     a 2×8 tile of Aᵀ·B or A·B summed in float64 (the linear path's state and readout,
- *                     Nyström's products)
+ *   avs_kernel_f64_dtb / avs_kernel_f64_ab / avs_kernel_f64_ff / avs_kernel_f64_dd / avs_kernel_f64_dtd_acc
+ *                     a 2×8 tile of Aᵀ·B or A·B summed in float64 (the linear path's state and readout on
+ *                     float64 copies, the low-rank products)
  *   avs_scan_block8   one token of the causal (decayed) linear scan on 8 columns of the float64 state, fused
  *   avs_log / avs_log2x   ln x of a positive normal double, scalar and in two lanes (the readouts)
  *   avs_dot_f64 / avs_axpy_neg_f64
@@ -435,46 +435,6 @@ static inline void avs_gemm_strip(float *C, size_t ldc, const float *A, size_t l
 #define AVS_F64_ROWS 2
 #define AVS_F64_COLS 8
 
-/* acc[r][c] = Σ_kk At[kk][r]·B[kk][c], r < 2, c < 8, over kk < k: A given transposed (At k×2, stride lda;
- * e.g. two columns of Φ_K), B float (k×8, stride ldb; e.g. 8 columns of V). */
-AVS_NO_LOOP_VEC static inline void avs_kernel_f64_atb(double acc[AVS_F64_ROWS][AVS_F64_COLS], const float *At,
-                                                      size_t lda, const float *B, size_t ldb, int k) {
-#ifdef __wasm_simd128__
-    v128_t c00 = wasm_f64x2_splat(0.0), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
-#pragma clang loop unroll(disable) /* see avs_kernel_4x8 */
-    for (int kk = 0; kk < k; kk++) {
-        const float *a = At + (size_t)kk * lda, *b = B + (size_t)kk * ldb;
-        v128_t a0 = wasm_f64x2_splat(a[0]), a1 = wasm_f64x2_splat(a[1]);
-        v128_t b0 = avs_f64_lo(b), b1 = avs_f64_hi(b), b2 = avs_f64_lo(b + 4), b3 = avs_f64_hi(b + 4);
-        c00 = wasm_f64x2_add(c00, wasm_f64x2_mul(a0, b0));
-        c01 = wasm_f64x2_add(c01, wasm_f64x2_mul(a0, b1));
-        c02 = wasm_f64x2_add(c02, wasm_f64x2_mul(a0, b2));
-        c03 = wasm_f64x2_add(c03, wasm_f64x2_mul(a0, b3));
-        c10 = wasm_f64x2_add(c10, wasm_f64x2_mul(a1, b0));
-        c11 = wasm_f64x2_add(c11, wasm_f64x2_mul(a1, b1));
-        c12 = wasm_f64x2_add(c12, wasm_f64x2_mul(a1, b2));
-        c13 = wasm_f64x2_add(c13, wasm_f64x2_mul(a1, b3));
-    }
-    wasm_v128_store(acc[0], c00); wasm_v128_store(acc[0] + 2, c01);
-    wasm_v128_store(acc[0] + 4, c02); wasm_v128_store(acc[0] + 6, c03);
-    wasm_v128_store(acc[1], c10); wasm_v128_store(acc[1] + 2, c11);
-    wasm_v128_store(acc[1] + 4, c12); wasm_v128_store(acc[1] + 6, c13);
-#else
-    double c0[AVS_F64_COLS] = {0}, c1[AVS_F64_COLS] = {0};
-    for (int kk = 0; kk < k; kk++) {
-        const float *a = At + (size_t)kk * lda, *b = B + (size_t)kk * ldb;
-        double a0 = a[0], a1 = a[1];
-        for (int c = 0; c < AVS_F64_COLS; c++) {
-            double bc = b[c];
-            c0[c] += a0 * bc;
-            c1[c] += a1 * bc;
-        }
-    }
-    memcpy(acc[0], c0, sizeof c0);
-    memcpy(acc[1], c1, sizeof c1);
-#endif
-}
-
 /* acc[r][c] = Σ_kk At[kk][r]·B[kk][c], r < 2, c < 8, over kk < k: A given transposed in float64 (At k×2, stride
  * lda; e.g. two columns of Nyström's Bᵀ), B float (k×8, stride ldb; e.g. 8 columns of V). */
 AVS_NO_LOOP_VEC static inline void avs_kernel_f64_dtb(double acc[AVS_F64_ROWS][AVS_F64_COLS], const double *At,
@@ -637,6 +597,54 @@ AVS_NO_LOOP_VEC static inline void avs_kernel_f64_dd(double acc[AVS_F64_ROWS][AV
     }
     memcpy(acc[0], c0, sizeof c0);
     memcpy(acc[1], c1, sizeof c1);
+#endif
+}
+
+/* C[r][c] += Σ_kk At[kk][r]·B[kk][c], r < 2, c < 8 (C stride ldc), over kk < k, all float64, continuing from the
+ * sums already in C (the same bits as one pass over the whole shared index when a caller splits it into blocks): A given
+ * transposed (At k×2, stride lda; e.g. two columns of a block of Φ_K converted to float64), B k×8 (stride ldb;
+ * e.g. 8 columns of a block of V converted). With both sides in float64 the inner step has no conversions: in
+ * WASM each promote competes with the adds for V8's two float-add ports. */
+AVS_NO_LOOP_VEC static inline void avs_kernel_f64_dtd_acc(double *C, size_t ldc, const double *At, size_t lda,
+                                                          const double *B, size_t ldb, int k) {
+    double *C1 = C + ldc;
+#ifdef __wasm_simd128__
+    v128_t c00 = wasm_v128_load(C), c01 = wasm_v128_load(C + 2), c02 = wasm_v128_load(C + 4);
+    v128_t c03 = wasm_v128_load(C + 6), c10 = wasm_v128_load(C1), c11 = wasm_v128_load(C1 + 2);
+    v128_t c12 = wasm_v128_load(C1 + 4), c13 = wasm_v128_load(C1 + 6);
+#pragma clang loop unroll(disable) /* see avs_kernel_4x8 */
+    for (int kk = 0; kk < k; kk++) {
+        const double *a = At + (size_t)kk * lda, *b = B + (size_t)kk * ldb;
+        v128_t a0 = wasm_v128_load64_splat(a), a1 = wasm_v128_load64_splat(a + 1);
+        v128_t b0 = wasm_v128_load(b), b1 = wasm_v128_load(b + 2), b2 = wasm_v128_load(b + 4);
+        v128_t b3 = wasm_v128_load(b + 6);
+        c00 = wasm_f64x2_add(c00, wasm_f64x2_mul(a0, b0));
+        c01 = wasm_f64x2_add(c01, wasm_f64x2_mul(a0, b1));
+        c02 = wasm_f64x2_add(c02, wasm_f64x2_mul(a0, b2));
+        c03 = wasm_f64x2_add(c03, wasm_f64x2_mul(a0, b3));
+        c10 = wasm_f64x2_add(c10, wasm_f64x2_mul(a1, b0));
+        c11 = wasm_f64x2_add(c11, wasm_f64x2_mul(a1, b1));
+        c12 = wasm_f64x2_add(c12, wasm_f64x2_mul(a1, b2));
+        c13 = wasm_f64x2_add(c13, wasm_f64x2_mul(a1, b3));
+    }
+    wasm_v128_store(C, c00); wasm_v128_store(C + 2, c01);
+    wasm_v128_store(C + 4, c02); wasm_v128_store(C + 6, c03);
+    wasm_v128_store(C1, c10); wasm_v128_store(C1 + 2, c11);
+    wasm_v128_store(C1 + 4, c12); wasm_v128_store(C1 + 6, c13);
+#else
+    double c0[AVS_F64_COLS], c1[AVS_F64_COLS];
+    memcpy(c0, C, sizeof c0);
+    memcpy(c1, C1, sizeof c1);
+    for (int kk = 0; kk < k; kk++) {
+        const double *a = At + (size_t)kk * lda, *b = B + (size_t)kk * ldb;
+        double a0 = a[0], a1 = a[1];
+        for (int c = 0; c < AVS_F64_COLS; c++) {
+            c0[c] += a0 * b[c];
+            c1[c] += a1 * b[c];
+        }
+    }
+    memcpy(C, c0, sizeof c0);
+    memcpy(C1, c1, sizeof c1);
 #endif
 }
 
