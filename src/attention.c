@@ -98,7 +98,8 @@ typedef struct bufs {
     float *tab;          /* n per-offset factors of the decay (matrix): see decay_table */
     double *S, *z, *fac; /* state r×dv (linear), z r (linear, factors), row factors n (factors) */
     double *w;           /* DWC weights */
-    double *blk;         /* float64 copies (linear, non-causal): a block of Φ_K and V, then a band of Φ_Q */
+    double *blk;         /* float64 copies (linear): a block of Φ_K and V, then a band of Φ_Q (non-causal), or a
+                          * token's φ(k_t), φ(q_t) (the causal scan) */
     void *inner;         /* the feature map's workspace, or the low-rank kernels' */
 } bufs;
 
@@ -148,7 +149,7 @@ static void layout(bufs *b, avi_arena *a, const av_params *p, int n, int d, int 
     if (path != PATH_MATRIX) b->z = avi_take(a, 8u * (uint64_t)r);
     if (path == PATH_FACTORS) b->fac = avi_take(a, 8u * (uint64_t)n);
     if (path != PATH_FACTORS) b->w = avi_take(a, dwc_bytes(p));
-    if (path == PATH_LINEAR && !p->causal) b->blk = avi_take(a, 8u * (uint64_t)linear_block_doubles(r, dv));
+    if (path == PATH_LINEAR) b->blk = avi_take(a, 8u * (uint64_t)linear_block_doubles(r, dv));
 }
 
 /* Bytes a path needs (64-bit; see to_size). av_attend adds its n×n M (unless the caller gives one) and
@@ -662,12 +663,13 @@ static int readout_full(float *O, const double *S, const double *z, double *blk,
 }
 
 /* The causal linear path: per token t, S ← γS + φ(k_t)v_tᵀ, z ← γz + φ(k_t), o_t = Sᵀφ(q_t)·norm-factor(φ(q_t)·z),
- * one pass over S per token (avs_scan_block8 on 8 columns at a time, the edge columns entry by entry). The bits of
+ * one pass over S per token (avs_scan_block8 on 8 columns at a time, the edge columns entry by entry; a token whose
+ * φ(k_t) and φ(q_t) have no zero takes avs_scan_block8_dense on float64 copies of them in blk). The bits of
  * state_update then state_readout, token by token (av_recurrent_step's reference form; tests/c compare them).
  * Returns 1 when some φ(q_t)·z ≤ 0. */
-static int scan_causal(float *O, double *S, double *z, const float *PhiQ, const float *PhiK, const float *V, int n,
-                       long r, int dv, const av_params *p) {
-    double g = p->decay, acc[8];
+static int scan_causal(float *O, double *S, double *z, double *blk, const float *PhiQ, const float *PhiK, const float *V,
+                       int n, long r, int dv, const av_params *p) {
+    double g = p->decay, acc[8], *ad = blk, *qd = blk + r;
     int zero = 0, c8 = dv / 8 * 8;
     memset(S, 0, (size_t)r * dv * sizeof(double));
     memset(z, 0, (size_t)r * sizeof(double));
@@ -675,13 +677,18 @@ static int scan_causal(float *O, double *S, double *z, const float *PhiQ, const 
         const float *a = PhiK + (size_t)t * r, *q = PhiQ + (size_t)t * r, *v = V + (size_t)t * dv;
         float *o = O + (size_t)t * dv;
         double den = 0;
+        int dense = 1;
         for (long f = 0; f < r; f++) {
             z[f] = z[f] * g + a[f];
             den += q[f] * z[f];
+            ad[f] = a[f];
+            qd[f] = q[f];
+            dense &= (a[f] != 0) & (q[f] != 0);
         }
         double fac = norm_factor(p, n, den, &zero);
         for (int c0 = 0; c0 < c8; c0 += 8) {
-            avs_scan_block8(S + c0, (size_t)dv, a, q, r, v + c0, g, acc);
+            if (dense) avs_scan_block8_dense(S + c0, (size_t)dv, ad, qd, r, v + c0, g, acc);
+            else avs_scan_block8(S + c0, (size_t)dv, a, q, r, v + c0, g, acc);
             for (int c = 0; c < 8; c++) o[c0 + c] = (float)(acc[c] * fac);
         }
         for (int c = c8; c < dv; c++) {
@@ -708,7 +715,7 @@ static int kernel_linear(float *O, const float *Q, const float *K, const float *
         state_full(S, z, b->blk, PhiK, V, n, r, dv);
         zero = readout_full(O, S, z, b->blk, PhiQ, n, r, dv, p);
     } else {
-        zero = scan_causal(O, S, z, PhiQ, PhiK, V, n, r, dv, p);
+        zero = scan_causal(O, S, z, b->blk, PhiQ, PhiK, V, n, r, dv, p);
     }
     if (has_dwc(p)) {
         avi_dwc_weights(w, p);
