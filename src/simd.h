@@ -177,12 +177,16 @@ static inline float avs_exp_sub_sum(float *x, int len, float c) {
 static inline void avs_elu1(float *y, const float *x, size_t count) {
     size_t i = 0;
 #ifdef __wasm_simd128__
+    /* e^min(x, 0) + max(x, 0): e^x + 0 where x ≤ 0 and 1 + x where x > 0 (avs_exp4(0) is exactly 1, adding +0 to
+     * e^x > 0 is exact), the bits of the select form in two instructions where the compare and bitselect took
+     * four, and with the upper clamp dropped (min(x, 0) is below it) one constant fewer for V8 to keep in a
+     * register: 16384 floats in 0.0215 → 0.0200 ms in node (best of 3 runs of each build, back to back). */
     avs_expk k = avs_expk_load();
     v128_t zero = wasm_f32x4_splat(0.0f);
+    k.hi = zero;
     for (; i + 4 <= count; i += 4) {
         v128_t v = wasm_v128_load(x + i);
-        v128_t e = avs_exp4(v, &k), p = wasm_f32x4_add(v, k.one);
-        wasm_v128_store(y + i, wasm_v128_bitselect(p, e, wasm_f32x4_gt(v, zero)));
+        wasm_v128_store(y + i, wasm_f32x4_add(avs_exp4(v, &k), wasm_f32x4_pmax(v, zero)));
     }
 #endif
     for (; i < count; i++) y[i] = x[i] > 0 ? x[i] + 1.0f : avs_expf(x[i]);
@@ -285,6 +289,17 @@ static inline int avs_all_finite(const float *x, size_t count) {
     uint32_t lane[8] = {0, 0, 0, 0, 0, 0, 0, 0}, m = 0;
 #ifdef __wasm_simd128__
     v128_t mask = wasm_i32x4_splat(0x7f800000), a0 = wasm_i32x4_splat(0), a1 = a0;
+    v128_t a2 = a0, a3 = a0;
+    /* 16 floats a step, four chains: 0.085 → 0.05 ns a float in node (65536 floats in cache, best of 3 runs of each
+     * build); the linear path checks Q, K, V and O, 64K floats at n = 256, d = 64 */
+    for (; i + 16 <= count; i += 16) {
+        a0 = wasm_u32x4_max(a0, wasm_v128_and(wasm_v128_load(x + i), mask));
+        a1 = wasm_u32x4_max(a1, wasm_v128_and(wasm_v128_load(x + i + 4), mask));
+        a2 = wasm_u32x4_max(a2, wasm_v128_and(wasm_v128_load(x + i + 8), mask));
+        a3 = wasm_u32x4_max(a3, wasm_v128_and(wasm_v128_load(x + i + 12), mask));
+    }
+    a0 = wasm_u32x4_max(a0, a2);
+    a1 = wasm_u32x4_max(a1, a3);
     for (; i + 8 <= count; i += 8) {
         a0 = wasm_u32x4_max(a0, wasm_v128_and(wasm_v128_load(x + i), mask));
         a1 = wasm_u32x4_max(a1, wasm_v128_and(wasm_v128_load(x + i + 4), mask));
