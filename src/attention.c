@@ -98,8 +98,21 @@ typedef struct bufs {
     float *tab;          /* n per-offset factors of the decay (matrix): see decay_table */
     double *S, *z, *fac; /* state r×dv (linear), z r (linear, factors), row factors n (factors) */
     double *w;           /* DWC weights */
+    double *blk;         /* float64 copies (linear): a block of Φ_K and V, then a band of Φ_Q (non-causal), or a
+                          * token's φ(k_t), φ(q_t) (the causal scan) */
     void *inner;         /* the feature map's workspace, or the low-rank kernels' */
 } bufs;
+
+/* Tokens per block of the non-causal state (state_full): Φ_K's and V's rows of a block, in float64, take about
+ * 48 kB (the block is read once per 2×8 tile of S). */
+static int state_block(long r, int dv) {
+    long kb = 6144 / (r + dv);
+    return kb < 8 ? 8 : kb > 64 ? 64 : (int)kb;
+}
+static uint64_t linear_block_doubles(long r, int dv) {
+    uint64_t st = (uint64_t)state_block(r, dv) * ((uint64_t)r + dv), band = 2u * (uint64_t)r;
+    return st > band ? st : band;
+}
 
 static void layout(bufs *b, avi_arena *a, const av_params *p, int n, int d, int dv, int path) {
     memset(b, 0, sizeof *b);
@@ -136,6 +149,7 @@ static void layout(bufs *b, avi_arena *a, const av_params *p, int n, int d, int 
     if (path != PATH_MATRIX) b->z = avi_take(a, 8u * (uint64_t)r);
     if (path == PATH_FACTORS) b->fac = avi_take(a, 8u * (uint64_t)n);
     if (path != PATH_FACTORS) b->w = avi_take(a, dwc_bytes(p));
+    if (path == PATH_LINEAR) b->blk = avi_take(a, 8u * (uint64_t)linear_block_doubles(r, dv));
 }
 
 /* Bytes a path needs (64-bit; see to_size). av_attend adds its n×n M (unless the caller gives one) and
@@ -520,9 +534,9 @@ int avi_state_read(float *o, const double *S, const double *z, const float *phiq
     return zero_status(state_readout(o, S, z, phiq, r, dv, n, p));
 }
 
-/* One float64 product, walked in AVS_F64_ROWS × AVS_F64_COLS tiles: C = Aᵀ·B (transposed: A is k×rows
- * float, B k×cols float, the state Φ_Kᵀ·V) or C = A·B (A rows×k float, B k×cols double, the readout Φ_Q·S).
- * A full tile takes the SIMD kernel, an edge tile the same sums entry by entry (the same bits). */
+/* One float64 product in AVS_F64_ROWS × AVS_F64_COLS tiles: C = Aᵀ·B (transposed: A is k×rows float, B k×cols
+ * float, the state Φ_Kᵀ·V) or C = A·B (A rows×k float, B k×cols double, the readout Φ_Q·S). state_full and
+ * readout_full run the full tiles in the SIMD kernel on float64 copies, the edge tiles here (the same bits). */
 typedef struct f64_product {
     const float *A;
     size_t lda;
@@ -533,12 +547,9 @@ typedef struct f64_product {
     long k;
 } f64_product;
 
-static void f64_tile(double acc[AVS_F64_ROWS][AVS_F64_COLS], const f64_product *m, long r0, int c0, int h, int w) {
-    if (h == AVS_F64_ROWS && w == AVS_F64_COLS) {
-        if (m->transposed) avs_kernel_f64_atb(acc, m->A + r0, m->lda, m->Bf + c0, m->ldb, (int)m->k);
-        else avs_kernel_f64_ab(acc, m->A + (size_t)r0 * m->lda, m->lda, m->Bd + c0, m->ldb, (int)m->k);
-        return;
-    }
+/* The plain form of a tile: each entry's sum over t = 0, 1, … from +0, entry by entry (the edge tiles, and the
+ * reference of the SIMD kernels' bits). */
+static void f64_tile_ref(double acc[AVS_F64_ROWS][AVS_F64_COLS], const f64_product *m, long r0, int c0, int h, int w) {
     for (int a = 0; a < h; a++)
         for (int c = 0; c < w; c++) {
             double s = 0;
@@ -550,20 +561,6 @@ static void f64_tile(double acc[AVS_F64_ROWS][AVS_F64_COLS], const f64_product *
         }
 }
 
-/* Every tile of the rows×cols product, band by band (c0 rising from 0 within a band), into store. */
-typedef void (*tile_store)(const double acc[AVS_F64_ROWS][AVS_F64_COLS], long r0, int c0, int h, int w, void *ctx);
-static void f64_tiles(const f64_product *m, long rows, int cols, tile_store store, void *ctx) {
-    double acc[AVS_F64_ROWS][AVS_F64_COLS];
-    for (long r0 = 0; r0 < rows; r0 += AVS_F64_ROWS) {
-        int h = rows - r0 < AVS_F64_ROWS ? (int)(rows - r0) : AVS_F64_ROWS;
-        for (int c0 = 0; c0 < cols; c0 += AVS_F64_COLS) {
-            int w = cols - c0 < AVS_F64_COLS ? cols - c0 : AVS_F64_COLS;
-            f64_tile(acc, m, r0, c0, h, w);
-            store(acc, r0, c0, h, w, ctx);
-        }
-    }
-}
-
 typedef struct { double *S; int dv; } state_ctx;
 static void store_state(const double acc[AVS_F64_ROWS][AVS_F64_COLS], long r0, int c0, int h, int w, void *ctx) {
     const state_ctx *c = ctx;
@@ -571,58 +568,108 @@ static void store_state(const double acc[AVS_F64_ROWS][AVS_F64_COLS], long r0, i
 }
 
 /* Non-causal state: S = Φ_Kᵀ·V (r×dv) and z = Σ_j Φ_K(j), float64, each entry summed over j = 0, 1, … from +0:
- * the same bits as n calls of state_update (its skipped a = 0 terms add ±0, which changes no sum). */
-static void state_full(double *S, double *z, const float *PhiK, const float *V, int n, long r, int dv) {
+ * the same bits as n calls of state_update (its skipped a = 0 terms add ±0, which changes no sum). The full 2×8
+ * tiles run block by block of tokens, on float64 copies of the block's rows of Φ_K and V (blk), each tile's sums
+ * continued from the previous block's in S (the same order, so the same bits); the edge tiles take f64_tile. */
+static void state_full(double *S, double *z, double *blk, const float *PhiK, const float *V, int n, long r, int dv) {
+    long r2 = r / AVS_F64_ROWS * AVS_F64_ROWS;
+    int c8 = dv / AVS_F64_COLS * AVS_F64_COLS, kb = state_block(r, dv);
+    double *Kd = blk, *Vd = blk + (size_t)kb * r;
+    for (long f = 0; f < r2; f++) memset(S + (size_t)f * dv, 0, (size_t)c8 * sizeof(double));
+    memset(z, 0, (size_t)r * sizeof(double));
+    for (int j0 = 0; j0 < n; j0 += kb) {
+        int kn = n - j0 < kb ? n - j0 : kb;
+        const float *pk = PhiK + (size_t)j0 * r, *pv = V + (size_t)j0 * dv;
+        for (int j = 0; j < kn; j++) /* z summed while the block is converted (rows in order: the same bits) */
+            for (long f = 0; f < r; f++) {
+                double a = pk[(size_t)j * r + f];
+                Kd[(size_t)j * r + f] = a;
+                z[f] += a;
+            }
+        if (c8 == 0) continue;
+        for (size_t e = 0; e < (size_t)kn * dv; e++) Vd[e] = pv[e];
+        for (long r0 = 0; r0 < r2; r0 += AVS_F64_ROWS)
+            for (int c0 = 0; c0 < c8; c0 += AVS_F64_COLS)
+                avs_kernel_f64_dtd_acc(S + (size_t)r0 * dv + c0, (size_t)dv, Kd + r0, (size_t)r, Vd + c0, (size_t)dv, kn);
+    }
     f64_product m = {PhiK, (size_t)r, 1, V, NULL, (size_t)dv, n};
     state_ctx c = {S, dv};
-    f64_tiles(&m, r, dv, store_state, &c);
-    memset(z, 0, (size_t)r * sizeof(double));
-    for (int j = 0; j < n; j++) {
-        const float *phik = PhiK + (size_t)j * r;
-        for (long f = 0; f < r; f++) z[f] += phik[f];
+    double acc[AVS_F64_ROWS][AVS_F64_COLS];
+    for (long r0 = 0; r0 < r; r0 += AVS_F64_ROWS) {
+        int h = r - r0 < AVS_F64_ROWS ? (int)(r - r0) : AVS_F64_ROWS;
+        for (int c0 = r0 < r2 ? c8 : 0; c0 < dv; c0 += AVS_F64_COLS) {
+            int w = dv - c0 < AVS_F64_COLS ? dv - c0 : AVS_F64_COLS;
+            f64_tile_ref(acc, &m, r0, c0, h, w);
+            store_state(acc, r0, c0, h, w, &c);
+        }
     }
 }
 
-typedef struct {
-    float *O;
-    const float *PhiQ;
-    const double *z;
-    long r;
-    int n, dv, zero;
-    const av_params *p;
-    double fac[AVS_F64_ROWS];
-} readout_ctx;
-/* Each row's normaliser factor when its band begins, then the scaled tile into O. */
-static void store_readout(const double acc[AVS_F64_ROWS][AVS_F64_COLS], long r0, int c0, int h, int w, void *ctx) {
-    readout_ctx *c = ctx;
-    if (c0 == 0)
-        for (int a = 0; a < h; a++) {
-            const float *phiq = c->PhiQ + (size_t)(r0 + a) * c->r;
-            double den = 0;
-            for (long f = 0; f < c->r; f++) den += phiq[f] * c->z[f];
-            c->fac[a] = norm_factor(c->p, c->n, den, &c->zero);
-        }
-    for (int a = 0; a < h; a++)
-        for (int k = 0; k < w; k++) c->O[(size_t)(r0 + a) * c->dv + c0 + k] = (float)(acc[a][k] * c->fac[a]);
+/* Two rows' φ_q·z: lane-wise, each the float64 sum over f = 0, 1, … from +0 of the exact products (the bits of
+ * state_readout's den), with the rows interleaved in qd (qd[2f + a] = φ_q(row a)[f]) so one f64x2 chain carries
+ * both (the chain is bound by the add's latency). */
+static void den_pair(double den[2], const double *qd, const double *z, long r) {
+#ifdef __wasm_simd128__
+    v128_t d = wasm_f64x2_splat(0.0);
+    for (long f = 0; f < r; f++) d = wasm_f64x2_add(d, wasm_f64x2_mul(wasm_v128_load(qd + 2 * f), wasm_v128_load64_splat(z + f)));
+    wasm_v128_store(den, d);
+#else
+    double d0 = 0, d1 = 0;
+    for (long f = 0; f < r; f++) {
+        d0 += qd[2 * f] * z[f];
+        d1 += qd[2 * f + 1] * z[f];
+    }
+    den[0] = d0;
+    den[1] = d1;
+#endif
 }
 
-/* O = rows of Φ_Q·S, each scaled by its norm-factor(φ_q·z) (the bits of state_readout, two rows at a time).
- * Returns 1 when some φ_q·z ≤ 0. */
-static int readout_full(float *O, const double *S, const double *z, const float *PhiQ, int n, long r, int dv,
-                        const av_params *p) {
+/* O = rows of Φ_Q·S, each scaled by its norm-factor(φ_q·z) (the bits of state_readout), two rows at a time: the
+ * band's two rows of Φ_Q converted to float64 once, interleaved in blk (blk[2f + a]), which serves both the
+ * normalisers (den_pair) and the 2×8 tiles (the kernel reads the band as a transposed k×2 A). The edge
+ * (an odd last row, dv mod 8 columns) takes f64_tile_ref. Returns 1 when some φ_q·z ≤ 0. */
+static int readout_full(float *O, const double *S, const double *z, double *blk, const float *PhiQ, int n, long r,
+                        int dv, const av_params *p) {
     f64_product m = {PhiQ, (size_t)r, 0, NULL, S, (size_t)dv, r};
-    readout_ctx c = {O, PhiQ, z, r, n, dv, 0, p, {0}};
-    f64_tiles(&m, n, dv, store_readout, &c);
-    return c.zero;
+    double acc[AVS_F64_ROWS][AVS_F64_COLS], den[AVS_F64_ROWS], fac[AVS_F64_ROWS];
+    int zero = 0;
+    for (long r0 = 0; r0 < n; r0 += AVS_F64_ROWS) {
+        int h = n - r0 < AVS_F64_ROWS ? (int)(n - r0) : AVS_F64_ROWS;
+        const float *q0 = PhiQ + (size_t)r0 * r;
+        if (h == AVS_F64_ROWS) {
+            for (long f = 0; f < r; f++) {
+                blk[2 * f] = q0[f];
+                blk[2 * f + 1] = q0[r + f];
+            }
+            den_pair(den, blk, z, r);
+        } else {
+            den[0] = 0;
+            for (long f = 0; f < r; f++) den[0] += q0[f] * z[f];
+        }
+        for (int a = 0; a < h; a++) fac[a] = norm_factor(p, n, den[a], &zero);
+        for (int c0 = 0; c0 < dv; c0 += AVS_F64_COLS) {
+            int w = dv - c0 < AVS_F64_COLS ? dv - c0 : AVS_F64_COLS;
+            if (h == AVS_F64_ROWS && w == AVS_F64_COLS) {
+                memset(acc, 0, sizeof acc);
+                avs_kernel_f64_dtd_acc(acc[0], AVS_F64_COLS, blk, AVS_F64_ROWS, S + c0, (size_t)dv, (int)r);
+            } else {
+                f64_tile_ref(acc, &m, r0, c0, h, w);
+            }
+            for (int a = 0; a < h; a++)
+                for (int k = 0; k < w; k++) O[(size_t)(r0 + a) * dv + c0 + k] = (float)(acc[a][k] * fac[a]);
+        }
+    }
+    return zero;
 }
 
 /* The causal linear path: per token t, S ← γS + φ(k_t)v_tᵀ, z ← γz + φ(k_t), o_t = Sᵀφ(q_t)·norm-factor(φ(q_t)·z),
- * one pass over S per token (avs_scan_block8 on 8 columns at a time, the edge columns entry by entry). The bits of
+ * one pass over S per token (avs_scan_block8 on 8 columns at a time, the edge columns entry by entry; a token whose
+ * φ(k_t) and φ(q_t) have no zero takes avs_scan_block8_dense on float64 copies of them in blk). The bits of
  * state_update then state_readout, token by token (av_recurrent_step's reference form; tests/c compare them).
  * Returns 1 when some φ(q_t)·z ≤ 0. */
-static int scan_causal(float *O, double *S, double *z, const float *PhiQ, const float *PhiK, const float *V, int n,
-                       long r, int dv, const av_params *p) {
-    double g = p->decay, acc[8];
+static int scan_causal(float *O, double *S, double *z, double *blk, const float *PhiQ, const float *PhiK, const float *V,
+                       int n, long r, int dv, const av_params *p) {
+    double g = p->decay, acc[8], *ad = blk, *qd = blk + r;
     int zero = 0, c8 = dv / 8 * 8;
     memset(S, 0, (size_t)r * dv * sizeof(double));
     memset(z, 0, (size_t)r * sizeof(double));
@@ -630,13 +677,18 @@ static int scan_causal(float *O, double *S, double *z, const float *PhiQ, const 
         const float *a = PhiK + (size_t)t * r, *q = PhiQ + (size_t)t * r, *v = V + (size_t)t * dv;
         float *o = O + (size_t)t * dv;
         double den = 0;
+        int dense = 1;
         for (long f = 0; f < r; f++) {
             z[f] = z[f] * g + a[f];
             den += q[f] * z[f];
+            ad[f] = a[f];
+            qd[f] = q[f];
+            dense &= (a[f] != 0) & (q[f] != 0);
         }
         double fac = norm_factor(p, n, den, &zero);
         for (int c0 = 0; c0 < c8; c0 += 8) {
-            avs_scan_block8(S + c0, (size_t)dv, a, q, r, v + c0, g, acc);
+            if (dense) avs_scan_block8_dense(S + c0, (size_t)dv, ad, qd, r, v + c0, g, acc);
+            else avs_scan_block8(S + c0, (size_t)dv, a, q, r, v + c0, g, acc);
             for (int c = 0; c < 8; c++) o[c0 + c] = (float)(acc[c] * fac);
         }
         for (int c = c8; c < dv; c++) {
@@ -660,10 +712,10 @@ static int kernel_linear(float *O, const float *Q, const float *K, const float *
     int st = avi_features(PhiQ, PhiK, Q, K, n, d, p, b->inner), zero = 0;
     if (st < 0) return st;
     if (!p->causal) {
-        state_full(S, z, PhiK, V, n, r, dv);
-        zero = readout_full(O, S, z, PhiQ, n, r, dv, p);
+        state_full(S, z, b->blk, PhiK, V, n, r, dv);
+        zero = readout_full(O, S, z, b->blk, PhiQ, n, r, dv, p);
     } else {
-        zero = scan_causal(O, S, z, PhiQ, PhiK, V, n, r, dv, p);
+        zero = scan_causal(O, S, z, b->blk, PhiQ, PhiK, V, n, r, dv, p);
     }
     if (has_dwc(p)) {
         avi_dwc_weights(w, p);

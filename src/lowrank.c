@@ -36,6 +36,8 @@ typedef struct {
     double *Y;      /* linformer: FV (s×dv)                             | nystrom: BV (m×dv)       */
     double *Y2;     /* nystrom: Z·BV (m×dv)                                                          */
     double *orow;   /* dv                                                                           */
+    double *blk;    /* linformer: float64 copies, a block of E or F (transposed) and of K or V (gemm_f64), then
+                     * four rows of Q (the linear path's logits)                                     */
 } lr_ws;
 
 // The rank r of the factors: s (linformer) or the landmarks (nystrom).
@@ -60,6 +62,12 @@ void avi_lowrank_cost(double *out, const av_params *prm, int n, int d, int dv) {
         out[2] = core + 2 * N * m * DV + m * m * DV;
         out[3] = 4 * (2 * N * m + m * m + m * DV);
     }
+}
+
+/* Tokens per block of gemm_f64: the block's rows of G (transposed) and X in float64 take about 48 kB. */
+static int gemm_block(int r, int c) {
+    long kb = 6144 / ((long)r + c);
+    return kb < 8 ? 8 : kb > 64 ? 64 : (int)kb;
 }
 
 /* The workspace layout, carved (work) or counted (work NULL) by the shared arena; returns the bytes. */
@@ -96,6 +104,12 @@ static uint64_t lr_layout(lr_ws *ws, void *work, const av_params *prm, int n, in
     ws->Y = avi_take(&a, r * (uint64_t)dv * D);
     ws->Y2 = avi_take(&a, r * (uint64_t)dv * D);
     ws->orow = avi_take(&a, (uint64_t)dv * D);
+    if (lin && dense) {
+        uint64_t c = (uint64_t)(d > dv ? d : dv), g = (uint64_t)gemm_block((int)r, (int)c) * (r + c);
+        ws->blk = avi_take(&a, (g > 4u * (uint64_t)d ? g : 4u * (uint64_t)d) * D);
+    } else if (lin) {
+        ws->blk = avi_take(&a, 4u * (uint64_t)d * D);
+    }
     return a.used;
 }
 
@@ -141,27 +155,36 @@ static void segment_means(double *Y, const float *X, int n, int m, int c) {
     }
 }
 
-/* Y[r×c] = G[r×n]·X[n×c], float64 accumulation, each entry summed over j in order from +0: 2×8 tiles by simd.h's
- * avs_kernel_f64_ff, the edge entries one by one (the same sums). */
-static void gemm_f64(double *Y, const float *G, const float *X, int r, int n, int c) {
-    double acc[AVS_F64_ROWS][AVS_F64_COLS];
-    for (int t0 = 0; t0 < r; t0 += AVS_F64_ROWS) {
-        int h = r - t0 < AVS_F64_ROWS ? r - t0 : AVS_F64_ROWS;
-        for (int k0 = 0; k0 < c; k0 += AVS_F64_COLS) {
-            int w = c - k0 < AVS_F64_COLS ? c - k0 : AVS_F64_COLS;
-            if (h == AVS_F64_ROWS && w == AVS_F64_COLS) {
-                avs_kernel_f64_ff(acc, G + (size_t)t0 * n, (size_t)n, X + k0, (size_t)c, n);
-            } else {
-                for (int a = 0; a < h; a++)
-                    for (int b = 0; b < w; b++) {
-                        double s = 0.0;
-                        for (int j = 0; j < n; j++) s += (double)G[(size_t)(t0 + a) * n + j] * X[(size_t)j * c + k0 + b];
-                        acc[a][b] = s;
-                    }
+/* Y[r×c] = G[r×n]·X[n×c], float64 accumulation, each entry summed over j in order from +0. The full 2×8 tiles run
+ * block by block of j on float64 copies in blk (the block of G transposed, of X as is) by simd.h's
+ * avs_kernel_f64_dtd_acc, each tile's sums continued from the previous block's in Y; the edge entries one by one
+ * (the same sums). The copies take the float → double conversions out of the kernel's inner step, where in WASM
+ * they competed with the adds (with the rows of Q converted for the logits, Linformer's linear path at n = 256,
+ * s = d = 64 went from 0.63 to 0.55 ms in WASM, 0.31 to 0.27 ms natively). */
+static void gemm_f64(double *Y, double *blk, const float *G, const float *X, int r, int n, int c) {
+    int r2 = r / AVS_F64_ROWS * AVS_F64_ROWS, c8 = c / AVS_F64_COLS * AVS_F64_COLS, kb = gemm_block(r, c);
+    double *Gt = blk, *Xd = blk + (size_t)kb * r;
+    for (int t = 0; t < r2; t++) memset(Y + (size_t)t * c, 0, (size_t)c8 * sizeof(double));
+    if (r2 > 0 && c8 > 0)
+        for (int j0 = 0; j0 < n; j0 += kb) {
+            int kn = n - j0 < kb ? n - j0 : kb;
+            for (int t = 0; t < r2; t++) {
+                const float *g = G + (size_t)t * n + j0;
+                for (int j = 0; j < kn; j++) Gt[(size_t)j * r + t] = g[j];
             }
-            for (int a = 0; a < h; a++) memcpy(Y + (size_t)(t0 + a) * c + k0, acc[a], (size_t)w * sizeof(double));
+            const float *x = X + (size_t)j0 * c;
+            for (int j = 0; j < kn; j++)
+                for (int k = 0; k < c8; k++) Xd[(size_t)j * c + k] = x[(size_t)j * c + k];
+            for (int t0 = 0; t0 < r2; t0 += AVS_F64_ROWS)
+                for (int k0 = 0; k0 < c8; k0 += AVS_F64_COLS)
+                    avs_kernel_f64_dtd_acc(Y + (size_t)t0 * c + k0, (size_t)c, Gt + t0, (size_t)r, Xd + k0, (size_t)c, kn);
         }
-    }
+    for (int t = 0; t < r; t++)
+        for (int k = t < r2 ? c8 : 0; k < c; k++) {
+            double sum = 0.0;
+            for (int j = 0; j < n; j++) sum += (double)G[(size_t)t * n + j] * X[(size_t)j * c + k];
+            Y[(size_t)t * c + k] = sum;
+        }
 }
 
 /* The plain form of gemm_f64 (the reference of linformer_linear_rows): the same sums, a row of Y at a time. */
@@ -325,7 +348,7 @@ static void lin_setup(lr_ws *ws, const float *K, int n, int d, const av_params *
     }
     uint32_t seed = (uint32_t)prm->seed;
     float *E = lin_draw(ws->Ec, AVI_DRAW_LINFORMER_E, AVI_STREAM_LINFORMER_E, s, n, seed);
-    gemm_f64(ws->C, E, K, s, n, d);
+    gemm_f64(ws->C, ws->blk, E, K, s, n, d);
     ws->X = prm->ef_shared ? E : lin_draw(ws->Fc, AVI_DRAW_LINFORMER_F, AVI_STREAM_LINFORMER_F, s, n, seed);
 }
 
@@ -338,7 +361,10 @@ static int linformer_matrix(float *M, const float *Q, const float *K, int n, int
         transpose_f64(ws->CT, ws->C, s, d);
         for (int i0 = 0; i0 < n; i0 += 4) {
             int rows = n - i0 < 4 ? n - i0 : 4;
-            prod_f64(ws->fs, (size_t)s, Q + (size_t)i0 * d, NULL, (size_t)d, ws->CT, (size_t)s, rows, s, d);
+            /* the rows of Q in float64 (the same products), so the logits' kernel has no conversion in its inner step */
+        const float *q = Q + (size_t)i0 * d;
+        for (size_t e = 0; e < (size_t)rows * d; e++) ws->blk[e] = q[e];
+        prod_f64(ws->fs, (size_t)s, NULL, ws->blk, (size_t)d, ws->CT, (size_t)s, rows, s, d);
             for (int a = 0; a < rows; a++) {
                 double *f = ws->fs + (size_t)a * s;
                 for (int t = 0; t < s; t++) f[t] = prm->scale * f[t];
@@ -367,12 +393,15 @@ static void linformer_linear(float *O, const float *Q, const float *K, const flo
                              const av_params *prm, lr_ws *ws) {
     int s = prm->s;
     lin_setup(ws, K, n, d, prm);
-    if (prm->ef_kind == AV_EF_GAUSSIAN) gemm_f64(ws->Y, ws->X, V, s, n, dv);
+    if (prm->ef_kind == AV_EF_GAUSSIAN) gemm_f64(ws->Y, ws->blk, ws->X, V, s, n, dv);
     else segment_means(ws->Y, V, n, s, dv);
     transpose_f64(ws->CT, ws->C, s, d);
     for (int i0 = 0; i0 < n; i0 += 4) {
         int rows = n - i0 < 4 ? n - i0 : 4;
-        prod_f64(ws->fs, (size_t)s, Q + (size_t)i0 * d, NULL, (size_t)d, ws->CT, (size_t)s, rows, s, d);
+        /* the rows of Q in float64 (the same products), so the logits' kernel has no conversion in its inner step */
+        const float *q = Q + (size_t)i0 * d;
+        for (size_t e = 0; e < (size_t)rows * d; e++) ws->blk[e] = q[e];
+        prod_f64(ws->fs, (size_t)s, NULL, ws->blk, (size_t)d, ws->CT, (size_t)s, rows, s, d);
         for (int a = 0; a < rows; a++) {
             double *f = ws->fs + (size_t)a * s;
             for (int t = 0; t < s; t++) f[t] = prm->scale * f[t];

@@ -757,6 +757,28 @@ START_TEST(test_linear_blocked_bits) {
 }
 END_TEST
 
+/* avs_kernel_f64_dtd_acc (the non-causal linear path's state and readout tiles) against the plain sums: each
+ * entry continued from its start value over kk = 0, 1, … in order, so a split of k into blocks gives the bits of
+ * one pass; with products of floats (exact in float64) and values of mixed sign and scale. */
+START_TEST(test_kernel_f64_dtd_acc) {
+    enum { K = 37, LDA = 5, LDB = 11, LDC = 13 };
+    double At[K * LDA], B[K * LDB], C[2 * LDC], R[2 * LDC];
+    av_rng g;
+    av_rng_seed(&g, 12345);
+    for (int i = 0; i < K * LDA; i++) At[i] = (float)(av_rng_normal(&g) * 3);
+    for (int i = 0; i < K * LDB; i++) B[i] = (float)ldexp(av_rng_normal(&g), i % 7 - 3);
+    for (int split = 0; split <= K; split += 6) {
+        for (int i = 0; i < 2 * LDC; i++) C[i] = R[i] = i % 3 ? 0.0 : 0.25 * i;
+        for (int a = 0; a < 2; a++)
+            for (int c = 0; c < 8; c++)
+                for (int kk = 0; kk < K; kk++) R[a * LDC + 2 + c] += At[kk * LDA + 1 + a] * B[kk * LDB + 3 + c];
+        avs_kernel_f64_dtd_acc(C + 2, LDC, At + 1, LDA, B + 3, LDB, split);
+        avs_kernel_f64_dtd_acc(C + 2, LDC, At + (size_t)split * LDA + 1, LDA, B + (size_t)split * LDB + 3, LDB, K - split);
+        ck_assert_msg(memcmp(C, R, sizeof C) == 0, "split %d", split);
+    }
+}
+END_TEST
+
 /* The causal linear path's fused scan (scan_causal, avs_scan_block8) gives the bits of n calls of
  * av_recurrent_step (state_update then state_readout, the reference form), decayed or not, with features that are
  * exactly 0 (relu, cosformer), and edge columns (dv not a multiple of 8). */
@@ -1250,6 +1272,7 @@ Suite *suite_attention(void) {
     tcase_add_loop_test(tc, test_paths_agree, 0, AV_VARIANT_COUNT);
     tcase_add_test(tc, test_every_variant_has_a_reference);
     tcase_add_test(tc, test_linear_blocked_bits);
+    tcase_add_test(tc, test_kernel_f64_dtd_acc);
     tcase_add_test(tc, test_linear_causal_scan_bits);
     tcase_add_test(tc, test_focused_dwc_linear);
     tcase_add_test(tc, test_rank_bound);
