@@ -89,23 +89,22 @@ static inline uint32_t float_bits(float x) {
 }
 
 /* The fewest entries of row[0..m) (non-negative floats) whose sum reaches `target` (> 0): a radix
- * selection on the float bits, which order non-negative floats as unsigned integers. Four passes of a
- * 256-bucket histogram (count and float64 sum per bucket) on bits 30..23, 22..15, 14..7, 7..0: each
- * pass takes every bucket above the one where the running sum crosses the target and keeps only that
+ * selection on the float bits, which order non-negative floats as unsigned integers. radix_levels runs
+ * passes of a 256-bucket histogram (count and float64 sum per bucket) on the 8-bit digits at SHIFT[0..levels):
+ * each pass takes every bucket above the one where the running sum crosses the target and keeps only that
  * bucket's entries (copied to buf, m floats) for the next; after the last pass they are equal and are
- * taken one at a time. No sort, no comparisons per entry: O(m) plus 4·256. */
-static int fewest_reaching(const float *row, int m, double target, float *buf) {
-    static const int SHIFT[4] = {23, 15, 7, 0};
+ * taken one at a time. No sort, no comparisons per entry. */
+static int radix_levels(const float *row, int m, double target, float *buf, const int *SHIFT, int levels) {
     const float *x = row;
     int len = m, count = 0;
-    for (int level = 0; level < 4; level++) {
+    for (int level = 0; level < levels; level++) {
         int cnt[256];
         double sum[256];
         const int sh = SHIFT[level];
         if (len >= 256) {
             /* four histograms, entry j into copy j mod 4, added at the end: the entries of a row share a few
              * exponents, so with one histogram every sum[b] += x waited on the previous one through memory
-             * (a store-to-load chain per entry: this loop was 4 of av_readouts' 21 ms at n = 1024 in WASM) */
+             * (a store-to-load chain per entry) */
             int c4[4][256];
             double s4[4][256];
             memset(c4, 0, sizeof c4);
@@ -145,7 +144,7 @@ static int fewest_reaching(const float *row, int m, double target, float *buf) {
         if (b < 0) return count; // rounding left the target a hair above the sum: every entry
         target -= above;
         if (cnt[b] == 1) return count + 1;
-        if (level == 3) { // equal entries: one at a time
+        if (level == levels - 1) { // equal entries: one at a time
             float v = 0.0f;
             for (int j = 0; j < len; j++)
                 if ((int)(float_bits(x[j]) & 0xffu) == b) { v = x[j]; break; }
@@ -166,6 +165,82 @@ static int fewest_reaching(const float *row, int m, double target, float *buf) {
         len = k;
     }
     return count;
+}
+
+/* fewest_reaching's first pass reads 12 bits at once, narrowed to where the entries are: the bucket is the
+ * exponent's distance d below the row's largest (d ≤ 14) with the top 4 mantissa bits, so that one pass
+ * leaves about 1/16 of a binade (it left the whole top binade, half a row of random weights, for a second
+ * pass: 4 of av_readouts' 21 ms at n = 1024 in WASM); the entries 15 or more binades below the largest
+ * share bucket 0, which, when the target is crossed there (rare: they hold under 2^-15 of the sum each),
+ * goes through the plain four passes. Then bits 18..11, 10..3 and 7..0. */
+/* fr_keys: the first pass's bucket of row[0..len), as int32 bits, into key[] (a float buffer: written and
+ * read by memcpy, so that the in-place compaction over it keeps its order under strict aliasing), four at a
+ * time in i32x4 on the float bits (emax: the row's largest exponent field). */
+static inline int fr_key(const float *key, int j) {
+    int32_t k;
+    memcpy(&k, key + j, sizeof k);
+    return k;
+}
+
+static inline void fr_keys(float *key, const float *row, int len, int emax) {
+    int j = 0;
+    const avs_i32x4 em = {emax, emax, emax, emax};
+    for (; j + 4 <= len; j += 4) {
+        avs_i32x4 u;
+        memcpy(&u, row + j, sizeof u);
+        avs_i32x4 e = u >> 23, d = em - e; // non-negative floats: the arithmetic shift is the logical one
+        avs_i32x4 k = ((15 - d) << 4) | ((u >> 19) & 15);
+        k &= d <= 14; // 15 or more binades below the largest: bucket 0
+        memcpy(key + j, &k, sizeof k);
+    }
+    for (; j < len; j++) {
+        int32_t u = (int32_t)float_bits(row[j]), d = emax - (u >> 23);
+        int32_t k = d <= 14 ? ((15 - d) << 4) | ((u >> 19) & 15) : 0;
+        memcpy(key + j, &k, sizeof k);
+    }
+}
+
+static int fewest_reaching(const float *row, int m, double target, float *buf) {
+    static const int SHIFT_LO[3] = {11, 3, 0}, SHIFT_ALL[4] = {23, 15, 7, 0};
+    int emax = (int)(float_bits(avs_max(row, m)) >> 23);
+    int cnt[256], c4[4][256];
+    double sum[256], s4[4][256];
+    fr_keys(buf, row, m, emax); // the keys first, then (in place, k ≤ j) the kept entries
+    memset(c4, 0, sizeof c4);
+    memset(s4, 0, sizeof s4);
+    int j = 0;
+    for (; j + 4 <= m; j += 4) // four histograms (entry j into copy j mod 4): no store-to-load chain per entry
+        for (int l = 0; l < 4; l++) {
+            int b = fr_key(buf, j + l);
+            c4[l][b]++;
+            s4[l][b] += row[j + l];
+        }
+    for (; j < m; j++) {
+        int b = fr_key(buf, j);
+        c4[0][b]++;
+        s4[0][b] += row[j];
+    }
+    for (int b = 0; b < 256; b++) {
+        cnt[b] = (c4[0][b] + c4[1][b]) + (c4[2][b] + c4[3][b]);
+        sum[b] = (s4[0][b] + s4[1][b]) + (s4[2][b] + s4[3][b]);
+    }
+    int b = 255, count = 0;
+    double above = 0.0;
+    for (; b >= 0; b--) {
+        if (cnt[b] && above + sum[b] >= target) break;
+        above += sum[b];
+        count += cnt[b];
+    }
+    if (b < 0) return count; // rounding left the target a hair above the sum: every entry
+    target -= above;
+    if (cnt[b] == 1) return count + 1;
+    int k = 0; // keep bucket b's entries: key j is read before entry k ≤ j is written over it
+    for (j = 0; j < m; j++) {
+        int in = fr_key(buf, j) == b;
+        buf[k] = row[j];
+        k += in;
+    }
+    return count + (b == 0 ? radix_levels(buf, k, target, buf, SHIFT_ALL, 4) : radix_levels(buf, k, target, buf, SHIFT_LO, 3));
 }
 
 // ----------------------------------------------------------------------------------------------------
