@@ -206,23 +206,33 @@ static int fewest_reaching(const float *row, int m, double target, float *buf) {
     int cnt[256], c4[4][256];
     double sum[256], s4[4][256];
     fr_keys(buf, row, m, emax); // the keys first, then (in place, k ≤ j) the kept entries
-    memset(c4, 0, sizeof c4);
-    memset(s4, 0, sizeof s4);
     int j = 0;
-    for (; j + 4 <= m; j += 4) // four histograms (entry j into copy j mod 4): no store-to-load chain per entry
-        for (int l = 0; l < 4; l++) {
-            int b = fr_key(buf, j + l);
-            c4[l][b]++;
-            s4[l][b] += row[j + l];
+    if (m >= 512) { // (measured: at n = 256 one copy is faster, 0.26 → 0.18 ms, at 1024 four)
+        memset(c4, 0, sizeof c4);
+        memset(s4, 0, sizeof s4);
+        for (; j + 4 <= m; j += 4) // four histograms (entry j into copy j mod 4): no store-to-load chain per entry
+            for (int l = 0; l < 4; l++) {
+                int b = fr_key(buf, j + l);
+                c4[l][b]++;
+                s4[l][b] += row[j + l];
+            }
+        for (; j < m; j++) {
+            int b = fr_key(buf, j);
+            c4[0][b]++;
+            s4[0][b] += row[j];
         }
-    for (; j < m; j++) {
-        int b = fr_key(buf, j);
-        c4[0][b]++;
-        s4[0][b] += row[j];
-    }
-    for (int b = 0; b < 256; b++) {
-        cnt[b] = (c4[0][b] + c4[1][b]) + (c4[2][b] + c4[3][b]);
-        sum[b] = (s4[0][b] + s4[1][b]) + (s4[2][b] + s4[3][b]);
+        for (int b = 0; b < 256; b++) {
+            cnt[b] = (c4[0][b] + c4[1][b]) + (c4[2][b] + c4[3][b]);
+            sum[b] = (s4[0][b] + s4[1][b]) + (s4[2][b] + s4[3][b]);
+        }
+    } else { // short rows: clearing and adding four copies would cost more than the chain
+        memset(cnt, 0, sizeof cnt);
+        memset(sum, 0, sizeof sum);
+        for (; j < m; j++) {
+            int b = fr_key(buf, j);
+            cnt[b]++;
+            sum[b] += row[j];
+        }
     }
     int b = 255, count = 0;
     double above = 0.0;
