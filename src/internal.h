@@ -16,6 +16,10 @@
 
 /* 1 if all count entries are finite. */
 int avi_all_finite(const float *x, size_t count);
+/* av_readouts_rows by the plain twins of its fused row pass (readouts.c): what the tests compare it with. */
+int avi_readouts_ref(double *vals, int *reasons, double *row_entropy, const float *M, const double *sv,
+                     double noise_floor, const float *A, const float *V, int n, int dv, int causal, double tau,
+                     void *work, size_t work_bytes);
 /* Round a byte count up to a multiple of 64 (workspace carving keeps every block aligned). */
 static inline size_t avi_align(size_t bytes) { return (bytes + 63u) & ~(size_t)63u; }
 

@@ -89,25 +89,50 @@ static inline uint32_t float_bits(float x) {
 }
 
 /* The fewest entries of row[0..m) (non-negative floats) whose sum reaches `target` (> 0): a radix
- * selection on the float bits, which order non-negative floats as unsigned integers. Four passes of a
- * 256-bucket histogram (count and float64 sum per bucket) on bits 30..23, 22..15, 14..7, 7..0: each
- * pass takes every bucket above the one where the running sum crosses the target and keeps only that
+ * selection on the float bits, which order non-negative floats as unsigned integers. radix_levels runs
+ * passes of a 256-bucket histogram (count and float64 sum per bucket) on the 8-bit digits at SHIFT[0..levels):
+ * each pass takes every bucket above the one where the running sum crosses the target and keeps only that
  * bucket's entries (copied to buf, m floats) for the next; after the last pass they are equal and are
- * taken one at a time. No sort, no comparisons per entry: O(m) plus 4·256. */
-static int fewest_reaching(const float *row, int m, double target, float *buf) {
-    static const int SHIFT[4] = {23, 15, 7, 0};
+ * taken one at a time. No sort, no comparisons per entry. */
+static int radix_levels(const float *row, int m, double target, float *buf, const int *SHIFT, int levels) {
     const float *x = row;
     int len = m, count = 0;
-    for (int level = 0; level < 4; level++) {
+    for (int level = 0; level < levels; level++) {
         int cnt[256];
         double sum[256];
-        memset(cnt, 0, sizeof cnt);
-        memset(sum, 0, sizeof sum);
         const int sh = SHIFT[level];
-        for (int j = 0; j < len; j++) {
-            int b = (int)((float_bits(x[j]) >> sh) & 0xffu);
-            cnt[b]++;
-            sum[b] += x[j];
+        if (len >= 256) {
+            /* four histograms, entry j into copy j mod 4, added at the end: the entries of a row share a few
+             * exponents, so with one histogram every sum[b] += x waited on the previous one through memory
+             * (a store-to-load chain per entry) */
+            int c4[4][256];
+            double s4[4][256];
+            memset(c4, 0, sizeof c4);
+            memset(s4, 0, sizeof s4);
+            int j = 0;
+            for (; j + 4 <= len; j += 4)
+                for (int l = 0; l < 4; l++) {
+                    int b = (int)((float_bits(x[j + l]) >> sh) & 0xffu);
+                    c4[l][b]++;
+                    s4[l][b] += x[j + l];
+                }
+            for (; j < len; j++) {
+                int b = (int)((float_bits(x[j]) >> sh) & 0xffu);
+                c4[0][b]++;
+                s4[0][b] += x[j];
+            }
+            for (int b = 0; b < 256; b++) {
+                cnt[b] = (c4[0][b] + c4[1][b]) + (c4[2][b] + c4[3][b]);
+                sum[b] = (s4[0][b] + s4[1][b]) + (s4[2][b] + s4[3][b]);
+            }
+        } else {
+            memset(cnt, 0, sizeof cnt);
+            memset(sum, 0, sizeof sum);
+            for (int j = 0; j < len; j++) {
+                int b = (int)((float_bits(x[j]) >> sh) & 0xffu);
+                cnt[b]++;
+                sum[b] += x[j];
+            }
         }
         int b = 255;
         double above = 0.0;
@@ -119,7 +144,7 @@ static int fewest_reaching(const float *row, int m, double target, float *buf) {
         if (b < 0) return count; // rounding left the target a hair above the sum: every entry
         target -= above;
         if (cnt[b] == 1) return count + 1;
-        if (level == 3) { // equal entries: one at a time
+        if (level == levels - 1) { // equal entries: one at a time
             float v = 0.0f;
             for (int j = 0; j < len; j++)
                 if ((int)(float_bits(x[j]) & 0xffu) == b) { v = x[j]; break; }
@@ -140,6 +165,92 @@ static int fewest_reaching(const float *row, int m, double target, float *buf) {
         len = k;
     }
     return count;
+}
+
+/* fewest_reaching's first pass reads 12 bits at once, narrowed to where the entries are: the bucket is the
+ * exponent's distance d below the row's largest (d ≤ 14) with the top 4 mantissa bits, so that one pass
+ * leaves about 1/16 of a binade (it left the whole top binade, half a row of random weights, for a second
+ * pass: 4 of av_readouts' 21 ms at n = 1024 in WASM); the entries 15 or more binades below the largest
+ * share bucket 0, which, when the target is crossed there (rare: they hold under 2^-15 of the sum each),
+ * goes through the plain four passes. Then bits 18..11, 10..3 and 7..0. */
+/* fr_keys: the first pass's bucket of row[0..len), as int32 bits, into key[] (a float buffer: written and
+ * read by memcpy, so that the in-place compaction over it keeps its order under strict aliasing), four at a
+ * time in i32x4 on the float bits (emax: the row's largest exponent field). */
+static inline int fr_key(const float *key, int j) {
+    int32_t k;
+    memcpy(&k, key + j, sizeof k);
+    return k;
+}
+
+static inline void fr_keys(float *key, const float *row, int len, int emax) {
+    int j = 0;
+    const avs_i32x4 em = {emax, emax, emax, emax};
+    for (; j + 4 <= len; j += 4) {
+        avs_i32x4 u;
+        memcpy(&u, row + j, sizeof u);
+        avs_i32x4 e = u >> 23, d = em - e; // non-negative floats: the arithmetic shift is the logical one
+        avs_i32x4 k = ((15 - d) << 4) | ((u >> 19) & 15);
+        k &= d <= 14; // 15 or more binades below the largest: bucket 0
+        memcpy(key + j, &k, sizeof k);
+    }
+    for (; j < len; j++) {
+        int32_t u = (int32_t)float_bits(row[j]), d = emax - (u >> 23);
+        int32_t k = d <= 14 ? ((15 - d) << 4) | ((u >> 19) & 15) : 0;
+        memcpy(key + j, &k, sizeof k);
+    }
+}
+
+static int fewest_reaching(const float *row, int m, double target, float *buf) {
+    static const int SHIFT_LO[3] = {11, 3, 0}, SHIFT_ALL[4] = {23, 15, 7, 0};
+    int emax = (int)(float_bits(avs_max(row, m)) >> 23);
+    int cnt[256], c4[4][256];
+    double sum[256], s4[4][256];
+    fr_keys(buf, row, m, emax); // the keys first, then (in place, k ≤ j) the kept entries
+    int j = 0;
+    if (m >= 512) { // (measured: at n = 256 one copy is faster, 0.26 → 0.18 ms, at 1024 four)
+        memset(c4, 0, sizeof c4);
+        memset(s4, 0, sizeof s4);
+        for (; j + 4 <= m; j += 4) // four histograms (entry j into copy j mod 4): no store-to-load chain per entry
+            for (int l = 0; l < 4; l++) {
+                int b = fr_key(buf, j + l);
+                c4[l][b]++;
+                s4[l][b] += row[j + l];
+            }
+        for (; j < m; j++) {
+            int b = fr_key(buf, j);
+            c4[0][b]++;
+            s4[0][b] += row[j];
+        }
+        for (int b = 0; b < 256; b++) {
+            cnt[b] = (c4[0][b] + c4[1][b]) + (c4[2][b] + c4[3][b]);
+            sum[b] = (s4[0][b] + s4[1][b]) + (s4[2][b] + s4[3][b]);
+        }
+    } else { // short rows: clearing and adding four copies would cost more than the chain
+        memset(cnt, 0, sizeof cnt);
+        memset(sum, 0, sizeof sum);
+        for (; j < m; j++) {
+            int b = fr_key(buf, j);
+            cnt[b]++;
+            sum[b] += row[j];
+        }
+    }
+    int b = 255, count = 0;
+    double above = 0.0;
+    for (; b >= 0; b--) {
+        if (cnt[b] && above + sum[b] >= target) break;
+        above += sum[b];
+        count += cnt[b];
+    }
+    if (b < 0) return count; // rounding left the target a hair above the sum: every entry
+    target -= above;
+    if (cnt[b] == 1) return count + 1;
+    int k = 0; // keep bucket b's entries: key j is read before entry k ≤ j is written over it
+    for (j = 0; j < m; j++) {
+        int in = fr_key(buf, j) == b;
+        buf[k] = row[j];
+        k += in;
+    }
+    return count + (b == 0 ? radix_levels(buf, k, target, buf, SHIFT_ALL, 4) : radix_levels(buf, k, target, buf, SHIFT_LO, 3));
 }
 
 // ----------------------------------------------------------------------------------------------------
@@ -207,9 +318,234 @@ static double row_entropy(const float *row, int m, int *why, double *sum_out) {
     return -sum_p_log_p(row, m, 1.0 / sum);
 }
 
-/* row_h: row i's entropy (NaN where undefined) into row_h[i], or NULL. */
-static void entries(double *vals, int *reasons, double *row_h, const float *M, int n, int causal, double tau,
-                    float *buf) {
+/* --- the fused row pass (what av_readouts runs; entries_ref and errors_ref are the plain twins the tests
+ * compare it with) ---
+ *
+ * Two passes over row i's allowed entries of M (and of A) give everything the entry and error readouts
+ * need from them. row_counts: the two threshold counts (f32x4 compares against float thresholds
+ * equivalent to the double comparisons), the float64 row sum (in avs_sum_f64's order, so row_sum_dev_max
+ * keeps its bits), the negative check and the Frobenius sums. row_pass's logarithm loop: one logarithm of
+ * each entry of M and of A (avs_logf_split4: a table, no division), shared by the entropy and the KL:
+ *   Σ_j p_j ln p_j = (1/s)·Σ_j m_j ln m_j − ln s   (p = m/s, s the row sum),
+ *   KL_row = Σ_{a_j>0} a_j·(ln a_j − ln m_j)       (when defined: a_j > 0 ⇒ m_j > 0),
+ * so the division a/m of the direct KL and the multiply by 1/s are gone. ln a − ln m is formed from the
+ * logarithms' parts, (k_a − k_m)·ln 2 + (logc_a − logc_m) + (log1p r_a − log1p r_m): near-equal a and m
+ * (same bucket) cancel exactly in the first two, so the KL of M ≈ A is more accurate than through a
+ * rounded a/m. The entropy's form cancels when ln s and (1/s)·Σ m ln m are large against H (a nearly
+ * one-hot row far from sum 1): row_entropy_of sums such rows by entropy_peaked. In WASM at n = 1024
+ * (docs/performance.md) the two passes take 6.4 ms where entries' loops without fewest_reaching, row_kl
+ * and the Frobenius loop they replace took 11.2. */
+typedef float rd_f32x4 __attribute__((vector_size(16)));
+
+/* The smallest float ≥ t: for every float x, (double)x < t exactly when x < float_at_least(t) (a float
+ * below it is below t by minimality, one at or above it is ≥ t). */
+static float float_at_least(double t) {
+    float f = (float)t;
+    if ((double)f < t) f = nextafterf(f, INFINITY);
+    return f;
+}
+
+typedef struct row_stats {
+    double sum, h, kl, d2, r2; // Σ m; Σ m ln m; Σ a(ln a − ln m); Σ (m − a)², Σ a² (with a)
+    int lt001, lt_tau, negative, zero;
+} row_stats;
+
+static inline avs_f64x2 sel_or_one(avs_i64x2 keep, avs_f64x2 x) {
+    const avs_f64x2 one = {1.0, 1.0};
+    return (avs_f64x2)((keep & (avs_i64x2)x) | (~keep & (avs_i64x2)one));
+}
+
+/* The row's first pass, no logarithms: the counts, the negative check and the row sum in avs_sum_f64's
+ * order (its bits), and with a the Frobenius sums. Two passes over a row that sits in L1 cost less than one
+ * whose many accumulators and the logarithm's constants outnumber the 16 vector registers (V8 spilled them:
+ * the single pass was 10.5 ms at n = 1024 against 3.8 + 4.5 for the two). */
+static void row_counts(row_stats *st, const float *m, const float *a, int len, float t001, float ttau) {
+    const rd_f32x4 t1 = {t001, t001, t001, t001}, tt = {ttau, ttau, ttau, ttau}, z4 = {0, 0, 0, 0};
+    avs_i32x4 c1 = {0, 0, 0, 0}, ct = c1, ng = c1;
+    avs_f64x2 s0 = {0.0, 0.0}, s1 = s0, s2 = s0, s3 = s0, d2 = s0, r2 = s0;
+    int j = 0;
+    for (; j + 8 <= len; j += 8) {
+        rd_f32x4 x0, x1;
+        memcpy(&x0, m + j, sizeof x0);
+        memcpy(&x1, m + j + 4, sizeof x1);
+        c1 += (x0 < t1) + (x1 < t1); // −1 per entry below
+        ct += (x0 < tt) + (x1 < tt);
+        ng |= (x0 < z4) | (x1 < z4);
+        avs_f64x2 y0 = avs_load_f32x2(m + j), y1 = avs_load_f32x2(m + j + 2), y2 = avs_load_f32x2(m + j + 4),
+                  y3 = avs_load_f32x2(m + j + 6);
+        s0 += y0, s1 += y1, s2 += y2, s3 += y3; // lane pairs j ≡ 0,1 | 2,3 | 4,5 | 6,7 mod 8, as avs_sum_f64
+        if (a) {
+            avs_f64x2 b0 = avs_load_f32x2(a + j), b1 = avs_load_f32x2(a + j + 2), b2 = avs_load_f32x2(a + j + 4),
+                      b3 = avs_load_f32x2(a + j + 6);
+            avs_f64x2 e0 = y0 - b0, e1 = y1 - b1, e2 = y2 - b2, e3 = y3 - b3;
+            d2 += (e0 * e0 + e1 * e1) + (e2 * e2 + e3 * e3);
+            r2 += (b0 * b0 + b1 * b1) + (b2 * b2 + b3 * b3);
+        }
+    }
+    double sum = ((s0[0] + s2[0]) + (s0[1] + s2[1])) + ((s1[0] + s3[0]) + (s1[1] + s3[1]));
+    int lt1 = -(c1[0] + c1[1] + c1[2] + c1[3]), ltt = -(ct[0] + ct[1] + ct[2] + ct[3]);
+    int neg = (ng[0] | ng[1] | ng[2] | ng[3]) != 0;
+    double dd = d2[0] + d2[1], rr = r2[0] + r2[1];
+    for (; j < len; j++) {
+        float x = m[j];
+        sum += x;
+        lt1 += x < t001;
+        ltt += x < ttau;
+        neg |= x < 0.0f;
+        if (a) {
+            double e = (double)x - a[j];
+            dd += e * e;
+            rr += (double)a[j] * a[j];
+        }
+    }
+    st->sum = sum, st->lt001 = lt1, st->lt_tau = ltt, st->negative = neg, st->d2 = dd, st->r2 = rr;
+}
+
+/* Two entries' share of the KL and the entropy sums from their logarithms' parts (m: km, cm, pm; a: ka, ca,
+ * pa); y is a with its non-positive entries zeroed, which the KL leaves out. Where m ≤ 0 < a the term is
+ * not left out: the row then makes row_kl_mean undefined (negative m, or m = 0 < a), so it never counts. */
+static inline void row_sums2(avs_f64x2 *h, avs_f64x2 *kl, avs_f64x2 x, avs_f64x2 km, avs_f64x2 cm, avs_f64x2 pm,
+                             avs_f64x2 y, avs_f64x2 ka, avs_f64x2 ca, avs_f64x2 pa, int with_a) {
+    const double LN2_HI = 6.93147180369123816490e-01, LN2_LO = 1.90821492927058770002e-10;
+    if (with_a) {
+        avs_f64x2 dk = ka - km;
+        *kl += y * (dk * LN2_HI + (dk * LN2_LO + ((ca - cm) + (pa - pm))));
+    }
+    *h += x * (km * LN2_HI + (km * LN2_LO + (cm + pm))); // 0 where x = 0
+}
+
+/* Four entries' share of the logarithm pass: m[0..4) (and a[0..4) when with_a). The masks come from f32x4
+ * compares, sign-extended to the f64x2 lanes: clang turned a compare of the promoted doubles into an f32
+ * compare and a 64-bit shift pair, which V8 emulates. */
+static inline void row_logs4(avs_f64x2 *h, avs_f64x2 *kl, avs_i32x4 *zero, const float *m, const float *a,
+                             int with_a) {
+    avs_f64x2 km0, cm0, pm0, km1, cm1, pm1, ka0 = {0, 0}, ca0 = ka0, pa0 = ka0, ka1 = ka0, ca1 = ka0, pa1 = ka0;
+    avs_f64x2 y0 = ka0, y1 = ka0;
+    avs_logf_split4(m, &km0, &cm0, &pm0, &km1, &cm1, &pm1);
+    if (with_a) {
+        avs_logf_split4(a, &ka0, &ca0, &pa0, &ka1, &ca1, &pa1);
+        rd_f32x4 x4, y4, z4 = {0, 0, 0, 0};
+        memcpy(&x4, m, sizeof x4);
+        memcpy(&y4, a, sizeof y4);
+        avs_i32x4 pos = y4 > z4;
+        *zero |= pos & (x4 == z4);
+        y4 = (rd_f32x4)(pos & (avs_i32x4)y4);
+        y0 = avs_load_f32x2((const float *)&y4);
+        y1 = avs_load_f32x2((const float *)&y4 + 2);
+    }
+    row_sums2(h, kl, avs_load_f32x2(m), km0, cm0, pm0, y0, ka0, ca0, pa0, with_a);
+    row_sums2(h, kl, avs_load_f32x2(m + 2), km1, cm1, pm1, y1, ka1, ca1, pa1, with_a);
+}
+
+/* The row statistics of m[0..len) (a[0..len) or NULL) with thresholds t001, ttau (float_at_least). */
+static void row_pass(row_stats *st, const float *m, const float *a, int len, float t001, float ttau) {
+    row_counts(st, m, a, len, t001, ttau);
+    avs_f64x2 h = {0.0, 0.0}, kl = h;
+    avs_i32x4 zero = {0, 0, 0, 0};
+    int j = 0;
+    if (a)
+        for (; j + 4 <= len; j += 4) row_logs4(&h, &kl, &zero, m + j, a + j, 1);
+    else
+        for (; j + 4 <= len; j += 4) row_logs4(&h, &kl, &zero, m + j, NULL, 0);
+    if (j < len) { // the last entries, with zeros beside them (which add nothing)
+        float pm[4] = {0, 0, 0, 0}, pa[4] = {0, 0, 0, 0};
+        memcpy(pm, m + j, sizeof(float) * (size_t)(len - j));
+        if (a) {
+            memcpy(pa, a + j, sizeof(float) * (size_t)(len - j));
+            row_logs4(&h, &kl, &zero, pm, pa, 1);
+        } else {
+            row_logs4(&h, &kl, &zero, pm, NULL, 0);
+        }
+    }
+    st->h = h[0] + h[1];
+    st->kl = kl[0] + kl[1];
+    st->zero = (zero[0] | zero[1] | zero[2] | zero[3]) != 0;
+}
+
+/* The entropy of a row where H = ln s − (1/s)·Σ m ln m would cancel (a nearly one-hot row whose sum is
+ * far from 1), as Σ_j p_j·ln(s/m_j): the largest entry's ln(s/m) is log1p(rest/m), rest the sum of the
+ * others, so that it keeps its digits where s − m would have lost them (the direct Σ p ln p, row_entropy,
+ * lost them too: 1e-6 relative on such rows). Scalar: such rows are rare. */
+static double entropy_peaked(const float *row, int m) {
+    int top = 0;
+    for (int j = 1; j < m; j++) top = row[j] > row[top] ? j : top;
+    double big = row[top], rest = 0.0;
+    for (int j = 0; j < m; j++) rest += j == top ? 0.0 : row[j];
+    double s = big + rest, h = big / s * log1p(rest / big);
+    for (int j = 0; j < m; j++)
+        if (j != top && row[j] > 0.0f) h += row[j] / s * avs_log(s / row[j]);
+    return h;
+}
+
+/* Row entropy from row_pass's statistics: H = ln s − (1/s)·Σ m ln m. Its rounding is about
+ * ε·(|ln s| + Σ|m ln m|/s) against the direct form's ε·H; where that is more than 16 times H (a nearly
+ * one-hot row whose sum is far from 1) the row is summed by entropy_peaked. NaN with *why as row_entropy. */
+static double row_entropy_of(const row_stats *st, const float *row, int m, int *why) {
+    if (st->negative) { *why = AV_REASON_NEGATIVE; return NAN; }
+    if (!(st->sum > 0.0)) { *why = AV_REASON_ZERO_ROW; return NAN; }
+    *why = AV_REASON_NONE;
+    double s = st->sum, ls = avs_log(s), h = ls - st->h / s;
+    /* Σ|m ln m|/s is −Σ m ln m/s when every m ≤ 1 (so when s ≤ 1), and at most that + 2·ln s otherwise
+     * (the positive terms, m > 1, add up to at most s·ln s) */
+    double bound = -st->h / s + (ls > 0.0 ? 2.0 * ls : 0.0) + fabs(ls);
+    if (bound <= 16.0 * h) return h;
+    return entropy_peaked(row, m);
+}
+
+/* row_h: row i's entropy (NaN where undefined) into row_h[i], or NULL. A: the reference (finite) or NULL:
+ * then error_fro_rel's sums and row_kl_mean's come from the same pass, into *fro_kl. */
+typedef struct fro_kl { double diff2, ref2, kl; int why_kl; } fro_kl;
+
+static void entries_fused(double *vals, int *reasons, double *row_h, fro_kl *fk, const float *M, const float *A,
+                          int n, int causal, double tau, float *buf) {
+    long below001 = 0, below_tau = 0, allowed_total = 0;
+    double keys = 0.0, ent = 0.0, uni = 0.0, dev = 0.0, diff2 = 0.0, ref2 = 0.0, kl = 0.0;
+    int why_keys = AV_REASON_NONE, why_ent = AV_REASON_NONE, why_kl = AV_REASON_NONE;
+    const float t001 = float_at_least(0.01);
+    for (int i = 0; i < n; i++) {
+        const float *row = M + (size_t)i * n, *a = A ? A + (size_t)i * n : NULL;
+        int m = allowed(i, n, causal);
+        row_stats st;
+        row_pass(&st, row, a, m, t001, float_at_least(tau / m));
+        below001 += n - m + st.lt001; // masked entries count, as zeros, for sparsity_lt_0.01
+        below_tau += st.lt_tau;
+        double d1 = fabs(st.sum - 1.0);
+        dev = d1 > dev ? d1 : dev;
+        allowed_total += m;
+        uni += log((double)m);
+        if (a) {
+            if (st.negative) why_kl = AV_REASON_NEGATIVE;
+            else if (st.zero && !why_kl) why_kl = AV_REASON_ZERO_WHERE_POSITIVE;
+            kl += st.kl;
+            diff2 += st.d2;
+            ref2 += st.r2;
+            for (int j = m; j < n; j++) { // masked entries: error_fro_rel is over all n² entries
+                double dlt = (double)row[j] - a[j];
+                diff2 += dlt * dlt;
+                ref2 += (double)a[j] * a[j];
+            }
+        }
+        int why = AV_REASON_NONE;
+        double h = row_entropy_of(&st, row, m, &why);
+        if (row_h) row_h[i] = h;
+        if (why) { why_ent = why_ent ? why_ent : why; why_keys = why_keys ? why_keys : why; continue; }
+        ent += h;
+        keys += fewest_reaching(row, m, 0.9 * st.sum - 1e-12 * st.sum, buf);
+    }
+    vals[AV_R_SPARSITY_LT_001] = (double)below001 / ((double)n * n);
+    vals[AV_R_SPARSITY_TAU] = (double)below_tau / (double)allowed_total;
+    vals[AV_R_ROW_ENTROPY_UNIFORM] = uni / n;
+    vals[AV_R_ROW_SUM_DEV_MAX] = dev;
+    if (why_keys) set_undefined(vals, reasons, AV_R_KEYS_FOR_90, why_keys);
+    else vals[AV_R_KEYS_FOR_90] = keys / n;
+    if (why_ent) set_undefined(vals, reasons, AV_R_ROW_ENTROPY_MEAN, why_ent);
+    else vals[AV_R_ROW_ENTROPY_MEAN] = ent / n;
+    *fk = (fro_kl){diff2, ref2, kl, why_kl};
+}
+
+/* The plain twin of entries_fused (row_entropy, scalar double comparisons, avs_sum_f64): row_h as there. */
+static void entries_ref(double *vals, int *reasons, double *row_h, const float *M, int n, int causal, double tau,
+                        float *buf) {
     long below001 = 0, below_tau = 0, allowed_total = 0;
     double keys = 0.0, ent = 0.0, uni = 0.0, dev = 0.0;
     int why_keys = AV_REASON_NONE, why_ent = AV_REASON_NONE;
@@ -317,20 +653,8 @@ static void output_error_sums(double *num, double *den, const float *M, const fl
     *den = sa;
 }
 
-static void errors(double *vals, int *reasons, const float *M, const float *A, const float *V, int n, int dv,
-                   int causal, const readout_ws *work) {
-    if (!A) {
-        set_undefined(vals, reasons, AV_R_ERROR_FRO_REL, AV_REASON_NO_REFERENCE);
-        set_undefined(vals, reasons, AV_R_ROW_KL_MEAN, AV_REASON_NO_REFERENCE);
-        set_undefined(vals, reasons, AV_R_OUTPUT_ERROR_REL, AV_REASON_NO_REFERENCE);
-        return;
-    }
-    if (!avi_all_finite(A, (size_t)n * n)) {
-        set_undefined(vals, reasons, AV_R_ERROR_FRO_REL, AV_REASON_REFERENCE_NONFINITE);
-        set_undefined(vals, reasons, AV_R_ROW_KL_MEAN, AV_REASON_REFERENCE_NONFINITE);
-        set_undefined(vals, reasons, AV_R_OUTPUT_ERROR_REL, AV_REASON_REFERENCE_NONFINITE);
-        return;
-    }
+/* The plain twin of entries_fused's error sums: ‖M − A‖_F² and ‖A‖_F² entry by entry, row_kl per row. */
+static void errors_ref(fro_kl *fk, const float *M, const float *A, int n, int causal) {
     double diff2 = 0.0, ref2 = 0.0, kl = 0.0;
     int why_kl = AV_REASON_NONE;
     for (int i = 0; i < n; i++) {
@@ -342,10 +666,29 @@ static void errors(double *vals, int *reasons, const float *M, const float *A, c
         }
         if (why_kl != AV_REASON_NEGATIVE) kl += row_kl(m, a, allowed(i, n, causal), &why_kl);
     }
-    if (ref2 > 0.0) vals[AV_R_ERROR_FRO_REL] = sqrt(diff2 / ref2);
+    *fk = (fro_kl){diff2, ref2, kl, why_kl};
+}
+
+/* The error readouts: A usable (given and finite), else every one undefined with the reason; error_fro_rel
+ * and row_kl_mean from fk, output_error_rel from the gemms. */
+static int reference_reason(const float *A, int n) {
+    if (!A) return AV_REASON_NO_REFERENCE;
+    if (!avi_all_finite(A, (size_t)n * n)) return AV_REASON_REFERENCE_NONFINITE;
+    return AV_REASON_NONE;
+}
+
+static void errors(double *vals, int *reasons, int why_ref, const fro_kl *fk, const float *M, const float *A,
+                   const float *V, int n, int dv, int causal, const readout_ws *work) {
+    if (why_ref) {
+        set_undefined(vals, reasons, AV_R_ERROR_FRO_REL, why_ref);
+        set_undefined(vals, reasons, AV_R_ROW_KL_MEAN, why_ref);
+        set_undefined(vals, reasons, AV_R_OUTPUT_ERROR_REL, why_ref);
+        return;
+    }
+    if (fk->ref2 > 0.0) vals[AV_R_ERROR_FRO_REL] = sqrt(fk->diff2 / fk->ref2);
     else set_undefined(vals, reasons, AV_R_ERROR_FRO_REL, AV_REASON_ZERO_ROW);
-    if (why_kl) set_undefined(vals, reasons, AV_R_ROW_KL_MEAN, why_kl);
-    else vals[AV_R_ROW_KL_MEAN] = kl / n;
+    if (fk->why_kl) set_undefined(vals, reasons, AV_R_ROW_KL_MEAN, fk->why_kl);
+    else vals[AV_R_ROW_KL_MEAN] = fk->kl / n;
 
     if (!V) { set_undefined(vals, reasons, AV_R_OUTPUT_ERROR_REL, AV_REASON_NO_V); return; }
     if (!avi_all_finite(V, (size_t)n * dv)) {
@@ -369,9 +712,10 @@ size_t av_readouts_work(int n, int dv) {
     return a.used > SIZE_MAX ? 0 : (size_t)a.used;
 }
 
-int av_readouts_rows(double *vals, int *reasons, double *row_entropy, const float *M, const double *sv,
-                     double noise_floor, const float *A, const float *V, int n, int dv, int causal, double tau,
-                     void *work, size_t work_bytes) {
+/* av_readouts_rows with the fused row pass (reference 0) or its plain twins (reference 1). */
+static int readouts(double *vals, int *reasons, double *row_entropy, const float *M, const double *sv,
+                    double noise_floor, const float *A, const float *V, int n, int dv, int causal, double tau,
+                    void *work, size_t work_bytes, int reference) {
     if (!vals || !reasons || !M || !work) return AV_ERR_NULL;
     if (n < 1 || n > AV_MAX_N || dv < 0 || dv > AV_MAX_D || (V && dv < 1)) return AV_ERR_SIZE;
     if (!(tau >= 0.0) || !isfinite(tau)) return AV_ERR_KNOB;
@@ -388,12 +732,33 @@ int av_readouts_rows(double *vals, int *reasons, double *row_entropy, const floa
     readout_ws w;
     readout_layout(&w, &a, n, dv);
     spectral(vals, reasons, sv, noise_floor, n);
-    entries(vals, reasons, row_entropy, M, n, causal != 0, tau > 0.0 ? tau : 0.1, w.row);
-    errors(vals, reasons, M, A, V, n, dv, causal != 0, &w);
+    causal = causal != 0;
+    tau = tau > 0.0 ? tau : 0.1;
+    int why_ref = reference_reason(A, n);
+    fro_kl fk = {0.0, 0.0, 0.0, AV_REASON_NONE};
+    if (reference) {
+        entries_ref(vals, reasons, row_entropy, M, n, causal, tau, w.row);
+        if (!why_ref) errors_ref(&fk, M, A, n, causal);
+    } else {
+        entries_fused(vals, reasons, row_entropy, &fk, M, why_ref ? NULL : A, n, causal, tau, w.row);
+    }
+    errors(vals, reasons, why_ref, &fk, M, A, V, n, dv, causal, &w);
     set_undefined(vals, reasons, AV_R_SEMISEPARABLE_RANK, AV_REASON_NO_BLOCK); /* its own SVD: av_semiseparable_rank */
     for (int r = 0; r < AV_R_COUNT; r++) /* the promise: never ±Inf, never NaN without a reason */
         if (!isfinite(vals[r]) && reasons[r] == AV_REASON_NONE) set_undefined(vals, reasons, r, AV_REASON_OVERFLOW);
     return AV_OK;
+}
+
+int av_readouts_rows(double *vals, int *reasons, double *row_entropy, const float *M, const double *sv,
+                     double noise_floor, const float *A, const float *V, int n, int dv, int causal, double tau,
+                     void *work, size_t work_bytes) {
+    return readouts(vals, reasons, row_entropy, M, sv, noise_floor, A, V, n, dv, causal, tau, work, work_bytes, 0);
+}
+
+int avi_readouts_ref(double *vals, int *reasons, double *row_entropy, const float *M, const double *sv,
+                     double noise_floor, const float *A, const float *V, int n, int dv, int causal, double tau,
+                     void *work, size_t work_bytes) {
+    return readouts(vals, reasons, row_entropy, M, sv, noise_floor, A, V, n, dv, causal, tau, work, work_bytes, 1);
 }
 
 int av_readouts(double *vals, int *reasons, const float *M, const double *sv, double noise_floor,
@@ -454,8 +819,11 @@ int av_row_entropy_hist(int *counts, int bins, const float *M, int n, int causal
     double top = log((double)n);
     int status = AV_OK;
     for (int i = 0; i < n; i++) { // the entropies of av_readouts_rows (row_entropy), binned as av_entropy_hist
-        int why = AV_REASON_NONE;
-        double sum, h = row_entropy(M + (size_t)i * n, allowed(i, n, causal != 0), &why, &sum);
+        const float *row = M + (size_t)i * n;
+        int m = allowed(i, n, causal != 0), why = AV_REASON_NONE;
+        row_stats st;
+        row_pass(&st, row, NULL, m, 1.0f, 1.0f);
+        double h = row_entropy_of(&st, row, m, &why);
         if (why) { status = AV_WARN_ZERO_ROW; continue; }
         counts[entropy_bin(h, top, bins)]++;
     }

@@ -21,6 +21,8 @@
  *   avs_scan_block8 / avs_scan_block8_dense
  *                     one token of the causal (decayed) linear scan on 8 columns of the float64 state, fused
  *   avs_log / avs_log2x   ln x of a positive normal double, scalar and in two lanes (the readouts)
+ *   avs_logf_split4   ln x of four floats as k·ln 2 + logc + log1p(r), the parts apart, by a table and
+ *                     no division (the readouts' entropy and KL)
  *   avs_dot_f64 / avs_axpy_neg_f64
  *                     float64 dot product and y −= αx on the generic vector type avs_vd (the spectrum)
  * The last two groups use the compiler's generic vector extension, which is f64x2 under -msimd128 and
@@ -826,6 +828,189 @@ static inline avs_f64x2 avs_log2x(avs_f64x2 x) {
     avs_f64x2 r = s2 * (LG1 + w * (LG3 + w * (LG5 + w * LG7))) + w * (LG2 + w * (LG4 + w * LG6));
     avs_f64x2 hfsq = 0.5 * f * f;
     return dk * LN2_HI - ((hfsq - (s * (hfsq + r) + dk * LN2_LO)) - f);
+}
+
+/* The table of avs_logf_split4: row i = {invc_i, logc_i} (see there). */
+static inline const double *avs_logf_table(void) {
+    static const double T[128][2] __attribute__((aligned(16))) = {
+        {0x1.734f0c5000000p+0, -0x1.7cc7f7cfe6a0ep-2},
+        {0x1.713786e000000p+0, -0x1.76feecca87175p-2},
+        {0x1.6f26017000000p+0, -0x1.713e33a6ca17cp-2},
+        {0x1.6d1a627000000p+0, -0x1.6b85b4e61a3fdp-2},
+        {0x1.6b1490b000000p+0, -0x1.65d558e52e00bp-2},
+        {0x1.691473b000000p+0, -0x1.602d08c4291ecp-2},
+        {0x1.6719f36000000p+0, -0x1.5a8cadbbadfa1p-2},
+        {0x1.6524f85000000p+0, -0x1.54f431ad1e1a9p-2},
+        {0x1.63356b9000000p+0, -0x1.4f637ed0c9810p-2},
+        {0x1.614b368000000p+0, -0x1.49da7f32cc41fp-2},
+        {0x1.5f66434000000p+0, -0x1.44591dfdb9f49p-2},
+        {0x1.5d867c4000000p+0, -0x1.3edf463f9683ep-2},
+        {0x1.5babcc6000000p+0, -0x1.396ce34c7bf54p-2},
+        {0x1.59d61f1000000p+0, -0x1.3401e1244cba1p-2},
+        {0x1.5805601000000p+0, -0x1.2e9e2bbdb2286p-2},
+        {0x1.56397ba000000p+0, -0x1.2941af9a46b7cp-2},
+        {0x1.54725e7000000p+0, -0x1.23ec599ecba49p-2},
+        {0x1.52aff57000000p+0, -0x1.1e9e1689299f4p-2},
+        {0x1.50f22e1000000p+0, -0x1.1956d3b65c2fap-2},
+        {0x1.4f38f63000000p+0, -0x1.14167efa07783p-2},
+        {0x1.4d843bf000000p+0, -0x1.0edd061258081p-2},
+        {0x1.4bd3ede000000p+0, -0x1.09aa573fac6d4p-2},
+        {0x1.4a27fad000000p+0, -0x1.047e60b7083b8p-2},
+        {0x1.4880522000000p+0, -0x1.feb2233e207cdp-3},
+        {0x1.46dce34000000p+0, -0x1.f474b111df229p-3},
+        {0x1.453d9e3000000p+0, -0x1.ea444a068aaf5p-3},
+        {0x1.43a2731000000p+0, -0x1.e020cc8375ab5p-3},
+        {0x1.420b526000000p+0, -0x1.d60a17d383515p-3},
+        {0x1.40782d1000000p+0, -0x1.cc000c97f3c52p-3},
+        {0x1.3ee8f43000000p+0, -0x1.c2028ad5bf9b4p-3},
+        {0x1.3d5d992000000p+0, -0x1.b811732e023d2p-3},
+        {0x1.3bd60d9000000p+0, -0x1.ae2ca6e832bd4p-3},
+        {0x1.3a52438000000p+0, -0x1.a45407fc6ab05p-3},
+        {0x1.38d22d3000000p+0, -0x1.9a8778b4faa38p-3},
+        {0x1.3755bd2000000p+0, -0x1.90c6dbb64bcd9p-3},
+        {0x1.35dce60000000p+0, -0x1.8712139d0e994p-3},
+        {0x1.34679ad000000p+0, -0x1.7d6903d835ad0p-3},
+        {0x1.32f5ced000000p+0, -0x1.73cb9048bd14dp-3},
+        {0x1.3187759000000p+0, -0x1.6a399db4fd383p-3},
+        {0x1.301c82b000000p+0, -0x1.60b3102449476p-3},
+        {0x1.2eb4ea2000000p+0, -0x1.5737cc9098cddp-3},
+        {0x1.2d50a01000000p+0, -0x1.4dc7b8847c1c8p-3},
+        {0x1.2bef98e000000p+0, -0x1.4462b9b61b3dcp-3},
+        {0x1.2a91c93000000p+0, -0x1.3b08b67abf2a9p-3},
+        {0x1.293725c000000p+0, -0x1.31b994f2a4f85p-3},
+        {0x1.27dfa39000000p+0, -0x1.28753be9daba5p-3},
+        {0x1.268b37d000000p+0, -0x1.1f3b927165d41p-3},
+        {0x1.2539d7f000000p+0, -0x1.160c8054f27b1p-3},
+        {0x1.23eb797000000p+0, -0x1.0ce7ecd28c28dp-3},
+        {0x1.22a0123000000p+0, -0x1.03cdc0cf5ec0dp-3},
+        {0x1.2157980000000p+0, -0x1.f57bc799005dbp-4},
+        {0x1.2012012000000p+0, -0x1.e3707ee20487bp-4},
+        {0x1.1ecf43c000000p+0, -0x1.d179781019364p-4},
+        {0x1.1d8f567000000p+0, -0x1.bf9687407ca11p-4},
+        {0x1.1c522fc000000p+0, -0x1.adc77ecbaea8cp-4},
+        {0x1.1b17c68000000p+0, -0x1.9c0c32e0d2548p-4},
+        {0x1.19e011a000000p+0, -0x1.8a6477c61dc29p-4},
+        {0x1.18ab084000000p+0, -0x1.78d022c9d82d3p-4},
+        {0x1.1778a19000000p+0, -0x1.674f0879e5a7ap-4},
+        {0x1.1648d51000000p+0, -0x1.55e1005460384p-4},
+        {0x1.151b9a4000000p+0, -0x1.4485e03fbdfadp-4},
+        {0x1.13f0e8d000000p+0, -0x1.333d7f5103f4bp-4},
+        {0x1.12c8b8a000000p+0, -0x1.2207b5d88549ep-4},
+        {0x1.11a301a000000p+0, -0x1.10e45b8fae831p-4},
+        {0x1.107fbbe000000p+0, -0x1.ffa69118b9301p-5},
+        {0x1.0f5edfb000000p+0, -0x1.dda8ae577ee4ep-5},
+        {0x1.0e40656000000p+0, -0x1.bbcec0b48f420p-5},
+        {0x1.0d24456000000p+0, -0x1.9a187af13de7cp-5},
+        {0x1.0c0a787000000p+0, -0x1.78859682577bap-5},
+        {0x1.0af2f72000000p+0, -0x1.5715c4663ceefp-5},
+        {0x1.09ddba7000000p+0, -0x1.35c8c0451306bp-5},
+        {0x1.08cabb3000000p+0, -0x1.149e3d5d05a8dp-5},
+        {0x1.07b9f2a000000p+0, -0x1.e72bf3953ce51p-6},
+        {0x1.06ab59c000000p+0, -0x1.a55f52b45c43fp-6},
+        {0x1.059eea0000000p+0, -0x1.63d615c690bd6p-6},
+        {0x1.04949cc000000p+0, -0x1.228fb1a6a2e28p-6},
+        {0x1.038c6b8000000p+0, -0x1.c3173c2c75f05p-7},
+        {0x1.02864fc000000p+0, -0x1.41929be6832efp-7},
+        {0x1.0182436000000p+0, -0x1.81211c3586b53p-8},
+        {0x1.0080402000000p+0, -0x1.0040153d5889ep-9},
+        {0x1.fe01fe0000000p-1, 0x1.ff00ac2b10bc0p-9},
+        {0x1.fa11caa000000p-1, 0x1.7dc4760010a77p-7},
+        {0x1.f6310ad000000p-1, 0x1.3cea43726a575p-6},
+        {0x1.f25f644000000p-1, 0x1.b9fc02c2f9198p-6},
+        {0x1.ee9c7f8000000p-1, 0x1.1b0d98da3d980p-5},
+        {0x1.eae807b000000p-1, 0x1.58a5bab38e4d5p-5},
+        {0x1.e741aa6000000p-1, 0x1.95c8307e8e3ecp-5},
+        {0x1.e3a917a000000p-1, 0x1.d276b887b0b52p-5},
+        {0x1.e01e01e000000p-1, 0x1.0759835a8e471p-4},
+        {0x1.dca01dd000000p-1, 0x1.253f62bd21417p-4},
+        {0x1.d92f223000000p-1, 0x1.42edcbfae46f0p-4},
+        {0x1.d5cac80000000p-1, 0x1.60658ad3750c4p-4},
+        {0x1.d272ca4000000p-1, 0x1.7da766d5b12cdp-4},
+        {0x1.cf26e5c000000p-1, 0x1.9ab42488033adp-4},
+        {0x1.cbe6d96000000p-1, 0x1.b78c82bc0eda1p-4},
+        {0x1.c8b265b000000p-1, 0x1.d4313d644b35dp-4},
+        {0x1.c5894d1000000p-1, 0x1.f0a30c08962a6p-4},
+        {0x1.c26b539000000p-1, 0x1.06715139e596ep-3},
+        {0x1.bf583ef000000p-1, 0x1.14785823b42acp-3},
+        {0x1.bc4fd66000000p-1, 0x1.2266f16e25accp-3},
+        {0x1.b951e2b000000p-1, 0x1.303d719587fd3p-3},
+        {0x1.b65e2e4000000p-1, 0x1.3dfc2afbcc62ap-3},
+        {0x1.b37484b000000p-1, 0x1.4ba36f2de55e5p-3},
+        {0x1.b094b32000000p-1, 0x1.59338d8e02086p-3},
+        {0x1.adbe880000000p-1, 0x1.66acd4072ad51p-3},
+        {0x1.aaf1d30000000p-1, 0x1.740f8f30037a5p-3},
+        {0x1.a82e651000000p-1, 0x1.815c0a22f57ebp-3},
+        {0x1.a574107000000p-1, 0x1.8e928e0846d41p-3},
+        {0x1.a2c2a88000000p-1, 0x1.9bb362d5dfb83p-3},
+        {0x1.a01a01a000000p-1, 0x1.a8becfc902f19p-3},
+        {0x1.9d79f17000000p-1, 0x1.b5b51a0a3b5a4p-3},
+        {0x1.9ae24ea000000p-1, 0x1.c2968573418c1p-3},
+        {0x1.9852f0e000000p-1, 0x1.cf6354bd1c5dcp-3},
+        {0x1.95cbb0c000000p-1, 0x1.dc1bca01bec7dp-3},
+        {0x1.934c680000000p-1, 0x1.e8c0250aa5a60p-3},
+        {0x1.90d4f12000000p-1, 0x1.f550a56537b37p-3},
+        {0x1.8e6527b000000p-1, 0x1.00e6c4587501dp-2},
+        {0x1.8bfce80000000p-1, 0x1.071b860cd590dp-2},
+        {0x1.899c0f6000000p-1, 0x1.0d46b579eb74bp-2},
+        {0x1.87427bd000000p-1, 0x1.1368701eda8b0p-2},
+        {0x1.84f00c2000000p-1, 0x1.1980d2f10236fp-2},
+        {0x1.82a4a02000000p-1, 0x1.1f8ff9cfca2f3p-2},
+        {0x1.8060180000000p-1, 0x1.2596011df763ap-2},
+        {0x1.7e22551000000p-1, 0x1.2b9303baa9d25p-2},
+        {0x1.7beb392000000p-1, 0x1.31871c9d04185p-2},
+        {0x1.79baa6c000000p-1, 0x1.3772661f7d85bp-2},
+        {0x1.7790812000000p-1, 0x1.3d54fa4adf710p-2},
+        {0x1.756cac2000000p-1, 0x1.432ef2a08e814p-2}
+    };
+    return &T[0][0];
+}
+
+
+/* One f64x2 half of avs_logf_split4: table rows i0, i1, the floats' z and k of those two lanes. */
+static inline avs_f64x2 avs_logf_half(int i0, int i1, avs_f32x2 z, avs_i32x2 kk, avs_f64x2 *k, avs_f64x2 *logc) {
+    const double *T = avs_logf_table();
+    avs_f64x2 t0, t1;
+    memcpy(&t0, T + 2 * i0, sizeof t0);
+    memcpy(&t1, T + 2 * i1, sizeof t1);
+    avs_f64x2 invc = __builtin_shufflevector(t0, t1, 0, 2);
+    *logc = __builtin_shufflevector(t0, t1, 1, 3);
+    *k = __builtin_convertvector(kk, avs_f64x2);
+    avs_f64x2 r = __builtin_convertvector(z, avs_f64x2) * invc - 1.0, r2 = r * r;
+    return r + r2 * (-0.5 + r * (1.0 / 3 + r * (-0.25 + r * (0.2 + r * (-1.0 / 6)))));
+}
+
+/* ln x for four floats x[0..4) (finite; float subnormals welcome) as k·ln 2 + logc + log1p(r), the three
+ * parts apart and no division: musl's log.c reduction with a 128-entry table. x = 2^k·z, z ∈ [0.6875,
+ * 1.375) (the offset 0x3f300000 = 0.6875f, as musl's 0x3fe6…), the top 7 mantissa bits of the offset bits
+ * pick c_i, the middle of z's bucket, and the table holds invc_i ≈ 1/c_i rounded to 29 significant bits and
+ * logc_i = −ln(invc_i) (to double, from 50-digit arithmetic). z has at most 24 significant bits (a float's),
+ * so z·invc_i is exact in double and so is r = z·invc_i − 1 (Sterbenz), |r| < 0.00390; log1p(r) is its
+ * Taylor series to r⁶ (the rest, |r|⁷/7, is below 3e-18). Outputs: *k0, *k1 = k, *c0, *c1 = logc_i
+ * (|·| < 0.38, within 3e-17 of exact), return values *p0, *p1 = log1p(r) (|·| < 0.0039); lanes 0, 1 in the
+ * …0 outputs, 2, 3 in the …1. Two entries in the same bucket and binade share k and logc_i exactly, so
+ * ln x − ln y = (k_x − k_y)·ln 2 + (logc_x − logc_y) + (log1p r_x − log1p r_y) keeps its digits when x ≈ y
+ * (the readouts' KL), where a rounded ln x, or ln(x/y) after a rounded division, loses up to an ulp of
+ * ln x. Entries ≤ 0 are taken as 1 (parts within 1e-17 of 0); float subnormals are scaled by 2^23 first
+ * (exact) and k lowered by 23. Check test (check_attention.c): k·ln 2 + logc + p within 1 ulp of |ln x| +
+ * 1e-17 of logl over all binades. The integer steps run in i32x4 on the float bits, the float64 steps in
+ * two f64x2; written without arrays or variable lane indices, which clang would keep in WASM's memory
+ * stack. */
+static inline void avs_logf_split4(const float *x, avs_f64x2 *k0, avs_f64x2 *c0, avs_f64x2 *p0, avs_f64x2 *k1,
+                                   avs_f64x2 *c1, avs_f64x2 *p1) {
+    typedef float f32x4 __attribute__((vector_size(16)));
+    f32x4 v;
+    memcpy(&v, x, sizeof v);
+    avs_i32x4 u = (avs_i32x4)v;
+    avs_i32x4 pos = u > 0; // +0, negative and −0 (sign bit set: negative as int32) → 1.0f
+    u = (pos & u) | (~pos & 0x3f800000);
+    avs_i32x4 sub = u < 0x00800000; // subnormal floats
+    avs_i32x4 us = (avs_i32x4)((f32x4)u * 8388608.0f);
+    u = (sub & us) | (~sub & u);
+    avs_i32x4 tmp = u - 0x3f300000, ix = (tmp >> 16) & 127;
+    avs_i32x4 kk = (tmp >> 23) + (sub & -23);
+    f32x4 z = (f32x4)(u - (tmp & (avs_i32x4){-8388608, -8388608, -8388608, -8388608})); // tmp & 0xff800000
+    *p0 = avs_logf_half(ix[0], ix[1], __builtin_shufflevector(z, z, 0, 1), __builtin_shufflevector(kk, kk, 0, 1), k0, c0);
+    *p1 = avs_logf_half(ix[2], ix[3], __builtin_shufflevector(z, z, 2, 3), __builtin_shufflevector(kk, kk, 2, 3), k1, c1);
 }
 
 /* e^x in two float64 lanes, branch-free: fdlibm's e_exp.c (Sun Microsystems, 1993), error < 1 ulp.

@@ -342,6 +342,50 @@ START_TEST(test_log2x_matches_scalar) {
 }
 END_TEST
 
+/* avs_logf_split4 against logl: k·ln 2 + logc + log1p(r) within 1 ulp of |ln x| + 1e-17 for floats over
+ * every binade (subnormals included), at powers of two, next to 1 and next to the table's bucket edges;
+ * non-positive entries give parts within 1e-17 of ln 1 = 0; same-bucket differences are accurate. */
+START_TEST(test_logf_split4_against_logl) {
+    av_rng rng;
+    av_rng_seed(&rng, 78);
+    double worst = 0;
+    for (int t = 0; t < 400000; t++) {
+        float x[4];
+        for (int l = 0; l < 4; l++) {
+            int kind = (t + l) % 5;
+            if (kind == 0) x[l] = (float)exp((av_rng_uniform(&rng) - 0.5) * 2 * 88.7);
+            else if (kind == 1) x[l] = (float)ldexp(1.0, (int)(av_rng_uniform(&rng) * 276) - 149); // 2^-149 .. 2^126
+            else if (kind == 2) x[l] = 1.0f + (float)ldexp(av_rng_uniform(&rng) - 0.5, -(int)(av_rng_uniform(&rng) * 24));
+            else if (kind == 3) { uint32_t u = (uint32_t)(av_rng_uniform(&rng) * 4294967296.0) & 0x7fffffffu; memcpy(&x[l], &u, 4); if (!isfinite(x[l]) || x[l] == 0) x[l] = 1.5f; }
+            else { uint32_t u = 0x3f300000u + ((uint32_t)(av_rng_uniform(&rng) * 128) << 16) + (uint32_t)(av_rng_uniform(&rng) * 3) - 1; memcpy(&x[l], &u, 4); }
+        }
+        avs_f64x2 k[2], c[2], p[2];
+        avs_logf_split4(x, &k[0], &c[0], &p[0], &k[1], &c[1], &p[1]);
+        for (int l = 0; l < 4; l++) {
+            long double got = (long double)k[l / 2][l % 2] * 0.693147180559945309417232121458176568L + c[l / 2][l % 2] + p[l / 2][l % 2];
+            long double want = logl((long double)x[l]);
+            double err = (double)fabsl(got - want), bound = ldexp(fabs((double)want), -52) + 1e-17;
+            worst = err / bound > worst ? err / bound : worst;
+            ck_assert_msg(err <= bound, "x = %a: %.20Lg, want %.20Lg", (double)x[l], got, want);
+        }
+    }
+    float z[4] = {0.0f, -0.0f, -1.0f, -1e-30f};
+    avs_f64x2 k[2], c[2], p[2];
+    avs_logf_split4(z, &k[0], &c[0], &p[0], &k[1], &c[1], &p[1]);
+    for (int l = 0; l < 4; l++)
+        ck_assert(k[l / 2][l % 2] == 0 && fabs(c[l / 2][l % 2] + p[l / 2][l % 2]) < 1e-17);
+    // x ≈ y in one bucket: the parts' difference within 1e-18 of ln(x/y) (about 1.2e-7; a rounded x/y: 1e-16)
+    float xy[4] = {0.3f, 0.30000004f, 7.5e-4f, 7.5000006e-4f};
+    avs_logf_split4(xy, &k[0], &c[0], &p[0], &k[1], &c[1], &p[1]);
+    for (int h = 0; h < 2; h++) {
+        long double d = (long double)(k[h][0] - k[h][1]) * 0.693147180559945309417232121458176568L +
+                        ((long double)c[h][0] - c[h][1]) + ((long double)p[h][0] - p[h][1]);
+        long double want = logl((long double)xy[2 * h]) - logl((long double)xy[2 * h + 1]);
+        ck_assert_msg(fabsl(d - want) < 1e-18L, "%.20Lg, want %.20Lg", d, want);
+    }
+}
+END_TEST
+
 /* avs_exp_f64x2 against libm's exp: within 1 ulp over [−708, 709] (fdlibm's bound), both lanes, and
  * clamped outside it; and the focused map at fractional powers (u^p = e^{p·ln u} in two lanes) against
  * the map's own steps with libm's pow: within 2 float ulps of the reference entry (entries below 2^−63
@@ -1262,6 +1306,7 @@ Suite *suite_attention(void) {
     tcase_add_test(tc, test_exp_ulp);
     tcase_add_test(tc, test_exp_row_matches_scalar);
     tcase_add_test(tc, test_log2x_matches_scalar);
+    tcase_add_test(tc, test_logf_split4_against_logl);
     tcase_add_test(tc, test_exp_f64x2_and_focused_powers);
     tcase_add_test(tc, test_finite_and_sum_helpers);
     tcase_add_loop_test(tc, test_matrix_vs_reference, 0, NREF);
