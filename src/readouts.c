@@ -82,6 +82,21 @@ static double sum_p_log_p(const float *row, int m, double inv) {
     return t;
 }
 
+/* One radix pass's choice, from the top bucket down: the buckets wholly above the one where the running sum
+ * of sum[] reaches *target are taken (their counts added to *count, their sum taken off *target); returns
+ * that bucket, or −1 when no bucket reaches the target (rounding left it a hair above the total). */
+static int crossing_bucket(const int cnt[256], const double sum[256], double *target, int *count) {
+    double above = 0.0;
+    int b = 255;
+    for (; b >= 0; b--) {
+        if (cnt[b] && above + sum[b] >= *target) break;
+        above += sum[b];
+        *count += cnt[b];
+    }
+    if (b >= 0) *target -= above;
+    return b;
+}
+
 static inline uint32_t float_bits(float x) {
     uint32_t u;
     memcpy(&u, &x, 4);
@@ -134,15 +149,8 @@ static int radix_levels(const float *row, int m, double target, float *buf, cons
                 sum[b] += x[j];
             }
         }
-        int b = 255;
-        double above = 0.0;
-        for (; b >= 0; b--) {
-            if (cnt[b] && above + sum[b] >= target) break;
-            above += sum[b];
-            count += cnt[b];
-        }
+        int b = crossing_bucket(cnt, sum, &target, &count);
         if (b < 0) return count; // rounding left the target a hair above the sum: every entry
-        target -= above;
         if (cnt[b] == 1) return count + 1;
         if (level == levels - 1) { // equal entries: one at a time
             float v = 0.0f;
@@ -234,15 +242,8 @@ static int fewest_reaching(const float *row, int m, double target, float *buf) {
             sum[b] += row[j];
         }
     }
-    int b = 255, count = 0;
-    double above = 0.0;
-    for (; b >= 0; b--) {
-        if (cnt[b] && above + sum[b] >= target) break;
-        above += sum[b];
-        count += cnt[b];
-    }
+    int count = 0, b = crossing_bucket(cnt, sum, &target, &count);
     if (b < 0) return count; // rounding left the target a hair above the sum: every entry
-    target -= above;
     if (cnt[b] == 1) return count + 1;
     int k = 0; // keep bucket b's entries: key j is read before entry k ≤ j is written over it
     for (j = 0; j < m; j++) {
