@@ -352,6 +352,19 @@ static void lin_setup(lr_ws *ws, const float *K, int n, int d, const av_params *
     ws->X = prm->ef_shared ? E : lin_draw(ws->Fc, AVI_DRAW_LINFORMER_F, AVI_STREAM_LINFORMER_F, s, n, seed);
 }
 
+/* Rows i0 .. i0 + rows of P̄ = softmax(scale·Q·(EK)ᵀ) into ws->fs (rows×s, float64), ws->CT holding (EK)ᵀ: the
+ * rows of Q in float64 (the same products), so the logits' kernel has no conversion in its inner step. */
+static void lin_pbar_block(lr_ws *ws, const float *Q, int i0, int rows, int d, int s, double scale) {
+    const float *q = Q + (size_t)i0 * d;
+    for (size_t e = 0; e < (size_t)rows * d; e++) ws->blk[e] = q[e];
+    prod_f64(ws->fs, (size_t)s, NULL, ws->blk, (size_t)d, ws->CT, (size_t)s, rows, s, d);
+    for (int a = 0; a < rows; a++) {
+        double *f = ws->fs + (size_t)a * s;
+        for (int t = 0; t < s; t++) f[t] = scale * f[t];
+        softmax_f64(f, s);
+    }
+}
+
 static int linformer_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *prm,
                             lr_ws *ws) {
     int s = prm->s;
@@ -361,15 +374,7 @@ static int linformer_matrix(float *M, const float *Q, const float *K, int n, int
         transpose_f64(ws->CT, ws->C, s, d);
         for (int i0 = 0; i0 < n; i0 += 4) {
             int rows = n - i0 < 4 ? n - i0 : 4;
-            /* the rows of Q in float64 (the same products), so the logits' kernel has no conversion in its inner step */
-        const float *q = Q + (size_t)i0 * d;
-        for (size_t e = 0; e < (size_t)rows * d; e++) ws->blk[e] = q[e];
-        prod_f64(ws->fs, (size_t)s, NULL, ws->blk, (size_t)d, ws->CT, (size_t)s, rows, s, d);
-            for (int a = 0; a < rows; a++) {
-                double *f = ws->fs + (size_t)a * s;
-                for (int t = 0; t < s; t++) f[t] = prm->scale * f[t];
-                softmax_f64(f, s);
-            }
+            lin_pbar_block(ws, Q, i0, rows, d, s, prm->scale);
             to_float(ws->strip, ws->fs, (size_t)rows * s);
             avs_gemm_strip(M + (size_t)i0 * n, (size_t)n, ws->strip, (size_t)s, rows, ws->PX, s, n, s, 1.0f, 0);
         }
@@ -398,15 +403,7 @@ static void linformer_linear(float *O, const float *Q, const float *K, const flo
     transpose_f64(ws->CT, ws->C, s, d);
     for (int i0 = 0; i0 < n; i0 += 4) {
         int rows = n - i0 < 4 ? n - i0 : 4;
-        /* the rows of Q in float64 (the same products), so the logits' kernel has no conversion in its inner step */
-        const float *q = Q + (size_t)i0 * d;
-        for (size_t e = 0; e < (size_t)rows * d; e++) ws->blk[e] = q[e];
-        prod_f64(ws->fs, (size_t)s, NULL, ws->blk, (size_t)d, ws->CT, (size_t)s, rows, s, d);
-        for (int a = 0; a < rows; a++) {
-            double *f = ws->fs + (size_t)a * s;
-            for (int t = 0; t < s; t++) f[t] = prm->scale * f[t];
-            softmax_f64(f, s);
-        }
+        lin_pbar_block(ws, Q, i0, rows, d, s, prm->scale);
         prod_f64(ws->ls, (size_t)dv, NULL, ws->fs, (size_t)s, ws->Y, (size_t)dv, rows, dv, s);
         to_float(O + (size_t)i0 * dv, ws->ls, (size_t)rows * dv);
     }

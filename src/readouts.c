@@ -493,6 +493,19 @@ static double row_entropy_of(const row_stats *st, const float *row, int m, int *
     return entropy_peaked(row, m);
 }
 
+/* The entry readouts from their row sums (entries_fused and its plain twin entries_ref). */
+static void entries_store(double *vals, int *reasons, int n, long below001, long below_tau, long allowed_total,
+                          double uni, double dev, double keys, int why_keys, double ent, int why_ent) {
+    vals[AV_R_SPARSITY_LT_001] = (double)below001 / ((double)n * n);
+    vals[AV_R_SPARSITY_TAU] = (double)below_tau / (double)allowed_total;
+    vals[AV_R_ROW_ENTROPY_UNIFORM] = uni / n;
+    vals[AV_R_ROW_SUM_DEV_MAX] = dev;
+    if (why_keys) set_undefined(vals, reasons, AV_R_KEYS_FOR_90, why_keys);
+    else vals[AV_R_KEYS_FOR_90] = keys / n;
+    if (why_ent) set_undefined(vals, reasons, AV_R_ROW_ENTROPY_MEAN, why_ent);
+    else vals[AV_R_ROW_ENTROPY_MEAN] = ent / n;
+}
+
 /* row_h: row i's entropy (NaN where undefined) into row_h[i], or NULL. A: the reference (finite) or NULL:
  * then error_fro_rel's sums and row_kl_mean's come from the same pass, into *fro_kl. */
 typedef struct fro_kl { double diff2, ref2, kl; int why_kl; } fro_kl;
@@ -533,14 +546,7 @@ static void entries_fused(double *vals, int *reasons, double *row_h, fro_kl *fk,
         ent += h;
         keys += fewest_reaching(row, m, 0.9 * st.sum - 1e-12 * st.sum, buf);
     }
-    vals[AV_R_SPARSITY_LT_001] = (double)below001 / ((double)n * n);
-    vals[AV_R_SPARSITY_TAU] = (double)below_tau / (double)allowed_total;
-    vals[AV_R_ROW_ENTROPY_UNIFORM] = uni / n;
-    vals[AV_R_ROW_SUM_DEV_MAX] = dev;
-    if (why_keys) set_undefined(vals, reasons, AV_R_KEYS_FOR_90, why_keys);
-    else vals[AV_R_KEYS_FOR_90] = keys / n;
-    if (why_ent) set_undefined(vals, reasons, AV_R_ROW_ENTROPY_MEAN, why_ent);
-    else vals[AV_R_ROW_ENTROPY_MEAN] = ent / n;
+    entries_store(vals, reasons, n, below001, below_tau, allowed_total, uni, dev, keys, why_keys, ent, why_ent);
     *fk = (fro_kl){diff2, ref2, kl, why_kl};
 }
 
@@ -575,14 +581,7 @@ static void entries_ref(double *vals, int *reasons, double *row_h, const float *
          * a key (uniform rows: exactly ⌈0.9·m⌉). */
         keys += fewest_reaching(row, m, 0.9 * sum - 1e-12 * sum, buf);
     }
-    vals[AV_R_SPARSITY_LT_001] = (double)below001 / ((double)n * n);
-    vals[AV_R_SPARSITY_TAU] = (double)below_tau / (double)allowed_total;
-    vals[AV_R_ROW_ENTROPY_UNIFORM] = uni / n;
-    vals[AV_R_ROW_SUM_DEV_MAX] = dev;
-    if (why_keys) set_undefined(vals, reasons, AV_R_KEYS_FOR_90, why_keys);
-    else vals[AV_R_KEYS_FOR_90] = keys / n;
-    if (why_ent) set_undefined(vals, reasons, AV_R_ROW_ENTROPY_MEAN, why_ent);
-    else vals[AV_R_ROW_ENTROPY_MEAN] = ent / n;
+    entries_store(vals, reasons, n, below001, below_tau, allowed_total, uni, dev, keys, why_keys, ent, why_ent);
 }
 
 // ----------------------------------------------------------------------------------------------------
