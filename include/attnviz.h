@@ -428,6 +428,18 @@ int av_factors(float *L, float *R, const float *Q, const float *K, int n, int d,
 size_t av_lowrank_block_mean_work(int n, long r, int b);
 int av_lowrank_block_mean(float *out, const float *L, const float *R, int n, long r, int b, void *work,
                           size_t work_bytes);
+/* The heatmap of a formed n×n matrix X, or of the difference X − Y when Y is not NULL (both row-major):
+ * out[c×c], c = ⌈n/b⌉, cell (I, J) summarising the block of rows I·b … and columns J·b … (the last block
+ * may be smaller). AV_DS_MEAN: the block's mean, summed in float64 (of X − Y: the mean of the entries'
+ * differences, exact in float64). AV_DS_MAX: the largest entry, so that a spike stays visible; of X − Y the
+ * entry of largest magnitude with its sign (ties to the leftmost column, then the topmost row). A block
+ * with a NaN or ±Inf entry gives a non-finite cell (in AV_DS_MAX the first such entry, columns taken left
+ * to right and each top to bottom): an overflow is never averaged or maxed away. 1 ≤ b ≤ n.
+ * AV_ERR_KNOB for another mode. Work: n doubles (av_downsample_work). */
+enum av_downsample_mode { AV_DS_MEAN = 0, AV_DS_MAX = 1 };
+size_t av_downsample_work(int n, int b);
+int av_downsample(float *out, const float *X, const float *Y, int n, int b, int mode, void *work,
+                  size_t work_bytes);
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Synthetic inputs (docs/conventions.md): seeded, the same bits natively and in WASM                */

@@ -1043,6 +1043,27 @@ class Lab {
   }
 
   /**
+   * The heatmap cells of a matrix the lab holds (av_downsample): `of` 'M' (the last matrix()), 'A' (the
+   * last reference()), 'S' (the last scores()) or 'M-A' (their difference), shrunk by b×b blocks to
+   * size×size cells (size = ⌈n/b⌉). mode 'mean' (float64 sums: mass-preserving) or 'max' (the largest
+   * entry; for 'M-A' the largest in magnitude, with its sign). A block with a NaN or ±Inf entry gives a
+   * non-finite cell. Returns a new Float32Array, or null when the matrix is not there or b is out of 1..n.
+   */
+  downsample(of, b, mode = 'mean') {
+    const ex = this.av.exports, n = this.n;
+    const [x, y] = of === 'M-A' ? ['M', 'A'] : [of, null];
+    if (!this.bufs.has(x) || (y && !this.bufs.has(y))) return null;
+    const bytes = ex.av_downsample_work(n, b) >>> 0;
+    if (bytes === 0) return null;
+    const size = Math.ceil(n / b);
+    const got = this.take([['cells', size * size * 4], ['dswork', bytes]]);
+    if (got.status !== STATUS.OK) return null;
+    const [cells, w] = got.ptrs;
+    const st = ex.av_downsample(cells, this.bufs.get(x).ptr, y ? this.bufs.get(y).ptr : 0, n, b, mode === 'max' ? 1 : 0, w, bytes);
+    return st < 0 ? null : this.av.f32(cells, size * size).slice();
+  }
+
+  /**
    * The heatmap of a low-rank variant from its factors, without its n×n matrix (av_lowrank_block_mean):
    * {status, message, size, M} with M the size×size block means (size = ⌈n/b⌉) of L·Rᵀ, exact for a mean
    * downsample; null where the variant has no factors.

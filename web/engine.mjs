@@ -5,7 +5,7 @@
 // them), tau, ds}; the engine never sees the page's state. No DOM, no renderer. Results are plain
 // objects of typed arrays, ready to post to the page.
 import { randomFiles } from './export.mjs';
-import { blockSize, downsample, downsampleDiff } from './downsample.mjs';
+import { blockSize } from './downsample.mjs';
 import { SPECTRAL_KEYS, spectralReadouts } from './spectral.mjs';
 import { topSingularValues } from './topk.mjs';
 
@@ -191,14 +191,12 @@ export class Engine {
     const mStatus = this.status.matrix;
     const ok = mStatus.status >= 0 && this.status.ref.status >= 0;
     const lab = this.lab;
-    const M = ok ? downsample(lab.M, n, b, ds) : null;
+    const M = ok ? lab.downsample('M', b, ds) : null;
     // A changes only with the inputs, scale and mask: its downsampled copy is kept between frames
     const aKey = `${this.keys.inputs}|${this.keys.ref}|${b}|${ds}`;
-    if (this.aCache?.key !== aKey) this.aCache = { key: aKey, A: this.status.ref.status >= 0 ? downsample(lab.A, n, b, ds) : null };
+    if (this.aCache?.key !== aKey) this.aCache = { key: aKey, A: this.status.ref.status >= 0 ? lab.downsample('A', b, ds) : null };
     const A = this.aCache.A;
-    let D = null;
-    if (ok && b > 1 && ds === 'mean') { D = new Float32Array(size * size); for (let i = 0; i < D.length; i++) D[i] = M[i] - A[i]; }
-    else if (ok) D = downsampleDiff(lab.M, lab.A, n, b, ds);
+    const D = ok ? lab.downsample('M-A', b, ds) : null; // of the entries' differences, not of the rounded cells
     const readouts = ok && withReadouts ? this.plainReadouts(req) : null;
     const cost = lab.cost(req.knobs);
     const semiCeiling = lab.semiseparableCeiling(req.knobs).r; // the semiseparable rank's structural bound
@@ -283,7 +281,7 @@ export class Engine {
     const st = dl.matrix(k);
     if (st.status < 0) return { cells: null, status: st };
     const cls = this.av.variant(k.variant ?? 'softmax').class;
-    const bd = Math.max(1, Math.round(b / s)), M = downsample(dl.M, nd, bd, req.ds);
+    const bd = Math.max(1, Math.round(b / s)), M = dl.downsample('M', bd, req.ds);
     if (['exact', 'kernel', 'closed_form'].includes(cls) && s > 1) for (let i = 0; i < M.length; i++) M[i] /= s;
     return { cells: { M, size: Math.ceil(nd / bd), b: bd * s }, status: st };
   }
@@ -341,7 +339,7 @@ export class Engine {
     if (st?.status < 0) return { error: st.message };
     const n = req.inputs.n, b = blockSize(n, cap);
     const r = this.lab.readouts(req.knobs, { route: 'fast', tau: req.tau, semiseparable: false }); // entropy and rank only
-    return { size: Math.ceil(n / b), cells: downsample(this.lab.M, n, b, 'mean'), entropy: r.row_entropy_mean === null ? null : r.row_entropy_mean / Math.log(n),
+    return { size: Math.ceil(n / b), cells: this.lab.downsample('M', b, 'mean'), entropy: r.row_entropy_mean === null ? null : r.row_entropy_mean / Math.log(n),
       rank: r['rank_rel_1e-3'] ?? null };
   }
 

@@ -34,7 +34,7 @@ import { Engine, overlayKey } from './engine.mjs';
 import { createLatestSlot } from './queue.mjs';
 import { runSweep } from './sweep.mjs';
 import { stepFrame, scalingRun, crossover, recallCurve, recallAgainstD, overwrite, distillChunk } from './mechanisms.mjs';
-import { blockSize, downsample } from './downsample.mjs';
+import { blockSize } from './downsample.mjs';
 
 const slot = createLatestSlot();
 let engine = null;
@@ -261,7 +261,7 @@ function distillView(req, W) {
   const k = { variant: 'hedgehog', causal: req.knobs.causal, scale: req.knobs.scale, hedgehog_w: W };
   lab.matrix(k);
   const r = lab.readouts(k, { sv: null });
-  return { M: downsample(lab.M, n, b, 'mean'), size: Math.ceil(n / b), readouts: pick(r) };
+  return { M: lab.downsample('M', b, 'mean'), size: Math.ceil(n / b), readouts: pick(r) };
 }
 const pick = (r) => ({ row_kl_mean: r.row_kl_mean, error_fro_rel: r.error_fro_rel, row_entropy_mean: r.row_entropy_mean });
 

@@ -1,7 +1,9 @@
 /* check_blockmean.c: av_lowrank_block_mean (src/blockmean.c) against the plain definition: form M = L·Rᵀ
  * in float64, average each block. Also against the library's own n×n matrix of a factor variant, which is
- * what the page would otherwise downsample. */
+ * what the page would otherwise downsample. And av_downsample, the cells of a formed matrix, against its
+ * plain twin. */
 #include <check.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -97,12 +99,113 @@ START_TEST(test_status_codes) {
 }
 END_TEST
 
+// ----------------------------------------------------------------------------------------------------
+// av_downsample: the cells of a formed matrix, against the plain definition
+
+/* The plain twin: each block's entries one by one, columns outer and rows inner (the documented tie rule:
+ * the leftmost column, then the topmost row), the first non-finite entry kept; means in float64. */
+static void downsample_ref(float *out, const float *X, const float *Y, int n, int b, int mode) {
+    int c = (n + b - 1) / b;
+    for (int I = 0; I < c; I++)
+        for (int J = 0; J < c; J++) {
+            int i1 = I * b + b < n ? I * b + b : n, j1 = J * b + b < n ? J * b + b : n;
+            double s = 0.0;
+            float m = mode == AV_DS_MAX && !Y ? -FLT_MAX : 0.0f;
+            for (int j = J * b; j < j1; j++)
+                for (int i = I * b; i < i1; i++) {
+                    float x = X[(size_t)i * n + j], y = Y ? Y[(size_t)i * n + j] : 0.0f;
+                    s += (double)x - y;
+                    float v = x - y;
+                    int larger = Y ? fabsf(v) > fabsf(m) : v > m;
+                    if ((larger || !isfinite(v)) && isfinite(m)) m = v;
+                }
+            out[(size_t)I * c + J] = mode == AV_DS_MEAN ? (float)(s / ((double)(i1 - I * b) * (j1 - J * b))) : m;
+        }
+}
+
+START_TEST(test_downsample_matches_definition) {
+    static const int cases[][2] = {{1, 1}, {3, 1}, {5, 2}, {7, 7}, {17, 4}, {64, 8}, {100, 9}, {257, 2}, {1031, 5}};
+    for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
+        int n = cases[t][0], b = cases[t][1], c = (n + b - 1) / b;
+        float *X = malloc(sizeof(float) * n * n), *Y = malloc(sizeof(float) * n * n);
+        float *out = malloc(sizeof(float) * c * c), *ref = malloc(sizeof(float) * c * c);
+        tu_fill_normal(X, (size_t)n * n, 0.0, 1.0, 30 + t);
+        tu_fill_uniform(Y, (size_t)n * n, -1.0, 1.0, 40 + t);
+        for (int k = 0; k < n * n; k += 7) Y[k] = X[k] - (k % 2 ? 0.5f : -0.5f); /* ties of opposite signs */
+        size_t wb = av_downsample_work(n, b);
+        ck_assert_uint_ge(wb, sizeof(double) * n);
+        void *work = malloc(wb + 1);
+        for (int mode = AV_DS_MEAN; mode <= AV_DS_MAX; mode++)
+            for (int diff = 0; diff < 2; diff++) {
+                const float *y = diff ? Y : NULL;
+                /* a workspace one byte off any alignment */
+                ck_assert_int_eq(av_downsample(out, X, y, n, b, mode, (char *)work + 1, wb), AV_OK);
+                downsample_ref(ref, X, y, n, b, mode);
+                for (int k = 0; k < c * c; k++) {
+                    if (mode == AV_DS_MAX) /* a selection: the very entry */
+                        ck_assert_msg(out[k] == ref[k], "n %d b %d diff %d cell %d: %.9g, want %.9g", n, b, diff, k, out[k], ref[k]);
+                    else /* float64 sums in another order, rounded once to float */
+                        ck_assert_msg(fabsf(out[k] - ref[k]) <= 2e-7f * fabsf(ref[k]) + 1e-12f,
+                                      "n %d b %d diff %d cell %d: %.9g, want %.9g", n, b, diff, k, out[k], ref[k]);
+                }
+            }
+        free(X); free(Y); free(out); free(ref); free(work);
+    }
+}
+END_TEST
+
+START_TEST(test_downsample_nonfinite_and_status) {
+    /* 4×4 by 2×2 blocks: a NaN in cell 0, +Inf in cell 1, −Inf in cell 2, cell 3 finite */
+    float X[16], Y[16] = {0}, out[4];
+    for (int k = 0; k < 16; k++) X[k] = (float)k;
+    X[1] = NAN, X[3] = INFINITY, X[8] = -INFINITY;
+    X[0] = 100.0f, X[4] = 200.0f; /* larger entries before and after the NaN: the NaN is kept */
+    double work[32];
+    ck_assert_uint_le(av_downsample_work(4, 2), sizeof work);
+    for (int mode = AV_DS_MEAN; mode <= AV_DS_MAX; mode++)
+        for (int diff = 0; diff < 2; diff++) {
+            ck_assert_int_eq(av_downsample(out, X, diff ? Y : NULL, 4, 2, mode, work, sizeof work), AV_OK);
+            ck_assert_msg(isnan(out[0]), "mode %d diff %d: %g", mode, diff, out[0]);
+            ck_assert(!isfinite(out[1]));
+            ck_assert(!isfinite(out[2]));
+            ck_assert(isfinite(out[3]));
+        }
+    /* the mean is mass-preserving; the max keeps the spike; the difference's max keeps the sign */
+    float Z[16] = {0};
+    Z[5] = -8.0f, Z[6] = 3.0f;
+    ck_assert_int_eq(av_downsample(out, Z, NULL, 4, 4, AV_DS_MEAN, work, sizeof work), AV_OK);
+    ck_assert_float_eq(out[0], -5.0f / 16);
+    ck_assert_int_eq(av_downsample(out, Z, NULL, 4, 4, AV_DS_MAX, work, sizeof work), AV_OK);
+    ck_assert_float_eq(out[0], 3.0f);
+    ck_assert_int_eq(av_downsample(out, Y, Z, 4, 4, AV_DS_MAX, work, sizeof work), AV_OK);
+    ck_assert_float_eq(out[0], 8.0f);
+    ck_assert_int_eq(av_downsample(out, Z, Y, 4, 4, AV_DS_MAX, work, sizeof work), AV_OK);
+    ck_assert_float_eq(out[0], -8.0f);
+    /* bad input: status codes, out untouched */
+    out[0] = 42.0f;
+    ck_assert_int_eq(av_downsample(NULL, X, NULL, 4, 2, AV_DS_MEAN, work, sizeof work), AV_ERR_NULL);
+    ck_assert_int_eq(av_downsample(out, NULL, NULL, 4, 2, AV_DS_MEAN, work, sizeof work), AV_ERR_NULL);
+    ck_assert_int_eq(av_downsample(out, X, NULL, 4, 2, AV_DS_MEAN, NULL, sizeof work), AV_ERR_NULL);
+    ck_assert_int_eq(av_downsample(out, X, NULL, 4, 5, AV_DS_MEAN, work, sizeof work), AV_ERR_SIZE);
+    ck_assert_int_eq(av_downsample(out, X, NULL, 4, 0, AV_DS_MEAN, work, sizeof work), AV_ERR_SIZE);
+    ck_assert_int_eq(av_downsample(out, X, NULL, 0, 1, AV_DS_MEAN, work, sizeof work), AV_ERR_SIZE);
+    ck_assert_int_eq(av_downsample(out, X, NULL, 4, 2, 2, work, sizeof work), AV_ERR_KNOB);
+    ck_assert_int_eq(av_downsample(out, X, NULL, 4, 2, -1, work, sizeof work), AV_ERR_KNOB);
+    ck_assert_int_eq(av_downsample(out, X, NULL, 4, 2, AV_DS_MEAN, work, 8), AV_ERR_WORKSPACE);
+    ck_assert_float_eq(out[0], 42.0f);
+    ck_assert_uint_eq(av_downsample_work(4, 5), 0);
+    ck_assert_uint_eq(av_downsample_work(AV_MAX_N + 1, 1), 0);
+}
+END_TEST
+
 Suite *suite_blockmean(void) {
     Suite *s = suite_create("blockmean");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_matches_definition);
     tcase_add_test(tc, test_matches_matrix);
     tcase_add_test(tc, test_status_codes);
+    tcase_add_test(tc, test_downsample_matches_definition);
+    tcase_add_test(tc, test_downsample_nonfinite_and_status);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -14,8 +14,8 @@
  * hostile values (±1e30, 1e33, 1e-40 denormals, NaN bit patterns, ±Inf, zeros, raw bits) or from
  * av_generate with a few hostile entries. Then it drives av_matrix, av_attend, av_scores, av_features,
  * av_linear, av_recurrent_step, av_factor_rank, av_factors, av_feature_dim, av_singular_values (both
- * routes), av_lowrank_singular_values, av_lowrank_block_mean, av_readouts, av_readouts_rows, av_error_curve, av_row_entropy_hist,
- * av_entropy_hist, av_cost,
+ * routes), av_lowrank_singular_values, av_lowrank_block_mean, av_downsample, av_readouts, av_readouts_rows,
+ * av_error_curve, av_row_entropy_hist, av_entropy_hist, av_cost,
  * av_generate, av_limit, the portable stream and functions (av_rng_*, av_portable_*) and the registry
  * queries, each with a workspace that is exact, one byte short, 64 bytes short, NULL (with 0 bytes or the
  * full size), or exact at an 8-byte (not 64-byte) alignment; every required pointer NULL in turn; and the
@@ -585,6 +585,26 @@ static void check_readout_ranges(const double *v, const double *sv, int own_sv, 
 #undef OUTSIDE
 }
 
+/* The heatmap cells of M (or of M − A): b from 0 (refused) to n, the mode from −1 to 2 (two refused). A
+ * block with a non-finite entry must give a non-finite cell. */
+static void run_downsample(reader *r, const float *M, const float *A, int n) {
+    int b = rd_range(r, 0, n), mode = rd_range(r, -1, 2);
+    size_t c = b > 0 ? (size_t)((n + b - 1) / b) : 1;
+    workspace w = ws_make(r, av_downsample_work(n, b));
+    float *cells = alloc_f32(c * c);
+    int st = av_downsample(cells, M, A, n, b, mode, w.ptr, w.bytes);
+    ws_check(&w, "av_downsample", st, 0);
+    if ((b < 1 || mode < 0 || mode > 1) && st >= 0) broken("av_downsample: b = %d, mode %d accepted (%d)", b, mode, st);
+    if (st >= 0)
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                size_t k = (size_t)i * n + j;
+                if ((!isfinite(M[k]) || (A && !isfinite(A[k]))) && isfinite(cells[(i / b) * c + j / b]))
+                    broken("av_downsample: entry (%d, %d) is not finite, its cell %g is", i, j, cells[(i / b) * c + j / b]);
+            }
+    free(cells);
+}
+
 static void run_readouts(reader *r, const float *M, const double *sv, int own_sv, double nf, const float *A,
                          const float *V, int n, int dv, int causal) {
     int vdv = V ? dv : rd_range(r, -1, 2);
@@ -795,6 +815,9 @@ static void run_nulls(const av_params *prm) {
     MUST_FAIL(av_row_entropy_hist(counts, 4, NULL, NN, 0));
     MUST_FAIL(av_readouts_rows(NULL, reasons, sv, M, sv, 0, M, V, NN, DV, 0, 0, work, wb));
     MUST_FAIL(av_readouts_rows(vals, reasons, sv, NULL, sv, 0, M, V, NN, DV, 0, 0, work, wb));
+    MUST_FAIL(av_downsample(NULL, M, M, NN, 1, AV_DS_MEAN, work, wb));
+    MUST_FAIL(av_downsample(P, NULL, M, NN, 1, AV_DS_MEAN, work, wb));
+    MUST_FAIL(av_downsample(P, M, M, NN, 1, AV_DS_MEAN, NULL, wb));
     MUST_FAIL(av_entropy_hist(NULL, 4, sv, NN));
     MUST_FAIL(av_entropy_hist(counts, 4, NULL, NN));
     MUST_FAIL(av_generate(NULL, P, P, NN, DD, 0, 1, 0));
@@ -953,6 +976,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         run_readouts(r, M, raw_sv ? raw_sv : sv, !raw_sv, nf, (pick & 2) ? NULL : A, (pick & 4) ? NULL : V, n, dv,
                      prm.causal == 1);
+        run_downsample(r, M, (pick & 2) ? NULL : A, n);
         if (raw_sv && (ops & OP_CURVE)) run_error_curve_hist(r, raw_sv, NULL, n, 0);
         free(raw_sv);
     }

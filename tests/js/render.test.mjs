@@ -3,7 +3,7 @@ import { describe, it, expect } from 'vitest';
 import { colorTable, buildTable, colorIndex, luminance, COLORMAPS, hexToRgb } from '../../web/render/colormap.mjs';
 import { fmt, fmtSigned, fmtCount, fmtBytes, fmtPct, fmtMs, fmtRatio, ticks } from '../../web/render/format.mjs';
 import { sharedRange, symmetricRange, paint, cellAt, quantile, selectKth } from '../../web/render/heatmap.mjs';
-import { blockSize, downsample, downsampleDiff } from '../../web/downsample.mjs';
+import { blockSize } from '../../web/downsample.mjs';
 import { normalisedSpectrum, errorCurve, rankAtRelative, plotLength } from '../../web/render/spectrum.mjs';
 import { spectralReadouts } from '../../web/spectral.mjs';
 import { loadAttnviz } from '../../web/attnviz.mjs';
@@ -93,34 +93,77 @@ describe('heatmap helpers', () => {
     expect(blockSize(4096)).toBe(16);
     expect(blockSize(300)).toBe(2);
   });
-  it('downsamples by block mean and block max, ragged last block included', () => {
-    const mean = downsample(M, n, 2, 'mean');
-    expect(mean.length).toBe(9);
-    expect(mean[0]).toBeCloseTo((0 + 1 + 5 + 6) / 4, 6);
-    expect(mean[2]).toBeCloseTo((4 + 9) / 2, 6);
-    expect(mean[8]).toBeCloseTo(24, 6);
-    const max = downsample(M, n, 2, 'max');
-    expect([...max]).toEqual([6, 8, 9, 16, 18, 19, 21, 23, 24]);
-    expect([...downsample(M, n, 1)]).toEqual([...M]);
-  });
-  it('mean downsampling preserves total mass per block area', () => {
-    const R = Float32Array.from({ length: 64 * 64 }, (_, i) => ((i * 7919) % 97) / 97);
-    const d = downsample(R, 64, 8, 'mean');
-    const s1 = R.reduce((a, b) => a + b, 0), s2 = d.reduce((a, b) => a + b, 0) * 64;
-    expect(s2).toBeCloseTo(s1, 2);
-  });
-  it('a NaN makes its block non-finite in both modes', () => {
-    const X = new Float32Array(16); X[5] = NaN;
-    expect(Number.isNaN(downsample(X, 4, 2, 'mean')[0])).toBe(true);
-    expect(Number.isNaN(downsample(X, 4, 2, 'max')[0])).toBe(true);
-    expect(downsample(X, 4, 2, 'max')[3]).toBe(0);
-  });
-  it('the difference map: block mean, or the signed entry of largest magnitude', () => {
-    const A = new Float32Array(16), B = new Float32Array(16);
-    B[0] = 0.5; B[1] = -0.9;
-    expect(downsampleDiff(B, A, 4, 2, 'mean')[0]).toBeCloseTo(-0.1, 6);
-    expect(downsampleDiff(B, A, 4, 2, 'max')[0]).toBeCloseTo(-0.9, 6);
-  });
+  // the cells come from the library (av_downsample) through the loader; both SIMD and scalar builds
+  const holding = async (wasm, n, M, A = null) => {
+    const av = await loadAttnviz({ source: new URL(`../../build/wasm/${wasm}`, import.meta.url) });
+    const lab = av.lab(n, 2);
+    lab.generate('gaussian', 1, 1);
+    lab.matrix({ variant: 'softmax' });
+    lab.reference({});
+    lab.M.set(M);
+    if (A) lab.A.set(A);
+    return lab;
+  };
+  for (const wasm of ['attnviz.wasm', 'attnviz-scalar.wasm']) {
+    it(`downsamples by block mean and block max, ragged last block included (${wasm})`, async () => {
+      const lab = await holding(wasm, n, M);
+      const mean = lab.downsample('M', 2, 'mean');
+      expect(mean.length).toBe(9);
+      expect(mean[0]).toBeCloseTo((0 + 1 + 5 + 6) / 4, 6);
+      expect(mean[2]).toBeCloseTo((4 + 9) / 2, 6);
+      expect(mean[8]).toBeCloseTo(24, 6);
+      expect([...lab.downsample('M', 2, 'max')]).toEqual([6, 8, 9, 16, 18, 19, 21, 23, 24]);
+      expect([...lab.downsample('M', 1)]).toEqual([...M]);
+      expect(lab.downsample('M', 0)).toBe(null);
+      expect(lab.downsample('M', n + 1)).toBe(null);
+      expect(lab.downsample('S', 2)).toBe(null); // no scores() yet
+    });
+    it(`mean downsampling preserves total mass per block area (${wasm})`, async () => {
+      const R = Float32Array.from({ length: 64 * 64 }, (_, i) => ((i * 7919) % 97) / 97);
+      const lab = await holding(wasm, 64, R);
+      const d = lab.downsample('M', 8, 'mean');
+      const s1 = R.reduce((a, b) => a + b, 0), s2 = d.reduce((a, b) => a + b, 0) * 64;
+      expect(s2).toBeCloseTo(s1, 2);
+    });
+    it(`a NaN or an infinity makes its block non-finite in both modes (${wasm})`, async () => {
+      const X = new Float32Array(16); X[5] = NaN; X[2] = -Infinity; X[0] = 7;
+      const lab = await holding(wasm, 4, X);
+      for (const mode of ['mean', 'max']) {
+        const c = lab.downsample('M', 2, mode);
+        expect(Number.isNaN(c[0])).toBe(true);
+        expect(Number.isFinite(c[1])).toBe(false);
+        expect(c[3]).toBe(0);
+      }
+    });
+    it(`matches the plain definition on a ragged 263×263 matrix, by 3×3 blocks (${wasm})`, async () => {
+      const N = 263, b = 3, c = Math.ceil(N / b);
+      const X = Float32Array.from({ length: N * N }, (_, i) => Math.sin(i * 12.9898) * 43758.5453 % 1);
+      const Y = Float32Array.from({ length: N * N }, (_, i) => Math.cos(i * 78.233) * 12345.678 % 1);
+      const lab = await holding(wasm, N, X, Y);
+      for (const diff of [false, true]) {
+        const mean = lab.downsample(diff ? 'M-A' : 'M', b, 'mean'), max = lab.downsample(diff ? 'M-A' : 'M', b, 'max');
+        for (let I = 0; I < c; I++) for (let J = 0; J < c; J++) {
+          let s = 0, m = diff ? 0 : -Infinity, cnt = 0;
+          for (let j = J * b; j < Math.min(N, J * b + b); j++) for (let i = I * b; i < Math.min(N, I * b + b); i++) {
+            const v = diff ? Math.fround(X[i * N + j] - Y[i * N + j]) : X[i * N + j];
+            s += diff ? X[i * N + j] - Y[i * N + j] : v; cnt += 1;
+            if (diff ? Math.abs(v) > Math.abs(m) : v > m) m = v;
+          }
+          expect(Math.abs(mean[I * c + J] - s / cnt)).toBeLessThanOrEqual(2e-7 * Math.abs(s / cnt) + 1e-12);
+          expect(max[I * c + J]).toBe(m);
+        }
+      }
+    });
+    it(`the difference map: block mean, or the signed entry of largest magnitude (${wasm})`, async () => {
+      const A = new Float32Array(16), B = new Float32Array(16);
+      B[0] = 0.5; B[1] = -0.9;
+      const lab = await holding(wasm, 4, B, A);
+      expect(lab.downsample('M-A', 2, 'mean')[0]).toBeCloseTo(-0.1, 6);
+      expect(lab.downsample('M-A', 2, 'max')[0]).toBeCloseTo(-0.9, 6);
+      lab.M.set(A); lab.A.set(B); // A − B: the sign follows
+      expect(lab.downsample('M-A', 2, 'max')[0]).toBeCloseTo(0.9, 6);
+    });
+  }
   it('ranges: shared [0, q99.5] with clipping flagged; symmetric for the difference', () => {
     const a = new Float32Array(1000).fill(0.01); a[0] = 5;
     const r = sharedRange([a]);
