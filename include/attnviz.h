@@ -589,6 +589,23 @@ int av_readouts(double *vals, int *reasons, const float *M, const double *sv, do
 int av_readouts_rows(double *vals, int *reasons, double *row_entropy, const float *M, const double *sv,
                      double noise_floor, const float *A, const float *V, int n, int dv, int causal, double tau,
                      void *work, size_t work_bytes);
+/* The reference's share of the readouts, for a caller that compares many matrices M with one reference:
+ * whether A and V can be compared with (finite, given), ‖A‖_F², ‖A·V‖_F² and each row's Σ a ln a, kept in
+ * `summary` (av_reference_summary_bytes(n) bytes, any 8-byte alignment) by av_reference_summary. Then
+ * av_readouts_summarised(…, A, V, summary, summary_bytes, …) gives exactly av_readouts_rows's readouts, to
+ * the bit, without that share: one float32 product (M − A)·V instead of two, and no logarithm of A. A, V,
+ * n, dv and causal must be those the summary was made with: n, dv and causal are checked (AV_ERR_SIZE), a
+ * buffer av_reference_summary never wrote is AV_ERR_FORMAT, A's and V's contents are the caller's promise.
+ * A or V NULL where the summary had them: AV_ERR_NULL. av_reference_summary's work: av_readouts_work(n, dv)
+ * bytes; it returns AV_OK, AV_ERR_NULL, AV_ERR_SIZE or AV_ERR_WORKSPACE (a reference that is not finite is
+ * a reason in the readouts, as in av_readouts). */
+size_t av_reference_summary_bytes(int n);
+int av_reference_summary(void *summary, size_t summary_bytes, const float *A, const float *V, int n, int dv,
+                         int causal, void *work, size_t work_bytes);
+int av_readouts_summarised(double *vals, int *reasons, double *row_entropy, const float *M, const double *sv,
+                           double noise_floor, const float *A, const float *V, const void *summary,
+                           size_t summary_bytes, int n, int dv, int causal, double tau, void *work,
+                           size_t work_bytes);
 
 /* Truncated-SVD error curve e(r) = Σ_{i>r} σᵢ² / Σσᵢ², r = 0..n, into e[n+1]: e(0) = 1, e(n) = 0
  * (all zeros when every σ is 0). AV_OK, AV_ERR_NULL, AV_ERR_SIZE or AV_ERR_NONFINITE. */

@@ -329,13 +329,18 @@ static double row_entropy(const float *row, int m, int *why, double *sum_out) {
  * each entry of M and of A (avs_logf_split4: a table, no division), shared by the entropy and the KL:
  *   Σ_j p_j ln p_j = (1/s)·Σ_j m_j ln m_j − ln s   (p = m/s, s the row sum),
  *   KL_row = Σ_{a_j>0} a_j·(ln a_j − ln m_j)       (when defined: a_j > 0 ⇒ m_j > 0),
- * so the division a/m of the direct KL and the multiply by 1/s are gone. ln a − ln m is formed from the
- * logarithms' parts, (k_a − k_m)·ln 2 + (logc_a − logc_m) + (log1p r_a − log1p r_m): near-equal a and m
- * (same bucket) cancel exactly in the first two, so the KL of M ≈ A is more accurate than through a
- * rounded a/m. The entropy's form cancels when ln s and (1/s)·Σ m ln m are large against H (a nearly
- * one-hot row far from sum 1): row_entropy_of sums such rows by entropy_peaked. In WASM at n = 1024
- * (docs/performance.md) the two passes take 6.4 ms where entries' loops without fewest_reaching, row_kl
- * and the Frobenius loop they replace took 11.2. */
+ * so the division a/m of the direct KL and the multiply by 1/s are gone. The KL is split further as
+ * Σ a ln a − Σ a ln m: the first sum depends on the reference alone and comes from its summary
+ * (av_reference_summary, computed once per reference), so a row costs no logarithm of A. Where the two
+ * sums cancel to less than 2⁻²⁰ of their size (M ≈ A on that row) the row's KL is summed again as
+ * Σ a·(ln a − ln m), with ln a − ln m formed from the logarithms' parts, (k_a − k_m)·ln 2 +
+ * (logc_a − logc_m) + (log1p r_a − log1p r_m): near-equal a and m (same bucket) cancel exactly in the first
+ * two, so the KL of M ≈ A keeps its digits (row_kl_parts). The sums' rounding is below 2⁻⁵²·(n/2)·their
+ * size, so a row kept in the split form has its KL to 2⁻²³ relative or better; M = A gives 0 exactly
+ * either way (the same code sums both). The entropy's form cancels when ln s and (1/s)·Σ m ln m are large
+ * against H (a nearly one-hot row far from sum 1): row_entropy_of sums such rows by entropy_peaked. In
+ * WASM at n = 1024 (docs/performance.md) the two passes take 6.4 ms where entries' loops without
+ * fewest_reaching, row_kl and the Frobenius loop they replace took 11.2. */
 typedef float rd_f32x4 __attribute__((vector_size(16)));
 
 /* The smallest float ≥ t: for every float x, (double)x < t exactly when x < float_at_least(t) (a float
@@ -347,7 +352,7 @@ static float float_at_least(double t) {
 }
 
 typedef struct row_stats {
-    double sum, h, kl, d2, r2; // Σ m; Σ m ln m; Σ a(ln a − ln m); Σ (m − a)², Σ a² (with a)
+    double sum, h, am, d2; // Σ m; Σ m ln m; Σ_{a>0} a ln m and Σ (m − a)² (with a)
     int lt001, lt_tau, negative, zero;
 } row_stats;
 
@@ -357,13 +362,13 @@ static inline avs_f64x2 sel_or_one(avs_i64x2 keep, avs_f64x2 x) {
 }
 
 /* The row's first pass, no logarithms: the counts, the negative check and the row sum in avs_sum_f64's
- * order (its bits), and with a the Frobenius sums. Two passes over a row that sits in L1 cost less than one
+ * order (its bits), and with a the Frobenius sum Σ (m − a)². Two passes over a row that sits in L1 cost less than one
  * whose many accumulators and the logarithm's constants outnumber the 16 vector registers (V8 spilled them:
  * the single pass was 10.5 ms at n = 1024 against 3.8 + 4.5 for the two). */
 static void row_counts(row_stats *st, const float *m, const float *a, int len, float t001, float ttau) {
     const rd_f32x4 t1 = {t001, t001, t001, t001}, tt = {ttau, ttau, ttau, ttau}, z4 = {0, 0, 0, 0};
     avs_i32x4 c1 = {0, 0, 0, 0}, ct = c1, ng = c1;
-    avs_f64x2 s0 = {0.0, 0.0}, s1 = s0, s2 = s0, s3 = s0, d2 = s0, r2 = s0;
+    avs_f64x2 s0 = {0.0, 0.0}, s1 = s0, s2 = s0, s3 = s0, d2 = s0;
     int j = 0;
     for (; j + 8 <= len; j += 8) {
         rd_f32x4 x0, x1;
@@ -380,13 +385,12 @@ static void row_counts(row_stats *st, const float *m, const float *a, int len, f
                       b3 = avs_load_f32x2(a + j + 6);
             avs_f64x2 e0 = y0 - b0, e1 = y1 - b1, e2 = y2 - b2, e3 = y3 - b3;
             d2 += (e0 * e0 + e1 * e1) + (e2 * e2 + e3 * e3);
-            r2 += (b0 * b0 + b1 * b1) + (b2 * b2 + b3 * b3);
         }
     }
     double sum = ((s0[0] + s2[0]) + (s0[1] + s2[1])) + ((s1[0] + s3[0]) + (s1[1] + s3[1]));
     int lt1 = -(c1[0] + c1[1] + c1[2] + c1[3]), ltt = -(ct[0] + ct[1] + ct[2] + ct[3]);
     int neg = (ng[0] | ng[1] | ng[2] | ng[3]) != 0;
-    double dd = d2[0] + d2[1], rr = r2[0] + r2[1];
+    double dd = d2[0] + d2[1];
     for (; j < len; j++) {
         float x = m[j];
         sum += x;
@@ -396,35 +400,41 @@ static void row_counts(row_stats *st, const float *m, const float *a, int len, f
         if (a) {
             double e = (double)x - a[j];
             dd += e * e;
-            rr += (double)a[j] * a[j];
         }
     }
-    st->sum = sum, st->lt001 = lt1, st->lt_tau = ltt, st->negative = neg, st->d2 = dd, st->r2 = rr;
+    st->sum = sum, st->lt001 = lt1, st->lt_tau = ltt, st->negative = neg, st->d2 = dd;
 }
 
-/* Two entries' share of the KL and the entropy sums from their logarithms' parts (m: km, cm, pm; a: ka, ca,
- * pa); y is a with its non-positive entries zeroed, which the KL leaves out. Where m ≤ 0 < a the term is
- * not left out: the row then makes row_kl_mean undefined (negative m, or m = 0 < a), so it never counts. */
+/* What the logarithm pass sums besides Σ m ln m: nothing (ROW_M: no reference), Σ_{a>0} a ln m (ROW_AM:
+ * the KL's share of M, against the summary's Σ a ln a), or Σ_{a>0} a·(ln a − ln m) from the logarithms'
+ * parts (ROW_KL: the KL itself, where the split form would cancel). */
+enum { ROW_M = 0, ROW_AM = 1, ROW_KL = 2 };
+
+/* Two entries' share of the sums from their logarithms' parts (m: km, cm, pm; a: ka, ca, pa); y is a with
+ * its non-positive entries zeroed, which the KL leaves out. Where m ≤ 0 < a the term is not left out: the
+ * row then makes row_kl_mean undefined (negative m, or m = 0 < a), so it never counts. */
 static inline void row_sums2(avs_f64x2 *h, avs_f64x2 *kl, avs_f64x2 x, avs_f64x2 km, avs_f64x2 cm, avs_f64x2 pm,
-                             avs_f64x2 y, avs_f64x2 ka, avs_f64x2 ca, avs_f64x2 pa, int with_a) {
+                             avs_f64x2 y, avs_f64x2 ka, avs_f64x2 ca, avs_f64x2 pa, int mode) {
     const double LN2_HI = 6.93147180369123816490e-01, LN2_LO = 1.90821492927058770002e-10;
-    if (with_a) {
+    if (mode == ROW_KL) {
         avs_f64x2 dk = ka - km;
         *kl += y * (dk * LN2_HI + (dk * LN2_LO + ((ca - cm) + (pa - pm))));
     }
-    *h += x * (km * LN2_HI + (km * LN2_LO + (cm + pm))); // 0 where x = 0
+    avs_f64x2 lm = km * LN2_HI + (km * LN2_LO + (cm + pm));
+    if (mode == ROW_AM) *kl += y * lm;
+    *h += x * lm; // 0 where x = 0
 }
 
-/* Four entries' share of the logarithm pass: m[0..4) (and a[0..4) when with_a). The masks come from f32x4
- * compares, sign-extended to the f64x2 lanes: clang turned a compare of the promoted doubles into an f32
- * compare and a 64-bit shift pair, which V8 emulates. */
+/* Four entries' share of the logarithm pass: m[0..4) (and a[0..4) but for ROW_M). The masks come from
+ * f32x4 compares, sign-extended to the f64x2 lanes: clang turned a compare of the promoted doubles into an
+ * f32 compare and a 64-bit shift pair, which V8 emulates. */
 static inline void row_logs4(avs_f64x2 *h, avs_f64x2 *kl, avs_i32x4 *zero, const float *m, const float *a,
-                             int with_a) {
+                             int mode) {
     avs_f64x2 km0, cm0, pm0, km1, cm1, pm1, ka0 = {0, 0}, ca0 = ka0, pa0 = ka0, ka1 = ka0, ca1 = ka0, pa1 = ka0;
     avs_f64x2 y0 = ka0, y1 = ka0;
     avs_logf_split4(m, &km0, &cm0, &pm0, &km1, &cm1, &pm1);
-    if (with_a) {
-        avs_logf_split4(a, &ka0, &ca0, &pa0, &ka1, &ca1, &pa1);
+    if (mode == ROW_KL) avs_logf_split4(a, &ka0, &ca0, &pa0, &ka1, &ca1, &pa1);
+    if (mode != ROW_M) {
         rd_f32x4 x4, y4, z4 = {0, 0, 0, 0};
         memcpy(&x4, m, sizeof x4);
         memcpy(&y4, a, sizeof y4);
@@ -434,33 +444,57 @@ static inline void row_logs4(avs_f64x2 *h, avs_f64x2 *kl, avs_i32x4 *zero, const
         y0 = avs_load_f32x2((const float *)&y4);
         y1 = avs_load_f32x2((const float *)&y4 + 2);
     }
-    row_sums2(h, kl, avs_load_f32x2(m), km0, cm0, pm0, y0, ka0, ca0, pa0, with_a);
-    row_sums2(h, kl, avs_load_f32x2(m + 2), km1, cm1, pm1, y1, ka1, ca1, pa1, with_a);
+    row_sums2(h, kl, avs_load_f32x2(m), km0, cm0, pm0, y0, ka0, ca0, pa0, mode);
+    row_sums2(h, kl, avs_load_f32x2(m + 2), km1, cm1, pm1, y1, ka1, ca1, pa1, mode);
+}
+
+/* The logarithm pass over m[0..len) (and a[0..len) but for ROW_M): *h = Σ m ln m, *kl the mode's sum,
+ * *zero whether some m = 0 < a. */
+static void row_logs(double *h, double *kl, int *zero, const float *m, const float *a, int len, int mode) {
+    avs_f64x2 hh = {0.0, 0.0}, kk = hh;
+    avs_i32x4 z = {0, 0, 0, 0};
+    int j = 0;
+    if (mode == ROW_AM)
+        for (; j + 4 <= len; j += 4) row_logs4(&hh, &kk, &z, m + j, a + j, ROW_AM);
+    else if (mode == ROW_KL)
+        for (; j + 4 <= len; j += 4) row_logs4(&hh, &kk, &z, m + j, a + j, ROW_KL);
+    else
+        for (; j + 4 <= len; j += 4) row_logs4(&hh, &kk, &z, m + j, NULL, ROW_M);
+    if (j < len) { // the last entries, with zeros beside them (which add nothing)
+        float pm[4] = {0, 0, 0, 0}, pa[4] = {0, 0, 0, 0};
+        memcpy(pm, m + j, sizeof(float) * (size_t)(len - j));
+        if (mode != ROW_M) memcpy(pa, a + j, sizeof(float) * (size_t)(len - j));
+        row_logs4(&hh, &kk, &z, pm, mode != ROW_M ? pa : NULL, mode);
+    }
+    *h = hh[0] + hh[1];
+    *kl = kk[0] + kk[1];
+    *zero = (z[0] | z[1] | z[2] | z[3]) != 0;
 }
 
 /* The row statistics of m[0..len) (a[0..len) or NULL) with thresholds t001, ttau (float_at_least). */
 static void row_pass(row_stats *st, const float *m, const float *a, int len, float t001, float ttau) {
     row_counts(st, m, a, len, t001, ttau);
-    avs_f64x2 h = {0.0, 0.0}, kl = h;
-    avs_i32x4 zero = {0, 0, 0, 0};
-    int j = 0;
-    if (a)
-        for (; j + 4 <= len; j += 4) row_logs4(&h, &kl, &zero, m + j, a + j, 1);
-    else
-        for (; j + 4 <= len; j += 4) row_logs4(&h, &kl, &zero, m + j, NULL, 0);
-    if (j < len) { // the last entries, with zeros beside them (which add nothing)
-        float pm[4] = {0, 0, 0, 0}, pa[4] = {0, 0, 0, 0};
-        memcpy(pm, m + j, sizeof(float) * (size_t)(len - j));
-        if (a) {
-            memcpy(pa, a + j, sizeof(float) * (size_t)(len - j));
-            row_logs4(&h, &kl, &zero, pm, pa, 1);
-        } else {
-            row_logs4(&h, &kl, &zero, pm, NULL, 0);
-        }
-    }
-    st->h = h[0] + h[1];
-    st->kl = kl[0] + kl[1];
-    st->zero = (zero[0] | zero[1] | zero[2] | zero[3]) != 0;
+    row_logs(&st->h, &st->am, &st->zero, m, a, len, a ? ROW_AM : ROW_M);
+}
+
+/* Σ_{a>0} a ln a of a reference row: the KL's share of A, summed by the very code that sums M's share
+ * Σ_{a>0} a ln m, so that M = A cancels exactly. */
+static double row_a_log_a(const float *a, int len) {
+    double h, aa;
+    int zero;
+    row_logs(&h, &aa, &zero, a, a, len, ROW_AM);
+    return aa;
+}
+
+/* A row's KL from its two shares (aa = Σ a ln a, am = Σ a ln m); where they cancel to less than 2⁻²⁰ of
+ * their size, summed again from the logarithms' parts (the comment above row_counts). */
+static double row_kl_of(double aa, double am, const float *m, const float *a, int len) {
+    double kl = aa - am;
+    if (fabs(kl) > 0x1p-20 * (fabs(aa) + fabs(am))) return kl;
+    double h;
+    int zero;
+    row_logs(&h, &kl, &zero, m, a, len, ROW_KL);
+    return kl;
 }
 
 /* The entropy of a row where H = ln s − (1/s)·Σ m ln m would cancel (a nearly one-hot row whose sum is
@@ -507,13 +541,14 @@ static void entries_store(double *vals, int *reasons, int n, long below001, long
 }
 
 /* row_h: row i's entropy (NaN where undefined) into row_h[i], or NULL. A: the reference (finite) or NULL:
- * then error_fro_rel's sums and row_kl_mean's come from the same pass, into *fro_kl. */
-typedef struct fro_kl { double diff2, ref2, kl; int why_kl; } fro_kl;
+ * then error_fro_rel's ‖M − A‖_F² and row_kl_mean's sum come from the same pass, into *fro_kl, with the
+ * rows' Σ a ln a from aa[] (the reference's summary). */
+typedef struct fro_kl { double diff2, kl; int why_kl; } fro_kl;
 
 static void entries_fused(double *vals, int *reasons, double *row_h, fro_kl *fk, const float *M, const float *A,
-                          int n, int causal, double tau, float *buf) {
+                          const double *aa, int n, int causal, double tau, float *buf) {
     long below001 = 0, below_tau = 0, allowed_total = 0;
-    double keys = 0.0, ent = 0.0, uni = 0.0, dev = 0.0, diff2 = 0.0, ref2 = 0.0, kl = 0.0;
+    double keys = 0.0, ent = 0.0, uni = 0.0, dev = 0.0, diff2 = 0.0, kl = 0.0;
     int why_keys = AV_REASON_NONE, why_ent = AV_REASON_NONE, why_kl = AV_REASON_NONE;
     const float t001 = float_at_least(0.01);
     for (int i = 0; i < n; i++) {
@@ -530,13 +565,11 @@ static void entries_fused(double *vals, int *reasons, double *row_h, fro_kl *fk,
         if (a) {
             if (st.negative) why_kl = AV_REASON_NEGATIVE;
             else if (st.zero && !why_kl) why_kl = AV_REASON_ZERO_WHERE_POSITIVE;
-            kl += st.kl;
+            if (!why_kl) kl += row_kl_of(aa[i], st.am, row, a, m); // else row_kl_mean is undefined
             diff2 += st.d2;
-            ref2 += st.r2;
             for (int j = m; j < n; j++) { // masked entries: error_fro_rel is over all n² entries
                 double dlt = (double)row[j] - a[j];
                 diff2 += dlt * dlt;
-                ref2 += (double)a[j] * a[j];
             }
         }
         int why = AV_REASON_NONE;
@@ -547,7 +580,7 @@ static void entries_fused(double *vals, int *reasons, double *row_h, fro_kl *fk,
         keys += fewest_reaching(row, m, 0.9 * st.sum - 1e-12 * st.sum, buf);
     }
     entries_store(vals, reasons, n, below001, below_tau, allowed_total, uni, dev, keys, why_keys, ent, why_ent);
-    *fk = (fro_kl){diff2, ref2, kl, why_kl};
+    *fk = (fro_kl){diff2, kl, why_kl};
 }
 
 /* The plain twin of entries_fused (row_entropy, scalar double comparisons, avs_sum_f64): row_h as there. */
@@ -613,91 +646,151 @@ static double row_kl(const float *m, const float *a, int len, int *why) {
     return t;
 }
 
-/* ‖(M − A)·V‖_F² and ‖A·V‖_F² by the float32 SIMD gemm of simd.h, four rows at a time: D = M − A is formed
- * in float (exact where M and A are within a factor 2, else rounded once), V is packed once, the squares
- * are summed in float64. About 1e-6 relative accuracy, which the readout's few digits never see, at a
- * fraction of a float64 product's cost (2·n²·dv multiply-adds). Causal rows stop at their last allowed key.
- * Work: P (packed V), D (4×n), two 4×dv output strips. */
-typedef struct readout_ws { float *row, *P, *D, *OD, *OA; } readout_ws;
+/* ‖(X − Y)·V‖_F² (Y NULL: ‖X·V‖_F²) by the float32 SIMD gemm of simd.h, four rows at a time: D = X − Y is
+ * formed in float (exact where X and Y are within a factor 2, else rounded once), V is packed once, the
+ * squares are summed in float64. About 1e-6 relative accuracy, which the readout's few digits never see, at
+ * a fraction of a float64 product's cost (n²·dv multiply-adds). Causal rows stop at their last allowed key.
+ * Work: P (packed V), D (4×n), a 4×dv output strip. */
+typedef struct readout_ws { float *row, *P, *D, *OD; } readout_ws;
 
 /* The workspace of av_readouts, carved (or counted: a->base NULL) by the library's arena: a row buffer
- * (n), packed V, the D strip (4×n) and two 4×dv output strips (dv ≥ 1 even without V). */
+ * (n), packed V, the D strip (4×n) and a 4×dv output strip (dv ≥ 1 even without V). */
 static void readout_layout(readout_ws *w, avi_arena *a, int n, int dv) {
     uint64_t d = dv > 0 ? (uint64_t)dv : 1, F = sizeof(float);
     w->row = avi_take(a, F * (uint64_t)n);
     w->P = avi_take(a, F * (uint64_t)avs_packed_floats((int)d, n));
     w->D = avi_take(a, F * 4u * (uint64_t)n);
     w->OD = avi_take(a, F * 4u * d);
-    w->OA = avi_take(a, F * 4u * d);
 }
 
-static void output_error_sums(double *num, double *den, const float *M, const float *A, const float *V, int n,
-                              int dv, int causal, const readout_ws *w) {
-    float *P = w->P, *D = w->D, *OD = w->OD, *OA = w->OA;
+static double product_norm2(const float *X, const float *Y, const float *V, int n, int dv, int causal,
+                            const readout_ws *w) {
+    float *P = w->P, *D = w->D, *OD = w->OD;
     avs_pack_b(P, V, (size_t)dv, n, dv);
-    double sd = 0.0, sa = 0.0;
+    double sd = 0.0;
     for (int i0 = 0; i0 < n; i0 += 4) {
         int h = n - i0 < 4 ? n - i0 : 4, k = causal ? i0 + h : n;
-        for (int r = 0; r < h; r++) {
-            const float *m = M + (size_t)(i0 + r) * n, *a = A + (size_t)(i0 + r) * n;
-            for (int j = 0; j < k; j++) D[(size_t)r * n + j] = m[j] - a[j];
+        const float *strip = X + (size_t)i0 * n;
+        if (Y) {
+            for (int r = 0; r < h; r++) {
+                const float *x = X + (size_t)(i0 + r) * n, *y = Y + (size_t)(i0 + r) * n;
+                for (int j = 0; j < k; j++) D[(size_t)r * n + j] = x[j] - y[j];
+            }
+            strip = D;
         }
-        avs_gemm_strip(OD, (size_t)dv, D, (size_t)n, h, P, n, dv, k, 1.0f, 0);
-        avs_gemm_strip(OA, (size_t)dv, A + (size_t)i0 * n, (size_t)n, h, P, n, dv, k, 1.0f, 0);
-        for (int e = 0; e < h * dv; e++) {
-            sd += (double)OD[e] * OD[e];
-            sa += (double)OA[e] * OA[e];
-        }
+        avs_gemm_strip(OD, (size_t)dv, strip, (size_t)n, h, P, n, dv, k, 1.0f, 0);
+        for (int e = 0; e < h * dv; e++) sd += (double)OD[e] * OD[e];
     }
-    *num = sd;
-    *den = sa;
+    return sd;
 }
 
-/* The plain twin of entries_fused's error sums: ‖M − A‖_F² and ‖A‖_F² entry by entry, row_kl per row. */
+/* The plain twin of entries_fused's error sums: ‖M − A‖_F² entry by entry, row_kl per row. */
 static void errors_ref(fro_kl *fk, const float *M, const float *A, int n, int causal) {
-    double diff2 = 0.0, ref2 = 0.0, kl = 0.0;
+    double diff2 = 0.0, kl = 0.0;
     int why_kl = AV_REASON_NONE;
     for (int i = 0; i < n; i++) {
         const float *m = M + (size_t)i * n, *a = A + (size_t)i * n;
         for (int j = 0; j < n; j++) {
             double dlt = (double)m[j] - a[j];
             diff2 += dlt * dlt;
-            ref2 += (double)a[j] * a[j];
         }
         if (why_kl != AV_REASON_NEGATIVE) kl += row_kl(m, a, allowed(i, n, causal), &why_kl);
     }
-    *fk = (fro_kl){diff2, ref2, kl, why_kl};
+    *fk = (fro_kl){diff2, kl, why_kl};
 }
 
-/* The error readouts: A usable (given and finite), else every one undefined with the reason; error_fro_rel
- * and row_kl_mean from fk, output_error_rel from the gemms. */
 static int reference_reason(const float *A, int n) {
     if (!A) return AV_REASON_NO_REFERENCE;
     if (!avi_all_finite(A, (size_t)n * n)) return AV_REASON_REFERENCE_NONFINITE;
     return AV_REASON_NONE;
 }
 
-static void errors(double *vals, int *reasons, int why_ref, const fro_kl *fk, const float *M, const float *A,
-                   const float *V, int n, int dv, int causal, const readout_ws *work) {
+// ----------------------------------------------------------------------------------------------------
+// the reference's summary: what the error readouts need of A and V alone
+
+/* Laid out by the arena after the caller's pointer: the header, then Σ a ln a of each row (n doubles). The
+ * readouts check the header's magic and sizes; they cannot check that A and V are still the ones it
+ * summarises (the caller's promise). */
+#define SUMMARY_MAGIC 0x61767266u /* "avrf" */
+typedef struct ref_summary {
+    uint32_t magic;
+    int32_t n, dv, causal;
+    int32_t why_ref; /* AV_REASON_NONE, or why A cannot be compared with (no reference, not finite) */
+    int32_t why_v;   /* AV_REASON_NONE, AV_REASON_NO_V or AV_REASON_NONFINITE */
+    double ref2;     /* ‖A‖_F², all n² entries */
+    double av2;      /* ‖A·V‖_F² (causal rows to their last allowed key) */
+} ref_summary;
+
+static void summary_layout(ref_summary **head, double **aa, avi_arena *a, int n) {
+    *head = avi_take(a, sizeof(ref_summary));
+    *aa = avi_take(a, sizeof(double) * (uint64_t)n);
+}
+
+size_t av_reference_summary_bytes(int n) {
+    if (n < 1 || n > AV_MAX_N) return 0;
+    avi_arena a = avi_arena_count();
+    ref_summary *h;
+    double *aa;
+    summary_layout(&h, &aa, &a, n);
+    return (size_t)a.used;
+}
+
+/* The summary of A (or NULL) and V (or NULL) into head and aa. w: the readouts' workspace (A·V's gemm). */
+static void summarize(ref_summary *head, double *aa, const float *A, const float *V, int n, int dv, int causal,
+                      const readout_ws *w) {
+    *head = (ref_summary){SUMMARY_MAGIC, n, dv, causal, reference_reason(A, n), AV_REASON_NONE, NAN, NAN};
+    if (!V) head->why_v = AV_REASON_NO_V;
+    else if (!avi_all_finite(V, (size_t)n * dv)) head->why_v = AV_REASON_NONFINITE;
+    if (head->why_ref) return;
+    double ref2 = 0.0;
+    for (int i = 0; i < n; i++) {
+        const float *a = A + (size_t)i * n;
+        aa[i] = row_a_log_a(a, allowed(i, n, causal));
+        avs_f64x2 r2 = {0.0, 0.0};
+        int j = 0;
+        for (; j + 2 <= n; j += 2) {
+            avs_f64x2 b = avs_load_f32x2(a + j);
+            r2 += b * b;
+        }
+        ref2 += r2[0] + r2[1];
+        for (; j < n; j++) ref2 += (double)a[j] * a[j];
+    }
+    head->ref2 = ref2;
+    if (!head->why_v) head->av2 = product_norm2(A, NULL, V, n, dv, causal, w);
+}
+
+int av_reference_summary(void *summary, size_t summary_bytes, const float *A, const float *V, int n, int dv,
+                         int causal, void *work, size_t work_bytes) {
+    if (!summary || !work) return AV_ERR_NULL;
+    if (n < 1 || n > AV_MAX_N || dv < 0 || dv > AV_MAX_D || (V && dv < 1)) return AV_ERR_SIZE;
+    if (summary_bytes < av_reference_summary_bytes(n) || work_bytes < av_readouts_work(n, dv)) return AV_ERR_WORKSPACE;
+    avi_arena sa = avi_arena_over(summary), wa = avi_arena_over(work);
+    ref_summary *head;
+    double *aa;
+    summary_layout(&head, &aa, &sa, n);
+    readout_ws w;
+    readout_layout(&w, &wa, n, dv);
+    summarize(head, aa, A, V, n, dv, causal != 0, &w);
+    return AV_OK;
+}
+
+/* The error readouts: A usable, else every one undefined with the reason; error_fro_rel and row_kl_mean
+ * from fk and ref2, output_error_rel from num = ‖(M − A)·V‖² and den = ‖A·V‖² (why_v when V is missing
+ * or not finite). */
+static void errors(double *vals, int *reasons, int n, int why_ref, const fro_kl *fk, double ref2, int why_v,
+                   double num, double den) {
     if (why_ref) {
         set_undefined(vals, reasons, AV_R_ERROR_FRO_REL, why_ref);
         set_undefined(vals, reasons, AV_R_ROW_KL_MEAN, why_ref);
         set_undefined(vals, reasons, AV_R_OUTPUT_ERROR_REL, why_ref);
         return;
     }
-    if (fk->ref2 > 0.0) vals[AV_R_ERROR_FRO_REL] = sqrt(fk->diff2 / fk->ref2);
+    if (ref2 > 0.0) vals[AV_R_ERROR_FRO_REL] = sqrt(fk->diff2 / ref2);
     else set_undefined(vals, reasons, AV_R_ERROR_FRO_REL, AV_REASON_ZERO_ROW);
     if (fk->why_kl) set_undefined(vals, reasons, AV_R_ROW_KL_MEAN, fk->why_kl);
     else vals[AV_R_ROW_KL_MEAN] = fk->kl / n;
-
-    if (!V) { set_undefined(vals, reasons, AV_R_OUTPUT_ERROR_REL, AV_REASON_NO_V); return; }
-    if (!avi_all_finite(V, (size_t)n * dv)) {
-        set_undefined(vals, reasons, AV_R_OUTPUT_ERROR_REL, AV_REASON_NONFINITE);
-        return;
-    }
-    double num, den;
-    output_error_sums(&num, &den, M, A, V, n, dv, causal, work);
-    if (den > 0.0) vals[AV_R_OUTPUT_ERROR_REL] = sqrt(num / den);
+    if (why_v) set_undefined(vals, reasons, AV_R_OUTPUT_ERROR_REL, why_v);
+    else if (den > 0.0) vals[AV_R_OUTPUT_ERROR_REL] = sqrt(num / den);
     else set_undefined(vals, reasons, AV_R_OUTPUT_ERROR_REL, AV_REASON_ZERO_ROW);
 }
 
@@ -709,18 +802,40 @@ size_t av_readouts_work(int n, int dv) {
     avi_arena a = avi_arena_count();
     readout_ws w;
     readout_layout(&w, &a, n, dv);
+    ref_summary *head;
+    double *aa;
+    summary_layout(&head, &aa, &a, n); /* av_readouts summarises its reference in its own workspace */
     return a.used > SIZE_MAX ? 0 : (size_t)a.used;
 }
 
-/* av_readouts_rows with the fused row pass (reference 0) or its plain twins (reference 1). */
-static int readouts(double *vals, int *reasons, double *row_entropy, const float *M, const double *sv,
-                    double noise_floor, const float *A, const float *V, int n, int dv, int causal, double tau,
-                    void *work, size_t work_bytes, int reference) {
-    if (!vals || !reasons || !M || !work) return AV_ERR_NULL;
-    if (n < 1 || n > AV_MAX_N || dv < 0 || dv > AV_MAX_D || (V && dv < 1)) return AV_ERR_SIZE;
+/* The readouts of M against the summary (head, aa) of its reference A: the fused row pass (reference 0)
+ * or its plain twins (reference 1: the entry readouts, ‖M − A‖_F² and the KL from M and A directly). */
+static void readouts_of(double *vals, int *reasons, double *row_entropy, const float *M, const double *sv,
+                        double noise_floor, const float *A, const float *V, const ref_summary *head,
+                        const double *aa, int n, int dv, int causal, double tau, const readout_ws *w, int reference) {
+    spectral(vals, reasons, sv, noise_floor, n);
+    fro_kl fk = {0.0, 0.0, AV_REASON_NONE};
+    int why_ref = head->why_ref, why_v = head->why_v;
+    if (reference) {
+        entries_ref(vals, reasons, row_entropy, M, n, causal, tau, w->row);
+        if (!why_ref) errors_ref(&fk, M, A, n, causal);
+    } else {
+        entries_fused(vals, reasons, row_entropy, &fk, M, why_ref ? NULL : A, aa, n, causal, tau, w->row);
+    }
+    double num = !why_ref && !why_v ? product_norm2(M, A, V, n, dv, causal, w) : NAN;
+    errors(vals, reasons, n, why_ref, &fk, head->ref2, why_v, num, head->av2);
+    set_undefined(vals, reasons, AV_R_SEMISEPARABLE_RANK, AV_REASON_NO_BLOCK); /* its own SVD: av_semiseparable_rank */
+    for (int r = 0; r < AV_R_COUNT; r++) /* the promise: never ±Inf, never NaN without a reason */
+        if (!isfinite(vals[r]) && reasons[r] == AV_REASON_NONE) set_undefined(vals, reasons, r, AV_REASON_OVERFLOW);
+}
+
+/* The arguments every readouts entry point shares, checked; then vals and reasons reset and M checked
+ * finite (AV_ERR_NONFINITE: every readout undefined, row_entropy NaN). */
+static int readouts_begin(double *vals, int *reasons, double *row_entropy, const float *M, int n, int dv,
+                          double tau, size_t work_bytes) {
+    if (n < 1 || n > AV_MAX_N || dv < 0 || dv > AV_MAX_D) return AV_ERR_SIZE;
     if (!(tau >= 0.0) || !isfinite(tau)) return AV_ERR_KNOB;
-    size_t need = av_readouts_work(n, dv);
-    if (work_bytes < need) return AV_ERR_WORKSPACE;
+    if (work_bytes < av_readouts_work(n, dv)) return AV_ERR_WORKSPACE;
     for (int r = 0; r < AV_R_COUNT; r++) { vals[r] = NAN; reasons[r] = AV_REASON_NONE; }
     if (!avi_all_finite(M, (size_t)n * n)) {
         for (int r = 0; r < AV_R_COUNT; r++) reasons[r] = AV_REASON_MATRIX_NONFINITE;
@@ -728,24 +843,28 @@ static int readouts(double *vals, int *reasons, double *row_entropy, const float
             for (int i = 0; i < n; i++) row_entropy[i] = NAN;
         return AV_ERR_NONFINITE;
     }
+    return AV_OK;
+}
+
+/* av_readouts_rows (reference 0) and its plain twin (reference 1): the reference summarised in the
+ * workspace, then readouts_of. */
+static int readouts(double *vals, int *reasons, double *row_entropy, const float *M, const double *sv,
+                    double noise_floor, const float *A, const float *V, int n, int dv, int causal, double tau,
+                    void *work, size_t work_bytes, int reference) {
+    if (!vals || !reasons || !M || !work) return AV_ERR_NULL;
+    if (V && dv < 1) return AV_ERR_SIZE;
+    int st = readouts_begin(vals, reasons, row_entropy, M, n, dv, tau, work_bytes);
+    if (st != AV_OK) return st;
     avi_arena a = avi_arena_over(work);
     readout_ws w;
     readout_layout(&w, &a, n, dv);
-    spectral(vals, reasons, sv, noise_floor, n);
+    ref_summary *head;
+    double *aa;
+    summary_layout(&head, &aa, &a, n);
     causal = causal != 0;
-    tau = tau > 0.0 ? tau : 0.1;
-    int why_ref = reference_reason(A, n);
-    fro_kl fk = {0.0, 0.0, 0.0, AV_REASON_NONE};
-    if (reference) {
-        entries_ref(vals, reasons, row_entropy, M, n, causal, tau, w.row);
-        if (!why_ref) errors_ref(&fk, M, A, n, causal);
-    } else {
-        entries_fused(vals, reasons, row_entropy, &fk, M, why_ref ? NULL : A, n, causal, tau, w.row);
-    }
-    errors(vals, reasons, why_ref, &fk, M, A, V, n, dv, causal, &w);
-    set_undefined(vals, reasons, AV_R_SEMISEPARABLE_RANK, AV_REASON_NO_BLOCK); /* its own SVD: av_semiseparable_rank */
-    for (int r = 0; r < AV_R_COUNT; r++) /* the promise: never ±Inf, never NaN without a reason */
-        if (!isfinite(vals[r]) && reasons[r] == AV_REASON_NONE) set_undefined(vals, reasons, r, AV_REASON_OVERFLOW);
+    summarize(head, aa, A, V, n, dv, causal, &w);
+    readouts_of(vals, reasons, row_entropy, M, sv, noise_floor, A, V, head, aa, n, dv, causal, tau > 0.0 ? tau : 0.1,
+                &w, reference);
     return AV_OK;
 }
 
@@ -765,6 +884,31 @@ int av_readouts(double *vals, int *reasons, const float *M, const double *sv, do
                 const float *A, const float *V, int n, int dv, int causal, double tau,
                 void *work, size_t work_bytes) {
     return av_readouts_rows(vals, reasons, NULL, M, sv, noise_floor, A, V, n, dv, causal, tau, work, work_bytes);
+}
+
+int av_readouts_summarised(double *vals, int *reasons, double *row_entropy, const float *M, const double *sv,
+                           double noise_floor, const float *A, const float *V, const void *summary,
+                           size_t summary_bytes, int n, int dv, int causal, double tau, void *work,
+                           size_t work_bytes) {
+    if (!vals || !reasons || !M || !summary || !work) return AV_ERR_NULL;
+    if (n < 1 || n > AV_MAX_N || dv < 0 || dv > AV_MAX_D) return AV_ERR_SIZE;
+    if (summary_bytes < av_reference_summary_bytes(n)) return AV_ERR_WORKSPACE;
+    avi_arena sa = avi_arena_over((void *)summary);
+    ref_summary *head;
+    double *aa;
+    summary_layout(&head, &aa, &sa, n);
+    causal = causal != 0;
+    if (head->magic != SUMMARY_MAGIC) return AV_ERR_FORMAT;
+    if (head->n != n || head->dv != dv || head->causal != causal) return AV_ERR_SIZE;
+    if ((!head->why_ref && !A) || (!head->why_v && !V)) return AV_ERR_NULL;
+    int st = readouts_begin(vals, reasons, row_entropy, M, n, dv, tau, work_bytes);
+    if (st != AV_OK) return st;
+    avi_arena a = avi_arena_over(work);
+    readout_ws w;
+    readout_layout(&w, &a, n, dv);
+    readouts_of(vals, reasons, row_entropy, M, sv, noise_floor, A, V, head, aa, n, dv, causal, tau > 0.0 ? tau : 0.1,
+                &w, 0);
+    return AV_OK;
 }
 
 int av_error_curve(double *e, const double *sv, int n) {

@@ -521,6 +521,10 @@ class Lab {
     this.n = n; this.d = d; this.dv = dv;
     this.bufs = new Map(); // name → {ptr, bytes}
     this.rowsRead = null; // {of, causal} when the last readouts() kept its row entropies (rowEntropyHistogram)
+    // the reference's summary kept by readouts({summary: key}): {key, causal, version}; version counts the
+    // lab's own writes of A and V (reference(), generate()), which make any kept summary stale
+    this.summaryKept = null;
+    this.refVersion = 0;
     this.prm = 0; this.Qp = 0; this.Kp = 0; this.Vp = 0;
     /** AV_OK, or why this lab computes nothing (AV_ERR_SIZE for n, d, dv the library refuses; AV_ERR_TOO_LARGE
      *  or AV_ERR_NOMEM when Q, K, V do not fit): every call then returns this status and allocates nothing. */
@@ -691,6 +695,7 @@ class Lab {
     if (this.status !== STATUS.OK) return this.result(this.status);
     const id = typeof gen === 'number' ? gen : this.av.generatorNames.indexOf(gen);
     if (id < 0) return this.result(STATUS.ERR_VARIANT);
+    this.refVersion += 1;
     return this.result(this.av.exports.av_generate(this.Qp, this.Kp, this.Vp, this.n, this.d, id, std, seed >>> 0));
   }
 
@@ -698,6 +703,7 @@ class Lab {
   matrixInto(name) {
     const ex = this.av.exports, n = this.n;
     this.rowsRead = null; // the row entropies kept by readouts() belong to the matrix being replaced
+    if (name === 'A') this.refVersion += 1;
     const bytes = ex.av_matrix_work(this.prm, n, this.d) >>> 0;
     if (bytes === 0) return this.zeroWork();
     const got = this.take([[name, n * n * 4], [name === 'M' ? 'vwork' : 'work', bytes]]);
@@ -1098,6 +1104,10 @@ class Lab {
    * opts.of: 'A' reads the softmax reference from the last reference() call instead of M (no error
    *   readouts then: they compare with A itself);
    * opts.rows: keep the row entropies the readouts compute (av_readouts_rows), for rowEntropyHistogram().
+   * opts.summary: a key naming the reference A, V and the mask (any string that changes whenever they do):
+   *   the reference's share of the readouts is kept under it and reused while it stays
+   *   (av_reference_summary, av_readouts_summarised: the same readouts, one n²·dv product and n² logarithms
+   *   fewer). reference() and generate() drop it anyway; a caller writing V itself must change the key.
    * @returns {object} keyed by the JSON names; undefined readouts are null with `<key>_reason`.
    */
   readouts(knobs, opts = {}) {
@@ -1123,8 +1133,13 @@ class Lab {
     }
     // reference() rewrote the params; av_readouts takes causal directly, so they need no reset
     const A = isSoftmax || !refOk ? 0 : this.bufs.get('A')?.ptr ?? 0;
-    const st = ex.av_readouts_rows(vals, reasons, opts.rows ? rowH : 0, this.bufs.get(of).ptr, svp, floor, A, this.Vp,
-      n, this.dv, k.causal ? 1 : 0, opts.tau ?? 0, w, bytes);
+    const causal = k.causal ? 1 : 0, rows = opts.rows ? rowH : 0;
+    const summary = A && opts.summary !== undefined ? this.summaryOf(String(opts.summary), causal, w, bytes) : null;
+    const st = summary
+      ? ex.av_readouts_summarised(vals, reasons, rows, this.bufs.get(of).ptr, svp, floor, A, this.Vp, summary.ptr,
+        summary.bytes, n, this.dv, causal, opts.tau ?? 0, w, bytes)
+      : ex.av_readouts_rows(vals, reasons, rows, this.bufs.get(of).ptr, svp, floor, A, this.Vp, n, this.dv, causal,
+        opts.tau ?? 0, w, bytes);
     if (opts.rows && st >= 0) this.rowsRead = { of, causal: !!k.causal };
     const out = { status: st, message: this.av.statusString(st) };
     const names = this.readoutNames();
@@ -1144,6 +1159,27 @@ class Lab {
     out.singular_values = sv ?? null;
     out.noise_floor = sv ? floor : null;
     return out;
+  }
+
+  /**
+   * The summary of the reference A and V under `key` (readouts' opts.summary): the kept one while the key,
+   * the mask and the lab's own writes stay, else computed afresh (w: the readouts' workspace). null when it
+   * cannot be (the readouts then run without it).
+   */
+  summaryOf(key, causal, w, bytes) {
+    const ex = this.av.exports, n = this.n;
+    const sbytes = ex.av_reference_summary_bytes(n) >>> 0;
+    const kept = this.summaryKept;
+    if (kept && kept.key === key && kept.causal === causal && kept.version === this.refVersion && this.bufs.has('summary')) {
+      return { ptr: this.bufs.get('summary').ptr, bytes: sbytes };
+    }
+    this.summaryKept = null;
+    const got = this.take([['summary', sbytes]]);
+    if (got.status !== STATUS.OK) return null;
+    const st = ex.av_reference_summary(got.ptrs[0], sbytes, this.bufs.get('A').ptr, this.Vp, n, this.dv, causal, w, bytes);
+    if (st < 0) return null;
+    this.summaryKept = { key, causal, version: this.refVersion };
+    return { ptr: got.ptrs[0], bytes: sbytes };
   }
 
   /** readouts() when nothing could be computed: every readout null, the status's sentence as the reason. */

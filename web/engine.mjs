@@ -147,7 +147,8 @@ export class Engine {
     this.ensure(req);
     const lab = this.lab;
     if (this.status.matrix?.status < 0) return {};
-    const r = lab.readouts(req.knobs, { sv: null, reference: false, tau: req.tau, rows: true });
+    // the reference's share of the readouts (A·V, Σ a ln a) is kept while the inputs, scale and mask stay
+    const r = lab.readouts(req.knobs, { sv: null, reference: false, tau: req.tau, rows: true, summary: `${this.keys.inputs}|${this.keys.ref}` });
     const out = {};
     for (const [k, v] of Object.entries(r)) {
       if (k === 'singular_values' || SPECTRAL_KEYS.some((s) => k === s || k === `${s}_reason`)) continue;

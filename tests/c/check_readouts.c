@@ -682,6 +682,88 @@ START_TEST(test_fused_rows_match_reference) {
 }
 END_TEST
 
+/* av_reference_summary + av_readouts_summarised: the same readouts and row entropies as av_readouts_rows,
+ * to the bit, for one summary reused across several M (near A, far from it, with zeros where A is positive,
+ * negative); with V, without it and with a non-finite V; with A, without it and with a non-finite A; causal
+ * and not. And the summary's checks: another n, dv or mask, a buffer never summarised, a short one, A or V
+ * missing where the summary had them. */
+START_TEST(test_readouts_summarised) {
+    const int n = 45, dv = 5;
+    av_rng rng;
+    av_rng_seed(&rng, 17);
+    float *A = malloc(sizeof(float) * n * n), *M = malloc(sizeof(float) * n * n), *V = malloc(sizeof(float) * n * dv);
+    float *Vbad = malloc(sizeof(float) * n * dv), *Abad = malloc(sizeof(float) * n * n);
+    for (int i = 0; i < n * dv; i++) V[i] = Vbad[i] = (float)av_rng_normal(&rng);
+    Vbad[7] = NAN;
+    size_t wb = av_readouts_work(n, dv), sb = av_reference_summary_bytes(n);
+    ck_assert_uint_gt(sb, sizeof(double) * n);
+    void *work = malloc(wb), *sum = malloc(sb + 8), *summary = (char *)sum + 8; /* 8 bytes off 64 */
+    double *h1 = malloc(sizeof(double) * n), *h2 = malloc(sizeof(double) * n);
+    for (int causal = 0; causal <= 1; causal++) {
+        for (int i = 0; i < n; i++) {
+            double s = 0;
+            for (int j = 0; j < n; j++) s += A[i * n + j] = (float)exp(2 * av_rng_normal(&rng));
+            for (int j = 0; j < n; j++) A[i * n + j] = causal && j > i ? 0.0f : (float)(A[i * n + j] / s);
+        }
+        memcpy(Abad, A, sizeof(float) * n * n);
+        Abad[3] = INFINITY;
+        for (int ac = 0; ac < 3; ac++)
+            for (int vc = 0; vc < 3; vc++) {
+                const float *a = ac == 0 ? A : ac == 1 ? NULL : Abad, *v = vc == 0 ? V : vc == 1 ? NULL : Vbad;
+                int vdv = v ? dv : 0;
+                size_t wv = av_readouts_work(n, vdv);
+                ck_assert_int_eq(av_reference_summary(summary, sb, a, v, n, vdv, causal, work, wv), AV_OK);
+                for (int kind = 0; kind < 4; kind++) {
+                    for (int k = 0; k < n * n; k++) {
+                        float x = A[k];
+                        M[k] = kind == 0 ? x * (float)(1 + 1e-5 * av_rng_normal(&rng))
+                             : kind == 1 ? (float)exp(av_rng_normal(&rng)) / n
+                             : kind == 2 ? (k % 3 ? x : 0.0f)
+                                         : (float)av_rng_normal(&rng);
+                    }
+                    res r1, r2;
+                    int s1 = av_readouts_rows(r1.v, r1.why, h1, M, NULL, 0, a, v, n, vdv, causal, 0.2, work, wv);
+                    int s2 = av_readouts_summarised(r2.v, r2.why, h2, M, NULL, 0, a, v, summary, sb, n, vdv, causal, 0.2, work, wv);
+                    ck_assert_int_eq(s1, AV_OK);
+                    ck_assert_int_eq(s2, s1);
+                    for (int k = 0; k < AV_R_COUNT; k++)
+                        ck_assert_msg(r1.why[k] == r2.why[k] && memcmp(&r1.v[k], &r2.v[k], sizeof(double)) == 0,
+                                      "causal %d A %d V %d kind %d: %s %.17g (%d), summarised %.17g (%d)", causal, ac, vc, kind,
+                                      av_readout_name(k), r1.v[k], r1.why[k], r2.v[k], r2.why[k]);
+                    ck_assert(memcmp(h1, h2, sizeof(double) * n) == 0);
+                    if (ac == 0 && vc == 0) ck_assert(isfinite(r2.v[AV_R_OUTPUT_ERROR_REL]));
+                    if (ac == 0 && kind < 2) ck_assert(isfinite(r2.v[AV_R_ROW_KL_MEAN]));
+                }
+            }
+    }
+    /* the checks */
+    res r;
+    ck_assert_int_eq(av_reference_summary(summary, sb, A, V, n, dv, 1, work, wb), AV_OK);
+    ck_assert_int_eq(av_readouts_summarised(r.v, r.why, NULL, A, NULL, 0, A, V, summary, sb, n, dv, 1, 0, work, wb), AV_OK);
+    ck_assert_double_eq(r.v[AV_R_ROW_KL_MEAN], 0.0); /* M = A: the two shares cancel exactly */
+    ck_assert_double_eq(r.v[AV_R_OUTPUT_ERROR_REL], 0.0);
+    ck_assert_int_eq(av_readouts_summarised(r.v, r.why, NULL, A, NULL, 0, A, V, summary, sb, n, dv, 0, 0, work, wb), AV_ERR_SIZE);
+    ck_assert_int_eq(av_readouts_summarised(r.v, r.why, NULL, A, NULL, 0, A, V, summary, sb, n, dv - 1, 1, 0, work, wb), AV_ERR_SIZE);
+    ck_assert_int_eq(av_readouts_summarised(r.v, r.why, NULL, A, NULL, 0, A, V, summary, sb, n, dv, 1, 0, work, 64), AV_ERR_WORKSPACE);
+    ck_assert_int_eq(av_readouts_summarised(r.v, r.why, NULL, A, NULL, 0, A, V, summary, sb - 64, n, dv, 1, 0, work, wb), AV_ERR_WORKSPACE);
+    ck_assert_int_eq(av_readouts_summarised(r.v, r.why, NULL, A, NULL, 0, NULL, V, summary, sb, n, dv, 1, 0, work, wb), AV_ERR_NULL);
+    ck_assert_int_eq(av_readouts_summarised(r.v, r.why, NULL, A, NULL, 0, A, NULL, summary, sb, n, dv, 1, 0, work, wb), AV_ERR_NULL);
+    ck_assert_int_eq(av_readouts_summarised(r.v, r.why, NULL, A, NULL, 0, A, V, NULL, sb, n, dv, 1, 0, work, wb), AV_ERR_NULL);
+    ck_assert_int_eq(av_readouts_summarised(r.v, r.why, NULL, A, NULL, 0, A, V, summary, sb, n, dv, 1, -1, work, wb), AV_ERR_KNOB);
+    memset(summary, 0, sb);
+    ck_assert_int_eq(av_readouts_summarised(r.v, r.why, NULL, A, NULL, 0, A, V, summary, sb, n, dv, 1, 0, work, wb), AV_ERR_FORMAT);
+    ck_assert_int_eq(av_reference_summary(NULL, sb, A, V, n, dv, 1, work, wb), AV_ERR_NULL);
+    ck_assert_int_eq(av_reference_summary(summary, sb, A, V, n, dv, 1, NULL, wb), AV_ERR_NULL);
+    ck_assert_int_eq(av_reference_summary(summary, sb - 64, A, V, n, dv, 1, work, wb), AV_ERR_WORKSPACE);
+    ck_assert_int_eq(av_reference_summary(summary, sb, A, V, n, dv, 1, work, 64), AV_ERR_WORKSPACE);
+    ck_assert_int_eq(av_reference_summary(summary, sb, A, V, 0, dv, 1, work, wb), AV_ERR_SIZE);
+    ck_assert_int_eq(av_reference_summary(summary, sb, A, V, n, 0, 1, work, wb), AV_ERR_SIZE);
+    ck_assert_uint_eq(av_reference_summary_bytes(0), 0);
+    ck_assert_uint_eq(av_reference_summary_bytes(AV_MAX_N + 1), 0);
+    free(A); free(M); free(V); free(Vbad); free(Abad); free(work); free(sum); free(h1); free(h2);
+}
+END_TEST
+
 /* The float thresholds of the row pass count exactly what the double comparisons x < 0.01 and x < τ/m
  * count, on floats at and next to the thresholds. */
 START_TEST(test_fused_thresholds_exact) {
@@ -773,6 +855,7 @@ Suite *suite_readouts(void) {
     tcase_add_test(tc, test_error_curve_extreme_scales);
     tcase_add_test(tc, test_entropy_hist);
     tcase_add_test(tc, test_readouts_rows);
+    tcase_add_test(tc, test_readouts_summarised);
     tcase_add_test(tc, test_fused_rows_match_reference);
     tcase_add_test(tc, test_fused_thresholds_exact);
     tcase_add_test(tc, test_names_and_status);

@@ -15,7 +15,7 @@
  * av_generate with a few hostile entries. Then it drives av_matrix, av_attend, av_scores, av_features,
  * av_linear, av_recurrent_step, av_factor_rank, av_factors, av_feature_dim, av_singular_values (both
  * routes), av_lowrank_singular_values, av_lowrank_block_mean, av_downsample, av_readouts, av_readouts_rows,
- * av_error_curve, av_row_entropy_hist, av_entropy_hist, av_cost,
+ * av_reference_summary, av_readouts_summarised, av_error_curve, av_row_entropy_hist, av_entropy_hist, av_cost,
  * av_generate, av_limit, the portable stream and functions (av_rng_*, av_portable_*) and the registry
  * queries, each with a workspace that is exact, one byte short, 64 bytes short, NULL (with 0 bytes or the
  * full size), or exact at an 8-byte (not 64-byte) alignment; every required pointer NULL in turn; and the
@@ -632,6 +632,24 @@ static void run_readouts(reader *r, const float *M, const double *sv, int own_sv
         if (!isnan(h[i]) && !(h[i] >= -1e-9 && h[i] <= top * (1 + 1e-9) + 1e-9))
             broken("row %d's entropy %.17g is outside [0, ln m = %.17g]", i, h[i], top);
     }
+    /* the same through the reference's summary: the same readouts and entropies, bit for bit */
+    size_t sb = av_reference_summary_bytes(n), wb2 = av_readouts_work(n, vdv);
+    void *summary = malloc(sb), *w2 = malloc(wb2);
+    double sv2[AV_R_COUNT], *h2 = alloc_f64((size_t)n);
+    int sr[AV_R_COUNT];
+    if (!summary || !w2) abort();
+    int st0 = status("av_reference_summary", av_reference_summary(summary, sb, A, V, n, vdv, causal, w2, wb2));
+    if (st0 != AV_OK) broken("av_reference_summary returned %d where av_readouts returned %d", st0, st);
+    int st3 = av_readouts_summarised(sv2, sr, h2, M, sv, nf, A, V, summary, sb, n, vdv, causal, tau, w2, wb2);
+    if (st3 != st) broken("av_readouts_summarised returned %d, av_readouts %d", st3, st);
+    for (int k = 0; k < AV_R_COUNT; k++)
+        if (sr[k] != reasons[k] || memcmp(&sv2[k], &vals[k], sizeof(double)))
+            broken("av_readouts_summarised: readout %s = %.17g (reason %d), av_readouts %.17g (%d)", av_readout_name(k),
+                   sv2[k], sr[k], vals[k], reasons[k]);
+    if (memcmp(h, h2, sizeof(double) * (size_t)n)) broken("av_readouts_summarised: other row entropies");
+    free(summary);
+    free(w2);
+    free(h2);
     int c1[7], c2[7], s1 = av_entropy_hist(c1, 7, h, n), s2 = av_row_entropy_hist(c2, 7, M, n, causal);
     if (s1 != s2 || memcmp(c1, c2, sizeof c1))
         broken("av_entropy_hist (%d) and av_row_entropy_hist (%d) disagree", s1, s2);
@@ -818,6 +836,10 @@ static void run_nulls(const av_params *prm) {
     MUST_FAIL(av_downsample(NULL, M, M, NN, 1, AV_DS_MEAN, work, wb));
     MUST_FAIL(av_downsample(P, NULL, M, NN, 1, AV_DS_MEAN, work, wb));
     MUST_FAIL(av_downsample(P, M, M, NN, 1, AV_DS_MEAN, NULL, wb));
+    MUST_FAIL(av_reference_summary(NULL, wb, M, V, NN, DV, 0, work, wb));
+    MUST_FAIL(av_reference_summary(work, wb, M, V, NN, DV, 0, NULL, wb));
+    MUST_FAIL(av_readouts_summarised(vals, reasons, NULL, M, sv, 0, M, V, NULL, wb, NN, DV, 0, 0, work, wb));
+    MUST_FAIL(av_readouts_summarised(vals, reasons, NULL, NULL, sv, 0, M, V, work, wb, NN, DV, 0, 0, work, wb));
     MUST_FAIL(av_entropy_hist(NULL, 4, sv, NN));
     MUST_FAIL(av_entropy_hist(counts, 4, NULL, NN));
     MUST_FAIL(av_generate(NULL, P, P, NN, DD, 0, 1, 0));
