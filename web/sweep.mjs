@@ -97,8 +97,10 @@ export async function runSweep(lab, plan, onPoint, cancelled = () => false, paus
       const knobs = { ...base, [plan.knobKey]: plan.knobValues[i], ...(plan.seeds > 1 ? { seed: (base.seed ?? 0) + s } : {}) };
       const st = lab.matrix(knobs);
       if (st.status < 0) { reason = st.message; xs.push(null); continue; }
-      const r = lab.readouts(knobs, spectral ? { route: 'fast', reference: false, tau: plan.req.tau, semiseparable: plan.readout === 'semiseparable_rank' }
-        : { sv: null, reference: false, tau: plan.req.tau });
+      // one reference for the whole sweep: its share of the readouts is summarised once (the reference()
+      // call above drops any older summary)
+      const r = lab.readouts(knobs, spectral ? { route: 'fast', reference: false, tau: plan.req.tau, semiseparable: plan.readout === 'semiseparable_rank', summary: 'sweep' }
+        : { sv: null, reference: false, tau: plan.req.tau, summary: 'sweep' });
       xs.push(r[plan.readout]);
       if (r[plan.readout] === null) reason ??= r[`${plan.readout}_reason`];
     }
