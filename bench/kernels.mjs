@@ -51,4 +51,30 @@ for (const n of [256, 1024]) {
   }
   lab.free();
 }
+
+// the page's per-frame readouts and heatmap cells (docs/performance.md, "Readouts"): the focused matrix at
+// its defaults against the softmax reference and V; the cells of M − A at the page's block size
+console.log('\nreadouts (focused against softmax, dv = d)   wasm ms  native ms  ratio');
+for (const n of [256, 1024]) {
+  const b = Math.max(1, Math.ceil(n / 256));
+  const native = JSON.parse(execFileSync(NATIVE, ['readouts', n, D, b].map(String), { encoding: 'utf8' }));
+  const lab = av.lab(n, D);
+  lab.generate('gaussian', 1, 1);
+  const k = { variant: 'focused' };
+  lab.reference(k);
+  lab.matrix(k);
+  lab.readouts(k, { sv: null, reference: false, rows: true, summary: 'bench' });
+  const rows = [
+    ['av_readouts_rows', () => lab.readouts(k, { sv: null, reference: false, rows: true }), native.readouts_ms],
+    ['av_readouts_summarised', () => lab.readouts(k, { sv: null, reference: false, rows: true, summary: 'bench' }), native.summarised_ms],
+    [`av_downsample M − A, b = ${b}`, () => lab.downsample('M-A', b, 'mean'), native.downsample_ms],
+  ];
+  for (const [label, fn, base] of rows) {
+    const ms = medianMs(fn);
+    records.push({ name: `readouts/${label}/wasm-simd`, n, d: D, ms, baseline: 'native gcc -O3 -march=native', baseline_ms: base });
+    console.log(`${label.padEnd(30)} ${String(n).padStart(5)} ${ms.toFixed(3).padStart(10)} ${base.toFixed(3).padStart(10)} ${(ms / base).toFixed(2).padStart(6)}`);
+  }
+  console.log(`${'(av_reference_summary, once)'.padEnd(30)} ${String(n).padStart(5)} ${''.padStart(10)} ${native.summary_ms.toFixed(3).padStart(10)}`);
+  lab.free();
+}
 appendRecords(records);

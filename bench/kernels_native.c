@@ -2,19 +2,56 @@
  *
  *   kernels_native N D VARIANT [KNOB VALUE]...      (KNOB: an enum av_knob number)
  * prints one JSON object: {"matrix_ms": …, "linear_ms": … or null}, the median of repeated calls on
- * Q, K, V from the gaussian generator (std 1, seed 1), after a warm-up. bench/kernels.mjs runs it and
- * times the WASM module on the same inputs in the same run.
+ * Q, K, V from the gaussian generator (std 1, seed 1), after a warm-up.
+ *   kernels_native readouts N D B
+ * prints {"readouts_ms", "summarised_ms", "summary_ms", "downsample_ms"}: the plain readouts
+ * (av_readouts_rows, no spectrum) of the focused matrix at its defaults against the softmax reference and V,
+ * the same against a kept reference summary (av_readouts_summarised), making that summary, and the heatmap
+ * cells of M − A by B×B blocks (av_downsample). bench/kernels.mjs runs it and times the WASM module on the
+ * same inputs in the same run.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "attnviz.h"
 #include "bench_time.h"
 
 
+/* kernels_native readouts N D B: the page's per-frame readouts and heatmap cells (see above). */
+static int readouts_main(int n, int d, int b) {
+    av_params prm, ref;
+    av_params_default(&prm, AV_FOCUSED);
+    av_params_default(&ref, AV_SOFTMAX);
+    float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d), *V = malloc(sizeof(float) * n * d);
+    float *M = malloc(sizeof(float) * n * n), *A = malloc(sizeof(float) * n * n), *cells = malloc(sizeof(float) * n * n);
+    size_t wm = av_matrix_work(&prm, n, d), wa = av_matrix_work(&ref, n, d), wr = av_readouts_work(n, d);
+    size_t sb = av_reference_summary_bytes(n), wd = av_downsample_work(n, b), w = wm;
+    w = w > wa ? w : wa;
+    w = w > wr ? w : wr;
+    w = w > wd ? w : wd;
+    void *work = malloc(w), *summary = malloc(sb);
+    double *rows = malloc(sizeof(double) * n), vals[AV_R_COUNT];
+    int reasons[AV_R_COUNT];
+    if (!Q || !K || !V || !M || !A || !cells || !work || !summary || !rows) return 3;
+    av_generate(Q, K, V, n, d, AV_GEN_GAUSSIAN, 1.0, 1);
+    if (av_matrix(M, Q, K, n, d, &prm, work, wm) < 0 || av_matrix(A, Q, K, n, d, &ref, work, wa) < 0) return 1;
+    double readouts_ms, summarised_ms, summary_ms, downsample_ms;
+    TIME_MEDIAN(readouts_ms, 5, 300, av_readouts_rows(vals, reasons, rows, M, NULL, 0, A, V, n, d, 0, 0, work, wr));
+    TIME_MEDIAN(summary_ms, 5, 300, av_reference_summary(summary, sb, A, V, n, d, 0, work, wr));
+    TIME_MEDIAN(summarised_ms, 5, 300,
+                av_readouts_summarised(vals, reasons, rows, M, NULL, 0, A, V, summary, sb, n, d, 0, 0, work, wr));
+    TIME_MEDIAN(downsample_ms, 5, 300, av_downsample(cells, M, A, n, b, AV_DS_MEAN, work, wd));
+    printf("{\"readouts_ms\": %.4f, \"summarised_ms\": %.4f, \"summary_ms\": %.4f, \"downsample_ms\": %.4f}\n",
+           readouts_ms, summarised_ms, summary_ms, downsample_ms);
+    free(Q); free(K); free(V); free(M); free(A); free(cells); free(work); free(summary); free(rows);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 5 && !strcmp(argv[1], "readouts")) return readouts_main(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
     if (argc < 4 || argc % 2) {
         fprintf(stderr, "usage: kernels_native N D VARIANT [KNOB VALUE]...\n");
         return 2;
