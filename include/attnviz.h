@@ -595,7 +595,9 @@ int av_readouts_rows(double *vals, int *reasons, double *row_entropy, const floa
  * av_readouts_summarised(…, A, V, summary, summary_bytes, …) gives exactly av_readouts_rows's readouts, to
  * the bit, without that share: one float32 product (M − A)·V instead of two, and no logarithm of A. A, V,
  * n, dv and causal must be those the summary was made with: n, dv and causal are checked (AV_ERR_SIZE), a
- * buffer av_reference_summary never wrote is AV_ERR_FORMAT, A's and V's contents are the caller's promise.
+ * buffer av_reference_summary never wrote is AV_ERR_FORMAT, A's and V's contents are the caller's promise,
+ * and so is av_reference_summary's status (a buffer it refused to write may hold an older summary). The
+ * summary is laid out from its buffer's address: read it where it was written (never copied or moved).
  * A or V NULL where the summary had them: AV_ERR_NULL. av_reference_summary's work: av_readouts_work(n, dv)
  * bytes; it returns AV_OK, AV_ERR_NULL, AV_ERR_SIZE or AV_ERR_WORKSPACE (a reference that is not finite is
  * a reason in the readouts, as in av_readouts). */

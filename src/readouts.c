@@ -332,12 +332,14 @@ static double row_entropy(const float *row, int m, int *why, double *sum_out) {
  * so the division a/m of the direct KL and the multiply by 1/s are gone. The KL is split further as
  * Σ a ln a − Σ a ln m: the first sum depends on the reference alone and comes from its summary
  * (av_reference_summary, computed once per reference), so a row costs no logarithm of A. Where the two
- * sums cancel to less than 2⁻²⁰ of their size (M ≈ A on that row) the row's KL is summed again as
+ * sums cancel to less than 2⁻¹⁰ of their size (M near A on that row) the row's KL is summed again as
  * Σ a·(ln a − ln m), with ln a − ln m formed from the logarithms' parts, (k_a − k_m)·ln 2 +
  * (logc_a − logc_m) + (log1p r_a − log1p r_m): near-equal a and m (same bucket) cancel exactly in the first
- * two, so the KL of M ≈ A keeps its digits (row_kl_parts). The sums' rounding is below 2⁻⁵²·(n/2)·their
- * size, so a row kept in the split form has its KL to 2⁻²³ relative or better; M = A gives 0 exactly
- * either way (the same code sums both). The entropy's form cancels when ln s and (1/s)·Σ m ln m are large
+ * two, so the KL of M ≈ A keeps its digits (row_kl_of). Each sum's rounding is below (m/2 + 1)·2⁻⁵³ of the
+ * sum of its terms' sizes, which is the sum's own size where cancellation matters: A's entries are at most
+ * 1, so where M is near A every term a ln m is ≤ about 0. A row kept in the split form thus has its KL to
+ * n·2⁻⁴³ relative at worst (1e-10 at n = 1024; the rounding errors' random walk makes it far less), and
+ * M = A gives 0 exactly either way (the same code sums both shares). The entropy's form cancels when ln s and (1/s)·Σ m ln m are large
  * against H (a nearly one-hot row far from sum 1): row_entropy_of sums such rows by entropy_peaked. In
  * WASM at n = 1024 (docs/performance.md) the two passes take 6.4 ms where entries' loops without
  * fewest_reaching, row_kl and the Frobenius loop they replace took 11.2. */
@@ -486,11 +488,11 @@ static double row_a_log_a(const float *a, int len) {
     return aa;
 }
 
-/* A row's KL from its two shares (aa = Σ a ln a, am = Σ a ln m); where they cancel to less than 2⁻²⁰ of
+/* A row's KL from its two shares (aa = Σ a ln a, am = Σ a ln m); where they cancel to less than 2⁻¹⁰ of
  * their size, summed again from the logarithms' parts (the comment above row_counts). */
 static double row_kl_of(double aa, double am, const float *m, const float *a, int len) {
     double kl = aa - am;
-    if (fabs(kl) > 0x1p-20 * (fabs(aa) + fabs(am))) return kl;
+    if (fabs(kl) > 0x1p-10 * (fabs(aa) + fabs(am))) return kl;
     double h;
     int zero;
     row_logs(&h, &kl, &zero, m, a, len, ROW_KL);
@@ -891,7 +893,7 @@ int av_readouts_summarised(double *vals, int *reasons, double *row_entropy, cons
                            size_t summary_bytes, int n, int dv, int causal, double tau, void *work,
                            size_t work_bytes) {
     if (!vals || !reasons || !M || !summary || !work) return AV_ERR_NULL;
-    if (n < 1 || n > AV_MAX_N || dv < 0 || dv > AV_MAX_D) return AV_ERR_SIZE;
+    if (n < 1 || n > AV_MAX_N || dv < 0 || dv > AV_MAX_D || (V && dv < 1)) return AV_ERR_SIZE;
     if (summary_bytes < av_reference_summary_bytes(n)) return AV_ERR_WORKSPACE;
     avi_arena sa = avi_arena_over((void *)summary);
     ref_summary *head;

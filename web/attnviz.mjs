@@ -1053,10 +1053,12 @@ class Lab {
    * last reference()), 'S' (the last scores()) or 'M-A' (their difference), shrunk by b×b blocks to
    * size×size cells (size = ⌈n/b⌉). mode 'mean' (float64 sums: mass-preserving) or 'max' (the largest
    * entry; for 'M-A' the largest in magnitude, with its sign). A block with a NaN or ±Inf entry gives a
-   * non-finite cell. Returns a new Float32Array, or null when the matrix is not there or b is out of 1..n.
+   * non-finite cell. Returns a new Float32Array, or null when the matrix is not there, b is not a whole
+   * number in 1..n, or the cells do not fit in memory.
    */
   downsample(of, b, mode = 'mean') {
     const ex = this.av.exports, n = this.n;
+    if (!Number.isInteger(b)) return null;
     const [x, y] = of === 'M-A' ? ['M', 'A'] : [of, null];
     if (!this.bufs.has(x) || (y && !this.bufs.has(y))) return null;
     const bytes = ex.av_downsample_work(n, b) >>> 0;
@@ -1107,7 +1109,7 @@ class Lab {
    * opts.summary: a key naming the reference A, V and the mask (any string that changes whenever they do):
    *   the reference's share of the readouts is kept under it and reused while it stays
    *   (av_reference_summary, av_readouts_summarised: the same readouts, one n²·dv product and n² logarithms
-   *   fewer). reference() and generate() drop it anyway; a caller writing V itself must change the key.
+   *   fewer). reference() and generate() drop it anyway; a caller writing A or V itself must change the key.
    * @returns {object} keyed by the JSON names; undefined readouts are null with `<key>_reason`.
    */
   readouts(knobs, opts = {}) {

@@ -283,6 +283,7 @@ export class Engine {
     if (st.status < 0) return { cells: null, status: st };
     const cls = this.av.variant(k.variant ?? 'softmax').class;
     const bd = Math.max(1, Math.round(b / s)), M = dl.downsample('M', bd, req.ds);
+    if (!M) return { cells: null, status: { status: this.av.STATUS.ERR_TOO_LARGE, message: this.av.statusString(this.av.STATUS.ERR_TOO_LARGE) } };
     if (['exact', 'kernel', 'closed_form'].includes(cls) && s > 1) for (let i = 0; i < M.length; i++) M[i] /= s;
     return { cells: { M, size: Math.ceil(nd / bd), b: bd * s }, status: st };
   }

@@ -162,6 +162,7 @@ START_TEST(test_downsample_nonfinite_and_status) {
     X[0] = 100.0f, X[4] = 200.0f; /* larger entries before and after the NaN: the NaN is kept */
     double work[32];
     ck_assert_uint_le(av_downsample_work(4, 2), sizeof work);
+    ck_assert_uint_le(av_downsample_work(6, 3), sizeof work);
     for (int mode = AV_DS_MEAN; mode <= AV_DS_MAX; mode++)
         for (int diff = 0; diff < 2; diff++) {
             ck_assert_int_eq(av_downsample(out, X, diff ? Y : NULL, 4, 2, mode, work, sizeof work), AV_OK);
@@ -181,6 +182,23 @@ START_TEST(test_downsample_nonfinite_and_status) {
     ck_assert_float_eq(out[0], 8.0f);
     ck_assert_int_eq(av_downsample(out, Z, Y, 4, 4, AV_DS_MAX, work, sizeof work), AV_OK);
     ck_assert_float_eq(out[0], -8.0f);
+    /* the tie rule, n = 6 (the scalar tails too) by 3×3 blocks: +5 at (1, 0) and −5 at (0, 1) tie in
+     * magnitude, the leftmost column wins; in the next block −5 at (0, 4) and +5 at (2, 4) share a column,
+     * the topmost row wins. And a NaN and an Inf in the tails (columns 5) stay */
+    float T[36] = {0}, Z6[36] = {0}, c6[4];
+    T[1 * 6 + 0] = 5.0f, T[0 * 6 + 1] = -5.0f;
+    T[0 * 6 + 4] = -5.0f, T[2 * 6 + 4] = 5.0f;
+    ck_assert_int_eq(av_downsample(c6, T, Z6, 6, 3, AV_DS_MAX, work, sizeof work), AV_OK);
+    ck_assert_float_eq(c6[0], 5.0f);
+    ck_assert_float_eq(c6[1], -5.0f);
+    T[4 * 6 + 5] = NAN, T[4 * 6 + 3] = 100.0f, T[1 * 6 + 5] = INFINITY;
+    for (int mode = AV_DS_MEAN; mode <= AV_DS_MAX; mode++)
+        for (int diff = 0; diff < 2; diff++) {
+            ck_assert_int_eq(av_downsample(c6, T, diff ? Z6 : NULL, 6, 3, mode, work, sizeof work), AV_OK);
+            ck_assert(isfinite(c6[0]) && isfinite(c6[2]));
+            ck_assert_msg(!isfinite(c6[1]), "mode %d diff %d: %g", mode, diff, c6[1]);
+            ck_assert_msg(isnan(c6[3]), "mode %d diff %d: %g", mode, diff, c6[3]);
+        }
     /* bad input: status codes, out untouched */
     out[0] = 42.0f;
     ck_assert_int_eq(av_downsample(NULL, X, NULL, 4, 2, AV_DS_MEAN, work, sizeof work), AV_ERR_NULL);
