@@ -130,10 +130,13 @@ const inspector = createInspector(() => {
  * page works from any origin, from file:// and as one file (scripts/single.mjs).
  */
 function makeWorker(name) {
-  const w = { name, ready: false, queued: null, posted: 0, done: 0 };
+  const w = { name, ready: false, queued: null, deferred: null, posted: 0, done: 0 };
   w.worker = new LabWorker({ name: `attnviz ${name}` });
   w.worker.onmessage = (e) => onWorkerMessage(w, e.data);
-  w.worker.onerror = (e) => showNotice(`the ${name} worker failed: ${e.message ?? 'unknown error'}`);
+  w.worker.onerror = (e) => {
+    showNotice(`the ${name} worker failed: ${e.message ?? 'unknown error'}`);
+    if (w === workers?.frame) releaseSpectrum(); // the spectrum job waits for no answer that will not come
+  };
   w.worker.postMessage({ kind: 'init', module: av.module, memoryMax: av.memoryMax, simd: av.simd });
   return w;
 }
@@ -167,12 +170,27 @@ function requestWorkers(compute, drag) {
   jobOf.set(id, { key: JSON.stringify(req), drag: !!drag });
   if (jobOf.size > 64) jobOf.delete(jobOf.keys().next().value);
   if (viaFrameWorker) post(workers.frame, { kind: 'job', id, req, drag, frame: true, quick, readouts: readoutsByFrame, spectrum: false });
-  post(workers.spectrum, { kind: 'job', id, req, drag, frame: false, readouts: readouts && !readoutsByFrame && !quick });
+  const spectrumJob = { kind: 'job', id, req, drag, frame: false, readouts: readouts && !readoutsByFrame && !quick };
+  // a full frame has the machine's cores first (two here: the frame worker's and the page's): the spectrum
+  // job waits until that frame arrives (releaseSpectrum), so that the heatmaps and readouts are not slowed by
+  // it (docs/performance.md, "The page at n = 1024"; no target for the spectrum at these n)
+  if (viaFrameWorker && !quick) { workers.spectrum.deferred = spectrumJob; workers.spectrum.posted = id; }
+  else { workers.spectrum.deferred = null; post(workers.spectrum, spectrumJob); }
   view.specStale = true;
   return id;
 }
 
+/** Post the spectrum job that waited for the frame worker (requestWorkers), once that worker answers. */
+function releaseSpectrum() {
+  const job = workers.spectrum.deferred;
+  if (!job) return;
+  workers.spectrum.deferred = null;
+  post(workers.spectrum, job);
+}
+
 function onWorkerMessage(w, m) {
+  // any answer of the frame worker (a frame, an error, a dropped job) lets the spectrum job go
+  if (w === workers.frame && m.id !== undefined) releaseSpectrum();
   if (m.kind === 'ready') {
     w.ready = true;
     if (w.queued) { w.worker.postMessage(w.queued); w.queued = null; }

@@ -28,7 +28,8 @@
 //               {kind: 'overview-cell', id, layer, head, size, cells, entropy, rank | error} | {kind: 'overview-done', id}
 //               {kind: 'mech-frame', id, frame | error} | {kind: 'mech-point', id, view, point} |
 //               {kind: 'mech-distill', id, chunk} | {kind: 'mech-done', id, view, complete, error?, …}
-// Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step.
+// Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step. A job with both
+// a (full) frame and readouts posts the two together, the frame first.
 import { loadAttnviz } from './attnviz.mjs';
 import { Engine, overlayKey } from './engine.mjs';
 import { createLatestSlot } from './queue.mjs';
@@ -79,11 +80,18 @@ async function runJob(job) {
   const { id, req, drag } = job;
   const stale = () => slot.superseded(id);
   try {
+    let readoutsSent = false;
     if (job.frame) {
       // above FRAME_WORKER_MAX_N a drag gets the quick frame (block means from the factors, or a draft)
       const f = job.quick ? engine.quickFrame(req) : engine.frame(req, { readouts: false });
+      // the plain readouts go out with the frame, so that one animation frame draws both (two frames
+      // apart they would wait a whole display frame more: docs/performance.md, "The page at n = 1024"),
+      // unless a newer request is waiting: then the frame goes alone and the rest of the job is dropped
+      await yieldToEvents();
+      const readouts = job.readouts && !job.quick && !stale() ? engine.plainReadouts(req) : null;
       const { M, D } = f;
       self.postMessage({ id, part: 'frame', ...f }, transferables({ M, D })); // A is the engine's cached copy: cloned
+      if (readouts) { self.postMessage({ id, part: 'readouts', readouts }); readoutsSent = true; }
       await yieldToEvents();
       if (stale()) return self.postMessage({ id, part: 'done', dropped: true });
     }
@@ -94,7 +102,7 @@ async function runJob(job) {
       const s = engine.spectrum(req, drag);
       if (s) self.postMessage({ id, part: 'spectrum', ...s });
     }
-    if (job.readouts) {
+    if (job.readouts && !readoutsSent) {
       await yieldToEvents();
       if (stale()) return self.postMessage({ id, part: 'done', dropped: true });
       self.postMessage({ id, part: 'readouts', readouts: engine.plainReadouts(req) });
