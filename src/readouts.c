@@ -97,6 +97,26 @@ static int crossing_bucket(const int cnt[256], const double sum[256], double *ta
     return b;
 }
 
+/* The fewest of x[0..len) whose sum, largest first, reaches target: x sorted in place (descending, by
+ * insertion: len is small) and summed from the top. len when the sum falls short (rounding). */
+static int fewest_sorted(float *x, int len, double target) {
+    for (int k = 1; k < len; k++) {
+        float v = x[k];
+        int j = k;
+        for (; j > 0 && x[j - 1] < v; j--) x[j] = x[j - 1];
+        x[j] = v;
+    }
+    double s = 0.0;
+    for (int k = 0; k < len; k++) {
+        s += x[k];
+        if (s >= target) return k + 1;
+    }
+    return len;
+}
+
+/* Below this many entries a radix pass (clearing and scanning 256 buckets) costs more than sorting them. */
+enum { FEW_SORT = 64 };
+
 static inline uint32_t float_bits(float x) {
     uint32_t u;
     memcpy(&u, &x, 4);
@@ -113,6 +133,10 @@ static int radix_levels(const float *row, int m, double target, float *buf, cons
     const float *x = row;
     int len = m, count = 0;
     for (int level = 0; level < levels; level++) {
+        if (len <= FEW_SORT) { // a few entries left: sort them (in buf)
+            if (x != buf) memmove(buf, x, sizeof(float) * (size_t)len);
+            return count + fewest_sorted(buf, len, target);
+        }
         int cnt[256];
         double sum[256];
         const int sh = SHIFT[level];
