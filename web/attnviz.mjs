@@ -1053,10 +1053,12 @@ class Lab {
    * last reference()), 'S' (the last scores()) or 'M-A' (their difference), shrunk by b×b blocks to
    * size×size cells (size = ⌈n/b⌉). mode 'mean' (float64 sums: mass-preserving) or 'max' (the largest
    * entry; for 'M-A' the largest in magnitude, with its sign). A block with a NaN or ±Inf entry gives a
-   * non-finite cell. Returns a new Float32Array, or null when the matrix is not there, b is not a whole
-   * number in 1..n, or the cells do not fit in memory.
+   * non-finite cell. Returns a new Float32Array, or `out` filled when it is a Float32Array of size² cells
+   * (a recycled one: in this VM a fresh 256 kB array costs about a millisecond of page faults at its first
+   * write, docs/performance.md), or null when the matrix is not there, b is not a whole number in 1..n, or
+   * the cells do not fit in memory.
    */
-  downsample(of, b, mode = 'mean') {
+  downsample(of, b, mode = 'mean', out = null) {
     const ex = this.av.exports, n = this.n;
     if (!Number.isInteger(b)) return null;
     const [x, y] = of === 'M-A' ? ['M', 'A'] : [of, null];
@@ -1068,7 +1070,10 @@ class Lab {
     if (got.status !== STATUS.OK) return null;
     const [cells, w] = got.ptrs;
     const st = ex.av_downsample(cells, this.bufs.get(x).ptr, y ? this.bufs.get(y).ptr : 0, n, b, mode === 'max' ? 1 : 0, w, bytes);
-    return st < 0 ? null : this.av.f32(cells, size * size).slice();
+    if (st < 0) return null;
+    const shown = this.av.f32(cells, size * size);
+    if (out instanceof Float32Array && out.length === size * size) { out.set(shown); return out; }
+    return shown.slice();
   }
 
   /**

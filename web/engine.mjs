@@ -183,26 +183,28 @@ export class Engine {
 
   /**
    * Everything the heatmaps and the non-spectral readouts need: downsampled M, A and M − A
-   * (Float32Arrays of size×size), the block size, readouts, cost, statuses.
+   * (Float32Arrays of size×size), the block size, readouts, cost, statuses. `aKey` names A's cells (the
+   * same key, the same cells: the worker sends them once per key). `cells(len)`: a recycled Float32Array
+   * of len cells for M or M − A to be written into, or undefined (then new ones).
    */
-  frame(req, { readouts: withReadouts = true } = {}) {
+  frame(req, { readouts: withReadouts = true, cells = null } = {}) {
     const t0 = now();
     this.ensure(req);
     const n = req.inputs.n, ds = req.ds, b = blockSize(n, HEATMAP_CAP), size = Math.ceil(n / b);
     const mStatus = this.status.matrix;
     const ok = mStatus.status >= 0 && this.status.ref.status >= 0;
     const lab = this.lab;
-    const M = ok ? lab.downsample('M', b, ds) : null;
+    const M = ok ? lab.downsample('M', b, ds, cells?.(size * size)) : null;
     // A changes only with the inputs, scale and mask: its downsampled copy is kept between frames
     const aKey = `${this.keys.inputs}|${this.keys.ref}|${b}|${ds}`;
     if (this.aCache?.key !== aKey) this.aCache = { key: aKey, A: this.status.ref.status >= 0 ? lab.downsample('A', b, ds) : null };
     const A = this.aCache.A;
-    const D = ok ? lab.downsample('M-A', b, ds) : null; // of the entries' differences, not of the rounded cells
+    const D = ok ? lab.downsample('M-A', b, ds, cells?.(size * size)) : null; // of the entries' differences, not of the rounded cells
     const readouts = ok && withReadouts ? this.plainReadouts(req) : null;
     const cost = lab.cost(req.knobs);
     const semiCeiling = lab.semiseparableCeiling(req.knobs).r; // the semiseparable rank's structural bound
     return {
-      size, b, n, mode: ds, M, A, D, readouts, cost, semiCeiling, swamped: ok ? this.swamped(req) : null,
+      size, b, n, mode: ds, M, A, aKey, D, readouts, cost, semiCeiling, swamped: ok ? this.swamped(req) : null,
       status: { matrix: mStatus, ref: this.status.ref, inputs: this.status.inputs },
       ms: { total: now() - t0 },
     };
@@ -234,8 +236,8 @@ export class Engine {
     }
     // A: the full reference's cells when current (ensure's key), else a draft of the softmax reference
     const aKey = `${this.keys.inputs}|${req.knobs.scale}|${req.knobs.causal}|${b}|${ds}`;
-    let A = null;
-    if (this.aCache?.key === aKey) A = this.aCache.A;
+    let A = null, cachedA = null;
+    if (this.aCache?.key === aKey) { A = this.aCache.A; cachedA = aKey; }
     else if (cells) {
       const ref = this.draftCells(req, { variant: 'softmax', scale: req.knobs.scale, causal: req.knobs.causal }, b);
       if (ref.cells?.size === cells.size) A = ref.cells.M;
@@ -245,7 +247,7 @@ export class Engine {
     if (M && A && A.length === M.length) { D = new Float32Array(M.length); for (let i = 0; i < D.length; i++) D[i] = M[i] - A[i]; }
     const ok = { status: 0, message: 'ok' };
     return {
-      ...base, size: cells?.size ?? 0, b: cells?.b ?? b, M, A, D, quick, draftStride: quick === 'draft' ? this.draftStride(n) : null,
+      ...base, size: cells?.size ?? 0, b: cells?.b ?? b, M, A, aKey: cachedA, D, quick, draftStride: quick === 'draft' ? this.draftStride(n) : null,
       status: { matrix: mStatus ?? ok, ref: ok, inputs: this.status.inputs }, ms: { total: now() - t0 },
     };
   }

@@ -188,9 +188,25 @@ function releaseSpectrum() {
   post(workers.spectrum, job);
 }
 
+// A's cells as the frame worker last sent them: a frame without A has these (its aKey says so)
+let frameA = { key: null, A: null };
+
+/** Send a frame's M and D arrays (not A: frames share it) back to the frame worker, which fills them again. */
+function recycleCells(frame) {
+  if (!frame || !workers) return;
+  const bufs = [];
+  for (const x of [frame.M, frame.D])
+    if (x instanceof Float32Array && x !== frame.A && x.byteLength === x.buffer.byteLength && !bufs.includes(x.buffer)) bufs.push(x.buffer);
+  if (bufs.length) workers.frame.worker.postMessage({ kind: 'recycle', buffers: bufs }, bufs);
+}
+
 function onWorkerMessage(w, m) {
   // any answer of the frame worker (a frame, an error, a dropped job) lets the spectrum job go
   if (w === workers.frame && m.id !== undefined) releaseSpectrum();
+  if (m.part === 'frame') {
+    if (m.A !== undefined) frameA = { key: m.aKey ?? null, A: m.A };
+    else m.A = frameA.key !== null && frameA.key === m.aKey ? frameA.A : null;
+  }
   if (m.kind === 'ready') {
     w.ready = true;
     if (w.queued) { w.worker.postMessage(w.queued); w.queued = null; }
@@ -200,13 +216,14 @@ function onWorkerMessage(w, m) {
   if (m.part === 'error') { showNotice(`computation failed: ${m.message}`); w.done = Math.max(w.done, m.id); inspector.notify(); return; }
   if (m.part === 'done') { if (!m.dropped) w.done = Math.max(w.done, m.id); inspector.notify(); return; }
   // what the page computed itself for a newer request is never replaced by a worker's older result
-  if ((m.part === 'frame' || m.part === 'readouts') && m.id < view.localJob) return;
+  if ((m.part === 'frame' || m.part === 'readouts') && m.id < view.localJob) { if (m.part === 'frame') recycleCells(m); return; }
   const part = m.part === 'overlay' ? `overlay-${m.which}` : m.part;
   const { deliver, stale } = gate.accept(m.id, part);
-  if (!deliver) return;
+  if (!deliver) { if (m.part === 'frame') recycleCells(m); return; }
   const seq = stats.reqSeq.get(m.id);
   if (m.part !== 'overlay') tags[m.part === 'readouts' ? 'plain' : m.part === 'frame' ? 'frame' : 'spec'] = jobOf.get(m.id) ?? null;
   if (m.part === 'frame') {
+    if (view.frame !== m) recycleCells(view.frame);
     view.frame = m; view.waitingFrame = m.id < view.frameJob || !!m.quick; // a quick frame awaits the full one
     pendingMarks.heat = seq;
     redraw.heat = true; redraw.readouts = true; // the cost line

@@ -11,6 +11,7 @@
 //               {kind: 'model-load', id, files: [ArrayBuffer, ArrayBuffer]}: a checkpoint and tokenizer, any order
 //               {kind: 'model-run', id, text, key}: encode and run the forward pass; its tensors become `key`
 //               {kind: 'tensors', tensors}: Engine.setTensors (the page sends a capture to each worker)
+//               {kind: 'recycle', buffers}: a shown frame's cell arrays, back for the next frames
 //               {kind: 'overview', id, req, layers, heads}: every head at a glance; {kind: 'overview-cancel'}
 //               {kind: 'mech-step', id, req, t}: the recurrence stepper after t tokens (docs/mechanisms.md)
 //               {kind: 'mech-scaling', id, knobs, d, budget}; {kind: 'mech-recall', id, memories, Ns, d, seeds,
@@ -21,7 +22,8 @@
 //               drag's quick frame, Engine.quickFrame);
 //               readouts: the plain readouts; spectrum (default true): the spectrum and the overlays
 // Messages out: {kind: 'ready', simd} | {kind: 'fatal', message}
-//               {id, part: 'frame' | 'readouts' | 'spectrum' | 'overlay' | 'done' | 'error', …}
+//               {id, part: 'frame' | 'readouts' | 'spectrum' | 'overlay' | 'done' | 'error', …} (a frame
+//               without A has the A of the last frame that had one: its aKey is the same)
 //               {kind: 'sweep-point', id, i, value, mean, min, max, reason} | {kind: 'sweep-done', id, complete, error?}
 //               {kind: 'export-data', id, files: [{what, data, shape}]} | {kind: 'export-data', id, error}
 //               {kind: 'model-loaded', id, config | error} | {kind: 'model-ran', id, ids, pieces, ms, tensors | error}
@@ -58,6 +60,18 @@ const waiters = [];
 channel.port1.onmessage = () => waiters.shift()?.();
 const yieldToEvents = () => new Promise((resolve) => { waiters.push(resolve); channel.port2.postMessage(0); });
 
+// Heatmap cells go to the page by transfer, and the page sends back the arrays of a frame it no longer
+// shows ({kind: 'recycle', buffers}): a fresh 256 kB array costs about a millisecond of page faults in this
+// VM (docs/performance.md, "The page at n = 1024"), a recycled one nothing. A's cells, the same for every
+// frame of one input set, go once per key (the page keeps them: its frame says aKey).
+const recycled = [];
+const RECYCLED_MAX = 8;
+function recycledCells(len) {
+  const i = recycled.findIndex((buf) => buf.byteLength === len * 4);
+  return i < 0 ? undefined : new Float32Array(recycled.splice(i, 1)[0]);
+}
+let sentAKey = null;
+
 function transferables(obj) {
   const out = [];
   for (const v of Object.values(obj)) if (ArrayBuffer.isView(v) && !out.includes(v.buffer)) out.push(v.buffer);
@@ -83,14 +97,17 @@ async function runJob(job) {
     let readoutsSent = false;
     if (job.frame) {
       // above FRAME_WORKER_MAX_N a drag gets the quick frame (block means from the factors, or a draft)
-      const f = job.quick ? engine.quickFrame(req) : engine.frame(req, { readouts: false });
+      const f = job.quick ? engine.quickFrame(req) : engine.frame(req, { readouts: false, cells: recycledCells });
       // the plain readouts go out with the frame, so that one animation frame draws both (two frames
       // apart they would wait a whole display frame more: docs/performance.md, "The page at n = 1024"),
       // unless a newer request is waiting: then the frame goes alone and the rest of the job is dropped
       await yieldToEvents();
       const readouts = job.readouts && !job.quick && !stale() ? engine.plainReadouts(req) : null;
       const { M, D } = f;
-      self.postMessage({ id, part: 'frame', ...f }, transferables({ M, D })); // A is the engine's cached copy: cloned
+      // A is the engine's cached copy: cloned, and only when the page does not hold it yet
+      const sameA = f.aKey !== null && f.aKey === sentAKey;
+      sentAKey = f.aKey;
+      self.postMessage({ id, part: 'frame', ...f, A: sameA ? undefined : f.A }, transferables({ M, D }));
       if (readouts) { self.postMessage({ id, part: 'readouts', readouts }); readoutsSent = true; }
       await yieldToEvents();
       if (stale()) return self.postMessage({ id, part: 'done', dropped: true });
@@ -320,6 +337,10 @@ self.onmessage = (e) => {
   if (msg.kind === 'sweep') { sweep(msg); return; }
   if (msg.kind === 'model-load') { modelLoad(msg); return; }
   if (msg.kind === 'model-run') { modelRun(msg); return; }
+  if (msg.kind === 'recycle') {
+    for (const buf of msg.buffers) if (recycled.length < RECYCLED_MAX) recycled.push(buf);
+    return;
+  }
   if (msg.kind === 'tensors') { ready.then(() => engine.setTensors(msg.tensors)); return; }
   if (msg.kind === 'export') { exportArrays(msg); return; }
   if (msg.kind === 'sweep-cancel') { sweepId = -1; return; }

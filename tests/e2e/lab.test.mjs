@@ -234,6 +234,35 @@ describe('fallbacks and large n', () => {
     await p.close();
   });
 
+  it('n = 512: the frame worker\'s cells, in arrays the page sends back and A sent once per input set, are the library\'s', async () => {
+    // the page returns each replaced frame's M and D arrays to the frame worker, which fills them again, and
+    // a frame whose A has not changed comes without it: after drags and a new seed, what the page holds must
+    // be exactly the cells an Engine computes here from the page's own link (the same wasm, the same bits)
+    const { page: p, errors: errs } = await openLab(browser.context, server.url, { hash: 'v=1&variant=focused&n=512&d=32' });
+    const { Engine } = await import('../../web/engine.mjs');
+    const { buildSchema } = await import('../../web/state.mjs');
+    const av = await loadAttnviz({ source: new URL(`../../${ROOT}/attnviz.wasm`, import.meta.url) });
+    const schema = buildSchema(av.registry), engine = new Engine(av);
+    const check = async (what) => {
+      await waitSettled(p, 30000);
+      const shown = await p.evaluate(() => {
+        const f = window.attnviz.view.frame;
+        return { hash: location.hash.slice(1), size: f.size, M: [...f.M], A: [...f.A], D: [...f.D] };
+      });
+      const want = engine.frame(schema.requestOf(schema.fromHash(shown.hash).state), { readouts: false });
+      expect(shown.size, what).toBe(want.size);
+      for (const k of ['M', 'A', 'D']) expect(shown[k].every((x, i) => Object.is(x, want[k][i])), `${what}: ${k}`).toBe(true);
+    };
+    await dragRange(p, '#k-p', 2, 6, 8);
+    await check('after a drag of p');
+    await p.evaluate(() => { location.hash = location.hash.replace(/seed=\d+/, '').replace(/$/, '&seed=7'); });
+    await check('after a new seed');
+    await dragRange(p, '#k-p', 5, 3, 6);
+    await check('after a second drag');
+    expect(errs).toEqual([]);
+    await p.close();
+  });
+
   it('loads the scalar build where the SIMD probe fails', async () => {
     const ctx = browser.context;
     const p = await ctx.newPage();

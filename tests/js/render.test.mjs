@@ -118,6 +118,19 @@ describe('heatmap helpers', () => {
       expect(lab.downsample('M', n + 1)).toBe(null);
       expect(lab.downsample('S', 2)).toBe(null); // no scores() yet
     });
+    it(`fills a recycled array of the right length in place, and makes a new one otherwise (${wasm})`, async () => {
+      const lab = await holding(wasm, n, M);
+      const want = [...lab.downsample('M', 2, 'max')];
+      const out = new Float32Array(9).fill(-1);
+      expect(lab.downsample('M', 2, 'max', out)).toBe(out);
+      expect([...out]).toEqual(want);
+      const short = new Float32Array(8);
+      const got = lab.downsample('M', 2, 'max', short);
+      expect(got).not.toBe(short);
+      expect([...got]).toEqual(want);
+      expect([...short]).toEqual(new Array(8).fill(0)); // left alone
+      expect(lab.downsample('M', 2, 'max', new Float64Array(9))).not.toBeInstanceOf(Float64Array);
+    });
     it(`mean downsampling preserves total mass per block area (${wasm})`, async () => {
       const R = Float32Array.from({ length: 64 * 64 }, (_, i) => ((i * 7919) % 97) / 97);
       const lab = await holding(wasm, 64, R);
