@@ -400,8 +400,9 @@ function dsNote(f) {
 function drawTokenAxes(f) {
   const rows = $('tok-rows'), cols = $('tok-cols');
   const pieces = st.src === 'model' && modelView.tensors && f.b === 1 ? modelView.pieces : null;
-  const px = $('hm-M').clientHeight / f.n;
-  const on = !!pieces && pieces.length === f.n && px >= 9;
+  // the heatmap's height only where tokens could be shown: reading it forces a layout in the commit
+  const px = pieces && pieces.length === f.n ? $('hm-M').clientHeight / f.n : 0;
+  const on = px >= 9;
   document.documentElement.toggleAttribute('data-tokens', on);
   rows.hidden = cols.hidden = !on;
   if (!on) return;
@@ -428,8 +429,9 @@ function swampNote(s) {
 }
 
 let charts = null;
+const prefersDark = matchMedia('(prefers-color-scheme: dark)'); // live: .matches follows the system
 const isDark = () => document.documentElement.dataset.theme === 'dark' ||
-  (document.documentElement.dataset.theme === 'auto' && matchMedia('(prefers-color-scheme: dark)').matches);
+  (document.documentElement.dataset.theme === 'auto' && prefersDark.matches);
 
 // The size of the text drawn on canvases (the charts' axes, the histogram): the stylesheet's smallest
 // text, which projector mode and the screen size set. Read again after a resize or a projector toggle.

@@ -45,11 +45,16 @@ export function fmtPct(x, digits = 3) {
   return `${Number((100 * x).toPrecision(digits))}%`;
 }
 
+// one formatter, as toLocaleString('en') formats (which builds one on every call)
+const WHOLE = new Intl.NumberFormat('en');
+/** A whole number with thousands separators: 12,480. */
+export function fmtWhole(x) { return WHOLE.format(x); }
+
 /** A ratio, as in "4× cheaper": two significant digits below 10 (1.3, 4, 9.5), whole above (32, 1,024). */
 export function fmtRatio(x) {
   if (x === null || x === undefined || !Number.isFinite(x) || x <= 0) return '—';
   if (x < 9.95) return String(Number(x.toPrecision(2)));
-  return Math.round(x).toLocaleString('en');
+  return fmtWhole(Math.round(x));
 }
 
 /** Milliseconds: '3.2 ms', '1.25 s'. */
