@@ -171,9 +171,9 @@ function requestWorkers(compute, drag) {
   if (jobOf.size > 64) jobOf.delete(jobOf.keys().next().value);
   if (viaFrameWorker) post(workers.frame, { kind: 'job', id, req, drag, frame: true, quick, readouts: readoutsByFrame, spectrum: false });
   const spectrumJob = { kind: 'job', id, req, drag, frame: false, readouts: readouts && !readoutsByFrame && !quick };
-  // a full frame has the machine's cores first (two here: the frame worker's and the page's): the spectrum
-  // job waits until that frame arrives (releaseSpectrum), so that the heatmaps and readouts are not slowed by
-  // it (docs/performance.md, "The page at n = 1024"; no target for the spectrum at these n)
+  // a full frame and its readouts have the machine's cores first (two here: the frame worker's and the
+  // page's): the spectrum job waits until they arrive (releaseSpectrum), so that it does not slow them
+  // (docs/performance.md, "The page at n = 1024"; no target for the spectrum at these n)
   if (viaFrameWorker && !quick) { workers.spectrum.deferred = spectrumJob; workers.spectrum.posted = id; }
   else { workers.spectrum.deferred = null; post(workers.spectrum, spectrumJob); }
   view.specStale = true;
@@ -201,8 +201,9 @@ function recycleCells(frame) {
 }
 
 function onWorkerMessage(w, m) {
-  // any answer of the frame worker (a frame, an error, a dropped job) lets the spectrum job go
-  if (w === workers.frame && m.id !== undefined) releaseSpectrum();
+  // the frame worker's last answer to a job (its readouts, a frame no readouts follow, an error, a dropped
+  // job) lets the spectrum job go
+  if (w === workers.frame && m.id !== undefined && !(m.part === 'frame' && m.readoutsFollow)) releaseSpectrum();
   if (m.part === 'frame') {
     if (m.A !== undefined) frameA = { key: m.aKey ?? null, A: m.A };
     else m.A = frameA.key !== null && frameA.key === m.aKey ? frameA.A : null;

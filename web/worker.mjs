@@ -30,8 +30,7 @@
 //               {kind: 'overview-cell', id, layer, head, size, cells, entropy, rank | error} | {kind: 'overview-done', id}
 //               {kind: 'mech-frame', id, frame | error} | {kind: 'mech-point', id, view, point} |
 //               {kind: 'mech-distill', id, chunk} | {kind: 'mech-done', id, view, complete, error?, …}
-// Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step. A job with both
-// a (full) frame and readouts posts the two together, the frame first.
+// Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step.
 import { loadAttnviz } from './attnviz.mjs';
 import { Engine, overlayKey } from './engine.mjs';
 import { createLatestSlot } from './queue.mjs';
@@ -94,21 +93,15 @@ async function runJob(job) {
   const { id, req, drag } = job;
   const stale = () => slot.superseded(id);
   try {
-    let readoutsSent = false;
     if (job.frame) {
       // above FRAME_WORKER_MAX_N a drag gets the quick frame (block means from the factors, or a draft)
       const f = job.quick ? engine.quickFrame(req) : engine.frame(req, { readouts: false, cells: recycledCells });
-      // the plain readouts go out with the frame, so that one animation frame draws both (two frames
-      // apart they would wait a whole display frame more: docs/performance.md, "The page at n = 1024"),
-      // unless a newer request is waiting: then the frame goes alone and the rest of the job is dropped
-      await yieldToEvents();
-      const readouts = job.readouts && !job.quick && !stale() ? engine.plainReadouts(req) : null;
       const { M, D } = f;
-      // A is the engine's cached copy: cloned, and only when the page does not hold it yet
+      // A is the engine's cached copy: cloned, and only when the page does not hold it yet.
+      // readoutsFollow: this worker's readouts come next (the page holds the spectrum job until then)
       const sameA = f.aKey !== null && f.aKey === sentAKey;
       sentAKey = f.aKey;
-      self.postMessage({ id, part: 'frame', ...f, A: sameA ? undefined : f.A }, transferables({ M, D }));
-      if (readouts) { self.postMessage({ id, part: 'readouts', readouts }); readoutsSent = true; }
+      self.postMessage({ id, part: 'frame', ...f, A: sameA ? undefined : f.A, readoutsFollow: !!job.readouts }, transferables({ M, D }));
       await yieldToEvents();
       if (stale()) return self.postMessage({ id, part: 'done', dropped: true });
     }
@@ -119,7 +112,7 @@ async function runJob(job) {
       const s = engine.spectrum(req, drag);
       if (s) self.postMessage({ id, part: 'spectrum', ...s });
     }
-    if (job.readouts && !readoutsSent) {
+    if (job.readouts) {
       await yieldToEvents();
       if (stale()) return self.postMessage({ id, part: 'done', dropped: true });
       self.postMessage({ id, part: 'readouts', readouts: engine.plainReadouts(req) });
