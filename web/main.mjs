@@ -15,7 +15,7 @@ import { wasmSources } from './wasm-source.mjs';
 import { buildSchema, stageDirty, listOf } from './state.mjs';
 import { listenForHosts } from './messages.mjs';
 import { Engine, MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N, overlayKey } from './engine.mjs';
-import { createResultGate } from './queue.mjs';
+import { createResultGate, createHold } from './queue.mjs';
 import { colorTable } from './render/colormap.mjs';
 import { drawHeatmap, drawColorbar, sharedRange, symmetricRange, cellAt } from './render/heatmap.mjs';
 import { fmt, fmtSigned, fmtMs } from './render/format.mjs';
@@ -110,6 +110,7 @@ const stats = { seq: 0, inputAt: new Map(), heatAt: new Map(), plainAt: new Map(
 // --- compute ------------------------------------------------------------------------------------
 let engine = null;             // the page's own engine (n ≤ MAIN_THREAD_MAX_N)
 const gate = createResultGate();
+const spectrumHold = createHold(); // the spectrum worker's job while the frame worker computes (releaseSpectrum)
 let workers = null;            // {spectrum, frame}: see makeWorker
 
 // the inspection API (web/inspect.mjs, docs/inspection.md): each part of the view is tagged with the
@@ -130,12 +131,12 @@ const inspector = createInspector(() => {
  * page works from any origin, from file:// and as one file (scripts/single.mjs).
  */
 function makeWorker(name) {
-  const w = { name, ready: false, queued: null, deferred: null, posted: 0, done: 0 };
+  const w = { name, ready: false, failed: false, queued: null, posted: 0, done: 0 };
   w.worker = new LabWorker({ name: `attnviz ${name}` });
   w.worker.onmessage = (e) => onWorkerMessage(w, e.data);
   w.worker.onerror = (e) => {
     showNotice(`the ${name} worker failed: ${e.message ?? 'unknown error'}`);
-    if (w === workers?.frame) releaseSpectrum(); // the spectrum job waits for no answer that will not come
+    if (w === workers?.frame) { w.failed = true; releaseSpectrum(); } // no answer will come: no more waiting for one
   };
   w.worker.postMessage({ kind: 'init', module: av.module, memoryMax: av.memoryMax, simd: av.simd });
   return w;
@@ -174,18 +175,20 @@ function requestWorkers(compute, drag) {
   // a full frame and its readouts have the machine's cores first (two here: the frame worker's and the
   // page's): the spectrum job waits until they arrive (releaseSpectrum), so that it does not slow them
   // (docs/performance.md, "The page at n = 1024"; no target for the spectrum at these n)
-  if (viaFrameWorker && !quick) { workers.spectrum.deferred = spectrumJob; workers.spectrum.posted = id; }
-  else { workers.spectrum.deferred = null; post(workers.spectrum, spectrumJob); }
+  if (viaFrameWorker && !quick && !workers.frame.failed) { spectrumHold.hold(spectrumJob); workers.spectrum.posted = id; }
+  else { spectrumHold.clear(); post(workers.spectrum, spectrumJob); }
   view.specStale = true;
   return id;
 }
 
-/** Post the spectrum job that waited for the frame worker (requestWorkers), once that worker answers. */
-function releaseSpectrum() {
-  const job = workers.spectrum.deferred;
-  if (!job) return;
-  workers.spectrum.deferred = null;
-  post(workers.spectrum, job);
+/**
+ * Post the spectrum job that waited for the frame worker (requestWorkers) once that worker has answered
+ * request `id` or a newer one (an older job's answer, during a fast drag, does not let it go early);
+ * without `id`, at once (the frame worker failed).
+ */
+function releaseSpectrum(id) {
+  const job = spectrumHold.answered(id);
+  if (job) post(workers.spectrum, job);
 }
 
 // A's cells as the frame worker last sent them: a frame without A has these (its aKey says so)
@@ -196,14 +199,14 @@ function recycleCells(frame) {
   if (!frame || !workers) return;
   const bufs = [];
   for (const x of [frame.M, frame.D])
-    if (x instanceof Float32Array && x !== frame.A && x.byteLength === x.buffer.byteLength && !bufs.includes(x.buffer)) bufs.push(x.buffer);
+    if (x instanceof Float32Array && x !== frame.A && x.byteLength > 0 && x.byteLength === x.buffer.byteLength && !bufs.includes(x.buffer)) bufs.push(x.buffer);
   if (bufs.length) workers.frame.worker.postMessage({ kind: 'recycle', buffers: bufs }, bufs);
 }
 
 function onWorkerMessage(w, m) {
   // the frame worker's last answer to a job (its readouts, a frame no readouts follow, an error, a dropped
   // job) lets the spectrum job go
-  if (w === workers.frame && m.id !== undefined && !(m.part === 'frame' && m.readoutsFollow)) releaseSpectrum();
+  if (w === workers.frame && m.id !== undefined && !(m.part === 'frame' && m.readoutsFollow)) releaseSpectrum(m.id);
   if (m.part === 'frame') {
     if (m.A !== undefined) frameA = { key: m.aKey ?? null, A: m.A };
     else m.A = frameA.key !== null && frameA.key === m.aKey ? frameA.A : null;
@@ -213,6 +216,7 @@ function onWorkerMessage(w, m) {
     if (w.queued) { w.worker.postMessage(w.queued); w.queued = null; }
     return;
   }
+  if (m.kind === 'fatal' && w === workers.frame) { w.failed = true; releaseSpectrum(); }
   if (m.kind === 'fatal') { showNotice(`the ${w.name} worker could not load the WebAssembly module: ${m.message}`); inspector.fail(`the ${w.name} worker failed: ${m.message}`); return; }
   if (m.part === 'error') { showNotice(`computation failed: ${m.message}`); w.done = Math.max(w.done, m.id); inspector.notify(); return; }
   if (m.part === 'done') { if (!m.dropped) w.done = Math.max(w.done, m.id); inspector.notify(); return; }

@@ -51,3 +51,24 @@ export function createResultGate() {
     },
   };
 }
+
+/**
+ * A job held back until another worker has answered (the page's spectrum job waits for the frame
+ * worker's answer to the same request: web/main.mjs). hold(job) keeps it (a newer one replaces it);
+ * answered(id) gives it back, and lets it go, once the other worker has answered request `id` ≥ its id
+ * (an older request's late answer does not release it), else null; answered() with no id, at once.
+ */
+export function createHold() {
+  let held = null;
+  return {
+    hold(job) { held = job; },
+    clear() { held = null; },
+    answered(id = Infinity) {
+      if (!held || !(id >= held.id)) return null;
+      const job = held;
+      held = null;
+      return job;
+    },
+    get held() { return held; },
+  };
+}

@@ -23,6 +23,7 @@
 //               readouts: the plain readouts; spectrum (default true): the spectrum and the overlays
 // Messages out: {kind: 'ready', simd} | {kind: 'fatal', message}
 //               {id, part: 'frame' | 'readouts' | 'spectrum' | 'overlay' | 'done' | 'error', …} (a frame
+//               has aKey, A's cache key, and readoutsFollow, whether this job's readouts come next; a frame
 //               without A has the A of the last frame that had one: its aKey is the same)
 //               {kind: 'sweep-point', id, i, value, mean, min, max, reason} | {kind: 'sweep-done', id, complete, error?}
 //               {kind: 'export-data', id, files: [{what, data, shape}]} | {kind: 'export-data', id, error}
@@ -99,9 +100,9 @@ async function runJob(job) {
       const { M, D } = f;
       // A is the engine's cached copy: cloned, and only when the page does not hold it yet.
       // readoutsFollow: this worker's readouts come next (the page holds the spectrum job until then)
-      const sameA = f.aKey !== null && f.aKey === sentAKey;
-      sentAKey = f.aKey;
+      const sameA = f.aKey != null && f.aKey === sentAKey;
       self.postMessage({ id, part: 'frame', ...f, A: sameA ? undefined : f.A, readoutsFollow: !!job.readouts }, transferables({ M, D }));
+      sentAKey = f.aKey ?? null;
       await yieldToEvents();
       if (stale()) return self.postMessage({ id, part: 'done', dropped: true });
     }
@@ -331,7 +332,7 @@ self.onmessage = (e) => {
   if (msg.kind === 'model-load') { modelLoad(msg); return; }
   if (msg.kind === 'model-run') { modelRun(msg); return; }
   if (msg.kind === 'recycle') {
-    for (const buf of msg.buffers) if (recycled.length < RECYCLED_MAX) recycled.push(buf);
+    for (const buf of msg.buffers) { recycled.push(buf); if (recycled.length > RECYCLED_MAX) recycled.shift(); } // the oldest go
     return;
   }
   if (msg.kind === 'tensors') { ready.then(() => engine.setTensors(msg.tensors)); return; }

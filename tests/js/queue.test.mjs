@@ -1,7 +1,31 @@
 // The latest-wins queue between the page and its worker, and the worker's randomized top-k spectrum.
 import { describe, it, expect } from 'vitest';
-import { createLatestSlot, createResultGate } from '../../web/queue.mjs';
+import { createLatestSlot, createResultGate, createHold } from '../../web/queue.mjs';
 import { topSingularValues, symmetricEigenvalues } from '../../web/topk.mjs';
+
+describe('a job held until another worker answers', () => {
+  it('keeps the newest job and lets it go on an answer to its request or a newer one, not an older one', () => {
+    const hold = createHold();
+    expect(hold.answered(1)).toBe(null); // nothing held
+    hold.hold({ id: 3 });
+    hold.hold({ id: 4 }); // a newer request replaces it
+    expect(hold.answered(3)).toBe(null); // a late answer to an older request: still held
+    expect(hold.held).toEqual({ id: 4 });
+    expect(hold.answered(4)).toEqual({ id: 4 });
+    expect(hold.answered(4)).toBe(null); // once
+    hold.hold({ id: 5 });
+    expect(hold.answered(9)).toEqual({ id: 5 }); // a newer request's answer
+    hold.hold({ id: 6 });
+    expect(hold.answered()).toEqual({ id: 6 }); // no id: at once (the other worker failed)
+    hold.hold({ id: 7 });
+    hold.clear();
+    expect(hold.answered()).toBe(null);
+    hold.hold({ id: 8 });
+    expect(hold.answered(undefined)).toEqual({ id: 8 });
+    hold.hold({ id: 9 });
+    expect(hold.answered(NaN)).toBe(null); // not a request id
+  });
+});
 
 describe('worker slot: latest wins', () => {
   it('keeps only the newest waiting request', () => {
