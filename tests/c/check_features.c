@@ -112,6 +112,43 @@ START_TEST(test_focused_fp) {
 }
 END_TEST
 
+/* Focused with a fractional p (e^{p·ln u}, the entries x ≤ 0 sharing one power per row) against the plain
+ * reference, d past the 256-feature chunk, small inputs (std 0.3) so that the shared power survives the flush. */
+START_TEST(test_focused_fractional_vs_reference) {
+    const double powers[] = {1.5, 3.3, 6.5};
+    const int ds[] = {13, 301};
+    const double stds[] = {0.3, 2.0};
+    for (int t = 0; t < 3; t++)
+        for (int b = 0; b < 2; b++)
+            for (int s = 0; s < 2; s++) {
+                av_params p;
+                av_params_default(&p, AV_FOCUSED);
+                p.p = powers[t];
+                const int n = 9, d = ds[b];
+                feats f = make(&p, n, d, 7u + (uint64_t)d, stds[s]);
+                ck_assert_int_eq(f.status, AV_OK);
+                double *RQ = malloc(sizeof(double) * n * f.r), *RK = malloc(sizeof(double) * n * f.r);
+                av_params r;
+                av_params_resolve(&r, &p, n, d);
+                tref_features(RQ, RK, f.Q, f.K, n, d, &r);
+                size_t c = (size_t)n * f.r;
+                double eq = tu_max_abs_diff_d(f.PQ, RQ, c), ek = tu_max_abs_diff_d(f.PK, RK, c);
+                ck_assert_msg(eq <= 1e-6 * tu_max_abs_d(RQ, c) && ek <= 1e-6 * tu_max_abs_d(RK, c),
+                              "p=%g d=%d std=%g: %g %g", p.p, d, stds[s], eq, ek);
+                int shared = 0; // entries x ≤ 0 with a nonzero φ: the shared power, each to its own precision
+                for (size_t i = 0; i < c; i++)
+                    if (f.Q[i] <= 0 && f.PQ[i] > 0) {
+                        shared++;
+                        ck_assert_msg(fabs(f.PQ[i] - RQ[i]) <= 1e-6 * RQ[i], "p=%g d=%d: φ %g against %g", p.p, d,
+                                      (double)f.PQ[i], RQ[i]);
+                    }
+                if (p.p == 1.5) ck_assert_msg(shared > 0, "p=%g d=%d: no x ≤ 0 entry kept", p.p, d);
+                free(RQ); free(RK);
+                drop(&f);
+            }
+}
+END_TEST
+
 START_TEST(test_efficient_sums) {
     av_params p;
     av_params_default(&p, AV_EFFICIENT);
@@ -230,6 +267,7 @@ Suite *suite_features(void) {
     tcase_add_loop_test(tc, test_features_vs_reference, 0, (int)(sizeof DET / sizeof DET[0]));
     tcase_add_test(tc, test_dims);
     tcase_add_test(tc, test_focused_fp);
+    tcase_add_test(tc, test_focused_fractional_vs_reference);
     tcase_add_test(tc, test_efficient_sums);
     tcase_add_test(tc, test_cosformer_identity);
     tcase_add_test(tc, test_exp_stabilisers);
