@@ -609,27 +609,6 @@ int av_readouts_summarised(double *vals, int *reasons, double *row_entropy, cons
                            size_t summary_bytes, int n, int dv, int causal, double tau, void *work,
                            size_t work_bytes);
 
-/* The same readouts split by rows, so that two threads (the page's workers) can share one M:
- * av_readouts_part sums rows [r0, r1) of M (and of A, V: the arguments of av_readouts_summarised, with the
- * summary read where it was written) into `part`, av_readouts_part_bytes() bytes at any alignment, plain data
- * that can be copied anywhere, and row_entropy (r1 − r0 doubles, row r0 first; NULL for none). M is the
- * whole n×n matrix; only its rows r0..r1 are read (and A's, V whole). A part whose rows hold a NaN or ±Inf
- * records that (av_readouts_join then fails as av_readouts_summarised would). Returns AV_OK, AV_ERR_NULL,
- * AV_ERR_SIZE (n, dv, causal against the summary, or not 0 ≤ r0 < r1 ≤ n), AV_ERR_FORMAT, AV_ERR_KNOB (tau)
- * or AV_ERR_WORKSPACE (work: av_readouts_work(n, dv) bytes).
- * av_readouts_join finishes the readouts from `count` parts laid out part_bytes apart, in row order from 0
- * to n (AV_ERR_SIZE otherwise; AV_ERR_KNOB for parts of another tau or reference; AV_ERR_FORMAT for bytes
- * no av_readouts_part wrote), with sv and noise_floor as in av_readouts. One part of all n rows gives
- * av_readouts_summarised's readouts to the bit; more parts add their sums in row order, so the means may
- * differ from it in the last bits (the counts, maxima and reasons not at all). M not finite:
- * AV_ERR_NONFINITE with every readout undefined. */
-size_t av_readouts_part_bytes(void);
-int av_readouts_part(void *part, size_t part_bytes, double *row_entropy, const float *M, const float *A,
-                     const float *V, const void *summary, size_t summary_bytes, int n, int dv, int causal,
-                     double tau, int r0, int r1, void *work, size_t work_bytes);
-int av_readouts_join(double *vals, int *reasons, const double *sv, double noise_floor, const void *parts,
-                     int count, size_t part_bytes);
-
 /* Truncated-SVD error curve e(r) = Σ_{i>r} σᵢ² / Σσᵢ², r = 0..n, into e[n+1]: e(0) = 1, e(n) = 0
  * (all zeros when every σ is 0). AV_OK, AV_ERR_NULL, AV_ERR_SIZE or AV_ERR_NONFINITE. */
 int av_error_curve(double *e, const double *sv, int n);

@@ -553,38 +553,31 @@ static double row_entropy_of(const row_stats *st, const float *row, int m, int *
     return entropy_peaked(row, m);
 }
 
-/* What the entry and error readouts sum over a range of rows (entries_fused or entries_ref, then
- * product_norm2): the parts av_readouts_join adds up in row order. */
-typedef struct fro_kl { double diff2, kl; int why_kl; } fro_kl;
-typedef struct row_sums {
-    int64_t below001, below_tau, allowed_total;
-    double keys, ent, uni, dev, num; /* num: ‖(M − A)·V‖_F² over the rows */
-    int32_t why_keys, why_ent;
-    fro_kl fk;
-} row_sums;
-
-/* The entry readouts from their row sums (entries_fused and its plain twin entries_ref, over all n rows). */
-static void entries_store(double *vals, int *reasons, int n, const row_sums *t) {
-    vals[AV_R_SPARSITY_LT_001] = (double)t->below001 / ((double)n * n);
-    vals[AV_R_SPARSITY_TAU] = (double)t->below_tau / (double)t->allowed_total;
-    vals[AV_R_ROW_ENTROPY_UNIFORM] = t->uni / n;
-    vals[AV_R_ROW_SUM_DEV_MAX] = t->dev;
-    if (t->why_keys) set_undefined(vals, reasons, AV_R_KEYS_FOR_90, t->why_keys);
-    else vals[AV_R_KEYS_FOR_90] = t->keys / n;
-    if (t->why_ent) set_undefined(vals, reasons, AV_R_ROW_ENTROPY_MEAN, t->why_ent);
-    else vals[AV_R_ROW_ENTROPY_MEAN] = t->ent / n;
+/* The entry readouts from their row sums (entries_fused and its plain twin entries_ref). */
+static void entries_store(double *vals, int *reasons, int n, long below001, long below_tau, long allowed_total,
+                          double uni, double dev, double keys, int why_keys, double ent, int why_ent) {
+    vals[AV_R_SPARSITY_LT_001] = (double)below001 / ((double)n * n);
+    vals[AV_R_SPARSITY_TAU] = (double)below_tau / (double)allowed_total;
+    vals[AV_R_ROW_ENTROPY_UNIFORM] = uni / n;
+    vals[AV_R_ROW_SUM_DEV_MAX] = dev;
+    if (why_keys) set_undefined(vals, reasons, AV_R_KEYS_FOR_90, why_keys);
+    else vals[AV_R_KEYS_FOR_90] = keys / n;
+    if (why_ent) set_undefined(vals, reasons, AV_R_ROW_ENTROPY_MEAN, why_ent);
+    else vals[AV_R_ROW_ENTROPY_MEAN] = ent / n;
 }
 
-/* Rows [r0, r1). row_h: row i's entropy (NaN where undefined) into row_h[i − r0], or NULL. A: the reference
- * (finite) or NULL: then error_fro_rel's ‖M − A‖_F² and row_kl_mean's sum come from the same pass, into
- * t->fk, with the rows' Σ a ln a from aa[] (the reference's summary). */
-static void entries_fused(row_sums *t, double *row_h, const float *M, const float *A, const double *aa, int n,
-                          int causal, double tau, int r0, int r1, float *buf) {
+/* row_h: row i's entropy (NaN where undefined) into row_h[i], or NULL. A: the reference (finite) or NULL:
+ * then error_fro_rel's ‖M − A‖_F² and row_kl_mean's sum come from the same pass, into *fro_kl, with the
+ * rows' Σ a ln a from aa[] (the reference's summary). */
+typedef struct fro_kl { double diff2, kl; int why_kl; } fro_kl;
+
+static void entries_fused(double *vals, int *reasons, double *row_h, fro_kl *fk, const float *M, const float *A,
+                          const double *aa, int n, int causal, double tau, float *buf) {
     long below001 = 0, below_tau = 0, allowed_total = 0;
     double keys = 0.0, ent = 0.0, uni = 0.0, dev = 0.0, diff2 = 0.0, kl = 0.0;
     int why_keys = AV_REASON_NONE, why_ent = AV_REASON_NONE, why_kl = AV_REASON_NONE;
     const float t001 = float_at_least(0.01);
-    for (int i = r0; i < r1; i++) {
+    for (int i = 0; i < n; i++) {
         const float *row = M + (size_t)i * n, *a = A ? A + (size_t)i * n : NULL;
         int m = allowed(i, n, causal);
         row_stats st;
@@ -607,22 +600,22 @@ static void entries_fused(row_sums *t, double *row_h, const float *M, const floa
         }
         int why = AV_REASON_NONE;
         double h = row_entropy_of(&st, row, m, &why);
-        if (row_h) row_h[i - r0] = h;
+        if (row_h) row_h[i] = h;
         if (why) { why_ent = why_ent ? why_ent : why; why_keys = why_keys ? why_keys : why; continue; }
         ent += h;
         keys += fewest_reaching(row, m, 0.9 * st.sum - 1e-12 * st.sum, buf);
     }
-    *t = (row_sums){below001, below_tau, allowed_total, keys, ent, uni, dev, 0.0, why_keys, why_ent, {diff2, kl, why_kl}};
+    entries_store(vals, reasons, n, below001, below_tau, allowed_total, uni, dev, keys, why_keys, ent, why_ent);
+    *fk = (fro_kl){diff2, kl, why_kl};
 }
 
-/* The plain twin of entries_fused's entry sums (row_entropy, scalar double comparisons, avs_sum_f64), rows
- * [r0, r1): row_h as there. */
-static void entries_ref(row_sums *t, double *row_h, const float *M, int n, int causal, double tau, int r0, int r1,
+/* The plain twin of entries_fused (row_entropy, scalar double comparisons, avs_sum_f64): row_h as there. */
+static void entries_ref(double *vals, int *reasons, double *row_h, const float *M, int n, int causal, double tau,
                         float *buf) {
     long below001 = 0, below_tau = 0, allowed_total = 0;
     double keys = 0.0, ent = 0.0, uni = 0.0, dev = 0.0;
     int why_keys = AV_REASON_NONE, why_ent = AV_REASON_NONE;
-    for (int i = r0; i < r1; i++) {
+    for (int i = 0; i < n; i++) {
         const float *row = M + (size_t)i * n;
         int m = allowed(i, n, causal);
         double t = tau / m;           // sparsity_tau: allowed entries below τ/m
@@ -640,14 +633,14 @@ static void entries_ref(row_sums *t, double *row_h, const float *M, int n, int c
         uni += log((double)m);
         int why = AV_REASON_NONE;
         double sum = 0.0, h = row_entropy(row, m, &why, &sum);
-        if (row_h) row_h[i - r0] = h;
+        if (row_h) row_h[i] = h;
         if (why) { why_ent = why_ent ? why_ent : why; why_keys = why_keys ? why_keys : why; continue; }
         ent += h;
         /* 90% of the row's sum, less 1e-12 of it so that rounding in the sum of equal entries cannot add
          * a key (uniform rows: exactly ⌈0.9·m⌉). */
         keys += fewest_reaching(row, m, 0.9 * sum - 1e-12 * sum, buf);
     }
-    *t = (row_sums){below001, below_tau, allowed_total, keys, ent, uni, dev, 0.0, why_keys, why_ent, t->fk};
+    entries_store(vals, reasons, n, below001, below_tau, allowed_total, uni, dev, keys, why_keys, ent, why_ent);
 }
 
 // ----------------------------------------------------------------------------------------------------
@@ -682,9 +675,7 @@ static double row_kl(const float *m, const float *a, int len, int *why) {
 /* ‖(X − Y)·V‖_F² (Y NULL: ‖X·V‖_F²) by the float32 SIMD gemm of simd.h, four rows at a time: D = X − Y is
  * formed in float (exact where X and Y are within a factor 2, else rounded once), V is packed once, the
  * squares are summed in float64. About 1e-6 relative accuracy, which the readout's few digits never see, at
- * a fraction of a float64 product's cost (n²·dv multiply-adds). Causal rows stop at their last allowed key
- * (each row of a strip its own: entries past it count as 0 even where X holds others, so that the rows'
- * sums do not depend on where a strip starts: av_readouts_part). Rows [r0, r1).
+ * a fraction of a float64 product's cost (n²·dv multiply-adds). Causal rows stop at their last allowed key.
  * Work: P (packed V), D (4×n), a 4×dv output strip. */
 typedef struct readout_ws { float *row, *P, *D, *OD; } readout_ws;
 
@@ -698,24 +689,18 @@ static void readout_layout(readout_ws *w, avi_arena *a, int n, int dv) {
     w->OD = avi_take(a, F * 4u * d);
 }
 
-static double product_norm2(const float *X, const float *Y, const float *V, int n, int dv, int causal, int r0,
-                            int r1, const readout_ws *w) {
+static double product_norm2(const float *X, const float *Y, const float *V, int n, int dv, int causal,
+                            const readout_ws *w) {
     float *P = w->P, *D = w->D, *OD = w->OD;
     avs_pack_b(P, V, (size_t)dv, n, dv);
     double sd = 0.0;
-    for (int i0 = r0; i0 < r1; i0 += 4) {
-        int h = r1 - i0 < 4 ? r1 - i0 : 4, k = causal ? i0 + h : n;
+    for (int i0 = 0; i0 < n; i0 += 4) {
+        int h = n - i0 < 4 ? n - i0 : 4, k = causal ? i0 + h : n;
         const float *strip = X + (size_t)i0 * n;
-        if (Y || causal) { /* causal: each row of the strip to its own last allowed key (zeros after it) */
+        if (Y) {
             for (int r = 0; r < h; r++) {
-                const float *x = X + (size_t)(i0 + r) * n, *y = Y ? Y + (size_t)(i0 + r) * n : NULL;
-                int kr = causal ? i0 + r + 1 : n;
-                float *dr = D + (size_t)r * n;
-                if (y)
-                    for (int j = 0; j < kr; j++) dr[j] = x[j] - y[j];
-                else
-                    memcpy(dr, x, sizeof(float) * (size_t)kr);
-                for (int j = kr; j < k; j++) dr[j] = 0.0f;
+                const float *x = X + (size_t)(i0 + r) * n, *y = Y + (size_t)(i0 + r) * n;
+                for (int j = 0; j < k; j++) D[(size_t)r * n + j] = x[j] - y[j];
             }
             strip = D;
         }
@@ -726,10 +711,10 @@ static double product_norm2(const float *X, const float *Y, const float *V, int 
 }
 
 /* The plain twin of entries_fused's error sums: ‖M − A‖_F² entry by entry, row_kl per row. */
-static void errors_ref(fro_kl *fk, const float *M, const float *A, int n, int causal, int r0, int r1) {
+static void errors_ref(fro_kl *fk, const float *M, const float *A, int n, int causal) {
     double diff2 = 0.0, kl = 0.0;
     int why_kl = AV_REASON_NONE;
-    for (int i = r0; i < r1; i++) {
+    for (int i = 0; i < n; i++) {
         const float *m = M + (size_t)i * n, *a = A + (size_t)i * n;
         for (int j = 0; j < n; j++) {
             double dlt = (double)m[j] - a[j];
@@ -797,7 +782,7 @@ static void summarize(ref_summary *head, double *aa, const float *A, const float
         for (; j < n; j++) ref2 += (double)a[j] * a[j];
     }
     head->ref2 = ref2;
-    if (!head->why_v) head->av2 = product_norm2(A, NULL, V, n, dv, causal, 0, n, w);
+    if (!head->why_v) head->av2 = product_norm2(A, NULL, V, n, dv, causal, w);
 }
 
 int av_reference_summary(void *summary, size_t summary_bytes, const float *A, const float *V, int n, int dv,
@@ -812,19 +797,6 @@ int av_reference_summary(void *summary, size_t summary_bytes, const float *A, co
     readout_ws w;
     readout_layout(&w, &wa, n, dv);
     summarize(head, aa, A, V, n, dv, causal != 0, &w);
-    return AV_OK;
-}
-
-/* The summary in `summary` (its head and Σ a ln a rows), checked against the caller's n, dv, causal, A, V. */
-static int summary_read(ref_summary **head, double **aa, const void *summary, size_t summary_bytes, const float *A,
-                        const float *V, int n, int dv, int causal) {
-    if (n < 1 || n > AV_MAX_N || dv < 0 || dv > AV_MAX_D || (V && dv < 1)) return AV_ERR_SIZE;
-    if (summary_bytes < av_reference_summary_bytes(n)) return AV_ERR_WORKSPACE;
-    avi_arena sa = avi_arena_over((void *)summary);
-    summary_layout(head, aa, &sa, n);
-    if ((*head)->magic != SUMMARY_MAGIC) return AV_ERR_FORMAT;
-    if ((*head)->n != n || (*head)->dv != dv || (*head)->causal != causal) return AV_ERR_SIZE;
-    if ((!(*head)->why_ref && !A) || (!(*head)->why_v && !V)) return AV_ERR_NULL;
     return AV_OK;
 }
 
@@ -862,42 +834,25 @@ size_t av_readouts_work(int n, int dv) {
     return a.used > SIZE_MAX ? 0 : (size_t)a.used;
 }
 
-/* The sums of rows [r0, r1) of M against the summary (head, aa) of its reference A: the fused row pass
- * (reference 0) or its plain twins (reference 1: the entry sums, ‖M − A‖_F² and the KL from M and A
- * directly), and ‖(M − A)·V‖_F² over those rows. row_h: the rows' entropies (r1 − r0) or NULL. */
-static void rows_of(row_sums *t, double *row_h, const float *M, const float *A, const float *V,
-                    const ref_summary *head, const double *aa, int n, int dv, int causal, double tau, int r0, int r1,
-                    const readout_ws *w, int reference) {
-    *t = (row_sums){0};
-    t->fk = (fro_kl){0.0, 0.0, AV_REASON_NONE};
-    int why_ref = head->why_ref, why_v = head->why_v;
-    if (reference) {
-        entries_ref(t, row_h, M, n, causal, tau, r0, r1, w->row);
-        if (!why_ref) errors_ref(&t->fk, M, A, n, causal, r0, r1);
-    } else {
-        entries_fused(t, row_h, M, why_ref ? NULL : A, aa, n, causal, tau, r0, r1, w->row);
-    }
-    t->num = !why_ref && !why_v ? product_norm2(M, A, V, n, dv, causal, r0, r1, w) : NAN;
-}
-
-/* The readouts from the sums of all n rows and the reference's share (why_ref, why_v, ‖A‖², ‖A·V‖²). */
-static void readouts_finish(double *vals, int *reasons, const double *sv, double noise_floor, const row_sums *t,
-                            int why_ref, int why_v, double ref2, double av2, int n) {
-    spectral(vals, reasons, sv, noise_floor, n);
-    entries_store(vals, reasons, n, t);
-    errors(vals, reasons, n, why_ref, &t->fk, ref2, why_v, t->num, av2);
-    set_undefined(vals, reasons, AV_R_SEMISEPARABLE_RANK, AV_REASON_NO_BLOCK); /* its own SVD: av_semiseparable_rank */
-    for (int r = 0; r < AV_R_COUNT; r++) /* the promise: never ±Inf, never NaN without a reason */
-        if (!isfinite(vals[r]) && reasons[r] == AV_REASON_NONE) set_undefined(vals, reasons, r, AV_REASON_OVERFLOW);
-}
-
-/* The readouts of M against the summary (head, aa) of its reference A: every row, then readouts_finish. */
+/* The readouts of M against the summary (head, aa) of its reference A: the fused row pass (reference 0)
+ * or its plain twins (reference 1: the entry readouts, ‖M − A‖_F² and the KL from M and A directly). */
 static void readouts_of(double *vals, int *reasons, double *row_entropy, const float *M, const double *sv,
                         double noise_floor, const float *A, const float *V, const ref_summary *head,
                         const double *aa, int n, int dv, int causal, double tau, const readout_ws *w, int reference) {
-    row_sums t;
-    rows_of(&t, row_entropy, M, A, V, head, aa, n, dv, causal, tau, 0, n, w, reference);
-    readouts_finish(vals, reasons, sv, noise_floor, &t, head->why_ref, head->why_v, head->ref2, head->av2, n);
+    spectral(vals, reasons, sv, noise_floor, n);
+    fro_kl fk = {0.0, 0.0, AV_REASON_NONE};
+    int why_ref = head->why_ref, why_v = head->why_v;
+    if (reference) {
+        entries_ref(vals, reasons, row_entropy, M, n, causal, tau, w->row);
+        if (!why_ref) errors_ref(&fk, M, A, n, causal);
+    } else {
+        entries_fused(vals, reasons, row_entropy, &fk, M, why_ref ? NULL : A, aa, n, causal, tau, w->row);
+    }
+    double num = !why_ref && !why_v ? product_norm2(M, A, V, n, dv, causal, w) : NAN;
+    errors(vals, reasons, n, why_ref, &fk, head->ref2, why_v, num, head->av2);
+    set_undefined(vals, reasons, AV_R_SEMISEPARABLE_RANK, AV_REASON_NO_BLOCK); /* its own SVD: av_semiseparable_rank */
+    for (int r = 0; r < AV_R_COUNT; r++) /* the promise: never ±Inf, never NaN without a reason */
+        if (!isfinite(vals[r]) && reasons[r] == AV_REASON_NONE) set_undefined(vals, reasons, r, AV_REASON_OVERFLOW);
 }
 
 /* The arguments every readouts entry point shares, checked; then vals and reasons reset and M checked
@@ -962,107 +917,23 @@ int av_readouts_summarised(double *vals, int *reasons, double *row_entropy, cons
                            size_t summary_bytes, int n, int dv, int causal, double tau, void *work,
                            size_t work_bytes) {
     if (!vals || !reasons || !M || !summary || !work) return AV_ERR_NULL;
+    if (n < 1 || n > AV_MAX_N || dv < 0 || dv > AV_MAX_D || (V && dv < 1)) return AV_ERR_SIZE;
+    if (summary_bytes < av_reference_summary_bytes(n)) return AV_ERR_WORKSPACE;
+    avi_arena sa = avi_arena_over((void *)summary);
     ref_summary *head;
     double *aa;
+    summary_layout(&head, &aa, &sa, n);
     causal = causal != 0;
-    int st = summary_read(&head, &aa, summary, summary_bytes, A, V, n, dv, causal);
-    if (st != AV_OK) return st;
-    st = readouts_begin(vals, reasons, row_entropy, M, n, dv, tau, work_bytes);
+    if (head->magic != SUMMARY_MAGIC) return AV_ERR_FORMAT;
+    if (head->n != n || head->dv != dv || head->causal != causal) return AV_ERR_SIZE;
+    if ((!head->why_ref && !A) || (!head->why_v && !V)) return AV_ERR_NULL;
+    int st = readouts_begin(vals, reasons, row_entropy, M, n, dv, tau, work_bytes);
     if (st != AV_OK) return st;
     avi_arena a = avi_arena_over(work);
     readout_ws w;
     readout_layout(&w, &a, n, dv);
     readouts_of(vals, reasons, row_entropy, M, sv, noise_floor, A, V, head, aa, n, dv, causal, tau > 0.0 ? tau : 0.1,
                 &w, 0);
-    return AV_OK;
-}
-
-/* --- the readouts split by rows (av_readouts_part, av_readouts_join) --- */
-
-#define PART_MAGIC 0x61767270u /* "avrp" */
-typedef struct readouts_part {
-    uint32_t magic;
-    int32_t n, dv, causal, r0, r1;
-    int32_t nonfinite;     /* M's rows r0..r1 hold a NaN or ±Inf */
-    int32_t why_ref, why_v; /* the summary's */
-    double tau, ref2, av2;  /* tau as given; the summary's ‖A‖² and ‖A·V‖² */
-    row_sums t;
-} readouts_part;
-
-size_t av_readouts_part_bytes(void) { return sizeof(readouts_part); }
-
-int av_readouts_part(void *part, size_t part_bytes, double *row_entropy, const float *M, const float *A,
-                     const float *V, const void *summary, size_t summary_bytes, int n, int dv, int causal,
-                     double tau, int r0, int r1, void *work, size_t work_bytes) {
-    if (!part || !M || !summary || !work) return AV_ERR_NULL;
-    if (part_bytes < sizeof(readouts_part)) return AV_ERR_WORKSPACE;
-    ref_summary *head;
-    double *aa;
-    causal = causal != 0;
-    int st = summary_read(&head, &aa, summary, summary_bytes, A, V, n, dv, causal);
-    if (st != AV_OK) return st;
-    if (r0 < 0 || r1 > n || r0 >= r1) return AV_ERR_SIZE;
-    if (!(tau >= 0.0) || !isfinite(tau)) return AV_ERR_KNOB;
-    if (work_bytes < av_readouts_work(n, dv)) return AV_ERR_WORKSPACE;
-    readouts_part p;
-    memset(&p, 0, sizeof p); /* the padding too: a part's bytes depend on its contents alone */
-    p.magic = PART_MAGIC, p.n = n, p.dv = dv, p.causal = causal, p.r0 = r0, p.r1 = r1;
-    p.why_ref = head->why_ref, p.why_v = head->why_v, p.tau = tau, p.ref2 = head->ref2, p.av2 = head->av2;
-    if (!avi_all_finite(M + (size_t)r0 * n, (size_t)(r1 - r0) * n)) {
-        p.nonfinite = 1;
-        if (row_entropy)
-            for (int i = 0; i < r1 - r0; i++) row_entropy[i] = NAN;
-    } else {
-        avi_arena a = avi_arena_over(work);
-        readout_ws w;
-        readout_layout(&w, &a, n, dv);
-        rows_of(&p.t, row_entropy, M, A, V, head, aa, n, dv, causal, tau > 0.0 ? tau : 0.1, r0, r1, &w, 0);
-    }
-    memcpy(part, &p, sizeof p); /* the caller's bytes, any alignment */
-    return AV_OK;
-}
-
-/* why_kl of two row ranges in order: a negative entry anywhere wins, else the first reason. */
-static int32_t why_kl_of(int32_t a, int32_t b) {
-    if (a == AV_REASON_NEGATIVE || b == AV_REASON_NEGATIVE) return AV_REASON_NEGATIVE;
-    return a ? a : b;
-}
-
-int av_readouts_join(double *vals, int *reasons, const double *sv, double noise_floor, const void *parts,
-                     int count, size_t part_bytes) {
-    if (!vals || !reasons || !parts) return AV_ERR_NULL;
-    if (count < 1) return AV_ERR_SIZE;
-    if (part_bytes < sizeof(readouts_part)) return AV_ERR_WORKSPACE;
-    readouts_part first, p;
-    memcpy(&first, parts, sizeof first);
-    if (first.magic != PART_MAGIC) return AV_ERR_FORMAT;
-    if (first.r0 != 0) return AV_ERR_SIZE;
-    row_sums t = first.t;
-    int nonfinite = first.nonfinite, end = first.r1;
-    for (int k = 1; k < count; k++) {
-        memcpy(&p, (const char *)parts + (size_t)k * part_bytes, sizeof p);
-        if (p.magic != PART_MAGIC) return AV_ERR_FORMAT;
-        if (p.n != first.n || p.dv != first.dv || p.causal != first.causal || p.r0 != end) return AV_ERR_SIZE;
-        if (memcmp(&p.tau, &first.tau, sizeof p.tau) || p.why_ref != first.why_ref || p.why_v != first.why_v ||
-            memcmp(&p.ref2, &first.ref2, sizeof p.ref2) || memcmp(&p.av2, &first.av2, sizeof p.av2))
-            return AV_ERR_KNOB; /* parts of other readouts: another tau or reference */
-        end = p.r1;
-        nonfinite |= p.nonfinite;
-        t.below001 += p.t.below001, t.below_tau += p.t.below_tau, t.allowed_total += p.t.allowed_total;
-        t.keys += p.t.keys, t.ent += p.t.ent, t.uni += p.t.uni, t.num += p.t.num;
-        t.dev = p.t.dev > t.dev ? p.t.dev : t.dev;
-        t.why_keys = t.why_keys ? t.why_keys : p.t.why_keys;
-        t.why_ent = t.why_ent ? t.why_ent : p.t.why_ent;
-        t.fk.diff2 += p.t.fk.diff2, t.fk.kl += p.t.fk.kl;
-        t.fk.why_kl = why_kl_of(t.fk.why_kl, p.t.fk.why_kl);
-    }
-    if (end != first.n) return AV_ERR_SIZE;
-    for (int r = 0; r < AV_R_COUNT; r++) { vals[r] = NAN; reasons[r] = AV_REASON_NONE; }
-    if (nonfinite) {
-        for (int r = 0; r < AV_R_COUNT; r++) reasons[r] = AV_REASON_MATRIX_NONFINITE;
-        return AV_ERR_NONFINITE;
-    }
-    readouts_finish(vals, reasons, sv, noise_floor, &t, first.why_ref, first.why_v, first.ref2, first.av2, first.n);
     return AV_OK;
 }
 

@@ -697,70 +697,6 @@ END_TEST
  * negative); with V, without it and with a non-finite V; with A, without it and with a non-finite A; causal
  * and not. And the summary's checks: another n, dv or mask, a buffer never summarised, a short one, A or V
  * missing where the summary had them. */
-/* av_readouts_part and av_readouts_join against av_readouts_summarised's readouts `want` (and row entropies
- * wh): one part of every row gives them to the bit; three parts (splits off the 4-row strips of the output
- * error's product) give the same counts, maxima and reasons and the sums to rounding, and the same row
- * entropies; parts out of order, missing, of another tau or not parts at all are refused. */
-static void check_parts(const res *want, const double *wh, const float *M, const float *A, const float *V,
-                        const void *summary, size_t sb, int n, int dv, int causal, void *work, size_t wb) {
-    const size_t pb = av_readouts_part_bytes();
-    ck_assert_uint_ge(pb, 64);
-    const int cuts[] = {0, 13, 30, n};
-    char *parts = malloc(3 * pb + 3);
-    char *odd = parts + 3; /* any alignment */
-    double *h = malloc(sizeof(double) * n);
-    res r;
-    ck_assert_int_eq(av_readouts_part(odd, pb, h, M, A, V, summary, sb, n, dv, causal, 0.2, 0, n, work, wb), AV_OK);
-    ck_assert_int_eq(av_readouts_join(r.v, r.why, NULL, 0, odd, 1, pb), AV_OK);
-    for (int k = 0; k < AV_R_COUNT; k++)
-        ck_assert_msg(r.why[k] == want->why[k] && memcmp(&r.v[k], &want->v[k], sizeof(double)) == 0,
-                      "one part: %s %.17g (%d) against %.17g (%d)", av_readout_name(k), r.v[k], r.why[k], want->v[k], want->why[k]);
-    ck_assert(memcmp(h, wh, sizeof(double) * n) == 0);
-    for (int c = 0; c < 3; c++)
-        ck_assert_int_eq(av_readouts_part(odd + c * pb, pb, h + cuts[c], M, A, V, summary, sb, n, dv, causal, 0.2,
-                                          cuts[c], cuts[c + 1], work, wb), AV_OK);
-    ck_assert_int_eq(av_readouts_join(r.v, r.why, NULL, 0, odd, 3, pb), AV_OK);
-    for (int k = 0; k < AV_R_COUNT; k++) {
-        ck_assert_int_eq(r.why[k], want->why[k]);
-        if (isnan(want->v[k])) { ck_assert(isnan(r.v[k])); continue; }
-        int exact = k == AV_R_SPARSITY_LT_001 || k == AV_R_SPARSITY_TAU || k == AV_R_KEYS_FOR_90 || k == AV_R_ROW_SUM_DEV_MAX;
-        ck_assert_msg(exact ? r.v[k] == want->v[k] : fabs(r.v[k] - want->v[k]) <= 1e-12 * fabs(want->v[k]) + 1e-300,
-                      "three parts: %s %.17g against %.17g", av_readout_name(k), r.v[k], want->v[k]);
-    }
-    ck_assert(memcmp(h, wh, sizeof(double) * n) == 0);
-    /* refused: out of order, a row range missing, not a part, another tau, an empty or outside range */
-    char *swapped = malloc(3 * pb);
-    memcpy(swapped, odd + pb, pb), memcpy(swapped + pb, odd, pb), memcpy(swapped + 2 * pb, odd + 2 * pb, pb);
-    ck_assert_int_eq(av_readouts_join(r.v, r.why, NULL, 0, swapped, 3, pb), AV_ERR_SIZE);
-    ck_assert_int_eq(av_readouts_join(r.v, r.why, NULL, 0, odd, 2, pb), AV_ERR_SIZE);
-    ck_assert_int_eq(av_readouts_join(r.v, r.why, NULL, 0, odd + pb, 2, pb), AV_ERR_SIZE);
-    ck_assert_int_eq(av_readouts_join(r.v, r.why, NULL, 0, odd, 3, pb - 1), AV_ERR_WORKSPACE);
-    ck_assert_int_eq(av_readouts_join(r.v, r.why, NULL, 0, odd, 0, pb), AV_ERR_SIZE);
-    ck_assert_int_eq(av_readouts_join(NULL, r.why, NULL, 0, odd, 3, pb), AV_ERR_NULL);
-    ck_assert_int_eq(av_readouts_part(swapped + pb, pb, NULL, M, A, V, summary, sb, n, dv, causal, 0.3, cuts[1], cuts[2], work, wb), AV_OK);
-    memcpy(swapped, odd, pb), memcpy(swapped + 2 * pb, odd + 2 * pb, pb);
-    ck_assert_int_eq(av_readouts_join(r.v, r.why, NULL, 0, swapped, 3, pb), AV_ERR_KNOB);
-    memset(swapped, 0, pb);
-    ck_assert_int_eq(av_readouts_join(r.v, r.why, NULL, 0, swapped, 3, pb), AV_ERR_FORMAT);
-    ck_assert_int_eq(av_readouts_part(odd, pb, NULL, M, A, V, summary, sb, n, dv, causal, 0.2, 5, 5, work, wb), AV_ERR_SIZE);
-    ck_assert_int_eq(av_readouts_part(odd, pb, NULL, M, A, V, summary, sb, n, dv, causal, 0.2, 0, n + 1, work, wb), AV_ERR_SIZE);
-    ck_assert_int_eq(av_readouts_part(odd, pb - 1, NULL, M, A, V, summary, sb, n, dv, causal, 0.2, 0, n, work, wb), AV_ERR_WORKSPACE);
-    ck_assert_int_eq(av_readouts_part(odd, pb, NULL, M, A, V, summary, sb, n, dv, causal, NAN, 0, n, work, wb), AV_ERR_KNOB);
-    ck_assert_int_eq(av_readouts_part(odd, pb, NULL, M, A, V, summary, sb, n, dv, !causal, 0.2, 0, n, work, wb), AV_ERR_SIZE);
-    free(swapped);
-    /* a NaN in the last part's rows: the join fails as the whole readouts do, that part's entropies NaN */
-    float *Mbad = malloc(sizeof(float) * n * n);
-    memcpy(Mbad, M, sizeof(float) * n * n);
-    Mbad[(size_t)(n - 2) * n + 1] = NAN;
-    for (int c = 0; c < 3; c++)
-        ck_assert_int_eq(av_readouts_part(odd + c * pb, pb, h + cuts[c], Mbad, A, V, summary, sb, n, dv, causal, 0.2,
-                                          cuts[c], cuts[c + 1], work, wb), AV_OK);
-    ck_assert_int_eq(av_readouts_join(r.v, r.why, NULL, 0, odd, 3, pb), AV_ERR_NONFINITE);
-    for (int k = 0; k < AV_R_COUNT; k++) ck_assert(isnan(r.v[k]) && r.why[k] == AV_REASON_MATRIX_NONFINITE);
-    ck_assert(isnan(h[cuts[2]]) && isnan(h[n - 1]) && memcmp(h, wh, sizeof(double) * cuts[2]) == 0);
-    free(Mbad); free(parts); free(h);
-}
-
 START_TEST(test_readouts_summarised) {
     const int n = 45, dv = 5;
     av_rng rng;
@@ -805,7 +741,6 @@ START_TEST(test_readouts_summarised) {
                                       "causal %d A %d V %d kind %d: %s %.17g (%d), summarised %.17g (%d)", causal, ac, vc, kind,
                                       av_readout_name(k), r1.v[k], r1.why[k], r2.v[k], r2.why[k]);
                     ck_assert(memcmp(h1, h2, sizeof(double) * n) == 0);
-                    check_parts(&r2, h2, M, a, v, summary, sb, n, vdv, causal, work, wv);
                     if (ac == 0 && vc == 0) ck_assert(isfinite(r2.v[AV_R_OUTPUT_ERROR_REL]));
                     if (ac == 0 && kind < 2) ck_assert(isfinite(r2.v[AV_R_ROW_KL_MEAN]));
                 }

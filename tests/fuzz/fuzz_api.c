@@ -15,7 +15,7 @@
  * av_generate with a few hostile entries. Then it drives av_matrix, av_attend, av_scores, av_features,
  * av_linear, av_recurrent_step, av_factor_rank, av_factors, av_feature_dim, av_singular_values (both
  * routes), av_lowrank_singular_values, av_lowrank_block_mean, av_downsample, av_readouts, av_readouts_rows,
- * av_reference_summary, av_readouts_summarised, av_readouts_part, av_readouts_join, av_error_curve, av_row_entropy_hist, av_entropy_hist, av_cost,
+ * av_reference_summary, av_readouts_summarised, av_error_curve, av_row_entropy_hist, av_entropy_hist, av_cost,
  * av_generate, av_limit, the portable stream and functions (av_rng_*, av_portable_*) and the registry
  * queries, each with a workspace that is exact, one byte short, 64 bytes short, NULL (with 0 bytes or the
  * full size), or exact at an 8-byte (not 64-byte) alignment; every required pointer NULL in turn; and the
@@ -647,29 +647,6 @@ static void run_readouts(reader *r, const float *M, const double *sv, int own_sv
             broken("av_readouts_summarised: readout %s = %.17g (reason %d), av_readouts %.17g (%d)", av_readout_name(k),
                    sv2[k], sr[k], vals[k], reasons[k]);
     if (memcmp(h, h2, sizeof(double) * (size_t)n)) broken("av_readouts_summarised: other row entropies");
-    /* split by rows at a fuzzed cut: the same reasons, counts and maxima, the sums to rounding, the same
-     * entropies; one part of every row: the same bits */
-    {
-        size_t pb = av_readouts_part_bytes();
-        char *parts = malloc(2 * pb);
-        double jv[AV_R_COUNT], *h3 = alloc_f64((size_t)n);
-        int jr[AV_R_COUNT], cut = n > 1 ? rd_range(r, 1, n - 1) : n;
-        if (!parts) abort();
-        int p0 = av_readouts_part(parts, pb, h3, M, A, V, summary, sb, n, vdv, causal, tau, 0, cut, w2, wb2);
-        int p1 = cut < n ? av_readouts_part(parts + pb, pb, h3 + cut, M, A, V, summary, sb, n, vdv, causal, tau, cut, n, w2, wb2) : AV_OK;
-        if (p0 != AV_OK || p1 != AV_OK) broken("av_readouts_part returned %d, %d", p0, p1);
-        int sj = av_readouts_join(jv, jr, sv, nf, parts, cut < n ? 2 : 1, pb);
-        if (sj != st) broken("av_readouts_join returned %d, av_readouts %d", sj, st);
-        for (int k = 0; k < AV_R_COUNT; k++) {
-            int same = jr[k] == reasons[k] && (memcmp(&jv[k], &vals[k], sizeof(double)) == 0 ||
-                       (cut < n && fabs(jv[k] - vals[k]) <= 1e-9 * fabs(vals[k])));
-            if (!same) broken("av_readouts_join (cut %d of %d): readout %s = %.17g (reason %d), av_readouts %.17g (%d)",
-                              cut, n, av_readout_name(k), jv[k], jr[k], vals[k], reasons[k]);
-        }
-        if (memcmp(h, h3, sizeof(double) * (size_t)n)) broken("av_readouts_part: other row entropies");
-        free(parts);
-        free(h3);
-    }
     free(summary);
     free(w2);
     free(h2);
