@@ -675,8 +675,9 @@ static double row_kl(const float *m, const float *a, int len, int *why) {
 /* ‖(X − Y)·V‖_F² (Y NULL: ‖X·V‖_F²) by the float32 SIMD gemm of simd.h, four rows at a time: D = X − Y is
  * formed in float (exact where X and Y are within a factor 2, else rounded once), V is packed once, the
  * squares are summed in float64. About 1e-6 relative accuracy, which the readout's few digits never see, at
- * a fraction of a float64 product's cost (n²·dv multiply-adds). Causal rows stop at their last allowed key.
- * Work: P (packed V), D (4×n), a 4×dv output strip. */
+ * a fraction of a float64 product's cost (n²·dv multiply-adds). Causal rows stop at their last allowed key,
+ * each row of a strip at its own (entries past it count as 0 even where X holds others: a strip's rows once
+ * read up to its last row's key). Work: P (packed V), D (4×n), a 4×dv output strip. */
 typedef struct readout_ws { float *row, *P, *D, *OD; } readout_ws;
 
 /* The workspace of av_readouts, carved (or counted: a->base NULL) by the library's arena: a row buffer
@@ -697,10 +698,16 @@ static double product_norm2(const float *X, const float *Y, const float *V, int 
     for (int i0 = 0; i0 < n; i0 += 4) {
         int h = n - i0 < 4 ? n - i0 : 4, k = causal ? i0 + h : n;
         const float *strip = X + (size_t)i0 * n;
-        if (Y) {
+        if (Y || causal) { /* causal: each row of the strip to its own last allowed key (zeros after it) */
             for (int r = 0; r < h; r++) {
-                const float *x = X + (size_t)(i0 + r) * n, *y = Y + (size_t)(i0 + r) * n;
-                for (int j = 0; j < k; j++) D[(size_t)r * n + j] = x[j] - y[j];
+                const float *x = X + (size_t)(i0 + r) * n, *y = Y ? Y + (size_t)(i0 + r) * n : NULL;
+                int kr = causal ? i0 + r + 1 : n;
+                float *dr = D + (size_t)r * n;
+                if (y)
+                    for (int j = 0; j < kr; j++) dr[j] = x[j] - y[j];
+                else
+                    memcpy(dr, x, sizeof(float) * (size_t)kr);
+                for (int j = kr; j < k; j++) dr[j] = 0.0f;
             }
             strip = D;
         }
