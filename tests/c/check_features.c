@@ -4,6 +4,7 @@
  * q′·k′ = relu(q)·relu(k)·cos(π(i−j)/(2n)); the exp stabilisers put the largest feature at exactly 1. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "attnviz.h"
@@ -34,6 +35,23 @@ static feats make(const av_params *p, int n, int d, uint64_t seed, double std) {
 
 static void drop(feats *f) { free(f->Q); free(f->K); free(f->PQ); free(f->PK); }
 
+/* Φ_Q and Φ_K of f against the plain reference (tref_features) to 1e-6 of their largest entry; the
+ * reference's Φ_Q into *RQ (the caller frees it) when RQ is not NULL. */
+static void check_reference(const feats *f, const av_params *p, const char *what, double **RQ_out) {
+    const int n = f->n, d = f->d;
+    double *RQ = malloc(sizeof(double) * n * f->r), *RK = malloc(sizeof(double) * n * f->r);
+    av_params r;
+    av_params_resolve(&r, p, n, d);
+    tref_features(RQ, RK, f->Q, f->K, n, d, &r);
+    size_t c = (size_t)n * f->r;
+    double eq = tu_max_abs_diff_d(f->PQ, RQ, c), ek = tu_max_abs_diff_d(f->PK, RK, c);
+    ck_assert_msg(eq <= 1e-6 * tu_max_abs_d(RQ, c) && ek <= 1e-6 * tu_max_abs_d(RK, c), "%s n=%d d=%d: %g %g", what,
+                  n, d, eq, ek);
+    free(RK);
+    if (RQ_out) *RQ_out = RQ;
+    else free(RQ);
+}
+
 static const int DET[] = {AV_ELU, AV_RELU, AV_EXP, AV_EFFICIENT, AV_FOCUSED, AV_HEDGEHOG, AV_COSFORMER};
 
 START_TEST(test_features_vs_reference) {
@@ -46,15 +64,7 @@ START_TEST(test_features_vs_reference) {
             feats f = make(&p, n, d, 100u * n + d, 1.0);
             ck_assert_int_eq(f.status, AV_OK);
             ck_assert_int_eq(f.r, tref_feature_dim(&p, d));
-            double *RQ = malloc(sizeof(double) * n * f.r), *RK = malloc(sizeof(double) * n * f.r);
-            av_params r;
-            av_params_resolve(&r, &p, n, d);
-            tref_features(RQ, RK, f.Q, f.K, n, d, &r);
-            size_t c = (size_t)n * f.r;
-            double eq = tu_max_abs_diff_d(f.PQ, RQ, c), ek = tu_max_abs_diff_d(f.PK, RK, c);
-            ck_assert_msg(eq <= 1e-6 * tu_max_abs_d(RQ, c) && ek <= 1e-6 * tu_max_abs_d(RK, c),
-                          "%s n=%d d=%d: %g %g", av_variant_name(DET[_i]), n, d, eq, ek);
-            free(RQ); free(RK);
+            check_reference(&f, &p, av_variant_name(DET[_i]), NULL);
             drop(&f);
         }
 }
@@ -127,14 +137,11 @@ START_TEST(test_focused_fractional_vs_reference) {
                 const int n = 9, d = ds[b];
                 feats f = make(&p, n, d, 7u + (uint64_t)d, stds[s]);
                 ck_assert_int_eq(f.status, AV_OK);
-                double *RQ = malloc(sizeof(double) * n * f.r), *RK = malloc(sizeof(double) * n * f.r);
-                av_params r;
-                av_params_resolve(&r, &p, n, d);
-                tref_features(RQ, RK, f.Q, f.K, n, d, &r);
+                char what[64];
+                snprintf(what, sizeof what, "focused p=%g std=%g", p.p, stds[s]);
+                double *RQ;
+                check_reference(&f, &p, what, &RQ);
                 size_t c = (size_t)n * f.r;
-                double eq = tu_max_abs_diff_d(f.PQ, RQ, c), ek = tu_max_abs_diff_d(f.PK, RK, c);
-                ck_assert_msg(eq <= 1e-6 * tu_max_abs_d(RQ, c) && ek <= 1e-6 * tu_max_abs_d(RK, c),
-                              "p=%g d=%d std=%g: %g %g", p.p, d, stds[s], eq, ek);
                 int shared = 0; // entries x ≤ 0 with a nonzero φ: the shared power, each to its own precision
                 for (size_t i = 0; i < c; i++)
                     if (f.Q[i] <= 0 && f.PQ[i] > 0) {
@@ -143,7 +150,7 @@ START_TEST(test_focused_fractional_vs_reference) {
                                       (double)f.PQ[i], RQ[i]);
                     }
                 if (p.p == 1.5) ck_assert_msg(shared > 0, "p=%g d=%d: no x ≤ 0 entry kept", p.p, d);
-                free(RQ); free(RK);
+                free(RQ);
                 drop(&f);
             }
 }
