@@ -235,27 +235,27 @@ static inline void fr_keys(float *key, const float *row, int len, int emax) {
 static int fewest_reaching(const float *row, int m, double target, float *buf) {
     static const int SHIFT_LO[3] = {11, 3, 0}, SHIFT_ALL[4] = {23, 15, 7, 0};
     int emax = (int)(float_bits(avs_max(row, m)) >> 23);
-    int cnt[256], c4[4][256];
-    double sum[256], s4[4][256];
+    int cnt[256], c2[2][256];
+    double sum[256], s2[2][256];
     fr_keys(buf, row, m, emax); // the keys first, then (in place, k ≤ j) the kept entries
     int j = 0;
-    if (m >= 512) { // (measured: at n = 256 one copy is faster, 0.26 → 0.18 ms, at 1024 four)
-        memset(c4, 0, sizeof c4);
-        memset(s4, 0, sizeof s4);
-        for (; j + 4 <= m; j += 4) // four histograms (entry j into copy j mod 4): no store-to-load chain per entry
-            for (int l = 0; l < 4; l++) {
+    if (m >= 512) { // (measured: at n = 256 one copy is faster, 0.26 → 0.18 ms; at 1024 two, 5–10% ahead of four)
+        memset(c2, 0, sizeof c2);
+        memset(s2, 0, sizeof s2);
+        for (; j + 2 <= m; j += 2) // two histograms (entry j into copy j mod 2): no store-to-load chain per entry
+            for (int l = 0; l < 2; l++) {
                 int b = fr_key(buf, j + l);
-                c4[l][b]++;
-                s4[l][b] += row[j + l];
+                c2[l][b]++;
+                s2[l][b] += row[j + l];
             }
         for (; j < m; j++) {
             int b = fr_key(buf, j);
-            c4[0][b]++;
-            s4[0][b] += row[j];
+            c2[0][b]++;
+            s2[0][b] += row[j];
         }
         for (int b = 0; b < 256; b++) {
-            cnt[b] = (c4[0][b] + c4[1][b]) + (c4[2][b] + c4[3][b]);
-            sum[b] = (s4[0][b] + s4[1][b]) + (s4[2][b] + s4[3][b]);
+            cnt[b] = c2[0][b] + c2[1][b];
+            sum[b] = s2[0][b] + s2[1][b];
         }
     } else { // short rows: clearing and adding four copies would cost more than the chain
         memset(cnt, 0, sizeof cnt);
