@@ -408,8 +408,8 @@ function drawTokenAxes(f) {
   // the heatmap's height only where tokens could be shown: reading it forces a layout in the commit
   const px = pieces && pieces.length === f.n ? $('hm-M').clientHeight / f.n : 0;
   const on = px >= 9;
-  document.documentElement.toggleAttribute('data-tokens', on);
-  rows.hidden = cols.hidden = !on;
+  if (document.documentElement.hasAttribute('data-tokens') !== on) document.documentElement.toggleAttribute('data-tokens', on);
+  if (rows.hidden !== !on) rows.hidden = cols.hidden = !on;
   if (!on) return;
   const key = `${pieces.join('\u0000')}|${px.toFixed(1)}`;
   if (rows.dataset.key === key) return;
@@ -1067,7 +1067,7 @@ async function start() {
     worker: () => (mechWorker ??= makeMechWorker()),
     useW: (W, cols) => { trainedW = { W, cols }; dirty = 'matrix'; release = true; redraw.controls = true; if (st.variant !== 'hedgehog') onChange('variant', 'hedgehog', 'change'); else schedule(); },
     usingW: () => !!trainedW,
-    opened: (on) => $('mech-open').setAttribute('aria-pressed', String(on)),
+    opened: (on) => { if ($('mech-open').getAttribute('aria-pressed') !== String(on)) $('mech-open').setAttribute('aria-pressed', String(on)); },
   });
   $('mech-open').addEventListener('click', () => {
     if (st.mech) { onChange('mech', '', 'change'); return; }

@@ -405,14 +405,21 @@ export function mountMechanisms(box, env) {
     sync(s) {
       st = s;
       open = s.mech;
-      box.hidden = !open; // closed, the lab keeps to one screen
+      // every write guarded: this runs on each input of a drag, and an unchanged attribute or value
+      // written again still costs style and layout work in the frame that shows the new heatmaps
+      const put = (x, key, v) => { if (x[key] !== v) x[key] = v; };
+      put(box, 'hidden', !open); // closed, the lab keeps to one screen
       env.opened?.(!!open);
-      for (const [i, [name]] of VIEWS.entries()) { tabButtons[i].setAttribute('aria-selected', String(open === name)); panes[name].hidden = open !== name; }
-      S.range.max = String(s.n); S.range.value = String(s.step);
-      C.budget.value = String(s.budget);
-      for (const [id, b] of Object.entries(R.boxes)) b.checked = (s.mems || '').split(',').includes(id);
-      R.d.value = String(s.mem_d); R.pairs.value = String(s.pairs); R.scale.value = String(s.mem_scale);
-      D.steps.value = String(s.steps); D.lr.value = String(s.lr);
+      for (const [i, [name]] of VIEWS.entries()) {
+        const sel = String(open === name);
+        if (tabButtons[i].getAttribute('aria-selected') !== sel) tabButtons[i].setAttribute('aria-selected', sel);
+        put(panes[name], 'hidden', open !== name);
+      }
+      put(S.range, 'max', String(s.n)); put(S.range, 'value', String(s.step));
+      put(C.budget, 'value', String(s.budget));
+      for (const [id, b] of Object.entries(R.boxes)) put(b, 'checked', (s.mems || '').split(',').includes(id));
+      put(R.d, 'value', String(s.mem_d)); put(R.pairs, 'value', String(s.pairs)); put(R.scale, 'value', String(s.mem_scale));
+      put(D.steps, 'value', String(s.steps)); put(D.lr, 'value', String(s.lr));
       if (open !== 'stepper' && playing) togglePlay();
     },
     /** Start what the open view needs for this state (never during a drag: the caller waits for the release). */

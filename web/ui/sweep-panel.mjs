@@ -88,9 +88,12 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
       if (seeds.value !== String(st.sweep_seeds)) seeds.value = String(st.sweep_seeds);
       const on = !!st.sweep;
       const many = on && seeded(schema, st);
-      seeds.hidden = seedsLabel.hidden = !many;
-      chartBox.hidden = !on;
-      if (!on) note.textContent = 'pick a knob: the readout is computed over its range, in the background';
+      // guarded writes: an unchanged attribute or text written on every input still costs the frame that
+      // must show the new heatmaps style and layout work
+      if (seeds.hidden !== !many) seeds.hidden = seedsLabel.hidden = !many;
+      if (chartBox.hidden !== !on) chartBox.hidden = !on;
+      const idle = 'pick a knob: the readout is computed over its range, in the background';
+      if (!on && note.textContent !== idle) note.textContent = idle;
     },
     /**
      * Draw the points so far: points[i] = {value, mean, min, max, reason} or undefined (not yet);
