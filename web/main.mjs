@@ -51,6 +51,23 @@ let hosts = null;             // host pages' messages (web/messages.mjs)
 let exporter = null;          // the export menu (web/ui/export-menu.mjs)
 const view = { frame: null, readouts: null, readoutsStale: false, spec: null, overlay: {}, specStale: false, waitingFrame: false, frameJob: 0, readoutsJob: 0, localJob: 0 };
 
+// Readouts that wait for a newer result are dimmed once they have waited STALE_GRACE_MS: the usual wait
+// (a display frame or two at n = 1024) then neither flickers the table on every input of a drag nor costs
+// the frame that draws the new heatmaps a restyle and layout of it; a longer wait (the readouts of a drag
+// above n = 1024 come on release, a spectrum at n = 4096 takes seconds) is shown as before.
+const STALE_GRACE_MS = 150;
+const staleSince = { readoutsStale: null, specStale: null }; // when each began to wait, or null
+/** Set view.readoutsStale or view.specStale, noting when the wait began (and redrawing once it is long). */
+function setStale(key, flag) {
+  view[key] = flag;
+  if (!flag) { staleSince[key] = null; return; }
+  if (staleSince[key] !== null) return;
+  staleSince[key] = performance.now();
+  setTimeout(() => { redraw.readouts = true; schedule(); }, STALE_GRACE_MS + 1);
+}
+/** Whether to show view[key]'s results as stale (dimmed): stale for STALE_GRACE_MS or longer. */
+const staleShown = (key) => view[key] && staleSince[key] !== null && performance.now() - staleSince[key] >= STALE_GRACE_MS;
+
 // a real model (docs/model.md): its files are read in the sweep worker, which runs the forward pass per
 // text; the capture (every layer's and head's Q, K, V) is sent to each engine, and requests name it
 const modelView = { config: null, tensors: null, ids: null, pieces: null, ms: 0, busy: false, loadId: 0, runId: 0, error: null, synthetic: null };
@@ -160,7 +177,7 @@ function requestWorkers(compute, drag) {
   const frame = !here && (compute || view.waitingFrame);
   const readouts = !here && (compute || view.readoutsStale);
   if (frame) { view.waitingFrame = true; view.frameJob = id; }
-  if (readouts) { view.readoutsStale = true; view.readoutsJob = id; }
+  if (readouts) { setStale('readoutsStale', true); view.readoutsJob = id; }
   // the frame worker computes the heatmaps at every n above the page's and follows them with the readouts:
   // it holds M and A already, and the spectrum worker's core stays free for the spectrum. Above
   // FRAME_WORKER_MAX_N a drag gets quick frames (no n×n matrix) and the readouts wait for the release.
@@ -177,7 +194,7 @@ function requestWorkers(compute, drag) {
   // (docs/performance.md, "The page at n = 1024"; no target for the spectrum at these n)
   if (viaFrameWorker && !quick && !workers.frame.failed) { spectrumHold.hold(spectrumJob); workers.spectrum.posted = id; }
   else { spectrumHold.clear(); post(workers.spectrum, spectrumJob); }
-  view.specStale = true;
+  setStale('specStale', true);
   return id;
 }
 
@@ -233,11 +250,11 @@ function onWorkerMessage(w, m) {
     pendingMarks.heat = seq;
     redraw.heat = true; redraw.readouts = true; // the cost line
   } else if (m.part === 'spectrum') {
-    view.spec = m; view.specStale = stale;
+    view.spec = m; setStale('specStale', stale);
     pendingMarks.spec = seq;
     redraw.spec = true; redraw.readouts = true;
   } else if (m.part === 'readouts') {
-    view.readouts = m.readouts; view.readoutsStale = m.id < view.readoutsJob;
+    view.readouts = m.readouts; setStale('readoutsStale', m.id < view.readoutsJob);
     pendingMarks.plain = seq;
     redraw.readouts = true;
   } else if (m.part === 'overlay') {
@@ -296,7 +313,7 @@ function commit() {
       if (small && engine) {
         try {
           view.frame = engine.frame(requestOf(st), { readouts: true });
-          view.readouts = view.frame.readouts; view.readoutsStale = false;
+          view.readouts = view.frame.readouts; setStale('readoutsStale', false);
           view.waitingFrame = false; view.localJob = id;
           tags.frame = tags.plain = { key: JSON.stringify(requestOf(st)), drag: false };
           redraw.heat = true; redraw.readouts = true;
@@ -517,10 +534,10 @@ function drawReadouts() {
     const why = text.includes('—') ? reason : '';
     const w = l.lastChild;
     if (w.textContent !== why) w.textContent = why;
-    tr.classList.toggle('stale', row.spectral ? view.specStale : view.readoutsStale);
+    tr.classList.toggle('stale', staleShown(row.spectral ? 'specStale' : 'readoutsStale'));
   }
   setText('cost', costLine(view.frame?.cost, st.n));
-  setText('readout-state', view.specStale ? 'spectral readouts updating…' : '');
+  setText('readout-state', staleShown('specStale') ? 'spectral readouts updating…' : '');
   drawEntropy(r.entropy_hist ?? null);
 }
 
@@ -533,7 +550,7 @@ function setText(id, text) {
 // the histogram canvas's CSS size, from a ResizeObserver (never a forced layout in a commit)
 const entBox = { width: 0, height: 0, drawn: null };
 function drawEntropy(hist) {
-  $('ent-hist').classList.toggle('stale', view.readoutsStale);
+  $('ent-hist').classList.toggle('stale', staleShown('readoutsStale'));
   const dark = isDark();
   const key = entBox.drawn;
   const px = textPx();

@@ -316,8 +316,12 @@ describe('fallbacks and large n', () => {
     await hold('#k-p', 3, 5);
     await p.waitForFunction(() => window.attnviz.view.frame?.quick === 'factors', null, { timeout: 30000 });
     expect(await p.textContent('#ds-note')).toMatch(/from the factors L·Rᵀ while dragging \(exact\); readouts on release/);
+    // readouts that wait longer than the grace (150 ms; here until the release) are dimmed, and only those
+    await p.waitForFunction(() => document.querySelectorAll('#readout-table tr.stale').length > 0, null, { timeout: 30000 });
+    expect(await p.evaluate(() => document.getElementById('ent-hist').classList.contains('stale'))).toBe(true);
     await p.mouse.up();
     await waitSettled(p, 90000);
+    expect(await p.evaluate(() => document.querySelectorAll('#readout-table tr.stale').length)).toBe(0);
     expect(await p.evaluate(() => window.attnviz.view.frame.quick ?? null)).toBe(null);
     expect(await p.textContent('#ds-note')).toBe('n = 2048 shown as 256×256: blocks of 8×8, block mean');
     expect(await p.evaluate(() => window.attnviz.view.readouts.row_entropy_mean)).toBeGreaterThan(0);
