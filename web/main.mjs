@@ -51,22 +51,29 @@ let hosts = null;             // host pages' messages (web/messages.mjs)
 let exporter = null;          // the export menu (web/ui/export-menu.mjs)
 const view = { frame: null, readouts: null, readoutsStale: false, spec: null, overlay: {}, specStale: false, waitingFrame: false, frameJob: 0, readoutsJob: 0, localJob: 0 };
 
-// Readouts that wait for a newer result are dimmed once they have waited STALE_GRACE_MS: the usual wait
-// (a display frame or two at n = 1024) then neither flickers the table on every input of a drag nor costs
-// the frame that draws the new heatmaps a restyle and layout of it; a longer wait (the readouts of a drag
-// above n = 1024 come on release, a spectrum at n = 4096 takes seconds) is shown as before.
+// Readouts behind the newest request are dimmed once nothing newer has reached the screen for
+// STALE_GRACE_MS: during a drag at n = 1024 a newer result arrives every few frames (each starts the grace
+// again), so the table neither flickers on every input nor costs the frame that draws the new heatmaps a
+// restyle and layout of it; a longer wait (the readouts of a drag above n = 1024 come on release, a
+// spectrum at n = 4096 takes seconds) is dimmed as before. The timer sets the flag itself (no clock
+// comparison in the commit, so a coarse clock cannot skip the dimming).
 const STALE_GRACE_MS = 150;
-const staleSince = { readoutsStale: null, specStale: null }; // when each began to wait, or null
-/** Set view.readoutsStale or view.specStale, noting when the wait began (and redrawing once it is long). */
-function setStale(key, flag) {
+const stale = { readoutsStale: { timer: 0, shown: false }, specStale: { timer: 0, shown: false } };
+/**
+ * Set view.readoutsStale or view.specStale. `delivered`: a result for this part just reached the page
+ * (flag: it is still behind the newest request): what is shown was renewed, so its grace starts again.
+ */
+function setStale(key, flag, delivered = false) {
   view[key] = flag;
-  if (!flag) { staleSince[key] = null; return; }
-  if (staleSince[key] !== null) return;
-  staleSince[key] = performance.now();
-  setTimeout(() => { redraw.readouts = true; schedule(); }, STALE_GRACE_MS + 1);
+  const s = stale[key];
+  if (flag && !delivered && (s.timer || s.shown)) return; // already waiting, or already dimmed
+  clearTimeout(s.timer);
+  s.timer = 0;
+  if (s.shown) { s.shown = false; redraw.readouts = true; }
+  if (flag) s.timer = setTimeout(() => { s.timer = 0; s.shown = true; redraw.readouts = true; schedule(); }, STALE_GRACE_MS);
 }
-/** Whether to show view[key]'s results as stale (dimmed): stale for STALE_GRACE_MS or longer. */
-const staleShown = (key) => view[key] && staleSince[key] !== null && performance.now() - staleSince[key] >= STALE_GRACE_MS;
+/** Whether to show view[key]'s results as stale (dimmed). */
+const staleShown = (key) => view[key] && stale[key].shown;
 
 // a real model (docs/model.md): its files are read in the sweep worker, which runs the forward pass per
 // text; the capture (every layer's and head's Q, K, V) is sent to each engine, and requests name it
@@ -127,7 +134,10 @@ const stats = { seq: 0, inputAt: new Map(), heatAt: new Map(), plainAt: new Map(
 // --- compute ------------------------------------------------------------------------------------
 let engine = null;             // the page's own engine (n ≤ MAIN_THREAD_MAX_N)
 const gate = createResultGate();
-const spectrumHold = createHold(); // the spectrum worker's job while the frame worker computes (releaseSpectrum)
+// the spectrum worker's job while the frame worker computes (releaseSpectrum); during a drag faster than
+// the frame worker, it goes anyway every SPECTRUM_MAX_HOLD_MS, so that a spectrum still follows the drag
+const SPECTRUM_MAX_HOLD_MS = 120;
+const spectrumHold = createHold({ maxWaitMs: SPECTRUM_MAX_HOLD_MS });
 let workers = null;            // {spectrum, frame}: see makeWorker
 
 // the inspection API (web/inspect.mjs, docs/inspection.md): each part of the view is tagged with the
@@ -250,11 +260,11 @@ function onWorkerMessage(w, m) {
     pendingMarks.heat = seq;
     redraw.heat = true; redraw.readouts = true; // the cost line
   } else if (m.part === 'spectrum') {
-    view.spec = m; setStale('specStale', stale);
+    view.spec = m; setStale('specStale', stale, true);
     pendingMarks.spec = seq;
     redraw.spec = true; redraw.readouts = true;
   } else if (m.part === 'readouts') {
-    view.readouts = m.readouts; setStale('readoutsStale', m.id < view.readoutsJob);
+    view.readouts = m.readouts; setStale('readoutsStale', m.id < view.readoutsJob, true);
     pendingMarks.plain = seq;
     redraw.readouts = true;
   } else if (m.part === 'overlay') {

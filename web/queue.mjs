@@ -57,14 +57,19 @@ export function createResultGate() {
  * worker's answer to the same request: web/main.mjs). hold(job) keeps it (a newer one replaces it);
  * answered(id) gives it back, and lets it go, once the other worker has answered request `id` ≥ its id
  * (an older request's late answer does not release it), else null; answered() with no id, at once.
+ * maxWaitMs: an answer to an older request lets it go too once jobs have been held for that long without
+ * a break (replacements included): when requests come faster than the other worker answers them (a fast
+ * drag), the held job would otherwise wait until the requests stop. `now`: the clock (tests).
  */
-export function createHold() {
+export function createHold({ maxWaitMs = Infinity, now = () => performance.now() } = {}) {
   let held = null;
+  let since = 0; // when the current run of held jobs began
   return {
-    hold(job) { held = job; },
+    hold(job) { if (!held) since = now(); held = job; },
     clear() { held = null; },
     answered(id = Infinity) {
-      if (!held || !(id >= held.id)) return null;
+      if (!held || Number.isNaN(id) || typeof id !== 'number') return null;
+      if (!(id >= held.id) && !(now() - since >= maxWaitMs)) return null;
       const job = held;
       held = null;
       return job;

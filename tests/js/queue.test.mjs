@@ -25,6 +25,24 @@ describe('a job held until another worker answers', () => {
     hold.hold({ id: 9 });
     expect(hold.answered(NaN)).toBe(null); // not a request id
   });
+
+  it('lets the newest go on an older answer once jobs have been held for maxWaitMs without a break', () => {
+    let t = 0;
+    const hold = createHold({ maxWaitMs: 100, now: () => t });
+    hold.hold({ id: 1 });
+    t = 60; hold.hold({ id: 2 }); // replaced: the run of held jobs began at 0
+    t = 99; expect(hold.answered(1)).toBe(null); // an older answer, not yet 100 ms
+    t = 100; expect(hold.answered(1)).toEqual({ id: 2 }); // 100 ms held: the newest goes
+    t = 150; hold.hold({ id: 3 }); // a new run begins at 150
+    t = 240; expect(hold.answered(2)).toBe(null);
+    t = 250; expect(hold.answered(2)).toEqual({ id: 3 });
+    t = 300; hold.hold({ id: 4 });
+    expect(hold.answered(NaN)).toBe(null); // still not a request id, however long
+    t = 1000; expect(hold.answered(NaN)).toBe(null);
+    hold.clear();
+    t = 1001; hold.hold({ id: 5 }); // cleared: a new run
+    t = 1050; expect(hold.answered(4)).toBe(null);
+  });
 });
 
 describe('worker slot: latest wins', () => {
