@@ -13,6 +13,11 @@ export default defineConfig({
     reportCompressedSize: false,
     chunkSizeWarningLimit: 1000,
     lib: { entry: 'web/embed.mjs', formats: ['es'], fileName: () => 'embed.js' },
+    rollupOptions: {
+      // charts.mjs imports uPlot on first need for the page; the element imports it itself, to stay one
+      // file (web/embed.mjs), so that dynamic import is meant to be ineffective here
+      onwarn(warning, warn) { if (warning.code !== 'INEFFECTIVE_DYNAMIC_IMPORT') warn(warning); },
+    },
   },
   worker: { format: 'iife' },
 });

@@ -20,13 +20,16 @@ import { colorTable } from './render/colormap.mjs';
 import { drawHeatmap, drawColorbar, sharedRange, symmetricRange } from './render/heatmap.mjs';
 import { fmt, fmtSigned } from './render/format.mjs';
 import { chartData, LOG_X_MIN_N } from './render/spectrum.mjs';
-import { makeSpectrumChart, makeErrorChart } from './render/charts.mjs';
+import uPlot from 'uplot';
+import { makeSpectrumChart, makeErrorChart, provideUPlot } from './render/charts.mjs';
 import { READOUT_ROWS, rowReason, rowLabel, costLine } from './render/readouts.mjs';
 import { typeset } from './render/tex.mjs';
 import { cliReadouts, readoutKeys, linkState } from './inspect.mjs';
 import { overlayKey } from './engine.mjs';
 import css from './embed.css?inline';
 import uplotCss from 'uplot/dist/uPlot.min.css?inline';
+
+provideUPlot(uPlot); // in this one file: the element draws its charts without a second fetch
 
 /** Attributes that are not the link's key of the same name (HTML lower-cases attribute names). */
 const ATTRIBUTE_KEY = { view: 'embed', 'power-n': 'N' };

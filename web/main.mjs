@@ -18,9 +18,9 @@ import { Engine, MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N, overlayKey } from './eng
 import { createResultGate, createHold } from './queue.mjs';
 import { colorTable } from './render/colormap.mjs';
 import { drawHeatmap, drawColorbar, sharedRange, symmetricRange, cellAt } from './render/heatmap.mjs';
-import { fmt, fmtSigned, fmtMs } from './render/format.mjs';
+import { fmt, fmtSigned, fmtMs, fmtWhole } from './render/format.mjs';
 import { rankAtRelative, chartData, LOG_X_MIN_N } from './render/spectrum.mjs';
-import { makeSpectrumChart, makeErrorChart, floorDrawn, SERIES } from './render/charts.mjs';
+import { makeSpectrumChart, makeErrorChart, floorDrawn, SERIES, loadUPlot, uPlotReady } from './render/charts.mjs';
 import { READOUT_ROWS, rowReason, rowLabel, costLine } from './render/readouts.mjs';
 import { entropyBars, entropyNote, drawEntropyHistogram } from './render/entropy.mjs';
 import { buildControls } from './ui/controls.mjs';
@@ -145,7 +145,7 @@ let workers = null;            // {spectrum, frame}: see makeWorker
 const tags = { frame: null, plain: null, spec: null };
 const jobOf = new Map();       // request id → its tag (the newest 64)
 const inspector = createInspector(() => {
-  const quiet = st && !raf && !urlTimer && dirty === null && !release && !dragging && !modelView.busy &&
+  const quiet = st && !raf && !urlTimer && !chartsWaiting && dirty === null && !release && !dragging && !modelView.busy &&
     Object.values(workers).every((w) => w.done >= w.posted);
   return quiet ? { hash: schema.toHash(st), address: location.hash, req: requestOf(st), parts: { frame: view.frame, plain: view.readouts, spec: view.spec }, tags, av,
     tokens: st.src === 'model' && modelView.tensors ? modelView.pieces.slice() : null } : null;
@@ -347,7 +347,10 @@ function commit() {
   if ($('computing').hidden !== veil) $('computing').hidden = veil;
   setStatus();
   const t = performance.now();
-  if (pendingMarks.heat !== null) { stats.heatAt.set(pendingMarks.heat, t); pendingMarks.heat = null; }
+  if (pendingMarks.heat !== null) {
+    stats.heatAt.set(pendingMarks.heat, t); pendingMarks.heat = null;
+    if (!uPlotReady()) ensureCharts(); // the charts' module, once the first heatmaps are drawn (charts.mjs)
+  }
   if (pendingMarks.plain !== null) { stats.plainAt.set(pendingMarks.plain, t); pendingMarks.plain = null; }
   if (pendingMarks.spec !== null) { stats.specAt.set(pendingMarks.spec, t); pendingMarks.spec = null; }
   inspector.notify();
@@ -460,7 +463,7 @@ function swampNote(s) {
     'or ε = 0, change that; more features m do not.';
 }
 
-let charts = null;
+let charts = null, chartsWaiting = false; // chartsWaiting: uPlot's module is loading (ensureCharts)
 const prefersDark = matchMedia('(prefers-color-scheme: dark)'); // live: .matches follows the system
 const isDark = () => document.documentElement.dataset.theme === 'dark' ||
   (document.documentElement.dataset.theme === 'auto' && prefersDark.matches);
@@ -477,11 +480,22 @@ function chartSize(el) {
   return { width: Math.max(200, Math.floor(b.width)), height: Math.max(80, Math.floor(b.height) - legend - 2) };
 }
 
-/** The charts for the current text size and x axis (made again when either changes). */
+/**
+ * The charts for the current text size and x axis (made again when either changes); false while uPlot is
+ * still loading (charts.mjs), which it starts, and the spectra are drawn again once it is in.
+ */
 function ensureCharts() {
+  if (!uPlotReady()) {
+    if (!chartsWaiting) {
+      chartsWaiting = true;
+      loadUPlot().then(() => { chartsWaiting = false; redraw.spec = true; schedule(); },
+        (err) => { chartsWaiting = false; showNotice(`the charts did not load: ${err.message}`); });
+    }
+    return false;
+  }
   const logX = st.n > LOG_X_MIN_N;
   const key = `${textPx()}|${logX}`;
-  if (charts?.key === key) return;
+  if (charts?.key === key) return true;
   charts?.destroy();
   const se = $('chart-spectrum'), ee = $('chart-error');
   const opts = { dark: isDark, fontPx: textPx(), logX };
@@ -496,10 +510,11 @@ function ensureCharts() {
   ro.observe(se.parentElement); // and each legend: its height (it wraps when narrow) is the charts' to give
   for (const el of [se, ee]) ro.observe(el.querySelector('.u-legend'));
   charts = { spectrum, error, key, destroy() { ro.disconnect(); spectrum.destroy(); error.destroy(); } };
+  return true;
 }
 
 function drawSpectra() {
-  ensureCharts();
+  const drawn = ensureCharts();
   const s = view.spec?.sv ? view.spec : null; // a failed route has no σ (its readouts say why)
   const n = st.n;
   const ov = view.overlay;
@@ -511,8 +526,7 @@ function drawSpectra() {
   // the x axis ends where the last curve does, log above LOG_X_MIN_N (ensureCharts), where the
   // overlays' top σ would otherwise sit in the first pixels
   const data = chartData({ spec: s, overlays: Object.fromEntries(['S', 'E', 'A'].filter(current).map((k) => [k, ov[k]])), n, ceiling });
-  charts.spectrum.update(data.spectrum);
-  charts.error.update(data.error);
+  if (drawn) { charts.spectrum.update(data.spectrum); charts.error.update(data.error); }
   const route = s ? `${s.route}${s.partial ? ': ranks are lower bounds' : ''}; ${fmtMs(s.ms)} in the worker`
     : view.spec ? `no spectrum: ${view.spec.message}` : 'computing…';
   const floorRel = s && s.sv[0] > 0 ? s.floor / s.sv[0] : 0;
@@ -616,8 +630,8 @@ function dims() {
 /** The note for a feature dimension above the library's cap, or null. */
 function featureNote(fd) {
   if (fd.status !== av.STATUS.ERR_FEATURE_DIM) return null;
-  const r = fd.r < 1e9 ? fd.r.toLocaleString('en') : fd.r.toExponential(2).replace('e+', '·10^');
-  return `feature dimension ${fd.saturated ? '≥ ' : ''}${r} > ${av.limits.maxFeatureDim.toLocaleString('en')}: ` +
+  const r = fd.r < 1e9 ? fmtWhole(fd.r) : fd.r.toExponential(2).replace('e+', '·10^');
+  return `feature dimension ${fd.saturated ? '≥ ' : ''}${r} > ${fmtWhole(av.limits.maxFeatureDim)}: ` +
     'no linear path (the matrix comes from the closed form)';
 }
 
@@ -1199,7 +1213,7 @@ window.attnviz = {
   get view() { return view; },
   get charts() { return charts; },
   get ready() { return !!engine && !!workers && workers.spectrum.ready && workers.frame.ready; },
-  get idle() { return !!workers && !raf && !urlTimer && dirty === null && Object.values(workers).every((w) => w.done >= w.posted); },
+  get idle() { return !!workers && !raf && !urlTimer && !chartsWaiting && dirty === null && Object.values(workers).every((w) => w.done >= w.posted); },
   /** A promise of {state, readouts, tokens} once the view for the current state has settled (docs/inspection.md). */
   snapshot: () => inspector.snapshot(),
   /** A promise of the finished sweep for the current state, or of null when it is off (docs/inspection.md). */

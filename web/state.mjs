@@ -20,6 +20,7 @@
 
 import { VARIANT_VIEW, KNOB_VIEW, OPENING_VARIANT, variantView } from './variants.mjs';
 import { SWEEP_READOUTS, MAX_SEEDS } from './sweep.mjs';
+import { fmtWhole } from './render/format.mjs';
 
 const VERSION = 1;
 
@@ -515,7 +516,7 @@ export function missingPresentation(registry) {
 // A link is untrusted and may be long: the notice names a handful and counts the rest.
 const NAMED_UNKNOWN = 5;
 const MAX_PROBLEMS = 8;
-const count = (x) => x.toLocaleString('en-US'); // 12,480
+const count = fmtWhole; // 12,480
 
 function unknownSentence(keys) {
   if (keys.length === 1) return `unknown parameter "${keys[0]}" ignored`;

@@ -1,7 +1,7 @@
 // Colour tables, number formatting, heatmap downsampling and ranges, spectrum shaping: pure, no DOM.
 import { describe, it, expect } from 'vitest';
 import { colorTable, buildTable, colorIndex, luminance, COLORMAPS, hexToRgb } from '../../web/render/colormap.mjs';
-import { fmt, fmtSigned, fmtCount, fmtBytes, fmtPct, fmtMs, fmtRatio, ticks } from '../../web/render/format.mjs';
+import { fmt, fmtSigned, fmtCount, fmtBytes, fmtPct, fmtMs, fmtRatio, fmtWhole, ticks } from '../../web/render/format.mjs';
 import { sharedRange, symmetricRange, paint, cellAt, quantile, selectKth } from '../../web/render/heatmap.mjs';
 import { blockSize } from '../../web/downsample.mjs';
 import { normalisedSpectrum, errorCurve, rankAtRelative, plotLength } from '../../web/render/spectrum.mjs';
@@ -285,6 +285,14 @@ describe('spectrum shaping and readout text', () => {
     expect(line(1234567, 1000)).toContain('linear 1,235× cheaper');
     expect([0.5, 1, 1.04, 1.06, 2.345, 9.94, 9.96, 12.4, 1024].map(fmtRatio)).toEqual(['0.5', '1', '1', '1.1', '2.3', '9.9', '10', '12', '1,024']);
     expect([0, -1, NaN, Infinity, null].map(fmtRatio)).toEqual(['—', '—', '—', '—', '—']);
+  });
+
+  it('writes whole numbers as Intl.NumberFormat(\'en\') does, without making one', () => {
+    const intl = new Intl.NumberFormat('en');
+    const values = [0, -0, 1, 9, 10, 99, 100, 999, 1000, 1001, 12480, 999999, 1000000, 1234567, -1, -999, -1000, -1234567,
+      2 ** 31, 2 ** 53, -(2 ** 53), 1e20, 999999999999999999999, 1e21, 1e21 + 5e5, 1234.5678, -0.5, 0.1, NaN, Infinity, -Infinity];
+    for (let e = 0; e < 21; e++) values.push(10 ** e, 10 ** e - 1, -(10 ** e) + 1, 7 * 10 ** e + 3);
+    for (const x of values) expect(fmtWhole(x), String(x)).toBe(intl.format(x));
   });
 });
 

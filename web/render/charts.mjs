@@ -1,7 +1,28 @@
 // charts.mjs: the spectrum and truncated-SVD error charts (uPlot, log y axes). Each touches only the
 // element it is given; update() takes the arrays shaped by spectrum.mjs.
-import uPlot from 'uplot';
+// uPlot itself is loaded on first need (loadUPlot), not with the page: its module makes an Intl object, and
+// the first Intl object of a page starts ICU (40–100 ms in a fresh headless Chromium on the 2-core build
+// machine), which the first view's heatmaps and readouts need not wait for (docs/performance.md, "A cold load").
 import 'uplot/dist/uPlot.min.css';
+import { fmtWhole } from './format.mjs';
+
+let UPlot = null, loadingUPlot = null;
+/** A promise of uPlot's class, imported on the first call (the same promise after). */
+export function loadUPlot() {
+  loadingUPlot ??= import('uplot').then((m) => { UPlot = m.default; return UPlot; });
+  return loadingUPlot;
+}
+/** uPlot's class, given by a bundle that imports it itself (the <attn-viz> element, which is one file). */
+export function provideUPlot(cls) {
+  UPlot = cls;
+  loadingUPlot = Promise.resolve(cls);
+}
+/** uPlot's class once loadUPlot() has resolved, else null: chart makers need it (they throw without). */
+export function uPlotReady() { return UPlot; }
+function needUPlot() {
+  if (!UPlot) throw new Error('charts.mjs: uPlot is not loaded yet (await loadUPlot())');
+  return UPlot;
+}
 
 /**
  * The curves, told apart three ways, so that no one depends on colour alone (Okabe–Ito colours, safe
@@ -104,7 +125,7 @@ const SUPERSCRIPT = { '-': '⁻', 0: '⁰', 1: '¹', 2: '²', 3: '³', 4: '⁴',
 export function powerLabel(v, counts = false) {
   const e = Math.round(Math.log10(v));
   if (e === 0) return '1';
-  if (counts && e > 0) return v.toLocaleString('en');
+  if (counts && e > 0) return fmtWhole(Math.round(v));
   return `10${String(e).split('').map((ch) => SUPERSCRIPT[ch]).join('')}`;
 }
 
@@ -199,7 +220,7 @@ export function makeSpectrumChart(el, { width, height, dark, fontPx = 11, logX =
     series: [{ label: 'i' }, ...SERIES.map((s) => ({ label: s.label, stroke: s.color, width: 1.6, dash: s.dash, points: { show: false }, spanGaps: false }))],
     plugins: [markers(() => marks, dark), seriesMarkers(SERIES)],
   };
-  const u = new uPlot(opts, [[1], [null], [null], [null], [null]], el);
+  const u = new (needUPlot())(opts, [[1], [null], [null], [null], [null]], el);
   return {
     update(data) {
       marks = { ceiling: data.ceiling ?? null, floor: data.floor ?? 0 };
@@ -220,7 +241,7 @@ export function makeErrorChart(el, { width, height, dark, fontPx = 11, logX = fa
   const axis = axisBase(dark, fontPx);
   let marks = { ceiling: null, floor: 0 };
   const styles = [SERIES[2], SERIES[3]];
-  const u = new uPlot({
+  const u = new (needUPlot())({
     width, height,
     legend: legendMarkers(styles),
     cursor: { drag: { x: false, y: false }, points: { show: false } },

@@ -3,7 +3,7 @@
 // comes from the mechanisms worker (web/worker.mjs, web/mechanisms.mjs); this module only asks and draws.
 // The state keys it reads (web/state.mjs): mech (the open view), step, budget, pairs, mem_d, mems,
 // mem_scale, steps, lr. It never blocks input: each view keeps only its newest request in flight.
-import uPlot from 'uplot';
+import { loadUPlot, uPlotReady } from '../render/charts.mjs';
 import { colorTable } from '../render/colormap.mjs';
 import { paint } from '../render/heatmap.mjs';
 import { fmt, fmtBytes, fmtMs } from '../render/format.mjs';
@@ -82,7 +82,7 @@ function makeChart(box, { title, xlabel, ylabel, series, xlog = true, ylog = tru
       }],
     },
   };
-  const plot = new uPlot(opts, [[], ...series.map(() => [])], box);
+  const plot = new (uPlotReady())(opts, [[], ...series.map(() => [])], box);
   return { set(data) { plot.setData(data); }, resize() { plot.setSize({ width: width(), height: 220 }); }, plot };
 }
 
@@ -248,6 +248,7 @@ export function mountMechanisms(box, env) {
     drawScaling();
   }
   function drawScaling() {
+    if (!uPlotReady()) { loadUPlot().then(drawScaling); return; } // uPlot comes after the first view (charts.mjs)
     timeChart ??= makeChart(C.time, { title: 'time per call (this browser, median)', xlabel: 'n', ylabel: 'ms', series: scalingSeries, marks: crossMark });
     memChart ??= makeChart(C.mem, { title: 'memory per call (inputs, output, workspace)', xlabel: 'n', ylabel: 'bytes', series: scalingSeries, marks: crossMark });
     const sc = out.scaling, ns = [...new Set(sc.points.filter((p) => p.n).map((p) => p.n))].sort((a, b) => a - b);
@@ -300,6 +301,7 @@ export function mountMechanisms(box, env) {
     drawRecall();
   }
   function drawRecall() {
+    if (!uPlotReady()) { loadUPlot().then(drawRecall); return; } // uPlot comes after the first view (charts.mjs)
     const rc = out.recall, ids = rc.ids ?? [];
     const series = [...ids.map((id) => ({ label: MEMORIES[id].label, color: COLORS[id] })), { label: '√((N−1)/d)', color: '#888', dash: [3, 3] }];
     byN ??= makeChart(R.byN, { title: `recall error against N (d = ${st.mem_d})`, xlabel: 'pairs N', ylabel: 'mean ‖o − v‖/‖v‖', series, ylog: false });
@@ -357,6 +359,7 @@ export function mountMechanisms(box, env) {
     drawDistill();
   }
   function drawDistill() {
+    if (!uPlotReady()) { loadUPlot().then(drawDistill); return; } // uPlot comes after the first view (charts.mjs)
     const d = out.distill, c = d.chunk;
     const cmp = d.compare;
     const series = [{ label: 'Hedgehog: mean KL(softmax ‖ H)', color: COLORS.delta }, { label: 'elu+1', color: COLORS.elu, dash: [4, 3] }, { label: 'Performer', color: COLORS.performer, dash: [2, 3] }];

@@ -2,7 +2,7 @@
 // off), the readout and the number of seeds, and a uPlot chart of the readout's mean against the knob
 // with a min–max band over the seeds and the current value marked. The panel only shows and asks:
 // main.mjs runs the sweep in a worker and hands the points to update().
-import uPlot from 'uplot';
+import { loadUPlot, uPlotReady } from '../render/charts.mjs';
 import { sweepableEntries, seeded, SWEEP_READOUTS, MAX_SEEDS } from '../sweep.mjs';
 import { fmt } from '../render/format.mjs';
 
@@ -47,7 +47,7 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
     const w = Math.max(220, Math.floor(chartBox.getBoundingClientRect().width) || 300);
     const fontPx = parseFloat(getComputedStyle(chartBox).fontSize) || 11;
     const axis = { stroke: () => (dark() ? '#c8ccd4' : '#333'), grid: { stroke: () => (dark() ? '#333a44' : '#e3e3e3'), width: 1 }, ticks: { show: false }, font: `${fontPx}px system-ui, sans-serif` };
-    chart = new uPlot({
+    chart = new (uPlotReady())({
       width: w, height: Math.round(fontPx * 14),
       legend: { show: true, live: false },
       cursor: { drag: { x: false, y: false } },
@@ -101,6 +101,8 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
      */
     show(points, plan, current, status) {
       if (!plan || plan.off) { if (plan?.off) note.textContent = plan.off; return; }
+      // uPlot comes after the page's first view (charts.mjs): the latest points are drawn once it is in
+      if (!uPlotReady()) { loadUPlot().then(() => this.show(points, plan, current, status)); return; }
       const wantLog = plan.values.length > 2 && plan.values[0] > 0 && plan.values.at(-1) / plan.values[0] >= 50;
       if (!chart || wantLog !== logX) { logX = wantLog; makeChart(); }
       marker = current;
