@@ -507,8 +507,9 @@ function ensureCharts() {
     spectrum.resize(chartSize(se).width, chartSize(se).height);
     error.resize(chartSize(ee).width, chartSize(ee).height);
   });
-  ro.observe(se.parentElement); // and each legend: its height (it wraps when narrow) is the charts' to give
-  for (const el of [se, ee]) ro.observe(el.querySelector('.u-legend'));
+  // each chart's box (the note above the charts can wrap after they are made, which takes height from them
+  // and not from their column) and each legend: its height (it wraps when narrow) is the charts' to give
+  for (const el of [se, ee]) { ro.observe(el); ro.observe(el.querySelector('.u-legend')); }
   charts = { spectrum, error, key, destroy() { ro.disconnect(); spectrum.destroy(); error.destroy(); } };
   return true;
 }

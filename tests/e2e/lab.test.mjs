@@ -369,20 +369,26 @@ describe('fallbacks and large n', () => {
 });
 
 describe('the first view', () => {
-  it('draws its heatmaps before the charts\' module is asked for, and the charts once it is in', async () => {
+  it('draws its heatmaps before the charts\' module is asked for, then the charts, each within its box', async () => {
     // uPlot is imported on first need (web/render/charts.mjs): its module starts ICU, 40–100 ms that the
     // first heatmaps and readouts need not wait for (docs/performance.md, "A cold load")
-    const { page: p, errors: errs } = await openLab(browser.context, server.url, { hash: 'v=1&n=128' });
+    const { page: p, errors: errs } = await openLab(browser.context, server.url, { hash: 'v=1&n=1024' });
     const got = await p.evaluate(() => ({
       first: Math.min(...window.attnviz.stats.heatAt.values()),
       chunks: performance.getEntriesByType('resource').filter((e) => /uPlot/.test(e.name)).map((e) => e.startTime),
       charts: !!window.attnviz.charts?.spectrum && !!window.attnviz.charts?.error,
       drawn: document.querySelectorAll('#chart-spectrum canvas, #chart-error canvas').length,
+      // each chart with its legend within its box (made before the note above them took its final height)
+      fits: ['chart-spectrum', 'chart-error'].map((id) => {
+        const box = document.getElementById(id);
+        return box.querySelector('.uplot').offsetHeight <= box.getBoundingClientRect().height + 1;
+      }),
     }));
     expect(got.chunks.length).toBe(1); // its own chunk, not in the page's script
     expect(got.chunks[0]).toBeGreaterThanOrEqual(got.first);
     expect(got.charts).toBe(true);
     expect(got.drawn).toBe(2);
+    expect(got.fits).toEqual([true, true]);
     expect(errs).toEqual([]);
     await p.close();
   });
