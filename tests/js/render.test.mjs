@@ -9,7 +9,7 @@ import { spectralReadouts } from '../../web/spectral.mjs';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 import { READOUT_ROWS, costLine, rowReason, rowLabel, tolerance } from '../../web/render/readouts.mjs';
 import { entropyBars, entropyNote } from '../../web/render/entropy.mjs';
-import { floorDrawn, logTicks, powerLabel } from '../../web/render/charts.mjs';
+import { floorDrawn, logTicks, powerLabel, markerIndices } from '../../web/render/charts.mjs';
 import { Engine } from '../../web/engine.mjs';
 import { buildSchema } from '../../web/state.mjs';
 
@@ -404,6 +404,17 @@ describe('log axes and the plotted range', () => {
   it('writes 1, 10⁻³ on σ axes and 10, 1,000 on index axes', () => {
     expect([1, 0.1, 1e-3, 1e-12].map((v) => powerLabel(v))).toEqual(['1', '10⁻¹', '10⁻³', '10⁻¹²']);
     expect([1, 10, 1000].map((v) => powerLabel(v, true))).toEqual(['1', '10', '1,000']);
+  });
+
+  it('places markers evenly along a curve, and apart where it is squeezed into a few pixels', () => {
+    const curve = Array.from({ length: 1024 }, (_, i) => (i < 64 ? 1 / (i + 1) : null)); // d = 64 values of n = 1024
+    const picked = markerIndices(curve, 9, 0);
+    expect(picked).toEqual([0, 7, 14, 21, 28, 35, 42, 49, 56]);
+    expect(markerIndices(curve, 9, 0, (j) => 10 * j, 19)).toEqual(picked); // wide: all nine
+    const squeezed = markerIndices(curve, 9, 0, (j) => 0.55 * j, 19); // 64 values over 35 px
+    expect(squeezed).toEqual([0, 35]);
+    expect(markerIndices([null, 2, null], 9, 0, (j) => j, 19)).toEqual([1]); // one value: one marker
+    expect(markerIndices([null, null], 9, 0, (j) => j, 19)).toEqual([]);
   });
   it('keeps the x range up to the last value of any curve, or a mark', () => {
     const z = (k, n) => [...new Array(k).fill(1), ...new Array(n - k).fill(null)];

@@ -37,13 +37,27 @@ export const SERIES = [
   { key: 'A', label: 'softmax A ◆', color: '#cc79a7', dash: [1.5, 3], legendDash: 'dotted', marker: 'diamond' },
 ];
 
-/** Marker positions along a curve: about `count` indices, evenly spaced, where it has a value. */
-export function markerIndices(values, count = 9, offset = 0) {
+/**
+ * Marker positions along a curve: about `count` indices, evenly spaced, where it has a value. With `px`
+ * (index → x in pixels), none nearer than `minGap` pixels to the one kept before it: a curve squeezed into a
+ * few pixels (QKᵀ's d values on an n = 1024 axis) gets one or two markers instead of a blot of nine.
+ */
+export function markerIndices(values, count = 9, offset = 0, px = null, minGap = 0) {
   const idx = [];
   for (let i = 0; i < values.length; i++) if (values[i] !== null && values[i] !== undefined) idx.push(i);
-  if (idx.length <= count) return idx;
   const step = idx.length / count;
-  return Array.from({ length: count }, (_, k) => idx[Math.min(idx.length - 1, Math.floor((k + offset) * step))]);
+  const picked = idx.length <= count ? idx
+    : Array.from({ length: count }, (_, k) => idx[Math.min(idx.length - 1, Math.floor((k + offset) * step))]);
+  if (!px) return picked;
+  const kept = [];
+  let last = -Infinity;
+  for (const j of picked) {
+    const x = px(j);
+    if (kept.length && x - last < minGap) continue;
+    kept.push(j);
+    last = x;
+  }
+  return kept;
 }
 
 /** Draw one marker shape of radius r (device px) centred at (x, y). */
@@ -68,8 +82,9 @@ function seriesMarkers(styles) {
           const ys = u.data[i + 1];
           if (!ys || !u.series[i + 1].show) return;
           ctx.fillStyle = s.color;
-          for (const j of markerIndices(ys, 9, (i + 1) / (styles.length + 1))) {
-            const x = u.valToPos(u.data[0][j], 'x', true), y = u.valToPos(ys[j], 'y', true);
+          const px = (j) => u.valToPos(u.data[0][j], 'x', true);
+          for (const j of markerIndices(ys, 9, (i + 1) / (styles.length + 1), px, 6 * r)) {
+            const x = px(j), y = u.valToPos(ys[j], 'y', true);
             if (x >= left && x <= left + width && y >= top && y <= top + height) drawMarker(ctx, s.marker, x, y, r);
           }
         });
