@@ -1,6 +1,8 @@
 // export.mjs: the page's exports, pure parts (no DOM): a matrix as .npy (format v1.0, as numpy writes
 // it) and as CSV, the readouts and state as JSON. Issue 10, item 3 (docs/page.md, "Export").
 
+import { markerIndices } from './render/spectrum.mjs';
+
 /**
  * A .npy v1.0 file: the magic "\x93NUMPY", version 1.0, a uint16 LE header length, the header dict
  * {'descr': '<f4', 'fortran_order': False, 'shape': (n, d), } padded with spaces and ended by '\n' so
@@ -401,9 +403,10 @@ export function chartSvg(c) {
     const dash = s.dash?.length ? ` stroke-dasharray="${s.dash.join(' ')}"` : '';
     out.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="1.6"${dash}><title>${escapeXml(s.label)}</title></path>`);
     if (s.marker && MARKER_PATH[s.marker]) {
-      const step = Math.max(1, Math.floor(pts.length / 9));
+      // as on the page's charts (spectrum.mjs's markerIndices): nine along the curve, apart where it is squeezed
+      const at = markerIndices(pts, 9, 0, (k) => tx(s.x[pts[k]]), 6 * 3.2);
       out.push(`<g fill="${s.color}">`);
-      for (let k = 0; k < pts.length; k += step) out.push(MARKER_PATH[s.marker](Number(f(tx(s.x[pts[k]]))), Number(f(ty(s.y[pts[k]]))), 3.2));
+      for (const k of at) out.push(MARKER_PATH[s.marker](Number(f(tx(s.x[pts[k]]))), Number(f(ty(s.y[pts[k]]))), 3.2));
       out.push('</g>');
     }
   }

@@ -4,12 +4,12 @@ import { colorTable, buildTable, colorIndex, luminance, COLORMAPS, hexToRgb } fr
 import { fmt, fmtSigned, fmtCount, fmtBytes, fmtPct, fmtMs, fmtRatio, fmtWhole, ticks } from '../../web/render/format.mjs';
 import { sharedRange, symmetricRange, paint, cellAt, quantile, selectKth } from '../../web/render/heatmap.mjs';
 import { blockSize } from '../../web/downsample.mjs';
-import { normalisedSpectrum, errorCurve, rankAtRelative, plotLength } from '../../web/render/spectrum.mjs';
+import { normalisedSpectrum, errorCurve, rankAtRelative, plotLength, markerIndices } from '../../web/render/spectrum.mjs';
 import { spectralReadouts } from '../../web/spectral.mjs';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 import { READOUT_ROWS, costLine, rowReason, rowLabel, tolerance } from '../../web/render/readouts.mjs';
 import { entropyBars, entropyNote } from '../../web/render/entropy.mjs';
-import { floorDrawn, logTicks, powerLabel, markerIndices } from '../../web/render/charts.mjs';
+import { floorDrawn, logTicks, powerLabel } from '../../web/render/charts.mjs';
 import { Engine } from '../../web/engine.mjs';
 import { buildSchema } from '../../web/state.mjs';
 

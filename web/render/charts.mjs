@@ -5,6 +5,7 @@
 // machine), which the first view's heatmaps and readouts need not wait for (docs/performance.md, "A cold load").
 import 'uplot/dist/uPlot.min.css';
 import { fmtWhole } from './format.mjs';
+import { markerIndices } from './spectrum.mjs';
 
 let UPlot = null, loadingUPlot = null;
 /** A promise of uPlot's class, imported on the first call (the same promise after). */
@@ -36,29 +37,6 @@ export const SERIES = [
   { key: 'M', label: 'variant M ●', color: '#0072b2', dash: [], legendDash: 'solid', marker: 'circle' },
   { key: 'A', label: 'softmax A ◆', color: '#cc79a7', dash: [1.5, 3], legendDash: 'dotted', marker: 'diamond' },
 ];
-
-/**
- * Marker positions along a curve: about `count` indices, evenly spaced, where it has a value. With `px`
- * (index → x in pixels), none nearer than `minGap` pixels to the one kept before it: a curve squeezed into a
- * few pixels (QKᵀ's d values on an n = 1024 axis) gets one or two markers instead of a blot of nine.
- */
-export function markerIndices(values, count = 9, offset = 0, px = null, minGap = 0) {
-  const idx = [];
-  for (let i = 0; i < values.length; i++) if (values[i] !== null && values[i] !== undefined) idx.push(i);
-  const step = idx.length / count;
-  const picked = idx.length <= count ? idx
-    : Array.from({ length: count }, (_, k) => idx[Math.min(idx.length - 1, Math.floor((k + offset) * step))]);
-  if (!px) return picked;
-  const kept = [];
-  let last = -Infinity;
-  for (const j of picked) {
-    const x = px(j);
-    if (kept.length && x - last < minGap) continue;
-    kept.push(j);
-    last = x;
-  }
-  return kept;
-}
 
 /** Draw one marker shape of radius r (device px) centred at (x, y). */
 function drawMarker(ctx, shape, x, y, r) {

@@ -58,6 +58,29 @@ export function plotLength(series, atLeast = 0) {
   return Math.min(longest, Math.max(last + 1, atLeast, Math.min(longest, 2)));
 }
 
+/**
+ * Marker positions along a curve: about `count` indices, evenly spaced, where it has a value. With `px`
+ * (index → x in pixels), none nearer than `minGap` pixels to the one kept before it: a curve squeezed into a
+ * few pixels (QKᵀ's d values on an n = 1024 axis) gets one or two markers instead of a blot of nine.
+ */
+export function markerIndices(values, count = 9, offset = 0, px = null, minGap = 0) {
+  const idx = [];
+  for (let i = 0; i < values.length; i++) if (values[i] !== null && values[i] !== undefined) idx.push(i);
+  const step = idx.length / count;
+  const picked = idx.length <= count ? idx
+    : Array.from({ length: count }, (_, k) => idx[Math.min(idx.length - 1, Math.floor((k + offset) * step))]);
+  if (!px) return picked;
+  const kept = [];
+  let last = -Infinity;
+  for (const j of picked) {
+    const x = px(j);
+    if (kept.length && x - last < minGap) continue;
+    kept.push(j);
+    last = x;
+  }
+  return kept;
+}
+
 /** Above this n the spectrum's index runs on a log axis: the overlays hold only the top σ. */
 export const LOG_X_MIN_N = 1024;
 
