@@ -14,8 +14,8 @@ export default defineConfig({
     chunkSizeWarningLimit: 1000,
     lib: { entry: 'web/embed.mjs', formats: ['es'], fileName: () => 'embed.js' },
     rollupOptions: {
-      // charts.mjs imports uPlot on first need for the page; the element imports it itself, to stay one
-      // file (web/embed.mjs), so that dynamic import is meant to be ineffective here
+      // charts.mjs imports uPlot on first need for the page; the element imports it itself (web/embed.mjs),
+      // so that its charts need no second file, and that dynamic import is meant to be ineffective here
       onwarn(warning, warn) { if (warning.code !== 'INEFFECTIVE_DYNAMIC_IMPORT') warn(warning); },
     },
   },

@@ -22,7 +22,7 @@ const CASES = [...av.variantNames.map((name) => [name, {}]),
   ['softmax', { causal: true, decay: 0.95 }], ['softmax', { causal: true, window: 64 }], ['elu', { causal: true, decay: 0.95 }],
   ['deltanet', { beta: 1, decay: 0.9 }]];
 const KNOB = Object.fromEntries(av.knobKeys.map((key, i) => [key, i + 1]));
-const ROUNDS = Math.max(1, Number(process.env.ATTNVIZ_ROUNDS ?? 3));
+const ROUNDS = Math.max(1, Number.parseInt(process.env.ATTNVIZ_ROUNDS ?? '3', 10) || 3);
 const records = [];
 /** The least of each key over rounds of {key: ms or null} (null stays null). */
 const quietest = (rounds) => Object.fromEntries(Object.keys(rounds[0]).map((key) =>

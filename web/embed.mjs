@@ -29,7 +29,7 @@ import { overlayKey } from './engine.mjs';
 import css from './embed.css?inline';
 import uplotCss from 'uplot/dist/uPlot.min.css?inline';
 
-provideUPlot(uPlot); // in this one file: the element draws its charts without a second fetch
+provideUPlot(uPlot); // inside embed.js: the element draws its charts without a second fetch
 
 /** Attributes that are not the link's key of the same name (HTML lower-cases attribute names). */
 const ATTRIBUTE_KEY = { view: 'embed', 'power-n': 'N' };

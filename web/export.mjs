@@ -390,7 +390,7 @@ export function chartSvg(c) {
     out.push(`<line x1="${f(tx(v.x))}" x2="${f(tx(v.x))}" y1="${top}" y2="${top + plotH}" stroke="#555555" stroke-dasharray="6 4"/>`,
       `<text x="${f(tx(v.x) + 4)}" y="${top + 12}" font-size="10" fill="#555555">${escapeXml(v.label)}</text>`);
   }
-  for (const s of c.series) {
+  for (const [si, s] of c.series.entries()) {
     let d = '', pen = false;
     const pts = [];
     s.x.forEach((x, i) => {
@@ -403,8 +403,9 @@ export function chartSvg(c) {
     const dash = s.dash?.length ? ` stroke-dasharray="${s.dash.join(' ')}"` : '';
     out.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="1.6"${dash}><title>${escapeXml(s.label)}</title></path>`);
     if (s.marker && MARKER_PATH[s.marker]) {
-      // as on the page's charts (spectrum.mjs's markerIndices): nine along the curve, apart where it is squeezed
-      const at = markerIndices(pts, 9, 0, (k) => tx(s.x[pts[k]]), 6 * 3.2);
+      // as on the page's charts (spectrum.mjs's markerIndices): nine along the curve, staggered from curve to
+      // curve, apart where it is squeezed
+      const at = markerIndices(pts, 9, (si + 1) / (c.series.length + 1), (k) => tx(s.x[pts[k]]), 6 * 3.2);
       out.push(`<g fill="${s.color}">`);
       for (const k of at) out.push(MARKER_PATH[s.marker](Number(f(tx(s.x[pts[k]]))), Number(f(ty(s.y[pts[k]]))), 3.2));
       out.push('</g>');

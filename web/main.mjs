@@ -313,6 +313,7 @@ function commit() {
   dirty = null;
   if (redraw.controls) { syncChrome(); redraw.controls = false; }
   if (stage !== null || release) {
+    chartsFailed = false; // charts that did not load are tried again with each new view (ensureCharts)
     writeUrl(release);
     const compute = stage !== null && stageDirty(stage, 'readouts');
     const small = st.n <= MAIN_THREAD_MAX_N;
@@ -347,11 +348,11 @@ function commit() {
   if ($('computing').hidden !== veil) $('computing').hidden = veil;
   setStatus();
   const t = performance.now();
-  if (pendingMarks.heat !== null) {
-    stats.heatAt.set(pendingMarks.heat, t); pendingMarks.heat = null;
-    if (!uPlotReady()) ensureCharts(); // the charts' module, once the first heatmaps are drawn (charts.mjs)
-  }
+  if (pendingMarks.heat !== null) { stats.heatAt.set(pendingMarks.heat, t); pendingMarks.heat = null; }
   if (pendingMarks.plain !== null) { stats.plainAt.set(pendingMarks.plain, t); pendingMarks.plain = null; }
+  // the charts' module once the first heatmaps and plain readouts are drawn (charts.mjs; above
+  // MAIN_THREAD_MAX_N the readouts come from the frame worker after the heatmaps)
+  if (!uPlotReady() && stats.heatAt.size && stats.plainAt.size) ensureCharts();
   if (pendingMarks.spec !== null) { stats.specAt.set(pendingMarks.spec, t); pendingMarks.spec = null; }
   inspector.notify();
 }
@@ -463,7 +464,9 @@ function swampNote(s) {
     'or ε = 0, change that; more features m do not.';
 }
 
-let charts = null, chartsWaiting = false; // chartsWaiting: uPlot's module is loading (ensureCharts)
+// chartsWaiting: uPlot's module is loading (ensureCharts); chartsFailed: it did not load, and is tried again
+// on the next input rather than on every frame
+let charts = null, chartsWaiting = false, chartsFailed = false;
 const prefersDark = matchMedia('(prefers-color-scheme: dark)'); // live: .matches follows the system
 const isDark = () => document.documentElement.dataset.theme === 'dark' ||
   (document.documentElement.dataset.theme === 'auto' && prefersDark.matches);
@@ -486,10 +489,15 @@ function chartSize(el) {
  */
 function ensureCharts() {
   if (!uPlotReady()) {
-    if (!chartsWaiting) {
+    if (!chartsWaiting && !chartsFailed) {
       chartsWaiting = true;
-      loadUPlot().then(() => { chartsWaiting = false; redraw.spec = true; schedule(); },
-        (err) => { chartsWaiting = false; showNotice(`the charts did not load: ${err.message}`); });
+      loadUPlot().then(() => { chartsWaiting = false; redraw.spec = true; schedule(); }, (err) => {
+        // said once; the next change of view tries again (a page left open across a redeploy finds its
+        // old chunk gone until it is reloaded)
+        chartsWaiting = false; chartsFailed = true;
+        showNotice(`the charts did not load: ${err.message}`);
+        inspector.notify();
+      });
     }
     return false;
   }

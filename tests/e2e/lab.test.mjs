@@ -369,12 +369,29 @@ describe('fallbacks and large n', () => {
 });
 
 describe('the first view', () => {
-  it('draws its heatmaps before the charts\' module is asked for, then the charts, each within its box', async () => {
+  it('draws its heatmaps before ICU starts and the charts\' module is asked for, then the charts, each within its box', async () => {
     // uPlot is imported on first need (web/render/charts.mjs): its module starts ICU, 40–100 ms that the
     // first heatmaps and readouts need not wait for (docs/performance.md, "A cold load")
-    const { page: p, errors: errs } = await openLab(browser.context, server.url, { hash: 'v=1&n=1024' });
+    const p = await browser.context.newPage();
+    const errs = [];
+    p.on('pageerror', (e) => errs.push(String(e)));
+    p.on('console', (m) => { if (m.type() === 'error') errs.push(m.text()); });
+    await p.addInitScript(() => { // the page's first use of ICU: an Intl object, or a locale-aware method
+      const seen = () => { window.intlFirstAt ??= performance.now(); };
+      for (const name of Object.getOwnPropertyNames(Intl)) {
+        const C = Intl[name];
+        if (typeof C === 'function') Intl[name] = new Proxy(C, { construct: (t, a, nt) => (seen(), Reflect.construct(t, a, nt)), apply: (t, self, a) => (seen(), Reflect.apply(t, self, a)) });
+      }
+      for (const [proto, m] of [[Number.prototype, 'toLocaleString'], [Date.prototype, 'toLocaleString'], [String.prototype, 'localeCompare']]) {
+        const f = proto[m];
+        proto[m] = function (...a) { seen(); return f.apply(this, a); };
+      }
+    });
+    await p.goto(`${server.url}#v=1&n=1024`);
+    await waitSettled(p);
     const got = await p.evaluate(() => ({
       first: Math.min(...window.attnviz.stats.heatAt.values()),
+      intl: window.intlFirstAt ?? null,
       chunks: performance.getEntriesByType('resource').filter((e) => /uPlot/.test(e.name)).map((e) => e.startTime),
       charts: !!window.attnviz.charts?.spectrum && !!window.attnviz.charts?.error,
       drawn: document.querySelectorAll('#chart-spectrum canvas, #chart-error canvas').length,
@@ -386,6 +403,7 @@ describe('the first view', () => {
     }));
     expect(got.chunks.length).toBe(1); // its own chunk, not in the page's script
     expect(got.chunks[0]).toBeGreaterThanOrEqual(got.first);
+    if (got.intl !== null) expect(got.intl).toBeGreaterThanOrEqual(got.first); // ICU starts after the first view
     expect(got.charts).toBe(true);
     expect(got.drawn).toBe(2);
     expect(got.fits).toEqual([true, true]);

@@ -412,9 +412,19 @@ describe('log axes and the plotted range', () => {
     expect(picked).toEqual([0, 7, 14, 21, 28, 35, 42, 49, 56]);
     expect(markerIndices(curve, 9, 0, (j) => 10 * j, 19)).toEqual(picked); // wide: all nine
     const squeezed = markerIndices(curve, 9, 0, (j) => 0.55 * j, 19); // 64 values over 35 px
-    expect(squeezed).toEqual([0, 35]);
+    expect(squeezed.length).toBe(2); // the start and one 19 px on, not nine in 35 px
+    expect(squeezed[0]).toBe(0);
+    expect(0.55 * squeezed[1]).toBeGreaterThanOrEqual(19);
     expect(markerIndices([null, 2, null], 9, 0, (j) => j, 19)).toEqual([1]); // one value: one marker
     expect(markerIndices([null, null], 9, 0, (j) => j, 19)).toEqual([]);
+    // on a log axis, evenly in pixels: along the whole curve, not all but one in its first decade
+    const all = Array.from({ length: 1024 }, () => 1), logPx = (j) => 200 * Math.log10(j + 1);
+    const onLog = markerIndices(all, 9, 0.5, logPx, 19);
+    expect(onLog.length).toBe(9);
+    expect(onLog.at(-1)).toBeGreaterThan(600);
+    for (let k = 1; k < onLog.length; k++) expect(logPx(onLog[k]) - logPx(onLog[k - 1])).toBeGreaterThan(19);
+    // staggered curves: different offsets, different positions
+    expect(markerIndices(all, 9, 0.25, logPx, 19)).not.toEqual(markerIndices(all, 9, 0.75, logPx, 19));
   });
   it('keeps the x range up to the last value of any curve, or a mark', () => {
     const z = (k, n) => [...new Array(k).fill(1), ...new Array(n - k).fill(null)];

@@ -8,12 +8,13 @@ import { fmtWhole } from './format.mjs';
 import { markerIndices } from './spectrum.mjs';
 
 let UPlot = null, loadingUPlot = null;
-/** A promise of uPlot's class, imported on the first call (the same promise after). */
+/** A promise of uPlot's class, imported on the first call (the same promise after; a failed import is tried again). */
 export function loadUPlot() {
-  loadingUPlot ??= import('uplot').then((m) => { UPlot = m.default; return UPlot; });
+  loadingUPlot ??= import('uplot').then((m) => { UPlot = m.default; return UPlot; },
+    (err) => { loadingUPlot = null; throw err; });
   return loadingUPlot;
 }
-/** uPlot's class, given by a bundle that imports it itself (the <attn-viz> element, which is one file). */
+/** uPlot's class, given by a bundle that imports it itself (the <attn-viz> element, whose charts need no second file). */
 export function provideUPlot(cls) {
   UPlot = cls;
   loadingUPlot = Promise.resolve(cls);

@@ -59,17 +59,28 @@ export function plotLength(series, atLeast = 0) {
 }
 
 /**
- * Marker positions along a curve: about `count` indices, evenly spaced, where it has a value. With `px`
- * (index → x in pixels), none nearer than `minGap` pixels to the one kept before it: a curve squeezed into a
- * few pixels (QKᵀ's d values on an n = 1024 axis) gets one or two markers instead of a blot of nine.
+ * Marker positions along a curve: about `count` indices where it has a value, evenly spaced by index, or with
+ * `px` (index → x in pixels, increasing) evenly spaced in pixels over the curve's extent (so a log axis gets
+ * them along its whole width) and none nearer than `minGap` pixels to the one kept before it: a curve
+ * squeezed into a few pixels (QKᵀ's d values on an n = 1024 axis) gets one or two markers instead of a blot
+ * of nine. `offset` (0..1) staggers the markers of different curves.
  */
 export function markerIndices(values, count = 9, offset = 0, px = null, minGap = 0) {
   const idx = [];
   for (let i = 0; i < values.length; i++) if (values[i] !== null && values[i] !== undefined) idx.push(i);
-  const step = idx.length / count;
-  const picked = idx.length <= count ? idx
-    : Array.from({ length: count }, (_, k) => idx[Math.min(idx.length - 1, Math.floor((k + offset) * step))]);
-  if (!px) return picked;
+  if (!px) {
+    if (idx.length <= count) return idx;
+    const step = idx.length / count;
+    return Array.from({ length: count }, (_, k) => idx[Math.min(idx.length - 1, Math.floor((k + offset) * step))]);
+  }
+  if (!idx.length) return [];
+  const xs = idx.map(px), x0 = xs[0], span = xs[xs.length - 1] - x0;
+  const picked = [];
+  for (let k = 0, at = 0; k < count; k++) { // the first index at or past each evenly spaced pixel
+    const target = x0 + ((k + offset) / count) * span;
+    while (at < idx.length - 1 && xs[at] < target) at++;
+    if (picked[picked.length - 1] !== idx[at]) picked.push(idx[at]);
+  }
   const kept = [];
   let last = -Infinity;
   for (const j of picked) {

@@ -56,6 +56,9 @@ function drawGrid(canvas, values, rows, cols, dark) {
   return { lo, hi };
 }
 
+/** A view's note when uPlot did not load (charts.mjs): its charts come with the next draw that finds it. */
+function chartsFailed(note, err) { note.textContent = `The charts did not load (${err.message}); they are tried again on the next update.`; }
+
 /** A small log-log (or lin-log) uPlot chart; series [{label, color, dash}]; marks: vertical lines. */
 function makeChart(box, { title, xlabel, ylabel, series, xlog = true, ylog = true, marks = () => [] }) {
   const width = () => Math.max(260, Math.min(520, box.clientWidth || 420));
@@ -248,7 +251,7 @@ export function mountMechanisms(box, env) {
     drawScaling();
   }
   function drawScaling() {
-    if (!uPlotReady()) { loadUPlot().then(drawScaling); return; } // uPlot comes after the first view (charts.mjs)
+    if (!uPlotReady()) { loadUPlot().then(drawScaling, (err) => chartsFailed(C.note, err)); return; } // uPlot after the first view (charts.mjs)
     timeChart ??= makeChart(C.time, { title: 'time per call (this browser, median)', xlabel: 'n', ylabel: 'ms', series: scalingSeries, marks: crossMark });
     memChart ??= makeChart(C.mem, { title: 'memory per call (inputs, output, workspace)', xlabel: 'n', ylabel: 'bytes', series: scalingSeries, marks: crossMark });
     const sc = out.scaling, ns = [...new Set(sc.points.filter((p) => p.n).map((p) => p.n))].sort((a, b) => a - b);
@@ -301,7 +304,7 @@ export function mountMechanisms(box, env) {
     drawRecall();
   }
   function drawRecall() {
-    if (!uPlotReady()) { loadUPlot().then(drawRecall); return; } // uPlot comes after the first view (charts.mjs)
+    if (!uPlotReady()) { loadUPlot().then(drawRecall, (err) => chartsFailed(R.note, err)); return; } // uPlot after the first view (charts.mjs)
     const rc = out.recall, ids = rc.ids ?? [];
     const series = [...ids.map((id) => ({ label: MEMORIES[id].label, color: COLORS[id] })), { label: '√((N−1)/d)', color: '#888', dash: [3, 3] }];
     byN ??= makeChart(R.byN, { title: `recall error against N (d = ${st.mem_d})`, xlabel: 'pairs N', ylabel: 'mean ‖o − v‖/‖v‖', series, ylog: false });
@@ -359,7 +362,7 @@ export function mountMechanisms(box, env) {
     drawDistill();
   }
   function drawDistill() {
-    if (!uPlotReady()) { loadUPlot().then(drawDistill); return; } // uPlot comes after the first view (charts.mjs)
+    if (!uPlotReady()) { loadUPlot().then(drawDistill, (err) => chartsFailed(D.note, err)); return; } // uPlot after the first view (charts.mjs)
     const d = out.distill, c = d.chunk;
     const cmp = d.compare;
     const series = [{ label: 'Hedgehog: mean KL(softmax ‖ H)', color: COLORS.delta }, { label: 'elu+1', color: COLORS.elu, dash: [4, 3] }, { label: 'Performer', color: COLORS.performer, dash: [2, 3] }];

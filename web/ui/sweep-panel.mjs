@@ -41,6 +41,7 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
   seeds.addEventListener('change', () => onChange('sweep_seeds', seeds.value, 'change'));
 
   let chart = null, shownVariant = null, marker = null, logX = false;
+  let latest = null; // show()'s newest arguments: a draw deferred until uPlot is in draws only those
 
   function makeChart() {
     chart?.destroy();
@@ -100,9 +101,15 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
      * `plan` (sweep.mjs's sweepPlan) and `current` (the knob's value in the state); status: a sentence.
      */
     show(points, plan, current, status) {
+      const args = [points, plan, current, status];
+      latest = args;
       if (!plan || plan.off) { if (plan?.off) note.textContent = plan.off; return; }
-      // uPlot comes after the page's first view (charts.mjs): the latest points are drawn once it is in
-      if (!uPlotReady()) { loadUPlot().then(() => this.show(points, plan, current, status)); return; }
+      // uPlot comes after the page's first view (charts.mjs): the newest show() is drawn once it is in
+      if (!uPlotReady()) {
+        loadUPlot().then(() => { if (latest === args) this.show(...args); },
+          (err) => { if (latest === args) note.textContent = `the chart did not load: ${err.message}`; });
+        return;
+      }
       const wantLog = plan.values.length > 2 && plan.values[0] > 0 && plan.values.at(-1) / plan.values[0] >= 50;
       if (!chart || wantLog !== logX) { logX = wantLog; makeChart(); }
       marker = current;
