@@ -465,7 +465,7 @@ function swampNote(s) {
 }
 
 // chartsWaiting: uPlot's module is loading (ensureCharts); chartsFailed: it did not load, and is tried again
-// on the next input rather than on every frame
+// with the next new view (commit) rather than on every frame
 let charts = null, chartsWaiting = false, chartsFailed = false;
 const prefersDark = matchMedia('(prefers-color-scheme: dark)'); // live: .matches follows the system
 const isDark = () => document.documentElement.dataset.theme === 'dark' ||
