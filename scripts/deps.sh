@@ -8,9 +8,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
 
-# fonts-dejavu-core: without it fontconfig maps sans-serif to Liberation Mono and σ, ‖, ◐ have no glyph
+# fonts-dejavu-core: without it fontconfig maps sans-serif to Liberation Mono and σ, ‖, ◐ have no glyph;
+# fonts-dejavu-extra: MathML draws a formula's single letters in mathematical italic (σ as U+1D70E), which
+# only its DejaVu Serif Italic and DejaVu Math TeX Gyre cover among Debian's usual fonts
 PKGS=(build-essential pkg-config check emscripten binaryen wabt chromium fonts-liberation fonts-dejavu-core
-      ca-certificates python3-numpy clang libclang-rt-14-dev)
+      fonts-dejavu-extra ca-certificates python3-numpy clang libclang-rt-14-dev)
 [ "${1:-}" = "--bench" ] && PKGS+=(libopenblas0-pthread)
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -100,6 +100,30 @@ export async function recordCanvasText(context) {
   });
 }
 
+/**
+ * The character text-transform: math-auto draws for `ch` (MathML Core's italic mapping, the
+ * Mathematical Alphanumeric Symbols block): Latin and Greek letters and a few symbols become their
+ * mathematical italic forms (h is U+210E, Planck's constant); anything else is drawn as it is.
+ */
+export function mathItalic(ch) {
+  const c = ch.codePointAt(0);
+  const at = (base, first) => String.fromCodePoint(base + c - first);
+  const special = { 0x68: 0x210e, 0x131: 0x1d6a4, 0x237: 0x1d6a5, 0x3f4: 0x1d6f3, 0x2207: 0x1d6fb, 0x2202: 0x1d715,
+    0x3f5: 0x1d716, 0x3d1: 0x1d717, 0x3f0: 0x1d718, 0x3d5: 0x1d719, 0x3f1: 0x1d71a, 0x3d6: 0x1d71b };
+  if (special[c]) return String.fromCodePoint(special[c]);
+  if (c >= 0x41 && c <= 0x5a) return at(0x1d434, 0x41);
+  if (c >= 0x61 && c <= 0x7a) return at(0x1d44e, 0x61);
+  if (c >= 0x391 && c <= 0x3a9 && c !== 0x3a2) return at(0x1d6e2, 0x391);
+  if (c >= 0x3b1 && c <= 0x3c9) return at(0x1d6fc, 0x3b1);
+  return ch;
+}
+
+// every character mathItalic changes, and what it draws instead (passed to the page as data)
+const MATH_ITALIC = Object.fromEntries([[0x41, 0x5a], [0x61, 0x7a], [0x391, 0x3a9], [0x3b1, 0x3c9],
+  [0x131, 0x131], [0x237, 0x237], [0x3d1, 0x3d1], [0x3d5, 0x3d6], [0x3f0, 0x3f5], [0x2202, 0x2202], [0x2207, 0x2207]]
+  .flatMap(([a, b]) => Array.from({ length: b - a + 1 }, (_, i) => String.fromCodePoint(a + i)))
+  .map((ch) => [ch, mathItalic(ch)]).filter(([ch, it]) => ch !== it));
+
 const MONO_NAME = /mono|courier|fixed|console|typewriter/i;
 
 /**
@@ -115,7 +139,7 @@ const MONO_NAME = /mono|courier|fixed|console|typewriter/i;
  */
 export async function fontReport(page) {
   await page.evaluate(() => document.fonts.ready);
-  const items = await page.evaluate(() => {
+  const items = await page.evaluate((italic) => {
     const out = [];
     const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
     for (const el of document.body.querySelectorAll('*')) {
@@ -126,6 +150,9 @@ export async function fontReport(page) {
       if (el instanceof HTMLInputElement && /^(text|number|search)$/.test(el.type)) text = el.value;
       if (!/\S/.test(text) || !visible(el)) continue;
       const cs = getComputedStyle(el);
+      // MathML's <mi>x</mi> is drawn in its mathematical italic code point (σ as U+1D70E), which only
+      // some fonts have (fonts-dejavu-extra): check the character the browser draws, not the source's
+      if (cs.textTransform === 'math-auto' && [...text.trim()].length === 1) text = italic[text.trim()] ?? text.trim();
       out.push({ el, text: text.trim().replace(/\s+/g, ' ').slice(0, 200), family: cs.fontFamily,
         font: `${cs.fontStyle} ${cs.fontWeight} 32px ${cs.fontFamily}` });
     }
@@ -137,7 +164,7 @@ export async function fontReport(page) {
       out.push({ canvas: true, text: [...chars].join(''), family, font: `${weight}32px ${family}` });
     }
     return out;
-  });
+  }, MATH_ITALIC);
 
   // the platform fonts of each element's own text, through the DevTools protocol
   const cdp = await page.context().newCDPSession(page);

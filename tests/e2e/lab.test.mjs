@@ -207,7 +207,7 @@ describe('the lab page', () => {
     expect(list(r.monoFallback, (m) => `"${m.text}" in ${m.platform} (CSS: ${m.family})`),
       'text set in a monospaced fallback font (make deps installs fonts-dejavu-core)').toEqual([]);
     expect(list(r.missing, (m) => `${m.code} ${m.char} in "${m.text}" (CSS: ${m.family})`),
-      'characters without a glyph in any installed font (drawn as empty boxes)').toEqual([]);
+      'characters without a glyph in any installed font, drawn as empty boxes (make deps installs fonts-dejavu-core, and fonts-dejavu-extra for the formulas)').toEqual([]);
     expect(Object.values(r.fonts).some((f) => !f.custom && !f.mono), JSON.stringify(r.fonts)).toBe(true);
   });
 });
