@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "attnviz.h"
+#include "testutil.h"
 
 // ----------------------------------------------------------------------------------------------------
 // a tiny model in memory: dim 8, hidden 12, 2 layers, 4 heads, 2 kv heads, vocab 300, seq_len 16
@@ -299,16 +300,10 @@ END_TEST
 // ----------------------------------------------------------------------------------------------------
 // stories260K (../shared/data/stories260K/README.md), when present
 
-static const char *shared_dir(void) {
-    static char dir[4096];
-    const char *s = getenv("ATTNVIZ_SHARED");
-    snprintf(dir, sizeof dir, "%s/data/stories260K", s && *s ? s : "../shared");
-    return dir;
-}
 
 static blob read_all(const char *name) {
     char path[4200];
-    snprintf(path, sizeof path, "%s/%s", shared_dir(), name);
+    snprintf(path, sizeof path, "%s/%s", tu_stories_dir(), name);
     FILE *f = fopen(path, "rb");
     blob b = {NULL, 0};
     if (!f) return b;
@@ -347,8 +342,8 @@ static char *json_text(const char *json, const char *key) {
 
 START_TEST(test_stories260k_facts) {
     struct stat sb;
-    if (stat(shared_dir(), &sb) != 0) {
-        fprintf(stderr, "SKIPPED: stories260K forward-pass facts: %s not found\n", shared_dir());
+    if (stat(tu_stories_dir(), &sb) != 0) {
+        tu_skipped("Check suite llama: stories260K forward-pass facts");
         return;
     }
     blob mb = read_all("stories260K.bin"), tb = read_all("tok512.bin"), jb = read_all("text128_tokens.json");

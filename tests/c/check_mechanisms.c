@@ -404,16 +404,10 @@ START_TEST(test_distill_resume) {
 END_TEST
 
 // stories260K (../shared/data/stories260K/README.md), when present: L1H3, the previous-token head
-static const char *shared_dir(void) {
-    static char dir[4096];
-    const char *s = getenv("ATTNVIZ_SHARED");
-    snprintf(dir, sizeof dir, "%s/data/stories260K", s && *s ? s : "../shared");
-    return dir;
-}
 
 static float *load_npy(const char *name, av_npy_info *info) {
     char path[4200];
-    snprintf(path, sizeof path, "%s/%s", shared_dir(), name);
+    snprintf(path, sizeof path, "%s/%s", tu_stories_dir(), name);
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     fseek(f, 0, SEEK_END);
@@ -433,7 +427,7 @@ START_TEST(test_distill_text128) {
     av_npy_info qi, ki;
     float *q = load_npy("text128_q.npy", &qi), *k = load_npy("text128_k.npy", &ki);
     if (!q || !k) {
-        fprintf(stderr, "SKIPPED: distillation on text128 L1H3: %s not found\n", shared_dir());
+        tu_skipped("Check suite mechanisms: distillation on text128 L1H3");
         free(q); free(k);
         return;
     }

@@ -12,34 +12,27 @@
 #include <unistd.h>
 
 #include "attnviz.h"
+#include "testutil.h"
 
 // ----------------------------------------------------------------------------------------------------
 // helpers
 
-static const char *data_dir(void) {
-    static char dir[4096];
-    const char *shared = getenv("ATTNVIZ_SHARED");
-    snprintf(dir, sizeof dir, "%s/data/stories260K", shared && *shared ? shared : "../shared");
-    return dir;
-}
-
 static int have_data(void) {
     struct stat st;
-    return stat(data_dir(), &st) == 0 && S_ISDIR(st.st_mode);
+    return stat(tu_stories_dir(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /* One loud line after the runner's summary, from the runner only (forked test children exit too). */
 static pid_t runner_pid;
 static void print_skipped(void) {
     if (getpid() != runner_pid) return;
-    fprintf(stderr, "SKIPPED: real-model checks (Check suite model: stories260K .npy headers, causal softmax of "
-                    "5 text128 heads): %s not found; set ATTNVIZ_SHARED=/path/to/shared\n", data_dir());
+    tu_skipped("Check suite model: stories260K .npy headers, causal softmax of 5 text128 heads");
 }
 
 /* Read and decode one .npy of the data folder; *info gets its header. The caller frees the result. */
 static float *load(const char *name, av_npy_info *info) {
     char path[4200];
-    snprintf(path, sizeof path, "%s/%s", data_dir(), name);
+    snprintf(path, sizeof path, "%s/%s", tu_stories_dir(), name);
     FILE *f = fopen(path, "rb");
     ck_assert_msg(f != NULL, "cannot open %s", path);
     fseek(f, 0, SEEK_END);

@@ -6,8 +6,25 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "attnviz.h"
+
+/* The real-model data: $ATTNVIZ_SHARED/data/stories260K, ATTNVIZ_SHARED defaulting to ../shared (relative
+ * to the repository root, where the tests run). */
+static inline const char *tu_stories_dir(void) {
+    static char dir[4096];
+    const char *s = getenv("ATTNVIZ_SHARED");
+    snprintf(dir, sizeof dir, "%s/data/stories260K", s && *s ? s : "../shared");
+    return dir;
+}
+
+/* The one form every layer skips real-model checks in (README, "The real-model data"). */
+static inline void tu_skipped(const char *what) {
+    fprintf(stderr, "SKIPPED: real-model checks (%s): %s not found; set ATTNVIZ_SHARED=/path/to/shared\n", what,
+            tu_stories_dir());
+}
 
 /* x[count] ~ N(mean, std²) from the library's portable stream seeded with `seed`. */
 static inline void tu_fill_normal(float *x, size_t count, double mean, double std, uint64_t seed) {

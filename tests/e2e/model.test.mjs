@@ -11,11 +11,10 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab, exportItem } from './browser.mjs';
+import { STORIES, skipped } from '../js/shared-data.mjs';
 
 const ROOT = 'build/web';
 const CLI = 'build/native/attnviz';
-const SHARED = process.env.ATTNVIZ_SHARED || '../shared';
-const STORIES = join(SHARED, 'data', 'stories260K');
 const HAVE = existsSync(join(STORIES, 'stories260K.bin'));
 let server, browser, files;
 
@@ -47,7 +46,7 @@ beforeAll(async () => {
   browser = await launch({ width: 1280, height: 800 });
   const dir = mkdtempSync(join(tmpdir(), 'attnviz-e2e-model-'));
   files = HAVE ? { model: join(STORIES, 'stories260K.bin'), tok: join(STORIES, 'tok512.bin') } : tinyFiles(dir);
-  if (!HAVE) console.log(`SKIPPED: the page on stories260K (the tiny checkpoint stands in): ${STORIES} not found`);
+  if (!HAVE) skipped('e2e model.test.mjs: the page on stories260K; a tiny checkpoint stands in');
 });
 afterAll(async () => {
   await browser?.close();

@@ -7,15 +7,12 @@ import { chmodSync, closeSync, existsSync, lstatSync, mkdtempSync, openSync, rea
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readNpy } from './npy.mjs';
+import { STORIES, skipped } from './shared-data.mjs';
 
 const ROOT = new URL('../../', import.meta.url);
 const CLI = process.env.ATTNVIZ_CLI || new URL('build/native/attnviz', ROOT).pathname;
-const SHARED = process.env.ATTNVIZ_SHARED || new URL('../shared', ROOT).pathname;
-const MODEL = join(SHARED, 'data', 'stories260K');
-if (!existsSync(MODEL)) {
-  console.warn(`SKIPPED: real-model checks (Vitest cli.test.mjs: stories260K head L1H3 to 1e-5): ${MODEL} not found; `
-    + 'set ATTNVIZ_SHARED=/path/to/shared');
-}
+const MODEL = STORIES;
+if (!existsSync(MODEL)) skipped('Vitest cli.test.mjs: stories260K head L1H3 to 1e-5');
 
 let tmp;
 beforeAll(() => { tmp = mkdtempSync(join(tmpdir(), 'attnviz-cli-')); });

@@ -10,11 +10,10 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 import { readNpy } from './npy.mjs';
+import { STORIES, skipped } from './shared-data.mjs';
 
 const ROOT = new URL('../../', import.meta.url);
 const CLI = new URL('build/native/attnviz', ROOT).pathname;
-const SHARED = process.env.ATTNVIZ_SHARED || new URL('../shared', ROOT).pathname;
-const STORIES = join(SHARED, 'data', 'stories260K');
 const av = await loadAttnviz({ source: new URL('build/wasm/attnviz.wasm', ROOT) });
 
 // dim 12, hidden 20, 2 layers, 6 heads, 3 KV heads (head size 2), vocab 270, seq_len 24
@@ -134,7 +133,7 @@ describe.skipIf(!existsSync(STORIES))('stories260K (../shared/data/stories260K)'
     model.free();
   });
 });
-if (!existsSync(STORIES)) console.log(`SKIPPED: stories260K in wasm: ${STORIES} not found; set ATTNVIZ_SHARED=/path/to/shared`);
+if (!existsSync(STORIES)) skipped('Vitest model.test.mjs: stories260K in wasm against its captured tensors');
 
 describe('one head of loaded tensors as the lab\'s inputs (Engine.setTensors)', () => {
   it('gives the readouts `attnviz readouts --layer L --head H` prints on the same capture', async () => {

@@ -32,6 +32,8 @@ import time
 
 import numpy as np
 
+from shared_data import skipped, stories_dir
+
 TOL_RECALL = 1e-4      # |e − e_ref| / max(e_ref, 1e-2), per pair
 TOL_EXACT = 1e-5       # orthonormal keys: the recall is exact, errors below this
 TOL_TRAJ = 1e-6        # distill loss trajectory, relative
@@ -39,7 +41,7 @@ TOL_W32 = 1e-4         # loss at the float32 W the CLI wrote, relative
 TOL_SELF = 1e-6        # numpy analytic gradient against central differences, relative to max |g|
 TOL_LAW = 0.05         # retention's mean recall error against sqrt((N − 1)/d)
 RETENTION_GAMMA = 1.0 - 2.0 ** -5
-STORIES = "/work/shared/data/stories260K"
+STORIES = stories_dir()
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -458,7 +460,7 @@ def run_distill(o):
     # (e) a real model's head
     qf, kf = os.path.join(STORIES, "text128_q.npy"), os.path.join(STORIES, "text128_k.npy")
     if not (os.path.exists(qf) and os.path.exists(kf)):
-        print(f"SKIP  stories  {STORIES} is absent: the real-model distill checks are skipped", flush=True)
+        skipped("oracle mechanisms_oracle.py: Hedgehog distillation of stories260K L1H3")
         return
     L, Hq = 1, 3
     Q4, K4 = np.load(qf), np.load(kf)

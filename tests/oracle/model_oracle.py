@@ -15,6 +15,8 @@ import tempfile
 
 import numpy as np
 
+from shared_data import skipped, stories_dir
+
 DIM, HID, LAYERS, HEADS, KV_HEADS, SEQ = 16, 40, 2, 4, 2, 32
 HS = DIM // HEADS
 KV_DIM = HS * KV_HEADS
@@ -201,7 +203,7 @@ def main():
                            capture_output=True, text=True)
         check(r.returncode == 2 and 'seq_len 32' in r.stderr, 'text longer than seq_len: %s' % r.stderr.strip())
 
-    shared_dir = os.path.join(os.environ.get('ATTNVIZ_SHARED', '../shared'), 'data', 'stories260K')
+    shared_dir = stories_dir()
     if os.path.isdir(shared_dir):
         meta = json.load(open(os.path.join(shared_dir, 'text128_tokens.json')))
         with tempfile.TemporaryDirectory() as tmp:
@@ -213,7 +215,7 @@ def main():
                       for f in 'qkv')
             check(err < 1e-4, 'stories260K text128: Q, K, V within %.1e of the captured tensors' % err)
     else:
-        print('SKIPPED: stories260K capture: %s not found' % shared_dir)
+        skipped('oracle model_oracle.py: capture of stories260K text128 against its tensors')
     print('%d passed, %d failed' % (passed, failed))
     sys.exit(1 if failed else 0)
 

@@ -17,10 +17,9 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# $ATTNVIZ_SHARED/data/stories260K; ATTNVIZ_SHARED defaults to ../shared beside the repository
-SHARED = os.environ.get("ATTNVIZ_SHARED") or os.path.join(ROOT, "..", "shared")
-DATA = os.path.normpath(os.path.join(SHARED, "data", "stories260K"))
+from shared_data import ROOT, skipped, stories_dir
+
+DATA = stories_dir()
 
 # head: (layer, query head, σ₁, rank at 1e-3·σ₁, rank at 1e-2·σ₁, 99%-energy rank, fraction < 0.01)
 FACTS = {
@@ -47,9 +46,7 @@ def run_cli(binary, layer, head, accurate):
 def main():
     binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "native", "attnviz")
     if not os.path.isdir(DATA):
-        print("0 passed, 0 failed", flush=True)
-        print("SKIPPED: real-model checks (oracle: stories260K facts of text128 heads L0H1, L1H3, L2H6): "
-              "%s not found; set ATTNVIZ_SHARED=/path/to/shared" % DATA, file=sys.stderr)
+        skipped("oracle readouts_facts.py: stories260K facts of text128 heads L0H1, L1H3, L2H6")
         return 0
     try:
         import numpy as np
