@@ -1,7 +1,8 @@
 # attnviz: native library, CLI, tests and benchmarks. The WebAssembly build is in emscripten.mk.
 #   make run     install what is missing, build everything, serve the lab on http://127.0.0.1:8080/ (PORT=)
-#   make test    install what is missing, build, run every test layer (Check, Vitest, Chromium e2e)
+#   make test    install what is missing, build, run every test layer (Check, fuzz, oracles, Vitest, e2e)
 #   make bench   benchmarks (printed, and written to build/bench.json; never asserted)
+#   make help    every target
 .DEFAULT_GOAL := all
 SHELL := /bin/bash
 export NODE_PATH := /usr/share/nodejs
@@ -23,9 +24,27 @@ CLI_SRC  := $(wildcard src/cli/*.c)
 TEST_SRC := $(wildcard tests/c/*.c)
 N        := build/native
 
-.PHONY: fuzz all deps native cli test test-c test-c-san test-oracle test-js test-e2e wasm web single run serve bench clean
+.PHONY: fuzz all help deps native cli test test-c test-c-san test-oracle test-js test-e2e wasm web single run serve bench clean
 
-all: native wasm web
+# plain `make` only builds: on a machine without the tools it says what to run instead of failing in gcc
+all:
+	@bash scripts/deps.sh --check
+	$(MAKE) native wasm web
+
+help:
+	@echo 'attnviz: make TARGET'
+	@echo '  run          install what is missing, build, serve the lab on http://127.0.0.1:$(PORT)/ (PORT=9000)'
+	@echo '  test         install what is missing, build, run every layer: Check (also ASan + UBSan), fuzz,'
+	@echo '               numpy oracles, Vitest, Chromium end to end'
+	@echo '  bench        benchmarks, printed and written to build/bench.json (installs OpenBLAS: README)'
+	@echo '  deps         install what is missing, nothing else (apt, node 20, npm ci)'
+	@echo '  (default)    build the native library and CLI, the wasm modules and the page (needs deps)'
+	@echo '  native cli   build/native/: libattnviz.a, the attnviz CLI, the Check runner (cli: the CLI alone)'
+	@echo '  wasm web single   build/wasm/ (the modules), build/web/ (the static site), build/single/ (one file)'
+	@echo '  serve        serve build/web as it is (PORT=)'
+	@echo '  test-c test-c-san test-fuzz test-oracle test-js test-e2e   one layer of make test'
+	@echo '  fuzz         the three libFuzzer targets for FUZZ_SECONDS (default 20; 600 for a long run)'
+	@echo '  clean        remove build/'
 
 deps:
 	@bash scripts/deps.sh

@@ -4,6 +4,8 @@
 # the npm devDependencies from package-lock.json. Does nothing when everything is present.
 #   scripts/deps.sh --bench   also libopenblas0-pthread, the benchmark's numpy baseline (make bench). Installing
 #                             it switches the BLAS and LAPACK of every program on the machine to OpenBLAS.
+#   scripts/deps.sh --check   installs nothing: says what is missing and what to run instead, exit 1 (plain
+#                             `make`, which only builds, asks first rather than failing on a missing compiler)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
@@ -23,6 +25,15 @@ for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
 done
 if ! command -v npm >/dev/null; then missing+=(nodejs npm); fi
+stale_modules() { [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; }
+if [ "${1:-}" = "--check" ]; then
+  [ "$(node_major)" -lt 20 ] && missing+=("node 20 (node is $(node_major))")
+  stale_modules && missing+=("node_modules (npm ci)")
+  [ ${#missing[@]} -eq 0 ] && exit 0
+  echo "attnviz: not installed yet: ${missing[*]}. Run 'make run' or 'make test', which install what is" \
+       "missing first (or 'make deps' for the installation alone); 'make help' lists the targets." >&2
+  exit 1
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "deps: apt-get install ${missing[*]}"
   $SUDO apt-get -o DPkg::Lock::Timeout=600 update -q
@@ -37,7 +48,7 @@ if [ "$(node_major)" -lt 20 ]; then # Debian 12 ships node 18; vitest 4 needs 20
 fi
 
 # npm ci when node_modules is missing or older than the lockfile
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+if stale_modules; then
   echo "deps: npm ci"
   npm ci --no-audit --no-fund
 fi
