@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { serve } from '../../scripts/serve.mjs';
-import { launch, openLab, canvasColours } from './browser.mjs';
+import { launch, openLab, canvasColours, fontReport } from './browser.mjs';
 import { SERIES } from '../../web/render/charts.mjs';
 
 const ROOT = 'build/web';
@@ -162,6 +162,9 @@ describe('explanations', () => {
     await page.click('#glossary');
     await page.waitForFunction(() => document.querySelectorAll('#explain .glossary math').length > 10);
     expect(await axeProblems(page)).toEqual([]);
+    // the glossary's formulas hold every symbol the page uses, each letter drawn in mathematical italic
+    const glyphs = await fontReport(page);
+    expect(glyphs.missing.map((m) => `${m.code} ${m.char} in "${m.text}"`), 'drawn as empty boxes (fonts-dejavu-extra)').toEqual([]);
     await page.screenshot({ path: 'build/e2e/explain-glossary-1280.png' });
     expect(errors).toEqual([]);
     await page.close();
