@@ -48,6 +48,10 @@ static int in_range(const char *name, int v, int hi) {
     return AV_OK;
 }
 
+/* The tensors in file order, named as docs/model.md's table names them (11: the legacy RoPE tables). */
+static const char *const TENSOR_NAMES[13] = {"token_embedding", "rms_att", "wq", "wk", "wv", "wo", "rms_ffn", "w1",
+                                             "w2", "w3", "rms_final", "freq_cis", "classifier"};
+
 int av_model_parse(av_model *m, const void *buf, size_t len) {
     if (!m || !buf) return AV_ERR_NULL;
     model_error[0] = '\0';
@@ -93,14 +97,24 @@ int av_model_parse(av_model *m, const void *buf, size_t len) {
     }
     if (want > SIZE_MAX) return AV_ERR_TOO_LARGE;
     const float *p = (const float *)(const void *)(b + 28);
-    const float **fields[] = {&m->tok_emb, &m->rms_att, &m->wq, &m->wk, &m->wv, &m->wo, &m->rms_ffn, &m->w1, &m->w2,
-                              &m->w3, &m->rms_final};
-    for (size_t i = 0; i < 11; i++) {
-        *fields[i] = p;
+    const float *at[13];
+    for (size_t i = 0; i < 13; i++) {
+        at[i] = p;
         p += sizes[i];
     }
-    p += sizes[11];
-    m->wcls = shared ? m->tok_emb : p;
+    /* every weight the forward pass reads must be finite: one NaN makes every capture NaN (the legacy RoPE
+     * tables, never read, are not checked). stories260K: 0.12 ms natively, 0.03 ms in wasm. */
+    for (size_t i = 0; i < 13; i++) {
+        if (i == 11 || avs_all_finite(at[i], (size_t)sizes[i])) continue;
+        size_t k = 0;
+        while (isfinite(at[i][k])) k++;
+        return fail("the checkpoint's tensor %s holds a non-finite value (%s) at index %zu", TENSOR_NAMES[i],
+                    isnan(at[i][k]) ? "NaN" : at[i][k] > 0 ? "Inf" : "-Inf", k);
+    }
+    const float **fields[] = {&m->tok_emb, &m->rms_att, &m->wq, &m->wk, &m->wv, &m->wo, &m->rms_ffn, &m->w1, &m->w2,
+                              &m->w3, &m->rms_final};
+    for (size_t i = 0; i < 11; i++) *fields[i] = at[i];
+    m->wcls = shared ? m->tok_emb : at[12];
     m->dim = dim, m->hidden_dim = hidden, m->n_layers = L, m->n_heads = H, m->n_kv_heads = KVH;
     m->vocab_size = vocab, m->seq_len = seq, m->head_size = hs, m->kv_dim = kv_dim, m->shared_classifier = shared;
     return AV_OK;

@@ -349,6 +349,45 @@ START_TEST(test_encode_byte_fallback) {
 }
 END_TEST
 
+/* A non-finite weight anywhere the forward pass reads is refused at load, naming the tensor, the value and
+ * the index (issue 27: NaN weights gave NaN captures and <unk> text with exit 0). */
+START_TEST(test_model_nonfinite_weights) {
+    const int hs = T_DIM / T_H, kvd = hs * T_KVH;
+    const size_t sizes[] = {(size_t)T_V * T_DIM, T_L * T_DIM, T_L * T_DIM * T_DIM, (size_t)T_L * kvd * T_DIM,
+                            (size_t)T_L * kvd * T_DIM, T_L * T_DIM * T_DIM, T_L * T_DIM, (size_t)T_L * T_HID * T_DIM,
+                            (size_t)T_L * T_DIM * T_HID, (size_t)T_L * T_HID * T_DIM, T_DIM, (size_t)T_SEQ * hs,
+                            (size_t)T_V * T_DIM};
+    static const char *names[] = {"token_embedding", "rms_att", "wq", "wk", "wv", "wo", "rms_ffn", "w1", "w2", "w3",
+                                  "rms_final", NULL, "classifier"};
+    const float bad[] = {NAN, INFINITY, -INFINITY};
+    static const char *said[] = {"(NaN)", "(Inf)", "(-Inf)"};
+    blob b = tiny_model(0);
+    av_model m;
+    size_t start = 0;
+    for (int k = 0; k < 13; k++) {
+        size_t idx = (size_t)k * 7 % sizes[k];
+        size_t off = 28 + 4 * (start + idx);
+        float old;
+        memcpy(&old, b.b + off, 4);
+        put_f32(b.b + off, bad[k % 3]);
+        int st = av_model_parse(&m, b.b, b.len);
+        if (!names[k]) /* the legacy RoPE tables are read past, never used */
+            ck_assert_int_eq(st, AV_OK);
+        else {
+            char want[128];
+            snprintf(want, sizeof want, "tensor %s holds a non-finite value %s at index %zu", names[k], said[k % 3], idx);
+            ck_assert_int_eq(st, AV_ERR_FORMAT);
+            ck_assert_msg(strstr(av_model_error(), want) != NULL, "got: %s; want: %s", av_model_error(), want);
+            ck_assert_ptr_null(m.tok_emb);
+        }
+        put_f32(b.b + off, old);
+        start += sizes[k];
+    }
+    ck_assert_int_eq(av_model_parse(&m, b.b, b.len), AV_OK);
+    free(b.b);
+}
+END_TEST
+
 // ----------------------------------------------------------------------------------------------------
 // the forward pass: its own identities (the numpy oracle checks the numbers)
 
@@ -552,6 +591,7 @@ Suite *suite_llama(void) {
     tcase_add_test(tc, test_vocabulary_needs_bos_eos);
     tcase_add_test(tc, test_encode_stays_inside_vocabulary);
     tcase_add_test(tc, test_encode_byte_fallback);
+    tcase_add_test(tc, test_model_nonfinite_weights);
     tcase_add_test(tc, test_forward_incremental_and_refusals);
     tcase_add_test(tc, test_stories260k_facts);
     suite_add_tcase(s, tc);
