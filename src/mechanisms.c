@@ -119,11 +119,14 @@ static double rel_error(const float *o, const float *v, int d) {
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-/* Softmax over the stored pairs: o_i = Σ_j w_ij v_j, logits scale·k_i·k_j + (N−1−j)·ln γ, the last W pairs. */
-static void recall_softmax(double *err, const float *K, const float *V, int N, int d, const av_params *p,
+/* Softmax over the stored pairs: o_i = Σ_j w_ij v_j, logits scale·k_i·k_j + (N−1−j)·ln γ, the last W pairs.
+ * AV_WARN_PRODUCT_OVERFLOW when some o_i is not finite: a logit scale·k_i·k_j past the double range (an
+ * absolute scale near DBL_MAX) makes its row Inf − Inf. */
+static int recall_softmax(double *err, const float *K, const float *V, int N, int d, const av_params *p,
                            const recall_bufs *b) {
     int j0 = p->window > 0 && N - p->window > 0 ? N - p->window : 0;
     double lg = p->decay < 1 ? log(p->decay) : 0;
+    int st = AV_OK;
     for (int i = 0; i < N; i++) {
         const float *q = K + (size_t)i * d;
         double mx = -INFINITY, sum = 0;
@@ -140,8 +143,10 @@ static void recall_softmax(double *err, const float *K, const float *V, int N, i
             for (int j = j0; j < N; j++) acc += b->row[j] * V[(size_t)j * d + c];
             b->o[c] = (float)(acc / sum);
         }
+        if (!avs_all_finite(b->o, (size_t)d)) st = AV_WARN_PRODUCT_OVERFLOW;
         err[i] = rel_error(b->o, V + (size_t)i * d, d);
     }
+    return st;
 }
 
 int av_recall_pairs(double *err, const float *K, const float *V, int N, int d, const av_params *prm, void *work,
@@ -161,10 +166,7 @@ int av_recall_pairs(double *err, const float *K, const float *V, int N, int d, c
     if (!avs_all_finite(K, (size_t)N * d) || !avs_all_finite(V, (size_t)N * d)) return AV_ERR_NONFINITE;
     a = avi_arena_over(work);
     recall_layout(&b, &a, &p, N, d, r);
-    if (is_exact(&res)) {
-        recall_softmax(err, K, V, N, d, &res, &b);
-        return AV_OK;
-    }
+    if (is_exact(&res)) return recall_softmax(err, K, V, N, d, &res, &b);
     /* the features of keys as queries and as keys; the state written by the recurrent step */
     if ((st = av_features(b.phi_q, b.phi_k, K, K, N, d, &p, b.fwork, b.fbytes)) < 0) return st;
     int worst = st;

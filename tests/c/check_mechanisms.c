@@ -7,6 +7,8 @@
  *             run; the loss falls and the trained W beats elu+1 on KL to softmax (synthetic, and on a
  *             real head of text128 when ../shared/data/stories260K is present). */
 #include <check.h>
+#include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,6 +277,43 @@ START_TEST(test_recall_refusals) {
 }
 END_TEST
 
+/* The header's promise on recall: AV_OK and AV_WARN_ZERO_ROW mean every error is finite; an overflow is a
+ * warning (issue 27: softmax at scale DBL_MAX gave 2 NaN errors of 4 with AV_OK, retention at 1e38 an Inf). */
+START_TEST(test_recall_overflow_reported) {
+    int N = 4, d = 4;
+    float K[16], V[16];
+    ck_assert_int_eq(av_recall_draw(K, V, N, d, 0), AV_OK);
+    double err[4];
+    char w[1 << 16];
+    av_params p;
+    av_params_default(&p, AV_SOFTMAX);
+    p.scale = DBL_MAX;
+    ck_assert_int_eq(av_recall_pairs(err, K, V, N, d, &p, w, sizeof w), AV_WARN_PRODUCT_OVERFLOW);
+    av_params_default(&p, AV_RETENTION);
+    p.scale = 1e38;
+    int st = av_recall_pairs(err, K, V, N, d, &p, w, sizeof w);
+    ck_assert_msg(st == AV_WARN_OVERFLOW || st == AV_WARN_PRODUCT_OVERFLOW, "retention at 1e38: status %d", st);
+    /* every memory at huge scales: a status that promises finite errors has finite errors */
+    static const double SCALES[] = {1e10, 1e19, 1e30, 1e38, 1e300, DBL_MAX};
+    int warned = 0;
+    for (int v = 0; v < AV_VARIANT_COUNT; v++)
+        for (int k = 0; k < 6; k++) {
+            av_params_default(&p, v);
+            p.scale = SCALES[k];
+            size_t wb = av_recall_work(&p, N, d);
+            if (!wb || wb > sizeof w) continue;
+            st = av_recall_pairs(err, K, V, N, d, &p, w, wb);
+            if (st < 0) continue;
+            warned += st == AV_WARN_OVERFLOW || st == AV_WARN_PRODUCT_OVERFLOW;
+            if (st == AV_OK || st == AV_WARN_ZERO_ROW)
+                for (int i = 0; i < N; i++)
+                    ck_assert_msg(isfinite(err[i]), "%s scale %g: err[%d] = %g with status %d", av_variant_name(v),
+                                  SCALES[k], i, err[i], st);
+        }
+    ck_assert_int_gt(warned, 0);
+}
+END_TEST
+
 // ----------------------------------------------------------------------------------------------------
 // distillation
 
@@ -454,6 +493,7 @@ Suite *suite_mechanisms(void) {
     tcase_add_test(tc, test_recall_delta_beats_linear);
     tcase_add_test(tc, test_recall_softmax);
     tcase_add_test(tc, test_recall_refusals);
+    tcase_add_test(tc, test_recall_overflow_reported);
     tcase_add_test(tc, test_distill_gradient);
     tcase_add_test(tc, test_distill_synthetic);
     tcase_add_test(tc, test_distill_resume);
