@@ -442,6 +442,61 @@ START_TEST(test_distill_resume) {
 }
 END_TEST
 
+/* Adam's arguments are checked before anything is written, and a step whose update leaves the double
+ * range is not taken (issue 27: lr 1e308 gave W = [inf inf −inf −inf] with AV_OK; NaN or negative moments
+ * a NaN W; t0 = INT_MAX a signed overflow). */
+START_TEST(test_distill_bad_state_and_overflow) {
+    int n = 4, d = 2, cols = 2;
+    float Q[8], K[8];
+    tu_fill_normal(Q, 8, 0, 1, 51);
+    tu_fill_normal(K, 8, 0, 1, 52);
+    av_params p;
+    av_params_default(&p, AV_HEDGEHOG);
+    size_t wb = av_distill_work(&p, n, d, cols);
+    void *w = work_for(wb);
+    const double W0[4] = {1, 0, 0, 1};
+    double W[4], mom[8], mom0[8] = {0}, loss[2];
+    /* lr 1e308 from zero moments at t0 = 10⁶: the first update overflows; W and the moments stay */
+    memcpy(W, W0, sizeof W);
+    memcpy(mom, mom0, sizeof mom);
+    int st = av_distill(W, mom, 1000000, loss, 1, 1e308, cols, Q, K, n, d, &p, w, wb);
+    ck_assert_int_eq(st, AV_WARN_PRODUCT_OVERFLOW);
+    ck_assert(memcmp(W, W0, sizeof W) == 0 && memcmp(mom, mom0, sizeof mom) == 0);
+    ck_assert(isfinite(loss[0]));
+    /* the same for a later step: the steps before it are kept, the rest of loss[] is NaN */
+    memcpy(W, W0, sizeof W);
+    double l3[3];
+    st = av_distill(W, mom, 0, l3, 3, 1e308, cols, Q, K, n, d, &p, w, wb);
+    ck_assert_int_ge(st, AV_WARN_OVERFLOW);
+    for (int e = 0; e < 4; e++) ck_assert(isfinite(W[e]));
+    for (int e = 0; e < 8; e++) ck_assert(isfinite(mom[e]));
+    /* NaN, Inf or negative caller-supplied moments, t0 + steps past INT_MAX: refused, nothing written */
+    const double badm[] = {NAN, INFINITY, -1};
+    const int where[] = {1, 6, 5}; /* a first moment, a second moment, a second moment */
+    const int want[] = {AV_ERR_NONFINITE, AV_ERR_NONFINITE, AV_ERR_KNOB};
+    for (int k = 0; k < 3; k++) {
+        memcpy(W, W0, sizeof W);
+        memcpy(mom, mom0, sizeof mom);
+        mom[where[k]] = badm[k];
+        loss[0] = 7;
+        ck_assert_int_eq(av_distill(W, mom, 5, loss, 1, 0.02, cols, Q, K, n, d, &p, w, wb), want[k]);
+        ck_assert(memcmp(W, W0, sizeof W) == 0 && loss[0] == 7);
+        ck_assert(mom[where[k]] == badm[k] || isnan(badm[k]));
+    }
+    mom[5] = 0; /* a negative first moment is a legal state */
+    mom[1] = -1;
+    ck_assert_int_eq(av_distill(W, mom, 5, loss, 1, 0.02, cols, Q, K, n, d, &p, w, wb), AV_OK);
+    memcpy(W, W0, sizeof W);
+    memcpy(mom, mom0, sizeof mom);
+    ck_assert_int_eq(av_distill(W, mom, INT_MAX, loss, 1, 0.02, cols, Q, K, n, d, &p, w, wb), AV_ERR_KNOB);
+    ck_assert_int_eq(av_distill(W, mom, INT_MAX - 5, loss, 6, 0.02, cols, Q, K, n, d, &p, w, wb), AV_ERR_KNOB);
+    ck_assert(memcmp(W, W0, sizeof W) == 0);
+    ck_assert_int_eq(av_distill(W, mom, INT_MAX - 1, loss, 1, 0.02, cols, Q, K, n, d, &p, w, wb), AV_OK);
+    ck_assert(memcmp(W, W0, sizeof W) != 0); /* the last representable step is taken */
+    free(w);
+}
+END_TEST
+
 // stories260K (../shared/data/stories260K/README.md), when present: L1H3, the previous-token head
 static const char *shared_dir(void) {
     static char dir[4096];
@@ -497,6 +552,7 @@ Suite *suite_mechanisms(void) {
     tcase_add_test(tc, test_distill_gradient);
     tcase_add_test(tc, test_distill_synthetic);
     tcase_add_test(tc, test_distill_resume);
+    tcase_add_test(tc, test_distill_bad_state_and_overflow);
     tcase_add_test(tc, test_distill_text128);
     suite_add_tcase(s, tc);
     return s;
