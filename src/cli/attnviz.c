@@ -10,6 +10,7 @@
  * success (output.c).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -102,9 +103,10 @@ static const char HELP[] =
 // ----------------------------------------------------------------------------------------------------
 // errors and number parsing
 
-/* A finite double from the whole of `s`. */
-static int parse_double(const char *s, double *out) {
+/* strtod and strtoll skip leading blanks and the end check only sees trailing ones: refuse both alike. */
+int avcli_parse_double(const char *s, double *out) {
     char *end;
+    if (isspace((unsigned char)*s)) return 0;
     errno = 0;
     double v = strtod(s, &end);
     if (end == s || *end || errno == ERANGE || !isfinite(v)) return 0;
@@ -112,9 +114,9 @@ static int parse_double(const char *s, double *out) {
     return 1;
 }
 
-/* An integer in [lo, hi] from the whole of `s`. */
-static int parse_long(const char *s, long long lo, long long hi, long long *out) {
+int avcli_parse_long(const char *s, long long lo, long long hi, long long *out) {
     char *end;
+    if (isspace((unsigned char)*s)) return 0;
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (end == s || *end || errno == ERANGE || v < lo || v > hi) return 0;
@@ -241,8 +243,8 @@ static void range_text(char *out, size_t cap, const av_knob_desc *kd) {
  * default), and becomes the library's −1 where that stands for a real 0. */
 static int knob_number(const av_knob_desc *kd, const char *text, double *v) {
     long long iv = 0;
-    int ok = kd->type == AV_KT_INT ? parse_long(text, (long long)kd->lo, 4294967295LL, &iv)
-                                   : parse_double(text, v) && *v >= 0;
+    int ok = kd->type == AV_KT_INT ? avcli_parse_long(text, (long long)kd->lo, 4294967295LL, &iv)
+                                   : avcli_parse_double(text, v) && *v >= 0;
     if (kd->type == AV_KT_INT) *v = (double)iv;
     if (ok && (kd->flags & AV_KF_ZERO_DEFAULT) && *v == 0 && !(kd->flags & AV_KF_MINUS1_ZERO)) ok = 0;
     if (ok && (kd->flags & AV_KF_MINUS1_ZERO) && *v == 0) *v = -1.0;
@@ -330,9 +332,9 @@ static int select_head(const inputs3 *t, const raw_flags *r, size_t *qoff, size_
     int64_t L = q->shape[0], H = q->shape[1], KVH = t->a[1].info.shape[1];
     long long layer, head;
     if (!r->str[F_LAYER] || !r->str[F_HEAD]) return avcli_fail("--q %s: 4-D model tensors need --layer and --head", t->path[0]);
-    if (!parse_long(r->str[F_LAYER], 0, L - 1, &layer))
+    if (!avcli_parse_long(r->str[F_LAYER], 0, L - 1, &layer))
         return avcli_fail("--layer %s: out of range (the tensors have %lld layers: 0..%lld)", r->str[F_LAYER], (long long)L, (long long)L - 1);
-    if (!parse_long(r->str[F_HEAD], 0, H - 1, &head))
+    if (!avcli_parse_long(r->str[F_HEAD], 0, H - 1, &head))
         return avcli_fail("--head %s: out of range (--q has %lld heads: 0..%lld)", r->str[F_HEAD], (long long)H, (long long)H - 1);
     if (t->a[1].info.shape[0] != L || KVH < 1 || H % KVH)
         return shape_mismatch(t, 1, 0, "K is (layers, kv_heads, n, d) with kv_heads dividing heads");
@@ -451,7 +453,7 @@ int avcli_parse_inputs(avcli_inputs *in, int argc, char **argv) {
     if (!r.str[F_Q]) return avcli_fail("--q: required (Q.npy)");
     if (!r.str[F_K]) return avcli_fail("--k: required (K.npy)");
     if ((st = set_knobs(in, &r))) return st;
-    if (r.str[F_TAU] && !(parse_double(r.str[F_TAU], &in->tau) && in->tau > 0))
+    if (r.str[F_TAU] && !(avcli_parse_double(r.str[F_TAU], &in->tau) && in->tau > 0))
         return avcli_fail("--tau %s: not a number > 0", r.str[F_TAU]);
     in->accurate = r.accurate;
     in->out = r.str[F_OUT];
@@ -732,7 +734,7 @@ static int parse_knob_value(const av_knob_desc *kd, const char *text, double *v)
     }
     if (kd->type == AV_KT_ENUM || kd->type == AV_KT_BOOL) {
         long long iv;
-        if (!parse_long(text, 0, (long long)kd->hi, &iv)) return 0;
+        if (!avcli_parse_long(text, 0, (long long)kd->hi, &iv)) return 0;
         *v = (double)iv;
         return 1;
     }
@@ -767,19 +769,20 @@ static int cmd_sweep(int argc, char **argv) {
         reads |= av_variant_info(variant)->knobs[i] == sw.knob;
     if (!code && variant >= 0 && !reads) code = avcli_fail("--knob %s: %s does not read it", knob, vname);
     if (!code && !values) code = avcli_fail("--values: required (V1,V2,...)");
-    for (const char *v = values; !code && v && *v;) { /* comma-separated values */
+    if (!code && !*values) code = avcli_fail("--values: an empty list (V1,V2,...)");
+    for (const char *v = values; !code && v;) { /* comma-separated values; "2," has an empty one */
         char one[64];
         size_t w = strcspn(v, ",");
-        if (w == 0 || w >= sizeof one) { code = avcli_fail("--values %s: an empty or over-long value", values); break; }
+        if (w == 0 || w >= sizeof one) { code = avcli_fail("--values %s: an %s value (V1,V2,...)", values, w ? "over-long" : "empty"); break; }
         memcpy(one, v, w);
         one[w] = 0;
         if (sw.count == AVCLI_MAX_SWEEP) code = avcli_fail("--values: more than %d values", AVCLI_MAX_SWEEP);
         else if (!parse_knob_value(av_knob_info(sw.knob), one, &sw.values[sw.count++]))
             code = avcli_fail("--values %s: not a value of %s", one, av_knob_info(sw.knob)->flag);
-        v += w + (v[w] == ',');
+        v = v[w] ? v + w + 1 : NULL;
     }
     long long ns = 1;
-    if (!code && seeds && !parse_long(seeds, 1, 10000, &ns)) code = avcli_fail("--seeds %s: not an integer in 1..10000", seeds);
+    if (!code && seeds && !avcli_parse_long(seeds, 1, 10000, &ns)) code = avcli_fail("--seeds %s: not an integer in 1..10000", seeds);
     sw.seeds = (int)ns;
     for (int i = 0; !code && i < sw.count; i++) /* seeds value + s, or --seed + s, stay in uint32 */
         if (sw.knob == AV_KNOB_SEED && sw.values[i] + (double)ns - 1 > 4294967295.0)
@@ -814,11 +817,11 @@ static int cmd_generate(int argc, char **argv) {
     double std = 1.0;
     if (gen < 0) return avcli_fail("--gen %s: unknown generator (gaussian, clustered, local, lowrank, sink)", val[0]);
     if (!val[1]) return avcli_fail("--n: required (the sequence length, 1..%d)", AV_MAX_N);
-    if (!parse_long(val[1], 1, AV_MAX_N, &n)) return avcli_fail("--n %s: not an integer in 1..%d", val[1], AV_MAX_N);
+    if (!avcli_parse_long(val[1], 1, AV_MAX_N, &n)) return avcli_fail("--n %s: not an integer in 1..%d", val[1], AV_MAX_N);
     if (!val[2]) return avcli_fail("--d: required (the head dimension, 1..%d)", AV_MAX_D);
-    if (!parse_long(val[2], 1, AV_MAX_D, &d)) return avcli_fail("--d %s: not an integer in 1..%d", val[2], AV_MAX_D);
-    if (val[3] && !(parse_double(val[3], &std) && std > 0 && std <= 1e6)) return avcli_fail("--std %s: not a number in (0, 1e6]", val[3]);
-    if (val[4] && !parse_long(val[4], 0, 4294967295LL, &seed)) return avcli_fail("--seed %s: not an integer in 0..4294967295", val[4]);
+    if (!avcli_parse_long(val[2], 1, AV_MAX_D, &d)) return avcli_fail("--d %s: not an integer in 1..%d", val[2], AV_MAX_D);
+    if (val[3] && !(avcli_parse_double(val[3], &std) && std > 0 && std <= 1e6)) return avcli_fail("--std %s: not a number in (0, 1e6]", val[3]);
+    if (val[4] && !avcli_parse_long(val[4], 0, 4294967295LL, &seed)) return avcli_fail("--seed %s: not an integer in 0..4294967295", val[4]);
     if (!val[5]) return avcli_fail("-o: required (the output folder)");
     const char *dir = val[5];
     struct stat sb;

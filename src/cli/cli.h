@@ -87,6 +87,11 @@ void avcli_out_discard(avcli_out *o);
  * frees it; malloc's alignment suits av_model_parse). 0, or one line on stderr and the exit status. */
 int avcli_read_file(const char *flag, const char *path, unsigned char **buf, size_t *len);
 
+/* Numbers from flags: the whole of `s` (no leading blanks), a finite double, or an integer in [lo, hi]
+ * (attnviz.c). 1 on success. */
+int avcli_parse_double(const char *s, double *out);
+int avcli_parse_long(const char *s, long long lo, long long hi, long long *out);
+
 /* Write a float32 C-order .npy to f. Returns AV_OK or AV_ERR_IO. */
 int avcli_write_npy_f32(FILE *f, const float *data, const int64_t *shape, int ndim);
 

@@ -43,11 +43,9 @@ static int own_flags(int argc, char **argv, const char *const *names, const char
 }
 
 static int parse_int(const char *s, long lo, long hi, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || errno == ERANGE || v < lo || v > hi) return 0;
-    *out = v;
+    long long v;
+    if (!avcli_parse_long(s, lo, hi, &v)) return 0;
+    *out = (long)v;
     return 1;
 }
 
@@ -243,17 +241,11 @@ int avcli_cmd_distill(int argc, char **argv) {
     int nrest, code = own_flags(argc, argv, names, val, 3, rest, &nrest);
     long steps = 0;
     double lr = 0.05;
-    char *end;
     if (!code && val[2] && strcmp(val[2], "hedgehog") != 0)
         code = avcli_fail("--variant %s: distill trains hedgehog's W (leave --variant out)", val[2]);
     if (!code && !val[0]) code = avcli_fail("--steps: required (Adam steps, 0..100000)");
     if (!code && !parse_int(val[0], 0, 100000, &steps)) code = avcli_fail("--steps %s: not an integer in 0..100000", val[0]);
-    if (!code && val[1]) {
-        errno = 0;
-        lr = strtod(val[1], &end);
-        if (end == val[1] || *end || errno == ERANGE || !(lr > 0) || !isfinite(lr))
-            code = avcli_fail("--lr %s: not a number > 0", val[1]);
-    }
+    if (!code && val[1] && !(avcli_parse_double(val[1], &lr) && lr > 0)) code = avcli_fail("--lr %s: not a number > 0", val[1]);
     rest[nrest++] = "--variant";
     rest[nrest++] = "hedgehog";
     avcli_inputs in;

@@ -204,10 +204,8 @@ int avcli_cmd_generate_text(int argc, char **argv) {
     if (code) return code;
     for (int i = 0; i < 2; i++)
         if (!val[i]) return avcli_fail("%s: required (attnviz generate-text --model M.bin --tokenizer T.bin --steps N)", names[i]);
-    char *end;
-    errno = 0;
-    long steps = val[3] ? strtol(val[3], &end, 10) : 64;
-    if (val[3] && (end == val[3] || *end || errno || steps < 1 || steps > AV_MODEL_MAX_SEQ))
+    long long steps = 64;
+    if (val[3] && !avcli_parse_long(val[3], 1, AV_MODEL_MAX_SEQ, &steps))
         return avcli_fail("--steps %s: not an integer in 1..%d", val[3], AV_MODEL_MAX_SEQ);
     loaded x;
     int *ids = NULL, n = 0;
