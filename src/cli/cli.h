@@ -83,8 +83,9 @@ int avcli_out_commit(avcli_out *o);
 /* Close and remove the temporary; the target is untouched. */
 void avcli_out_discard(avcli_out *o);
 
-/* The whole file at `path` (named by `flag` in messages) in a malloc'd buffer (*buf, *len; the caller
- * frees it; malloc's alignment suits av_model_parse). 0, or one line on stderr and the exit status. */
+/* The whole regular file at `path` (named by `flag` in messages) in a malloc'd buffer (*buf, *len; the
+ * caller frees it; malloc's alignment suits av_model_parse). An empty path, a folder, a device or a pipe
+ * is refused before anything is read (2). 0, or one line on stderr and the exit status; *buf is NULL then. */
 int avcli_read_file(const char *flag, const char *path, unsigned char **buf, size_t *len);
 
 /* Numbers from flags: the whole of `s` (no leading blanks), a finite double, or an integer in [lo, hi]

@@ -9,6 +9,8 @@
  */
 #define _XOPEN_SOURCE 700 /* realpath, fchmod, mkstemp */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -191,34 +193,48 @@ int avcli_save_npy(const avcli_npy *files, int count) {
     return code;
 }
 
-/* The whole file at `path` in a malloc'd buffer (malloc's alignment suits av_model_parse). 0, or one
- * line on stderr and the exit status. */
 int avcli_read_file(const char *flag, const char *path, unsigned char **buf, size_t *len) {
     *buf = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return avcli_fail_system("%s %s: cannot open (%s)", flag, path, strerror(errno));
-    size_t cap = 0, got;
-    do {
+    if (!*path) return avcli_fail("%s: an empty path", flag);
+    /* O_NONBLOCK: opening a pipe with no writer returns at once instead of waiting, so it can be refused */
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) return errno == EISDIR ? avcli_fail("%s %s: a folder, not a file", flag, path)
+                                      : avcli_fail_system("%s %s: cannot open (%s)", flag, path, strerror(errno));
+    struct stat sb;
+    int code = 0;
+    if (fstat(fd, &sb) != 0) code = avcli_fail_system("%s %s: cannot read (%s)", flag, path, strerror(errno));
+    else if (S_ISDIR(sb.st_mode)) code = avcli_fail("%s %s: a folder, not a file", flag, path);
+    /* a device or a pipe has no end to read to (/dev/zero would be read until memory runs out) */
+    else if (!S_ISREG(sb.st_mode)) code = avcli_fail("%s %s: not a regular file (a device, a pipe or a socket)", flag, path);
+    else if ((uintmax_t)sb.st_size >= SIZE_MAX / 2) code = avcli_fail_system("%s %s: out of memory", flag, path);
+    if (code) { close(fd); return code; }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    /* the size fstat gives, plus one byte to see the end (a file that grows meanwhile is read whole too) */
+    size_t cap = (size_t)sb.st_size + 1;
+    int e = 0;
+    if (!(*buf = malloc(cap))) goto oom;
+    for (;;) {
         if (*len == cap) {
-            cap = cap ? 2 * cap : 1 << 16;
-            unsigned char *nb = realloc(*buf, cap);
-            if (!nb) {
-                free(*buf);
-                fclose(f);
-                return avcli_fail_system("%s %s: out of memory", flag, path);
-            }
+            unsigned char *nb = cap <= SIZE_MAX / 2 ? realloc(*buf, 2 * cap) : NULL;
+            if (!nb) goto oom;
             *buf = nb;
+            cap *= 2;
         }
-        got = fread(*buf + *len, 1, cap - *len, f);
-        *len += got;
-    } while (got > 0);
-    int err = ferror(f);
-    fclose(f);
-    if (err) {
-        free(*buf);
-        *buf = NULL;
-        return avcli_fail_system("%s %s: cannot read (%s)", flag, path, strerror(errno));
+        ssize_t got = read(fd, *buf + *len, cap - *len);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) { e = errno; break; }
+        if (got == 0) break;
+        *len += (size_t)got;
     }
-    return 0;
+    close(fd);
+    if (!e) return 0;
+    free(*buf);
+    *buf = NULL;
+    return avcli_fail_system("%s %s: cannot read (%s)", flag, path, strerror(e));
+oom:
+    free(*buf);
+    *buf = NULL; /* the caller frees *buf too */
+    close(fd);
+    return avcli_fail_system("%s %s: out of memory", flag, path);
 }
