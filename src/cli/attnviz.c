@@ -95,10 +95,12 @@ static const char HELP[] =
     "  0  success. A numerical warning (an overflow, a zero row) prints one line on stderr,\n"
     "     \"attnviz: warning: ...\", and the output is still written.\n"
     "  2  bad input: unknown or malformed flags, knobs out of range, malformed or mismatched .npy\n"
-    "     files, NaN or Inf in the inputs.\n"
+    "     files, NaN or Inf in the inputs, an input that is a folder, a device or a pipe, an output\n"
+    "     that is a folder.\n"
     "  1  the system failed: a file cannot be opened, read or written, or memory ran out.\n"
     "  Every error is one line on stderr, \"attnviz: <what>: <reason>\". Outputs go to a temporary file\n"
-    "  beside the target and replace it only when the command succeeded.\n";
+    "  beside the target and replace it only when the command succeeded: all of a command's files or\n"
+    "  none. An interrupt removes the temporaries and an -o folder the command made.\n";
 
 // ----------------------------------------------------------------------------------------------------
 // errors and number parsing
@@ -458,7 +460,7 @@ int avcli_parse_inputs(avcli_inputs *in, int argc, char **argv) {
     in->accurate = r.accurate;
     in->out = r.str[F_OUT];
     if ((st = load_inputs(in, &r)) || (r.str[F_W] && (st = load_hedgehog(in, r.str[F_W]))) ||
-        (st = check_knobs(in, &r))) {
+        (st = check_knobs(in, &r)) || (in->out && (st = avcli_out_check("-o", in->out)))) {
         avcli_free(in);
         return st;
     }
@@ -497,7 +499,8 @@ int avcli_parse_knobs(avcli_inputs *in, int argc, char **argv) {
     int bad = -1;
     if (av_params_check(&res, &in->prm, in->n, in->d, &bad) == AV_ERR_NO_CAUSAL && bad >= 0 && bad != AV_KNOB_CAUSAL)
         return avcli_fail("%s: %s with it has no recurrent state to recall from", av_knob_info(bad)->flag, vd->name);
-    return check_knobs(in, &r);
+    if ((st = check_knobs(in, &r))) return st;
+    return in->out ? avcli_out_check("-o", in->out) : 0;
 }
 
 void avcli_free(avcli_inputs *in) {
@@ -583,6 +586,7 @@ static int cmd_matrix(int argc, char **argv) {
     void *work = NULL;
     if (!in.out) { code = avcli_fail("-o: required (the output M.npy)"); goto done; }
     if (out_o && !in.V) { code = avcli_fail("--out-o %s: needs --v V.npy", out_o); goto done; }
+    if (out_o && (code = avcli_out_check("--out-o", out_o))) goto done;
     if (path != AV_PATH_QUADRATIC && !out_o) { code = avcli_fail("--path: chooses how --out-o's O is computed; give --out-o"); goto done; }
     size_t wb = av_matrix_work(&in.prm, n, in.d);
     M = malloc(sizeof(float) * (size_t)n * n);
@@ -597,8 +601,8 @@ static int cmd_matrix(int argc, char **argv) {
         goto done;
     }
     if (st > 0) fprintf(stderr, "attnviz: warning: %s: %s\n", av_variant_name(in.prm.variant), av_status_string(st));
-    avcli_npy files[2] = {{"-o", in.out, M, {n, n}, 2}, {"--out-o", out_o, O, {n, in.dv}, 2}};
-    code = avcli_save_npy(files, out_o ? 2 : 1); /* both or neither */
+    avcli_file files[2] = {{"-o", in.out, M, {n, n}, 2, NULL, NULL}, {"--out-o", out_o, O, {n, in.dv}, 2, NULL, NULL}};
+    code = avcli_save(files, out_o ? 2 : 1); /* both or neither */
 done:
     free(M);
     free(O);
@@ -614,11 +618,11 @@ static int emit_json(const avcli_inputs *in, int (*cmd)(const avcli_inputs *, co
     if (!in->out) {
         st = cmd(in, ctx, stdout); /* main checks that stdout was written */
     } else if (avcli_out_open(&o, in->out) != 0) {
-        st = avcli_fail_system("-o %s: cannot write (%s)", in->out, strerror(errno));
+        st = avcli_out_fail("-o", in->out, errno);
     } else if ((st = cmd(in, ctx, o.f)) != 0) {
         avcli_out_discard(&o); /* the old file, if any, stays as it was */
     } else if (avcli_out_close(&o) != 0 || avcli_out_commit(&o) != 0) {
-        st = avcli_fail_system("-o %s: cannot write (%s)", in->out, strerror(errno));
+        st = avcli_out_fail("-o", in->out, errno);
         avcli_out_discard(&o);
     }
     return st;
@@ -649,7 +653,8 @@ static int all_heads(int argc, char **argv) {
         rest[nrest++] = argv[i];
     }
     npy_array a;
-    int st = q ? read_npy(&a, "--q", q) : avcli_fail("--q: required (Q.npy)");
+    int st = out ? avcli_out_check("-o", out) : 0;
+    if (!st) st = q ? read_npy(&a, "--q", q) : avcli_fail("--q: required (Q.npy)");
     if (st) { free(rest); return st; }
     int64_t L = a.info.shape[0], H = a.info.shape[1], n = a.info.shape[2];
     int nd = a.info.ndim;
@@ -687,7 +692,7 @@ static int all_heads(int argc, char **argv) {
     if (st) { free(text); return st; }
     avcli_out o;
     FILE *f = stdout;
-    if (out && avcli_out_open(&o, out) != 0) { free(text); return avcli_fail_system("-o %s: cannot write (%s)", out, strerror(errno)); }
+    if (out && avcli_out_open(&o, out) != 0) { free(text); return avcli_out_fail("-o", out, errno); }
     if (out) f = o.f;
     fprintf(f, "{\n  \"layers\": %lld, \"heads\": %lld, \"kv_heads\": %lld, \"n\": %lld,\n  \"readouts\": [%s\n  ]\n}\n",
             (long long)L, (long long)H, (long long)kvh, (long long)n, text);
@@ -695,7 +700,7 @@ static int all_heads(int argc, char **argv) {
     if (out && (avcli_out_close(&o) != 0 || avcli_out_commit(&o) != 0)) {
         int e = errno;
         avcli_out_discard(&o);
-        return avcli_fail_system("-o %s: cannot write (%s)", out, strerror(e));
+        return avcli_out_fail("-o", out, e);
     }
     return 0;
 }
@@ -824,27 +829,25 @@ static int cmd_generate(int argc, char **argv) {
     if (val[4] && !avcli_parse_long(val[4], 0, 4294967295LL, &seed)) return avcli_fail("--seed %s: not an integer in 0..4294967295", val[4]);
     if (!val[5]) return avcli_fail("-o: required (the output folder)");
     const char *dir = val[5];
-    struct stat sb;
-    int exists = stat(dir, &sb) == 0;
-    if (exists && !S_ISDIR(sb.st_mode)) return avcli_fail("-o %s: not a folder", dir);
+    int code = avcli_dir_check("-o", dir), made = 0;
+    if (code) return code;
     size_t count = (size_t)n * (size_t)d, len = strlen(dir) + 8;
     float *x[3] = {malloc(sizeof(float) * count), malloc(sizeof(float) * count), malloc(sizeof(float) * count)};
     char *paths[3] = {malloc(len), malloc(len), malloc(len)};
-    int code = 0;
     if (!x[0] || !x[1] || !x[2] || !paths[0] || !paths[1] || !paths[2]) code = avcli_fail_system("out of memory");
     int st = code ? AV_OK : av_generate(x[0], x[1], x[2], (int)n, (int)d, gen, std, (uint32_t)seed);
     if (!code && st != AV_OK) code = avcli_fail("generate: %s", av_status_string(st));
     /* the folder only now, when there is something to put in it; removed again if the files fail */
-    if (!code && !exists && mkdir(dir, 0777) != 0) code = avcli_fail_system("-o %s: cannot create (%s)", dir, strerror(errno));
+    if (!code) code = avcli_dir_make("-o", dir, &made);
     if (!code) {
         const char *names[3] = {"q.npy", "k.npy", "v.npy"};
-        avcli_npy files[3];
+        avcli_file files[3];
         for (int t = 0; t < 3; t++) {
             snprintf(paths[t], len, "%s/%s", dir, names[t]);
-            files[t] = (avcli_npy){"-o", paths[t], x[t], {n, d}, 2};
+            files[t] = (avcli_file){"-o", paths[t], x[t], {n, d}, 2, NULL, NULL};
         }
-        code = avcli_save_npy(files, 3);
-        if (code && !exists) rmdir(dir);
+        code = avcli_save(files, 3);
+        avcli_dir_done(dir, made, code != 0);
     }
     for (int t = 0; t < 3; t++) { free(x[t]); free(paths[t]); }
     return code;

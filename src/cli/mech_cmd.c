@@ -186,11 +186,11 @@ static int recall_out(const avcli_inputs *in0, const recall_run *rr) {
     }
     if (!in->out) return recall_json(in, rr, stdout);
     avcli_out o;
-    if (avcli_out_open(&o, in->out) != 0) return avcli_fail_system("-o %s: cannot write (%s)", in->out, strerror(errno));
+    if (avcli_out_open(&o, in->out) != 0) return avcli_out_fail("-o", in->out, errno);
     if ((code = recall_json(in, rr, o.f)) != 0) {
         avcli_out_discard(&o);
     } else if (avcli_out_close(&o) != 0 || avcli_out_commit(&o) != 0) {
-        code = avcli_fail_system("-o %s: cannot write (%s)", in->out, strerror(errno));
+        code = avcli_out_fail("-o", in->out, errno);
         avcli_out_discard(&o);
     }
     return code;
@@ -274,8 +274,8 @@ int avcli_cmd_distill(int argc, char **argv) {
     }
     if (!code) {
         for (size_t e = 0; e < cnt; e++) Wf[e] = (float)W[e];
-        avcli_npy file = {"-o", in.out, Wf, {d, cols}, 2};
-        code = avcli_save_npy(&file, 1);
+        avcli_file file = {"-o", in.out, Wf, {d, cols}, 2, NULL, NULL};
+        code = avcli_save(&file, 1);
     }
     if (!code) {
         printf("{\n  \"steps\": %ld,\n  \"lr\": ", steps);

@@ -1,7 +1,9 @@
 // cli-files.test.mjs: what the native CLI (build/native/attnviz; ATTNVIZ_CLI overrides the path) does with
-// the files and flags it is given (issue 27): an input that is a folder, a device or a pipe is refused
-// before it is read; memory running out while reading a model is one line and exit 1 (it was a double
-// free); empty or malformed lists and numbers are bad input.
+// the files it reads and writes (issue 27): an input that is a folder, a device or a pipe is refused before
+// it is read; memory running out while reading a model is one line and exit 1 (it was a double free); a
+// command's outputs are all replaced or none (a destination that is a folder, a rename that fails part way,
+// an interrupt); nothing is created before every input is read; empty or malformed lists and numbers are
+// bad input.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, ftruncateSync } from 'node:fs';
@@ -167,6 +169,119 @@ describe('memory running out while reading the model or the tokenizer: one line,
   });
 });
 
+describe('outputs: all of a command\'s files are replaced, or none', () => {
+  const capture = (out, ...extra) => ['capture', '--model', M, '--tokenizer', T, '--text', 'hi', '-o', out, ...extra];
+
+  it('capture: a destination that is a folder (tokens.json) leaves q.npy, k.npy, v.npy as they were', () => {
+    const d = join(tmp, 'cap-dir');
+    mkdirSync(join(d, 'tokens.json'), { recursive: true });
+    writeFileSync(join(d, 'q.npy'), 'OLD');
+    const before = snapshot(d);
+    expectError(run(...capture(d)), 2, /^attnviz: -o .*tokens\.json: a folder, not a file\n$/);
+    expect(snapshot(d)).toEqual(before);
+  });
+
+  it('generate: a destination that is a folder (v.npy) leaves the others as they were', () => {
+    const d = join(tmp, 'gen-dir');
+    mkdirSync(join(d, 'v.npy'), { recursive: true });
+    writeFileSync(join(d, 'q.npy'), 'OLD');
+    const before = snapshot(d);
+    expectError(run('generate', '--n', '4', '--d', '2', '-o', d), 2, /^attnviz: -o .*v\.npy: a folder, not a file\n$/);
+    expect(snapshot(d)).toEqual(before);
+  });
+
+  it('matrix: an --out-o that is a folder leaves -o as it was; -o and --out-o naming one file is refused', () => {
+    const d = join(tmp, 'mat-dir');
+    mkdirSync(join(d, 'o.npy'), { recursive: true });
+    writeFileSync(join(d, 'm.npy'), 'OLD');
+    const before = snapshot(d);
+    const v = gk; // 6 x 4
+    expectError(run('matrix', '--variant', 'softmax', '--q', gq, '--k', gk, '--v', v, '-o', join(d, 'm.npy'), '--out-o', join(d, 'o.npy')),
+      2, /^attnviz: --out-o .*o\.npy: a folder, not a file\n$/);
+    expectError(run('matrix', '--variant', 'softmax', '--q', gq, '--k', gk, '--v', v, '-o', join(d, 'm.npy'), '--out-o', join(d, 'm.npy')),
+      2, /^attnviz: --out-o .*m\.npy: the same file as -o\n$/);
+    expect(snapshot(d)).toEqual(before);
+  });
+
+  it('a single output that is a folder is bad input too (readouts, --all-heads, recall, distill)', () => {
+    const cap = join(tmp, 'cap-ok');
+    for (const args of [['readouts', '--variant', 'softmax', '--q', gq, '--k', gk],
+      ['readouts', '--all-heads', '--variant', 'softmax', '--q', join(cap, 'q.npy'), '--k', join(cap, 'k.npy')],
+      ['recall', '--variant', 'elu', '--pairs', '4', '--d', '2'], ['distill', '--q', gq, '--k', gk, '--steps', '1']])
+      expectError(run(...args, '-o', tmp), 2, /^attnviz: -o .*: a folder, not a file\n$/);
+  });
+
+  // strace makes the third rename fail (EIO): the two before it are undone
+  const injected = (...args) => {
+    const p = spawnSync('strace', ['-f', '-o', '/dev/null', '-e', 'trace=rename,renameat,renameat2',
+      '-e', 'inject=rename,renameat,renameat2:error=EIO:when=3', CLI, ...args],
+    { encoding: 'utf8', env: { ...process.env, ASAN_OPTIONS: `${process.env.ASAN_OPTIONS ?? ''}:detect_leaks=0` } }); // LSan cannot run under ptrace
+    return { status: p.status, signal: p.signal, stdout: p.stdout, stderr: p.stderr };
+  };
+  it.skipIf(!canInject)('capture and generate: a rename that fails part way puts back the files already renamed', () => {
+    const d = join(tmp, 'cap-eio');
+    mkdirSync(d);
+    for (const f of ['q.npy', 'k.npy', 'v.npy', 'tokens.json']) writeFileSync(join(d, f), `OLD ${f}`);
+    const before = snapshot(d);
+    expectError(injected(...capture(d)), 1, /^attnviz: -o .*v\.npy: cannot write \(Input\/output error\)\n$/);
+    expect(snapshot(d)).toEqual(before);
+    const g = join(tmp, 'gen-eio');
+    mkdirSync(g);
+    writeFileSync(join(g, 'q.npy'), 'OLD q'); // k.npy and v.npy are new: removed again
+    expectError(injected('generate', '--n', '4', '--d', '2', '-o', g), 1, /^attnviz: -o .*v\.npy: cannot write/);
+    expect(snapshot(g)).toEqual({ 'q.npy': 'OLD q' });
+    const n = join(tmp, 'gen-eio-new'); // a folder the command made is removed again
+    expectError(injected('generate', '--n', '4', '--d', '2', '-o', n), 1, /^attnviz: -o .*v\.npy: cannot write/);
+    expect(existsSync(n)).toBe(false);
+    // without the fault both succeed
+    expect(run(...capture(d)).status).toBe(0);
+    expect(readNpy(join(d, 'k.npy')).shape).toEqual([1, 2, expect.any(Number), 4]);
+  });
+
+  it('a refused input creates no -o folder (a truncated model, a bad --seed)', () => {
+    const bad = join(tmp, 'trunc.bin');
+    writeFileSync(bad, tinyModel().subarray(0, 100));
+    const none = join(tmp, 'none');
+    expectError(run('capture', '--model', bad, '--tokenizer', T, '--text', 'hi', '-o', none), 2, /^attnviz: --model /);
+    expectError(run('generate', '--n', '4', '--d', '2', '--seed', '-1', '-o', none), 2, /^attnviz: --seed -1/);
+    expect(existsSync(none)).toBe(false);
+  });
+});
+
+describe('an interrupt or a termination during a command leaves no temporary and no folder it made', () => {
+  /** Start generate, stop it (SIGSTOP) as soon as its -o folder exists, i.e. while it writes, then send sig. */
+  async function interrupt(dir, sig, setup) {
+    for (let d = 1024, tries = 0; tries < 3; tries++, d *= 2) { // a bigger write if the first was too quick to catch
+      rmSync(dir, { recursive: true, force: true });
+      setup();
+      const child = spawn(CLI, ['generate', '--n', '16384', '--d', String(Math.min(d, 4096)), '-o', dir], { stdio: 'ignore' });
+      const exited = new Promise((res) => child.on('exit', (c, s) => res(s ?? c)));
+      const made = existsSync(dir) ? () => readdirSync(dir).some((f) => f.includes('.tmp-')) : () => existsSync(dir);
+      const state = () => readFileSync(`/proc/${child.pid}/stat`, 'utf8').replace(/^.*\) /, '')[0];
+      while (!made() && state() !== 'Z') { /* busy: the window is the write, a fraction of a second */ }
+      process.kill(child.pid, 'SIGSTOP');
+      if (state() === 'Z') { await exited; continue; } // it finished first
+      process.kill(child.pid, sig);
+      process.kill(child.pid, 'SIGCONT');
+      return exited;
+    }
+    throw new Error('generate finished every time before it could be stopped while writing');
+  }
+
+  it('SIGINT during generate -o NEW: the new folder is removed', async () => {
+    const dir = join(tmp, 'int-new');
+    expect(await interrupt(dir, 'SIGINT', () => {})).toBe('SIGINT');
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it('SIGTERM during generate -o OLD: the old files stay, the folder stays, no temporary is left', async () => {
+    const dir = join(tmp, 'term-old');
+    const setup = () => { mkdirSync(dir); writeFileSync(join(dir, 'q.npy'), 'OLD'); };
+    expect(await interrupt(dir, 'SIGTERM', setup)).toBe('SIGTERM');
+    expect(snapshot(dir)).toEqual({ 'q.npy': 'OLD' });
+  });
+});
+
 describe('empty or malformed lists and numbers are bad input (exit 2, one line)', () => {
   const cases = [
     [['sweep', '--variant', 'focused', '--knob', 'p', '--values', ''], /^attnviz: --values: an empty list/],
@@ -175,8 +290,10 @@ describe('empty or malformed lists and numbers are bad input (exit 2, one line)'
     [['sweep', '--variant', 'focused', '--knob', 'p', '--values', '2, 3'], /^attnviz: --values  3: not a value of --p/],
     [['generate', '--n', ' 4', '--d', '2', '-o', 'NEVER'], /^attnviz: --n  4: not an integer/],
     [['generate', '--n', '4', '--d', '2', '--std', ' 1', '-o', 'NEVER'], /^attnviz: --std  1: not a number/],
+    [['generate', '--n', '4', '--d', '2', '-o', ''], /^attnviz: -o: an empty path/],
     [['readouts', '--variant', 'focused', '--p', '\t2'], /^attnviz: --p \t2: not a valid value/],
     [['readouts', '--variant', 'softmax', '--tau', ' 0.1'], /^attnviz: --tau  0.1: not a number/],
+    [['readouts', '--variant', 'softmax', '-o', ''], /^attnviz: -o: an empty path/],
     [['recall', '--variant', 'elu', '--pairs', ' 4', '--d', '2'], /^attnviz: --pairs  4: not an integer/],
     [['distill', '--steps', ' 1', '-o', 'NEVER'], /^attnviz: --steps  1: not an integer/],
     [['distill', '--steps', '1', '--lr', ' 0.1', '-o', 'NEVER'], /^attnviz: --lr  0.1: not a number/],
