@@ -10,6 +10,7 @@
  * success (output.c).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -94,17 +95,20 @@ static const char HELP[] =
     "  0  success. A numerical warning (an overflow, a zero row) prints one line on stderr,\n"
     "     \"attnviz: warning: ...\", and the output is still written.\n"
     "  2  bad input: unknown or malformed flags, knobs out of range, malformed or mismatched .npy\n"
-    "     files, NaN or Inf in the inputs.\n"
+    "     files, NaN or Inf in the inputs, an input that is a folder, a device or a pipe, an output\n"
+    "     that is a folder.\n"
     "  1  the system failed: a file cannot be opened, read or written, or memory ran out.\n"
     "  Every error is one line on stderr, \"attnviz: <what>: <reason>\". Outputs go to a temporary file\n"
-    "  beside the target and replace it only when the command succeeded.\n";
+    "  beside the target and replace it only when the command succeeded: all of a command's files or\n"
+    "  none. An interrupt removes the temporaries and an -o folder the command made.\n";
 
 // ----------------------------------------------------------------------------------------------------
 // errors and number parsing
 
-/* A finite double from the whole of `s`. */
-static int parse_double(const char *s, double *out) {
+/* strtod and strtoll skip leading blanks and the end check only sees trailing ones: refuse both alike. */
+int avcli_parse_double(const char *s, double *out) {
     char *end;
+    if (isspace((unsigned char)*s)) return 0;
     errno = 0;
     double v = strtod(s, &end);
     if (end == s || *end || errno == ERANGE || !isfinite(v)) return 0;
@@ -112,9 +116,9 @@ static int parse_double(const char *s, double *out) {
     return 1;
 }
 
-/* An integer in [lo, hi] from the whole of `s`. */
-static int parse_long(const char *s, long long lo, long long hi, long long *out) {
+int avcli_parse_long(const char *s, long long lo, long long hi, long long *out) {
     char *end;
+    if (isspace((unsigned char)*s)) return 0;
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (end == s || *end || errno == ERANGE || v < lo || v > hi) return 0;
@@ -241,8 +245,8 @@ static void range_text(char *out, size_t cap, const av_knob_desc *kd) {
  * default), and becomes the library's −1 where that stands for a real 0. */
 static int knob_number(const av_knob_desc *kd, const char *text, double *v) {
     long long iv = 0;
-    int ok = kd->type == AV_KT_INT ? parse_long(text, (long long)kd->lo, 4294967295LL, &iv)
-                                   : parse_double(text, v) && *v >= 0;
+    int ok = kd->type == AV_KT_INT ? avcli_parse_long(text, (long long)kd->lo, 4294967295LL, &iv)
+                                   : avcli_parse_double(text, v) && *v >= 0;
     if (kd->type == AV_KT_INT) *v = (double)iv;
     if (ok && (kd->flags & AV_KF_ZERO_DEFAULT) && *v == 0 && !(kd->flags & AV_KF_MINUS1_ZERO)) ok = 0;
     if (ok && (kd->flags & AV_KF_MINUS1_ZERO) && *v == 0) *v = -1.0;
@@ -330,9 +334,9 @@ static int select_head(const inputs3 *t, const raw_flags *r, size_t *qoff, size_
     int64_t L = q->shape[0], H = q->shape[1], KVH = t->a[1].info.shape[1];
     long long layer, head;
     if (!r->str[F_LAYER] || !r->str[F_HEAD]) return avcli_fail("--q %s: 4-D model tensors need --layer and --head", t->path[0]);
-    if (!parse_long(r->str[F_LAYER], 0, L - 1, &layer))
+    if (!avcli_parse_long(r->str[F_LAYER], 0, L - 1, &layer))
         return avcli_fail("--layer %s: out of range (the tensors have %lld layers: 0..%lld)", r->str[F_LAYER], (long long)L, (long long)L - 1);
-    if (!parse_long(r->str[F_HEAD], 0, H - 1, &head))
+    if (!avcli_parse_long(r->str[F_HEAD], 0, H - 1, &head))
         return avcli_fail("--head %s: out of range (--q has %lld heads: 0..%lld)", r->str[F_HEAD], (long long)H, (long long)H - 1);
     if (t->a[1].info.shape[0] != L || KVH < 1 || H % KVH)
         return shape_mismatch(t, 1, 0, "K is (layers, kv_heads, n, d) with kv_heads dividing heads");
@@ -451,12 +455,12 @@ int avcli_parse_inputs(avcli_inputs *in, int argc, char **argv) {
     if (!r.str[F_Q]) return avcli_fail("--q: required (Q.npy)");
     if (!r.str[F_K]) return avcli_fail("--k: required (K.npy)");
     if ((st = set_knobs(in, &r))) return st;
-    if (r.str[F_TAU] && !(parse_double(r.str[F_TAU], &in->tau) && in->tau > 0))
+    if (r.str[F_TAU] && !(avcli_parse_double(r.str[F_TAU], &in->tau) && in->tau > 0))
         return avcli_fail("--tau %s: not a number > 0", r.str[F_TAU]);
     in->accurate = r.accurate;
     in->out = r.str[F_OUT];
     if ((st = load_inputs(in, &r)) || (r.str[F_W] && (st = load_hedgehog(in, r.str[F_W]))) ||
-        (st = check_knobs(in, &r))) {
+        (st = check_knobs(in, &r)) || (in->out && (st = avcli_out_check("-o", in->out)))) {
         avcli_free(in);
         return st;
     }
@@ -495,7 +499,8 @@ int avcli_parse_knobs(avcli_inputs *in, int argc, char **argv) {
     int bad = -1;
     if (av_params_check(&res, &in->prm, in->n, in->d, &bad) == AV_ERR_NO_CAUSAL && bad >= 0 && bad != AV_KNOB_CAUSAL)
         return avcli_fail("%s: %s with it has no recurrent state to recall from", av_knob_info(bad)->flag, vd->name);
-    return check_knobs(in, &r);
+    if ((st = check_knobs(in, &r))) return st;
+    return in->out ? avcli_out_check("-o", in->out) : 0;
 }
 
 void avcli_free(avcli_inputs *in) {
@@ -581,6 +586,7 @@ static int cmd_matrix(int argc, char **argv) {
     void *work = NULL;
     if (!in.out) { code = avcli_fail("-o: required (the output M.npy)"); goto done; }
     if (out_o && !in.V) { code = avcli_fail("--out-o %s: needs --v V.npy", out_o); goto done; }
+    if (out_o && (code = avcli_out_check("--out-o", out_o))) goto done;
     if (path != AV_PATH_QUADRATIC && !out_o) { code = avcli_fail("--path: chooses how --out-o's O is computed; give --out-o"); goto done; }
     size_t wb = av_matrix_work(&in.prm, n, in.d);
     M = malloc(sizeof(float) * (size_t)n * n);
@@ -595,8 +601,8 @@ static int cmd_matrix(int argc, char **argv) {
         goto done;
     }
     if (st > 0) fprintf(stderr, "attnviz: warning: %s: %s\n", av_variant_name(in.prm.variant), av_status_string(st));
-    avcli_npy files[2] = {{"-o", in.out, M, {n, n}, 2}, {"--out-o", out_o, O, {n, in.dv}, 2}};
-    code = avcli_save_npy(files, out_o ? 2 : 1); /* both or neither */
+    avcli_file files[2] = {{"-o", in.out, M, {n, n}, 2, NULL, NULL}, {"--out-o", out_o, O, {n, in.dv}, 2, NULL, NULL}};
+    code = avcli_save(files, out_o ? 2 : 1); /* both or neither */
 done:
     free(M);
     free(O);
@@ -612,11 +618,11 @@ static int emit_json(const avcli_inputs *in, int (*cmd)(const avcli_inputs *, co
     if (!in->out) {
         st = cmd(in, ctx, stdout); /* main checks that stdout was written */
     } else if (avcli_out_open(&o, in->out) != 0) {
-        st = avcli_fail_system("-o %s: cannot write (%s)", in->out, strerror(errno));
+        st = avcli_out_fail("-o", in->out, errno);
     } else if ((st = cmd(in, ctx, o.f)) != 0) {
         avcli_out_discard(&o); /* the old file, if any, stays as it was */
     } else if (avcli_out_close(&o) != 0 || avcli_out_commit(&o) != 0) {
-        st = avcli_fail_system("-o %s: cannot write (%s)", in->out, strerror(errno));
+        st = avcli_out_fail("-o", in->out, errno);
         avcli_out_discard(&o);
     }
     return st;
@@ -647,7 +653,8 @@ static int all_heads(int argc, char **argv) {
         rest[nrest++] = argv[i];
     }
     npy_array a;
-    int st = q ? read_npy(&a, "--q", q) : avcli_fail("--q: required (Q.npy)");
+    int st = out ? avcli_out_check("-o", out) : 0;
+    if (!st) st = q ? read_npy(&a, "--q", q) : avcli_fail("--q: required (Q.npy)");
     if (st) { free(rest); return st; }
     int64_t L = a.info.shape[0], H = a.info.shape[1], n = a.info.shape[2];
     int nd = a.info.ndim;
@@ -685,7 +692,7 @@ static int all_heads(int argc, char **argv) {
     if (st) { free(text); return st; }
     avcli_out o;
     FILE *f = stdout;
-    if (out && avcli_out_open(&o, out) != 0) { free(text); return avcli_fail_system("-o %s: cannot write (%s)", out, strerror(errno)); }
+    if (out && avcli_out_open(&o, out) != 0) { free(text); return avcli_out_fail("-o", out, errno); }
     if (out) f = o.f;
     fprintf(f, "{\n  \"layers\": %lld, \"heads\": %lld, \"kv_heads\": %lld, \"n\": %lld,\n  \"readouts\": [%s\n  ]\n}\n",
             (long long)L, (long long)H, (long long)kvh, (long long)n, text);
@@ -693,7 +700,7 @@ static int all_heads(int argc, char **argv) {
     if (out && (avcli_out_close(&o) != 0 || avcli_out_commit(&o) != 0)) {
         int e = errno;
         avcli_out_discard(&o);
-        return avcli_fail_system("-o %s: cannot write (%s)", out, strerror(e));
+        return avcli_out_fail("-o", out, e);
     }
     return 0;
 }
@@ -732,7 +739,7 @@ static int parse_knob_value(const av_knob_desc *kd, const char *text, double *v)
     }
     if (kd->type == AV_KT_ENUM || kd->type == AV_KT_BOOL) {
         long long iv;
-        if (!parse_long(text, 0, (long long)kd->hi, &iv)) return 0;
+        if (!avcli_parse_long(text, 0, (long long)kd->hi, &iv)) return 0;
         *v = (double)iv;
         return 1;
     }
@@ -767,19 +774,20 @@ static int cmd_sweep(int argc, char **argv) {
         reads |= av_variant_info(variant)->knobs[i] == sw.knob;
     if (!code && variant >= 0 && !reads) code = avcli_fail("--knob %s: %s does not read it", knob, vname);
     if (!code && !values) code = avcli_fail("--values: required (V1,V2,...)");
-    for (const char *v = values; !code && v && *v;) { /* comma-separated values */
+    if (!code && !*values) code = avcli_fail("--values: an empty list (V1,V2,...)");
+    for (const char *v = values; !code && v;) { /* comma-separated values; "2," has an empty one */
         char one[64];
         size_t w = strcspn(v, ",");
-        if (w == 0 || w >= sizeof one) { code = avcli_fail("--values %s: an empty or over-long value", values); break; }
+        if (w == 0 || w >= sizeof one) { code = avcli_fail("--values %s: an %s value (V1,V2,...)", values, w ? "over-long" : "empty"); break; }
         memcpy(one, v, w);
         one[w] = 0;
         if (sw.count == AVCLI_MAX_SWEEP) code = avcli_fail("--values: more than %d values", AVCLI_MAX_SWEEP);
         else if (!parse_knob_value(av_knob_info(sw.knob), one, &sw.values[sw.count++]))
             code = avcli_fail("--values %s: not a value of %s", one, av_knob_info(sw.knob)->flag);
-        v += w + (v[w] == ',');
+        v = v[w] ? v + w + 1 : NULL;
     }
     long long ns = 1;
-    if (!code && seeds && !parse_long(seeds, 1, 10000, &ns)) code = avcli_fail("--seeds %s: not an integer in 1..10000", seeds);
+    if (!code && seeds && !avcli_parse_long(seeds, 1, 10000, &ns)) code = avcli_fail("--seeds %s: not an integer in 1..10000", seeds);
     sw.seeds = (int)ns;
     for (int i = 0; !code && i < sw.count; i++) /* seeds value + s, or --seed + s, stay in uint32 */
         if (sw.knob == AV_KNOB_SEED && sw.values[i] + (double)ns - 1 > 4294967295.0)
@@ -814,34 +822,32 @@ static int cmd_generate(int argc, char **argv) {
     double std = 1.0;
     if (gen < 0) return avcli_fail("--gen %s: unknown generator (gaussian, clustered, local, lowrank, sink)", val[0]);
     if (!val[1]) return avcli_fail("--n: required (the sequence length, 1..%d)", AV_MAX_N);
-    if (!parse_long(val[1], 1, AV_MAX_N, &n)) return avcli_fail("--n %s: not an integer in 1..%d", val[1], AV_MAX_N);
+    if (!avcli_parse_long(val[1], 1, AV_MAX_N, &n)) return avcli_fail("--n %s: not an integer in 1..%d", val[1], AV_MAX_N);
     if (!val[2]) return avcli_fail("--d: required (the head dimension, 1..%d)", AV_MAX_D);
-    if (!parse_long(val[2], 1, AV_MAX_D, &d)) return avcli_fail("--d %s: not an integer in 1..%d", val[2], AV_MAX_D);
-    if (val[3] && !(parse_double(val[3], &std) && std > 0 && std <= 1e6)) return avcli_fail("--std %s: not a number in (0, 1e6]", val[3]);
-    if (val[4] && !parse_long(val[4], 0, 4294967295LL, &seed)) return avcli_fail("--seed %s: not an integer in 0..4294967295", val[4]);
+    if (!avcli_parse_long(val[2], 1, AV_MAX_D, &d)) return avcli_fail("--d %s: not an integer in 1..%d", val[2], AV_MAX_D);
+    if (val[3] && !(avcli_parse_double(val[3], &std) && std > 0 && std <= 1e6)) return avcli_fail("--std %s: not a number in (0, 1e6]", val[3]);
+    if (val[4] && !avcli_parse_long(val[4], 0, 4294967295LL, &seed)) return avcli_fail("--seed %s: not an integer in 0..4294967295", val[4]);
     if (!val[5]) return avcli_fail("-o: required (the output folder)");
     const char *dir = val[5];
-    struct stat sb;
-    int exists = stat(dir, &sb) == 0;
-    if (exists && !S_ISDIR(sb.st_mode)) return avcli_fail("-o %s: not a folder", dir);
+    int code = avcli_dir_check("-o", dir), made = 0;
+    if (code) return code;
     size_t count = (size_t)n * (size_t)d, len = strlen(dir) + 8;
     float *x[3] = {malloc(sizeof(float) * count), malloc(sizeof(float) * count), malloc(sizeof(float) * count)};
     char *paths[3] = {malloc(len), malloc(len), malloc(len)};
-    int code = 0;
     if (!x[0] || !x[1] || !x[2] || !paths[0] || !paths[1] || !paths[2]) code = avcli_fail_system("out of memory");
     int st = code ? AV_OK : av_generate(x[0], x[1], x[2], (int)n, (int)d, gen, std, (uint32_t)seed);
     if (!code && st != AV_OK) code = avcli_fail("generate: %s", av_status_string(st));
     /* the folder only now, when there is something to put in it; removed again if the files fail */
-    if (!code && !exists && mkdir(dir, 0777) != 0) code = avcli_fail_system("-o %s: cannot create (%s)", dir, strerror(errno));
+    if (!code) code = avcli_dir_make("-o", dir, &made);
     if (!code) {
         const char *names[3] = {"q.npy", "k.npy", "v.npy"};
-        avcli_npy files[3];
+        avcli_file files[3];
         for (int t = 0; t < 3; t++) {
             snprintf(paths[t], len, "%s/%s", dir, names[t]);
-            files[t] = (avcli_npy){"-o", paths[t], x[t], {n, d}, 2};
+            files[t] = (avcli_file){"-o", paths[t], x[t], {n, d}, 2, NULL, NULL};
         }
-        code = avcli_save_npy(files, 3);
-        if (code && !exists) rmdir(dir);
+        code = avcli_save(files, 3);
+        avcli_dir_done(dir, made, code != 0);
     }
     for (int t = 0; t < 3; t++) { free(x[t]); free(paths[t]); }
     return code;

@@ -74,7 +74,8 @@ typedef struct avcli_out {
     char *real;       /* the resolved path of a symbolic link target, or NULL (owned) */
     FILE *f;          /* open for writing until avcli_out_close */
 } avcli_out;
-/* Open a temporary for `path`. 0, or −1 with errno set. */
+/* Open a temporary for `path`. 0, or −1 with errno set (EISDIR: the target is a folder, refused before
+ * anything is written). */
 int avcli_out_open(avcli_out *o, const char *path);
 /* Flush and close o->f; −1 with errno when any write or the close failed. */
 int avcli_out_close(avcli_out *o);
@@ -82,23 +83,50 @@ int avcli_out_close(avcli_out *o);
 int avcli_out_commit(avcli_out *o);
 /* Close and remove the temporary; the target is untouched. */
 void avcli_out_discard(avcli_out *o);
+/* The one line for output `path` (given with `flag`) that failed with errno `err`: an empty path or a
+ * folder is bad input (2), anything else the system's failure (1). Returns the exit status. */
+int avcli_out_fail(const char *flag, const char *path, int err);
+/* An output file's path checked early, before the work (an empty path, a folder: one line, 2). 0 if fine. */
+int avcli_out_check(const char *flag, const char *path);
+/* Rename count closed temporaries into place, all or none: every destination is checked first (a folder,
+ * two outputs naming one file), the old files keep a second name (a hard link) until all are in place,
+ * and a rename that fails puts back those renamed before it. Signals wait until it is done. 0, or one
+ * line and the exit status (the temporaries are removed either way). */
+int avcli_out_commit_all(avcli_out *o, const char *const *flags, int count);
 
-/* The whole file at `path` (named by `flag` in messages) in a malloc'd buffer (*buf, *len; the caller
- * frees it; malloc's alignment suits av_model_parse). 0, or one line on stderr and the exit status. */
+/* An -o folder: avcli_dir_check refuses an empty path or one that is not a folder (2), before anything is
+ * read; avcli_dir_make creates it when missing (*made = 1), after every input was read and checked, and
+ * an interrupt or a termination from then on removes it again while it is empty; avcli_dir_done removes
+ * it if the command failed (and it is empty) and forgets it. */
+int avcli_dir_check(const char *flag, const char *dir);
+int avcli_dir_make(const char *flag, const char *dir, int *made);
+void avcli_dir_done(const char *dir, int made, int failed);
+
+/* The whole regular file at `path` (named by `flag` in messages) in a malloc'd buffer (*buf, *len; the
+ * caller frees it; malloc's alignment suits av_model_parse). An empty path, a folder, a device or a pipe
+ * is refused before anything is read (2). 0, or one line on stderr and the exit status; *buf is NULL then. */
 int avcli_read_file(const char *flag, const char *path, unsigned char **buf, size_t *len);
+
+/* Numbers from flags: the whole of `s` (no leading blanks), a finite double, or an integer in [lo, hi]
+ * (attnviz.c). 1 on success. */
+int avcli_parse_double(const char *s, double *out);
+int avcli_parse_long(const char *s, long long lo, long long hi, long long *out);
 
 /* Write a float32 C-order .npy to f. Returns AV_OK or AV_ERR_IO. */
 int avcli_write_npy_f32(FILE *f, const float *data, const int64_t *shape, int ndim);
 
-/* One .npy output of a command: the flag that named it (for messages), its path, its data and shape. */
-typedef struct avcli_npy {
+/* One output file of a command: the flag that named it (for messages), its path, and either a float32
+ * .npy (data and shape) or what `write` puts into it (returning AV_OK or AV_ERR_IO). */
+typedef struct avcli_file {
     const char *flag, *path;
     const float *data;
     int64_t shape[4];
     int ndim;
-} avcli_npy;
-/* Write every file to its temporary, then rename all into place; when a write fails none is replaced.
- * Returns 0, or prints one line and returns the exit status. */
-int avcli_save_npy(const avcli_npy *files, int count);
+    int (*write)(FILE *f, const void *ctx);
+    const void *ctx;
+} avcli_file;
+/* Open every file's temporary (checking its destination), write them all, then rename all into place
+ * (avcli_out_commit_all): when anything fails none is replaced. 0, or one line and the exit status. */
+int avcli_save(const avcli_file *files, int count);
 
 #endif

@@ -43,11 +43,9 @@ static int own_flags(int argc, char **argv, const char *const *names, const char
 }
 
 static int parse_int(const char *s, long lo, long hi, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || errno == ERANGE || v < lo || v > hi) return 0;
-    *out = v;
+    long long v;
+    if (!avcli_parse_long(s, lo, hi, &v)) return 0;
+    *out = (long)v;
     return 1;
 }
 
@@ -188,11 +186,11 @@ static int recall_out(const avcli_inputs *in0, const recall_run *rr) {
     }
     if (!in->out) return recall_json(in, rr, stdout);
     avcli_out o;
-    if (avcli_out_open(&o, in->out) != 0) return avcli_fail_system("-o %s: cannot write (%s)", in->out, strerror(errno));
+    if (avcli_out_open(&o, in->out) != 0) return avcli_out_fail("-o", in->out, errno);
     if ((code = recall_json(in, rr, o.f)) != 0) {
         avcli_out_discard(&o);
     } else if (avcli_out_close(&o) != 0 || avcli_out_commit(&o) != 0) {
-        code = avcli_fail_system("-o %s: cannot write (%s)", in->out, strerror(errno));
+        code = avcli_out_fail("-o", in->out, errno);
         avcli_out_discard(&o);
     }
     return code;
@@ -243,17 +241,11 @@ int avcli_cmd_distill(int argc, char **argv) {
     int nrest, code = own_flags(argc, argv, names, val, 3, rest, &nrest);
     long steps = 0;
     double lr = 0.05;
-    char *end;
     if (!code && val[2] && strcmp(val[2], "hedgehog") != 0)
         code = avcli_fail("--variant %s: distill trains hedgehog's W (leave --variant out)", val[2]);
     if (!code && !val[0]) code = avcli_fail("--steps: required (Adam steps, 0..100000)");
     if (!code && !parse_int(val[0], 0, 100000, &steps)) code = avcli_fail("--steps %s: not an integer in 0..100000", val[0]);
-    if (!code && val[1]) {
-        errno = 0;
-        lr = strtod(val[1], &end);
-        if (end == val[1] || *end || errno == ERANGE || !(lr > 0) || !isfinite(lr))
-            code = avcli_fail("--lr %s: not a number > 0", val[1]);
-    }
+    if (!code && val[1] && !(avcli_parse_double(val[1], &lr) && lr > 0)) code = avcli_fail("--lr %s: not a number > 0", val[1]);
     rest[nrest++] = "--variant";
     rest[nrest++] = "hedgehog";
     avcli_inputs in;
@@ -282,8 +274,8 @@ int avcli_cmd_distill(int argc, char **argv) {
     }
     if (!code) {
         for (size_t e = 0; e < cnt; e++) Wf[e] = (float)W[e];
-        avcli_npy file = {"-o", in.out, Wf, {d, cols}, 2};
-        code = avcli_save_npy(&file, 1);
+        avcli_file file = {"-o", in.out, Wf, {d, cols}, 2, NULL, NULL};
+        code = avcli_save(&file, 1);
     }
     if (!code) {
         printf("{\n  \"steps\": %ld,\n  \"lr\": ", steps);

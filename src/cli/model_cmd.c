@@ -115,25 +115,26 @@ static void print_piece(FILE *out, const av_tokenizer *t, int prev, int id) {
 }
 
 /* tokens.json: {"ids": […], "pieces": […], "text": "…"}. */
-static int write_tokens(const char *path, const loaded *x, const int *ids, int n, const char *text) {
-    avcli_out o;
-    if (avcli_out_open(&o, path) != 0) return avcli_fail_system("-o %s: cannot write (%s)", path, strerror(errno));
-    fputs("{\n  \"ids\": [", o.f);
-    for (int i = 0; i < n; i++) fprintf(o.f, "%s%d", i ? ", " : "", ids[i]);
-    fputs("],\n  \"pieces\": [", o.f);
-    for (int i = 0; i < n; i++) {
-        if (i) fputs(", ", o.f);
-        print_piece(o.f, &x->t, i ? ids[i - 1] : -1, ids[i]);
+typedef struct tokens_json {
+    const loaded *x;
+    const int *ids;
+    int n;
+    const char *text;
+} tokens_json;
+
+static int write_tokens(FILE *f, const void *ctx) {
+    const tokens_json *t = ctx;
+    fputs("{\n  \"ids\": [", f);
+    for (int i = 0; i < t->n; i++) fprintf(f, "%s%d", i ? ", " : "", t->ids[i]);
+    fputs("],\n  \"pieces\": [", f);
+    for (int i = 0; i < t->n; i++) {
+        if (i) fputs(", ", f);
+        print_piece(f, &t->x->t, i ? t->ids[i - 1] : -1, t->ids[i]);
     }
-    fputs("],\n  \"text\": ", o.f);
-    json_string(o.f, (const unsigned char *)text, strlen(text));
-    fputs("\n}\n", o.f);
-    if (avcli_out_close(&o) != 0 || avcli_out_commit(&o) != 0) {
-        int e = errno;
-        avcli_out_discard(&o);
-        return avcli_fail_system("-o %s: cannot write (%s)", path, strerror(e));
-    }
-    return 0;
+    fputs("],\n  \"text\": ", f);
+    json_string(f, (const unsigned char *)t->text, strlen(t->text));
+    fputs("\n}\n", f);
+    return ferror(f) ? AV_ERR_IO : AV_OK;
 }
 
 int avcli_cmd_capture(int argc, char **argv) {
@@ -149,9 +150,8 @@ int avcli_cmd_capture(int argc, char **argv) {
     void *work = NULL;
     char *paths[4] = {0};
     const char *dir = val[3];
-    struct stat sb;
-    int exists = stat(dir, &sb) == 0;
-    if (exists && !S_ISDIR(sb.st_mode)) return avcli_fail("-o %s: not a folder", dir);
+    int made = 0;
+    if ((code = avcli_dir_check("-o", dir))) return code;
     if ((code = load(&x, val[0], val[1])) || (code = encode(&x, val[2], &ids, &n))) goto done;
     const av_model *m = &x.m;
     size_t qn = (size_t)m->n_layers * m->n_heads * n * m->head_size, kn = (size_t)m->n_layers * m->n_kv_heads * n * m->head_size;
@@ -169,23 +169,18 @@ int avcli_cmd_capture(int argc, char **argv) {
         goto done;
     }
     if (st > 0) fprintf(stderr, "attnviz: warning: forward pass: %s\n", av_status_string(st));
-    if (!exists && mkdir(dir, 0777) != 0) {
-        code = avcli_fail_system("-o %s: cannot create (%s)", dir, strerror(errno));
-        goto done;
-    }
+    if ((code = avcli_dir_make("-o", dir, &made))) goto done;
     const char *fn[4] = {"q.npy", "k.npy", "v.npy", "tokens.json"};
     for (int i = 0; i < 4; i++) snprintf(paths[i], plen, "%s/%s", dir, fn[i]);
-    avcli_npy files[3] = {
-        {"-o", paths[0], Q, {m->n_layers, m->n_heads, n, m->head_size}, 4},
-        {"-o", paths[1], K, {m->n_layers, m->n_kv_heads, n, m->head_size}, 4},
-        {"-o", paths[2], V, {m->n_layers, m->n_kv_heads, n, m->head_size}, 4},
+    tokens_json tj = {&x, ids, n, val[2]};
+    avcli_file files[4] = { /* the four together: all replaced, or none */
+        {"-o", paths[0], Q, {m->n_layers, m->n_heads, n, m->head_size}, 4, NULL, NULL},
+        {"-o", paths[1], K, {m->n_layers, m->n_kv_heads, n, m->head_size}, 4, NULL, NULL},
+        {"-o", paths[2], V, {m->n_layers, m->n_kv_heads, n, m->head_size}, 4, NULL, NULL},
+        {"-o", paths[3], NULL, {0}, 0, write_tokens, &tj},
     };
-    code = avcli_save_npy(files, 3);
-    if (!code) code = write_tokens(paths[3], &x, ids, n, val[2]);
-    if (code && !exists) {
-        for (int i = 0; i < 4; i++) unlink(paths[i]);
-        rmdir(dir);
-    }
+    code = avcli_save(files, 4);
+    avcli_dir_done(dir, made, code != 0);
 done:
     unload(&x);
     free(ids);
@@ -204,10 +199,8 @@ int avcli_cmd_generate_text(int argc, char **argv) {
     if (code) return code;
     for (int i = 0; i < 2; i++)
         if (!val[i]) return avcli_fail("%s: required (attnviz generate-text --model M.bin --tokenizer T.bin --steps N)", names[i]);
-    char *end;
-    errno = 0;
-    long steps = val[3] ? strtol(val[3], &end, 10) : 64;
-    if (val[3] && (end == val[3] || *end || errno || steps < 1 || steps > AV_MODEL_MAX_SEQ))
+    long long steps = 64;
+    if (val[3] && !avcli_parse_long(val[3], 1, AV_MODEL_MAX_SEQ, &steps))
         return avcli_fail("--steps %s: not an integer in 1..%d", val[3], AV_MODEL_MAX_SEQ);
     loaded x;
     int *ids = NULL, n = 0;

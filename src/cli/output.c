@@ -3,12 +3,16 @@
  * Every file a command writes goes to a temporary file beside its target (same folder, so the final
  * rename is atomic) and is renamed into place only when the whole command succeeded: a failure, an out of
  * memory or a kill never leaves a half-written or emptied file where the old one was (an interrupt or a
- * termination removes the temporaries before the process ends). A target that exists keeps its mode; a
- * symbolic link is written through (the file it names is replaced, beside itself); a target that is not a
- * regular file (/dev/null, a pipe) is written directly.
+ * termination removes the temporaries, and an -o folder the command made, before the process ends). A
+ * command's several files are renamed all or none (avcli_out_commit_all). A target that exists keeps its
+ * mode; a symbolic link is written through (the file it names is replaced, beside itself); a target that
+ * is not a regular file (/dev/null, a pipe) is written directly, and one that is a folder is refused.
+ * Inputs are read whole, from regular files only (avcli_read_file).
  */
 #define _XOPEN_SOURCE 700 /* realpath, fchmod, mkstemp */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -52,24 +56,44 @@ int avcli_exit_code(int status) {
 // ----------------------------------------------------------------------------------------------------
 // outputs through a temporary file
 
-// The temporaries in flight, removed by a signal handler if the process is interrupted or terminated.
+// The temporaries in flight and the -o folder this command made, removed by a signal handler if the
+// process is interrupted or terminated (rmdir removes the folder only while it is empty).
 static char *volatile pending[AVCLI_MAX_OUTPUTS + 1];
+static const char *volatile made_dir;
 
 static void remove_pending(int sig) {
     for (int i = 0; i <= AVCLI_MAX_OUTPUTS; i++)
-        if (pending[i]) unlink(pending[i]); /* async-signal-safe */
+        if (pending[i]) unlink(pending[i]); /* async-signal-safe, like rmdir */
+    if (made_dir) rmdir(made_dir);
     signal(sig, SIG_DFL);
     raise(sig);
 }
 
-static void track(char *tmp, int on) {
+static const int CAUGHT[] = {SIGINT, SIGTERM, SIGHUP};
+
+static void install(void) {
     static int installed = 0;
-    if (!installed) {
-        signal(SIGINT, remove_pending);
-        signal(SIGTERM, remove_pending);
-        signal(SIGHUP, remove_pending);
-        installed = 1;
+    if (installed) return;
+    installed = 1;
+    for (size_t i = 0; i < sizeof CAUGHT / sizeof *CAUGHT; i++) {
+        struct sigaction old;
+        /* a signal the caller ignores (a background job's SIGINT) stays ignored */
+        if (sigaction(CAUGHT[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) signal(CAUGHT[i], remove_pending);
     }
+}
+
+/* Hold back the caught signals while files are renamed or a folder is made and recorded, so that the
+ * handler never sees half of it; they are delivered by unblock. */
+static void block(sigset_t *old) {
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < sizeof CAUGHT / sizeof *CAUGHT; i++) sigaddset(&set, CAUGHT[i]);
+    sigprocmask(SIG_BLOCK, &set, old);
+}
+static void unblock(const sigset_t *old) { sigprocmask(SIG_SETMASK, old, NULL); }
+
+static void track(char *tmp, int on) {
+    install();
     for (int i = 0; i <= AVCLI_MAX_OUTPUTS; i++)
         if (on ? pending[i] == NULL : pending[i] == tmp) {
             pending[i] = on ? tmp : NULL;
@@ -77,11 +101,25 @@ static void track(char *tmp, int on) {
         }
 }
 
+int avcli_out_fail(const char *flag, const char *path, int err) {
+    if (!*path) return avcli_fail("%s: an empty path", flag);
+    if (err == EISDIR) return avcli_fail("%s %s: a folder, not a file", flag, path);
+    return avcli_fail_system("%s %s: cannot write (%s)", flag, path, strerror(err ? err : EIO));
+}
+
+int avcli_out_check(const char *flag, const char *path) {
+    struct stat sb;
+    if (!*path || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))) return avcli_out_fail(flag, path, EISDIR);
+    return 0;
+}
+
 int avcli_out_open(avcli_out *o, const char *path) {
     memset(o, 0, sizeof *o);
     o->path = path;
+    if (!*path) { errno = ENOENT; return -1; }
     struct stat sb, lb;
     int exists = stat(path, &sb) == 0;
+    if (exists && S_ISDIR(sb.st_mode)) { errno = EISDIR; return -1; } /* refused before anything is written */
     if (exists && !S_ISREG(sb.st_mode)) { /* a device or a pipe: no rename */
         o->f = fopen(path, "wb");
         return o->f ? 0 : -1;
@@ -93,9 +131,13 @@ int avcli_out_open(avcli_out *o, const char *path) {
     size_t len = strlen(o->path) + sizeof ".tmp-XXXXXX";
     if (!(o->tmp = malloc(len))) { free(o->real); o->real = NULL; errno = ENOMEM; return -1; }
     snprintf(o->tmp, len, "%s.tmp-XXXXXX", o->path);
-    int fd = mkstemp(o->tmp);
-    if (fd < 0) { free(o->tmp); free(o->real); o->tmp = o->real = NULL; return -1; }
-    track(o->tmp, 1);
+    sigset_t old;
+    install();
+    block(&old); /* the temporary is made and recorded as one step: a signal between would leave it */
+    int fd = mkstemp(o->tmp), e = errno;
+    if (fd >= 0) track(o->tmp, 1);
+    unblock(&old);
+    if (fd < 0) { free(o->tmp); free(o->real); o->tmp = o->real = NULL; errno = e; return -1; }
     mode_t mask = umask(0); /* mkstemp makes 0600: the old file's mode, or the one fopen would give */
     umask(mask);
     fchmod(fd, exists ? (sb.st_mode & 07777) : (0666 & ~mask));
@@ -144,6 +186,86 @@ int avcli_out_commit(avcli_out *o) {
     return st;
 }
 
+/* Whether a file system refused a hard link because it has none (then that file cannot be put back). */
+static int no_links_here(int e) { return e == EPERM || e == ENOTSUP || e == EOPNOTSUPP || e == EMLINK; }
+
+int avcli_out_commit_all(avcli_out *o, const char *const *flags, int count) {
+    char *bak[AVCLI_MAX_OUTPUTS] = {0}; /* a second name of each old file, to put it back */
+    int existed[AVCLI_MAX_OUTPUTS] = {0}, code = 0, done = 0;
+    sigset_t old;
+    block(&old);
+    for (int i = 0; i < count && !code; i++) { /* every destination checked before the first rename */
+        struct stat sb;
+        if (!o[i].tmp) continue; /* a device or a pipe, written already */
+        for (int j = 0; j < i && !code; j++)
+            if (o[j].tmp && strcmp(o[j].path, o[i].path) == 0)
+                code = avcli_fail("%s %s: the same file as %s", flags[i], o[i].path, flags[j]);
+        if (code) break;
+        existed[i] = lstat(o[i].path, &sb) == 0;
+        if (existed[i] && S_ISDIR(sb.st_mode)) { code = avcli_out_fail(flags[i], o[i].path, EISDIR); break; }
+        if (!existed[i] || count == 1) continue; /* one rename is atomic: nothing to undo */
+        size_t len = strlen(o[i].tmp) + sizeof ".old";
+        if (!(bak[i] = malloc(len))) { code = avcli_fail_system("out of memory"); break; }
+        snprintf(bak[i], len, "%s.old", o[i].tmp); /* beside its unique temporary: unique too */
+        if (link(o[i].path, bak[i]) != 0) {
+            int e = errno;
+            free(bak[i]);
+            bak[i] = NULL;
+            if (!no_links_here(e)) code = avcli_out_fail(flags[i], o[i].path, e);
+        }
+    }
+    while (!code && done < count) { /* done: how many are in place */
+        if (o[done].tmp && rename(o[done].tmp, o[done].path) != 0) code = avcli_out_fail(flags[done], o[done].path, errno);
+        else done++;
+    }
+    for (int i = code ? done - 1 : -1; i >= 0; i--) { /* undo: the old file back, a new one removed */
+        if (!o[i].tmp) continue;
+        if (bak[i] && rename(bak[i], o[i].path) == 0) { free(bak[i]); bak[i] = NULL; }
+        else if (!existed[i]) unlink(o[i].path);
+    }
+    for (int i = 0; i < count; i++) {
+        if (bak[i]) unlink(bak[i]);
+        free(bak[i]);
+        if (code && i >= done && o[i].tmp) unlink(o[i].tmp);
+        if (o[i].tmp) track(o[i].tmp, 0);
+        free(o[i].tmp);
+        free(o[i].real);
+        o[i].tmp = o[i].real = NULL;
+    }
+    unblock(&old);
+    return code;
+}
+
+int avcli_dir_check(const char *flag, const char *dir) {
+    struct stat sb;
+    if (!*dir) return avcli_fail("%s: an empty path", flag);
+    if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) return avcli_fail("%s %s: not a folder", flag, dir);
+    return 0;
+}
+
+int avcli_dir_make(const char *flag, const char *dir, int *made) {
+    sigset_t old;
+    struct stat sb;
+    *made = 0;
+    install();
+    block(&old);
+    int ok = mkdir(dir, 0777) == 0, e = errno;
+    if (ok) made_dir = dir, *made = 1;
+    unblock(&old);
+    if (ok || (e == EEXIST && stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode))) return 0;
+    return e == EEXIST ? avcli_fail("%s %s: not a folder", flag, dir)
+                       : avcli_fail_system("%s %s: cannot create (%s)", flag, dir, strerror(e));
+}
+
+void avcli_dir_done(const char *dir, int made, int failed) {
+    sigset_t old;
+    if (!made) return;
+    block(&old);
+    if (failed) rmdir(dir); /* only when empty: whatever else was put there stays */
+    made_dir = NULL;
+    unblock(&old);
+}
+
 // ----------------------------------------------------------------------------------------------------
 // .npy output
 
@@ -166,59 +288,73 @@ int avcli_write_npy_f32(FILE *f, const float *data, const int64_t *shape, int nd
     return ok ? AV_OK : AV_ERR_IO;
 }
 
-int avcli_save_npy(const avcli_npy *files, int count) {
+int avcli_save(const avcli_file *files, int count) {
     avcli_out out[AVCLI_MAX_OUTPUTS];
+    const char *flags[AVCLI_MAX_OUTPUTS];
     int code = 0, opened = 0;
     if (count < 1 || count > AVCLI_MAX_OUTPUTS) return avcli_fail_system("internal: %d outputs", count);
-    for (; opened < count && !code; opened++) { /* every file to its temporary first */
-        const avcli_npy *a = &files[opened];
-        if (avcli_out_open(&out[opened], a->path) != 0) {
-            code = avcli_fail_system("%s %s: cannot write (%s)", a->flag, a->path, strerror(errno));
+    for (; opened < count; opened++) { /* every destination opened (and checked) before anything is written */
+        flags[opened] = files[opened].flag;
+        if (avcli_out_open(&out[opened], files[opened].path) != 0) {
+            code = avcli_out_fail(files[opened].flag, files[opened].path, errno);
             break;
         }
-        if (avcli_write_npy_f32(out[opened].f, a->data, a->shape, a->ndim) != AV_OK || avcli_out_close(&out[opened]) != 0)
-            code = avcli_fail_system("%s %s: cannot write (%s)", a->flag, a->path, strerror(errno ? errno : EIO));
+    }
+    for (int i = 0; i < count && !code; i++) { /* then every file to its temporary */
+        const avcli_file *a = &files[i];
+        errno = 0;
+        int st = a->write ? a->write(out[i].f, a->ctx) : avcli_write_npy_f32(out[i].f, a->data, a->shape, a->ndim);
+        if (st != AV_OK || avcli_out_close(&out[i]) != 0) code = avcli_out_fail(a->flag, a->path, errno);
     }
     if (code) {
         for (int i = 0; i < opened; i++) avcli_out_discard(&out[i]);
         return code;
     }
-    /* then into place, only when all were written (renames within one folder do not fail in practice; if
-     * one did, the targets renamed before it would stay replaced) */
-    for (int i = 0; i < count; i++)
-        if (avcli_out_commit(&out[i]) != 0 && !code)
-            code = avcli_fail_system("%s %s: cannot write (%s)", files[i].flag, files[i].path, strerror(errno));
-    return code;
+    return avcli_out_commit_all(out, flags, count); /* all into place, or none */
 }
 
-/* The whole file at `path` in a malloc'd buffer (malloc's alignment suits av_model_parse). 0, or one
- * line on stderr and the exit status. */
 int avcli_read_file(const char *flag, const char *path, unsigned char **buf, size_t *len) {
     *buf = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return avcli_fail_system("%s %s: cannot open (%s)", flag, path, strerror(errno));
-    size_t cap = 0, got;
-    do {
+    if (!*path) return avcli_fail("%s: an empty path", flag);
+    /* O_NONBLOCK: opening a pipe with no writer returns at once instead of waiting, so it can be refused */
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) return errno == EISDIR ? avcli_fail("%s %s: a folder, not a file", flag, path)
+                                      : avcli_fail_system("%s %s: cannot open (%s)", flag, path, strerror(errno));
+    struct stat sb;
+    int code = 0;
+    if (fstat(fd, &sb) != 0) code = avcli_fail_system("%s %s: cannot read (%s)", flag, path, strerror(errno));
+    else if (S_ISDIR(sb.st_mode)) code = avcli_fail("%s %s: a folder, not a file", flag, path);
+    /* a device or a pipe has no end to read to (/dev/zero would be read until memory runs out) */
+    else if (!S_ISREG(sb.st_mode)) code = avcli_fail("%s %s: not a regular file (a device, a pipe or a socket)", flag, path);
+    else if ((uintmax_t)sb.st_size >= SIZE_MAX / 2) code = avcli_fail_system("%s %s: out of memory", flag, path);
+    if (code) { close(fd); return code; }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    /* the size fstat gives, plus one byte to see the end (a file that grows meanwhile is read whole too) */
+    size_t cap = (size_t)sb.st_size + 1;
+    int e = 0;
+    if (!(*buf = malloc(cap))) goto oom;
+    for (;;) {
         if (*len == cap) {
-            cap = cap ? 2 * cap : 1 << 16;
-            unsigned char *nb = realloc(*buf, cap);
-            if (!nb) {
-                free(*buf);
-                fclose(f);
-                return avcli_fail_system("%s %s: out of memory", flag, path);
-            }
+            unsigned char *nb = cap <= SIZE_MAX / 2 ? realloc(*buf, 2 * cap) : NULL;
+            if (!nb) goto oom;
             *buf = nb;
+            cap *= 2;
         }
-        got = fread(*buf + *len, 1, cap - *len, f);
-        *len += got;
-    } while (got > 0);
-    int err = ferror(f);
-    fclose(f);
-    if (err) {
-        free(*buf);
-        *buf = NULL;
-        return avcli_fail_system("%s %s: cannot read (%s)", flag, path, strerror(errno));
+        ssize_t got = read(fd, *buf + *len, cap - *len);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) { e = errno; break; }
+        if (got == 0) break;
+        *len += (size_t)got;
     }
-    return 0;
+    close(fd);
+    if (!e) return 0;
+    free(*buf);
+    *buf = NULL;
+    return avcli_fail_system("%s %s: cannot read (%s)", flag, path, strerror(e));
+oom:
+    free(*buf);
+    *buf = NULL; /* the caller frees *buf too */
+    close(fd);
+    return avcli_fail_system("%s %s: out of memory", flag, path);
 }
