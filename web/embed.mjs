@@ -181,6 +181,8 @@ export class AttnViz extends HTMLElement {
     const { state, problems } = schema.fromHash(this.link());
     const view = VIEWS.includes(state.embed) ? state.embed : 'heatmap';
     if (state.embed && !VIEWS.includes(state.embed)) problems.push(`view "${state.embed}" is not one of ${VIEWS.join(', ')} here: showing the heatmap`);
+    // the element takes no messages (its page drives it through attributes): a host= restricts nothing here
+    if (state.host) problems.push('host: the <attn-viz> element answers no messages (host= is for the iframe embed)');
     this.st = { ...state, embed: view };
     this.problems = problems;
     if (this.dataset.view !== view) this.dataset.view = view; // style.css: :host([data-view=…])
