@@ -695,12 +695,25 @@ function setStatus() {
   if ($('status').textContent !== text) $('status').textContent = text;
 }
 
-function showNotice(text) {
+/**
+ * Say something in the notice for a while. `source` ('qkv', 'model'): a failure of the reader's files,
+ * which that source's next success takes away (clearNotice), so no old failure stays beside a good load.
+ */
+let noticeSource = null;
+function showNotice(text, source = null) {
   const el = $('notice');
   el.textContent = text;   // data, never markup
   el.hidden = false;
+  noticeSource = source;
   clearTimeout(showNotice.t);
-  showNotice.t = setTimeout(() => { el.hidden = true; }, 8000);
+  showNotice.t = setTimeout(() => { el.hidden = true; noticeSource = null; }, 8000);
+}
+/** A success of `source`: its failure notice, if that is the one shown, goes. */
+function clearNotice(source) {
+  if (noticeSource !== source) return;
+  clearTimeout(showNotice.t);
+  $('notice').hidden = true;
+  noticeSource = null;
 }
 
 // --- hover and the keyboard cursor --------------------------------------------------------------------
@@ -969,7 +982,7 @@ function syncModelBox() {
 /** Read the files (any order: the worker tells them apart by content) and load them as the model. */
 async function loadModelFiles(fileList) {
   const files = [...fileList];
-  if (files.length !== 2) { showNotice(`a real model needs two files, the checkpoint and its tokenizer (${files.length} given)`); return; }
+  if (files.length !== 2) { showNotice(`a real model needs two files, the checkpoint and its tokenizer (${files.length} given)`, 'model'); return; }
   const buffers = await Promise.all(files.map((f) => f.arrayBuffer()));
   sweepWorker ??= makeSweepWorker();
   modelView.busy = true;
@@ -984,11 +997,12 @@ async function loadOwnFiles(fileList) {
   const status = $('qkv-status');
   if (got.error) {
     // the inputs already loaded and the view stay
-    showNotice(`your Q, K, V: ${got.error}`);
+    showNotice(`your Q, K, V: ${got.error}`, 'qkv');
     status.textContent = got.error;
     status.classList.add('warn');
     return;
   }
+  clearNotice('qkv');
   const t = { ...got.tensors, key: `own-${++ownView.seq}` };
   ownView.tensors = t;
   ownView.names = files.map((f) => f.name);
@@ -1023,12 +1037,13 @@ function onModelMessage(m) {
     // the current view and any model already loaded stay; the page says what was wrong
     modelView.busy = false;
     modelView.error = m.error;
-    showNotice(m.kind === 'model-loaded' ? `the model's files: ${m.error}` : `the model: ${m.error}`);
+    showNotice(m.kind === 'model-loaded' ? `the model's files: ${m.error}` : `the model: ${m.error}`, 'model');
     modelStatus(m.error, true);
     inspector.notify();
     return;
   }
   modelView.error = null;
+  clearNotice('model');
   if (m.kind === 'model-loaded') {
     const first = !modelView.config;
     modelView.config = m.config;

@@ -273,3 +273,40 @@ describe('the overview of every layer and head', () => {
     await page.close();
   });
 });
+
+// Issue 27, item 9: a later good load takes away an earlier failure's notice.
+const notice = (page) => page.$eval('#notice', (e) => ({ shown: !e.hidden, text: e.textContent }));
+
+describe('failures and the notice', () => {
+  it('your own Q, K, V: a good file after a bad one takes the bad one\'s notice away', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'src=file&variant=elu' });
+    const rows = (n, d, s) => Array.from({ length: n }, (_, i) => Array.from({ length: d }, (_, j) => Math.sin(s + i * d + j)));
+    const file = (name, obj) => ({ name, mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(obj)) });
+    await page.setInputFiles('#qkv-files', [file('bad.json', { q: rows(8, 4, 1), k: rows(8, 3, 2), v: rows(8, 4, 3) })]);
+    await page.waitForSelector('#notice:not([hidden])');
+    expect((await notice(page)).text).toMatch(/^your Q, K, V: /);
+    await page.setInputFiles('#qkv-files', [file('good.json', { q: rows(20, 4, 1), k: rows(20, 4, 2), v: rows(20, 4, 3) })]);
+    await page.waitForFunction(() => window.attnviz.state.n === 20, null, { timeout: 20000 });
+    expect((await snapshot(page)).readouts.n).toBe(20);
+    expect(await notice(page)).toMatchObject({ shown: false });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('a model: good files after broken ones take the broken ones\' notice away', async () => {
+    const { page, errors } = await withModel('src=model&variant=elu');
+    await snapshot(page);
+    const dir = mkdtempSync(join(tmpdir(), 'attnviz-e2e-bad-'));
+    writeFileSync(join(dir, 'cut.bin'), readFileSync(files.model).subarray(0, 5000));
+    await page.setInputFiles('#model-files', [files.tok, join(dir, 'cut.bin')]);
+    await page.waitForFunction(() => document.querySelector('#model-status').classList.contains('warn'), null, { timeout: 30000 });
+    expect((await notice(page)).text).toMatch(/^the model's files: /);
+    await page.setInputFiles('#model-files', [files.tok, files.model]);
+    // the load and the forward pass of its text are in
+    await page.waitForFunction(() => /tokens · forward pass/.test(document.querySelector('#model-status').textContent), null, { timeout: 30000 });
+    await snapshot(page);
+    expect(await notice(page)).toMatchObject({ shown: false });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
