@@ -278,4 +278,28 @@ describe('the <attn-viz> element on a host page of another origin', () => {
     await page.close();
     await cors.close();
   });
+  it('a failure in the shared worker settles an element\'s snapshot() and is said under its figure', async () => {
+    const cors = await serve(ROOT, 0, { headers: { 'Access-Control-Allow-Origin': '*' } });
+    writeFileSync(join(hostDir, 'element-fail.html'), `<!doctype html><meta charset="utf-8"><title>a post</title><link rel="icon" href="data:,">
+<script type="module" src="${cors.url}embed.js"></script>
+<attn-viz id="b" variant="focused" n="64" p="2" view="readouts" style="width: 640px"></attn-viz>`);
+    const page = await browser.context.newPage();
+    await page.goto(`${host.url}element-fail.html`);
+    await page.waitForFunction(() => customElements.get('attn-viz'));
+    expect((await page.evaluate(() => document.getElementById('b').snapshot())).readouts.error_fro_rel).not.toBeNull();
+    // the worker throws on the next request, outside any job's own error answer
+    const [worker] = page.workers();
+    await worker.evaluate(() => {
+      const handle = self.onmessage;
+      self.onmessage = (e) => { if (e.data?.kind === 'job') throw new Error('injected failure'); return handle(e); };
+    });
+    await page.evaluate(() => document.getElementById('b').setAttribute('p', '5'));
+    const s = await page.evaluate(() => document.getElementById('b').snapshot());
+    expect(s.state.p).toBe('5');
+    expect(s.readouts.error_fro_rel).toBeNull();
+    expect(s.readouts.error_fro_rel_reason).toBe('not computed (the worker failed: injected failure)');
+    expect(await page.evaluate(() => document.getElementById('b').shadowRoot.querySelector('.msg').textContent)).toBe('the worker failed: injected failure');
+    await page.close();
+    await cors.close();
+  });
 });

@@ -274,7 +274,13 @@ describe('the overview of every layer and head', () => {
   });
 });
 
-// Issue 27, item 9: a later good load takes away an earlier failure's notice.
+// Issue 27, item 9: a later good load takes away an earlier failure's notice, and a failure inside the
+// sweep worker (which reads the model) reaches the page as a notice and settles snapshot().
+/** The sweep worker (it holds the model): the page's worker named "attnviz sweep". */
+async function sweepWorkerOf(page) {
+  for (const w of page.workers()) if (await w.evaluate(() => self.name) === 'attnviz sweep') return w;
+  throw new Error('no sweep worker');
+}
 const notice = (page) => page.$eval('#notice', (e) => ({ shown: !e.hidden, text: e.textContent }));
 
 describe('failures and the notice', () => {
@@ -308,5 +314,47 @@ describe('failures and the notice', () => {
     expect(await notice(page)).toMatchObject({ shown: false });
     expect(errors).toEqual([]);
     await page.close();
+  });
+
+  it('a trap in the forward pass (a rejection in the worker) is a notice, and snapshot() settles', async () => {
+    const { page, errors } = await withModel('src=model&variant=elu');
+    await page.fill('#model-text', HAVE ? 'The dog ran home.' : 'a a a');
+    const before = await snapshot(page);
+    // the model's encode fails as a WebAssembly trap would, inside the worker's promise
+    const worker = await sweepWorkerOf(page);
+    await worker.evaluate(() => {
+      self.__encode = TextEncoder.prototype.encode;
+      TextEncoder.prototype.encode = () => { throw new WebAssembly.RuntimeError('memory access out of bounds'); };
+    });
+    await page.fill('#model-text', HAVE ? 'The cat sat.' : 'a a');
+    const after = await snapshot(page);
+    expect(await notice(page)).toEqual({ shown: true, text: 'the model: memory access out of bounds' });
+    expect(after).toEqual(before); // the view of the last text that ran stays
+    expect(await page.textContent('#model-status')).toBe('memory access out of bounds');
+    // once the worker works again, the next text runs and its success takes the notice away
+    await worker.evaluate(() => { TextEncoder.prototype.encode = self.__encode; });
+    await page.fill('#model-text', HAVE ? 'The cat sat down on the mat.' : 'a a a a');
+    const again = await snapshot(page);
+    expect(again.tokens).not.toEqual(before.tokens);
+    expect(again.tokens.join('')).toMatch(HAVE ? /mat/ : /a a a a/);
+    expect(await notice(page)).toMatchObject({ shown: false });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('an uncaught error in the worker while it runs the text is a notice, and snapshot() settles', async () => {
+    const { page } = await withModel('src=model&variant=elu');
+    await page.fill('#model-text', HAVE ? 'The dog ran home.' : 'a a a');
+    const before = await snapshot(page);
+    const worker = await sweepWorkerOf(page);
+    await worker.evaluate(() => {
+      const handle = self.onmessage;
+      self.onmessage = (e) => { if (e.data?.kind === 'model-run') throw new Error('injected failure'); return handle(e); };
+    });
+    await page.fill('#model-text', HAVE ? 'The cat sat.' : 'a a');
+    expect(await snapshot(page)).toEqual(before);
+    expect(await notice(page)).toEqual({ shown: true, text: 'the sweep worker failed: injected failure' });
+    expect(await page.$eval('#model-status', (e) => e.classList.contains('warn'))).toBe(true);
+    await page.close(); // the page's console has the worker's uncaught error, as it should
   });
 });
