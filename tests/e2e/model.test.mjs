@@ -276,11 +276,16 @@ describe('the overview of every layer and head', () => {
 
 // Issue 27, item 9: a later good load takes away an earlier failure's notice, and a failure inside the
 // sweep worker (which reads the model) reaches the page as a notice and settles snapshot().
-/** The sweep worker (it holds the model): the page's worker named "attnviz sweep". */
-async function sweepWorkerOf(page) {
-  for (const w of page.workers()) if (await w.evaluate(() => self.name) === 'attnviz sweep') return w;
-  throw new Error('no sweep worker');
+/** The page's worker named "attnviz NAME" (the sweep worker holds the model). */
+async function workerNamed(page, name) {
+  for (const w of page.workers()) if (await w.evaluate(() => self.name) === `attnviz ${name}`) return w;
+  throw new Error(`no ${name} worker`);
 }
+/** Make the worker's message handler throw (an uncaught error, outside any answer) on messages of `kind`. */
+const throwOn = (worker, kind) => worker.evaluate((k) => {
+  const handle = self.onmessage;
+  self.onmessage = (e) => { if (e.data?.kind === k) throw new Error('injected failure'); return handle(e); };
+}, kind);
 const notice = (page) => page.$eval('#notice', (e) => ({ shown: !e.hidden, text: e.textContent }));
 
 describe('failures and the notice', () => {
@@ -321,7 +326,7 @@ describe('failures and the notice', () => {
     await page.fill('#model-text', HAVE ? 'The dog ran home.' : 'a a a');
     const before = await snapshot(page);
     // the model's encode fails as a WebAssembly trap would, inside the worker's promise
-    const worker = await sweepWorkerOf(page);
+    const worker = await workerNamed(page, 'sweep');
     await worker.evaluate(() => {
       self.__encode = TextEncoder.prototype.encode;
       TextEncoder.prototype.encode = () => { throw new WebAssembly.RuntimeError('memory access out of bounds'); };
@@ -346,15 +351,24 @@ describe('failures and the notice', () => {
     const { page } = await withModel('src=model&variant=elu');
     await page.fill('#model-text', HAVE ? 'The dog ran home.' : 'a a a');
     const before = await snapshot(page);
-    const worker = await sweepWorkerOf(page);
-    await worker.evaluate(() => {
-      const handle = self.onmessage;
-      self.onmessage = (e) => { if (e.data?.kind === 'model-run') throw new Error('injected failure'); return handle(e); };
-    });
+    await throwOn(await workerNamed(page, 'sweep'), 'model-run');
     await page.fill('#model-text', HAVE ? 'The cat sat.' : 'a a');
     expect(await snapshot(page)).toEqual(before);
     expect(await notice(page)).toEqual({ shown: true, text: 'the sweep worker failed: injected failure' });
     expect(await page.$eval('#model-status', (e) => e.classList.contains('warn'))).toBe(true);
     await page.close(); // the page's console has the worker's uncaught error, as it should
+  });
+
+  it('an uncaught error in the spectrum worker is a notice, and snapshot() settles without its readouts', async () => {
+    const { page } = await openLab(browser.context, server.url, { hash: 'variant=elu&n=64&d=16' });
+    await throwOn(await workerNamed(page, 'spectrum'), 'job');
+    await page.evaluate(() => { location.hash = 'v=1&variant=elu&n=128&d=16'; });
+    const s = await snapshot(page);
+    expect(s.state.n).toBe('128');
+    expect(s.readouts.sigma1).toBeNull();
+    expect(s.readouts.sigma1_reason).toMatch(/^the page did not compute it for this state/);
+    expect(s.readouts.error_fro_rel).toBeGreaterThan(0); // the heatmaps' readouts, computed on the page
+    expect(await notice(page)).toEqual({ shown: true, text: 'the spectrum worker failed: injected failure' });
+    await page.close();
   });
 });
