@@ -101,12 +101,17 @@ export function listenForHosts(win, page) {
     }
   });
 
-  /** After a change: once the view has settled, each subscriber gets the snapshot (once per state). */
+  /**
+   * After a change: once the view has settled, each subscriber gets the snapshot (once per state). A
+   * subscriber the link no longer lets in (host= changed by a navigation of the frame) is dropped first.
+   */
   function changed() {
     if (!subscribers.size || pending) return;
     pending = true;
     page.snapshot().then((s) => {
       pending = false;
+      const parent = win.parent !== win ? win.parent : null, origins = page.origins();
+      for (const [target, origin] of subscribers) if (!senderAllowed({ source: target, origin }, { parent, origins })) subscribers.delete(target);
       const key = JSON.stringify(s.state);
       if (key === lastSent) return;
       lastSent = key;

@@ -3,7 +3,7 @@
 import { describe, it, expect } from 'vitest';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 import { buildSchema, listOf } from '../../web/state.mjs';
-import { setPairs, senderAllowed, originOf } from '../../web/messages.mjs';
+import { setPairs, senderAllowed, originOf, listenForHosts } from '../../web/messages.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
 const schema = buildSchema(av.registry);
@@ -54,6 +54,28 @@ describe('who is obeyed', () => {
       expect(senderAllowed({ source: parent, origin: 'https://a.example' }, { parent, origins }), origins.join()).toBe(false);
       expect(senderAllowed({ source: parent, origin: 'null' }, { parent, origins }), origins.join()).toBe(false);
     }
+  });
+});
+
+describe('subscribers', () => {
+  it('get snapshots only while the link still lets them drive the page', async () => {
+    const got = [];
+    const parent = { postMessage: (m, o) => got.push([m.type, m.state.n, o]) };
+    const win = { parent, addEventListener(type, fn) { this.onmessage = fn; } };
+    let host = '', n = 1;
+    const tick = () => new Promise((r) => setTimeout(r, 0));
+    const hosts = listenForHosts(win, { snapshot: async () => ({ state: { n: String(n) }, readouts: {}, tokens: null }), set: () => [], origins: () => listOf(host) });
+    win.onmessage({ data: { type: 'attnviz:subscribe' }, source: parent, origin: 'https://a.example' });
+    await tick();
+    expect(got).toEqual([['attnviz:snapshot', '1', 'https://a.example']]);
+    // the link now names another origin (a navigation of the frame): the parent is no longer answered
+    host = 'https://b.example'; n = 2;
+    hosts.changed();
+    await tick();
+    host = '*'; n = 3; // and an invalid host= answers no one
+    hosts.changed();
+    await tick();
+    expect(got.length).toBe(1);
   });
 });
 
