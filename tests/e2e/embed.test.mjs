@@ -2,7 +2,7 @@
 // (a second server) places the lab in a 720×420 iframe with `embed=VIEW`; the frame shows one figure and
 // the controls its link names, answers attnviz:get with the snapshot, obeys attnviz:set, sends a snapshot
 // after each settled change to a subscriber, ignores hostile and malformed messages, and with host= obeys
-// only the origins it names. Lesson links can hide controls and lock the view. Screenshots:
+// only the origins it names (an invalid host= obeys no one; a message never sets it). Lesson links can hide controls and lock the view. Screenshots:
 // build/e2e/embed-*.png.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
@@ -282,10 +282,15 @@ describe('the <attn-viz> element on a host page of another origin', () => {
     const cors = await serve(ROOT, 0, { headers: { 'Access-Control-Allow-Origin': '*' } });
     writeFileSync(join(hostDir, 'element-fail.html'), `<!doctype html><meta charset="utf-8"><title>a post</title><link rel="icon" href="data:,">
 <script type="module" src="${cors.url}embed.js"></script>
-<attn-viz id="b" variant="focused" n="64" p="2" view="readouts" style="width: 640px"></attn-viz>`);
+<attn-viz id="b" variant="focused" n="64" p="2" view="readouts" style="width: 640px"></attn-viz>
+<attn-viz id="h" variant="elu" n="32" view="readouts" host="https://blog.example"></attn-viz>`);
     const page = await browser.context.newPage();
     await page.goto(`${host.url}element-fail.html`);
     await page.waitForFunction(() => customElements.get('attn-viz'));
+    // an element takes no messages: a host attribute restricts nothing, and the element says so
+    await page.evaluate(() => document.getElementById('h').snapshot());
+    expect(await page.evaluate(() => document.getElementById('h').shadowRoot.querySelector('.msg').textContent))
+      .toBe('host: the <attn-viz> element answers no messages (host= is for the iframe embed)');
     expect((await page.evaluate(() => document.getElementById('b').snapshot())).readouts.error_fro_rel).not.toBeNull();
     // the worker throws on the next request, outside any job's own error answer
     const [worker] = page.workers();
