@@ -71,10 +71,10 @@ async function runJob(client, job) {
 
 // a rejection nothing here handled still reaches the page (its elements stop waiting); the module's
 // failure to load, which everything awaiting `ready` rethrows, was said once as 'fatal'
-let initError;
+const initFailure = { error: null }; // the module's load failure, once it failed
 self.addEventListener('unhandledrejection', (e) => {
   e.preventDefault();
-  if (e.reason !== initError || initError === undefined) self.postMessage({ kind: 'failed', message: String(e.reason?.message ?? e.reason ?? 'unknown error') });
+  if (!initFailure.error || e.reason !== initFailure.error) self.postMessage({ kind: 'failed', message: String(e.reason?.message ?? e.reason ?? 'unknown error') });
 });
 
 self.onmessage = (e) => {
@@ -83,7 +83,7 @@ self.onmessage = (e) => {
   if (msg.kind === 'init') {
     ready = loadAttnviz({ source: msg.module, simd: msg.simd, memoryMax: msg.memoryMax })
       .then((m) => { av = m; self.postMessage({ kind: 'ready' }); })
-      .catch((err) => { initError = err; self.postMessage({ kind: 'fatal', message: String(err?.message ?? err) }); throw err; });
+      .catch((err) => { initFailure.error = err ?? new Error('unknown error'); self.postMessage({ kind: 'fatal', message: String(err?.message ?? err) }); throw initFailure.error; });
   } else if (msg.kind === 'job') {
     if (!engines.has(msg.client)) {
       ready.then(() => { if (!engines.has(msg.client)) engines.set(msg.client, new Engine(av)); });

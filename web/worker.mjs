@@ -343,10 +343,10 @@ const failure = (err) => String(err?.message ?? err ?? 'unknown error');
 
 // a rejection nothing here handled still reaches the page, which then stops waiting on this worker (the
 // module's failure to load, which everything awaiting `ready` rethrows, was said once as 'fatal')
-let initError;
+const initFailure = { error: null }; // the module's load failure, once it failed
 self.addEventListener('unhandledrejection', (e) => {
   e.preventDefault();
-  if (e.reason !== initError || initError === undefined) self.postMessage({ kind: 'failed', message: failure(e.reason) });
+  if (!initFailure.error || e.reason !== initFailure.error) self.postMessage({ kind: 'failed', message: failure(e.reason) });
 });
 
 self.onmessage = (e) => {
@@ -360,7 +360,7 @@ self.onmessage = (e) => {
     for (const buf of msg.buffers) { recycled.push(buf); if (recycled.length > RECYCLED_MAX) recycled.shift(); } // the oldest go
     return;
   }
-  if (msg.kind === 'tensors') { ready.then(() => engine.setTensors(msg.tensors)).catch((err) => self.postMessage({ kind: 'failed', message: failure(err) })); return; }
+  if (msg.kind === 'tensors') { ready.then(() => engine.setTensors(msg.tensors)).catch((err) => { if (err !== initFailure.error) self.postMessage({ kind: 'failed', message: failure(err) }); }); return; }
   if (msg.kind === 'export') { exportArrays(msg); return; }
   if (msg.kind === 'sweep-cancel') { sweepId = -1; return; }
   if (msg.kind === 'mech-step') { ready.then(() => mechStep(msg)).catch((err) => self.postMessage({ kind: 'mech-frame', id: msg.id, error: String(err?.message ?? err) })); return; }
@@ -374,7 +374,7 @@ self.onmessage = (e) => {
       : { simd: msg.simd ?? 'auto', simdUrl: msg.simdUrl, scalarUrl: msg.scalarUrl };
     ready = loadAttnviz(opts)
       .then((av) => { engine = new Engine(av); self.postMessage({ kind: 'ready', simd: av.simd }); })
-      .catch((err) => { initError = err; self.postMessage({ kind: 'fatal', message: String(err?.message ?? err) }); throw err; });
+      .catch((err) => { initFailure.error = err ?? new Error('unknown error'); self.postMessage({ kind: 'fatal', message: String(err?.message ?? err) }); throw initFailure.error; });
     return;
   }
   if (msg.kind === 'job') {
