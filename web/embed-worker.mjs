@@ -8,6 +8,7 @@
 //               {kind: 'drop', client}                        the element left the page
 // Messages out: {kind: 'ready'} | {kind: 'fatal', message}
 //               {client, id, part: 'frame' | 'spectrum' | 'overlay' | 'done' | 'error', …}
+//               {kind: 'failed', message}: a failure no answer carries (a rejection nothing handled)
 import { loadAttnviz } from './attnviz.mjs';
 import { Engine } from './engine.mjs';
 
@@ -68,13 +69,21 @@ async function runJob(client, job) {
   }
 }
 
+// a rejection nothing here handled still reaches the page (its elements stop waiting); the module's
+// failure to load, which everything awaiting `ready` rethrows, was said once as 'fatal'
+const initFailure = { error: null }; // the module's load failure, once it failed
+self.addEventListener('unhandledrejection', (e) => {
+  e.preventDefault();
+  if (!initFailure.error || e.reason !== initFailure.error) self.postMessage({ kind: 'failed', message: String(e.reason?.message ?? e.reason ?? 'unknown error') });
+});
+
 self.onmessage = (e) => {
   const msg = e.data;
   if (!msg || typeof msg !== 'object') return;
   if (msg.kind === 'init') {
     ready = loadAttnviz({ source: msg.module, simd: msg.simd, memoryMax: msg.memoryMax })
       .then((m) => { av = m; self.postMessage({ kind: 'ready' }); })
-      .catch((err) => { self.postMessage({ kind: 'fatal', message: String(err?.message ?? err) }); throw err; });
+      .catch((err) => { initFailure.error = err ?? new Error('unknown error'); self.postMessage({ kind: 'fatal', message: String(err?.message ?? err) }); throw initFailure.error; });
   } else if (msg.kind === 'job') {
     if (!engines.has(msg.client)) {
       ready.then(() => { if (!engines.has(msg.client)) engines.set(msg.client, new Engine(av)); });

@@ -46,14 +46,23 @@ function getPool() {
     const schema = buildSchema(av.registry);
     const worker = new EmbedWorker({ name: 'attnviz embeds' });
     const clients = new Map();
+    let loaded = false;
+    // a failure after the module loaded (an uncaught error, a rejection, a message that could not be read)
+    // fails every element's current request: its snapshot() settles and it says so
+    const failAll = (sentence) => { for (const c of clients.values()) c.onFailure(sentence); };
     const ready = new Promise((resolve, reject) => {
       worker.onmessage = (e) => {
         const m = e.data;
-        if (m.kind === 'ready') return resolve();
+        if (m.kind === 'ready') { loaded = true; return resolve(); }
         if (m.kind === 'fatal') return reject(new Error(m.message));
+        if (m.kind === 'failed') return failAll(`the worker failed: ${m.message}`);
         clients.get(m.client)?.onResult(m);
       };
-      worker.onerror = (e) => reject(new Error(e.message ?? 'the worker failed'));
+      worker.onerror = (e) => {
+        const what = String(e.message || 'unknown error').replace(/^Uncaught\s+/, '').replace(/^\w*Error:\s*/, '');
+        if (loaded) failAll(`the worker failed: ${what}`); else reject(new Error(what));
+      };
+      worker.onmessageerror = () => failAll('a message from the worker could not be read');
     });
     worker.postMessage({ kind: 'init', module: av.module, memoryMax: av.memoryMax, simd: av.simd });
     await ready;
@@ -181,6 +190,8 @@ export class AttnViz extends HTMLElement {
     const { state, problems } = schema.fromHash(this.link());
     const view = VIEWS.includes(state.embed) ? state.embed : 'heatmap';
     if (state.embed && !VIEWS.includes(state.embed)) problems.push(`view "${state.embed}" is not one of ${VIEWS.join(', ')} here: showing the heatmap`);
+    // the element takes no messages (its page drives it through attributes): a host= restricts nothing here
+    if (state.host) problems.push('host: the <attn-viz> element answers no messages (host= is for the iframe embed)');
     this.st = { ...state, embed: view };
     this.problems = problems;
     if (this.dataset.view !== view) this.dataset.view = view; // style.css: :host([data-view=…])
@@ -208,12 +219,20 @@ export class AttnViz extends HTMLElement {
     if (m.part === 'frame') { this.view.frame = m; this.drawHeatmaps(); this.drawReadouts(); }
     else if (m.part === 'spectrum') { this.view.spec = m; this.drawSpectra(); this.drawReadouts(); }
     else if (m.part === 'overlay') { this.view.overlay[m.which] = m; this.drawSpectra(); }
-    else if (m.part === 'error') this.q('.msg').textContent = `computation failed: ${m.message}`;
+    else if (m.part === 'error') this.onFailure(`computation failed: ${m.message}`);
     else if (m.part === 'done' && !m.dropped) {
       this.view.done = m.id;
       this.q('.msg').textContent = this.problems.join('; ');
       for (const w of this.waiters.splice(0)) w();
     }
+  }
+
+  /** The current request failed (no 'done' will come for it): say so, and settle snapshot() without its results. */
+  onFailure(sentence) {
+    this.q('.msg').textContent = sentence;
+    this.view.failed = { job: this.view.job, sentence };
+    this.view.done = this.view.job;
+    for (const w of this.waiters.splice(0)) w();
   }
 
   drawHeatmaps() {
@@ -267,20 +286,28 @@ export class AttnViz extends HTMLElement {
     this.q('.cost').textContent = costLine(this.view.frame?.cost, this.st.n);
   }
 
-  /** A promise of {state, readouts, tokens} once this element shows its current state (docs/inspection.md). */
+  /**
+   * A promise of {state, readouts, tokens} once this element shows its current state (docs/inspection.md);
+   * when its computation failed, the readouts it did not get are null, their reasons naming the failure.
+   */
   async snapshot() {
     await getPool();
     for (;;) {
       const key = this.view.key;
-      if (!this.dirty && this.view.done === this.view.job && this.view.frame && key === JSON.stringify(this.pool.schema.requestOf(this.st))) break;
+      if (!this.dirty && this.view.done === this.view.job && key === JSON.stringify(this.pool.schema.requestOf(this.st))) break;
       if (this.dirty) { this.visible = true; this.compute(); }
       await new Promise((resolve) => this.waiters.push(resolve));
     }
     const { av, schema } = this.pool;
+    // only this request's results: a failed one leaves an older request's frame or spectrum in view
+    const job = this.view.job;
+    const frame = this.view.frame?.id === job ? this.view.frame : null;
+    const spec = this.view.spec?.id === job ? this.view.spec : null;
+    const failed = this.view.failed?.job === job ? this.view.failed.sentence : null;
     const readouts = cliReadouts({
-      req: this.view.req, frame: this.view.frame, plain: this.view.frame.readouts, spec: this.view.spec,
+      req: this.view.req, frame, plain: frame?.readouts ?? null, spec,
       names: readoutKeys(av), exact: av.variant(this.st.variant).class === 'exact', STATUS: av.STATUS,
-      statusString: (c) => av.statusString(c), missing: 'not computed',
+      statusString: (c) => av.statusString(c), missing: failed ? `not computed (${failed})` : 'not computed',
     });
     return { state: linkState(schema.toHash(this.st)), readouts, tokens: null };
   }

@@ -101,8 +101,9 @@ let mechWorker = null;
 let trainedW = null; // {W: Float32Array (d×cols), cols}: the lab's Hedgehog W, from the distillation view; never in a link
 function makeMechWorker() {
   const w = new LabWorker({ name: 'attnviz mechanisms' });
-  w.onmessage = ({ data: m }) => mechPanel.onMessage(m);
-  w.onerror = (e) => showNotice(`the mechanisms worker failed: ${e.message ?? 'unknown error'}`);
+  w.onmessage = ({ data: m }) => { if (m.kind === 'failed') showNotice(`the mechanisms worker failed: ${m.message}`); else mechPanel.onMessage(m); };
+  w.onerror = (e) => showNotice(`the mechanisms worker failed: ${workerError(e)}`);
+  w.onmessageerror = () => showNotice('a message from the mechanisms worker could not be read');
   w.postMessage({ kind: 'init', module: av.module, memoryMax: av.memoryMax, simd: av.simd });
   for (const t of [ownView.tensors, modelView.tensors]) if (t) w.postMessage({ kind: 'tensors', tensors: t });
   return w;
@@ -161,12 +162,23 @@ function makeWorker(name) {
   const w = { name, ready: false, failed: false, queued: null, posted: 0, done: 0 };
   w.worker = new LabWorker({ name: `attnviz ${name}` });
   w.worker.onmessage = (e) => onWorkerMessage(w, e.data);
-  w.worker.onerror = (e) => {
-    showNotice(`the ${name} worker failed: ${e.message ?? 'unknown error'}`);
-    if (w === workers?.frame) { w.failed = true; releaseSpectrum(); } // no answer will come: no more waiting for one
-  };
+  w.worker.onerror = (e) => workerFailed(w, `the ${name} worker failed: ${workerError(e)}`);
+  w.worker.onmessageerror = () => workerFailed(w, `a message from the ${name} worker could not be read`);
   w.worker.postMessage({ kind: 'init', module: av.module, memoryMax: av.memoryMax, simd: av.simd });
   return w;
+}
+
+/**
+ * A frame or spectrum worker failed outside a job's own error answer (an uncaught error, a rejection, a
+ * message that could not be read): what it owes will not come, so the page stops waiting for it and a
+ * snapshot settles without those results (their readouts' reasons point at the notice).
+ */
+function workerFailed(w, sentence) {
+  showNotice(sentence);
+  w.done = w.posted;
+  if (w === workers?.frame) { w.failed = true; releaseSpectrum(); } // no answer will come: no more waiting for one
+  schedule();
+  inspector.notify();
 }
 
 function post(w, job) {
@@ -245,6 +257,7 @@ function onWorkerMessage(w, m) {
   }
   if (m.kind === 'fatal' && w === workers.frame) { w.failed = true; releaseSpectrum(); }
   if (m.kind === 'fatal') { showNotice(`the ${w.name} worker could not load the WebAssembly module: ${m.message}`); inspector.fail(`the ${w.name} worker failed: ${m.message}`); return; }
+  if (m.kind === 'failed') { workerFailed(w, `the ${w.name} worker failed: ${m.message}`); return; }
   if (m.part === 'error') { showNotice(`computation failed: ${m.message}`); w.done = Math.max(w.done, m.id); inspector.notify(); return; }
   if (m.part === 'done') { if (!m.dropped) w.done = Math.max(w.done, m.id); inspector.notify(); return; }
   // what the page computed itself for a newer request is never replaced by a worker's older result
@@ -695,13 +708,29 @@ function setStatus() {
   if ($('status').textContent !== text) $('status').textContent = text;
 }
 
-function showNotice(text) {
+/**
+ * Say something in the notice for a while. `source` ('qkv', 'model'): a failure of the reader's files,
+ * which that source's next success takes away (clearNotice), so no old failure stays beside a good load.
+ */
+let noticeSource = null;
+function showNotice(text, source = null) {
   const el = $('notice');
   el.textContent = text;   // data, never markup
   el.hidden = false;
+  noticeSource = source;
   clearTimeout(showNotice.t);
-  showNotice.t = setTimeout(() => { el.hidden = true; }, 8000);
+  showNotice.t = setTimeout(() => { el.hidden = true; noticeSource = null; }, 8000);
 }
+/** A success of `source`: its failure notice, if that is the one shown, goes. */
+function clearNotice(source) {
+  if (noticeSource !== source) return;
+  clearTimeout(showNotice.t);
+  $('notice').hidden = true;
+  noticeSource = null;
+}
+
+/** A worker's error event as one sentence's end: "memory access out of bounds", not "Uncaught RuntimeError: …". */
+const workerError = (e) => String(e?.message || 'unknown error').replace(/^Uncaught\s+/, '').replace(/^\w*Error:\s*/, '');
 
 // --- hover and the keyboard cursor --------------------------------------------------------------------
 function onHover(e) {
@@ -796,6 +825,7 @@ function makeSweepWorker() {
   w.onmessage = ({ data: m }) => {
     if (m.kind === 'export-data') { exportJobs.get(m.id)?.(m); exportJobs.delete(m.id); return; }
     if (m.kind === 'model-loaded' || m.kind === 'model-ran') { onModelMessage(m); return; }
+    if (m.kind === 'failed') { sweepWorkerFailed(m.message); return; }
     if (m.kind === 'overview-cell' || m.kind === 'overview-done') { onOverviewMessage(m); return; }
     if (m.id !== sweepView.id) return; // an older sweep's
     if (m.kind === 'sweep-point') sweepView.points[m.i] = m;
@@ -807,10 +837,39 @@ function makeSweepWorker() {
     }
     drawSweep();
   };
-  w.onerror = (e) => showNotice(`the sweep worker failed: ${e.message ?? 'unknown error'}`);
+  w.onerror = (e) => sweepWorkerFailed(workerError(e));
+  w.onmessageerror = () => sweepWorkerFailed('a message from it could not be read');
   w.postMessage({ kind: 'init', module: av.module, memoryMax: av.memoryMax, simd: av.simd });
   if (ownView.tensors) w.postMessage({ kind: 'tensors', tensors: ownView.tensors }); // a model's come from its own runs
   return w;
+}
+
+/**
+ * The sweep worker failed outside an answer of its own (an uncaught error, a rejection, a message that
+ * could not be read): whatever it was doing is taken as failed, so that nothing waits for it for ever:
+ * the model's load or run (the model panel, snapshot()), the sweep (sweep()), an export, the overview.
+ */
+function sweepWorkerFailed(what) {
+  const sentence = `the sweep worker failed: ${what}`;
+  showNotice(sentence, modelView.busy ? 'model' : null);
+  if (modelView.busy && !modelTimer) { // a text still waiting for its debounce is posted later and answered
+    modelView.busy = false;
+    modelView.error = what;
+    modelStatus(sentence, true);
+  }
+  if (!sweepView.complete) {
+    Object.assign(sweepView, { complete: true, error: what });
+    sweepView.id += 1; // whatever that sweep still sends is dropped
+    drawSweep();
+    for (const x of sweepView.waiters.splice(0)) x();
+  }
+  for (const [id, done] of exportJobs) { exportJobs.delete(id); done({ kind: 'export-data', id, error: sentence }); }
+  if (!overviewView.done && overviewView.key) {
+    Object.assign(overviewView, { done: true, error: what, key: null }); // tried again when next asked for
+    overviewView.id += 1;
+    drawOverview();
+  }
+  inspector.notify();
 }
 
 // full-resolution arrays for an export, from the sweep worker (it holds a lab of any n)
@@ -969,8 +1028,14 @@ function syncModelBox() {
 /** Read the files (any order: the worker tells them apart by content) and load them as the model. */
 async function loadModelFiles(fileList) {
   const files = [...fileList];
-  if (files.length !== 2) { showNotice(`a real model needs two files, the checkpoint and its tokenizer (${files.length} given)`); return; }
-  const buffers = await Promise.all(files.map((f) => f.arrayBuffer()));
+  if (files.length !== 2) { showNotice(`a real model needs two files, the checkpoint and its tokenizer (${files.length} given)`, 'model'); return; }
+  let buffers;
+  try {
+    buffers = await Promise.all(files.map((f) => f.arrayBuffer()));
+  } catch (err) {
+    showNotice(`the model's files could not be read: ${err.message}`, 'model');
+    return;
+  }
   sweepWorker ??= makeSweepWorker();
   modelView.busy = true;
   modelStatus(`reading ${files.map((f) => f.name).join(' and ')}…`);
@@ -979,16 +1044,23 @@ async function loadModelFiles(fileList) {
 
 /** The reader's own Q, K, V files: checked here (web/own-inputs.mjs), then every engine's inputs. */
 async function loadOwnFiles(fileList) {
-  const files = await Promise.all([...fileList].map(async (f) => ({ name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) })));
+  let files;
+  try {
+    files = await Promise.all([...fileList].map(async (f) => ({ name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) })));
+  } catch (err) {
+    showNotice(`your Q, K, V: the files could not be read: ${err.message}`, 'qkv');
+    return;
+  }
   const got = ownTensors(files, av);
   const status = $('qkv-status');
   if (got.error) {
     // the inputs already loaded and the view stay
-    showNotice(`your Q, K, V: ${got.error}`);
+    showNotice(`your Q, K, V: ${got.error}`, 'qkv');
     status.textContent = got.error;
     status.classList.add('warn');
     return;
   }
+  clearNotice('qkv');
   const t = { ...got.tensors, key: `own-${++ownView.seq}` };
   ownView.tensors = t;
   ownView.names = files.map((f) => f.name);
@@ -1013,6 +1085,7 @@ function runModel(delay = 0) {
   // busy (snapshot() waits) until this text's forward pass is in
   const id = ++modelView.runId;
   modelTimer = setTimeout(() => {
+    modelTimer = 0;
     sweepWorker.postMessage({ kind: 'model-run', id, text: $('model-text').value, key: `model-${id}` });
   }, delay);
 }
@@ -1023,12 +1096,13 @@ function onModelMessage(m) {
     // the current view and any model already loaded stay; the page says what was wrong
     modelView.busy = false;
     modelView.error = m.error;
-    showNotice(m.kind === 'model-loaded' ? `the model's files: ${m.error}` : `the model: ${m.error}`);
+    showNotice(m.kind === 'model-loaded' ? `the model's files: ${m.error}` : `the model: ${m.error}`, 'model');
     modelStatus(m.error, true);
     inspector.notify();
     return;
   }
   modelView.error = null;
+  clearNotice('model');
   if (m.kind === 'model-loaded') {
     const first = !modelView.config;
     modelView.config = m.config;

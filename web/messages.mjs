@@ -8,31 +8,57 @@
 //               {type: 'attnviz:error', message}           a set the page could not take in full
 // Who is obeyed: by default the parent window, whatever its origin (an embed is placed there by its
 // host); with `host=ORIGIN[,ORIGIN…]` in the embed's link, only messages from those origins, the parent
-// included. Anything else, and any malformed message, is ignored without a word; nothing here throws.
+// included, each compared in its serialized form (originOf); a host= with an item that is not an origin
+// obeys no one (it fails closed). host= is the link's alone: a message never sets it. Anything else, and
+// any malformed message, is ignored without a word; nothing here throws.
 
 const TYPES = new Set(['attnviz:get', 'attnviz:set', 'attnviz:subscribe', 'attnviz:unsubscribe']);
 const MAX_KEYS = 64;
+/** Keys a message may not set: they decide who may send messages, so only the embed's own link sets them. */
+const LINK_ONLY = new Set(['host']);
 
 /**
- * The state keys and values of an attnviz:set message, as link text: {pairs: [[key, text]…]} or null
- * when the message is not one. Values must be strings, finite numbers or booleans; other values and
- * keys beyond MAX_KEYS are left out.
+ * The serialized origin of one `host=` item (as `event.origin` has it: `new URL(x).origin`), or null
+ * when the item is not an http(s) origin: scheme http or https (any case), `://`, a host, an optional
+ * port and an optional trailing `/`; no user, path, query or fragment, no whitespace or control characters.
+ * `HTTP://127.0.0.1:8105` → `http://127.0.0.1:8105`, `https://a.example:443/` → `https://a.example`.
+ */
+export function originOf(text) {
+  const s = String(text);
+  if (!/^https?:\/\//i.test(s) || /[\s\x00-\x1f\x7f]/.test(s)) return null;
+  let u;
+  try { u = new URL(s); } catch { return null; }
+  // anything after the host and port (a path, '?', '#', a user) makes href more than the origin and '/'
+  return u.href === `${u.origin}/` ? u.origin : null;
+}
+
+/**
+ * The state keys and values of an attnviz:set message, as link text: {pairs: [[key, text]…], refused:
+ * [key…]} or null when the message is not one. Values must be strings, finite numbers or booleans;
+ * other values and keys beyond MAX_KEYS are left out; keys only the link sets (host) are refused.
  */
 export function setPairs(data) {
   const st = data?.state;
   if (!st || typeof st !== 'object' || Array.isArray(st)) return null;
-  const pairs = [];
+  const pairs = [], refused = [];
   for (const [k, v] of Object.entries(st).slice(0, MAX_KEYS)) {
-    if (typeof v === 'string') pairs.push([k, v.slice(0, 1000)]);
+    if (LINK_ONLY.has(k)) refused.push(k);
+    else if (typeof v === 'string') pairs.push([k, v.slice(0, 1000)]);
     else if (typeof v === 'number' && Number.isFinite(v)) pairs.push([k, String(v)]);
     else if (typeof v === 'boolean') pairs.push([k, v ? '1' : '0']);
   }
-  return { pairs };
+  return { pairs, refused };
 }
 
-/** Whether an event's sender may drive the page: the parent window, or one of `origins` when given. */
+/**
+ * Whether an event's sender may drive the page: the parent window when `origins` (the host= items) is
+ * empty; else a sender whose origin is one of them, serialized; no one when an item is not an origin.
+ */
 export function senderAllowed(event, { parent, origins }) {
-  if (origins.length) return origins.includes(event.origin);
+  if (origins.length) {
+    const allowed = origins.map(originOf);
+    return !allowed.includes(null) && allowed.includes(event.origin);
+  }
   return !!parent && event.source === parent;
 }
 
@@ -64,7 +90,7 @@ export function listenForHosts(win, page) {
     } else if (data.type === 'attnviz:set') {
       const p = setPairs(data);
       if (!p) return;
-      const problems = page.set(p.pairs);
+      const problems = [...p.refused.map((k) => `${k}: set only by the embed's link, never by a message`), ...(p.pairs.length ? page.set(p.pairs) : [])];
       if (problems.length) reply({ type: 'attnviz:error', message: problems.join('; ') });
     } else if (data.type === 'attnviz:subscribe') {
       subscribers.set(event.source, event.origin);
@@ -75,12 +101,17 @@ export function listenForHosts(win, page) {
     }
   });
 
-  /** After a change: once the view has settled, each subscriber gets the snapshot (once per state). */
+  /**
+   * After a change: once the view has settled, each subscriber gets the snapshot (once per state). A
+   * subscriber the link no longer lets in (host= changed by a navigation of the frame) is dropped first.
+   */
   function changed() {
     if (!subscribers.size || pending) return;
     pending = true;
     page.snapshot().then((s) => {
       pending = false;
+      const parent = win.parent !== win ? win.parent : null, origins = page.origins();
+      for (const [target, origin] of subscribers) if (!senderAllowed({ source: target, origin }, { parent, origins })) subscribers.delete(target);
       const key = JSON.stringify(s.state);
       if (key === lastSent) return;
       lastSent = key;

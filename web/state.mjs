@@ -9,7 +9,8 @@
 // Every entry: {name, type, default, min, max, step?, values?, options?, optionLabels?, label, group,
 //               variants?, when?, stage, knob?}
 //   type     'int' | 'float' | 'bool' | 'enum' | 'keys' (a comma-separated list of control names) |
-//            'origins' (a comma-separated list of http(s) origins); both kept as their canonical text
+//            'origins' (a comma-separated list of http(s) origins, each serialized; an item that is not
+//            one is kept as written: the embed then obeys no one)
 //   values   for a slider that steps through a list (n, d, m): the state still accepts any in-range int
 //   variants the variants whose knob this is (absent: shown for all)
 //   stage    the first pipeline stage a change invalidates (see STAGES); later stages follow
@@ -21,6 +22,7 @@
 import { VARIANT_VIEW, KNOB_VIEW, OPENING_VARIANT, variantView } from './variants.mjs';
 import { SWEEP_READOUTS, MAX_SEEDS } from './sweep.mjs';
 import { fmtWhole } from './render/format.mjs';
+import { originOf } from './messages.mjs';
 
 const VERSION = 1;
 
@@ -78,8 +80,6 @@ const READOUT_ENTRIES = [
 
 /** The keys a `controls=` or `hide=` list may name: the controls the page builds (not the view keys). */
 const CONTROL_GROUPS = new Set(['input', 'variant', 'readout']);
-/** An origin as a host names it: scheme, host and an optional port, nothing after. */
-const ORIGIN = /^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$/i;
 
 /**
  * Knobs no variant lists (the registry lists neither): each applies where the variant's row has the
@@ -272,7 +272,8 @@ export function buildSchema(registry) {
       const s = String(raw);
       return entry.options.includes(s) ? { value: s, problem: null } : bad(`"${s.slice(0, 40)}" is not one of ${entry.options.filter(Boolean).join(', ')}`);
     }
-    if (entry.type === 'keys' || entry.type === 'origins') return listValue(entry, raw);
+    if (entry.type === 'origins') return originsValue(entry, raw);
+    if (entry.type === 'keys') return listValue(entry, raw);
     const x = typeof raw === 'number' ? raw : Number(String(raw).trim() === '' ? NaN : raw);
     if (!Number.isFinite(x)) return bad(`"${String(raw).slice(0, 40)}" is not a number`);
     let v = entry.type === 'int' ? Math.round(x) : x;
@@ -286,20 +287,33 @@ export function buildSchema(registry) {
     return { value: v, problem: null };
   }
 
+  /** The comma-separated items of a list value, trimmed, deduplicated, in the given order (at most 64). */
+  const listItems = (raw) => [...new Set(String(raw).split(',').map((x) => x.trim()).filter(Boolean))].slice(0, 64);
+  const quoted = (bad) => `${bad.slice(0, 5).map((x) => `"${x.slice(0, 40)}"`).join(', ')} ${bad.length > 1 ? 'are' : 'is'}`;
+
   /**
-   * A list entry's value: the comma-separated items it takes (control names for 'keys', origins for
-   * 'origins'), deduplicated, in the given order; the others are dropped and named in the problem.
+   * A list entry's value: the items it takes (control names for 'keys', or entry.items), deduplicated,
+   * in the given order; the others are dropped and named in the problem.
    */
   function listValue(entry, raw) {
-    const items = [...new Set(String(raw).split(',').map((x) => x.trim()).filter(Boolean))].slice(0, 64);
-    const ok = entry.items ? (k) => entry.items.includes(k) : entry.type === 'keys'
-      ? (k) => { const e = entryOf(k); return !!e && CONTROL_GROUPS.has(e.group); }
-      : (o) => ORIGIN.test(o);
+    const items = listItems(raw);
+    const ok = entry.items ? (k) => entry.items.includes(k) : (k) => { const e = entryOf(k); return !!e && CONTROL_GROUPS.has(e.group); };
     const bad = items.filter((x) => !ok(x));
-    const what = entry.items ? `not one of ${entry.items.join(', ')}` : entry.type === 'keys' ? 'not a control' : 'not an origin (https://host[:port])';
+    const what = entry.items ? `not one of ${entry.items.join(', ')}` : 'not a control';
+    return { value: items.filter(ok).join(','), problem: bad.length ? `${entry.name}: ${quoted(bad)} ${what}, ignored` : null };
+  }
+
+  /**
+   * host=: each origin in its serialized form (messages.mjs's originOf, as event.origin has it). An item
+   * that is not an origin is kept as written, so that the embed obeys no one (messages.mjs's
+   * senderAllowed): dropping it would open the embed to its parent, whatever the author meant.
+   */
+  function originsValue(entry, raw) {
+    const items = listItems(raw).map((x) => originOf(x) ?? x); // not cut: a cut item could become an origin
+    const bad = items.filter((x) => originOf(x) === null);
     return {
-      value: items.filter(ok).join(','),
-      problem: bad.length ? `${entry.name}: ${bad.slice(0, 5).map((x) => `"${x.slice(0, 40)}"`).join(', ')} ${bad.length > 1 ? 'are' : 'is'} ${what}, ignored` : null,
+      value: [...new Set(items)].join(','),
+      problem: bad.length ? `${entry.name}: ${quoted(bad)} not an origin (http(s)://host[:port]): no message is obeyed` : null,
     };
   }
 

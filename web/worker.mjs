@@ -22,6 +22,7 @@
 //               drag's quick frame, Engine.quickFrame);
 //               readouts: the plain readouts; spectrum (default true): the spectrum and the overlays
 // Messages out: {kind: 'ready', simd} | {kind: 'fatal', message}
+//               {kind: 'failed', message}: a failure no answer below carries (a rejection nothing handled)
 //               {id, part: 'frame' | 'readouts' | 'spectrum' | 'overlay' | 'done' | 'error', …} (a frame
 //               has aKey, A's cache key, and readoutsFollow, whether this job's readouts come next; a frame
 //               without A has the A of the last frame that had one: its aKey is the same)
@@ -144,9 +145,9 @@ function sameOverlay(req, which) {
 let sweepId = 0;
 async function sweep({ id, plan }) {
   sweepId = id;
-  await ready;
-  if (sweepId !== id) return;
   try {
+    await ready;
+    if (sweepId !== id) return;
     engine.ensure(plan.req, { ref: false, matrix: false }); // Q, K, V of the plan's inputs
     const complete = await runSweep(engine.lab, plan, (p) => self.postMessage({ kind: 'sweep-point', id, ...p }),
       () => sweepId !== id, yieldToEvents);
@@ -172,17 +173,30 @@ async function exportArrays({ id, req }) {
 }
 
 // --- a real model (docs/model.md), in the sweep worker: the files once, then a forward pass per text
+// Every failure (a refusal, a WebAssembly trap, the module not loaded) is an answer with `error`: the page
+// waits for this id's answer (its model panel busy, snapshot() unsettled) and would wait for ever.
 let model = null;
 async function modelLoad({ id, files }) {
-  await ready;
-  const got = engine.av.model(new Uint8Array(files[0]), new Uint8Array(files[1] ?? new ArrayBuffer(0)));
-  if (!got.model) return self.postMessage({ kind: 'model-loaded', id, error: got.message }); // the old model stays
-  model?.free();
-  model = got.model;
-  self.postMessage({ kind: 'model-loaded', id, config: model.config });
+  try {
+    await ready;
+    const got = engine.av.model(new Uint8Array(files[0]), new Uint8Array(files[1] ?? new ArrayBuffer(0)));
+    if (!got.model) return self.postMessage({ kind: 'model-loaded', id, error: got.message }); // the old model stays
+    model?.free();
+    model = got.model;
+    self.postMessage({ kind: 'model-loaded', id, config: model.config });
+  } catch (err) {
+    self.postMessage({ kind: 'model-loaded', id, error: failure(err) });
+  }
 }
-async function modelRun({ id, text, key }) {
-  await ready;
+async function modelRun(msg) {
+  try {
+    await ready;
+    await modelRunReady(msg);
+  } catch (err) {
+    self.postMessage({ kind: 'model-ran', id: msg.id, error: failure(err) });
+  }
+}
+async function modelRunReady({ id, text, key }) {
   if (!model) return self.postMessage({ kind: 'model-ran', id, error: 'no model is loaded' });
   const enc = model.encode(text);
   if (!enc.ids) return self.postMessage({ kind: 'model-ran', id, error: enc.message });
@@ -201,8 +215,8 @@ async function modelRun({ id, text, key }) {
 let overviewId = 0;
 async function overview({ id, req, layers, heads }) {
   overviewId = id;
-  await ready;
   try {
+    await ready;
     for (let l = 0; l < layers; l++) {
       for (let h = 0; h < heads; h++) {
         if (overviewId !== id) return;
@@ -324,6 +338,17 @@ async function mechDistill({ id, req, steps, lr, reset }) {
   }
 }
 
+/** What went wrong, for the page's notice: the error's message (a trap's "memory access out of bounds"). */
+const failure = (err) => String(err?.message ?? err ?? 'unknown error');
+
+// a rejection nothing here handled still reaches the page, which then stops waiting on this worker (the
+// module's failure to load, which everything awaiting `ready` rethrows, was said once as 'fatal')
+const initFailure = { error: null }; // the module's load failure, once it failed
+self.addEventListener('unhandledrejection', (e) => {
+  e.preventDefault();
+  if (!initFailure.error || e.reason !== initFailure.error) self.postMessage({ kind: 'failed', message: failure(e.reason) });
+});
+
 self.onmessage = (e) => {
   const msg = e.data;
   if (msg.kind === 'overview') { overview(msg); return; }
@@ -335,13 +360,13 @@ self.onmessage = (e) => {
     for (const buf of msg.buffers) { recycled.push(buf); if (recycled.length > RECYCLED_MAX) recycled.shift(); } // the oldest go
     return;
   }
-  if (msg.kind === 'tensors') { ready.then(() => engine.setTensors(msg.tensors)); return; }
+  if (msg.kind === 'tensors') { ready.then(() => engine.setTensors(msg.tensors)).catch((err) => { if (err !== initFailure.error) self.postMessage({ kind: 'failed', message: failure(err) }); }); return; }
   if (msg.kind === 'export') { exportArrays(msg); return; }
   if (msg.kind === 'sweep-cancel') { sweepId = -1; return; }
   if (msg.kind === 'mech-step') { ready.then(() => mechStep(msg)).catch((err) => self.postMessage({ kind: 'mech-frame', id: msg.id, error: String(err?.message ?? err) })); return; }
-  if (msg.kind === 'mech-scaling') { ready.then(() => mechScaling(msg)); return; }
-  if (msg.kind === 'mech-recall') { ready.then(() => mechRecall(msg)); return; }
-  if (msg.kind === 'mech-distill') { ready.then(() => mechDistill(msg)); return; }
+  if (msg.kind === 'mech-scaling') { ready.then(() => mechScaling(msg), (err) => self.postMessage({ kind: 'mech-done', id: msg.id, view: 'scaling', complete: false, error: failure(err) })); return; }
+  if (msg.kind === 'mech-recall') { ready.then(() => mechRecall(msg), (err) => self.postMessage({ kind: 'mech-done', id: msg.id, view: 'recall', complete: false, error: failure(err) })); return; }
+  if (msg.kind === 'mech-distill') { ready.then(() => mechDistill(msg), (err) => self.postMessage({ kind: 'mech-done', id: msg.id, view: 'distill', complete: false, error: failure(err) })); return; }
   if (msg.kind === 'mech-cancel') { mech.id = -1; return; }
   if (msg.kind === 'init') {
     // the page's compiled module (nothing to fetch or compile: works from blob: and file:// pages), or URLs
@@ -349,7 +374,7 @@ self.onmessage = (e) => {
       : { simd: msg.simd ?? 'auto', simdUrl: msg.simdUrl, scalarUrl: msg.scalarUrl };
     ready = loadAttnviz(opts)
       .then((av) => { engine = new Engine(av); self.postMessage({ kind: 'ready', simd: av.simd }); })
-      .catch((err) => { self.postMessage({ kind: 'fatal', message: String(err?.message ?? err) }); throw err; });
+      .catch((err) => { initFailure.error = err ?? new Error('unknown error'); self.postMessage({ kind: 'fatal', message: String(err?.message ?? err) }); throw initFailure.error; });
     return;
   }
   if (msg.kind === 'job') {

@@ -2,7 +2,7 @@
 // (a second server) places the lab in a 720×420 iframe with `embed=VIEW`; the frame shows one figure and
 // the controls its link names, answers attnviz:get with the snapshot, obeys attnviz:set, sends a snapshot
 // after each settled change to a subscriber, ignores hostile and malformed messages, and with host= obeys
-// only the origins it names. Lesson links can hide controls and lock the view. Screenshots:
+// only the origins it names (an invalid host= obeys no one; a message never sets it). Lesson links can hide controls and lock the view. Screenshots:
 // build/e2e/embed-*.png.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
@@ -140,6 +140,64 @@ describe('an embedded figure in a host page on another origin', () => {
   });
 });
 
+/**
+ * Every message the host sent so far has reached the frame and been answered, if it was obeyed: the
+ * frame counts what it receives, settles (a get's reply is posted on the way), then posts a marker,
+ * which reaches the host after any reply. Returns the host's log up to the marker.
+ */
+async function drained(page, frame, sent) {
+  await frame.waitForFunction((k) => window.__received >= k, sent, { timeout: 30000 });
+  await frame.evaluate(() => window.attnviz.snapshot());
+  await frame.evaluate(() => parent.postMessage({ type: 'attnviz:test-marker' }, '*'));
+  await page.waitForFunction(() => window.got.some((m) => m.data.type === 'attnviz:test-marker'), null, { timeout: 30000 });
+  return page.evaluate(() => window.got.filter((m) => m.data.type !== 'attnviz:test-marker'));
+}
+const countReceived = (frame) => frame.evaluate(() => {
+  window.__received = 0;
+  addEventListener('message', (e) => { if (typeof e.data?.type === 'string' && e.data.type.startsWith('attnviz:')) window.__received += 1; });
+});
+
+describe('host= fails closed, and only the link sets it (issue 27, item 7)', () => {
+  it('an invalid host= obeys no one, the parent included, and the notice says so', async () => {
+    for (const bad of ['*', 'null', 'https://blog.example/path']) {
+      const r = await hostWith(`v=1&variant=elu&n=64&embed=heatmap&host=${encodeURIComponent(bad)}`);
+      await countReceived(r.frame);
+      await r.page.evaluate(() => { window.ask({ type: 'attnviz:set', state: { n: 32 } }); window.ask({ type: 'attnviz:get' }); });
+      expect(await drained(r.page, r.frame, 2), bad).toEqual([]);
+      expect((await r.frame.evaluate(() => window.attnviz.snapshot())).state.n).toBe('64');
+      expect(await r.frame.$eval('#notice', (e) => e.textContent), bad).toMatch(/^host: ".*" is not an origin \(http\(s\):\/\/host\[:port\]\): no message is obeyed$/);
+      expect(r.errors).toEqual([]);
+      await r.page.close();
+    }
+  });
+
+  it('host= names an origin as the browser serializes it (any case, a default port, a trailing slash)', async () => {
+    const origin = host.url.replace(/\/$/, ''); // http://127.0.0.1:PORT
+    const r = await hostWith(`v=1&variant=elu&n=64&embed=heatmap&host=${origin.toUpperCase()}/`);
+    await countReceived(r.frame);
+    await r.page.evaluate(() => window.ask({ type: 'attnviz:get' }));
+    const got = await drained(r.page, r.frame, 1);
+    expect(got.map((m) => m.data.type)).toEqual(['attnviz:snapshot']);
+    expect(got[0].data.state.host).toBe(origin);
+    expect(await r.frame.$eval('#notice', (e) => e.hidden || e.textContent === '')).toBe(true);
+    await r.page.close();
+  });
+
+  it('attnviz:set never sets host=: it is refused, said back, and the parent is still obeyed', async () => {
+    const { page, frame, errors } = await hostWith('v=1&variant=elu&n=64&embed=heatmap');
+    await countReceived(frame);
+    await page.evaluate(() => window.ask({ type: 'attnviz:set', state: { host: 'https://evil.example', n: 128 } }));
+    await page.evaluate(() => window.ask({ type: 'attnviz:get' }));
+    const got = await drained(page, frame, 2);
+    expect(got.map((m) => m.data.type)).toEqual(['attnviz:error', 'attnviz:snapshot']);
+    expect(got[0].data.message).toMatch(/^host: set only by the embed's link, never by a message$/);
+    expect(got[1].data.state.host).toBe('');
+    expect(got[1].data.state.n).toBe('128'); // the rest of the message is taken
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
+
 describe('lesson links that hide controls and lock the view', () => {
   it('hide= hides the controls it names; lock=1 disables every control', async () => {
     const { page, errors } = await openLab(browser.context, lab.url, { hash: 'preset=focused-p&hide=gen,seed,std,dwc&lock=1' });
@@ -217,6 +275,35 @@ describe('the <attn-viz> element on a host page of another origin', () => {
     await page.screenshot({ path: 'build/e2e/embed-element.png' });
     await page.locator('#b').screenshot({ path: 'build/e2e/embed-element-heatmap.png' });
     expect(errors).toEqual([]);
+    await page.close();
+    await cors.close();
+  });
+  it('a failure in the shared worker settles an element\'s snapshot() and is said under its figure', async () => {
+    const cors = await serve(ROOT, 0, { headers: { 'Access-Control-Allow-Origin': '*' } });
+    writeFileSync(join(hostDir, 'element-fail.html'), `<!doctype html><meta charset="utf-8"><title>a post</title><link rel="icon" href="data:,">
+<script type="module" src="${cors.url}embed.js"></script>
+<attn-viz id="b" variant="focused" n="64" p="2" view="readouts" style="width: 640px"></attn-viz>
+<attn-viz id="h" variant="elu" n="32" view="readouts" host="https://blog.example"></attn-viz>`);
+    const page = await browser.context.newPage();
+    await page.goto(`${host.url}element-fail.html`);
+    await page.waitForFunction(() => customElements.get('attn-viz'));
+    // an element takes no messages: a host attribute restricts nothing, and the element says so
+    await page.evaluate(() => document.getElementById('h').snapshot());
+    expect(await page.evaluate(() => document.getElementById('h').shadowRoot.querySelector('.msg').textContent))
+      .toBe('host: the <attn-viz> element answers no messages (host= is for the iframe embed)');
+    expect((await page.evaluate(() => document.getElementById('b').snapshot())).readouts.error_fro_rel).not.toBeNull();
+    // the worker throws on the next request, outside any job's own error answer
+    const [worker] = page.workers();
+    await worker.evaluate(() => {
+      const handle = self.onmessage;
+      self.onmessage = (e) => { if (e.data?.kind === 'job') throw new Error('injected failure'); return handle(e); };
+    });
+    await page.evaluate(() => document.getElementById('b').setAttribute('p', '5'));
+    const s = await page.evaluate(() => document.getElementById('b').snapshot());
+    expect(s.state.p).toBe('5');
+    expect(s.readouts.error_fro_rel).toBeNull();
+    expect(s.readouts.error_fro_rel_reason).toBe('not computed (the worker failed: injected failure)');
+    expect(await page.evaluate(() => document.getElementById('b').shadowRoot.querySelector('.msg').textContent)).toBe('the worker failed: injected failure');
     await page.close();
     await cors.close();
   });

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { serve } from '../../scripts/serve.mjs';
-import { launch, openLab, waitSettled, exportItem } from './browser.mjs';
+import { launch, openLab, exportItem } from './browser.mjs';
 import { readNpy } from '../js/npy.mjs';
 
 const ROOT = 'build/web';
@@ -126,7 +126,8 @@ describe('figures', () => {
     expect(parsed.ok).toBe(true);
     expect(svg.bytes.toString()).toMatch(/<polygon points=/); // the min–max band over the seeds
     await page.evaluate(() => { location.hash = 'variant=elu&n=64&d=16'; });
-    await waitSettled(page);
+    // snapshot() waits for the hashchange to be read (waitSettled could see the page idle before it)
+    await page.evaluate(() => window.attnviz.snapshot());
     await page.click('#export > summary'); // closes
     await page.click('#export > summary'); // opens again: the offer follows the view
     expect(await page.$eval('tr[data-figure="sweep"]', (tr) => tr.hidden)).toBe(true);

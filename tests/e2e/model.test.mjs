@@ -272,3 +272,102 @@ describe('the overview of every layer and head', () => {
     await page.close();
   });
 });
+
+// Issue 27, item 9: a later good load takes away an earlier failure's notice, and a failure inside the
+// sweep worker (which reads the model) reaches the page as a notice and settles snapshot().
+/** The page's worker named "attnviz NAME" (the sweep worker holds the model). */
+async function workerNamed(page, name) {
+  for (const w of page.workers()) if (await w.evaluate(() => self.name) === `attnviz ${name}`) return w;
+  throw new Error(`no ${name} worker`);
+}
+/** Make the worker's message handler throw (an uncaught error, outside any answer) on messages of `kind`. */
+const throwOn = (worker, kind) => worker.evaluate((k) => {
+  const handle = self.onmessage;
+  self.onmessage = (e) => { if (e.data?.kind === k) throw new Error('injected failure'); return handle(e); };
+}, kind);
+const notice = (page) => page.$eval('#notice', (e) => ({ shown: !e.hidden, text: e.textContent }));
+
+describe('failures and the notice', () => {
+  it('your own Q, K, V: a good file after a bad one takes the bad one\'s notice away', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'src=file&variant=elu' });
+    const rows = (n, d, s) => Array.from({ length: n }, (_, i) => Array.from({ length: d }, (_, j) => Math.sin(s + i * d + j)));
+    const file = (name, obj) => ({ name, mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(obj)) });
+    await page.setInputFiles('#qkv-files', [file('bad.json', { q: rows(8, 4, 1), k: rows(8, 3, 2), v: rows(8, 4, 3) })]);
+    await page.waitForSelector('#notice:not([hidden])');
+    expect((await notice(page)).text).toMatch(/^your Q, K, V: /);
+    await page.setInputFiles('#qkv-files', [file('good.json', { q: rows(20, 4, 1), k: rows(20, 4, 2), v: rows(20, 4, 3) })]);
+    await page.waitForFunction(() => window.attnviz.state.n === 20, null, { timeout: 20000 });
+    expect((await snapshot(page)).readouts.n).toBe(20);
+    expect(await notice(page)).toMatchObject({ shown: false });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('a model: good files after broken ones take the broken ones\' notice away', async () => {
+    const { page, errors } = await withModel('src=model&variant=elu');
+    await snapshot(page);
+    const dir = mkdtempSync(join(tmpdir(), 'attnviz-e2e-bad-'));
+    writeFileSync(join(dir, 'cut.bin'), readFileSync(files.model).subarray(0, 5000));
+    await page.setInputFiles('#model-files', [files.tok, join(dir, 'cut.bin')]);
+    await page.waitForFunction(() => document.querySelector('#model-status').classList.contains('warn'), null, { timeout: 30000 });
+    expect((await notice(page)).text).toMatch(/^the model's files: /);
+    await page.setInputFiles('#model-files', [files.tok, files.model]);
+    // the load and the forward pass of its text are in
+    await page.waitForFunction(() => /tokens · forward pass/.test(document.querySelector('#model-status').textContent), null, { timeout: 30000 });
+    await snapshot(page);
+    expect(await notice(page)).toMatchObject({ shown: false });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('a trap in the forward pass (a rejection in the worker) is a notice, and snapshot() settles', async () => {
+    const { page, errors } = await withModel('src=model&variant=elu');
+    await page.fill('#model-text', HAVE ? 'The dog ran home.' : 'a a a');
+    const before = await snapshot(page);
+    // the model's encode fails as a WebAssembly trap would, inside the worker's promise
+    const worker = await workerNamed(page, 'sweep');
+    await worker.evaluate(() => {
+      self.__encode = TextEncoder.prototype.encode;
+      TextEncoder.prototype.encode = () => { throw new WebAssembly.RuntimeError('memory access out of bounds'); };
+    });
+    await page.fill('#model-text', HAVE ? 'The cat sat.' : 'a a');
+    const after = await snapshot(page);
+    expect(await notice(page)).toEqual({ shown: true, text: 'the model: memory access out of bounds' });
+    expect(after).toEqual(before); // the view of the last text that ran stays
+    expect(await page.textContent('#model-status')).toBe('memory access out of bounds');
+    // once the worker works again, the next text runs and its success takes the notice away
+    await worker.evaluate(() => { TextEncoder.prototype.encode = self.__encode; });
+    await page.fill('#model-text', HAVE ? 'The cat sat down on the mat.' : 'a a a a');
+    const again = await snapshot(page);
+    expect(again.tokens).not.toEqual(before.tokens);
+    expect(again.tokens.join('')).toMatch(HAVE ? /mat/ : /a a a a/);
+    expect(await notice(page)).toMatchObject({ shown: false });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('an uncaught error in the worker while it runs the text is a notice, and snapshot() settles', async () => {
+    const { page } = await withModel('src=model&variant=elu');
+    await page.fill('#model-text', HAVE ? 'The dog ran home.' : 'a a a');
+    const before = await snapshot(page);
+    await throwOn(await workerNamed(page, 'sweep'), 'model-run');
+    await page.fill('#model-text', HAVE ? 'The cat sat.' : 'a a');
+    expect(await snapshot(page)).toEqual(before);
+    expect(await notice(page)).toEqual({ shown: true, text: 'the sweep worker failed: injected failure' });
+    expect(await page.$eval('#model-status', (e) => e.classList.contains('warn'))).toBe(true);
+    await page.close(); // the page's console has the worker's uncaught error, as it should
+  });
+
+  it('an uncaught error in the spectrum worker is a notice, and snapshot() settles without its readouts', async () => {
+    const { page } = await openLab(browser.context, server.url, { hash: 'variant=elu&n=64&d=16' });
+    await throwOn(await workerNamed(page, 'spectrum'), 'job');
+    await page.evaluate(() => { location.hash = 'v=1&variant=elu&n=128&d=16'; });
+    const s = await snapshot(page);
+    expect(s.state.n).toBe('128');
+    expect(s.readouts.sigma1).toBeNull();
+    expect(s.readouts.sigma1_reason).toMatch(/^the page did not compute it for this state/);
+    expect(s.readouts.error_fro_rel).toBeGreaterThan(0); // the heatmaps' readouts, computed on the page
+    expect(await notice(page)).toEqual({ shown: true, text: 'the spectrum worker failed: injected failure' });
+    await page.close();
+  });
+});

@@ -3,7 +3,7 @@
 import { describe, it, expect } from 'vitest';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 import { buildSchema, listOf } from '../../web/state.mjs';
-import { setPairs, senderAllowed } from '../../web/messages.mjs';
+import { setPairs, senderAllowed, originOf, listenForHosts } from '../../web/messages.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
 const schema = buildSchema(av.registry);
@@ -16,6 +16,23 @@ describe('attnviz:set payloads', () => {
     expect(setPairs({ state: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, i])) }).pairs.length).toBe(64);
     expect(setPairs({ state: { v: 'x'.repeat(5000) } }).pairs[0][1].length).toBe(1000);
   });
+  it('never set host= (who may send messages is the link\'s alone): it is refused and named', () => {
+    expect(setPairs({ type: 'attnviz:set', state: { host: 'https://evil.example', n: 32 } })).toEqual({ pairs: [['n', '32']], refused: ['host'] });
+    expect(setPairs({ type: 'attnviz:set', state: { m: 64 } })).toEqual({ pairs: [['m', '64']], refused: [] });
+  });
+});
+
+describe('host= origins', () => {
+  it('are read with the URL standard and compared in their serialized form', () => {
+    expect(originOf('HTTP://127.0.0.1:8105')).toBe('http://127.0.0.1:8105');
+    expect(originOf('https://a.example:443')).toBe('https://a.example');
+    expect(originOf('https://A.Example/')).toBe('https://a.example'); // a trailing slash is the same origin
+    expect(originOf('http://[::1]:8105')).toBe('http://[::1]:8105');
+    expect(originOf('https://bücher.example')).toBe('https://xn--bcher-kva.example');
+    for (const bad of ['*', 'null', '', ' ', 'https://a.example/path', 'https://a.example?x', 'https://a.example?', 'https://a.example#x',
+      'https://u@a.example', 'https://u:p@a.example', 'ftp://a.example', 'javascript:alert(1)', 'file:///x', 'https:a.example', 'https://a.exa\tmple',
+      'https://a.example//', 'https://', 'https://a.example:99999', 'data:,x', 'blob:https://a.example/x']) expect(originOf(bad), bad).toBe(null);
+  });
 });
 
 describe('who is obeyed', () => {
@@ -26,6 +43,39 @@ describe('who is obeyed', () => {
     expect(senderAllowed({ source: parent, origin: 'https://a.example' }, { parent: null, origins: [] })).toBe(false);
     expect(senderAllowed({ source: parent, origin: 'https://a.example' }, { parent, origins: ['https://b.example'] })).toBe(false);
     expect(senderAllowed({ source: other, origin: 'https://b.example' }, { parent, origins: ['https://b.example'] })).toBe(true);
+  });
+  it('origins match as the browser serializes them (event.origin)', () => {
+    expect(senderAllowed({ source: other, origin: 'http://127.0.0.1:8105' }, { parent, origins: ['HTTP://127.0.0.1:8105'] })).toBe(true);
+    expect(senderAllowed({ source: other, origin: 'https://a.example' }, { parent, origins: ['https://a.example:443/'] })).toBe(true);
+    expect(senderAllowed({ source: other, origin: 'https://a.example:8443' }, { parent, origins: ['https://a.example'] })).toBe(false);
+  });
+  it('an invalid host= obeys no one, not even the parent', () => {
+    for (const origins of [['*'], ['null'], ['https://a.example/x'], ['https://a.example', '*']]) {
+      expect(senderAllowed({ source: parent, origin: 'https://a.example' }, { parent, origins }), origins.join()).toBe(false);
+      expect(senderAllowed({ source: parent, origin: 'null' }, { parent, origins }), origins.join()).toBe(false);
+    }
+  });
+});
+
+describe('subscribers', () => {
+  it('get snapshots only while the link still lets them drive the page', async () => {
+    const got = [];
+    const parent = { postMessage: (m, o) => got.push([m.type, m.state.n, o]) };
+    const win = { parent, addEventListener(type, fn) { this.onmessage = fn; } };
+    let host = '', n = 1;
+    const tick = () => new Promise((r) => setTimeout(r, 0));
+    const hosts = listenForHosts(win, { snapshot: async () => ({ state: { n: String(n) }, readouts: {}, tokens: null }), set: () => [], origins: () => listOf(host) });
+    win.onmessage({ data: { type: 'attnviz:subscribe' }, source: parent, origin: 'https://a.example' });
+    await tick();
+    expect(got).toEqual([['attnviz:snapshot', '1', 'https://a.example']]);
+    // the link now names another origin (a navigation of the frame): the parent is no longer answered
+    host = 'https://b.example'; n = 2;
+    hosts.changed();
+    await tick();
+    host = '*'; n = 3; // and an invalid host= answers no one
+    hosts.changed();
+    await tick();
+    expect(got.length).toBe(1);
   });
 });
 
@@ -38,11 +88,20 @@ describe("an embed's link keys", () => {
     expect(schema.toHash(state)).toMatch(/&controls=p,m&hide=gen,seed&/);
     expect(listOf('')).toEqual([]);
   });
-  it('host= keeps http(s) origins only', () => {
-    const { state, problems } = schema.fromHash('v=1&host=https://blog.example,http://127.0.0.1:8080,javascript:alert(1),https://x.example/path');
-    expect(state.host).toBe('https://blog.example,http://127.0.0.1:8080');
-    expect(problems[0]).toMatch(/"javascript:alert\(1\)", "https:\/\/x.example\/path" are not an origin/);
+  it('host= keeps origins in their serialized form', () => {
+    const { state, problems } = schema.fromHash('v=1&host=https://blog.example/,HTTP://127.0.0.1:8080,https://a.example:443');
+    expect(state.host).toBe('https://blog.example,http://127.0.0.1:8080,https://a.example');
+    expect(problems).toEqual([]);
     expect(schema.fromHash(schema.toHash(state)).state.host).toBe(state.host);
+  });
+  it('an invalid host= is kept as written and fails closed: the notice says no message is obeyed', () => {
+    for (const [link, bad] of [['host=*', '"*" is'], ['host=null', '"null" is'], ['host=https://blog.example,javascript:alert(1),https://x.example/path', '"javascript:alert(1)", "https://x.example/path" are']]) {
+      const { state, problems } = schema.fromHash(`v=1&${link}`);
+      expect(problems, link).toEqual([`host: ${bad} not an origin (http(s)://host[:port]): no message is obeyed`]);
+      expect(senderAllowed({ source: 1, origin: 'https://blog.example' }, { parent: 1, origins: listOf(state.host) }), link).toBe(false);
+      // the link keeps it (a reload does not quietly open the embed to its parent)
+      expect(schema.fromHash(schema.toHash(state)).state.host, link).toBe(state.host);
+    }
   });
   it('shown(): hide= hides a control (a toggle with its slider); an embed shows only controls=', () => {
     const base = { ...schema.defaults(), variant: 'focused', dwc: true };
