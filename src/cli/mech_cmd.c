@@ -60,45 +60,57 @@ typedef struct recall_run {
     const float *K, *V; /* the reader's own pairs (--k, --v), or NULL: the protocol's draws */
 } recall_run;
 
-/* Draw the pairs S times, recall every key, print the per-seed mean errors and their mean, min and max. */
+/* The numerical warnings a status can be, in code order, and a bit for each. */
+static const int WARNINGS[] = {AV_WARN_ZERO_ROW, AV_WARN_OVERFLOW, AV_WARN_NO_CONVERGENCE, AV_WARN_PRODUCT_OVERFLOW};
+enum { NWARN = sizeof WARNINGS / sizeof *WARNINGS };
+
+/* Draw the pairs S times, recall every key, print the per-seed mean errors and their mean, min, max and
+ * sample std. A statistic is over all S draws or not given: when some draw's error is Inf or NaN they are
+ * null, and recall_error_finite says how many draws were finite (docs/mechanisms.md). */
 static int recall_json(const avcli_inputs *in, const recall_run *rr, FILE *out) {
     int N = rr->pairs, d = rr->d;
     size_t wb = av_recall_work(&in->prm, N, d);
     float *K = malloc(sizeof(float) * (size_t)N * d), *V = malloc(sizeof(float) * (size_t)N * d);
     double *err = malloc(sizeof(double) * (size_t)N), *per = malloc(sizeof(double) * (size_t)rr->seeds);
     void *w = wb ? malloc(wb) : NULL;
-    int code = 0, worst = AV_OK;
+    int code = 0, finite = 0, seen[NWARN] = {0}; /* seen[k]: draws that returned WARNINGS[k] */
     if (!K || !V || !err || !per || !w) code = wb ? avcli_fail_system("out of memory") : avcli_fail("recall: %s", av_status_string(AV_ERR_TOO_LARGE));
     double mean = 0, lo = INFINITY, hi = -INFINITY;
     for (int s = 0; !code && s < rr->seeds; s++) {
         if (!rr->K) av_recall_draw(K, V, N, d, (uint32_t)s);
         int st = av_recall_pairs(err, rr->K ? rr->K : K, rr->K ? rr->V : V, N, d, &in->prm, w, wb);
         if (st < 0) { code = avcli_fail("--variant %s: %s", av_variant_name(in->prm.variant), av_status_string(st)); break; }
-        worst = st > worst ? st : worst;
+        for (int k = 0; k < NWARN; k++) seen[k] += st == WARNINGS[k];
         double m = 0;
         for (int i = 0; i < N; i++) m += err[i];
         per[s] = m / N;
+        finite += isfinite(per[s]) != 0;
         mean += per[s];
         lo = per[s] < lo ? per[s] : lo;
         hi = per[s] > hi ? per[s] : hi;
     }
     if (!code) {
+        int all = finite == rr->seeds;
         mean /= rr->seeds;
         double var = 0;
         for (int s = 0; s < rr->seeds; s++) var += (per[s] - mean) * (per[s] - mean);
-        if (worst > 0) fprintf(stderr, "attnviz: warning: recall: %s\n", av_status_string(worst));
+        /* one line per warning on stderr; "status" the sentence of each, or "ok" */
+        for (int k = 0; k < NWARN; k++)
+            if (seen[k])
+                fprintf(stderr, "attnviz: warning: recall: %s (in %d of %d draws)\n", av_status_string(WARNINGS[k]), seen[k], rr->seeds);
         double scale = in->prm.scale == 0 ? 1.0 : in->prm.scale;
         fprintf(out, "{\n  \"variant\": \"%s\",\n  \"pairs\": %d,\n  \"d\": %d,\n  \"seeds\": %d,\n  \"scale\": ",
                 av_variant_name(in->prm.variant), N, d, rr->seeds);
         put_num(out, scale);
         fputs(",\n  \"recall_error_mean\": ", out);
-        put_num(out, mean);
+        put_num(out, all ? mean : NAN);
         fputs(",\n  \"recall_error_min\": ", out);
-        put_num(out, lo);
+        put_num(out, all ? lo : NAN);
         fputs(",\n  \"recall_error_max\": ", out);
-        put_num(out, hi);
-        fputs(",\n  \"recall_error_std\": ", out);
-        put_num(out, rr->seeds > 1 ? sqrt(var / (rr->seeds - 1)) : 0);
+        put_num(out, all ? hi : NAN);
+        fputs(",\n  \"recall_error_std\": ", out); /* sample std: undefined for one draw */
+        put_num(out, all && rr->seeds > 1 ? sqrt(var / (rr->seeds - 1)) : NAN);
+        fprintf(out, ",\n  \"recall_error_finite\": %d", finite);
         fputs(",\n  \"recall_error\": ", out);
         put_array(out, per, rr->seeds);
         if (rr->K) { /* one error per pair of the reader's own */
@@ -107,7 +119,11 @@ static int recall_json(const avcli_inputs *in, const recall_run *rr, FILE *out) 
         }
         fputs(",\n  \"linear_state_law\": ", out); /* √((N−1)/d): the linear state's expected error */
         put_num(out, sqrt((N - 1.0) / d));
-        fprintf(out, ",\n  \"status\": \"%s\"\n}\n", av_status_string(worst));
+        fputs(",\n  \"status\": \"", out);
+        int said = 0;
+        for (int k = 0; k < NWARN; k++)
+            if (seen[k]) fprintf(out, "%s%s", said++ ? "; " : "", av_status_string(WARNINGS[k]));
+        fprintf(out, "%s\"\n}\n", said ? "" : av_status_string(AV_OK));
     }
     free(K); free(V); free(err); free(per); free(w);
     return code;
