@@ -117,6 +117,24 @@ describe('distill: the loss, its ends and the warning say what happened', () => 
     expect(readNpy(join(tmp, 'w-lr.npy')).data.some((x) => !Number.isFinite(x))).toBe(true);
   });
 
+  it('lr DBL_MAX on these inputs: step 1\'s update would leave the double range; refused, W the start, not "loss not finite"', () => {
+    // found by search: Adam's first step is lr·g/(|g| + ε)·(1 + rounding of the bias corrections), past DBL_MAX
+    const q = npy('pq.npy', 3, 2, [-0.6733092069625854, -0.7575424313545227, -0.2197147011756897, -0.4465532600879669, 0.37157630920410156, 0.8038355112075806]);
+    const k = npy('pk.npy', 3, 2, [10.033585548400879, -22.26357078552246, 2.47452449798584, 7.102939605712891, -6.507130146026611, -2.290996789932251]);
+    const W0 = [0.8947509527206421, -3.1721675395965576, -0.9712059497833252, -1.9369926452636719];
+    const w0 = npy('pw0.npy', 2, 2, W0), w = join(tmp, 'w-prod.npy');
+    const r = run('distill', '--q', q, '--k', k, '--hedgehog-w', w0, '--causal', '--steps', '3', '--lr', DBL_MAX, '-o', w);
+    expect(r.status).toBe(0);
+    const o = JSON.parse(r.stdout);
+    expect(o.steps_taken).toBe(0);
+    expect(Number.isFinite(o.loss[0])).toBe(true); // the loss was finite: the old sentence blamed it
+    expect(o.loss.slice(1, 3)).toEqual([null, null]);
+    expect(o.loss_end).toBe(o.loss[0]);
+    expect(r.lines).toEqual([`attnviz: warning: distill: ${o.status}`]);
+    expect(o.status).toBe('the update of step 1 would leave the double range (a learning rate too large); it and the later steps were not taken (W is W after 0 steps)');
+    expect(Array.from(readNpy(w).data)).toEqual(W0.map(Math.fround));
+  });
+
   it('0 steps from a W whose loss is not finite: loss_end null and a status that is not "ok"', () => {
     const w0 = npy('w0-huge.npy', 2, 2, [3e38, -3e38, -3e38, 3e38]);
     const r = run('distill', '--q', gq, '--k', gk, '--steps', '0', '--hedgehog-w', w0, '-o', join(tmp, 'w0.npy'));
