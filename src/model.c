@@ -273,7 +273,9 @@ int av_forward(float *Q, float *K, float *V, float *logits, const av_model *m, c
     size_t qn = (size_t)m->n_layers * H * n * hs, kn = (size_t)m->n_layers * KVH * n * hs;
     if ((Q && !avs_all_finite(Q, qn)) || (K && !avs_all_finite(K, kn)) || (V && !avs_all_finite(V, kn)) ||
         (logits && !avs_all_finite(logits, (size_t)m->vocab_size)))
-        return AV_WARN_OVERFLOW;
+        /* the weights are finite (av_model_parse) and the softmax and SiLU exponentials stay bounded, so a
+         * non-finite output is a product or sum that left the float (or double) range */
+        return AV_WARN_PRODUCT_OVERFLOW;
     return AV_OK;
 }
 

@@ -60,45 +60,57 @@ typedef struct recall_run {
     const float *K, *V; /* the reader's own pairs (--k, --v), or NULL: the protocol's draws */
 } recall_run;
 
-/* Draw the pairs S times, recall every key, print the per-seed mean errors and their mean, min and max. */
+/* The numerical warnings a status can be, in code order, and a bit for each. */
+static const int WARNINGS[] = {AV_WARN_ZERO_ROW, AV_WARN_OVERFLOW, AV_WARN_NO_CONVERGENCE, AV_WARN_PRODUCT_OVERFLOW};
+enum { NWARN = sizeof WARNINGS / sizeof *WARNINGS };
+
+/* Draw the pairs S times, recall every key, print the per-seed mean errors and their mean, min, max and
+ * sample std. A statistic is over all S draws or not given: when some draw's error is Inf or NaN they are
+ * null, and recall_error_finite says how many draws were finite (docs/mechanisms.md). */
 static int recall_json(const avcli_inputs *in, const recall_run *rr, FILE *out) {
     int N = rr->pairs, d = rr->d;
     size_t wb = av_recall_work(&in->prm, N, d);
     float *K = malloc(sizeof(float) * (size_t)N * d), *V = malloc(sizeof(float) * (size_t)N * d);
     double *err = malloc(sizeof(double) * (size_t)N), *per = malloc(sizeof(double) * (size_t)rr->seeds);
     void *w = wb ? malloc(wb) : NULL;
-    int code = 0, worst = AV_OK;
+    int code = 0, finite = 0, seen[NWARN] = {0}; /* seen[k]: draws that returned WARNINGS[k] */
     if (!K || !V || !err || !per || !w) code = wb ? avcli_fail_system("out of memory") : avcli_fail("recall: %s", av_status_string(AV_ERR_TOO_LARGE));
     double mean = 0, lo = INFINITY, hi = -INFINITY;
     for (int s = 0; !code && s < rr->seeds; s++) {
         if (!rr->K) av_recall_draw(K, V, N, d, (uint32_t)s);
         int st = av_recall_pairs(err, rr->K ? rr->K : K, rr->K ? rr->V : V, N, d, &in->prm, w, wb);
         if (st < 0) { code = avcli_fail("--variant %s: %s", av_variant_name(in->prm.variant), av_status_string(st)); break; }
-        worst = st > worst ? st : worst;
+        for (int k = 0; k < NWARN; k++) seen[k] += st == WARNINGS[k];
         double m = 0;
         for (int i = 0; i < N; i++) m += err[i];
         per[s] = m / N;
+        finite += isfinite(per[s]) != 0;
         mean += per[s];
         lo = per[s] < lo ? per[s] : lo;
         hi = per[s] > hi ? per[s] : hi;
     }
     if (!code) {
+        int all = finite == rr->seeds;
         mean /= rr->seeds;
         double var = 0;
         for (int s = 0; s < rr->seeds; s++) var += (per[s] - mean) * (per[s] - mean);
-        if (worst > 0) fprintf(stderr, "attnviz: warning: recall: %s\n", av_status_string(worst));
+        /* one line per warning on stderr; "status" the sentence of each, or "ok" */
+        for (int k = 0; k < NWARN; k++)
+            if (seen[k])
+                fprintf(stderr, "attnviz: warning: recall: %s (in %d of %d draws)\n", av_status_string(WARNINGS[k]), seen[k], rr->seeds);
         double scale = in->prm.scale == 0 ? 1.0 : in->prm.scale;
         fprintf(out, "{\n  \"variant\": \"%s\",\n  \"pairs\": %d,\n  \"d\": %d,\n  \"seeds\": %d,\n  \"scale\": ",
                 av_variant_name(in->prm.variant), N, d, rr->seeds);
         put_num(out, scale);
         fputs(",\n  \"recall_error_mean\": ", out);
-        put_num(out, mean);
+        put_num(out, all ? mean : NAN);
         fputs(",\n  \"recall_error_min\": ", out);
-        put_num(out, lo);
+        put_num(out, all ? lo : NAN);
         fputs(",\n  \"recall_error_max\": ", out);
-        put_num(out, hi);
-        fputs(",\n  \"recall_error_std\": ", out);
-        put_num(out, rr->seeds > 1 ? sqrt(var / (rr->seeds - 1)) : 0);
+        put_num(out, all ? hi : NAN);
+        fputs(",\n  \"recall_error_std\": ", out); /* sample std: undefined for one draw */
+        put_num(out, all && rr->seeds > 1 ? sqrt(var / (rr->seeds - 1)) : NAN);
+        fprintf(out, ",\n  \"recall_error_finite\": %d", finite);
         fputs(",\n  \"recall_error\": ", out);
         put_array(out, per, rr->seeds);
         if (rr->K) { /* one error per pair of the reader's own */
@@ -107,7 +119,11 @@ static int recall_json(const avcli_inputs *in, const recall_run *rr, FILE *out) 
         }
         fputs(",\n  \"linear_state_law\": ", out); /* √((N−1)/d): the linear state's expected error */
         put_num(out, sqrt((N - 1.0) / d));
-        fprintf(out, ",\n  \"status\": \"%s\"\n}\n", av_status_string(worst));
+        fputs(",\n  \"status\": \"", out);
+        int said = 0;
+        for (int k = 0; k < NWARN; k++)
+            if (seen[k]) fprintf(out, "%s%s", said++ ? "; " : "", av_status_string(WARNINGS[k]));
+        fprintf(out, "%s\"\n}\n", said ? "" : av_status_string(AV_OK));
     }
     free(K); free(V); free(err); free(per); free(w);
     return code;
@@ -215,22 +231,51 @@ static double mean_kl(const float *A, const float *M, int n, int causal) {
     return kl / n;
 }
 
-/* KL of another variant (elu+1, the comparison the docs quote) to the same softmax. */
-static double kl_of(int variant, const avcli_inputs *in) {
-    av_params p, ps;
-    av_params_default(&p, variant);
+/* The softmax target A distill trains against (av_distill's: softmax with this scale and mask): its status,
+ * A written when A is not NULL. */
+static int target_of(float *A, const avcli_inputs *in) {
+    av_params ps;
     av_params_default(&ps, AV_SOFTMAX);
-    p.causal = ps.causal = in->prm.causal;
+    ps.causal = in->prm.causal;
     ps.scale = in->prm.scale;
-    size_t n2 = (size_t)in->n * in->n, wa = av_matrix_work(&ps, in->n, in->d), wm = av_matrix_work(&p, in->n, in->d);
+    size_t n2 = (size_t)in->n * in->n, wa = av_matrix_work(&ps, in->n, in->d);
+    float *own = A ? NULL : malloc(sizeof(float) * n2);
+    void *w = malloc(wa ? wa : 1);
+    int st = (A || own) && w && wa ? av_matrix(A ? A : own, in->Q, in->K, in->n, in->d, &ps, w, wa) : AV_ERR_NOMEM;
+    free(own); free(w);
+    return st;
+}
+
+/* KL of another variant (elu+1, the comparison the docs quote) to the same softmax; NaN when either matrix
+ * is not finite. */
+static double kl_of(int variant, const avcli_inputs *in) {
+    av_params p;
+    av_params_default(&p, variant);
+    p.causal = in->prm.causal;
+    size_t n2 = (size_t)in->n * in->n, wm = av_matrix_work(&p, in->n, in->d);
     float *A = malloc(sizeof(float) * n2), *M = malloc(sizeof(float) * n2);
-    void *w = malloc(wa > wm ? wa : wm);
+    void *w = malloc(wm ? wm : 1);
     double kl = NAN;
-    if (A && M && w && av_matrix(A, in->Q, in->K, in->n, in->d, &ps, w, wa) == AV_OK &&
-        av_matrix(M, in->Q, in->K, in->n, in->d, &p, w, wm) >= 0)
+    if (A && M && w && wm && target_of(A, in) == AV_OK && av_matrix(M, in->Q, in->K, in->n, in->d, &p, w, wm) >= 0)
         kl = mean_kl(A, M, in->n, p.causal);
     free(A); free(M); free(w);
     return kl;
+}
+
+/* What stopped the training, in words, into why[size]: what was not finite and which W was kept. taken:
+ * steps taken; loss[taken] the loss at the start of the refused step (NaN when not finite). The library's
+ * status sentences name kernels' causes (a feature, q·k), which are not distill's. */
+static void distill_why(char *why, size_t size, int st, int tst, int taken, const double *loss) {
+    const char *s = taken == 1 ? "" : "s";
+    if (tst > 0)
+        snprintf(why, size, "the softmax target (this scale and mask) is not finite: %s; no step was taken (W is the start)",
+                 av_status_string(tst));
+    else if (st == AV_WARN_PRODUCT_OVERFLOW)
+        snprintf(why, size, "the update of step %d would leave the double range (a learning rate too large); it and the "
+                            "later steps were not taken (W is W after %d step%s)", taken + 1, taken, s);
+    else
+        snprintf(why, size, "the %s at step %d was not finite; it and the later steps were not taken (W is W after %d "
+                            "step%s)", isfinite(loss[taken]) ? "gradient" : "loss", taken + 1, taken, s);
 }
 
 int avcli_cmd_distill(int argc, char **argv) {
@@ -262,18 +307,35 @@ int avcli_cmd_distill(int argc, char **argv) {
     if (!W || !mom || !loss || !Wf || !w) code = wb ? avcli_fail_system("out of memory") : avcli_fail("distill: %s", av_status_string(AV_ERR_TOO_LARGE));
     for (size_t e = 0; !code && e < cnt; e++) /* the start: --hedgehog-w, or the identity */
         W[e] = in.prm.hedgehog_w ? in.prm.hedgehog_w[e] : (e / (size_t)cols == e % (size_t)cols);
-    int st = AV_OK;
-    if (!code) {
-        st = av_distill(W, mom, 0, loss, (int)steps, lr, cols, in.Q, in.K, n, d, &in.prm, w, wb);
-        if (st < 0) code = avcli_fail("distill: %s", av_status_string(st));
-        else if (st > 0) fprintf(stderr, "attnviz: warning: distill: %s (stopped before the step whose loss was not finite)\n", av_status_string(st));
+    int st = AV_OK, tst = AV_OK, taken = 0;
+    for (long k = 0; !code && k <= steps; k++) loss[k] = NAN; /* av_distill leaves them when A overflowed */
+    /* One step a call, Adam's state carried (the same bits as one call), so the step that was refused and
+     * the W that was kept are known, not inferred from the losses. A target that is not finite takes none. */
+    if (!code && (tst = target_of(NULL, &in)) != AV_OK) st = tst;
+    for (; !code && st == AV_OK && taken < steps; taken += st == AV_OK)
+        st = av_distill(W, mom, taken, &loss[taken], 1, lr, cols, in.Q, in.K, n, d, &in.prm, w, wb);
+    if (st < 0) code = st == AV_ERR_NOMEM ? avcli_fail_system("out of memory") : avcli_fail("distill: %s", av_status_string(st));
+    char why[320];
+    snprintf(why, sizeof why, "%s", av_status_string(AV_OK));
+    if (st > 0) {
+        distill_why(why, sizeof why, st, tst, taken, loss);
+        fprintf(stderr, "attnviz: warning: distill: %s\n", why);
     }
-    if (!code) {
+    if (!code && tst == AV_OK) { /* the loss at the W written; a step refused above left it at that step's */
         int st2 = av_distill_loss(&loss[steps], NULL, W, cols, in.Q, in.K, n, d, &in.prm, w, wb);
         if (st2 < 0) code = avcli_fail("distill: %s", av_status_string(st2));
+        else if (st2 > 0 && st == AV_OK) {
+            st = st2;
+            snprintf(why, sizeof why, "the loss at the written W is not finite");
+            fprintf(stderr, "attnviz: warning: distill: %s\n", why);
+        }
     }
     if (!code) {
-        for (size_t e = 0; e < cnt; e++) Wf[e] = (float)W[e];
+        int wide = 0; /* W is float64: an entry past float32's range is ±Inf in W.npy */
+        for (size_t e = 0; e < cnt; e++) wide += !isfinite(Wf[e] = (float)W[e]);
+        if (wide)
+            fprintf(stderr, "attnviz: warning: distill: W leaves the float32 range: %d of %zu entries of W.npy are Inf\n",
+                    wide, cnt);
         avcli_file file = {"-o", in.out, Wf, {d, cols}, 2, NULL, NULL};
         code = avcli_save(&file, 1);
     }
@@ -283,7 +345,7 @@ int avcli_cmd_distill(int argc, char **argv) {
         printf(",\n  \"n\": %d,\n  \"d\": %d,\n  \"cols\": %d,\n  \"causal\": %s,\n  \"scale\": ", n, d, cols,
                in.prm.causal ? "true" : "false");
         put_num(stdout, in.prm.scale == 0 ? 1 / sqrt(d) : in.prm.scale);
-        printf(",\n  \"loss\": ");
+        printf(",\n  \"steps_taken\": %d,\n  \"loss\": ", taken);
         put_array(stdout, loss, (int)steps + 1);
         printf(",\n  \"loss_start\": ");
         put_num(stdout, loss[0]);
@@ -291,7 +353,7 @@ int avcli_cmd_distill(int argc, char **argv) {
         put_num(stdout, loss[steps]);
         printf(",\n  \"kl_elu\": ");
         put_num(stdout, kl_of(AV_ELU, &in));
-        printf(",\n  \"status\": \"%s\"\n}\n", av_status_string(st));
+        printf(",\n  \"status\": \"%s\"\n}\n", why); /* the warning's sentence, or "ok" */
     }
     free(W); free(mom); free(loss); free(Wf); free(w);
     avcli_free(&in);

@@ -137,6 +137,13 @@ static int write_tokens(FILE *f, const void *ctx) {
     return ferror(f) ? AV_ERR_IO : AV_OK;
 }
 
+/* av_forward's warning in words: with the weights checked finite at load, a non-finite output is a product
+ * or sum that left the range (huge finite weights), which the kernels' sentence (q·k, features) misnames. */
+static const char *forward_warning(int st) {
+    return st == AV_WARN_PRODUCT_OVERFLOW ? "a product or sum of the weights and activations left the float32 range"
+                                          : av_status_string(st);
+}
+
 int avcli_cmd_capture(int argc, char **argv) {
     static const char *const names[] = {"--model", "--tokenizer", "--text", "-o"};
     const char *val[4] = {0};
@@ -168,7 +175,7 @@ int avcli_cmd_capture(int argc, char **argv) {
         code = avcli_fail("forward pass: %s", av_status_string(st));
         goto done;
     }
-    if (st > 0) fprintf(stderr, "attnviz: warning: forward pass: %s\n", av_status_string(st));
+    if (st > 0) fprintf(stderr, "attnviz: warning: forward pass: %s (the captured q, k, v hold Inf or NaN)\n", forward_warning(st));
     if ((code = avcli_dir_make("-o", dir, &made))) goto done;
     const char *fn[4] = {"q.npy", "k.npy", "v.npy", "tokens.json"};
     for (int i = 0; i < 4; i++) snprintf(paths[i], plen, "%s/%s", dir, fn[i]);
@@ -224,7 +231,7 @@ int avcli_cmd_generate_text(int argc, char **argv) {
         if (av_token_piece(&p, &l, &x.t, ids[i - 1], ids[i]) == AV_OK) fwrite(p, 1, (size_t)l, stdout);
     }
     int st = av_forward(NULL, NULL, NULL, logits, m, ids, 0, n, work, wb);
-    while (st >= 0 && n < total) {
+    while (st == AV_OK && n < total) { /* an argmax over Inf or NaN logits picks nothing the model chose */
         int best = 0;
         for (int v = 1; v < m->vocab_size; v++)
             if (logits[v] > logits[best]) best = v;
@@ -237,6 +244,9 @@ int avcli_cmd_generate_text(int argc, char **argv) {
     }
     fputc('\n', stdout);
     if (st < 0) code = avcli_fail("forward pass: %s", av_status_string(st));
+    else if (st > 0)
+        fprintf(stderr, "attnviz: warning: forward pass: %s (the logits hold Inf or NaN); stopped generating\n",
+                forward_warning(st));
 done:
     unload(&x);
     free(ids);

@@ -186,6 +186,23 @@ int avcli_out_commit(avcli_out *o) {
     return st;
 }
 
+/* Whether two destinations are one directory entry, which rename replaces: the same final name in the same
+ * folder (dev and inode, so ./m.npy, a/../m.npy and m.npy agree). A symbolic link was resolved by
+ * avcli_out_open. Each folder holds its temporary, so stat fails only if it went away: then the strings. */
+static int same_target(const char *a, const char *b) {
+    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+    const char *na = sa ? sa + 1 : a, *nb = sb ? sb + 1 : b;
+    if (strcmp(na, nb) != 0) return 0;
+    char *da = sa ? strndup(a, sa == a ? 1 : (size_t)(sa - a)) : strdup(".");
+    char *db = sb ? strndup(b, sb == b ? 1 : (size_t)(sb - b)) : strdup(".");
+    struct stat xa, xb;
+    int same = da && db && stat(da, &xa) == 0 && stat(db, &xb) == 0 ? xa.st_dev == xb.st_dev && xa.st_ino == xb.st_ino
+                                                                     : strcmp(a, b) == 0;
+    free(da);
+    free(db);
+    return same;
+}
+
 /* Whether a file system refused a hard link because it has none (then that file cannot be put back). */
 static int no_links_here(int e) { return e == EPERM || e == ENOTSUP || e == EOPNOTSUPP || e == EMLINK; }
 
@@ -198,7 +215,7 @@ int avcli_out_commit_all(avcli_out *o, const char *const *flags, int count) {
         struct stat sb;
         if (!o[i].tmp) continue; /* a device or a pipe, written already */
         for (int j = 0; j < i && !code; j++)
-            if (o[j].tmp && strcmp(o[j].path, o[i].path) == 0)
+            if (o[j].tmp && same_target(o[j].path, o[i].path))
                 code = avcli_fail("%s %s: the same file as %s", flags[i], o[i].path, flags[j]);
         if (code) break;
         existed[i] = lstat(o[i].path, &sb) == 0;

@@ -389,6 +389,30 @@ START_TEST(test_model_nonfinite_weights) {
 }
 END_TEST
 
+/* Finite weights whose products leave float range (issue 27 follow-up): now that non-finite weights are
+ * refused at load, a non-finite capture can only come from a matvec, a residual sum or a norm that left the
+ * range, never from an exponential (the softmax and SiLU stay bounded), so the status is the product's. */
+START_TEST(test_forward_huge_finite_weights) {
+    blob b = small_model(4);
+    for (size_t i = 0; i < (b.len - 28) / 4; i++) put_f32(b.b + 28 + 4 * i, 1e38f);
+    av_model m;
+    ck_assert_int_eq(av_model_parse(&m, b.b, b.len), AV_OK);
+    size_t wb = av_forward_work(&m);
+    void *w = malloc(wb);
+    const int ids[] = {1, 3, 0};
+    float Q[3 * 8], K[3 * 8], V[3 * 8], logits[4];
+    ck_assert_int_eq(av_forward(Q, K, V, logits, &m, ids, 0, 3, w, wb), AV_WARN_PRODUCT_OVERFLOW);
+    int nonfinite = 0;
+    for (int i = 0; i < 24; i++) nonfinite += !isfinite(Q[i]);
+    ck_assert_int_gt(nonfinite, 0);
+    /* the same model at 0.1 everywhere: nothing overflows */
+    for (size_t i = 0; i < (b.len - 28) / 4; i++) put_f32(b.b + 28 + 4 * i, 0.1f);
+    ck_assert_int_eq(av_forward(Q, K, V, logits, &m, ids, 0, 3, w, wb), AV_OK);
+    free(w);
+    free(b.b);
+}
+END_TEST
+
 // ----------------------------------------------------------------------------------------------------
 // the forward pass: its own identities (the numpy oracle checks the numbers)
 
@@ -588,6 +612,7 @@ Suite *suite_llama(void) {
     tcase_add_test(tc, test_encode_byte_fallback);
     tcase_add_test(tc, test_model_nonfinite_weights);
     tcase_add_test(tc, test_forward_incremental_and_refusals);
+    tcase_add_test(tc, test_forward_huge_finite_weights);
     tcase_add_test(tc, test_stories260k_facts);
     suite_add_tcase(s, tc);
     return s;

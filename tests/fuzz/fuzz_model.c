@@ -36,7 +36,7 @@ static void checkpoint(const unsigned char *buf, size_t len) {
     float *Q = malloc(4 * qn + 4), *K = malloc(4 * kn + 4), *V = malloc(4 * kn + 4), *lg = malloc(4 * (size_t)m.vocab_size);
     if (w && Q && K && V && lg) {
         st = av_forward(Q, K, V, lg, &m, ids, 0, n, w, wb);
-        if (st != AV_OK && st != AV_WARN_OVERFLOW) abort();
+        if (st != AV_OK && st != AV_WARN_PRODUCT_OVERFLOW) abort();
     }
     free(w), free(Q), free(K), free(V), free(lg);
 }

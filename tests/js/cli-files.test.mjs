@@ -6,7 +6,7 @@
 // bad input.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, ftruncateSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, ftruncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readNpy } from './npy.mjs';
@@ -201,6 +201,25 @@ describe('outputs: all of a command\'s files are replaced, or none', () => {
     expectError(run('matrix', '--variant', 'softmax', '--q', gq, '--k', gk, '--v', v, '-o', join(d, 'm.npy'), '--out-o', join(d, 'm.npy')),
       2, /^attnviz: --out-o .*m\.npy: the same file as -o\n$/);
     expect(snapshot(d)).toEqual(before);
+  });
+
+  it('-o and --out-o naming one file by different paths are refused (./, a/../, //, a symbolic link)', () => {
+    const d = join(tmp, 'mat-same');
+    mkdirSync(join(d, 'sub'), { recursive: true });
+    writeFileSync(join(d, 'm.npy'), 'OLD');
+    symlinkSync('m.npy', join(d, 'link.npy'));
+    const before = snapshot(d);
+    // string paths built by hand: path.join would normalise them to the same string
+    for (const [a, b] of [[`${d}/./m.npy`, `${d}/m.npy`], [`${d}/sub/../m.npy`, `${d}/m.npy`], [`${d}//m.npy`, `${d}/m.npy`],
+      [`${d}/link.npy`, `${d}/m.npy`]]) {
+      expectError(run('matrix', '--variant', 'softmax', '--q', gq, '--k', gk, '--v', gk, '-o', a, '--out-o', b),
+        2, /^attnviz: --out-o .*m\.npy: the same file as -o\n$/);
+      expect(snapshot(d)).toEqual(before);
+    }
+    // two names in one folder are two files: both written
+    const r = run('matrix', '--variant', 'softmax', '--q', gq, '--k', gk, '--v', gk, '-o', `${d}/./m2.npy`, '--out-o', `${d}/o2.npy`);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
   });
 
   it('a single output that is a folder is bad input too (readouts, --all-heads, recall, distill)', () => {

@@ -123,3 +123,25 @@ describe('recall whose memory overflowed (issue 27, item 4)', () => {
     });
   }
 });
+
+describe('a forward pass whose finite weights overflow (issue 27 follow-up, item C)', () => {
+  // weights of 1e38 are finite (accepted at load), but q = wq·RMSNorm(x) is 8·1e38·1e38: past float32
+  it('capture warns that a product or sum left the range, not that an exponential overflowed', () => {
+    const m = write('huge.bin', smallModel(4, 1e38)), t = write('ok-tok.bin', tokenizer(PIECES));
+    const dir = join(tmp, 'huge-cap');
+    const r = run('capture', '--model', m, '--tokenizer', t, '--text', ' ', '-o', dir);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toMatch(/^attnviz: warning: forward pass: a product or sum of the weights and activations left the float32 range/);
+    expect(r.stderr).not.toMatch(/exponential/);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(existsSync(join(dir, 'q.npy'))).toBe(true);
+  });
+
+  it('generate-text says so and stops instead of printing <unk> for Inf or NaN logits', () => {
+    const m = write('huge.bin', smallModel(4, 1e38)), t = write('ok-tok.bin', tokenizer(PIECES));
+    const r = run('generate-text', '--model', m, '--tokenizer', t, '--text', ' ', '--steps', '3');
+    expect(r.status).toBe(0);
+    expect(r.stdout).not.toMatch(/<unk>/);
+    expect(r.stderr).toMatch(/^attnviz: warning: forward pass: a product or sum .*the logits hold Inf or NaN.*stopped generating\n$/);
+  });
+});
