@@ -405,7 +405,9 @@ int av_recall_pairs(double *err, const float *K, const float *V, int N, int d, c
  *                    allowed) gets the loss at the start of step k. A step whose loss or gradient is not
  *                    finite (AV_WARN_OVERFLOW), or whose update would leave the double range (a huge lr:
  *                    AV_WARN_PRODUCT_OVERFLOW), is not taken: W and the moments as before that step, the
- *                    later loss[] NaN. Errors are returned before anything is written.
+ *                    later loss[] NaN. A target (softmax of QKᵀ) that is not finite takes no step: every
+ *                    loss[] NaN, W and the moments untouched, and av_matrix's warning for that target (also
+ *                    av_distill_loss's, with *loss NaN). Errors are returned before anything is written.
  * cols in 1..AV_MAX_FEATURE_DIM/2; statuses as av_matrix's plus AV_ERR_KNOB for lr, steps or t0 < 0 and for
  * t0 + steps > INT_MAX. */
 size_t av_distill_work(const av_params *prm, int n, int d, int cols);

@@ -360,8 +360,8 @@ int av_distill_loss(double *loss, double *grad, const double *W, int cols, const
     if (!loss) return AV_ERR_NULL;
     distill_bufs b;
     int st = distill_begin(&b, W, cols, Q, K, n, d, prm, work, work_bytes);
-    if (st > 0) *loss = NAN; /* the target overflowed */
-    if (st != AV_OK) return st < 0 ? st : AV_WARN_OVERFLOW;
+    if (st > 0) *loss = NAN; /* the target is not finite: av_matrix's own warning says why */
+    if (st != AV_OK) return st;
     *loss = loss_grad(&b, W, cols, Q, K, n, d, prm->causal, grad != NULL);
     if (grad) memcpy(grad, b.grad, sizeof(double) * (size_t)d * cols);
     return isfinite(*loss) && (!grad || all_finite_d(grad, (size_t)d * cols)) ? AV_OK : AV_WARN_OVERFLOW;
@@ -386,7 +386,9 @@ int av_distill(double *W, double *moments, int t0, double *loss, int steps, doub
     if (lr == 0) lr = 0.05;
     distill_bufs b;
     int st = distill_begin(&b, W, cols, Q, K, n, d, prm, work, work_bytes);
-    if (st != AV_OK) return st < 0 ? st : AV_WARN_OVERFLOW;
+    if (st > 0) /* the target is not finite: no step, every loss NaN, av_matrix's own warning */
+        for (int k = 0; loss && k < steps; k++) loss[k] = NAN;
+    if (st != AV_OK) return st;
     size_t cnt = (size_t)d * cols;
     double *m = moments, *v = moments + cnt;
     if (t0 > 0) { /* the caller's state: finite, and second moments (means of g²) not negative */

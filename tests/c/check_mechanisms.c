@@ -497,6 +497,39 @@ START_TEST(test_distill_bad_state_and_overflow) {
 }
 END_TEST
 
+/* A target softmax that is not finite (a huge scale): no step, loss[] all NaN (it was left unwritten), W and
+ * the moments untouched, and the status av_matrix gives that target (it was always AV_WARN_OVERFLOW). */
+START_TEST(test_distill_target_overflow) {
+    int n = 4, d = 2, cols = 2;
+    float Q[8], K[8];
+    tu_fill_normal(Q, 8, 0, 1, 51);
+    tu_fill_normal(K, 8, 0, 1, 52);
+    av_params p, ps;
+    av_params_default(&p, AV_HEDGEHOG);
+    p.scale = 1e300;
+    av_params_default(&ps, AV_SOFTMAX);
+    ps.scale = 1e300;
+    float A[16];
+    size_t mb = av_matrix_work(&ps, n, d);
+    void *mw = work_for(mb);
+    int target = av_matrix(A, Q, K, n, d, &ps, mw, mb);
+    ck_assert_int_gt(target, AV_OK);
+    size_t wb = av_distill_work(&p, n, d, cols);
+    void *w = work_for(wb);
+    const double W0[4] = {1, 0, 0, 1};
+    double W[4], mom[8] = {1, 2, 3, 4, 5, 6, 7, 8}, loss[3] = {7, 7, 7}, g[4];
+    memcpy(W, W0, sizeof W);
+    ck_assert_int_eq(av_distill(W, mom, 0, loss, 3, 0.02, cols, Q, K, n, d, &p, w, wb), target);
+    for (int k = 0; k < 3; k++) ck_assert(isnan(loss[k]));
+    ck_assert(memcmp(W, W0, sizeof W) == 0 && mom[0] == 1 && mom[7] == 8);
+    double L = 7;
+    ck_assert_int_eq(av_distill_loss(&L, g, W, cols, Q, K, n, d, &p, w, wb), target);
+    ck_assert(isnan(L));
+    free(w);
+    free(mw);
+}
+END_TEST
+
 // stories260K (../shared/data/stories260K/README.md), when present: L1H3, the previous-token head
 
 static float *load_npy(const char *name, av_npy_info *info) {
@@ -547,6 +580,7 @@ Suite *suite_mechanisms(void) {
     tcase_add_test(tc, test_distill_synthetic);
     tcase_add_test(tc, test_distill_resume);
     tcase_add_test(tc, test_distill_bad_state_and_overflow);
+    tcase_add_test(tc, test_distill_target_overflow);
     tcase_add_test(tc, test_distill_text128);
     suite_add_tcase(s, tc);
     return s;
