@@ -501,7 +501,12 @@ class Model {
       const st = ex.av_forward(qp, kp, vp, 0, this.mp, ip, 0, n, this.work, this.workBytes);
       if (st < 0) return { status: st, message: `the forward pass: ${av.statusString(st)}` };
       const ms = (typeof performance === 'object' ? performance.now() : Date.now()) - t0;
-      return { status: st, message: st ? av.statusString(st) : 'ok', n, Q: av.f32(qp, qn).slice(), K: av.f32(kp, kn).slice(), V: av.f32(vp, kn).slice(), ms };
+      // the weights were checked finite at load, so an overflow is a product or sum of them and the
+      // activations, not the q·k or feature terms the general sentence names
+      const message = st === STATUS.WARN_PRODUCT_OVERFLOW
+        ? 'the forward pass: a product or sum of the weights and activations left the float32 range (Q, K, V hold Inf or NaN)'
+        : st ? `the forward pass: ${av.statusString(st)}` : 'ok';
+      return { status: st, message, n, Q: av.f32(qp, qn).slice(), K: av.f32(kp, kn).slice(), V: av.f32(vp, kn).slice(), ms };
     } finally { av.free(ip); av.free(qp); av.free(kp); av.free(vp); }
   }
 

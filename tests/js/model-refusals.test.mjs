@@ -81,6 +81,19 @@ describe('models the library refuses at load, in wasm', () => {
   });
 });
 
+describe('a forward pass that overflows, in wasm', () => {
+  it('huge finite weights: the warning names a product of the weights, not an exponential', () => {
+    const { status, model } = av.model(smallModel(4, 1e38), tokenizer(PIECES));
+    expect(status).toBe(STATUS.OK);
+    try {
+      const r = model.forward([1, 3]);
+      expect(r.status).toBe(STATUS.WARN_PRODUCT_OVERFLOW);
+      expect(r.message).toBe('the forward pass: a product or sum of the weights and activations left the float32 range (Q, K, V hold Inf or NaN)');
+      expect([...r.Q].some((x) => !Number.isFinite(x))).toBe(true);
+    } finally { model.free(); }
+  });
+});
+
 if (!existsSync(STORIES)) skipped('Vitest model-refusals.test.mjs: stories260K still loads with the checks');
 describe.skipIf(!existsSync(STORIES))('stories260K (../shared/data/stories260K)', () => {
   it('loads with its weights checked (the time printed, not asserted)', () => {
