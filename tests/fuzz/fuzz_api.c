@@ -896,13 +896,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (poke == 0xf5) prm.iters = -2;
     if (poke == 0xf6) prm.hedgehog_cols = -1;
 
-    /* a time budget: halve n and d while one pass of the variant (av_cost's quadratic and linear multiply-adds,
-     * and r·d for drawing random features) exceeds about 2e7, so that m = 65536 or a large tensor feature
-     * dimension costs milliseconds, not minutes, under the sanitizers (the knobs may then be out of range) */
-    for (double c[4]; av_cost(c, &prm, n, d, dv) == AV_OK && (n > 2 || d > 2);) {
+    /* a time budget: halve n and d (down to 1) while one pass of the variant exceeds about 5e6: av_cost's
+     * quadratic and linear multiply-adds, r·d for drawing random features and r·n feature exponentials at
+     * 50 each (under the sanitizers' comparison tracing an exp costs that much; every input makes about ten
+     * passes). Performer with m = 65536 at n = 14, d = 1 took 11 s under the old 2e7 without the
+     * exponentials (issue 27, item 8); now it takes n = 1 and well under a second. The knobs may then be out
+     * of range for the smaller n, which the calls must refuse. */
+    for (double c[4]; av_cost(c, &prm, n, d, dv) == AV_OK && (n > 1 || d > 1);) {
         long rf = 0;
-        double work = c[0] + (c[2] > 0 ? c[2] : 0) + (av_feature_dim(&rf, &prm, n, d) == AV_OK ? 20.0 * rf * d : 0);
-        if (work <= 2e7) break;
+        double work = c[0] + (c[2] > 0 ? c[2] : 0) +
+                      (av_feature_dim(&rf, &prm, n, d) == AV_OK ? (double)rf * (20.0 * d + 50.0 * n) : 0);
+        if (work <= 5e6) break;
         n = (n + 1) / 2, d = (d + 1) / 2;
         g.n = n, g.d = d;
     }
