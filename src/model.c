@@ -48,6 +48,10 @@ static int in_range(const char *name, int v, int hi) {
     return AV_OK;
 }
 
+/* The tensors in file order, named as docs/model.md's table names them (11: the legacy RoPE tables). */
+static const char *const TENSOR_NAMES[13] = {"token_embedding", "rms_att", "wq", "wk", "wv", "wo", "rms_ffn", "w1",
+                                             "w2", "w3", "rms_final", "freq_cis", "classifier"};
+
 int av_model_parse(av_model *m, const void *buf, size_t len) {
     if (!m || !buf) return AV_ERR_NULL;
     model_error[0] = '\0';
@@ -65,6 +69,7 @@ int av_model_parse(av_model *m, const void *buf, size_t len) {
         (st = in_range("n_kv_heads", h[4], h[3] > 0 ? h[3] : 1)) || (st = in_range("vocab_size", vocab, AV_MODEL_MAX_VOCAB)) ||
         (st = in_range("seq_len", h[6], AV_MODEL_MAX_SEQ)))
         return st;
+    if (vocab < 3) return fail("the checkpoint's vocab_size is %d: a llama2.c vocabulary needs at least 3 pieces (BOS is id 1, EOS id 2)", vocab);
     int dim = h[0], hidden = h[1], L = h[2], H = h[3], KVH = h[4], seq = h[6];
     if (dim % H) return fail("the checkpoint's dim %d is not a multiple of n_heads %d", dim, H);
     if (H % KVH) return fail("the checkpoint's n_heads %d is not a multiple of n_kv_heads %d", H, KVH);
@@ -92,14 +97,24 @@ int av_model_parse(av_model *m, const void *buf, size_t len) {
     }
     if (want > SIZE_MAX) return AV_ERR_TOO_LARGE;
     const float *p = (const float *)(const void *)(b + 28);
-    const float **fields[] = {&m->tok_emb, &m->rms_att, &m->wq, &m->wk, &m->wv, &m->wo, &m->rms_ffn, &m->w1, &m->w2,
-                              &m->w3, &m->rms_final};
-    for (size_t i = 0; i < 11; i++) {
-        *fields[i] = p;
+    const float *at[13];
+    for (size_t i = 0; i < 13; i++) {
+        at[i] = p;
         p += sizes[i];
     }
-    p += sizes[11];
-    m->wcls = shared ? m->tok_emb : p;
+    /* every weight the forward pass reads must be finite: one NaN makes every capture NaN (the legacy RoPE
+     * tables, never read, are not checked). stories260K: 0.12 ms natively, 0.03 ms in wasm. */
+    for (size_t i = 0; i < 13; i++) {
+        if (i == 11 || avs_all_finite(at[i], (size_t)sizes[i])) continue;
+        size_t k = 0;
+        while (isfinite(at[i][k])) k++;
+        return fail("the checkpoint's tensor %s holds a non-finite value (%s) at index %zu", TENSOR_NAMES[i],
+                    isnan(at[i][k]) ? "NaN" : at[i][k] > 0 ? "Inf" : "-Inf", k);
+    }
+    const float **fields[] = {&m->tok_emb, &m->rms_att, &m->wq, &m->wk, &m->wv, &m->wo, &m->rms_ffn, &m->w1, &m->w2,
+                              &m->w3, &m->rms_final};
+    for (size_t i = 0; i < 11; i++) *fields[i] = at[i];
+    m->wcls = shared ? m->tok_emb : at[12];
     m->dim = dim, m->hidden_dim = hidden, m->n_layers = L, m->n_heads = H, m->n_kv_heads = KVH;
     m->vocab_size = vocab, m->seq_len = seq, m->head_size = hs, m->kv_dim = kv_dim, m->shared_classifier = shared;
     return AV_OK;
@@ -325,6 +340,7 @@ int av_tokenizer_parse(av_tokenizer *t, const void *buf, size_t len, int vocab_s
     model_error[0] = '\0';
     memset(t, 0, sizeof *t);
     if (vocab_size < 1 || vocab_size > AV_MODEL_MAX_VOCAB) return AV_ERR_SIZE;
+    if (vocab_size < 3) return fail("a vocabulary of %d pieces has no BOS (id 1) or EOS (id 2): llama2.c's needs at least 3", vocab_size);
     tok_ws ws;
     if (work_bytes < tok_bytes(vocab_size, &ws, NULL)) return AV_ERR_WORKSPACE;
     tok_bytes(vocab_size, &ws, work);
@@ -354,17 +370,36 @@ int av_tokenizer_parse(av_tokenizer *t, const void *buf, size_t len, int vocab_s
     return AV_OK;
 }
 
-/* The id of the piece with exactly these bytes, or −1 (binary search of the sorted ids). */
+/* The id of the piece with exactly these bytes, or −1 (binary search of the sorted ids); LOOKUP_BAD when the
+ * sorted table names an id outside the vocabulary (a struct not made by av_tokenizer_parse). */
+enum { LOOKUP_BAD = -2 };
 static int lookup(const av_tokenizer *t, const unsigned char *s, int l) {
     int lo = 0, hi = t->vocab_size - 1;
     while (lo <= hi) {
         int mid = lo + (hi - lo) / 2, id = t->sorted[mid];
+        if (id < 0 || id >= t->vocab_size) return LOOKUP_BAD;
         int c = piece_cmp(t->buf + t->offset[id], t->len[id], s, l);
         if (c == 0) return id;
         if (c < 0) lo = mid + 1;
         else hi = mid - 1;
     }
     return -1;
+}
+
+static int hexval(unsigned char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Whether id is inside the vocabulary and is the byte piece "<0xHH>" of byte: id byte + 3 by llama2.c's
+ * convention, which a vocabulary without byte pieces does not follow (its id byte + 3 is another piece). */
+static int byte_piece(const av_tokenizer *t, int id, unsigned char byte) {
+    if (id >= t->vocab_size || t->len[id] != 6) return 0;
+    const unsigned char *p = t->buf + t->offset[id];
+    return p[0] == '<' && p[1] == '0' && p[2] == 'x' && p[5] == '>' && hexval(p[3]) == byte >> 4 && hexval(p[4]) == (byte & 15);
+}
+
+static int past_vocabulary(const av_tokenizer *t) {
+    return fail("the tokenizer's tables name an id past its vocabulary of %d pieces", t->vocab_size);
 }
 
 int av_encode(int *ids, int *n_ids, int cap, const av_tokenizer *t, const char *text, size_t text_len, int bos) {
@@ -374,14 +409,20 @@ int av_encode(int *ids, int *n_ids, int cap, const av_tokenizer *t, const char *
     *n_ids = 0;
     const unsigned char *s = (const unsigned char *)text;
     int n = 0;
+    if (t->vocab_size < 1 || t->vocab_size > AV_MODEL_MAX_VOCAB) return AV_ERR_SIZE;
+    /* every id pushed is inside the vocabulary, so the merges below never read its tables past it (a
+     * struct whose sorted ids exceed vocab_size, or a vocabulary without BOS, is refused here) */
 #define PUSH(id)                                                                                         \
     do {                                                                                                 \
+        if ((id) >= t->vocab_size) return past_vocabulary(t);                                          \
         if (n >= cap) return AV_ERR_SIZE;                                                                \
         ids[n++] = (id);                                                                                 \
     } while (0)
+    if (bos && t->vocab_size < 2) return fail("the vocabulary of %d piece has no BOS (id 1)", t->vocab_size);
     if (bos) PUSH(1);
     if (text_len) {
         int sp = lookup(t, (const unsigned char *)" ", 1);
+        if (sp == LOOKUP_BAD) return past_vocabulary(t);
         if (sp < 0) return fail("the tokenizer has no piece for a space, which encoding puts first");
         PUSH(sp);
     }
@@ -390,11 +431,15 @@ int av_encode(int *ids, int *n_ids, int cap, const av_tokenizer *t, const char *
         size_t j = i + 1;
         while (j < text_len && (s[j] & 0xC0) == 0x80 && j - i < 4) j++;
         int id = lookup(t, s + i, (int)(j - i));
+        if (id == LOOKUP_BAD) return past_vocabulary(t);
         if (id >= 0) PUSH(id);
         else
             for (size_t k = i; k < j; k++) {
                 int bid = s[k] + 3;
-                if (bid >= t->vocab_size) return fail("the tokenizer has no byte piece for byte 0x%02X", s[k]);
+                if (bid >= t->vocab_size)
+                    return fail("the tokenizer has no byte piece for byte 0x%02X (id %d is past its %d pieces)", s[k], bid, t->vocab_size);
+                if (!byte_piece(t, bid, s[k]))
+                    return fail("the tokenizer has no byte piece for byte 0x%02X (its id %d is not <0x%02X>)", s[k], bid, s[k]);
                 PUSH(bid);
             }
         i = j;
@@ -411,6 +456,7 @@ int av_encode(int *ids, int *n_ids, int cap, const av_tokenizer *t, const char *
             memcpy(joined, t->buf + t->offset[a], (size_t)la);
             memcpy(joined + la, t->buf + t->offset[b], (size_t)lb);
             int id = lookup(t, joined, la + lb);
+            if (id == LOOKUP_BAD) return past_vocabulary(t);
             if (id >= 0 && t->score[id] > best) best = t->score[id], best_id = id, best_at = i;
         }
         if (best_at < 0) break;
@@ -428,10 +474,6 @@ static const unsigned char BYTES[256] = {
     R16(128), R16(144), R16(160), R16(176), R16(192), R16(208), R16(224), R16(240)
 #undef R16
 };
-
-static int hexval(unsigned char c) {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
 
 int av_token_piece(const char **piece, int *len, const av_tokenizer *t, int prev, int id) {
     if (!piece || !len || !t || !t->buf) return AV_ERR_NULL;

@@ -232,6 +232,162 @@ START_TEST(test_encode_and_pieces) {
 }
 END_TEST
 
+/* issue 27: the checkpoint of the report, header (8, 8, 1, 1, 1, vocab, 8) and 544 floats of 0.1 (dim 8,
+ * one layer, one head: 8 + 8 + 4·64 + 8 + 3·64 + 8 + 64 floats; the vocabulary's embedding is 8·vocab). */
+static blob small_model(int vocab) {
+    size_t floats = 536 + 8 * (size_t)vocab;
+    blob out = {malloc(28 + 4 * floats), 28 + 4 * floats};
+    int hdr[7] = {8, 8, 1, 1, 1, vocab, 8};
+    for (int i = 0; i < 7; i++) put_i32(out.b + 4 * i, hdr[i]);
+    for (size_t i = 0; i < floats; i++) put_f32(out.b + 28 + 4 * i, 0.1f);
+    return out;
+}
+
+/* A vocabulary without BOS (1) and EOS (2) is refused by both readers, with a sentence: encoding pushes
+ * BOS, and reading its piece past a one-piece vocabulary read uninitialised workspace (issue 27). */
+START_TEST(test_vocabulary_needs_bos_eos) {
+    av_model m;
+    for (int vocab = 1; vocab <= 3; vocab++) {
+        blob b = small_model(vocab);
+        ck_assert_uint_eq(b.len, vocab == 1 ? 28 + 4 * 544 : b.len);
+        int st = av_model_parse(&m, b.b, b.len);
+        if (vocab < 3) {
+            ck_assert_int_eq(st, AV_ERR_FORMAT);
+            ck_assert_ptr_nonnull(strstr(av_model_error(), "BOS"));
+            ck_assert_ptr_null(m.tok_emb);
+        } else
+            ck_assert_int_eq(st, AV_OK);
+        free(b.b);
+    }
+    /* the tokenizer of the report: one piece, " " (hex 04000000 00000000 01000000 20) */
+    static const unsigned char one[] = {4, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, ' '};
+    blob tb = {(unsigned char *)one, sizeof one};
+    av_tokenizer t;
+    void *w;
+    ck_assert_int_eq(parse_tok(&t, &w, &tb, 1), AV_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(av_model_error(), "BOS"));
+    free(w);
+}
+END_TEST
+
+/* av_encode on its own (defence in depth): a tokenizer struct whose vocabulary is smaller than the ids its
+ * tables hold never yields, nor reads the tables at, an id ≥ vocab_size. */
+START_TEST(test_encode_stays_inside_vocabulary) {
+    unsigned char buf[64];
+    blob b = {buf, 4};
+    put_i32(buf, 8);
+    static const char *pieces[] = {"<unk>", "\n<s>\n", " "};
+    for (int i = 0; i < 3; i++) {
+        int l = (int)strlen(pieces[i]);
+        put_f32(buf + b.len, 0.0f);
+        put_i32(buf + b.len + 4, l);
+        memcpy(buf + b.len + 8, pieces[i], (size_t)l);
+        b.len += 8 + (size_t)l;
+    }
+    av_tokenizer t;
+    void *w;
+    ck_assert_int_eq(parse_tok(&t, &w, &b, 3), AV_OK);
+    int ids[8], n = -1;
+    ck_assert_int_eq(av_encode(ids, &n, 8, &t, " ", 1, 1), AV_OK);
+    ck_assert_int_eq(n, 3); /* BOS, the space prefix, the space */
+    for (int vocab = 1; vocab <= 2; vocab++) {
+        av_tokenizer small = t;
+        small.vocab_size = vocab;
+        for (int bos = 0; bos <= 1; bos++) {
+            n = -1;
+            int st = av_encode(ids, &n, 8, &small, " ", 1, bos);
+            ck_assert_msg(st == AV_ERR_FORMAT, "vocab %d bos %d: status %d", vocab, bos, st);
+            ck_assert(strlen(av_model_error()) > 10);
+            ck_assert_int_eq(n, 0);
+        }
+    }
+    free(w);
+}
+END_TEST
+
+/* A byte a text needs and the vocabulary has no piece for is refused at encode, naming the byte: an id
+ * past the vocabulary, or an id byte + 3 that holds another piece, is never used. */
+START_TEST(test_encode_byte_fallback) {
+    av_tokenizer t;
+    void *w;
+    int ids[16], n;
+    /* five pieces: "b" has no piece, and its byte piece would be id 0x62 + 3, past the vocabulary */
+    unsigned char small[128];
+    blob s5 = {small, 4};
+    put_i32(small, 8);
+    static const char *pieces[] = {"<unk>", "\n<s>\n", "\n</s>\n", " ", "a"};
+    for (int i = 0; i < 5; i++) {
+        int l = (int)strlen(pieces[i]);
+        put_f32(small + s5.len, 0.0f);
+        put_i32(small + s5.len + 4, l);
+        memcpy(small + s5.len + 8, pieces[i], (size_t)l);
+        s5.len += 8 + (size_t)l;
+    }
+    ck_assert_int_eq(parse_tok(&t, &w, &s5, 5), AV_OK);
+    ck_assert_int_eq(av_encode(ids, &n, 16, &t, "a", 1, 1), AV_OK);
+    ck_assert_int_eq(av_encode(ids, &n, 16, &t, "ab", 2, 1), AV_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(av_model_error(), "0x62"));
+    free(w);
+    blob b = tiny_tokenizer();
+    size_t at;
+    /* id 0x41 + 3 renamed: "A" has no piece and its byte piece is not <0x41> */
+    at = 4;
+    for (int i = 0; i < 0x41 + 3; i++) {
+        int32_t l;
+        memcpy(&l, b.b + at + 4, 4);
+        at += 8 + (size_t)l;
+    }
+    ck_assert(memcmp(b.b + at + 8, "<0x41>", 6) == 0);
+    memcpy(b.b + at + 8, "<0x40>", 6);
+    ck_assert_int_eq(parse_tok(&t, &w, &b, T_V), AV_OK);
+    ck_assert_int_eq(av_encode(ids, &n, 16, &t, "A", 1, 1), AV_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(av_model_error(), "0x41"));
+    ck_assert_int_eq(av_encode(ids, &n, 16, &t, "B", 1, 1), AV_OK); /* its own byte piece is there */
+    ck_assert_int_eq(ids[n - 1], 0x42 + 3);
+    free(w);
+    free(b.b);
+}
+END_TEST
+
+/* A non-finite weight anywhere the forward pass reads is refused at load, naming the tensor, the value and
+ * the index (issue 27: NaN weights gave NaN captures and <unk> text with exit 0). */
+START_TEST(test_model_nonfinite_weights) {
+    const int hs = T_DIM / T_H, kvd = hs * T_KVH;
+    const size_t sizes[] = {(size_t)T_V * T_DIM, T_L * T_DIM, T_L * T_DIM * T_DIM, (size_t)T_L * kvd * T_DIM,
+                            (size_t)T_L * kvd * T_DIM, T_L * T_DIM * T_DIM, T_L * T_DIM, (size_t)T_L * T_HID * T_DIM,
+                            (size_t)T_L * T_DIM * T_HID, (size_t)T_L * T_HID * T_DIM, T_DIM, (size_t)T_SEQ * hs,
+                            (size_t)T_V * T_DIM};
+    static const char *names[] = {"token_embedding", "rms_att", "wq", "wk", "wv", "wo", "rms_ffn", "w1", "w2", "w3",
+                                  "rms_final", NULL, "classifier"};
+    const float bad[] = {NAN, INFINITY, -INFINITY};
+    static const char *said[] = {"(NaN)", "(Inf)", "(-Inf)"};
+    blob b = tiny_model(0);
+    av_model m;
+    size_t start = 0;
+    for (int k = 0; k < 13; k++) {
+        size_t idx = (size_t)k * 7 % sizes[k];
+        size_t off = 28 + 4 * (start + idx);
+        float old;
+        memcpy(&old, b.b + off, 4);
+        put_f32(b.b + off, bad[k % 3]);
+        int st = av_model_parse(&m, b.b, b.len);
+        if (!names[k]) /* the legacy RoPE tables are read past, never used */
+            ck_assert_int_eq(st, AV_OK);
+        else {
+            char want[128];
+            snprintf(want, sizeof want, "tensor %s holds a non-finite value %s at index %zu", names[k], said[k % 3], idx);
+            ck_assert_int_eq(st, AV_ERR_FORMAT);
+            ck_assert_msg(strstr(av_model_error(), want) != NULL, "got: %s; want: %s", av_model_error(), want);
+            ck_assert_ptr_null(m.tok_emb);
+        }
+        put_f32(b.b + off, old);
+        start += sizes[k];
+    }
+    ck_assert_int_eq(av_model_parse(&m, b.b, b.len), AV_OK);
+    free(b.b);
+}
+END_TEST
+
 // ----------------------------------------------------------------------------------------------------
 // the forward pass: its own identities (the numpy oracle checks the numbers)
 
@@ -432,6 +588,10 @@ Suite *suite_llama(void) {
     tcase_add_test(tc, test_model_parse_and_refusals);
     tcase_add_test(tc, test_tokenizer_parse_and_refusals);
     tcase_add_test(tc, test_encode_and_pieces);
+    tcase_add_test(tc, test_vocabulary_needs_bos_eos);
+    tcase_add_test(tc, test_encode_stays_inside_vocabulary);
+    tcase_add_test(tc, test_encode_byte_fallback);
+    tcase_add_test(tc, test_model_nonfinite_weights);
     tcase_add_test(tc, test_forward_incremental_and_refusals);
     tcase_add_test(tc, test_stories260k_facts);
     suite_add_tcase(s, tc);
