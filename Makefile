@@ -104,7 +104,8 @@ $(N)/%_native: bench/%_native.c bench/bench_time.h $(LIB_SRC) $(LIB_HDR) | $(N)
 # the committed seeds stay as they are), prints executions, coverage and findings per target, and fails
 # when a target finds a crash (the input is kept in build/fuzz/findings_*/). make fuzz FUZZ_SECONDS=600
 # runs longer; the corpora in build/fuzz/ grow from run to run. An input slower than 10 s is reported as
-# slow (kept as findings_*/slow-unit-*), not as a crash. test-fuzz first checks run.sh's classification.
+# slow (kept as findings_*/slow-unit-*), not as a crash. test-fuzz first checks that fuzz_api calls every
+# function of include/attnviz.h and how run.sh classifies what libFuzzer saves.
 FUZZ_SECONDS ?= 20
 FZ        := build/fuzz
 FUZZFLAGS := -std=c11 -ffp-contract=off -g -O1 -Iinclude -Isrc -fno-omit-frame-pointer \
@@ -121,6 +122,7 @@ $(FZ):
 fuzz: $(FZ)/fuzz_npy $(FZ)/fuzz_api $(FZ)/fuzz_model
 	bash tests/fuzz/run.sh $(FUZZ_SECONDS) $(FZ) npy api model
 test-fuzz:
+	python3 tests/fuzz/check_api_coverage.py
 	bash tests/fuzz/test_run.sh
 	$(MAKE) fuzz
 
