@@ -385,7 +385,9 @@ int av_recall_draw(float *K, float *V, int N, int d, uint32_t seed);
  * `scale` is absolute here: 0 means 1 (not 1/√d), since the keys are unit vectors. The causal flag is
  * ignored (a memory is written in order); decay and the causal-only variants are allowed. AV_ERR_NO_LINEAR
  * for variants without a state (efficient, linformer, nystrom; focused + DWC); AV_ERR_FEATURE_DIM above the
- * cap; AV_ERR_NONFINITE; AV_WARN_ZERO_ROW when some read's normaliser is ≤ 0 (errors written, finite). */
+ * cap; AV_ERR_NONFINITE; AV_WARN_ZERO_ROW when some read's normaliser is ≤ 0 (errors written, finite);
+ * AV_WARN_OVERFLOW (a feature overflowed) or AV_WARN_PRODUCT_OVERFLOW (a logit scale·k_i·k_j, the state or a
+ * read left the float range, e.g. a scale near DBL_MAX) when some err[i] is Inf or NaN. */
 size_t av_recall_work(const av_params *prm, int N, int d);
 int av_recall_pairs(double *err, const float *K, const float *V, int N, int d, const av_params *prm,
                     void *work, size_t work_bytes);
@@ -397,11 +399,15 @@ int av_recall_pairs(double *err, const float *K, const float *V, int N, int d, c
  * match), computed in float64.
  *   av_distill_loss  the loss and (grad ≠ NULL) its analytic gradient dL/dW (d×cols).
  *   av_distill       `steps` steps of Adam (β₁ 0.9, β₂ 0.999, ε 1e-8; learning rate lr > 0, 0 → 0.05) from W,
- *                    updated in place; moments (2·d·cols doubles) and t0 (steps already taken) carry Adam's
- *                    state across calls (t0 = 0 zeroes the moments). loss[k] (NULL allowed) gets the loss at
- *                    the start of step k. A step whose loss or gradient is not finite is not taken:
- *                    AV_WARN_OVERFLOW, W as before that step.
- * cols in 1..AV_MAX_FEATURE_DIM/2; statuses as av_matrix's plus AV_ERR_KNOB for lr or steps < 0. */
+ *                    updated in place; moments (2·d·cols doubles: first, then second) and t0 (steps already
+ *                    taken) carry Adam's state across calls (t0 = 0 zeroes the moments; with t0 > 0 they must
+ *                    be finite, AV_ERR_NONFINITE, and the second ones ≥ 0, AV_ERR_KNOB). loss[k] (NULL
+ *                    allowed) gets the loss at the start of step k. A step whose loss or gradient is not
+ *                    finite (AV_WARN_OVERFLOW), or whose update would leave the double range (a huge lr:
+ *                    AV_WARN_PRODUCT_OVERFLOW), is not taken: W and the moments as before that step, the
+ *                    later loss[] NaN. Errors are returned before anything is written.
+ * cols in 1..AV_MAX_FEATURE_DIM/2; statuses as av_matrix's plus AV_ERR_KNOB for lr, steps or t0 < 0 and for
+ * t0 + steps > INT_MAX. */
 size_t av_distill_work(const av_params *prm, int n, int d, int cols);
 int av_distill_loss(double *loss, double *grad, const double *W, int cols, const float *Q, const float *K, int n,
                     int d, const av_params *prm, void *work, size_t work_bytes);
@@ -658,8 +664,11 @@ typedef struct av_model {
  * n_layers, n_heads, n_kv_heads, vocab_size (negative: a separate classifier), seq_len), the sizes
  * against the limits and against each other (n_kv_heads divides n_heads, n_heads divides dim, an even
  * head size), then the length: exactly the weights, the legacy RoPE tables and the classifier when not
- * shared. Nothing past the header is read before the length is known to hold it. AV_ERR_FORMAT with a
- * reason (av_model_error) for a bad header or length; AV_ERR_SIZE when buf is not 4-byte aligned. */
+ * shared. Nothing past the header is read before the length is known to hold it. The vocabulary must hold
+ * BOS (id 1) and EOS (id 2): |vocab_size| ≥ 3. Every weight the forward pass reads must be finite (the legacy
+ * RoPE tables are not read). AV_ERR_FORMAT with a reason (av_model_error: for a non-finite weight the
+ * tensor, the value and its index) for a bad header, length, vocabulary or weight; AV_ERR_SIZE when buf is
+ * not 4-byte aligned. */
 int av_model_parse(av_model *m, const void *buf, size_t len);
 /* The last model or tokenizer parse failure's reason as one sentence (static storage, thread-unsafe). */
 const char *av_model_error(void);
@@ -683,8 +692,8 @@ int av_forward(float *Q, float *K, float *V, float *logits, const av_model *m, c
 /* A tokenizer in llama2.c's format (int32 max_token_length, then per piece a float32 score, an int32
  * length and the bytes), parsed for a model's vocab_size: the struct points into buf and into the
  * workspace (av_tokenizer_work(vocab_size) bytes), both to be kept while it is used. AV_ERR_FORMAT with a
- * reason (av_model_error) for a length past the end, a length of 0 or above max_token_length, a score
- * that is not finite, or bytes left over. */
+ * reason (av_model_error) for a vocab_size below 3 (no BOS or EOS), a length past the end, a length of 0
+ * or above max_token_length, a score that is not finite, or bytes left over. */
 typedef struct av_tokenizer {
     int vocab_size, max_token_length;
     const unsigned char *buf;
@@ -698,9 +707,11 @@ int av_tokenizer_parse(av_tokenizer *t, const void *buf, size_t len, int vocab_s
 
 /* llama2.c's encode: BOS (id 1) when bos, a leading space piece when the text is not empty, each UTF-8
  * character's piece (or its bytes as ids byte + 3 when it has none), then greedy merges of the adjacent
- * pair whose joined piece scores highest, until none joins. ids[cap]; *n_ids the count. AV_ERR_SIZE when
- * cap is too small (cap ≥ text_len + 2 always suffices), AV_ERR_FORMAT when the vocabulary lacks the
- * space piece or a byte piece it needs. */
+ * pair whose joined piece scores highest, until none joins. ids[cap]; *n_ids the count, every id inside
+ * the vocabulary. AV_ERR_SIZE when cap is too small (cap ≥ text_len + 2 always suffices) or the struct's
+ * vocab_size is outside 1..AV_MODEL_MAX_VOCAB, AV_ERR_FORMAT
+ * (with av_model_error) when the vocabulary lacks BOS, the space piece or a byte piece the text needs (id
+ * byte + 3 past the vocabulary, or not "<0xHH>"), or the struct's tables name an id past vocab_size. */
 int av_encode(int *ids, int *n_ids, int cap, const av_tokenizer *t, const char *text, size_t text_len, int bos);
 /* The text of token `id` as llama2.c prints it after token `prev`: a leading space is dropped after BOS
  * (prev = 1), and a byte piece "<0xHH>" is that byte; BOS and EOS (ids 1, 2) lose the newlines around

@@ -531,7 +531,8 @@ static int state_readout(float *o, const double *S, const double *z, const float
 
 int avi_state_read(float *o, const double *S, const double *z, const float *phiq, long r, int dv, int n,
                    const av_params *p) {
-    return zero_status(state_readout(o, S, z, phiq, r, dv, n, p));
+    /* as av_recurrent_step: a read that leaves float range is reported, never returned as AV_OK */
+    return check_out(zero_status(state_readout(o, S, z, phiq, r, dv, n, p)), o, (size_t)dv);
 }
 
 /* One float64 product in AVS_F64_ROWS × AVS_F64_COLS tiles: C = Aᵀ·B (transposed: A is k×rows float, B k×cols

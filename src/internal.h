@@ -208,7 +208,8 @@ int avi_merge(int a, int b);
 /* The factor a row is multiplied by, given its sum, by the registry's normaliser rule; *zero |= (sum ≤ 0). */
 double avi_norm_factor(const av_params *prm, int n, double sum, int *zero);
 /* The readout half of av_recurrent_step: o = Sᵀφ_q, normalised by the variant's rule (resolved knobs);
- * AV_WARN_ZERO_ROW when the normaliser is ≤ 0 (mechanisms.c reads a state it wrote with the step). */
+ * AV_WARN_ZERO_ROW when the normaliser is ≤ 0, AV_WARN_PRODUCT_OVERFLOW when o holds Inf or NaN
+ * (mechanisms.c reads a state it wrote with the step). */
 int avi_state_read(float *o, const double *S, const double *z, const float *phiq, long r, int dv, int n,
                    const av_params *p);
 

@@ -16,6 +16,7 @@
  *   ∂L/∂W = Σ_i q_i (∂L/∂u(q_i))ᵀ + Σ_j k_j (∂L/∂u(k_j))ᵀ
  * Everything after A is float64; the cost of a step is 3·n²·2cols multiply-adds (half with the mask).
  */
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -119,11 +120,14 @@ static double rel_error(const float *o, const float *v, int d) {
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-/* Softmax over the stored pairs: o_i = Σ_j w_ij v_j, logits scale·k_i·k_j + (N−1−j)·ln γ, the last W pairs. */
-static void recall_softmax(double *err, const float *K, const float *V, int N, int d, const av_params *p,
+/* Softmax over the stored pairs: o_i = Σ_j w_ij v_j, logits scale·k_i·k_j + (N−1−j)·ln γ, the last W pairs.
+ * AV_WARN_PRODUCT_OVERFLOW when some o_i is not finite: a logit scale·k_i·k_j past the double range (an
+ * absolute scale near DBL_MAX) makes its row Inf − Inf. */
+static int recall_softmax(double *err, const float *K, const float *V, int N, int d, const av_params *p,
                            const recall_bufs *b) {
     int j0 = p->window > 0 && N - p->window > 0 ? N - p->window : 0;
     double lg = p->decay < 1 ? log(p->decay) : 0;
+    int st = AV_OK;
     for (int i = 0; i < N; i++) {
         const float *q = K + (size_t)i * d;
         double mx = -INFINITY, sum = 0;
@@ -140,8 +144,10 @@ static void recall_softmax(double *err, const float *K, const float *V, int N, i
             for (int j = j0; j < N; j++) acc += b->row[j] * V[(size_t)j * d + c];
             b->o[c] = (float)(acc / sum);
         }
+        if (!avs_all_finite(b->o, (size_t)d)) st = AV_WARN_PRODUCT_OVERFLOW;
         err[i] = rel_error(b->o, V + (size_t)i * d, d);
     }
+    return st;
 }
 
 int av_recall_pairs(double *err, const float *K, const float *V, int N, int d, const av_params *prm, void *work,
@@ -161,10 +167,7 @@ int av_recall_pairs(double *err, const float *K, const float *V, int N, int d, c
     if (!avs_all_finite(K, (size_t)N * d) || !avs_all_finite(V, (size_t)N * d)) return AV_ERR_NONFINITE;
     a = avi_arena_over(work);
     recall_layout(&b, &a, &p, N, d, r);
-    if (is_exact(&res)) {
-        recall_softmax(err, K, V, N, d, &res, &b);
-        return AV_OK;
-    }
+    if (is_exact(&res)) return recall_softmax(err, K, V, N, d, &res, &b);
     /* the features of keys as queries and as keys; the state written by the recurrent step */
     if ((st = av_features(b.phi_q, b.phi_k, K, K, N, d, &p, b.fwork, b.fbytes)) < 0) return st;
     int worst = st;
@@ -364,32 +367,53 @@ int av_distill_loss(double *loss, double *grad, const double *W, int cols, const
     return isfinite(*loss) && (!grad || all_finite_d(grad, (size_t)d * cols)) ? AV_OK : AV_WARN_OVERFLOW;
 }
 
+/* One Adam update of entry e (step t's bias corrections c1, c2): the new first and second moments and W. */
+typedef struct adam_entry { double m, v, w; } adam_entry;
+static adam_entry adam(double m, double v, double w, double g, double lr, double c1, double c2) {
+    const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
+    adam_entry out;
+    out.m = b1 * m + (1 - b1) * g;
+    out.v = b2 * v + (1 - b2) * g * g;
+    out.w = w - lr * (out.m / c1) / (sqrt(out.v / c2) + eps);
+    return out;
+}
+
 int av_distill(double *W, double *moments, int t0, double *loss, int steps, double lr, int cols, const float *Q,
                const float *K, int n, int d, const av_params *prm, void *work, size_t work_bytes) {
     if (!moments) return AV_ERR_NULL;
-    if (steps < 0 || t0 < 0 || !(lr >= 0) || !isfinite(lr)) return AV_ERR_KNOB;
+    /* t0 + steps must stay an int: the step count t0 + k + 1 feeds the bias corrections */
+    if (steps < 0 || t0 < 0 || steps > INT_MAX - t0 || !(lr >= 0) || !isfinite(lr)) return AV_ERR_KNOB;
     if (lr == 0) lr = 0.05;
     distill_bufs b;
     int st = distill_begin(&b, W, cols, Q, K, n, d, prm, work, work_bytes);
     if (st != AV_OK) return st < 0 ? st : AV_WARN_OVERFLOW;
     size_t cnt = (size_t)d * cols;
     double *m = moments, *v = moments + cnt;
-    if (t0 == 0) memset(moments, 0, sizeof(double) * 2 * cnt);
-    const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
+    if (t0 > 0) { /* the caller's state: finite, and second moments (means of g²) not negative */
+        if (!all_finite_d(moments, 2 * cnt)) return AV_ERR_NONFINITE;
+        for (size_t e = 0; e < cnt; e++)
+            if (v[e] < 0) return AV_ERR_KNOB;
+    } else
+        memset(moments, 0, sizeof(double) * 2 * cnt);
     for (int k = 0; k < steps; k++) {
         double L = loss_grad(&b, W, cols, Q, K, n, d, prm->causal, 1);
         if (loss) loss[k] = L;
-        if (!isfinite(L) || !all_finite_d(b.grad, cnt)) {
-            for (int j = k + 1; loss && j < steps; j++) loss[j] = NAN;
-            return AV_WARN_OVERFLOW;
-        }
         int t = t0 + k + 1;
-        double c1 = 1 - pow(b1, t), c2 = 1 - pow(b2, t);
+        double c1 = 1 - pow(0.9, t), c2 = 1 - pow(0.999, t);
+        int ok = isfinite(L) && all_finite_d(b.grad, cnt);
+        /* the whole update is computed before any of it is written: a step that would leave the double range
+         * (a huge lr) is not taken, so W and the moments stay a state the next call can resume from */
+        for (size_t e = 0; ok && e < cnt; e++) {
+            adam_entry a = adam(m[e], v[e], W[e], b.grad[e], lr, c1, c2);
+            ok = isfinite(a.m) && isfinite(a.v) && isfinite(a.w);
+        }
+        if (!ok) {
+            for (int j = k + 1; loss && j < steps; j++) loss[j] = NAN;
+            return isfinite(L) && all_finite_d(b.grad, cnt) ? AV_WARN_PRODUCT_OVERFLOW : AV_WARN_OVERFLOW;
+        }
         for (size_t e = 0; e < cnt; e++) {
-            double g = b.grad[e];
-            m[e] = b1 * m[e] + (1 - b1) * g;
-            v[e] = b2 * v[e] + (1 - b2) * g * g;
-            W[e] -= lr * (m[e] / c1) / (sqrt(v[e] / c2) + eps);
+            adam_entry a = adam(m[e], v[e], W[e], b.grad[e], lr, c1, c2);
+            m[e] = a.m, v[e] = a.v, W[e] = a.w;
         }
     }
     return AV_OK;

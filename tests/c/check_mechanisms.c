@@ -7,6 +7,8 @@
  *             run; the loss falls and the trained W beats elu+1 on KL to softmax (synthetic, and on a
  *             real head of text128 when ../shared/data/stories260K is present). */
 #include <check.h>
+#include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,6 +277,43 @@ START_TEST(test_recall_refusals) {
 }
 END_TEST
 
+/* The header's promise on recall: AV_OK and AV_WARN_ZERO_ROW mean every error is finite; an overflow is a
+ * warning (issue 27: softmax at scale DBL_MAX gave 2 NaN errors of 4 with AV_OK, retention at 1e38 an Inf). */
+START_TEST(test_recall_overflow_reported) {
+    int N = 4, d = 4;
+    float K[16], V[16];
+    ck_assert_int_eq(av_recall_draw(K, V, N, d, 0), AV_OK);
+    double err[4];
+    char w[1 << 16];
+    av_params p;
+    av_params_default(&p, AV_SOFTMAX);
+    p.scale = DBL_MAX;
+    ck_assert_int_eq(av_recall_pairs(err, K, V, N, d, &p, w, sizeof w), AV_WARN_PRODUCT_OVERFLOW);
+    av_params_default(&p, AV_RETENTION);
+    p.scale = 1e38;
+    int st = av_recall_pairs(err, K, V, N, d, &p, w, sizeof w);
+    ck_assert_msg(st == AV_WARN_OVERFLOW || st == AV_WARN_PRODUCT_OVERFLOW, "retention at 1e38: status %d", st);
+    /* every memory at huge scales: a status that promises finite errors has finite errors */
+    static const double SCALES[] = {1e10, 1e19, 1e30, 1e38, 1e300, DBL_MAX};
+    int warned = 0;
+    for (int v = 0; v < AV_VARIANT_COUNT; v++)
+        for (int k = 0; k < 6; k++) {
+            av_params_default(&p, v);
+            p.scale = SCALES[k];
+            size_t wb = av_recall_work(&p, N, d);
+            if (!wb || wb > sizeof w) continue;
+            st = av_recall_pairs(err, K, V, N, d, &p, w, wb);
+            if (st < 0) continue;
+            warned += st == AV_WARN_OVERFLOW || st == AV_WARN_PRODUCT_OVERFLOW;
+            if (st == AV_OK || st == AV_WARN_ZERO_ROW)
+                for (int i = 0; i < N; i++)
+                    ck_assert_msg(isfinite(err[i]), "%s scale %g: err[%d] = %g with status %d", av_variant_name(v),
+                                  SCALES[k], i, err[i], st);
+        }
+    ck_assert_int_gt(warned, 0);
+}
+END_TEST
+
 // ----------------------------------------------------------------------------------------------------
 // distillation
 
@@ -403,6 +442,61 @@ START_TEST(test_distill_resume) {
 }
 END_TEST
 
+/* Adam's arguments are checked before anything is written, and a step whose update leaves the double
+ * range is not taken (issue 27: lr 1e308 gave W = [inf inf −inf −inf] with AV_OK; NaN or negative moments
+ * a NaN W; t0 = INT_MAX a signed overflow). */
+START_TEST(test_distill_bad_state_and_overflow) {
+    int n = 4, d = 2, cols = 2;
+    float Q[8], K[8];
+    tu_fill_normal(Q, 8, 0, 1, 51);
+    tu_fill_normal(K, 8, 0, 1, 52);
+    av_params p;
+    av_params_default(&p, AV_HEDGEHOG);
+    size_t wb = av_distill_work(&p, n, d, cols);
+    void *w = work_for(wb);
+    const double W0[4] = {1, 0, 0, 1};
+    double W[4], mom[8], mom0[8] = {0}, loss[2];
+    /* lr 1e308 from zero moments at t0 = 10⁶: the first update overflows; W and the moments stay */
+    memcpy(W, W0, sizeof W);
+    memcpy(mom, mom0, sizeof mom);
+    int st = av_distill(W, mom, 1000000, loss, 1, 1e308, cols, Q, K, n, d, &p, w, wb);
+    ck_assert_int_eq(st, AV_WARN_PRODUCT_OVERFLOW);
+    ck_assert(memcmp(W, W0, sizeof W) == 0 && memcmp(mom, mom0, sizeof mom) == 0);
+    ck_assert(isfinite(loss[0]));
+    /* the same for a later step: the steps before it are kept, the rest of loss[] is NaN */
+    memcpy(W, W0, sizeof W);
+    double l3[3];
+    st = av_distill(W, mom, 0, l3, 3, 1e308, cols, Q, K, n, d, &p, w, wb);
+    ck_assert_int_ge(st, AV_WARN_OVERFLOW);
+    for (int e = 0; e < 4; e++) ck_assert(isfinite(W[e]));
+    for (int e = 0; e < 8; e++) ck_assert(isfinite(mom[e]));
+    /* NaN, Inf or negative caller-supplied moments, t0 + steps past INT_MAX: refused, nothing written */
+    const double badm[] = {NAN, INFINITY, -1};
+    const int where[] = {1, 6, 5}; /* a first moment, a second moment, a second moment */
+    const int want[] = {AV_ERR_NONFINITE, AV_ERR_NONFINITE, AV_ERR_KNOB};
+    for (int k = 0; k < 3; k++) {
+        memcpy(W, W0, sizeof W);
+        memcpy(mom, mom0, sizeof mom);
+        mom[where[k]] = badm[k];
+        loss[0] = 7;
+        ck_assert_int_eq(av_distill(W, mom, 5, loss, 1, 0.02, cols, Q, K, n, d, &p, w, wb), want[k]);
+        ck_assert(memcmp(W, W0, sizeof W) == 0 && loss[0] == 7);
+        ck_assert(mom[where[k]] == badm[k] || isnan(badm[k]));
+    }
+    mom[5] = 0; /* a negative first moment is a legal state */
+    mom[1] = -1;
+    ck_assert_int_eq(av_distill(W, mom, 5, loss, 1, 0.02, cols, Q, K, n, d, &p, w, wb), AV_OK);
+    memcpy(W, W0, sizeof W);
+    memcpy(mom, mom0, sizeof mom);
+    ck_assert_int_eq(av_distill(W, mom, INT_MAX, loss, 1, 0.02, cols, Q, K, n, d, &p, w, wb), AV_ERR_KNOB);
+    ck_assert_int_eq(av_distill(W, mom, INT_MAX - 5, loss, 6, 0.02, cols, Q, K, n, d, &p, w, wb), AV_ERR_KNOB);
+    ck_assert(memcmp(W, W0, sizeof W) == 0);
+    ck_assert_int_eq(av_distill(W, mom, INT_MAX - 1, loss, 1, 0.02, cols, Q, K, n, d, &p, w, wb), AV_OK);
+    ck_assert(memcmp(W, W0, sizeof W) != 0); /* the last representable step is taken */
+    free(w);
+}
+END_TEST
+
 // stories260K (../shared/data/stories260K/README.md), when present: L1H3, the previous-token head
 static const char *shared_dir(void) {
     static char dir[4096];
@@ -454,9 +548,11 @@ Suite *suite_mechanisms(void) {
     tcase_add_test(tc, test_recall_delta_beats_linear);
     tcase_add_test(tc, test_recall_softmax);
     tcase_add_test(tc, test_recall_refusals);
+    tcase_add_test(tc, test_recall_overflow_reported);
     tcase_add_test(tc, test_distill_gradient);
     tcase_add_test(tc, test_distill_synthetic);
     tcase_add_test(tc, test_distill_resume);
+    tcase_add_test(tc, test_distill_bad_state_and_overflow);
     tcase_add_test(tc, test_distill_text128);
     suite_add_tcase(s, tc);
     return s;
