@@ -43,8 +43,8 @@
  * from 1 (or 0) to 0; a defined readout outside its definition's range (docs/readouts.md); a generator
  * that gives different bits for the same seed; cos outside [−1, 1], ln or exp not finite where they are;
  * a call that needs the causal mask accepting none; a random matrix whose bits depend on the workspace; a
- * recall the causal flag changes; under AV_WARN_OVERFLOW a distillation step that moved W, or k steps in one
- * call that differ from k calls of one step; a .npy header that does not parse back as its array; ids
+ * recall the causal flag changes; a distillation error that wrote W, a step not taken that moved it, or k
+ * steps in one call that differ from k calls of one step; a .npy header that does not parse back as its array; ids
  * outside the vocabulary; a forward pass from a later start whose rows differ from the full pass's, or that
  * writes the rows before its start.
  * Every output sits between two guard regions (galloc: poisoned for ASan and checked when released), the
@@ -1155,9 +1155,10 @@ static void run_recall(reader *r, const av_params *prm, const float *Qin, const 
 }
 
 /* av_distill_loss and av_distill from W (the input's values, hostile ones included), with the input's
- * moments, t0, lr and steps. Finite loss, gradient, W and moments under AV_OK; under AV_WARN_OVERFLOW after one
- * step W is as before; the loss of step 0 is av_distill_loss's; and k steps in one call are k calls of one
- * step (the moments and t0 carry Adam's state), to the bit. */
+ * moments, t0, lr and steps. Finite loss, gradient, W and moments under AV_OK; W and the moments untouched by
+ * an error; under either overflow warning after one step W (and the carried moments) as before; the loss of
+ * step 0 is av_distill_loss's; and k steps in one call are k calls of one step (the moments and t0 carry
+ * Adam's state), to the bit. */
 static void run_distill(reader *r, const av_params *prm, const float *Q, const float *K, int n, int d) {
     int cols = rd_range(r, -1, 6), steps = rd_range(r, -1, 3);
     if (cols > 0 && (double)n * n * d * cols * (steps > 0 ? steps : 1) > 4e5) cols = 1; /* the time budget */
@@ -1194,7 +1195,11 @@ static void run_distill(reader *r, const av_params *prm, const float *Q, const f
     check_f64(st, "W", W, cnt);
     check_f64(st, "moments", mom, 2 * cnt);
     check_f64(st, "loss", losses, (size_t)(steps > 0 ? steps : 0));
-    if (st == AV_WARN_OVERFLOW && steps == 1 && memcmp(W, W0, cnt * sizeof *W)) broken("AV_WARN_OVERFLOW, yet W changed");
+    if (st < 0 && (memcmp(W, W0, cnt * sizeof *W) || memcmp(mom, mom0, 2 * cnt * sizeof *mom)))
+        broken("error %d, yet W or the moments changed (errors come before anything is written)", st);
+    if ((st == AV_WARN_OVERFLOW || st == AV_WARN_PRODUCT_OVERFLOW) && steps == 1 &&
+        (memcmp(W, W0, cnt * sizeof *W) || (t0 > 0 && memcmp(mom, mom0, 2 * cnt * sizeof *mom))))
+        broken("status %d: the step was not taken, yet W or the moments changed", st);
     if (st == AV_OK && steps >= 1 && lst == AV_OK && memcmp(&losses[0], loss, sizeof *loss))
         broken("loss[0] %.17g differs from av_distill_loss's %.17g", losses[0], *loss);
     if (st == AV_OK && steps >= 2) { /* one step at a time, the state carried */
