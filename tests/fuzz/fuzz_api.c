@@ -525,6 +525,9 @@ static void run_recurrent(reader *r, const float *phi, long rphi, const av_param
                                           V + (size_t)t * dv, rr, dv, n, prm));
         if (st < 0) break;
         if (st == AV_WARN_OVERFLOW) broken("AV_WARN_OVERFLOW, yet the features are given (a product overflowed)");
+        const av_variant_desc *vd = av_variant_info(prm->variant); /* retention and deltanet: z untouched */
+        for (size_t i = 0; vd && (vd->cls == AV_CLASS_RETENTION || vd->cls == AV_CLASS_DELTA) && i < ra; i++)
+            if (z[i] != 0.0) broken("%s wrote z[%zu] = %g (it has no normaliser)", vd->name, i, z[i]);
         check_f32(st, "o", o, (size_t)dv);
         check_f64(st, "S", S, ra * dv);
         check_f64(st, "z", z, ra);
@@ -696,8 +699,12 @@ static void run_readouts(reader *r, const float *M, const double *sv, int own_sv
      * av_row_entropy_hist does */
     double rv[AV_R_COUNT], *h = alloc_f64((size_t)n);
     int rr[AV_R_COUNT];
+    for (int i = 0; i < n; i++) h[i] = -7.0; /* a sentinel: the argument errors leave row_entropy untouched */
     int st2 = av_readouts_rows(rv, rr, h, M, sv, nf, A, V, n, vdv, causal, tau, w.ptr, w.bytes);
     if (st2 != st) broken("av_readouts_rows returned %d, av_readouts %d", st2, st);
+    for (int i = 0; st2 < 0 && i < n; i++)
+        if (st2 == AV_ERR_NONFINITE ? !isnan(h[i]) : h[i] != -7.0)
+            broken("status %d, yet row_entropy[%d] = %g (untouched on argument errors, NaN on AV_ERR_NONFINITE)", st2, i, h[i]);
     ws_check(&w, "av_readouts", st, 0);
     if (st < 0) { gfree(h); return; }
     for (int k = 0; k < AV_R_COUNT; k++)
