@@ -98,8 +98,8 @@ $(N)/%_native: bench/%_native.c bench/bench_time.h $(LIB_SRC) $(LIB_HDR) | $(N)
 
 # --- fuzzing ---------------------------------------------------------------------------------------
 # Three libFuzzer targets under ASan + UBSan (clang): fuzz_npy (the .npy reader), fuzz_model (the llama2.c
-# checkpoint and tokenizer readers, the encoder, a short forward pass) and fuzz_api (the whole
-# public API against the promises at the top of include/attnviz.h). make fuzz (and test-fuzz, part of
+# checkpoint and tokenizer readers, every successful parse going on to the encoder and a short forward
+# pass) and fuzz_api (every function of include/attnviz.h against the promises at its top). make fuzz (and test-fuzz, part of
 # make test) runs each for FUZZ_SECONDS from its seeds (tests/fuzz/corpus_*, copied into build/fuzz/ so
 # the committed seeds stay as they are), prints executions, coverage and findings per target, and fails
 # when a target finds a crash (the input is kept in build/fuzz/findings_*/). make fuzz FUZZ_SECONDS=600
