@@ -120,12 +120,14 @@ $(N)/%_native: bench/%_native.c bench/bench_time.h $(LIB_SRC) $(LIB_HDR) | $(N)
 
 # --- fuzzing ---------------------------------------------------------------------------------------
 # Three libFuzzer targets under ASan + UBSan (clang): fuzz_npy (the .npy reader), fuzz_model (the llama2.c
-# checkpoint and tokenizer readers, the encoder, a short forward pass) and fuzz_api (the whole
-# public API against the promises at the top of include/attnviz.h). make fuzz (and test-fuzz, part of
+# checkpoint and tokenizer readers, every successful parse going on to the encoder and a short forward
+# pass) and fuzz_api (every function of include/attnviz.h against the promises at its top). make fuzz (and test-fuzz, part of
 # make test) runs each for FUZZ_SECONDS from its seeds (tests/fuzz/corpus_*, copied into build/fuzz/ so
 # the committed seeds stay as they are), prints executions, coverage and findings per target, and fails
 # when a target finds a crash (the input is kept in build/fuzz/findings_*/). make fuzz FUZZ_SECONDS=600
-# runs longer; the corpora in build/fuzz/ grow from run to run.
+# runs longer; the corpora in build/fuzz/ grow from run to run. An input slower than 10 s is reported as
+# slow (kept as findings_*/slow-unit-*), not as a crash. test-fuzz first checks that fuzz_api calls every
+# function of include/attnviz.h and how run.sh classifies what libFuzzer saves.
 FUZZ_SECONDS ?= 20
 FZ        := build/fuzz
 FUZZFLAGS := -std=c11 -ffp-contract=off -g -O1 -Iinclude -Isrc -fno-omit-frame-pointer \
@@ -141,7 +143,10 @@ $(FZ):
 	mkdir -p $@
 fuzz: $(FZ)/fuzz_npy $(FZ)/fuzz_api $(FZ)/fuzz_model
 	bash tests/fuzz/run.sh $(FUZZ_SECONDS) $(FZ) npy api model
-test-fuzz: fuzz
+test-fuzz:
+	python3 tests/fuzz/check_api_coverage.py
+	bash tests/fuzz/test_run.sh
+	$(MAKE) fuzz
 
 clean:
 	rm -rf build

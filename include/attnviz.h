@@ -685,9 +685,10 @@ const char *av_model_error(void);
  *   K  [n_layers][n_kv_heads][n][head_size]  after RoPE
  *   V  [n_layers][n_kv_heads][n][head_size]
  *   logits [vocab_size] of position n−1.
- * AV_ERR_SIZE for n, start or an id out of range. work: av_forward_work(m) bytes (n-independent).
- * AV_WARN_PRODUCT_OVERFLOW when a captured output is not finite: finite weights whose products or sums (a
- * projection, the residual stream, a norm) left the float range (e.g. weights near 1e38). */
+ * Rows below start are left as they are. AV_ERR_SIZE for n, start or an id out of range. work:
+ * av_forward_work(m) bytes (n-independent). AV_WARN_PRODUCT_OVERFLOW when a row written (or a logit) is
+ * not finite: finite weights whose products or sums (a projection, the residual stream, a norm) left the
+ * float range (e.g. weights near 1e38). */
 size_t av_forward_work(const av_model *m);
 int av_forward(float *Q, float *K, float *V, float *logits, const av_model *m, const int *ids, int start, int n,
                void *work, size_t work_bytes);

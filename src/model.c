@@ -270,12 +270,17 @@ int av_forward(float *Q, float *K, float *V, float *logits, const av_model *m, c
             logits[r] = (float)s;
         }
     }
-    size_t qn = (size_t)m->n_layers * H * n * hs, kn = (size_t)m->n_layers * KVH * n * hs;
-    if ((Q && !avs_all_finite(Q, qn)) || (K && !avs_all_finite(K, kn)) || (V && !avs_all_finite(V, kn)) ||
-        (logits && !avs_all_finite(logits, (size_t)m->vocab_size)))
-        /* the weights are finite (av_model_parse) and the softmax and SiLU exponentials stay bounded, so a
-         * non-finite output is a product or sum that left the float (or double) range */
-        return AV_WARN_PRODUCT_OVERFLOW;
+    /* the status speaks of what this call wrote: rows start..n−1 of each block (rows below are the caller's).
+     * The weights are finite (av_model_parse) and the softmax and SiLU exponentials stay bounded, so a
+     * non-finite output is a product or sum that left the float (or double) range. */
+    const size_t rows = (size_t)(n - start) * hs;
+    for (int b = 0; b < m->n_layers * H; b++)
+        if (Q && !avs_all_finite(Q + ((size_t)b * n + start) * hs, rows)) return AV_WARN_PRODUCT_OVERFLOW;
+    for (int b = 0; b < m->n_layers * KVH; b++)
+        if ((K && !avs_all_finite(K + ((size_t)b * n + start) * hs, rows)) ||
+            (V && !avs_all_finite(V + ((size_t)b * n + start) * hs, rows)))
+            return AV_WARN_PRODUCT_OVERFLOW;
+    if (logits && !avs_all_finite(logits, (size_t)m->vocab_size)) return AV_WARN_PRODUCT_OVERFLOW;
     return AV_OK;
 }
 

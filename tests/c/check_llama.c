@@ -477,6 +477,35 @@ START_TEST(test_forward_incremental_and_refusals) {
 }
 END_TEST
 
+/* A call from start k writes rows k..n−1 of each capture and its status speaks of those: rows below k are
+ * the caller's (an earlier call's, or not filled at all) and stay as they were, NaN included. av_forward
+ * checked every row 0..n−1 and said AV_WARN_OVERFLOW for a finite pass (fuzz_api, issue 27). */
+START_TEST(test_forward_status_covers_written_rows) {
+    blob b = tiny_model(1);
+    av_model m;
+    ck_assert_int_eq(av_model_parse(&m, b.b, b.len), AV_OK);
+    size_t wb = av_forward_work(&m);
+    void *w = malloc(wb);
+    const int n = 6, k = 2, ids[] = {1, 260, 261, 5, 299, 42};
+    const int hs = T_DIM / T_H;
+    size_t qn = (size_t)T_L * T_H * n * hs, kn = (size_t)T_L * T_KVH * n * hs;
+    float *Q = malloc(4 * qn), *K = malloc(4 * kn), *V = malloc(4 * kn), *Qf = calloc(qn, 4);
+    ck_assert_int_eq(av_forward(Qf, NULL, NULL, NULL, &m, ids, 0, n, w, wb), AV_OK);
+    for (size_t i = 0; i < qn; i++) Q[i] = NAN;
+    for (size_t i = 0; i < kn; i++) K[i] = V[i] = NAN;
+    ck_assert_int_eq(av_forward(Q, K, V, NULL, &m, ids, k, n, w, wb), AV_OK);
+    for (int blk = 0; blk < T_L * T_H; blk++)
+        for (int t = 0; t < n; t++)
+            for (int i = 0; i < hs; i++) {
+                size_t at = ((size_t)blk * n + t) * hs + i;
+                if (t < k) ck_assert(isnan(Q[at]));
+                else ck_assert(Q[at] == Qf[at]);
+            }
+    for (size_t i = 0; i < kn; i++) ck_assert(isnan(K[i]) == ((i / hs) % n < (size_t)k));
+    free(Q); free(K); free(V); free(Qf); free(w); free(b.b);
+}
+END_TEST
+
 // ----------------------------------------------------------------------------------------------------
 // stories260K (../shared/data/stories260K/README.md), when present
 
@@ -613,6 +642,7 @@ Suite *suite_llama(void) {
     tcase_add_test(tc, test_model_nonfinite_weights);
     tcase_add_test(tc, test_forward_incremental_and_refusals);
     tcase_add_test(tc, test_forward_huge_finite_weights);
+    tcase_add_test(tc, test_forward_status_covers_written_rows);
     tcase_add_test(tc, test_stories260k_facts);
     suite_add_tcase(s, tc);
     return s;

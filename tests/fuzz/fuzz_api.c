@@ -17,7 +17,13 @@
  * routes), av_lowrank_singular_values, av_lowrank_block_mean, av_downsample, av_readouts, av_readouts_rows,
  * av_reference_summary, av_readouts_summarised, av_error_curve, av_row_entropy_hist, av_entropy_hist, av_cost,
  * av_generate, av_limit, the portable stream and functions (av_rng_*, av_portable_*) and the registry
- * queries, each with a workspace that is exact, one byte short, 64 bytes short, NULL (with 0 bytes or the
+ * queries; then (issue 27) av_recurrent, av_chunkwise, av_cost_path, av_random_matrix, av_semiseparable_rank
+ * and _ceiling, av_recall_draw and av_recall_pairs, av_distill_loss and av_distill, the .npy writer and reader
+ * (a header written from the input's shape, parsed back with data and decoded), and a real model: a tokenizer
+ * and a small llama2.c checkpoint built from the input (then a few hostile pokes), av_tokenizer_parse,
+ * av_token_piece, av_encode of a text from the input, av_model_parse and av_forward on the encoded ids
+ * (and again from a later start with the cache kept). Each call gets a workspace that is exact, one byte
+ * short, 64 bytes short, NULL (with 0 bytes or the
  * full size), or exact at an 8-byte (not 64-byte) alignment; every required pointer NULL in turn; and the
  * spectrum's solver capped at a few sweeps (AV_WARN_NO_CONVERGENCE). A time budget halves n and d when
  * the knobs (m = 65536, a large tensor feature dimension) would make one input take seconds.
@@ -35,8 +41,15 @@
  * exactly 0 past the factor rank; a rank/feature query that disagrees with the function it describes; a
  * causal matrix with a nonzero masked entry; exp scores outside [0, 1]; an error curve that does not fall
  * from 1 (or 0) to 0; a defined readout outside its definition's range (docs/readouts.md); a generator
- * that gives different bits for the same seed; cos outside [−1, 1], ln or exp not finite where they are.
- * ASan and UBSan catch the rest (every buffer is malloc'ed at its exact size).
+ * that gives different bits for the same seed; cos outside [−1, 1], ln or exp not finite where they are;
+ * a call that needs the causal mask accepting none; a random matrix whose bits depend on the workspace; a
+ * recall the causal flag changes; a distillation error that wrote W, a step not taken that moved it, or k
+ * steps in one call that differ from k calls of one step; a .npy header that does not parse back as its array; ids
+ * outside the vocabulary; a forward pass from a later start whose rows differ from the full pass's, or that
+ * writes the rows before its start.
+ * Every output sits between two guard regions (galloc: poisoned for ASan and checked when released), the
+ * data exactly its size; ASan and UBSan catch the rest. tests/fuzz/check_api_coverage.sh fails when a
+ * function of include/attnviz.h is not called here.
  */
 #include <float.h>
 #include <math.h>
@@ -182,7 +195,7 @@ static void print_input(void) {
 static void broken(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "\nfuzz_api: PROMISE BROKEN in %s: ", g.stage);
+    fprintf(stderr, "\nfuzz_api: PROMISE BROKEN in %s: ", g.stage ? g.stage : "?");
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fprintf(stderr, "\n");
@@ -226,16 +239,80 @@ static void check_f64(int st, const char *what, const double *x, size_t count) {
         if (!isfinite(x[i])) broken("status %d (%s) but %s[%zu] = %g", st, av_status_string(st), what, i, x[i]);
 }
 
+// ----------------------------------------------------------------------------------------------------
+// guarded outputs: every output buffer sits between two 64-byte guard regions of a known pattern, poisoned
+// for ASan (a write into one is reported at once, with its stack) and checked when the buffer is released
+// (so a build without ASan still sees the stray write); the data itself is exactly the requested size.
+
+enum { GUARD = 64, GUARD_HEAD = 16 };
+#define GUARD_BYTE 0xa7
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FUZZ_ASAN 1
+#endif
+#endif
+#ifdef FUZZ_ASAN
+void __asan_poison_memory_region(void const volatile *addr, size_t size);
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+#define POISON(p, n) __asan_poison_memory_region((p), (n))
+#define UNPOISON(p, n) __asan_unpoison_memory_region((p), (n))
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+/* `bytes` of output between two guards; the data is left as malloc gives it (the callers fill it). */
+static void *galloc(size_t bytes) {
+    unsigned char *base = malloc(GUARD_HEAD + GUARD + bytes + GUARD);
+    if (!base) abort();
+    memcpy(base, &bytes, sizeof bytes);
+    unsigned char *data = base + GUARD_HEAD + GUARD;
+    memset(data - GUARD, GUARD_BYTE, GUARD);
+    memset(data + bytes, GUARD_BYTE, GUARD);
+    POISON(data - GUARD, GUARD);
+    POISON(data + bytes, GUARD);
+    return data;
+}
+
+/* The guards of a galloc'ed buffer intact, else the promise "never writes out of bounds" is broken. */
+static void gcheck(const void *p, const char *what) {
+    if (!p) return;
+    const unsigned char *data = p, *base = data - GUARD - GUARD_HEAD;
+    size_t bytes;
+    memcpy(&bytes, base, sizeof bytes);
+    UNPOISON(data - GUARD, GUARD);
+    UNPOISON(data + bytes, GUARD);
+    for (int i = 0; i < GUARD; i++)
+        if (data[-1 - i] != GUARD_BYTE || data[bytes + i] != GUARD_BYTE)
+            broken("a write outside %s (%zu bytes): guard byte %s%d changed", what, bytes, data[-1 - i] != GUARD_BYTE ? "-" : "+", i);
+    POISON(data - GUARD, GUARD);
+    POISON(data + bytes, GUARD);
+}
+
+static void gfree(void *p) {
+    if (!p) return;
+    gcheck(p, "an output");
+    unsigned char *data = p, *base = data - GUARD - GUARD_HEAD;
+    size_t bytes;
+    memcpy(&bytes, base, sizeof bytes);
+    UNPOISON(data - GUARD, GUARD);
+    UNPOISON(data + bytes, GUARD);
+    free(base);
+}
+
 static float *alloc_f32(size_t count) {
-    float *x = malloc(sizeof(float) * (count ? count : 1));
-    if (!x) abort();
+    float *x = galloc(sizeof(float) * (count ? count : 1));
     for (size_t i = 0; i < count; i++) x[i] = NAN; /* an entry left unwritten is caught as non-finite */
     return x;
 }
 static double *alloc_f64(size_t count) {
-    double *x = malloc(sizeof(double) * (count ? count : 1));
-    if (!x) abort();
+    double *x = galloc(sizeof(double) * (count ? count : 1));
     for (size_t i = 0; i < count; i++) x[i] = NAN;
+    return x;
+}
+static int *alloc_int(size_t count, int fill) {
+    int *x = galloc(sizeof(int) * (count ? count : 1));
+    for (size_t i = 0; i < count; i++) x[i] = fill;
     return x;
 }
 
@@ -361,7 +438,7 @@ static int run_matrix(reader *r, float **M_out, const av_params *prm, const floa
     check_overflow_kind(st, prm);
     check_f32(st, "M", M, (size_t)n * n);
     check_masked(st, "M", M, n, prm->causal == 1);
-    if (st < 0) { free(M); M = NULL; }
+    if (st < 0) { gfree(M); M = NULL; }
     *M_out = M;
     return st;
 }
@@ -377,8 +454,8 @@ static void run_attend(reader *r, const av_params *prm, const float *Q, const fl
     check_f32(st, "O", O, (size_t)n * dv);
     check_f32(st, "M", M, (size_t)n * n);
     check_masked(st, "M", M, n, prm->causal == 1);
-    free(O);
-    free(M);
+    gfree(O);
+    gfree(M);
 }
 
 static void run_scores(reader *r, const float *Q, const float *K, int n, int d) {
@@ -390,7 +467,7 @@ static void run_scores(reader *r, const float *Q, const float *K, int n, int d) 
     if (st == AV_OK && apply_exp == 1) /* one global max subtracted: every entry in [0, 1] */
         for (size_t i = 0; i < (size_t)n * n; i++)
             if (!(S[i] >= 0.0f && S[i] <= 1.0f)) broken("exp scores: S[%zu] = %g", i, S[i]);
-    free(S);
+    gfree(S);
 }
 
 /* av_features; *phi gets Φ_Q then Φ_K (2·n·r floats, the caller frees) and *r_out r, or NULL. */
@@ -409,7 +486,7 @@ static void run_features(reader *r, float **phi, long *r_out, const av_params *p
     check_overflow_kind(st, prm);
     if (st >= 0 && dst != AV_OK) broken("av_features returned %d where av_feature_dim returned %d", st, dst);
     check_f32(st, "PhiQ/PhiK", P, (size_t)2 * n * ra);
-    if (st < 0) { free(P); return; }
+    if (st < 0) { gfree(P); return; }
     *phi = P;
     *r_out = ra;
 }
@@ -422,7 +499,7 @@ static void run_linear(reader *r, const av_params *prm, const float *Q, const fl
     ws_check(&w, "av_linear", st, 0);
     check_overflow_kind(st, prm);
     check_f32(st, "O", O, (size_t)n * dv);
-    free(O);
+    gfree(O);
 }
 
 /* The causal scan, from av_features' Φ (when there is one) or from the input's own feature rows. */
@@ -448,15 +525,18 @@ static void run_recurrent(reader *r, const float *phi, long rphi, const av_param
                                           V + (size_t)t * dv, rr, dv, n, prm));
         if (st < 0) break;
         if (st == AV_WARN_OVERFLOW) broken("AV_WARN_OVERFLOW, yet the features are given (a product overflowed)");
+        const av_variant_desc *vd = av_variant_info(prm->variant); /* retention and deltanet: z untouched */
+        for (size_t i = 0; vd && (vd->cls == AV_CLASS_RETENTION || vd->cls == AV_CLASS_DELTA) && i < ra; i++)
+            if (z[i] != 0.0) broken("%s wrote z[%zu] = %g (it has no normaliser)", vd->name, i, z[i]);
         check_f32(st, "o", o, (size_t)dv);
         check_f64(st, "S", S, ra * dv);
         check_f64(st, "z", z, ra);
         if (!finite_status(st)) break;
     }
-    free(o);
-    free(S);
-    free(z);
-    free(own);
+    gfree(o);
+    gfree(S);
+    gfree(z);
+    gfree(own);
 }
 
 static void check_sv(int st, const char *fn, const double *sv, double floor_, int n) {
@@ -493,7 +573,7 @@ static void run_factors(reader *r, const av_params *prm, const float *Q, const f
         check_sv(sst, "av_lowrank_singular_values", sv, nf, n);
         for (long i = ra; finite_status(sst) && i < n; i++) /* exact zeros past r */
             if (sv[i] != 0.0) broken("r = %ld, yet sv[%ld] = %g", ra, i, sv[i]);
-        free(sv);
+        gfree(sv);
         /* the heatmap's block means from the factors (b from 0, refused, to n) */
         int b = rd_range(r, 0, n);
         size_t c = b > 0 ? (size_t)((n + b - 1) / b) : 1;
@@ -502,10 +582,10 @@ static void run_factors(reader *r, const av_params *prm, const float *Q, const f
         int bst = av_lowrank_block_mean(cells, L, R, n, ra, b, wb.ptr, wb.bytes);
         ws_check(&wb, "av_lowrank_block_mean", bst, 0);
         if (b < 1 && bst >= 0) broken("av_lowrank_block_mean: b = %d accepted (%d)", b, bst);
-        free(cells);
+        gfree(cells);
     }
-    free(L);
-    free(R);
+    gfree(L);
+    gfree(R);
 }
 
 /* The factor route on factors straight from the input (any r, hostile values). */
@@ -522,9 +602,9 @@ static void run_lowrank_raw(reader *r, int n) {
     check_sv(st, "av_lowrank_singular_values (raw factors)", sv, nf, n);
     for (long i = rr; finite_status(st) && i < n; i++) /* exact zeros past r */
         if (sv[i] != 0.0) broken("r = %ld, yet sv[%ld] = %g", rr, i, sv[i]);
-    free(sv);
-    free(L);
-    free(R);
+    gfree(sv);
+    gfree(L);
+    gfree(R);
 }
 
 /* Both spectrum routes on M; *sv_out gets the last successful spectrum (the caller frees). */
@@ -544,11 +624,11 @@ static void run_spectrum(reader *r, double **sv_out, double *nf_out, const float
         ws_check(&w, fn, st, 0);
         check_sv(st, fn, sv, nf, n);
         if (finite_status(st)) {
-            free(*sv_out);
+            gfree(*sv_out);
             *sv_out = sv;
             *nf_out = nf;
         } else {
-            free(sv);
+            gfree(sv);
         }
     }
 }
@@ -602,7 +682,7 @@ static void run_downsample(reader *r, const float *M, const float *A, int n) {
                 if ((!isfinite(M[k]) || (A && !isfinite(A[k]))) && isfinite(cells[(i / b) * c + j / b]))
                     broken("av_downsample: entry (%d, %d) is not finite, its cell %g is", i, j, cells[(i / b) * c + j / b]);
             }
-    free(cells);
+    gfree(cells);
 }
 
 static void run_readouts(reader *r, const float *M, const double *sv, int own_sv, double nf, const float *A,
@@ -619,10 +699,14 @@ static void run_readouts(reader *r, const float *M, const double *sv, int own_sv
      * av_row_entropy_hist does */
     double rv[AV_R_COUNT], *h = alloc_f64((size_t)n);
     int rr[AV_R_COUNT];
+    for (int i = 0; i < n; i++) h[i] = -7.0; /* a sentinel: the argument errors leave row_entropy untouched */
     int st2 = av_readouts_rows(rv, rr, h, M, sv, nf, A, V, n, vdv, causal, tau, w.ptr, w.bytes);
     if (st2 != st) broken("av_readouts_rows returned %d, av_readouts %d", st2, st);
+    for (int i = 0; st2 < 0 && i < n; i++)
+        if (st2 == AV_ERR_NONFINITE ? !isnan(h[i]) : h[i] != -7.0)
+            broken("status %d, yet row_entropy[%d] = %g (untouched on argument errors, NaN on AV_ERR_NONFINITE)", st2, i, h[i]);
     ws_check(&w, "av_readouts", st, 0);
-    if (st < 0) { free(h); return; }
+    if (st < 0) { gfree(h); return; }
     for (int k = 0; k < AV_R_COUNT; k++)
         if (rr[k] != reasons[k] || memcmp(&rv[k], &vals[k], sizeof(double)))
             broken("av_readouts_rows: readout %s = %.17g (reason %d), av_readouts %.17g (%d)", av_readout_name(k),
@@ -634,10 +718,10 @@ static void run_readouts(reader *r, const float *M, const double *sv, int own_sv
     }
     /* the same through the reference's summary: the same readouts and entropies, bit for bit */
     size_t sb = av_reference_summary_bytes(n), wb2 = av_readouts_work(n, vdv);
-    void *summary = malloc(sb), *w2 = malloc(wb2);
+    void *summary = galloc(sb ? sb : 1), *w2 = malloc(wb2);
     double sv2[AV_R_COUNT], *h2 = alloc_f64((size_t)n);
     int sr[AV_R_COUNT];
-    if (!summary || !w2) abort();
+    if (!w2) abort();
     int st0 = status("av_reference_summary", av_reference_summary(summary, sb, A, V, n, vdv, causal, w2, wb2));
     if (st0 != AV_OK) broken("av_reference_summary returned %d where av_readouts returned %d", st0, st);
     int st3 = av_readouts_summarised(sv2, sr, h2, M, sv, nf, A, V, summary, sb, n, vdv, causal, tau, w2, wb2);
@@ -647,13 +731,13 @@ static void run_readouts(reader *r, const float *M, const double *sv, int own_sv
             broken("av_readouts_summarised: readout %s = %.17g (reason %d), av_readouts %.17g (%d)", av_readout_name(k),
                    sv2[k], sr[k], vals[k], reasons[k]);
     if (memcmp(h, h2, sizeof(double) * (size_t)n)) broken("av_readouts_summarised: other row entropies");
-    free(summary);
+    gfree(summary);
     free(w2);
-    free(h2);
+    gfree(h2);
     int c1[7], c2[7], s1 = av_entropy_hist(c1, 7, h, n), s2 = av_row_entropy_hist(c2, 7, M, n, causal);
     if (s1 != s2 || memcmp(c1, c2, sizeof c1))
         broken("av_entropy_hist (%d) and av_row_entropy_hist (%d) disagree", s1, s2);
-    free(h);
+    gfree(h);
     for (int k = 0; k < AV_R_COUNT; k++) {
         const char *name = av_readout_name(k);
         if (isinf(vals[k])) broken("readout %s = %g (never ±Inf)", name, vals[k]);
@@ -675,12 +759,11 @@ static void run_error_curve_hist(reader *r, const double *sv, const float *M, in
             for (int i = 0; i < n; i++)
                 if (e[i + 1] > e[i]) broken("e(%d) = %.17g > e(%d) = %.17g", i + 1, e[i + 1], i, e[i]);
         }
-        free(e);
+        gfree(e);
     }
     if (M) {
         int bins = rd_range(r, -1, 70);
-        int *counts = malloc(sizeof(int) * (size_t)(bins > 0 ? bins : 1));
-        if (!counts) abort();
+        int *counts = alloc_int((size_t)(bins > 0 ? bins : 1), -7);
         int st = status("av_row_entropy_hist", av_row_entropy_hist(counts, bins, M, n, causal));
         if (st >= 0) {
             long total = 0;
@@ -690,7 +773,7 @@ static void run_error_curve_hist(reader *r, const double *sv, const float *M, in
             }
             if (total > n) broken("the histogram counts %ld rows of %d", total, n);
         }
-        free(counts);
+        gfree(counts);
     }
 }
 
@@ -708,11 +791,11 @@ static void run_generate(reader *r, int n, int d) {
         av_generate(Q2, K2, V2, n, d, gen, std, seed);
         size_t b = sizeof(float) * n * d;
         if (memcmp(Q, Q2, b) || memcmp(K, K2, b) || memcmp(V, V2, b)) broken("av_generate is not deterministic");
-        free(Q2), free(K2), free(V2);
+        gfree(Q2), gfree(K2), gfree(V2);
     }
-    free(Q);
-    free(K);
-    free(V);
+    gfree(Q);
+    gfree(K);
+    gfree(V);
 }
 
 /* The portable stream and elementary functions: a uniform in [0, 1), finite normals, ln x finite for
@@ -845,7 +928,550 @@ static void run_nulls(const av_params *prm) {
     MUST_FAIL(av_generate(NULL, P, P, NN, DD, 0, 1, 0));
     MUST_FAIL(av_generate(P, NULL, P, NN, DD, 0, 1, 0));
     MUST_FAIL(av_generate(P, P, NULL, NN, DD, 0, 1, 0));
+    MUST_FAIL(av_recurrent(NULL, Q, K, V, NN, DD, DV, prm, work, wb));
+    MUST_FAIL(av_recurrent(O, NULL, K, V, NN, DD, DV, prm, work, wb));
+    MUST_FAIL(av_recurrent(O, Q, NULL, V, NN, DD, DV, prm, work, wb));
+    MUST_FAIL(av_recurrent(O, Q, K, NULL, NN, DD, DV, prm, work, wb));
+    MUST_FAIL(av_recurrent(O, Q, K, V, NN, DD, DV, NULL, work, wb));
+    MUST_FAIL(av_chunkwise(NULL, Q, K, V, NN, DD, DV, prm, work, wb));
+    MUST_FAIL(av_chunkwise(O, NULL, K, V, NN, DD, DV, prm, work, wb));
+    MUST_FAIL(av_chunkwise(O, Q, NULL, V, NN, DD, DV, prm, work, wb));
+    MUST_FAIL(av_chunkwise(O, Q, K, NULL, NN, DD, DV, prm, work, wb));
+    MUST_FAIL(av_chunkwise(O, Q, K, V, NN, DD, DV, NULL, work, wb));
+    MUST_FAIL(av_cost_path(NULL, AV_PATH_QUADRATIC, prm, NN, DD, DV));
+    MUST_FAIL(av_cost_path(cost, AV_PATH_QUADRATIC, NULL, NN, DD, DV));
+    MUST_FAIL(av_random_matrix(P, NULL, &r, AV_RANDOM_OMEGA, prm, NN, DD, work, wb));
+    MUST_FAIL(av_random_matrix(P, &r, NULL, AV_RANDOM_OMEGA, prm, NN, DD, work, wb));
+    MUST_FAIL(av_random_matrix(P, &r, &r, AV_RANDOM_OMEGA, NULL, NN, DD, work, wb));
+    MUST_FAIL(av_semiseparable_rank(NULL, sv, M, NN, -1, 0, AV_SVD_FAST, work, wb));
+    MUST_FAIL(av_semiseparable_rank(&nf, sv, NULL, NN, -1, 0, AV_SVD_FAST, work, wb));
+    MUST_FAIL(av_semiseparable_rank(&nf, sv, M, NN, -1, 0, AV_SVD_FAST, NULL, wb));
+    MUST_FAIL(av_semiseparable_ceiling(NULL, prm, NN, DD));
+    MUST_FAIL(av_semiseparable_ceiling(&r, NULL, NN, DD));
+    MUST_FAIL(av_recall_draw(NULL, P, NN, DD, 0));
+    MUST_FAIL(av_recall_draw(P, NULL, NN, DD, 0));
+    MUST_FAIL(av_recall_pairs(NULL, K, V, NN, DD, prm, work, wb));
+    MUST_FAIL(av_recall_pairs(e, NULL, V, NN, DD, prm, work, wb));
+    MUST_FAIL(av_recall_pairs(e, K, NULL, NN, DD, prm, work, wb));
+    MUST_FAIL(av_recall_pairs(e, K, V, NN, DD, NULL, work, wb));
+    MUST_FAIL(av_recall_pairs(e, K, V, NN, DD, prm, NULL, wb));
+    MUST_FAIL(av_distill_loss(NULL, NULL, S, 1, Q, K, NN, DD, prm, work, wb));
+    MUST_FAIL(av_distill_loss(&nf, NULL, NULL, 1, Q, K, NN, DD, prm, work, wb));
+    MUST_FAIL(av_distill_loss(&nf, NULL, S, 1, NULL, K, NN, DD, prm, work, wb));
+    MUST_FAIL(av_distill_loss(&nf, NULL, S, 1, Q, NULL, NN, DD, prm, work, wb));
+    MUST_FAIL(av_distill_loss(&nf, NULL, S, 1, Q, K, NN, DD, NULL, work, wb));
+    MUST_FAIL(av_distill_loss(&nf, NULL, S, 1, Q, K, NN, DD, prm, NULL, wb));
+    MUST_FAIL(av_distill(NULL, z, 0, NULL, 1, 0, 1, Q, K, NN, DD, prm, work, wb));
+    MUST_FAIL(av_distill(S, NULL, 0, NULL, 1, 0, 1, Q, K, NN, DD, prm, work, wb));
+    MUST_FAIL(av_distill(S, z, 0, NULL, 1, 0, 1, NULL, K, NN, DD, prm, work, wb));
+    MUST_FAIL(av_distill(S, z, 0, NULL, 1, 0, 1, Q, NULL, NN, DD, prm, work, wb));
+    MUST_FAIL(av_distill(S, z, 0, NULL, 1, 0, 1, Q, K, NN, DD, NULL, work, wb));
+    MUST_FAIL(av_distill(S, z, 0, NULL, 1, 0, 1, Q, K, NN, DD, prm, NULL, wb));
+    if (av_recurrent_work(NULL, NN, DD, DV) || av_chunkwise_work(NULL, NN, DD, DV) || av_recall_work(NULL, NN, DD) ||
+        av_distill_work(NULL, NN, DD, 1) || av_random_work(AV_RANDOM_OMEGA, NULL, NN, DD) || av_forward_work(NULL))
+        broken("a _work query of NULL knobs (or model) is not 0");
+    {
+        static unsigned char buf[64];
+        static int64_t shape[1] = {2};
+        static av_npy_info info;
+        static av_model mdl;
+        static av_tokenizer tok;
+        static int ids[4] = {1, 1, 1, 1}, n_ids;
+        size_t hl;
+        const char *piece;
+        int len;
+        MUST_FAIL(av_npy_parse(NULL, buf, sizeof buf));
+        MUST_FAIL(av_npy_parse(&info, NULL, sizeof buf));
+        MUST_FAIL(av_npy_decode_f32(NULL, &info, buf, sizeof buf));
+        MUST_FAIL(av_npy_decode_f32(O, NULL, buf, sizeof buf));
+        MUST_FAIL(av_npy_decode_f32(O, &info, NULL, sizeof buf));
+        MUST_FAIL(av_npy_write_header(NULL, sizeof buf, &hl, shape, 1, 4));
+        MUST_FAIL(av_npy_write_header(buf, sizeof buf, NULL, shape, 1, 4));
+        MUST_FAIL(av_npy_write_header(buf, sizeof buf, &hl, NULL, 1, 4));
+        MUST_FAIL(av_model_parse(NULL, buf, sizeof buf));
+        MUST_FAIL(av_model_parse(&mdl, NULL, sizeof buf));
+        MUST_FAIL(av_forward(O, O, O, O, NULL, ids, 0, 1, work, wb));
+        MUST_FAIL(av_forward(O, O, O, O, &mdl, NULL, 0, 1, work, wb));
+        MUST_FAIL(av_forward(O, O, O, O, &mdl, ids, 0, 1, NULL, wb));
+        MUST_FAIL(av_tokenizer_parse(NULL, buf, sizeof buf, 4, work, wb));
+        MUST_FAIL(av_tokenizer_parse(&tok, NULL, sizeof buf, 4, work, wb));
+        MUST_FAIL(av_tokenizer_parse(&tok, buf, sizeof buf, 4, NULL, wb));
+        MUST_FAIL(av_encode(NULL, &n_ids, 4, &tok, "a", 1, 1));
+        MUST_FAIL(av_encode(ids, NULL, 4, &tok, "a", 1, 1));
+        MUST_FAIL(av_encode(ids, &n_ids, 4, NULL, "a", 1, 1));
+        MUST_FAIL(av_encode(ids, &n_ids, 4, &tok, NULL, 1, 1));
+        MUST_FAIL(av_token_piece(NULL, &len, &tok, 0, 0));
+        MUST_FAIL(av_token_piece(&piece, NULL, &tok, 0, 0));
+        MUST_FAIL(av_token_piece(&piece, &len, NULL, 0, 0));
+        g.stage = "av_model_error, av_npy_error";
+        if (!av_model_error() || !av_npy_error()) broken("an error string is NULL");
+    }
 #undef MUST_FAIL
+}
+
+// ----------------------------------------------------------------------------------------------------
+// the recurrent and chunkwise forms, the path costs, the random matrices, the semiseparable rank
+
+/* av_recurrent and av_chunkwise: av_linear's promises, and both need the causal mask. */
+static void run_forms(reader *r, const av_params *prm, const float *Q, const float *K, const float *V, int n, int d,
+                      int dv) {
+    for (int form = 0; form < 2; form++) {
+        const char *fn = form ? "av_chunkwise" : "av_recurrent";
+        workspace w = ws_make(r, form ? av_chunkwise_work(prm, n, d, dv) : av_recurrent_work(prm, n, d, dv));
+        float *O = alloc_f32((size_t)n * dv);
+        int st = form ? av_chunkwise(O, Q, K, V, n, d, dv, prm, w.ptr, w.bytes)
+                      : av_recurrent(O, Q, K, V, n, d, dv, prm, w.ptr, w.bytes);
+        ws_check(&w, fn, st, 0);
+        check_overflow_kind(st, prm);
+        check_f32(st, "O", O, (size_t)n * dv);
+        if (st >= 0 && prm->causal != 1) broken("%s accepted causal = %d (it needs the causal mask)", fn, prm->causal);
+        gfree(O);
+    }
+}
+
+/* av_cost_path for every path (and two unknown ones): finite counts, both −1 where the path does not exist;
+ * av_cost is the quadratic and the linear path. */
+static void run_cost_paths(const av_params *prm, int n, int d, int dv) {
+    double *c = alloc_f64(4), *q = alloc_f64(2), *l = alloc_f64(2);
+    for (int path = -1; path <= 4; path++) {
+        double *out = path == AV_PATH_QUADRATIC ? q : path == AV_PATH_LINEAR ? l : c;
+        out[0] = out[1] = NAN;
+        int st = status("av_cost_path", av_cost_path(out, path, prm, n, d, dv));
+        if ((path < 0 || path > AV_PATH_CHUNKWISE) && st >= 0) broken("path %d accepted (%d)", path, st);
+        check_f64(st, "out", out, 2);
+        if (st == AV_OK && !((out[0] == -1 && out[1] == -1) || (out[0] >= 0 && out[1] >= 0)))
+            broken("path %d: out = {%g, %g}", path, out[0], out[1]);
+    }
+    for (int i = 0; i < 4; i++) c[i] = NAN;
+    int st = status("av_cost", av_cost(c, prm, n, d, dv));
+    if (st == AV_OK && (memcmp(c, q, 2 * sizeof *c) || memcmp(c + 2, l, 2 * sizeof *c)))
+        broken("av_cost {%g, %g, %g, %g} is not the quadratic and the linear path's", c[0], c[1], c[2], c[3]);
+    gfree(c), gfree(q), gfree(l);
+}
+
+/* av_random_matrix: the shape query (out NULL), then the matrix, finite; the same bits again from the
+ * same workspace (the cached draw) and from a fresh one. */
+static void run_random(reader *r, const av_params *prm, int n, int d) {
+    int which = rd_range(r, -1, 4);
+    long *shape = galloc(2 * sizeof(long));
+    shape[0] = shape[1] = -7;
+    int st = status("av_random_matrix (shape)", av_random_matrix(NULL, &shape[0], &shape[1], which, prm, n, d, NULL, 0));
+    size_t need = av_random_work(which, prm, n, d);
+    if ((which < 0 || which > AV_RANDOM_DWC) && st >= 0) broken("which = %d accepted", which);
+    if (st == AV_OK && (shape[0] < 1 || shape[1] < 1)) broken("shape %ld x %ld", shape[0], shape[1]);
+    if (st == AV_OK && need == 0) broken("av_random_work is 0 where the shape query succeeds");
+    if (st != AV_OK || (double)shape[0] * shape[1] > (1 << 22)) {
+        gfree(shape);
+        return;
+    }
+    size_t count = (size_t)shape[0] * shape[1];
+    workspace w = ws_make(r, need);
+    float *out = alloc_f32(count), *again = alloc_f32(count);
+    long *shape2 = galloc(2 * sizeof(long));
+    int st2 = av_random_matrix(out, &shape2[0], &shape2[1], which, prm, n, d, w.ptr, w.bytes);
+    if (st2 >= 0 && w.base) { /* the workspace again: the same bits */
+        int st3 = status("av_random_matrix (again)", av_random_matrix(again, &shape2[0], &shape2[1], which, prm, n, d, w.ptr, w.bytes));
+        if (st3 != st2 || memcmp(out, again, count * sizeof *out)) broken("a second draw in the same workspace differs");
+    }
+    ws_check(&w, "av_random_matrix", st2, 0);
+    check_f32(st2, "out", out, count);
+    if (st2 == AV_OK && (shape2[0] != shape[0] || shape2[1] != shape[1])) broken("the shape differs from the query's");
+    if (st2 == AV_OK) { /* a fresh workspace: the same bits */
+        void *fresh = malloc(need);
+        if (!fresh) abort();
+        int st4 = status("av_random_matrix (fresh)", av_random_matrix(again, &shape2[0], &shape2[1], which, prm, n, d, fresh, need));
+        if (st4 != AV_OK || memcmp(out, again, count * sizeof *out)) broken("a fresh workspace draws other bits");
+        free(fresh);
+    }
+    gfree(out), gfree(again), gfree(shape), gfree(shape2);
+}
+
+/* The semiseparable rank of M (by the input's route, σ₁ and floor from M's spectrum when there is one) and
+ * its structural ceiling: a count in 0..⌊n/2⌋, the block's singular values descending and ≥ 0. */
+static void run_semiseparable(reader *r, const float *M, const double *sv, double nf, const av_params *prm, int n,
+                              int d) {
+    int h = n / 2;
+    long *ceiling = galloc(sizeof(long));
+    *ceiling = -7;
+    int cst = status("av_semiseparable_ceiling", av_semiseparable_ceiling(ceiling, prm, n, d));
+    if (cst == AV_OK && !(*ceiling >= 0 && *ceiling <= h)) broken("ceiling %ld outside 0..%d", *ceiling, h);
+    gfree(ceiling);
+    int route = rd_range(r, -1, 2);
+    double sigma1 = sv ? sv[0] : rd_f64(r, n, d), floor_ = sv ? nf : rd_f64(r, n, d);
+    if (rd_u8(r) & 1) sigma1 = -1.0; /* the block's own σ₁ */
+    workspace w = ws_make(r, av_semiseparable_work(n, route));
+    double *rank = alloc_f64(1), *bsv = rd_u8(r) & 1 ? NULL : alloc_f64((size_t)(h ? h : 1));
+    int st = av_semiseparable_rank(rank, bsv, M, n, sigma1, floor_, route, w.ptr, w.bytes);
+    ws_check(&w, "av_semiseparable_rank", st, 0);
+    if ((n < 2 || route < 0 || route > 1) && st >= 0) broken("n = %d, route %d accepted (%d)", n, route, st);
+    check_f64(st, "rank", rank, 1);
+    if (bsv) check_f64(st, "block_sv", bsv, (size_t)h);
+    if (finite_status(st)) {
+        if (!(*rank >= 0 && *rank <= h && *rank == floor(*rank))) broken("rank %g is not a count in 0..%d", *rank, h);
+        for (int i = 0; bsv && i < h; i++)
+            if (bsv[i] < 0 || (i && bsv[i] > bsv[i - 1])) broken("block_sv[%d] = %.17g (not descending, ≥ 0)", i, bsv[i]);
+    }
+    gfree(rank), gfree(bsv);
+}
+
+// ----------------------------------------------------------------------------------------------------
+// the mechanisms: recall from a memory, Hedgehog distillation
+
+/* av_recall_draw (unit keys, the same bits for the same seed) and av_recall_pairs on them, or on the input's
+ * own keys: errors finite and ≥ 0 under the finite statuses, and the causal flag ignored (the same status and
+ * bits with it flipped). */
+static void run_recall(reader *r, const av_params *prm, const float *Qin, const float *Vin, int n, int d, int dv) {
+    int N = n;
+    size_t cnt = (size_t)N * d;
+    float *K = alloc_f32(cnt), *V = alloc_f32(cnt), *K2 = alloc_f32(cnt), *V2 = alloc_f32(cnt);
+    uint32_t seed = rd_u32(r);
+    int st = status("av_recall_draw", av_recall_draw(K, V, N, d, seed));
+    if (st != AV_OK) broken("av_recall_draw refused N = %d, d = %d (%d)", N, d, st);
+    check_f32(st, "K", K, cnt), check_f32(st, "V", V, cnt);
+    for (int i = 0; i < N; i++) {
+        double s = 0;
+        for (int c = 0; c < d; c++) s += (double)K[(size_t)i * d + c] * K[(size_t)i * d + c];
+        if (fabs(sqrt(s) - 1.0) > 1e-5) broken("key %d has norm %.9g, not 1", i, sqrt(s));
+    }
+    av_recall_draw(K2, V2, N, d, seed);
+    if (memcmp(K, K2, cnt * sizeof *K) || memcmp(V, V2, cnt * sizeof *V)) broken("av_recall_draw is not deterministic");
+    unsigned pick = rd_u8(r);
+    if (pick & 1) memcpy(K, Qin, cnt * sizeof *K); /* the input's (hostile) keys */
+    if ((pick & 2) && dv == d) memcpy(V, Vin, cnt * sizeof *V);
+    workspace w = ws_make(r, av_recall_work(prm, N, d));
+    double *err = alloc_f64((size_t)N);
+    st = av_recall_pairs(err, K, V, N, d, prm, w.ptr, w.bytes);
+    ws_check(&w, "av_recall_pairs", st, 0);
+    check_f64(st, "err", err, (size_t)N);
+    for (int i = 0; finite_status(st) && i < N; i++)
+        if (!(err[i] >= 0)) broken("err[%d] = %g", i, err[i]);
+    if (st >= 0 && (prm->causal == 0 || prm->causal == 1)) {
+        av_params flipped = *prm;
+        flipped.causal = !prm->causal;
+        size_t need = av_recall_work(&flipped, N, d);
+        void *work = malloc(need ? need : 1);
+        double *err2 = alloc_f64((size_t)N);
+        if (!work) abort();
+        int st2 = status("av_recall_pairs (causal flipped)", av_recall_pairs(err2, K, V, N, d, &flipped, work, need));
+        if (st2 != st || memcmp(err, err2, (size_t)N * sizeof *err))
+            broken("the causal flag changed the recall (%d → %d)", st, st2);
+        free(work);
+        gfree(err2);
+    }
+    gfree(err), gfree(K), gfree(V), gfree(K2), gfree(V2);
+}
+
+/* av_distill_loss and av_distill from W (the input's values, hostile ones included), with the input's
+ * moments, t0, lr and steps. Finite loss, gradient, W and moments under AV_OK; W and the moments untouched by
+ * an error; under either overflow warning after one step W (and the carried moments) as before; the loss of
+ * step 0 is av_distill_loss's; and k steps in one call are k calls of one step (the moments and t0 carry
+ * Adam's state), to the bit. */
+static void run_distill(reader *r, const av_params *prm, const float *Q, const float *K, int n, int d) {
+    int cols = rd_range(r, -1, 6), steps = rd_range(r, -1, 3);
+    if (cols > 0 && (double)n * n * d * cols * (steps > 0 ? steps : 1) > 4e5) cols = 1; /* the time budget */
+    size_t cnt = (size_t)d * (cols > 0 ? cols : 1);
+    double *W0 = alloc_f64(cnt), *mom0 = alloc_f64(2 * cnt);
+    float *tmp = alloc_f32(cnt);
+    rd_fill(r, tmp, cnt, cols > 0 ? cols : 1);
+    for (size_t i = 0; i < cnt; i++) W0[i] = tmp[i] * 0.25;
+    for (unsigned k = rd_u8(r) % 3; k > 0; k--) W0[rd_u16(r) % cnt] = rd_f64(r, n, d); /* NaN, 1e300, … */
+    const int t0s[] = {0, 0, 1, 3, 1000000, 2147483647, 2147483646, -1};
+    int t0 = t0s[rd_u8(r) % 8];
+    unsigned mk = rd_u8(r) % 4; /* the moments: zero, small, or the input's (negative, NaN) */
+    for (size_t i = 0; i < 2 * cnt; i++) mom0[i] = mk == 0 ? 0.0 : mk == 1 ? 1e-4 * (double)(i % 5) : 0.0;
+    if (mk >= 2)
+        for (unsigned k = 1 + rd_u8(r) % 3; k > 0; k--) mom0[rd_u16(r) % (2 * cnt)] = rd_f64(r, n, d);
+    double lr = rd_u8(r) & 1 ? 0.0 : rd_f64(r, n, d);
+
+    workspace w = ws_make(r, av_distill_work(prm, n, d, cols));
+    double *loss = alloc_f64(1), *grad = alloc_f64(cnt);
+    int lst = av_distill_loss(loss, grad, W0, cols, Q, K, n, d, prm, w.ptr, w.bytes);
+    ws_check(&w, "av_distill_loss", lst, 0);
+    check_f64(lst, "loss", loss, 1);
+    check_f64(lst, "grad", grad, cnt);
+    if (lst >= 0 && (cols < 1 || cols > AV_MAX_FEATURE_DIM / 2)) broken("cols = %d accepted", cols);
+
+    size_t need = av_distill_work(prm, n, d, cols);
+    void *work = malloc(need ? need : 1);
+    double *W = alloc_f64(cnt), *mom = alloc_f64(2 * cnt), *losses = alloc_f64((size_t)(steps > 0 ? steps : 1));
+    if (!work) abort();
+    memcpy(W, W0, cnt * sizeof *W);
+    memcpy(mom, mom0, 2 * cnt * sizeof *mom);
+    int st = status("av_distill", av_distill(W, mom, t0, losses, steps, lr, cols, Q, K, n, d, prm, work, need));
+    if (st >= 0 && (steps < 0 || t0 < 0 || !(lr >= 0) || !isfinite(lr))) broken("steps %d, t0 %d, lr %g accepted", steps, t0, lr);
+    check_f64(st, "W", W, cnt);
+    check_f64(st, "moments", mom, 2 * cnt);
+    check_f64(st, "loss", losses, (size_t)(steps > 0 ? steps : 0));
+    if (st < 0 && (memcmp(W, W0, cnt * sizeof *W) || memcmp(mom, mom0, 2 * cnt * sizeof *mom)))
+        broken("error %d, yet W or the moments changed (errors come before anything is written)", st);
+    if ((st == AV_WARN_OVERFLOW || st == AV_WARN_PRODUCT_OVERFLOW) && steps == 1 &&
+        (memcmp(W, W0, cnt * sizeof *W) || (t0 > 0 && memcmp(mom, mom0, 2 * cnt * sizeof *mom))))
+        broken("status %d: the step was not taken, yet W or the moments changed", st);
+    if (st == AV_OK && steps >= 1 && lst == AV_OK && memcmp(&losses[0], loss, sizeof *loss))
+        broken("loss[0] %.17g differs from av_distill_loss's %.17g", losses[0], *loss);
+    if (st == AV_OK && steps >= 2) { /* one step at a time, the state carried */
+        double *W1 = alloc_f64(cnt), *mom1 = alloc_f64(2 * cnt), *l1 = alloc_f64(1);
+        memcpy(W1, W0, cnt * sizeof *W1);
+        memcpy(mom1, mom0, 2 * cnt * sizeof *mom1);
+        for (int k = 0; k < steps; k++) {
+            int s1 = status("av_distill (one step)", av_distill(W1, mom1, t0 + k, l1, 1, lr, cols, Q, K, n, d, prm, work, need));
+            if (s1 != AV_OK || memcmp(l1, &losses[k], sizeof *l1)) broken("step %d alone: status %d, loss %.17g (in one call %.17g)", k, s1, *l1, losses[k]);
+        }
+        if (memcmp(W1, W, cnt * sizeof *W) || memcmp(mom1, mom, 2 * cnt * sizeof *mom))
+            broken("%d steps in one call differ from %d calls of one step", steps, steps);
+        gfree(W1), gfree(mom1), gfree(l1);
+    }
+    free(work);
+    gfree(W0), gfree(mom0), gfree(tmp), gfree(loss), gfree(grad), gfree(W), gfree(mom), gfree(losses);
+}
+
+// ----------------------------------------------------------------------------------------------------
+// .npy: a header written from the input's shape, then parsed back with data after it and decoded
+
+static void run_npy(reader *r) {
+    int ndim = rd_range(r, -1, AV_NPY_MAX_DIM + 1), dtype = (const int[]){4, 8, 4, 8, 2, 0}[rd_u8(r) % 6];
+    int64_t *shape = galloc(sizeof(int64_t) * (AV_NPY_MAX_DIM + 2));
+    for (int i = 0; i < AV_NPY_MAX_DIM + 2; i++) {
+        unsigned c = rd_u8(r);
+        shape[i] = c < 240 ? c % 5 : (const int64_t[]){-1, INT64_MAX, (int64_t)1 << 40, 1 << 20, 0, 7, 64, INT32_MAX,
+                                                        INT64_MIN, 3, -5, 100, 1000, 65536, 2, 1}[c - 240];
+    }
+    size_t cap = (size_t)rd_range(r, 0, 300);
+    unsigned char *head = galloc(cap ? cap : 1);
+    memset(head, 0x5a, cap ? cap : 1);
+    size_t *hl = galloc(sizeof(size_t));
+    *hl = 12345;
+    int st = status("av_npy_write_header", av_npy_write_header(head, cap, hl, shape, ndim, dtype));
+    if (st >= 0 && (ndim < 0 || ndim > AV_NPY_MAX_DIM || (dtype != 4 && dtype != 8))) broken("ndim %d, dtype %d accepted", ndim, dtype);
+    if (st == AV_OK && (*hl == 0 || *hl % 64 || *hl > cap)) broken("header_len %zu (cap %zu)", *hl, cap);
+    double count = 1;
+    for (int i = 0; st == AV_OK && i < ndim; i++) count *= (double)shape[i];
+    if (st == AV_OK && count * dtype <= 4096) {
+        size_t data = (size_t)count * dtype, len = *hl + data;
+        unsigned char *file = galloc(len);
+        memcpy(file, head, *hl);
+        for (size_t i = 0; i < data; i++) file[*hl + i] = (unsigned char)rd_u8(r);
+        av_npy_info *info = galloc(sizeof *info);
+        int pst = status("av_npy_parse", av_npy_parse(info, file, len));
+        if (pst != AV_OK) broken("a header av_npy_write_header wrote does not parse: %s", av_npy_error());
+        if (info->ndim != ndim || info->dtype_bytes != dtype || info->data_offset != *hl || info->count != (size_t)count ||
+            (ndim && memcmp(info->shape, shape, sizeof(int64_t) * (size_t)ndim)))
+            broken("the header parses back as another array");
+        float *out = alloc_f32(info->count);
+        int dst = status("av_npy_decode_f32", av_npy_decode_f32(out, info, file, len));
+        if (dst != AV_OK) broken("av_npy_decode_f32 returned %d on a parsed buffer", dst);
+        for (size_t i = 0; i < info->count; i++) {
+            float want;
+            if (dtype == 4) memcpy(&want, file + *hl + 4 * i, 4);
+            else { double x; memcpy(&x, file + *hl + 8 * i, 8); want = (float)x; }
+            if (!(want == out[i] || (isnan(want) && isnan(out[i])))) broken("element %zu decodes to %g, not %g", i, out[i], want);
+        }
+        if (len > 1 && status("av_npy_parse (truncated)", av_npy_parse(info, file, len - 1 - rd_u8(r) % (len - 1))) >= 0)
+            broken("a truncated file parses");
+        gfree(out), gfree(info), gfree(file);
+    }
+    g.stage = "av_npy_error";
+    if (!av_npy_error()) broken("av_npy_error is NULL");
+    gfree(shape), gfree(head), gfree(hl);
+}
+
+// ----------------------------------------------------------------------------------------------------
+// real models: a tokenizer and a small checkpoint built from the input (valid, then a few hostile pokes),
+// the text encoded, the ids run through the forward pass
+
+/* llama2.c's tokenizer format: <unk>, BOS, EOS, the 256 byte pieces when asked (and when they fit), then
+ * pieces of 1..4 bytes from a small alphabet (so that merges happen) or raw bytes; scores from the input. */
+static unsigned char *make_tokenizer(reader *r, int vocab, size_t *len) {
+    static const char *const fixed[] = {"<unk>", "\n<s>\n", "\n</s>\n"};
+    static const char alpha[] = " ab\xc3\xa9x";
+    int bytes = rd_u8(r) & 1;
+    unsigned char *buf = galloc(4 + (size_t)vocab * (8 + 8));
+    size_t at = 4;
+    int maxlen = 1;
+    for (int i = 0; i < vocab; i++) {
+        char piece[8];
+        int l;
+        if (i < 3) l = (int)strlen(fixed[i]), memcpy(piece, fixed[i], (size_t)l);
+        else if (bytes && i < 259) l = snprintf(piece, sizeof piece, "<0x%02X>", i - 3);
+        else {
+            l = 1 + (int)(rd_u8(r) % 4);
+            for (int k = 0; k < l; k++) {
+                unsigned c = rd_u8(r);
+                piece[k] = c < 200 ? alpha[c % 6] : (char)c;
+            }
+        }
+        float score = (float)(int8_t)rd_u8(r) / 4.0f;
+        memcpy(buf + at, &score, 4), memcpy(buf + at + 4, &l, 4), memcpy(buf + at + 8, piece, (size_t)l);
+        at += 8 + (size_t)l;
+        if (l > maxlen) maxlen = l;
+    }
+    memcpy(buf, &maxlen, 4);
+    *len = at;
+    unsigned char *exact = galloc(at); /* exactly the file's bytes: a read past them hits the guard */
+    memcpy(exact, buf, at);
+    gfree(buf);
+    return exact;
+}
+
+/* A llama2.c checkpoint (legacy format) of this vocabulary: 1..2 heads of size 2 or 4 (grouped-query when
+ * asked), 1..2 layers, hidden 1..8, seq_len 1..8, shared or separate classifier, weights from rd_fill
+ * (hostile values included). */
+static unsigned char *make_checkpoint(reader *r, int vocab, size_t *len) {
+    int heads = 1 + (int)(rd_u8(r) % 2), hs = 2 * (1 + (int)(rd_u8(r) % 2));
+    int kv = heads == 2 && (rd_u8(r) & 1) ? 1 : heads, dim = heads * hs, kvd = hs * kv;
+    int hid = 1 + (int)(rd_u8(r) % 8), layers = 1 + (int)(rd_u8(r) % 2), seq = 1 + (int)(rd_u8(r) % 8);
+    int shared = rd_u8(r) & 1;
+    size_t floats = (size_t)vocab * dim + (size_t)layers * (2 * dim + 2 * (size_t)dim * dim + 2 * (size_t)kvd * dim +
+                                                          3 * (size_t)hid * dim) + dim + (size_t)seq * hs +
+                    (shared ? 0 : (size_t)vocab * dim);
+    *len = 28 + 4 * floats;
+    unsigned char *buf = galloc(*len);
+    int32_t head[7] = {dim, hid, layers, heads, kv, shared ? vocab : -vocab, seq};
+    memcpy(buf, head, sizeof head);
+    rd_fill(r, (float *)(void *)(buf + 28), floats, dim);
+    return buf;
+}
+
+static int ptr_inside(const void *p, size_t bytes, const void *buf, size_t len) {
+    const unsigned char *q = p, *b = buf;
+    return q >= b && q <= b + len && bytes <= (size_t)(b + len - q);
+}
+
+static void check_forward_rows(int st, const av_model *m, const float *Q, const float *K, const float *V,
+                               const float *lg, int n) {
+    size_t qn = (size_t)m->n_layers * m->n_heads * n * m->head_size, kn = (size_t)m->n_layers * m->n_kv_heads * n * m->head_size;
+    check_f32(st, "Q", Q, qn), check_f32(st, "K", K, kn), check_f32(st, "V", V, kn);
+    check_f32(st, "logits", lg, (size_t)m->vocab_size);
+}
+
+/* Rows t ≥ k of a capture equal the full pass's (to the bit), rows below k untouched (still NaN). */
+static void compare_capture(const char *what, const float *full, const float *part, int blocks, int n, int hs, int k) {
+    for (int b = 0; b < blocks; b++)
+        for (int t = 0; t < n; t++)
+            for (int c = 0; c < hs; c++) {
+                size_t i = ((size_t)b * n + t) * hs + c;
+                if (t >= k ? memcmp(&full[i], &part[i], sizeof *part) != 0 : !isnan(part[i]))
+                    broken("forward from start %d: %s block %d row %d col %d = %.9g (the full pass: %.9g)", k, what, b, t,
+                           c, part[i], full[i]);
+            }
+}
+
+static void run_model(reader *r) {
+    unsigned vb = rd_u16(r); /* mostly 3..300 pieces; 1 and 2 (no BOS or EOS: refused) now and then */
+    int vocab = vb % 16 == 15 ? 1 + (int)(vb / 16 % 2) : 3 + (int)(vb % 298);
+    size_t tlen, clen;
+    unsigned char *tb = make_tokenizer(r, vocab, &tlen);
+    for (unsigned k = rd_u8(r) % 4 == 3 ? 1 + rd_u8(r) % 2 : 0; k > 0; k--) tb[rd_u16(r) % tlen] = (unsigned char)rd_u8(r);
+    int tvocab = vocab + (rd_u8(r) % 8 == 7 ? rd_range(r, -1, 1) : 0); /* a tokenizer for another vocabulary */
+    size_t twb = av_tokenizer_work(tvocab);
+    if ((tvocab >= 1) != (twb > 0)) broken("av_tokenizer_work(%d) = %zu", tvocab, twb);
+    void *twork = malloc(twb ? twb : 1);
+    av_tokenizer *t = galloc(sizeof *t);
+    if (!twork) abort();
+    int tst = status("av_tokenizer_parse", av_tokenizer_parse(t, tb, tlen, tvocab, twork, twb));
+    gcheck(tb, "the tokenizer's buffer");
+    g.stage = "av_model_error";
+    if (tst == AV_ERR_FORMAT && (!av_model_error() || !av_model_error()[0])) broken("AV_ERR_FORMAT without a reason");
+    if (tst < 0 && tst != AV_ERR_FORMAT && tst != AV_ERR_SIZE) broken("av_tokenizer_parse returned %d", tst);
+    int *ids = NULL, *n_ids = alloc_int(1, -99), n_tok = 0;
+    if (tst == AV_OK) {
+        for (int i = 0; i < tvocab; i++) {
+            if (!ptr_inside(tb + t->offset[i], (size_t)t->len[i], tb, tlen)) broken("piece %d lies outside the buffer", i);
+            const char **piece = galloc(sizeof *piece);
+            int *plen = alloc_int(1, -99), prev = (const int[]){-1, 0, 1, 2}[rd_u8(r) % 4];
+            int pst = status("av_token_piece", av_token_piece(piece, plen, t, prev, i));
+            if (pst != AV_OK || *plen < 0 || *plen > t->len[i]) broken("av_token_piece(%d, %d): %d, len %d", prev, i, pst, *plen);
+            gfree(piece), gfree(plen);
+        }
+        const char *p;
+        int l;
+        if (status("av_token_piece", av_token_piece(&p, &l, t, 0, tvocab)) >= 0 || av_token_piece(&p, &l, t, 0, -1) >= 0)
+            broken("av_token_piece accepted an id outside the vocabulary");
+        /* the text: the alphabet, or raw bytes (broken UTF-8 included) */
+        size_t text_len = rd_u8(r) % 40;
+        char *text = galloc(text_len ? text_len : 1);
+        int raw = rd_u8(r) & 1;
+        for (size_t i = 0; i < text_len; i++) {
+            unsigned c = rd_u8(r);
+            text[i] = raw ? (char)c : " ab\xc3\xa9x"[c % 6];
+        }
+        int bos = rd_range(r, -1, 2), cap = rd_u8(r) % 8 == 7 ? rd_range(r, 0, (int)text_len + 1) : (int)text_len + 2;
+        ids = alloc_int((size_t)(cap > 0 ? cap : 1), -99);
+        int est = status("av_encode", av_encode(ids, n_ids, cap, t, text, text_len, bos));
+        gcheck(text, "the text");
+        if (est < 0 && est != AV_ERR_FORMAT && est != AV_ERR_SIZE) broken("av_encode returned %d", est);
+        if (est >= 0 && cap == (int)text_len + 2 && est != AV_OK) broken("av_encode returned %d with cap = text_len + 2", est);
+        if (est == AV_OK) {
+            if (*n_ids < 0 || *n_ids > cap) broken("av_encode: %d ids in %d", *n_ids, cap);
+            for (int i = 0; i < *n_ids; i++)
+                if (ids[i] < 0 || ids[i] >= tvocab) broken("av_encode: ids[%d] = %d outside the vocabulary of %d", i, ids[i], tvocab);
+            if (bos == 1 && (*n_ids < 1 || ids[0] != 1)) broken("av_encode: no BOS first");
+            n_tok = *n_ids;
+        }
+        gfree(text);
+    }
+
+    unsigned char *cb = make_checkpoint(r, vocab, &clen);
+    unsigned poke = rd_u8(r);
+    if (poke >= 240) { /* a hostile header field or length */
+        const int32_t bad[] = {0, -1, 1, 3, 65536, 1048577, INT32_MAX, INT32_MIN};
+        int32_t v = bad[rd_u8(r) % 8];
+        memcpy(cb + 4 * (poke % 7), &v, 4);
+    }
+    if (poke == 239 && clen > 28) { /* 4 bytes short, the guard right after them */
+        unsigned char *shorter = galloc(clen - 4);
+        memcpy(shorter, cb, clen - 4);
+        gfree(cb);
+        cb = shorter, clen -= 4;
+    }
+    av_model *m = galloc(sizeof *m);
+    int mst = status("av_model_parse", av_model_parse(m, cb, clen));
+    if (mst < 0 && mst != AV_ERR_FORMAT && mst != AV_ERR_TOO_LARGE) broken("av_model_parse returned %d", mst);
+    g.stage = "av_model_error";
+    if (mst == AV_ERR_FORMAT && (!av_model_error() || !av_model_error()[0])) broken("AV_ERR_FORMAT without a reason");
+    if (mst == AV_OK) {
+        size_t D = (size_t)m->dim;
+        if (!ptr_inside(m->tok_emb, 4 * (size_t)m->vocab_size * D, cb, clen) ||
+            !ptr_inside(m->wcls, 4 * (size_t)m->vocab_size * D, cb, clen) || !ptr_inside(m->rms_final, 4 * D, cb, clen) ||
+            !ptr_inside(m->w3, 4 * (size_t)m->n_layers * m->hidden_dim * D, cb, clen))
+            broken("a weight lies outside the checkpoint");
+        size_t need = av_forward_work(m);
+        if (!need) broken("av_forward_work is 0 for a parsed model");
+        /* the ids: the encoded text, or the input's (some outside the vocabulary) */
+        int n = n_tok >= 1 && (rd_u8(r) & 3) ? (n_tok < m->seq_len ? n_tok : m->seq_len) : rd_range(r, 0, m->seq_len + 1);
+        int *fid = alloc_int((size_t)(n > 0 ? n : 1), 0), bad_id = 0;
+        for (int i = 0; i < n; i++) {
+            fid[i] = n_tok >= 1 && i < n_tok ? ids[i] : rd_range(r, -1, m->vocab_size);
+            bad_id |= fid[i] < 0 || fid[i] >= m->vocab_size;
+        }
+        int start = rd_u8(r) % 8 == 7 ? rd_range(r, -1, n) : 0;
+        unsigned which = rd_u8(r); /* which captures are asked (NULL otherwise) */
+        size_t qn = (size_t)m->n_layers * m->n_heads * (n > 0 ? n : 1) * m->head_size;
+        size_t kn = (size_t)m->n_layers * m->n_kv_heads * (n > 0 ? n : 1) * m->head_size;
+        float *Q = which & 1 ? NULL : alloc_f32(qn), *K = which & 2 ? NULL : alloc_f32(kn);
+        float *V = which & 4 ? NULL : alloc_f32(kn), *lg = which & 8 ? NULL : alloc_f32((size_t)m->vocab_size);
+        workspace w = ws_make(r, need);
+        int st = av_forward(Q, K, V, lg, m, fid, start, n, w.ptr, w.bytes);
+        if (st >= 0 && (n < 1 || start < 0 || start >= n || bad_id)) broken("av_forward accepted n %d, start %d (ids bad: %d)", n, start, bad_id);
+        if (st >= 0 && start == 0) check_forward_rows(st, m, Q, K, V, lg, n);
+        if (st == AV_OK && start == 0 && n >= 2 && w.base) { /* again from position k, the cache kept: the same rows */
+            int k = 1 + (int)(rd_u8(r) % (unsigned)(n - 1));
+            float *Q2 = Q ? alloc_f32(qn) : NULL, *K2 = K ? alloc_f32(kn) : NULL, *V2 = V ? alloc_f32(kn) : NULL;
+            float *lg2 = lg ? alloc_f32((size_t)m->vocab_size) : NULL;
+            int st2 = status("av_forward (from k)", av_forward(Q2, K2, V2, lg2, m, fid, k, n, w.ptr, w.bytes));
+            if (st2 != AV_OK) broken("av_forward from start %d returned %d after the full pass's AV_OK", k, st2);
+            if (Q) compare_capture("Q", Q, Q2, m->n_layers * m->n_heads, n, m->head_size, k);
+            if (K) compare_capture("K", K, K2, m->n_layers * m->n_kv_heads, n, m->head_size, k);
+            if (V) compare_capture("V", V, V2, m->n_layers * m->n_kv_heads, n, m->head_size, k);
+            if (lg && memcmp(lg, lg2, sizeof *lg * (size_t)m->vocab_size)) broken("forward from start %d: other logits", k);
+            gfree(Q2), gfree(K2), gfree(V2), gfree(lg2);
+        }
+        ws_check(&w, "av_forward", st, 0);
+        gfree(Q), gfree(K), gfree(V), gfree(lg), gfree(fid);
+    }
+    gcheck(cb, "the checkpoint");
+    gfree(cb), gfree(m), gfree(ids), gfree(n_ids), gfree(t), gfree(tb);
+    free(twork);
 }
 
 // ----------------------------------------------------------------------------------------------------
@@ -856,6 +1482,12 @@ enum {
     OP_RECURRENT = 64, OP_FACTORS = 128, OP_SPECTRUM = 256, OP_READOUTS = 512, OP_CURVE = 1024,
     OP_GENERATE = 2048, OP_RNG = 4096, OP_LOWRANK_RAW = 8192, OP_RAW_M = 16384, OP_MAXIT = 32768,
     OP_DEFAULT = 0x1fff /* every call; the raw factors and M, and the capped solver, when the input asks */
+};
+/* the calls added in issue 27, chosen by one more byte read after every other choice (so that the older seeds
+ * keep their meaning; an input that ends earlier runs them all) */
+enum {
+    OP2_FORMS = 1, OP2_COSTS = 2, OP2_RANDOM = 4, OP2_SEMISEP = 8, OP2_RECALL = 16, OP2_DISTILL = 32, OP2_NPY = 64,
+    OP2_MODEL = 128, OP2_DEFAULT = 0xff
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -896,13 +1528,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (poke == 0xf5) prm.iters = -2;
     if (poke == 0xf6) prm.hedgehog_cols = -1;
 
-    /* a time budget: halve n and d while one pass of the variant (av_cost's quadratic and linear multiply-adds,
-     * and r·d for drawing random features) exceeds about 2e7, so that m = 65536 or a large tensor feature
-     * dimension costs milliseconds, not minutes, under the sanitizers (the knobs may then be out of range) */
-    for (double c[4]; av_cost(c, &prm, n, d, dv) == AV_OK && (n > 2 || d > 2);) {
+    /* a time budget: halve n and d (down to 1) while one pass of the variant exceeds about 5e6: av_cost's
+     * quadratic and linear multiply-adds, r·d for drawing random features and r·n feature exponentials at
+     * 50 each (under the sanitizers' comparison tracing an exp costs that much; every input makes about ten
+     * passes). Performer with m = 65536 at n = 14, d = 1 took 11 s under the old 2e7 without the
+     * exponentials (issue 27, item 8); now it takes n = 1 and well under a second. The knobs may then be out
+     * of range for the smaller n, which the calls must refuse. */
+    for (double c[4]; av_cost(c, &prm, n, d, dv) == AV_OK && (n > 1 || d > 1);) {
         long rf = 0;
-        double work = c[0] + (c[2] > 0 ? c[2] : 0) + (av_feature_dim(&rf, &prm, n, d) == AV_OK ? 20.0 * rf * d : 0);
-        if (work <= 2e7) break;
+        double work = c[0] + (c[2] > 0 ? c[2] : 0) +
+                      (av_feature_dim(&rf, &prm, n, d) == AV_OK ? (double)rf * (20.0 * d + 50.0 * n) : 0);
+        if (work <= 5e6) break;
         n = (n + 1) / 2, d = (d + 1) / 2;
         g.n = n, g.d = d;
     }
@@ -932,6 +1568,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!sane) { /* invalid sizes: the buffers are 1 float; each call must refuse */
         float M1[1], O1[1];
         double D1[1], nf1, wk[64];
+        long rr1;
         int I1[1];
         const size_t wb = sizeof wk;
 #define MUST_REFUSE(call)                                                                                \
@@ -945,6 +1582,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         MUST_REFUSE(av_linear(O1, Q, K, V, n, d, dv, &prm, wk, wb));
         MUST_REFUSE(av_factors(M1, O1, Q, K, n, d, &prm, wk, wb));
         MUST_REFUSE(av_generate(M1, O1, M1, n, d, 0, 1.0, 0));
+        MUST_REFUSE(av_recurrent(O1, Q, K, V, n, d, dv, &prm, wk, wb));
+        MUST_REFUSE(av_chunkwise(O1, Q, K, V, n, d, dv, &prm, wk, wb));
+        MUST_REFUSE(av_recall_draw(M1, O1, n, d, 0));
+        MUST_REFUSE(av_recall_pairs(D1, Q, K, n, d, &prm, wk, wb));
+        MUST_REFUSE(av_distill_loss(D1, NULL, D1, 1, Q, K, n, d, &prm, wk, wb));
+        MUST_REFUSE(av_distill(D1, D1, 0, NULL, 1, 0.0, 1, Q, K, n, d, &prm, wk, wb));
+        MUST_REFUSE(av_cost_path(D1, AV_PATH_LINEAR, &prm, n, d, dv));
+        MUST_REFUSE(av_semiseparable_ceiling(&rr1, &prm, n, d));
         if (n < 1 || n > AV_MAX_N) {
             MUST_REFUSE(av_singular_values(D1, &nf1, M1, n, AV_SVD_FAST, wk, wb));
             MUST_REFUSE(av_singular_values(D1, &nf1, M1, n, AV_SVD_ACCURATE, wk, wb));
@@ -953,9 +1598,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             MUST_REFUSE(av_error_curve(D1, D1, n));
             MUST_REFUSE(av_row_entropy_hist(I1, 1, M1, n, 0));
             MUST_REFUSE(av_entropy_hist(I1, 1, D1, n));
+            MUST_REFUSE(av_semiseparable_rank(D1, NULL, M1, n, -1.0, 0.0, AV_SVD_FAST, wk, wb));
         }
 #undef MUST_REFUSE
-        free(Q), free(K), free(V), free(W);
+        unsigned ops2 = rd_u8(r) ^ OP2_DEFAULT;
+        if (ops2 & OP2_NPY) run_npy(r);
+        if (ops2 & OP2_MODEL) run_model(r);
+        gfree(Q), gfree(K), gfree(V), gfree(W);
         return 0;
     }
 
@@ -971,7 +1620,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (ops & OP_FACTORS) run_factors(r, &prm, Q, K, n, d);
     if (ops & OP_LOWRANK_RAW) run_lowrank_raw(r, n);
     if (ops & OP_RAW_M) { /* M straight from the input (negative entries, NaN, huge values) */
-        free(M);
+        gfree(M);
         M = alloc_f32((size_t)n * n);
         rd_fill(r, M, (size_t)n * n, n);
     }
@@ -1000,13 +1649,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                      prm.causal == 1);
         run_downsample(r, M, (pick & 2) ? NULL : A, n);
         if (raw_sv && (ops & OP_CURVE)) run_error_curve_hist(r, raw_sv, NULL, n, 0);
-        free(raw_sv);
+        gfree(raw_sv);
     }
     if (ops & OP_CURVE) run_error_curve_hist(r, sv, M, n, prm.causal == 1);
     if (ops & OP_GENERATE) run_generate(r, n, d);
     if (ops & OP_RNG) run_rng(r);
+    unsigned ops2 = rd_u8(r) ^ OP2_DEFAULT;
+    if (ops2 & OP2_FORMS) run_forms(r, &prm, Q, K, V, n, d, dv);
+    if (ops2 & OP2_COSTS) run_cost_paths(&prm, n, d, dv);
+    if (ops2 & OP2_RANDOM) run_random(r, &prm, n, d);
+    if (M && (ops2 & OP2_SEMISEP)) run_semiseparable(r, M, sv, nf, &prm, n, d);
+    /* the mechanisms on the first rows of Q, K and V (row-major: a prefix is a shorter sequence), so that
+     * their n²·d (and more) stays within the time budget */
+    int nm = n;
+    while (nm > 1 && (double)nm * nm * d > 1e5) nm = (nm + 1) / 2;
+    if (ops2 & OP2_RECALL) run_recall(r, &prm, Q, V, nm, d, dv);
+    if (ops2 & OP2_DISTILL) run_distill(r, &prm, Q, K, nm, d);
+    if (ops2 & OP2_NPY) run_npy(r);
+    if (ops2 & OP2_MODEL) run_model(r);
 
-    free(M), free(A), free(phi), free(sv);
-    free(Q), free(K), free(V), free(W);
+    gfree(M), gfree(A), gfree(phi), gfree(sv);
+    gfree(Q), gfree(K), gfree(V), gfree(W);
     return 0;
 }
