@@ -668,9 +668,9 @@ typedef struct av_model {
  * head size), then the length: exactly the weights, the legacy RoPE tables and the classifier when not
  * shared. Nothing past the header is read before the length is known to hold it. The vocabulary must hold
  * BOS (id 1) and EOS (id 2): |vocab_size| ≥ 3. Every weight the forward pass reads must be finite (the legacy
- * RoPE tables are not read). AV_ERR_FORMAT with a reason (av_model_error: for a non-finite weight the
- * tensor, the value and its index) for a bad header, length, vocabulary or weight; AV_ERR_SIZE when buf is
- * not 4-byte aligned. */
+ * RoPE tables are not read). AV_ERR_FORMAT with a reason (av_model_error) for a bad header, length or
+ * vocabulary; AV_ERR_NONFINITE, with the tensor, the value and its index as the reason, for a checkpoint
+ * whose form is sound but a weight is NaN or Inf; AV_ERR_SIZE when buf is not 4-byte aligned. */
 int av_model_parse(av_model *m, const void *buf, size_t len);
 /* The last model or tokenizer parse failure's reason as one sentence (static storage, thread-unsafe). */
 const char *av_model_error(void);

@@ -108,8 +108,9 @@ int av_model_parse(av_model *m, const void *buf, size_t len) {
         if (i == 11 || avs_all_finite(at[i], (size_t)sizes[i])) continue;
         size_t k = 0;
         while (isfinite(at[i][k])) k++;
-        return fail("the checkpoint's tensor %s holds a non-finite value (%s) at index %zu", TENSOR_NAMES[i],
-                    isnan(at[i][k]) ? "NaN" : at[i][k] > 0 ? "Inf" : "-Inf", k);
+        fail("the checkpoint's tensor %s holds a non-finite value (%s) at index %zu", TENSOR_NAMES[i],
+             isnan(at[i][k]) ? "NaN" : at[i][k] > 0 ? "Inf" : "-Inf", k);
+        return AV_ERR_NONFINITE; /* a checkpoint in form, refused for its content (a loader need not try the other file) */
     }
     const float **fields[] = {&m->tok_emb, &m->rms_att, &m->wq, &m->wk, &m->wv, &m->wo, &m->rms_ffn, &m->w1, &m->w2,
                               &m->w3, &m->rms_final};

@@ -382,11 +382,12 @@ class Attnviz {
     const bytes = (x) => (x instanceof Uint8Array ? x : ArrayBuffer.isView(x) ? new Uint8Array(x.buffer, x.byteOffset, x.byteLength) : new Uint8Array(x));
     const first = new Model(this, bytes(a), bytes(b));
     if (first.status === STATUS.OK) return { status: STATUS.OK, message: 'ok', model: first };
-    if (first.stage === 'model') { // a did not parse as a checkpoint: try the other order
+    // a checkpoint in form whose weights are refused (NaN, Inf) is the checkpoint: its reason alone
+    if (first.stage === 'model' && first.status !== STATUS.ERR_NONFINITE) { // a did not parse as one: the other order
       const second = new Model(this, bytes(b), bytes(a));
       if (second.status === STATUS.OK) { first.free(); return { status: STATUS.OK, message: 'ok', model: second }; }
       second.free();
-      if (second.stage === 'model') {
+      if (second.stage === 'model' && second.status !== STATUS.ERR_NONFINITE) {
         first.free();
         return { status: first.status, message: `neither file is a llama2.c checkpoint: ${first.message}; the other: ${second.message}`, model: null };
       }
@@ -416,7 +417,7 @@ class Model {
     const failed = (stage, st) => {
       this.stage = stage;
       this.status = st;
-      const why = st === STATUS.ERR_FORMAT ? av.cstring(ex.av_model_error()) : av.statusString(st);
+      const why = st === STATUS.ERR_FORMAT || st === STATUS.ERR_NONFINITE ? av.cstring(ex.av_model_error()) : av.statusString(st);
       this.message = `${stage === 'model' ? 'the checkpoint' : 'the tokenizer'}: ${why}`;
     };
     try {

@@ -70,7 +70,8 @@ static int load(loaded *x, const char *mpath, const char *tpath) {
     if (!st) st = avcli_read_file("--tokenizer", tpath, &x->tbuf, &tlen);
     if (st) return st;
     if ((st = av_model_parse(&x->m, x->mbuf, mlen)) != AV_OK)
-        return avcli_fail("--model %s: %s", mpath, st == AV_ERR_FORMAT ? av_model_error() : av_status_string(st));
+        return avcli_fail("--model %s: %s", mpath,
+                          st == AV_ERR_FORMAT || st == AV_ERR_NONFINITE ? av_model_error() : av_status_string(st));
     size_t wb = av_tokenizer_work(x->m.vocab_size);
     if (!(x->twork = malloc(wb ? wb : 1))) return avcli_fail_system("out of memory");
     if ((st = av_tokenizer_parse(&x->t, x->tbuf, tlen, x->m.vocab_size, x->twork, wb)) != AV_OK)

@@ -1426,9 +1426,11 @@ static void run_model(reader *r) {
     }
     av_model *m = galloc(sizeof *m);
     int mst = status("av_model_parse", av_model_parse(m, cb, clen));
-    if (mst < 0 && mst != AV_ERR_FORMAT && mst != AV_ERR_TOO_LARGE) broken("av_model_parse returned %d", mst);
+    if (mst < 0 && mst != AV_ERR_FORMAT && mst != AV_ERR_NONFINITE && mst != AV_ERR_TOO_LARGE)
+        broken("av_model_parse returned %d", mst);
     g.stage = "av_model_error";
-    if (mst == AV_ERR_FORMAT && (!av_model_error() || !av_model_error()[0])) broken("AV_ERR_FORMAT without a reason");
+    if ((mst == AV_ERR_FORMAT || mst == AV_ERR_NONFINITE) && (!av_model_error() || !av_model_error()[0]))
+        broken("av_model_parse refused (%d) without a reason", mst);
     if (mst == AV_OK) {
         size_t D = (size_t)m->dim;
         if (!ptr_inside(m->tok_emb, 4 * (size_t)m->vocab_size * D, cb, clen) ||

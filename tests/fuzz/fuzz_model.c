@@ -133,7 +133,7 @@ static unsigned char *make_checkpoint(int vocab, const unsigned char *seed, size
 
 static int parse_model(av_model *m, const unsigned char *buf, size_t len) {
     int st = av_model_parse(m, buf, len);
-    if (st != AV_OK && st != AV_ERR_FORMAT && st != AV_ERR_TOO_LARGE) abort();
+    if (st != AV_OK && st != AV_ERR_FORMAT && st != AV_ERR_NONFINITE && st != AV_ERR_TOO_LARGE) abort();
     if (st != AV_OK) return 0;
     size_t D = (size_t)m->dim;
     if (!inside(m->tok_emb, 4 * (size_t)m->vocab_size * D, buf, len) || !inside(m->wcls, 4 * (size_t)m->vocab_size * D, buf, len) ||

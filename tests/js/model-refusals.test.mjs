@@ -61,8 +61,12 @@ describe('models the library refuses at load, in wasm', () => {
     new DataView(m.buffer).setFloat32(28 + 4 * (8 * 4 + 8 + 5), NaN, true); // wq[5]
     const r = av.model(m, tokenizer(PIECES));
     expect(r.model).toBe(null);
-    expect(r.status).toBe(STATUS.ERR_FORMAT);
-    expect(r.message).toMatch(/the checkpoint's tensor wq holds a non-finite value \(NaN\) at index 5\b/);
+    expect(r.status).toBe(STATUS.ERR_NONFINITE);
+    // the file is a checkpoint in form: its reason alone, not "neither file is a llama2.c checkpoint"
+    expect(r.message).toBe("the checkpoint: the checkpoint's tensor wq holds a non-finite value (NaN) at index 5");
+    const swapped = av.model(tokenizer(PIECES), m); // given in the other order: the same sentence
+    expect(swapped.status).toBe(STATUS.ERR_NONFINITE);
+    expect(swapped.message).toBe(r.message);
   });
 
   it('a sound model encodes, and a byte it has no piece for is refused at encode', () => {
