@@ -14,7 +14,7 @@ export DEBIAN_FRONTEND=noninteractive
 # fonts-dejavu-extra: MathML draws a formula's single letters in mathematical italic (σ as U+1D70E), which
 # only its DejaVu Serif Italic and DejaVu Math TeX Gyre cover among Debian's usual fonts
 PKGS=(build-essential pkg-config check emscripten binaryen wabt chromium fonts-liberation fonts-dejavu-core
-      fonts-dejavu-extra ca-certificates python3-numpy clang libclang-rt-14-dev)
+      fonts-dejavu-extra ca-certificates python3-numpy clang libclang-rt-14-dev strace)
 [ "${1:-}" = "--bench" ] && PKGS+=(libopenblas0-pthread)
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -28,7 +28,8 @@ if ! command -v npm >/dev/null; then missing+=(nodejs npm); fi
 stale_modules() { [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; }
 if [ "${1:-}" = "--check" ]; then
   [ "$(node_major)" -lt 20 ] && missing+=("node 20 (node is $(node_major))")
-  stale_modules && missing+=("node_modules (npm ci)")
+  if [ ! -d node_modules ]; then missing+=("node_modules (npm ci)")
+  elif stale_modules; then missing+=("node_modules older than package-lock.json (npm ci)"); fi
   [ ${#missing[@]} -eq 0 ] && exit 0
   echo "attnviz: not installed yet: ${missing[*]}. Run 'make run' or 'make test', which install what is" \
        "missing first (or 'make deps' for the installation alone); 'make help' lists the targets." >&2
