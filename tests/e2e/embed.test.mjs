@@ -205,7 +205,7 @@ describe('host= fails closed, and only the link sets it (issue 27, item 7)', () 
     const got = await drained(page, frame, 2);
     expect(got.map((m) => m.data.type)).toEqual(['attnviz:error', 'attnviz:snapshot']);
     expect(got[0].data.message).toMatch(/^host: set only by the embed's link, never by a message$/);
-    expect(got[1].data.state.host).toBe('');
+    expect(got[1].data.state.host).toBe(undefined); // left out of the link: the parent (an empty host= would obey no one)
     expect(got[1].data.state.n).toBe('128'); // the rest of the message is taken
     expect(errors).toEqual([]);
     await page.close();
