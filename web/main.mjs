@@ -101,9 +101,11 @@ let mechWorker = null;
 let trainedW = null; // {W: Float32Array (d×cols), cols}: the lab's Hedgehog W, from the distillation view; never in a link
 function makeMechWorker() {
   const w = new LabWorker({ name: 'attnviz mechanisms' });
-  w.onmessage = ({ data: m }) => { if (m.kind === 'failed') showNotice(`the mechanisms worker failed: ${m.message}`); else mechPanel.onMessage(m); };
-  w.onerror = (e) => showNotice(`the mechanisms worker failed: ${workerError(e)}`);
-  w.onmessageerror = () => showNotice('a message from the mechanisms worker could not be read');
+  // a failure outside a job's answer means no answer will come: the views in flight settle with it
+  const failed = (message) => { showNotice(message); mechPanel.fail(message); };
+  w.onmessage = ({ data: m }) => { if (m.kind === 'failed') failed(`the mechanisms worker failed: ${m.message}`); else mechPanel.onMessage(m); };
+  w.onerror = (e) => failed(`the mechanisms worker failed: ${workerError(e)}`);
+  w.onmessageerror = () => failed('a message from the mechanisms worker could not be read');
   w.postMessage({ kind: 'init', module: av.module, memoryMax: av.memoryMax, simd: av.simd });
   for (const t of [ownView.tensors, modelView.tensors]) if (t) w.postMessage({ kind: 'tensors', tensors: t });
   return w;

@@ -8,8 +8,9 @@
 //               {type: 'attnviz:error', message}           a set the page could not take in full
 // Who is obeyed: by default the parent window, whatever its origin (an embed is placed there by its
 // host); with `host=ORIGIN[,ORIGIN…]` in the embed's link, only messages from those origins, the parent
-// included, each compared in its serialized form (originOf); a host= with an item that is not an origin
-// obeys no one (it fails closed). host= is the link's alone: a message never sets it. Anything else, and
+// included, each compared in its serialized form (originOf); a host= with an item that is not an origin,
+// an empty host= or a repeated host key obeys no one (it fails closed; state.mjs writes those as
+// host=none). host= is the link's alone: a message never sets it. Anything else, and
 // any malformed message, is ignored without a word; nothing here throws.
 
 const TYPES = new Set(['attnviz:get', 'attnviz:set', 'attnviz:subscribe', 'attnviz:unsubscribe']);

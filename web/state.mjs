@@ -25,6 +25,8 @@ import { fmtWhole } from './render/format.mjs';
 import { originOf } from './messages.mjs';
 
 const VERSION = 1;
+/** The host= value that obeys no one (not an origin, so messages.mjs's senderAllowed fails closed on it). */
+export const NO_ONE = 'none';
 
 const GENERATORS = ['gaussian', 'clustered', 'local', 'lowrank', 'sink'];
 const GENERATOR_LABELS = {
@@ -75,7 +77,8 @@ const READOUT_ENTRIES = [
   { name: 'controls', type: 'keys', default: '', label: 'controls an embed shows', group: 'view', stage: 'display' },
   { name: 'hide', type: 'keys', default: '', label: 'controls hidden', group: 'view', stage: 'display' },
   { name: 'lock', type: 'bool', default: false, label: 'locked view', group: 'view', stage: 'display' },
-  { name: 'host', type: 'origins', default: '', label: 'origins an embed answers', group: 'view', stage: 'display' },
+  // omitted at its default: a link that says host= at all restricts who is obeyed (an empty one, no one)
+  { name: 'host', type: 'origins', default: '', label: 'origins an embed answers', group: 'view', stage: 'display', omitDefault: true },
 ];
 
 /** The keys a `controls=` or `hide=` list may name: the controls the page builds (not the view keys). */
@@ -310,6 +313,8 @@ export function buildSchema(registry) {
    */
   function originsValue(entry, raw) {
     const items = listItems(raw).map((x) => originOf(x) ?? x); // not cut: a cut item could become an origin
+    // present but naming nothing (host=, host=, or host=%20): as strict as a bad item, not the parent's default
+    if (!items.length) return { value: NO_ONE, problem: `${entry.name}: empty, so no message is obeyed (leave ${entry.name}= out to obey the parent window)` };
     const bad = items.filter((x) => originOf(x) === null);
     return {
       value: [...new Set(items)].join(','),
@@ -384,8 +389,17 @@ export function buildSchema(registry) {
     // n first: other bounds (s, landmarks) depend on it
     pairs.sort(([a], [b]) => (b === 'n') - (a === 'n'));
     const unknown = new Set(), given = new Set();
+    // a key deciding who is obeyed, given twice, is refused whole: the last-one-wins rule of other keys
+    // would let an appended host= loosen (or a stale notice misdescribe) the restriction
+    const count = (name) => pairs.filter(([k]) => k === name).length;
+    const repeated = new Set(SCHEMA.filter((e) => e.type === 'origins' && count(e.name) > 1).map((e) => e.name));
+    for (const name of repeated) {
+      problems.push(`${name}: given ${count(name)} times in the link, so no message is obeyed (give one comma-separated list)`);
+      st = { ...st, [name]: NO_ONE };
+      given.add(name);
+    }
     for (const [k, v] of pairs) {
-      if (k === 'v') continue;
+      if (k === 'v' || repeated.has(k)) continue;
       const e = entryOf(k);
       if (!e) { unknown.add(k.slice(0, 40)); continue; }
       if (e.reader) continue; // the reader's, not the link's

@@ -147,3 +147,51 @@ describe('Hedgehog distillation', () => {
     } finally { await page.close(); }
   }, 120000);
 });
+
+// Review of issue 27, finding 6: a failure of the mechanisms worker outside any job's answer (an uncaught
+// error, a rejection nothing handled) settles every view in flight, with the failure, and says so.
+describe('a failing mechanisms worker', () => {
+  /** The page's worker named "attnviz mechanisms" (started on the first view that needs it). */
+  async function mechWorker(page) {
+    for (let i = 0; i < 100; i++) {
+      for (const w of page.workers()) if (await w.evaluate(() => self.name) === 'attnviz mechanisms') return w;
+      await page.waitForTimeout(100);
+    }
+    throw new Error('no mechanisms worker');
+  }
+  const notice = (page) => page.$eval('#notice', (e) => ({ shown: !e.hidden, text: e.textContent }));
+
+  it('an uncaught error: the recall view in flight is done with it, and the notice says so', async () => {
+    const { page } = await openLab(browser.context, server.url, { hash: 'n=64&d=16&mech=recall&mems=linear&mem_d=8&pairs=8' });
+    try {
+      await until(page, (x) => x?.recall?.done && x.recall.points.length > 0);
+      // the worker's handler throws on the next recall, outside any answer (as a bug or a trap there would)
+      await (await mechWorker(page)).evaluate(() => {
+        const handle = self.onmessage;
+        self.onmessage = (e) => { if (e.data?.kind === 'mech-recall') throw new Error('injected failure'); return handle(e); };
+      });
+      await page.locator('#mem-delta').check();
+      const m = await until(page, (x) => x?.recall?.done && x.recall.error !== null, 30000);
+      expect(m.recall.error).toBe('the mechanisms worker failed: injected failure');
+      expect(await notice(page)).toEqual({ shown: true, text: 'the mechanisms worker failed: injected failure' });
+      expect(await page.locator('#mech-recall .note').textContent()).toMatch(/^Stopped: .* the mechanisms worker failed: injected failure$/);
+    } finally { await page.close(); } // the page's console has the worker's uncaught error, as it should
+  }, 90000);
+
+  it('a rejection nothing handled ({kind: failed}): distill in flight is done with it, no longer training', async () => {
+    const { page } = await openLab(browser.context, server.url, { hash: 'variant=hedgehog&n=32&d=8&causal=1&mech=distill&steps=10' });
+    try {
+      await until(page, (x) => x?.distill?.done && x.distill.t >= 10, 60000);
+      await (await mechWorker(page)).evaluate(() => {
+        const handle = self.onmessage;
+        self.onmessage = (e) => { if (e.data?.kind === 'mech-distill') { Promise.reject(new Error('injected rejection')); return undefined; } return handle(e); };
+      });
+      await page.getByRole('button', { name: 'train' }).click();
+      const m = await until(page, (x) => x?.distill?.done && x.distill.error !== null, 30000);
+      expect(m.distill.error).toBe('the mechanisms worker failed: injected rejection');
+      expect(await notice(page)).toEqual({ shown: true, text: 'the mechanisms worker failed: injected rejection' });
+      const note = await page.locator('#mech-distill .note').textContent();
+      expect(note).toBe('Training stopped: the mechanisms worker failed: injected rejection');
+    } finally { await page.close(); }
+  }, 90000);
+});

@@ -103,6 +103,28 @@ describe("an embed's link keys", () => {
       expect(schema.fromHash(schema.toHash(state)).state.host, link).toBe(state.host);
     }
   });
+  it('a host= that names no origin obeys no one, and says so (review of issue 27, finding 1)', () => {
+    const from = (origin) => ({ source: 1, origin });
+    for (const link of ['host=', 'host=,', 'host=%20', 'host=%20,%20,']) {
+      const { state, problems } = schema.fromHash(`v=1&embed=heatmap&${link}`);
+      expect(problems, link).toEqual(['host: empty, so no message is obeyed (leave host= out to obey the parent window)']);
+      expect(senderAllowed(from('https://a.example'), { parent: 1, origins: listOf(state.host) }), link).toBe(false);
+      expect(schema.fromHash(schema.toHash(state)).state.host, link).toBe(state.host); // stays closed on a reload
+    }
+    // a trailing comma beside an origin is only a separator
+    expect(schema.fromHash('v=1&host=https://a.example,').state.host).toBe('https://a.example');
+    // and a link the page writes leaves host out at its default (the parent), so it is not read as empty
+    expect(schema.toHash(schema.defaults())).not.toMatch(/host=/);
+    expect(schema.fromHash(schema.toHash(schema.defaults())).problems).toEqual([]);
+  });
+  it('a repeated host key obeys no one: the last one does not quietly win, and the notice is true', () => {
+    for (const link of ['host=https://a.example&host=', 'host=*&host=https://a.example', 'host=https://a.example&host=https://b.example', 'host=https://a.example&n=32&host=https://a.example']) {
+      const { state, problems } = schema.fromHash(`v=1&embed=heatmap&${link}`);
+      for (const origin of ['https://a.example', 'https://b.example'])
+        expect(senderAllowed({ source: 1, origin }, { parent: 1, origins: listOf(state.host) }), `${link} ${origin}`).toBe(false);
+      expect(problems, link).toEqual([`host: given ${link.split('host=').length - 1} times in the link, so no message is obeyed (give one comma-separated list)`]);
+    }
+  });
   it('shown(): hide= hides a control (a toggle with its slider); an embed shows only controls=', () => {
     const base = { ...schema.defaults(), variant: 'focused', dwc: true };
     const e = (k) => schema.entryOf(k);

@@ -93,7 +93,7 @@ function makeChart(box, { title, xlabel, ylabel, series, xlog = true, ylog = tru
  * Mount the panel into `box`. env: {schema, onChange, request: () => the lab's request (state.mjs's requestOf,
  * with a model's head), worker: () => the mechanisms worker (created on first use), dark: () => bool,
  * useW(W | null, cols): make the trained W the lab's Hedgehog W}. Returns {sync(st), update(st), onMessage(m),
- * snapshot(), resize()}.
+ * fail(message) (the worker failed: every view in flight is done with that error), snapshot(), resize()}.
  */
 export function mountMechanisms(box, env) {
   let st = null, open = '';
@@ -263,7 +263,7 @@ export function mountMechanisms(box, env) {
     const none = sc.points.filter((p) => p.skipped === 'none').map((p) => p.path).filter((p) => p !== 'chunkwise');
     const grown = sc.memory != null ? ` The worker's memory grew by ${fmtBytes(Math.max(0, sc.memory - sc.base))}.` : '';
     const cross = sc.crossover?.n ? ` By operation counts the linear path is cheaper from n ≈ ${sc.crossover.n}${sc.crossover.r ? ` (its feature dimension r = ${sc.crossover.r}: it pays only when n > r)` : ''}.` : '';
-    C.note.textContent = `${sc.done ? (sc.stopped ? 'Stopped.' : 'Done.') : 'Measuring in the worker, n = 64, 128, …'} Budget ${fmtBytes(sc.budget)} per measurement, never exceeded: ${stops.join('; ') || 'nothing reached it yet'}.${none.length ? ` No ${none.join(', ')} path for this variant.` : ''}${cross}${grown}${sc.error ? ` ${sc.error}` : ''}`;
+    C.note.textContent = `${sc.done ? (sc.stopped || sc.error ? 'Stopped.' : 'Done.') : 'Measuring in the worker, n = 64, 128, …'} Budget ${fmtBytes(sc.budget)} per measurement, never exceeded: ${stops.join('; ') || 'nothing reached it yet'}.${none.length ? ` No ${none.join(', ')} path for this variant.` : ''}${cross}${grown}${sc.error ? ` ${sc.error}` : ''}`;
   }
 
   // --- memory collisions --------------------------------------------------------------------------------
@@ -313,7 +313,7 @@ export function mountMechanisms(box, env) {
     byN.set([rc.Ns ?? [], ...pick('N', rc.Ns ?? [], (p) => p.N), (rc.Ns ?? []).map((N) => Math.sqrt((N - 1) / st.mem_d))]);
     byD.set([rc.ds ?? [], ...pick('d', rc.ds ?? [], (p) => p.d), (rc.ds ?? []).map((d) => Math.sqrt((st.pairs - 1) / d))]);
     const bad = rc.points.find((p) => p.status < 0);
-    R.note.textContent = `${rc.done ? 'Done' : 'Computing in the worker'}: N keys (random unit vectors in R^d) and values N(0, I) written in order, every key read back from the final memory; 3 draws per point.${bad ? ` ${bad.memory}: ${bad.message}` : ''}${rc.error ? ` ${rc.error}` : ''}`;
+    R.note.textContent = `${rc.done ? (rc.error ? 'Stopped' : 'Done') : 'Computing in the worker'}: N keys (random unit vectors in R^d) and values N(0, I) written in order, every key read back from the final memory; 3 draws per point.${bad ? ` ${bad.memory}: ${bad.message}` : ''}${rc.error ? ` ${rc.error}` : ''}`;
     const lin = rc.points.filter((p) => p.axis === 'N' && p.memory === 'linear'), del = rc.points.filter((p) => p.axis === 'N' && p.memory === 'delta');
     if (lin.length && del.length && rc.done) {
       const wins = lin.every((p) => { const q = del.find((x) => x.N === p.N); return q && (p.N === 1 || q.mean < p.mean); });
@@ -406,6 +406,17 @@ export function mountMechanisms(box, env) {
     }
   }
 
+  /**
+   * The worker failed outside any job's answer (an uncaught error, an unreadable message, a rejection): no
+   * answer will come for what is in flight, so each such view is done, with `message` as its error.
+   */
+  function fail(message) {
+    if (stepBusy) { stepBusy = false; stepWanted = null; stepKey = null; out.stepper = { error: message }; if (open === 'stepper') drawStepper(); }
+    if (!out.scaling.done && out.scaling.id) { Object.assign(out.scaling, { done: true, error: message }); if (open === 'scaling') drawScaling(); }
+    if (!out.recall.done) { Object.assign(out.recall, { done: true, error: message }); if (open === 'recall') drawRecall(); }
+    if (!out.distill.done) { Object.assign(out.distill, { done: true, error: message }); if (open === 'distill') drawDistill(); }
+  }
+
   return {
     /** Controls from the state (no computation). */
     sync(s) {
@@ -440,6 +451,7 @@ export function mountMechanisms(box, env) {
       }
     },
     onMessage,
+    fail,
     resize() { for (const c of [timeChart, memChart, byN, byD, lossChart]) c?.resize(); },
     /** What the views show, for tests and host pages (docs/inspection.md, window.attnviz.mechanisms()). */
     snapshot() {
@@ -447,9 +459,9 @@ export function mountMechanisms(box, env) {
       return {
         open,
         stepper: f && !f.error ? { t: f.t, n: f.n, kind: f.kind, r: f.r, diff: f.diff ?? null, stateBytes: f.stateBytes, cacheBytes: f.cacheBytes, status: f.status } : f ? { error: f.error } : null,
-        scaling: { done: out.scaling.done, budget: out.scaling.budget ?? null, crossover: out.scaling.crossover ?? null, memoryGrowth: out.scaling.memory != null ? out.scaling.memory - out.scaling.base : null,
+        scaling: { done: out.scaling.done, error: out.scaling.error ?? null, budget: out.scaling.budget ?? null, crossover: out.scaling.crossover ?? null, memoryGrowth: out.scaling.memory != null ? out.scaling.memory - out.scaling.base : null,
           points: out.scaling.points.map((p) => ({ n: p.n, path: p.path, ms: p.ms ?? null, bytes: p.bytes ?? null, skipped: p.skipped ?? null })) },
-        recall: { done: out.recall.done, points: out.recall.points.map((p) => ({ memory: p.memory, axis: p.axis, N: p.N, d: p.d, mean: p.mean })), overwrite: out.recall.overwrite },
+        recall: { done: out.recall.done, error: out.recall.error ?? null, points: out.recall.points.map((p) => ({ memory: p.memory, axis: p.axis, N: p.N, d: p.d, mean: p.mean })), overwrite: out.recall.overwrite },
         distill: { done: out.distill.done, t: out.distill.t ?? 0, loss: [...out.distill.loss], lossNow: out.distill.lossNow ?? null, readouts: out.distill.chunk?.readouts ?? null, compare: out.distill.compare ?? null, error: out.distill.error ?? null, usingW: env.usingW() },
       };
     },
