@@ -9,8 +9,8 @@
 // Who is obeyed: by default the parent window, whatever its origin (an embed is placed there by its
 // host); with `host=ORIGIN[,ORIGIN…]` in the embed's link, only messages from those origins, the parent
 // included, each compared in its serialized form (originOf); a host= with an item that is not an origin,
-// an empty host= or a repeated host key obeys no one (it fails closed; state.mjs writes those as
-// host=none). host= is the link's alone: a message never sets it. Anything else, and
+// one of separators alone (host=,) or a repeated host key obeys no one (it fails closed; state.mjs writes
+// those as host=none); an empty host= is the default, the parent. host= is the link's alone: a message never sets it. Anything else, and
 // any malformed message, is ignored without a word; nothing here throws.
 
 const TYPES = new Set(['attnviz:get', 'attnviz:set', 'attnviz:subscribe', 'attnviz:unsubscribe']);

@@ -77,8 +77,7 @@ const READOUT_ENTRIES = [
   { name: 'controls', type: 'keys', default: '', label: 'controls an embed shows', group: 'view', stage: 'display' },
   { name: 'hide', type: 'keys', default: '', label: 'controls hidden', group: 'view', stage: 'display' },
   { name: 'lock', type: 'bool', default: false, label: 'locked view', group: 'view', stage: 'display' },
-  // omitted at its default: a link that says host= at all restricts who is obeyed (an empty one, no one)
-  { name: 'host', type: 'origins', default: '', label: 'origins an embed answers', group: 'view', stage: 'display', omitDefault: true },
+  { name: 'host', type: 'origins', default: '', label: 'origins an embed answers', group: 'view', stage: 'display' },
 ];
 
 /** The keys a `controls=` or `hide=` list may name: the controls the page builds (not the view keys). */
@@ -313,8 +312,10 @@ export function buildSchema(registry) {
    */
   function originsValue(entry, raw) {
     const items = listItems(raw).map((x) => originOf(x) ?? x); // not cut: a cut item could become an origin
-    // present but naming nothing (host=, host=, or host=%20): as strict as a bad item, not the parent's default
-    if (!items.length) return { value: NO_ONE, problem: `${entry.name}: empty, so no message is obeyed (leave ${entry.name}= out to obey the parent window)` };
+    // an empty value is the default, the parent (every link the page wrote until 2026-11 ends in host=);
+    // a value of separators alone (host=, or host=%20,%20) names nothing: as strict as a bad item
+    if (!items.length && String(raw).trim() !== '')
+      return { value: NO_ONE, problem: `${entry.name}: names no origin, so no message is obeyed (leave ${entry.name}= empty or out to obey the parent window)` };
     const bad = items.filter((x) => originOf(x) === null);
     return {
       value: [...new Set(items)].join(','),

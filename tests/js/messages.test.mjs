@@ -103,18 +103,26 @@ describe("an embed's link keys", () => {
       expect(schema.fromHash(schema.toHash(state)).state.host, link).toBe(state.host);
     }
   });
-  it('a host= that names no origin obeys no one, and says so (review of issue 27, finding 1)', () => {
+  it('a host= of separators alone obeys no one, and says so; an empty one is the default (review of issue 27)', () => {
     const from = (origin) => ({ source: 1, origin });
-    for (const link of ['host=', 'host=,', 'host=%20', 'host=%20,%20,']) {
+    // every link the page wrote until 2026-11 ends in host=: the parent, without a notice
+    for (const link of ['host=', 'host=%20']) {
       const { state, problems } = schema.fromHash(`v=1&embed=heatmap&${link}`);
-      expect(problems, link).toEqual(['host: empty, so no message is obeyed (leave host= out to obey the parent window)']);
+      expect(problems, link).toEqual([]);
+      expect(state.host, link).toBe('');
+      expect(senderAllowed(from('https://a.example'), { parent: 1, origins: listOf(state.host) }), link).toBe(true);
+      expect(senderAllowed({ source: 2, origin: 'https://a.example' }, { parent: 1, origins: listOf(state.host) }), link).toBe(false);
+    }
+    for (const link of ['host=,', 'host=%20,%20,']) {
+      const { state, problems } = schema.fromHash(`v=1&embed=heatmap&${link}`);
+      expect(problems, link).toEqual(['host: names no origin, so no message is obeyed (leave host= empty or out to obey the parent window)']);
       expect(senderAllowed(from('https://a.example'), { parent: 1, origins: listOf(state.host) }), link).toBe(false);
       expect(schema.fromHash(schema.toHash(state)).state.host, link).toBe(state.host); // stays closed on a reload
     }
     // a trailing comma beside an origin is only a separator
     expect(schema.fromHash('v=1&host=https://a.example,').state.host).toBe('https://a.example');
-    // and a link the page writes leaves host out at its default (the parent), so it is not read as empty
-    expect(schema.toHash(schema.defaults())).not.toMatch(/host=/);
+    // and a link the page writes at the default reads back as the default, without a notice
+    expect(schema.fromHash(schema.toHash(schema.defaults())).state.host).toBe('');
     expect(schema.fromHash(schema.toHash(schema.defaults())).problems).toEqual([]);
   });
   it('a repeated host key obeys no one: the last one does not quietly win, and the notice is true', () => {
