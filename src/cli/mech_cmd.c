@@ -171,10 +171,10 @@ int avcli_cmd_recall(int argc, char **argv) {
         if (!code) { N = ks[0]; d = ks[1]; }
     }
     if (!code && !Kown && !val[0]) code = avcli_fail("--pairs: required (the number of key-value pairs written, 1..%d)", AV_MAX_N);
-    if (!code && !Kown && !parse_int(val[0], 1, AV_MAX_N, &N)) code = avcli_fail("--pairs %s: not an integer in 1..%d", val[0], AV_MAX_N);
+    if (!code && !Kown && !parse_int(val[0], 1, AV_MAX_N, &N)) code = avcli_fail("--pairs %s: not an integer in 1..%d", avcli_brief(val[0]), AV_MAX_N);
     if (!code && !Kown && !val[1]) code = avcli_fail("--d: required (the key and value dimension, 1..%d)", AV_MAX_D);
-    if (!code && !Kown && !parse_int(val[1], 1, AV_MAX_D, &d)) code = avcli_fail("--d %s: not an integer in 1..%d", val[1], AV_MAX_D);
-    if (!code && val[2] && !parse_int(val[2], 1, 10000, &seeds)) code = avcli_fail("--seeds %s: not an integer in 1..10000", val[2]);
+    if (!code && !Kown && !parse_int(val[1], 1, AV_MAX_D, &d)) code = avcli_fail("--d %s: not an integer in 1..%d", avcli_brief(val[1]), AV_MAX_D);
+    if (!code && val[2] && !parse_int(val[2], 1, 10000, &seeds)) code = avcli_fail("--seeds %s: not an integer in 1..10000", avcli_brief(val[2]));
     avcli_inputs in;
     memset(&in, 0, sizeof in);
     in.n = (int)N;
@@ -287,10 +287,10 @@ int avcli_cmd_distill(int argc, char **argv) {
     long steps = 0;
     double lr = 0.05;
     if (!code && val[2] && strcmp(val[2], "hedgehog") != 0)
-        code = avcli_fail("--variant %s: distill trains hedgehog's W (leave --variant out)", val[2]);
+        code = avcli_fail("--variant %s: distill trains hedgehog's W (leave --variant out)", avcli_brief(val[2]));
     if (!code && !val[0]) code = avcli_fail("--steps: required (Adam steps, 0..100000)");
-    if (!code && !parse_int(val[0], 0, 100000, &steps)) code = avcli_fail("--steps %s: not an integer in 0..100000", val[0]);
-    if (!code && val[1] && !(avcli_parse_double(val[1], &lr) && lr > 0)) code = avcli_fail("--lr %s: not a number > 0", val[1]);
+    if (!code && !parse_int(val[0], 0, 100000, &steps)) code = avcli_fail("--steps %s: not an integer in 0..100000", avcli_brief(val[0]));
+    if (!code && val[1] && !(avcli_parse_double(val[1], &lr) && lr > 0)) code = avcli_fail("--lr %s: not a number > 0", avcli_brief(val[1]));
     rest[nrest++] = "--variant";
     rest[nrest++] = "hedgehog";
     avcli_inputs in;

@@ -330,6 +330,24 @@ int avcli_save(const avcli_file *files, int count) {
     return avcli_out_commit_all(out, flags, count); /* all into place, or none */
 }
 
+const char *avcli_brief(const char *s) {
+    static char ring[4][AVCLI_BRIEF * 4 + 8]; /* a few in one message; UTF-8 takes up to 4 bytes a character */
+    static int next;
+    size_t i = 0, chars = 0;
+    int plain = 1;
+    for (; s[i] && chars < AVCLI_BRIEF; chars++) { /* the first AVCLI_BRIEF characters, whole */
+        plain &= ((unsigned char)s[i] >= 0x20 || s[i] == '\t') && s[i] != 0x7f;
+        i++;
+        while (((unsigned char)s[i] & 0xc0) == 0x80) i++;
+    }
+    if (!s[i] && plain) return s;
+    char *b = ring[next++ % 4];
+    for (size_t k = 0; k < i; k++) /* a control character would break the one line */
+        b[k] = ((unsigned char)s[k] < 0x20 && s[k] != '\t') || s[k] == 0x7f ? '?' : s[k];
+    strcpy(b + i, s[i] ? "\xe2\x80\xa6" : ""); /* … */
+    return b;
+}
+
 int avcli_read_file(const char *flag, const char *path, unsigned char **buf, size_t *len) {
     *buf = NULL;
     *len = 0;

@@ -304,9 +304,9 @@ describe('an interrupt or a termination during a command leaves no temporary and
 describe('empty or malformed lists and numbers are bad input (exit 2, one line)', () => {
   const cases = [
     [['sweep', '--variant', 'focused', '--knob', 'p', '--values', ''], /^attnviz: --values: an empty list/],
-    [['sweep', '--variant', 'focused', '--knob', 'p', '--values', '2,'], /^attnviz: --values 2,: an empty value/],
-    [['sweep', '--variant', 'focused', '--knob', 'p', '--values', ','], /^attnviz: --values ,: an empty value/],
-    [['sweep', '--variant', 'focused', '--knob', 'p', '--values', '2, 3'], /^attnviz: --values  3: not a value of --p/],
+    [['sweep', '--variant', 'focused', '--knob', 'p', '--values', '2,'], /^attnviz: --values: value 2 is empty/],
+    [['sweep', '--variant', 'focused', '--knob', 'p', '--values', ','], /^attnviz: --values: value 1 is empty/],
+    [['sweep', '--variant', 'focused', '--knob', 'p', '--values', '2, 3'], /^attnviz: --values: value 2 " 3" is not a value of --p\n$/],
     [['generate', '--n', ' 4', '--d', '2', '-o', 'NEVER'], /^attnviz: --n  4: not an integer/],
     [['generate', '--n', '4', '--d', '2', '--std', ' 1', '-o', 'NEVER'], /^attnviz: --std  1: not a number/],
     [['generate', '--n', '4', '--d', '2', '-o', ''], /^attnviz: -o: an empty path/],
@@ -324,6 +324,33 @@ describe('empty or malformed lists and numbers are bad input (exit 2, one line)'
       expect(existsSync(join(tmp, 'never'))).toBe(false);
     });
   }
+  // a message names the bad item (its position, its first 40 characters), never the whole argument
+  const long = 'x'.repeat(5000), digits = '9'.repeat(5000);
+  const bounded = [
+    [['sweep', '--variant', 'focused', '--knob', 'p', '--values', `2,3,${long}`], /^attnviz: --values: value 3 "x{40}…" is longer than 63 characters\n$/],
+    [['sweep', '--variant', 'focused', '--knob', 'p', '--values', `2,${long.slice(0, 50)},${long}`], /^attnviz: --values: value 2 "x{40}…" is not a value of --p\n$/],
+    [['sweep', '--variant', 'focused', '--knob', 'p', '--values', `${long},`], /^attnviz: --values: value 1 "x{40}…" is longer/],
+    [['sweep', '--variant', 'focused', '--knob', long, '--values', '2'], /^attnviz: --knob x{40}…: not a variant knob/],
+    [['generate', '--n', digits, '--d', '2', '-o', 'NEVER'], /^attnviz: --n 9{40}…: not an integer/],
+    [['generate', '--n', '4\n5', '--d', '2', '-o', 'NEVER'], /^attnviz: --n 4\?5: not an integer/],
+    [['readouts', '--variant', long], /^attnviz: --variant x{40}…: unknown variant/],
+    [['readouts', '--variant', 'focused', '--p', `2${digits}`], /^attnviz: --p 29{39}…: not a valid value/],
+    [['distill', '--steps', digits, '-o', 'NEVER'], /^attnviz: --steps 9{40}…: not an integer/],
+    [[long], /^attnviz: x{40}…: unknown command/],
+    [['generate', `--${long}`, '1'], /^attnviz: --x{38}…: unknown option for generate/],
+    [['recall', '--variant', 'elu', '--pairs', digits, '--d', '2'], /^attnviz: --pairs 9{40}…: not an integer/],
+  ];
+  for (const [args, pattern] of bounded) {
+    it(`${args.join(' ').slice(0, 60)}…: bounded`, () => {
+      const withInputs = ['sweep', 'readouts', 'distill'].includes(args[0]) ? [...args, '--q', gq, '--k', gk] : args;
+      const r = run(...withInputs.map((a) => (a === 'NEVER' ? join(tmp, 'never') : a)));
+      expectError(r, 2, pattern);
+      expect(r.stderr).not.toMatch(/x{41}|9{41}/);
+      expect(r.stderr.length).toBeLessThan(400);
+      expect(existsSync(join(tmp, 'never'))).toBe(false);
+    });
+  }
+
   it('generate-text --steps " 3" (the model is read only after the flags)', () => {
     expectError(run('generate-text', '--model', M, '--tokenizer', T, '--steps', ' 3'), 2, /^attnviz: --steps  3: not an integer/);
   });
