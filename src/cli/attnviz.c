@@ -911,6 +911,7 @@ static int finish_stdout(int code) {
 }
 
 int main(int argc, char **argv) {
+    avcli_signals();
     if (argc < 2) return avcli_fail("no command (matrix, readouts, sweep, generate, capture, generate-text, recall, distill; see attnviz --help)");
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 || (i == 1 && strcmp(argv[i], "help") == 0)) {

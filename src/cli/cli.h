@@ -129,6 +129,9 @@ typedef struct avcli_file {
  * (avcli_out_commit_all): when anything fails none is replaced. 0, or one line and the exit status. */
 int avcli_save(const avcli_file *files, int count);
 
+/* Set the process's signals up: those that end it clean up the temporaries first (output.c). */
+void avcli_signals(void);
+
 /* An echoed value for a message: s itself, or its first AVCLI_BRIEF characters and "…" (a message names
  * the bad value, never dumps the input); a line break shows as '?'. Valid until four more calls. */
 enum { AVCLI_BRIEF = 40 };

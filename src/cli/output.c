@@ -69,7 +69,14 @@ static void remove_pending(int sig) {
     raise(sig);
 }
 
-static const int CAUGHT[] = {SIGINT, SIGTERM, SIGHUP};
+/* The signals that end the process and that a user can plausibly send or cause while files are written:
+ * an interrupt, a termination, a hang-up, a quit, a CPU-time limit (ulimit -t), and a pipe whose reader
+ * left (a FIFO as an output, `| head`). Each removes the temporaries and the new folder, then is raised
+ * again, so the exit status stays the conventional one (a pipeline's writer ends silently on SIGPIPE;
+ * ignoring it would let generate-text compute on for no reader). SIGXFSZ (ulimit -f) is ignored instead
+ * (avcli_signals): a file that outgrows the limit is a write that fails (EFBIG) like a full disk, and the
+ * normal path names the file, removes what it made and exits 1. */
+static const int CAUGHT[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXCPU};
 
 static void install(void) {
     static int installed = 0;
@@ -80,6 +87,11 @@ static void install(void) {
         /* a signal the caller ignores (a background job's SIGINT) stays ignored */
         if (sigaction(CAUGHT[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) signal(CAUGHT[i], remove_pending);
     }
+}
+
+void avcli_signals(void) {
+    signal(SIGXFSZ, SIG_IGN);
+    install();
 }
 
 /* Hold back the caught signals while files are renamed or a folder is made and recorded, so that the

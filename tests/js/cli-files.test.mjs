@@ -301,6 +301,49 @@ describe('an interrupt or a termination during a command leaves no temporary and
   });
 });
 
+describe('a file-size limit or a pipe that closes while files are written leaves no temporary and no folder it made', () => {
+  const temporaries = (dir) => readdirSync(dir).filter((f) => f.includes('.tmp-'));
+  // 256 KB a file against a limit of 100 blocks: q.npy outgrows it
+  const limited = (...args) => {
+    const p = spawnSync('bash', ['-c', 'ulimit -f 100 && exec "$0" "$@"', CLI, ...args], { encoding: 'utf8' });
+    return { status: p.status, signal: p.signal, stdout: p.stdout, stderr: p.stderr };
+  };
+  it('ulimit -f: generate -o NEW fails like a full disk (exit 1, one line naming the file), the folder removed', () => {
+    const dir = join(tmp, 'xfsz-new');
+    expectError(limited('generate', '--n', '1000', '--d', '64', '-o', dir), 1, /^attnviz: -o .*q\.npy: cannot write \(File too large\)\n$/);
+    expect(existsSync(dir)).toBe(false); // it held q.npy.tmp-…, k.npy.tmp-…, v.npy.tmp-… (SIGXFSZ, 153)
+  });
+  it('ulimit -f: generate -o OLD keeps the old files, no temporary', () => {
+    const dir = join(tmp, 'xfsz-old');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'q.npy'), 'OLD');
+    expectError(limited('generate', '--n', '1000', '--d', '64', '-o', dir), 1, /^attnviz: -o .*q\.npy: cannot write \(File too large\)\n$/);
+    expect(snapshot(dir)).toEqual({ 'q.npy': 'OLD' });
+  });
+  it('ulimit -f: readouts to a stdout file past the limit is a failed write too', () => {
+    const out = join(tmp, 'xfsz-stdout.json');
+    const p = spawnSync('bash', ['-c', 'ulimit -f 1 && exec "$0" "$@" > "$OUT"', CLI, 'readouts', '--all-heads', '--variant', 'softmax',
+      '--q', join(tmp, 'cap-ok', 'q.npy'), '--k', join(tmp, 'cap-ok', 'k.npy')], { encoding: 'utf8', env: { ...process.env, OUT: out } });
+    expect(p.signal).toBe(null);
+    expect(p.stderr).toMatch(/^attnviz: standard output: cannot write \(File too large\)\n$/);
+    expect(p.status).toBe(1);
+  });
+
+  it('a FIFO as q.npy whose reader leaves: SIGPIPE as before, and k.npy, v.npy\'s temporaries removed', () => {
+    const dir = join(tmp, 'fifo-out');
+    mkdirSync(dir);
+    mkfifo(join(dir, 'q.npy'));
+    writeFileSync(join(dir, 'k.npy'), 'OLD');
+    // the reader takes 10 bytes and leaves; q.npy is 256 KB, more than a pipe holds
+    const p = spawnSync('bash', ['-c', 'head -c 10 "$0/q.npy" > /dev/null & exec "$1" generate --n 1000 --d 64 -o "$0"', dir, CLI],
+      { encoding: 'utf8', timeout: 20_000 });
+    expect(p.signal, p.stderr).toBe('SIGPIPE');
+    expect(temporaries(dir)).toEqual([]);
+    expect(readdirSync(dir).sort()).toEqual(['k.npy', 'q.npy']);
+    expect(readFileSync(join(dir, 'k.npy'), 'latin1')).toBe('OLD');
+  });
+});
+
 describe('empty or malformed lists and numbers are bad input (exit 2, one line)', () => {
   const cases = [
     [['sweep', '--variant', 'focused', '--knob', 'p', '--values', ''], /^attnviz: --values: an empty list/],
