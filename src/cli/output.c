@@ -247,13 +247,22 @@ int avcli_out_commit_all(avcli_out *o, const char *const *flags, int count) {
         if (o[done].tmp && rename(o[done].tmp, o[done].path) != 0) code = avcli_out_fail(flags[done], o[done].path, errno);
         else done++;
     }
+    int kept[AVCLI_MAX_OUTPUTS] = {0}; /* an old file that could not be put back: its second name stays */
     for (int i = code ? done - 1 : -1; i >= 0; i--) { /* undo: the old file back, a new one removed */
         if (!o[i].tmp) continue;
         if (bak[i] && rename(bak[i], o[i].path) == 0) { free(bak[i]); bak[i] = NULL; }
-        else if (!existed[i]) unlink(o[i].path);
+        else if (bak[i]) { /* the only copy of the old file now: never removed, and said where it is */
+            kept[i] = 1;
+            avcli_fail_system("%s %s: holds the new file, as the old one could not be put back (%s); the old file is %s",
+                              flags[i], o[i].path, strerror(errno), bak[i]);
+        } else if (existed[i]) { /* no second name (a file system without hard links): the old file is gone */
+            avcli_fail_system("%s %s: holds the new file; the old one could not be kept on this file system", flags[i], o[i].path);
+        } else if (unlink(o[i].path) != 0) {
+            avcli_fail_system("%s %s: holds the new file, which could not be removed (%s)", flags[i], o[i].path, strerror(errno));
+        }
     }
     for (int i = 0; i < count; i++) {
-        if (bak[i]) unlink(bak[i]);
+        if (bak[i] && !kept[i]) unlink(bak[i]);
         free(bak[i]);
         if (code && i >= done && o[i].tmp) unlink(o[i].tmp);
         if (o[i].tmp) track(o[i].tmp, 0);

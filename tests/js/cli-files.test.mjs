@@ -257,6 +257,35 @@ describe('outputs: all of a command\'s files are replaced, or none', () => {
     expect(readNpy(join(d, 'k.npy')).shape).toEqual([1, 2, expect.any(Number), 4]);
   });
 
+  // the third rename fails and so does every later one, the renames that would undo the first two
+  // included: the old q.npy and k.npy exist only as their second names, which are kept and named
+  it.skipIf(!canInject)('capture: when putting the old files back fails too, they are kept and each is named in one line', () => {
+    const d = join(tmp, 'cap-eio-undo');
+    mkdirSync(d);
+    for (const f of ['q.npy', 'k.npy', 'v.npy', 'tokens.json']) writeFileSync(join(d, f), `OLD ${f}`);
+    const p = spawnSync('strace', ['-f', '-o', '/dev/null', '-e', 'trace=rename,renameat,renameat2',
+      '-e', 'inject=rename,renameat,renameat2:error=EIO:when=3+', CLI, ...capture(d)],
+    { encoding: 'utf8', env: { ...process.env, ASAN_OPTIONS: `${process.env.ASAN_OPTIONS ?? ''}:detect_leaks=0` } });
+    expect(p.status, p.stderr).toBe(1);
+    expect(p.stdout).toBe('');
+    const lines = p.stderr.split('\n').filter(Boolean);
+    expect(lines[0]).toMatch(/^attnviz: -o .*v\.npy: cannot write \(Input\/output error\)$/);
+    expect(lines).toHaveLength(3); // the failure, then k.npy and q.npy (undone last first)
+    const kept = {};
+    for (const [i, f] of [[1, 'k.npy'], [2, 'q.npy']]) {
+      const m = lines[i].match(/^attnviz: -o (.*): holds the new file, as the old one could not be put back \(Input\/output error\); the old file is (.*)$/);
+      expect(m, lines[i]).not.toBe(null);
+      expect(m[1]).toBe(join(d, f));
+      expect(readFileSync(m[2], 'latin1')).toBe(`OLD ${f}`); // it was unlinked: the old contents were gone
+      kept[f] = m[2];
+    }
+    expect(readNpy(join(d, 'q.npy')).shape).toEqual([1, 2, expect.any(Number), 4]); // the new ones, as said
+    expect(readNpy(join(d, 'k.npy')).shape).toEqual([1, 2, expect.any(Number), 4]);
+    expect(readFileSync(join(d, 'v.npy'), 'latin1')).toBe('OLD v.npy'); // never replaced
+    expect(readFileSync(join(d, 'tokens.json'), 'latin1')).toBe('OLD tokens.json');
+    expect(readdirSync(d).sort()).toEqual(['k.npy', 'q.npy', 'tokens.json', 'v.npy', ...Object.values(kept).map((k) => k.slice(d.length + 1))].sort());
+  });
+
   it('a refused input creates no -o folder (a truncated model, a bad --seed)', () => {
     const bad = join(tmp, 'trunc.bin');
     writeFileSync(bad, tinyModel().subarray(0, 100));
