@@ -901,22 +901,13 @@ static void print_help(FILE *out) {
     fputs(k + 7, out);
 }
 
-/* A write to standard output that failed (a full disk, a closed pipe) is an error, not a silent 0. */
-static int finish_stdout(int code) {
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        int e = errno;
-        return code ? code : avcli_fail_system("standard output: cannot write (%s)", strerror(e ? e : EIO));
-    }
-    return code;
-}
-
 int main(int argc, char **argv) {
     avcli_signals();
     if (argc < 2) return avcli_fail("no command (matrix, readouts, sweep, generate, capture, generate-text, recall, distill; see attnviz --help)");
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 || (i == 1 && strcmp(argv[i], "help") == 0)) {
             print_help(stdout);
-            return finish_stdout(0);
+            return avcli_stdout_check(0); /* a write to stdout that failed is an error, not a silent 0 */
         }
     const char *cmd = argv[1];
     int code;
@@ -929,5 +920,5 @@ int main(int argc, char **argv) {
     else if (strcmp(cmd, "recall") == 0) code = avcli_cmd_recall(argc - 2, argv + 2);
     else if (strcmp(cmd, "distill") == 0) code = avcli_cmd_distill(argc - 2, argv + 2);
     else return avcli_fail("%s: unknown command (matrix, readouts, sweep, generate, capture, generate-text, recall, distill; see attnviz --help)", avcli_brief(cmd));
-    return finish_stdout(code);
+    return avcli_stdout_check(code);
 }

@@ -352,10 +352,11 @@ int avcli_cmd_distill(int argc, char **argv) {
             fprintf(stderr, "attnviz: warning: distill: %s\n", why);
         }
     }
-    if (!code) {
+    avcli_saving saving;
+    if (!code) { /* W.npy to its temporary, then the JSON, then W.npy into place only if stdout took it all */
         for (size_t e = 0; e < cnt; e++) Wf[e] = (float)W[e];
         avcli_file file = {"-o", in.out, Wf, {d, cols}, 2, NULL, NULL};
-        code = avcli_save(&file, 1);
+        code = avcli_save_begin(&saving, &file, 1);
     }
     if (!code) {
         printf("{\n  \"steps\": %ld,\n  \"lr\": ", steps);
@@ -372,6 +373,9 @@ int avcli_cmd_distill(int argc, char **argv) {
         printf(",\n  \"kl_elu\": ");
         put_num(stdout, kl_of(AV_ELU, &in));
         printf(",\n  \"status\": \"%s\"\n}\n", why); /* the warning's sentence, or "ok" */
+        code = avcli_stdout_check(0);
+        int saved = avcli_save_end(&saving, code == 0); /* stdout failed: the old W.npy stays */
+        if (!code) code = saved;
     }
     free(W); free(mom); free(Wbefore); free(loss); free(Wf); free(w);
     avcli_free(&in);

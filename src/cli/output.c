@@ -2,9 +2,10 @@
  *
  * Every file a command writes goes to a temporary file beside its target (same folder, so the final
  * rename is atomic) and is renamed into place only when the whole command succeeded: a failure, an out of
- * memory or a kill never leaves a half-written or emptied file where the old one was (an interrupt or a
- * termination removes the temporaries, and an -o folder the command made, before the process ends). A
- * command's several files are renamed all or none (avcli_out_commit_all). A target that exists keeps its
+ * memory or a kill never leaves a half-written or emptied file where the old one was (a signal that ends
+ * the process, CAUGHT, removes the temporaries, and an -o folder the command made, before it ends). A
+ * command's several files are renamed all or none (avcli_out_commit_all), and a command that also prints
+ * renames them only after stdout was written (avcli_save_begin, avcli_save_end). A target that exists keeps its
  * mode; a symbolic link is written through (the file it names is replaced, beside itself); a target that
  * is not a regular file (/dev/null, a pipe) is written directly, and one that is a folder is refused.
  * Inputs are read whole, from regular files only (avcli_read_file).
@@ -326,14 +327,13 @@ int avcli_write_npy_f32(FILE *f, const float *data, const int64_t *shape, int nd
     return ok ? AV_OK : AV_ERR_IO;
 }
 
-int avcli_save(const avcli_file *files, int count) {
-    avcli_out out[AVCLI_MAX_OUTPUTS];
-    const char *flags[AVCLI_MAX_OUTPUTS];
+int avcli_save_begin(avcli_saving *s, const avcli_file *files, int count) {
     int code = 0, opened = 0;
+    s->count = 0;
     if (count < 1 || count > AVCLI_MAX_OUTPUTS) return avcli_fail_system("internal: %d outputs", count);
     for (; opened < count; opened++) { /* every destination opened (and checked) before anything is written */
-        flags[opened] = files[opened].flag;
-        if (avcli_out_open(&out[opened], files[opened].path) != 0) {
+        s->flags[opened] = files[opened].flag;
+        if (avcli_out_open(&s->out[opened], files[opened].path) != 0) {
             code = avcli_out_fail(files[opened].flag, files[opened].path, errno);
             break;
         }
@@ -341,14 +341,37 @@ int avcli_save(const avcli_file *files, int count) {
     for (int i = 0; i < count && !code; i++) { /* then every file to its temporary */
         const avcli_file *a = &files[i];
         errno = 0;
-        int st = a->write ? a->write(out[i].f, a->ctx) : avcli_write_npy_f32(out[i].f, a->data, a->shape, a->ndim);
-        if (st != AV_OK || avcli_out_close(&out[i]) != 0) code = avcli_out_fail(a->flag, a->path, errno);
+        int st = a->write ? a->write(s->out[i].f, a->ctx) : avcli_write_npy_f32(s->out[i].f, a->data, a->shape, a->ndim);
+        if (st != AV_OK || avcli_out_close(&s->out[i]) != 0) code = avcli_out_fail(a->flag, a->path, errno);
     }
     if (code) {
-        for (int i = 0; i < opened; i++) avcli_out_discard(&out[i]);
+        for (int i = 0; i < opened; i++) avcli_out_discard(&s->out[i]);
         return code;
     }
-    return avcli_out_commit_all(out, flags, count); /* all into place, or none */
+    s->count = count;
+    return 0;
+}
+
+int avcli_save_end(avcli_saving *s, int keep) {
+    int count = s->count;
+    s->count = 0;
+    if (keep) return avcli_out_commit_all(s->out, s->flags, count); /* all into place, or none */
+    for (int i = 0; i < count; i++) avcli_out_discard(&s->out[i]);
+    return 0;
+}
+
+int avcli_save(const avcli_file *files, int count) {
+    avcli_saving s;
+    int code = avcli_save_begin(&s, files, count);
+    return code ? code : avcli_save_end(&s, 1);
+}
+
+int avcli_stdout_check(int code) {
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        int e = errno;
+        return code ? code : avcli_fail_system("standard output: cannot write (%s)", strerror(e ? e : EIO));
+    }
+    return code;
 }
 
 const char *avcli_brief(const char *s) {
