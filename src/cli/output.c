@@ -382,7 +382,7 @@ const char *avcli_brief(const char *s) {
     for (; s[i] && chars < AVCLI_BRIEF; chars++) { /* the first AVCLI_BRIEF characters, whole */
         plain &= ((unsigned char)s[i] >= 0x20 || s[i] == '\t') && s[i] != 0x7f;
         i++;
-        while (((unsigned char)s[i] & 0xc0) == 0x80) i++;
+        for (int c = 0; c < 3 && ((unsigned char)s[i] & 0xc0) == 0x80; c++) i++; /* ≤ 4 bytes, even if malformed */
     }
     if (!s[i] && plain) return s;
     char *b = ring[next++ % 4];

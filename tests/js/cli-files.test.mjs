@@ -461,6 +461,15 @@ describe('empty or malformed lists and numbers are bad input (exit 2, one line)'
     });
   }
 
+  it('a malformed UTF-8 value (2000 continuation bytes) is cut at 40 characters of at most 4 bytes each', () => {
+    // bytes no JS string can carry: bash makes them (the cut once ran on over continuation bytes)
+    const p = spawnSync('bash', ['-c', 'exec "$0" generate --n "1$(head -c 2000 /dev/zero | tr "\\0" "\\200")" --d 2 -o "$1"', CLI, join(tmp, 'never')]);
+    expect(p.status).toBe(2);
+    const err = p.stderr.toString('latin1');
+    expect(err).toMatch(/^attnviz: --n 1\x80{1,159}\xe2\x80\xa6: not an integer in 1\.\.16384\n$/);
+    expect(existsSync(join(tmp, 'never'))).toBe(false);
+  });
+
   it('generate-text --steps " 3" (the model is read only after the flags)', () => {
     expectError(run('generate-text', '--model', M, '--tokenizer', T, '--steps', ' 3'), 2, /^attnviz: --steps  3: not an integer/);
   });
