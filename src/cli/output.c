@@ -71,13 +71,13 @@ static void remove_pending(int sig) {
 }
 
 /* The signals that end the process and that a user can plausibly send or cause while files are written:
- * an interrupt, a termination, a hang-up, a quit, a CPU-time limit (ulimit -t), and a pipe whose reader
- * left (a FIFO as an output, `| head`). Each removes the temporaries and the new folder, then is raised
+ * an interrupt, a termination, a hang-up, a quit, a CPU-time limit (ulimit -t), an alarm or a user
+ * signal (timeout -s, kill -USR1), and a pipe whose reader left (a FIFO as an output, `| head`). Each removes the temporaries and the new folder, then is raised
  * again, so the exit status stays the conventional one (a pipeline's writer ends silently on SIGPIPE;
  * ignoring it would let generate-text compute on for no reader). SIGXFSZ (ulimit -f) is ignored instead
  * (avcli_signals): a file that outgrows the limit is a write that fails (EFBIG) like a full disk, and the
  * normal path names the file, removes what it made and exits 1. */
-static const int CAUGHT[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXCPU};
+static const int CAUGHT[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXCPU, SIGALRM, SIGUSR1, SIGUSR2};
 
 static void install(void) {
     static int installed = 0;

@@ -1,9 +1,10 @@
 // cli-files.test.mjs: what the native CLI (build/native/attnviz; ATTNVIZ_CLI overrides the path) does with
 // the files it reads and writes (issue 27): an input that is a folder, a device or a pipe is refused before
 // it is read; memory running out while reading a model is one line and exit 1 (it was a double free); a
-// command's outputs are all replaced or none (a destination that is a folder, a rename that fails part way,
-// an interrupt); nothing is created before every input is read; empty or malformed lists and numbers are
-// bad input.
+// command's outputs are all replaced or none (a destination that is a folder, a rename that fails part way
+// and its undo too, a stdout that fails, an interrupt, a closed pipe, a file-size limit); nothing is
+// created before every input is read; empty or malformed lists and numbers are bad input, and a message
+// echoes at most 40 characters of a value (review of issue 27, findings 2, 3, 4, 8).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, ftruncateSync } from 'node:fs';
@@ -320,6 +321,14 @@ describe('an interrupt or a termination during a command leaves no temporary and
     const dir = join(tmp, 'int-new');
     expect(await interrupt(dir, 'SIGINT', () => {})).toBe('SIGINT');
     expect(existsSync(dir)).toBe(false);
+  });
+
+  it('SIGALRM (timeout -s ALRM) and SIGUSR1 during generate -o NEW: the new folder is removed, the signal kept', async () => {
+    for (const sig of ['SIGALRM', 'SIGUSR1']) {
+      const dir = join(tmp, `${sig}-new`);
+      expect(await interrupt(dir, sig, () => {})).toBe(sig);
+      expect(existsSync(dir)).toBe(false);
+    }
   });
 
   it('SIGTERM during generate -o OLD: the old files stay, the folder stays, no temporary is left', async () => {
