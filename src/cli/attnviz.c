@@ -100,7 +100,9 @@ static const char HELP[] =
     "  1  the system failed: a file cannot be opened, read or written, or memory ran out.\n"
     "  Every error is one line on stderr, \"attnviz: <what>: <reason>\". Outputs go to a temporary file\n"
     "  beside the target and replace it only when the command succeeded: all of a command's files or\n"
-    "  none. An interrupt removes the temporaries and an -o folder the command made.\n";
+    "  none, and (distill) only once stdout was written. An interrupt, a termination or a closed pipe\n"
+    "  removes the temporaries and an -o folder the command made; a file past ulimit -f is a write\n"
+    "  that failed (1).\n";
 
 // ----------------------------------------------------------------------------------------------------
 // errors and number parsing
