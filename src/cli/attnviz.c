@@ -100,7 +100,9 @@ static const char HELP[] =
     "  1  the system failed: a file cannot be opened, read or written, or memory ran out.\n"
     "  Every error is one line on stderr, \"attnviz: <what>: <reason>\". Outputs go to a temporary file\n"
     "  beside the target and replace it only when the command succeeded: all of a command's files or\n"
-    "  none. An interrupt removes the temporaries and an -o folder the command made.\n";
+    "  none, and (distill) only once stdout was written. An interrupt, a termination or a closed pipe\n"
+    "  removes the temporaries and an -o folder the command made; a file past ulimit -f is a write\n"
+    "  that failed (1).\n";
 
 // ----------------------------------------------------------------------------------------------------
 // errors and number parsing
@@ -207,7 +209,7 @@ static int collect_flags(raw_flags *r, int argc, char **argv) {
         if (k >= 0) slot = &r->knob[k];
         for (int f = 0; f < F_NSTR && !slot; f++)
             if (strcmp(a, STR_NAMES[f]) == 0) slot = &r->str[f];
-        if (!slot) return avcli_fail("%s: unknown option (see attnviz --help)", a);
+        if (!slot) return avcli_fail("%s: unknown option (see attnviz --help)", avcli_brief(a));
         if (*slot) return avcli_fail("%s: given twice", a);
         if (i + 1 >= argc) return avcli_fail("%s: needs a value", a);
         *slot = argv[++i];
@@ -271,14 +273,14 @@ static int set_knobs(avcli_inputs *in, const raw_flags *r) {
                 if (!o) break;
                 o++, idx++;
             }
-            if (!o || !*o || !len) return avcli_fail("%s %s: unknown kind (%s)", kd->flag, text, range);
+            if (!o || !*o || !len) return avcli_fail("%s %s: unknown kind (%s)", kd->flag, avcli_brief(text), range);
             v = idx;
         } else if (kd->type == AV_KT_BOOL) {
             v = text[0] == '1';
         } else {
-            if (!knob_number(kd, text, &v)) return avcli_fail("%s %s: not a valid value (%s)", kd->flag, text, range);
+            if (!knob_number(kd, text, &v)) return avcli_fail("%s %s: not a valid value (%s)", kd->flag, avcli_brief(text), range);
         }
-        if (av_params_set(&in->prm, k, v) != AV_OK) return avcli_fail("%s %s: not a valid value (%s)", kd->flag, text, range);
+        if (av_params_set(&in->prm, k, v) != AV_OK) return avcli_fail("%s %s: not a valid value (%s)", kd->flag, avcli_brief(text), range);
     }
     return 0;
 }
@@ -305,7 +307,7 @@ static int check_knobs(const avcli_inputs *in, const raw_flags *r) {
         const av_knob_desc *kd = av_knob_info(bad);
         range_text(range, sizeof range, kd);
         if (r->knob[bad])
-            return avcli_fail("%s %s: out of range for %s at n = %d (%s)", kd->flag, r->knob[bad], vname, in->n, range);
+            return avcli_fail("%s %s: out of range for %s at n = %d (%s)", kd->flag, avcli_brief(r->knob[bad]), vname, in->n, range);
     }
     return avcli_fail("--variant %s: %s (n = %d, d = %d)", vname, av_status_string(st), in->n, in->d);
 }
@@ -335,9 +337,9 @@ static int select_head(const inputs3 *t, const raw_flags *r, size_t *qoff, size_
     long long layer, head;
     if (!r->str[F_LAYER] || !r->str[F_HEAD]) return avcli_fail("--q %s: 4-D model tensors need --layer and --head", t->path[0]);
     if (!avcli_parse_long(r->str[F_LAYER], 0, L - 1, &layer))
-        return avcli_fail("--layer %s: out of range (the tensors have %lld layers: 0..%lld)", r->str[F_LAYER], (long long)L, (long long)L - 1);
+        return avcli_fail("--layer %s: out of range (the tensors have %lld layers: 0..%lld)", avcli_brief(r->str[F_LAYER]), (long long)L, (long long)L - 1);
     if (!avcli_parse_long(r->str[F_HEAD], 0, H - 1, &head))
-        return avcli_fail("--head %s: out of range (--q has %lld heads: 0..%lld)", r->str[F_HEAD], (long long)H, (long long)H - 1);
+        return avcli_fail("--head %s: out of range (--q has %lld heads: 0..%lld)", avcli_brief(r->str[F_HEAD]), (long long)H, (long long)H - 1);
     if (t->a[1].info.shape[0] != L || KVH < 1 || H % KVH)
         return shape_mismatch(t, 1, 0, "K is (layers, kv_heads, n, d) with kv_heads dividing heads");
     if (t->a[2].data && (t->a[2].info.shape[0] != L || t->a[2].info.shape[1] != KVH))
@@ -450,13 +452,13 @@ int avcli_parse_inputs(avcli_inputs *in, int argc, char **argv) {
     variant_list(names, sizeof names, ", ");
     if (!r.str[F_VARIANT]) return avcli_fail("--variant: required (%s)", names);
     int variant = av_variant_from_name(r.str[F_VARIANT]);
-    if (variant < 0) return avcli_fail("--variant %s: unknown variant (%s)", r.str[F_VARIANT], names);
+    if (variant < 0) return avcli_fail("--variant %s: unknown variant (%s)", avcli_brief(r.str[F_VARIANT]), names);
     av_params_default(&in->prm, variant);
     if (!r.str[F_Q]) return avcli_fail("--q: required (Q.npy)");
     if (!r.str[F_K]) return avcli_fail("--k: required (K.npy)");
     if ((st = set_knobs(in, &r))) return st;
     if (r.str[F_TAU] && !(avcli_parse_double(r.str[F_TAU], &in->tau) && in->tau > 0))
-        return avcli_fail("--tau %s: not a number > 0", r.str[F_TAU]);
+        return avcli_fail("--tau %s: not a number > 0", avcli_brief(r.str[F_TAU]));
     in->accurate = r.accurate;
     in->out = r.str[F_OUT];
     if ((st = load_inputs(in, &r)) || (r.str[F_W] && (st = load_hedgehog(in, r.str[F_W]))) ||
@@ -482,7 +484,7 @@ int avcli_parse_knobs(avcli_inputs *in, int argc, char **argv) {
     variant_list(names, sizeof names, ", ");
     if (!r.str[F_VARIANT]) return avcli_fail("--variant: required (%s)", names);
     int variant = av_variant_from_name(r.str[F_VARIANT]);
-    if (variant < 0) return avcli_fail("--variant %s: unknown variant (%s)", r.str[F_VARIANT], names);
+    if (variant < 0) return avcli_fail("--variant %s: unknown variant (%s)", avcli_brief(r.str[F_VARIANT]), names);
     av_params_default(&in->prm, variant);
     if ((st = set_knobs(in, &r))) return st;
     const av_variant_desc *vd = av_variant_info(variant);
@@ -567,7 +569,7 @@ static int cmd_matrix(int argc, char **argv) {
                 if (strcmp(argv[i + 1], NAMES[k]) == 0) path = k;
             if (path < 0) {
                 free(rest);
-                return avcli_fail("--path %s: not one of quadratic, linear, recurrent, chunkwise", argv[i + 1]);
+                return avcli_fail("--path %s: not one of quadratic, linear, recurrent, chunkwise", avcli_brief(argv[i + 1]));
             }
             i++;
         } else if (strcmp(argv[i], "--accurate") == 0 || strcmp(argv[i], "--tau") == 0) {
@@ -765,7 +767,7 @@ static int cmd_sweep(int argc, char **argv) {
     for (int k = AV_KNOB_VARIANT + 1; !code && k < AV_KNOB_COUNT; k++)
         if (strcmp(av_knob_info(k)->key, knob) == 0 || strcmp(av_knob_info(k)->flag, knob) == 0) sw.knob = k;
     if (!code && (sw.knob < 0 || sw.knob == AV_KNOB_CAUSAL || sw.knob == AV_KNOB_SCALE))
-        code = avcli_fail("--knob %s: not a variant knob (see the knobs in attnviz --help)", knob);
+        code = avcli_fail("--knob %s: not a variant knob (see the knobs in attnviz --help)", avcli_brief(knob));
     const char *vname = NULL;
     for (int i = 0; !code && i < argc - 1; i++)
         if (strcmp(argv[i], "--variant") == 0) vname = argv[i + 1];
@@ -775,28 +777,32 @@ static int cmd_sweep(int argc, char **argv) {
     if (!code && variant >= 0 && !reads) code = avcli_fail("--knob %s: %s does not read it", knob, vname);
     if (!code && !values) code = avcli_fail("--values: required (V1,V2,...)");
     if (!code && !*values) code = avcli_fail("--values: an empty list (V1,V2,...)");
-    for (const char *v = values; !code && v;) { /* comma-separated values; "2," has an empty one */
+    /* comma-separated values ("2," has an empty one); a bad one is named by its position and itself, cut
+     * short, never by the whole list */
+    for (const char *v = values; !code && v;) {
         char one[64];
         size_t w = strcspn(v, ",");
-        if (w == 0 || w >= sizeof one) { code = avcli_fail("--values %s: an %s value (V1,V2,...)", values, w ? "over-long" : "empty"); break; }
-        memcpy(one, v, w);
-        one[w] = 0;
-        if (sw.count == AVCLI_MAX_SWEEP) code = avcli_fail("--values: more than %d values", AVCLI_MAX_SWEEP);
+        int pos = sw.count + 1;
+        if (w == 0) { code = avcli_fail("--values: value %d is empty (V1,V2,...)", pos); break; }
+        if (sw.count == AVCLI_MAX_SWEEP) { code = avcli_fail("--values: more than %d values", AVCLI_MAX_SWEEP); break; }
+        memcpy(one, v, w < sizeof one ? w : sizeof one - 1);
+        one[w < sizeof one ? w : sizeof one - 1] = 0;
+        if (w >= sizeof one) code = avcli_fail("--values: value %d \"%s\" is longer than %zu characters", pos, avcli_brief(one), sizeof one - 1);
         else if (!parse_knob_value(av_knob_info(sw.knob), one, &sw.values[sw.count++]))
-            code = avcli_fail("--values %s: not a value of %s", one, av_knob_info(sw.knob)->flag);
+            code = avcli_fail("--values: value %d \"%s\" is not a value of %s", pos, avcli_brief(one), av_knob_info(sw.knob)->flag);
         v = v[w] ? v + w + 1 : NULL;
     }
     long long ns = 1;
-    if (!code && seeds && !avcli_parse_long(seeds, 1, 10000, &ns)) code = avcli_fail("--seeds %s: not an integer in 1..10000", seeds);
+    if (!code && seeds && !avcli_parse_long(seeds, 1, 10000, &ns)) code = avcli_fail("--seeds %s: not an integer in 1..10000", avcli_brief(seeds));
     sw.seeds = (int)ns;
     for (int i = 0; !code && i < sw.count; i++) /* seeds value + s, or --seed + s, stay in uint32 */
         if (sw.knob == AV_KNOB_SEED && sw.values[i] + (double)ns - 1 > 4294967295.0)
-            code = avcli_fail("--values %.10g: with --seeds %lld the seeds pass 4294967295", sw.values[i], ns);
+            code = avcli_fail("--values: value %d \"%.10g\": with --seeds %lld the seeds pass 4294967295", i + 1, sw.values[i], ns);
     if (!code && readout) {
         sw.readout = -1;
         for (int r = 0; r < AV_R_COUNT; r++)
             if (strcmp(av_readout_name(r), readout) == 0) sw.readout = r;
-        if (sw.readout < 0) code = avcli_fail("--readout %s: unknown readout (a key of attnviz readouts)", readout);
+        if (sw.readout < 0) code = avcli_fail("--readout %s: unknown readout (a key of attnviz readouts)", avcli_brief(readout));
     }
     avcli_inputs in;
     if (!code && (code = avcli_parse_inputs(&in, nrest, rest)) == 0) {
@@ -812,7 +818,7 @@ static int cmd_generate(int argc, char **argv) {
     for (int i = 0; i < argc; i++) {
         int f = 0;
         while (f < 6 && strcmp(argv[i], names[f])) f++;
-        if (f == 6) return avcli_fail("%s: unknown option for generate (see attnviz --help)", argv[i]);
+        if (f == 6) return avcli_fail("%s: unknown option for generate (see attnviz --help)", avcli_brief(argv[i]));
         if (val[f]) return avcli_fail("%s: given twice", argv[i]);
         if (i + 1 >= argc) return avcli_fail("%s: needs a value", argv[i]);
         val[f] = argv[++i];
@@ -820,13 +826,13 @@ static int cmd_generate(int argc, char **argv) {
     int gen = val[0] ? av_generator_from_name(val[0]) : AV_GEN_GAUSSIAN;
     long long n, d, seed = 0;
     double std = 1.0;
-    if (gen < 0) return avcli_fail("--gen %s: unknown generator (gaussian, clustered, local, lowrank, sink)", val[0]);
+    if (gen < 0) return avcli_fail("--gen %s: unknown generator (gaussian, clustered, local, lowrank, sink)", avcli_brief(val[0]));
     if (!val[1]) return avcli_fail("--n: required (the sequence length, 1..%d)", AV_MAX_N);
-    if (!avcli_parse_long(val[1], 1, AV_MAX_N, &n)) return avcli_fail("--n %s: not an integer in 1..%d", val[1], AV_MAX_N);
+    if (!avcli_parse_long(val[1], 1, AV_MAX_N, &n)) return avcli_fail("--n %s: not an integer in 1..%d", avcli_brief(val[1]), AV_MAX_N);
     if (!val[2]) return avcli_fail("--d: required (the head dimension, 1..%d)", AV_MAX_D);
-    if (!avcli_parse_long(val[2], 1, AV_MAX_D, &d)) return avcli_fail("--d %s: not an integer in 1..%d", val[2], AV_MAX_D);
-    if (val[3] && !(avcli_parse_double(val[3], &std) && std > 0 && std <= 1e6)) return avcli_fail("--std %s: not a number in (0, 1e6]", val[3]);
-    if (val[4] && !avcli_parse_long(val[4], 0, 4294967295LL, &seed)) return avcli_fail("--seed %s: not an integer in 0..4294967295", val[4]);
+    if (!avcli_parse_long(val[2], 1, AV_MAX_D, &d)) return avcli_fail("--d %s: not an integer in 1..%d", avcli_brief(val[2]), AV_MAX_D);
+    if (val[3] && !(avcli_parse_double(val[3], &std) && std > 0 && std <= 1e6)) return avcli_fail("--std %s: not a number in (0, 1e6]", avcli_brief(val[3]));
+    if (val[4] && !avcli_parse_long(val[4], 0, 4294967295LL, &seed)) return avcli_fail("--seed %s: not an integer in 0..4294967295", avcli_brief(val[4]));
     if (!val[5]) return avcli_fail("-o: required (the output folder)");
     const char *dir = val[5];
     int code = avcli_dir_check("-o", dir), made = 0;
@@ -897,21 +903,13 @@ static void print_help(FILE *out) {
     fputs(k + 7, out);
 }
 
-/* A write to standard output that failed (a full disk, a closed pipe) is an error, not a silent 0. */
-static int finish_stdout(int code) {
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        int e = errno;
-        return code ? code : avcli_fail_system("standard output: cannot write (%s)", strerror(e ? e : EIO));
-    }
-    return code;
-}
-
 int main(int argc, char **argv) {
+    avcli_signals();
     if (argc < 2) return avcli_fail("no command (matrix, readouts, sweep, generate, capture, generate-text, recall, distill; see attnviz --help)");
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 || (i == 1 && strcmp(argv[i], "help") == 0)) {
             print_help(stdout);
-            return finish_stdout(0);
+            return avcli_stdout_check(0); /* a write to stdout that failed is an error, not a silent 0 */
         }
     const char *cmd = argv[1];
     int code;
@@ -923,6 +921,6 @@ int main(int argc, char **argv) {
     else if (strcmp(cmd, "generate-text") == 0) code = avcli_cmd_generate_text(argc - 2, argv + 2);
     else if (strcmp(cmd, "recall") == 0) code = avcli_cmd_recall(argc - 2, argv + 2);
     else if (strcmp(cmd, "distill") == 0) code = avcli_cmd_distill(argc - 2, argv + 2);
-    else return avcli_fail("%s: unknown command (matrix, readouts, sweep, generate, capture, generate-text, recall, distill; see attnviz --help)", cmd);
-    return finish_stdout(code);
+    else return avcli_fail("%s: unknown command (matrix, readouts, sweep, generate, capture, generate-text, recall, distill; see attnviz --help)", avcli_brief(cmd));
+    return avcli_stdout_check(code);
 }

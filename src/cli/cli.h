@@ -128,5 +128,27 @@ typedef struct avcli_file {
 /* Open every file's temporary (checking its destination), write them all, then rename all into place
  * (avcli_out_commit_all): when anything fails none is replaced. 0, or one line and the exit status. */
 int avcli_save(const avcli_file *files, int count);
+/* avcli_save in two halves, for a command that also prints to stdout: begin writes every temporary (0, or
+ * one line and the exit status, nothing left); end renames them all into place (keep = 1: 0 or one line and
+ * the exit status) or removes them (keep = 0, after stdout failed: 0). Between the two a signal that ends
+ * the process removes the temporaries, so the old files stay. */
+typedef struct avcli_saving {
+    avcli_out out[AVCLI_MAX_OUTPUTS];
+    const char *flags[AVCLI_MAX_OUTPUTS];
+    int count;
+} avcli_saving;
+int avcli_save_begin(avcli_saving *s, const avcli_file *files, int count);
+int avcli_save_end(avcli_saving *s, int keep);
+
+/* Flush stdout and check it: `code` when it is not 0, else 0, or one line and 1 when a write to stdout
+ * failed (a full disk, a closed pipe whose SIGPIPE is ignored). */
+int avcli_stdout_check(int code);
+/* Set the process's signals up: those that end it clean up the temporaries first (output.c). */
+void avcli_signals(void);
+
+/* An echoed value for a message: s itself, or its first AVCLI_BRIEF characters and "…" (a message names
+ * the bad value, never dumps the input); a line break shows as '?'. Valid until four more calls. */
+enum { AVCLI_BRIEF = 40 };
+const char *avcli_brief(const char *s);
 
 #endif

@@ -7,6 +7,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,10 +172,10 @@ int avcli_cmd_recall(int argc, char **argv) {
         if (!code) { N = ks[0]; d = ks[1]; }
     }
     if (!code && !Kown && !val[0]) code = avcli_fail("--pairs: required (the number of key-value pairs written, 1..%d)", AV_MAX_N);
-    if (!code && !Kown && !parse_int(val[0], 1, AV_MAX_N, &N)) code = avcli_fail("--pairs %s: not an integer in 1..%d", val[0], AV_MAX_N);
+    if (!code && !Kown && !parse_int(val[0], 1, AV_MAX_N, &N)) code = avcli_fail("--pairs %s: not an integer in 1..%d", avcli_brief(val[0]), AV_MAX_N);
     if (!code && !Kown && !val[1]) code = avcli_fail("--d: required (the key and value dimension, 1..%d)", AV_MAX_D);
-    if (!code && !Kown && !parse_int(val[1], 1, AV_MAX_D, &d)) code = avcli_fail("--d %s: not an integer in 1..%d", val[1], AV_MAX_D);
-    if (!code && val[2] && !parse_int(val[2], 1, 10000, &seeds)) code = avcli_fail("--seeds %s: not an integer in 1..10000", val[2]);
+    if (!code && !Kown && !parse_int(val[1], 1, AV_MAX_D, &d)) code = avcli_fail("--d %s: not an integer in 1..%d", avcli_brief(val[1]), AV_MAX_D);
+    if (!code && val[2] && !parse_int(val[2], 1, 10000, &seeds)) code = avcli_fail("--seeds %s: not an integer in 1..10000", avcli_brief(val[2]));
     avcli_inputs in;
     memset(&in, 0, sizeof in);
     in.n = (int)N;
@@ -262,20 +263,33 @@ static double kl_of(int variant, const avcli_inputs *in) {
     return kl;
 }
 
-/* What stopped the training, in words, into why[size]: what was not finite and which W was kept. taken:
- * steps taken; loss[taken] the loss at the start of the refused step (NaN when not finite). The library's
- * status sentences name kernels' causes (a feature, q·k), which are not distill's. */
-static void distill_why(char *why, size_t size, int st, int tst, int taken, const double *loss) {
+/* Why a step was refused: the library's status, or the CLI's own refusal of an update past float32's range. */
+enum { WHY_LIBRARY, WHY_FLOAT32 };
+
+/* What stopped the training, in words, into why[size]: which step, what was not finite, and which W was
+ * kept. taken: steps taken; loss[taken] the loss at the start of the refused step (NaN when not finite).
+ * The library's status sentences name kernels' causes (a feature, q·k), which are not distill's. */
+static void distill_why(char *why, size_t size, int why_kind, int st, int tst, int taken, const double *loss) {
     const char *s = taken == 1 ? "" : "s";
     if (tst > 0)
-        snprintf(why, size, "the softmax target (this scale and mask) is not finite: %s; no step was taken (W is the start)",
-                 av_status_string(tst));
+        snprintf(why, size, "the softmax target (this scale and mask) is not finite (%s); no step was taken, so W.npy "
+                            "holds the starting W", av_status_string(tst));
+    else if (why_kind == WHY_FLOAT32)
+        snprintf(why, size, "step %d's update would take W past float32's range; W.npy holds W after %d step%s",
+                 taken + 1, taken, s);
     else if (st == AV_WARN_PRODUCT_OVERFLOW)
-        snprintf(why, size, "the update of step %d would leave the double range (a learning rate too large); it and the "
-                            "later steps were not taken (W is W after %d step%s)", taken + 1, taken, s);
+        snprintf(why, size, "step %d's update would take W past the double range (the learning rate is too large); "
+                            "W.npy holds W after %d step%s", taken + 1, taken, s);
     else
-        snprintf(why, size, "the %s at step %d was not finite; it and the later steps were not taken (W is W after %d "
-                            "step%s)", isfinite(loss[taken]) ? "gradient" : "loss", taken + 1, taken, s);
+        snprintf(why, size, "the %s at the start of step %d is not finite; W.npy holds W after %d step%s",
+                 isfinite(loss[taken]) ? "gradient" : "loss", taken + 1, taken, s);
+}
+
+/* Whether every entry of W survives W.npy's float32 (|w| ≤ FLT_MAX; a larger one would be written as Inf). */
+static int fits_float32(const double *W, size_t cnt) {
+    for (size_t e = 0; e < cnt; e++)
+        if (!(fabs(W[e]) <= FLT_MAX)) return 0;
+    return 1;
 }
 
 int avcli_cmd_distill(int argc, char **argv) {
@@ -287,10 +301,10 @@ int avcli_cmd_distill(int argc, char **argv) {
     long steps = 0;
     double lr = 0.05;
     if (!code && val[2] && strcmp(val[2], "hedgehog") != 0)
-        code = avcli_fail("--variant %s: distill trains hedgehog's W (leave --variant out)", val[2]);
+        code = avcli_fail("--variant %s: distill trains hedgehog's W (leave --variant out)", avcli_brief(val[2]));
     if (!code && !val[0]) code = avcli_fail("--steps: required (Adam steps, 0..100000)");
-    if (!code && !parse_int(val[0], 0, 100000, &steps)) code = avcli_fail("--steps %s: not an integer in 0..100000", val[0]);
-    if (!code && val[1] && !(avcli_parse_double(val[1], &lr) && lr > 0)) code = avcli_fail("--lr %s: not a number > 0", val[1]);
+    if (!code && !parse_int(val[0], 0, 100000, &steps)) code = avcli_fail("--steps %s: not an integer in 0..100000", avcli_brief(val[0]));
+    if (!code && val[1] && !(avcli_parse_double(val[1], &lr) && lr > 0)) code = avcli_fail("--lr %s: not a number > 0", avcli_brief(val[1]));
     rest[nrest++] = "--variant";
     rest[nrest++] = "hedgehog";
     avcli_inputs in;
@@ -300,25 +314,33 @@ int avcli_cmd_distill(int argc, char **argv) {
     if (!in.out) { avcli_free(&in); return avcli_fail("-o: required (W.npy, the trained (d, cols) matrix)"); }
     int n = in.n, d = in.d, cols = in.prm.hedgehog_w ? in.prm.hedgehog_cols : d;
     size_t cnt = (size_t)d * cols, wb = av_distill_work(&in.prm, n, d, cols);
-    double *W = malloc(sizeof(double) * cnt), *mom = malloc(sizeof(double) * 2 * cnt);
+    double *W = malloc(sizeof(double) * cnt), *mom = malloc(sizeof(double) * 2 * cnt), *Wbefore = malloc(sizeof(double) * cnt);
     double *loss = malloc(sizeof(double) * (size_t)(steps + 1));
     float *Wf = malloc(sizeof(float) * cnt);
     void *w = wb ? malloc(wb) : NULL;
-    if (!W || !mom || !loss || !Wf || !w) code = wb ? avcli_fail_system("out of memory") : avcli_fail("distill: %s", av_status_string(AV_ERR_TOO_LARGE));
+    if (!W || !mom || !Wbefore || !loss || !Wf || !w) code = wb ? avcli_fail_system("out of memory") : avcli_fail("distill: %s", av_status_string(AV_ERR_TOO_LARGE));
     for (size_t e = 0; !code && e < cnt; e++) /* the start: --hedgehog-w, or the identity */
         W[e] = in.prm.hedgehog_w ? in.prm.hedgehog_w[e] : (e / (size_t)cols == e % (size_t)cols);
-    int st = AV_OK, tst = AV_OK, taken = 0;
+    int st = AV_OK, tst = AV_OK, taken = 0, why_kind = WHY_LIBRARY;
     for (long k = 0; !code && k <= steps; k++) loss[k] = NAN; /* av_distill leaves them when A overflowed */
     /* One step a call, Adam's state carried (the same bits as one call), so the step that was refused and
      * the W that was kept are known, not inferred from the losses. A target that is not finite takes none. */
     if (!code && (tst = target_of(NULL, &in)) != AV_OK) st = tst;
-    for (; !code && st == AV_OK && taken < steps; taken += st == AV_OK)
+    for (; !code && st == AV_OK && taken < steps; taken += st == AV_OK) {
+        memcpy(Wbefore, W, sizeof(double) * cnt);
         st = av_distill(W, mom, taken, &loss[taken], 1, lr, cols, in.Q, in.K, n, d, &in.prm, w, wb);
+        /* W is float64 but W.npy float32: an update past its range (a huge --lr) is refused here, as the
+         * library refuses one past the double range, so W.npy never holds Inf */
+        if (st == AV_OK && !fits_float32(W, cnt)) {
+            memcpy(W, Wbefore, sizeof(double) * cnt);
+            st = AV_WARN_OVERFLOW, why_kind = WHY_FLOAT32;
+        }
+    }
     if (st < 0) code = st == AV_ERR_NOMEM ? avcli_fail_system("out of memory") : avcli_fail("distill: %s", av_status_string(st));
     char why[320];
     snprintf(why, sizeof why, "%s", av_status_string(AV_OK));
     if (st > 0) {
-        distill_why(why, sizeof why, st, tst, taken, loss);
+        distill_why(why, sizeof why, why_kind, st, tst, taken, loss);
         fprintf(stderr, "attnviz: warning: distill: %s\n", why);
     }
     if (!code && tst == AV_OK) { /* the loss at the W written; a step refused above left it at that step's */
@@ -326,18 +348,15 @@ int avcli_cmd_distill(int argc, char **argv) {
         if (st2 < 0) code = avcli_fail("distill: %s", av_status_string(st2));
         else if (st2 > 0 && st == AV_OK) {
             st = st2;
-            snprintf(why, sizeof why, "the loss at the written W is not finite");
+            snprintf(why, sizeof why, "the loss at the W in W.npy is not finite");
             fprintf(stderr, "attnviz: warning: distill: %s\n", why);
         }
     }
-    if (!code) {
-        int wide = 0; /* W is float64: an entry past float32's range is ±Inf in W.npy */
-        for (size_t e = 0; e < cnt; e++) wide += !isfinite(Wf[e] = (float)W[e]);
-        if (wide)
-            fprintf(stderr, "attnviz: warning: distill: W leaves the float32 range: %d of %zu entries of W.npy are Inf\n",
-                    wide, cnt);
+    avcli_saving saving;
+    if (!code) { /* W.npy to its temporary, then the JSON, then W.npy into place only if stdout took it all */
+        for (size_t e = 0; e < cnt; e++) Wf[e] = (float)W[e];
         avcli_file file = {"-o", in.out, Wf, {d, cols}, 2, NULL, NULL};
-        code = avcli_save(&file, 1);
+        code = avcli_save_begin(&saving, &file, 1);
     }
     if (!code) {
         printf("{\n  \"steps\": %ld,\n  \"lr\": ", steps);
@@ -354,8 +373,11 @@ int avcli_cmd_distill(int argc, char **argv) {
         printf(",\n  \"kl_elu\": ");
         put_num(stdout, kl_of(AV_ELU, &in));
         printf(",\n  \"status\": \"%s\"\n}\n", why); /* the warning's sentence, or "ok" */
+        code = avcli_stdout_check(0);
+        int saved = avcli_save_end(&saving, code == 0); /* stdout failed: the old W.npy stays */
+        if (!code) code = saved;
     }
-    free(W); free(mom); free(loss); free(Wf); free(w);
+    free(W); free(mom); free(Wbefore); free(loss); free(Wf); free(w);
     avcli_free(&in);
     return code;
 }

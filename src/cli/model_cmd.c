@@ -100,7 +100,7 @@ static int flags(int argc, char **argv, const char *cmd, const char *const *name
     for (int i = 0; i < argc; i++) {
         int f = 0;
         while (f < count && strcmp(argv[i], names[f])) f++;
-        if (f == count) return avcli_fail("%s: unknown option for %s (see attnviz --help)", argv[i], cmd);
+        if (f == count) return avcli_fail("%s: unknown option for %s (see attnviz --help)", avcli_brief(argv[i]), cmd);
         if (val[f]) return avcli_fail("%s: given twice", argv[i]);
         if (i + 1 >= argc) return avcli_fail("%s: needs a value", argv[i]);
         val[f] = argv[++i];
@@ -209,7 +209,7 @@ int avcli_cmd_generate_text(int argc, char **argv) {
         if (!val[i]) return avcli_fail("%s: required (attnviz generate-text --model M.bin --tokenizer T.bin --steps N)", names[i]);
     long long steps = 64;
     if (val[3] && !avcli_parse_long(val[3], 1, AV_MODEL_MAX_SEQ, &steps))
-        return avcli_fail("--steps %s: not an integer in 1..%d", val[3], AV_MODEL_MAX_SEQ);
+        return avcli_fail("--steps %s: not an integer in 1..%d", avcli_brief(val[3]), AV_MODEL_MAX_SEQ);
     loaded x;
     int *ids = NULL, n = 0;
     float *logits = NULL;

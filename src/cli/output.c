@@ -2,9 +2,10 @@
  *
  * Every file a command writes goes to a temporary file beside its target (same folder, so the final
  * rename is atomic) and is renamed into place only when the whole command succeeded: a failure, an out of
- * memory or a kill never leaves a half-written or emptied file where the old one was (an interrupt or a
- * termination removes the temporaries, and an -o folder the command made, before the process ends). A
- * command's several files are renamed all or none (avcli_out_commit_all). A target that exists keeps its
+ * memory or a kill never leaves a half-written or emptied file where the old one was (a signal that ends
+ * the process, CAUGHT, removes the temporaries, and an -o folder the command made, before it ends). A
+ * command's several files are renamed all or none (avcli_out_commit_all), and a command that also prints
+ * renames them only after stdout was written (avcli_save_begin, avcli_save_end). A target that exists keeps its
  * mode; a symbolic link is written through (the file it names is replaced, beside itself); a target that
  * is not a regular file (/dev/null, a pipe) is written directly, and one that is a folder is refused.
  * Inputs are read whole, from regular files only (avcli_read_file).
@@ -69,7 +70,14 @@ static void remove_pending(int sig) {
     raise(sig);
 }
 
-static const int CAUGHT[] = {SIGINT, SIGTERM, SIGHUP};
+/* The signals that end the process and that a user can plausibly send or cause while files are written:
+ * an interrupt, a termination, a hang-up, a quit, a CPU-time limit (ulimit -t), an alarm or a user
+ * signal (timeout -s, kill -USR1), and a pipe whose reader left (a FIFO as an output, `| head`). Each removes the temporaries and the new folder, then is raised
+ * again, so the exit status stays the conventional one (a pipeline's writer ends silently on SIGPIPE;
+ * ignoring it would let generate-text compute on for no reader). SIGXFSZ (ulimit -f) is ignored instead
+ * (avcli_signals): a file that outgrows the limit is a write that fails (EFBIG) like a full disk, and the
+ * normal path names the file, removes what it made and exits 1. */
+static const int CAUGHT[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXCPU, SIGALRM, SIGUSR1, SIGUSR2};
 
 static void install(void) {
     static int installed = 0;
@@ -80,6 +88,11 @@ static void install(void) {
         /* a signal the caller ignores (a background job's SIGINT) stays ignored */
         if (sigaction(CAUGHT[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) signal(CAUGHT[i], remove_pending);
     }
+}
+
+void avcli_signals(void) {
+    signal(SIGXFSZ, SIG_IGN);
+    install();
 }
 
 /* Hold back the caught signals while files are renamed or a folder is made and recorded, so that the
@@ -235,13 +248,22 @@ int avcli_out_commit_all(avcli_out *o, const char *const *flags, int count) {
         if (o[done].tmp && rename(o[done].tmp, o[done].path) != 0) code = avcli_out_fail(flags[done], o[done].path, errno);
         else done++;
     }
+    int kept[AVCLI_MAX_OUTPUTS] = {0}; /* an old file that could not be put back: its second name stays */
     for (int i = code ? done - 1 : -1; i >= 0; i--) { /* undo: the old file back, a new one removed */
         if (!o[i].tmp) continue;
         if (bak[i] && rename(bak[i], o[i].path) == 0) { free(bak[i]); bak[i] = NULL; }
-        else if (!existed[i]) unlink(o[i].path);
+        else if (bak[i]) { /* the only copy of the old file now: never removed, and said where it is */
+            kept[i] = 1;
+            avcli_fail_system("%s %s: holds the new file, as the old one could not be put back (%s); the old file is %s",
+                              flags[i], o[i].path, strerror(errno), bak[i]);
+        } else if (existed[i]) { /* no second name (a file system without hard links): the old file is gone */
+            avcli_fail_system("%s %s: holds the new file; the old one could not be kept on this file system", flags[i], o[i].path);
+        } else if (unlink(o[i].path) != 0) {
+            avcli_fail_system("%s %s: holds the new file, which could not be removed (%s)", flags[i], o[i].path, strerror(errno));
+        }
     }
     for (int i = 0; i < count; i++) {
-        if (bak[i]) unlink(bak[i]);
+        if (bak[i] && !kept[i]) unlink(bak[i]);
         free(bak[i]);
         if (code && i >= done && o[i].tmp) unlink(o[i].tmp);
         if (o[i].tmp) track(o[i].tmp, 0);
@@ -305,14 +327,13 @@ int avcli_write_npy_f32(FILE *f, const float *data, const int64_t *shape, int nd
     return ok ? AV_OK : AV_ERR_IO;
 }
 
-int avcli_save(const avcli_file *files, int count) {
-    avcli_out out[AVCLI_MAX_OUTPUTS];
-    const char *flags[AVCLI_MAX_OUTPUTS];
+int avcli_save_begin(avcli_saving *s, const avcli_file *files, int count) {
     int code = 0, opened = 0;
+    s->count = 0;
     if (count < 1 || count > AVCLI_MAX_OUTPUTS) return avcli_fail_system("internal: %d outputs", count);
     for (; opened < count; opened++) { /* every destination opened (and checked) before anything is written */
-        flags[opened] = files[opened].flag;
-        if (avcli_out_open(&out[opened], files[opened].path) != 0) {
+        s->flags[opened] = files[opened].flag;
+        if (avcli_out_open(&s->out[opened], files[opened].path) != 0) {
             code = avcli_out_fail(files[opened].flag, files[opened].path, errno);
             break;
         }
@@ -320,14 +341,55 @@ int avcli_save(const avcli_file *files, int count) {
     for (int i = 0; i < count && !code; i++) { /* then every file to its temporary */
         const avcli_file *a = &files[i];
         errno = 0;
-        int st = a->write ? a->write(out[i].f, a->ctx) : avcli_write_npy_f32(out[i].f, a->data, a->shape, a->ndim);
-        if (st != AV_OK || avcli_out_close(&out[i]) != 0) code = avcli_out_fail(a->flag, a->path, errno);
+        int st = a->write ? a->write(s->out[i].f, a->ctx) : avcli_write_npy_f32(s->out[i].f, a->data, a->shape, a->ndim);
+        if (st != AV_OK || avcli_out_close(&s->out[i]) != 0) code = avcli_out_fail(a->flag, a->path, errno);
     }
     if (code) {
-        for (int i = 0; i < opened; i++) avcli_out_discard(&out[i]);
+        for (int i = 0; i < opened; i++) avcli_out_discard(&s->out[i]);
         return code;
     }
-    return avcli_out_commit_all(out, flags, count); /* all into place, or none */
+    s->count = count;
+    return 0;
+}
+
+int avcli_save_end(avcli_saving *s, int keep) {
+    int count = s->count;
+    s->count = 0;
+    if (keep) return avcli_out_commit_all(s->out, s->flags, count); /* all into place, or none */
+    for (int i = 0; i < count; i++) avcli_out_discard(&s->out[i]);
+    return 0;
+}
+
+int avcli_save(const avcli_file *files, int count) {
+    avcli_saving s;
+    int code = avcli_save_begin(&s, files, count);
+    return code ? code : avcli_save_end(&s, 1);
+}
+
+int avcli_stdout_check(int code) {
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        int e = errno;
+        return code ? code : avcli_fail_system("standard output: cannot write (%s)", strerror(e ? e : EIO));
+    }
+    return code;
+}
+
+const char *avcli_brief(const char *s) {
+    static char ring[4][AVCLI_BRIEF * 4 + 8]; /* a few in one message; UTF-8 takes up to 4 bytes a character */
+    static int next;
+    size_t i = 0, chars = 0;
+    int plain = 1;
+    for (; s[i] && chars < AVCLI_BRIEF; chars++) { /* the first AVCLI_BRIEF characters, whole */
+        plain &= ((unsigned char)s[i] >= 0x20 || s[i] == '\t') && s[i] != 0x7f;
+        i++;
+        for (int c = 0; c < 3 && ((unsigned char)s[i] & 0xc0) == 0x80; c++) i++; /* ≤ 4 bytes, even if malformed */
+    }
+    if (!s[i] && plain) return s;
+    char *b = ring[next++ % 4];
+    for (size_t k = 0; k < i; k++) /* a control character would break the one line */
+        b[k] = ((unsigned char)s[k] < 0x20 && s[k] != '\t') || s[k] == 0x7f ? '?' : s[k];
+    strcpy(b + i, s[i] ? "\xe2\x80\xa6" : ""); /* … */
+    return b;
 }
 
 int avcli_read_file(const char *flag, const char *path, unsigned char **buf, size_t *len) {

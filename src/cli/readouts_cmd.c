@@ -284,7 +284,7 @@ int avcli_cmd_sweep(const avcli_inputs *in, const avcli_sweep *sw, FILE *out) {
             int bad = -1;
             if ((st = av_params_check(&res, &p, in->n, in->d, &bad)) != AV_OK) {
                 double shown = (kd->flags & AV_KF_MINUS1_ZERO) && sw->values[v] == -1 ? 0 : sw->values[v];
-                code = avcli_fail("--values %.10g: %s %s for %s at n = %d", shown, bad >= 0 ? av_knob_info(bad)->flag : kd->flag,
+                code = avcli_fail("--values: value %d \"%.10g\": %s %s for %s at n = %d", v + 1, shown, bad >= 0 ? av_knob_info(bad)->flag : kd->flag,
                                   st == AV_ERR_KNOB ? "out of range" : av_status_string(st), av_variant_name(p.variant), in->n);
                 break;
             }

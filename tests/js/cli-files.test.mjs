@@ -1,9 +1,10 @@
 // cli-files.test.mjs: what the native CLI (build/native/attnviz; ATTNVIZ_CLI overrides the path) does with
 // the files it reads and writes (issue 27): an input that is a folder, a device or a pipe is refused before
 // it is read; memory running out while reading a model is one line and exit 1 (it was a double free); a
-// command's outputs are all replaced or none (a destination that is a folder, a rename that fails part way,
-// an interrupt); nothing is created before every input is read; empty or malformed lists and numbers are
-// bad input.
+// command's outputs are all replaced or none (a destination that is a folder, a rename that fails part way
+// and its undo too, a stdout that fails, an interrupt, a closed pipe, a file-size limit); nothing is
+// created before every input is read; empty or malformed lists and numbers are bad input, and a message
+// echoes at most 40 characters of a value (review of issue 27, findings 2, 3, 4, 8).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, ftruncateSync } from 'node:fs';
@@ -257,6 +258,35 @@ describe('outputs: all of a command\'s files are replaced, or none', () => {
     expect(readNpy(join(d, 'k.npy')).shape).toEqual([1, 2, expect.any(Number), 4]);
   });
 
+  // the third rename fails and so does every later one, the renames that would undo the first two
+  // included: the old q.npy and k.npy exist only as their second names, which are kept and named
+  it.skipIf(!canInject)('capture: when putting the old files back fails too, they are kept and each is named in one line', () => {
+    const d = join(tmp, 'cap-eio-undo');
+    mkdirSync(d);
+    for (const f of ['q.npy', 'k.npy', 'v.npy', 'tokens.json']) writeFileSync(join(d, f), `OLD ${f}`);
+    const p = spawnSync('strace', ['-f', '-o', '/dev/null', '-e', 'trace=rename,renameat,renameat2',
+      '-e', 'inject=rename,renameat,renameat2:error=EIO:when=3+', CLI, ...capture(d)],
+    { encoding: 'utf8', env: { ...process.env, ASAN_OPTIONS: `${process.env.ASAN_OPTIONS ?? ''}:detect_leaks=0` } });
+    expect(p.status, p.stderr).toBe(1);
+    expect(p.stdout).toBe('');
+    const lines = p.stderr.split('\n').filter(Boolean);
+    expect(lines[0]).toMatch(/^attnviz: -o .*v\.npy: cannot write \(Input\/output error\)$/);
+    expect(lines).toHaveLength(3); // the failure, then k.npy and q.npy (undone last first)
+    const kept = {};
+    for (const [i, f] of [[1, 'k.npy'], [2, 'q.npy']]) {
+      const m = lines[i].match(/^attnviz: -o (.*): holds the new file, as the old one could not be put back \(Input\/output error\); the old file is (.*)$/);
+      expect(m, lines[i]).not.toBe(null);
+      expect(m[1]).toBe(join(d, f));
+      expect(readFileSync(m[2], 'latin1')).toBe(`OLD ${f}`); // it was unlinked: the old contents were gone
+      kept[f] = m[2];
+    }
+    expect(readNpy(join(d, 'q.npy')).shape).toEqual([1, 2, expect.any(Number), 4]); // the new ones, as said
+    expect(readNpy(join(d, 'k.npy')).shape).toEqual([1, 2, expect.any(Number), 4]);
+    expect(readFileSync(join(d, 'v.npy'), 'latin1')).toBe('OLD v.npy'); // never replaced
+    expect(readFileSync(join(d, 'tokens.json'), 'latin1')).toBe('OLD tokens.json');
+    expect(readdirSync(d).sort()).toEqual(['k.npy', 'q.npy', 'tokens.json', 'v.npy', ...Object.values(kept).map((k) => k.slice(d.length + 1))].sort());
+  });
+
   it('a refused input creates no -o folder (a truncated model, a bad --seed)', () => {
     const bad = join(tmp, 'trunc.bin');
     writeFileSync(bad, tinyModel().subarray(0, 100));
@@ -293,6 +323,14 @@ describe('an interrupt or a termination during a command leaves no temporary and
     expect(existsSync(dir)).toBe(false);
   });
 
+  it('SIGALRM (timeout -s ALRM) and SIGUSR1 during generate -o NEW: the new folder is removed, the signal kept', async () => {
+    for (const sig of ['SIGALRM', 'SIGUSR1']) {
+      const dir = join(tmp, `${sig}-new`);
+      expect(await interrupt(dir, sig, () => {})).toBe(sig);
+      expect(existsSync(dir)).toBe(false);
+    }
+  });
+
   it('SIGTERM during generate -o OLD: the old files stay, the folder stays, no temporary is left', async () => {
     const dir = join(tmp, 'term-old');
     const setup = () => { mkdirSync(dir); writeFileSync(join(dir, 'q.npy'), 'OLD'); };
@@ -301,12 +339,93 @@ describe('an interrupt or a termination during a command leaves no temporary and
   });
 });
 
+describe('a command that writes files and stdout (distill): a stdout that fails leaves the files as they were', () => {
+  const distill = (w) => ['distill', '--q', gq, '--k', gk, '--steps', '2', '-o', w];
+  const noTemporaries = (dir) => expect(readdirSync(dir).filter((f) => f.includes('.tmp-'))).toEqual([]);
+
+  it('stdout /dev/full: exit 1, one line, W.npy not replaced (it was, before the JSON failed)', () => {
+    const d = join(tmp, 'full');
+    mkdirSync(d);
+    writeFileSync(join(d, 'W.npy'), 'OLD');
+    const p = spawnSync('bash', ['-c', 'exec "$0" "$@" > /dev/full', CLI, ...distill(join(d, 'W.npy'))], { encoding: 'utf8' });
+    expectError({ status: p.status, signal: p.signal, stdout: p.stdout, stderr: p.stderr }, 1,
+      /^attnviz: standard output: cannot write \(No space left on device\)\n$/);
+    expect(snapshot(d)).toEqual({ 'W.npy': 'OLD' });
+  });
+
+  // a pipe whose reader closed before anything was written; python3 gives the child a pipe with no
+  // reader (and SIGPIPE at its default), which a shell cannot do without a race
+  const havePython = spawnSync('python3', ['-c', '']).status === 0;
+  if (!havePython) console.warn('SKIPPED: stdout to a closed pipe (Vitest cli-files.test.mjs): python3 is not installed');
+  it.skipIf(!havePython)('stdout a pipe with no reader: ends by SIGPIPE as before, W.npy not replaced, no temporary', () => {
+    const d = join(tmp, 'pipe');
+    mkdirSync(d);
+    writeFileSync(join(d, 'W.npy'), 'OLD');
+    const py = 'import os, subprocess, sys\nr, w = os.pipe()\nos.close(r)\nprint(subprocess.run(sys.argv[1:], stdout=w).returncode)';
+    const p = spawnSync('python3', ['-c', py, CLI, ...distill(join(d, 'W.npy'))], { encoding: 'utf8' });
+    expect(p.stdout.trim(), p.stderr).toBe('-13'); // SIGPIPE, the conventional end of a pipeline's writer
+    expect(snapshot(d)).toEqual({ 'W.npy': 'OLD' });
+  });
+
+  it('without a failure W.npy is replaced and the JSON printed', () => {
+    const w = join(tmp, 'pipe', 'W.npy');
+    const r = run(...distill(w));
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).steps_taken).toBe(2);
+    expect(readNpy(w).shape).toEqual([4, 4]);
+    noTemporaries(join(tmp, 'pipe'));
+  });
+});
+
+describe('a file-size limit or a pipe that closes while files are written leaves no temporary and no folder it made', () => {
+  const temporaries = (dir) => readdirSync(dir).filter((f) => f.includes('.tmp-'));
+  // 256 KB a file against a limit of 100 blocks: q.npy outgrows it
+  const limited = (...args) => {
+    const p = spawnSync('bash', ['-c', 'ulimit -f 100 && exec "$0" "$@"', CLI, ...args], { encoding: 'utf8' });
+    return { status: p.status, signal: p.signal, stdout: p.stdout, stderr: p.stderr };
+  };
+  it('ulimit -f: generate -o NEW fails like a full disk (exit 1, one line naming the file), the folder removed', () => {
+    const dir = join(tmp, 'xfsz-new');
+    expectError(limited('generate', '--n', '1000', '--d', '64', '-o', dir), 1, /^attnviz: -o .*q\.npy: cannot write \(File too large\)\n$/);
+    expect(existsSync(dir)).toBe(false); // it held q.npy.tmp-…, k.npy.tmp-…, v.npy.tmp-… (SIGXFSZ, 153)
+  });
+  it('ulimit -f: generate -o OLD keeps the old files, no temporary', () => {
+    const dir = join(tmp, 'xfsz-old');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'q.npy'), 'OLD');
+    expectError(limited('generate', '--n', '1000', '--d', '64', '-o', dir), 1, /^attnviz: -o .*q\.npy: cannot write \(File too large\)\n$/);
+    expect(snapshot(dir)).toEqual({ 'q.npy': 'OLD' });
+  });
+  it('ulimit -f: readouts to a stdout file past the limit is a failed write too', () => {
+    const out = join(tmp, 'xfsz-stdout.json');
+    const p = spawnSync('bash', ['-c', 'ulimit -f 1 && exec "$0" "$@" > "$OUT"', CLI, 'readouts', '--all-heads', '--variant', 'softmax',
+      '--q', join(tmp, 'cap-ok', 'q.npy'), '--k', join(tmp, 'cap-ok', 'k.npy')], { encoding: 'utf8', env: { ...process.env, OUT: out } });
+    expect(p.signal).toBe(null);
+    expect(p.stderr).toMatch(/^attnviz: standard output: cannot write \(File too large\)\n$/);
+    expect(p.status).toBe(1);
+  });
+
+  it('a FIFO as q.npy whose reader leaves: SIGPIPE as before, and k.npy, v.npy\'s temporaries removed', () => {
+    const dir = join(tmp, 'fifo-out');
+    mkdirSync(dir);
+    mkfifo(join(dir, 'q.npy'));
+    writeFileSync(join(dir, 'k.npy'), 'OLD');
+    // the reader takes 10 bytes and leaves; q.npy is 256 KB, more than a pipe holds
+    const p = spawnSync('bash', ['-c', 'head -c 10 "$0/q.npy" > /dev/null & exec "$1" generate --n 1000 --d 64 -o "$0"', dir, CLI],
+      { encoding: 'utf8', timeout: 20_000 });
+    expect(p.signal, p.stderr).toBe('SIGPIPE');
+    expect(temporaries(dir)).toEqual([]);
+    expect(readdirSync(dir).sort()).toEqual(['k.npy', 'q.npy']);
+    expect(readFileSync(join(dir, 'k.npy'), 'latin1')).toBe('OLD');
+  });
+});
+
 describe('empty or malformed lists and numbers are bad input (exit 2, one line)', () => {
   const cases = [
     [['sweep', '--variant', 'focused', '--knob', 'p', '--values', ''], /^attnviz: --values: an empty list/],
-    [['sweep', '--variant', 'focused', '--knob', 'p', '--values', '2,'], /^attnviz: --values 2,: an empty value/],
-    [['sweep', '--variant', 'focused', '--knob', 'p', '--values', ','], /^attnviz: --values ,: an empty value/],
-    [['sweep', '--variant', 'focused', '--knob', 'p', '--values', '2, 3'], /^attnviz: --values  3: not a value of --p/],
+    [['sweep', '--variant', 'focused', '--knob', 'p', '--values', '2,'], /^attnviz: --values: value 2 is empty/],
+    [['sweep', '--variant', 'focused', '--knob', 'p', '--values', ','], /^attnviz: --values: value 1 is empty/],
+    [['sweep', '--variant', 'focused', '--knob', 'p', '--values', '2, 3'], /^attnviz: --values: value 2 " 3" is not a value of --p\n$/],
     [['generate', '--n', ' 4', '--d', '2', '-o', 'NEVER'], /^attnviz: --n  4: not an integer/],
     [['generate', '--n', '4', '--d', '2', '--std', ' 1', '-o', 'NEVER'], /^attnviz: --std  1: not a number/],
     [['generate', '--n', '4', '--d', '2', '-o', ''], /^attnviz: -o: an empty path/],
@@ -324,6 +443,42 @@ describe('empty or malformed lists and numbers are bad input (exit 2, one line)'
       expect(existsSync(join(tmp, 'never'))).toBe(false);
     });
   }
+  // a message names the bad item (its position, its first 40 characters), never the whole argument
+  const long = 'x'.repeat(5000), digits = '9'.repeat(5000);
+  const bounded = [
+    [['sweep', '--variant', 'focused', '--knob', 'p', '--values', `2,3,${long}`], /^attnviz: --values: value 3 "x{40}…" is longer than 63 characters\n$/],
+    [['sweep', '--variant', 'focused', '--knob', 'p', '--values', `2,${long.slice(0, 50)},${long}`], /^attnviz: --values: value 2 "x{40}…" is not a value of --p\n$/],
+    [['sweep', '--variant', 'focused', '--knob', 'p', '--values', `${long},`], /^attnviz: --values: value 1 "x{40}…" is longer/],
+    [['sweep', '--variant', 'focused', '--knob', long, '--values', '2'], /^attnviz: --knob x{40}…: not a variant knob/],
+    [['generate', '--n', digits, '--d', '2', '-o', 'NEVER'], /^attnviz: --n 9{40}…: not an integer/],
+    [['generate', '--n', '4\n5', '--d', '2', '-o', 'NEVER'], /^attnviz: --n 4\?5: not an integer/],
+    [['readouts', '--variant', long], /^attnviz: --variant x{40}…: unknown variant/],
+    [['readouts', '--variant', 'focused', '--p', `2${digits}`], /^attnviz: --p 29{39}…: not a valid value/],
+    [['distill', '--steps', digits, '-o', 'NEVER'], /^attnviz: --steps 9{40}…: not an integer/],
+    [[long], /^attnviz: x{40}…: unknown command/],
+    [['generate', `--${long}`, '1'], /^attnviz: --x{38}…: unknown option for generate/],
+    [['recall', '--variant', 'elu', '--pairs', digits, '--d', '2'], /^attnviz: --pairs 9{40}…: not an integer/],
+  ];
+  for (const [args, pattern] of bounded) {
+    it(`${args.join(' ').slice(0, 60)}…: bounded`, () => {
+      const withInputs = ['sweep', 'readouts', 'distill'].includes(args[0]) ? [...args, '--q', gq, '--k', gk] : args;
+      const r = run(...withInputs.map((a) => (a === 'NEVER' ? join(tmp, 'never') : a)));
+      expectError(r, 2, pattern);
+      expect(r.stderr).not.toMatch(/x{41}|9{41}/);
+      expect(r.stderr.length).toBeLessThan(400);
+      expect(existsSync(join(tmp, 'never'))).toBe(false);
+    });
+  }
+
+  it('a malformed UTF-8 value (2000 continuation bytes) is cut at 40 characters of at most 4 bytes each', () => {
+    // bytes no JS string can carry: bash makes them (the cut once ran on over continuation bytes)
+    const p = spawnSync('bash', ['-c', 'exec "$0" generate --n "1$(head -c 2000 /dev/zero | tr "\\0" "\\200")" --d 2 -o "$1"', CLI, join(tmp, 'never')]);
+    expect(p.status).toBe(2);
+    const err = p.stderr.toString('latin1');
+    expect(err).toMatch(/^attnviz: --n 1\x80{1,159}\xe2\x80\xa6: not an integer in 1\.\.16384\n$/);
+    expect(existsSync(join(tmp, 'never'))).toBe(false);
+  });
+
   it('generate-text --steps " 3" (the model is read only after the flags)', () => {
     expectError(run('generate-text', '--model', M, '--tokenizer', T, '--steps', ' 3'), 2, /^attnviz: --steps  3: not an integer/);
   });

@@ -385,7 +385,7 @@ describe('attnviz sweep', () => {
   it('refuses a bad knob, value or readout with one line and exit 2', () => {
     for (const [args, pattern] of [
       [['--knob', 'bogus', '--values', '1'], /^attnviz: --knob bogus/],
-      [['--knob', 'p', '--values', '1,11'], /^attnviz: --values 11: --p out of range/],
+      [['--knob', 'p', '--values', '1,11'], /^attnviz: --values: value 2 "11": --p out of range/],
       [['--knob', 'p', '--values', '1,,2'], /^attnviz: --values/],
       [['--knob', 'p', '--values', '2', '--readout', 'nope'], /^attnviz: --readout nope/],
       [['--knob', 'p'], /^attnviz: --values: required/],
