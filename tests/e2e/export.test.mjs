@@ -126,8 +126,9 @@ describe('figures', () => {
     expect(parsed.ok).toBe(true);
     expect(svg.bytes.toString()).toMatch(/<polygon points=/); // the min–max band over the seeds
     await page.evaluate(() => { location.hash = 'variant=elu&n=64&d=16'; });
-    // snapshot() waits for the hashchange to be read (waitSettled could see the page idle before it)
-    await page.evaluate(() => window.attnviz.snapshot());
+    // the hashchange event comes after this evaluate returns: wait until the snapshot shows the new view
+    // (a snapshot() taken at once could settle on the old one, about 1 run in 8 on a busy machine)
+    await expect.poll(() => page.evaluate(async () => (await window.attnviz.snapshot()).state.variant), { timeout: 20000 }).toBe('elu');
     await page.click('#export > summary'); // closes
     await page.click('#export > summary'); // opens again: the offer follows the view
     expect(await page.$eval('tr[data-figure="sweep"]', (tr) => tr.hidden)).toBe(true);
