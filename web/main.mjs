@@ -150,7 +150,7 @@ const jobOf = new Map();       // request id → its tag (the newest 64)
 const inspector = createInspector(() => {
   const quiet = st && !raf && !urlTimer && !chartsWaiting && dirty === null && !release && !dragging && !modelView.busy &&
     Object.values(workers).every((w) => w.done >= w.posted);
-  return quiet ? { hash: schema.toHash(st), address: location.hash, req: requestOf(st), parts: { frame: view.frame, plain: view.readouts, spec: view.spec }, tags, av,
+  return quiet ? { hash: schema.toHash(st), full: schema.toHash(st, { complete: true }), address: location.hash, req: requestOf(st), parts: { frame: view.frame, plain: view.readouts, spec: view.spec }, tags, av,
     tokens: st.src === 'model' && modelView.tensors ? modelView.pieces.slice() : null } : null;
 });
 

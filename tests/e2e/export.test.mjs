@@ -167,6 +167,7 @@ describe('data', () => {
     const snap = await page.evaluate(() => window.attnviz.snapshot());
     const json = JSON.parse((await take(page, 'state.json')).bytes.toString());
     expect(json.state).toEqual(snap.state);
+    expect(json.state).toMatchObject({ src: 'synthetic', layer: '0', head: '0' }); // every key of the state
     expect(json.readouts).toEqual(JSON.parse(JSON.stringify(snap.readouts)));
     expect(json.generated_by).toBe('attnviz');
     await page.close();
