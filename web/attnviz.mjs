@@ -389,6 +389,11 @@ class Attnviz {
       second.free();
       if (second.stage === 'model' && second.status !== STATUS.ERR_NONFINITE) {
         first.free();
+        // the file whose header is in form is the (broken) checkpoint: its reason alone keeps the
+        // sentence short (the other's "hidden_dim is 0" only says it is the tokenizer)
+        const [ha, hb] = [headerInForm(bytes(a)), headerInForm(bytes(b))];
+        if (ha !== hb) return { status: first.status, message: (ha ? first : second).message, model: null };
+        if (!ha) return { status: first.status, message: 'neither file is a llama2.c checkpoint: neither starts with a header in form (dim, hidden_dim, layers, heads, kv heads, vocab, seq_len)', model: null };
         return { status: first.status, message: `neither file is a llama2.c checkpoint: ${first.message}; the other: ${second.message}`, model: null };
       }
       first.free();
@@ -402,6 +407,21 @@ class Attnviz {
 const NPY_INFO_BYTES = 128;      // sizeof(av_npy_info) is 88 in wasm32: int ndim, int64_t shape[8] at offset 8, …
 const MODEL_STRUCT_BYTES = 256;  // sizeof(av_model) is 92 in wasm32; sizeof(av_tokenizer) 28
 const MODEL_CONFIG = ['dim', 'hiddenDim', 'layers', 'heads', 'kvHeads', 'vocab', 'seqLen', 'headSize', 'kvDim', 'sharedClassifier'];
+
+/**
+ * Whether bytes start with a llama2.c header in form: seven little-endian int32 (dim, hidden_dim,
+ * n_layers, n_heads, n_kv_heads, ±vocab_size, seq_len), each 1..2^24 (a tokenizer's float scores are
+ * not). Only to say which of two refused files was meant as the checkpoint; the library decides the rest.
+ */
+function headerInForm(b) {
+  if (b.length < 28) return false;
+  const v = new DataView(b.buffer, b.byteOffset, 28);
+  for (let i = 0; i < 7; i++) {
+    const x = Math.abs(v.getInt32(4 * i, true));
+    if (!(x >= 1 && x <= 2 ** 24)) return false;
+  }
+  return true;
+}
 
 /**
  * A real model in wasm memory (av_model_parse, av_tokenizer_parse, av_encode, av_forward): the files are

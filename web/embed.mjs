@@ -309,7 +309,7 @@ export class AttnViz extends HTMLElement {
       names: readoutKeys(av), exact: av.variant(this.st.variant).class === 'exact', STATUS: av.STATUS,
       statusString: (c) => av.statusString(c), missing: failed ? `not computed (${failed})` : 'not computed',
     });
-    return { state: linkState(schema.toHash(this.st)), readouts, tokens: null };
+    return { state: linkState(schema.toHash(this.st, { complete: true })), readouts, tokens: null };
   }
 }
 

@@ -158,8 +158,10 @@ export function readoutKeys(av) {
 /**
  * The snapshot machinery. `probe()` returns null while the page is not quiet (a commit pending, a drag
  * under way, a worker busy), else {hash, address, req, parts: {frame, plain, spec}, tags: {frame, plain,
- * spec}, av}: the state's link, the address bar's hash, the state's request, what the view holds, each
- * part with the tag {key, drag} of the request it was computed for, and the page's module (web/attnviz.mjs).
+ * spec}, av, full}: the state's link, the address bar's hash, the state's request, what the view holds, each
+ * part with the tag {key, drag} of the request it was computed for, the page's module (web/attnviz.mjs),
+ * and `full`, the link with every key (state.mjs's toHash complete: src, layer, head even at their
+ * default), which the snapshot's state reports (the link itself leaves those out, docs/inspection.md).
  * While the address bar and the state disagree (a link the page has not read yet) the snapshot waits.
  * Returns {snapshot(), notify(), fail(error)}: snapshot() a promise of {state, readouts, tokens};
  * notify() tries to settle the waiting snapshots; fail() rejects them, and every later one.
@@ -200,7 +202,7 @@ export function createInspector(probe) {
     // quiet, yet a part is not the current request's: its computation failed (the page shows a notice)
     const missing = 'the page did not compute it for this state (its computation failed: see the page\'s notice)';
     return {
-      state: linkState(p.hash),
+      state: linkState(p.full ?? p.hash),
       readouts: cliReadouts({ req: p.req, frame, plain, spec, names: readoutKeys(p.av), missing,
         exact: p.av.variant(p.req.knobs.variant).class === 'exact', STATUS: p.av.STATUS,
         statusString: (code) => p.av.statusString(code) }),

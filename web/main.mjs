@@ -33,6 +33,7 @@ import { mountSweepPanel } from './ui/sweep-panel.mjs';
 import { mountExplain } from './ui/explain-popover.mjs';
 import { mountExport } from './ui/export-menu.mjs';
 import { ownTensors } from './own-inputs.mjs';
+import { noticeText, NOTICE_MAX } from './notice.mjs';
 import { mountMechanisms } from './ui/mechanisms.mjs';
 
 const $ = (id) => document.getElementById(id);
@@ -150,7 +151,7 @@ const jobOf = new Map();       // request id → its tag (the newest 64)
 const inspector = createInspector(() => {
   const quiet = st && !raf && !urlTimer && !chartsWaiting && dirty === null && !release && !dragging && !modelView.busy &&
     Object.values(workers).every((w) => w.done >= w.posted);
-  return quiet ? { hash: schema.toHash(st), address: location.hash, req: requestOf(st), parts: { frame: view.frame, plain: view.readouts, spec: view.spec }, tags, av,
+  return quiet ? { hash: schema.toHash(st), full: schema.toHash(st, { complete: true }), address: location.hash, req: requestOf(st), parts: { frame: view.frame, plain: view.readouts, spec: view.spec }, tags, av,
     tokens: st.src === 'model' && modelView.tensors ? modelView.pieces.slice() : null } : null;
 });
 
@@ -717,7 +718,10 @@ function setStatus() {
 let noticeSource = null;
 function showNotice(text, source = null) {
   const el = $('notice');
-  el.textContent = text;   // data, never markup
+  // one sentence of at most NOTICE_MAX characters, whatever the path: a longer one is cut, in full in the console
+  const { text: shown, cut } = noticeText(text);
+  if (cut) console.warn(`attnviz: the notice was cut to ${NOTICE_MAX} characters; in full: ${text}`);
+  el.textContent = shown;   // data, never markup
   el.hidden = false;
   noticeSource = source;
   clearTimeout(showNotice.t);
@@ -1058,7 +1062,7 @@ async function loadOwnFiles(fileList) {
   if (got.error) {
     // the inputs already loaded and the view stay
     showNotice(`your Q, K, V: ${got.error}`, 'qkv');
-    status.textContent = got.error;
+    status.textContent = noticeText(got.error).text;
     status.classList.add('warn');
     return;
   }

@@ -1,8 +1,9 @@
 // own-inputs.mjs: the reader's own Q, K, V for the lab (docs/page.md, "Your own Q, K, V"): three .npy
 // files (float32 or float64, C order), 2-D (n, d) or a model's 4-D capture (layers, heads, n, d) for Q
 // and (layers, kv_heads, n, d) for K and V, told apart by their names (…q.npy, …k.npy, …v.npy); or one
-// JSON file {"q": [[…], …], "k": …, "v": …} of 2-D arrays. Every problem is one sentence naming the file,
-// and nothing is loaded unless everything is right. No DOM: the page and Vitest call it alike.
+// JSON file {"q": [[…], …], "k": …, "v": …} of 2-D arrays. Every problem is one short sentence naming the
+// file, which describes a bad value (its kind, a shape) and never quotes it, and nothing is loaded unless
+// everything is right. No DOM: the page and Vitest call it alike.
 
 /** The page's limits on own inputs: n as the lab's n slider allows (any n from 1), d as its d range. */
 export const OWN_LIMITS = { maxN: 4096, maxD: 256 };
@@ -70,6 +71,21 @@ function checkSizes(n, d, limits) {
   return null;
 }
 
+/** What a JSON value is, in a few words, never the value itself (a nested array would print megabytes). */
+function kindOf(x) {
+  if (Array.isArray(x)) return `a list of ${x.length} ${x.length === 1 ? 'entry' : 'entries'}`;
+  if (typeof x === 'string') return x.length <= 20 ? JSON.stringify(x) : `a string of ${x.length} characters`;
+  if (x && typeof x === 'object') return 'an object';
+  return String(x); // null, true, false, or a number (Infinity comes from 1e999)
+}
+
+/** The shape of a nested list read along its first entries: [[[1, 2]]] → [1, 1, 2]; 3 → []. */
+function shapeAlongFirst(x) {
+  const shape = [];
+  for (let a = x; Array.isArray(a) && shape.length < 8; a = a[0]) shape.push(a.length);
+  return shape;
+}
+
 /** {"q": [[…]], "k": [[…]], "v": [[…]]}: 2-D arrays of numbers, the same n × d each. */
 function fromJson(file, limits) {
   let obj;
@@ -84,6 +100,11 @@ function fromJson(file, limits) {
   for (const key of ['q', 'k', 'v']) {
     const rows = obj[key];
     if (!Array.isArray(rows) || !rows.length) return { error: `${file.name}: "${key}" is missing or not a list of rows` };
+    // a capture's 4-D (layers, heads, n, d) nesting, or a flat list: say its shape, not its numbers
+    const shape = shapeAlongFirst(rows);
+    if (shape.length !== 2) {
+      return { error: `${file.name}: "${key}" is ${shape.length}-D (${shape.join(', ')}${shape.length === 8 ? ', …' : ''}), but JSON takes n rows of d numbers; give a 4-D capture as three .npy files` };
+    }
     const rd = Array.isArray(rows[0]) ? rows[0].length : -1;
     if (n === null) { n = rows.length; d = rd; }
     if (rows.length !== n) return { error: `${file.name}: "${key}" has ${rows.length} rows, "q" ${n}` };
@@ -95,7 +116,7 @@ function fromJson(file, limits) {
       if (!Array.isArray(row) || row.length !== d) return { error: `${file.name}: "${key}" row ${i} has ${Array.isArray(row) ? row.length : 'no'} entries, not ${d} (ragged rows)` };
       for (let j = 0; j < d; j++) {
         const x = row[j];
-        if (typeof x !== 'number' || !Number.isFinite(x)) return { error: `${file.name}: "${key}"[${i}][${j}] is ${JSON.stringify(x)}, not a finite number` };
+        if (typeof x !== 'number' || !Number.isFinite(x)) return { error: `${file.name}: "${key}"[${i}][${j}] is ${kindOf(x)}, not a finite number` };
         data[i * d + j] = x;
         if (!Number.isFinite(data[i * d + j])) return { error: `${file.name}: "${key}"[${i}][${j}] = ${x} does not fit a float32` };
       }

@@ -348,13 +348,14 @@ export function buildSchema(registry) {
 
   /** The URL hash for a state: `v=1` first, then every entry in schema order but the reader's own, and
    *  those marked omitDefault when at their default (fromHash restores them: a link is exact), and those
-   *  whose omitWhen(state) holds (the generators' keys under src=model). */
-  function toHash(st) {
+   *  whose omitWhen(state) holds (the generators' keys under src=model). With `complete`, the omitDefault
+   *  keys are written at their default too: the snapshot's state names every key (docs/inspection.md). */
+  function toHash(st, { complete = false } = {}) {
     const parts = [`v=${VERSION}`];
     for (const e of SCHEMA) {
       if (e.reader) continue;
       const v = st[e.name];
-      if ((e.omitDefault && v === e.default) || e.omitWhen?.(st)) continue;
+      if ((e.omitDefault && v === e.default && !complete) || e.omitWhen?.(st)) continue;
       const s = e.type === 'bool' ? (v ? '1' : '0') : e.type === 'float' ? String(+Number(v).toPrecision(8)) : String(v);
       const text = encodeURIComponent(s);
       parts.push(`${e.name}=${e.type === 'keys' || e.type === 'origins' ? text.replace(/%2C/g, ',') : text}`); // readable lists

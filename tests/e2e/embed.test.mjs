@@ -91,6 +91,7 @@ describe('an embedded figure in a host page on another origin', () => {
     const first = await nextMessage(page, 'attnviz:snapshot', 0);
     expect(first.origin).toBe(lab.url.replace(/\/$/, ''));
     expect(first.data.state).toEqual((await frame.evaluate(() => window.attnviz.snapshot())).state);
+    expect(first.data.state).toMatchObject({ src: 'synthetic', layer: '0', head: '0' }); // every key, as snapshot()
     expect(first.data.readouts.variant).toBe('performer');
     let from = await page.evaluate(() => window.got.length);
     await page.evaluate(() => window.ask({ type: 'attnviz:subscribe' }));
@@ -256,6 +257,7 @@ describe('the <attn-viz> element on a host page of another origin', () => {
     expect(a.readouts.variant).toBe('elu');
     expect(a.readouts.rank).toBeLessThanOrEqual(16);
     expect(a.state.embed).toBe('spectrum');
+    expect(a.state).toMatchObject({ src: 'synthetic', layer: '0', head: '0' }); // every key, as the page's snapshot()
     const b = await page.evaluate(() => document.getElementById('b').snapshot());
     expect(b.state.p).toBe('2');
     // the same state in the full page gives the same readouts

@@ -120,7 +120,10 @@ describe('figures', () => {
     const { page } = await openLab(browser.context, server.url, { hash: 'variant=performer&n=64&d=16&sweep=m&sweep_seeds=2' });
     await page.evaluate(() => window.attnviz.sweep());
     await page.click('#export > summary');
-    expect(await page.$eval('tr[data-figure="sweep"]', (tr) => tr.hidden)).toBe(false);
+    // the menu syncs its offer on <details>' toggle event, a task after the click: wait for it
+    const offered = (shown) => page.waitForFunction((s) => document.querySelector('#export').open
+      && document.querySelector('tr[data-figure="sweep"]').hidden === !s, shown, { timeout: 5000 });
+    await offered(true);
     const svg = await take(page, 'sweep.svg');
     const parsed = await parseSvg(page, svg.bytes.toString());
     expect(parsed.ok).toBe(true);
@@ -131,7 +134,7 @@ describe('figures', () => {
     await expect.poll(() => page.evaluate(async () => (await window.attnviz.snapshot()).state.variant), { timeout: 20000 }).toBe('elu');
     await page.click('#export > summary'); // closes
     await page.click('#export > summary'); // opens again: the offer follows the view
-    expect(await page.$eval('tr[data-figure="sweep"]', (tr) => tr.hidden)).toBe(true);
+    await offered(false);
     await page.close();
   });
 });
@@ -168,6 +171,7 @@ describe('data', () => {
     const snap = await page.evaluate(() => window.attnviz.snapshot());
     const json = JSON.parse((await take(page, 'state.json')).bytes.toString());
     expect(json.state).toEqual(snap.state);
+    expect(json.state).toMatchObject({ src: 'synthetic', layer: '0', head: '0' }); // every key of the state
     expect(json.readouts).toEqual(JSON.parse(JSON.stringify(snap.readouts)));
     expect(json.generated_by).toBe('attnviz');
     await page.close();

@@ -155,8 +155,8 @@ function expectCliReadouts(snap, what) {
   return c;
 }
 
-/** The full link of a (partial) link: every key, as the page writes it. */
-const fullLink = (hash) => linkState(schema.toHash(schema.fromHash(hash).state));
+/** The full link of a (partial) link: every key as the page writes it, src, layer and head included. */
+const fullLink = (hash) => linkState(schema.toHash(schema.fromHash(hash).state, { complete: true }));
 
 describe('window.attnviz.snapshot()', () => {
   it("gives a link's state as the link carries it and the CLI's readouts (factor route); a key press on a slider gives the next state's", async () => {
@@ -168,7 +168,10 @@ describe('window.attnviz.snapshot()', () => {
     // (a) the state: the link's keys and values, every other key at its default, as the address bar has it
     for (const [k, v] of Object.entries(linkState(link))) expect(snap.state[k], k).toBe(v);
     expect(snap.state).toEqual(fullLink(link));
-    expect(snap.state).toEqual(linkState(new URL(page.url()).hash));
+    // every key, those the address bar leaves out at their default too (src, layer, head)
+    expect(snap.state).toMatchObject({ src: 'synthetic', layer: '0', head: '0' });
+    expect(new URL(page.url()).hash).not.toMatch(/[#&](src|layer|head)=/);
+    expect(snap.state).toEqual(fullLink(new URL(page.url()).hash));
     expect(Object.keys(snap.state)).not.toContain('preset');
     // (b) the readouts: the CLI's on the same inputs
     expect(snap.readouts.route).toBe('factors');
@@ -256,7 +259,7 @@ describe('window.attnviz.snapshot()', () => {
     await page.mouse.up();
     await page.waitForFunction(() => window.__done !== null, null, { timeout: 30000 });
     snap = await page.evaluate(() => window.__done);
-    expect(snap.state).toEqual(linkState(new URL(page.url()).hash));
+    expect(snap.state).toEqual(fullLink(new URL(page.url()).hash));
     expect(snap.readouts.d).toBe(Number(snap.state.d));
     expectCliReadouts(snap, `softmax d = ${snap.state.d} (after a drag)`);
     expect(errors).toEqual([]);

@@ -139,7 +139,9 @@ describe('a real model in the page', () => {
     writeFileSync(cut, readFileSync(files.model).subarray(0, 5000));
     await page.setInputFiles('#model-files', [files.tok, cut]);
     await page.waitForSelector('#notice:not([hidden])');
-    expect(await page.textContent('#notice')).toMatch(/the model's files: neither file is a llama2\.c checkpoint: .*truncated/);
+    const said = await page.textContent('#notice');
+    expect(said).toMatch(/^the model's files: the checkpoint: the checkpoint is 5000 bytes; .*truncated$/);
+    expect(said.length).toBeLessThanOrEqual(200);
     expect(await snapshot(page)).toEqual(before);
     await page.setInputFiles('#model-files', [files.tok]);
     await page.waitForFunction(() => /needs two files/.test(document.querySelector('#notice').textContent));
@@ -299,6 +301,39 @@ describe('failures and the notice', () => {
     await page.waitForFunction(() => window.attnviz.state.n === 20, null, { timeout: 20000 });
     expect((await snapshot(page)).readouts.n).toBe(20);
     expect(await notice(page)).toMatchObject({ shown: false });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('your own Q, K, V: a JSON of nested 4-D arrays is one short sentence, the view stays; every notice is bounded', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'src=file&variant=elu' });
+    const warnings = [];
+    page.on('console', (m) => { if (m.type() === 'warning') warnings.push(m.text()); });
+    let t = 0;
+    const nest = (shape) => (shape.length ? Array.from({ length: shape[0] }, () => nest(shape.slice(1))) : Math.sin(t++));
+    const file = (name, body) => ({ name, mimeType: 'application/json', buffer: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)) });
+    await page.setInputFiles('#qkv-files', [file('good.json', { q: nest([24, 8]), k: nest([24, 8]), v: nest([24, 8]) })]);
+    await page.waitForFunction(() => window.attnviz.state.n === 24, null, { timeout: 20000 });
+    const before = await snapshot(page);
+    // a capture's (layers, heads, n, d) = (2, 2, 64, 16) as nested lists: a 41,085-character notice before
+    const four = { q: nest([2, 2, 64, 16]), k: nest([2, 2, 64, 16]), v: nest([2, 2, 64, 16]) };
+    await page.setInputFiles('#qkv-files', [file('capture.json', four)]);
+    await page.waitForSelector('#notice:not([hidden])');
+    const said = (await notice(page)).text;
+    expect(said).toMatch(/^your Q, K, V: capture\.json: "q" is 4-D \(2, 2, 64, 16\)/);
+    expect(said.length).toBeLessThanOrEqual(200);
+    expect((await page.textContent('#qkv-status')).length).toBeLessThanOrEqual(200);
+    expect(await snapshot(page)).toEqual(before); // the inputs already loaded and the view stay
+    // any other long message is cut at a word, with its full text in the console
+    const name = `${'a-long-file-name '.repeat(20).trim().replace(/ /g, '_')} of mine.json`;
+    await page.setInputFiles('#qkv-files', [file(name, '{"q": [[1]], ')]);
+    await page.waitForFunction(() => /^your Q, K, V: a-long/.test(document.querySelector('#notice').textContent));
+    const cut = (await notice(page)).text;
+    expect(cut.length).toBeLessThanOrEqual(200);
+    expect(cut).toMatch(/…$/);
+    expect(`your Q, K, V: ${name}`.startsWith(cut.slice(0, -1))).toBe(true);
+    expect(warnings.some((w) => w.includes(`your Q, K, V: ${name}: not JSON`))).toBe(true);
+    expect(await snapshot(page)).toEqual(before);
     expect(errors).toEqual([]);
     await page.close();
   });

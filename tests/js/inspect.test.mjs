@@ -158,6 +158,15 @@ describe('createInspector', () => {
     expect(got.tokens).toBe(null);
   });
 
+  it('reports the state with every key (`full`), while it waits only for the link (`hash`) in the address bar', async () => {
+    const st = schema.fromHash('v=1&variant=elu&n=64').state;
+    const link = schema.toHash(st);
+    const ins = createInspector(() => ({ ...page(64), hash: link, address: `#${link}`, full: schema.toHash(st, { complete: true }) }));
+    const s = await ins.snapshot();
+    expect(s.state).toMatchObject({ src: 'synthetic', layer: '0', head: '0', variant: 'elu', n: '64' });
+    expect(Object.keys(s.state).slice(0, 4)).toEqual(['v', 'src', 'layer', 'head']);
+  });
+
   it('waits while the address bar holds a link the page has not read', async () => {
     const ins = createInspector(() => ({ ...page(64), address: '#v=1&n=128' }));
     let got = null;

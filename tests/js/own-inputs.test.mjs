@@ -60,4 +60,26 @@ describe('own Q, K, V', () => {
     ];
     for (const [files, want] of cases) expect(ownTensors(files, av).error, String(want)).toMatch(want);
   });
+
+  it('describes a bad JSON value by its kind or shape, never by quoting it (one short sentence)', () => {
+    const json = (o) => ({ name: 'x.json', bytes: new TextEncoder().encode(typeof o === 'string' ? o : JSON.stringify(o)) });
+    // a capture's (layers, heads, n, d) = (2, 2, 64, 16) as nested lists: 41,085 characters of notice before
+    let t = 0;
+    const nest = (shape) => (shape.length ? Array.from({ length: shape[0] }, () => nest(shape.slice(1))) : Math.sin(t++));
+    const four = { q: nest([2, 2, 64, 16]), k: nest([2, 2, 64, 16]), v: nest([2, 2, 64, 16]) };
+    const long = 'x'.repeat(5000), big = Array.from({ length: 3000 }, (_, i) => i / 7);
+    const cases = [
+      [json(four), /^x\.json: "q" is 4-D \(2, 2, 64, 16\), but JSON takes n rows of d numbers; give a 4-D capture as three \.npy files$/],
+      [json({ q: [1, 2, 3], k: [[1]], v: [[1]] }), /"q" is 1-D \(3\)/],
+      [json({ q: [[1, 2], [3, big]], k: [[1, 2], [3, 4]], v: [[1, 2], [3, 4]] }), /"q"\[1\]\[1\] is a list of 3000 entries, not a finite number$/],
+      [json({ q: [[1, 2]], k: [[1, long]], v: [[1, 2]] }), /"k"\[0\]\[1\] is a string of 5000 characters/],
+      [json({ q: [[1, 2]], k: [[1, { a: big }]], v: [[1, 2]] }), /"k"\[0\]\[1\] is an object/],
+      [json('{"q": [[1, 1e999]], "k": [[1, 2]], "v": [[1, 2]]}'), /"q"\[0\]\[1\] is Infinity/],
+    ];
+    for (const [file, want] of cases) {
+      const { error } = ownTensors([file], av);
+      expect(error, String(want)).toMatch(want);
+      expect(error.length, String(want)).toBeLessThanOrEqual(200);
+    }
+  });
 });

@@ -38,6 +38,20 @@ describe('state schema', () => {
     expect(toHash(back.state)).toBe(toHash(st));
   });
 
+  it('writes src, layer and head only when asked for every key (the snapshot\'s state), and reads both forms alike', () => {
+    const d = defaults();
+    // a link leaves them out at their default: links written before them stay as they were
+    expect(toHash(d)).not.toMatch(/(^|&)(src|layer|head)=/);
+    const all = toHash(d, { complete: true });
+    expect(all).toMatch(/^v=1&src=synthetic&layer=0&head=0&/);
+    expect(all.replace(/&src=synthetic&layer=0&head=0/, '')).toBe(toHash(d));
+    expect(fromHash(all)).toEqual({ state: d, problems: [] });
+    // the generators' keys still go under src=model (they mean nothing there), the picked head stays
+    const model = { ...d, src: 'model', layer: 2, head: 0 };
+    expect(toHash(model, { complete: true })).toMatch(/^v=1&src=model&layer=2&head=0&scale=/);
+    expect(toHash(model, { complete: true })).not.toMatch(/(^|&)(gen|seed|n|d|std)=/);
+  });
+
   it('carries projector mode as a display key, off by default', () => {
     expect(defaults().projector).toBe(false);
     expect(BY_NAME.projector).toMatchObject({ type: 'bool', stage: 'display', group: 'view' });
