@@ -27,7 +27,7 @@ describe('a newcomer\'s first commands', () => {
     const r = spawnSync('bash', [join(dir, 'scripts/deps.sh'), '--check'], { cwd: dir, encoding: 'utf8' });
     expect(r.status).toBe(1);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).toMatch(/^attnviz: not installed yet: .*node_modules.*Run 'make run' or 'make test'/);
-    expect(spawnSync('bash', [join(ROOT, 'scripts/deps.sh'), '--check'], { cwd: ROOT }).status).toBe(0);
+    expect(r.stderr).toMatch(/^attnviz: not installed yet: .*node_modules \(npm ci\).*Run 'make run' or 'make test'/);
+    // (not asserted in the repository itself: a checkout newer than its node_modules is 'not installed' too)
   });
 });
