@@ -314,7 +314,9 @@ static int normalise_row(float *row, int i, int len, int n, const void *ctx) {
         return zero;
     }
     double f = ldexp(norm_factor(c->p, n, ldexp(avs_sum_f64(row, len), -sh), &zero), -sh);
-    for (int j = 0; j < len; j++) row[j] = (float)(row[j] * f);
+    if (f >= FLT_MIN) scale_by(row, len, f); // a normal float factor: the SIMD scaling, as for sh = 0
+    else
+        for (int j = 0; j < len; j++) row[j] = (float)(row[j] * f);
     return zero;
 }
 
