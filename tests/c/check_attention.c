@@ -1357,6 +1357,32 @@ START_TEST(test_focused_tiny_features) {
 }
 END_TEST
 
+/* The gemm's power-of-two scalings (src/attention.c, focused_shifts) where their span is capped: inputs of
+ * 1e17 (products near 1e36: no room above, so nothing may overflow that the unscaled product would not) and
+ * p = 6.5 and 9.5 (tiny·tiny products below float range: the scalings stop at the top). Each matrix against
+ * the float64 reference to 2e-5 of its largest entry, status AV_OK. */
+START_TEST(test_focused_scaling_capped) {
+    const int n = 29, d = 11;
+    const double cases[][2] = {{3, 1e17}, {3.1, 1e17}, {6.5, 1}, {9.5, 2}};
+    for (int t = 0; t < 4; t++)
+        for (int causal = 0; causal < 2; causal++) {
+            float *Q, *K, *V, *M = malloc(sizeof(float) * n * n);
+            double *A = malloc(sizeof(double) * n * n);
+            inputs(&Q, &K, &V, n, d, 1, 300u + (uint64_t)t, cases[t][1]);
+            av_params p, r;
+            av_params_default(&p, AV_FOCUSED);
+            p.p = cases[t][0];
+            p.causal = causal;
+            ck_assert_int_eq(av_params_resolve(&r, &p, n, d), AV_OK);
+            ck_assert_int_eq(run_matrix(M, Q, K, n, d, &p), AV_OK);
+            tref_matrix(A, Q, K, n, d, &r);
+            double scale = tu_max_abs_d(A, (size_t)n * n), err = tu_max_abs_diff_d(M, A, (size_t)n * n);
+            ck_assert_msg(err <= 2e-5 * scale, "p=%g std=%g causal=%d: err %g of %g", p.p, cases[t][1], causal, err, scale);
+            free(Q); free(K); free(V); free(M); free(A);
+        }
+}
+END_TEST
+
 /* A 4-D .npy of the stories260K folder (docs/conventions.md, "Captured model tensors"), or NULL when absent. */
 static float *stories_npy(const char *name, av_npy_info *info) {
     char path[4200];
@@ -1442,6 +1468,7 @@ Suite *suite_attention(void) {
     tcase_add_test(tc, test_logf_split4_against_logl);
     tcase_add_test(tc, test_exp_f64x2_and_focused_powers);
     tcase_add_test(tc, test_focused_tiny_features);
+    tcase_add_test(tc, test_focused_scaling_capped);
     tcase_add_test(tc, test_focused_stories_heads);
     tcase_add_test(tc, test_finite_and_sum_helpers);
     tcase_add_loop_test(tc, test_matrix_vs_reference, 0, NREF);
