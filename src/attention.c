@@ -97,6 +97,7 @@ typedef struct bufs {
     float *P;            /* packed Kᵀ or Φ_Kᵀ (matrix) */
     float *tab;          /* n per-offset factors of the decay (matrix): see decay_table */
     double *S, *z, *fac; /* state r×dv (linear), z r (linear, factors), row factors n (factors) */
+    int *shift;          /* per-row power-of-two scalings of Φ_Q·Φ_Kᵀ (matrix, focused): see focused_shifts */
     double *w;           /* DWC weights */
     double *blk;         /* float64 copies (linear): a block of Φ_K and V, then a band of Φ_Q (non-causal), or a
                           * token's φ(k_t), φ(q_t) (the causal scan) */
@@ -145,6 +146,7 @@ static void layout(bufs *b, avi_arena *a, const av_params *p, int n, int d, int 
         b->PhiK = avi_take(a, nr);
     }
     if (path == PATH_MATRIX) b->P = avi_take(a, packed_bytes(n, r));
+    if (path == PATH_MATRIX && p->variant == AV_FOCUSED) b->shift = avi_take(a, 4u * (uint64_t)n);
     if (path == PATH_LINEAR) b->S = avi_take(a, 8u * (uint64_t)r * dv);
     if (path != PATH_MATRIX) b->z = avi_take(a, 8u * (uint64_t)r);
     if (path == PATH_FACTORS) b->fac = avi_take(a, 8u * (uint64_t)n);
@@ -199,7 +201,7 @@ typedef int (*row_finish)(float *row, int i, int len, int n, const void *ctx);
 /* What the row functions read: the resolved knobs and the decay table. tab[t] holds the factor of offset
  * i − j = n − 1 − t, so that row i's entries j = 0..i read the contiguous tab[n − 1 − i .. n − 1]: γ^{i−j}
  * (kernel variants, retention), or (i − j)·ln γ added to the logits (softmax: the forgetting softmax). */
-typedef struct row_ctx { const av_params *p; const float *tab; } row_ctx;
+typedef struct row_ctx { const av_params *p; const float *tab; const int *shift; } row_ctx;
 
 static void decay_table(float *tab, int n, const av_params *p, int logarithmic) {
     double g = p->decay, lg = logarithmic ? log(g) : 0, pw = 1;
@@ -267,7 +269,7 @@ static int softmax_row(float *row, int i, int len, int n, const void *ctx) {
 /* M[n×n]; b->P: K packed (packed_bytes(n, d)), b->tab: the decay table. Returns AV_OK; a logit beyond
  * float32 range (Inf or NaN in scale·q·k) leaves NaN in its row, which matrix_resolved reports. */
 static int softmax_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *p, const bufs *b) {
-    row_ctx c = {p, b->tab};
+    row_ctx c = {p, b->tab, NULL};
     if (decayed(p)) decay_table(b->tab, n, p, 1);
     matrix_by_strips(M, Q, K, d, n, (float)p->scale, p->causal, b->P, softmax_row, &c);
     return AV_OK;
@@ -280,7 +282,7 @@ static int retention_row(float *row, int i, int len, int n, const void *ctx) {
     return 0;
 }
 static int retention_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *p, const bufs *b) {
-    row_ctx c = {p, b->tab};
+    row_ctx c = {p, b->tab, NULL};
     decay_table(b->tab, n, p, 0);
     matrix_by_strips(M, Q, K, d, n, (float)p->scale, 1, b->P, retention_row, &c);
     return AV_OK;
@@ -300,20 +302,85 @@ static void scale_by(float *x, int len, double fac) {
     for (int j = 0; j < len; j++) x[j] = (float)(x[j] * fac);
 }
 
-/* A kernel matrix's row: the allowed entries (decayed by γ^{i−j}) scaled by the normaliser factor of their sum. */
+/* A kernel matrix's row: the allowed entries (decayed by γ^{i−j}) scaled by the normaliser factor of their sum.
+ * A row computed 2^sh times too large (focused_shifts) has its sum and its factor unscaled exactly in float64,
+ * so the normaliser's ε and the entries are those of the unscaled products. */
 static int normalise_row(float *row, int i, int len, int n, const void *ctx) {
     const row_ctx *c = ctx;
-    int zero = 0;
+    int zero = 0, sh = c->shift ? c->shift[i] : 0;
     if (decayed(c->p)) apply_decay(row, i, c, n);
-    scale_by(row, len, norm_factor(c->p, n, avs_sum_f64(row, len), &zero));
+    if (!sh) {
+        scale_by(row, len, norm_factor(c->p, n, avs_sum_f64(row, len), &zero));
+        return zero;
+    }
+    double f = ldexp(norm_factor(c->p, n, ldexp(avs_sum_f64(row, len), -sh), &zero), -sh);
+    if (f >= FLT_MIN) scale_by(row, len, f); // a normal float factor: the SIMD scaling, as for sh = 0
+    else
+        for (int j = 0; j < len; j++) row[j] = (float)(row[j] * f);
     return zero;
 }
 
-/* M = D⁻¹·mask(Φ_Q Φ_Kᵀ ⊙ Γ) from features already in PhiQ, PhiK (n×r); b->P: packed Φ_Kᵀ, b->tab: decay. */
-static int features_matrix(float *M, const float *PhiQ, const float *PhiK, int n, long r, const av_params *p,
-                           const bufs *b) {
-    row_ctx c = {p, b->tab};
+/* e with 2^e ≤ x < 2^(e+1), for a finite x > 0 (subnormals included). */
+static int exponent_of(float x) {
+    int e;
+    frexpf(x, &e);
+    return e - 1;
+}
+
+/* The least and largest positive entries of x[len] (0 and 0 when there is none). */
+static void positive_range(const float *x, size_t len, float *lo, float *hi) {
+    float a = FLT_MAX, b = 0;
+    for (size_t k = 0; k < len; k++)
+        if (x[k] > 0) {
+            a = x[k] < a ? x[k] : a;
+            b = x[k] > b ? x[k] : b;
+        }
+    *lo = b > 0 ? a : 0;
+    *hi = b;
+}
+
+/* Focused features span ~2^-140 (an x ≤ 0 gives u^p ≈ (1e-6/max y)^p) to ~2^6, so Φ_Q·Φ_Kᵀ in float32
+ * makes subnormal operands and products, which x86 and WASM compute 30 to 80 times slower (246 against
+ * 7 ms at n = 1024, p = 3.1, in WASM). Scale Φ_K by 2^t and row i of Φ_Q by 2^(s_i − t), powers of two
+ * (exact, subnormals included), so that every entry and every product lies in [2^-126, 2^124/r] where
+ * that span allows; the rows' normaliser undoes 2^s_i exactly (normalise_row). Where it does not
+ * (p ≳ 6), the scalings stop at the top so that nothing overflows that would not; no shift is negative,
+ * so an overflow the unscaled product would have is kept. shift[i] ← s_i. */
+static void focused_shifts(float *PhiQ, float *PhiK, int n, long r, int *shift) {
+    float klo, khi, qlo, qhi;
+    positive_range(PhiK, (size_t)n * r, &klo, &khi);
+    positive_range(PhiQ, (size_t)n * r, &qlo, &qhi);
+    memset(shift, 0, sizeof(int) * (size_t)n);
+    if (!(khi > 0 && qhi > 0) || !(khi <= FLT_MAX && qhi <= FLT_MAX)) return;
+    int lr = 0;
+    while ((1L << lr) < r) lr++;
+    const int top = 124 - lr, ek_lo = exponent_of(klo), ek_hi = exponent_of(khi), eq_hi = exponent_of(qhi);
+    int t = -126 - ek_lo; // Φ_K's entries normal, the largest product still below the top
+    if (t > top - 2 - eq_hi - ek_hi) t = top - 2 - eq_hi - ek_hi;
+    if (t > 126 - ek_hi) t = 126 - ek_hi;
+    if (t < 0) t = 0;
+    if (t) avs_scale(PhiK, (int)((size_t)n * r), ldexpf(1.0f, t)); // n·r < 2^31: AV_MAX_N · AV_MAX_FEATURE_DIM
+    for (int i = 0; i < n; i++) {
+        float *q = PhiQ + (size_t)i * r;
+        positive_range(q, (size_t)r, &qlo, &qhi);
+        if (!(qhi > 0)) continue;
+        const int lo = exponent_of(qlo), hi = exponent_of(qhi);
+        int s = -126 - lo - (ek_lo + t); // the least product normal
+        if (s < -126 - lo) s = -126 - lo; // and the row's entries
+        if (s > top - 2 - hi - (ek_hi + t)) s = top - 2 - hi - (ek_hi + t);
+        if (s > 126 - hi) s = 126 - hi;
+        if (s < 0) s = 0;
+        if (s) avs_scale(q, (int)r, ldexpf(1.0f, s));
+        shift[i] = s + t;
+    }
+}
+
+/* M = D⁻¹·mask(Φ_Q Φ_Kᵀ ⊙ Γ) from features already in PhiQ, PhiK (n×r); b->P: packed Φ_Kᵀ, b->tab: decay.
+ * With b->shift (focused) the features are rescaled in place first (focused_shifts). */
+static int features_matrix(float *M, float *PhiQ, float *PhiK, int n, long r, const av_params *p, const bufs *b) {
+    row_ctx c = {p, b->tab, b->shift};
     if (decayed(p)) decay_table(b->tab, n, p, 0);
+    if (b->shift) focused_shifts(PhiQ, PhiK, n, r, b->shift);
     return zero_status(matrix_by_strips(M, PhiQ, PhiK, r, n, 1.0f, p->causal, b->P, normalise_row, &c));
 }
 
@@ -334,7 +401,7 @@ static int kernel_row(float *row, int i, int len, int n, const void *ctx) {
 
 /* Taylor / explimit: M_ij = γ^{i−j}κ(scale·q_i·k_j) / Σ_l γ^{i−l}κ(scale·q_i·k_l), no ε (closed form, any order). */
 static int poly_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *p, const bufs *b) {
-    row_ctx c = {p, b->tab};
+    row_ctx c = {p, b->tab, NULL};
     if (decayed(p)) decay_table(b->tab, n, p, 0);
     return zero_status(matrix_by_strips(M, Q, K, d, n, (float)p->scale, p->causal, b->P, kernel_row, &c));
 }

@@ -84,14 +84,6 @@ static double pow_unit_whole(double u, int e) {
     }
 }
 
-/* Entries of φ below 2^−63 are set to 0: the product of two of them would be a subnormal float, and
- * the float gemm of Φ_Q·Φ_Kᵀ ran three times slower when half of Φ was that small (an x ≤ 0 gives
- * y = 1e-6/ln 2, so u^p ≈ 1e-20 from p ≈ 3 on with unit-scale inputs: 16 against 5 ms at n = 1024 in
- * WASM, where subnormals cannot be flushed by a CPU mode). Every surviving product is a normal float,
- * and a dropped entry changes a dot product Φ_Q[i]·Φ_K[j] by less than 2^−63·max φ, far below the
- * float rounding of any dot product with one entry of order one. */
-#define FOCUSED_FLUSH 0x1p-63f
-
 /* map_focused's row for a fractional p: out[f] = (float)u_f^p and Σ u_f^{2p} summed in f order, each power
  * as e^{p·ln u} in two float64 lanes. The entries with x ≤ 0 share one u (1e-6/ln 2/ymax), so its power is
  * taken once per row: about half of the transcendental work on centred inputs (the lanes are
@@ -141,23 +133,19 @@ static inline avs_f64x2 focused_y2(const float *x, double inv_ln2) {
     return (v + 1e-6) * inv_ln2;
 }
 
-/* out[f] ← a·out[f], then 0 where that is below FOCUSED_FLUSH; four floats at a time. */
+/* out[f] ← a·out[f], four floats at a time (lane by lane the scalar product). Entries below FLT_MIN stay,
+ * subnormal: they are the canonical φ (a cut-off once zeroed whole rows of products on real heads). */
 typedef float ft_f32x4 __attribute__((vector_size(16)));
-typedef int32_t ft_i32x4 __attribute__((vector_size(16)));
-static void scale_flush(float *out, int d, float a) {
-    const ft_f32x4 a4 = {a, a, a, a}, lim = {FOCUSED_FLUSH, FOCUSED_FLUSH, FOCUSED_FLUSH, FOCUSED_FLUSH};
+static void scale_row(float *out, int d, float a) {
+    const ft_f32x4 a4 = {a, a, a, a};
     int f = 0;
     for (; f + 4 <= d; f += 4) {
         ft_f32x4 v;
         memcpy(&v, out + f, sizeof v);
         v *= a4;
-        v = (ft_f32x4)(~(v < lim) & (ft_i32x4)v);
         memcpy(out + f, &v, sizeof v);
     }
-    for (; f < d; f++) {
-        float v = out[f] * a;
-        out[f] = v < FOCUSED_FLUSH ? 0.0f : v;
-    }
+    for (; f < d; f++) out[f] *= a;
 }
 
 /* u^e of two lanes by repeated squaring: lane by lane the operations of pow_unit_whole. */
@@ -219,7 +207,7 @@ static void map_focused(float *phi, const float *X, int n, int d, double p) {
         } else {
             nu = focused_row_powers(out, x, d, inv_ln2, ymax, pp);
         }
-        scale_flush(out, d, (float)(sqrt(ny) / sqrt(nu)));
+        scale_row(out, d, (float)(sqrt(ny) / sqrt(nu)));
     }
 }
 

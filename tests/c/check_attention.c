@@ -8,6 +8,7 @@
 #include <check.h>
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -388,8 +389,8 @@ END_TEST
 
 /* avs_exp_f64x2 against libm's exp: within 1 ulp over [−708, 709] (fdlibm's bound), both lanes, and
  * clamped outside it; and the focused map at fractional powers (u^p = e^{p·ln u} in two lanes) against
- * the map's own steps with libm's pow: within 2 float ulps of the reference entry (entries below 2^−63
- * flushed to 0), odd d for the tail lane. */
+ * the map's own steps with libm's pow: within 2 float ulps of the reference entry (subnormal ones included:
+ * no entry is cut off), odd d for the tail lane. */
 START_TEST(test_exp_f64x2_and_focused_powers) {
     av_rng rng;
     av_rng_seed(&rng, 78);
@@ -429,7 +430,6 @@ START_TEST(test_exp_f64x2_and_focused_powers) {
             float a = (float)(sqrt(ny) / sqrt(nu));
             for (int f = 0; f < d; f++) {
                 float ref = (float)u[f] * a, got = PQ[(size_t)i * d + f]; // below FLT_MIN, (float)u[f] is subnormal
-                if (ref < 0x1p-63f) ref = 0.0f;                                // entries below 2^-63 are flushed
                 float tol = 2 * (nextafterf(fabsf(ref), INFINITY) - fabsf(ref)) + 2 * a * FLT_TRUE_MIN;
                 ck_assert_msg(fabsf(got - ref) <= tol, "p %g row %d f %d: %.9g vs %.9g", p.p, i, f, got, ref);
             }
@@ -1299,6 +1299,165 @@ START_TEST(test_lowrank_dispatch) {
 }
 END_TEST
 
+/* KL(A_i ‖ M_i) averaged over rows, in float64 (docs/readouts.md's row_kl_mean): NaN when M is 0 where A > 0. */
+static double kl_mean_d(const double *A, const double *M, int n) {
+    double t = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double a = A[(size_t)i * n + j], m = M[(size_t)i * n + j];
+            if (a > 0) t += m > 0 ? a * log(a / m) : NAN;
+        }
+    return t / n;
+}
+
+/* Focused features far below 2^−63 (an x ≤ 0 next to an x = 8 in its row: φ ≈ 1e-20 at p = 3, 1e-27 at
+ * p = 4) are the canonical φ and must reach M: row 0 of the causal matrix has only products with one
+ * such factor (q_0 and k_0 are large in different features), so cutting them off leaves a zero row, an
+ * AV_WARN_ZERO_ROW and no KL. Every entry against the float64 reference, relative to itself. */
+START_TEST(test_focused_tiny_features) {
+    const int n = 37, d = 13;
+    const double powers[] = {3, 3.1, 4};
+    float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d), *M = malloc(sizeof(float) * n * n);
+    float *S = malloc(sizeof(float) * n * n);
+    double *A = malloc(sizeof(double) * n * n), *R = malloc(sizeof(double) * n * n);
+    for (int i = 0; i < n; i++)
+        for (int f = 0; f < d; f++) {
+            Q[(size_t)i * d + f] = f == i % d ? 8.0f : -1.0f - 0.1f * (float)(f % 3);
+            K[(size_t)i * d + f] = f == (i + 1 + i / d) % d ? 8.0f : -0.5f;
+        }
+    for (int t = 0; t < 3; t++)
+        for (int causal = 0; causal < 2; causal++) {
+            av_params p, r, sm;
+            av_params_default(&p, AV_FOCUSED);
+            p.p = powers[t];
+            p.causal = causal;
+            ck_assert_int_eq(av_params_resolve(&r, &p, n, d), AV_OK);
+            ck_assert_int_eq(run_matrix(M, Q, K, n, d, &p), AV_OK);
+            tref_matrix(A, Q, K, n, d, &r);
+            for (size_t e = 0; e < (size_t)n * n; e++)
+                ck_assert_msg(fabs(M[e] - A[e]) <= 2e-5 * A[e] + 1e-37, "p=%g causal=%d M[%zu,%zu] %.9g vs %.9g",
+                              p.p, causal, e / n, e % n, (double)M[e], A[e]);
+            av_params_default(&sm, AV_SOFTMAX);
+            sm.causal = causal;
+            ck_assert_int_eq(run_matrix(S, Q, K, n, d, &sm), AV_OK);
+            double vals[AV_R_COUNT];
+            int reasons[AV_R_COUNT];
+            size_t wb = av_readouts_work(n, 1);
+            void *w = work_for(wb);
+            ck_assert_int_eq(av_readouts(vals, reasons, M, NULL, 0, S, NULL, n, 1, causal, 0, w, wb), AV_OK);
+            free(w);
+            ck_assert_msg(isfinite(vals[AV_R_ROW_KL_MEAN]), "p=%g causal=%d: row_kl_mean undefined (reason %d)", p.p,
+                          causal, reasons[AV_R_ROW_KL_MEAN]);
+            for (size_t e = 0; e < (size_t)n * n; e++) R[e] = S[e];
+            double want = kl_mean_d(R, A, n); // the same KL with the float64 focused matrix
+            ck_assert_msg(fabs(vals[AV_R_ROW_KL_MEAN] - want) <= 1e-4 * (1 + want), "p=%g: KL %.9g vs %.9g", p.p,
+                          vals[AV_R_ROW_KL_MEAN], want);
+        }
+    free(Q); free(K); free(M); free(S); free(A); free(R);
+}
+END_TEST
+
+/* The gemm's power-of-two scalings (src/attention.c, focused_shifts) where their span is capped: inputs of
+ * 1e17 (products near 1e36: no room above, so nothing may overflow that the unscaled product would not) and
+ * p = 6.5 and 9.5 (tiny·tiny products below float range: the scalings stop at the top). Each matrix against
+ * the float64 reference to 2e-5 of its largest entry, status AV_OK. */
+START_TEST(test_focused_scaling_capped) {
+    const int n = 29, d = 11;
+    const double cases[][2] = {{3, 1e17}, {3.1, 1e17}, {6.5, 1}, {9.5, 2}};
+    for (int t = 0; t < 4; t++)
+        for (int causal = 0; causal < 2; causal++) {
+            float *Q, *K, *V, *M = malloc(sizeof(float) * n * n);
+            double *A = malloc(sizeof(double) * n * n);
+            inputs(&Q, &K, &V, n, d, 1, 300u + (uint64_t)t, cases[t][1]);
+            av_params p, r;
+            av_params_default(&p, AV_FOCUSED);
+            p.p = cases[t][0];
+            p.causal = causal;
+            ck_assert_int_eq(av_params_resolve(&r, &p, n, d), AV_OK);
+            ck_assert_int_eq(run_matrix(M, Q, K, n, d, &p), AV_OK);
+            tref_matrix(A, Q, K, n, d, &r);
+            double scale = tu_max_abs_d(A, (size_t)n * n), err = tu_max_abs_diff_d(M, A, (size_t)n * n);
+            ck_assert_msg(err <= 2e-5 * scale, "p=%g std=%g causal=%d: err %g of %g", p.p, cases[t][1], causal, err, scale);
+            free(Q); free(K); free(V); free(M); free(A);
+        }
+}
+END_TEST
+
+/* A 4-D .npy of the stories260K folder (docs/conventions.md, "Captured model tensors"), or NULL when absent. */
+static float *stories_npy(const char *name, av_npy_info *info) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", tu_stories_dir(), name);
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *buf = malloc((size_t)len);
+    ck_assert(buf && fread(buf, 1, (size_t)len, f) == (size_t)len);
+    fclose(f);
+    ck_assert_int_eq(av_npy_parse(info, buf, (size_t)len), AV_OK);
+    float *x = malloc(sizeof(float) * info->count);
+    ck_assert_int_eq(av_npy_decode_f32(x, info, buf, (size_t)len), AV_OK);
+    free(buf);
+    return x;
+}
+
+/* The causal focused matrix (p = 3) of all 40 heads of stories260K's text128 against the float64
+ * reference of the formula (tref_matrix): every entry to 2e-5 of itself plus 1e-6 of the row's largest,
+ * the readouts' row KL against softmax finite on every head (L1H3 among them: a cut-off of tiny φ once
+ * made its row 0 zero) and equal to the reference's KL. */
+START_TEST(test_focused_stories_heads) {
+    av_npy_info qi, ki;
+    float *q = stories_npy("text128_q.npy", &qi), *k = stories_npy("text128_k.npy", &ki);
+    if (!q || !k) {
+        tu_skipped("Check suite attention: focused on the 40 text128 heads against float64");
+        free(q); free(k);
+        return;
+    }
+    const int L = (int)qi.shape[0], H = (int)qi.shape[1], n = (int)qi.shape[2], d = (int)qi.shape[3];
+    const int KVH = (int)ki.shape[1];
+    ck_assert(qi.ndim == 4 && ki.ndim == 4 && ki.shape[2] == n && ki.shape[3] == d && H % KVH == 0);
+    float *M = malloc(sizeof(float) * n * n), *S = malloc(sizeof(float) * n * n);
+    double *A = malloc(sizeof(double) * n * n), *R = malloc(sizeof(double) * n * n);
+    int heads = 0;
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < H; h++) {
+            const float *Qh = q + ((size_t)l * H + h) * n * d, *Kh = k + ((size_t)l * KVH + h * KVH / H) * n * d;
+            av_params p, r, sm;
+            av_params_default(&p, AV_FOCUSED);
+            p.causal = 1;
+            ck_assert_int_eq(av_params_resolve(&r, &p, n, d), AV_OK);
+            ck_assert_msg(run_matrix(M, Qh, Kh, n, d, &p) == AV_OK, "L%dH%d: a zero row", l, h);
+            tref_matrix(A, Qh, Kh, n, d, &r);
+            for (int i = 0; i < n; i++) {
+                double top = tu_max_abs_d(A + (size_t)i * n, (size_t)n);
+                for (int j = 0; j < n; j++) {
+                    double a = A[(size_t)i * n + j], m = M[(size_t)i * n + j];
+                    ck_assert_msg(fabs(m - a) <= 2e-5 * a + 1e-6 * top, "L%dH%d M[%d,%d] %.9g vs %.9g", l, h, i, j, m, a);
+                }
+            }
+            av_params_default(&sm, AV_SOFTMAX);
+            sm.causal = 1;
+            ck_assert_int_eq(run_matrix(S, Qh, Kh, n, d, &sm), AV_OK);
+            double vals[AV_R_COUNT];
+            int reasons[AV_R_COUNT];
+            size_t wb = av_readouts_work(n, 1);
+            void *w = work_for(wb);
+            ck_assert_int_eq(av_readouts(vals, reasons, M, NULL, 0, S, NULL, n, 1, 1, 0, w, wb), AV_OK);
+            free(w);
+            for (size_t e = 0; e < (size_t)n * n; e++) R[e] = S[e];
+            double want = kl_mean_d(R, A, n);
+            ck_assert_msg(isfinite(vals[AV_R_ROW_KL_MEAN]) && isfinite(want), "L%dH%d: row KL %g (reason %d), float64 %g",
+                          l, h, vals[AV_R_ROW_KL_MEAN], reasons[AV_R_ROW_KL_MEAN], want);
+            ck_assert_msg(fabs(vals[AV_R_ROW_KL_MEAN] - want) <= 1e-4 * (1 + want), "L%dH%d: KL %.9g vs %.9g", l, h,
+                          vals[AV_R_ROW_KL_MEAN], want);
+            heads++;
+        }
+    ck_assert_int_eq(heads, 40);
+    free(q); free(k); free(M); free(S); free(A); free(R);
+}
+END_TEST
+
 Suite *suite_attention(void) {
     Suite *s = suite_create("attention");
     TCase *tc = tcase_create("core");
@@ -1308,6 +1467,9 @@ Suite *suite_attention(void) {
     tcase_add_test(tc, test_log2x_matches_scalar);
     tcase_add_test(tc, test_logf_split4_against_logl);
     tcase_add_test(tc, test_exp_f64x2_and_focused_powers);
+    tcase_add_test(tc, test_focused_tiny_features);
+    tcase_add_test(tc, test_focused_scaling_capped);
+    tcase_add_test(tc, test_focused_stories_heads);
     tcase_add_test(tc, test_finite_and_sum_helpers);
     tcase_add_loop_test(tc, test_matrix_vs_reference, 0, NREF);
     tcase_add_test(tc, test_focused_dwc_and_powers);

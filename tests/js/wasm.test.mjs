@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAttnviz, simdSupported } from '../../web/attnviz.mjs';
 import { readNpy } from './npy.mjs';
+import { HAVE_STORIES, STORIES, skipped } from './shared-data.mjs';
 
 const ROOT = new URL('../../', import.meta.url);
 const CLI = new URL('build/native/attnviz', ROOT).pathname;
@@ -128,6 +129,36 @@ for (const [build, url] of [['simd', SIMD_URL], ['scalar', SCALAR_URL]]) {
         lab.free();
       });
     }
+
+    // focused on a real head whose φ has entries far below 2^-63: row 0 of L1H3 (causal) is made of products
+    // with one tiny factor only; the power-of-two row scalings of the gemm (src/attention.c) differ in no
+    // way that shows: every entry against the native matrix relative to itself, every row sum positive
+    it('focused on text128 L1H3 (tiny φ): every entry matches the native matrix', () => {
+      if (!HAVE_STORIES) { skipped('wasm.test.mjs: focused on text128 L1H3'); return; }
+      const qf = join(STORIES, 'text128_q.npy'), kf = join(STORIES, 'text128_k.npy');
+      const out = join(tmp, `${build}-focused-L1H3.npy`);
+      cli('matrix', '--variant', 'focused', '--causal', '--layer', 1, '--head', 3, '--q', qf, '--k', kf, '-o', out);
+      const native = readNpy(out).data, q = readNpy(qf), k = readNpy(kf);
+      const [, H, len, hd] = q.shape, kvh = k.shape[1];
+      const lab = av.lab(len, hd);
+      lab.Q.set(q.data.subarray((1 * H + 3) * len * hd, (1 * H + 4) * len * hd));
+      const kv = 1 * kvh + Math.floor(3 * kvh / H);
+      lab.K.set(k.data.subarray(kv * len * hd, (kv + 1) * len * hd));
+      const r = lab.matrix({ variant: 'focused', causal: true });
+      expect(r.status, r.message).toBe(0);
+      let worst = 0;
+      for (let i = 0; i < len; i++) {
+        let sum = 0;
+        for (let j = 0; j <= i; j++) {
+          const a = lab.M[i * len + j], b = native[i * len + j];
+          sum += a;
+          worst = Math.max(worst, Math.abs(a - b) / Math.max(Math.abs(b), 1e-30));
+        }
+        expect(sum, `row ${i}`).toBeGreaterThan(0);
+      }
+      expect(worst).toBeLessThan(2e-5);
+      lab.free();
+    });
 
     // the recurrent families' sequential forms (docs/recurrent.md): O by --path recurrent and chunkwise, natively
     // and in wasm, on the same inputs; and against the quadratic path

@@ -7,7 +7,10 @@ Inputs come from the CLI's own generator (`attnviz generate`) and from .npy file
 (float32 and float64), so the reader is exercised on numpy's output. Each case prints one line; the
 last line is 'N passed, M failed'; the exit status is 1 when any case failed.
 Error measure: max |M − M_ref| / max |M_ref| (M_ref in float64 from the float32 inputs).
+With stories260K present, also `attnviz readouts --variant focused --causal` on all 40 text128 heads: a
+finite row_kl_mean equal to numpy's, and no normaliser warning.
 """
+import json
 import os
 import subprocess
 import sys
@@ -18,6 +21,7 @@ import numpy as np
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference as ref  # noqa: E402
+from shared_data import skipped, stories_dir  # noqa: E402
 
 TOL = 1e-5
 
@@ -36,6 +40,10 @@ def main():
             print(("PASS  " if ok else "FAIL  ") + line, flush=True)
             passed += ok
             failed += not ok
+    for ok, line in focused_stories(cli):
+        print(("PASS  " if ok else "FAIL  ") + line, flush=True)
+        passed += ok
+        failed += not ok
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
@@ -171,6 +179,49 @@ def run_case(cli, tmp, sets, case):
     ok = bool(err <= TOL and err_o <= TOL and np.isfinite(M).all())
     warn = f"  ({p.stderr.strip()})" if p.stderr.strip() else ""
     return ok, f"{head}  rel err M {err:.2e}, O = M V {err_o:.2e}{warn}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# focused on every head of stories260K's text128: no entry of φ may be cut off
+
+
+def row_kl(A, M):
+    """Mean over rows of Σ_j A_ij ln(A_ij / M_ij) over A_ij > 0 (docs/readouts.md); inf where M is 0 there."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(A > 0, A * (np.log(np.where(A > 0, A, 1.0)) - np.log(M)), 0.0)
+    return terms.sum(axis=1).mean()
+
+
+def focused_stories(cli):
+    """(ok, line) per text128 head: `attnviz readouts --variant focused --causal` gives a finite row_kl_mean
+    equal to numpy's KL(softmax ‖ focused) in float64 and no normaliser warning (a cut-off of φ below 2⁻⁶³
+    once zeroed rows of products and left 40 of 40 heads without a KL); one summary line."""
+    folder = stories_dir()
+    qf, kf = os.path.join(folder, "text128_q.npy"), os.path.join(folder, "text128_k.npy")
+    if not (os.path.exists(qf) and os.path.exists(kf)):
+        skipped("oracle run.py: focused on the 40 text128 heads")
+        return []
+    q, k = np.load(qf).astype(np.float64), np.load(kf).astype(np.float64)
+    L, H, KVH = q.shape[0], q.shape[1], k.shape[1]
+    results, worst = [], 0.0
+    for layer in range(L):
+        for head in range(H):
+            Q, K = q[layer, head], k[layer, head * KVH // H]
+            cmd = [cli, "readouts", "--variant", "focused", "--causal", "--layer", str(layer), "--head", str(head),
+                   "--q", qf, "--k", kf]
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            got = json.loads(p.stdout)["row_kl_mean"] if p.returncode == 0 else None
+            want = row_kl(ref.softmax(Q, K, True), ref.focused(Q, K, 3.0, True))
+            ok = (p.returncode == 0 and "normaliser" not in p.stderr and got is not None and np.isfinite(want)
+                  and abs(got - want) <= 1e-4 * (1 + want))
+            if got is not None and np.isfinite(want):
+                worst = max(worst, abs(got - want) / (1 + want))
+            if not ok:
+                results.append((False, f"focused causal text128 L{layer}H{head}: row_kl_mean {got}, numpy {want:.6g}"
+                                       f" (exit {p.returncode}; {p.stderr.strip()[:120]})"))
+    results.append((not results, f"{'focused causal row KL, text128 (' + str(L * H) + ' heads)':44s} "
+                                 f"[stories260K]  {'every KL finite, no warning' if not results else 'failed'}, |Δ|/(1 + KL) {worst:.2e}"))
+    return results
 
 
 if __name__ == "__main__":
