@@ -1383,32 +1383,13 @@ START_TEST(test_focused_scaling_capped) {
 }
 END_TEST
 
-/* A 4-D .npy of the stories260K folder (docs/conventions.md, "Captured model tensors"), or NULL when absent. */
-static float *stories_npy(const char *name, av_npy_info *info) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", tu_stories_dir(), name);
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *buf = malloc((size_t)len);
-    ck_assert(buf && fread(buf, 1, (size_t)len, f) == (size_t)len);
-    fclose(f);
-    ck_assert_int_eq(av_npy_parse(info, buf, (size_t)len), AV_OK);
-    float *x = malloc(sizeof(float) * info->count);
-    ck_assert_int_eq(av_npy_decode_f32(x, info, buf, (size_t)len), AV_OK);
-    free(buf);
-    return x;
-}
-
 /* The causal focused matrix (p = 3) of all 40 heads of stories260K's text128 against the float64
  * reference of the formula (tref_matrix): every entry to 2e-5 of itself plus 1e-6 of the row's largest,
  * the readouts' row KL against softmax finite on every head (L1H3 among them: a cut-off of tiny φ once
  * made its row 0 zero) and equal to the reference's KL. */
 START_TEST(test_focused_stories_heads) {
     av_npy_info qi, ki;
-    float *q = stories_npy("text128_q.npy", &qi), *k = stories_npy("text128_k.npy", &ki);
+    float *q = tu_stories_npy("text128_q.npy", &qi), *k = tu_stories_npy("text128_k.npy", &ki);
     if (!q || !k) {
         tu_skipped("Check suite attention: focused on the 40 text128 heads against float64");
         free(q); free(k);

@@ -532,27 +532,9 @@ END_TEST
 
 // stories260K (../shared/data/stories260K/README.md), when present: L1H3, the previous-token head
 
-static float *load_npy(const char *name, av_npy_info *info) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", tu_stories_dir(), name);
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *buf = malloc((size_t)len);
-    ck_assert(buf && fread(buf, 1, (size_t)len, f) == (size_t)len);
-    fclose(f);
-    ck_assert_int_eq(av_npy_parse(info, buf, (size_t)len), AV_OK);
-    float *x = malloc(sizeof(float) * info->count);
-    ck_assert_int_eq(av_npy_decode_f32(x, info, buf, (size_t)len), AV_OK);
-    free(buf);
-    return x;
-}
-
 START_TEST(test_distill_text128) {
     av_npy_info qi, ki;
-    float *q = load_npy("text128_q.npy", &qi), *k = load_npy("text128_k.npy", &ki);
+    float *q = tu_stories_npy("text128_q.npy", &qi), *k = tu_stories_npy("text128_k.npy", &ki);
     if (!q || !k) {
         tu_skipped("Check suite mechanisms: distillation on text128 L1H3");
         free(q); free(k);

@@ -29,22 +29,10 @@ static void print_skipped(void) {
     tu_skipped("Check suite model: stories260K .npy headers, causal softmax of 5 text128 heads");
 }
 
-/* Read and decode one .npy of the data folder; *info gets its header. The caller frees the result. */
+/* Read and decode one .npy of the data folder (present: the caller checked); *info gets its header. */
 static float *load(const char *name, av_npy_info *info) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", tu_stories_dir(), name);
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *buf = malloc((size_t)len);
-    ck_assert(buf && fread(buf, 1, (size_t)len, f) == (size_t)len);
-    fclose(f);
-    ck_assert_msg(av_npy_parse(info, buf, (size_t)len) == AV_OK, "%s: %s", path, av_npy_error());
-    float *x = malloc(sizeof(float) * info->count);
-    ck_assert_int_eq(av_npy_decode_f32(x, info, buf, (size_t)len), AV_OK);
-    free(buf);
+    float *x = tu_stories_npy(name, info);
+    ck_assert_msg(x != NULL, "%s/%s: cannot read it as a .npy (%s)", tu_stories_dir(), name, av_npy_error());
     return x;
 }
 

@@ -26,6 +26,28 @@ static inline void tu_skipped(const char *what) {
             tu_stories_dir());
 }
 
+/* One .npy of the stories260K folder decoded to float32 (malloc'd; *info its header), or NULL when it is
+ * absent, unreadable or not a .npy the library reads (av_npy_error() says why for the last). */
+static inline float *tu_stories_npy(const char *name, av_npy_info *info) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", tu_stories_dir(), name);
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    unsigned char *buf = NULL;
+    float *x = NULL;
+    long len = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (len > 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = (unsigned char *)malloc((size_t)len)) &&
+        fread(buf, 1, (size_t)len, f) == (size_t)len && av_npy_parse(info, buf, (size_t)len) == AV_OK &&
+        (x = (float *)malloc(sizeof(float) * (info->count ? info->count : 1))) &&
+        av_npy_decode_f32(x, info, buf, (size_t)len) != AV_OK) {
+        free(x);
+        x = NULL;
+    }
+    fclose(f);
+    free(buf);
+    return x;
+}
+
 /* x[count] ~ N(mean, std²) from the library's portable stream seeded with `seed`. */
 static inline void tu_fill_normal(float *x, size_t count, double mean, double std, uint64_t seed) {
     av_rng rng;

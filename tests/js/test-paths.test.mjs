@@ -29,7 +29,7 @@ export function foreignPaths(text) {
 
 describe('paths in the tests', () => {
   it('finds the paths it looks for', () => {
-    expect(foreignPaths('STORIES = "/work/shared/data/stories260K"')).toEqual(['/work/shared/data/stories260K']);
+    expect(foreignPaths('STORIES = "/mnt/lab/shared/data/stories260K"')).toEqual(['/mnt/lab/shared/data/stories260K']);
     expect(foreignPaths("run('/usr/bin/python3', ['/dev/null'])")).toEqual([]);
   });
   it('no test names an absolute path of one machine', () => {
