@@ -577,7 +577,8 @@ const char *av_reason_string(int reason);  /* one sentence (never NULL) */
  * keys_for_90 and row_entropy_mean are undefined when M has a negative entry or an allowed row sums to 0.
  * row_sum_dev_max = max_i |Σ_{allowed j} M_ij − 1| (sums in float64): 0 up to rounding for the variants
  * whose rows are distributions (Efficient Attention's by construction), S/(S + ε) − 1 where ε is added.
- * A: the softmax reference on the same Q, K and mask, or NULL (error readouts: AV_REASON_NO_REFERENCE).
+ * A: the plain softmax reference (same Q, K, scale and mask; no decay, no window), or NULL for plain
+ * softmax itself (error readouts: AV_REASON_NO_REFERENCE).
  * row_kl_mean is undefined when M is negative or zero where A > 0. V (n×dv) or NULL: output_error_rel,
  * whose products (M − A)·V and A·V run in float32 SIMD (about 1e-6 relative).
  * tau: the sparsity_tau threshold (0 → 0.1). work: av_readouts_work(n, dv) bytes (never allocates).

@@ -32,7 +32,7 @@ const char *av_reason_string(int reason) {
     case AV_REASON_NEGATIVE: return "the matrix has negative entries, so its rows are not distributions";
     case AV_REASON_ZERO_WHERE_POSITIVE: return "the matrix is zero where the softmax reference is positive";
     case AV_REASON_NO_V: return "no V was given";
-    case AV_REASON_NO_REFERENCE: return "no softmax reference (the variant is softmax itself, or none was given)";
+    case AV_REASON_NO_REFERENCE: return "no softmax reference (the variant is plain softmax itself: no decay, no window; or none was given)";
     case AV_REASON_ZERO_ROW: return "a row sums to zero, so it cannot be normalised";
     case AV_REASON_NO_SPECTRUM: return "no singular values were given";
     case AV_REASON_NONFINITE: return "an input (the singular values or V) holds NaN or Inf";

@@ -224,6 +224,15 @@ class Attnviz {
   variant(name) { return this.registry.variants[this.variantId(name)]; }
 
   /**
+   * Whether these knobs give the softmax reference itself: softmax with no decay (γ = 1; 0 means 1) and
+   * no window. A decayed or windowed softmax is compared with plain softmax like any variant (the CLI's rule).
+   */
+  isPlainSoftmax(knobs) {
+    const { decay = 0, window = 0 } = knobs;
+    return this.variant(knobs.variant ?? this.defaultKnobs.variant).class === 'exact' && (decay === 0 || decay === 1) && !(window > 0);
+  }
+
+  /**
    * The feature dimension (av_feature_dim) of these knobs at sizes n, d, without a lab: {status, message,
    * r, saturated}. r is set when status is AV_OK or AV_ERR_FEATURE_DIM (r > the cap), else null; saturated:
    * r is the library's saturated value (the true dimension is at least r).
@@ -1130,7 +1139,8 @@ class Lab {
    * Every readout of docs/readouts.md for the matrix M from the last matrix() call.
    * opts.sv / opts.floor: a spectrum already computed (else the fast route runs); opts.sv = null skips
    *   the spectrum (the spectral readouts are then null with a reason);
-   * opts.reference: false when A already holds the softmax reference for these knobs;
+   * opts.reference: false when A already holds the softmax reference for these knobs (plain softmax with
+   *   their scale and mask: a decayed or windowed softmax is compared with it);
    * opts.tau: the sparsity_tau threshold; opts.route: 'fast' | 'accurate';
    * opts.semiseparable: false skips semiseparable_rank's own SVD of M's block (an eighth of the full one;
    *   the readout then keeps its reason) for callers that do not read it;
@@ -1150,7 +1160,7 @@ class Lab {
     if (!this.bufs.has(of)) throw new Error(`attnviz: call ${of === 'A' ? 'reference' : 'matrix'}() before readouts()`);
     let sv = opts.sv, floor = opts.floor ?? 0;
     if (sv === undefined) ({ sv, floor } = this.spectrum(of, opts.route ?? 'fast')); // null when it failed
-    const isSoftmax = of === 'A' || this.av.variant(k.variant).class === 'exact';
+    const isSoftmax = of === 'A' || this.av.isPlainSoftmax(k);
     // a reference that could not be computed for these knobs is not compared with (no stale A)
     const refOk = isSoftmax || opts.reference === false || this.reference(k).status >= 0;
     const bytes = ex.av_readouts_work(n, this.dv) >>> 0;

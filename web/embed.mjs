@@ -306,7 +306,7 @@ export class AttnViz extends HTMLElement {
     const failed = this.view.failed?.job === job ? this.view.failed.sentence : null;
     const readouts = cliReadouts({
       req: this.view.req, frame, plain: frame?.readouts ?? null, spec,
-      names: readoutKeys(av), exact: av.variant(this.st.variant).class === 'exact', STATUS: av.STATUS,
+      names: readoutKeys(av), exact: av.isPlainSoftmax(this.view.req.knobs), STATUS: av.STATUS,
       statusString: (c) => av.statusString(c), missing: failed ? `not computed (${failed})` : 'not computed',
     });
     return { state: linkState(schema.toHash(this.st, { complete: true })), readouts, tokens: null };

@@ -86,7 +86,7 @@ export function errorCurve(sv, total = null) {
  *   plain     the non-spectral readouts (engine.plainReadouts), or null
  *   spec      the spectrum with its readouts (engine.spectrum), or null
  *   names     the library's readout keys in enum av_readout order
- *   exact     whether the variant is the reference itself (softmax: no reference, no error readouts)
+ *   exact     whether the variant is the reference itself (plain softmax, no decay, no window: no error readouts)
  *   STATUS    the status codes by name; statusString(code) the library's sentence for one
  *   missing   the reason given for a readout no part holds
  */
@@ -204,7 +204,7 @@ export function createInspector(probe) {
     return {
       state: linkState(p.full ?? p.hash),
       readouts: cliReadouts({ req: p.req, frame, plain, spec, names: readoutKeys(p.av), missing,
-        exact: p.av.variant(p.req.knobs.variant).class === 'exact', STATUS: p.av.STATUS,
+        exact: p.av.isPlainSoftmax(p.req.knobs), STATUS: p.av.STATUS,
         statusString: (code) => p.av.statusString(code) }),
       tokens: p.tokens ?? null,
     };

@@ -1,7 +1,8 @@
 /* readouts_cmd.c: `attnviz readouts`, one JSON object with the spectrum and the readouts of a variant's
  * matrix (definitions: docs/readouts.md).
  *
- * Steps: M by av_matrix; the softmax reference A with the same scale and mask (not for softmax itself);
+ * Steps: M by av_matrix; the softmax reference A with the same scale and mask, no decay, no window (not
+ * for plain softmax itself, which is A);
  * σ(M) by the fast or (--accurate) the accurate route; the readouts; the factor-route spectrum where the
  * variant has low-rank factors; the cost counts. Undefined values print as null beside a "<key>_reason";
  * numerical events are listed in "status". JSON never holds NaN or Inf.
@@ -155,6 +156,12 @@ static void print_entropy_hist(FILE *out, const float *M, int n, int causal, not
 // ----------------------------------------------------------------------------------------------------
 // the command
 
+/* 1 when the variant is the reference itself: softmax with no decay (γ = 1; 0 means 1) and no window. A
+ * decayed or windowed softmax is a different matrix, compared with plain softmax like any variant. */
+static int plain_softmax(const av_params *p) {
+    return av_variant_info(p->variant)->cls == AV_CLASS_EXACT && (p->decay == 0 || p->decay == 1) && p->window == 0;
+}
+
 int avcli_cmd_readouts(const avcli_inputs *in, FILE *out) {
     const int n = in->n, route = in->accurate ? AV_SVD_ACCURATE : AV_SVD_FAST;
     const av_params *prm = &in->prm;
@@ -170,7 +177,7 @@ int avcli_cmd_readouts(const avcli_inputs *in, FILE *out) {
     note(&s, "matrix", st);
     const int st_m = st;
     s.upstream_overflow = overflowed(st_m);
-    if (av_variant_info(prm->variant)->cls != AV_CLASS_EXACT) { /* the reference is the exact softmax */
+    if (!plain_softmax(prm)) { /* the reference: plain softmax, the variant's scale and mask */
         av_params ref;
         av_params_default(&ref, AV_SOFTMAX);
         ref.causal = prm->causal;
@@ -251,7 +258,7 @@ static int one_readout(double *out, const av_params *prm, const avcli_inputs *in
         free(sv);
         sv = NULL;
     }
-    if (av_readouts(vals, why, M, sv, floor_, av_variant_info(prm->variant)->cls == AV_CLASS_EXACT ? NULL : A, in->V, n,
+    if (av_readouts(vals, why, M, sv, floor_, plain_softmax(prm) ? NULL : A, in->V, n,
                     in->V ? in->dv : 0, prm->causal, in->tau, work, wr) == AV_OK &&
         (r != AV_R_SEMISEPARABLE_RANK || semiseparable(vals, why, M, n, sv, floor_, in->accurate ? AV_SVD_ACCURATE : AV_SVD_FAST) >= 0) &&
         why[r] == AV_REASON_NONE)

@@ -173,6 +173,10 @@ const CLAIMS = {
   async 'window-rank'(s) {
     expect(s.readouts.semiseparable_rank).toBe(7); // W − 1
     expect(s.readouts.rank).toBeGreaterThan(240); // nearly full
+    // a window is not plain softmax: compared with it (its KL is +∞, so null with that reason)
+    expect(s.readouts.error_fro_rel).toBeGreaterThan(0.01);
+    expect(s.readouts.output_error_rel).toBeGreaterThan(0.01);
+    expect(s.readouts.row_kl_mean_reason).toBe('the matrix is zero where the softmax reference is positive');
     expect(await page.evaluate(() => document.getElementById('causal-note').textContent)).toMatch(/key\/value cache of the last 8 tokens/);
     expect((await lesson('window-rank', '&window=0')).readouts.semiseparable_rank).toBeGreaterThan(32);
   },

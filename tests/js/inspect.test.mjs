@@ -20,7 +20,7 @@ function readoutsFor(hash, drag = false) {
   const frame = engine.frame(req, { readouts: true });
   const spec = engine.spectrum(req, drag);
   const out = cliReadouts({ req, frame, plain: frame.readouts, spec, names, missing: 'missing',
-    exact: av.variant(req.knobs.variant).class === 'exact', STATUS: av.STATUS, statusString: (c) => av.statusString(c) });
+    exact: av.isPlainSoftmax(req.knobs), STATUS: av.STATUS, statusString: (c) => av.statusString(c) });
   engine.free();
   return { st, req, out };
 }
@@ -86,6 +86,19 @@ describe("the CLI's readouts from the engine's results", () => {
     expect(out.status).toEqual([]);
   });
 
+  it('a decayed or windowed softmax: the error readouts against plain softmax, and the reference step', () => {
+    for (const hash of ['v=1&variant=softmax&causal=1&decay=0.9&n=64&d=16', 'v=1&variant=softmax&causal=1&window=16&n=64&d=16']) {
+      const { req, out } = readoutsFor(hash);
+      const ref = loaderReadouts(req, 'fast');
+      for (const k of ['error_fro_rel', 'output_error_rel']) {
+        expect(out[k], `${hash} ${k}`).toBeGreaterThan(0.01); // M differs from A: not the reference itself
+        expect(out[k], `${hash} ${k}`).toBe(ref[k]);
+      }
+      expect(out.row_kl_mean === null ? out.row_kl_mean_reason : out.row_kl_mean > 0, hash)
+        .toBe(hash.includes('window') ? 'the matrix is zero where the softmax reference is positive' : true);
+    }
+  });
+
   it('the factor route: σ from the factors, with the rank r, and the drag route is the same', () => {
     const { out } = readoutsFor('v=1&variant=elu&n=64&d=16');
     expect(out.route).toBe('factors');
@@ -136,7 +149,7 @@ describe('createInspector', () => {
     parts: { frame: null, plain: null, spec: null },
     tags: { frame: { key: JSON.stringify(reqOf(n)) }, plain: { key: JSON.stringify(reqOf(n)) }, spec: { key: JSON.stringify(reqOf(n)), drag: false } },
     // a module with no readouts (the readouts themselves are tested above)
-    av: { exports: { av_readout_name: () => 0 }, variant: () => ({}), STATUS: {}, statusString: String },
+    av: { exports: { av_readout_name: () => 0 }, variant: () => ({}), isPlainSoftmax: () => false, STATUS: {}, statusString: String },
   });
   const tick = () => new Promise((r) => setTimeout(r, 5));
 
