@@ -44,6 +44,14 @@ typedef struct avcli_sweep {
  * mean, min and max of the readout over the seeds where it is defined (null where it never is). Returns
  * the exit status. */
 int avcli_cmd_sweep(const avcli_inputs *in, const avcli_sweep *sw, FILE *out);
+/* `attnviz sweep` from argv after the command: its own flags, then avcli_cmd_sweep (sweep_cmd.c). */
+int avcli_cmd_sweep_main(int argc, char **argv);
+
+/* Shared by the commands in attnviz.c and sweep_cmd.c: a knob's number from text by the flags' rules (an
+ * integer ≥ the row's lower bound, a real ≥ 0, a typed 0 refused where 0 means the default); 1 on success.
+ * avcli_emit_json runs a JSON-printing command into stdout, or -o through a temporary. */
+int avcli_knob_number(const av_knob_desc *kd, const char *text, double *v);
+int avcli_emit_json(const avcli_inputs *in, int (*cmd)(const avcli_inputs *, const void *, FILE *), const void *ctx);
 
 /* `attnviz capture` and `attnviz generate-text` (model_cmd.c): argv after the command. Exit status. */
 int avcli_cmd_capture(int argc, char **argv);
