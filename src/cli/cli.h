@@ -31,18 +31,33 @@ int avcli_cmd_distill(int argc, char **argv);
 /* `attnviz readouts`: print one JSON object to `out` (readouts_cmd.c). Returns the exit status. */
 int avcli_cmd_readouts(const avcli_inputs *in, FILE *out);
 
-/* `attnviz sweep`: one readout against one knob's values, over seeds (readouts_cmd.c). */
+/* The plain softmax reference of readouts (the inputs' scale and mask, no decay, no window): n×n, or NULL
+ * with *status < 0. */
+float *avcli_reference(const avcli_inputs *in, int *status);
+/* Every readout of variant `prm` on the inputs, against A (NULL: none), into vals and why (AV_R_COUNT
+ * each): a number with reason AV_REASON_NONE, or NaN with the library's reason; the spectrum (and the
+ * spectral readouts) only when `spectral`, else their reason is "no spectrum". 0 (AV_OK), or the failing
+ * library status (< 0). */
+int avcli_readout_values(double *vals, int *why, const av_params *prm, const avcli_inputs *in, const float *A,
+                         int spectral);
+
+/* `attnviz sweep`: readouts against one knob's values, over seeds (readouts_cmd.c). */
 enum { AVCLI_MAX_SWEEP = 256 };
 typedef struct avcli_sweep {
     int knob;                        /* enum av_knob */
     double values[AVCLI_MAX_SWEEP];  /* the knob's values, as typed (0 is a real 0 where the knob allows it) */
     int count;
     int seeds;                       /* ≥ 1: the random matrices drawn with seed … seed + seeds − 1 */
-    int readout;                     /* enum av_readout */
+    int readout[AV_R_COUNT];         /* enum av_readout, in the order asked, each once */
+    int nreadouts;                   /* ≥ 1 */
+    int multi;                       /* 1: the several-readout shape ({"readouts", "results"}), else one readout's */
+    int layer, head;                 /* ≥ 0: printed first (a record of --all-heads); −1: not printed */
 } avcli_sweep;
-/* Print {"variant", "knob", "readout", "seeds", "values", "mean", "min", "max"} to `out`: per value the
- * mean, min and max of the readout over the seeds where it is defined (null where it never is). Returns
- * the exit status. */
+/* Print one JSON object to `out`: {"variant", "knob", "readout", "seeds", "values", "mean", "min", "max",
+ * "defined", "reasons"} for one readout, or {"variant", "knob", "readouts", "seeds", "values", "results":
+ * {KEY: {"mean", "min", "max", "defined", "reasons"}}} (multi): per value the mean, min and max of the
+ * readout over the seeds where it is defined, how many those were, and where none was (null) the library's
+ * reason. Returns the exit status. */
 int avcli_cmd_sweep(const avcli_inputs *in, const avcli_sweep *sw, FILE *out);
 /* `attnviz sweep` from argv after the command: its own flags, then avcli_cmd_sweep (sweep_cmd.c). */
 int avcli_cmd_sweep_main(int argc, char **argv);

@@ -236,53 +236,95 @@ done:
 }
 
 // ----------------------------------------------------------------------------------------------------
-// attnviz sweep: one readout against one knob, over values and seeds
+// attnviz sweep: readouts against one knob, over values and seeds
 
 /* 1 for the readouts that need the spectrum. */
 static int spectral_readout(int r) { return r <= AV_R_STABLE_RANK || r == AV_R_NOISE_FLOOR || r == AV_R_SEMISEPARABLE_RANK; }
 
-/* The readout `r` of the variant `prm` on the inputs (NaN when undefined or on a numerical failure of a
- * step); A is the softmax reference (or NULL). Returns 0, or the failing library status (< 0). */
-static int one_readout(double *out, const av_params *prm, const avcli_inputs *in, const float *A, int r) {
-    int n = in->n, st, why[AV_R_COUNT];
-    double vals[AV_R_COUNT], floor_ = 0;
-    *out = NAN;
+float *avcli_reference(const avcli_inputs *in, int *status) {
+    av_params ref;
+    av_params_default(&ref, AV_SOFTMAX);
+    ref.causal = in->prm.causal;
+    ref.scale = in->prm.scale;
+    return matrix_of(&ref, in, status);
+}
+
+int avcli_readout_values(double *vals, int *why, const av_params *prm, const avcli_inputs *in, const float *A,
+                         int spectral) {
+    int n = in->n, st, route = in->accurate ? AV_SVD_ACCURATE : AV_SVD_FAST;
+    double floor_ = 0;
     float *M = matrix_of(prm, in, &st);
     if (!M) return st;
     double *sv = NULL;
     size_t wr = av_readouts_work(n, in->V ? in->dv : 0);
     void *work = malloc(wr);
-    if (!work) { free(M); return AV_ERR_NOMEM; }
-    if (spectral_readout(r) && (sv = malloc(sizeof(double) * n)) != NULL &&
-        spectrum_of(sv, &floor_, M, n, in->accurate ? AV_SVD_ACCURATE : AV_SVD_FAST) < 0) {
+    if (!work || (spectral && !(sv = malloc(sizeof(double) * n)))) { free(M); free(work); return AV_ERR_NOMEM; }
+    if (sv && spectrum_of(sv, &floor_, M, n, route) < 0) { /* the spectral readouts say "no spectrum" */
         free(sv);
         sv = NULL;
     }
-    if (av_readouts(vals, why, M, sv, floor_, plain_softmax(prm) ? NULL : A, in->V, n,
-                    in->V ? in->dv : 0, prm->causal, in->tau, work, wr) == AV_OK &&
-        (r != AV_R_SEMISEPARABLE_RANK || semiseparable(vals, why, M, n, sv, floor_, in->accurate ? AV_SVD_ACCURATE : AV_SVD_FAST) >= 0) &&
-        why[r] == AV_REASON_NONE)
-        *out = vals[r];
+    st = av_readouts(vals, why, M, sv, floor_, plain_softmax(prm) ? NULL : A, in->V, n, in->V ? in->dv : 0,
+                     prm->causal, in->tau, work, wr);
+    /* AV_ERR_NONFINITE: M overflowed; every readout is undefined and carries that reason */
+    if (st >= 0 && spectral) {
+        int s2 = semiseparable(vals, why, M, n, sv, floor_, route);
+        if (s2 == AV_ERR_NOMEM) st = s2;
+    } else if (st >= 0) {
+        why[AV_R_SEMISEPARABLE_RANK] = AV_REASON_NO_SPECTRUM;
+    }
+    for (int r = 0; st >= 0 && r < AV_R_COUNT; r++) /* a value is a number with no reason, or NaN with one */
+        if (why[r] == AV_REASON_NONE && !isfinite(vals[r])) why[r] = AV_REASON_NONFINITE;
+        else if (why[r] != AV_REASON_NONE) vals[r] = NAN;
     free(M); free(sv); free(work);
-    return 0;
+    return st == AV_ERR_NONFINITE ? AV_OK : st;
+}
+
+/* Per value and readout: the sum, min, max and count of the defined seeds, and the reasons (a bit per
+ * av_reason) of the undefined ones. */
+typedef struct sweep_cell { double sum, lo, hi; int got, reasons; } sweep_cell;
+
+static void put_reasons(FILE *out, const sweep_cell *c, int count, int stride) {
+    fputc('[', out);
+    for (int v = 0; v < count; v++) {
+        const sweep_cell *x = &c[(size_t)v * stride];
+        fputs(v ? "," : "", out);
+        if (x->got) { fputs("null", out); continue; } /* defined: nothing to explain */
+        fputc('"', out);
+        for (int r = 0, first = 1; r < 31; r++) /* every distinct reason of the seeds, in code order */
+            if (x->reasons >> r & 1) { fprintf(out, "%s%s", first ? "" : "; ", av_reason_string(r)); first = 0; }
+        fputc('"', out);
+    }
+    fputc(']', out);
+}
+
+/* "mean", "min", "max", "defined", "reasons" of readout column `j`, each on its own line after `indent`. */
+static void put_stats(FILE *out, const sweep_cell *cells, int count, int stride, const char *indent) {
+    static const char *const KEYS[3] = {"mean", "min", "max"};
+    for (int k = 0; k < 3; k++) {
+        fprintf(out, "%s%s\"%s\": [", k ? ",\n" : "", indent, KEYS[k]);
+        for (int v = 0; v < count; v++) {
+            const sweep_cell *x = &cells[(size_t)v * stride];
+            fputs(v ? "," : "", out);
+            put_num(out, !x->got ? NAN : k == 0 ? x->sum / x->got : k == 1 ? x->lo : x->hi);
+        }
+        fputc(']', out);
+    }
+    fprintf(out, ",\n%s\"defined\": [", indent);
+    for (int v = 0; v < count; v++) fprintf(out, "%s%d", v ? "," : "", cells[(size_t)v * stride].got);
+    fprintf(out, "],\n%s\"reasons\": ", indent);
+    put_reasons(out, cells, count, stride);
 }
 
 int avcli_cmd_sweep(const avcli_inputs *in, const avcli_sweep *sw, FILE *out) {
-    const int k = sw->knob, S = sw->seeds, count = sw->count;
+    const int k = sw->knob, S = sw->seeds, count = sw->count, R = sw->nreadouts;
     const av_knob_desc *kd = av_knob_info(k);
-    double *mean = malloc(sizeof(double) * count), *lo = malloc(sizeof(double) * count),
-           *hi = malloc(sizeof(double) * count);
-    float *A = NULL;
-    int code = 0, st;
-    if (!mean || !lo || !hi) { code = avcli_fail_system("out of memory"); goto done; }
-    av_params ref;
-    av_params_default(&ref, av_variant_from_name("softmax"));
-    ref.causal = in->prm.causal;
-    ref.scale = in->prm.scale;
-    A = matrix_of(&ref, in, &st); /* the reference does not depend on the swept knob (scale is not swept) */
+    sweep_cell *cells = calloc((size_t)count * R, sizeof *cells);
+    int code = 0, st = AV_OK, spectral = 0;
+    for (int j = 0; j < R; j++) spectral |= spectral_readout(sw->readout[j]);
+    /* the reference does not depend on the swept knob (scale is not swept) */
+    float *A = cells ? avcli_reference(in, &st) : NULL;
+    if (!cells || st == AV_ERR_NOMEM) { code = avcli_fail_system("out of memory (n = %d)", in->n); goto done; }
     for (int v = 0; v < count && !code; v++) {
-        double sum = 0, mn = INFINITY, mx = -INFINITY;
-        int got = 0;
         for (int s = 0; s < S && !code; s++) {
             av_params p = in->prm, res;
             av_params_set(&p, k, sw->values[v]); /* as parsed: −1 stands for a real 0 where the knob has one */
@@ -295,37 +337,52 @@ int avcli_cmd_sweep(const avcli_inputs *in, const avcli_sweep *sw, FILE *out) {
                                   st == AV_ERR_KNOB ? "out of range" : av_status_string(st), av_variant_name(p.variant), in->n);
                 break;
             }
-            double r;
-            if ((st = one_readout(&r, &p, in, A, sw->readout)) < 0) {
+            double vals[AV_R_COUNT];
+            int why[AV_R_COUNT];
+            if ((st = avcli_readout_values(vals, why, &p, in, A, spectral)) < 0) {
                 code = st == AV_ERR_NOMEM ? avcli_fail_system("out of memory (n = %d)", in->n)
                                           : avcli_fail("--variant %s: %s", av_variant_name(p.variant), av_status_string(st));
                 break;
             }
-            if (isfinite(r)) {
-                sum += r;
-                mn = r < mn ? r : mn;
-                mx = r > mx ? r : mx;
-                got++;
+            for (int j = 0; j < R; j++) {
+                sweep_cell *c = &cells[(size_t)v * R + j];
+                double r = vals[sw->readout[j]];
+                if (why[sw->readout[j]] != AV_REASON_NONE) { c->reasons |= 1 << why[sw->readout[j]]; continue; }
+                c->lo = c->got && c->lo < r ? c->lo : r;
+                c->hi = c->got && c->hi > r ? c->hi : r;
+                c->sum += r;
+                c->got++;
             }
         }
-        mean[v] = got ? sum / got : NAN; /* over the seeds where the readout is defined */
-        lo[v] = got ? mn : NAN;
-        hi[v] = got ? mx : NAN;
     }
     if (code) goto done;
-    fprintf(out, "{\n  \"variant\": \"%s\",\n  \"knob\": \"%s\",\n  \"readout\": \"%s\",\n  \"seeds\": %d",
-            av_variant_name(in->prm.variant), kd->key, av_readout_name(sw->readout), S);
-    fputs(",\n  \"values\": [", out); /* as typed: a real 0 printed as 0, not the library's −1 */
+    fputc('{', out);
+    if (sw->layer >= 0) fprintf(out, "\n  \"layer\": %d,\n  \"head\": %d,", sw->layer, sw->head);
+    fprintf(out, "\n  \"variant\": \"%s\",\n  \"knob\": \"%s\",\n  ", av_variant_name(in->prm.variant), kd->key);
+    if (!sw->multi) fprintf(out, "\"readout\": \"%s\"", av_readout_name(sw->readout[0]));
+    else {
+        fputs("\"readouts\": [", out);
+        for (int j = 0; j < R; j++) fprintf(out, "%s\"%s\"", j ? ", " : "", av_readout_name(sw->readout[j]));
+        fputc(']', out);
+    }
+    fprintf(out, ",\n  \"seeds\": %d,\n  \"values\": [", S); /* as typed: a real 0 printed as 0, not the library's −1 */
     for (int v = 0; v < count; v++) {
         if (v) fputc(',', out);
         put_num(out, (kd->flags & AV_KF_MINUS1_ZERO) && sw->values[v] == -1 ? 0 : sw->values[v]);
     }
-    fputc(']', out);
-    put_array(out, "mean", mean, count);
-    put_array(out, "min", lo, count);
-    put_array(out, "max", hi, count);
+    fputs("],\n", out);
+    if (!sw->multi) put_stats(out, cells, count, R, "  ");
+    else {
+        fputs("  \"results\": {", out);
+        for (int j = 0; j < R; j++) {
+            fprintf(out, "%s\n    \"%s\": {\n", j ? "," : "", av_readout_name(sw->readout[j]));
+            put_stats(out, cells + j, count, R, "      ");
+            fputs("\n    }", out);
+        }
+        fputs("\n  }", out);
+    }
     fputs("\n}\n", out);
 done:
-    free(mean); free(lo); free(hi); free(A);
+    free(cells); free(A);
     return code;
 }

@@ -1,6 +1,7 @@
 /* sweep_cmd.c: `attnviz sweep`, its flags (docs/readouts.md#sweeps-attnviz-sweep); the readouts it
  * computes are readouts_cmd.c's.
  */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,21 +30,147 @@ static int parse_knob_value(const av_knob_desc *kd, const char *text, double *v)
     return avcli_knob_number(kd, text, v); /* the flags' rules; −1 stands for a typed 0 where the knob has one */
 }
 
-int avcli_cmd_sweep_main(int argc, char **argv) {
-    const char *knob = NULL, *values = NULL, *seeds = NULL, *readout = NULL, **mine[4] = {&knob, &values, &seeds, &readout};
-    const char *names[4] = {"--knob", "--values", "--seeds", "--readout"};
-    char **rest = malloc(sizeof(char *) * (size_t)(argc + 1));
+/* The readouts asked for into sw: --readouts KEY,KEY,… (or all: every readout) or each --readout KEY;
+ * several, or --readouts at all, ask for the several-readout shape. 0, or one line and 2. */
+static int readout_list(avcli_sweep *sw, const char *list, const char **given, int ngiven) {
+    const char *flag = list ? "--readouts" : "--readout";
+    if (list && strcmp(list, "all") == 0) {
+        for (int r = 0; r < AV_R_COUNT; r++) sw->readout[r] = r;
+        sw->nreadouts = AV_R_COUNT;
+        sw->multi = 1;
+        return 0;
+    }
+    if (list && !*list) return avcli_fail("--readouts: an empty list (KEY,KEY,... or all)");
+    int count = 0;
+    for (const char *v = list; v || count < ngiven;) { /* the list's items, or the --readout values */
+        char one[64];
+        const char *item = list ? v : given[count];
+        size_t w = list ? strcspn(v, ",") : strlen(item);
+        int pos = count + 1, r = -1;
+        snprintf(one, sizeof one, "%.*s", (int)(w < sizeof one ? w : sizeof one - 1), item);
+        if (list && w == 0) return avcli_fail("--readouts: readout %d is empty (KEY,KEY,... or all)", pos);
+        for (int k = 0; k < AV_R_COUNT && w < sizeof one; k++)
+            if (strcmp(av_readout_name(k), one) == 0) r = k;
+        if (r < 0 && list) return avcli_fail("--readouts: readout %d \"%s\" is not a key of attnviz readouts", pos, avcli_brief(one));
+        if (r < 0) return avcli_fail("--readout %s: unknown readout (a key of attnviz readouts)", avcli_brief(one));
+        for (int k = 0; k < count; k++)
+            if (sw->readout[k] == r) return avcli_fail("%s: %s given twice", flag, av_readout_name(r));
+        if (count == AV_R_COUNT) return avcli_fail("%s: more than %d readouts", flag, AV_R_COUNT);
+        sw->readout[count++] = r;
+        if (list) v = v[w] ? v + w + 1 : NULL;
+    }
+    if (count) sw->nreadouts = count;
+    sw->multi = list || count > 1;
+    return 0;
+}
+
+/* The shape in a .npy header (read whole: the files are the inputs, read again per head). 0 or the status. */
+static int npy_shape(av_npy_info *info, const char *flag, const char *path) {
+    unsigned char *buf;
+    size_t len;
+    int code = avcli_read_file(flag, path, &buf, &len);
+    if (code) return code;
+    if (av_npy_parse(info, buf, len) != AV_OK) code = avcli_fail("%s %s: %s", flag, path, av_npy_error());
+    free(buf);
+    return code;
+}
+
+typedef struct text_out { const char *text; size_t len; } text_out;
+static int write_text(FILE *f, const void *ctx) {
+    const text_out *t = ctx;
+    return fwrite(t->text, 1, t->len, f) == t->len ? AV_OK : AV_ERR_IO;
+}
+
+/* --all-heads: the sweep of every layer and head of 4-D model tensors, as {"layers", "heads", "kv_heads",
+ * "n", "sweeps": [[one object per head] per layer]}, each object what `--layer L --head H` prints, with
+ * "layer" and "head" first. Every head is computed before anything is printed or written. */
+static int all_heads(avcli_sweep *sw, int argc, char **argv) {
+    const char *q = NULL, *k = NULL, *out = NULL;
+    char **rest = malloc(sizeof(char *) * (size_t)(argc + 4));
     int nrest = 0, code = 0;
+    if (!rest) return avcli_fail_system("out of memory");
+    for (int i = 0; i < argc && !code; i++) {
+        if (strcmp(argv[i], "--layer") == 0 || strcmp(argv[i], "--head") == 0)
+            code = avcli_fail("%s: --all-heads takes every layer and head; drop %s", argv[i], argv[i]);
+        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
+        else {
+            if (strcmp(argv[i], "--q") == 0 && i + 1 < argc) q = argv[i + 1];
+            if (strcmp(argv[i], "--k") == 0 && i + 1 < argc) k = argv[i + 1];
+            rest[nrest++] = argv[i];
+        }
+    }
+    av_npy_info qi, ki;
+    if (!code && out) code = avcli_out_check("-o", out);
+    if (!code) code = q ? npy_shape(&qi, "--q", q) : avcli_fail("--q: required (Q.npy)");
+    if (!code && qi.ndim != 4) code = avcli_fail("--all-heads: --q %s is not a model's (layers, heads, n, d) tensor", q);
+    if (!code) code = k ? npy_shape(&ki, "--k", k) : avcli_fail("--k: required (K.npy)");
+    if (!code && ki.ndim != 4) code = avcli_fail("--all-heads: --k %s is not a model's (layers, kv_heads, n, d) tensor", k);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = code ? NULL : open_memstream(&text, &len);
+    if (!code && !mem) code = avcli_fail_system("out of memory");
+    char lb[24], hb[24];
+    rest[nrest] = "--layer", rest[nrest + 1] = lb, rest[nrest + 2] = "--head", rest[nrest + 3] = hb;
+    for (int64_t l = 0; !code && l < qi.shape[0]; l++) {
+        fprintf(mem, "%s\n    [", l ? "," : "");
+        for (int64_t h = 0; !code && h < qi.shape[1]; h++) {
+            snprintf(lb, sizeof lb, "%lld", (long long)l);
+            snprintf(hb, sizeof hb, "%lld", (long long)h);
+            avcli_inputs in;
+            if ((code = avcli_parse_inputs(&in, nrest + 4, rest)) != 0) break;
+            sw->layer = (int)l, sw->head = (int)h;
+            if (h) fputs(", ", mem);
+            code = avcli_cmd_sweep(&in, sw, mem);
+            avcli_free(&in);
+        }
+        fputs("]", mem);
+    }
+    if (mem) fclose(mem);
+    char *all = NULL;
+    size_t all_len = 0;
+    if (!code) {
+        FILE *f = open_memstream(&all, &all_len);
+        if (!f) code = avcli_fail_system("out of memory");
+        else {
+            fprintf(f, "{\n  \"layers\": %lld, \"heads\": %lld, \"kv_heads\": %lld, \"n\": %lld,\n  \"sweeps\": [%s\n  ]\n}\n",
+                    (long long)qi.shape[0], (long long)qi.shape[1], (long long)ki.shape[1], (long long)qi.shape[2], text);
+            fclose(f);
+        }
+    }
+    if (!code && !out) fwrite(all, 1, all_len, stdout); /* main checks that stdout was written */
+    if (!code && out) {
+        text_out t = {all, all_len};
+        avcli_file file = {"-o", out, NULL, {0}, 0, write_text, &t};
+        code = avcli_save(&file, 1);
+    }
+    free(all); free(text); free(rest);
+    return code;
+}
+
+int avcli_cmd_sweep_main(int argc, char **argv) {
+    const char *knob = NULL, *values = NULL, *seeds = NULL, *list = NULL, **mine[4] = {&knob, &values, &seeds, &list};
+    const char *names[4] = {"--knob", "--values", "--seeds", "--readouts"};
+    const char *given[AV_R_COUNT + 1]; /* each --readout KEY, in order (repeatable) */
+    char **rest = malloc(sizeof(char *) * (size_t)(argc + 1));
+    int nrest = 0, code = 0, ngiven = 0, every = 0;
     if (!rest) return avcli_fail_system("out of memory");
     for (int i = 0; i < argc && !code; i++) { /* the sweep's own flags; the rest are the shared ones */
         int f = 0;
         while (f < 4 && strcmp(argv[i], names[f])) f++;
-        if (f == 4) { rest[nrest++] = argv[i]; continue; }
-        if (*mine[f]) code = avcli_fail("%s: given twice", names[f]);
+        if (strcmp(argv[i], "--all-heads") == 0) {
+            if (every) code = avcli_fail("--all-heads: given twice");
+            every = 1;
+        } else if (strcmp(argv[i], "--readout") == 0) {
+            if (i + 1 >= argc) code = avcli_fail("--readout: needs a value");
+            else if (ngiven == AV_R_COUNT) code = avcli_fail("--readout: given more than %d times", AV_R_COUNT);
+            else given[ngiven++] = argv[++i];
+        } else if (f == 4) {
+            rest[nrest++] = argv[i];
+        } else if (*mine[f]) code = avcli_fail("%s: given twice", names[f]);
         else if (i + 1 >= argc) code = avcli_fail("%s: needs a value", names[f]);
         else *mine[f] = argv[++i];
     }
-    avcli_sweep sw = {.knob = -1, .count = 0, .seeds = 1, .readout = AV_R_ERROR_FRO_REL};
+    avcli_sweep sw = {.knob = -1, .count = 0, .seeds = 1, .readout = {AV_R_ERROR_FRO_REL}, .nreadouts = 1, .layer = -1, .head = -1};
     if (!code && !knob) code = avcli_fail("--knob: required (a knob key such as p, s, m, order, N, landmarks)");
     for (int k = AV_KNOB_VARIANT + 1; !code && k < AV_KNOB_COUNT; k++)
         if (strcmp(av_knob_info(k)->key, knob) == 0 || strcmp(av_knob_info(k)->flag, knob) == 0) sw.knob = k;
@@ -79,14 +206,11 @@ int avcli_cmd_sweep_main(int argc, char **argv) {
     for (int i = 0; !code && i < sw.count; i++) /* seeds value + s, or --seed + s, stay in uint32 */
         if (sw.knob == AV_KNOB_SEED && sw.values[i] + (double)ns - 1 > 4294967295.0)
             code = avcli_fail("--values: value %d \"%.10g\": with --seeds %lld the seeds pass 4294967295", i + 1, sw.values[i], ns);
-    if (!code && readout) {
-        sw.readout = -1;
-        for (int r = 0; r < AV_R_COUNT; r++)
-            if (strcmp(av_readout_name(r), readout) == 0) sw.readout = r;
-        if (sw.readout < 0) code = avcli_fail("--readout %s: unknown readout (a key of attnviz readouts)", avcli_brief(readout));
-    }
+    if (!code && list && ngiven) code = avcli_fail("--readouts: not with --readout (give one list, or --readout once per key)");
+    if (!code) code = readout_list(&sw, list, given, ngiven);
     avcli_inputs in;
-    if (!code && (code = avcli_parse_inputs(&in, nrest, rest)) == 0) {
+    if (!code && every) code = all_heads(&sw, nrest, rest);
+    else if (!code && (code = avcli_parse_inputs(&in, nrest, rest)) == 0) {
         code = avcli_emit_json(&in, sweep_json, &sw);
         avcli_free(&in);
     }
