@@ -2,8 +2,9 @@
  * line (docs/mechanisms.md).
  *
  *   attnviz recall  --variant NAME --pairs N --d D [--seeds S] [knobs] [-o OUT.json]
- *   attnviz distill --q Q.npy --k K.npy [--causal] [--layer L --head H] [--hedgehog-w W0.npy] [--scale X]
- *                   --steps N [--lr X] -o W.npy
+ *   attnviz distill --q Q.npy --k K.npy [--v V.npy] [--causal] [--layer L --head H] [--hedgehog-w W0.npy]
+ *                   [--scale X] --steps N [--lr X] [--holdout Q2.npy K2.npy [V2.npy]]
+ *                   [--all-heads [--format json|csv]] -o W.npy
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -292,43 +293,60 @@ static int fits_float32(const double *W, size_t cnt) {
     return 1;
 }
 
-int avcli_cmd_distill(int argc, char **argv) {
-    static const char *const names[3] = {"--steps", "--lr", "--variant"};
-    const char *val[3] = {0};
-    char **rest = malloc(sizeof(char *) * (size_t)(argc + 3));
-    if (!rest) return avcli_fail_system("out of memory");
-    int nrest, code = own_flags(argc, argv, names, val, 3, rest, &nrest);
-    long steps = 0;
-    double lr = 0.05;
-    if (!code && val[2] && strcmp(val[2], "hedgehog") != 0)
-        code = avcli_fail("--variant %s: distill trains hedgehog's W (leave --variant out)", avcli_brief(val[2]));
-    if (!code && !val[0]) code = avcli_fail("--steps: required (Adam steps, 0..100000)");
-    if (!code && !parse_int(val[0], 0, 100000, &steps)) code = avcli_fail("--steps %s: not an integer in 0..100000", avcli_brief(val[0]));
-    if (!code && val[1] && !(avcli_parse_double(val[1], &lr) && lr > 0)) code = avcli_fail("--lr %s: not a number > 0", avcli_brief(val[1]));
-    rest[nrest++] = "--variant";
-    rest[nrest++] = "hedgehog";
-    avcli_inputs in;
-    if (!code) code = avcli_parse_inputs(&in, nrest, rest);
-    free(rest);
-    if (code) return code;
-    if (!in.out) { avcli_free(&in); return avcli_fail("-o: required (W.npy, the trained (d, cols) matrix)"); }
-    int n = in.n, d = in.d, cols = in.prm.hedgehog_w ? in.prm.hedgehog_cols : d;
-    size_t cnt = (size_t)d * cols, wb = av_distill_work(&in.prm, n, d, cols);
+/* The distillation metrics: readouts of Hedgehog's matrix (with a given W) against the softmax target, the
+ * same numbers `attnviz readouts --variant hedgehog --hedgehog-w W.npy` prints for those inputs. */
+static const int METRICS[] = {AV_R_ROW_KL_MEAN, AV_R_ERROR_FRO_REL, AV_R_ROW_ENTROPY_MEAN, AV_R_OUTPUT_ERROR_REL};
+enum { NMET = sizeof METRICS / sizeof *METRICS, BEFORE = 0, AFTER = 1, TRAIN = 0, HOLDOUT = 1 };
+
+/* One head's distillation: the losses, the W written, why it stopped, and the metrics on the training
+ * inputs and the held-out ones, before (the starting W) and after (W as written, float32). */
+typedef struct distill_result {
+    double *loss;                          /* steps + 1 */
+    float *Wf;                             /* d×cols, as W.npy holds it */
+    int taken, st;                         /* steps taken; > 0: the warning that stopped (or marked) it */
+    char why[320];                         /* the status sentence, "ok" when st is 0 */
+    double met[2][2][NMET];                /* [TRAIN|HOLDOUT][BEFORE|AFTER][metric], NaN with a reason */
+    int met_why[2][2][NMET];
+    int n_holdout;                         /* 0: no held-out inputs */
+    double kl_elu;
+} distill_result;
+
+typedef struct distill_run { long steps; double lr; const char *where; /* "" or "L1H3: " for warnings */ } distill_run;
+
+/* Hedgehog's metrics on `in` with W (NULL: in's own starting W) into met/why. 0 or the failing status. */
+static int distill_metrics(double *met, int *why, const avcli_inputs *in, const float *W, int cols) {
+    av_params p = in->prm;
+    double vals[AV_R_COUNT];
+    int all[AV_R_COUNT], st;
+    if (W) av_params_set_hedgehog(&p, W, cols);
+    float *A = avcli_reference(in, &st);
+    if (!A) return st;
+    st = avcli_readout_values(vals, all, &p, in, A, 0);
+    free(A);
+    for (int k = 0; k < NMET && st >= 0; k++) met[k] = vals[METRICS[k]], why[k] = all[METRICS[k]];
+    return st;
+}
+
+/* Train W on `in` (--steps Adam steps; the loop of one head), then the metrics on `in` and `ho` (or NULL).
+ * Warnings go to stderr, prefixed by run->where. 0, or one line and the exit status. */
+static int distill_head(distill_result *res, const distill_run *run, const avcli_inputs *in, const avcli_inputs *ho) {
+    int n = in->n, d = in->d, cols = in->prm.hedgehog_w ? in->prm.hedgehog_cols : d, code = 0;
+    long steps = run->steps;
+    size_t cnt = (size_t)d * cols, wb = av_distill_work(&in->prm, n, d, cols);
     double *W = malloc(sizeof(double) * cnt), *mom = malloc(sizeof(double) * 2 * cnt), *Wbefore = malloc(sizeof(double) * cnt);
-    double *loss = malloc(sizeof(double) * (size_t)(steps + 1));
-    float *Wf = malloc(sizeof(float) * cnt);
     void *w = wb ? malloc(wb) : NULL;
-    if (!W || !mom || !Wbefore || !loss || !Wf || !w) code = wb ? avcli_fail_system("out of memory") : avcli_fail("distill: %s", av_status_string(AV_ERR_TOO_LARGE));
+    double *loss = res->loss;
+    if (!W || !mom || !Wbefore || !w) code = wb ? avcli_fail_system("out of memory") : avcli_fail("distill: %s", av_status_string(AV_ERR_TOO_LARGE));
     for (size_t e = 0; !code && e < cnt; e++) /* the start: --hedgehog-w, or the identity */
-        W[e] = in.prm.hedgehog_w ? in.prm.hedgehog_w[e] : (e / (size_t)cols == e % (size_t)cols);
+        W[e] = in->prm.hedgehog_w ? in->prm.hedgehog_w[e] : (e / (size_t)cols == e % (size_t)cols);
     int st = AV_OK, tst = AV_OK, taken = 0, why_kind = WHY_LIBRARY;
-    for (long k = 0; !code && k <= steps; k++) loss[k] = NAN; /* av_distill leaves them when A overflowed */
+    for (long k = 0; k <= steps; k++) loss[k] = NAN; /* av_distill leaves them when A overflowed */
     /* One step a call, Adam's state carried (the same bits as one call), so the step that was refused and
      * the W that was kept are known, not inferred from the losses. A target that is not finite takes none. */
-    if (!code && (tst = target_of(NULL, &in)) != AV_OK) st = tst;
+    if (!code && (tst = target_of(NULL, in)) != AV_OK) st = tst;
     for (; !code && st == AV_OK && taken < steps; taken += st == AV_OK) {
         memcpy(Wbefore, W, sizeof(double) * cnt);
-        st = av_distill(W, mom, taken, &loss[taken], 1, lr, cols, in.Q, in.K, n, d, &in.prm, w, wb);
+        st = av_distill(W, mom, taken, &loss[taken], 1, run->lr, cols, in->Q, in->K, n, d, &in->prm, w, wb);
         /* W is float64 but W.npy float32: an update past its range (a huge --lr) is refused here, as the
          * library refuses one past the double range, so W.npy never holds Inf */
         if (st == AV_OK && !fits_float32(W, cnt)) {
@@ -336,48 +354,302 @@ int avcli_cmd_distill(int argc, char **argv) {
             st = AV_WARN_OVERFLOW, why_kind = WHY_FLOAT32;
         }
     }
-    if (st < 0) code = st == AV_ERR_NOMEM ? avcli_fail_system("out of memory") : avcli_fail("distill: %s", av_status_string(st));
-    char why[320];
-    snprintf(why, sizeof why, "%s", av_status_string(AV_OK));
-    if (st > 0) {
-        distill_why(why, sizeof why, why_kind, st, tst, taken, loss);
-        fprintf(stderr, "attnviz: warning: distill: %s\n", why);
+    if (!code && st < 0) code = st == AV_ERR_NOMEM ? avcli_fail_system("out of memory") : avcli_fail("distill: %s", av_status_string(st));
+    snprintf(res->why, sizeof res->why, "%s", av_status_string(AV_OK));
+    if (!code && st > 0) {
+        distill_why(res->why, sizeof res->why, why_kind, st, tst, taken, loss);
+        fprintf(stderr, "attnviz: warning: distill: %s%s\n", run->where, res->why);
     }
     if (!code && tst == AV_OK) { /* the loss at the W written; a step refused above left it at that step's */
-        int st2 = av_distill_loss(&loss[steps], NULL, W, cols, in.Q, in.K, n, d, &in.prm, w, wb);
+        int st2 = av_distill_loss(&loss[steps], NULL, W, cols, in->Q, in->K, n, d, &in->prm, w, wb);
         if (st2 < 0) code = avcli_fail("distill: %s", av_status_string(st2));
         else if (st2 > 0 && st == AV_OK) {
             st = st2;
-            snprintf(why, sizeof why, "the loss at the W in W.npy is not finite");
-            fprintf(stderr, "attnviz: warning: distill: %s\n", why);
+            snprintf(res->why, sizeof res->why, "the loss at the W in W.npy is not finite");
+            fprintf(stderr, "attnviz: warning: distill: %s%s\n", run->where, res->why);
         }
     }
+    for (size_t e = 0; !code && e < cnt; e++) res->Wf[e] = (float)W[e];
+    res->taken = taken;
+    res->st = st;
+    res->n_holdout = ho ? ho->n : 0;
+    const avcli_inputs *sets[2] = {in, ho};
+    for (int set = 0; !code && set < 2; set++) /* before: the starting W; after: W.npy's float32 W */
+        for (int ba = 0; !code && ba < 2 && sets[set]; ba++) {
+            int sm = distill_metrics(res->met[set][ba], res->met_why[set][ba], sets[set], ba == AFTER ? res->Wf : NULL, cols);
+            if (sm < 0) code = sm == AV_ERR_NOMEM ? avcli_fail_system("out of memory") : avcli_fail("distill: %s", av_status_string(sm));
+        }
+    if (!code) res->kl_elu = kl_of(AV_ELU, in);
+    free(W); free(mom); free(Wbefore); free(w);
+    return code;
+}
+
+/* {"row_kl_mean": x, "error_fro_rel": ..., "<key>_reason": "..." where a value is undefined}. */
+static void put_metrics(FILE *out, const double *met, const int *why) {
+    fputc('{', out);
+    for (int k = 0; k < NMET; k++) {
+        fprintf(out, "%s\"%s\": ", k ? ", " : "", av_readout_name(METRICS[k]));
+        put_num(out, why[k] ? NAN : met[k]);
+        if (why[k]) fprintf(out, ", \"%s_reason\": \"%s\"", av_readout_name(METRICS[k]), av_reason_string(why[k]));
+    }
+    fputc('}', out);
+}
+
+/* The held-out KL after training over the training KL after, less 1 (the rise on unseen text), or NaN. */
+static double kl_rise(const distill_result *r) {
+    if (!r->n_holdout || r->met_why[TRAIN][AFTER][0] || r->met_why[HOLDOUT][AFTER][0] || r->met[TRAIN][AFTER][0] <= 0) return NAN;
+    return r->met[HOLDOUT][AFTER][0] / r->met[TRAIN][AFTER][0] - 1;
+}
+
+static const char *kl_rise_reason(const distill_result *r) {
+    if (!r->n_holdout) return "no held-out inputs (--holdout)";
+    if (r->met_why[TRAIN][AFTER][0]) return "the training KL after training is undefined";
+    if (r->met_why[HOLDOUT][AFTER][0]) return "the held-out KL after training is undefined";
+    return "the training KL after training is 0";
+}
+
+static void put_sets(FILE *out, const distill_result *r, int n) {
+    fprintf(out, ",\n  \"train\": {\"n\": %d, \"before\": ", n);
+    put_metrics(out, r->met[TRAIN][BEFORE], r->met_why[TRAIN][BEFORE]);
+    fputs(", \"after\": ", out);
+    put_metrics(out, r->met[TRAIN][AFTER], r->met_why[TRAIN][AFTER]);
+    fputc('}', out);
+    if (r->n_holdout) {
+        fprintf(out, ",\n  \"holdout\": {\"n\": %d, \"before\": ", r->n_holdout);
+        put_metrics(out, r->met[HOLDOUT][BEFORE], r->met_why[HOLDOUT][BEFORE]);
+        fputs(", \"after\": ", out);
+        put_metrics(out, r->met[HOLDOUT][AFTER], r->met_why[HOLDOUT][AFTER]);
+        fputs("},\n  \"kl_rise\": ", out);
+        put_num(out, kl_rise(r));
+        if (!isfinite(kl_rise(r))) fprintf(out, ",\n  \"kl_rise_reason\": \"%s\"", kl_rise_reason(r));
+    }
+}
+
+/* The argv of the held-out inputs: the training argv with --q, --k, --v replaced by the --holdout files
+ * (and without -o and --hedgehog-w, which are the training's). */
+static int holdout_argv(char **ho, int nrest, char **rest, const char *const *files) {
+    int m = 0;
+    for (int i = 0; i < nrest; i++) {
+        const char *a = rest[i];
+        int f = strcmp(a, "--q") == 0 ? 0 : strcmp(a, "--k") == 0 ? 1 : strcmp(a, "--v") == 0 ? 2 : -1;
+        if (f >= 0 || strcmp(a, "-o") == 0 || strcmp(a, "--hedgehog-w") == 0) { i++; continue; }
+        ho[m++] = rest[i];
+    }
+    for (int f = 0; f < 3; f++)
+        if (files[f]) ho[m++] = (char *)(const char *[]){"--q", "--k", "--v"}[f], ho[m++] = (char *)files[f];
+    return m;
+}
+
+/* The shape in a .npy's header (the file is read whole). 0, or one line and the exit status. */
+static int npy_shape(av_npy_info *info, const char *flag, const char *path) {
+    unsigned char *buf;
+    size_t len;
+    int code = avcli_read_file(flag, path, &buf, &len);
+    if (code) return code;
+    if (av_npy_parse(info, buf, len) != AV_OK) code = avcli_fail("%s %s: %s", flag, path, av_npy_error());
+    free(buf);
+    return code;
+}
+
+typedef struct table_ctx { const distill_result *res; int L, H; const avcli_inputs *in; } table_ctx;
+
+static const char *const TABLE_COLS[] = {"train_kl_before", "train_kl_after", "holdout_kl_before", "holdout_kl_after"};
+
+/* Column c of the table (0..3 the KLs above, 4 kl_rise) and its reason when it is NaN. */
+static double table_value(const distill_result *r, int c, const char **why) {
+    if (c == 4) { *why = kl_rise_reason(r); return kl_rise(r); }
+    int set = c / 2, ba = c % 2;
+    if (set == HOLDOUT && !r->n_holdout) { *why = "no held-out inputs (--holdout)"; return NAN; }
+    *why = r->met_why[set][ba][0] ? av_reason_string(r->met_why[set][ba][0]) : NULL;
+    return *why ? NAN : r->met[set][ba][0];
+}
+
+/* --all-heads, JSON: one flat object per head (layer-major), each KL with its reason where it is null. */
+static void put_table_json(FILE *out, const table_ctx *t, long steps, double lr) {
+    const avcli_inputs *in = t->in;
+    fprintf(out, "{\n  \"steps\": %ld,\n  \"lr\": ", steps);
+    put_num(out, lr);
+    fprintf(out, ",\n  \"layers\": %d,\n  \"heads\": %d,\n  \"n\": %d,\n  \"n_holdout\": %d,\n  \"d\": %d,\n  \"causal\": %s,\n  \"scale\": ",
+            t->L, t->H, in->n, t->res[0].n_holdout, in->d, in->prm.causal ? "true" : "false");
+    put_num(out, in->prm.scale == 0 ? 1 / sqrt(in->d) : in->prm.scale);
+    fputs(",\n  \"table\": [", out);
+    for (int i = 0; i < t->L * t->H; i++) {
+        const distill_result *r = &t->res[i];
+        fprintf(out, "%s\n    {\"layer\": %d, \"head\": %d", i ? "," : "", i / t->H, i % t->H);
+        for (int c = 0; c < 5; c++) {
+            const char *why;
+            double v = table_value(r, c, &why);
+            fprintf(out, ", \"%s\": ", c < 4 ? TABLE_COLS[c] : "kl_rise");
+            put_num(out, v);
+            if (!isfinite(v)) fprintf(out, ", \"%s_reason\": \"%s\"", c < 4 ? TABLE_COLS[c] : "kl_rise", why);
+        }
+        fprintf(out, ", \"steps_taken\": %d, \"loss_start\": ", r->taken);
+        put_num(out, r->loss[0]);
+        fputs(", \"loss_end\": ", out);
+        put_num(out, r->loss[steps]);
+        fprintf(out, ", \"status\": \"%s\"}", r->why);
+    }
+    fputs("\n  ]\n}\n", out);
+}
+
+/* --all-heads --format csv: the same table, one row per head; an empty cell's reason in "reasons". */
+static void put_table_csv(FILE *out, const table_ctx *t, long steps) {
+    fputs("layer,head,train_kl_before,train_kl_after,holdout_kl_before,holdout_kl_after,kl_rise,steps_taken,loss_start,loss_end,status,reasons\n", out);
+    for (int i = 0; i < t->L * t->H; i++) {
+        const distill_result *r = &t->res[i];
+        char reasons[1024] = "";
+        size_t k = 0;
+        fprintf(out, "%d,%d", i / t->H, i % t->H);
+        for (int c = 0; c < 5; c++) {
+            const char *why;
+            double v = table_value(r, c, &why);
+            if (isfinite(v)) fprintf(out, ",%.17g", v);
+            else {
+                fputc(',', out);
+                if (k < sizeof reasons)
+                    k += (size_t)snprintf(reasons + k, sizeof reasons - k, "%s%s: %s", k ? "; " : "", c < 4 ? TABLE_COLS[c] : "kl_rise", why);
+            }
+        }
+        fprintf(out, ",%d,", r->taken);
+        if (isfinite(r->loss[0])) fprintf(out, "%.17g", r->loss[0]);
+        fputc(',', out);
+        if (isfinite(r->loss[steps])) fprintf(out, "%.17g", r->loss[steps]);
+        fprintf(out, ",\"%s\",\"%s\"\n", r->why, reasons); /* the sentences hold no '"' */
+    }
+}
+
+int avcli_cmd_distill(int argc, char **argv) {
+    static const char *const names[4] = {"--steps", "--lr", "--variant", "--format"};
+    const char *val[4] = {0}, *hold[3] = {0};
+    char **rest = malloc(sizeof(char *) * (size_t)(argc + 8)), **own = malloc(sizeof(char *) * (size_t)(argc + 1));
+    if (!rest || !own) { free(rest); free(own); return avcli_fail_system("out of memory"); }
+    int nown = 0, every = 0, code = 0;
+    for (int i = 0; i < argc && !code; i++) { /* --holdout Q2 K2 [V2] and --all-heads; the rest below */
+        if (strcmp(argv[i], "--all-heads") == 0) {
+            if (every) code = avcli_fail("--all-heads: given twice");
+            every = 1;
+        } else if (strcmp(argv[i], "--holdout") == 0) {
+            if (hold[0]) code = avcli_fail("--holdout: given twice");
+            else if (i + 2 >= argc || argv[i + 1][0] == '-' || argv[i + 2][0] == '-')
+                code = avcli_fail("--holdout: needs Q2.npy K2.npy [V2.npy] (the held-out inputs)");
+            else {
+                hold[0] = argv[++i], hold[1] = argv[++i];
+                if (i + 1 < argc && argv[i + 1][0] != '-') hold[2] = argv[++i];
+            }
+        } else own[nown++] = argv[i];
+    }
+    int nrest = 0;
+    if (!code) code = own_flags(nown, own, names, val, 4, rest, &nrest);
+    free(own);
+    long steps = 0;
+    double lr = 0.05;
+    int csv = 0;
+    if (!code && val[2] && strcmp(val[2], "hedgehog") != 0)
+        code = avcli_fail("--variant %s: distill trains hedgehog's W (leave --variant out)", avcli_brief(val[2]));
+    if (!code && !val[0]) code = avcli_fail("--steps: required (Adam steps, 0..100000)");
+    if (!code && !parse_int(val[0], 0, 100000, &steps)) code = avcli_fail("--steps %s: not an integer in 0..100000", avcli_brief(val[0]));
+    if (!code && val[1] && !(avcli_parse_double(val[1], &lr) && lr > 0)) code = avcli_fail("--lr %s: not a number > 0", avcli_brief(val[1]));
+    if (!code && val[3] && strcmp(val[3], "json") && strcmp(val[3], "csv"))
+        code = avcli_fail("--format %s: not json or csv", avcli_brief(val[3]));
+    if (!code && val[3] && !every) code = avcli_fail("--format: the table's format, with --all-heads only");
+    csv = val[3] && strcmp(val[3], "csv") == 0;
+    rest[nrest++] = "--variant";
+    rest[nrest++] = "hedgehog";
+    if (code) { free(rest); return code; }
+    /* the heads: one (the inputs' own, or --layer/--head), or every one (--all-heads) */
+    int L = 1, H = 1, nd = 2, d0 = 0;
+    const char *qpath = NULL, *opath = NULL;
+    for (int i = 0; i + 1 < nrest; i++) {
+        if (strcmp(rest[i], "--q") == 0) qpath = rest[i + 1];
+        if (strcmp(rest[i], "-o") == 0) opath = rest[i + 1];
+        if (every && (strcmp(rest[i], "--layer") == 0 || strcmp(rest[i], "--head") == 0))
+            code = avcli_fail("%s: --all-heads takes every layer and head; drop %s", rest[i], rest[i]);
+    }
+    av_npy_info qi, hi;
+    if (!code && qpath) code = npy_shape(&qi, "--q", qpath);
+    if (!code && qpath) nd = qi.ndim, d0 = (int)qi.shape[qi.ndim - 1];
+    if (!code && every && qpath && nd != 4) code = avcli_fail("--all-heads: --q %s is not a model's (layers, heads, n, d) tensor", qpath);
+    if (!code && every && qpath) L = (int)qi.shape[0], H = (int)qi.shape[1];
+    if (!code && hold[0]) code = npy_shape(&hi, "--holdout", hold[0]);
+    if (!code && hold[0] && qpath && hi.ndim != nd)
+        code = avcli_fail("--holdout %s: %d-D, but --q is %d-D (the held-out inputs are shaped like the training ones)", hold[0], hi.ndim, nd);
+    if (!code && hold[0] && qpath && hi.shape[hi.ndim - 1] != d0)
+        code = avcli_fail("--holdout %s: head size %lld, but --q's is %d (W is d x cols)", hold[0], (long long)hi.shape[hi.ndim - 1], d0);
+    if (!code && hold[0] && qpath && nd == 4 && (hi.shape[0] != qi.shape[0] || hi.shape[1] != qi.shape[1]))
+        code = avcli_fail("--holdout %s: %lld layers and %lld heads, but --q has %lld and %lld", hold[0], (long long)hi.shape[0],
+                          (long long)hi.shape[1], (long long)qi.shape[0], (long long)qi.shape[1]);
+    char **ho = malloc(sizeof(char *) * (size_t)(nrest + 12)), lb[24], hb[24];
+    int nho = ho ? holdout_argv(ho, nrest, rest, hold) : 0;
+    distill_result *res = calloc((size_t)L * H, sizeof *res);
+    if (!code && (!ho || !res)) code = avcli_fail_system("out of memory");
+    avcli_inputs first;
+    memset(&first, 0, sizeof first);
+    int cols = 0;
+    for (int i = 0; !code && i < L * H; i++) {
+        char where[48] = "";
+        char **a = rest, **b = ho;
+        int na = nrest, nb = nho;
+        if (every) { /* --layer l --head h after each argv */
+            snprintf(lb, sizeof lb, "%d", i / H);
+            snprintf(hb, sizeof hb, "%d", i % H);
+            snprintf(where, sizeof where, "L%dH%d: ", i / H, i % H);
+            rest[na++] = "--layer", rest[na++] = lb, rest[na++] = "--head", rest[na++] = hb;
+            ho[nb++] = "--layer", ho[nb++] = lb, ho[nb++] = "--head", ho[nb++] = hb;
+        }
+        avcli_inputs in, hin;
+        memset(&hin, 0, sizeof hin);
+        if ((code = avcli_parse_inputs(&in, na, a)) != 0) break;
+        if (!in.out) code = avcli_fail("-o: required (W.npy, the trained (d, cols) matrix)");
+        if (!code && hold[0]) code = avcli_parse_inputs(&hin, nb, b);
+        if (!code && i == 0) cols = in.prm.hedgehog_w ? in.prm.hedgehog_cols : in.d;
+        res[i].loss = malloc(sizeof(double) * (size_t)(steps + 1));
+        res[i].Wf = malloc(sizeof(float) * (size_t)in.d * cols);
+        if (!code && (!res[i].loss || !res[i].Wf)) code = avcli_fail_system("out of memory");
+        distill_run run = {steps, lr, where};
+        if (!code) code = distill_head(&res[i], &run, &in, hold[0] ? &hin : NULL);
+        avcli_free(&hin);
+        if (i == 0) first = in; /* kept for the output's n, d, scale, mask */
+        else avcli_free(&in);
+    }
+    float *Wall = NULL;
     avcli_saving saving;
-    if (!code) { /* W.npy to its temporary, then the JSON, then W.npy into place only if stdout took it all */
-        for (size_t e = 0; e < cnt; e++) Wf[e] = (float)W[e];
-        avcli_file file = {"-o", in.out, Wf, {d, cols}, 2, NULL, NULL};
-        code = avcli_save_begin(&saving, &file, 1);
+    if (!code) { /* W.npy to its temporary, then stdout, then W.npy into place only if stdout took it all */
+        size_t per = (size_t)first.d * cols;
+        avcli_file file = {"-o", opath, res[0].Wf, {first.d, cols}, 2, NULL, NULL};
+        if (every) { /* (layers, heads, d, cols): W[l, h] is head (l, h)'s */
+            if (!(Wall = malloc(sizeof(float) * per * (size_t)L * H))) code = avcli_fail_system("out of memory");
+            for (int i = 0; !code && i < L * H; i++) memcpy(Wall + per * (size_t)i, res[i].Wf, sizeof(float) * per);
+            file = (avcli_file){"-o", opath, Wall, {L, H, first.d, cols}, 4, NULL, NULL};
+        }
+        if (!code) code = avcli_save_begin(&saving, &file, 1);
     }
     if (!code) {
-        printf("{\n  \"steps\": %ld,\n  \"lr\": ", steps);
-        put_num(stdout, lr);
-        printf(",\n  \"n\": %d,\n  \"d\": %d,\n  \"cols\": %d,\n  \"causal\": %s,\n  \"scale\": ", n, d, cols,
-               in.prm.causal ? "true" : "false");
-        put_num(stdout, in.prm.scale == 0 ? 1 / sqrt(d) : in.prm.scale);
-        printf(",\n  \"steps_taken\": %d,\n  \"loss\": ", taken);
-        put_array(stdout, loss, (int)steps + 1);
-        printf(",\n  \"loss_start\": ");
-        put_num(stdout, loss[0]);
-        printf(",\n  \"loss_end\": ");
-        put_num(stdout, loss[steps]);
-        printf(",\n  \"kl_elu\": ");
-        put_num(stdout, kl_of(AV_ELU, &in));
-        printf(",\n  \"status\": \"%s\"\n}\n", why); /* the warning's sentence, or "ok" */
+        const distill_result *r = &res[0];
+        if (every && csv) put_table_csv(stdout, &(table_ctx){res, L, H, &first}, steps);
+        else if (every) put_table_json(stdout, &(table_ctx){res, L, H, &first}, steps, lr);
+        else {
+            printf("{\n  \"steps\": %ld,\n  \"lr\": ", steps);
+            put_num(stdout, lr);
+            printf(",\n  \"n\": %d,\n  \"d\": %d,\n  \"cols\": %d,\n  \"causal\": %s,\n  \"scale\": ", first.n, first.d, cols,
+                   first.prm.causal ? "true" : "false");
+            put_num(stdout, first.prm.scale == 0 ? 1 / sqrt(first.d) : first.prm.scale);
+            printf(",\n  \"steps_taken\": %d,\n  \"loss\": ", r->taken);
+            put_array(stdout, r->loss, (int)steps + 1);
+            printf(",\n  \"loss_start\": ");
+            put_num(stdout, r->loss[0]);
+            printf(",\n  \"loss_end\": ");
+            put_num(stdout, r->loss[steps]);
+            printf(",\n  \"kl_elu\": ");
+            put_num(stdout, r->kl_elu);
+            put_sets(stdout, r, first.n);
+            printf(",\n  \"status\": \"%s\"\n}\n", r->why); /* the warning's sentence, or "ok" */
+        }
         code = avcli_stdout_check(0);
         int saved = avcli_save_end(&saving, code == 0); /* stdout failed: the old W.npy stays */
         if (!code) code = saved;
     }
-    free(W); free(mom); free(Wbefore); free(loss); free(Wf); free(w);
-    avcli_free(&in);
+    for (int i = 0; res && i < L * H; i++) { free(res[i].loss); free(res[i].Wf); }
+    free(res); free(ho); free(rest); free(Wall);
+    avcli_free(&first);
     return code;
 }

@@ -3,9 +3,10 @@
 // the one-readout, one-head calls it stands for, never against numbers written here.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { capture } from './cli-capture.mjs';
 
 const ROOT = new URL('../../', import.meta.url);
 const CLI = process.env.ATTNVIZ_CLI || new URL('build/native/attnviz', ROOT).pathname;
@@ -23,39 +24,6 @@ const json = (...args) => {
   expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(0);
   return JSON.parse(r.stdout);
 };
-
-/** A float32 C-order .npy (version 1, header padded to 64 bytes). */
-export function writeNpy(path, shape, data) {
-  let dict = `{'descr': '<f4', 'fortran_order': False, 'shape': (${shape.join(', ')}${shape.length === 1 ? ',' : ''}), }`;
-  const total = Math.ceil((10 + dict.length + 1) / 64) * 64;
-  dict = dict.padEnd(total - 11, ' ') + '\n';
-  const head = Buffer.alloc(10);
-  Buffer.from('\x93NUMPY', 'latin1').copy(head, 0);
-  head[6] = 1;
-  head.writeUInt16LE(dict.length, 8);
-  writeFileSync(path, Buffer.concat([head, Buffer.from(dict, 'latin1'), Buffer.from(Float32Array.from(data).buffer)]));
-  return path;
-}
-
-/** Deterministic values in (−scale, scale) (an LCG: variety, not quality). */
-export function values(count, seed, scale = 1) {
-  const out = new Float32Array(count);
-  let s = seed >>> 0;
-  for (let i = 0; i < count; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = (s / 2 ** 32 - 0.5) * 2 * scale;
-  }
-  return out;
-}
-
-/** A small 4-D capture: 2 layers, 4 query heads reading 2 KV heads, n tokens, head size d. */
-function capture(dir, seed, { L = 2, H = 4, KVH = 2, n = 16, d = 4 } = {}) {
-  const f = (x) => join(dir, `${x}${seed}.npy`);
-  writeNpy(f('q'), [L, H, n, d], values(L * H * n * d, seed, 1.5));
-  writeNpy(f('k'), [L, KVH, n, d], values(L * KVH * n * d, seed + 101, 1.5));
-  writeNpy(f('v'), [L, KVH, n, d], values(L * KVH * n * d, seed + 202));
-  return { q: f('q'), k: f('k'), v: f('v'), L, H };
-}
 
 describe('sweep: several readouts in one call', () => {
   let q, k, v;
