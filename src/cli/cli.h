@@ -129,6 +129,9 @@ void avcli_dir_done(const char *dir, int made, int failed);
  * caller frees it; malloc's alignment suits av_model_parse). An empty path, a folder, a device or a pipe
  * is refused before anything is read (2). 0, or one line on stderr and the exit status; *buf is NULL then. */
 int avcli_read_file(const char *flag, const char *path, unsigned char **buf, size_t *len);
+/* The header of the .npy at `path` (read whole; for a command that needs a shape before it loads the
+ * inputs). 0, or one line on stderr and the exit status. */
+int avcli_npy_shape(av_npy_info *info, const char *flag, const char *path);
 
 /* Numbers from flags: the whole of `s` (no leading blanks), a finite double, or an integer in [lo, hi]
  * (attnviz.c). 1 on success. */

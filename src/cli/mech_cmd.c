@@ -313,7 +313,7 @@ typedef struct distill_result {
 
 typedef struct distill_run { long steps; double lr; const char *where; /* "" or "L1H3: " for warnings */ } distill_run;
 
-/* Hedgehog's metrics on `in` with W (NULL: in's own starting W) into met/why. 0 or the failing status. */
+/* Hedgehog's metrics on `in` with W (NULL: the identity) into met/why. 0 or the failing status. */
 static int distill_metrics(double *met, int *why, const avcli_inputs *in, const float *W, int cols) {
     av_params p = in->prm;
     double vals[AV_R_COUNT];
@@ -376,7 +376,8 @@ static int distill_head(distill_result *res, const distill_run *run, const avcli
     const avcli_inputs *sets[2] = {in, ho};
     for (int set = 0; !code && set < 2; set++) /* before: the starting W; after: W.npy's float32 W */
         for (int ba = 0; !code && ba < 2 && sets[set]; ba++) {
-            int sm = distill_metrics(res->met[set][ba], res->met_why[set][ba], sets[set], ba == AFTER ? res->Wf : NULL, cols);
+            int sm = distill_metrics(res->met[set][ba], res->met_why[set][ba], sets[set],
+                                     ba == AFTER ? res->Wf : in->prm.hedgehog_w, cols); /* the training's W0 on both */
             if (sm < 0) code = sm == AV_ERR_NOMEM ? avcli_fail_system("out of memory") : avcli_fail("distill: %s", av_status_string(sm));
         }
     if (!code) res->kl_elu = kl_of(AV_ELU, in);
@@ -438,17 +439,6 @@ static int holdout_argv(char **ho, int nrest, char **rest, const char *const *fi
     for (int f = 0; f < 3; f++)
         if (files[f]) ho[m++] = (char *)(const char *[]){"--q", "--k", "--v"}[f], ho[m++] = (char *)files[f];
     return m;
-}
-
-/* The shape in a .npy's header (the file is read whole). 0, or one line and the exit status. */
-static int npy_shape(av_npy_info *info, const char *flag, const char *path) {
-    unsigned char *buf;
-    size_t len;
-    int code = avcli_read_file(flag, path, &buf, &len);
-    if (code) return code;
-    if (av_npy_parse(info, buf, len) != AV_OK) code = avcli_fail("%s %s: %s", flag, path, av_npy_error());
-    free(buf);
-    return code;
 }
 
 typedef struct table_ctx { const distill_result *res; int L, H; const avcli_inputs *in; } table_ctx;
@@ -566,11 +556,11 @@ int avcli_cmd_distill(int argc, char **argv) {
             code = avcli_fail("%s: --all-heads takes every layer and head; drop %s", rest[i], rest[i]);
     }
     av_npy_info qi, hi;
-    if (!code && qpath) code = npy_shape(&qi, "--q", qpath);
+    if (!code && qpath) code = avcli_npy_shape(&qi, "--q", qpath);
     if (!code && qpath) nd = qi.ndim, d0 = (int)qi.shape[qi.ndim - 1];
     if (!code && every && qpath && nd != 4) code = avcli_fail("--all-heads: --q %s is not a model's (layers, heads, n, d) tensor", qpath);
     if (!code && every && qpath) L = (int)qi.shape[0], H = (int)qi.shape[1];
-    if (!code && hold[0]) code = npy_shape(&hi, "--holdout", hold[0]);
+    if (!code && hold[0]) code = avcli_npy_shape(&hi, "--holdout", hold[0]);
     if (!code && hold[0] && qpath && hi.ndim != nd)
         code = avcli_fail("--holdout %s: %d-D, but --q is %d-D (the held-out inputs are shaped like the training ones)", hold[0], hi.ndim, nd);
     if (!code && hold[0] && qpath && hi.shape[hi.ndim - 1] != d0)

@@ -437,3 +437,13 @@ oom:
     close(fd);
     return avcli_fail_system("%s %s: out of memory", flag, path);
 }
+
+int avcli_npy_shape(av_npy_info *info, const char *flag, const char *path) {
+    unsigned char *buf;
+    size_t len;
+    int code = avcli_read_file(flag, path, &buf, &len);
+    if (code) return code;
+    if (av_npy_parse(info, buf, len) != AV_OK) code = avcli_fail("%s %s: %s", flag, path, av_npy_error());
+    free(buf);
+    return code;
+}

@@ -64,17 +64,6 @@ static int readout_list(avcli_sweep *sw, const char *list, const char **given, i
     return 0;
 }
 
-/* The shape in a .npy header (read whole: the files are the inputs, read again per head). 0 or the status. */
-static int npy_shape(av_npy_info *info, const char *flag, const char *path) {
-    unsigned char *buf;
-    size_t len;
-    int code = avcli_read_file(flag, path, &buf, &len);
-    if (code) return code;
-    if (av_npy_parse(info, buf, len) != AV_OK) code = avcli_fail("%s %s: %s", flag, path, av_npy_error());
-    free(buf);
-    return code;
-}
-
 typedef struct text_out { const char *text; size_t len; } text_out;
 static int write_text(FILE *f, const void *ctx) {
     const text_out *t = ctx;
@@ -101,9 +90,9 @@ static int all_heads(avcli_sweep *sw, int argc, char **argv) {
     }
     av_npy_info qi, ki;
     if (!code && out) code = avcli_out_check("-o", out);
-    if (!code) code = q ? npy_shape(&qi, "--q", q) : avcli_fail("--q: required (Q.npy)");
+    if (!code) code = q ? avcli_npy_shape(&qi, "--q", q) : avcli_fail("--q: required (Q.npy)");
     if (!code && qi.ndim != 4) code = avcli_fail("--all-heads: --q %s is not a model's (layers, heads, n, d) tensor", q);
-    if (!code) code = k ? npy_shape(&ki, "--k", k) : avcli_fail("--k: required (K.npy)");
+    if (!code) code = k ? avcli_npy_shape(&ki, "--k", k) : avcli_fail("--k: required (K.npy)");
     if (!code && ki.ndim != 4) code = avcli_fail("--all-heads: --k %s is not a model's (layers, kv_heads, n, d) tensor", k);
     char *text = NULL;
     size_t len = 0;

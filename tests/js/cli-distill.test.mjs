@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readNpy } from './npy.mjs';
-import { capture, writeNpy } from './cli-capture.mjs';
+import { capture, values, writeNpy } from './cli-capture.mjs';
 
 const ROOT = new URL('../../', import.meta.url);
 const CLI = process.env.ATTNVIZ_CLI || new URL('build/native/attnviz', ROOT).pathname;
@@ -61,6 +61,17 @@ describe('distill --holdout: train on one text, the metrics on another', () => {
     expect(j.train.after.row_kl_mean).toBeLessThan(j.train.before.row_kl_mean / 2);
     expect(j.holdout.after.row_kl_mean).not.toBe(j.train.after.row_kl_mean);
     expect(j.loss_start).toBeCloseTo(j.train.before.row_kl_mean, 5); // the loss is the same KL, in float64
+  });
+
+  it('--hedgehog-w W0: "before" is W0 on both sets, never the identity on the held-out one', () => {
+    const w0 = writeNpy(join(tmp, 'W0.npy'), [6, 5], values(30, 77, 0.8));
+    const w = join(tmp, 'W3.npy');
+    const j = json('distill', '--q', train[0], '--k', train[1], '--causal', '--steps', '5', '--hedgehog-w', w0,
+      '--holdout', held[0], held[1], '-o', w);
+    expect(readNpy(w).shape).toEqual([6, 5]);
+    expect(j.train.before).toEqual(readoutsOf(['--q', train[0], '--k', train[1]], w0));
+    expect(j.holdout.before).toEqual(readoutsOf(['--q', held[0], '--k', held[1]], w0));
+    expect(j.holdout.after).toEqual(readoutsOf(['--q', held[0], '--k', held[1]], w));
   });
 
   it('without V the output error is null with the library\'s reason; without --holdout no held-out keys', () => {
