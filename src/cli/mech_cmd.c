@@ -441,23 +441,27 @@ static int holdout_argv(char **ho, int nrest, char **rest, const char *const *fi
     return m;
 }
 
-typedef struct table_ctx { const distill_result *res; int L, H; const avcli_inputs *in; } table_ctx;
+typedef struct table_ctx { const distill_result *res; int L, H; const avcli_inputs *in; long steps; } table_ctx;
 
-static const char *const TABLE_COLS[] = {"train_kl_before", "train_kl_after", "holdout_kl_before", "holdout_kl_after"};
+/* The table's number columns: the KLs (row_kl_mean), kl_rise, and the training loss at both ends. */
+static const char *const TABLE_COLS[] = {"train_kl_before", "train_kl_after", "holdout_kl_before", "holdout_kl_after",
+                                         "kl_rise", "loss_start", "loss_end"};
+enum { NCOLS = sizeof TABLE_COLS / sizeof *TABLE_COLS, COL_RISE = 4, COL_LOSS = 5 };
 
-/* Column c of the table (0..3 the KLs above, 4 kl_rise) and its reason when it is NaN. */
-static double table_value(const distill_result *r, int c, const char **why) {
-    if (c == 4) { *why = kl_rise_reason(r); return kl_rise(r); }
+/* Column c of head r's row, and *why, its reason, when it is NaN (null in JSON, empty in CSV). */
+static double table_value(const distill_result *r, int c, long steps, const char **why) {
+    if (c == COL_RISE) { *why = kl_rise_reason(r); return kl_rise(r); }
+    if (c >= COL_LOSS) { *why = r->why; return r->loss[c == COL_LOSS ? 0 : steps]; } /* the status says why */
     int set = c / 2, ba = c % 2;
     if (set == HOLDOUT && !r->n_holdout) { *why = "no held-out inputs (--holdout)"; return NAN; }
     *why = r->met_why[set][ba][0] ? av_reason_string(r->met_why[set][ba][0]) : NULL;
     return *why ? NAN : r->met[set][ba][0];
 }
 
-/* --all-heads, JSON: one flat object per head (layer-major), each KL with its reason where it is null. */
-static void put_table_json(FILE *out, const table_ctx *t, long steps, double lr) {
+/* --all-heads, JSON: one flat object per head (layer-major), a null with its "<column>_reason". */
+static void put_table_json(FILE *out, const table_ctx *t, double lr) {
     const avcli_inputs *in = t->in;
-    fprintf(out, "{\n  \"steps\": %ld,\n  \"lr\": ", steps);
+    fprintf(out, "{\n  \"steps\": %ld,\n  \"lr\": ", t->steps);
     put_num(out, lr);
     fprintf(out, ",\n  \"layers\": %d,\n  \"heads\": %d,\n  \"n\": %d,\n  \"n_holdout\": %d,\n  \"d\": %d,\n  \"causal\": %s,\n  \"scale\": ",
             t->L, t->H, in->n, t->res[0].n_holdout, in->d, in->prm.causal ? "true" : "false");
@@ -466,44 +470,38 @@ static void put_table_json(FILE *out, const table_ctx *t, long steps, double lr)
     for (int i = 0; i < t->L * t->H; i++) {
         const distill_result *r = &t->res[i];
         fprintf(out, "%s\n    {\"layer\": %d, \"head\": %d", i ? "," : "", i / t->H, i % t->H);
-        for (int c = 0; c < 5; c++) {
+        for (int c = 0; c < NCOLS; c++) {
             const char *why;
-            double v = table_value(r, c, &why);
-            fprintf(out, ", \"%s\": ", c < 4 ? TABLE_COLS[c] : "kl_rise");
+            double v = table_value(r, c, t->steps, &why);
+            if (c == COL_LOSS) fprintf(out, ", \"steps_taken\": %d", r->taken);
+            fprintf(out, ", \"%s\": ", TABLE_COLS[c]);
             put_num(out, v);
-            if (!isfinite(v)) fprintf(out, ", \"%s_reason\": \"%s\"", c < 4 ? TABLE_COLS[c] : "kl_rise", why);
+            if (!isfinite(v)) fprintf(out, ", \"%s_reason\": \"%s\"", TABLE_COLS[c], why);
         }
-        fprintf(out, ", \"steps_taken\": %d, \"loss_start\": ", r->taken);
-        put_num(out, r->loss[0]);
-        fputs(", \"loss_end\": ", out);
-        put_num(out, r->loss[steps]);
         fprintf(out, ", \"status\": \"%s\"}", r->why);
     }
     fputs("\n  ]\n}\n", out);
 }
 
 /* --all-heads --format csv: the same table, one row per head; an empty cell's reason in "reasons". */
-static void put_table_csv(FILE *out, const table_ctx *t, long steps) {
-    fputs("layer,head,train_kl_before,train_kl_after,holdout_kl_before,holdout_kl_after,kl_rise,steps_taken,loss_start,loss_end,status,reasons\n", out);
+static void put_table_csv(FILE *out, const table_ctx *t) {
+    fputs("layer,head", out);
+    for (int c = 0; c < NCOLS; c++) fprintf(out, "%s,%s", c == COL_LOSS ? ",steps_taken" : "", TABLE_COLS[c]);
+    fputs(",status,reasons\n", out);
     for (int i = 0; i < t->L * t->H; i++) {
         const distill_result *r = &t->res[i];
         char reasons[1024] = "";
         size_t k = 0;
         fprintf(out, "%d,%d", i / t->H, i % t->H);
-        for (int c = 0; c < 5; c++) {
+        for (int c = 0; c < NCOLS; c++) {
             const char *why;
-            double v = table_value(r, c, &why);
-            if (isfinite(v)) fprintf(out, ",%.17g", v);
-            else {
-                fputc(',', out);
-                if (k < sizeof reasons)
-                    k += (size_t)snprintf(reasons + k, sizeof reasons - k, "%s%s: %s", k ? "; " : "", c < 4 ? TABLE_COLS[c] : "kl_rise", why);
-            }
+            double v = table_value(r, c, t->steps, &why);
+            if (c == COL_LOSS) fprintf(out, ",%d", r->taken);
+            fputc(',', out);
+            if (isfinite(v)) fprintf(out, "%.17g", v);
+            else if (k < sizeof reasons)
+                k += (size_t)snprintf(reasons + k, sizeof reasons - k, "%s%s: %s", k ? "; " : "", TABLE_COLS[c], why);
         }
-        fprintf(out, ",%d,", r->taken);
-        if (isfinite(r->loss[0])) fprintf(out, "%.17g", r->loss[0]);
-        fputc(',', out);
-        if (isfinite(r->loss[steps])) fprintf(out, "%.17g", r->loss[steps]);
         fprintf(out, ",\"%s\",\"%s\"\n", r->why, reasons); /* the sentences hold no '"' */
     }
 }
@@ -615,8 +613,8 @@ int avcli_cmd_distill(int argc, char **argv) {
     }
     if (!code) {
         const distill_result *r = &res[0];
-        if (every && csv) put_table_csv(stdout, &(table_ctx){res, L, H, &first}, steps);
-        else if (every) put_table_json(stdout, &(table_ctx){res, L, H, &first}, steps, lr);
+        if (every && csv) put_table_csv(stdout, &(table_ctx){res, L, H, &first, steps});
+        else if (every) put_table_json(stdout, &(table_ctx){res, L, H, &first, steps}, lr);
         else {
             printf("{\n  \"steps\": %ld,\n  \"lr\": ", steps);
             put_num(stdout, lr);
@@ -625,12 +623,15 @@ int avcli_cmd_distill(int argc, char **argv) {
             put_num(stdout, first.prm.scale == 0 ? 1 / sqrt(first.d) : first.prm.scale);
             printf(",\n  \"steps_taken\": %d,\n  \"loss\": ", r->taken);
             put_array(stdout, r->loss, (int)steps + 1);
-            printf(",\n  \"loss_start\": ");
-            put_num(stdout, r->loss[0]);
-            printf(",\n  \"loss_end\": ");
-            put_num(stdout, r->loss[steps]);
+            static const char *const ENDS[2] = {"loss_start", "loss_end"};
+            for (int e = 0; e < 2; e++) { /* a null end: the status says why */
+                printf(",\n  \"%s\": ", ENDS[e]);
+                put_num(stdout, r->loss[e ? steps : 0]);
+                if (!isfinite(r->loss[e ? steps : 0])) printf(",\n  \"%s_reason\": \"%s\"", ENDS[e], r->why);
+            }
             printf(",\n  \"kl_elu\": ");
             put_num(stdout, r->kl_elu);
+            if (!isfinite(r->kl_elu)) printf(",\n  \"kl_elu_reason\": \"elu+1's matrix or the softmax target is not finite\"");
             put_sets(stdout, r, first.n);
             printf(",\n  \"status\": \"%s\"\n}\n", r->why); /* the warning's sentence, or "ok" */
         }

@@ -153,6 +153,41 @@ describe('distill --all-heads: every head in one call, with a table', () => {
   });
 });
 
+describe('distill: a reason beside every null', () => {
+  it('a target that overflows (--scale 1e300): each null of the one-head JSON and of the table says why', () => {
+    const c = capture(tmp, 31, { L: 1, H: 2, KVH: 1, n: 9, d: 4 });
+    const base = ['distill', '--q', c.q, '--k', c.k, '--steps', '2', '--scale', '1e300', '--holdout', c.q, c.k];
+    const one = json(...base, '--layer', '0', '--head', '1', '-o', join(tmp, 'o1.npy'));
+    const nullsOf = (o, path = '') => Object.entries(o).flatMap(([k, v]) => (v === null ? [[o, k, path + k]]
+      : v && typeof v === 'object' && !Array.isArray(v) ? nullsOf(v, `${path + k}.`) : []));
+    const nulls = nullsOf(one);
+    expect(nulls.map((x) => x[2])).toEqual(expect.arrayContaining(['loss_start', 'loss_end', 'kl_elu', 'train.after.row_kl_mean', 'kl_rise']));
+    for (const [o, k, path] of nulls) expect(o[`${k}_reason`], path).toMatch(/\w/);
+    expect(one.loss_start_reason).toBe(one.status);
+    const t = json(...base, '--all-heads', '-o', join(tmp, 'o2.npy'));
+    for (const row of t.table) {
+      const rowNulls = Object.keys(row).filter((k) => row[k] === null);
+      expect(rowNulls).toEqual(expect.arrayContaining(['train_kl_before', 'loss_start']));
+      for (const k of rowNulls) expect(row[`${k}_reason`], k).toMatch(/\w/);
+    }
+    const csv = run(...base, '--all-heads', '--format', 'csv', '-o', join(tmp, 'o2.npy'));
+    const header = csv.stdout.split('\n')[0].split(',');
+    for (const line of csv.stdout.trim().split('\n').slice(1)) {
+      const cells = [];
+      for (let rest = line; ;) { // the cells: quoted ones hold commas
+        const m = /^("[^"]*"|[^,]*)(,?)/.exec(rest);
+        cells.push(m[1]);
+        if (!m[2]) break;
+        rest = rest.slice(m[0].length);
+      }
+      expect(cells).toHaveLength(header.length);
+      const reasons = cells[cells.length - 1];
+      for (const [i, cell] of cells.entries())
+        if (cell === '') expect(reasons, header[i]).toContain(`${header[i]}: `);
+    }
+  });
+});
+
 describe('distill refuses with one sentence and exit 2, writing nothing', () => {
   let c, h, q2;
   beforeAll(() => {
