@@ -165,7 +165,11 @@ describe('the overview of every layer and head: a metric, one scale, its exports
     const reason = snap.readouts.row_kl_mean_reason;
     expect(reason.length).toBeGreaterThan(10);
     expect(ov.rows.every((r) => r.value === null && r.reason === reason)).toBe(true);
-    for (const t of await tiles(page)) {
+    const all = await tiles(page);
+    // the head shown (L0H0) reads like the rest, not in the pressed buttons' colours
+    const ink = await page.$$eval('.ov-cell', (els) => els.map((b) => getComputedStyle(b).color));
+    expect(new Set(ink).size).toBe(1);
+    for (const t of all) {
       expect(t.text).toMatch(/—$/);
       expect(t.title).toContain(`undefined: ${reason}`);
       expect(t.label).toBe(t.title);
