@@ -5,6 +5,7 @@
 // text the tiles are computed on is named.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync, mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '../../scripts/serve.mjs';
@@ -50,6 +51,15 @@ afterAll(async () => {
 });
 
 const TOTAL = HAVE ? 40 : 8;
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core's serious and critical violations inside the overview (as a11y.test.mjs, for the page). */
+async function axeProblems(page) {
+  await page.evaluate(AXE);
+  const result = await page.evaluate(() => window.axe.run('#overview', { resultTypes: ['violations'] }));
+  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+}
 
 /** The lab in model mode on TEXT with the overview open and complete; returns the page and its overview(). */
 async function openOverview(hash) {
@@ -64,8 +74,8 @@ async function openOverview(hash) {
 }
 
 const tiles = (page) => page.$$eval('.ov-cell', (els) => els.map((b) => ({
-  layer: Number(b.dataset.layer), head: Number(b.dataset.head), text: b.textContent, bg: getComputedStyle(b).backgroundColor,
-  title: b.title, label: b.getAttribute('aria-label'),
+  layer: Number(b.dataset.layer), head: Number(b.dataset.head), text: b.querySelector('.ov-cap').textContent, bg: getComputedStyle(b).backgroundColor,
+  title: b.title, label: b.querySelector('.sr-only').textContent.trim(),
 })));
 
 /** The overview's CSV, through its export button. */
@@ -124,6 +134,12 @@ describe('the overview of every layer and head: a metric, one scale, its exports
     await page.evaluate(() => window.attnviz.overview());
     expect((await tiles(page))[ranks.indexOf(Math.max(...ranks))].bg).toBe('rgb(255, 255, 255)');
     expect(await page.$eval('.ov-cmap', (e) => e.textContent)).toBe('gray');
+    // the tiles' text against their colours, the picker's label, the buttons: light and dark
+    expect(await axeProblems(page)).toEqual([]);
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.selectOption('#k-cmap', 'magma');
+    await page.evaluate(() => window.attnviz.overview());
+    expect(await axeProblems(page)).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();
   });
@@ -169,6 +185,7 @@ describe('the overview of every layer and head: a metric, one scale, its exports
     // the head shown (L0H0) reads like the rest, not in the pressed buttons' colours
     const ink = await page.$$eval('.ov-cell', (els) => els.map((b) => getComputedStyle(b).color));
     expect(new Set(ink).size).toBe(1);
+    expect(await axeProblems(page)).toEqual([]);
     for (const t of all) {
       expect(t.text).toMatch(/—$/);
       expect(t.title).toContain(`undefined: ${reason}`);

@@ -75,7 +75,8 @@ export function mountOverview(box, ctx) {
       for (let l = 0; l < v.layers; l++) {
         for (let h = 0; h < v.heads; h++) {
           const b = el('button', { type: 'button', class: 'ov-cell', 'data-layer': String(l), 'data-head': String(h) });
-          b.append(el('span', { class: 'ov-cap' }));
+          // the name a screen reader gives: the visible text, then the whole sentence (a reason for a '—')
+          b.append(el('span', { class: 'ov-cap' }), el('span', { class: 'sr-only' }));
           b.addEventListener('click', () => ctx.open(l, h));
           tiles.push(b);
         }
@@ -98,7 +99,7 @@ export function mountOverview(box, ctx) {
       b.style.color = rgb ? textOn(rgb) : '';
       // every '—' says why, to a pointer (title) and to a screen reader (the label)
       const label = computed ? cellLabel(r, metric, { current, text }) : `layer ${r.layer}, head ${r.head}: computing…`;
-      if (b.title !== label) { b.title = label; b.setAttribute('aria-label', label); }
+      if (b.title !== label) { b.title = label; b.lastChild.textContent = ` ${label}`; }
       b.dataset.value = r.value === null ? '' : String(r.value);
     });
     // the legend: the metric, its units, the one scale's ends, the colour map
