@@ -7,12 +7,14 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync, mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab } from './browser.mjs';
 import { STORIES, skipped } from '../js/shared-data.mjs';
 
 const ROOT = 'build/web';
+const CLI = 'build/native/attnviz';
 const HAVE = existsSync(join(STORIES, 'stories260K.bin'));
 const TEXT = HAVE ? 'Once upon a time, there was a little dog named Max. He liked to run.' : 'a a a';
 let server, browser, files;
@@ -40,6 +42,7 @@ function tinyFiles(dir) {
 
 beforeAll(async () => {
   if (!existsSync(`${ROOT}/index.html`)) throw new Error('run `make web` first');
+  if (!existsSync(CLI)) throw new Error('run `make cli` first');
   server = await serve(ROOT, 0);
   browser = await launch({ width: 1280, height: 800 });
   files = HAVE ? { model: join(STORIES, 'stories260K.bin'), tok: join(STORIES, 'tok512.bin') } : tinyFiles(mkdtempSync(join(tmpdir(), 'attnviz-e2e-ov-')));
@@ -152,10 +155,15 @@ describe('the overview of every layer and head: a metric, one scale, its exports
     expect(csv.rows.length).toBe(TOTAL);
     for (const r of csv.rows) expect(r.metric).toBe('row_kl_mean');
     for (const r of csv.rows) expect(r.value === '' ? r.reason.length > 0 : r.reason === '').toBe(true);
-    // open two heads: the readouts the page reports are the CSV's values, for each metric
+    // the CLI's capture of the same text, for its readouts of the same heads
+    const dir = mkdtempSync(join(tmpdir(), 'attnviz-e2e-ov-cap-'));
+    execFileSync(CLI, ['capture', '--model', files.model, '--tokenizer', files.tok, '--text', TEXT, '-o', dir]);
+    // open two heads: the readouts the page reports are the CSV's values, for each metric, and the CLI's
     for (const [layer, head] of HAVE ? [[1, 3], [4, 7]] : [[1, 2], [0, 3]]) {
       await page.click(`.ov-cell[data-layer="${layer}"][data-head="${head}"]`);
       const s = await page.evaluate(() => window.attnviz.snapshot());
+      const cli = JSON.parse(execFileSync(CLI, ['readouts', '--variant', 'focused', '--causal', '--layer', String(layer), '--head', String(head),
+        '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'), '--v', join(dir, 'v.npy')]).toString());
       expect([s.state.layer, s.state.head]).toEqual([String(layer), String(head)]);
       for (const [metric, key] of [['row_kl_mean', 'row_kl_mean'], ['error_fro_rel', 'error_fro_rel'], ['output_error_rel', 'output_error_rel'],
         ['effective_rank', 'effective_rank'], ['semiseparable_rank', 'semiseparable_rank']]) {
@@ -164,6 +172,7 @@ describe('the overview of every layer and head: a metric, one scale, its exports
         const row = (await csvOf(page)).rows.find((r) => r.layer === layer && r.head === head);
         if (s.readouts[key] === null) { expect(row.value, metric).toBe(''); expect(row.reason).toBe(s.readouts[`${key}_reason`]); continue; }
         expect(close(Number(row.value), s.readouts[key]), `${metric} at L${layer}H${head}: ${row.value} vs ${s.readouts[key]}`).toBe(true);
+        expect(Math.abs(Number(row.value) - cli[key]) <= 1e-12 * Math.max(1, Math.abs(cli[key])), `${metric} at L${layer}H${head}: ${row.value} vs the CLI's ${cli[key]}`).toBe(true);
       }
       await page.selectOption('#k-ov_metric', 'row_entropy');
       await page.evaluate(() => window.attnviz.overview());
