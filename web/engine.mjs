@@ -333,18 +333,25 @@ export class Engine {
   }
 
   /**
-   * One head at a glance, for the overview of every layer and head: M as at most cap × cap block means,
-   * its mean row entropy over ln n, and its rank above 10⁻³·σ₁ (fast route): {size, cells, entropy, rank}
-   * or {error}.
+   * One head at a glance, for the overview of every layer and head (web/ui/overview.mjs): the readouts it
+   * may colour a cell by (render/overview.mjs OVERVIEW_METRICS), each null with its reason when undefined:
+   * {values, reasons} or {error}.
    */
-  headSummary(req, cap = 32) {
+  headSummary(req) {
     this.ensure(req);
     const st = this.status.matrix;
     if (st?.status < 0) return { error: st.message };
-    const n = req.inputs.n, b = blockSize(n, cap);
-    const r = this.lab.readouts(req.knobs, { route: 'fast', tau: req.tau, semiseparable: false }); // entropy and rank only
-    return { size: Math.ceil(n / b), cells: this.lab.downsample('M', b, 'mean'), entropy: r.row_entropy_mean === null ? null : r.row_entropy_mean / Math.log(n),
-      rank: r['rank_rel_1e-3'] ?? null };
+    const n = req.inputs.n;
+    const r = this.lab.readouts(req.knobs, { route: 'fast', tau: req.tau });
+    const values = {}, reasons = {};
+    for (const k of ['error_fro_rel', 'row_kl_mean', 'output_error_rel', 'effective_rank', 'semiseparable_rank']) {
+      values[k] = r[k] ?? null;
+      if (values[k] === null) reasons[k] = r[`${k}_reason`] ?? 'not computed';
+    }
+    // the overview's one entropy baseline division (the readout row "row entropy / ln n")
+    values.row_entropy = r.row_entropy_mean === null ? null : r.row_entropy_mean / Math.log(n);
+    if (values.row_entropy === null) reasons.row_entropy = r.row_entropy_mean_reason ?? 'not computed';
+    return { values, reasons };
   }
 
   /** The exact value of M and A at (row, col), when this engine holds them. */

@@ -35,6 +35,7 @@ import { mountExport } from './ui/export-menu.mjs';
 import { ownTensors } from './own-inputs.mjs';
 import { noticeText, NOTICE_MAX } from './notice.mjs';
 import { mountMechanisms } from './ui/mechanisms.mjs';
+import { mountOverview } from './ui/overview.mjs';
 
 const $ = (id) => document.getElementById(id);
 
@@ -50,6 +51,7 @@ let lesson = null;            // the open lesson's name (web/presets.mjs), or nu
 let lessons = null;           // the menu and panel (web/ui/lessons.mjs)
 let hosts = null;             // host pages' messages (web/messages.mjs)
 let exporter = null;          // the export menu (web/ui/export-menu.mjs)
+let overview = null;          // the overview of every layer and head (web/ui/overview.mjs)
 const view = { frame: null, readouts: null, readoutsStale: false, spec: null, overlay: {}, specStale: false, waitingFrame: false, frameJob: 0, readoutsJob: 0, localJob: 0 };
 
 // Readouts behind the newest request are dimmed once nothing newer has reached the screen for
@@ -112,11 +114,12 @@ function makeMechWorker() {
   return w;
 }
 
-/** What a figure's caption says of loaded inputs: the model and its text's length, or the files; null for the generators. */
-function inputsLabel() {
+/** What a figure's caption says of loaded inputs: the model and its text's length, or the files; null for the
+ *  generators. `all`: of every head (the overview), so no layer and head are named. */
+function inputsLabel(all = false) {
   const t = activeTensors(st);
   if (!t) return null;
-  const where = t.layers > 1 || t.heads > 1 ? `layer ${st.layer}, head ${st.head} of ` : '';
+  const where = !all && (t.layers > 1 || t.heads > 1) ? `layer ${st.layer}, head ${st.head} of ` : '';
   if (st.src === 'model') {
     const c = modelView.config;
     return `${where}a ${c.layers}-layer llama2.c model (dim ${c.dim}) on ${t.n} tokens ("${(modelView.pieces ?? []).slice(1, 7).join('').trim()}…")`;
@@ -353,7 +356,7 @@ function commit() {
     if (stage === 'display') { redraw.heat = true; redraw.spec = true; redraw.readouts = true; }
     release = false;
     hosts?.changed();
-    if (!dragging) { updateSweep(); updateOverview(); mechPanel.update(st); }
+    if (!dragging) { updateSweep(); overview.update(st); mechPanel.update(st); }
   }
   if (redraw.heat) { drawHeatmaps(); redraw.heat = false; }
   if (redraw.readouts) { drawReadouts(); redraw.readouts = false; }
@@ -832,7 +835,7 @@ function makeSweepWorker() {
     if (m.kind === 'export-data') { exportJobs.get(m.id)?.(m); exportJobs.delete(m.id); return; }
     if (m.kind === 'model-loaded' || m.kind === 'model-ran') { onModelMessage(m); return; }
     if (m.kind === 'failed') { sweepWorkerFailed(m.message); return; }
-    if (m.kind === 'overview-cell' || m.kind === 'overview-done') { onOverviewMessage(m); return; }
+    if (m.kind === 'overview-cell' || m.kind === 'overview-done') { overview.onMessage(m); return; }
     if (m.id !== sweepView.id) return; // an older sweep's
     if (m.kind === 'sweep-point') sweepView.points[m.i] = m;
     else if (m.kind === 'sweep-done') {
@@ -870,11 +873,7 @@ function sweepWorkerFailed(what) {
     for (const x of sweepView.waiters.splice(0)) x();
   }
   for (const [id, done] of exportJobs) { exportJobs.delete(id); done({ kind: 'export-data', id, error: sentence }); }
-  if (!overviewView.done && overviewView.key) {
-    Object.assign(overviewView, { done: true, error: what, key: null }); // tried again when next asked for
-    overviewView.id += 1;
-    drawOverview();
-  }
+  overview.fail(what); // tried again when next asked for
   inspector.notify();
 }
 
@@ -916,82 +915,6 @@ function applyState(next) {
   st = fitModel({ ...next, theme: st.theme });
   dirty = 'inputs'; release = true; redraw.controls = true;
   schedule();
-}
-
-// --- the overview: every layer and head of the loaded tensors at a glance (issue 11, item 4) -------------
-const overviewView = { id: 0, key: null, cells: new Map(), done: false, error: null };
-
-/** Post the overview the state asks for (when open, for tensors with more than one head), or keep the shown one. */
-function updateOverview() {
-  const box = $('overview'), t = activeTensors(st);
-  const many = !!t && t.layers * t.heads > 1;
-  if (box.hidden === many) box.hidden = !many;
-  if (!many || !box.open) return;
-  const req = requestOf(st);
-  const key = JSON.stringify({ ...req, inputs: { ...req.inputs, layer: 0, head: 0 } });
-  if (key !== overviewView.key) {
-    Object.assign(overviewView, { key, cells: new Map(), done: false, error: null, layers: t.layers, heads: t.heads });
-    overviewView.id += 1;
-    sweepWorker ??= makeSweepWorker();
-    sweepWorker.postMessage({ kind: 'overview', id: overviewView.id, req, layers: t.layers, heads: t.heads });
-  }
-  drawOverview();
-}
-
-function onOverviewMessage(m) {
-  if (m.id !== overviewView.id) return;
-  if (m.kind === 'overview-cell') overviewView.cells.set(`${m.layer}|${m.head}`, m);
-  else { overviewView.done = true; overviewView.error = m.error ?? null; }
-  drawOverview();
-}
-
-/** The grid: a row per layer, a small heatmap per head with its entropy and rank; the current head marked. */
-function drawOverview() {
-  const v = overviewView, grid = document.querySelector('#overview .ov-grid');
-  if (!v.layers) return;
-  if (grid.dataset.shape !== `${v.layers}x${v.heads}`) {
-    grid.dataset.shape = `${v.layers}x${v.heads}`;
-    grid.style.setProperty('--ov-heads', String(v.heads));
-    const cells = [];
-    for (let l = 0; l < v.layers; l++) {
-      for (let h = 0; h < v.heads; h++) {
-        const b = document.createElement('button');
-        b.type = 'button';
-        b.className = 'ov-cell';
-        b.dataset.layer = String(l);
-        b.dataset.head = String(h);
-        const c = document.createElement('canvas');
-        const cap = document.createElement('span');
-        cap.className = 'ov-cap';
-        b.append(c, cap);
-        b.addEventListener('click', () => applyState({ ...st, layer: l, head: h }));
-        cells.push(b);
-      }
-    }
-    grid.replaceChildren(...cells);
-  }
-  const seq = seqTable();
-  for (const b of grid.children) {
-    const l = Number(b.dataset.layer), h = Number(b.dataset.head);
-    const cell = v.cells.get(`${l}|${h}`);
-    const current = l === st.layer && h === st.head;
-    b.setAttribute('aria-pressed', String(current));
-    const cap = b.lastChild;
-    if (!cell) { cap.textContent = `L${l}H${h} …`; continue; }
-    if (cell.error) { cap.textContent = `L${l}H${h} —`; b.title = cell.error; continue; }
-    if (b.dataset.drawn !== v.key) {
-      b.dataset.drawn = v.key;
-      const r = sharedRange([cell.cells]);
-      drawHeatmap(b.firstChild, { values: cell.cells, size: cell.size }, { table: seq, lo: r.lo, hi: r.hi });
-    }
-    const ent = cell.entropy === null ? '—' : cell.entropy.toFixed(2);
-    cap.textContent = `L${l}H${h}\nH ${ent} · r ${cell.rank ?? '—'}`;
-    b.setAttribute('aria-label', `layer ${l}, head ${h}: row entropy ${ent} of ln n, rank ${cell.rank ?? 'undefined'} above 10⁻³·σ₁${current ? ' (shown)' : ''}`);
-  }
-  const shown = v.cells.size, total = v.layers * v.heads;
-  const note = v.error ? `failed: ${v.error}` : v.done ? `${schema.variantView(st.variant).label} on all ${total} heads: H is the mean row entropy over ln n, r the rank above 10⁻³·σ₁; click a head to open it` : `${shown} of ${total} heads…`;
-  const el = document.querySelector('#overview .ov-note');
-  if (el.textContent !== note) el.textContent = note;
 }
 
 // --- a real model (docs/model.md): files, text, the forward pass in the sweep worker -------------------
@@ -1207,7 +1130,13 @@ async function start() {
   // a real model: the file input, files dropped anywhere on the page, the text (docs/model.md)
   $('model-files').addEventListener('change', (e) => { if (e.target.files.length) loadModelFiles(e.target.files); });
   $('qkv-files').addEventListener('change', (e) => { if (e.target.files.length) loadOwnFiles(e.target.files); });
-  $('overview').addEventListener('toggle', () => updateOverview());
+  overview = mountOverview($('overview'), {
+    tensors: () => activeTensors(st), request: requestOf, worker: () => (sweepWorker ??= makeSweepWorker()),
+    onChange: (k, val) => onChange(k, val, 'change'), open: (layer, head) => applyState({ ...st, layer, head }),
+    label: (s) => schema.variantView(s.variant).label, inputsLabel: () => inputsLabel(true),
+    tokens: () => (st.src === 'model' && modelView.tensors ? modelView.pieces : null), notice: (text) => showNotice(text),
+  });
+  $('overview').addEventListener('toggle', () => overview.update(st));
   addEventListener('dragover', (e) => { if ([...(e.dataTransfer?.types ?? [])].includes('Files')) e.preventDefault(); });
   addEventListener('drop', (e) => {
     if (!e.dataTransfer?.files?.length) return;
@@ -1309,5 +1238,7 @@ window.attnviz = {
   sweep: () => finishedSweep(),
   /** What the mechanism views show now (docs/inspection.md): {open, stepper, scaling, recall, distill}. */
   mechanisms: () => mechPanel?.snapshot() ?? null,
+  /** Once the state has settled and the overview shown is complete: what it shows (docs/inspection.md). */
+  overview: async () => { await inspector.snapshot(); await overview.finished(); return overview.snapshot(); },
 };
 start();

@@ -23,6 +23,7 @@ import { VARIANT_VIEW, KNOB_VIEW, OPENING_VARIANT, variantView } from './variant
 import { SWEEP_READOUTS, MAX_SEEDS } from './sweep.mjs';
 import { fmtWhole } from './render/format.mjs';
 import { originOf } from './messages.mjs';
+import { OVERVIEW_METRIC_KEYS } from './render/overview.mjs';
 
 const VERSION = 1;
 /** The host= value that obeys no one (not an origin, so messages.mjs's senderAllowed fails closed on it). */
@@ -196,6 +197,8 @@ export function buildSchema(registry) {
     { name: 'sweep', type: 'enum', options: ['', ...sweepable], default: '', label: 'sweep over', group: 'view', stage: 'display' },
     { name: 'sweep_y', type: 'enum', options: SWEEP_READOUTS, default: SWEEP_READOUTS[0], label: 'readout', group: 'view', stage: 'display' },
     { name: 'sweep_seeds', type: 'int', default: 3, min: 1, max: MAX_SEEDS, label: 'seeds', group: 'view', stage: 'display' },
+    // the metric the overview of every layer and head colours its cells by (web/ui/overview.mjs): a view key
+    { name: 'ov_metric', type: 'enum', options: OVERVIEW_METRIC_KEYS, default: OVERVIEW_METRIC_KEYS[0], label: 'overview colour', group: 'view', stage: 'display' },
   ];
   // the mechanism views (web/ui/mechanisms.mjs, docs/mechanisms.md): view keys, they change no matrix
   const MECH_ENTRIES = [

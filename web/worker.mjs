@@ -29,7 +29,7 @@
 //               {kind: 'sweep-point', id, i, value, mean, min, max, reason} | {kind: 'sweep-done', id, complete, error?}
 //               {kind: 'export-data', id, files: [{what, data, shape}]} | {kind: 'export-data', id, error}
 //               {kind: 'model-loaded', id, config | error} | {kind: 'model-ran', id, ids, pieces, ms, tensors | error}
-//               {kind: 'overview-cell', id, layer, head, size, cells, entropy, rank | error} | {kind: 'overview-done', id}
+//               {kind: 'overview-cell', id, layer, head, values, reasons | error} | {kind: 'overview-done', id}
 //               {kind: 'mech-frame', id, frame | error} | {kind: 'mech-point', id, view, point} |
 //               {kind: 'mech-distill', id, chunk} | {kind: 'mech-done', id, view, complete, error?, …}
 // Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step.
@@ -211,7 +211,7 @@ async function modelRunReady({ id, text, key }) {
   self.postMessage({ kind: 'model-ran', id, ids: [...enc.ids], pieces: model.pieces(enc.ids), ms: f.ms, tensors });
 }
 
-// --- the overview of every layer and head (main.mjs), in the sweep worker, head by head; a newer one stops it
+// --- the overview of every layer and head (web/ui/overview.mjs), in the sweep worker, head by head; a newer one stops it
 let overviewId = 0;
 async function overview({ id, req, layers, heads }) {
   overviewId = id;
@@ -221,7 +221,7 @@ async function overview({ id, req, layers, heads }) {
       for (let h = 0; h < heads; h++) {
         if (overviewId !== id) return;
         const cell = aside().headSummary({ ...req, inputs: { ...req.inputs, layer: l, head: h } });
-        self.postMessage({ kind: 'overview-cell', id, layer: l, head: h, ...cell }, cell.cells ? [cell.cells.buffer] : []);
+        self.postMessage({ kind: 'overview-cell', id, layer: l, head: h, ...cell });
         await yieldToEvents();
       }
     }

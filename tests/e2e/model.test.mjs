@@ -244,8 +244,8 @@ describe('your own Q, K, V in the page', () => {
 });
 
 describe('the overview of every layer and head', () => {
-  it('draws every head with its entropy and rank; a click opens that head, whose readouts agree', async () => {
-    const { page, errors } = await withModel('src=model&variant=elu');
+  it('draws every head with its value; a click opens that head, whose readouts agree', async () => {
+    const { page, errors } = await withModel('src=model&variant=elu&ov_metric=row_entropy');
     await page.fill('#model-text', HAVE ? 'Once upon a time, there was a little dog named Max.' : 'a a a');
     await snapshot(page);
     expect(await page.$eval('#overview', (d) => d.hidden)).toBe(false);
@@ -254,22 +254,17 @@ describe('the overview of every layer and head', () => {
     await page.waitForFunction((t) => document.querySelector('#overview .ov-note').textContent.includes(`on all ${t} heads`), total, { timeout: 30000 });
     const caps = await page.$$eval('.ov-cap', (els) => els.map((e) => e.textContent));
     expect(caps.length).toBe(total);
-    for (const c of caps) expect(c).toMatch(/^L\d+H\d+\nH \d\.\d\d · r \d+$/);
-    // each cell is drawn: more than one colour in its canvas
-    const colours = await page.$eval('.ov-cell[data-layer="1"][data-head="1"] canvas', (c) => {
-      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, set = new Set();
-      for (let i = 0; i < d.length; i += 4) set.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
-      return set.size;
-    });
+    for (const c of caps) expect(c).toMatch(/^L\d+H\d+\n\d\.\d+$/);
+    // each tile is coloured (issue 28: by the metric picked, web/ui/overview.mjs)
+    const colours = await page.$$eval('.ov-cell', (els) => new Set(els.map((b) => getComputedStyle(b).backgroundColor)).size);
     expect(colours).toBeGreaterThan(3);
     const cap = caps[8 + 1 - (HAVE ? 0 : 4)]; // L1H1 (the tiny model has 4 heads per layer)
     await page.click('.ov-cell[data-layer="1"][data-head="1"]');
     const s = await snapshot(page);
     expect([s.state.layer, s.state.head]).toEqual(['1', '1']);
     expect(await page.$eval('.ov-cell[data-layer="1"][data-head="1"]', (b) => b.getAttribute('aria-pressed'))).toBe('true');
-    const [, ent, rank] = /H (\S+) · r (\d+)/.exec(cap);
+    const ent = cap.split('\n')[1];
     expect(Number(ent)).toBeCloseTo(s.readouts.row_entropy_mean / Math.log(s.readouts.n), 2);
-    expect(Number(rank)).toBe(s.readouts['rank_rel_1e-3']);
     expect(errors).toEqual([]);
     await page.close();
   });

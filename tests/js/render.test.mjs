@@ -444,3 +444,21 @@ describe('spectrum chart marks', () => {
     expect(floorDrawn(0)).toBe(false);
   });
 });
+
+describe('the readout panel: every — says why (issue 28)', () => {
+  // every readout undefined, as the library gives them (null with <key>_reason) and the page's spectral
+  // readouts without a spectrum: each row that shows '—' must have a reason to show beside it
+  it('gives a reason for each row that shows —', () => {
+    const names = ['sigma1', 'rank', 'rank_tol', 'rank_rel_1e-3', 'rank_rel_1e-2', 'rank_energy_99', 'effective_rank', 'stable_rank',
+      'sparsity_lt_0.01', 'sparsity_tau', 'keys_for_90', 'row_entropy_mean', 'row_entropy_uniform', 'error_fro_rel', 'row_kl_mean',
+      'output_error_rel', 'noise_floor', 'row_sum_dev_max', 'semiseparable_rank'];
+    const r = {};
+    for (const k of names) { r[k] = null; r[`${k}_reason`] = `${k} is undefined here`; }
+    Object.assign(r, spectralReadouts(null, 0, 64, { reason: 'the spectrum failed' }));
+    const ctx = { n: 64, relRank: null, relTol: -3, partial: false, ceiling: null, semiCeiling: null };
+    for (const row of READOUT_ROWS) {
+      const text = row.text(r, ctx);
+      if (text.includes('—')) expect(rowReason(row, r), row.id).not.toBe('');
+    }
+  });
+});

@@ -29,6 +29,7 @@ export const READOUT_ROWS = [
     tex: String.raw`\#\{\sigma_i > 10^{t}\,\sigma_1\}`,
     text: (r, c) => c.relRank == null ? '—' : `${c.partial ? '≥ ' : ''}${c.relRank}`,
     keys: [],
+    reasonKeys: ['rank_rel_1e-3'], // no σ: its '—' has the reason of the spectrum's other ranks
   },
   {
     id: 'effective_rank', label: 'effective rank', spectral: true,
@@ -100,9 +101,9 @@ export function tolerance(t) {
 /** The label a row shows for this context (most are fixed). */
 export function rowLabel(row, ctx) { return row.labelFor ? row.labelFor(ctx) : row.label; }
 
-/** The reason a row shows '—' (the first `<key>_reason` among its keys), or ''. */
+/** The reason a row shows '—' (the first `<key>_reason` among its keys, or its reasonKeys), or ''. */
 export function rowReason(row, r) {
-  for (const k of row.keys) if (r[`${k}_reason`]) return r[`${k}_reason`];
+  for (const k of row.reasonKeys ?? row.keys) if (r[`${k}_reason`]) return r[`${k}_reason`];
   return '';
 }
 

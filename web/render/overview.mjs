@@ -1,0 +1,176 @@
+// overview.mjs: what the overview of every layer and head (web/ui/overview.mjs) shows, as data: the
+// metrics a cell may be coloured by, the one colour scale all cells share, each cell's value or the reason
+// it has none, and the exports (CSV and SVG). Pure; no DOM.
+import { fmt } from './format.mjs';
+import { colorIndex } from './colormap.mjs';
+import { escapeXml, wrapLines } from '../export.mjs';
+
+/**
+ * The metrics, by the key the link (`ov_metric`), the CSV's `metric` column and the worker's cells use:
+ * the readouts JSON key (docs/readouts.md), except row_entropy, the mean row entropy over its baseline
+ * (the readout row "row entropy / ln n"; web/engine.mjs headSummary divides, in one place).
+ */
+export const OVERVIEW_METRICS = [
+  { key: 'error_fro_rel', label: 'error vs softmax', units: '‖M − A‖F / ‖A‖F, relative (no unit)' },
+  { key: 'row_kl_mean', label: 'KL(softmax ‖ variant)', units: 'nats, mean over rows' },
+  { key: 'output_error_rel', label: 'output error vs softmax', units: '‖MV − AV‖F / ‖AV‖F, relative (no unit)' },
+  { key: 'effective_rank', label: 'effective rank', units: 'exp of the entropy of σᵢ/Σσ (a count)' },
+  { key: 'row_entropy', label: 'row entropy / ln n', units: 'mean row entropy over ln n (1 = uniform rows)' },
+  { key: 'semiseparable_rank', label: 'semiseparable rank', units: 'rank of M[h:n, 0:h], h = ⌊n/2⌋ (a count)' },
+];
+export const OVERVIEW_METRIC_KEYS = OVERVIEW_METRICS.map((m) => m.key);
+
+/** The metric named `key` (the first one for an unknown key). */
+export function metricOf(key) {
+  return OVERVIEW_METRICS.find((m) => m.key === key) ?? OVERVIEW_METRICS[0];
+}
+
+/**
+ * One cell's value for a metric, or null with the reason. `cell`: the worker's overview-cell message
+ * ({values, reasons} or {error}), or undefined while it is not computed.
+ */
+export function cellValue(cell, key) {
+  if (!cell) return { value: null, reason: 'not computed yet' };
+  if (cell.error) return { value: null, reason: cell.error };
+  const v = cell.values?.[key];
+  if (v === null || v === undefined || !Number.isFinite(v)) {
+    return { value: null, reason: cell.reasons?.[key] || 'the readout is not a finite number' };
+  }
+  return { value: v, reason: '' };
+}
+
+/**
+ * The rows of the overview for a metric, layer by layer and head by head: {layer, head, value, reason}.
+ * `cells`: a Map 'layer|head' → cell.
+ */
+export function overviewRows(cells, layers, heads, key) {
+  const rows = [];
+  for (let l = 0; l < layers; l++) for (let h = 0; h < heads; h++) rows.push({ layer: l, head: h, ...cellValue(cells.get(`${l}|${h}`), key) });
+  return rows;
+}
+
+/** The one scale every cell shares: the least and greatest finite value ({lo, hi, count}; lo = hi = null when none). */
+export function overviewScale(rows) {
+  let lo = Infinity, hi = -Infinity, count = 0;
+  for (const r of rows) {
+    if (r.value === null) continue;
+    count++;
+    if (r.value < lo) lo = r.value;
+    if (r.value > hi) hi = r.value;
+  }
+  return count ? { lo, hi, count } : { lo: null, hi: null, count: 0 };
+}
+
+/** The value as a cell shows it: counts whole, the rest to 3 significant digits; '—' when null. */
+export function fmtMetric(v) {
+  if (v === null) return '—';
+  return Number.isInteger(v) ? String(v) : fmt(v, 3);
+}
+
+/** A cell's colour on the shared scale: [r, g, b] from the table, or null when it has no value. */
+export function cellRgb(value, scale, table) {
+  if (value === null || scale.lo === null) return null;
+  const i = colorIndex(value, scale.lo, scale.hi);
+  return i < 0 ? null : [table[4 * i], table[4 * i + 1], table[4 * i + 2]];
+}
+
+/** Black or white text, whichever reads better on `rgb` (WCAG relative luminance). */
+export function textOn(rgb) {
+  const lin = (c) => { const s = c / 255; return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4; };
+  const L = 0.2126 * lin(rgb[0]) + 0.7152 * lin(rgb[1]) + 0.0722 * lin(rgb[2]);
+  return (L + 0.05) / 0.05 >= 1.05 / (L + 0.05) ? '#000000' : '#ffffff';
+}
+
+/** A CSV field: quoted when it holds a comma, a quote or a line break. */
+export function csvField(s) {
+  const t = String(s);
+  return /[",\n\r]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
+}
+
+/**
+ * The overview as CSV: `layer,head,metric,value,reason`, one line per head; the value at full precision
+ * (the number the readouts report), empty when undefined, and then the reason.
+ */
+export function overviewCsv(rows, key) {
+  const lines = ['layer,head,metric,value,reason'];
+  for (const r of rows) lines.push([r.layer, r.head, key, r.value === null ? '' : String(r.value), csvField(r.reason)].join(','));
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * The text the cells are computed on, from the token pieces ('<s>' first, as snapshot().tokens): its first
+ * `max` tokens in quotes and the count, e.g. '“Once upon a time, there was…” (52 tokens)'; null without tokens.
+ */
+export function tokensText(pieces, max = 10) {
+  if (!pieces?.length) return null;
+  const words = pieces[0] === '<s>' ? pieces.slice(1) : pieces;
+  const head = words.slice(0, max).join('').replace(/\s+/g, ' ').trim();
+  return `“${head}${words.length > max ? '…' : ''}” (${pieces.length} tokens)`;
+}
+
+/** What one cell says to a pointer and to a screen reader. */
+export function cellLabel(row, metric, { current = false, text = null } = {}) {
+  const what = row.value === null ? `${metric.label} undefined: ${row.reason}` : `${metric.label} ${fmtMetric(row.value)}`;
+  return `layer ${row.layer}, head ${row.head}: ${what}${text ? `; on ${text}` : ''}${current ? ' (shown)' : ''}`;
+}
+
+/**
+ * The overview as an SVG figure: a tile per head (a row per layer) in the colour of its value on the shared
+ * scale, the value written in it; a head without a value is hatched with '—' and its reason as the tile's
+ * <title> and in a note under the figure; the colour bar with the metric, its units, its min and max and
+ * the colour map's name; the caption (variant, knobs, inputs, the text).
+ * @param {{rows, layers, heads, scale, table, cmap, metric, caption}} fig table: colorTable(cmap)
+ */
+export function overviewSvg({ rows, layers, heads, scale, table, cmap, metric, caption }) {
+  const tile = Math.max(28, Math.min(56, Math.floor(448 / heads))), left = 40, top = 40;
+  const gridW = heads * tile, gridH = layers * tile;
+  const w = Math.max(left + gridW + 24, 420);
+  const barY = top + gridH + 24, barW = Math.min(256, w - left - 90), barH = 12;
+  const out = [];
+  out.push(`<text x="${left}" y="18" font-weight="bold">${escapeXml(`every layer and head: ${metric.label}`)}</text>`);
+  for (let h = 0; h < heads; h++) out.push(`<text x="${left + h * tile + tile / 2}" y="${top - 6}" text-anchor="middle" font-size="10">H${h}</text>`);
+  for (let l = 0; l < layers; l++) out.push(`<text x="${left - 6}" y="${top + l * tile + tile / 2 + 4}" text-anchor="end" font-size="10">L${l}</text>`);
+  out.push('<defs><pattern id="ov-none" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#eeeeee"/><line x1="0" y1="0" x2="0" y2="6" stroke="#bbbbbb" stroke-width="2"/></pattern></defs>');
+  const fs = Math.max(8, Math.min(11, Math.floor(tile / 4.2)));
+  for (const r of rows) {
+    const x = left + r.head * tile, y = top + r.layer * tile;
+    const rgb = cellRgb(r.value, scale, table);
+    const fill = rgb ? `rgb(${rgb.join(',')})` : 'url(#ov-none)';
+    const ink = rgb ? textOn(rgb) : '#000000';
+    out.push(`<g data-layer="${r.layer}" data-head="${r.head}"><title>${escapeXml(cellLabel(r, metric))}</title>`
+      + `<rect x="${x}" y="${y}" width="${tile}" height="${tile}" fill="${fill}" stroke="#ffffff" stroke-width="1"/>`
+      + `<text x="${x + tile / 2}" y="${y + tile / 2 + fs / 3}" text-anchor="middle" font-size="${fs}" fill="${ink}">${escapeXml(fmtMetric(r.value))}</text></g>`);
+  }
+  // the colour bar: 256 rects, low on the left
+  const step = barW / 256;
+  for (let i = 0; i < 256; i++) out.push(`<rect x="${(left + i * step).toFixed(3)}" y="${barY}" width="${(step + 0.05).toFixed(3)}" height="${barH}" fill="rgb(${table[4 * i]},${table[4 * i + 1]},${table[4 * i + 2]})"/>`);
+  const lo = scale.lo === null ? '—' : fmtMetric(scale.lo), hi = scale.hi === null ? '—' : fmtMetric(scale.hi);
+  out.push(`<text x="${left}" y="${barY + barH + 13}" font-size="10" class="min">${escapeXml(lo)}</text>`,
+    `<text x="${left + barW}" y="${barY + barH + 13}" font-size="10" text-anchor="end" class="max">${escapeXml(hi)}</text>`,
+    `<text x="${left + barW + 8}" y="${barY + barH - 1}" font-size="10">${escapeXml(cmap)}</text>`,
+    `<text x="${left}" y="${barY - 5}" font-size="10">${escapeXml(`${metric.label}: ${metric.units}; one scale for every head`)}</text>`);
+  // under the figure: the reasons of the heads without a value, then the caption
+  const lines = [];
+  for (const [reason, heads] of undefinedGroups(rows)) lines.push(`— ${reason}: ${heads.join(', ')}`);
+  lines.push(caption);
+  let y = barY + barH + 32;
+  const chars = Math.max(40, Math.floor((w - left - 8) / 6.4));
+  const spans = [];
+  for (const line of lines) {
+    for (const part of wrapLines(line, chars)) { spans.push(`<text x="${left}" y="${y}" font-size="11" class="caption">${escapeXml(part)}</text>`); y += 15; }
+  }
+  const hgt = y + 4;
+  return [`<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${hgt}" viewBox="0 0 ${w} ${hgt}" font-family="DejaVu Sans, sans-serif" font-size="12">`,
+    `<rect width="${w}" height="${hgt}" fill="#ffffff"/>`, ...out, ...spans, '</svg>'].join('\n') + '\n';
+}
+
+/** The heads without a value, grouped by reason: Map reason → ['L1H3', …]. */
+export function undefinedGroups(rows) {
+  const groups = new Map();
+  for (const r of rows) {
+    if (r.value !== null) continue;
+    if (!groups.has(r.reason)) groups.set(r.reason, []);
+    groups.get(r.reason).push(`L${r.layer}H${r.head}`);
+  }
+  return groups;
+}
