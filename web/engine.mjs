@@ -357,7 +357,7 @@ export class Engine {
   /**
    * Singular values of one matrix held in the lab ('M' | 'A' | 'S'): the factor route where the
    * variant has low-rank factors, the full route where n allows, else the top k by randomized
-   * iteration. Returns {sv, floor, partial, route, fro2}.
+   * iteration. Returns {sv, floor, partial, route, fro2, sigma1Upper} (the last two for the top k only).
    */
   singularValues(which, req, drag, k = 48, topk = false) {
     const n = req.inputs.n;
@@ -382,7 +382,7 @@ export class Engine {
     }
     const view = which === 'M' ? lab.M : which === 'A' ? lab.A : lab.S; // 'S' and 'E' share the S buffer
     const t = topSingularValues(view, n, drag ? Math.min(k, 24) : Math.min(k, 32), drag || n > FULL_MAX_N ? 0 : 1);
-    return { sv: t.sv, floor: t.sv[0] * 1e-7, partial: true, route: `top ${t.sv.length} (randomized)`, fro2: t.fro2 };
+    return { sv: t.sv, floor: t.sv[0] * 1e-7, partial: true, route: `top ${t.sv.length} (randomized)`, fro2: t.fro2, sigma1Upper: t.sigma1Upper };
   }
 
   /**
@@ -397,7 +397,7 @@ export class Engine {
     if (!s) return null;
     const n = req.inputs.n;
     const readouts = spectralReadouts(s.sv, s.floor, n, { partial: s.partial, fro2: s.fro2 ?? null,
-      reason: s.sv ? undefined : `no spectrum: ${s.message}` });
+      sigma1Upper: s.sigma1Upper ?? null, reason: s.sv ? undefined : `no spectrum: ${s.message}` });
     const fr = this.lab.featureDim(req.knobs, true);
     const ceiling = fr.r === null ? null : Math.min(fr.r, n);
     if (s.sv && !s.partial) this.semiseparable(req, drag, s, readouts);
@@ -455,7 +455,7 @@ export class Engine {
     const lab = this.lab;
     const view = which === 'M' ? lab.M : which === 'A' ? lab.A : lab.S;
     const t = topSingularValues(view, n, k, iters);
-    return { sv: t.sv, floor: t.sv[0] * 1e-7, partial: true, route: `top ${t.sv.length} (randomized)`, fro2: t.fro2 };
+    return { sv: t.sv, floor: t.sv[0] * 1e-7, partial: true, route: `top ${t.sv.length} (randomized)`, fro2: t.fro2, sigma1Upper: t.sigma1Upper };
   }
 
   free() { this.lab?.free(); this.lab = null; this.draftLab?.free(); this.draftLab = null; }

@@ -251,7 +251,7 @@ describe('spectrum shaping and readout text', () => {
     }
     const rank = READOUT_ROWS.find((r) => r.id === 'rank');
     expect(rank.text({ rank: 64 }, { n: 256 })).toBe('64 / 256');
-    expect(rank.text({ rank: 20 }, { n: 2048, partial: true })).toBe('≥ 20 / 2048');
+    expect(rank.text({ rank: 20, rank_bound: 'lower' }, { n: 4096, partial: true })).toBe('≥ 20 / 4096');
     const rel = READOUT_ROWS.find((r) => r.id === 'rank_rel');
     expect(rowLabel(rel, { relTol: -3 })).toBe('rank above 10⁻³·σ₁');
     expect(rel.text({}, { relRank: 64, relTol: -3 })).toBe('64');
