@@ -1238,7 +1238,9 @@ async function start() {
       const current = (k) => ov[k] && ov[k].key === overlayKey(req, k) && ov[k].sv.length && ov[k].sv.length <= st.n;
       const { ceiling } = dims();
       const data = chartData({ spec: s, overlays: Object.fromEntries(['S', 'E', 'A'].filter(current).map((k) => [k, ov[k]])), n: st.n, ceiling });
-      return { data, logX: st.n > LOG_X_MIN_N, floorRel: s && s.sv[0] > 0 ? s.floor / s.sv[0] : 0, ceiling };
+      // a curve from the top-k route: its σ̂ are lower bounds, so the figure's caption says so (export-menu.mjs)
+      const partial = !!s?.partial || ['S', 'E', 'A'].some((k) => current(k) && ov[k].partial);
+      return { data, logX: st.n > LOG_X_MIN_N, floorRel: s && s.sv[0] > 0 ? s.floor / s.sv[0] : 0, ceiling, partial };
     },
     entropy: () => entropyBars(view.readouts?.entropy_hist ?? null),
     sweep: () => (sweepView.plan && !sweepView.plan.off && sweepView.points.some(Boolean) ? { plan: sweepView.plan, points: sweepView.points } : null),

@@ -49,6 +49,9 @@ describe('n = 4096: the top-k spectrum', () => {
     const json = JSON.parse((await exportItem(page, 'state.json')).bytes.toString());
     expect(json.readouts).toEqual(JSON.parse(JSON.stringify(r)));
     expect(json.readouts.rank_bound).toBe('lower');
+    // the spectrum figure's caption says its curves are the top k's
+    const svg = (await exportItem(page, 'spectrum.svg')).bytes.toString();
+    expect(svg).toMatch(/randomized iteration: each σ̂ᵢ ≤ σᵢ/);
     // on screen: the marks and their reason on hover
     const cell = async (id) => page.locator(`#readout-table tr[data-readout="${id}"] td.v`).evaluate((td) => ({ text: td.textContent, title: td.title }));
     const rank = await cell('rank'), stable = await cell('stable_rank');
