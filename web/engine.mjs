@@ -8,6 +8,7 @@ import { randomFiles } from './export.mjs';
 import { blockSize } from './downsample.mjs';
 import { SPECTRAL_KEYS, spectralReadouts } from './spectral.mjs';
 import { topSingularValues } from './topk.mjs';
+import { uniformEntropy } from './entropy-baseline.mjs';
 
 /**
  * Largest n whose heatmaps and plain readouts the page computes itself, in the commit of the input's
@@ -159,8 +160,9 @@ export class Engine {
   }
 
   /**
-   * Row-entropy histograms {bins, top: ln n, M: {counts, left, status, message, mean}, A: {…}|null}:
-   * M's each time, A's cached per inputs, scale and mask (its mean from the library's readouts of A).
+   * Row-entropy histograms {bins, top: ln n (the axis), uniform (the baseline, entropy-baseline.mjs),
+   * M: {counts, left, status, message, mean}, A: {…}|null}: M's each time, A's cached per inputs, scale
+   * and mask (its mean from the library's readouts of A).
    */
   entropyHistograms(req, meanM, bins = ENTROPY_BINS) {
     const lab = this.lab, causal = req.knobs.causal;
@@ -178,7 +180,7 @@ export class Engine {
       }
       this.aHist = { key: aKey, A };
     }
-    return { bins, top: M.top, M, A: this.aHist.A };
+    return { bins, top: M.top, uniform: uniformEntropy(req.inputs.n, causal), M, A: this.aHist.A };
   }
 
   /**
@@ -334,8 +336,8 @@ export class Engine {
 
   /**
    * One head at a glance, for the overview of every layer and head: M as at most cap × cap block means,
-   * its mean row entropy over ln n, and its rank above 10⁻³·σ₁ (fast route): {size, cells, entropy, rank}
-   * or {error}.
+   * its mean row entropy over the uniform baseline (entropy-baseline.mjs), and its rank above 10⁻³·σ₁
+   * (fast route): {size, cells, entropy, rank} or {error}.
    */
   headSummary(req, cap = 32) {
     this.ensure(req);
@@ -343,7 +345,7 @@ export class Engine {
     if (st?.status < 0) return { error: st.message };
     const n = req.inputs.n, b = blockSize(n, cap);
     const r = this.lab.readouts(req.knobs, { route: 'fast', tau: req.tau, semiseparable: false }); // entropy and rank only
-    return { size: Math.ceil(n / b), cells: this.lab.downsample('M', b, 'mean'), entropy: r.row_entropy_mean === null ? null : r.row_entropy_mean / Math.log(n),
+    return { size: Math.ceil(n / b), cells: this.lab.downsample('M', b, 'mean'), entropy: r.row_entropy_mean === null ? null : r.row_entropy_mean / uniformEntropy(n, req.knobs.causal),
       rank: r['rank_rel_1e-3'] ?? null };
   }
 

@@ -23,6 +23,7 @@ import { rankAtRelative, chartData, LOG_X_MIN_N } from './render/spectrum.mjs';
 import { makeSpectrumChart, makeErrorChart, floorDrawn, SERIES, loadUPlot, uPlotReady } from './render/charts.mjs';
 import { READOUT_ROWS, rowReason, rowMark, rowLabel, costLine } from './render/readouts.mjs';
 import { entropyBars, entropyNote, drawEntropyHistogram } from './render/entropy.mjs';
+import { UNIFORM_NAME, uniformFormula } from './entropy-baseline.mjs';
 import { buildControls } from './ui/controls.mjs';
 import { createInspector } from './inspect.mjs';
 import { typeset } from './render/tex.mjs';
@@ -986,10 +987,10 @@ function drawOverview() {
     }
     const ent = cell.entropy === null ? '—' : cell.entropy.toFixed(2);
     cap.textContent = `L${l}H${h}\nH ${ent} · r ${cell.rank ?? '—'}`;
-    b.setAttribute('aria-label', `layer ${l}, head ${h}: row entropy ${ent} of ln n, rank ${cell.rank ?? 'undefined'} above 10⁻³·σ₁${current ? ' (shown)' : ''}`);
+    b.setAttribute('aria-label', `layer ${l}, head ${h}: row entropy ${ent} of ${UNIFORM_NAME}, rank ${cell.rank ?? 'undefined'} above 10⁻³·σ₁${current ? ' (shown)' : ''}`);
   }
   const shown = v.cells.size, total = v.layers * v.heads;
-  const note = v.error ? `failed: ${v.error}` : v.done ? `${schema.variantView(st.variant).label} on all ${total} heads: H is the mean row entropy over ln n, r the rank above 10⁻³·σ₁; click a head to open it` : `${shown} of ${total} heads…`;
+  const note = v.error ? `failed: ${v.error}` : v.done ? `${schema.variantView(st.variant).label} on all ${total} heads: H is the mean row entropy over ${UNIFORM_NAME} (${uniformFormula(requestOf(st).knobs.causal)}), r the rank above 10⁻³·σ₁; click a head to open it` : `${shown} of ${total} heads…`;
   const el = document.querySelector('#overview .ov-note');
   if (el.textContent !== note) el.textContent = note;
 }

@@ -2,6 +2,7 @@
 // formula (TeX, typeset by KaTeX once at start-up) and a function from the readouts object (the JSON
 // names of docs/readouts.md, as web/attnviz.mjs returns them) to the text shown. Pure; no DOM.
 import { fmt, fmtPct, fmtCount, fmtBytes, fmtRatio } from './format.mjs';
+import { UNIFORM_NAME } from '../entropy-baseline.mjs';
 
 const val = (r, k, f = fmt) => (r[k] === null || r[k] === undefined ? '—' : `${markSign(r, k)}${f(r[k])}`);
 /** What precedes a marked number on screen: ≥ a lower bound, ≤ an upper bound, ≈ an estimate (docs/readouts.md). */
@@ -68,8 +69,9 @@ export const READOUT_ROWS = [
     text: (r) => val(r, 'keys_for_90'), keys: ['keys_for_90'],
   },
   {
-    id: 'row_entropy', label: 'row entropy / ln n', spectral: false,
-    tex: String.raw`-\textstyle\sum_j \hat M_{ij}\ln \hat M_{ij}\ \text{vs}\ \ln n`,
+    // against the one baseline every view names (entropy-baseline.mjs): the library's row_entropy_uniform
+    id: 'row_entropy', label: `row entropy / ${UNIFORM_NAME}`, spectral: false,
+    tex: String.raw`-\textstyle\sum_j \hat M_{ij}\ln \hat M_{ij}\ \text{vs}\ \tfrac1n\textstyle\sum_i \ln m_i`,
     text: (r) => `${val(r, 'row_entropy_mean')} / ${val(r, 'row_entropy_uniform')}`,
     keys: ['row_entropy_mean', 'row_entropy_uniform'],
   },
