@@ -22,7 +22,7 @@ import { fmt, fmtSigned } from './render/format.mjs';
 import { chartData, LOG_X_MIN_N } from './render/spectrum.mjs';
 import uPlot from 'uplot';
 import { makeSpectrumChart, makeErrorChart, provideUPlot } from './render/charts.mjs';
-import { READOUT_ROWS, rowReason, rowLabel, costLine } from './render/readouts.mjs';
+import { READOUT_ROWS, rowReason, rowMark, rowLabel, costLine } from './render/readouts.mjs';
 import { typeset } from './render/tex.mjs';
 import { cliReadouts, readoutKeys, linkState } from './inspect.mjs';
 import { overlayKey } from './engine.mjs';
@@ -282,6 +282,7 @@ export class AttnViz extends HTMLElement {
       const text = row.spectral && !this.view.spec ? '…' : row.text(r, ctx);
       const why = text === '—' ? rowReason(row, r) : '';
       tr.children[1].textContent = why ? `— (${why})` : text;
+      tr.children[1].title = why ? '' : rowMark(row, r, ctx); // a bound (≥, ≤) says why on hover
     }
     this.q('.cost').textContent = costLine(this.view.frame?.cost, this.st.n);
   }

@@ -8,6 +8,7 @@ import { randomFiles } from './export.mjs';
 import { blockSize } from './downsample.mjs';
 import { SPECTRAL_KEYS, spectralReadouts } from './spectral.mjs';
 import { topSingularValues } from './topk.mjs';
+import { uniformEntropy } from './entropy-baseline.mjs';
 
 /**
  * Largest n whose heatmaps and plain readouts the page computes itself, in the commit of the input's
@@ -159,8 +160,9 @@ export class Engine {
   }
 
   /**
-   * Row-entropy histograms {bins, top: ln n, M: {counts, left, status, message, mean}, A: {…}|null}:
-   * M's each time, A's cached per inputs, scale and mask (its mean from the library's readouts of A).
+   * Row-entropy histograms {bins, top: ln n (the axis), uniform (the baseline, entropy-baseline.mjs),
+   * M: {counts, left, status, message, mean}, A: {…}|null}: M's each time, A's cached per inputs, scale
+   * and mask (its mean from the library's readouts of A).
    */
   entropyHistograms(req, meanM, bins = ENTROPY_BINS) {
     const lab = this.lab, causal = req.knobs.causal;
@@ -178,7 +180,7 @@ export class Engine {
       }
       this.aHist = { key: aKey, A };
     }
-    return { bins, top: M.top, M, A: this.aHist.A };
+    return { bins, top: M.top, uniform: uniformEntropy(req.inputs.n, causal), M, A: this.aHist.A };
   }
 
   /**
@@ -348,8 +350,8 @@ export class Engine {
       values[k] = r[k] ?? null;
       if (values[k] === null) reasons[k] = r[`${k}_reason`] ?? 'not computed';
     }
-    // the overview's one entropy baseline division (the readout row "row entropy / ln n")
-    values.row_entropy = r.row_entropy_mean === null ? null : r.row_entropy_mean / Math.log(n);
+    // over the one uniform baseline (entropy-baseline.mjs), as the readout row "row entropy / uniform"
+    values.row_entropy = r.row_entropy_mean === null ? null : r.row_entropy_mean / uniformEntropy(n, req.knobs.causal);
     if (values.row_entropy === null) reasons.row_entropy = r.row_entropy_mean_reason ?? 'not computed';
     return { values, reasons };
   }
@@ -364,7 +366,7 @@ export class Engine {
   /**
    * Singular values of one matrix held in the lab ('M' | 'A' | 'S'): the factor route where the
    * variant has low-rank factors, the full route where n allows, else the top k by randomized
-   * iteration. Returns {sv, floor, partial, route, fro2}.
+   * iteration. Returns {sv, floor, partial, route, fro2, sigma1Upper} (the last two for the top k only).
    */
   singularValues(which, req, drag, k = 48, topk = false) {
     const n = req.inputs.n;
@@ -389,7 +391,7 @@ export class Engine {
     }
     const view = which === 'M' ? lab.M : which === 'A' ? lab.A : lab.S; // 'S' and 'E' share the S buffer
     const t = topSingularValues(view, n, drag ? Math.min(k, 24) : Math.min(k, 32), drag || n > FULL_MAX_N ? 0 : 1);
-    return { sv: t.sv, floor: t.sv[0] * 1e-7, partial: true, route: `top ${t.sv.length} (randomized)`, fro2: t.fro2 };
+    return { sv: t.sv, floor: t.sv[0] * 1e-7, partial: true, route: `top ${t.sv.length} (randomized)`, fro2: t.fro2, sigma1Upper: t.sigma1Upper };
   }
 
   /**
@@ -404,7 +406,7 @@ export class Engine {
     if (!s) return null;
     const n = req.inputs.n;
     const readouts = spectralReadouts(s.sv, s.floor, n, { partial: s.partial, fro2: s.fro2 ?? null,
-      reason: s.sv ? undefined : `no spectrum: ${s.message}` });
+      sigma1Upper: s.sigma1Upper ?? null, reason: s.sv ? undefined : `no spectrum: ${s.message}` });
     const fr = this.lab.featureDim(req.knobs, true);
     const ceiling = fr.r === null ? null : Math.min(fr.r, n);
     if (s.sv && !s.partial) this.semiseparable(req, drag, s, readouts);
@@ -462,7 +464,7 @@ export class Engine {
     const lab = this.lab;
     const view = which === 'M' ? lab.M : which === 'A' ? lab.A : lab.S;
     const t = topSingularValues(view, n, k, iters);
-    return { sv: t.sv, floor: t.sv[0] * 1e-7, partial: true, route: `top ${t.sv.length} (randomized)`, fro2: t.fro2 };
+    return { sv: t.sv, floor: t.sv[0] * 1e-7, partial: true, route: `top ${t.sv.length} (randomized)`, fro2: t.fro2, sigma1Upper: t.sigma1Upper };
   }
 
   free() { this.lab?.free(); this.lab = null; this.draftLab?.free(); this.draftLab = null; }

@@ -39,7 +39,7 @@ export const READOUT_EXPLAIN = {
   sparsity_tau: { text: 'The share of allowed weights below τ/n (τ the slider): a uniform row has none; a sharp row has most of them near zero.' },
   'sparsity_lt_0.01': { text: 'The share of all n² entries below 0.01, regardless of n (the article\'s measure: about 60 % in a trained BERT).' },
   keys_for_90: { text: 'The mean, over rows, of the fewest keys whose weights reach 90 % of the row\'s sum: a few for sharp attention, most of n for flat. Undefined when a row has a negative weight or sums to zero.' },
-  row_entropy: { text: 'The mean entropy of the rows (each normalised to sum 1), against ln n, the entropy of a uniform row. Low means focused. Undefined when a row has a negative weight or sums to zero.' },
+  row_entropy: { text: 'The mean entropy of the rows (each normalised to sum 1), against uniform: the mean entropy of uniform rows, ln n, or ln(n!)/n under the causal mask, where row i sees only i + 1 keys. Low means focused. Undefined when a row has a negative weight or sums to zero.' },
   row_sum_dev_max: { text: 'The largest distance of a row\'s sum from 1: rounding for variants whose rows are distributions, large where E/F projections or a convolution change the sums.' },
   error_fro_rel: { text: 'The Frobenius distance to softmax on the same Q, K, scale and mask, relative to softmax\'s norm: 0 is exact.' },
   row_kl_mean: { text: 'The mean over rows of the Kullback–Leibler divergence from softmax\'s row to the variant\'s. Undefined where the variant has a negative weight or a zero where softmax is positive.' },
@@ -64,6 +64,7 @@ export const GLOSSARY = [
   { tex: String.raw`\varepsilon`, text: 'a small constant added to keep a normaliser or a feature positive' },
   { tex: String.raw`\sigma_i`, text: 'the singular values of a matrix, largest first (σ₁)' },
   { tex: String.raw`\tau`, text: 'the sparsity threshold: weights below τ/n count as near zero' },
-  { tex: String.raw`\ln n`, text: 'the entropy of a uniform row over n keys: the largest a row can have' },
+  { tex: String.raw`\ln n`, text: 'the entropy of a uniform row over n keys: the largest a row can have (the end of the entropy histogram\'s axis)' },
+  { tex: String.raw`\tfrac1n\textstyle\sum_i \ln m_i`, text: 'uniform: the mean entropy of uniform rows, row i over its m_i allowed keys; ln n, or ln(n!)/n causal: the baseline every row-entropy view reads against' },
   { tex: 'e(r)', text: 'the truncated-SVD error: the share of ‖M‖²_F beyond the r largest singular values' },
 ];

@@ -2,6 +2,8 @@
 // it) and as CSV, the readouts and state as JSON. Issue 10, item 3 (docs/page.md, "Export").
 
 import { markerIndices } from './render/spectrum.mjs';
+import { fmt } from './render/format.mjs';
+import { UNIFORM_NAME } from './entropy-baseline.mjs';
 
 /**
  * A .npy v1.0 file: the magic "\x93NUMPY", version 1.0, a uint16 LE header length, the header dict
@@ -428,7 +430,8 @@ export function chartSvg(c) {
 
 /**
  * The row-entropy histogram as SVG: M's bars, softmax A's outline dashed, the means as ticks under the
- * axis; entropies as a fraction of ln n. data: render/entropy.mjs entropyBars(hist).
+ * axis, the uniform baseline (entropy-baseline.mjs) dotted; entropies in nats on an axis from 0 to ln n.
+ * data: render/entropy.mjs entropyBars(hist).
  */
 export function entropySvg(data, { title, caption, width = 640, height: h0 = 320 }) {
   if (!data?.M) throw new Error('entropySvg: no histogram of M');
@@ -452,8 +455,13 @@ export function entropySvg(data, { title, caption, width = 640, height: h0 = 320
     out.push(`<path d="${d}L${left + plotW} ${top + plotH}" fill="none" stroke="#cc79a7" stroke-width="1.8" stroke-dasharray="5 3"/>`);
   }
   out.push(`<rect x="${left}" y="${top}" width="${plotW}" height="${plotH}" fill="none" stroke="#000000" stroke-width="0.8"/>`);
-  for (const v of [0, 0.25, 0.5, 0.75, 1]) {
-    out.push(`<text x="${f(left + v * plotW)}" y="${top + plotH + 16}" text-anchor="middle">${v}</text>`);
+  for (const v of [0, 0.25, 0.5, 0.75, 1]) { // in nats, as the page's axis, whose end is ln n
+    out.push(`<text x="${f(left + v * plotW)}" y="${top + plotH + 16}" text-anchor="middle">${v === 0 ? '0' : fmt(v * data.top)}</text>`);
+  }
+  if (Number.isFinite(data.uniform)) {
+    const ux = f(left + Math.min(1, Math.max(0, data.uniform)) * plotW);
+    out.push(`<path d="M${ux} ${top}V${top + plotH}" stroke="#b8860b" stroke-width="1.5" stroke-dasharray="2 3"/>`,
+      `<text x="${ux}" y="${top - 4}" text-anchor="middle" fill="#b8860b">${UNIFORM_NAME} = ${fmt(data.uniformValue)}</text>`);
   }
   for (const v of [0, max / 2, max]) {
     out.push(`<text x="${left - 6}" y="${f(y(v) + 4)}" text-anchor="end">${Number((100 * v).toPrecision(2))}%</text>`);
@@ -461,7 +469,7 @@ export function entropySvg(data, { title, caption, width = 640, height: h0 = 320
   for (const [m, color] of [[data.meanM, '#0072b2'], [data.meanA, '#cc79a7']]) {
     if (m !== null && m !== undefined) out.push(`<path d="M${f(left + m * plotW)} ${top + plotH}l-5 9h10Z" fill="${color}"/>`);
   }
-  out.push(`<text x="${left + plotW / 2}" y="${top + plotH + 32}" text-anchor="middle">row entropy H / ln n (bars: M; dashed: softmax A; ▲ the means)</text>`,
+  out.push(`<text x="${left + plotW / 2}" y="${top + plotH + 32}" text-anchor="middle">row entropy H, nats, to ln n = ${fmt(data.top)} (bars: M; dashed: softmax A; ▲ the means; dotted: ${UNIFORM_NAME})</text>`,
     `<text transform="translate(14 ${top + plotH / 2}) rotate(-90)" text-anchor="middle">share of rows</text>`,
     cap.svg, '</svg>');
   return out.join('\n') + '\n';

@@ -9,6 +9,7 @@
 // for (state.mjs's requestOf, as JSON) and whether it came from a drag; a snapshot uses a result only
 // when its tag is the current request's (and, for the spectrum, not a drag's), so it never reports
 // readouts of an older state than the one it names. Pure apart from the timers of createInspector; no DOM.
+import { MARK_SUFFIXES } from './spectral.mjs';
 
 /**
  * The link's keys and values as the address bar carries them: `v=1&gen=gaussian&…` (with or without '#')
@@ -96,8 +97,12 @@ export function cliReadouts({ req, frame, plain, spec, names, exact, STATUS, sta
   const route = spec ? routeName(spec) : null;
   out.route = route;
   const sv = spec?.sv ? Array.from(spec.sv) : null;
-  if (sv) out.singular_values = sv;
-  else {
+  // the top k of a randomized route are each ≤ the true σᵢ, so the curve's e(r) is ≥ the true (a zero M is exact)
+  const bounded = !!sv && !!spec.partial && spec.fro2 > 0;
+  if (sv) {
+    out.singular_values = sv;
+    if (bounded) out.singular_values_bound = 'lower';
+  } else {
     out.singular_values = null;
     out.singular_values_reason = spec ? (spec.message ?? 'the route failed') : missing;
   }
@@ -107,16 +112,20 @@ export function cliReadouts({ req, frame, plain, spec, names, exact, STATUS, sta
     const src = spec?.readouts && Object.hasOwn(spec.readouts, key) ? spec.readouts
       : plain && Object.hasOwn(plain, key) ? plain : null;
     const v = src ? src[key] : null;
-    if (typeof v === 'number' && Number.isFinite(v)) out[key] = v;
-    else {
+    if (typeof v === 'number' && Number.isFinite(v)) {
+      out[key] = v;
+      for (const m of MARK_SUFFIXES) if (src[`${key}${m}`] !== undefined) out[`${key}${m}`] = src[`${key}${m}`]; // a bound or an estimate says so
+    } else {
       out[key] = null;
       out[`${key}_reason`] = src?.[`${key}_reason`] ?? (src ? 'the readout is not finite' : why);
     }
   }
   if (Number.isInteger(frame?.semiCeiling)) out.semiseparable_ceiling = frame.semiCeiling;
   const curve = sv ? errorCurve(sv, spec.partial ? (spec.fro2 ?? null) : null) : null;
-  if (curve) out.error_curve = curve;
-  else { out.error_curve = null; out.error_curve_reason = 'no singular values were given'; }
+  if (curve) {
+    out.error_curve = curve;
+    if (bounded) out.error_curve_bound = 'upper';
+  } else { out.error_curve = null; out.error_curve_reason = 'no singular values were given'; }
   const hist = plain?.entropy_hist?.M;
   if (hist?.counts) out.row_entropy_hist = { lo: 0, hi: hist.top, counts: Array.from(hist.counts) };
   if (route === 'factors' && Number.isInteger(spec.factorRank)) out.factor_rank = spec.factorRank;

@@ -21,8 +21,9 @@ import { drawHeatmap, drawColorbar, sharedRange, symmetricRange, cellAt } from '
 import { fmt, fmtSigned, fmtMs, fmtWhole } from './render/format.mjs';
 import { rankAtRelative, chartData, LOG_X_MIN_N } from './render/spectrum.mjs';
 import { makeSpectrumChart, makeErrorChart, floorDrawn, SERIES, loadUPlot, uPlotReady } from './render/charts.mjs';
-import { READOUT_ROWS, rowReason, rowLabel, costLine } from './render/readouts.mjs';
+import { READOUT_ROWS, rowReason, rowMark, rowLabel, costLine } from './render/readouts.mjs';
 import { entropyBars, entropyNote, drawEntropyHistogram } from './render/entropy.mjs';
+import { UNIFORM_NAME, uniformFormula } from './entropy-baseline.mjs';
 import { buildControls } from './ui/controls.mjs';
 import { createInspector } from './inspect.mjs';
 import { typeset } from './render/tex.mjs';
@@ -555,7 +556,7 @@ function drawSpectra() {
   // overlays' top σ would otherwise sit in the first pixels
   const data = chartData({ spec: s, overlays: Object.fromEntries(['S', 'E', 'A'].filter(current).map((k) => [k, ov[k]])), n, ceiling });
   if (drawn) { charts.spectrum.update(data.spectrum); charts.error.update(data.error); }
-  const route = s ? `${s.route}${s.partial ? ': ranks are lower bounds' : ''}; ${fmtMs(s.ms)} in the worker`
+  const route = s ? `${s.route}${s.partial ? ': σ and ranks are lower bounds, stable rank an upper bound (≥, ≤)' : ''}; ${fmtMs(s.ms)} in the worker`
     : view.spec ? `no spectrum: ${view.spec.message}` : 'computing…';
   const floorRel = s && s.sv[0] > 0 ? s.floor / s.sv[0] : 0;
   const floorText = floorRel > 0
@@ -570,7 +571,7 @@ function drawReadouts() {
   const s = view.spec?.sv ? view.spec : null;
   const ctx = {
     n: st.n, tau: st.tau, ceiling: dims().ceiling, semiCeiling: dims().semiCeiling, partial: !!s?.partial, relTol: st.rtol,
-    relRank: s ? rankAtRelative(s.sv, 10 ** st.rtol, s.floor) : null,
+    relRank: s ? rankAtRelative(s.sv, 10 ** st.rtol, s.floor, s.sigma1Upper ?? null) : null,
   };
   const rows = readoutRows();
   for (const row of READOUT_ROWS) {
@@ -580,7 +581,7 @@ function drawReadouts() {
     if (l.firstChild.textContent !== label) l.firstChild.textContent = label;
     const text = row.spectral && !view.spec ? '…' : row.text(r, ctx);
     if (v.textContent !== text) v.textContent = text;
-    const reason = rowReason(row, r);
+    const reason = rowReason(row, r) || rowMark(row, r, ctx); // why it is '—', or why it is a bound
     if (v.title !== reason) v.title = reason;
     // an undefined readout says why on screen, under its label (docs/readouts.md lists the reasons)
     const why = text.includes('—') ? reason : '';
@@ -1167,7 +1168,9 @@ async function start() {
       const current = (k) => ov[k] && ov[k].key === overlayKey(req, k) && ov[k].sv.length && ov[k].sv.length <= st.n;
       const { ceiling } = dims();
       const data = chartData({ spec: s, overlays: Object.fromEntries(['S', 'E', 'A'].filter(current).map((k) => [k, ov[k]])), n: st.n, ceiling });
-      return { data, logX: st.n > LOG_X_MIN_N, floorRel: s && s.sv[0] > 0 ? s.floor / s.sv[0] : 0, ceiling };
+      // a curve from the top-k route: its σ̂ are lower bounds, so the figure's caption says so (export-menu.mjs)
+      const partial = !!s?.partial || ['S', 'E', 'A'].some((k) => current(k) && ov[k].partial);
+      return { data, logX: st.n > LOG_X_MIN_N, floorRel: s && s.sv[0] > 0 ? s.floor / s.sv[0] : 0, ceiling, partial };
     },
     entropy: () => entropyBars(view.readouts?.entropy_hist ?? null),
     sweep: () => (sweepView.plan && !sweepView.plan.off && sweepView.points.some(Boolean) ? { plan: sweepView.plan, points: sweepView.points } : null),

@@ -96,8 +96,9 @@ function rng(seed) {
  * The k largest singular values of M (n×n, row-major Float32Array or Float64Array), descending.
  * @param {number} k      how many (≤ n)
  * @param {number} iters  power iterations (0 while dragging, 1–2 for more accuracy)
- * @returns {{sv: Float64Array, fro2: number}} sv has k entries; fro2 = ‖M‖_F² (so that the
- *          truncated-SVD error curve is exact for r ≤ k)
+ * @returns {{sv: Float64Array, fro2: number, sigma1Upper: number}} sv has k entries, each ≤ the true σᵢ
+ *          (those of a projection QᵀM of M); fro2 = ‖M‖_F² (so that the truncated-SVD error curve is
+ *          exact for r ≤ k); sigma1Upper ≥ σ₁ (as computed, in exact arithmetic)
  */
 export function topSingularValues(M, n, k, iters = 1, seed = 12345) {
   const kk = Math.min(k, n);
@@ -128,7 +129,18 @@ export function topSingularValues(M, n, k, iters = 1, seed = 12345) {
   const ev = symmetricEigenvalues(G, l);
   const sv = new Float64Array(kk);
   for (let i = 0; i < kk; i++) sv[i] = Math.sqrt(Math.max(0, ev[i]));
-  let fro2 = 0;
-  for (let i = 0; i < n * n; i++) fro2 += M[i] * M[i];
-  return { sv, fro2 };
+  let fro2 = 0, rowMax = 0, captured = 0;
+  const colSum = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    let row = 0;
+    for (let j = 0, o = i * n; j < n; j++) { const m = M[o + j]; fro2 += m * m; row += Math.abs(m); colSum[j] += Math.abs(m); }
+    rowMax = Math.max(rowMax, row);
+  }
+  let colMax = 0;
+  for (let j = 0; j < n; j++) colMax = Math.max(colMax, colSum[j]);
+  for (let a = 0; a < l; a++) captured += Math.max(0, ev[a]);
+  // σ₁ ≤ each of these, so that counts against it are lower bounds (docs/readouts.md, "Bounds and
+  // estimates"): ‖M‖_F; √(‖M‖₁‖M‖_∞); and with B = QᵀM, ‖M‖₂² ≤ ‖B‖₂² + ‖(I − QQᵀ)M‖_F², the latter ‖M‖_F² − ‖B‖_F²
+  const sigma1Upper = Math.sqrt(Math.min(fro2, rowMax * colMax, Math.max(0, ev[0]) + Math.max(0, fro2 - captured)));
+  return { sv, fro2, sigma1Upper };
 }

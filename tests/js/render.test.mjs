@@ -251,7 +251,7 @@ describe('spectrum shaping and readout text', () => {
     }
     const rank = READOUT_ROWS.find((r) => r.id === 'rank');
     expect(rank.text({ rank: 64 }, { n: 256 })).toBe('64 / 256');
-    expect(rank.text({ rank: 20 }, { n: 2048, partial: true })).toBe('≥ 20 / 2048');
+    expect(rank.text({ rank: 20, rank_bound: 'lower' }, { n: 4096, partial: true })).toBe('≥ 20 / 4096');
     const rel = READOUT_ROWS.find((r) => r.id === 'rank_rel');
     expect(rowLabel(rel, { relTol: -3 })).toBe('rank above 10⁻³·σ₁');
     expect(rel.text({}, { relRank: 64, relTol: -3 })).toBe('64');
@@ -364,7 +364,7 @@ describe('row-entropy histogram', () => {
     e.free();
   });
   it('shapes bars as fractions of the rows counted, and means as fractions of ln n', () => {
-    const hist = { bins: 4, top: 2, M: { counts: Int32Array.from([1, 3, 0, 0]), left: 0, mean: 0.5 }, A: { counts: Int32Array.from([0, 0, 2, 2]), left: 0, mean: 1.5 } };
+    const hist = { bins: 4, top: 2, uniform: 1.6, M: { counts: Int32Array.from([1, 3, 0, 0]), left: 0, mean: 0.5 }, A: { counts: Int32Array.from([0, 0, 2, 2]), left: 0, mean: 1.5 } };
     const b = entropyBars(hist);
     expect([...b.M]).toEqual([0.25, 0.75, 0, 0]);
     expect([...b.A]).toEqual([0, 0, 0.5, 0.5]);
@@ -373,7 +373,8 @@ describe('row-entropy histogram', () => {
     expect(b.meanA).toBe(0.75);
     expect(entropyBars(null)).toBe(null);
     expect(entropyBars({ ...hist, M: { counts: null, mean: null }, A: null }).M).toBe(null);
-    expect(entropyNote(hist)).toMatch(/M 0\.5 \(solid\), softmax 1\.5 \(dashed\) · ln n = 2/);
+    expect(b.uniform).toBe(0.8);
+    expect(entropyNote(hist)).toMatch(/M 0\.5 \(solid\), softmax 1\.5 \(dashed\) · uniform 1\.6 .*ln n = 2/);
     expect(entropyNote({ ...hist, M: { ...hist.M, left: 3 } })).toMatch(/3 rows of M left out/);
   });
 });

@@ -1,13 +1,16 @@
 // entropy.mjs: the row-entropy histogram (docs/readouts.md: each row's entropy, its mean and histogram,
-// against ln n for uniform rows): the variant's M as filled bars, the softmax A as a dashed outline, each mean as a
-// vertical line, ln n (every row uniform) at the right end of the axis. Pure shaping plus one draw
-// function that touches only the canvas it is given.
+// against the uniform baseline): the variant's M as filled bars, the softmax A as a dashed outline, each
+// mean as a vertical line, the baseline (the mean entropy of uniform rows, entropy-baseline.mjs) dotted, on
+// an axis from 0 to ln n (the most any row can have). Pure shaping plus one draw function that touches
+// only the canvas it is given.
 import { fmt } from './format.mjs';
+import { UNIFORM_NAME } from '../entropy-baseline.mjs';
 
 /**
- * Shape the engine's histograms ({bins, top, M: {counts, left, mean, status}, A: {…} | null}) for
- * drawing: per-bin fractions of the rows counted, the tallest fraction, and the means as fractions of
- * ln n (null where undefined). A histogram with no counts (an error status) gives null fractions.
+ * Shape the engine's histograms ({bins, top, uniform, M: {counts, left, mean, status}, A: {…} | null})
+ * for drawing: per-bin fractions of the rows counted, the tallest fraction, and the means and the
+ * baseline as fractions of the axis, ln n (null where undefined). A histogram with no counts (an error
+ * status) gives null fractions.
  */
 export function entropyBars(hist) {
   if (!hist || !(hist.bins > 0)) return null;
@@ -22,15 +25,16 @@ export function entropyBars(hist) {
   let max = 0;
   for (const f of [M, A]) if (f) for (let i = 0; i < f.length; i++) max = Math.max(max, f[i]);
   const at = (h) => (h && Number.isFinite(h.mean) && hist.top > 0 ? h.mean / hist.top : null);
-  return { bins: hist.bins, top: hist.top, M, A, max, meanM: at(hist.M), meanA: at(hist.A) };
+  const uniform = Number.isFinite(hist.uniform) && hist.top > 0 ? hist.uniform / hist.top : null;
+  return { bins: hist.bins, top: hist.top, M, A, max, meanM: at(hist.M), meanA: at(hist.A), uniform, uniformValue: hist.uniform ?? null };
 }
 
-/** The line above the histogram: both means against ln n, and rows left out (with the reason). */
+/** The line above the histogram: both means against the uniform baseline, and rows left out (with the reason). */
 export function entropyNote(hist) {
   if (!hist) return '';
   const parts = [];
   parts.push(`mean: M ${fmt(hist.M?.mean)} (solid)${hist.A ? `, softmax ${fmt(hist.A.mean)} (dashed)` : ''}`);
-  parts.push(`ln n = ${fmt(hist.top)} (uniform rows)`);
+  parts.push(`${UNIFORM_NAME} ${fmt(hist.uniform)} (dotted: the mean entropy of uniform rows; the axis runs to ln n = ${fmt(hist.top)})`);
   if (hist.M && !hist.M.counts) parts.push(`M: ${hist.M.message}`);
   else if (hist.M?.left > 0) parts.push(`${hist.M.left} rows of M left out (a negative entry or a zero sum)`);
   return parts.join(' · ');
@@ -61,7 +65,7 @@ export function drawEntropyHistogram(canvas, data, opts) {
   ctx.textAlign = 'left'; ctx.fillText('0', left, height - 2);
   ctx.textAlign = 'center'; ctx.fillText('row entropy (nats)', (left + right) / 2, height - 2);
   if (!data) return;
-  ctx.textAlign = 'right'; ctx.fillText(`ln n = ${fmt(data.top)}`, right, height - 2);
+  ctx.textAlign = 'right'; ctx.fillText(`ln n = ${fmt(data.top)}`, right, height - 2); // the axis's end
   if (data.max > 0) { ctx.textAlign = 'left'; ctx.fillText(`${fmt(100 * data.max, 2)}% of rows`, left, top - 2); }
   const bw = (right - left) / data.bins;
   if (data.M) {
@@ -87,7 +91,11 @@ export function drawEntropyHistogram(canvas, data, opts) {
     ctx.beginPath(); ctx.moveTo(xx, top); ctx.lineTo(xx, bottom); ctx.stroke();
     ctx.setLineDash([]);
   };
-  vline(1, colors.mark, [5, 4]);            // ln n: every row uniform
+  vline(data.uniform, colors.mark, [2, 3]); // the baseline: the mean entropy of uniform rows
+  if (data.uniform !== null && Number.isFinite(data.uniform)) {
+    ctx.fillStyle = colors.mark; ctx.textAlign = 'right';
+    ctx.fillText(UNIFORM_NAME, x(Math.min(1, Math.max(0, data.uniform))) - 3, top + fontPx);
+  }
   vline(data.meanA, colors.A, [3, 2], 2);
   vline(data.meanM, colors.M, [], 2);
 }

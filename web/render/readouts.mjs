@@ -2,19 +2,27 @@
 // formula (TeX, typeset by KaTeX once at start-up) and a function from the readouts object (the JSON
 // names of docs/readouts.md, as web/attnviz.mjs returns them) to the text shown. Pure; no DOM.
 import { fmt, fmtPct, fmtCount, fmtBytes, fmtRatio } from './format.mjs';
+import { UNIFORM_NAME } from '../entropy-baseline.mjs';
 
-const val = (r, k, f = fmt) => (r[k] === null || r[k] === undefined ? '—' : f(r[k]));
+const val = (r, k, f = fmt) => (r[k] === null || r[k] === undefined ? '—' : `${markSign(r, k)}${f(r[k])}`);
+/** What precedes a marked number on screen: ≥ a lower bound, ≤ an upper bound, ≈ an estimate (docs/readouts.md). */
+const SIGN = { lower: '≥ ', upper: '≤ ' };
+function markSign(r, k) {
+  if (r[`${k}_bound`]) return SIGN[r[`${k}_bound`]] ?? '';
+  return r[`${k}_method`] ? '≈ ' : '';
+}
 
 /**
  * Rows of the readout panel. ctx: {n, relRank, relTol, partial, ceiling}: the rank at the slider's
- * relative tolerance (computed on the page from σ), and whether σ holds only the top k (ranks are then
- * lower bounds).
+ * relative tolerance (computed on the page from σ), and whether σ holds only the top k (that rank is then
+ * a lower bound). A readout that is a bound or an estimate shows its mark (≥, ≤, ≈) from the readouts'
+ * own `<key>_bound` / `<key>_method`, so the screen and the snapshot say the same.
  */
 export const READOUT_ROWS = [
   {
     id: 'rank', label: 'numerical rank', spectral: true,
     tex: String.raw`\#\{\sigma_i > \sigma_1 n\,\varepsilon_{32}\}`,
-    text: (r, c) => r.rank == null ? '—' : `${c.partial ? '≥ ' : ''}${r.rank} / ${c.n}`,
+    text: (r, c) => r.rank == null ? '—' : `${markSign(r, 'rank')}${r.rank} / ${c.n}`,
     keys: ['rank'],
   },
   {
@@ -28,7 +36,7 @@ export const READOUT_ROWS = [
     labelFor: (c) => `rank above ${tolerance(c.relTol)}·σ₁`,
     tex: String.raw`\#\{\sigma_i > 10^{t}\,\sigma_1\}`,
     text: (r, c) => c.relRank == null ? '—' : `${c.partial ? '≥ ' : ''}${c.relRank}`,
-    keys: [],
+    keys: [], mark: (r, c) => (c.partial && c.relRank != null ? 'lower' : null), // counted as rank is (web/main.mjs)
     reasonKeys: ['rank_rel_1e-3'], // no σ: its '—' has the reason of the spectrum's other ranks
   },
   {
@@ -44,7 +52,7 @@ export const READOUT_ROWS = [
   {
     id: 'rank_energy_99', label: 'rank for 99% energy', spectral: true,
     tex: String.raw`\min r:\ \textstyle\sum_{i\le r}\sigma_i^2 \ge 0.99\sum\sigma_i^2`,
-    text: (r, c) => r.rank_energy_99 == null ? '—' : `${c.partial ? '≤ ' : ''}${r.rank_energy_99}`, keys: ['rank_energy_99'],
+    text: (r) => val(r, 'rank_energy_99', String), keys: ['rank_energy_99'],
   },
   {
     id: 'sparsity_tau', label: 'weights below τ/n', spectral: false,
@@ -62,8 +70,9 @@ export const READOUT_ROWS = [
     text: (r) => val(r, 'keys_for_90'), keys: ['keys_for_90'],
   },
   {
-    id: 'row_entropy', label: 'row entropy / ln n', spectral: false,
-    tex: String.raw`-\textstyle\sum_j \hat M_{ij}\ln \hat M_{ij}\ \text{vs}\ \ln n`,
+    // against the one baseline every view names (entropy-baseline.mjs): the library's row_entropy_uniform
+    id: 'row_entropy', label: `row entropy / ${UNIFORM_NAME}`, spectral: false,
+    tex: String.raw`-\textstyle\sum_j \hat M_{ij}\ln \hat M_{ij}\ \text{vs}\ \tfrac1n\textstyle\sum_i \ln m_i`,
     text: (r) => `${val(r, 'row_entropy_mean')} / ${val(r, 'row_entropy_uniform')}`,
     keys: ['row_entropy_mean', 'row_entropy_uniform'],
   },
@@ -100,6 +109,22 @@ export function tolerance(t) {
 
 /** The label a row shows for this context (most are fixed). */
 export function rowLabel(row, ctx) { return row.labelFor ? row.labelFor(ctx) : row.label; }
+
+const MARK_TEXT = {
+  lower: 'a lower bound: the true value is at least this. Above n = 2048 (and while dragging above 1024) the page computes only the top singular values, by randomized iteration, and each of those is at most the true one (docs/readouts.md)',
+  upper: 'an upper bound: the true value is at most this. Above n = 2048 (and while dragging above 1024) the page computes only the top singular values, by randomized iteration, and each of those is at most the true one (docs/readouts.md)',
+};
+/** Why a row's number is not the exact value (a bound or an estimate, from its keys' marks), for its hover; or ''. */
+export function rowMark(row, r, ctx = {}) {
+  const own = row.mark?.(r, ctx);
+  if (own) return MARK_TEXT[own];
+  for (const k of row.keys) {
+    if (r[k] === null || r[k] === undefined) continue;
+    if (r[`${k}_bound`]) return MARK_TEXT[r[`${k}_bound`]] ?? '';
+    if (r[`${k}_method`]) return `an estimate, by ${r[`${k}_method`]} (docs/readouts.md)`;
+  }
+  return '';
+}
 
 /** The reason a row shows '—' (the first `<key>_reason` among its keys, or its reasonKeys), or ''. */
 export function rowReason(row, r) {

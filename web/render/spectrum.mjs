@@ -34,10 +34,13 @@ export function errorCurve(sv, total = null) {
   return e;
 }
 
-/** #{σᵢ > max(rel·σ₁, floor)}: the rank at a relative tolerance, never below the noise floor. */
-export function rankAtRelative(sv, rel, floor = 0) {
+/**
+ * #{σᵢ > max(rel·σ₁, floor)}: the rank at a relative tolerance, never below the noise floor. `top`, when
+ * given, stands for σ₁ (a top-k spectrum's upper bound of it: the count is then a lower bound).
+ */
+export function rankAtRelative(sv, rel, floor = 0, top = null) {
   if (!sv || !sv.length) return null;
-  const tol = Math.max(rel * sv[0], floor);
+  const tol = Math.max(rel * Math.max(sv[0], top ?? 0), floor);
   let r = 0;
   for (let i = 0; i < sv.length; i++) if (sv[i] > tol) r++;
   return r;

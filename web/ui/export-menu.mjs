@@ -88,7 +88,7 @@ export async function svgToPng(svg, scale = 2) {
  *   request()         the page's request (main.mjs requestOf); label() the variant's label
  *   inputsLabel()     what loaded inputs are ("layer 1, head 3 of a 5-layer llama2.c model …"), or null
  *   heatmap(id)       {values, size, n, b, mode, lo, hi, clipped, table, diverging} for 'M', 'A' or 'D', or null
- *   charts()          {data: spectrum.mjs chartData, logX, floorRel, ceiling} or null
+ *   charts()          {data: spectrum.mjs chartData, logX, floorRel, ceiling, partial (a top-k curve)} or null
  *   entropy()         render/entropy.mjs entropyBars of the current histogram, or null
  *   sweep()           {plan, points} of the finished sweep, or null
  *   arrays()          a promise of {files: [{what, data, shape}]} (Engine.exportArrays) or {error}
@@ -228,6 +228,7 @@ export function mountExport(menu, ctx) {
         .map((s) => ({ label: s.label.replace(/ [▲■●◆]$/, ''), color: s.color, dash: s.dash, marker: s.marker, x: d.x, y: d[s.key] }));
       if (!series.length) throw new Error('no curve to draw yet');
       const vlines = c.ceiling ? [{ x: c.ceiling, label: `rank ceiling ${c.ceiling}` }] : [];
+      if (c.partial) caption += ' · top-k curves by randomized iteration: each σ̂ᵢ ≤ σᵢ, so σᵢ/σ₁ is estimated and e(r) an upper bound';
       if (what === 'spectrum') {
         return chartSvg({ title: 'singular values σᵢ/σ₁', caption, xLabel: c.logX ? 'i (log)' : 'i', yLabel: 'σᵢ/σ₁ (log)',
           logX: c.logX, logY: true, series, vlines, hlines: c.floorRel > 0 ? [{ y: c.floorRel, label: 'noise floor' }] : [] });
