@@ -275,7 +275,7 @@ static void free_table(table *t) {
 
 /* The run's settings, from the table's own flags. */
 typedef struct run {
-    int variants[64], nvariants;
+    int variants[AV_VARIANT_COUNT], nvariants; /* each once */
     char **readouts; /* --readouts names, or NULL: every scalar readout */
     int nreadouts;
     int causal;      /* --causal given */
@@ -751,11 +751,18 @@ int avcli_cmd_table(int argc, char **argv) {
         char one[64];
         size_t w = strcspn(v, ",");
         snprintf(one, sizeof one, "%.*s", (int)(w < sizeof one ? w : sizeof one - 1), v);
-        if (strcmp(one, "all") == 0 && w == 3)
-            for (int k = 0; k < AV_VARIANT_COUNT && ru.nvariants < 64; k++) ru.variants[ru.nvariants++] = k;
+        if (strcmp(one, "all") == 0 && w == 3) {
+            if (ru.nvariants || v[w]) code = avcli_fail("--variants all: all alone, or a list of names");
+            for (int k = 0; k < AV_VARIANT_COUNT && !code; k++) ru.variants[ru.nvariants++] = k;
+        }
         else if (w >= sizeof one || av_variant_from_name(one) < 0)
             code = avcli_fail("--variants %s: unknown variant (all, or some of %s)", avcli_brief(w >= sizeof one ? v : one), names);
-        else if (ru.nvariants < 64) ru.variants[ru.nvariants++] = av_variant_from_name(one);
+        else {
+            int id = av_variant_from_name(one), twice = 0;
+            for (int j = 0; j < ru.nvariants; j++) twice |= ru.variants[j] == id;
+            if (twice) code = avcli_fail("--variants %s: given twice", one); /* a head's rows once each */
+            else ru.variants[ru.nvariants++] = id;
+        }
         v = v[w] ? v + w + 1 : NULL;
     }
     char *rlist = val[O_READOUTS] ? strdup(val[O_READOUTS]) : NULL;
@@ -766,6 +773,8 @@ int avcli_cmd_table(int argc, char **argv) {
             char *comma = strchr(p, ',');
             if (comma) *comma = 0;
             if (!*p) code = avcli_fail("--readouts: readout %d is empty (KEY1,KEY2,...)", ru.nreadouts + 1);
+            for (int j = 0; j < ru.nreadouts && !code; j++)
+                if (strcmp(ru.readouts[j], p) == 0) code = avcli_fail("--readouts %s: given twice", avcli_brief(p));
             ru.readouts[ru.nreadouts++] = p;
             p = comma ? comma + 1 : NULL;
         }
@@ -797,7 +806,7 @@ int avcli_cmd_table(int argc, char **argv) {
     if (!code && corpus && !(code = read_texts(&tx, val[O_TEXTS], lines))) code = avcli_model_open(&model, val[O_MODEL], val[O_TOKENIZER]);
     for (int i = 0; corpus && !code && i < tx.count; i++) {
         char what[96];
-        snprintf(what, sizeof what, "--text-file %s%s%s", tx.lines ? "line " : "", avcli_brief(tx.name[i]), "");
+        snprintf(what, sizeof what, "--text-file %s%s", tx.lines ? "line " : "", avcli_brief(tx.name[i]));
         avcli_capture c;
         FILE *f[3] = {0};
         char paths[3][40];

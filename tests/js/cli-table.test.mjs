@@ -132,6 +132,9 @@ describe('attnviz table: long format, one row per layer, head, variant and reado
       expect(mine.length).toBe(L * H * 19); // every readout of the library, on every head
       for (const x of mine) expect([x.value, x.reason]).toEqual(['', `${variant} has no causal form`]);
     }
+    const dwc = csvObjects(ok('table', '--variants', 'focused', '--dwc-kernel', '3', '--causal', '--readouts', 'rank', '--q', q4, '--k', k4).stdout).rows;
+    expect(dwc.map((x) => [x.knobs.includes('dwc_kernel=3'), x.value, x.reason]))
+      .toEqual(Array(L * H).fill([true, '', 'focused with --dwc-kernel has no causal form'])); // a knob that removes the form
     const focused = rows.filter((x) => x.variant === 'focused' && x.readout === 'row_kl_mean');
     expect(focused.length).toBe(L * H);
     for (const x of focused) expect(Number.isFinite(Number(x.value)) && x.value !== '').toBe(true);
