@@ -520,6 +520,17 @@ static int same_group(const trow *a, const trow *b) {
     return a->layer == b->layer && a->head == b->head && a->variant == b->variant && strcmp(a->readout, b->readout) == 0;
 }
 
+/* Whether `s` is one of the '|'-separated entries of `list`. */
+static int listed(const char *list, const char *s) {
+    size_t len = strlen(s);
+    for (const char *p = list;; p++) {
+        size_t w = strcspn(p, "|");
+        if (w == len && strncmp(p, s, len) == 0) return 1;
+        if (!p[w]) return 0;
+        p += w;
+    }
+}
+
 /* Per layer, head, variant and readout over the texts: texts used (a number) and nulls (left out of the
  * statistics, counted), the mean, the population standard deviation (numpy's np.std), min and max. */
 static int write_summary(FILE *f, const table *t, const texts *tx, int jsonl) {
@@ -548,16 +559,12 @@ static int write_summary(FILE *f, const table *t, const texts *tx, int jsonl) {
             gr->min = x < gr->min ? x : gr->min;
             gr->max = x > gr->max ? x : gr->max;
         } else gr->nulls++;
-        char pat[520];
-        snprintf(pat, sizeof pat, "|%s|", r->knobs);
-        size_t kl = strlen(gr->knobs);
-        char *wrapped = malloc(kl + 3);
-        if (wrapped) sprintf(wrapped, "|%s|", gr->knobs);
-        if (wrapped && !strstr(wrapped, pat)) {
+        if (!listed(gr->knobs, r->knobs)) { /* another text resolved them otherwise */
+            size_t kl = strlen(gr->knobs);
             char *nk = realloc(gr->knobs, kl + strlen(r->knobs) + 2);
-            if (nk) { strcat(strcat(nk, "|"), r->knobs); gr->knobs = nk; }
+            if (!nk) code = avcli_fail_system("out of memory");
+            else sprintf(nk + kl, "|%s", r->knobs), gr->knobs = nk;
         }
-        free(wrapped);
     }
     if (!jsonl && !code) fputs("layer,head,variant,knobs,readout,used,nulls,mean,std,min,max,reason\n", f);
     for (int i = 0; i < ng && !code; i++) {

@@ -313,6 +313,15 @@ describe('attnviz table on texts: capture and table per text, and --summary over
     expect(sum.rows.filter((s) => s.variant === 'efficient').every((s) => s.used === '0' && s.nulls === '4')).toBe(true);
   });
 
+  it('--summary: knobs that follow n (linformer\'s s = min(n, 64)) joined with |, in text order', () => {
+    const args = ['--variants', 'linformer', '--readouts', 'rank', ...model(), '--text-file', dir];
+    const rows = csvObjects(ok('table', ...args).stdout).rows.filter((x) => x.layer === '0' && x.head === '0');
+    const sum = csvObjects(ok('table', ...args, '--summary').stdout).rows.find((x) => x.layer === '0' && x.head === '0');
+    const distinct = [...new Set(rows.map((x) => x.knobs))];
+    expect(distinct.length).toBeGreaterThan(1); // the texts have different token counts
+    expect(sum.knobs).toBe(distinct.join('|'));
+  });
+
   it('refusals: --summary without texts, --q with --text-file, a folder without .txt files', () => {
     const a = run('table', '--variants', 'elu', '--q', q2, '--k', k2, '--summary');
     expect([a.status, a.stderr]).toEqual([2, 'attnviz: --summary: needs --text-file (it is about several texts)\n']);
