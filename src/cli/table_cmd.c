@@ -343,7 +343,7 @@ static void object_rows(table *t, const run *ru, int text, int layer, int head, 
     for (int r = 0; r < ru->nreadouts; r++) { /* the names asked for, each with its marks */
         const char *name = ru->readouts[r];
         const pair *p = find_pair(ps, count, name);
-        if (!p || (p->val[0] != '"' && p->val[0] != 'n' && p->val[0] != '-' && !isdigit((unsigned char)p->val[0]))) {
+        if (!p || !is_row_key(p)) { /* absent, or not a scalar readout (variant, n, the spectra) */
             snprintf(why, sizeof why, "readouts prints no %s for %s", name, av_variant_name(variant));
             add_row(t, text, layer, head, variant, knobs, name, NULL, why);
             continue;
@@ -374,7 +374,7 @@ static int check_readouts(run *ru, const table *t) {
             size_t k = 0;
             for (int j = 0; j < AV_R_COUNT && k < sizeof names; j++)
                 k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", j ? ", " : "", av_readout_name(j));
-            return avcli_fail("--readouts %s: unknown readout (a key of attnviz readouts: %s)", avcli_brief(name), names);
+            return avcli_fail("--readouts %s: not a scalar readout (a number key of attnviz readouts, such as %s)", avcli_brief(name), names);
         }
     }
     return 0;

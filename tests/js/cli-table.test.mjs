@@ -162,7 +162,14 @@ describe('attnviz table: long format, one row per layer, head, variant and reado
   it('an unknown readout or variant: exit 2, one line naming it (cut short when long)', () => {
     const bad = run('table', '--variants', 'elu', '--readouts', 'rank,row_kl_meen', '--q', q2, '--k', k2);
     expect([bad.status, bad.stdout]).toEqual([2, '']);
-    expect(bad.stderr).toMatch(/^attnviz: --readouts row_kl_meen: unknown readout \(a key of attnviz readouts: sigma1, rank, [^\n]*\)\n$/);
+    expect(bad.stderr).toMatch(/^attnviz: --readouts row_kl_meen: not a scalar readout \(a number key of attnviz readouts, such as sigma1, rank, [^\n]*\)\n$/);
+    for (const key of ['singular_values', 'variant', 'n']) { // a spectrum, a name, the input's size: no rows
+      const r = run('table', '--variants', 'elu', '--readouts', key, '--q', q2, '--k', k2);
+      expect([r.status, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toMatch(new RegExp(`^attnviz: --readouts ${key}: not a scalar readout \\(a number key of attnviz readouts, such as sigma1, `));
+    }
+    const extra = csvObjects(ok('table', '--variants', 'softmax', '--readouts', 'semiseparable_ceiling', '--q', q2, '--k', k2).stdout).rows;
+    expect(extra.map((x) => x.readout)).toEqual(['semiseparable_ceiling']); // a number readouts prints beside the library's
     const long = 'x'.repeat(500);
     const v = run('table', '--variants', `elu,${long}`, '--q', q2, '--k', k2);
     expect([v.status, v.stdout]).toEqual([2, '']);
