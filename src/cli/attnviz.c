@@ -54,6 +54,13 @@ static const char HELP[] =
     "      Run a llama2.c checkpoint over the text (BOS first) and write every layer's and head's\n"
     "      DIR/q.npy (layers, heads, n, head_size; after RoPE), DIR/k.npy and DIR/v.npy (layers,\n"
     "      kv_heads, n, head_size) and DIR/tokens.json {\"ids\", \"pieces\", \"text\"}.\n"
+    "  attnviz table    --variants LIST|all --q Q.npy --k K.npy [--v V.npy] [--causal] [knobs] [--readouts LIST]\n"
+    "                   [--format csv|jsonl] [-o OUT]    (or --model M.bin --tokenizer T.bin --text-file F\n"
+    "                   [--lines] [--summary] in place of --q, --k, --v)\n"
+    "      Every layer x head x variant x scalar readout as rows layer,head,variant,knobs,readout,value,reason\n"
+    "      (readouts' JSON keys; no spectra). With --text-file: the texts of F (a folder of .txt files, or\n"
+    "      with --lines one text a line) captured and tabled one by one (a text column); --summary: per\n"
+    "      head, variant and readout the texts used, nulls, mean, std, min and max over them.\n"
     "  attnviz generate-text --model M.bin --tokenizer T.bin [--text \"...\"] [--steps N]\n"
     "      Print the prompt and the model's greedy continuation (N tokens, default 64; stops at BOS).\n"
     "  attnviz recall   --variant NAME --pairs N --d D [--seeds S] [knobs] [-o OUT.json]\n"
@@ -87,6 +94,8 @@ static const char HELP[] =
     "readouts only:\n"
     "  --accurate       the accurate (bidiagonalisation) spectrum instead of the fast one\n"
     "  --tau X          sparsity_tau threshold tau/(allowed entries per row), > 0 (default 0.1)\n"
+    "  --summary        (with --all-heads) without the spectra: no singular_values, error_curve,\n"
+    "                   singular_values_factor arrays.\n"
     "\n"
     "generate:\n"
     "  --gen NAME       gaussian (default): q, k, v ~ N(0, std^2)\n"
@@ -475,6 +484,7 @@ int avcli_parse_inputs(avcli_inputs *in, int argc, char **argv) {
         avcli_free(in);
         return st;
     }
+    if ((in->has_head = r.str[F_LAYER] != NULL)) in->layer = atoi(r.str[F_LAYER]), in->head = atoi(r.str[F_HEAD]); /* checked */
     return 0;
 }
 
@@ -644,76 +654,6 @@ static int readouts_json(const avcli_inputs *in, const void *ctx, FILE *out) {
     return avcli_cmd_readouts(in, out);
 }
 
-/* --all-heads: the readouts of every layer and head of 4-D model tensors, as
- * {"layers", "heads", "kv_heads", "n", "readouts": [[one object per head] per layer]}, each object what
- * `attnviz readouts --layer L --head H` prints. `rest` holds the flags without --all-heads. */
-static int all_heads(int argc, char **argv) {
-    const char *q = NULL, *out = NULL;
-    char **rest = malloc(sizeof(char *) * (size_t)(argc + 4));
-    if (!rest) return avcli_fail_system("out of memory");
-    int nrest = 0;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--layer") == 0 || strcmp(argv[i], "--head") == 0) {
-            free(rest);
-            return avcli_fail("%s: --all-heads takes every layer and head; drop %s", argv[i], argv[i]);
-        }
-        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) { out = argv[++i]; continue; }
-        if (strcmp(argv[i], "--q") == 0 && i + 1 < argc) q = argv[i + 1];
-        rest[nrest++] = argv[i];
-    }
-    npy_array a;
-    int st = out ? avcli_out_check("-o", out) : 0;
-    if (!st) st = q ? read_npy(&a, "--q", q) : avcli_fail("--q: required (Q.npy)");
-    if (st) { free(rest); return st; }
-    int64_t L = a.info.shape[0], H = a.info.shape[1], n = a.info.shape[2];
-    int nd = a.info.ndim;
-    free(a.data);
-    if (nd != 4) { free(rest); return avcli_fail("--all-heads: --q %s is not a model's (layers, heads, n, d) tensor", q); }
-    char *text = NULL;
-    size_t text_len = 0;
-    FILE *mem = open_memstream(&text, &text_len);
-    if (!mem) { free(rest); return avcli_fail_system("out of memory"); }
-    char lb[24], hb[24];
-    rest[nrest] = "--layer", rest[nrest + 1] = lb, rest[nrest + 2] = "--head", rest[nrest + 3] = hb;
-    int64_t kvh = 0;
-    for (int64_t l = 0; l < L && !st; l++) {
-        fprintf(mem, "%s\n    [", l ? "," : "");
-        for (int64_t h = 0; h < H && !st; h++) {
-            snprintf(lb, sizeof lb, "%lld", (long long)l);
-            snprintf(hb, sizeof hb, "%lld", (long long)h);
-            avcli_inputs in;
-            if ((st = avcli_parse_inputs(&in, nrest + 4, rest)) != 0) break;
-            if (h) fputs(", ", mem);
-            st = avcli_cmd_readouts(&in, mem);
-            avcli_free(&in);
-        }
-        fputs("]", mem);
-    }
-    if (!st) { /* the KV heads, from --k's header */
-        for (int i = 0; i < nrest; i++)
-            if (strcmp(rest[i], "--k") == 0 && i + 1 < nrest && (st = read_npy(&a, "--k", rest[i + 1])) == 0) {
-                kvh = a.info.shape[1];
-                free(a.data);
-            }
-    }
-    fclose(mem);
-    free(rest);
-    if (st) { free(text); return st; }
-    avcli_out o;
-    FILE *f = stdout;
-    if (out && avcli_out_open(&o, out) != 0) { free(text); return avcli_out_fail("-o", out, errno); }
-    if (out) f = o.f;
-    fprintf(f, "{\n  \"layers\": %lld, \"heads\": %lld, \"kv_heads\": %lld, \"n\": %lld,\n  \"readouts\": [%s\n  ]\n}\n",
-            (long long)L, (long long)H, (long long)kvh, (long long)n, text);
-    free(text);
-    if (out && (avcli_out_close(&o) != 0 || avcli_out_commit(&o) != 0)) {
-        int e = errno;
-        avcli_out_discard(&o);
-        return avcli_out_fail("-o", out, e);
-    }
-    return 0;
-}
-
 static int cmd_readouts(int argc, char **argv) {
     for (int i = 0; i < argc; i++)
         if (strcmp(argv[i], "--all-heads") == 0) {
@@ -722,7 +662,7 @@ static int cmd_readouts(int argc, char **argv) {
             int nrest = 0;
             for (int j = 0; j < argc; j++)
                 if (j != i) rest[nrest++] = argv[j];
-            int st = all_heads(nrest, rest);
+            int st = avcli_cmd_all_heads(nrest, rest);
             free(rest);
             return st;
         }
@@ -826,7 +766,7 @@ static void print_help(FILE *out) {
 
 int main(int argc, char **argv) {
     avcli_signals();
-    if (argc < 2) return avcli_fail("no command (matrix, readouts, sweep, generate, capture, generate-text, recall, distill; see attnviz --help)");
+    if (argc < 2) return avcli_fail("no command (matrix, readouts, sweep, generate, capture, generate-text, recall, distill, table; see attnviz --help)");
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 || (i == 1 && strcmp(argv[i], "help") == 0)) {
             print_help(stdout);
@@ -842,6 +782,7 @@ int main(int argc, char **argv) {
     else if (strcmp(cmd, "generate-text") == 0) code = avcli_cmd_generate_text(argc - 2, argv + 2);
     else if (strcmp(cmd, "recall") == 0) code = avcli_cmd_recall(argc - 2, argv + 2);
     else if (strcmp(cmd, "distill") == 0) code = avcli_cmd_distill(argc - 2, argv + 2);
-    else return avcli_fail("%s: unknown command (matrix, readouts, sweep, generate, capture, generate-text, recall, distill; see attnviz --help)", avcli_brief(cmd));
+    else if (strcmp(cmd, "table") == 0) code = avcli_cmd_table(argc - 2, argv + 2);
+    else return avcli_fail("%s: unknown command (matrix, readouts, sweep, generate, capture, generate-text, recall, distill, table; see attnviz --help)", avcli_brief(cmd));
     return avcli_stdout_check(code);
 }

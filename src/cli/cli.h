@@ -14,6 +14,9 @@ typedef struct avcli_inputs {
     const char *out;        /* -o path, or NULL */
     int accurate;           /* --accurate: the accurate spectrum route (readouts) */
     double tau;             /* --tau (readouts), 0 → 0.1 */
+    int has_head, layer, head; /* 4-D inputs: the selected layer and head, printed in the readouts object */
+    int summary;            /* readouts without the spectra (singular values, error curve): --summary */
+    const char *where;      /* names the head in warnings ("layer 1 head 3"), or NULL */
 } avcli_inputs;
 
 /* Parse the shared flags (see `attnviz --help`), load the .npy files (selecting --layer/--head for
@@ -30,6 +33,10 @@ int avcli_cmd_distill(int argc, char **argv);
 
 /* `attnviz readouts`: print one JSON object to `out` (readouts_cmd.c). Returns the exit status. */
 int avcli_cmd_readouts(const avcli_inputs *in, FILE *out);
+/* `attnviz readouts --all-heads` and `attnviz table` (table_cmd.c): argv after the command, without
+ * --all-heads for the first. Exit status. */
+int avcli_cmd_all_heads(int argc, char **argv);
+int avcli_cmd_table(int argc, char **argv);
 
 /* The plain softmax reference of readouts (the inputs' scale and mask, no decay, no window): n×n, or NULL
  * with *status < 0. */
@@ -71,6 +78,15 @@ int avcli_emit_json(const avcli_inputs *in, int (*cmd)(const avcli_inputs *, con
 /* `attnviz capture` and `attnviz generate-text` (model_cmd.c): argv after the command. Exit status. */
 int avcli_cmd_capture(int argc, char **argv);
 int avcli_cmd_generate_text(int argc, char **argv);
+/* A checkpoint and tokenizer loaded once for several captures (model_cmd.c): open (0, or one line and the
+ * exit status), capture a text (`what` names it in messages; Q (layers, heads, n, head_size) after RoPE, K
+ * and V (layers, kv_heads, n, head_size), as `attnviz capture` writes them), close. */
+typedef struct avcli_model avcli_model;
+typedef struct avcli_capture { float *Q, *K, *V; int64_t shape_q[4], shape_kv[4]; } avcli_capture;
+int avcli_model_open(avcli_model **m, const char *model, const char *tokenizer);
+int avcli_model_capture(const avcli_model *m, const char *text, const char *what, avcli_capture *c);
+void avcli_capture_free(avcli_capture *c);
+void avcli_model_close(avcli_model *m);
 
 // ----------------------------------------------------------------------------------------------------
 // exit statuses and error lines (output.c)

@@ -79,21 +79,23 @@ static int load(loaded *x, const char *mpath, const char *tpath) {
     return 0;
 }
 
-/* Encode text (checked to be UTF-8) with BOS into *ids (malloc'd), at most the model's seq_len. */
-static int encode(const loaded *x, const char *text, int **ids, int *n) {
+/* Encode text (checked to be UTF-8) with BOS into *ids (malloc'd), at most the model's seq_len. `what` names
+ * the text in messages ("--text"). */
+static int encode_text(const loaded *x, const char *text, const char *what, int **ids, int *n) {
     size_t len = strlen(text);
-    if (!valid_utf8((const unsigned char *)text, len)) return avcli_fail("--text: not valid UTF-8");
+    if (!valid_utf8((const unsigned char *)text, len)) return avcli_fail("%s: not valid UTF-8", what);
     size_t cap = len + 2;
     /* merging is quadratic in the text: refuse one that cannot fit seq_len tokens whatever the merges */
     if (len > (size_t)x->m.seq_len * (size_t)x->t.max_token_length)
-        return avcli_fail("--text: %zu bytes, more than the model's seq_len %d tokens can hold", len, x->m.seq_len);
+        return avcli_fail("%s: %zu bytes, more than the model's seq_len %d tokens can hold", what, len, x->m.seq_len);
     if (!(*ids = malloc(sizeof(int) * cap))) return avcli_fail_system("out of memory");
     int st = av_encode(*ids, n, (int)cap, &x->t, text, len, 1);
-    if (st != AV_OK) return avcli_fail("--text: %s", st == AV_ERR_FORMAT ? av_model_error() : av_status_string(st));
+    if (st != AV_OK) return avcli_fail("%s: %s", what, st == AV_ERR_FORMAT ? av_model_error() : av_status_string(st));
     if (*n > x->m.seq_len)
-        return avcli_fail("--text: %d tokens with BOS, more than the model's seq_len %d", *n, x->m.seq_len);
+        return avcli_fail("%s: %d tokens with BOS, more than the model's seq_len %d", what, *n, x->m.seq_len);
     return 0;
 }
+static int encode(const loaded *x, const char *text, int **ids, int *n) { return encode_text(x, text, "--text", ids, n); }
 
 /* Flags NAME VALUE from argv into val[] (names[] in the same order). */
 static int flags(int argc, char **argv, const char *cmd, const char *const *names, const char **val, int count) {
@@ -254,4 +256,51 @@ done:
     free(logits);
     free(work);
     return code;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// captures in memory, one model for many texts (attnviz table --text-file)
+
+struct avcli_model { loaded x; };
+
+int avcli_model_open(avcli_model **mp, const char *model, const char *tokenizer) {
+    if (!(*mp = calloc(1, sizeof **mp))) return avcli_fail_system("out of memory");
+    int code = load(&(*mp)->x, model, tokenizer);
+    if (code) { avcli_model_close(*mp); *mp = NULL; }
+    return code;
+}
+
+void avcli_model_close(avcli_model *mp) {
+    if (!mp) return;
+    unload(&mp->x);
+    free(mp);
+}
+
+int avcli_model_capture(const avcli_model *mp, const char *text, const char *what, avcli_capture *c) {
+    const av_model *m = &mp->x.m;
+    int *ids = NULL, n = 0, code;
+    memset(c, 0, sizeof *c);
+    if ((code = encode_text(&mp->x, text, what, &ids, &n))) { free(ids); return code; }
+    size_t qn = (size_t)m->n_layers * m->n_heads * n * m->head_size, kn = (size_t)m->n_layers * m->n_kv_heads * n * m->head_size;
+    size_t wb = av_forward_work(m);
+    void *work = malloc(wb ? wb : 1);
+    c->Q = malloc(sizeof(float) * qn), c->K = malloc(sizeof(float) * kn), c->V = malloc(sizeof(float) * kn);
+    if (!c->Q || !c->K || !c->V || !work || !wb) code = avcli_fail_system("out of memory");
+    int st = code ? AV_OK : av_forward(c->Q, c->K, c->V, NULL, m, ids, 0, n, work, wb);
+    if (st < 0) code = avcli_fail("%s: forward pass: %s", what, av_status_string(st));
+    else if (st > 0) fprintf(stderr, "attnviz: warning: %s: forward pass: %s (the captured q, k, v hold Inf or NaN)\n", what, forward_warning(st));
+    free(ids);
+    free(work);
+    if (code) { avcli_capture_free(c); return code; }
+    int64_t q[4] = {m->n_layers, m->n_heads, n, m->head_size}, kv[4] = {m->n_layers, m->n_kv_heads, n, m->head_size};
+    memcpy(c->shape_q, q, sizeof q);
+    memcpy(c->shape_kv, kv, sizeof kv);
+    return 0;
+}
+
+void avcli_capture_free(avcli_capture *c) {
+    free(c->Q);
+    free(c->K);
+    free(c->V);
+    c->Q = c->K = c->V = NULL;
 }

@@ -202,21 +202,23 @@ int avcli_cmd_readouts(const avcli_inputs *in, FILE *out) {
     note(&s, "semiseparable_rank", semiseparable(vals, why, M, n, have_sv ? sv : NULL, floor_, route));
 
     fprintf(out, "{\n  \"variant\": \"%s\"", av_variant_name(prm->variant));
+    if (in->has_head) fprintf(out, ",\n  \"layer\": %d,\n  \"head\": %d", in->layer, in->head);
     fprintf(out, ",\n  \"n\": %d,\n  \"d\": %d,\n  \"causal\": %s,\n  \"route\": \"%s\"", n, in->d,
             prm->causal ? "true" : "false", in->accurate ? "accurate" : "fast");
-    if (have_sv) put_array(out, "singular_values", sv, n);
-    else put_null_reason(out, "singular_values", why_no_spectrum(why_buf, sizeof why_buf, "the matrix", st_sv, st_m));
+    /* --summary leaves the spectra out (n numbers each; their readouts stay), but not why one is missing */
+    if (!have_sv) put_null_reason(out, "singular_values", why_no_spectrum(why_buf, sizeof why_buf, "the matrix", st_sv, st_m));
+    else if (!in->summary) put_array(out, "singular_values", sv, n);
     print_readouts(out, vals, why);
     long ceiling;
     if (av_semiseparable_ceiling(&ceiling, prm, n, in->d) == AV_OK) put_key_num(out, "semiseparable_ceiling", (double)ceiling);
-    if (have_sv && av_error_curve(curve, sv, n) == AV_OK) put_array(out, "error_curve", curve, n + 1);
-    else put_null_reason(out, "error_curve", av_reason_string(AV_REASON_NO_SPECTRUM));
+    if (!have_sv || av_error_curve(curve, sv, n) != AV_OK) put_null_reason(out, "error_curve", av_reason_string(AV_REASON_NO_SPECTRUM));
+    else if (!in->summary) put_array(out, "error_curve", curve, n + 1);
     print_entropy_hist(out, M, n, prm->causal, &s);
     long r = 0;
     int st_f = factor_spectrum(svf, &floor_f, &r, in);
     if (st_f >= 0 && !overflowed(st_f)) {
         note(&s, "factor spectrum", st_f);
-        put_array(out, "singular_values_factor", svf, n);
+        if (!in->summary) put_array(out, "singular_values_factor", svf, n);
         put_key_num(out, "factor_rank", (double)r);
         put_key_num(out, "noise_floor_factor", floor_f);
     } else {
@@ -228,8 +230,17 @@ int avcli_cmd_readouts(const avcli_inputs *in, FILE *out) {
     for (int i = 0; i < s.count; i++)
         fprintf(out, "%s\"%s: %s\"", i ? ", " : "", s.where[i], note_text(&s, i));
     fputs("]\n}\n", out);
-    for (int i = 0; i < s.count; i++) /* numerical warnings also get their line on stderr, as in `matrix` */
-        if (s.code[i] > 0) fprintf(stderr, "attnviz: warning: %s: %s\n", s.where[i], av_status_string(s.code[i]));
+    /* numerical warnings also get their line on stderr, as in `matrix`: one per sentence, naming every step
+     * it came from (a zero row warns in the matrix and again in its entropies) and the head (--all-heads) */
+    for (int i = 0; i < s.count; i++) {
+        int first = s.code[i] > 0;
+        for (int j = 0; j < i && first; j++) first = s.code[j] != s.code[i];
+        if (!first) continue;
+        fprintf(stderr, "attnviz: warning: %s%s%s", in->where ? in->where : "", in->where ? ": " : "", s.where[i]);
+        for (int j = i + 1; j < s.count; j++)
+            if (s.code[j] == s.code[i]) fprintf(stderr, ", %s", s.where[j]);
+        fprintf(stderr, ": %s\n", av_status_string(s.code[i]));
+    }
 done:
     free(M); free(A); free(sv); free(svf); free(curve); free(work);
     return code;

@@ -343,7 +343,7 @@ describe('overflow: the reason names what overflowed', () => {
     expect(json.rank_reason).toMatch(/^the matrix holds Inf or NaN/);
     expect(JSON.stringify(json)).not.toMatch(/the input holds|an exponential/);
     const lines = r.stderr.trim().split('\n');
-    expect(lines[0]).toMatch(/^attnviz: warning: matrix: a product/);
+    expect(lines[0]).toMatch(/^attnviz: warning: matrix, softmax reference: a product/); // one line per sentence, every step named
   });
 });
 
