@@ -8,6 +8,7 @@ import { randomFiles } from './export.mjs';
 import { blockSize } from './downsample.mjs';
 import { SPECTRAL_KEYS, spectralReadouts } from './spectral.mjs';
 import { topSingularValues } from './topk.mjs';
+import { clampZoom, windowCells } from './tokens.mjs';
 
 /**
  * Largest n whose heatmaps and plain readouts the page computes itself, in the commit of the input's
@@ -345,6 +346,20 @@ export class Engine {
     const r = this.lab.readouts(req.knobs, { route: 'fast', tau: req.tau, semiseparable: false }); // entropy and rank only
     return { size: Math.ceil(n / b), cells: this.lab.downsample('M', b, 'mean'), entropy: r.row_entropy_mean === null ? null : r.row_entropy_mean / Math.log(n),
       rank: r['rank_rel_1e-3'] ?? null };
+  }
+
+  /**
+   * The zoom window of M, A and M − A (a `zoom=` value, web/tokens.mjs), cut from the full n×n matrices
+   * at full resolution (by blocks within the window only when a side exceeds HEATMAP_CAP tokens), never
+   * from the downsampled heatmap: {zoom: {r0, r1, c0, c1}, rows, cols, b, M, A, D} or null (no window).
+   */
+  window(req, zoom) {
+    const z = clampZoom(zoom, req.inputs.n);
+    if (!z) return null;
+    this.ensure(req);
+    const ok = (s) => s?.status >= 0;
+    const w = windowCells(ok(this.status.matrix) ? this.lab.M : null, ok(this.status.ref) ? this.lab.A : null, this.lab.n, z, HEATMAP_CAP, req.ds);
+    return { zoom: z, ...w };
   }
 
   /** The exact value of M and A at (row, col), when this engine holds them. */
