@@ -1208,14 +1208,14 @@ async function start() {
     request: () => requestOf(st),
     label: () => schema.variantView(st.variant).label,
     inputsLabel: () => inputsLabel(),
-    heatmap(which) {
-      const f = view.frame;
-      if (!f?.[which] || !heatRanges) return null;
+    heatmap(which) { // what the heatmap shows: the whole matrix by blocks, or the zoom's window
+      const g = shownGrid;
+      if (!g?.[which] || !heatRanges) return null;
       const rg = which === 'D' ? heatRanges.dr : which === 'A' ? heatRanges.ra : heatRanges.r;
       const div = which === 'D' || (which === 'M' && heatRanges.signed);
-      return { values: f[which], size: f.size, n: f.n, b: f.b, mode: f.mode, lo: rg.lo, hi: rg.hi, clipped: rg.clipped,
-        table: div ? tables.div : seqTable(), diverging: div };
+      return { ...g, values: g[which], lo: rg.lo, hi: rg.hi, clipped: rg.clipped, table: div ? tables.div : seqTable(), diverging: div };
     },
+    ids: () => (st.src === 'model' && modelView.tensors ? modelView.ids : null),
     charts() {
       const s = view.spec?.sv ? view.spec : null;
       const req = requestOf(st), ov = view.overlay;

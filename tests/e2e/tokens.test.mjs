@@ -7,7 +7,8 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '../../scripts/serve.mjs';
-import { launch, openLab } from './browser.mjs';
+import { launch, openLab, exportItem } from './browser.mjs';
+import { execFileSync } from 'node:child_process';
 import { npyBytes } from '../../web/export.mjs';
 
 const ROOT = 'build/web';
@@ -159,6 +160,43 @@ describe('token labels at n = 265 (own 4-D inputs with a tokens.json)', () => {
     const said = await page.textContent('#notice');
     expect(said).toMatch(/tokens\.json: 264 pieces for n = 265 tokens/);
     expect(said.length).toBeLessThanOrEqual(200);
+    await page.close();
+  });
+});
+
+describe('tokens in every export', () => {
+  it('state.json, the labelled CSV, the .zip\'s tokens.json and script, and the figures\' axes', async () => {
+    const { page, errors } = await withFiles();
+    const snap = await snapshot(page);
+    const state = JSON.parse((await exportItem(page, 'state.json')).bytes.toString());
+    expect(state.tokens).toEqual(snap.tokens);
+    const csv = (await exportItem(page, 'M.csv')).bytes.toString();
+    expect(csv.startsWith(`"","<s>","${pieces[1]}",`)).toBe(true);
+    expect(csv).toContain(`\n"${pieces[1]}",`); // row 1 begins with its token (a piece may hold a newline: quoted)
+    const zip = await exportItem(page, 'bundle.zip');
+    const out = execFileSync('/usr/bin/python3', ['-c', `
+import sys, zipfile, json
+z = zipfile.ZipFile(sys.argv[1])
+name = [n for n in z.namelist() if n.endswith('/tokens.json')][0]
+print(json.dumps(json.loads(z.read(name))["pieces"]))
+print(b"tokens.json" in z.read([n for n in z.namelist() if n.endswith('/recompute.py')][0]))`, zip.path]).toString().split('\n');
+    expect(JSON.parse(out[0])).toEqual(pieces);
+    expect(out[1]).toBe('True');
+    // the figure's axes carry the tokens, thinned as on the page, and the zoom's window when one is shown
+    const svg = (await exportItem(page, 'M.svg')).bytes.toString();
+    const labels = [...svg.matchAll(/class="tok">([^<]*)</g)].map((m) => m[1]);
+    expect(labels.length).toBeGreaterThan(8);
+    expect(labels[0]).toBe('&lt;s&gt;');
+    await page.fill('#zoom-box .z-r0', '100');
+    await page.fill('#zoom-box .z-r1', '119');
+    await page.fill('#zoom-box .z-c0', '0');
+    await page.fill('#zoom-box .z-c1', '19');
+    await page.click('#zoom-box .z-show');
+    await snapshot(page);
+    const zoomed = (await exportItem(page, 'A.svg')).bytes.toString();
+    expect(zoomed).toContain('data-cells="20"');
+    expect(zoomed.replace(/<[^>]+>/g, '')).toContain('rows 100–119, cols 0–19 of n = 265 at full resolution');
+    expect(errors).toEqual([]);
     await page.close();
   });
 });

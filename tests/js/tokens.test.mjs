@@ -5,7 +5,13 @@ import { describe, it, expect } from 'vitest';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 import { buildSchema } from '../../web/state.mjs';
 import { ownTensors } from '../../web/own-inputs.mjs';
-import { npyBytes } from '../../web/export.mjs';
+import { npyBytes, csvText, stateJson, tokensJson, heatmapSvg, numpySnippet, exportName } from '../../web/export.mjs';
+import { Engine } from '../../web/engine.mjs';
+import { colorTable } from '../../web/render/colormap.mjs';
+import { mkdtempSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import {
   thinTicks, spanName, spanText, parseTokensJson, zoomValue, clampZoom, windowCells, gridOf, cellTokens, gridCellAt,
 } from '../../web/tokens.mjs';
@@ -144,5 +150,53 @@ describe('the zoom', () => {
     expect(big.M[3 * 3 + 2]).toBeCloseTo(mean(9, 9, 10, 10), 4);
     const mx = windowCells(M, A, n, { r0: 0, r1: 9, c0: 4, c1: 10 }, 4, 'max');
     expect(mx.M[0]).toBe(M[2 * n + 6]);
+  });
+});
+
+describe('tokens in the exports', () => {
+  const pieces = ['<s>', ' say "hi"', ',\n'];
+  it('CSV: a labelled table with the tokens quoted, the numbers unchanged; numbers only without tokens', () => {
+    const m = Float32Array.from([0.5, 0.25, 0.25, 1, 0, 0, 0.1, 0.2, 0.7]);
+    expect(csvText(m, 3, 3, pieces)).toBe([
+      '"","<s>"," say ""hi""",",', '"',
+      '"<s>",0.5,0.25,0.25',
+      '" say ""hi""",1,0,0',
+      '",', '",0.100000001,0.200000003,0.699999988', ''].join('\n'));
+    expect(csvText(m, 3)).toBe('0.5,0.25,0.25\n1,0,0\n0.100000001,0.200000003,0.699999988\n');
+    expect(() => csvText(m, 3, 3, pieces.slice(1))).toThrow(RangeError);
+  });
+
+  it('state.json carries the tokens when the inputs have them; tokens.json has capture\'s keys', () => {
+    const snap = { state: { v: '1' }, readouts: { n: 3 }, tokens: pieces };
+    expect(JSON.parse(stateJson(snap)).tokens).toEqual(pieces);
+    expect(JSON.parse(stateJson({ ...snap, tokens: null }))).not.toHaveProperty('tokens');
+    expect(JSON.parse(tokensJson(pieces, [1, 5, 9]))).toEqual({ ids: [1, 5, 9], pieces, text: pieces.join('') });
+    expect(JSON.parse(tokensJson(pieces))).toEqual({ pieces, text: pieces.join('') });
+  });
+
+  it('a heatmap figure labels its axes with the tokens given, escaped, the caption still last', () => {
+    const base = { png: 'data:image/png;base64,iVBORw0KGgo=', cells: 3, table: colorTable('viridis'), lo: 0, hi: 1, ticks: [], title: 'M', caption: 'cap' };
+    const svg = heatmapSvg({ ...base, axes: { rows: [{ at: 0.5, text: '<s>' }], cols: [{ at: 0.25, text: ' a&b' }] } });
+    expect(svg).toContain('class="tok">&lt;s&gt;</text>');
+    expect(svg).toContain('class="tok"> a&amp;b</text>');
+    expect(svg.lastIndexOf('class="tok"')).toBeLessThan(svg.indexOf('class="caption"'));
+    expect(heatmapSvg(base)).not.toContain('class="tok"');
+  });
+
+  const hasNumpy = (() => { try { execFileSync('/usr/bin/python3', ['-c', 'import numpy']); return true; } catch { return false; } })();
+  it.skipIf(!hasNumpy || !existsSync('/usr/bin/python3'))('the numpy script names the tokens of its largest difference from tokens.json', () => {
+    const schema = buildSchema(av.registry), engine = new Engine(av);
+    const state = { ...schema.defaults(), gen: 'clustered', n: 24, d: 8, seed: 3, variant: 'elu' };
+    const request = schema.requestOf(state);
+    const got = engine.exportArrays(request);
+    const dir = mkdtempSync(join(tmpdir(), 'attnviz-tokens-'));
+    for (const { what, data, shape } of got.files) writeFileSync(join(dir, exportName(state, what, 'npy')), npyBytes(data, shape));
+    writeFileSync(join(dir, 'tokens.json'), tokensJson(Array.from({ length: 24 }, (_, i) => ` w${i}`)));
+    writeFileSync(join(dir, 'snippet.py'), numpySnippet({ state, request, tokens: true }));
+    const out = execFileSync('/usr/bin/python3', [join(dir, 'snippet.py')]).toString();
+    expect(out).toMatch(/max \|numpy - exported M\| = /);
+    const m = /at query (\d+) ' w(\d+)' and key (\d+) ' w(\d+)'/.exec(out);
+    expect([m[1], m[3]]).toEqual([m[2], m[4]]);
+    expect(numpySnippet({ state, request })).not.toContain('tokens.json');
   });
 });
