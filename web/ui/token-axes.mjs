@@ -32,8 +32,11 @@ export function mountTokenAxes(boxes) {
     }));
   }
 
-  return {
+  let last = null; // the last draw's arguments: a resize (projector mode, the window) places the labels again
+  new ResizeObserver(() => { if (last) api.draw(...last); }).observe(axes[0].canvas);
+  const api = {
     draw(grid, pieces, hovered = null) {
+      last = [grid, pieces, hovered];
       const on = !!grid && (!!pieces || grid.zoomed) && (!pieces || pieces.length === grid.n);
       const root = document.documentElement;
       if (root.hasAttribute('data-tokens') !== on) root.toggleAttribute('data-tokens', on);
@@ -55,4 +58,5 @@ export function mountTokenAxes(boxes) {
       }
     },
   };
+  return api;
 }
