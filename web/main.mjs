@@ -444,7 +444,7 @@ function drawHeatmaps() {
   setText('ds-note', g.zoomed ? zoom.note(g) : dsNote(f0));
   tokenAxes.draw(g, tokenPieces());
   if (document.activeElement?.classList.contains('hm')) showCursor(document.activeElement); // new values under the cursor
-  const note = swampNote(f.swamped);
+  const note = swampNote(f0.swamped);
   if ($('swamp-note').hidden !== !note) $('swamp-note').hidden = !note;
   setText('swamp-note', note ?? '');
 }
