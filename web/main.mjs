@@ -735,8 +735,12 @@ function onHover(e) {
   const cell = gridCellAt(g, e.clientX - rect.left, e.clientY - rect.top, rect.width, rect.height);
   if (!cell) return;
   $('hover').textContent = cellText(cell);
-  const t = cellTokens(g, cell);
-  tokenAxes.draw(g, tokenPieces(), { row: t.rows[0], col: t.cols[0] }); // the hovered token is always labelled
+  hotTokens(cell);
+}
+/** Label the tokens of a cell (hovered, or under the keyboard cursor) on the axes, whatever the thinning. */
+function hotTokens(cell) {
+  const t = cell && cellTokens(shownGrid, cell);
+  tokenAxes.draw(shownGrid, tokenPieces(), t ? { row: t.rows[0], col: t.cols[0] } : null);
 }
 
 /** A focused heatmap's cell cursor: arrow keys move it (Page Up/Down by 8, Home/End to the row's ends). */
@@ -765,6 +769,7 @@ function showCursor(canvas) {
   box.style.width = `${Math.max(2, w)}px`; box.style.height = `${Math.max(2, h)}px`;
   box.hidden = false;
   const text = cellText(cursor);
+  hotTokens(cursor);
   $('hover').textContent = text;
   $('cell-say').textContent = text;
 }
@@ -1245,7 +1250,8 @@ async function start() {
     c.addEventListener('mousemove', onHover);
     c.addEventListener('keydown', onHeatKey);
     c.addEventListener('focus', () => showCursor(c));
-    c.addEventListener('blur', () => { c.nextElementSibling.hidden = true; });
+    c.addEventListener('blur', () => { c.nextElementSibling.hidden = true; hotTokens(null); });
+    c.addEventListener('mouseleave', () => hotTokens(null));
   }
   new ResizeObserver(([e]) => {
     entBox.width = Math.floor(e.contentRect.width); entBox.height = Math.floor(e.contentRect.height); canvasPx = 0;

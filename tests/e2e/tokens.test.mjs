@@ -114,6 +114,11 @@ describe('token labels at n = 265 (own 4-D inputs with a tokens.json)', () => {
     expect(cols.find((r) => r.hot)?.token).toBe(132);
     expect(overlaps(rows, 'top', 'bottom')).toBe(false);
     expect(overlaps(cols, 'left', 'right')).toBe(false);
+    // the keyboard cursor labels its tokens the same way, and says them
+    await page.focus('#hm-D');
+    await page.keyboard.press('ArrowDown');
+    expect(await page.textContent('#cell-say')).toContain(`rows 2–3 (${q(2)} … ${q(3)}), cols 0–1 (${q(0)} … ${q(1)})`);
+    expect((await rects(page, '#fig-A .tok-rows')).find((r) => r.hot)?.token).toBe(2);
     expect(errors).toEqual([]);
     await page.close();
   });
