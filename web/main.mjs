@@ -184,7 +184,7 @@ function makeWorker(name) {
 function workerFailed(w, sentence) {
   showNotice(sentence);
   w.done = w.posted;
-  if (w === workers?.frame) { w.failed = true; releaseSpectrum(); } // no answer will come: no more waiting for one
+  if (w === workers?.frame) { w.failed = true; releaseSpectrum(); zoom?.abandon(); } // no answer will come: no more waiting for one
   schedule();
   inspector.notify();
 }

@@ -95,6 +95,8 @@ export function mountZoom(box, ctx) {
       ctx.settled();
       ctx.redraw();
     },
+    /** The frame worker failed: no window will come, so nothing waits for one (snapshot() settles). */
+    abandon() { view.pending = false; },
     /** The note under the heatmaps for a zoomed grid. */
     note(g) {
       const p = ctx.pieces();
