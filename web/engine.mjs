@@ -9,6 +9,7 @@ import { blockSize } from './downsample.mjs';
 import { SPECTRAL_KEYS, spectralReadouts } from './spectral.mjs';
 import { topSingularValues } from './topk.mjs';
 import { uniformEntropy } from './entropy-baseline.mjs';
+import { clampZoom, windowCells } from './tokens.mjs';
 
 /**
  * Largest n whose heatmaps and plain readouts the page computes itself, in the commit of the input's
@@ -354,6 +355,20 @@ export class Engine {
     values.row_entropy = r.row_entropy_mean === null ? null : r.row_entropy_mean / uniformEntropy(n, req.knobs.causal);
     if (values.row_entropy === null) reasons.row_entropy = r.row_entropy_mean_reason ?? 'not computed';
     return { values, reasons };
+  }
+
+  /**
+   * The zoom window of M, A and M − A (a `zoom=` value, web/tokens.mjs), cut from the full n×n matrices
+   * at full resolution (by blocks within the window only when a side exceeds HEATMAP_CAP tokens), never
+   * from the downsampled heatmap: {zoom: {r0, r1, c0, c1}, rows, cols, b, M, A, D} or null (no window).
+   */
+  window(req, zoom) {
+    const z = clampZoom(zoom, req.inputs.n);
+    if (!z) return null;
+    this.ensure(req);
+    const ok = (s) => s?.status >= 0;
+    const w = windowCells(ok(this.status.matrix) ? this.lab.M : null, ok(this.status.ref) ? this.lab.A : null, this.lab.n, z, HEATMAP_CAP, req.ds);
+    return { zoom: z, ...w };
   }
 
   /** The exact value of M and A at (row, col), when this engine holds them. */

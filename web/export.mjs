@@ -43,14 +43,21 @@ export function npyBytes(data, shape) {
   return out;
 }
 
+/** A CSV field quoted (RFC 4180: in double quotes, a double quote doubled), for token pieces. */
+const csvQuote = (s) => `"${String(s).replace(/"/g, '""')}"`;
+
 /**
  * An n×n (or rows×cols) row-major matrix as CSV: one row per line, comma-separated, full precision
- * (9 significant digits for float32, which round-trip exactly; 17 for float64).
+ * (9 significant digits for float32, which round-trip exactly; 17 for float64). With `tokens` (n pieces
+ * of a square matrix), a labelled table: a first line of the column tokens after an empty corner, and each
+ * row's token first, every token quoted.
  * @param {Float32Array|Float64Array|number[]} matrix
  * @param {number} n rows
  * @param {number} [cols] columns (default n)
+ * @param {string[]|null} [tokens] the token pieces, or null for numbers only
  */
-export function csvText(matrix, n, cols = n) {
+export function csvText(matrix, n, cols = n, tokens = null) {
+  if (tokens && (tokens.length !== n || cols !== n)) throw new RangeError(`csvText: ${tokens.length} tokens for ${n}×${cols}`);
   if (matrix.length !== n * cols) throw new RangeError(`csvText: ${matrix.length} values for ${n}×${cols}`);
   const digits = matrix instanceof Float32Array ? 9 : 17;
   const num = (x) => {
@@ -59,11 +66,11 @@ export function csvText(matrix, n, cols = n) {
     // float32: 9 significant digits name the float exactly; String() drops trailing zeros.
     return digits === 9 ? String(Number(x.toPrecision(9))) : String(x);
   };
-  const lines = [];
+  const lines = tokens ? [['""', ...tokens.map(csvQuote)].join(',')] : [];
   for (let i = 0; i < n; i++) {
     const row = new Array(cols);
     for (let j = 0; j < cols; j++) row[j] = num(matrix[i * cols + j]);
-    lines.push(row.join(','));
+    lines.push(tokens ? `${csvQuote(tokens[i])},${row.join(',')}` : row.join(','));
   }
   return lines.join('\n') + '\n';
 }
@@ -75,7 +82,14 @@ export function csvText(matrix, n, cols = n) {
  * @param {string} [version]
  */
 export function stateJson(snap, version = '1') {
-  return JSON.stringify({ state: snap.state, readouts: snap.readouts, generated_by: 'attnviz', version }, null, 2) + '\n';
+  // the token pieces when the inputs have them (a model's text, own inputs' tokens.json), as snapshot() gives them
+  const tokens = Array.isArray(snap.tokens) ? { tokens: snap.tokens } : {};
+  return JSON.stringify({ state: snap.state, readouts: snap.readouts, ...tokens, generated_by: 'attnviz', version }, null, 2) + '\n';
+}
+
+/** tokens.json for an export's folder: {"pieces"} (and "ids" when known), the keys `attnviz capture` writes. */
+export function tokensJson(pieces, ids = null) {
+  return JSON.stringify({ ...(ids && ids.length === pieces.length ? { ids: [...ids] } : {}), pieces, text: pieces.join('') }) + '\n';
 }
 
 /** The export's file name: attnviz-<variant>-n<n>-<what>.<ext>, e.g. attnviz-focused-n256-M.npy. */
@@ -197,7 +211,7 @@ export function snippetRecomputes(request) {
  * the largest |difference|. For a variant it does not know it prints the CLI commands that reproduce M.
  * @param {{state: object, request: object}} arg the page's state (URL keys) and requestOf(state)
  */
-export function numpySnippet({ state, request }) {
+export function numpySnippet({ state, request, tokens = false }) {
   const { inputs, knobs } = request;
   const f = (what) => JSON.stringify(exportName(state, what, 'npy'));
   const py = (v) => (typeof v === 'boolean' ? (v ? 'True' : 'False') : typeof v === 'number' ? String(v) : JSON.stringify(v));
@@ -233,6 +247,12 @@ export function numpySnippet({ state, request }) {
     lines.push(NUMPY_BODY[knobs.variant]);
     if (knobs.dwc_kernel > 0) lines.push(DWC_BODY);
     lines.push('print("max |numpy - exported M| =", float(np.abs(R - M).max()))');
+    // the tokens.json beside the arrays names where the largest difference lies
+    if (tokens) lines.push(
+      'import json',
+      'pieces = json.load(open(os.path.join(here, "tokens.json"), encoding="utf-8"))["pieces"]',
+      'i, j = np.unravel_index(np.abs(R - M).argmax(), M.shape)',
+      'print("at query", int(i), repr(pieces[i]), "and key", int(j), repr(pieces[j]))');
   } else {
     lines.push(
       `# ${knobs.variant}: not known to this script; the CLI reproduces M:`,
@@ -278,20 +298,27 @@ function captionText(x, y, text, width, px = 11) {
  *   lo: number, hi: number, title: string, caption: string, size?: number}} fig
  *   png: a data:image/png;base64 URL of the cells×cells heatmap; table: colorTable(name) (RGBA × 256)
  */
-export function heatmapSvg({ png, cells, table, ticks, lo, hi, title, caption, size = 384 }) {
+export function heatmapSvg({ png, cells, table, ticks, lo, hi, title, caption, size = 384, axes = null }) {
   if (!/^data:image\/png;base64,[A-Za-z0-9+/=]+$/.test(png)) throw new Error('heatmapSvg: png must be a base64 PNG data URL');
-  const left = 48, top = 28, barX = left + size + 16, barW = 16, w = barX + barW + 84;
-  const cap = captionText(left, top + size + 40, caption, w - left - 8);
-  const h = top + size + 56 + cap.extra;
+  const g = axes ? 72 : 0; // the token labels' gutter, left and below
+  const left = 48 + g, top = 28, barX = left + size + 16, barW = 16, w = barX + barW + 84;
+  const cap = captionText(48, top + size + g + 40, caption, w - 56);
+  const h = top + size + g + 56 + cap.extra;
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="DejaVu Sans, sans-serif" font-size="12">`,
     `<rect width="${w}" height="${h}" fill="#ffffff"/>`,
     `<text x="${left}" y="18" font-weight="bold">${escapeXml(title)}</text>`,
     `<image x="${left}" y="${top}" width="${size}" height="${size}" preserveAspectRatio="none" image-rendering="optimizeSpeed" href="${png}" data-cells="${cells}"/>`,
     `<rect x="${left}" y="${top}" width="${size}" height="${size}" fill="none" stroke="#000000" stroke-width="0.5"/>`,
-    `<text x="${left + size / 2}" y="${top + size + 16}" text-anchor="middle">key j</text>`,
-    `<text transform="translate(${left - 10} ${top + size / 2}) rotate(-90)" text-anchor="middle">query i</text>`,
+    `<text x="${left + size / 2}" y="${top + size + g + 16}" text-anchor="middle">key j</text>`,
+    `<text transform="translate(${left - g - 10} ${top + size / 2}) rotate(-90)" text-anchor="middle">query i</text>`,
   ];
+  // token labels: {rows, cols: [{at (0..1 along the side, the token's centre), text}]}, thinned by the caller
+  if (axes) {
+    const cut = (t) => escapeXml(t.length > 12 ? `${t.slice(0, 11)}…` : t);
+    for (const r of axes.rows) out.push(`<text x="${left - 4}" y="${(top + r.at * size + 3).toFixed(2)}" font-size="9" text-anchor="end" class="tok">${cut(r.text)}</text>`);
+    for (const c of axes.cols) out.push(`<text transform="translate(${(left + c.at * size + 3).toFixed(2)} ${top + size + 4}) rotate(-90)" font-size="9" text-anchor="end" class="tok">${cut(c.text)}</text>`);
+  }
   const step = size / 256;
   for (let i = 0; i < 256; i++) {
     const c = 255 - i;   // top of the bar: the table's last (highest) colour

@@ -17,7 +17,7 @@ import { listenForHosts } from './messages.mjs';
 import { Engine, MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N, overlayKey } from './engine.mjs';
 import { createResultGate, createHold } from './queue.mjs';
 import { colorTable } from './render/colormap.mjs';
-import { drawHeatmap, drawColorbar, sharedRange, symmetricRange, cellAt } from './render/heatmap.mjs';
+import { drawHeatmap, drawColorbar, sharedRange, symmetricRange } from './render/heatmap.mjs';
 import { fmt, fmtSigned, fmtMs, fmtWhole } from './render/format.mjs';
 import { rankAtRelative, chartData, LOG_X_MIN_N } from './render/spectrum.mjs';
 import { makeSpectrumChart, makeErrorChart, floorDrawn, SERIES, loadUPlot, uPlotReady } from './render/charts.mjs';
@@ -34,6 +34,9 @@ import { mountSweepPanel } from './ui/sweep-panel.mjs';
 import { mountExplain } from './ui/explain-popover.mjs';
 import { mountExport } from './ui/export-menu.mjs';
 import { ownTensors } from './own-inputs.mjs';
+import { gridOf, cellTokens, gridCellAt, spanText } from './tokens.mjs';
+import { mountTokenAxes } from './ui/token-axes.mjs';
+import { mountZoom } from './ui/zoom.mjs';
 import { noticeText, NOTICE_MAX } from './notice.mjs';
 import { mountMechanisms } from './ui/mechanisms.mjs';
 import { mountOverview } from './ui/overview.mjs';
@@ -88,6 +91,8 @@ const ownView = { tensors: null, names: null, seq: 0 };
 
 /** The tensors the state's source shows: a model's capture, the reader's own, or none (the generators). */
 const activeTensors = (s) => (s.src === 'model' ? modelView.tensors : s.src === 'file' ? ownView.tensors : null);
+/** The token pieces of the inputs shown: a model's text, or the tokens.json beside own Q, K, V; else null. */
+const tokenPieces = () => (st.src === 'model' ? (modelView.tensors ? modelView.pieces : null) : st.src === 'file' ? ownView.tensors?.pieces ?? null : null);
 
 /** What the engines compute for a state: state.mjs's request, with one head of the loaded tensors as inputs,
  *  and Hedgehog's trained W (the distillation view's "use this W") while it fits the inputs' d. */
@@ -153,10 +158,10 @@ let workers = null;            // {spectrum, frame}: see makeWorker
 const tags = { frame: null, plain: null, spec: null };
 const jobOf = new Map();       // request id → its tag (the newest 64)
 const inspector = createInspector(() => {
-  const quiet = st && !raf && !urlTimer && !chartsWaiting && dirty === null && !release && !dragging && !modelView.busy &&
+  const quiet = st && !raf && !urlTimer && !chartsWaiting && dirty === null && !release && !dragging && !modelView.busy && !zoom?.pending &&
     Object.values(workers).every((w) => w.done >= w.posted);
   return quiet ? { hash: schema.toHash(st), full: schema.toHash(st, { complete: true }), address: location.hash, req: requestOf(st), parts: { frame: view.frame, plain: view.readouts, spec: view.spec }, tags, av,
-    tokens: st.src === 'model' && modelView.tensors ? modelView.pieces.slice() : null } : null;
+    tokens: tokenPieces()?.slice() ?? null } : null;
 });
 
 /**
@@ -183,7 +188,7 @@ function makeWorker(name) {
 function workerFailed(w, sentence) {
   showNotice(sentence);
   w.done = w.posted;
-  if (w === workers?.frame) { w.failed = true; releaseSpectrum(); } // no answer will come: no more waiting for one
+  if (w === workers?.frame) { w.failed = true; releaseSpectrum(); zoom?.abandon(); } // no answer will come: no more waiting for one
   schedule();
   inspector.notify();
 }
@@ -250,6 +255,7 @@ function recycleCells(frame) {
 }
 
 function onWorkerMessage(w, m) {
+  if (m.kind === 'window') { zoom.arrived(m); return; } // the zoom's window, cut from the full matrix
   // the frame worker's last answer to a job (its readouts, a frame no readouts follow, an error, a dropped
   // job) lets the spectrum job go
   if (w === workers.frame && m.id !== undefined && !(m.part === 'frame' && m.readoutsFollow)) releaseSpectrum(m.id);
@@ -406,9 +412,19 @@ function hasNegative(values) {
 const SERIES_COLOR = Object.fromEntries(SERIES.map((x) => [x.key, x.color]));
 let heatRanges = null;
 
+// the grid the heatmaps show (the frame's blocks, or the zoom window): hover and the cursor read it;
+// the token labels of the three heatmaps and the zoom (web/ui/token-axes.mjs, web/ui/zoom.mjs)
+let shownGrid = null, tokenAxes = null, zoom = null;
 function drawHeatmaps() {
-  const f = view.frame;
-  if (!f || !f.M || !f.A) return;
+  const f0 = view.frame;
+  if (!f0 || !f0.M || !f0.A) return;
+  // a zoom shows its window, cut from the full matrix (web/ui/zoom.mjs); until it comes, the last picture stays
+  const win = st.zoom ? zoom.window(f0) : null;
+  if (st.zoom && win === undefined) return;
+  const g = gridOf(f0, win);
+  if (!g.M || !g.A) return;
+  shownGrid = g;
+  const f = { M: g.M, A: g.A, D: g.D };
   // a signed M (retention, the delta rule, Linformer, Nyström, DWC) takes the diverging map centred on 0,
   // and the softmax reference A keeps its own sequential scale
   const signed = hasNegative(f.M);
@@ -416,7 +432,7 @@ function drawHeatmaps() {
   const ra = signed ? sharedRange([f.A]) : r;
   const dr = symmetricRange([f.D]);
   heatRanges = { r, ra, dr, signed };
-  const data = (values) => ({ values, size: f.size });
+  const data = (values) => ({ values, rows: g.rows, cols: g.cols });
   const seq = seqTable();
   if (tables.mSigned !== signed) { tables.mSigned = signed; drawColorbar($('cb-M'), signed ? tables.div : seq); }
   $('hm-M').dataset.map = signed ? 'diverging' : 'sequential';
@@ -429,10 +445,10 @@ function drawHeatmaps() {
     setText(`cb-${k}-lo`, `${rg.clipped && div ? '≤ ' : ''}${fmt(rg.lo)}`);
   }
   setText('cap-M', `${schema.variantView(st.variant).label}: matrix M${bad ? ` (${bad} cells Inf/NaN, magenta)` : ''}`);
-  setText('ds-note', dsNote(f));
-  drawTokenAxes(f);
+  setText('ds-note', g.zoomed ? zoom.note(g) : dsNote(f0));
+  tokenAxes.draw(g, tokenPieces());
   if (document.activeElement?.classList.contains('hm')) showCursor(document.activeElement); // new values under the cursor
-  const note = swampNote(f.swamped);
+  const note = swampNote(f0.swamped);
   if ($('swamp-note').hidden !== !note) $('swamp-note').hidden = !note;
   setText('swamp-note', note ?? '');
 }
@@ -447,33 +463,6 @@ function dsNote(f) {
       'shown by blocks; the full matrix and the readouts on release';
   }
   return shown;
-}
-
-/**
- * A real model's token pieces along M's axes (rows on the left, columns below), when each row is at
- * least 9 px high; the hover names them at any n.
- */
-function drawTokenAxes(f) {
-  const rows = $('tok-rows'), cols = $('tok-cols');
-  const pieces = st.src === 'model' && modelView.tensors && f.b === 1 ? modelView.pieces : null;
-  // the heatmap's height only where tokens could be shown: reading it forces a layout in the commit
-  const px = pieces && pieces.length === f.n ? $('hm-M').clientHeight / f.n : 0;
-  const on = px >= 9;
-  if (document.documentElement.hasAttribute('data-tokens') !== on) document.documentElement.toggleAttribute('data-tokens', on);
-  if (rows.hidden !== !on) rows.hidden = cols.hidden = !on;
-  if (!on) return;
-  const key = `${pieces.join('\u0000')}|${px.toFixed(1)}`;
-  if (rows.dataset.key === key) return;
-  rows.dataset.key = key;
-  const font = `${Math.min(12, Math.floor(px * 0.85))}px`;
-  const make = (box) => box.replaceChildren(...pieces.map((p) => {
-    const span = document.createElement('span');
-    span.textContent = p.replace(/\n/g, '⏎').replace(/^ /, '␣') || '·';
-    return span;
-  }));
-  make(rows); make(cols);
-  rows.style.setProperty('font-size', font);
-  cols.style.setProperty('font-size', font);
 }
 
 /** The note when a feature ε swamps most keys (engine.mjs's swampedKeys), or null. */
@@ -744,67 +733,66 @@ const workerError = (e) => String(e?.message || 'unknown error').replace(/^Uncau
 
 // --- hover and the keyboard cursor --------------------------------------------------------------------
 function onHover(e) {
-  const f = view.frame;
-  if (!f || !f.M) return;
+  const g = shownGrid;
+  if (!g) return;
   const rect = e.target.getBoundingClientRect();
-  const cell = cellAt(e.clientX - rect.left, e.clientY - rect.top, rect.width, rect.height, f.size);
+  const cell = gridCellAt(g, e.clientX - rect.left, e.clientY - rect.top, rect.width, rect.height);
   if (!cell) return;
   $('hover').textContent = cellText(cell);
+  hotTokens(cell);
+}
+/** Label the tokens of a cell (hovered, or under the keyboard cursor) on the axes, whatever the thinning. */
+function hotTokens(cell) {
+  const t = cell && cellTokens(shownGrid, cell);
+  tokenAxes.draw(shownGrid, tokenPieces(), t ? { row: t.rows[0], col: t.cols[0] } : null);
 }
 
 /** A focused heatmap's cell cursor: arrow keys move it (Page Up/Down by 8, Home/End to the row's ends). */
 const cursor = { row: 0, col: 0 };
 const MOVES = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1], PageUp: [-8, 0], PageDown: [8, 0] };
 function onHeatKey(e) {
-  const f = view.frame;
-  if (!f || !f.M) return;
-  const last = f.size - 1;
+  const g = shownGrid;
+  if (!g) return;
   if (MOVES[e.key]) {
-    cursor.row = Math.min(last, Math.max(0, cursor.row + MOVES[e.key][0]));
-    cursor.col = Math.min(last, Math.max(0, cursor.col + MOVES[e.key][1]));
+    cursor.row = Math.min(g.rows - 1, Math.max(0, cursor.row + MOVES[e.key][0]));
+    cursor.col = Math.min(g.cols - 1, Math.max(0, cursor.col + MOVES[e.key][1]));
   } else if (e.key === 'Home') cursor.col = 0;
-  else if (e.key === 'End') cursor.col = last;
+  else if (e.key === 'End') cursor.col = g.cols - 1;
   else return;
   e.preventDefault();
   showCursor(e.target);
 }
 function showCursor(canvas) {
-  const f = view.frame;
+  const g = shownGrid;
   const box = canvas.nextElementSibling;
-  if (!f || !f.M) { box.hidden = true; return; }
-  cursor.row = Math.min(cursor.row, f.size - 1); cursor.col = Math.min(cursor.col, f.size - 1);
-  const w = canvas.clientWidth / f.size;
+  if (!g) { box.hidden = true; return; }
+  cursor.row = Math.min(cursor.row, g.rows - 1); cursor.col = Math.min(cursor.col, g.cols - 1);
+  const w = canvas.clientWidth / g.cols, h = canvas.clientHeight / g.rows;
   box.style.left = `${canvas.offsetLeft + cursor.col * w}px`;   // CSSOM, allowed under the page's CSP
-  box.style.top = `${canvas.offsetTop + cursor.row * w}px`;
-  box.style.width = box.style.height = `${Math.max(2, w)}px`;
+  box.style.top = `${canvas.offsetTop + cursor.row * h}px`;
+  box.style.width = `${Math.max(2, w)}px`; box.style.height = `${Math.max(2, h)}px`;
   box.hidden = false;
   const text = cellText(cursor);
+  hotTokens(cursor);
   $('hover').textContent = text;
   $('cell-say').textContent = text;
 }
 
-/** What a heatmap cell holds: its row and column (or block), M, softmax and M − A. */
-/** "i “piece”" for a row or column, in model mode (the token's text, quoted; nothing otherwise). */
-function tokenAt(i) {
-  const p = st.src === 'model' && modelView.tensors ? modelView.pieces?.[i] : null;
-  return p === null || p === undefined ? `${i}` : `${i} “${p.replace(/\n/g, '⏎')}”`;
-}
-
+/**
+ * What a heatmap cell holds: its row and column (or block), named by their tokens when the inputs have
+ * them (“ the” … “ light” for a block: web/tokens.mjs), then M, softmax and M − A.
+ */
 function cellText(cell) {
-  const f = view.frame;
-  const k = cell.row * f.size + cell.col;
-  const b = f.b, n = f.n;
-  let text;
-  if (b === 1) {
-    const exact = engine && st.n <= MAIN_THREAD_MAX_N && engine.lab?.n === n ? engine.valueAt(cell.row, cell.col) : null;
-    const m = exact ? exact.M : f.M[k], a = exact ? exact.A : f.A[k];
-    text = `row ${tokenAt(cell.row)}, col ${tokenAt(cell.col)}: M ${fmt(m, 4)} · softmax ${fmt(a, 4)} · M − A ${fmtSigned(m - a, 3)}`;
-  } else {
-    const r0 = cell.row * b, c0 = cell.col * b;
-    text = `rows ${r0}–${Math.min(n, r0 + b) - 1}, cols ${c0}–${Math.min(n, c0 + b) - 1} (block ${f.mode}): ` +
-      `M ${fmt(f.M[k], 4)} · softmax ${fmt(f.A[k], 4)} · M − A ${fmtSigned(f.D[k], 3)}`;
+  const g = shownGrid, f = view.frame;
+  const k = cell.row * g.cols + cell.col;
+  const t = cellTokens(g, cell), pieces = tokenPieces();
+  const rows = spanText(pieces, ...t.rows), cols = spanText(pieces, ...t.cols);
+  if (g.b === 1) {
+    const exact = !g.zoomed && engine && st.n <= MAIN_THREAD_MAX_N && engine.lab?.n === f.n ? engine.valueAt(t.rows[0], t.cols[0]) : null;
+    const m = exact ? exact.M : g.M[k], a = exact ? exact.A : g.A[k];
+    return `row ${rows}, col ${cols}: M ${fmt(m, 4)} · softmax ${fmt(a, 4)} · M − A ${fmtSigned(m - a, 3)}`;
   }
-  return text;
+  return `rows ${rows}, cols ${cols} (block ${g.mode}): M ${fmt(g.M[k], 4)} · softmax ${fmt(g.A[k], 4)} · M − A ${fmtSigned(g.D[k], 3)}`;
 }
 
 // --- sweeps: a readout against a knob, in a worker of their own (web/sweep.mjs, ui/sweep-panel.mjs) -------
@@ -991,11 +979,12 @@ async function loadOwnFiles(fileList) {
     return;
   }
   clearNotice('qkv');
+  if (got.notice) showNotice(`your Q, K, V: ${got.notice}`, 'qkv'); // the tensors load, without tokens
   const t = { ...got.tensors, key: `own-${++ownView.seq}` };
   ownView.tensors = t;
   ownView.names = files.map((f) => f.name);
   status.classList.remove('warn');
-  status.textContent = `${ownView.names.join(', ')}: n = ${t.n}, d = ${t.d}` + (t.layers > 1 || t.heads > 1 ? `, ${t.layers} layers × ${t.heads} heads (${t.kvHeads} KV heads)` : '');
+  status.textContent = `${ownView.names.join(', ')}: n = ${t.n}, d = ${t.d}` + (t.layers > 1 || t.heads > 1 ? `, ${t.layers} layers × ${t.heads} heads (${t.kvHeads} KV heads)` : '') + (t.pieces ? ', with tokens' : '');
   engine.setTensors(t);
   for (const w of Object.values(workers)) w.worker.postMessage({ kind: 'tensors', tensors: t });
   sweepWorker?.postMessage({ kind: 'tensors', tensors: t });
@@ -1154,14 +1143,14 @@ async function start() {
     request: () => requestOf(st),
     label: () => schema.variantView(st.variant).label,
     inputsLabel: () => inputsLabel(),
-    heatmap(which) {
-      const f = view.frame;
-      if (!f?.[which] || !heatRanges) return null;
+    heatmap(which) { // what the heatmap shows: the whole matrix by blocks, or the zoom's window
+      const g = shownGrid;
+      if (!g?.[which] || !heatRanges) return null;
       const rg = which === 'D' ? heatRanges.dr : which === 'A' ? heatRanges.ra : heatRanges.r;
       const div = which === 'D' || (which === 'M' && heatRanges.signed);
-      return { values: f[which], size: f.size, n: f.n, b: f.b, mode: f.mode, lo: rg.lo, hi: rg.hi, clipped: rg.clipped,
-        table: div ? tables.div : seqTable(), diverging: div };
+      return { ...g, values: g[which], lo: rg.lo, hi: rg.hi, clipped: rg.clipped, table: div ? tables.div : seqTable(), diverging: div };
     },
+    ids: () => (st.src === 'model' && modelView.tensors ? modelView.ids : null),
     charts() {
       const s = view.spec?.sv ? view.spec : null;
       const req = requestOf(st), ov = view.overlay;
@@ -1177,13 +1166,24 @@ async function start() {
     arrays: () => exportArrays(),
     notice: (text) => showNotice(text),
   });
-  controls = { sync: (s) => parts.forEach((p) => p.sync(s)) };
+  controls = { sync: (s) => { parts.forEach((p) => p.sync(s)); zoom.sync(s.zoom, s.n); } };
+  tokenAxes = mountTokenAxes(['hm-M', 'hm-A', 'hm-D'].map((id) => $(id).parentElement));
+  zoom = mountZoom($('zoom-box'), {
+    set: (value) => onChange('zoom', value, 'change'),
+    local: () => st.n <= MAIN_THREAD_MAX_N && !!engine,
+    compute: (req, value) => engine.window(req, value),
+    post: (msg) => workers.frame.worker.postMessage(msg),
+    request: () => requestOf(st), state: () => st, pieces: tokenPieces, grid: () => shownGrid,
+    redraw: () => { redraw.heat = true; schedule(); }, settled: () => inspector.notify(),
+    canvases: ['hm-M', 'hm-A', 'hm-D'].map($),
+  });
   for (const id of ['hm-M', 'hm-A', 'hm-D']) {
     const c = $(id);
     c.addEventListener('mousemove', onHover);
     c.addEventListener('keydown', onHeatKey);
     c.addEventListener('focus', () => showCursor(c));
-    c.addEventListener('blur', () => { c.nextElementSibling.hidden = true; });
+    c.addEventListener('blur', () => { c.nextElementSibling.hidden = true; hotTokens(null); });
+    c.addEventListener('mouseleave', () => hotTokens(null));
   }
   new ResizeObserver(([e]) => {
     entBox.width = Math.floor(e.contentRect.width); entBox.height = Math.floor(e.contentRect.height); canvasPx = 0;

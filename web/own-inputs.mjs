@@ -5,6 +5,8 @@
 // file, which describes a bad value (its kind, a shape) and never quotes it, and nothing is loaded unless
 // everything is right. No DOM: the page and Vitest call it alike.
 
+import { parseTokensJson } from './tokens.mjs';
+
 /** The page's limits on own inputs: n as the lab's n slider allows (any n from 1), d as its d range. */
 export const OWN_LIMITS = { maxN: 4096, maxD: 256 };
 
@@ -16,11 +18,25 @@ export function roleOf(name) {
   return m ? m[1].toUpperCase() : null;
 }
 
+/** Whether a file is the optional token list beside Q, K, V (tokens.json, text128_tokens.json). */
+export const isTokensFile = (name) => /(?:^|[^a-z0-9])tokens\.json$/i.test(String(name));
+
 /**
- * Q, K, V from the files the reader gave: [{name, bytes (Uint8Array)}]. `av` is the loaded module (its
- * .npy reader). Returns {tensors: {Q, K, V, layers, heads, kvHeads, n, d}} or {error: one sentence}.
+ * Q, K, V from the files the reader gave: [{name, bytes (Uint8Array)}], and the optional tokens.json
+ * beside them (web/tokens.mjs parseTokensJson). `av` is the loaded module (its .npy reader). Returns
+ * {tensors: {Q, K, V, layers, heads, kvHeads, n, d, pieces (or null)}, notice} or {error: one sentence};
+ * `notice`, a sentence, when the tokens file was set aside (the tensors load without it).
  */
 export function ownTensors(files, av, limits = OWN_LIMITS) {
+  const tok = files.filter((f) => isTokensFile(f.name));
+  if (tok.length > 1) return { error: `${tok.length} token files given (${tok.map((f) => f.name).join(', ')}): give one tokens.json` };
+  const got = ownArrays(files.filter((f) => !isTokensFile(f.name)), av, limits);
+  if (got.error || !tok.length) return got.error ? got : { tensors: { ...got.tensors, pieces: null }, notice: null };
+  const t = parseTokensJson(tok[0].name, tok[0].bytes, got.tensors.n);
+  return { tensors: { ...got.tensors, pieces: t.pieces ?? null }, notice: t.error ?? null };
+}
+
+function ownArrays(files, av, limits) {
   if (!files.length) return { error: 'no file given' };
   const json = files.filter((f) => /\.json$/i.test(f.name));
   if (json.length) {

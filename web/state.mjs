@@ -8,7 +8,8 @@
 //
 // Every entry: {name, type, default, min, max, step?, values?, options?, optionLabels?, label, group,
 //               variants?, when?, stage, knob?}
-//   type     'int' | 'float' | 'bool' | 'enum' | 'keys' (a comma-separated list of control names) |
+//   type     'int' | 'float' | 'bool' | 'enum' | 'zoom' (web/tokens.mjs's zoomValue) |
+//            'keys' (a comma-separated list of control names) |
 //            'origins' (a comma-separated list of http(s) origins, each serialized; an item that is not
 //            one is kept as written: the embed then obeys no one)
 //   values   for a slider that steps through a list (n, d, m): the state still accepts any in-range int
@@ -24,6 +25,7 @@ import { SWEEP_READOUTS, MAX_SEEDS } from './sweep.mjs';
 import { fmtWhole } from './render/format.mjs';
 import { originOf } from './messages.mjs';
 import { OVERVIEW_METRIC_KEYS } from './render/overview.mjs';
+import { zoomValue } from './tokens.mjs';
 
 const VERSION = 1;
 /** The host= value that obeys no one (not an origin, so messages.mjs's senderAllowed fails closed on it). */
@@ -65,6 +67,9 @@ const READOUT_ENTRIES = [
   { name: 'rtol', type: 'float', default: -3, min: -7, max: -1, step: 0.5, label: 'rank tol. log₁₀', group: 'readout', stage: 'display' },
   { name: 'ds', type: 'enum', options: ['mean', 'max'], default: 'mean', label: 'downsample by', group: 'readout', stage: 'readouts' },
   // the heatmaps' sequential colour map (all colour-blind safe; web/render/colormap.mjs); M − A keeps rdbu
+  // the heatmaps' zoom: rows r0..r1 and columns c0..c1 of the full matrix ("r0-r1,c0-c1", '' the whole),
+  // cut at full resolution (web/tokens.mjs); bounded by n where it is cut, as a link may open before its inputs
+  { name: 'zoom', type: 'zoom', default: '', label: 'zoom rows,cols', group: 'view', stage: 'display', omitDefault: true },
   { name: 'cmap', type: 'enum', options: ['viridis', 'cividis', 'magma', 'gray'], default: 'viridis', label: 'heatmap colours', group: 'readout', stage: 'display' },
   // the reader's own: never written into a link (a shared link must not impose the author's theme); an old
   // link's `theme=` is accepted silently and left aside; the page keeps the reader's choice in localStorage
@@ -278,6 +283,7 @@ export function buildSchema(registry) {
       return entry.options.includes(s) ? { value: s, problem: null } : bad(`"${s.slice(0, 40)}" is not one of ${entry.options.filter(Boolean).join(', ')}`);
     }
     if (entry.type === 'origins') return originsValue(entry, raw);
+    if (entry.type === 'zoom') return zoomValue(raw);
     if (entry.type === 'keys') return listValue(entry, raw);
     const x = typeof raw === 'number' ? raw : Number(String(raw).trim() === '' ? NaN : raw);
     if (!Number.isFinite(x)) return bad(`"${String(raw).slice(0, 40)}" is not a number`);
@@ -361,7 +367,7 @@ export function buildSchema(registry) {
       if ((e.omitDefault && v === e.default && !complete) || e.omitWhen?.(st)) continue;
       const s = e.type === 'bool' ? (v ? '1' : '0') : e.type === 'float' ? String(+Number(v).toPrecision(8)) : String(v);
       const text = encodeURIComponent(s);
-      parts.push(`${e.name}=${e.type === 'keys' || e.type === 'origins' ? text.replace(/%2C/g, ',') : text}`); // readable lists
+      parts.push(`${e.name}=${e.type === 'keys' || e.type === 'origins' || e.type === 'zoom' ? text.replace(/%2C/g, ',') : text}`); // readable lists
     }
     return parts.join('&');
   }

@@ -8,6 +8,7 @@
 //               {kind: 'sweep', id, plan}: a sweep (web/sweep.mjs's sweepPlan), one point at a time;
 //               {kind: 'sweep-cancel'}: stop the running one (a newer sweep also stops it)
 //               {kind: 'export', id, req}: Q, K, V, M, A and the random matrices at full resolution
+//               {kind: 'window', key, req, zoom}: the zoom's window of M, A, M − A (Engine.window)
 //               {kind: 'model-load', id, files: [ArrayBuffer, ArrayBuffer]}: a checkpoint and tokenizer, any order
 //               {kind: 'model-run', id, text, key}: encode and run the forward pass; its tensors become `key`
 //               {kind: 'tensors', tensors}: Engine.setTensors (the page sends a capture to each worker)
@@ -28,6 +29,7 @@
 //               without A has the A of the last frame that had one: its aKey is the same)
 //               {kind: 'sweep-point', id, i, value, mean, min, max, reason} | {kind: 'sweep-done', id, complete, error?}
 //               {kind: 'export-data', id, files: [{what, data, shape}]} | {kind: 'export-data', id, error}
+//               {kind: 'window', key, win: {zoom, rows, cols, b, M, A, D} | null} | {kind: 'window', key, error}
 //               {kind: 'model-loaded', id, config | error} | {kind: 'model-ran', id, ids, pieces, ms, tensors | error}
 //               {kind: 'overview-cell', id, layer, head, values, reasons | error} | {kind: 'overview-done', id}
 //               {kind: 'mech-frame', id, frame | error} | {kind: 'mech-point', id, view, point} |
@@ -362,6 +364,11 @@ self.onmessage = (e) => {
   }
   if (msg.kind === 'tensors') { ready.then(() => engine.setTensors(msg.tensors)).catch((err) => { if (err !== initFailure.error) self.postMessage({ kind: 'failed', message: failure(err) }); }); return; }
   if (msg.kind === 'export') { exportArrays(msg); return; }
+  if (msg.kind === 'window') { // the zoom's window of the full matrix (Engine.window), at full resolution
+    ready.then(() => { const win = engine.window(msg.req, msg.zoom); self.postMessage({ kind: 'window', key: msg.key, win }, win ? transferables(win) : []); })
+      .catch((err) => self.postMessage({ kind: 'window', key: msg.key, error: failure(err) }));
+    return;
+  }
   if (msg.kind === 'sweep-cancel') { sweepId = -1; return; }
   if (msg.kind === 'mech-step') { ready.then(() => mechStep(msg)).catch((err) => self.postMessage({ kind: 'mech-frame', id: msg.id, error: String(err?.message ?? err) })); return; }
   if (msg.kind === 'mech-scaling') { ready.then(() => mechScaling(msg), (err) => self.postMessage({ kind: 'mech-done', id: msg.id, view: 'scaling', complete: false, error: failure(err) })); return; }

@@ -149,7 +149,7 @@ describe('a real model in the page', () => {
     await page.close();
   });
 
-  it('a short text labels M\'s rows and columns with its tokens', async () => {
+  it('a short text labels the rows and columns of M, A and M − A with its tokens', async () => {
     const { page, errors } = await withModel('src=model&variant=softmax');
     await page.fill('#model-text', HAVE ? 'Once upon a time' : 'a a');
     const snap = await snapshot(page);
@@ -163,6 +163,11 @@ describe('a real model in the page', () => {
     const rows = await page.$$eval('#tok-rows span', (els) => els.map((e) => e.getBoundingClientRect()).map((r) => r.top + r.height / 2));
     const hm = await page.$eval('#hm-M', (c) => { const r = c.getBoundingClientRect(); return { top: r.top, h: r.height }; });
     rows.forEach((y, i) => expect(Math.abs(y - (hm.top + (i + 0.5) * hm.h / rows.length))).toBeLessThan(hm.h / rows.length / 2));
+    // A and M − A carry the same labels and keep M's size (issue 28: they differed)
+    const sizes = await page.$$eval('.heat canvas.hm', (els) => els.map((c) => { const r = c.getBoundingClientRect(); return [r.width, r.height, r.top]; }));
+    expect(sizes[1]).toEqual(sizes[0]);
+    expect(sizes[2]).toEqual(sizes[0]);
+    expect(await page.$$eval('#fig-D .tok-rows span', (els) => els.map((e) => e.textContent))).toEqual(snap.tokens.map(label));
     // back to the generators: no labels
     await page.selectOption('#k-src', 'synthetic');
     await snapshot(page);

@@ -95,26 +95,26 @@ export function paint(pixels, values, count, table, lo, hi) {
 }
 
 const surfaces = new WeakMap(); // canvas → {ctx, img}: one ImageData per canvas and size, reused
-function surface(canvas, c) {
+function surface(canvas, w, h) {
   let sf = surfaces.get(canvas);
-  if (!sf || sf.img.width !== c || canvas.width !== c || canvas.height !== c) {
-    if (canvas.width !== c || canvas.height !== c) { canvas.width = c; canvas.height = c; }
+  if (!sf || sf.img.width !== w || sf.img.height !== h || canvas.width !== w || canvas.height !== h) {
+    if (canvas.width !== w || canvas.height !== h) { canvas.width = w; canvas.height = h; }
     const ctx = sf?.ctx ?? canvas.getContext('2d', { alpha: false });
-    sf = { ctx, img: ctx.createImageData(c, c) };
+    sf = { ctx, img: ctx.createImageData(w, h) };
     surfaces.set(canvas, sf);
   }
   return sf;
 }
 
 /**
- * Draw a c×c matrix into a canvas (resized to c×c pixels only when c changes): one pass of packed
- * RGBA words into a reused ImageData, one putImageData.
- * data {values: Float32Array, size: c}; opts {table, lo, hi}. Returns {nonfinite}.
+ * Draw a c×c matrix (or a rows×cols zoom window) into a canvas (resized only when its shape changes): one
+ * pass of packed RGBA words into a reused ImageData, one putImageData.
+ * data {values: Float32Array, size: c} or {values, rows, cols}; opts {table, lo, hi}. Returns {nonfinite}.
  */
 export function drawHeatmap(canvas, data, opts) {
-  const c = data.size;
-  const { ctx, img } = surface(canvas, c);
-  const nonfinite = paint(img.data, data.values, c * c, opts.table, opts.lo, opts.hi);
+  const rows = data.rows ?? data.size, cols = data.cols ?? data.size;
+  const { ctx, img } = surface(canvas, cols, rows);
+  const nonfinite = paint(img.data, data.values, rows * cols, opts.table, opts.lo, opts.hi);
   ctx.putImageData(img, 0, 0);
   return { nonfinite };
 }

@@ -6,8 +6,9 @@
 // that recomputes M from them. Full-resolution arrays come from a worker (main.mjs's exportArrays), at
 // any n; the figures are what the page shows (a heatmap above 384 tokens is its block means).
 import {
-  npyBytes, csvText, stateJson, exportName, figureCaption, heatmapSvg, numpySnippet, chartSvg, entropySvg, zipStore,
+  npyBytes, csvText, stateJson, exportName, figureCaption, heatmapSvg, numpySnippet, chartSvg, entropySvg, zipStore, tokensJson,
 } from '../export.mjs';
+import { thinTicks, axisText } from '../tokens.mjs';
 import { SERIES } from '../render/charts.mjs';
 import { paint } from '../render/heatmap.mjs';
 import { fmt, fmtSigned } from '../render/format.mjs';
@@ -45,19 +46,19 @@ export function download(name, data, type) {
 }
 
 /** A c×c matrix through a colour table as a PNG data URL, each cell `scale` pixels (nearest neighbour). */
-function cellsPng(values, c, table, lo, hi, scale = 1) {
+function cellsPng(values, rows, cols, table, lo, hi, scale = 1) {
   const small = document.createElement('canvas');
-  small.width = small.height = c;
+  small.width = cols; small.height = rows;
   const ctx = small.getContext('2d');
-  const img = ctx.createImageData(c, c);
-  paint(img.data, values, c * c, table, lo, hi);
+  const img = ctx.createImageData(cols, rows);
+  paint(img.data, values, rows * cols, table, lo, hi);
   ctx.putImageData(img, 0, 0);
   if (scale === 1) return small.toDataURL('image/png');
   const big = document.createElement('canvas');
-  big.width = big.height = c * scale;
+  big.width = cols * scale; big.height = rows * scale;
   const bctx = big.getContext('2d');
   bctx.imageSmoothingEnabled = false;
-  bctx.drawImage(small, 0, 0, c * scale, c * scale);
+  bctx.drawImage(small, 0, 0, cols * scale, rows * scale);
   return big.toDataURL('image/png');
 }
 
@@ -87,7 +88,9 @@ export async function svgToPng(svg, scale = 2) {
  *   snapshot()        a promise of the settled {state, readouts, tokens} (waits for the view)
  *   request()         the page's request (main.mjs requestOf); label() the variant's label
  *   inputsLabel()     what loaded inputs are ("layer 1, head 3 of a 5-layer llama2.c model …"), or null
- *   heatmap(id)       {values, size, n, b, mode, lo, hi, clipped, table, diverging} for 'M', 'A' or 'D', or null
+ *   heatmap(id)       {values, rows, cols, n, b, mode, r0, r1, c0, c1, zoomed, lo, hi, clipped, table, diverging} for
+ *                     'M', 'A' or 'D' as shown (the whole matrix by blocks, or the zoom's window), or null
+ *   ids()             the token ids of a model's text, or null
  *   charts()          {data: spectrum.mjs chartData, logX, floorRel, ceiling, partial (a top-k curve)} or null
  *   entropy()         render/entropy.mjs entropyBars of the current histogram, or null
  *   sweep()           {plan, points} of the finished sweep, or null
@@ -180,32 +183,35 @@ export function mountExport(menu, ctx) {
       if (id === 'M.csv') {
         const m = file('M'), name = exportName(state, 'M', 'csv');
         if (m.shape[0] > CSV_MAX_N) throw new Error(`CSV is offered up to n = ${CSV_MAX_N}; take the .npy`);
-        download(name, csvText(m.data, m.shape[0], m.shape[1]), 'text/csv');
+        const tokens = snap.tokens?.length === m.shape[0] ? snap.tokens : null; // a labelled table when the inputs have tokens
+        download(name, csvText(m.data, m.shape[0], m.shape[1], tokens), 'text/csv');
         return name;
       }
       const folder = exportName(state, 'export', 'd').replace(/\.d$/, '');
       const entries = got.files.map((f) => ({ name: `${folder}/${exportName(state, f.what, 'npy')}`, bytes: npyBytes(f.data, f.shape) }));
+      const tokens = snap.tokens?.length === request.inputs.n ? snap.tokens : null;
+      if (tokens) entries.push({ name: `${folder}/tokens.json`, bytes: tokensJson(tokens, ctx.ids?.() ?? null) });
       entries.push(
-        { name: `${folder}/recompute.py`, bytes: numpySnippet({ state, request }) },
+        { name: `${folder}/recompute.py`, bytes: numpySnippet({ state, request, tokens: !!tokens }) },
         { name: `${folder}/${exportName(state, 'readouts', 'json')}`, bytes: stateJson(snap) },
-        { name: `${folder}/README.txt`, bytes: readme(caption, got.files, location.href) },
+        { name: `${folder}/README.txt`, bytes: readme(caption, got.files, location.href, !!tokens) },
       );
       const name = `${folder}.zip`;
       download(name, zipStore(entries), 'application/zip');
       return name;
     }
-    const svg = figureSvg(what, caption, ext === 'png');
+    const svg = figureSvg(what, caption, ext === 'png', snap.tokens);
     const name = exportName(state, what, ext);
     download(name, ext === 'svg' ? new Blob([svg], { type: 'image/svg+xml' }) : await svgToPng(svg, 2));
     return name;
   }
 
   /** The figure `what` as SVG; forPng embeds the heatmap upscaled (no smoothing when rasterised). */
-  function figureSvg(what, caption, forPng) {
+  function figureSvg(what, caption, forPng, tokens) {
     if (what === 'M' || what === 'A' || what === 'D') {
       const h = ctx.heatmap(what);
       if (!h) throw new Error('the heatmap is not drawn');
-      const scale = forPng ? Math.max(1, Math.ceil(768 / h.size)) : 1;
+      const scale = forPng ? Math.max(1, Math.ceil(768 / Math.min(h.rows, h.cols))) : 1;
       const div = what === 'D' || !!h.diverging; // M − A, and a signed M, are centred on 0
       const mid = div ? 0 : (h.lo + h.hi) / 2;
       const show = div ? fmtSigned : fmt;
@@ -215,9 +221,15 @@ export function mountExport(menu, ctx) {
         { value: h.lo, text: `${h.clipped && div ? '≤ ' : ''}${fmt(h.lo)}` },
       ];
       const title = { M: `${ctx.label()}: attention matrix M`, A: 'softmax A (same Q, K, scale, mask)', D: `difference M − A (${ctx.label()})` }[what];
-      const blocks = h.b > 1 ? ` · n = ${h.n} shown as ${h.size}×${h.size} block ${h.mode}s` : '';
-      return heatmapSvg({ png: cellsPng(h.values, h.size, h.table, h.lo, h.hi, scale), cells: h.size, table: h.table, ticks,
-        lo: h.lo, hi: h.hi, title, caption: caption + blocks, size: 384 });
+      const window = h.zoomed ? ` · rows ${h.r0}–${h.r1}, cols ${h.c0}–${h.c1} of n = ${h.n}` : '';
+      const blocks = h.b > 1 ? `${window || ` · n = ${h.n}`} shown as ${h.rows}×${h.cols} block ${h.mode}s` : window && `${window} at full resolution`;
+      // the axes' token labels, thinned as on the page (9-px labels over the figure's 384 units); token
+      // indices label a zoom's axes when the inputs have no tokens
+      const pieces = tokens?.length === h.n ? tokens : null;
+      const axis = (from, to) => thinTicks(from, to, 384, 11).map((i) => ({ at: (i - from + 0.5) / (to - from + 1), text: pieces ? axisText(pieces[i]) : String(i) }));
+      const axes = pieces || h.zoomed ? { rows: axis(h.r0, h.r1), cols: axis(h.c0, h.c1) } : null;
+      return heatmapSvg({ png: cellsPng(h.values, h.rows, h.cols, h.table, h.lo, h.hi, scale), cells: h.cols, table: h.table, ticks,
+        lo: h.lo, hi: h.hi, title, caption: caption + blocks, size: 384, axes });
     }
     if (what === 'spectrum' || what === 'error') {
       const c = ctx.charts();
@@ -262,7 +274,7 @@ export function mountExport(menu, ctx) {
 }
 
 /** README.txt of the .zip: what each file is and how to recompute M. */
-function readme(caption, files, link) {
+function readme(caption, files, link, tokens = false) {
   const lines = [
     'attnviz export',
     '',
@@ -274,6 +286,7 @@ function readme(caption, files, link) {
     '  recompute.py  recomputes M from Q, K (and the random matrices) with numpy in float64',
     '                and prints the largest difference from the exported M:  python3 recompute.py',
     '  *-readouts.json  the readouts and the link\'s keys, as window.attnviz.snapshot() gives them',
+    ...(tokens ? ['  tokens.json   the token pieces of the rows and columns, {"pieces", "text"} (and "ids" for a model\'s text)'] : []),
     '',
   ];
   return lines.join('\n');

@@ -1,0 +1,167 @@
+// tokens.mjs: token labels for the heatmaps at any n (issue 28): which labels fit on an axis, the name
+// of a downsampled block's tokens, a tokens.json beside the reader's own Q, K, V, and the zoom window
+// (`zoom=` in a link) cut from the full matrix at full resolution. Pure: no DOM; Vitest and the page
+// call it alike (tests/js/tokens.test.mjs).
+
+/** A piece as an axis label: a newline as ⏎, a leading space as ␣ (else invisible), an empty piece as ·. */
+export function axisText(p) {
+  return String(p).replace(/\n/g, '⏎').replace(/^ /, '␣') || '·';
+}
+
+/** A piece quoted, as the hover names it: “ the” (newlines as ⏎). */
+export function quoted(p) {
+  return `“${String(p).replace(/\n/g, '⏎')}”`;
+}
+
+/** The steps labels may take: 1, 2, 5, 10, 20, 50, … (every k-th token, k a round number). */
+function niceStep(min) {
+  for (let m = 1; ; m *= 10) for (const k of [1, 2, 5]) if (k * m >= min) return k * m;
+}
+
+/**
+ * The tokens to label on an axis showing tokens from..to (inclusive) over lengthPx pixels, each label
+ * labelPx high across the axis: every k-th token (k the smallest of 1, 2, 5, 10, … whose labels are at
+ * least labelPx apart), and always `hovered` (when in range), without the neighbours it would overlap.
+ * Returns the token indices, ascending.
+ */
+export function thinTicks(from, to, lengthPx, labelPx, hovered = null) {
+  const count = to - from + 1;
+  if (!(count > 0) || !(lengthPx > 0)) return [];
+  const per = lengthPx / count;                   // pixels per token
+  const k = niceStep(Math.max(1, Math.ceil(labelPx / per - 1e-9)));
+  const out = [];
+  const h = Number.isInteger(hovered) && hovered >= from && hovered <= to ? hovered : null;
+  for (let i = Math.ceil(from / k) * k; i <= to; i += k) {
+    if (h !== null && i !== h && Math.abs(i - h) * per < labelPx) continue; // would overlap the hovered one
+    out.push(i);
+  }
+  if (h !== null && !out.includes(h)) { out.push(h); out.sort((a, b) => a - b); }
+  return out;
+}
+
+/** The tokens a..b by name: “ the” for one, “ the” … “ light” for several; '' without pieces. */
+export function spanName(pieces, a, b) {
+  if (!pieces || a < 0 || b >= pieces.length || a > b) return '';
+  return a === b ? quoted(pieces[a]) : `${quoted(pieces[a])} … ${quoted(pieces[b])}`;
+}
+
+/** "i “piece”" for one token, or "a–b (“x” … “y”)" for a span; bare numbers without pieces. */
+export function spanText(pieces, a, b) {
+  const name = spanName(pieces, a, b);
+  if (a === b) return name ? `${a} ${name}` : `${a}`;
+  return name ? `${a}–${b} (${name})` : `${a}–${b}`;
+}
+
+/**
+ * A tokens.json given with the reader's own Q, K, V: `{"pieces": [...]}` as `attnviz capture` writes it
+ * (ids and text may be there too), or a bare list of strings. `n`: the inputs' tokens. Returns
+ * {pieces} or {error: one sentence naming the file}; never quotes the file's contents.
+ */
+export function parseTokensJson(name, bytes, n) {
+  let obj;
+  try {
+    obj = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    return { error: `${name}: not JSON, so the tokens are not shown` };
+  }
+  const pieces = Array.isArray(obj) ? obj : obj && typeof obj === 'object' ? obj.pieces : undefined;
+  if (!Array.isArray(pieces)) return { error: `${name}: expected {"pieces": [...]} or a list of strings, so the tokens are not shown` };
+  const bad = pieces.findIndex((p) => typeof p !== 'string');
+  if (bad >= 0) return { error: `${name}: piece ${bad} is not a string, so the tokens are not shown` };
+  if (pieces.length !== n) return { error: `${name}: ${pieces.length} pieces for n = ${n} tokens, so the tokens are not shown` };
+  return { pieces: pieces.slice() };
+}
+
+// --- the zoom window ------------------------------------------------------------------------------------
+
+/**
+ * A zoom link value "r0-r1,c0-c1" (inclusive token ranges, rows then columns) or '' (no zoom).
+ * Returns {value, problem}: the value normalised ('' when malformed, with a one-sentence problem).
+ * Bounds by n are applied where the window is cut (clampZoom): a link may open before its inputs load.
+ */
+export function zoomValue(raw) {
+  const s = String(raw ?? '').trim();
+  if (s === '') return { value: '', problem: null };
+  const m = /^(\d{1,5})-(\d{1,5}),(\d{1,5})-(\d{1,5})$/.exec(s.replace(/[–\s]/g, (c) => (c === '–' ? '-' : '')));
+  if (!m) return { value: '', problem: `zoom: "${s.slice(0, 40)}" is not rows,cols as a-b,c-d (e.g. 40-80,0-63); showing the whole matrix` };
+  let [r0, r1, c0, c1] = m.slice(1).map(Number);
+  if (r0 > r1) [r0, r1] = [r1, r0];
+  if (c0 > c1) [c0, c1] = [c1, c0];
+  return { value: `${r0}-${r1},${c0}-${c1}`, problem: null };
+}
+
+/** {r0, r1, c0, c1} of a zoom value, within 0..n−1, or null (no zoom, or a window outside the matrix). */
+export function clampZoom(value, n) {
+  const m = /^(\d+)-(\d+),(\d+)-(\d+)$/.exec(String(value ?? ''));
+  if (!m || !(n >= 1)) return null;
+  const [r0, r1, c0, c1] = m.slice(1).map(Number);
+  if (r0 >= n || c0 >= n) return null;
+  return { r0, r1: Math.min(r1, n - 1), c0, c1: Math.min(c1, n - 1) };
+}
+
+/** The zoom value of a window: "r0-r1,c0-c1". */
+export const zoomText = (z) => `${z.r0}-${z.r1},${z.c0}-${z.c1}`;
+
+/**
+ * The window z of the n×n row-major matrices M and A, at full resolution when each side has at most
+ * `cap` tokens, else by blocks of b tokens (the block mean or max, `mode`) within the window. D holds
+ * the blocks of the entries' differences M − A. Returns {rows, cols, b, M, A, D} (Float32Arrays of
+ * rows×cols); M or A may be null, and then so is D.
+ */
+export function windowCells(M, A, n, z, cap = 256, mode = 'mean') {
+  const h = z.r1 - z.r0 + 1, w = z.c1 - z.c0 + 1;
+  const b = Math.max(1, Math.ceil(Math.max(h, w) / cap));
+  const rows = Math.ceil(h / b), cols = Math.ceil(w / b);
+  const cut = (X, Y) => {
+    if (!X || (Y === undefined ? false : !Y)) return null;
+    const out = new Float32Array(rows * cols);
+    for (let bi = 0; bi < rows; bi++) {
+      const i0 = z.r0 + bi * b, i1 = Math.min(z.r1 + 1, i0 + b);
+      for (let bj = 0; bj < cols; bj++) {
+        const j0 = z.c0 + bj * b, j1 = Math.min(z.c1 + 1, j0 + b);
+        let acc = mode === 'max' ? -Infinity : 0;
+        for (let i = i0; i < i1; i++) {
+          const row = i * n;
+          for (let j = j0; j < j1; j++) {
+            const v = Y ? X[row + j] - Y[row + j] : X[row + j];
+            // max: the largest entry, of M − A the largest in magnitude with its sign (av_downsample's
+            // rule), a NaN kept (an overflow is never maxed away)
+            if (mode !== 'max') acc += v;
+            else if (v !== v) { if (acc === acc) acc = v; } else if (acc === acc && (Y ? Math.abs(v) > Math.abs(acc) || acc === -Infinity : v > acc)) acc = v;
+          }
+        }
+        out[bi * cols + bj] = mode === 'max' ? acc : acc / ((i1 - i0) * (j1 - j0));
+      }
+    }
+    return out;
+  };
+  return { rows, cols, b, M: cut(M), A: cut(A), D: M && A ? cut(M, A) : null };
+}
+
+// --- what the heatmaps show ------------------------------------------------------------------------------
+
+/**
+ * The grid the heatmaps show: a frame's whole matrix by blocks of b (engine.mjs frame), or a zoom window
+ * (Engine.window). {rows, cols, b, r0, r1, c0, c1, n, M, A, D, mode, zoomed}: cell (i, j) covers tokens
+ * r0 + i·b … and c0 + j·b … (clipped to r1, c1).
+ */
+export function gridOf(frame, win = null) {
+  if (win) {
+    const z = win.zoom;
+    return { rows: win.rows, cols: win.cols, b: win.b, ...z, n: frame.n, M: win.M, A: win.A, D: win.D, mode: frame.mode, zoomed: true };
+  }
+  return { rows: frame.size, cols: frame.size, b: frame.b, r0: 0, r1: frame.n - 1, c0: 0, c1: frame.n - 1, n: frame.n,
+    M: frame.M, A: frame.A, D: frame.D, mode: frame.mode, zoomed: false };
+}
+
+/** The tokens under cell {row, col} of a grid: {rows: [a, b], cols: [a, b]} (inclusive). */
+export function cellTokens(g, cell) {
+  const a = g.r0 + cell.row * g.b, c = g.c0 + cell.col * g.b;
+  return { rows: [a, Math.min(g.r1, a + g.b - 1)], cols: [c, Math.min(g.c1, c + g.b - 1)] };
+}
+
+/** The grid cell under a pointer at (x, y) in a w×h box: {row, col} or null. */
+export function gridCellAt(g, x, y, w, h) {
+  if (!(x >= 0 && y >= 0 && x < w && y < h)) return null;
+  return { row: Math.min(g.rows - 1, Math.floor((y / h) * g.rows)), col: Math.min(g.cols - 1, Math.floor((x / w) * g.cols)) };
+}

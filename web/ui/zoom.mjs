@@ -1,0 +1,108 @@
+// zoom.mjs: the heatmaps' row/column zoom (docs/page.md, "Zoom"): inputs for the rows and columns to show
+// (or a drag across a heatmap), a "whole matrix" reset, the link key `zoom=r0-r1,c0-c1`, and the window
+// itself, cut from the full n×n matrices at full resolution (Engine.window: on this thread up to
+// MAIN_THREAD_MAX_N, else by the frame worker, which holds M and A), never an upscaled downsample.
+import { clampZoom, zoomText, spanText } from '../tokens.mjs';
+
+/**
+ * @param {HTMLElement} box the form's container (index.html #zoom-box)
+ * @param {{set(value: string): void, local(): boolean, compute(req: object, value: string): object|null,
+ *   post(msg: object): void, request(): object, state(): object, pieces(): string[]|null, redraw(): void,
+ *   settled(): void, canvases: HTMLCanvasElement[], grid(): object|null}} ctx
+ *   set: put a zoom value into the state (the page's onChange); local: whether this thread holds M;
+ *   compute: Engine.window here; post: a {kind: 'window'} message to the frame worker; redraw: draw the
+ *   heatmaps again; settled: a window arrived (snapshot() may resolve); grid: the grid shown.
+ */
+export function mountZoom(box, ctx) {
+  const num = (label, cls) => {
+    const i = document.createElement('input');
+    i.type = 'number'; i.min = '0'; i.step = '1'; i.className = cls; i.setAttribute('aria-label', label);
+    return i;
+  };
+  const r0 = num('zoom: first row', 'z-r0'), r1 = num('zoom: last row', 'z-r1');
+  const c0 = num('zoom: first column', 'z-c0'), c1 = num('zoom: last column', 'z-c1');
+  const show = document.createElement('button'); show.type = 'button'; show.className = 'z-show'; show.textContent = 'zoom';
+  const reset = document.createElement('button'); reset.type = 'button'; reset.className = 'z-reset'; reset.textContent = 'whole matrix';
+  const t = (s) => document.createTextNode(s);
+  const label = document.createElement('span'); label.textContent = 'rows '; label.className = 'z-label';
+  box.append(label, r0, t('–'), r1, t(' cols '), c0, t('–'), c1, t(' '), show, t(' '), reset);
+  box.title = 'show any token range of the full matrix at full resolution: type the rows and columns, or drag across a heatmap; Enter zooms';
+
+  const apply = () => {
+    const v = [r0, r1, c0, c1].map((i) => i.value.trim());
+    if (v.some((x) => x === '')) return;
+    ctx.set(`${v[0]}-${v[1]},${v[2]}-${v[3]}`);
+  };
+  show.addEventListener('click', apply);
+  for (const i of [r0, r1, c0, c1]) i.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); apply(); } });
+  reset.addEventListener('click', () => ctx.set(''));
+
+  // a drag across a heatmap selects the rows and columns under it (a click alone is no zoom)
+  let drag = null;
+  for (const c of ctx.canvases) {
+    c.addEventListener('pointerdown', (e) => {
+      const g = ctx.grid();
+      if (!g || e.button !== 0) return;
+      drag = { c, x: e.clientX, y: e.clientY, g };
+      c.setPointerCapture?.(e.pointerId);
+    });
+    c.addEventListener('pointerup', (e) => {
+      const d = drag;
+      drag = null;
+      if (!d || d.c !== c || Math.hypot(e.clientX - d.x, e.clientY - d.y) < 6) return;
+      const r = c.getBoundingClientRect(), g = d.g;
+      const tok = (px, len, from, to) => Math.min(to, Math.max(from, from + Math.floor((px / len) * (to - from + 1))));
+      const ys = [d.y, e.clientY].map((y) => tok(y - r.top, r.height, g.r0, g.r1)).sort((a, b) => a - b);
+      const xs = [d.x, e.clientX].map((x) => tok(x - r.left, r.width, g.c0, g.c1)).sort((a, b) => a - b);
+      ctx.set(`${ys[0]}-${ys[1]},${xs[0]}-${xs[1]}`);
+    });
+  }
+
+  const view = { key: null, win: undefined, pending: false };
+  return {
+    get pending() { return view.pending; },
+    /** The inputs show the state's zoom (or the whole matrix of n tokens); reset only with a zoom. */
+    sync(value, n) {
+      const z = clampZoom(value, n) ?? { r0: 0, r1: n - 1, c0: 0, c1: n - 1 };
+      for (const [i, v] of [[r0, z.r0], [r1, z.r1], [c0, z.c0], [c1, z.c1]]) {
+        i.max = String(n - 1);
+        if (document.activeElement !== i && i.value !== String(v)) i.value = String(v);
+      }
+      reset.disabled = !value;
+    },
+    /**
+     * The window for the frame shown and the state's zoom: the window, null (no window: the zoom lies
+     * outside the matrix), or undefined while the frame worker computes it (asked for here once).
+     */
+    window(frame) {
+      const st = ctx.state(), req = ctx.request();
+      if (!clampZoom(st.zoom, frame.n)) return null;
+      const key = `${JSON.stringify(req)}|${st.zoom}`;
+      if (view.key === key) return view.win;
+      // a drag above the frame worker's range gets quick frames: the window follows on release
+      if (frame.quick) return view.win ?? undefined;
+      view.key = key;
+      if (ctx.local()) { view.win = ctx.compute(req, st.zoom); view.pending = false; return view.win; }
+      view.pending = true;
+      ctx.post({ kind: 'window', key, req, zoom: st.zoom });
+      return view.win ?? undefined; // the last window stays on screen until the new one comes
+    },
+    /** The frame worker's answer {key, win | error}. */
+    arrived(m) {
+      if (m.key !== view.key) return;
+      view.pending = false;
+      view.win = m.error ? null : m.win;
+      ctx.settled();
+      ctx.redraw();
+    },
+    /** The frame worker failed: no window will come, so nothing waits for one (snapshot() settles). */
+    abandon() { view.pending = false; },
+    /** The note under the heatmaps for a zoomed grid. */
+    note(g) {
+      const p = ctx.pieces();
+      const res = g.b > 1 ? `blocks of ${g.b}×${g.b}, block ${g.mode}` : 'full resolution';
+      return `zoom: rows ${spanText(p, g.r0, g.r1)}, cols ${spanText(p, g.c0, g.c1)} of n = ${g.n} (${res})`;
+    },
+    text: zoomText,
+  };
+}
