@@ -269,7 +269,7 @@ describe('the overview of every layer and head', () => {
     expect([s.state.layer, s.state.head]).toEqual(['1', '1']);
     expect(await page.$eval('.ov-cell[data-layer="1"][data-head="1"]', (b) => b.getAttribute('aria-pressed'))).toBe('true');
     const ent = cap.split('\n')[1];
-    expect(Number(ent)).toBeCloseTo(s.readouts.row_entropy_mean / Math.log(s.readouts.n), 2);
+    expect(Number(ent)).toBeCloseTo(s.readouts.row_entropy_mean / s.readouts.row_entropy_uniform, 2);
     expect(errors).toEqual([]);
     await page.close();
   });
