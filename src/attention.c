@@ -224,9 +224,6 @@ static void apply_decay(float *row, int i, const row_ctx *c, int n) {
     for (int j = 0; j <= i; j++) row[j] *= t[j];
 }
 
-/* M[n×n]: rows i0..i0+3 ← scale·A·Bᵀ over the allowed columns (causal: j ≤ i), B (n×k) packed into P
- * here, then each row finished and its masked tail zeroed. Returns 1 when some row's sum was ≤ 0.
- * wide (or NULL): rows summed in float64 and finished by finish64 (strip_mixed; scale must then be 1). */
 /* Rows r[0], r[1] of A·Bᵀ (r[1] = r[0] for one row) over columns [0, ncols) into D (2 rows of n doubles),
  * each entry the float64 sum of exact products: the products of φ that float32 would round to subnormals
  * or 0 keep their value (focused's wide rows, focused_shifts). */
@@ -267,6 +264,9 @@ static int strip_mixed(float *M, const float *A, long k, int n, int causal, int 
     return zero;
 }
 
+/* M[n×n]: rows i0..i0+3 ← scale·A·Bᵀ over the allowed columns (causal: j ≤ i), B (n×k) packed into P
+ * here, then each row finished and its masked tail zeroed. Returns 1 when some row's sum was ≤ 0.
+ * wide (or NULL): rows summed in float64 and finished by finish64 (strip_mixed; scale must then be 1). */
 static int matrix_by_strips(float *M, const float *A, const float *B, long k, int n, float scale, int causal,
                             float *P, row_finish finish, const void *ctx, const unsigned char *wide, double *D,
                             row_finish64 finish64) {
