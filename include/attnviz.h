@@ -588,6 +588,22 @@ size_t av_readouts_work(int n, int dv);
 int av_readouts(double *vals, int *reasons, const float *M, const double *sv, double noise_floor,
                 const float *A, const float *V, int n, int dv, int causal, double tau,
                 void *work, size_t work_bytes);
+/* row_kl_mean of M against A (as av_readouts: M = av_matrix of prm on Q, K; A the plain softmax reference)
+ * where M's float32 entries underflowed: an entry that is 0 in M while A > 0 takes its logarithm from the
+ * log domain, in float64, where the variant has one: softmax with a decay or a window,
+ * ln M_ij = ℓ_ij − ln Σ_l e^ℓ_il with ℓ = scale·q·k + (i − j)·ln γ; a kernel variant (a feature map, e.g.
+ * decayed), ln M_ij = ln(φ(q_i)·φ(k_j)) + (i − j)·ln γ − ln D_i from its float32 features. So the KL is
+ * finite and true where av_readouts answers AV_REASON_ZERO_WHERE_POSITIVE only because of float32's range.
+ * Rows without such an entry are av_readouts' own, so without underflow *kl_mean has its bits. Undefined
+ * (*kl_mean NaN, *reason set): AV_REASON_ZERO_WHERE_POSITIVE where M is truly 0 and A > 0 (outside the
+ * window, a product φ·φ of 0: the KL is infinite; or a variant with neither form), AV_REASON_NEGATIVE,
+ * AV_REASON_NO_REFERENCE (A NULL), AV_REASON_MATRIX_NONFINITE, AV_REASON_REFERENCE_NONFINITE,
+ * AV_REASON_OVERFLOW. work: av_row_kl_work(prm, n, d) bytes (0: bad arguments). Returns AV_OK, AV_ERR_NULL,
+ * AV_ERR_SIZE, AV_ERR_KNOB, AV_ERR_VARIANT, AV_ERR_NO_CAUSAL, AV_ERR_NONFINITE (Q or K), AV_ERR_WORKSPACE. */
+size_t av_row_kl_work(const av_params *prm, int n, int d);
+int av_row_kl(double *kl_mean, int *reason, const float *M, const float *A, const float *Q, const float *K, int n,
+              int d, const av_params *prm, void *work, size_t work_bytes);
+
 /* av_readouts, plus the per-row entropies it averages into row_entropy_mean: when row_entropy is not NULL,
  * row_entropy[i] (n of them) = −Σ_j p_ij ln p_ij over row i's allowed entries normalised to sum 1
  * (natural log, zeros contributing 0), NaN for a row with a negative allowed entry or a sum ≤ 0. The page

@@ -98,6 +98,8 @@ typedef struct bufs {
     float *tab;          /* n per-offset factors of the decay (matrix): see decay_table */
     double *S, *z, *fac; /* state r×dv (linear), z r (linear, factors), row factors n (factors) */
     int *shift;          /* per-row power-of-two scalings of Φ_Q·Φ_Kᵀ (matrix, focused): see focused_shifts */
+    unsigned char *wide; /* rows whose products the scalings cannot keep normal (matrix, focused): float64 */
+    double *wrow;        /* two rows of float64 scores for those (matrix, focused) */
     double *w;           /* DWC weights */
     double *blk;         /* float64 copies (linear): a block of Φ_K and V, then a band of Φ_Q (non-causal), or a
                           * token's φ(k_t), φ(q_t) (the causal scan) */
@@ -146,7 +148,11 @@ static void layout(bufs *b, avi_arena *a, const av_params *p, int n, int d, int 
         b->PhiK = avi_take(a, nr);
     }
     if (path == PATH_MATRIX) b->P = avi_take(a, packed_bytes(n, r));
-    if (path == PATH_MATRIX && p->variant == AV_FOCUSED) b->shift = avi_take(a, 4u * (uint64_t)n);
+    if (path == PATH_MATRIX && p->variant == AV_FOCUSED) {
+        b->shift = avi_take(a, 4u * (uint64_t)n);
+        b->wide = avi_take(a, (uint64_t)n);
+        b->wrow = avi_take(a, 16u * (uint64_t)n);
+    }
     if (path == PATH_LINEAR) b->S = avi_take(a, 8u * (uint64_t)r * dv);
     if (path != PATH_MATRIX) b->z = avi_take(a, 8u * (uint64_t)r);
     if (path == PATH_FACTORS) b->fac = avi_take(a, 8u * (uint64_t)n);
@@ -218,21 +224,67 @@ static void apply_decay(float *row, int i, const row_ctx *c, int n) {
     for (int j = 0; j <= i; j++) row[j] *= t[j];
 }
 
+/* Rows r[0], r[1] of A·Bᵀ (r[1] = r[0] for one row) over columns [0, ncols) into D (2 rows of n doubles),
+ * each entry the float64 sum of exact products: the products of φ that float32 would round to subnormals
+ * or 0 keep their value (focused's wide rows, focused_shifts). */
+static void rows_f64(double *D, int n, const float *A, long k, const int r[2], const float *P, int ncols) {
+    double acc[AVS_F64_ROWS][AVS_F64_COLS];
+    const size_t step = (size_t)(r[1] - r[0]) * (size_t)k;
+    for (int j0 = 0; j0 < ncols; j0 += AVS_PANEL) {
+        avs_kernel_f64_ff(acc, A + (size_t)r[0] * k, step, P + (size_t)j0 * k, AVS_PANEL, (int)k);
+        int w = ncols - j0 < AVS_PANEL ? ncols - j0 : AVS_PANEL;
+        for (int h = 0; h < 2; h++)
+            for (int j = 0; j < w; j++) D[(size_t)h * n + j0 + j] = acc[h][j];
+    }
+}
+
+/* What a wide row becomes: its float64 scores row[0..len) turned into the variant's weights out[0..len)
+ * (returns 1 when the row's sum was ≤ 0), as row_finish does for a float row. */
+typedef int (*row_finish64)(float *out, double *row, int i, int len, int n, const void *ctx);
+
+/* Rows i0..i0+rows−1 of M (scale 1) where some are wide: those summed and finished in float64, two at a
+ * time (D: 2n doubles), the others one by one through the float gemm (a row's entries have the same bits
+ * whatever strip it is computed in) and finished by the caller. Returns 1 when a wide row's sum was ≤ 0. */
+static int strip_mixed(float *M, const float *A, long k, int n, int causal, int i0, int rows, int ncols,
+                       const float *P, const unsigned char *wide, double *D, row_finish64 finish64,
+                       const void *ctx) {
+    int w[4], nw = 0, zero = 0;
+    for (int i = i0; i < i0 + rows; i++) {
+        if (wide[i]) w[nw++] = i;
+        else
+            avs_gemm_strip(M + (size_t)i * n, (size_t)n, A + (size_t)i * k, (size_t)k, 1, P, (int)k, ncols, (int)k,
+                           1.0f, 0);
+    }
+    for (int h = 0; h < nw; h += 2) {
+        const int r[2] = {w[h], h + 1 < nw ? w[h + 1] : w[h]};
+        rows_f64(D, n, A, k, r, P, ncols);
+        for (int e = 0; e < (r[1] != r[0] ? 2 : 1); e++)
+            zero |= finish64(M + (size_t)r[e] * n, D + (size_t)e * n, r[e], causal ? r[e] + 1 : n, n, ctx);
+    }
+    return zero;
+}
+
 /* M[n×n]: rows i0..i0+3 ← scale·A·Bᵀ over the allowed columns (causal: j ≤ i), B (n×k) packed into P
- * here, then each row finished and its masked tail zeroed. Returns 1 when some row's sum was ≤ 0. */
+ * here, then each row finished and its masked tail zeroed. Returns 1 when some row's sum was ≤ 0.
+ * wide (or NULL): rows summed in float64 and finished by finish64 (strip_mixed; scale must then be 1). */
 static int matrix_by_strips(float *M, const float *A, const float *B, long k, int n, float scale, int causal,
-                            float *P, row_finish finish, const void *ctx) {
+                            float *P, row_finish finish, const void *ctx, const unsigned char *wide, double *D,
+                            row_finish64 finish64) {
     int zero = 0;
     avs_pack_bt(P, B, (size_t)k, n, (int)k);
     for (int i0 = 0; i0 < n; i0 += 4) {
         int rows = n - i0 < 4 ? n - i0 : 4;
-        int ncols = causal ? i0 + rows : n;
-        avs_gemm_strip(M + (size_t)i0 * n, (size_t)n, A + (size_t)i0 * k, (size_t)k, rows, P, (int)k, ncols,
-                       (int)k, scale, 0);
+        int ncols = causal ? i0 + rows : n, any = 0;
+        for (int i = i0; wide && i < i0 + rows; i++) any |= wide[i];
+        if (any)
+            zero |= strip_mixed(M, A, k, n, causal, i0, rows, ncols, P, wide, D, finish64, ctx);
+        else
+            avs_gemm_strip(M + (size_t)i0 * n, (size_t)n, A + (size_t)i0 * k, (size_t)k, rows, P, (int)k, ncols,
+                           (int)k, scale, 0);
         for (int i = i0; i < i0 + rows; i++) {
             float *row = M + (size_t)i * n;
             int len = causal ? i + 1 : n;
-            zero |= finish(row, i, len, n, ctx);
+            if (!any || !wide[i]) zero |= finish(row, i, len, n, ctx);
             if (len < n) memset(row + len, 0, (size_t)(n - len) * sizeof(float));
         }
     }
@@ -271,7 +323,7 @@ static int softmax_row(float *row, int i, int len, int n, const void *ctx) {
 static int softmax_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *p, const bufs *b) {
     row_ctx c = {p, b->tab, NULL};
     if (decayed(p)) decay_table(b->tab, n, p, 1);
-    matrix_by_strips(M, Q, K, d, n, (float)p->scale, p->causal, b->P, softmax_row, &c);
+    matrix_by_strips(M, Q, K, d, n, (float)p->scale, p->causal, b->P, softmax_row, &c, NULL, NULL, NULL);
     return AV_OK;
 }
 
@@ -284,7 +336,7 @@ static int retention_row(float *row, int i, int len, int n, const void *ctx) {
 static int retention_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *p, const bufs *b) {
     row_ctx c = {p, b->tab, NULL};
     decay_table(b->tab, n, p, 0);
-    matrix_by_strips(M, Q, K, d, n, (float)p->scale, 1, b->P, retention_row, &c);
+    matrix_by_strips(M, Q, K, d, n, (float)p->scale, 1, b->P, retention_row, &c, NULL, NULL, NULL);
     return AV_OK;
 }
 
@@ -320,6 +372,22 @@ static int normalise_row(float *row, int i, int len, int n, const void *ctx) {
     return zero;
 }
 
+/* normalise_row for a wide row's float64 scores: decayed, summed and normalised in float64 and rounded once
+ * to float, so that entries far below the row's largest keep their digits. */
+static int normalise_row64(float *out, double *row, int i, int len, int n, const void *ctx) {
+    const row_ctx *c = ctx;
+    int zero = 0, sh = c->shift ? c->shift[i] : 0;
+    if (decayed(c->p)) {
+        const float *t = c->tab + (n - 1 - i);
+        for (int j = 0; j < len; j++) row[j] *= t[j];
+    }
+    double sum = 0;
+    for (int j = 0; j < len; j++) sum += row[j];
+    double f = ldexp(norm_factor(c->p, n, ldexp(sum, -sh), &zero), -sh);
+    for (int j = 0; j < len; j++) out[j] = (float)(row[j] * f);
+    return zero;
+}
+
 /* e with 2^e ≤ x < 2^(e+1), for a finite x > 0 (subnormals included). */
 static int exponent_of(float x) {
     int e;
@@ -344,18 +412,22 @@ static void positive_range(const float *x, size_t len, float *lo, float *hi) {
  * 7 ms at n = 1024, p = 3.1, in WASM). Scale Φ_K by 2^t and row i of Φ_Q by 2^(s_i − t), powers of two
  * (exact, subnormals included), so that every entry and every product lies in [2^-126, 2^124/r] where
  * that span allows; the rows' normaliser undoes 2^s_i exactly (normalise_row). Where it does not
- * (p ≳ 6), the scalings stop at the top so that nothing overflows that would not; no shift is negative,
- * so an overflow the unscaled product would have is kept. shift[i] ← s_i. */
-static void focused_shifts(float *PhiQ, float *PhiK, int n, long r, int *shift) {
+ * (p ≳ 6: tiny·tiny ≈ 2^-280 beside large·large ≈ 2^5), the scalings stop at the top so that nothing
+ * overflows that would not, and the row is marked wide: its products are summed in float64 (rows_f64),
+ * where every product of two floats is exact and normal, so no product is lost or slow. No shift is
+ * negative, so an overflow the unscaled product would have is kept. shift[i] ← s_i, wide[i] ← 0 or 1. */
+static void focused_shifts(float *PhiQ, float *PhiK, int n, long r, int *shift, unsigned char *wide) {
     float klo, khi, qlo, qhi;
     positive_range(PhiK, (size_t)n * r, &klo, &khi);
     positive_range(PhiQ, (size_t)n * r, &qlo, &qhi);
     memset(shift, 0, sizeof(int) * (size_t)n);
+    memset(wide, 0, (size_t)n);
     if (!(khi > 0 && qhi > 0) || !(khi <= FLT_MAX && qhi <= FLT_MAX)) return;
     int lr = 0;
     while ((1L << lr) < r) lr++;
     const int top = 124 - lr, ek_lo = exponent_of(klo), ek_hi = exponent_of(khi), eq_hi = exponent_of(qhi);
     int t = -126 - ek_lo; // Φ_K's entries normal, the largest product still below the top
+    const int k_short = t > top - 2 - eq_hi - ek_hi || t > 126 - ek_hi; // Φ_K keeps subnormal entries
     if (t > top - 2 - eq_hi - ek_hi) t = top - 2 - eq_hi - ek_hi;
     if (t > 126 - ek_hi) t = 126 - ek_hi;
     if (t < 0) t = 0;
@@ -367,11 +439,13 @@ static void focused_shifts(float *PhiQ, float *PhiK, int n, long r, int *shift) 
         const int lo = exponent_of(qlo), hi = exponent_of(qhi);
         int s = -126 - lo - (ek_lo + t); // the least product normal
         if (s < -126 - lo) s = -126 - lo; // and the row's entries
+        const int want = s;
         if (s > top - 2 - hi - (ek_hi + t)) s = top - 2 - hi - (ek_hi + t);
         if (s > 126 - hi) s = 126 - hi;
         if (s < 0) s = 0;
         if (s) avs_scale(q, (int)r, ldexpf(1.0f, s));
         shift[i] = s + t;
+        wide[i] = k_short || s < want;
     }
 }
 
@@ -380,8 +454,9 @@ static void focused_shifts(float *PhiQ, float *PhiK, int n, long r, int *shift) 
 static int features_matrix(float *M, float *PhiQ, float *PhiK, int n, long r, const av_params *p, const bufs *b) {
     row_ctx c = {p, b->tab, b->shift};
     if (decayed(p)) decay_table(b->tab, n, p, 0);
-    if (b->shift) focused_shifts(PhiQ, PhiK, n, r, b->shift);
-    return zero_status(matrix_by_strips(M, PhiQ, PhiK, r, n, 1.0f, p->causal, b->P, normalise_row, &c));
+    if (b->shift) focused_shifts(PhiQ, PhiK, n, r, b->shift, b->wide);
+    return zero_status(matrix_by_strips(M, PhiQ, PhiK, r, n, 1.0f, p->causal, b->P, normalise_row, &c, b->wide, b->wrow,
+                                            normalise_row64));
 }
 
 /* A closed-form row: each score s becomes κ(s) (in double), decayed by γ^{i−j}, then divided by its sum. */
@@ -403,7 +478,7 @@ static int kernel_row(float *row, int i, int len, int n, const void *ctx) {
 static int poly_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *p, const bufs *b) {
     row_ctx c = {p, b->tab, NULL};
     if (decayed(p)) decay_table(b->tab, n, p, 0);
-    return zero_status(matrix_by_strips(M, Q, K, d, n, (float)p->scale, p->causal, b->P, kernel_row, &c));
+    return zero_status(matrix_by_strips(M, Q, K, d, n, (float)p->scale, p->causal, b->P, kernel_row, &c, NULL, NULL, NULL));
 }
 
 // ----------------------------------------------------------------------------------------------------

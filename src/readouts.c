@@ -944,6 +944,154 @@ int av_readouts_summarised(double *vals, int *reasons, double *row_entropy, cons
     return AV_OK;
 }
 
+/* --- row_kl_mean where M underflowed (av_row_kl) --- */
+
+/* Row i's log-domain weights of the softmax family where M's float32 entry is 0: lam[j] = ℓ_ij − ln Σ_l e^ℓ_il
+ * over the row's keys [lo, hi) (the window's, else the allowed ones), ℓ_ij = scale·q_i·k_j + (i − j)·ln γ
+ * (decayed: the forgetting softmax), all in float64 from the float32 Q and K. Returns hi and sets *lo; lam is
+ * filled on [lo, hi). */
+static int softmax_log_row(double *lam, int *lo_out, const float *Q, const float *K, int i, int n, int d,
+                           const av_params *p) {
+    int len = p->causal ? i + 1 : n, lo = 0, hi = len;
+    if (p->window > 0) {
+        lo = i - p->window + 1 > 0 ? i - p->window + 1 : 0;
+        hi = i + p->window < len ? i + p->window : len;
+    }
+    const double lg = p->causal && p->decay < 1 ? log(p->decay) : 0.0;
+    const float *q = Q + (size_t)i * d;
+    double top = -INFINITY;
+    for (int j = lo; j < hi; j++) {
+        const float *k = K + (size_t)j * d;
+        double s = 0.0;
+        for (int f = 0; f < d; f++) s += (double)q[f] * k[f];
+        lam[j] = p->scale * s + (double)(i - j) * lg;
+        top = lam[j] > top ? lam[j] : top;
+    }
+    double z = 0.0;
+    for (int j = lo; j < hi; j++) z += exp(lam[j] - top);
+    const double lse = top + log(z);
+    for (int j = lo; j < hi; j++) lam[j] -= lse;
+    *lo_out = lo;
+    return hi;
+}
+
+/* The kernel variants' logarithms where M underflowed: from their own float32 features (av_features: the
+ * canonical φ), lam[j] = ln(φ(q_i)·φ(k_j)) + (i − j)·ln γ − ln D_i over the allowed j, the products and the
+ * decayed row sum in float64 and D_i the variant's normaliser of that sum (−∞ where the product is not
+ * positive: M is truly 0 there). */
+static void kernel_log_row(double *lam, const float *PQ, const float *PK, long r, int i, int n, const av_params *p) {
+    const int len = p->causal ? i + 1 : n;
+    const double lg = p->causal && p->decay < 1 ? log(p->decay) : 0.0;
+    const float *q = PQ + (size_t)i * r;
+    double sum = 0.0;
+    for (int j = 0; j < len; j++) {
+        const float *k = PK + (size_t)j * r;
+        double s = 0.0;
+        for (long f = 0; f < r; f++) s += (double)q[f] * k[f];
+        sum += s * exp((double)(i - j) * lg); // a term below double's range is far below the sum's rounding
+        lam[j] = s > 0.0 ? log(s) + (double)(i - j) * lg : -INFINITY;
+    }
+    int zero = 0;
+    const double lf = log(avi_norm_factor(p, n, sum, &zero));
+    for (int j = 0; j < len; j++) lam[j] += lf;
+}
+
+/* av_row_kl's workspace: lam (n doubles), and for a kernel variant its features (2·n·r floats and the map's
+ * own workspace). r = 0 when the variant has no feature map. */
+static void row_kl_layout(double **lam, float **PQ, float **PK, void **fw, avi_arena *a, const av_params *p, int n,
+                          int d, long r) {
+    *lam = avi_take(a, sizeof(double) * (uint64_t)n);
+    *PQ = *PK = NULL;
+    *fw = NULL;
+    if (r > 0) {
+        *PQ = avi_take(a, 4u * (uint64_t)n * (uint64_t)r);
+        *PK = avi_take(a, 4u * (uint64_t)n * (uint64_t)r);
+        *fw = avi_take(a, av_features_work(p, n, d));
+    }
+}
+
+/* The feature dimension av_row_kl uses: 0 for softmax and the variants without a feature map. */
+static long row_kl_dim(const av_params *p, int n, int d) {
+    long r = 0;
+    if (p->variant == AV_SOFTMAX || av_feature_dim(&r, p, n, d) != AV_OK) return 0;
+    return r;
+}
+
+size_t av_row_kl_work(const av_params *prm, int n, int d) {
+    av_params p;
+    if (!prm || av_params_resolve(&p, prm, n, d) != AV_OK) return 0;
+    avi_arena a = avi_arena_count();
+    double *lam;
+    float *PQ, *PK;
+    void *fw;
+    row_kl_layout(&lam, &PQ, &PK, &fw, &a, &p, n, d, row_kl_dim(&p, n, d));
+    return a.used > SIZE_MAX ? 0 : (size_t)a.used;
+}
+
+int av_row_kl(double *kl_mean, int *reason, const float *M, const float *A, const float *Q, const float *K, int n,
+              int d, const av_params *prm, void *work, size_t work_bytes) {
+    if (!kl_mean || !reason || !M || !Q || !K || !prm || !work) return AV_ERR_NULL;
+    if (n < 1 || n > AV_MAX_N || d < 1 || d > AV_MAX_D) return AV_ERR_SIZE;
+    av_params p;
+    int st = av_params_resolve(&p, prm, n, d);
+    if (st != AV_OK) return st;
+    if (work_bytes < av_row_kl_work(prm, n, d)) return AV_ERR_WORKSPACE;
+    if (!avi_all_finite(Q, (size_t)n * d) || !avi_all_finite(K, (size_t)n * d)) return AV_ERR_NONFINITE;
+    *kl_mean = NAN;
+    *reason = !avi_all_finite(M, (size_t)n * n) ? AV_REASON_MATRIX_NONFINITE : reference_reason(A, n);
+    if (*reason) return AV_OK;
+    avi_arena ar = avi_arena_over(work);
+    double *lam;
+    float *PQ, *PK;
+    void *fw;
+    const long r = row_kl_dim(&p, n, d);
+    row_kl_layout(&lam, &PQ, &PK, &fw, &ar, &p, n, d, r);
+    const int causal = p.causal != 0;
+    int logs = p.variant == AV_SOFTMAX, features = 0; // the features are computed at the first row that needs them
+    for (int i = 0; i < n; i++) // a negative entry wins over a zero one, as in av_readouts
+        for (int j = 0, len = allowed(i, n, causal); j < len; j++)
+            if (M[(size_t)i * n + j] < 0.0f) {
+                *reason = AV_REASON_NEGATIVE;
+                return AV_OK;
+            }
+    double kl = 0.0;
+    int why = AV_REASON_NONE;
+    for (int i = 0; i < n; i++) {
+        const float *m = M + (size_t)i * n, *a = A + (size_t)i * n;
+        const int len = allowed(i, n, causal);
+        double h, am;
+        int zero;
+        row_logs(&h, &am, &zero, m, a, len, ROW_AM);
+        if (!zero) { // av_readouts' own row, so that the mean has its bits where nothing underflowed
+            kl += row_kl_of(row_a_log_a(a, len), am, m, a, len);
+            continue;
+        }
+        int lo = 0, hi = 0;
+        if (r > 0 && !features) {
+            features = 1;
+            logs = av_features(PQ, PK, Q, K, n, d, &p, fw, av_features_work(&p, n, d)) == AV_OK;
+        }
+        if (p.variant == AV_SOFTMAX) hi = softmax_log_row(lam, &lo, Q, K, i, n, d, &p);
+        else if (logs) kernel_log_row(lam, PQ, PK, r, i, n, &p), hi = len;
+        double t = 0.0;
+        for (int j = 0; j < len; j++) {
+            if (!(a[j] > 0.0f)) continue;
+            if (m[j] > 0.0f) t += a[j] * avs_log((double)a[j] / m[j]);
+            else if (j >= lo && j < hi && lam[j] > -INFINITY) t += a[j] * (avs_log((double)a[j]) - lam[j]); // below float32, not 0
+            else why = AV_REASON_ZERO_WHERE_POSITIVE; // truly 0 (outside the window, or no log-domain form)
+        }
+        if (why) break;
+        kl += t;
+    }
+    if (why) *reason = why;
+    else *kl_mean = kl / n;
+    if (!why && !isfinite(*kl_mean)) {
+        *kl_mean = NAN;
+        *reason = AV_REASON_OVERFLOW;
+    }
+    return AV_OK;
+}
+
 int av_error_curve(double *e, const double *sv, int n) {
     if (!e || !sv) return AV_ERR_NULL;
     if (n < 1 || n > AV_MAX_N) return AV_ERR_SIZE;

@@ -1383,6 +1383,56 @@ START_TEST(test_focused_scaling_capped) {
 }
 END_TEST
 
+/* Focused at p = 6.5 and 8 where every row's products span more than float32's range: each row's largest
+ * input c (1.8 at p = 6.5, 0.12 at p = 8) puts φ of its x ≤ 0 entries near 2^-135, so tiny·tiny ≈ 2^-270
+ * sits beside large·large ≈ 2^2 and no power-of-two scaling keeps them all normal. Such rows are summed,
+ * normalised and rounded once in float64 (src/attention.c, rows_f64, normalise_row64): every entry to half
+ * an ulp (2^-24 relative, ·1.004 for the float64 sums) of the float64 product of the library's own float32
+ * features (av_features: the canonical φ, subnormals included), normalised with ε = n·1e-6. The float32
+ * gemm these rows took before (its sums rounded at every step) was up to 4 ulp away. */
+START_TEST(test_focused_wide_rows) {
+    const int n = 45, d = 24;
+    const double powers[][2] = {{6.5, 1.8}, {8, 0.12}};
+    for (int t = 0; t < 2; t++)
+        for (int causal = 0; causal < 2; causal++) {
+            float *Q, *K, *V, *M = malloc(sizeof(float) * n * n);
+            float *PQ = malloc(sizeof(float) * n * d), *PK = malloc(sizeof(float) * n * d);
+            inputs(&Q, &K, &V, n, d, 1, 700u + (uint64_t)t, 1.0);
+            for (int i = 0; i < 2 * n; i++) { // every row's largest entry exactly c
+                float *x = (i < n ? Q : K) + (size_t)(i % n) * d, big = 0;
+                for (int f = 0; f < d; f++) big = x[f] > big ? x[f] : big;
+                for (int f = 0; f < d; f++) x[f] = x[f] == big ? (float)powers[t][1] : x[f] / big * (float)powers[t][1];
+            }
+            av_params p;
+            av_params_default(&p, AV_FOCUSED);
+            p.p = powers[t][0];
+            p.causal = causal;
+            size_t wb = av_features_work(&p, n, d);
+            void *w = work_for(wb);
+            ck_assert_int_eq(av_features(PQ, PK, Q, K, n, d, &p, w, wb), AV_OK);
+            free(w);
+            ck_assert_int_eq(run_matrix(M, Q, K, n, d, &p), AV_OK);
+            double worst = 0;
+            for (int i = 0; i < n; i++) {
+                double row[45], sum = 0;
+                int len = causal ? i + 1 : n;
+                for (int j = 0; j < len; j++) {
+                    row[j] = 0;
+                    for (int f = 0; f < d; f++) row[j] += (double)PQ[i * d + f] * PK[j * d + f];
+                    sum += row[j];
+                }
+                for (int j = 0; j < n; j++) {
+                    double ref = j < len ? row[j] / (sum + n * 1e-6) : 0.0;
+                    double e = fabs(M[i * n + j] - ref) / (ref > FLT_MIN ? ref : FLT_MIN);
+                    worst = e > worst ? e : worst;
+                }
+            }
+            ck_assert_msg(worst <= 0x1.01p-24, "p=%g causal=%d: an entry %g of itself away", p.p, causal, worst);
+            free(Q); free(K); free(V); free(M); free(PQ); free(PK);
+        }
+}
+END_TEST
+
 /* The causal focused matrix (p = 3) of all 40 heads of stories260K's text128 against the float64
  * reference of the formula (tref_matrix): every entry to 2e-5 of itself plus 1e-6 of the row's largest,
  * the readouts' row KL against softmax finite on every head (L1H3 among them: a cut-off of tiny φ once
@@ -1450,6 +1500,7 @@ Suite *suite_attention(void) {
     tcase_add_test(tc, test_exp_f64x2_and_focused_powers);
     tcase_add_test(tc, test_focused_tiny_features);
     tcase_add_test(tc, test_focused_scaling_capped);
+    tcase_add_test(tc, test_focused_wide_rows);
     tcase_add_test(tc, test_focused_stories_heads);
     tcase_add_test(tc, test_finite_and_sum_helpers);
     tcase_add_loop_test(tc, test_matrix_vs_reference, 0, NREF);

@@ -8,6 +8,7 @@
 
 #include "attnviz.h"
 #include "internal.h"
+#include "testutil.h"
 
 // ----------------------------------------------------------------------------------------------------
 // helpers
@@ -839,6 +840,177 @@ START_TEST(test_names_and_status) {
 }
 END_TEST
 
+// ----------------------------------------------------------------------------------------------------
+// row_kl_mean where M underflowed (av_row_kl)
+
+/* The matrix of prm on Q, K (av_matrix). */
+static float *matrix_of(const float *Q, const float *K, int n, int d, const av_params *prm) {
+    float *M = malloc(sizeof(float) * (size_t)n * n);
+    size_t wb = av_matrix_work(prm, n, d);
+    void *w = malloc(wb ? wb : 1);
+    int st = av_matrix(M, Q, K, n, d, prm, w, wb);
+    ck_assert_msg(st == AV_OK, "av_matrix: %d", st);
+    free(w);
+    return M;
+}
+
+/* KL(A ‖ M) averaged over rows, both causal softmaxes of scale·q·k from their logarithms in long double,
+ * M's logits with (i − j)·ln γ added: the formula itself, no float32 anywhere. */
+static double kl_decayed_ld(const float *Q, const float *K, int n, int d, double scale, double g) {
+    long double total = 0, *la = malloc(sizeof(long double) * n), *lm = malloc(sizeof(long double) * n);
+    for (int i = 0; i < n; i++) {
+        long double ta = -INFINITY, tm = -INFINITY, za = 0, zm = 0;
+        for (int j = 0; j <= i; j++) {
+            long double s = 0;
+            for (int f = 0; f < d; f++) s += (long double)Q[i * d + f] * K[j * d + f];
+            la[j] = scale * s;
+            lm[j] = la[j] + (i - j) * logl(g);
+            ta = la[j] > ta ? la[j] : ta;
+            tm = lm[j] > tm ? lm[j] : tm;
+        }
+        for (int j = 0; j <= i; j++) za += expl(la[j] - ta), zm += expl(lm[j] - tm);
+        for (int j = 0; j <= i; j++) {
+            long double a = la[j] - ta - logl(za), m = lm[j] - tm - logl(zm);
+            total += expl(a) * (a - m);
+        }
+    }
+    free(la); free(lm);
+    return (double)(total / n);
+}
+
+/* av_row_kl of the decayed softmax (causal, decay g) against plain softmax; *plain: av_readouts' answer. */
+static double row_kl_decayed(int *why, double *plain, int *plain_why, const float *Q, const float *K, int n, int d,
+                             double g) {
+    av_params pm, pa;
+    av_params_default(&pm, AV_SOFTMAX);
+    pm.causal = 1;
+    pa = pm;
+    pm.decay = g;
+    float *M = matrix_of(Q, K, n, d, &pm), *A = matrix_of(Q, K, n, d, &pa);
+    res r = readouts(M, A, NULL, n, 0, 1, 0);
+    *plain = r.v[AV_R_ROW_KL_MEAN];
+    *plain_why = r.why[AV_R_ROW_KL_MEAN];
+    size_t wb = av_row_kl_work(&pm, n, d);
+    void *w = malloc(wb);
+    double kl = 0;
+    ck_assert_int_eq(av_row_kl(&kl, why, M, A, Q, K, n, d, &pm, w, wb), AV_OK);
+    free(w); free(M); free(A);
+    return kl;
+}
+
+/* The forgetting softmax (decay 0.5) where a far key's weight is below float32's range: q = 10, k_0 = −10,
+ * the other keys 0, so A_70 = e^-100/7 (a subnormal float) and M_70 ≈ e^-104.85/1.98 rounds to 0. The true
+ * KL is finite: av_readouts can only say "zero where positive" (it has M, not its logarithms); av_row_kl
+ * takes ln M_70 from the log domain and meets the long-double formula. With no underflow (decay 0.9,
+ * gaussian inputs) it is av_readouts' value, bit for bit; outside a window M is truly 0 and the reason stays. */
+START_TEST(test_row_kl_underflow) {
+    const int n = 8, d = 1;
+    float Q[8], K[8];
+    for (int i = 0; i < n; i++) Q[i] = 10.0f, K[i] = 0.0f;
+    K[0] = -10.0f;
+    int why, pwhy;
+    double plain, kl = row_kl_decayed(&why, &plain, &pwhy, Q, K, n, d, 0.5), ref = kl_decayed_ld(Q, K, n, d, 1.0, 0.5);
+    ck_assert_msg(isnan(plain) && pwhy == AV_REASON_ZERO_WHERE_POSITIVE, "av_readouts: %g (%d)", plain, pwhy);
+    ck_assert_msg(why == AV_REASON_NONE && fabs(kl - ref) <= 1e-6 * ref, "av_row_kl %.17g (%d) vs %.17g", kl, why, ref);
+
+    const int n2 = 37, d2 = 5;
+    float *Q2 = malloc(sizeof(float) * n2 * d2), *K2 = malloc(sizeof(float) * n2 * d2);
+    tu_fill_normal(Q2, (size_t)n2 * d2, 0, 1, 91);
+    tu_fill_normal(K2, (size_t)n2 * d2, 0, 1, 92);
+    kl = row_kl_decayed(&why, &plain, &pwhy, Q2, K2, n2, d2, 0.9);
+    ck_assert_msg(pwhy == AV_REASON_NONE && why == AV_REASON_NONE && kl == plain, "%.17g vs %.17g", kl, plain);
+
+    av_params pw, pa;
+    av_params_default(&pw, AV_SOFTMAX);
+    pw.causal = 1;
+    pa = pw;
+    pw.window = 4;
+    float *M = matrix_of(Q2, K2, n2, d2, &pw), *A = matrix_of(Q2, K2, n2, d2, &pa);
+    size_t wb = av_row_kl_work(&pw, n2, d2);
+    void *w = malloc(wb);
+    ck_assert_int_eq(av_row_kl(&kl, &why, M, A, Q2, K2, n2, d2, &pw, w, wb), AV_OK);
+    ck_assert_msg(isnan(kl) && why == AV_REASON_ZERO_WHERE_POSITIVE, "window: %g (%d)", kl, why);
+    ck_assert_int_eq(av_row_kl(&kl, &why, M, NULL, Q2, K2, n2, d2, &pw, w, wb), AV_OK);
+    ck_assert(isnan(kl) && why == AV_REASON_NO_REFERENCE);
+    ck_assert_int_eq(av_row_kl(&kl, &why, M, A, Q2, K2, n2, d2, &pw, w, wb - 1), AV_ERR_WORKSPACE);
+    ck_assert_int_eq(av_row_kl(&kl, &why, NULL, A, Q2, K2, n2, d2, &pw, w, wb), AV_ERR_NULL);
+    free(w); free(M); free(A); free(Q2); free(K2);
+}
+END_TEST
+
+/* A decayed kernel variant (elu, causal, γ = 0.5) at n = 170: γ^{i−j} is below float32's range from
+ * i − j = 150 on, so M is 0 there while A > 0 (av_readouts: null). av_row_kl takes ln M from the elu
+ * features and meets the long-double formula: M_ij = γ^{i−j}·φ(q_i)·φ(k_j) / (Σ_l γ^{i−l}·φ(q_i)·φ(k_l)
+ * + 1e-6), φ = elu + 1, A the causal softmax. */
+START_TEST(test_row_kl_underflow_kernel) {
+    const int n = 170, d = 4;
+    float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d);
+    tu_fill_normal(Q, (size_t)n * d, 0, 1, 93);
+    tu_fill_normal(K, (size_t)n * d, 0, 1, 94);
+    av_params pm, pa;
+    av_params_default(&pm, AV_ELU);
+    pm.causal = 1;
+    pm.decay = 0.5;
+    av_params_default(&pa, AV_SOFTMAX);
+    pa.causal = 1;
+    float *M = matrix_of(Q, K, n, d, &pm), *A = matrix_of(Q, K, n, d, &pa);
+    res rr = readouts(M, A, NULL, n, 0, 1, 0);
+    ck_assert_msg(isnan(rr.v[AV_R_ROW_KL_MEAN]) && rr.why[AV_R_ROW_KL_MEAN] == AV_REASON_ZERO_WHERE_POSITIVE,
+                  "av_readouts: %g", rr.v[AV_R_ROW_KL_MEAN]);
+    size_t wb = av_row_kl_work(&pm, n, d);
+    void *w = malloc(wb);
+    double kl;
+    int why;
+    ck_assert_int_eq(av_row_kl(&kl, &why, M, A, Q, K, n, d, &pm, w, wb), AV_OK);
+    long double total = 0, *lm = malloc(sizeof(long double) * n), *la = malloc(sizeof(long double) * n);
+    for (int i = 0; i < n; i++) {
+        long double sum = 0, ta = -INFINITY, za = 0;
+        for (int j = 0; j <= i; j++) {
+            long double pq = 0, s = 0;
+            for (int f = 0; f < d; f++) {
+                long double x = Q[i * d + f], y = K[j * d + f];
+                pq += (x > 0 ? x + 1 : expl(x)) * (y > 0 ? y + 1 : expl(y));
+                s += x * y;
+            }
+            lm[j] = logl(pq) + (i - j) * logl(0.5L);
+            sum += expl(lm[j]);
+            la[j] = s / 2; // scale 1/√d
+            ta = la[j] > ta ? la[j] : ta;
+        }
+        for (int j = 0; j <= i; j++) za += expl(la[j] - ta);
+        for (int j = 0; j <= i; j++) {
+            long double a = la[j] - ta - logl(za);
+            total += expl(a) * (a - (lm[j] - logl(sum + 1e-6L)));
+        }
+    }
+    double ref = (double)(total / n);
+    ck_assert_msg(why == AV_REASON_NONE && fabs(kl - ref) <= 1e-5 * ref, "av_row_kl %.17g (%d) vs %.17g", kl, why, ref);
+    free(lm); free(la); free(w); free(M); free(A); free(Q); free(K);
+}
+END_TEST
+
+/* stories260K text128, layer 1 head 3, causal, decay 0.9: float32 M underflows to 0 at cells where the
+ * plain softmax A is positive (av_readouts: null); av_row_kl is finite and meets the long-double formula
+ * (numpy in float64: 0.00747). Skipped with the one SKIPPED form without the shared data. */
+START_TEST(test_row_kl_stories_decayed) {
+    av_npy_info qi, ki;
+    float *q = tu_stories_npy("text128_q.npy", &qi), *k = tu_stories_npy("text128_k.npy", &ki);
+    if (!q || !k) {
+        tu_skipped("Check suite readouts: decayed softmax row KL on text128 L1H3");
+        free(q); free(k);
+        return;
+    }
+    const int H = (int)qi.shape[1], n = (int)qi.shape[2], d = (int)qi.shape[3], KVH = (int)ki.shape[1];
+    const float *Qh = q + ((size_t)1 * H + 3) * n * d, *Kh = k + ((size_t)1 * KVH + 3 * KVH / H) * n * d;
+    int why, pwhy;
+    double plain, kl = row_kl_decayed(&why, &plain, &pwhy, Qh, Kh, n, d, 0.9);
+    double ref = kl_decayed_ld(Qh, Kh, n, d, 1.0 / sqrt((double)d), 0.9);
+    ck_assert_msg(isnan(plain) && pwhy == AV_REASON_ZERO_WHERE_POSITIVE, "av_readouts: %g (%d)", plain, pwhy);
+    ck_assert_msg(why == AV_REASON_NONE && fabs(kl - ref) <= 1e-4 * ref, "av_row_kl %.9g (%d) vs %.9g", kl, why, ref);
+    free(q); free(k);
+}
+END_TEST
+
 Suite *suite_readouts(void) {
     Suite *s = suite_create("readouts");
     TCase *tc = tcase_create("core");
@@ -861,6 +1033,9 @@ Suite *suite_readouts(void) {
     tcase_add_test(tc, test_fused_rows_match_reference);
     tcase_add_test(tc, test_fused_thresholds_exact);
     tcase_add_test(tc, test_names_and_status);
+    tcase_add_test(tc, test_row_kl_underflow);
+    tcase_add_test(tc, test_row_kl_underflow_kernel);
+    tcase_add_test(tc, test_row_kl_stories_decayed);
     suite_add_tcase(s, tc);
     return s;
 }

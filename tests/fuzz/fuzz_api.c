@@ -685,6 +685,20 @@ static void run_downsample(reader *r, const float *M, const float *A, int n) {
     gfree(cells);
 }
 
+/* av_row_kl on the readouts' M and A: a status in range, the workspace promises, and a KL that is finite
+ * without a reason or NaN with one (never both, never ±Inf). */
+static void run_row_kl(reader *r, const float *M, const float *A, const float *Q, const float *K, int n, int d,
+                       const av_params *prm) {
+    workspace w = ws_make(r, av_row_kl_work(prm, n, d));
+    double kl = 12345.0;
+    int why = -99;
+    int st = av_row_kl(&kl, &why, M, A, Q, K, n, d, prm, w.ptr, w.bytes);
+    ws_check(&w, "av_row_kl", st, 0);
+    if (st < 0) return;
+    if (isnan(kl) ? why == AV_REASON_NONE : (why != AV_REASON_NONE || !isfinite(kl)))
+        broken("av_row_kl: %.17g with reason %d", kl, why);
+}
+
 static void run_readouts(reader *r, const float *M, const double *sv, int own_sv, double nf, const float *A,
                          const float *V, int n, int dv, int causal) {
     int vdv = V ? dv : rd_range(r, -1, 2);
@@ -1650,6 +1664,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         run_readouts(r, M, raw_sv ? raw_sv : sv, !raw_sv, nf, (pick & 2) ? NULL : A, (pick & 4) ? NULL : V, n, dv,
                      prm.causal == 1);
         run_downsample(r, M, (pick & 2) ? NULL : A, n);
+        run_row_kl(r, M, (pick & 2) ? NULL : A, Q, K, n, d, &prm);
         if (raw_sv && (ops & OP_CURVE)) run_error_curve_hist(r, raw_sv, NULL, n, 0);
         gfree(raw_sv);
     }
