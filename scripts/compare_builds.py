@@ -12,7 +12,8 @@ on a fixed synthetic Q/K/V (the base CLI's generator; the head's generator is co
   - readouts (the fast and the --accurate spectrum), sweep over each knob it reads, recall,
 at its defaults and at each knob value the tests use (KNOB_VALUES; a knob missing there gets its default
 plus one step). With stories260K under $ATTNVIZ_SHARED (default ../shared), also readouts --all-heads and
-matrix on a head of text128. Exit status, stdout, stderr and every written file are compared; the report
+matrix on a head of text128, and capture and generate-text with the stories260K model; distill and
+generate at fixed settings. Exit status, stdout, stderr and every written file are compared; the report
 lists what differs (for .npy: how many entries and the largest difference). Exit 1 when anything differs.
 """
 import itertools
@@ -243,6 +244,11 @@ def compare_builds(root, builds):
         r.run(f"g37/hedgehog_given_w{'_causal' if causal else ''}/readouts",
               ["readouts", "--variant", "hedgehog", *extra, *sets["g37"], *hedgehog_w])
 
+    # Hedgehog distillation (Adam on W), without and with the mask
+    for causal in (False, True):
+        r.run(f"distill{'_causal' if causal else ''}", ["distill", *sets["g37"], *(["--causal"] if causal else []),
+                                                        "--steps", "5", "-o", "OUT/W.npy"])
+
     # sweeps: each variant over each knob it reads, every readout, three seeds
     for v in reg["variants"]:
         extra = ["--causal"] if v["causal"] else []
@@ -267,6 +273,10 @@ def compare_builds(root, builds):
                 r.run(f"{case}/readouts_all_heads", ["readouts", "--variant", v["name"], *extra, *files, "--all-heads"])
                 r.run(f"{case}/matrix_l2h3", ["matrix", "--variant", v["name"], *extra, *files, "--layer", "2",
                                              "--head", "3", "-o", "OUT/M.npy", "--out-o", "OUT/O.npy"])
+        model = ["--model", f"{stories}/stories260K.bin", "--tokenizer", f"{stories}/tok512.bin"]
+        if os.path.exists(os.path.join(stories, "stories260K.bin")):  # the forward pass and the tokenizer
+            r.run("model/capture", ["capture", *model, "--text", "Once upon a time, a cat sat.", "-o", "OUT/cap"])
+            r.run("model/generate_text", ["generate-text", *model, "--text", "Lily went", "--steps", "24"])
         stories_note = "text128 included"
     else:
         stories_note = f"text128 skipped: {stories} not found (set ATTNVIZ_SHARED)"
