@@ -10,7 +10,8 @@ export NO_COLOR := 1
 
 CC       := gcc
 CSTD     := -std=c11 -ffp-contract=off
-WARN     := -Wall -Wextra -Werror -Wno-unused-function
+# -Wall's -Wunused-function stays on: a static function nothing calls is dead code to delete
+WARN     := -Wall -Wextra -Werror
 CFLAGS   := -O2 -g $(CSTD) $(WARN) -Iinclude -Isrc
 BENCHFLAGS := -O3 -march=native $(CSTD) $(WARN) -Iinclude -Isrc
 SANFLAGS := -O1 -g $(CSTD) $(WARN) -Iinclude -Isrc -fsanitize=address,undefined -fno-omit-frame-pointer \
@@ -24,7 +25,7 @@ CLI_SRC  := $(wildcard src/cli/*.c)
 TEST_SRC := $(wildcard tests/c/*.c)
 N        := build/native
 
-.PHONY: fuzz all help deps native cli test test-c test-c-san test-oracle test-js test-e2e wasm web single run serve bench clean
+.PHONY: fuzz all help deps native cli test test-c test-c-san test-oracle test-js test-e2e wasm web single run serve bench clean compare-builds
 
 # plain `make` only builds: on a machine without the tools it says what to run instead of failing in gcc
 all:
@@ -44,6 +45,8 @@ help:
 	@echo '  serve        serve build/web as it is (PORT=)'
 	@echo '  test-c test-c-san test-fuzz test-oracle test-js test-e2e   one layer of make test'
 	@echo '  fuzz         the three libFuzzer targets for FUZZ_SECONDS (default 20; 600 for a long run)'
+	@echo '  compare-builds BASE=REV [HEAD=REV]   build the CLI at both revisions (HEAD: the working tree)'
+	@echo '               and compare its outputs byte for byte over every variant (docs/README.md)'
 	@echo '  clean        remove build/'
 
 deps:
@@ -89,6 +92,11 @@ test-js: wasm $(N)/attnviz
 	npx vitest run --config vitest.config.mjs
 test-e2e: web
 	npx vitest run --config vitest.e2e.config.mjs
+
+# a refactor's bit-identity check: not part of make test, since it builds the CLI twice (~2 min)
+compare-builds:
+	@if [ -z "$(BASE)" ]; then echo 'usage: make compare-builds BASE=<rev> [HEAD=<rev>]' >&2; exit 2; fi
+	bash scripts/compare-builds.sh $(BASE) $(HEAD)
 
 # --- wasm and web -----------------------------------------------------------------------------------
 include emscripten.mk

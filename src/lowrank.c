@@ -206,15 +206,9 @@ static double dot_fd(const float *a, const double *b, int d) {
     return s;
 }
 
-static double dot_dd(const double *a, const double *b, int d) {
-    double s = 0.0;
-    for (int t = 0; t < d; t++) s += a[t] * b[t];
-    return s;
-}
-
 /* C[rows×cols] (stride ldc) = A·B, float64 sums over the shared index in order from +0: each entry has the bits of a
- * dot product (dot_fd, dot_dd) of a row of A and a column of B. A is float (Af) or float64 (Ad), rows×k, stride lda;
- * B float64, k×cols, stride ldb. 2×8 tiles by simd.h's kernels, the edge entries one by one. */
+ * dot product (dot_fd's loop; in float64 for Ad) of a row of A and a column of B. A is float (Af) or float64 (Ad),
+ * rows×k, stride lda; B float64, k×cols, stride ldb. 2×8 tiles by simd.h's kernels, the edge entries one by one. */
 static void prod_f64(double *C, size_t ldc, const float *Af, const double *Ad, size_t lda, const double *B, size_t ldb,
                      int rows, int cols, int k) {
     double acc[AVS_F64_ROWS][AVS_F64_COLS];
@@ -509,7 +503,7 @@ static double *nystrom_pinv(double **mat, int m, int iters) {
 }
 
 /* Landmarks Q̃ (ws->C), K̃ (ws->C2) and their transposes, A and Z = pinv(A); returns Z. A's logits are the tiled
- * product Q̃·K̃ᵀ (the bits of a dot_dd per entry). */
+ * product Q̃·K̃ᵀ (each entry the bits of an in-order float64 dot product). */
 static double *nystrom_setup(lr_ws *ws, const float *Q, const float *K, int n, int d, const av_params *prm) {
     int m = prm->landmarks;
     segment_means(ws->C, Q, n, m, d);

@@ -1,4 +1,5 @@
-/* simd.h: the library's private SIMD kernels (the only file that includes wasm_simd128.h).
+/* simd.h: the library's private SIMD kernels (the file that includes wasm_simd128.h; attention.c, which
+ * includes this header, also has a few intrinsics of its own, under __wasm_simd128__).
  *
  * Every kernel has two bodies selected at compile time: f32x4 intrinsics under __wasm_simd128__, and a
  * plain-C twin written so that gcc -O3 (-march=native) vectorises it (fixed-width lane arrays, no

@@ -9,7 +9,6 @@
 //   distill       Hedgehog learning to mimic softmax (lab.distiller), with the matrices and readouts it moves
 
 /** The scaling view's memory budget: the bytes one measurement may take (inputs, outputs, workspace). */
-export const SCALING_BUDGETS = [16, 64, 256].map((mb) => mb * 2 ** 20);
 export const SCALING_DEFAULT_BUDGET = 64 * 2 ** 20;
 /** The largest n the scaling view tries (the library's AV_MAX_N is 16384). */
 export const SCALING_MAX_N = 16384;
@@ -194,6 +193,3 @@ export function meanRowKL(A, M, n, causal) {
   }
   return kl / n;
 }
-
-/** yield to the event loop between points (workers: so that a cancel message is seen). */
-export const nextTick = () => new Promise((resolve) => setTimeout(resolve, 0));

@@ -1,7 +1,8 @@
-// worker.mjs: the lab's heavy work off the page's thread. The page runs two of these, each a module
-// worker with its own instance of the wasm module: the spectrum worker (spectra and overlays) and the
+// worker.mjs: the lab's heavy work off the page's thread. The page runs four of these, each a module
+// worker with its own instance of the wasm module: the spectrum worker (spectra and overlays), the
 // frame worker (the heatmaps and plain readouts for n > MAIN_THREAD_MAX_N, so that the spectrum never
-// delays them; above FRAME_WORKER_MAX_N a drag's quick frame, and the full one on release).
+// delays them; above FRAME_WORKER_MAX_N a drag's quick frame, and the full one on release), the sweep
+// worker (sweeps, and also exports, the model and the overview) and the mechanisms worker (main.mjs).
 //
 // Messages in:  {kind: 'init', module, memoryMax, simd}: the page's compiled WebAssembly.Module (or
 //               {kind: 'init', simdUrl, scalarUrl, simd}: where to fetch it)

@@ -61,6 +61,25 @@ START_TEST(test_rows_consistent) {
 END_TEST
 
 /* Each flag is true to the library: a form the row lists works, a form it does not list is refused. */
+/* knob_count is derived from each row's knob list (KNOBS_OF in variants.c); this catches a count that
+ * disagrees with the list: a listed knob past the count, or a slot inside it that names no knob. */
+START_TEST(test_knob_count_matches_list) {
+    for (int v = 0; v < AV_VARIANT_COUNT; v++) {
+        const av_variant_desc *d = av_variant_info(v);
+        for (int i = 0; i < AV_VARIANT_MAX_KNOBS; i++) {
+            if (i < d->knob_count) {
+                ck_assert_msg(d->knobs[i] != AV_KNOB_VARIANT, "%s: slot %d of %d names no knob", d->name, i, d->knob_count);
+                for (int j = 0; j < i; j++)
+                    ck_assert_msg(d->knobs[j] != d->knobs[i], "%s: knob %d listed twice", d->name, d->knobs[i]);
+            } else {
+                ck_assert_msg(d->knobs[i] == AV_KNOB_VARIANT && d->defaults[i] == 0,
+                              "%s: knob %d listed past knob_count %d", d->name, d->knobs[i], d->knob_count);
+            }
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_flags_match_behaviour) {
     enum { n = 9, d = 4, dv = 3 };
     float Q[n * d], K[n * d], V[n * dv], O[n * dv];
@@ -176,6 +195,7 @@ Suite *suite_variants(void) {
     Suite *s = suite_create("variants");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_rows_consistent);
+    tcase_add_test(tc, test_knob_count_matches_list);
     tcase_add_test(tc, test_flags_match_behaviour);
     tcase_add_test(tc, test_knob_rows);
     tcase_add_test(tc, test_registry_json);

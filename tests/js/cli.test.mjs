@@ -245,27 +245,32 @@ describe('errors: one line on stderr, exit status 2 for bad input and 1 when the
 
 describe('out of memory (AV_ERR_NOMEM)', () => {
   // the real allocation failure, under an address-space limit; sanitizer builds (ATTNVIZ_CLI) reserve
-  // terabytes of shadow memory and cannot run under ulimit -v, so this runs on the plain build only
-  it.skipIf(!!process.env.ATTNVIZ_CLI)('readouts at n = 4096 under a 60 MB limit: one line, exit 1, no output', () => {
+  // terabytes of shadow memory and cannot run under ulimit -v, so this runs on the plain build only.
+  // n = 2048 needs 16 MB for M alone, over a 12 MB limit whatever the process's own baseline (about 4 MB
+  // here); the control is a small n under the same limit, not the big n without it: that one computed
+  // readouts at n = 4096 (30 s of CPU) and failed by the test's timeout on a busy machine.
+  const LIMIT_KB = 12000;
+  const limited = (...args) => spawnSync('bash', ['-c', `ulimit -v ${LIMIT_KB}; exec "$0" "$@"`, CLI, ...args], { encoding: 'utf8' });
+  it.skipIf(!!process.env.ATTNVIZ_CLI)('readouts at n = 2048 under a 12 MB limit: one line, exit 1, no output', () => {
     const dir = join(tmp, 'big');
-    expect(run('generate', '--n', '4096', '--d', '8', '-o', dir).status).toBe(0);
-    const p = spawnSync('bash', ['-c', 'ulimit -v 60000; exec "$0" "$@"', CLI, 'readouts', '--variant', 'elu',
-      '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy')], { encoding: 'utf8' });
+    expect(run('generate', '--n', '2048', '--d', '8', '-o', dir).status).toBe(0);
+    const p = limited('readouts', '--variant', 'elu', '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'));
     expect(p.status).toBe(1);
     expect(p.stdout).toBe('');
-    expect(p.stderr.trim().split('\n')).toEqual(['attnviz: out of memory (n = 4096)']);
+    expect(p.stderr.trim().split('\n')).toEqual(['attnviz: out of memory (n = 2048)']);
     // with -o, the old file stays as it was and no temporary is left beside it
     const file = join(dir, 'r.json');
     writeFileSync(file, 'old');
-    const pf = spawnSync('bash', ['-c', 'ulimit -v 60000; exec "$0" "$@"', CLI, 'readouts', '--variant', 'elu',
-      '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'), '-o', file], { encoding: 'utf8' });
+    const pf = limited('readouts', '--variant', 'elu', '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'), '-o', file);
     expect(pf.status).toBe(1);
     expect(readFileSync(file, 'utf8')).toBe('old');
     expect(readdirSync(dir).sort()).toEqual(['k.npy', 'q.npy', 'r.json', 'v.npy']);
-    // the same command without the limit succeeds, so the limit is what failed it
-    const ok = run('readouts', '--variant', 'elu', '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'));
-    expect(ok.status).toBe(0);
-    expect(JSON.parse(ok.stdout).n).toBe(4096);
+    // the same command on n = 512 (1 MB for M) succeeds under the same limit, so the size is what failed it
+    const small = join(tmp, 'small');
+    expect(run('generate', '--n', '512', '--d', '8', '-o', small).status).toBe(0);
+    const ok = limited('readouts', '--variant', 'elu', '--q', join(small, 'q.npy'), '--k', join(small, 'k.npy'));
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout).n).toBe(512);
   });
 });
 
@@ -431,9 +436,15 @@ describe('outputs keep what the old file was: its mode, its links; an interrupte
     writeFileSync(out, 'old');
     const child = spawn(CLI, ['readouts', '--variant', 'elu', '--accurate', '--q', join(big, 'q.npy'), '--k', join(big, 'k.npy'),
       '-o', out]);
-    await new Promise((res) => setTimeout(res, 300));
+    const exited = new Promise((res) => child.on('exit', (c, sig) => res(sig ?? c)));
+    // signal it once it has used 50 ms of CPU (in its computation, a few seconds long), not after a fixed
+    // 300 ms of wall time: a fast machine finished first, a busy one had not yet started
+    const stat = () => readFileSync(`/proc/${child.pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    const cpuTicks = (f) => Number(f[11]) + Number(f[12]); // utime + stime, in clock ticks (1/100 s)
+    for (let f = stat(); f[0] !== 'Z' && cpuTicks(f) < 5; f = stat()) await new Promise((res) => setTimeout(res, 5));
+    expect(stat()[0], 'readouts finished before it could be signalled').not.toBe('Z');
     child.kill('SIGTERM');
-    const code = await new Promise((res) => child.on('exit', (c, sig) => res(sig ?? c)));
+    const code = await exited;
     expect(code).toBe('SIGTERM');
     expect(readFileSync(out, 'utf8')).toBe('old');
     expect(readdirSync(big).sort()).toEqual(['k.npy', 'q.npy', 'r.json', 'v.npy']);

@@ -21,9 +21,6 @@ const STOPS = {
   gray: ['#000000', '#ffffff'],
 };
 
-/** The sequential maps a reader may pick for M and A (the difference M − A always uses rdbu). */
-export const SEQUENTIAL = ['viridis', 'cividis', 'magma', 'gray'];
-
 /** The colour drawn for NaN or ±Inf entries (overflow is shown, not hidden): magenta. */
 export const NONFINITE_RGB = [255, 0, 255];
 
