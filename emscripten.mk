@@ -4,9 +4,7 @@
 # fallback where WASM SIMD is missing, chosen by a feature probe in the loader).
 EMCC        := emcc
 W           := build/wasm
-# clang, unlike gcc, also reports an unused static inline: src/readouts.c's sel_or_one (issue 29; that file
-# was being edited elsewhere). It stays a warning, not an error, until it goes; then drop -Wno-error=...
-WASM_CFLAGS := -O3 $(CSTD) $(WARN) -Wno-error=unused-function -Iinclude -Isrc
+WASM_CFLAGS := -O3 $(CSTD) $(WARN) -Iinclude -Isrc
 # every function the public header declares, plus the allocator the loader uses
 WASM_EXPORTS = $(shell bash scripts/wasm-exports.sh)
 # Binaryen (wasm-opt -O3, run at link time) inlines every function with a single caller, whatever its

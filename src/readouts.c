@@ -382,11 +382,6 @@ typedef struct row_stats {
     int lt001, lt_tau, negative, zero;
 } row_stats;
 
-static inline avs_f64x2 sel_or_one(avs_i64x2 keep, avs_f64x2 x) {
-    const avs_f64x2 one = {1.0, 1.0};
-    return (avs_f64x2)((keep & (avs_i64x2)x) | (~keep & (avs_i64x2)one));
-}
-
 /* The row's first pass, no logarithms: the counts, the negative check and the row sum in avs_sum_f64's
  * order (its bits), and with a the Frobenius sum Σ (m − a)². Two passes over a row that sits in L1 cost less than one
  * whose many accumulators and the logarithm's constants outnumber the 16 vector registers (V8 spilled them:
