@@ -72,9 +72,15 @@ function staleDocs(registry, texts) {
     if (regenerate(text, registry) !== text) out.push(`${file}: a list of variants is not the registry's (node scripts/variant-lists.mjs)`);
     // a normaliser table names every rule the registry uses
     const rules = listExprs(text).filter((x) => x.startsWith('norm=')).map((x) => x.slice(5));
-    if (rules.length) for (const r of new Set(registry.variants.map((v) => v.norm))) if (!rules.includes(r)) out.push(`${file}: no row for the normaliser rule ${r}`);
+    if (!rules.length) continue;
+    for (const r of new Set(registry.variants.map((v) => v.norm))) {
+      if (!rules.includes(r)) out.push(`${file}: no row for the normaliser rule ${r}`);
+    }
   }
-  for (const k of registry.knobs) if (!texts['docs/variant-formulas.md'].includes(`| \`${k.key}\` |`)) out.push(`docs/variant-formulas.md: no row for the knob ${k.key}`);
+  const formulas = texts['docs/variant-formulas.md'];
+  for (const k of registry.knobs) {
+    if (!formulas.includes(`| \`${k.key}\` |`)) out.push(`docs/variant-formulas.md: no row for the knob ${k.key}`);
+  }
   return out;
 }
 
