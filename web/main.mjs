@@ -29,7 +29,7 @@ import { createInspector } from './inspect.mjs';
 import { typeset } from './render/tex.mjs';
 import { expandPreset, withPreset } from './presets.mjs';
 import { mountLessons } from './ui/lessons.mjs';
-import { sweepPlan } from './sweep.mjs';
+import { sweepPlan, sweepResult } from './sweep.mjs';
 import { mountSweepPanel } from './ui/sweep-panel.mjs';
 import { mountExplain } from './ui/explain-popover.mjs';
 import { mountExport } from './ui/export-menu.mjs';
@@ -886,14 +886,13 @@ function drawSweep() {
   sweepPanel.show(v.points, v.plan, st[v.plan.name], status);
 }
 
-/** The finished sweep of the current state: {knob, readout, seeds, values, mean, min, max}, or null when off. */
+/** The finished sweep of the current state (sweep.mjs's sweepResult), or null when off. */
 async function finishedSweep() {
   await inspector.snapshot(); // the state has settled, and with it the sweep it asks for has started
   while (!sweepView.complete) await new Promise((resolve) => sweepView.waiters.push(resolve));
   const p = sweepView.plan;
   if (!p || p.off) return null;
-  const col = (k) => p.values.map((_, i) => sweepView.points[i]?.[k] ?? null);
-  return { knob: p.name, readout: p.readout, seeds: p.seeds, values: p.values.slice(), mean: col('mean'), min: col('min'), max: col('max') };
+  return sweepResult(p, sweepView.points);
 }
 
 /** Replace the state (a link read, a host's message): the reader's theme stays; everything is redrawn. */

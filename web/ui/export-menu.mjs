@@ -10,6 +10,7 @@ import {
 } from '../export.mjs';
 import { thinTicks, axisText } from '../tokens.mjs';
 import { SERIES } from '../render/charts.mjs';
+import { sweepFigure } from '../sweep.mjs';
 import { paint } from '../render/heatmap.mjs';
 import { fmt, fmtSigned } from '../render/format.mjs';
 
@@ -256,15 +257,7 @@ export function mountExport(menu, ctx) {
     if (what === 'sweep') {
       const s = ctx.sweep();
       if (!s) throw new Error('no sweep is shown');
-      const { plan, points } = s;
-      const col = (k) => plan.values.map((_, i) => points[i]?.[k] ?? null);
-      const logX = plan.values.length > 2 && plan.values[0] > 0 && plan.values.at(-1) / plan.values[0] >= 50;
-      return chartSvg({
-        title: `${plan.readout} against ${plan.name}${plan.seeds > 1 ? ` (mean, min–max over ${plan.seeds} seeds)` : ''}`,
-        caption, xLabel: plan.name, yLabel: plan.readout, logX, logY: false,
-        series: [{ label: `${plan.readout} (mean)`, color: '#0072b2', marker: 'circle', x: plan.values, y: col('mean') }],
-        band: plan.seeds > 1 ? { x: plan.values, lo: col('min'), hi: col('max'), color: '#0072b2' } : undefined,
-      });
+      return chartSvg(sweepFigure(s.plan, s.points, caption));
     }
     throw new Error(`unknown figure ${what}`);
   }
