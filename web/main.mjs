@@ -30,6 +30,7 @@ import { typeset } from './render/tex.mjs';
 import { expandPreset, withPreset } from './presets.mjs';
 import { mountLessons } from './ui/lessons.mjs';
 import { sweepPlan, sweepResult } from './sweep.mjs';
+import { shownView, referenceCaption } from './reference-text.mjs';
 import { mountSweepPanel } from './ui/sweep-panel.mjs';
 import { mountExplain } from './ui/explain-popover.mjs';
 import { mountExport } from './ui/export-menu.mjs';
@@ -119,6 +120,9 @@ function makeMechWorker() {
   for (const t of [ownView.tensors, modelView.tensors]) if (t) w.postMessage({ kind: 'tensors', tensors: t });
   return w;
 }
+
+/** The variant's label, formula and help for state `s`: a decayed or windowed softmax is not the reference. */
+const viewOf = (s) => shownView(schema.variantView(s.variant), schema.variantRow(s.variant).class === 'exact', schema.knobsOf(s));
 
 /** What a figure's caption says of loaded inputs: the model and its text's length, or the files; null for the
  *  generators. `all`: of every head (the overview), so no layer and head are named. */
@@ -444,7 +448,8 @@ function drawHeatmaps() {
     setText(`cb-${k}-mid`, div ? '0' : fmt((rg.lo + rg.hi) / 2));
     setText(`cb-${k}-lo`, `${rg.clipped && div ? '≤ ' : ''}${fmt(rg.lo)}`);
   }
-  setText('cap-M', `${schema.variantView(st.variant).label}: matrix M${bad ? ` (${bad} cells Inf/NaN, magenta)` : ''}`);
+  setText('cap-M', `${viewOf(st).label}: matrix M${bad ? ` (${bad} cells Inf/NaN, magenta)` : ''}`);
+  setText('cap-A', referenceCaption(schema.knobsOf(st)));
   setText('ds-note', g.zoomed ? zoom.note(g) : dsNote(f0));
   tokenAxes.draw(g, tokenPieces());
   if (document.activeElement?.classList.contains('hm')) showCursor(document.activeElement); // new values under the cursor
@@ -680,9 +685,9 @@ function syncChrome() {
   if (('bare' in document.documentElement.dataset) !== bare) {
     if (bare) document.documentElement.dataset.bare = ''; else delete document.documentElement.dataset.bare;
   }
-  if (shownVariant !== st.variant) {
-    shownVariant = st.variant;
-    const v = schema.variantView(st.variant);
+  const v = viewOf(st);
+  if (shownVariant !== v.tex + v.hint) { // a decay or a window on softmax changes them (reference-text.mjs)
+    shownVariant = v.tex + v.hint;
     typeset($('formula'), v.tex);
     $('hint').textContent = v.hint;
   }
@@ -1122,7 +1127,7 @@ async function start() {
   overview = mountOverview($('overview'), {
     tensors: () => activeTensors(st), request: requestOf, worker: () => (sweepWorker ??= makeSweepWorker()),
     onChange: (k, val) => onChange(k, val, 'change'), open: (layer, head) => applyState({ ...st, layer, head }),
-    label: (s) => schema.variantView(s.variant).label, inputsLabel: () => inputsLabel(true),
+    label: (s) => viewOf(s).label, inputsLabel: () => inputsLabel(true),
     tokens: () => (st.src === 'model' && modelView.tensors ? modelView.pieces : null), notice: (text) => showNotice(text),
   });
   $('overview').addEventListener('toggle', () => overview.update(st));
@@ -1140,7 +1145,7 @@ async function start() {
   exporter = mountExport($('export'), {
     snapshot: () => inspector.snapshot(),
     request: () => requestOf(st),
-    label: () => schema.variantView(st.variant).label,
+    label: () => viewOf(st).label, referenceCaption: () => referenceCaption(schema.knobsOf(st)),
     inputsLabel: () => inputsLabel(),
     heatmap(which) { // what the heatmap shows: the whole matrix by blocks, or the zoom's window
       const g = shownGrid;
