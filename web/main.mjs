@@ -558,6 +558,8 @@ function drawSpectra() {
     : 'noise floor —';
   const note = `${route}${ceiling ? ` · rank ceiling ${ceiling} (dashed)` : ''} · ${floorText}`;
   if ($('spec-note').textContent !== note) $('spec-note').textContent = note;
+  // from the top-k σ̂ (each ≤ σᵢ) e(r) is an upper bound: snapshot()'s error_curve_bound, said on screen
+  setText('err-note', s?.partial ? 'an upper bound: the true e(r) is at most this curve (from the top singular values only)' : '');
 }
 
 function drawReadouts() {

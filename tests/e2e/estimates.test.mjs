@@ -59,6 +59,8 @@ describe('n = 4096: the top-k spectrum', () => {
     expect(rank.title).toMatch(/lower bound/);
     expect(stable.text).toMatch(/^≤ /);
     expect(stable.title).toMatch(/upper bound/);
+    // the e(r) chart is an upper bound (error_curve_bound): its heading's note says so
+    expect(await page.textContent('#err-note')).toMatch(/upper bound/);
     expect(errors).toEqual([]);
     await page.close();
   });
