@@ -125,14 +125,15 @@ function makeMechWorker() {
 const viewOf = (s) => shownView(schema.variantView(s.variant), schema.variantRow(s.variant).class === 'exact', schema.knobsOf(s));
 
 /** What a figure's caption says of loaded inputs: the model and its text's length, or the files; null for the
- *  generators. `all`: of every head (the overview), so no layer and head are named. */
+ *  generators. `all`: of every head (the overview), so no layer and head (nor the text) are named. */
 function inputsLabel(all = false) {
   const t = activeTensors(st);
   if (!t) return null;
   const where = !all && (t.layers > 1 || t.heads > 1) ? `layer ${st.layer}, head ${st.head} of ` : '';
   if (st.src === 'model') {
     const c = modelView.config;
-    return `${where}a ${c.layers}-layer llama2.c model (dim ${c.dim}) on ${t.n} tokens ("${(modelView.pieces ?? []).slice(1, 7).join('').trim()}…")`;
+    // the overview's caption names the text itself (ui/overview.mjs tokensText): once is enough
+    return `${where}a ${c.layers}-layer llama2.c model (dim ${c.dim})${all ? '' : ` on ${t.n} tokens ("${(modelView.pieces ?? []).slice(1, 7).join('').trim()}…")`}`;
   }
   return `${where}${(ownView.names ?? []).join(', ')}`;
 }
