@@ -26,6 +26,7 @@ import { READOUT_ROWS, rowReason, rowMark, rowLabel, costLine } from './render/r
 import { typeset } from './render/tex.mjs';
 import { cliReadouts, readoutKeys, linkState } from './inspect.mjs';
 import { overlayKey } from './engine.mjs';
+import { MSG, PART } from './protocol.mjs';
 import css from './embed.css?inline';
 import uplotCss from 'uplot/dist/uPlot.min.css?inline';
 
@@ -53,9 +54,9 @@ function getPool() {
     const ready = new Promise((resolve, reject) => {
       worker.onmessage = (e) => {
         const m = e.data;
-        if (m.kind === 'ready') { loaded = true; return resolve(); }
-        if (m.kind === 'fatal') return reject(new Error(m.message));
-        if (m.kind === 'failed') return failAll(`the worker failed: ${m.message}`);
+        if (m.kind === MSG.READY) { loaded = true; return resolve(); }
+        if (m.kind === MSG.FATAL) return reject(new Error(m.message));
+        if (m.kind === MSG.FAILED) return failAll(`the worker failed: ${m.message}`);
         clients.get(m.client)?.onResult(m);
       };
       worker.onerror = (e) => {
@@ -64,7 +65,7 @@ function getPool() {
       };
       worker.onmessageerror = () => failAll('a message from the worker could not be read');
     });
-    worker.postMessage({ kind: 'init', module: av.module, memoryMax: av.memoryMax, simd: av.simd });
+    worker.postMessage({ kind: MSG.INIT, module: av.module, memoryMax: av.memoryMax, simd: av.simd });
     await ready;
     const sheet = new CSSStyleSheet();
     sheet.replaceSync(`${uplotCss}\n${css}`);
@@ -164,7 +165,7 @@ export class AttnViz extends HTMLElement {
     // a removed element frees its engine; one moved elsewhere comes back through connectedCallback
     queueMicrotask(() => {
       if (this.isConnected || !this.pool) return;
-      this.pool.worker.postMessage({ kind: 'drop', client: this.client });
+      this.pool.worker.postMessage({ kind: MSG.DROP, client: this.client });
       this.pool.clients.delete(this.client);
       this.pool = null;
     });
@@ -205,7 +206,7 @@ export class AttnViz extends HTMLElement {
     this.view.job += 1;
     this.view.req = req;
     this.view.key = JSON.stringify(req);
-    this.pool.worker.postMessage({ kind: 'job', client: this.client, id: this.view.job, req, overlays: this.st.embed === 'spectrum' });
+    this.pool.worker.postMessage({ kind: MSG.JOB, client: this.client, id: this.view.job, req, overlays: this.st.embed === 'spectrum' });
     this.q('.msg').textContent = this.problems.join('; ') || 'computing…';
   }
 
@@ -216,11 +217,11 @@ export class AttnViz extends HTMLElement {
 
   onResult(m) {
     if (m.id !== this.view.job) return; // an older request's
-    if (m.part === 'frame') { this.view.frame = m; this.drawHeatmaps(); this.drawReadouts(); }
-    else if (m.part === 'spectrum') { this.view.spec = m; this.drawSpectra(); this.drawReadouts(); }
-    else if (m.part === 'overlay') { this.view.overlay[m.which] = m; this.drawSpectra(); }
-    else if (m.part === 'error') this.onFailure(`computation failed: ${m.message}`);
-    else if (m.part === 'done' && !m.dropped) {
+    if (m.part === PART.FRAME) { this.view.frame = m; this.drawHeatmaps(); this.drawReadouts(); }
+    else if (m.part === PART.SPECTRUM) { this.view.spec = m; this.drawSpectra(); this.drawReadouts(); }
+    else if (m.part === PART.OVERLAY) { this.view.overlay[m.which] = m; this.drawSpectra(); }
+    else if (m.part === PART.ERROR) this.onFailure(`computation failed: ${m.message}`);
+    else if (m.part === PART.DONE && !m.dropped) {
       this.view.done = m.id;
       this.q('.msg').textContent = this.problems.join('; ');
       for (const w of this.waiters.splice(0)) w();

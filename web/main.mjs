@@ -40,6 +40,7 @@ import { mountZoom } from './ui/zoom.mjs';
 import { noticeText, NOTICE_MAX } from './notice.mjs';
 import { mountMechanisms } from './ui/mechanisms.mjs';
 import { mountOverview } from './ui/overview.mjs';
+import { MSG, PART } from './protocol.mjs';
 
 const $ = (id) => document.getElementById(id);
 
@@ -82,7 +83,7 @@ function setStale(key, flag, delivered = false) {
 /** Whether to show view[key]'s results as stale (dimmed). */
 const staleShown = (key) => view[key] && stale[key].shown;
 
-// a real model (docs/model.md): its files are read in the sweep worker, which runs the forward pass per
+// a real model (docs/model.md): its files are read in the background worker, which runs the forward pass per
 // text; the capture (every layer's and head's Q, K, V) is sent to each engine, and requests name it
 const modelView = { config: null, tensors: null, ids: null, pieces: null, ms: 0, busy: false, loadId: 0, runId: 0, error: null, synthetic: null };
 
@@ -112,11 +113,11 @@ function makeMechWorker() {
   const w = new LabWorker({ name: 'attnviz mechanisms' });
   // a failure outside a job's answer means no answer will come: the views in flight settle with it
   const failed = (message) => { showNotice(message); mechPanel.fail(message); };
-  w.onmessage = ({ data: m }) => { if (m.kind === 'failed') failed(`the mechanisms worker failed: ${m.message}`); else mechPanel.onMessage(m); };
+  w.onmessage = ({ data: m }) => { if (m.kind === MSG.FAILED) failed(`the mechanisms worker failed: ${m.message}`); else mechPanel.onMessage(m); };
   w.onerror = (e) => failed(`the mechanisms worker failed: ${workerError(e)}`);
   w.onmessageerror = () => failed('a message from the mechanisms worker could not be read');
-  w.postMessage({ kind: 'init', module: av.module, memoryMax: av.memoryMax, simd: av.simd });
-  for (const t of [ownView.tensors, modelView.tensors]) if (t) w.postMessage({ kind: 'tensors', tensors: t });
+  w.postMessage({ kind: MSG.INIT, module: av.module, memoryMax: av.memoryMax, simd: av.simd });
+  for (const t of [ownView.tensors, modelView.tensors]) if (t) w.postMessage({ kind: MSG.TENSORS, tensors: t });
   return w;
 }
 
@@ -176,7 +177,7 @@ function makeWorker(name) {
   w.worker.onmessage = (e) => onWorkerMessage(w, e.data);
   w.worker.onerror = (e) => workerFailed(w, `the ${name} worker failed: ${workerError(e)}`);
   w.worker.onmessageerror = () => workerFailed(w, `a message from the ${name} worker could not be read`);
-  w.worker.postMessage({ kind: 'init', module: av.module, memoryMax: av.memoryMax, simd: av.simd });
+  w.worker.postMessage({ kind: MSG.INIT, module: av.module, memoryMax: av.memoryMax, simd: av.simd });
   return w;
 }
 
@@ -221,8 +222,8 @@ function requestWorkers(compute, drag) {
   const req = requestOf(st);
   jobOf.set(id, { key: JSON.stringify(req), drag: !!drag });
   if (jobOf.size > 64) jobOf.delete(jobOf.keys().next().value);
-  if (viaFrameWorker) post(workers.frame, { kind: 'job', id, req, drag, frame: true, quick, readouts: readoutsByFrame, spectrum: false });
-  const spectrumJob = { kind: 'job', id, req, drag, frame: false, readouts: readouts && !readoutsByFrame && !quick };
+  if (viaFrameWorker) post(workers.frame, { kind: MSG.JOB, id, req, drag, frame: true, quick, readouts: readoutsByFrame, spectrum: false });
+  const spectrumJob = { kind: MSG.JOB, id, req, drag, frame: false, readouts: readouts && !readoutsByFrame && !quick };
   // a full frame and its readouts have the machine's cores first (two here: the frame worker's and the
   // page's): the spectrum job waits until they arrive (releaseSpectrum), so that it does not slow them
   // (docs/performance.md, "The page at n = 1024"; no target for the spectrum at these n)
@@ -251,49 +252,49 @@ function recycleCells(frame) {
   const bufs = [];
   for (const x of [frame.M, frame.D])
     if (x instanceof Float32Array && x !== frame.A && x.byteLength > 0 && x.byteLength === x.buffer.byteLength && !bufs.includes(x.buffer)) bufs.push(x.buffer);
-  if (bufs.length) workers.frame.worker.postMessage({ kind: 'recycle', buffers: bufs }, bufs);
+  if (bufs.length) workers.frame.worker.postMessage({ kind: MSG.RECYCLE, buffers: bufs }, bufs);
 }
 
 function onWorkerMessage(w, m) {
-  if (m.kind === 'window') { zoom.arrived(m); return; } // the zoom's window, cut from the full matrix
+  if (m.kind === MSG.WINDOW) { zoom.arrived(m); return; } // the zoom's window, cut from the full matrix
   // the frame worker's last answer to a job (its readouts, a frame no readouts follow, an error, a dropped
   // job) lets the spectrum job go
-  if (w === workers.frame && m.id !== undefined && !(m.part === 'frame' && m.readoutsFollow)) releaseSpectrum(m.id);
-  if (m.part === 'frame') {
+  if (w === workers.frame && m.id !== undefined && !(m.part === PART.FRAME && m.readoutsFollow)) releaseSpectrum(m.id);
+  if (m.part === PART.FRAME) {
     if (m.A !== undefined) frameA = { key: m.aKey ?? null, A: m.A };
     else m.A = frameA.key !== null && frameA.key === m.aKey ? frameA.A : null;
   }
-  if (m.kind === 'ready') {
+  if (m.kind === MSG.READY) {
     w.ready = true;
     if (w.queued) { w.worker.postMessage(w.queued); w.queued = null; }
     return;
   }
-  if (m.kind === 'fatal' && w === workers.frame) { w.failed = true; releaseSpectrum(); }
-  if (m.kind === 'fatal') { showNotice(`the ${w.name} worker could not load the WebAssembly module: ${m.message}`); inspector.fail(`the ${w.name} worker failed: ${m.message}`); return; }
-  if (m.kind === 'failed') { workerFailed(w, `the ${w.name} worker failed: ${m.message}`); return; }
-  if (m.part === 'error') { showNotice(`computation failed: ${m.message}`); w.done = Math.max(w.done, m.id); inspector.notify(); return; }
-  if (m.part === 'done') { if (!m.dropped) w.done = Math.max(w.done, m.id); inspector.notify(); return; }
+  if (m.kind === MSG.FATAL && w === workers.frame) { w.failed = true; releaseSpectrum(); }
+  if (m.kind === MSG.FATAL) { showNotice(`the ${w.name} worker could not load the WebAssembly module: ${m.message}`); inspector.fail(`the ${w.name} worker failed: ${m.message}`); return; }
+  if (m.kind === MSG.FAILED) { workerFailed(w, `the ${w.name} worker failed: ${m.message}`); return; }
+  if (m.part === PART.ERROR) { showNotice(`computation failed: ${m.message}`); w.done = Math.max(w.done, m.id); inspector.notify(); return; }
+  if (m.part === PART.DONE) { if (!m.dropped) w.done = Math.max(w.done, m.id); inspector.notify(); return; }
   // what the page computed itself for a newer request is never replaced by a worker's older result
-  if ((m.part === 'frame' || m.part === 'readouts') && m.id < view.localJob) { if (m.part === 'frame') recycleCells(m); return; }
-  const part = m.part === 'overlay' ? `overlay-${m.which}` : m.part;
+  if ((m.part === PART.FRAME || m.part === PART.READOUTS) && m.id < view.localJob) { if (m.part === PART.FRAME) recycleCells(m); return; }
+  const part = m.part === PART.OVERLAY ? `overlay-${m.which}` : m.part;
   const { deliver, stale } = gate.accept(m.id, part);
-  if (!deliver) { if (m.part === 'frame') recycleCells(m); return; }
+  if (!deliver) { if (m.part === PART.FRAME) recycleCells(m); return; }
   const seq = stats.reqSeq.get(m.id);
-  if (m.part !== 'overlay') tags[m.part === 'readouts' ? 'plain' : m.part === 'frame' ? 'frame' : 'spec'] = jobOf.get(m.id) ?? null;
-  if (m.part === 'frame') {
+  if (m.part !== PART.OVERLAY) tags[m.part === PART.READOUTS ? 'plain' : m.part === PART.FRAME ? 'frame' : 'spec'] = jobOf.get(m.id) ?? null;
+  if (m.part === PART.FRAME) {
     if (view.frame !== m) recycleCells(view.frame);
     view.frame = m; view.waitingFrame = m.id < view.frameJob || !!m.quick; // a quick frame awaits the full one
     pendingMarks.heat = seq;
     redraw.heat = true; redraw.readouts = true; // the cost line
-  } else if (m.part === 'spectrum') {
+  } else if (m.part === PART.SPECTRUM) {
     view.spec = m; setStale('specStale', stale, true);
     pendingMarks.spec = seq;
     redraw.spec = true; redraw.readouts = true;
-  } else if (m.part === 'readouts') {
+  } else if (m.part === PART.READOUTS) {
     view.readouts = m.readouts; setStale('readoutsStale', m.id < view.readoutsJob, true);
     pendingMarks.plain = seq;
     redraw.readouts = true;
-  } else if (m.part === 'overlay') {
+  } else if (m.part === PART.OVERLAY) {
     view.overlay[m.which] = m;
     redraw.spec = true;
   }
@@ -797,7 +798,7 @@ function cellText(cell) {
 
 // --- sweeps: a readout against a knob, in a worker of their own (web/sweep.mjs, ui/sweep-panel.mjs) -------
 let sweepPanel = null;
-let sweepWorker = null;
+let backgroundWorker = null;
 const sweepView = { id: 0, key: null, plan: null, points: [], complete: true, ms: 0, t0: 0, error: null, waiters: [] };
 
 /** Start the sweep the state asks for when it differs from the one shown (never during a drag). */
@@ -808,26 +809,26 @@ function updateSweep() {
   if (key === sweepView.key) { drawSweep(); return; }
   Object.assign(sweepView, { key, plan, points: [], complete: !plan || !!plan.off, error: null });
   sweepView.id += 1; // whatever an older sweep still sends is dropped
-  if (!plan || plan.off) sweepWorker?.postMessage({ kind: 'sweep-cancel' });
+  if (!plan || plan.off) backgroundWorker?.postMessage({ kind: MSG.SWEEP_CANCEL });
   else {
-    sweepWorker ??= makeSweepWorker();
+    backgroundWorker ??= makeBackgroundWorker();
     sweepView.t0 = performance.now();
-    sweepWorker.postMessage({ kind: 'sweep', id: sweepView.id, plan });
+    backgroundWorker.postMessage({ kind: MSG.SWEEP, id: sweepView.id, plan });
   }
   drawSweep();
   if (sweepView.complete) for (const w of sweepView.waiters.splice(0)) w();
 }
 
-function makeSweepWorker() {
-  const w = new LabWorker({ name: 'attnviz sweep' });
+function makeBackgroundWorker() {
+  const w = new LabWorker({ name: 'attnviz background' });
   w.onmessage = ({ data: m }) => {
-    if (m.kind === 'export-data') { exportJobs.get(m.id)?.(m); exportJobs.delete(m.id); return; }
-    if (m.kind === 'model-loaded' || m.kind === 'model-ran') { onModelMessage(m); return; }
-    if (m.kind === 'failed') { sweepWorkerFailed(m.message); return; }
-    if (m.kind === 'overview-cell' || m.kind === 'overview-done') { overview.onMessage(m); return; }
+    if (m.kind === MSG.EXPORT_DATA) { exportJobs.get(m.id)?.(m); exportJobs.delete(m.id); return; }
+    if (m.kind === MSG.MODEL_LOADED || m.kind === MSG.MODEL_RAN) { onModelMessage(m); return; }
+    if (m.kind === MSG.FAILED) { backgroundWorkerFailed(m.message); return; }
+    if (m.kind === MSG.OVERVIEW_CELL || m.kind === MSG.OVERVIEW_DONE) { overview.onMessage(m); return; }
     if (m.id !== sweepView.id) return; // an older sweep's
-    if (m.kind === 'sweep-point') sweepView.points[m.i] = m;
-    else if (m.kind === 'sweep-done') {
+    if (m.kind === MSG.SWEEP_POINT) sweepView.points[m.i] = m;
+    else if (m.kind === MSG.SWEEP_DONE) {
       sweepView.complete = m.complete || !!m.error;
       sweepView.error = m.error ?? null;
       sweepView.ms = performance.now() - sweepView.t0;
@@ -835,20 +836,20 @@ function makeSweepWorker() {
     }
     drawSweep();
   };
-  w.onerror = (e) => sweepWorkerFailed(workerError(e));
-  w.onmessageerror = () => sweepWorkerFailed('a message from it could not be read');
-  w.postMessage({ kind: 'init', module: av.module, memoryMax: av.memoryMax, simd: av.simd });
-  if (ownView.tensors) w.postMessage({ kind: 'tensors', tensors: ownView.tensors }); // a model's come from its own runs
+  w.onerror = (e) => backgroundWorkerFailed(workerError(e));
+  w.onmessageerror = () => backgroundWorkerFailed('a message from it could not be read');
+  w.postMessage({ kind: MSG.INIT, module: av.module, memoryMax: av.memoryMax, simd: av.simd });
+  if (ownView.tensors) w.postMessage({ kind: MSG.TENSORS, tensors: ownView.tensors }); // a model's come from its own runs
   return w;
 }
 
 /**
- * The sweep worker failed outside an answer of its own (an uncaught error, a rejection, a message that
+ * The background worker failed outside an answer of its own (an uncaught error, a rejection, a message that
  * could not be read): whatever it was doing is taken as failed, so that nothing waits for it for ever:
  * the model's load or run (the model panel, snapshot()), the sweep (sweep()), an export, the overview.
  */
-function sweepWorkerFailed(what) {
-  const sentence = `the sweep worker failed: ${what}`;
+function backgroundWorkerFailed(what) {
+  const sentence = `the background worker failed: ${what}`;
   showNotice(sentence, modelView.busy ? 'model' : null);
   if (modelView.busy && !modelTimer) { // a text still waiting for its debounce is posted later and answered
     modelView.busy = false;
@@ -861,20 +862,20 @@ function sweepWorkerFailed(what) {
     drawSweep();
     for (const x of sweepView.waiters.splice(0)) x();
   }
-  for (const [id, done] of exportJobs) { exportJobs.delete(id); done({ kind: 'export-data', id, error: sentence }); }
+  for (const [id, done] of exportJobs) { exportJobs.delete(id); done({ kind: MSG.EXPORT_DATA, id, error: sentence }); }
   overview.fail(what); // tried again when next asked for
   inspector.notify();
 }
 
-// full-resolution arrays for an export, from the sweep worker (it holds a lab of any n)
+// full-resolution arrays for an export, from the background worker (it holds a lab of any n)
 const exportJobs = new Map();
 let exportSeq = 0;
 function exportArrays() {
-  sweepWorker ??= makeSweepWorker();
+  backgroundWorker ??= makeBackgroundWorker();
   const id = ++exportSeq;
   return new Promise((resolve) => {
     exportJobs.set(id, resolve);
-    sweepWorker.postMessage({ kind: 'export', id, req: requestOf(st) });
+    backgroundWorker.postMessage({ kind: MSG.EXPORT, id, req: requestOf(st) });
   });
 }
 
@@ -906,7 +907,7 @@ function applyState(next) {
   schedule();
 }
 
-// --- a real model (docs/model.md): files, text, the forward pass in the sweep worker -------------------
+// --- a real model (docs/model.md): files, text, the forward pass in the background worker -------------------
 /**
  * Entering model mode keeps the generators' n and d to return to; leaving it gives them back (the
  * capture set n and d while it was shown).
@@ -954,10 +955,10 @@ async function loadModelFiles(fileList) {
     showNotice(`the model's files could not be read: ${err.message}`, 'model');
     return;
   }
-  sweepWorker ??= makeSweepWorker();
+  backgroundWorker ??= makeBackgroundWorker();
   modelView.busy = true;
   modelStatus(`reading ${files.map((f) => f.name).join(' and ')}…`);
-  sweepWorker.postMessage({ kind: 'model-load', id: ++modelView.loadId, files: buffers }, buffers);
+  backgroundWorker.postMessage({ kind: MSG.MODEL_LOAD, id: ++modelView.loadId, files: buffers }, buffers);
 }
 
 /** The reader's own Q, K, V files: checked here (web/own-inputs.mjs), then every engine's inputs. */
@@ -986,9 +987,9 @@ async function loadOwnFiles(fileList) {
   status.classList.remove('warn');
   status.textContent = `${ownView.names.join(', ')}: n = ${t.n}, d = ${t.d}` + (t.layers > 1 || t.heads > 1 ? `, ${t.layers} layers × ${t.heads} heads (${t.kvHeads} KV heads)` : '') + (t.pieces ? ', with tokens' : '');
   engine.setTensors(t);
-  for (const w of Object.values(workers)) w.worker.postMessage({ kind: 'tensors', tensors: t });
-  sweepWorker?.postMessage({ kind: 'tensors', tensors: t });
-  mechWorker?.postMessage({ kind: 'tensors', tensors: t });
+  for (const w of Object.values(workers)) w.worker.postMessage({ kind: MSG.TENSORS, tensors: t });
+  backgroundWorker?.postMessage({ kind: MSG.TENSORS, tensors: t });
+  mechWorker?.postMessage({ kind: MSG.TENSORS, tensors: t });
   if (st.src !== 'file') st = switchSource(st, { ...st, src: 'file' });
   st = fitModel(st);
   dirty = 'inputs'; release = true; redraw.controls = true;
@@ -1005,24 +1006,24 @@ function runModel(delay = 0) {
   const id = ++modelView.runId;
   modelTimer = setTimeout(() => {
     modelTimer = 0;
-    sweepWorker.postMessage({ kind: 'model-run', id, text: $('model-text').value, key: `model-${id}` });
+    backgroundWorker.postMessage({ kind: MSG.MODEL_RUN, id, text: $('model-text').value, key: `model-${id}` });
   }, delay);
 }
 
 function onModelMessage(m) {
-  if (m.id !== (m.kind === 'model-loaded' ? modelView.loadId : modelView.runId)) return; // a newer file or text is under way
+  if (m.id !== (m.kind === MSG.MODEL_LOADED ? modelView.loadId : modelView.runId)) return; // a newer file or text is under way
   if (m.error) {
     // the current view and any model already loaded stay; the page says what was wrong
     modelView.busy = false;
     modelView.error = m.error;
-    showNotice(m.kind === 'model-loaded' ? `the model's files: ${m.error}` : `the model: ${m.error}`, 'model');
+    showNotice(m.kind === MSG.MODEL_LOADED ? `the model's files: ${m.error}` : `the model: ${m.error}`, 'model');
     modelStatus(m.error, true);
     inspector.notify();
     return;
   }
   modelView.error = null;
   clearNotice('model');
-  if (m.kind === 'model-loaded') {
+  if (m.kind === MSG.MODEL_LOADED) {
     const first = !modelView.config;
     modelView.config = m.config;
     const c = m.config;
@@ -1041,8 +1042,8 @@ function onModelMessage(m) {
   modelView.pieces = m.pieces;
   modelView.ms = m.ms;
   engine.setTensors(t);
-  for (const w of Object.values(workers)) w.worker.postMessage({ kind: 'tensors', tensors: t }); // a copy each (not a job)
-  mechWorker?.postMessage({ kind: 'tensors', tensors: t });
+  for (const w of Object.values(workers)) w.worker.postMessage({ kind: MSG.TENSORS, tensors: t }); // a copy each (not a job)
+  mechWorker?.postMessage({ kind: MSG.TENSORS, tensors: t });
   const c = modelView.config;
   modelStatus(`${t.n} tokens · forward pass ${fmtMs(m.ms)} in the worker · ${c.layers} layers × ${c.heads} heads, head size ${c.headSize}`);
   modelView.busy = false;
@@ -1121,7 +1122,7 @@ async function start() {
   $('model-files').addEventListener('change', (e) => { if (e.target.files.length) loadModelFiles(e.target.files); });
   $('qkv-files').addEventListener('change', (e) => { if (e.target.files.length) loadOwnFiles(e.target.files); });
   overview = mountOverview($('overview'), {
-    tensors: () => activeTensors(st), request: requestOf, worker: () => (sweepWorker ??= makeSweepWorker()),
+    tensors: () => activeTensors(st), request: requestOf, worker: () => (backgroundWorker ??= makeBackgroundWorker()),
     onChange: (k, val) => onChange(k, val, 'change'), open: (layer, head) => applyState({ ...st, layer, head }),
     label: (s) => schema.variantView(s.variant).label, inputsLabel: () => inputsLabel(true),
     tokens: () => (st.src === 'model' && modelView.tensors ? modelView.pieces : null), notice: (text) => showNotice(text),
