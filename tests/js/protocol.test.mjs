@@ -4,7 +4,7 @@ import { describe, it, expect } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import { MSG, PART } from '../../web/protocol.mjs';
 
-const PAGE = ['web/main.mjs', 'web/embed.mjs', ...readdirSync('web/ui').map((f) => `web/ui/${f}`)];
+const PAGE = ['web/main.mjs', 'web/lab-workers.mjs', 'web/embed.mjs', ...readdirSync('web/ui').map((f) => `web/ui/${f}`)];
 const WORKERS = ['web/worker.mjs', 'web/embed-worker.mjs'];
 const text = (files) => files.filter((f) => f.endsWith('.mjs')).map((f) => readFileSync(f, 'utf8')).join('\n');
 const page = text(PAGE), workers = text(WORKERS);

@@ -9,6 +9,7 @@ import { paint } from '../render/heatmap.mjs';
 import { fmt, fmtBytes, fmtMs } from '../render/format.mjs';
 import { npyBytes } from '../export.mjs';
 import { MSG } from '../protocol.mjs';
+import { NOTHING } from './panel.mjs';
 
 export const MEMORIES = {
   linear: { label: 'linear state (retention, γ = 1)', knobs: { variant: 'retention', decay: 1 } },
@@ -419,6 +420,8 @@ export function mountMechanisms(box, env) {
   }
 
   return {
+    ...NOTHING, // a Panel (ui/panel.mjs): it draws as its worker's answers come
+    name: 'mechanisms',
     /** Controls from the state (no computation). */
     sync(s) {
       st = s;

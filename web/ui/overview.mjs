@@ -11,6 +11,7 @@ import { colorTable } from '../render/colormap.mjs';
 import { exportName, figureCaption } from '../export.mjs';
 import { download, svgToPng } from './export-menu.mjs';
 import { MSG } from '../protocol.mjs';
+import { NOTHING } from './panel.mjs';
 
 function el(tag, attrs = {}, text = '') {
   const e = document.createElement(tag);
@@ -134,6 +135,8 @@ export function mountOverview(box, ctx) {
   }
 
   return {
+    ...NOTHING, // a Panel (ui/panel.mjs): its controls follow update, it draws as cells come
+    name: 'overview',
     /** Show the overview the state asks for (when open, for tensors with more than one head), or keep the shown one. */
     update(state) {
       st = state;
