@@ -16,14 +16,13 @@ import { loadAttnviz, simdSupported } from './attnviz.mjs';
 import EmbedWorker from './embed-worker.mjs?worker&inline';
 import { buildSchema } from './state.mjs';
 import { buildControls } from './ui/controls.mjs';
-import { colorTable } from './render/colormap.mjs';
-import { drawHeatmap, drawColorbar, sharedRange, symmetricRange } from './render/heatmap.mjs';
-import { fmt, fmtSigned } from './render/format.mjs';
 import { chartData, LOG_X_MIN_N } from './render/spectrum.mjs';
 import uPlot from 'uplot';
 import { makeSpectrumChart, makeErrorChart, provideUPlot } from './render/charts.mjs';
-import { READOUT_ROWS, rowReason, rowMark, rowLabel, costLine } from './render/readouts.mjs';
-import { typeset } from './render/tex.mjs';
+import { costLine } from './render/readouts.mjs';
+import { mountReadoutTable } from './ui/readout-table.mjs';
+import { mountHeatTrio } from './ui/heatmaps.mjs';
+import { createPanels } from './ui/panel.mjs';
 import { cliReadouts, readoutKeys, linkState } from './inspect.mjs';
 import { overlayKey } from './engine.mjs';
 import { MSG, PART } from './protocol.mjs';
@@ -97,8 +96,6 @@ const TEMPLATE = `
   <p class="msg" role="status" aria-live="polite">loading…</p>
 </div>`;
 
-const tables = { seq: colorTable('viridis'), div: colorTable('rdbu') };
-
 export class AttnViz extends HTMLElement {
   constructor() {
     super();
@@ -133,8 +130,6 @@ export class AttnViz extends HTMLElement {
     this.shadowRoot.adoptedStyleSheets = [sheet];
     this.client = this.pool.nextClient++;
     clients.set(this.client, this);
-    for (const c of this.shadowRoot.querySelectorAll('.cb-seq')) drawColorbar(c, tables.seq);
-    drawColorbar(this.q('.cb-div'), tables.div);
     const entries = schema.SCHEMA.filter((e) => ['input', 'variant', 'readout'].includes(e.group));
     this.readState();
     // a control writes its attribute: the attributes are the state
@@ -145,16 +140,21 @@ export class AttnViz extends HTMLElement {
       const attr = Object.entries(ATTRIBUTE_KEY).find(([, k]) => k === name)?.[0] ?? name;
       this.setAttribute(attr, text);
     }, (e, st) => schema.shown(e, { ...st, embed: st.embed || 'heatmap' }));
-    this.rows = new Map();
-    for (const row of READOUT_ROWS) {
-      const tr = document.createElement('tr');
-      const l = document.createElement('td'), v = document.createElement('td'), f = document.createElement('td');
-      l.className = 'l'; v.className = 'v'; f.className = 'f';
-      typeset(f, row.tex);
-      tr.append(l, v, f);
-      this.q('.readouts tbody').append(tr);
-      this.rows.set(row.id, tr);
-    }
+    // the page's heatmap trio and readout table (web/ui/heatmaps.mjs, web/ui/readout-table.mjs), and the charts
+    this.panels = createPanels();
+    this.heat = this.panels.add(mountHeatTrio(this.shadowRoot, {
+      frame: () => this.view.frame,
+      caption: () => `${schema.variantView(this.st.variant).label}: M`,
+      missing: (f) => { this.q('.msg').textContent = f?.status?.matrix?.message ?? 'no matrix'; },
+    }));
+    this.table = this.panels.add(mountReadoutTable(this.q('.readouts tbody'), {
+      source: () => ({
+        r: { ...(this.view.frame?.readouts ?? {}), ...(this.view.spec?.readouts ?? {}) },
+        ctx: { n: this.st.n, tau: this.st.tau, ceiling: this.view.spec?.ceiling ?? null, partial: !!this.view.spec?.partial, relTol: this.st.rtol, relRank: null },
+        spectrum: !!this.view.spec,
+      }),
+    }));
+    this.panels.add({ name: 'spectra', sync() {}, update() {}, draw: () => this.drawSpectra(), snapshot: () => null, dispose: () => { this.charts?.destroy(); this.charts = null; } });
     this.observe();
     this.render();
   }
@@ -217,7 +217,7 @@ export class AttnViz extends HTMLElement {
 
   onResult(m) {
     if (m.id !== this.view.job) return; // an older request's
-    if (m.part === PART.FRAME) { this.view.frame = m; this.drawHeatmaps(); this.drawReadouts(); }
+    if (m.part === PART.FRAME) { this.view.frame = m; this.heat.draw(); this.drawReadouts(); }
     else if (m.part === PART.SPECTRUM) { this.view.spec = m; this.drawSpectra(); this.drawReadouts(); }
     else if (m.part === PART.OVERLAY) { this.view.overlay[m.which] = m; this.drawSpectra(); }
     else if (m.part === PART.ERROR) this.onFailure(`computation failed: ${m.message}`);
@@ -234,22 +234,6 @@ export class AttnViz extends HTMLElement {
     this.view.failed = { job: this.view.job, sentence };
     this.view.done = this.view.job;
     for (const w of this.waiters.splice(0)) w();
-  }
-
-  drawHeatmaps() {
-    const f = this.view.frame;
-    if (!f?.M || !f.A) { this.q('.msg').textContent = f?.status?.matrix?.message ?? 'no matrix'; return; }
-    const r = sharedRange([f.M, f.A]), dr = symmetricRange([f.D]);
-    const data = (values) => ({ values, size: f.size });
-    drawHeatmap(this.q('.hm-M'), data(f.M), { table: tables.seq, lo: r.lo, hi: r.hi });
-    drawHeatmap(this.q('.hm-A'), data(f.A), { table: tables.seq, lo: r.lo, hi: r.hi });
-    drawHeatmap(this.q('.hm-D'), data(f.D), { table: tables.div, lo: dr.lo, hi: dr.hi });
-    const bars = this.shadowRoot.querySelectorAll('.cbar');
-    [[r, fmt], [r, fmt], [dr, fmtSigned]].forEach(([rg, f2], i) => {
-      bars[i].querySelector('.hi').textContent = `${rg.clipped ? '≥ ' : ''}${f2(rg.hi)}`;
-      bars[i].querySelector('.lo').textContent = fmt(rg.lo);
-    });
-    this.q('.cap-M').textContent = `${this.pool.schema.variantView(this.st.variant).label}: M`;
   }
 
   drawSpectra() {
@@ -275,16 +259,7 @@ export class AttnViz extends HTMLElement {
   }
 
   drawReadouts() {
-    const r = { ...(this.view.frame?.readouts ?? {}), ...(this.view.spec?.readouts ?? {}) };
-    const ctx = { n: this.st.n, tau: this.st.tau, ceiling: this.view.spec?.ceiling ?? null, partial: !!this.view.spec?.partial, relTol: this.st.rtol, relRank: null };
-    for (const row of READOUT_ROWS) {
-      const tr = this.rows.get(row.id);
-      tr.children[0].textContent = rowLabel(row, ctx);
-      const text = row.spectral && !this.view.spec ? '…' : row.text(r, ctx);
-      const why = text === '—' ? rowReason(row, r) : '';
-      tr.children[1].textContent = why ? `— (${why})` : text;
-      tr.children[1].title = why ? '' : rowMark(row, r, ctx); // a bound (≥, ≤) says why on hover
-    }
+    this.table.draw();
     this.q('.cost').textContent = costLine(this.view.frame?.cost, this.st.n);
   }
 

@@ -1,5 +1,5 @@
 // The panel interface (web/ui/panel.mjs): the registry takes only panels (every method of the interface, a
-// name of its own), walks them in order, and composes their snapshot parts; main.mjs mounts
+// name of its own), walks them in order, and composes their snapshot parts; main.mjs and embed.mjs mount
 // every panel through it.
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
@@ -48,8 +48,8 @@ describe('the panel interface', () => {
     expect(ps.get('none')).toBeNull();
   });
 
-  it('is how main.mjs mounts its panels: every mount call goes through panels.add', () => {
-    for (const f of ['web/main.mjs']) {
+  it('is how main.mjs and embed.mjs mount their panels: every mount call goes through panels.add', () => {
+    for (const f of ['web/main.mjs', 'web/embed.mjs']) {
       const src = readFileSync(f, 'utf8');
       const mounts = [...src.matchAll(/\b(mount[A-Z]\w*)\(/g)].map((m) => m[1]).filter((m) => m !== 'mountExplain'); // the popover is no panel: it has no state
       expect(mounts.length, f).toBeGreaterThan(0);
