@@ -186,12 +186,16 @@ export function createLabWorkers(page, routes) {
     page.schedule();
   }
 
-  /** A worker for the views that take their time; `onFailed(what)` when it fails outside an answer. */
-  function makeAside(name, onMessage, onFailed) {
+  /**
+   * A worker that answers in its own time (not a job's parts): `onMessage(m)` its answers; `failed(what)` a
+   * failure outside an answer (no answer will come for what is in flight), `unreadable()` a message it sent
+   * that could not be read.
+   */
+  function makeAside(name, onMessage, { failed, unreadable }) {
     const w = new LabWorker({ name: `attnviz ${name}` });
-    w.onmessage = ({ data: m }) => { if (m.kind === MSG.FAILED) onFailed(m.message); else onMessage(m); };
-    w.onerror = (e) => onFailed(workerError(e));
-    w.onmessageerror = () => onFailed(name === 'background' ? 'a message from it could not be read' : `a message from the ${name} worker could not be read`);
+    w.onmessage = ({ data: m }) => { if (m.kind === MSG.FAILED) failed(m.message); else onMessage(m); };
+    w.onerror = (e) => failed(workerError(e));
+    w.onmessageerror = unreadable;
     w.postMessage(init());
     return w;
   }
@@ -201,7 +205,9 @@ export function createLabWorkers(page, routes) {
     /** The background worker (sweeps, exports, a real model, the overview), made when first needed. */
     background() {
       if (background) return background;
-      background = makeAside('background', (m) => routes[m.kind]?.(m), routes.backgroundFailed);
+      background = makeAside('background', (m) => routes[m.kind]?.(m), {
+        failed: routes.backgroundFailed, unreadable: () => routes.backgroundFailed('a message from it could not be read'),
+      });
       const own = routes.ownTensors();
       if (own) background.postMessage({ kind: MSG.TENSORS, tensors: own }); // a model's come from its own runs
       return background;
@@ -212,12 +218,10 @@ export function createLabWorkers(page, routes) {
     mechanisms() {
       if (mechanisms) return mechanisms;
       // a failure outside a job's answer means no answer will come: the views in flight settle with it
-      mechanisms = new LabWorker({ name: 'attnviz mechanisms' });
-      const failed = (message) => routes.mechanismsFailed(message);
-      mechanisms.onmessage = ({ data: m }) => { if (m.kind === MSG.FAILED) failed(`the mechanisms worker failed: ${m.message}`); else routes.mechanisms(m); };
-      mechanisms.onerror = (e) => failed(`the mechanisms worker failed: ${workerError(e)}`);
-      mechanisms.onmessageerror = () => failed('a message from the mechanisms worker could not be read');
-      mechanisms.postMessage(init());
+      mechanisms = makeAside('mechanisms', routes.mechanisms, {
+        failed: (what) => routes.mechanismsFailed(`the mechanisms worker failed: ${what}`),
+        unreadable: () => routes.mechanismsFailed('a message from the mechanisms worker could not be read'),
+      });
       for (const t of routes.allTensors()) if (t) mechanisms.postMessage({ kind: MSG.TENSORS, tensors: t });
       return mechanisms;
     },
