@@ -299,8 +299,7 @@ async function start() {
     arrays: () => exportArrays(),
     notice: (text) => page.notice.show(text),
   }));
-  Object.assign(routes, model.routes, sweep.routes, {
-    [MSG.OVERVIEW_CELL]: (m) => overview.onMessage(m), [MSG.OVERVIEW_DONE]: (m) => overview.onMessage(m),
+  Object.assign(routes, panels.routes(), {
     [MSG.EXPORT_DATA]: (m) => { exportJobs.get(m.id)?.(m); exportJobs.delete(m.id); },
     backgroundFailed, ownTensors: () => model.own(), allTensors: () => model.all(),
     mechanisms: (m) => mech.onMessage(m), mechanismsFailed: (sentence) => { page.notice.show(sentence); mech.fail(sentence); },

@@ -48,6 +48,20 @@ describe('the panel interface', () => {
     expect(ps.get('none')).toBeNull();
   });
 
+  it('routes the background worker\'s answers to the panel that takes their kind, one panel per kind', () => {
+    const ps = createPanels();
+    const got = [];
+    ps.add({ ...panel('sweep'), routes: { 'sweep-point': (m) => got.push(['sweep', m.i]) } });
+    ps.add(panel('chrome'));
+    ps.add({ ...panel('overview'), routes: { 'overview-cell': (m) => got.push(['overview', m.i]) } });
+    const routes = ps.routes();
+    expect(Object.keys(routes).sort()).toEqual(['overview-cell', 'sweep-point']);
+    routes['sweep-point']({ i: 1 }); routes['overview-cell']({ i: 2 });
+    expect(got).toEqual([['sweep', 1], ['overview', 2]]);
+    ps.add({ ...panel('thief'), routes: { 'sweep-point': () => {} } });
+    expect(() => ps.routes()).toThrow('the panel "thief" routes sweep-point, which another panel takes');
+  });
+
   it('is how main.mjs and embed.mjs mount their panels: every mount call goes through panels.add', () => {
     for (const f of ['web/main.mjs', 'web/embed.mjs']) {
       const src = readFileSync(f, 'utf8');

@@ -28,7 +28,8 @@ function el(tag, attrs = {}, text = '') {
  *   onChange(k, v)   set a state key; open(layer, head) shows that head in the lab
  *   label(st)        the variant's label; inputsLabel() what the inputs are (all heads); tokens() the pieces or null
  *   notice(text)     say what went wrong
- * Returns {update(st), onMessage(m), fail(what), snapshot(), finished()}.
+ * Returns a Panel (ui/panel.mjs) with routes (the background worker's answers it takes), onMessage(m),
+ * fail(what) and finished().
  */
 export function mountOverview(box, ctx) {
   const grid = box.querySelector('.ov-grid'), note = box.querySelector('.ov-note');
@@ -134,9 +135,19 @@ export function mountOverview(box, ctx) {
     download(name, ext === 'svg' ? new Blob([svg], { type: 'image/svg+xml' }) : await svgToPng(svg, 2));
   }
 
+  /** A cell of the overview, or its end, from the background worker (an older overview's are dropped). */
+  function onMessage(m) {
+    if (m.id !== v.id) return;
+    if (m.kind === MSG.OVERVIEW_CELL) v.cells.set(`${m.layer}|${m.head}`, m);
+    else { v.done = true; v.error = m.error ?? null; }
+    draw();
+    if (v.done) settle();
+  }
+
   return {
     ...NOTHING, // a Panel (ui/panel.mjs): its controls follow update, it draws as cells come
     name: 'overview',
+    routes: { [MSG.OVERVIEW_CELL]: onMessage, [MSG.OVERVIEW_DONE]: onMessage }, // the background worker's answers
     /** Show the overview the state asks for (when open, for tensors with more than one head), or keep the shown one. */
     update(state) {
       st = state;
@@ -154,13 +165,7 @@ export function mountOverview(box, ctx) {
       }
       draw();
     },
-    onMessage(m) {
-      if (m.id !== v.id) return;
-      if (m.kind === MSG.OVERVIEW_CELL) v.cells.set(`${m.layer}|${m.head}`, m);
-      else { v.done = true; v.error = m.error ?? null; }
-      draw();
-      if (v.done) settle();
-    },
+    onMessage,
     /** The background worker failed: this overview is done with the failure (asked for again when next shown). */
     fail(what) {
       if (v.done || !v.key) return;

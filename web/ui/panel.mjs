@@ -7,6 +7,7 @@
 //   draw()      draw what the view holds now (each commit; a panel with nothing new returns at once)
 //   snapshot()  its part of the inspection (docs/inspection.md), a JSON-able value, or null
 //   dispose()   stop its timers and observers and free what it holds (the element left the page)
+// and, if it computes in the background worker, `routes`: {[MSG.KIND]: handler} for the answers it takes.
 
 /**
  * @typedef {object} Panel
@@ -34,7 +35,8 @@ export const NOTHING = Object.freeze({ sync() {}, update() {}, draw() {}, snapsh
 
 /**
  * The page's panels, in the order they were added (the order they sync, update and draw). Returns
- * {add(panel) → panel, get(name), names(), sync(st), update(st), draw(), snapshot() → {name: part}, dispose()}.
+ * {add(panel) → panel, get(name), names(), sync(st), update(st), draw(), routes() → {kind: handler},
+ * snapshot() → {name: part}, dispose()}.
  */
 export function createPanels() {
   const panels = new Map();
@@ -50,6 +52,15 @@ export function createPanels() {
     sync(st) { for (const p of panels.values()) p.sync(st); },
     update(st) { for (const p of panels.values()) p.update(st); },
     draw() { for (const p of panels.values()) p.draw(); },
+    /** The background worker's answers the panels take: every panel's optional `routes` ({kind: handler}), merged. */
+    routes() {
+      const out = {};
+      for (const [name, p] of panels) for (const [kind, fn] of Object.entries(p.routes ?? {})) {
+        if (out[kind]) throw new Error(`the panel "${name}" routes ${kind}, which another panel takes`);
+        out[kind] = fn;
+      }
+      return out;
+    },
     /** Every panel's part, by its name; a panel with nothing to say (null) is left out. */
     snapshot() {
       const out = {};
