@@ -19,6 +19,23 @@
  * @property {() => void} dispose
  */
 
+/**
+ * What a page panel is given (main.mjs's `page`): read the state and the view, ask through the functions.
+ * @typedef {object} Page
+ * @property {object} st          the state (state.mjs); a panel changes it only through onChange
+ * @property {object} schema      buildSchema(av.registry)
+ * @property {object} av          the page's wasm module (web/attnviz.mjs)
+ * @property {object|null} engine the page's own engine (n ≤ MAIN_THREAD_MAX_N)
+ * @property {object} view        the results shown: {frame, readouts, spec, overlay, …}
+ * @property {object} redraw      what is new since the last commit: {heat, readouts, spec, controls}
+ * @property {object} lab         the workers (web/lab-workers.mjs): background(), staleShown(key), …
+ * @property {(name: string, value: any, phase: string) => void} onChange
+ * @property {() => void} schedule            a commit at the next animation frame
+ * @property {(st: object) => object} requestOf the engines' request for a state
+ * @property {() => object} dims              the rank ceilings and feature dimension of the state
+ * @property {{show(text: string, source?: string): void, clear(source: string): void}} notice
+ */
+
 /** The methods a panel has (all of them: a panel with nothing to do for one says so with a no-op). */
 export const PANEL_METHODS = Object.freeze(['sync', 'update', 'draw', 'snapshot', 'dispose']);
 
