@@ -2,15 +2,11 @@
 // element is a client with its own Engine (web/engine.mjs) and its own latest-wins slot: a newer request
 // from one element replaces that element's waiting request, never another's; the clients' jobs take turns.
 //
-// Messages in:  {kind: 'init', module, memoryMax, simd}     the page's compiled WebAssembly.Module
-//               {kind: 'job', client, id, req, overlays}      req: state.mjs's requestOf; overlays: also
-//                                                             the QKᵀ, exp(QKᵀ) and softmax spectra
-//               {kind: 'drop', client}                        the element left the page
-// Messages out: {kind: 'ready'} | {kind: 'fatal', message}
-//               {client, id, part: 'frame' | 'spectrum' | 'overlay' | 'done' | 'error', …}
-//               {kind: 'failed', message}: a failure no answer carries (a rejection nothing handled)
+// The messages, both ways, are web/protocol.mjs's (INIT, JOB {client, id, req, overlays}, DROP {client}; READY,
+// FATAL, FAILED and each client's {client, id, part: PART.*}).
 import { loadAttnviz } from './attnviz.mjs';
 import { Engine } from './engine.mjs';
+import { MSG, PART } from './protocol.mjs';
 
 let av = null;
 let ready = null;
@@ -50,22 +46,22 @@ async function runJob(client, job) {
     const engine = engines.get(client);
     if (!engine) return;
     const f = engine.frame(req, { readouts: true });
-    post('frame', f, transferables({ M: f.M, D: f.D }));
+    post(PART.FRAME, f, transferables({ M: f.M, D: f.D }));
     await later();
-    if (stale()) return post('done', { dropped: true });
+    if (stale()) return post(PART.DONE, { dropped: true });
     const s = engine.spectrum(req, false);
-    if (s) post('spectrum', s);
+    if (s) post(PART.SPECTRUM, s);
     if (job.overlays) {
       for (const which of ['S', 'E', 'A']) {
         await later();
-        if (stale()) return post('done', { dropped: true });
+        if (stale()) return post(PART.DONE, { dropped: true });
         const o = engine.overlaySpectrum(req, which, req.inputs.n > 512);
-        if (o) post('overlay', { which, key: o.key, sv: o.sv, floor: o.floor, partial: o.partial, fro2: o.fro2 ?? null });
+        if (o) post(PART.OVERLAY, { which, key: o.key, sv: o.sv, floor: o.floor, partial: o.partial, fro2: o.fro2 ?? null });
       }
     }
-    post('done');
+    post(PART.DONE);
   } catch (err) {
-    post('error', { message: String(err?.message ?? err) });
+    post(PART.ERROR, { message: String(err?.message ?? err) });
   }
 }
 
@@ -74,24 +70,24 @@ async function runJob(client, job) {
 const initFailure = { error: null }; // the module's load failure, once it failed
 self.addEventListener('unhandledrejection', (e) => {
   e.preventDefault();
-  if (!initFailure.error || e.reason !== initFailure.error) self.postMessage({ kind: 'failed', message: String(e.reason?.message ?? e.reason ?? 'unknown error') });
+  if (!initFailure.error || e.reason !== initFailure.error) self.postMessage({ kind: MSG.FAILED, message: String(e.reason?.message ?? e.reason ?? 'unknown error') });
 });
 
 self.onmessage = (e) => {
   const msg = e.data;
   if (!msg || typeof msg !== 'object') return;
-  if (msg.kind === 'init') {
+  if (msg.kind === MSG.INIT) {
     ready = loadAttnviz({ source: msg.module, simd: msg.simd, memoryMax: msg.memoryMax })
-      .then((m) => { av = m; self.postMessage({ kind: 'ready' }); })
-      .catch((err) => { initFailure.error = err ?? new Error('unknown error'); self.postMessage({ kind: 'fatal', message: String(err?.message ?? err) }); throw initFailure.error; });
-  } else if (msg.kind === 'job') {
+      .then((m) => { av = m; self.postMessage({ kind: MSG.READY }); })
+      .catch((err) => { initFailure.error = err ?? new Error('unknown error'); self.postMessage({ kind: MSG.FATAL, message: String(err?.message ?? err) }); throw initFailure.error; });
+  } else if (msg.kind === MSG.JOB) {
     if (!engines.has(msg.client)) {
       ready.then(() => { if (!engines.has(msg.client)) engines.set(msg.client, new Engine(av)); });
     }
     waiting.delete(msg.client); // re-queued at the back: the other clients go first
     waiting.set(msg.client, msg);
     ready.then(run);
-  } else if (msg.kind === 'drop') {
+  } else if (msg.kind === MSG.DROP) {
     waiting.delete(msg.client);
     engines.get(msg.client)?.lab?.free();
     engines.delete(msg.client);

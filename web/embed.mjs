@@ -16,16 +16,17 @@ import { loadAttnviz, simdSupported } from './attnviz.mjs';
 import EmbedWorker from './embed-worker.mjs?worker&inline';
 import { buildSchema } from './state.mjs';
 import { buildControls } from './ui/controls.mjs';
-import { colorTable } from './render/colormap.mjs';
-import { drawHeatmap, drawColorbar, sharedRange, symmetricRange } from './render/heatmap.mjs';
-import { fmt, fmtSigned } from './render/format.mjs';
 import { chartData, LOG_X_MIN_N } from './render/spectrum.mjs';
 import uPlot from 'uplot';
 import { makeSpectrumChart, makeErrorChart, provideUPlot } from './render/charts.mjs';
-import { READOUT_ROWS, rowReason, rowMark, rowLabel, costLine } from './render/readouts.mjs';
-import { typeset } from './render/tex.mjs';
+import { costLine } from './render/readouts.mjs';
+import { mountReadoutTable } from './ui/readout-table.mjs';
+import { mountHeatTrio } from './ui/heatmaps.mjs';
+import { createPanels } from './ui/panel.mjs';
 import { cliReadouts, readoutKeys, linkState } from './inspect.mjs';
 import { overlayKey } from './engine.mjs';
+import { MSG, PART } from './protocol.mjs';
+import { shownView } from './reference-text.mjs';
 import css from './embed.css?inline';
 import uplotCss from 'uplot/dist/uPlot.min.css?inline';
 
@@ -53,9 +54,9 @@ function getPool() {
     const ready = new Promise((resolve, reject) => {
       worker.onmessage = (e) => {
         const m = e.data;
-        if (m.kind === 'ready') { loaded = true; return resolve(); }
-        if (m.kind === 'fatal') return reject(new Error(m.message));
-        if (m.kind === 'failed') return failAll(`the worker failed: ${m.message}`);
+        if (m.kind === MSG.READY) { loaded = true; return resolve(); }
+        if (m.kind === MSG.FATAL) return reject(new Error(m.message));
+        if (m.kind === MSG.FAILED) return failAll(`the worker failed: ${m.message}`);
         clients.get(m.client)?.onResult(m);
       };
       worker.onerror = (e) => {
@@ -64,7 +65,7 @@ function getPool() {
       };
       worker.onmessageerror = () => failAll('a message from the worker could not be read');
     });
-    worker.postMessage({ kind: 'init', module: av.module, memoryMax: av.memoryMax, simd: av.simd });
+    worker.postMessage({ kind: MSG.INIT, module: av.module, memoryMax: av.memoryMax, simd: av.simd });
     await ready;
     const sheet = new CSSStyleSheet();
     sheet.replaceSync(`${uplotCss}\n${css}`);
@@ -95,8 +96,6 @@ const TEMPLATE = `
   <section class="readouts" aria-label="readouts"><table><tbody></tbody></table><p class="cost"></p></section>
   <p class="msg" role="status" aria-live="polite">loading…</p>
 </div>`;
-
-const tables = { seq: colorTable('viridis'), div: colorTable('rdbu') };
 
 export class AttnViz extends HTMLElement {
   constructor() {
@@ -132,8 +131,6 @@ export class AttnViz extends HTMLElement {
     this.shadowRoot.adoptedStyleSheets = [sheet];
     this.client = this.pool.nextClient++;
     clients.set(this.client, this);
-    for (const c of this.shadowRoot.querySelectorAll('.cb-seq')) drawColorbar(c, tables.seq);
-    drawColorbar(this.q('.cb-div'), tables.div);
     const entries = schema.SCHEMA.filter((e) => ['input', 'variant', 'readout'].includes(e.group));
     this.readState();
     // a control writes its attribute: the attributes are the state
@@ -144,16 +141,22 @@ export class AttnViz extends HTMLElement {
       const attr = Object.entries(ATTRIBUTE_KEY).find(([, k]) => k === name)?.[0] ?? name;
       this.setAttribute(attr, text);
     }, (e, st) => schema.shown(e, { ...st, embed: st.embed || 'heatmap' }));
-    this.rows = new Map();
-    for (const row of READOUT_ROWS) {
-      const tr = document.createElement('tr');
-      const l = document.createElement('td'), v = document.createElement('td'), f = document.createElement('td');
-      l.className = 'l'; v.className = 'v'; f.className = 'f';
-      typeset(f, row.tex);
-      tr.append(l, v, f);
-      this.q('.readouts tbody').append(tr);
-      this.rows.set(row.id, tr);
-    }
+    // the page's heatmap trio and readout table (web/ui/heatmaps.mjs, web/ui/readout-table.mjs), and the charts
+    this.panels = createPanels();
+    this.heat = this.panels.add(mountHeatTrio(this.shadowRoot, {
+      frame: () => this.view.frame,
+      // a decayed or windowed softmax is a variant, not the reference (reference-text.mjs)
+      caption: () => `${shownView(schema.variantView(this.st.variant), schema.variantRow(this.st.variant).class === 'exact', schema.knobsOf(this.st)).label}: M`,
+      missing: (f) => { this.q('.msg').textContent = f?.status?.matrix?.message ?? 'no matrix'; },
+    }));
+    this.table = this.panels.add(mountReadoutTable(this.q('.readouts tbody'), {
+      source: () => ({
+        r: { ...(this.view.frame?.readouts ?? {}), ...(this.view.spec?.readouts ?? {}) },
+        ctx: { n: this.st.n, tau: this.st.tau, ceiling: this.view.spec?.ceiling ?? null, partial: !!this.view.spec?.partial, relTol: this.st.rtol, relRank: null },
+        spectrum: !!this.view.spec,
+      }),
+    }));
+    this.panels.add({ name: 'spectra', sync() {}, update() {}, draw: () => this.drawSpectra(), snapshot: () => null, dispose: () => { this.charts?.destroy(); this.charts = null; } });
     this.observe();
     this.render();
   }
@@ -164,7 +167,7 @@ export class AttnViz extends HTMLElement {
     // a removed element frees its engine; one moved elsewhere comes back through connectedCallback
     queueMicrotask(() => {
       if (this.isConnected || !this.pool) return;
-      this.pool.worker.postMessage({ kind: 'drop', client: this.client });
+      this.pool.worker.postMessage({ kind: MSG.DROP, client: this.client });
       this.pool.clients.delete(this.client);
       this.pool = null;
     });
@@ -205,7 +208,7 @@ export class AttnViz extends HTMLElement {
     this.view.job += 1;
     this.view.req = req;
     this.view.key = JSON.stringify(req);
-    this.pool.worker.postMessage({ kind: 'job', client: this.client, id: this.view.job, req, overlays: this.st.embed === 'spectrum' });
+    this.pool.worker.postMessage({ kind: MSG.JOB, client: this.client, id: this.view.job, req, overlays: this.st.embed === 'spectrum' });
     this.q('.msg').textContent = this.problems.join('; ') || 'computing…';
   }
 
@@ -216,11 +219,11 @@ export class AttnViz extends HTMLElement {
 
   onResult(m) {
     if (m.id !== this.view.job) return; // an older request's
-    if (m.part === 'frame') { this.view.frame = m; this.drawHeatmaps(); this.drawReadouts(); }
-    else if (m.part === 'spectrum') { this.view.spec = m; this.drawSpectra(); this.drawReadouts(); }
-    else if (m.part === 'overlay') { this.view.overlay[m.which] = m; this.drawSpectra(); }
-    else if (m.part === 'error') this.onFailure(`computation failed: ${m.message}`);
-    else if (m.part === 'done' && !m.dropped) {
+    if (m.part === PART.FRAME) { this.view.frame = m; this.heat.draw(); this.drawReadouts(); }
+    else if (m.part === PART.SPECTRUM) { this.view.spec = m; this.drawSpectra(); this.drawReadouts(); }
+    else if (m.part === PART.OVERLAY) { this.view.overlay[m.which] = m; this.drawSpectra(); }
+    else if (m.part === PART.ERROR) this.onFailure(`computation failed: ${m.message}`);
+    else if (m.part === PART.DONE && !m.dropped) {
       this.view.done = m.id;
       this.q('.msg').textContent = this.problems.join('; ');
       for (const w of this.waiters.splice(0)) w();
@@ -233,22 +236,6 @@ export class AttnViz extends HTMLElement {
     this.view.failed = { job: this.view.job, sentence };
     this.view.done = this.view.job;
     for (const w of this.waiters.splice(0)) w();
-  }
-
-  drawHeatmaps() {
-    const f = this.view.frame;
-    if (!f?.M || !f.A) { this.q('.msg').textContent = f?.status?.matrix?.message ?? 'no matrix'; return; }
-    const r = sharedRange([f.M, f.A]), dr = symmetricRange([f.D]);
-    const data = (values) => ({ values, size: f.size });
-    drawHeatmap(this.q('.hm-M'), data(f.M), { table: tables.seq, lo: r.lo, hi: r.hi });
-    drawHeatmap(this.q('.hm-A'), data(f.A), { table: tables.seq, lo: r.lo, hi: r.hi });
-    drawHeatmap(this.q('.hm-D'), data(f.D), { table: tables.div, lo: dr.lo, hi: dr.hi });
-    const bars = this.shadowRoot.querySelectorAll('.cbar');
-    [[r, fmt], [r, fmt], [dr, fmtSigned]].forEach(([rg, f2], i) => {
-      bars[i].querySelector('.hi').textContent = `${rg.clipped ? '≥ ' : ''}${f2(rg.hi)}`;
-      bars[i].querySelector('.lo').textContent = fmt(rg.lo);
-    });
-    this.q('.cap-M').textContent = `${this.pool.schema.variantView(this.st.variant).label}: M`;
   }
 
   drawSpectra() {
@@ -274,16 +261,7 @@ export class AttnViz extends HTMLElement {
   }
 
   drawReadouts() {
-    const r = { ...(this.view.frame?.readouts ?? {}), ...(this.view.spec?.readouts ?? {}) };
-    const ctx = { n: this.st.n, tau: this.st.tau, ceiling: this.view.spec?.ceiling ?? null, partial: !!this.view.spec?.partial, relTol: this.st.rtol, relRank: null };
-    for (const row of READOUT_ROWS) {
-      const tr = this.rows.get(row.id);
-      tr.children[0].textContent = rowLabel(row, ctx);
-      const text = row.spectral && !this.view.spec ? '…' : row.text(r, ctx);
-      const why = text === '—' ? rowReason(row, r) : '';
-      tr.children[1].textContent = why ? `— (${why})` : text;
-      tr.children[1].title = why ? '' : rowMark(row, r, ctx); // a bound (≥, ≤) says why on hover
-    }
+    this.table.draw();
     this.q('.cost').textContent = costLine(this.view.frame?.cost, this.st.n);
   }
 

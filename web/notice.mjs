@@ -1,7 +1,7 @@
 // notice.mjs: the bound on what the page's notice (#notice) says. A notice is one sentence of at most
 // NOTICE_MAX characters: a longer message (a path that quoted its input, a long file name) would cover
 // the page, so it is cut at a word boundary with an ellipsis and its full text goes to the console.
-// Pure: main.mjs's showNotice, the only place a notice is shown, calls it.
+// Pure: web/ui/notices.mjs's show, the only place a notice is shown, calls it.
 
 export const NOTICE_MAX = 200;
 

@@ -54,7 +54,7 @@ export function createResultGate() {
 
 /**
  * A job held back until another worker has answered (the page's spectrum job waits for the frame
- * worker's answer to the same request: web/main.mjs). hold(job) keeps it (a newer one replaces it);
+ * worker's answer to the same request: web/lab-workers.mjs). hold(job) keeps it (a newer one replaces it);
  * answered(id) gives it back, and lets it go, once the other worker has answered request `id` ≥ its id
  * (an older request's late answer does not release it), else null; answered() with no id, at once.
  * maxWaitMs: an answer to an older request lets it go too once jobs have been held for that long without

@@ -1,42 +1,12 @@
-// worker.mjs: the lab's heavy work off the page's thread. The page runs four of these, each a module
-// worker with its own instance of the wasm module: the spectrum worker (spectra and overlays), the
-// frame worker (the heatmaps and plain readouts for n > MAIN_THREAD_MAX_N, so that the spectrum never
-// delays them; above FRAME_WORKER_MAX_N a drag's quick frame, and the full one on release), the sweep
-// worker (sweeps, and also exports, the model and the overview) and the mechanisms worker (main.mjs).
-//
-// Messages in:  {kind: 'init', module, memoryMax, simd}: the page's compiled WebAssembly.Module (or
-//               {kind: 'init', simdUrl, scalarUrl, simd}: where to fetch it)
-//               {kind: 'sweep', id, plan}: a sweep (web/sweep.mjs's sweepPlan), one point at a time;
-//               {kind: 'sweep-cancel'}: stop the running one (a newer sweep also stops it)
-//               {kind: 'export', id, req}: Q, K, V, M, A and the random matrices at full resolution
-//               {kind: 'window', key, req, zoom}: the zoom's window of M, A, M − A (Engine.window)
-//               {kind: 'model-load', id, files: [ArrayBuffer, ArrayBuffer]}: a checkpoint and tokenizer, any order
-//               {kind: 'model-run', id, text, key}: encode and run the forward pass; its tensors become `key`
-//               {kind: 'tensors', tensors}: Engine.setTensors (the page sends a capture to each worker)
-//               {kind: 'recycle', buffers}: a shown frame's cell arrays, back for the next frames
-//               {kind: 'overview', id, req, layers, heads}: every head at a glance; {kind: 'overview-cancel'}
-//               {kind: 'mech-step', id, req, t}: the recurrence stepper after t tokens (docs/mechanisms.md)
-//               {kind: 'mech-scaling', id, knobs, d, budget}; {kind: 'mech-recall', id, memories, Ns, d, seeds,
-//               N, ds, overwriteN}; {kind: 'mech-distill', id, req, steps, lr, reset}; {kind: 'mech-cancel'}
-//               (the mechanisms worker: one more instance of this file)
-//               {kind: 'job', id, req, drag, frame, quick, readouts, spectrum}   req: the request (state.mjs's
-//               requestOf: inputs, knobs, tau, ds; never the page's state); frame: the heatmaps (quick: a
-//               drag's quick frame, Engine.quickFrame);
-//               readouts: the plain readouts; spectrum (default true): the spectrum and the overlays
-// Messages out: {kind: 'ready', simd} | {kind: 'fatal', message}
-//               {kind: 'failed', message}: a failure no answer below carries (a rejection nothing handled)
-//               {id, part: 'frame' | 'readouts' | 'spectrum' | 'overlay' | 'done' | 'error', …} (a frame
-//               has aKey, A's cache key, and readoutsFollow, whether this job's readouts come next; a frame
-//               without A has the A of the last frame that had one: its aKey is the same)
-//               {kind: 'sweep-point', id, i, value, mean, min, max, reason} | {kind: 'sweep-done', id, complete, error?}
-//               {kind: 'export-data', id, files: [{what, data, shape}]} | {kind: 'export-data', id, error}
-//               {kind: 'window', key, win: {zoom, rows, cols, b, M, A, D} | null} | {kind: 'window', key, error}
-//               {kind: 'model-loaded', id, config | error} | {kind: 'model-ran', id, ids, pieces, ms, tensors | error}
-//               {kind: 'overview-cell', id, layer, head, values, reasons | error} | {kind: 'overview-done', id}
-//               {kind: 'mech-frame', id, frame | error} | {kind: 'mech-point', id, view, point} |
-//               {kind: 'mech-distill', id, chunk} | {kind: 'mech-done', id, view, complete, error?, …}
+// worker.mjs: the lab's heavy work off the page's thread. The page runs four instances of this file, each a
+// module worker with its own instance of the wasm module, named for what they do: the frame worker (the
+// heatmaps and plain readouts for n > MAIN_THREAD_MAX_N, above FRAME_WORKER_MAX_N a drag's quick frame and
+// the full one on release), the spectrum worker (spectra and overlays), the background worker (sweeps,
+// exports, a real model, the overview) and the mechanisms worker (web/ui/mechanisms.mjs). Each answers
+// whatever it is sent; the messages, both ways, are web/protocol.mjs's.
 // Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step.
 import { loadAttnviz } from './attnviz.mjs';
+import { MSG, PART } from './protocol.mjs';
 import { Engine, overlayKey } from './engine.mjs';
 import { createLatestSlot } from './queue.mjs';
 import { runSweep } from './sweep.mjs';
@@ -65,7 +35,7 @@ channel.port1.onmessage = () => waiters.shift()?.();
 const yieldToEvents = () => new Promise((resolve) => { waiters.push(resolve); channel.port2.postMessage(0); });
 
 // Heatmap cells go to the page by transfer, and the page sends back the arrays of a frame it no longer
-// shows ({kind: 'recycle', buffers}): a fresh 256 kB array costs about a millisecond of page faults in this
+// shows ({kind: MSG.RECYCLE, buffers}): a fresh 256 kB array costs about a millisecond of page faults in this
 // VM (docs/performance.md, "The page at n = 1024"), a recycled one nothing. A's cells, the same for every
 // frame of one input set, go once per key (the page keeps them: its frame says aKey).
 const recycled = [];
@@ -105,36 +75,36 @@ async function runJob(job) {
       // A is the engine's cached copy: cloned, and only when the page does not hold it yet.
       // readoutsFollow: this worker's readouts come next (the page holds the spectrum job until then)
       const sameA = f.aKey != null && f.aKey === sentAKey;
-      self.postMessage({ id, part: 'frame', ...f, A: sameA ? undefined : f.A, readoutsFollow: !!job.readouts }, transferables({ M, D }));
+      self.postMessage({ id, part: PART.FRAME, ...f, A: sameA ? undefined : f.A, readoutsFollow: !!job.readouts }, transferables({ M, D }));
       sentAKey = f.aKey ?? null;
       await yieldToEvents();
-      if (stale()) return self.postMessage({ id, part: 'done', dropped: true });
+      if (stale()) return self.postMessage({ id, part: PART.DONE, dropped: true });
     }
     const spectrum = job.spectrum !== false;
     // the variant's spectrum first (milliseconds by the factor route), then the plain readouts (which
     // read all n² entries), then the overlays
     if (spectrum) {
       const s = engine.spectrum(req, drag);
-      if (s) self.postMessage({ id, part: 'spectrum', ...s });
+      if (s) self.postMessage({ id, part: PART.SPECTRUM, ...s });
     }
     if (job.readouts) {
       await yieldToEvents();
-      if (stale()) return self.postMessage({ id, part: 'done', dropped: true });
-      self.postMessage({ id, part: 'readouts', readouts: engine.plainReadouts(req) });
+      if (stale()) return self.postMessage({ id, part: PART.DONE, dropped: true });
+      self.postMessage({ id, part: PART.READOUTS, readouts: engine.plainReadouts(req) });
     }
-    if (!spectrum) return self.postMessage({ id, part: 'done' });
+    if (!spectrum) return self.postMessage({ id, part: PART.DONE });
     for (const which of ['S', 'E', 'A']) {
       await yieldToEvents();
       // an overlay depends on the inputs only: finish it even for a superseded job when the newer
       // request shares its inputs (else a drag would never leave time for the overlays)
-      if (stale() && !sameOverlay(req, which)) return self.postMessage({ id, part: 'done', dropped: true });
+      if (stale() && !sameOverlay(req, which)) return self.postMessage({ id, part: PART.DONE, dropped: true });
       // above n = 512 the overlays take the fast route (a third of the time; they are cached per inputs)
       const o = engine.overlaySpectrum(req, which, drag || req.inputs.n > 512);
-      if (o) self.postMessage({ id, part: 'overlay', which, key: o.key, sv: o.sv, floor: o.floor, partial: o.partial, route: o.route, fro2: o.fro2 ?? null });
+      if (o) self.postMessage({ id, part: PART.OVERLAY, which, key: o.key, sv: o.sv, floor: o.floor, partial: o.partial, route: o.route, fro2: o.fro2 ?? null });
     }
-    self.postMessage({ id, part: 'done' });
+    self.postMessage({ id, part: PART.DONE });
   } catch (err) {
-    self.postMessage({ id, part: 'error', message: String(err?.message ?? err) });
+    self.postMessage({ id, part: PART.ERROR, message: String(err?.message ?? err) });
   }
 }
 
@@ -152,30 +122,30 @@ async function sweep({ id, plan }) {
     await ready;
     if (sweepId !== id) return;
     engine.ensure(plan.req, { ref: false, matrix: false }); // Q, K, V of the plan's inputs
-    const complete = await runSweep(engine.lab, plan, (p) => self.postMessage({ kind: 'sweep-point', id, ...p }),
+    const complete = await runSweep(engine.lab, plan, (p) => self.postMessage({ kind: MSG.SWEEP_POINT, id, ...p }),
       () => sweepId !== id, yieldToEvents);
-    self.postMessage({ kind: 'sweep-done', id, complete });
+    self.postMessage({ kind: MSG.SWEEP_DONE, id, complete });
   } catch (err) {
-    self.postMessage({ kind: 'sweep-done', id, complete: false, error: String(err?.message ?? err) });
+    self.postMessage({ kind: MSG.SWEEP_DONE, id, complete: false, error: String(err?.message ?? err) });
   } finally {
     engine.keys.ref = engine.keys.matrix = null; // the sweep overwrote A and M
   }
 }
 
-// --- exports: full-resolution arrays for the page's export menu (web/ui/export-menu.mjs), in the sweep worker
+// --- exports: full-resolution arrays for the page's export menu (web/ui/export-menu.mjs), in the background worker
 async function exportArrays({ id, req }) {
   try {
     await ready;
     const got = aside().exportArrays(req);
     aside().free(); // an export's lab may be n = 4096 (two 64 MB matrices): not kept for the overview's small ones
-    if (got.error) return self.postMessage({ kind: 'export-data', id, error: got.error });
-    self.postMessage({ kind: 'export-data', id, files: got.files }, got.files.map((f) => f.data.buffer));
+    if (got.error) return self.postMessage({ kind: MSG.EXPORT_DATA, id, error: got.error });
+    self.postMessage({ kind: MSG.EXPORT_DATA, id, files: got.files }, got.files.map((f) => f.data.buffer));
   } catch (err) {
-    self.postMessage({ kind: 'export-data', id, error: String(err?.message ?? err) });
+    self.postMessage({ kind: MSG.EXPORT_DATA, id, error: String(err?.message ?? err) });
   }
 }
 
-// --- a real model (docs/model.md), in the sweep worker: the files once, then a forward pass per text
+// --- a real model (docs/model.md), in the background worker: the files once, then a forward pass per text
 // Every failure (a refusal, a WebAssembly trap, the module not loaded) is an answer with `error`: the page
 // waits for this id's answer (its model panel busy, snapshot() unsettled) and would wait for ever.
 let model = null;
@@ -183,12 +153,12 @@ async function modelLoad({ id, files }) {
   try {
     await ready;
     const got = engine.av.model(new Uint8Array(files[0]), new Uint8Array(files[1] ?? new ArrayBuffer(0)));
-    if (!got.model) return self.postMessage({ kind: 'model-loaded', id, error: got.message }); // the old model stays
+    if (!got.model) return self.postMessage({ kind: MSG.MODEL_LOADED, id, error: got.message }); // the old model stays
     model?.free();
     model = got.model;
-    self.postMessage({ kind: 'model-loaded', id, config: model.config });
+    self.postMessage({ kind: MSG.MODEL_LOADED, id, config: model.config });
   } catch (err) {
-    self.postMessage({ kind: 'model-loaded', id, error: failure(err) });
+    self.postMessage({ kind: MSG.MODEL_LOADED, id, error: failure(err) });
   }
 }
 async function modelRun(msg) {
@@ -196,25 +166,25 @@ async function modelRun(msg) {
     await ready;
     await modelRunReady(msg);
   } catch (err) {
-    self.postMessage({ kind: 'model-ran', id: msg.id, error: failure(err) });
+    self.postMessage({ kind: MSG.MODEL_RAN, id: msg.id, error: failure(err) });
   }
 }
 async function modelRunReady({ id, text, key }) {
-  if (!model) return self.postMessage({ kind: 'model-ran', id, error: 'no model is loaded' });
+  if (!model) return self.postMessage({ kind: MSG.MODEL_RAN, id, error: 'no model is loaded' });
   const enc = model.encode(text);
-  if (!enc.ids) return self.postMessage({ kind: 'model-ran', id, error: enc.message });
+  if (!enc.ids) return self.postMessage({ kind: MSG.MODEL_RAN, id, error: enc.message });
   const c = model.config;
   if (enc.ids.length > c.seqLen) {
-    return self.postMessage({ kind: 'model-ran', id, error: `the text is ${enc.ids.length} tokens with BOS; the model reads at most ${c.seqLen} (its seq_len)` });
+    return self.postMessage({ kind: MSG.MODEL_RAN, id, error: `the text is ${enc.ids.length} tokens with BOS; the model reads at most ${c.seqLen} (its seq_len)` });
   }
   const f = model.forward(enc.ids);
-  if (!f.Q) return self.postMessage({ kind: 'model-ran', id, error: f.message });
+  if (!f.Q) return self.postMessage({ kind: MSG.MODEL_RAN, id, error: f.message });
   const tensors = { key, Q: f.Q, K: f.K, V: f.V, layers: c.layers, heads: c.heads, kvHeads: c.kvHeads, n: f.n, d: c.headSize };
   engine.setTensors(tensors); // this worker's own engine (sweeps, exports) reads them too
-  self.postMessage({ kind: 'model-ran', id, ids: [...enc.ids], pieces: model.pieces(enc.ids), ms: f.ms, tensors });
+  self.postMessage({ kind: MSG.MODEL_RAN, id, ids: [...enc.ids], pieces: model.pieces(enc.ids), ms: f.ms, tensors });
 }
 
-// --- the overview of every layer and head (web/ui/overview.mjs), in the sweep worker, head by head; a newer one stops it
+// --- the overview of every layer and head (web/ui/overview.mjs), in the background worker, head by head; a newer one stops it
 let overviewId = 0;
 async function overview({ id, req, layers, heads }) {
   overviewId = id;
@@ -224,13 +194,13 @@ async function overview({ id, req, layers, heads }) {
       for (let h = 0; h < heads; h++) {
         if (overviewId !== id) return;
         const cell = aside().headSummary({ ...req, inputs: { ...req.inputs, layer: l, head: h } });
-        self.postMessage({ kind: 'overview-cell', id, layer: l, head: h, ...cell });
+        self.postMessage({ kind: MSG.OVERVIEW_CELL, id, layer: l, head: h, ...cell });
         await yieldToEvents();
       }
     }
-    self.postMessage({ kind: 'overview-done', id });
+    self.postMessage({ kind: MSG.OVERVIEW_DONE, id });
   } catch (err) {
-    self.postMessage({ kind: 'overview-done', id, error: String(err?.message ?? err) });
+    self.postMessage({ kind: MSG.OVERVIEW_DONE, id, error: String(err?.message ?? err) });
   }
 }
 
@@ -241,35 +211,35 @@ const MECH_DISTILL_MAX_N = 512; // a training step costs 3·n²·2cols multiply-
 const mechKey = (req) => JSON.stringify([req.inputs, req.knobs]);
 
 function mechStep({ id, req, t }) {
-  if (req.inputs.n > MECH_STEP_MAX_N) return self.postMessage({ kind: 'mech-frame', id, error: `the stepper reads up to n = ${MECH_STEP_MAX_N} tokens (n = ${req.inputs.n})` });
+  if (req.inputs.n > MECH_STEP_MAX_N) return self.postMessage({ kind: MSG.MECH_FRAME, id, error: `the stepper reads up to n = ${MECH_STEP_MAX_N} tokens (n = ${req.inputs.n})` });
   const key = mechKey(req);
   if (mech.stepKey !== key || !mech.stepper) {
     mech.distiller = null; mech.distillKey = null; // the lab may be rebuilt: the distiller's buffers go with it
     engine.ensure(req, { ref: false, matrix: false });
-    if (engine.status.inputs?.status < 0) return self.postMessage({ kind: 'mech-frame', id, error: engine.status.inputs.message });
+    if (engine.status.inputs?.status < 0) return self.postMessage({ kind: MSG.MECH_FRAME, id, error: engine.status.inputs.message });
     const got = engine.lab.stepper(req.knobs);
     engine.keys.ref = engine.keys.matrix = null; // the stepper overwrote M and the output buffers
     mech.stepKey = key;
     mech.stepper = got.stepper;
-    if (!got.stepper) { mech.stepKey = null; return self.postMessage({ kind: 'mech-frame', id, error: got.message }); }
+    if (!got.stepper) { mech.stepKey = null; return self.postMessage({ kind: MSG.MECH_FRAME, id, error: got.message }); }
   }
   const frame = stepFrame(mech.stepper, t, req.knobs.variant === 'softmax' ? req.knobs.window ?? 0 : 0);
-  self.postMessage({ kind: 'mech-frame', id, frame });
+  self.postMessage({ kind: MSG.MECH_FRAME, id, frame });
 }
 
 async function mechScaling({ id, knobs, d, budget }) {
   mech.id = id;
   const av = engine.av, base = av.memory.buffer.byteLength;
   try {
-    self.postMessage({ kind: 'mech-point', id, view: 'scaling', point: { crossover: crossover(av, knobs, d), base, budget } });
+    self.postMessage({ kind: MSG.MECH_POINT, id, view: 'scaling', point: { crossover: crossover(av, knobs, d), base, budget } });
     for (const point of scalingRun(av, { knobs, d, budget })) {
-      self.postMessage({ kind: 'mech-point', id, view: 'scaling', point: { ...point, memory: av.memory.buffer.byteLength } });
+      self.postMessage({ kind: MSG.MECH_POINT, id, view: 'scaling', point: { ...point, memory: av.memory.buffer.byteLength } });
       await yieldToEvents();
-      if (mech.id !== id) return self.postMessage({ kind: 'mech-done', id, view: 'scaling', complete: false });
+      if (mech.id !== id) return self.postMessage({ kind: MSG.MECH_DONE, id, view: 'scaling', complete: false });
     }
-    self.postMessage({ kind: 'mech-done', id, view: 'scaling', complete: true, memory: av.memory.buffer.byteLength, base });
+    self.postMessage({ kind: MSG.MECH_DONE, id, view: 'scaling', complete: true, memory: av.memory.buffer.byteLength, base });
   } catch (err) {
-    self.postMessage({ kind: 'mech-done', id, view: 'scaling', complete: false, error: String(err?.message ?? err) });
+    self.postMessage({ kind: MSG.MECH_DONE, id, view: 'scaling', complete: false, error: String(err?.message ?? err) });
   }
 }
 
@@ -279,15 +249,15 @@ async function mechRecall({ id, memories, Ns, d, seeds, N, ds, overwriteN }) {
   try {
     for (const [axis, gen] of [['N', recallCurve(av, { memories, Ns, d, seeds })], ['d', recallAgainstD(av, { memories, N, ds, seeds })]]) {
       for (const point of gen) {
-        self.postMessage({ kind: 'mech-point', id, view: 'recall', point: { ...point, axis } });
+        self.postMessage({ kind: MSG.MECH_POINT, id, view: 'recall', point: { ...point, axis } });
         await yieldToEvents();
-        if (mech.id !== id) return self.postMessage({ kind: 'mech-done', id, view: 'recall', complete: false });
+        if (mech.id !== id) return self.postMessage({ kind: MSG.MECH_DONE, id, view: 'recall', complete: false });
       }
     }
     const over = overwrite(av, { memories, N: overwriteN, d });
-    self.postMessage({ kind: 'mech-done', id, view: 'recall', complete: true, overwrite: over });
+    self.postMessage({ kind: MSG.MECH_DONE, id, view: 'recall', complete: true, overwrite: over });
   } catch (err) {
-    self.postMessage({ kind: 'mech-done', id, view: 'recall', complete: false, error: String(err?.message ?? err) });
+    self.postMessage({ kind: MSG.MECH_DONE, id, view: 'recall', complete: false, error: String(err?.message ?? err) });
   }
 }
 
@@ -304,7 +274,7 @@ const pick = (r) => ({ row_kl_mean: r.row_kl_mean, error_fro_rel: r.error_fro_re
 async function mechDistill({ id, req, steps, lr, reset }) {
   mech.id = id;
   const n = req.inputs.n;
-  if (n > MECH_DISTILL_MAX_N) return self.postMessage({ kind: 'mech-done', id, view: 'distill', complete: false, error: `training runs on n ≤ ${MECH_DISTILL_MAX_N} tokens (a step costs 3·n²·2·cols multiply-adds; n = ${n})` });
+  if (n > MECH_DISTILL_MAX_N) return self.postMessage({ kind: MSG.MECH_DONE, id, view: 'distill', complete: false, error: `training runs on n ≤ ${MECH_DISTILL_MAX_N} tokens (a step costs 3·n²·2·cols multiply-adds; n = ${n})` });
   try {
     const key = JSON.stringify([req.inputs, req.knobs.scale, req.knobs.causal, req.W0 ? Array.from(req.W0) : null]);
     if (reset || mech.distillKey !== key || !mech.distiller) {
@@ -321,21 +291,21 @@ async function mechDistill({ id, req, steps, lr, reset }) {
       compare.softmax = pick(lab.readouts({ ...base, variant: 'softmax' }, { sv: null, of: 'A' }));
       for (const v of ['elu', 'performer']) { lab.matrix({ ...base, variant: v }); compare[v] = pick(lab.readouts({ ...base, variant: v }, { sv: null })); }
       const start = distillView(req, mech.distiller.W);
-      self.postMessage({ kind: 'mech-distill', id, chunk: { t: 0, loss: [], lossNow: mech.distiller.loss(), ...start, compare, cols: mech.distiller.cols } }, [start.M.buffer]);
+      self.postMessage({ kind: MSG.MECH_DISTILL, id, chunk: { t: 0, loss: [], lossNow: mech.distiller.loss(), ...start, compare, cols: mech.distiller.cols } }, [start.M.buffer]);
     }
     const CHUNK = 10;
     for (let done = 0; done < steps; done += CHUNK) {
       await yieldToEvents();
-      if (mech.id !== id) return self.postMessage({ kind: 'mech-done', id, view: 'distill', complete: false, W: mech.distiller.W, t: mech.distiller.t });
+      if (mech.id !== id) return self.postMessage({ kind: MSG.MECH_DONE, id, view: 'distill', complete: false, W: mech.distiller.W, t: mech.distiller.t });
       const c = distillChunk(mech.distiller, Math.min(CHUNK, steps - done), lr);
       if (c.status < 0 || !c.loss) throw new Error(c.message);
       const view = distillView(req, c.W);
-      self.postMessage({ kind: 'mech-distill', id, chunk: { t: c.t, loss: Array.from(c.loss), lossNow: c.lossNow, ...view, status: c.status } }, [view.M.buffer]);
+      self.postMessage({ kind: MSG.MECH_DISTILL, id, chunk: { t: c.t, loss: Array.from(c.loss), lossNow: c.lossNow, ...view, status: c.status } }, [view.M.buffer]);
       if (c.status > 0) break; // a step whose loss was not finite was not taken
     }
-    self.postMessage({ kind: 'mech-done', id, view: 'distill', complete: true, W: mech.distiller.W, t: mech.distiller.t, cols: mech.distiller.cols });
+    self.postMessage({ kind: MSG.MECH_DONE, id, view: 'distill', complete: true, W: mech.distiller.W, t: mech.distiller.t, cols: mech.distiller.cols });
   } catch (err) {
-    self.postMessage({ kind: 'mech-done', id, view: 'distill', complete: false, error: String(err?.message ?? err) });
+    self.postMessage({ kind: MSG.MECH_DONE, id, view: 'distill', complete: false, error: String(err?.message ?? err) });
   } finally {
     engine.keys.ref = engine.keys.matrix = null;
   }
@@ -349,43 +319,42 @@ const failure = (err) => String(err?.message ?? err ?? 'unknown error');
 const initFailure = { error: null }; // the module's load failure, once it failed
 self.addEventListener('unhandledrejection', (e) => {
   e.preventDefault();
-  if (!initFailure.error || e.reason !== initFailure.error) self.postMessage({ kind: 'failed', message: failure(e.reason) });
+  if (!initFailure.error || e.reason !== initFailure.error) self.postMessage({ kind: MSG.FAILED, message: failure(e.reason) });
 });
 
 self.onmessage = (e) => {
   const msg = e.data;
-  if (msg.kind === 'overview') { overview(msg); return; }
-  if (msg.kind === 'overview-cancel') { overviewId = -1; return; }
-  if (msg.kind === 'sweep') { sweep(msg); return; }
-  if (msg.kind === 'model-load') { modelLoad(msg); return; }
-  if (msg.kind === 'model-run') { modelRun(msg); return; }
-  if (msg.kind === 'recycle') {
+  if (msg.kind === MSG.OVERVIEW) { overview(msg); return; }
+  if (msg.kind === MSG.SWEEP) { sweep(msg); return; }
+  if (msg.kind === MSG.MODEL_LOAD) { modelLoad(msg); return; }
+  if (msg.kind === MSG.MODEL_RUN) { modelRun(msg); return; }
+  if (msg.kind === MSG.RECYCLE) {
     for (const buf of msg.buffers) { recycled.push(buf); if (recycled.length > RECYCLED_MAX) recycled.shift(); } // the oldest go
     return;
   }
-  if (msg.kind === 'tensors') { ready.then(() => engine.setTensors(msg.tensors)).catch((err) => { if (err !== initFailure.error) self.postMessage({ kind: 'failed', message: failure(err) }); }); return; }
-  if (msg.kind === 'export') { exportArrays(msg); return; }
-  if (msg.kind === 'window') { // the zoom's window of the full matrix (Engine.window), at full resolution
-    ready.then(() => { const win = engine.window(msg.req, msg.zoom); self.postMessage({ kind: 'window', key: msg.key, win }, win ? transferables(win) : []); })
-      .catch((err) => self.postMessage({ kind: 'window', key: msg.key, error: failure(err) }));
+  if (msg.kind === MSG.TENSORS) { ready.then(() => engine.setTensors(msg.tensors)).catch((err) => { if (err !== initFailure.error) self.postMessage({ kind: MSG.FAILED, message: failure(err) }); }); return; }
+  if (msg.kind === MSG.EXPORT) { exportArrays(msg); return; }
+  if (msg.kind === MSG.WINDOW) { // the zoom's window of the full matrix (Engine.window), at full resolution
+    ready.then(() => { const win = engine.window(msg.req, msg.zoom); self.postMessage({ kind: MSG.WINDOW, key: msg.key, win }, win ? transferables(win) : []); })
+      .catch((err) => self.postMessage({ kind: MSG.WINDOW, key: msg.key, error: failure(err) }));
     return;
   }
-  if (msg.kind === 'sweep-cancel') { sweepId = -1; return; }
-  if (msg.kind === 'mech-step') { ready.then(() => mechStep(msg)).catch((err) => self.postMessage({ kind: 'mech-frame', id: msg.id, error: String(err?.message ?? err) })); return; }
-  if (msg.kind === 'mech-scaling') { ready.then(() => mechScaling(msg), (err) => self.postMessage({ kind: 'mech-done', id: msg.id, view: 'scaling', complete: false, error: failure(err) })); return; }
-  if (msg.kind === 'mech-recall') { ready.then(() => mechRecall(msg), (err) => self.postMessage({ kind: 'mech-done', id: msg.id, view: 'recall', complete: false, error: failure(err) })); return; }
-  if (msg.kind === 'mech-distill') { ready.then(() => mechDistill(msg), (err) => self.postMessage({ kind: 'mech-done', id: msg.id, view: 'distill', complete: false, error: failure(err) })); return; }
-  if (msg.kind === 'mech-cancel') { mech.id = -1; return; }
-  if (msg.kind === 'init') {
+  if (msg.kind === MSG.SWEEP_CANCEL) { sweepId = -1; return; }
+  if (msg.kind === MSG.MECH_STEP) { ready.then(() => mechStep(msg)).catch((err) => self.postMessage({ kind: MSG.MECH_FRAME, id: msg.id, error: String(err?.message ?? err) })); return; }
+  if (msg.kind === MSG.MECH_SCALING) { ready.then(() => mechScaling(msg), (err) => self.postMessage({ kind: MSG.MECH_DONE, id: msg.id, view: 'scaling', complete: false, error: failure(err) })); return; }
+  if (msg.kind === MSG.MECH_RECALL) { ready.then(() => mechRecall(msg), (err) => self.postMessage({ kind: MSG.MECH_DONE, id: msg.id, view: 'recall', complete: false, error: failure(err) })); return; }
+  if (msg.kind === MSG.MECH_DISTILL) { ready.then(() => mechDistill(msg), (err) => self.postMessage({ kind: MSG.MECH_DONE, id: msg.id, view: 'distill', complete: false, error: failure(err) })); return; }
+  if (msg.kind === MSG.MECH_CANCEL) { mech.id = -1; return; }
+  if (msg.kind === MSG.INIT) {
     // the page's compiled module (nothing to fetch or compile: works from blob: and file:// pages), or URLs
     const opts = msg.module ? { source: msg.module, simd: msg.simd, memoryMax: msg.memoryMax }
       : { simd: msg.simd ?? 'auto', simdUrl: msg.simdUrl, scalarUrl: msg.scalarUrl };
     ready = loadAttnviz(opts)
-      .then((av) => { engine = new Engine(av); self.postMessage({ kind: 'ready', simd: av.simd }); })
-      .catch((err) => { initFailure.error = err ?? new Error('unknown error'); self.postMessage({ kind: 'fatal', message: String(err?.message ?? err) }); throw initFailure.error; });
+      .then((av) => { engine = new Engine(av); self.postMessage({ kind: MSG.READY, simd: av.simd }); })
+      .catch((err) => { initFailure.error = err ?? new Error('unknown error'); self.postMessage({ kind: MSG.FATAL, message: String(err?.message ?? err) }); throw initFailure.error; });
     return;
   }
-  if (msg.kind === 'job') {
+  if (msg.kind === MSG.JOB) {
     // a second job for the same request (the readouts the page asks for once its heatmaps are in)
     // joins the one still waiting instead of replacing it
     const waiting = slot.peek();

@@ -323,4 +323,26 @@ describe('the <attn-viz> element on a host page of another origin', () => {
     await page.close();
     await cors.close();
   });
+  // Issue 29: the element's readout table is the page's (web/ui/readout-table.mjs); its copy showed a row's
+  // reason only when the whole row was '—', so "— / 4.1" (retention's row entropy) hid why.
+  it('an element shows the reason of a row that is partly undefined, as the page does', async () => {
+    const cors = await serve(ROOT, 0, { headers: { 'Access-Control-Allow-Origin': '*' } });
+    writeFileSync(join(hostDir, 'element-why.html'), `<!doctype html><meta charset="utf-8"><title>a post</title><link rel="icon" href="data:,">
+<script type="module" src="${cors.url}embed.js"></script>
+<attn-viz id="r" variant="retention" n="64" causal="1" view="readouts" style="width: 640px"></attn-viz>`);
+    const page = await browser.context.newPage();
+    await page.goto(`${host.url}element-why.html`);
+    await page.waitForFunction(() => customElements.get('attn-viz'));
+    const s = await page.evaluate(() => document.getElementById('r').snapshot());
+    expect(s.readouts.row_entropy_mean).toBeNull();
+    expect(s.readouts.row_entropy_uniform).not.toBeNull();
+    const reason = s.readouts.row_entropy_mean_reason;
+    expect(reason).toMatch(/negative entries/);
+    const row = await page.evaluate(() => [...document.getElementById('r').shadowRoot.querySelectorAll('tr')]
+      .map((tr) => tr.textContent).find((t) => t.startsWith('row entropy')));
+    expect(row).toContain('—');
+    expect(row).toContain(reason);
+    await page.close();
+    await cors.close();
+  });
 });

@@ -220,6 +220,18 @@ describe('window.attnviz.snapshot()', () => {
     await page.close();
   });
 
+  it('panels() composes every panel\'s part by its name (web/ui/panel.mjs)', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'v=1&variant=elu&n=64&d=16&mech=stepper&step=5' });
+    await page.waitForFunction(() => window.attnviz.mechanisms().stepper !== null, null, { timeout: 30000 });
+    const got = await page.evaluate(() => ({ panels: window.attnviz.panels(), mechanisms: window.attnviz.mechanisms() }));
+    expect(Object.keys(got.panels).sort()).toEqual(['mechanisms', 'overview']);
+    expect(got.panels.mechanisms).toEqual(got.mechanisms);
+    expect(got.panels.mechanisms.open).toBe('stepper');
+    expect(got.panels.overview).toEqual({ open: false }); // generated inputs: one head, no overview
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('a snapshot pending while the state changes resolves for the newest state, never an older one', async () => {
     const { page, errors } = await openLab(browser.context, server.url, { hash: 'v=1&variant=focused&n=64&d=16&seed=2' });
     // a link followed while the snapshot waits

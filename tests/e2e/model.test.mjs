@@ -276,8 +276,8 @@ describe('the overview of every layer and head', () => {
 });
 
 // Issue 27, item 9: a later good load takes away an earlier failure's notice, and a failure inside the
-// sweep worker (which reads the model) reaches the page as a notice and settles snapshot().
-/** The page's worker named "attnviz NAME" (the sweep worker holds the model). */
+// background worker (which reads the model) reaches the page as a notice and settles snapshot().
+/** The page's worker named "attnviz NAME" (the background worker holds the model). */
 async function workerNamed(page, name) {
   for (const w of page.workers()) if (await w.evaluate(() => self.name) === `attnviz ${name}`) return w;
   throw new Error(`no ${name} worker`);
@@ -360,7 +360,7 @@ describe('failures and the notice', () => {
     await page.fill('#model-text', HAVE ? 'The dog ran home.' : 'a a a');
     const before = await snapshot(page);
     // the model's encode fails as a WebAssembly trap would, inside the worker's promise
-    const worker = await workerNamed(page, 'sweep');
+    const worker = await workerNamed(page, 'background');
     await worker.evaluate(() => {
       self.__encode = TextEncoder.prototype.encode;
       TextEncoder.prototype.encode = () => { throw new WebAssembly.RuntimeError('memory access out of bounds'); };
@@ -385,10 +385,10 @@ describe('failures and the notice', () => {
     const { page } = await withModel('src=model&variant=elu');
     await page.fill('#model-text', HAVE ? 'The dog ran home.' : 'a a a');
     const before = await snapshot(page);
-    await throwOn(await workerNamed(page, 'sweep'), 'model-run');
+    await throwOn(await workerNamed(page, 'background'), 'model-run');
     await page.fill('#model-text', HAVE ? 'The cat sat.' : 'a a');
     expect(await snapshot(page)).toEqual(before);
-    expect(await notice(page)).toEqual({ shown: true, text: 'the sweep worker failed: injected failure' });
+    expect(await notice(page)).toEqual({ shown: true, text: 'the background worker failed: injected failure' });
     expect(await page.$eval('#model-status', (e) => e.classList.contains('warn'))).toBe(true);
     await page.close(); // the page's console has the worker's uncaught error, as it should
   });

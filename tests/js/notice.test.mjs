@@ -18,7 +18,7 @@ describe('noticeText', () => {
     expect(text.endsWith('…')).toBe(true);
     expect(dump.startsWith(text.slice(0, -1))).toBe(true);
     // words: the cut falls where a space was, no word is broken
-    const words = 'the sweep worker failed: ' + Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
+    const words = 'the background worker failed: ' + Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
     const w = noticeText(words);
     expect(w.text.length).toBeLessThanOrEqual(NOTICE_MAX);
     expect(w.text).toMatch(/ word\d+…$/);

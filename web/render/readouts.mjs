@@ -36,7 +36,7 @@ export const READOUT_ROWS = [
     labelFor: (c) => `rank above ${tolerance(c.relTol)}·σ₁`,
     tex: String.raw`\#\{\sigma_i > 10^{t}\,\sigma_1\}`,
     text: (r, c) => c.relRank == null ? '—' : `${c.partial ? '≥ ' : ''}${c.relRank}`,
-    keys: [], mark: (r, c) => (c.partial && c.relRank != null ? 'lower' : null), // counted as rank is (web/main.mjs)
+    keys: [], mark: (r, c) => (c.partial && c.relRank != null ? 'lower' : null), // counted as rank is (web/ui/readout-table.mjs)
     reasonKeys: ['rank_rel_1e-3'], // no σ: its '—' has the reason of the spectrum's other ranks
   },
   {

@@ -3,7 +3,7 @@
 // so the two never differ), each with its colour bar or legend and a caption naming the variant, its
 // knobs and the inputs; the matrix M as .npy and CSV; the readouts and the state as JSON; and one .zip
 // with Q, K, V, M, the softmax A, the random matrices the variant drew, the state, and a numpy script
-// that recomputes M from them. Full-resolution arrays come from a worker (main.mjs's exportArrays), at
+// that recomputes M from them. Full-resolution arrays come from the background worker (main.mjs's exportArrays), at
 // any n; the figures are what the page shows (a heatmap above 384 tokens is its block means).
 import {
   npyBytes, csvText, stateJson, exportName, figureCaption, heatmapSvg, numpySnippet, chartSvg, entropySvg, zipStore, tokensJson,
@@ -13,6 +13,7 @@ import { SERIES } from '../render/charts.mjs';
 import { sweepFigure } from '../sweep.mjs';
 import { paint } from '../render/heatmap.mjs';
 import { fmt, fmtSigned } from '../render/format.mjs';
+import { NOTHING } from './panel.mjs';
 
 /** Largest n whose M is offered as CSV (4096² numbers would be about 150 MB of text). */
 export const CSV_MAX_N = 1024;
@@ -264,7 +265,7 @@ export function mountExport(menu, ctx) {
   }
 
   sync();
-  return { get busy() { return busy; } };
+  return { ...NOTHING, name: 'export', get busy() { return busy; } }; // a Panel (ui/panel.mjs): it acts when asked
 }
 
 /** README.txt of the .zip: what each file is and how to recompute M. */

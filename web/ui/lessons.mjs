@@ -5,6 +5,7 @@
 // "close"; the readout rows and panels the lesson names are outlined (elements with a matching
 // data-readout or data-hl attribute).
 import { PRESETS, presetOf, nextPreset } from '../presets.mjs';
+import { NOTHING } from './panel.mjs';
 
 /**
  * Build the menu into `menu` (a <details> with a <summary>) and wire the panel `panel` (index.html's
@@ -54,5 +55,5 @@ export function mountLessons(menu, panel, { onClose }) {
       for (const x of document.querySelectorAll(`[data-readout="${key}"], [data-hl="${key}"]`)) x.classList.add('hl');
     }
   }
-  return { show };
+  return { ...NOTHING, name: 'lessons', show }; // a Panel (ui/panel.mjs): main.mjs shows the open lesson
 }

@@ -8,6 +8,8 @@ import { colorTable } from '../render/colormap.mjs';
 import { paint } from '../render/heatmap.mjs';
 import { fmt, fmtBytes, fmtMs } from '../render/format.mjs';
 import { npyBytes } from '../export.mjs';
+import { MSG } from '../protocol.mjs';
+import { NOTHING } from './panel.mjs';
 
 export const MEMORIES = {
   linear: { label: 'linear state (retention, γ = 1)', knobs: { variant: 'retention', decay: 1 } },
@@ -183,7 +185,7 @@ export function mountMechanisms(box, env) {
     stepBusy = true;
     const w = stepWanted; stepWanted = null;
     stepKey = w.key;
-    post({ kind: 'mech-step', req: w.req, t: w.t });
+    post({ kind: MSG.MECH_STEP, req: w.req, t: w.t });
   }
   function drawStepper() {
     const f = out.stepper, dark = env.dark();
@@ -237,7 +239,7 @@ export function mountMechanisms(box, env) {
     p.append(el('div', { class: 'mech-controls' }, el('label', { text: 'memory budget per measurement' }), C.budget, C.run, C.stop), C.note, el('div', { class: 'mech-row' }, C.time, C.mem));
     C.budget.addEventListener('change', () => env.onChange('budget', C.budget.value, 'change'));
     C.run.addEventListener('click', () => { out.scaling.key = null; startScaling(); });
-    C.stop.addEventListener('click', () => { env.worker().postMessage({ kind: 'mech-cancel' }); out.scaling.done = true; out.scaling.stopped = true; drawScaling(); });
+    C.stop.addEventListener('click', () => { env.worker().postMessage({ kind: MSG.MECH_CANCEL }); out.scaling.done = true; out.scaling.stopped = true; drawScaling(); });
   }
   const scalingSeries = [{ label: 'softmax, quadratic (forms n×n)', color: COLORS.quadratic, dash: [2, 3] }, { label: 'linear path', color: COLORS.linear }, { label: 'chunkwise path', color: COLORS.chunkwise, dash: [8, 3] }];
   const crossMark = () => (out.scaling.crossover?.n ? [{ x: out.scaling.crossover.n, label: `ops cross: n ≈ ${out.scaling.crossover.n}${out.scaling.crossover.r ? ` (r = ${out.scaling.crossover.r})` : ''}` }] : []);
@@ -247,7 +249,7 @@ export function mountMechanisms(box, env) {
     const key = JSON.stringify([req.knobs, req.inputs.d, st.budget]);
     if (out.scaling.key === key) return;
     out.scaling = { key, points: [], done: false, crossover: null, budget: Number(st.budget) * 2 ** 20, id: 0 };
-    out.scaling.id = post({ kind: 'mech-scaling', knobs: req.knobs, d: req.inputs.d, budget: out.scaling.budget });
+    out.scaling.id = post({ kind: MSG.MECH_SCALING, knobs: req.knobs, d: req.inputs.d, budget: out.scaling.budget });
     drawScaling();
   }
   function drawScaling() {
@@ -299,7 +301,7 @@ export function mountMechanisms(box, env) {
     out.recall = { key, ids, Ns, ds, points: [], overwrite: null, done: false };
     recallIds = ids;
     if (!ids.length) { out.recall.done = true; drawRecall(); return; }
-    out.recall.id = post({ kind: 'mech-recall', memories: ids.map((id) => ({ id, knobs: memoryKnobs(id) })), Ns, d: st.mem_d, seeds: 3, N: st.pairs, ds, overwriteN: 8 });
+    out.recall.id = post({ kind: MSG.MECH_RECALL, memories: ids.map((id) => ({ id, knobs: memoryKnobs(id) })), Ns, d: st.mem_d, seeds: 3, N: st.pairs, ds, overwriteN: 8 });
     byN?.plot.destroy(); byD?.plot.destroy(); byN = byD = null;
     drawRecall();
   }
@@ -344,7 +346,7 @@ export function mountMechanisms(box, env) {
     D.lr.addEventListener('change', () => env.onChange('lr', D.lr.value, 'change'));
     D.train.addEventListener('click', () => train(false));
     D.reset.addEventListener('click', () => train(true, 0));
-    D.stop.addEventListener('click', () => { env.worker().postMessage({ kind: 'mech-cancel' }); });
+    D.stop.addEventListener('click', () => { env.worker().postMessage({ kind: MSG.MECH_CANCEL }); });
     D.use.addEventListener('click', () => { const d = out.distill; if (d.W) env.useW(d.W, d.cols); drawDistill(); });
     D.save.addEventListener('click', () => {
       const d = out.distill;
@@ -358,7 +360,7 @@ export function mountMechanisms(box, env) {
     const req = env.request();
     out.distill.done = false;
     if (reset) Object.assign(out.distill, { loss: [], chunk: null, W: null, t: 0 });
-    out.distill.id = post({ kind: 'mech-distill', req, steps, lr: st.lr, reset });
+    out.distill.id = post({ kind: MSG.MECH_DISTILL, req, steps, lr: st.lr, reset });
     drawDistill();
   }
   function drawDistill() {
@@ -381,25 +383,25 @@ export function mountMechanisms(box, env) {
   }
 
   function onMessage(m) {
-    if (m.kind === 'mech-frame') {
+    if (m.kind === MSG.MECH_FRAME) {
       stepBusy = false;
       out.stepper = m.error ? { error: m.error } : m.frame;
       if (open === 'stepper') drawStepper();
       sendStep();
       return;
     }
-    if (m.kind === 'mech-point' && m.view === 'scaling' && m.id === out.scaling.id) {
+    if (m.kind === MSG.MECH_POINT && m.view === 'scaling' && m.id === out.scaling.id) {
       if (m.point.crossover) { out.scaling.crossover = m.point.crossover; out.scaling.base = m.point.base; } else { out.scaling.points.push(m.point); out.scaling.memory = m.point.memory; }
       drawScaling();
-    } else if (m.kind === 'mech-point' && m.view === 'recall' && m.id === out.recall.id) {
+    } else if (m.kind === MSG.MECH_POINT && m.view === 'recall' && m.id === out.recall.id) {
       out.recall.points.push(m.point); drawRecall();
-    } else if (m.kind === 'mech-distill' && m.id === out.distill.id) {
+    } else if (m.kind === MSG.MECH_DISTILL && m.id === out.distill.id) {
       const c = m.chunk;
       if (c.compare) { out.distill.compare = c.compare; out.distill.cols = c.cols; }
       out.distill.loss.push(...c.loss);
       Object.assign(out.distill, { chunk: c, t: c.t, lossNow: c.lossNow });
       drawDistill();
-    } else if (m.kind === 'mech-done') {
+    } else if (m.kind === MSG.MECH_DONE) {
       if (m.view === 'scaling' && m.id === out.scaling.id) { Object.assign(out.scaling, { done: true, error: m.error, memory: m.memory ?? out.scaling.memory }); drawScaling(); }
       if (m.view === 'recall' && m.id === out.recall.id) { Object.assign(out.recall, { done: true, error: m.error, overwrite: m.overwrite ?? null }); drawRecall(); }
       if (m.view === 'distill' && m.id === out.distill.id) { Object.assign(out.distill, { done: true, error: m.error ?? null, W: m.W ?? out.distill.W, cols: m.cols ?? out.distill.cols, t: m.t ?? out.distill.t }); drawDistill(); }
@@ -418,6 +420,8 @@ export function mountMechanisms(box, env) {
   }
 
   return {
+    ...NOTHING, // a Panel (ui/panel.mjs): it draws as its worker's answers come
+    name: 'mechanisms',
     /** Controls from the state (no computation). */
     sync(s) {
       st = s;

@@ -1,7 +1,7 @@
 // overview.mjs: the overview of every layer and head of loaded 4-D inputs (a model's capture, own files):
 // a tile per head in the colour of the metric the reader picks (`ov_metric`), one colour scale for every
 // tile with its legend, a reason on every '—', the text the tiles are computed on, and the overview as
-// SVG, PNG and CSV. The sweep worker computes the heads (worker.mjs, kind 'overview'); this module asks,
+// SVG, PNG and CSV. The background worker computes the heads (worker.mjs, MSG.OVERVIEW); this module asks,
 // draws and exports. What it shows is data from render/overview.mjs.
 import {
   OVERVIEW_METRICS, metricOf, overviewRows, overviewScale, overviewCsv, overviewSvg, cellRgb, textOn, fmtMetric,
@@ -10,6 +10,8 @@ import {
 import { colorTable } from '../render/colormap.mjs';
 import { exportName, figureCaption } from '../export.mjs';
 import { download, svgToPng } from './export-menu.mjs';
+import { MSG } from '../protocol.mjs';
+import { NOTHING } from './panel.mjs';
 
 function el(tag, attrs = {}, text = '') {
   const e = document.createElement(tag);
@@ -22,11 +24,12 @@ function el(tag, attrs = {}, text = '') {
  * Build the overview into `box` (the <details id="overview"> with its .ov-note and .ov-grid). ctx:
  *   tensors()        the loaded tensors ({key, layers, heads, n, d}) or null (the generators)
  *   request(st)      the engines' request for a state (main.mjs requestOf)
- *   worker()         the sweep worker (made when first needed)
+ *   worker()         the background worker (made when first needed)
  *   onChange(k, v)   set a state key; open(layer, head) shows that head in the lab
  *   label(st)        the variant's label; inputsLabel() what the inputs are (all heads); tokens() the pieces or null
  *   notice(text)     say what went wrong
- * Returns {update(st), onMessage(m), fail(what), snapshot(), finished()}.
+ * Returns a Panel (ui/panel.mjs) with routes (the background worker's answers it takes), onMessage(m),
+ * fail(what) and finished().
  */
 export function mountOverview(box, ctx) {
   const grid = box.querySelector('.ov-grid'), note = box.querySelector('.ov-note');
@@ -132,7 +135,19 @@ export function mountOverview(box, ctx) {
     download(name, ext === 'svg' ? new Blob([svg], { type: 'image/svg+xml' }) : await svgToPng(svg, 2));
   }
 
+  /** A cell of the overview, or its end, from the background worker (an older overview's are dropped). */
+  function onMessage(m) {
+    if (m.id !== v.id) return;
+    if (m.kind === MSG.OVERVIEW_CELL) v.cells.set(`${m.layer}|${m.head}`, m);
+    else { v.done = true; v.error = m.error ?? null; }
+    draw();
+    if (v.done) settle();
+  }
+
   return {
+    ...NOTHING, // a Panel (ui/panel.mjs): its controls follow update, it draws as cells come
+    name: 'overview',
+    routes: { [MSG.OVERVIEW_CELL]: onMessage, [MSG.OVERVIEW_DONE]: onMessage }, // the background worker's answers
     /** Show the overview the state asks for (when open, for tensors with more than one head), or keep the shown one. */
     update(state) {
       st = state;
@@ -146,18 +161,12 @@ export function mountOverview(box, ctx) {
       if (key !== v.key) {
         Object.assign(v, { key, cells: new Map(), done: false, error: null, layers: t.layers, heads: t.heads });
         v.id += 1;
-        ctx.worker().postMessage({ kind: 'overview', id: v.id, req, layers: t.layers, heads: t.heads });
+        ctx.worker().postMessage({ kind: MSG.OVERVIEW, id: v.id, req, layers: t.layers, heads: t.heads });
       }
       draw();
     },
-    onMessage(m) {
-      if (m.id !== v.id) return;
-      if (m.kind === 'overview-cell') v.cells.set(`${m.layer}|${m.head}`, m);
-      else { v.done = true; v.error = m.error ?? null; }
-      draw();
-      if (v.done) settle();
-    },
-    /** The sweep worker failed: this overview is done with the failure (asked for again when next shown). */
+    onMessage,
+    /** The background worker failed: this overview is done with the failure (asked for again when next shown). */
     fail(what) {
       if (v.done || !v.key) return;
       Object.assign(v, { done: true, error: what, key: null });

@@ -1,10 +1,11 @@
 // sweep-panel.mjs: the sweep panel (web/sweep.mjs): pickers for the knob (the variant's numeric knobs, or
 // off), the readout and the number of seeds, and a uPlot chart of the readout's mean against the knob
 // with a min–max band over the seeds and the current value marked. The panel only shows and asks:
-// main.mjs runs the sweep in a worker and hands the points to update().
+// mountSweep (below) runs the sweep in the background worker and hands the points to show().
 import { loadUPlot, uPlotReady } from '../render/charts.mjs';
-import { sweepableEntries, seeded, SWEEP_READOUTS, SWEEP_LABELS, MAX_SEEDS, undefinedNote } from '../sweep.mjs';
-import { fmt } from '../render/format.mjs';
+import { sweepableEntries, seeded, sweepPlan, SWEEP_READOUTS, SWEEP_LABELS, MAX_SEEDS, undefinedNote, sweepResult } from '../sweep.mjs';
+import { fmt, fmtMs } from '../render/format.mjs';
+import { MSG } from '../protocol.mjs';
 
 const LABELS = SWEEP_LABELS;
 const COLOR = '#0072b2';
@@ -116,5 +117,81 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
         (undefinedAt ? ` · ${undefinedAt}` : '');
     },
     resize() { if (chart) makeChart(); },
+  };
+}
+
+/**
+ * The sweep as a page panel: the panel above (mountSweepPanel) and the sweep the state asks for, run in the
+ * background worker (never during a drag). `page`: main.mjs's context. Besides the Panel: routes (the
+ * background worker's answers it takes), failed(what), finished() (the finished sweep, for sweep()) and
+ * exportData() (what the export menu draws, or null).
+ */
+export function mountSweep(page) {
+  const panel = mountSweepPanel(document.getElementById('sweep-box'), page.schema, page.onChange, { dark: page.isDark });
+  const v = { id: 0, key: null, plan: null, points: [], complete: true, ms: 0, t0: 0, error: null, waiters: [] };
+  const wake = () => { for (const w of v.waiters.splice(0)) w(); };
+
+  function draw() {
+    if (!v.plan || v.plan.off) { panel.show(null, v.plan, null, ''); return; }
+    const done = v.points.filter(Boolean).length;
+    const status = v.error ? `failed: ${v.error}` : v.complete ? `${done} values in ${fmtMs(v.ms)} (in the background)` : `${done} of ${v.plan.values.length} values…`;
+    panel.show(v.points, v.plan, page.st[v.plan.name], status);
+  }
+
+  /** Start the sweep the state asks for when it differs from the one shown. */
+  function update(st) {
+    const plan = sweepPlan(page.schema, st);
+    if (plan?.req) plan.req = page.requestOf(st); // a model's head, in model mode
+    const key = plan ? JSON.stringify(plan) : null;
+    if (key === v.key) { draw(); return; }
+    Object.assign(v, { key, plan, points: [], complete: !plan || !!plan.off, error: null });
+    v.id += 1; // whatever an older sweep still sends is dropped
+    if (!plan || plan.off) page.lab.backgroundIfAny()?.postMessage({ kind: MSG.SWEEP_CANCEL });
+    else {
+      const w = page.lab.background();
+      v.t0 = performance.now();
+      w.postMessage({ kind: MSG.SWEEP, id: v.id, plan });
+    }
+    draw();
+    if (v.complete) wake();
+  }
+
+  function onMessage(m) {
+    if (m.id !== v.id) return; // an older sweep's
+    if (m.kind === MSG.SWEEP_POINT) v.points[m.i] = m;
+    else {
+      v.complete = m.complete || !!m.error;
+      v.error = m.error ?? null;
+      v.ms = performance.now() - v.t0;
+      if (v.complete) wake();
+    }
+    draw();
+  }
+
+  return {
+    name: 'sweep',
+    sync: (st) => panel.sync(st),
+    update,
+    draw() {},
+    snapshot: () => null, // sweep() waits for the finished one (finished)
+    dispose() {},
+    routes: { [MSG.SWEEP_POINT]: onMessage, [MSG.SWEEP_DONE]: onMessage },
+    /** The background worker failed: a sweep under way is done, with that failure. */
+    failed(what) {
+      if (v.complete) return;
+      Object.assign(v, { complete: true, error: what });
+      v.id += 1; // whatever that sweep still sends is dropped
+      draw();
+      wake();
+    },
+    /** The finished sweep of the current state (sweep.mjs's sweepResult), or null when off. */
+    async finished() {
+      await page.inspector.snapshot(); // the state has settled, and with it the sweep it asks for has started
+      while (!v.complete) await new Promise((resolve) => v.waiters.push(resolve));
+      const p = v.plan;
+      if (!p || p.off) return null;
+      return sweepResult(p, v.points);
+    },
+    exportData: () => (v.plan && !v.plan.off && v.points.some(Boolean) ? { plan: v.plan, points: v.points } : null),
   };
 }

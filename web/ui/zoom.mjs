@@ -3,6 +3,7 @@
 // itself, cut from the full n×n matrices at full resolution (Engine.window: on this thread up to
 // MAIN_THREAD_MAX_N, else by the frame worker, which holds M and A), never an upscaled downsample.
 import { clampZoom, zoomText, spanText } from '../tokens.mjs';
+import { MSG } from '../protocol.mjs';
 
 /**
  * @param {HTMLElement} box the form's container (index.html #zoom-box)
@@ -10,7 +11,7 @@ import { clampZoom, zoomText, spanText } from '../tokens.mjs';
  *   post(msg: object): void, request(): object, state(): object, pieces(): string[]|null, redraw(): void,
  *   settled(): void, canvases: HTMLCanvasElement[], grid(): object|null}} ctx
  *   set: put a zoom value into the state (the page's onChange); local: whether this thread holds M;
- *   compute: Engine.window here; post: a {kind: 'window'} message to the frame worker; redraw: draw the
+ *   compute: Engine.window here; post: a {kind: MSG.WINDOW} message to the frame worker; redraw: draw the
  *   heatmaps again; settled: a window arrived (snapshot() may resolve); grid: the grid shown.
  */
 export function mountZoom(box, ctx) {
@@ -86,7 +87,7 @@ export function mountZoom(box, ctx) {
       view.key = key;
       if (ctx.local()) { view.win = ctx.compute(req, st.zoom); view.pending = false; return view.win; }
       view.pending = true;
-      ctx.post({ kind: 'window', key, req, zoom: st.zoom });
+      ctx.post({ kind: MSG.WINDOW, key, req, zoom: st.zoom });
       return view.win ?? undefined; // the last window stays on screen until the new one comes
     },
     /** The frame worker's answer {key, win | error}. */

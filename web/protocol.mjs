@@ -1,0 +1,59 @@
+// protocol.mjs: the messages between the page and its workers, as constants both sides import (the page:
+// main.mjs and the modules it wires, embed.mjs; the workers: worker.mjs, embed-worker.mjs). A kind written
+// out as a string anywhere else is a bug (tests/js/protocol.test.mjs looks for them).
+//
+// The page runs four instances of worker.mjs, named for what they do (docs/architecture.md, "The page"):
+//   the frame worker      the heatmaps (and a drag's quick frames) and plain readouts for n > MAIN_THREAD_MAX_N
+//   the spectrum worker   the spectrum and its overlays, and the plain readouts the frame worker does not do
+//   the background worker whatever may take seconds and must never delay a frame: sweeps, exports, a real
+//                         model's load and forward pass, the overview of every layer and head
+//   the mechanisms worker the mechanism views (web/ui/mechanisms.mjs)
+// and each <attn-viz> page one embed-worker.mjs for all its elements.
+//
+// Page → worker (worker.mjs):
+//   INIT {module, memoryMax, simd}: the page's compiled WebAssembly.Module (or {simdUrl, scalarUrl, simd})
+//   JOB {id, req, drag, frame, quick, readouts, spectrum}: req is state.mjs's requestOf (never the state);
+//       frame: the heatmaps (quick: a drag's quick frame, Engine.quickFrame); readouts: the plain readouts;
+//       spectrum (default true): the spectrum and the overlays
+//   RECYCLE {buffers}: a shown frame's cell arrays, back for the next frames
+//   TENSORS {tensors}: Engine.setTensors (the page sends a capture to each worker)
+//   WINDOW {key, req, zoom}: the zoom's window of M, A, M − A (Engine.window)
+//   SWEEP {id, plan}: a sweep (web/sweep.mjs's sweepPlan), one point at a time; SWEEP_CANCEL {}
+//   EXPORT {id, req}: Q, K, V, M, A and the random matrices at full resolution
+//   MODEL_LOAD {id, files: [ArrayBuffer, ArrayBuffer]}: a checkpoint and tokenizer, any order
+//   MODEL_RUN {id, text, key}: encode and run the forward pass; its tensors become `key`
+//   OVERVIEW {id, req, layers, heads}: every head at a glance (a newer one stops it)
+//   MECH_STEP {id, req, t}; MECH_SCALING {id, knobs, d, budget}; MECH_RECALL {id, memories, Ns, d, seeds, N,
+//       ds, overwriteN}; MECH_DISTILL {id, req, steps, lr, reset}; MECH_CANCEL {}
+// Worker → page:
+//   READY {simd} | FATAL {message}: the module loaded, or not
+//   FAILED {message}: a failure no answer below carries (a rejection nothing handled)
+//   {id, part: PART.*, …}: a job's results (a frame has aKey, A's cache key, and readoutsFollow, whether this
+//       job's readouts come next; a frame without A has the A of the last frame that had one)
+//   WINDOW {key, win: {zoom, rows, cols, b, M, A, D} | null} | {key, error}
+//   SWEEP_POINT {id, i, value, mean, min, max, defined, reason} | SWEEP_DONE {id, complete, error?}
+//   EXPORT_DATA {id, files: [{what, data, shape}]} | {id, error}
+//   MODEL_LOADED {id, config | error} | MODEL_RAN {id, ids, pieces, ms, tensors | error}
+//   OVERVIEW_CELL {id, layer, head, values, reasons | error} | OVERVIEW_DONE {id, error?}
+//   MECH_FRAME {id, frame | error} | MECH_POINT {id, view, point} | MECH_DISTILL {id, chunk} |
+//   MECH_DONE {id, view, complete, error?, …}
+// Page → embed worker (embed-worker.mjs): INIT; JOB {client, id, req, overlays}; DROP {client} (the element
+// left the page). Embed worker → page: READY | FATAL | FAILED, and {client, id, part: PART.*, …}.
+// Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step.
+
+/** Every message's `kind`. */
+export const MSG = Object.freeze({
+  INIT: 'init', READY: 'ready', FATAL: 'fatal', FAILED: 'failed',
+  JOB: 'job', RECYCLE: 'recycle', TENSORS: 'tensors', WINDOW: 'window', DROP: 'drop',
+  SWEEP: 'sweep', SWEEP_CANCEL: 'sweep-cancel', SWEEP_POINT: 'sweep-point', SWEEP_DONE: 'sweep-done',
+  EXPORT: 'export', EXPORT_DATA: 'export-data',
+  MODEL_LOAD: 'model-load', MODEL_RUN: 'model-run', MODEL_LOADED: 'model-loaded', MODEL_RAN: 'model-ran',
+  OVERVIEW: 'overview', OVERVIEW_CELL: 'overview-cell', OVERVIEW_DONE: 'overview-done',
+  MECH_STEP: 'mech-step', MECH_SCALING: 'mech-scaling', MECH_RECALL: 'mech-recall', MECH_DISTILL: 'mech-distill',
+  MECH_CANCEL: 'mech-cancel', MECH_FRAME: 'mech-frame', MECH_POINT: 'mech-point', MECH_DONE: 'mech-done',
+});
+
+/** The `part` of a job's answer (a message without a kind). */
+export const PART = Object.freeze({
+  FRAME: 'frame', READOUTS: 'readouts', SPECTRUM: 'spectrum', OVERLAY: 'overlay', DONE: 'done', ERROR: 'error',
+});

@@ -1,0 +1,221 @@
+// model-panel.mjs: the inputs from outside the generators (docs/model.md): a real model (llama2.c files,
+// read and run in the background worker, which sends the capture of every layer's and head's Q, K, V for
+// the text) and the reader's own Q, K, V (web/own-inputs.mjs, read on this thread). Either becomes every
+// engine's inputs, which requests name; this panel owns the two boxes and what they loaded.
+import { ownTensors } from '../own-inputs.mjs';
+import { noticeText } from '../notice.mjs';
+import { fmtMs } from '../render/format.mjs';
+import { MSG } from '../protocol.mjs';
+import { NOTHING } from './panel.mjs';
+
+/**
+ * The panel for `page` (main.mjs's context). Besides the Panel: tensors(s), pieces(), ids(), label(all),
+ * fit(s), switchSource(prev, next), leaving(prev, next), busy(), own(), routes (the background worker's
+ * answers it takes) and backgroundFailed(what, sentence).
+ */
+export function mountModelPanel(page) {
+  const $ = (id) => document.getElementById(id);
+  const model = { config: null, tensors: null, ids: null, pieces: null, ms: 0, busy: false, loadId: 0, runId: 0, error: null, synthetic: null };
+  const own = { tensors: null, names: null, seq: 0 };
+  let timer = 0;
+
+  /** The tensors the state's source shows: a model's capture, the reader's own, or none (the generators). */
+  const tensors = (s) => (s.src === 'model' ? model.tensors : s.src === 'file' ? own.tensors : null);
+  /** The token pieces of the inputs shown: a model's text, or the tokens.json beside own Q, K, V; else null. */
+  const pieces = () => (page.st.src === 'model' ? (model.tensors ? model.pieces : null) : page.st.src === 'file' ? own.tensors?.pieces ?? null : null);
+
+  /** What a figure's caption says of loaded inputs; null for the generators. `all`: of every head (no layer, head named). */
+  function label(all = false) {
+    const st = page.st, t = tensors(st);
+    if (!t) return null;
+    const where = !all && (t.layers > 1 || t.heads > 1) ? `layer ${st.layer}, head ${st.head} of ` : '';
+    if (st.src === 'model') {
+      const c = model.config;
+      // the overview's caption names the text itself (ui/overview.mjs tokensText): once is enough
+      return `${where}a ${c.layers}-layer llama2.c model (dim ${c.dim})${all ? '' : ` on ${t.n} tokens ("${(model.pieces ?? []).slice(1, 7).join('').trim()}…")`}`;
+    }
+    return `${where}${(own.names ?? []).join(', ')}`;
+  }
+
+  /** The state as the loaded tensors shape it: n and d theirs, layer and head within their ranges. */
+  function fit(s) {
+    const t = tensors(s);
+    if (!t) return s;
+    // normalise again: knobs bounded by n (Linformer's s, Nyström's landmarks) follow the text's length
+    return page.schema.normalise({ ...s, n: t.n, d: t.d, layer: Math.min(Math.max(0, s.layer), t.layers - 1), head: Math.min(Math.max(0, s.head), t.heads - 1) });
+  }
+
+  /** Entering model mode keeps the generators' n and d to return to; leaving it gives them back. */
+  function switchSource(prev, next) {
+    if (prev.src === 'synthetic' && next.src !== 'synthetic') model.synthetic = { n: prev.n, d: prev.d };
+    if (prev.src !== 'synthetic' && next.src === 'synthetic' && model.synthetic) return { ...next, ...model.synthetic };
+    return next;
+  }
+
+  function status(text, bad = false) {
+    const el = $('model-status');
+    el.textContent = text;
+    el.classList.toggle('warn', bad);
+  }
+
+  /** The model box: shown in model mode; the text area once a model is read. The own-files box likewise. */
+  function sync(st) {
+    const box0 = $('qkv-box'), file = st.src === 'file';
+    if (box0.hidden === file) box0.hidden = !file;
+    if (file && !own.tensors && !$('qkv-status').textContent) {
+      $('qkv-status').textContent = 'Give Q, K and V as three .npy files (…q.npy, …k.npy, …v.npy; (n, d), or a capture\'s (layers, heads, n, d)) or one JSON file {"q", "k", "v"}. Until then the generators\' inputs are shown.';
+    }
+    // 2-D inputs have one layer and one head: no pickers for them (controls.sync showed them by the state)
+    const t = tensors(st);
+    if (t && t.layers === 1 && t.heads === 1) for (const k of ['layer', 'head']) document.querySelector(`[data-knob="${k}"]`).hidden = true;
+    const box = $('model-box'), on = st.src === 'model';
+    if (box.hidden === on) box.hidden = !on;
+    const ta = $('model-text'), ready = !!model.config;
+    if (ta.hidden === ready) ta.hidden = !ready;
+    ta.disabled = !ready || !!st.lock;
+    if (on && !ready && !model.busy && !model.error) {
+      status('Give a llama2.c checkpoint and its tokenizer (both files at once, in any order, or drop them here). Until then the generators\' inputs are shown.');
+    }
+  }
+
+  /** Read the files (any order: the worker tells them apart by content) and load them as the model. */
+  async function loadModelFiles(fileList) {
+    const files = [...fileList];
+    if (files.length !== 2) { page.notice.show(`a real model needs two files, the checkpoint and its tokenizer (${files.length} given)`, 'model'); return; }
+    let buffers;
+    try {
+      buffers = await Promise.all(files.map((f) => f.arrayBuffer()));
+    } catch (err) {
+      page.notice.show(`the model's files could not be read: ${err.message}`, 'model');
+      return;
+    }
+    const w = page.lab.background();
+    model.busy = true;
+    status(`reading ${files.map((f) => f.name).join(' and ')}…`);
+    w.postMessage({ kind: MSG.MODEL_LOAD, id: ++model.loadId, files: buffers }, buffers);
+  }
+
+  /** The reader's own Q, K, V files: checked here (web/own-inputs.mjs), then every engine's inputs. */
+  async function loadOwnFiles(fileList) {
+    let files;
+    try {
+      files = await Promise.all([...fileList].map(async (f) => ({ name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) })));
+    } catch (err) {
+      page.notice.show(`your Q, K, V: the files could not be read: ${err.message}`, 'qkv');
+      return;
+    }
+    const got = ownTensors(files, page.av);
+    const el = $('qkv-status');
+    if (got.error) {
+      // the inputs already loaded and the view stay
+      page.notice.show(`your Q, K, V: ${got.error}`, 'qkv');
+      el.textContent = noticeText(got.error).text;
+      el.classList.add('warn');
+      return;
+    }
+    page.notice.clear('qkv');
+    if (got.notice) page.notice.show(`your Q, K, V: ${got.notice}`, 'qkv'); // the tensors load, without tokens
+    const t = { ...got.tensors, key: `own-${++own.seq}` };
+    own.tensors = t;
+    own.names = files.map((f) => f.name);
+    el.classList.remove('warn');
+    el.textContent = `${own.names.join(', ')}: n = ${t.n}, d = ${t.d}` + (t.layers > 1 || t.heads > 1 ? `, ${t.layers} layers × ${t.heads} heads (${t.kvHeads} KV heads)` : '') + (t.pieces ? ', with tokens' : '');
+    page.lab.sendTensors(t, { background: true });
+    if (page.st.src !== 'file') page.st = switchSource(page.st, { ...page.st, src: 'file' });
+    page.st = fit(page.st);
+    page.recompute();
+  }
+
+  /** Run the forward pass on the text (debounced while typing). */
+  function run(delay = 0) {
+    clearTimeout(timer);
+    model.busy = true;
+    // the id is taken now: a result for an older text, still in flight, is dropped, and the page stays
+    // busy (snapshot() waits) until this text's forward pass is in
+    const id = ++model.runId;
+    timer = setTimeout(() => {
+      timer = 0;
+      page.lab.background().postMessage({ kind: MSG.MODEL_RUN, id, text: $('model-text').value, key: `model-${id}` });
+    }, delay);
+  }
+
+  function onMessage(m) {
+    if (m.id !== (m.kind === MSG.MODEL_LOADED ? model.loadId : model.runId)) return; // a newer file or text is under way
+    if (m.error) {
+      // the current view and any model already loaded stay; the page says what was wrong
+      model.busy = false;
+      model.error = m.error;
+      page.notice.show(m.kind === MSG.MODEL_LOADED ? `the model's files: ${m.error}` : `the model: ${m.error}`, 'model');
+      status(m.error, true);
+      page.inspector.notify();
+      return;
+    }
+    model.error = null;
+    page.notice.clear('model');
+    if (m.kind === MSG.MODEL_LOADED) {
+      const first = !model.config;
+      model.config = m.config;
+      const c = m.config;
+      status(`${c.layers} layers × ${c.heads} heads (${c.kvHeads} KV heads), head size ${c.headSize}, vocabulary ${c.vocab}, up to ${c.seqLen} tokens`);
+      const ta = $('model-text');
+      if (!ta.value) ta.value = 'Once upon a time, there was a little dog named Max. Max liked to run in the park.';
+      if (first && page.st.src === 'model') { page.st = { ...page.st, causal: true }; page.redraw.controls = true; } // the model's own mask
+      sync(page.st);
+      run(0);
+      return;
+    }
+    // model-ran: the capture becomes every engine's inputs
+    const t = m.tensors;
+    model.tensors = t;
+    model.ids = m.ids;
+    model.pieces = m.pieces;
+    model.ms = m.ms;
+    page.lab.sendTensors(t, { background: false });
+    const c = model.config;
+    status(`${t.n} tokens · forward pass ${fmtMs(m.ms)} in the worker · ${c.layers} layers × ${c.heads} heads, head size ${c.headSize}`);
+    model.busy = false;
+    if (page.st.src === 'model') {
+      page.st = fit(page.st);
+      page.recompute();
+    }
+    page.inspector.notify();
+  }
+
+  // the file inputs, files dropped anywhere on the page, the text
+  $('model-files').addEventListener('change', (e) => { if (e.target.files.length) loadModelFiles(e.target.files); });
+  $('qkv-files').addEventListener('change', (e) => { if (e.target.files.length) loadOwnFiles(e.target.files); });
+  addEventListener('dragover', (e) => { if ([...(e.dataTransfer?.types ?? [])].includes('Files')) e.preventDefault(); });
+  addEventListener('drop', (e) => {
+    if (!e.dataTransfer?.files?.length) return;
+    e.preventDefault();
+    // .npy and .json files are the reader's own Q, K, V; anything else a model's checkpoint and tokenizer
+    const ownFiles = [...e.dataTransfer.files].every((f) => /\.(npy|json)$/i.test(f.name));
+    if (ownFiles) { loadOwnFiles(e.dataTransfer.files); return; }
+    if (page.st.src !== 'model') page.onChange('src', 'model', 'change');
+    loadModelFiles(e.dataTransfer.files);
+  });
+  $('model-text').addEventListener('input', () => run(250));
+
+  return {
+    ...NOTHING,
+    name: 'model',
+    sync,
+    tensors, pieces, label, fit, switchSource,
+    ids: () => (page.st.src === 'model' && model.tensors ? model.ids : null),
+    modelPieces: () => (page.st.src === 'model' && model.tensors ? model.pieces : null),
+    /** A link or a host leaves the generators: remember their n and d to return to. */
+    leaving(prev, next) { if (prev.src === 'synthetic' && next.src !== 'synthetic') model.synthetic = { n: prev.n, d: prev.d }; },
+    busy: () => model.busy,
+    own: () => own.tensors,
+    all: () => [own.tensors, model.tensors],
+    routes: { [MSG.MODEL_LOADED]: onMessage, [MSG.MODEL_RAN]: onMessage },
+    /** The background worker failed: a load or run in flight is taken as failed (a text waiting for its debounce is posted later). */
+    backgroundFailed(what, sentence) {
+      if (model.busy && !timer) {
+        model.busy = false;
+        model.error = what;
+        status(sentence, true);
+      }
+    },
+  };
+}
