@@ -16,6 +16,3 @@ export function uniformEntropy(n, causal) {
   for (let m = 1; m <= n; m++) s += Math.log(m);
   return s / n;
 }
-
-/** The baseline's formula, for notes and hovers: 'ln n' or 'ln(n!)/n'. */
-export function uniformFormula(causal) { return causal ? 'ln(n!)/n' : 'ln n'; }
