@@ -25,7 +25,7 @@ CLI_SRC  := $(wildcard src/cli/*.c)
 TEST_SRC := $(wildcard tests/c/*.c)
 N        := build/native
 
-.PHONY: fuzz all help deps native cli test test-c test-c-san test-oracle test-js test-e2e wasm web single run serve bench clean compare-builds
+.PHONY: fuzz all help deps native cli test test-c check-cycles test-c-san test-oracle test-js test-e2e wasm web single run serve bench clean compare-builds
 
 # plain `make` only builds: on a machine without the tools it says what to run instead of failing in gcc
 all:
@@ -69,8 +69,11 @@ $(N)/check_attnviz_san: $(TEST_SRC) $(LIB_SRC) $(LIB_HDR) $(wildcard tests/c/*.h
 # the CLI under ASan and UBSan: tests/js/cli-files.test.mjs runs it out of memory when it is built
 $(N)/attnviz_san: $(CLI_SRC) src/cli/cli.h $(LIB_SRC) $(LIB_HDR) | $(N)
 	$(CC) $(SANFLAGS) $(CLI_SRC) $(LIB_SRC) -lm -o $@
-$(N) $(N)/obj:
+$(N) $(N)/obj $(N)/obj/cli:
 	mkdir -p $@
+# the CLI's files as objects too, only for check-cycles (the CLI itself is built from its sources above)
+$(N)/obj/cli/%.o: src/cli/%.c src/cli/cli.h $(LIB_HDR) | $(N)/obj/cli
+	$(CC) $(CFLAGS) -c $< -o $@
 
 # --- tests ------------------------------------------------------------------------------------------
 test: deps
@@ -81,6 +84,9 @@ test-c: $(N)/check_attnviz $(N)/attnviz
 test-c-san: $(N)/check_attnviz_san $(N)/attnviz_san
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  $(N)/check_attnviz_san
+# no file of src/ calls into a file that calls back into it, directly or through others (docs/architecture.md)
+check-cycles: $(patsubst src/%.c,$(N)/obj/%.o,$(LIB_SRC) $(CLI_SRC))
+	/usr/bin/python3 scripts/check_cycles.py $^
 # independent numpy implementations of docs/variant-formulas.md against the CLI (Debian's python3-numpy)
 test-oracle: $(N)/attnviz
 	/usr/bin/python3 tests/oracle/run.py $(N)/attnviz
