@@ -24,7 +24,7 @@
 #include "simd.h"
 
 // ----------------------------------------------------------------------------------------------------
-// variant classes, normaliser, status merging
+// variant classes, normaliser, status merging (the last two in rows.c)
 
 static const av_variant_desc *desc(const av_params *p) { return av_variant_info(p->variant); }
 static int is_exact(const av_params *p) { return desc(p)->cls == AV_CLASS_EXACT; }
@@ -37,39 +37,9 @@ static int has_flag(const av_params *p, unsigned f) { return (desc(p)->flags & f
 /* The depthwise convolution on V: a variant that reads the dwc_kernel knob, with a kernel (focused). */
 static int has_dwc(const av_params *p) { return p->dwc_kernel > 0 && avi_variant_reads(p->variant, AV_KNOB_DWC_KERNEL); }
 
-/* The factor a row is multiplied by, given its sum, by the registry's normaliser rule (see the file
- * comment); *zero |= (sum ≤ 0). */
-static double norm_factor(const av_params *p, int n, double sum, int *zero) {
-    const av_variant_desc *v = desc(p);
-    double den;
-    if (v->norm == AV_NORM_NONE) return 1.0;
-    if (sum <= 0) *zero = 1;
-    switch (v->norm) {
-    case AV_NORM_ADD: den = sum + v->eps; break;
-    case AV_NORM_ADD_N: den = sum + n * v->eps; break;
-    case AV_NORM_CLAMP: den = sum > v->eps ? sum : v->eps; break;
-    default: den = sum; break;
-    }
-    return den == 0 ? 1.0 : 1.0 / den;
-}
-
-/* Errors win; among events the one that says most about the outputs: an overflowed feature (the root
- * cause) over an overflowed product, over no convergence, over a zero row. */
-static int event_rank(int st) {
-    switch (st) {
-    case AV_WARN_OVERFLOW: return 4;
-    case AV_WARN_PRODUCT_OVERFLOW: return 3;
-    case AV_WARN_NO_CONVERGENCE: return 2;
-    case AV_WARN_ZERO_ROW: return 1;
-    default: return 0;
-    }
-}
-static int merge(int a, int b) {
-    if (a < 0 || b < 0) return a < 0 ? a : b;
-    return event_rank(a) >= event_rank(b) ? a : b;
-}
-int avi_merge(int a, int b) { return merge(a, b); }
-double avi_norm_factor(const av_params *p, int n, double sum, int *zero) { return norm_factor(p, n, sum, zero); }
+/* The shared row rules (rows.c), by the short names this file uses. */
+static double norm_factor(const av_params *p, int n, double sum, int *zero) { return avi_norm_factor(p, n, sum, zero); }
+static int merge(int a, int b) { return avi_merge(a, b); }
 
 /* The status once an output was found to hold Inf/NaN: AV_WARN_OVERFLOW when a feature or an exponential
  * had already overflowed (st says so), else AV_WARN_PRODUCT_OVERFLOW (finite values whose product or sum

@@ -201,12 +201,14 @@ int avi_phi_delta(float *PhiQ, float *PhiK, const float *Q, const float *K, int 
 double avi_cost_retention(const av_params *p, double n, double d, double r);
 double avi_cost_delta(const av_params *p, double n, double d, double r);
 
-/* --- attention.c: shared by recurrent.c ------------------------------------------------------------ */
+/* --- rows.c: the row rules every path shares ---------------------------------------------------- */
 
 /* Errors win; among events the one that says most about the outputs. */
 int avi_merge(int a, int b);
 /* The factor a row is multiplied by, given its sum, by the registry's normaliser rule; *zero |= (sum ≤ 0). */
 double avi_norm_factor(const av_params *prm, int n, double sum, int *zero);
+
+/* --- attention.c: shared by mechanisms.c ----------------------------------------------------------- */
 /* The readout half of av_recurrent_step: o = Sᵀφ_q, normalised by the variant's rule (resolved knobs);
  * AV_WARN_ZERO_ROW when the normaliser is ≤ 0, AV_WARN_PRODUCT_OVERFLOW when o holds Inf or NaN
  * (mechanisms.c reads a state it wrote with the step). */
