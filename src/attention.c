@@ -456,13 +456,6 @@ static int poly_matrix(float *M, const float *Q, const float *K, int n, int d, c
 // channels, zero padding, no bias, cross-correlation as torch's Conv1d); w_t ~ N(0, 1/k), drawn in order
 // t = 0..k−1 with av_rng_normal from the stream avi_stream(AVI_STREAM_DWC, prm->seed) (src/internal.h).
 
-void avi_dwc_weights(double *w, const av_params *p) {
-    av_rng rng;
-    av_rng_seed(&rng, avi_stream(AVI_STREAM_DWC, (uint32_t)p->seed));
-    double sd = 1.0 / sqrt((double)p->dwc_kernel);
-    for (int t = 0; t < p->dwc_kernel; t++) w[t] = sd * av_rng_normal(&rng);
-}
-
 static void dwc_add_matrix(float *M, int n, const double *w, int k) {
     int h = (k - 1) / 2;
     for (int i = 0; i < n; i++)

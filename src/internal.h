@@ -86,7 +86,7 @@ void avi_draw_seal(void *block, const avi_draw_key *key);
 
 /* Segment t of m over n tokens (lowrank.c): the first (⌊n/m⌋+1)·m − n segments hold ⌊n/m⌋ tokens, the rest one more. */
 void avi_segment(int *start, int *len, int t, int n, int m);
-/* focused + DWC's kernel w[k] (attention.c): N(0, 1/k), t = 0..k−1, stream avi_stream(AVI_STREAM_DWC, seed). */
+/* focused + DWC's kernel w[k] (random.c): N(0, 1/k), t = 0..k−1, stream avi_stream(AVI_STREAM_DWC, seed). */
 void avi_dwc_weights(double *w, const av_params *p);
 
 /* --- variants.c: the registry ------------------------------------------------------------------ */
