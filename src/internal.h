@@ -12,7 +12,7 @@
 
 #include "attnviz.h"
 
-/* --- util.c ------------------------------------------------------------------------------------ */
+/* --- status.c, util.c ---------------------------------------------------------------------------- */
 
 /* 1 if all count entries are finite. */
 int avi_all_finite(const float *x, size_t count);
@@ -113,7 +113,7 @@ int avi_variant_reads(int variant, int knob);
 /* A knob's value in av_params, and a store of one (ints truncate; the caller has rounded). */
 double avi_knob_get(const av_params *prm, int knob);
 void avi_knob_put(av_params *prm, int knob, double value);
-/* The C name of a status code ("AV_ERR_SIZE"), or NULL for a number that is not one (util.c). */
+/* The C name of a status code ("AV_ERR_SIZE"), or NULL for a number that is not one (status.c). */
 const char *avi_status_name(int status);
 /* 1 when a knob the variant reads adds a term that is not part of a feature product and removes the causal
  * form and the factors (AV_KF_NO_CAUSAL and nonzero: focused + DWC). Resolved knobs. */
