@@ -44,6 +44,7 @@ help:
 	@echo '  wasm web single   build/wasm/ (the modules), build/web/ (the static site), build/single/ (one file)'
 	@echo '  serve        serve build/web as it is (PORT=)'
 	@echo '  test-c test-c-san test-fuzz test-oracle test-js test-e2e   one layer of make test'
+	@echo '  check-cycles no file of src/ calls into a file that calls back into it (part of test-c)'
 	@echo '  fuzz         the three libFuzzer targets for FUZZ_SECONDS (default 20; 600 for a long run)'
 	@echo '  compare-builds BASE=REV [HEAD=REV]   build the CLI at both revisions (HEAD: the working tree)'
 	@echo '               and compare its outputs byte for byte over every variant (docs/README.md)'
@@ -79,13 +80,14 @@ $(N)/obj/cli/%.o: src/cli/%.c src/cli/cli.h $(LIB_HDR) | $(N)/obj/cli
 test: deps
 	$(MAKE) test-c test-c-san test-fuzz test-oracle wasm web test-js test-e2e
 
-test-c: $(N)/check_attnviz $(N)/attnviz
+test-c: $(N)/check_attnviz $(N)/attnviz check-cycles
 	$(N)/check_attnviz
 test-c-san: $(N)/check_attnviz_san $(N)/attnviz_san
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  $(N)/check_attnviz_san
 # no file of src/ calls into a file that calls back into it, directly or through others (docs/architecture.md)
 check-cycles: $(patsubst src/%.c,$(N)/obj/%.o,$(LIB_SRC) $(CLI_SRC))
+	bash tests/cycles/test_check_cycles.sh
 	/usr/bin/python3 scripts/check_cycles.py $^
 # independent numpy implementations of docs/variant-formulas.md against the CLI (Debian's python3-numpy)
 test-oracle: $(N)/attnviz
