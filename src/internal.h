@@ -1,7 +1,8 @@
 /* internal.h: private interfaces between the library's source files. Not installed, not exported.
  *
- * attention.c owns the public attention API (av_matrix, av_attend, av_features, av_linear,
- * av_recurrent_step, av_factors, ...) and dispatches to the per-variant code declared here.
+ * attention.c (av_matrix, av_attend, av_scores) and linear.c (av_linear, av_recurrent_step, av_recurrent,
+ * av_chunkwise, av_factors) own the public attention API and dispatch to the per-variant code declared
+ * here; which file may call which: docs/architecture.md.
  * Every avi_* function receives *resolved* knobs (av_params_resolve has run: no zero defaults left,
  * ranges checked) and a workspace of at least the bytes its _work twin reports.
  */
@@ -208,7 +209,7 @@ int avi_merge(int a, int b);
 /* The factor a row is multiplied by, given its sum, by the registry's normaliser rule; *zero |= (sum ≤ 0). */
 double avi_norm_factor(const av_params *prm, int n, double sum, int *zero);
 
-/* --- attention.c: shared by mechanisms.c ----------------------------------------------------------- */
+/* --- linear.c: shared by mechanisms.c -------------------------------------------------------------- */
 /* The readout half of av_recurrent_step: o = Sᵀφ_q, normalised by the variant's rule (resolved knobs);
  * AV_WARN_ZERO_ROW when the normaliser is ≤ 0, AV_WARN_PRODUCT_OVERFLOW when o holds Inf or NaN
  * (mechanisms.c reads a state it wrote with the step). */
