@@ -1,8 +1,6 @@
-/* attnviz.c: the command-line tool over the attnviz library (conventions: docs/conventions.md).
- *
- *   attnviz matrix   --variant NAME --q Q.npy --k K.npy [--v V.npy] [--causal] [knobs] -o M.npy [--out-o O.npy]
- *   attnviz readouts (the same inputs) [--accurate] [--tau X] [-o OUT.json]
- *   attnviz generate --gen NAME --n N --d D [--std X] [--seed S] -o DIR
+/* attnviz.c: the command-line tool's entry point: --help, and the dispatch of each command to its file
+ * (matrix_cmd.c, generate_cmd.c, readouts_cmd.c, ...; readouts' parse-and-print step is here). The
+ * usage is HELP below; conventions: docs/conventions.md; which CLI file calls which: docs/architecture.md.
  *
  * Errors are one line on stderr, "attnviz: <flag or file>: <reason>"; the exit status is 2 for bad input
  * and 1 when the system fails (I/O, out of memory): cli.h. Numerical warnings (positive statuses) print
@@ -123,102 +121,7 @@ static const char HELP[] =
     "  that failed (1).\n";
 
 // ----------------------------------------------------------------------------------------------------
-// commands
-
-/* O by the path --path names (docs/recurrent.md), M by av_matrix: the quadratic path computes both at once. */
-static int output_by_path(float *O, float *M, const avcli_inputs *in, int path) {
-    int n = in->n, d = in->d, dv = in->dv;
-    if (path == AV_PATH_QUADRATIC) {
-        size_t wb = av_attend_work(&in->prm, n, d, dv);
-        void *w = wb ? malloc(wb) : NULL;
-        int st = w ? av_attend(O, M, in->Q, in->K, in->V, n, d, dv, &in->prm, w, wb) : wb ? AV_ERR_NOMEM : AV_ERR_TOO_LARGE;
-        free(w);
-        return st;
-    }
-    size_t wm = av_matrix_work(&in->prm, n, d);
-    size_t wb = path == AV_PATH_LINEAR ? av_linear_work(&in->prm, n, d, dv)
-              : path == AV_PATH_RECURRENT ? av_recurrent_work(&in->prm, n, d, dv) : av_chunkwise_work(&in->prm, n, d, dv);
-    if (wb == 0) { /* the reason, from a call with no workspace (the arguments are checked first) */
-        int st = path == AV_PATH_LINEAR ? av_linear(O, in->Q, in->K, in->V, n, d, dv, &in->prm, NULL, 0)
-               : path == AV_PATH_RECURRENT ? av_recurrent(O, in->Q, in->K, in->V, n, d, dv, &in->prm, NULL, 0)
-               : av_chunkwise(O, in->Q, in->K, in->V, n, d, dv, &in->prm, NULL, 0);
-        return st < 0 ? st : AV_ERR_TOO_LARGE;
-    }
-    void *w = malloc(wb > wm ? wb : wm);
-    if (!w) return AV_ERR_NOMEM;
-    int st = av_matrix(M, in->Q, in->K, n, d, &in->prm, w, wm);
-    if (st >= 0) {
-        int so = path == AV_PATH_LINEAR ? av_linear(O, in->Q, in->K, in->V, n, d, dv, &in->prm, w, wb)
-               : path == AV_PATH_RECURRENT ? av_recurrent(O, in->Q, in->K, in->V, n, d, dv, &in->prm, w, wb)
-               : av_chunkwise(O, in->Q, in->K, in->V, n, d, dv, &in->prm, w, wb);
-        st = so < 0 || so > st ? so : st;
-    }
-    free(w);
-    return st;
-}
-
-static int cmd_matrix(int argc, char **argv) {
-    const char *out_o = NULL;
-    int path = AV_PATH_QUADRATIC;
-    char **rest = malloc(sizeof(char *) * (size_t)(argc + 1));
-    int nrest = 0;
-    if (!rest) return avcli_fail_system("out of memory");
-    for (int i = 0; i < argc; i++) { /* --out-o is matrix's own; the rest are the shared flags */
-        if (strcmp(argv[i], "--out-o") == 0) {
-            if (out_o) { free(rest); return avcli_fail("--out-o: given twice"); }
-            if (i + 1 >= argc) { free(rest); return avcli_fail("--out-o: needs a value"); }
-            out_o = argv[++i];
-        } else if (strcmp(argv[i], "--path") == 0) {
-            static const char *const NAMES[] = {"quadratic", "linear", "recurrent", "chunkwise"};
-            if (i + 1 >= argc) { free(rest); return avcli_fail("--path: needs a value"); }
-            path = -1;
-            for (int k = 0; k < 4; k++)
-                if (strcmp(argv[i + 1], NAMES[k]) == 0) path = k;
-            if (path < 0) {
-                free(rest);
-                return avcli_fail("--path %s: not one of quadratic, linear, recurrent, chunkwise", avcli_brief(argv[i + 1]));
-            }
-            i++;
-        } else if (strcmp(argv[i], "--accurate") == 0 || strcmp(argv[i], "--tau") == 0) {
-            free(rest);
-            return avcli_fail("%s: applies to readouts only", argv[i]);
-        } else {
-            rest[nrest++] = argv[i];
-        }
-    }
-    avcli_inputs in;
-    int st = avcli_parse_inputs(&in, nrest, rest);
-    free(rest);
-    if (st) return st;
-    int code = 0, n = in.n;
-    float *M = NULL, *O = NULL;
-    void *work = NULL;
-    if (!in.out) { code = avcli_fail("-o: required (the output M.npy)"); goto done; }
-    if (out_o && !in.V) { code = avcli_fail("--out-o %s: needs --v V.npy", out_o); goto done; }
-    if (out_o && (code = avcli_out_check("--out-o", out_o))) goto done;
-    if (path != AV_PATH_QUADRATIC && !out_o) { code = avcli_fail("--path: chooses how --out-o's O is computed; give --out-o"); goto done; }
-    size_t wb = av_matrix_work(&in.prm, n, in.d);
-    M = malloc(sizeof(float) * (size_t)n * n);
-    O = out_o ? malloc(sizeof(float) * (size_t)n * in.dv) : NULL;
-    work = malloc(wb ? wb : 1);
-    if (!M || !work || (out_o && !O)) { code = avcli_fail_system("out of memory (n = %d)", n); goto done; }
-    st = out_o ? output_by_path(O, M, &in, path) : av_matrix(M, in.Q, in.K, n, in.d, &in.prm, work, wb);
-    if (st == AV_ERR_NOMEM) { code = avcli_fail_system("out of memory (n = %d)", n); goto done; }
-    if (st < 0) {
-        code = avcli_exit_code(st);
-        fprintf(stderr, "attnviz: --variant %s: %s\n", av_variant_name(in.prm.variant), av_status_string(st));
-        goto done;
-    }
-    if (st > 0) fprintf(stderr, "attnviz: warning: %s: %s\n", av_variant_name(in.prm.variant), av_status_string(st));
-    avcli_file files[2] = {{"-o", in.out, M, {n, n}, 2, NULL, NULL}, {"--out-o", out_o, O, {n, in.dv}, 2, NULL, NULL}};
-    code = avcli_save(files, out_o ? 2 : 1); /* both or neither */
-done:
-    free(M);
-    free(O);
-    free(work);
-    avcli_free(&in);
-    return code;
-}
+// readouts: the shared inputs parsed here, the object printed by readouts_cmd.c (or table_cmd.c for --all-heads)
 
 /* Run a JSON-printing command into stdout, or into -o through a temporary renamed only on success. */
 static int readouts_json(const avcli_inputs *in, const void *ctx, FILE *out) {
@@ -244,52 +147,6 @@ static int cmd_readouts(int argc, char **argv) {
     st = avcli_emit_json(&in, readouts_json, NULL);
     avcli_free(&in);
     return st;
-}
-
-static int cmd_generate(int argc, char **argv) {
-    const char *names[6] = {"--gen", "--n", "--d", "--std", "--seed", "-o"}, *val[6] = {0};
-    for (int i = 0; i < argc; i++) {
-        int f = 0;
-        while (f < 6 && strcmp(argv[i], names[f])) f++;
-        if (f == 6) return avcli_fail("%s: unknown option for generate (see attnviz --help)", avcli_brief(argv[i]));
-        if (val[f]) return avcli_fail("%s: given twice", argv[i]);
-        if (i + 1 >= argc) return avcli_fail("%s: needs a value", argv[i]);
-        val[f] = argv[++i];
-    }
-    int gen = val[0] ? av_generator_from_name(val[0]) : AV_GEN_GAUSSIAN;
-    long long n, d, seed = 0;
-    double std = 1.0;
-    if (gen < 0) return avcli_fail("--gen %s: unknown generator (gaussian, clustered, local, lowrank, sink)", avcli_brief(val[0]));
-    if (!val[1]) return avcli_fail("--n: required (the sequence length, 1..%d)", AV_MAX_N);
-    if (!avcli_parse_long(val[1], 1, AV_MAX_N, &n)) return avcli_fail("--n %s: not an integer in 1..%d", avcli_brief(val[1]), AV_MAX_N);
-    if (!val[2]) return avcli_fail("--d: required (the head dimension, 1..%d)", AV_MAX_D);
-    if (!avcli_parse_long(val[2], 1, AV_MAX_D, &d)) return avcli_fail("--d %s: not an integer in 1..%d", avcli_brief(val[2]), AV_MAX_D);
-    if (val[3] && !(avcli_parse_double(val[3], &std) && std > 0 && std <= 1e6)) return avcli_fail("--std %s: not a number in (0, 1e6]", avcli_brief(val[3]));
-    if (val[4] && !avcli_parse_long(val[4], 0, 4294967295LL, &seed)) return avcli_fail("--seed %s: not an integer in 0..4294967295", avcli_brief(val[4]));
-    if (!val[5]) return avcli_fail("-o: required (the output folder)");
-    const char *dir = val[5];
-    int code = avcli_dir_check("-o", dir), made = 0;
-    if (code) return code;
-    size_t count = (size_t)n * (size_t)d, len = strlen(dir) + 8;
-    float *x[3] = {malloc(sizeof(float) * count), malloc(sizeof(float) * count), malloc(sizeof(float) * count)};
-    char *paths[3] = {malloc(len), malloc(len), malloc(len)};
-    if (!x[0] || !x[1] || !x[2] || !paths[0] || !paths[1] || !paths[2]) code = avcli_fail_system("out of memory");
-    int st = code ? AV_OK : av_generate(x[0], x[1], x[2], (int)n, (int)d, gen, std, (uint32_t)seed);
-    if (!code && st != AV_OK) code = avcli_fail("generate: %s", av_status_string(st));
-    /* the folder only now, when there is something to put in it; removed again if the files fail */
-    if (!code) code = avcli_dir_make("-o", dir, &made);
-    if (!code) {
-        const char *names[3] = {"q.npy", "k.npy", "v.npy"};
-        avcli_file files[3];
-        for (int t = 0; t < 3; t++) {
-            snprintf(paths[t], len, "%s/%s", dir, names[t]);
-            files[t] = (avcli_file){"-o", paths[t], x[t], {n, d}, 2, NULL, NULL};
-        }
-        code = avcli_save(files, 3);
-        avcli_dir_done(dir, made, code != 0);
-    }
-    for (int t = 0; t < 3; t++) { free(x[t]); free(paths[t]); }
-    return code;
 }
 
 /* --help: HELP with the registry's variants and knobs in place of %VARIANTS% and %KNOBS%. */
@@ -346,9 +203,9 @@ int main(int argc, char **argv) {
         }
     const char *cmd = argv[1];
     int code;
-    if (strcmp(cmd, "matrix") == 0) code = cmd_matrix(argc - 2, argv + 2);
+    if (strcmp(cmd, "matrix") == 0) code = avcli_cmd_matrix(argc - 2, argv + 2);
     else if (strcmp(cmd, "readouts") == 0) code = cmd_readouts(argc - 2, argv + 2);
-    else if (strcmp(cmd, "generate") == 0) code = cmd_generate(argc - 2, argv + 2);
+    else if (strcmp(cmd, "generate") == 0) code = avcli_cmd_generate(argc - 2, argv + 2);
     else if (strcmp(cmd, "sweep") == 0) code = avcli_cmd_sweep_main(argc - 2, argv + 2);
     else if (strcmp(cmd, "capture") == 0) code = avcli_cmd_capture(argc - 2, argv + 2);
     else if (strcmp(cmd, "generate-text") == 0) code = avcli_cmd_generate_text(argc - 2, argv + 2);

@@ -27,6 +27,10 @@ void avcli_free(avcli_inputs *in);
  * causal mask on; --causal is refused. 0, or one line on stderr and the exit status. */
 int avcli_parse_knobs(avcli_inputs *in, int argc, char **argv);
 
+/* `attnviz matrix` (matrix_cmd.c) and `attnviz generate` (generate_cmd.c): argv after the command. Exit status. */
+int avcli_cmd_matrix(int argc, char **argv);
+int avcli_cmd_generate(int argc, char **argv);
+
 /* `attnviz recall` and `attnviz distill` (mech_cmd.c): argv after the command. Exit status. */
 int avcli_cmd_recall(int argc, char **argv);
 int avcli_cmd_distill(int argc, char **argv);
