@@ -1057,6 +1057,7 @@ int av_row_kl(double *kl_mean, int *reason, const float *M, const float *A, cons
         double h, am;
         int zero;
         row_logs(&h, &am, &zero, m, a, len, ROW_AM);
+        for (int j = 0; j < len && !zero; j++) zero = a[j] > 0.0f && m[j] < FLT_MIN; // subnormal: few true bits
         if (!zero) { // av_readouts' own row, so that the mean has its bits where nothing underflowed
             kl += row_kl_of(row_a_log_a(a, len), am, m, a, len);
             continue;
@@ -1071,8 +1072,9 @@ int av_row_kl(double *kl_mean, int *reason, const float *M, const float *A, cons
         double t = 0.0;
         for (int j = 0; j < len; j++) {
             if (!(a[j] > 0.0f)) continue;
-            if (m[j] > 0.0f) t += a[j] * avs_log((double)a[j] / m[j]);
-            else if (j >= lo && j < hi && lam[j] > -INFINITY) t += a[j] * (avs_log((double)a[j]) - lam[j]); // below float32, not 0
+            if (m[j] >= FLT_MIN) t += a[j] * avs_log((double)a[j] / m[j]);
+            else if (j >= lo && j < hi && lam[j] > -INFINITY) t += a[j] * (avs_log((double)a[j]) - lam[j]); // below float32's normals
+            else if (m[j] > 0.0f) t += a[j] * avs_log((double)a[j] / m[j]); // subnormal, no log-domain form: as stored
             else why = AV_REASON_ZERO_WHERE_POSITIVE; // truly 0 (outside the window, or no log-domain form)
         }
         if (why) break;

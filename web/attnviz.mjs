@@ -32,6 +32,7 @@ export const STATUS = {};
  */
 export const DEFAULT_KNOBS = {};
 const REASON_NONFINITE = 7; // enum av_reason: AV_REASON_NONFINITE
+const REASON_ZERO_WHERE_POSITIVE = 2; // enum av_reason: M is 0 where A > 0 (an underflow, or truly 0)
 const LIMIT = { MAX_N: 0, MAX_D: 1, MAX_FEATURE_DIM: 2, STATUS_MIN: 3, STATUS_MAX: 4, SIZE_MAX: 5 }; // enum av_limit_key
 const LONG_MAX = 2 ** 31 - 1; // a saturated feature dimension (long is 32 bits in wasm32)
 const WASM32_BYTES = 2 ** 32;
@@ -1184,6 +1185,7 @@ class Lab {
       : ex.av_readouts_rows(vals, reasons, rows, this.bufs.get(of).ptr, svp, floor, A, this.Vp, n, this.dv, causal,
         opts.tau ?? 0, w, bytes);
     if (opts.rows && st >= 0) this.rowsRead = { of, causal: !!k.causal };
+    if (of === 'M' && A && st >= 0) this.trueRowKl(knobs, A, vals, reasons);
     const out = { status: st, message: this.av.statusString(st) };
     const names = this.readoutNames();
     const count = names.length;
@@ -1202,6 +1204,26 @@ class Lab {
     out.singular_values = sv ?? null;
     out.noise_floor = sv ? floor : null;
     return out;
+  }
+
+  /**
+   * row_kl_mean where av_readouts, which sees M alone, answered "zero where positive" (vals, reasons: its
+   * answers in wasm memory): av_row_kl takes those cells' logarithms from the log domain (Q, K and the
+   * variant's knobs, which reference() had replaced), so a float32 underflow gives the true, finite KL and
+   * only a true 0 (+∞) keeps the reason. On a failure av_readouts' answer stays. Returns the status.
+   */
+  trueRowKl(knobs, A, vals, reasons) {
+    const ex = this.av.exports, n = this.n, i = this.readoutNames().indexOf('row_kl_mean');
+    if (this.av.i32(reasons + 4 * i, 1)[0] !== REASON_ZERO_WHERE_POSITIVE) return STATUS.OK;
+    const { status } = this.applyKnobs(knobs);
+    if (status) return status;
+    const bytes = ex.av_row_kl_work(this.prm, n, this.d) >>> 0;
+    if (bytes === 0) return STATUS.ERR_TOO_LARGE;
+    const got = this.take([['work', bytes]]);
+    if (got.status !== STATUS.OK) return got.status;
+    // it writes both (the value, or NaN with a reason) only when it returns a status ≥ 0
+    return ex.av_row_kl(vals + 8 * i, reasons + 4 * i, this.bufs.get('M').ptr, A, this.Qp, this.Kp, n, this.d, this.prm,
+      got.ptrs[0], bytes);
   }
 
   /**

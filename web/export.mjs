@@ -4,6 +4,10 @@
 import { markerIndices } from './render/spectrum.mjs';
 import { fmt } from './render/format.mjs';
 import { UNIFORM_NAME } from './entropy-baseline.mjs';
+import { VARIANT_VIEW } from './variants.mjs';
+
+/** A variant's presentation entry (web/variants.mjs: its numpy body, its random matrices), or undefined. */
+const viewOf = (name) => (Object.hasOwn(VARIANT_VIEW, name) ? VARIANT_VIEW[name] : undefined);
 
 /**
  * A .npy v1.0 file: the magic "\x93NUMPY", version 1.0, a uint16 LE header length, the header dict
@@ -141,68 +145,23 @@ export function figureCaption(request, label, inputsLabel = null) {
   return `${head} · ${gen} seed ${inputs.seed}, n = ${inputs.n}, d = ${inputs.d}, std ${inputs.std}, ${scale}${mask}`;
 }
 
-// The numpy body of each variant (docs/variant-formulas.md, with ε and the stabilisers of
-// docs/conventions.md): it sets R, the recomputed matrix. In scope: Q, K (n×d, float64), n, d, S (the
-// scale), causal, mask, norm(A, eps, clamp) (masked row normalisation), lognorm(L) (row softmax of
-// logits with the mask), knob(name) (the request's knob values) and the random matrices the variant
-// draws (RANDOM_FILES), loaded from their exported .npy files.
-const NUMPY_BODY = {
-  softmax: 'R = lognorm(S * Q @ K.T)',
-  elu: 'phi = lambda X: np.where(X > 0, X + 1.0, np.exp(np.minimum(X, 0.0)))\nR = norm(phi(Q) @ phi(K).T, 1e-6)',
-  relu: 'R = norm(np.maximum(Q, 0) @ np.maximum(K, 0).T, 1e-6)',
-  exp: '# φ = exp(x − c): c the query\'s own max, one max over all keys (both cancel; ε = 0)\n' +
-    'R = norm(np.exp(Q - Q.max(1, keepdims=True)) @ np.exp(K - K.max()).T, 0.0)',
-  efficient: 'rq = np.exp(Q - Q.max(1, keepdims=True)); rq /= rq.sum(1, keepdims=True)\n' +
-    'rk = np.exp(K - K.max(0, keepdims=True)); rk /= rk.sum(0, keepdims=True)\nR = rq @ rk.T',
-  focused: 'p = knob("p")\ndef phi(X):\n    Y = (np.maximum(X, 0.0) + 1e-6) / np.log(2.0)\n    Yp = Y ** p\n' +
-    '    return np.linalg.norm(Y, axis=1, keepdims=True) * Yp / np.linalg.norm(Yp, axis=1, keepdims=True)\n' +
-    'R = norm(phi(Q) @ phi(K).T, n * 1e-6)',
-  linformer: 'P = lognorm(S * Q @ (E @ K).T)   # n×s: softmax over the s projected keys (no mask)\nR = P @ F',
-  performer: 'm, eps = W.shape[0], knob("feature_eps")\n' +
-    'def phi(X, own_max):\n    Xs = np.sqrt(S) * X\n    U = Xs @ W.T\n    h = 0.5 * (Xs ** 2).sum(1, keepdims=True)\n' +
-    '    c = U.max(1, keepdims=True) if own_max else U.max()   # per query; one max over all keys\n' +
-    '    return (np.exp(U - h - c) + eps) / np.sqrt(m)\nR = norm(phi(Q, True) @ phi(K, False).T, 0.0)',
-  taylor: 'from math import factorial\nX = S * Q @ K.T\nR = norm(sum(X ** r / factorial(r) for r in range(knob("order") + 1)), 0.0)',
-  explimit: 'N = knob("N")\nR = norm((1.0 + S * Q @ K.T / N) ** N, 0.0)',
-  hedgehog: 'U, V = Q @ np.eye(d), K @ np.eye(d)   # W: the identity (the page\'s hedgehog)\n' +
-    'cq = np.abs(U).max(1, keepdims=True); ck = np.abs(V).max()\n' +
-    'R = norm(np.hstack([np.exp(U - cq), np.exp(-U - cq)]) @ np.hstack([np.exp(V - ck), np.exp(-V - ck)]).T, 0.0)',
-  cosformer: 'i = np.arange(1, n + 1)\nC = np.cos(np.pi * (i[:, None] - i[None, :]) / (2.0 * n))\n' +
-    'R = norm((np.maximum(Q, 0) @ np.maximum(K, 0).T) * C, 0.0, clamp=1e-6)',
-  nystrom: 'm, iters = knob("landmarks"), max(knob("iters"), 0)\n' +
-    'g = n // m; lengths = [g] * ((g + 1) * m - n) + [g + 1] * (n - g * m)   # segment lengths\n' +
-    'P = np.zeros((m, n)); starts = np.cumsum([0] + lengths[:-1])\n' +
-    'for t in range(m): P[t, starts[t]:starts[t] + lengths[t]] = 1.0 / lengths[t]\n' +
-    'Ql, Kl = P @ Q, P @ K\nsm = lambda X: np.exp(X - X.max(1, keepdims=True)) / np.exp(X - X.max(1, keepdims=True)).sum(1, keepdims=True)\n' +
-    'Fm, A, B = sm(S * Q @ Kl.T), sm(S * Ql @ Kl.T), sm(S * Ql @ K.T)\n' +
-    'Z, I = A.T / A.sum(0).max(), np.eye(m)\nfor _ in range(iters):\n    AZ = A @ Z\n' +
-    '    Z = 0.25 * Z @ (13 * I - AZ @ (15 * I - AZ @ (7 * I - AZ)))\n' +
-    'R = lognorm(S * Q @ K.T) if m == n else Fm @ Z @ B',
-  retention: 'R = np.where(mask, S * (Q @ K.T) * G, 0.0)   # unnormalised: signed',
-  deltanet: 'eta = knob("beta")\n' +
-    'unit = lambda X: X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-300)\n' +
-    'Qh, Kh = S * unit(Q), unit(K)\n' +
-    'Lw = np.tril(eta * (Kh @ Kh.T) * G, -1)   # the writes each key undoes: stril(η·KKᵀ ⊙ Γ)\n' +
-    'R = np.tril(Qh @ Kh.T * G) @ np.linalg.inv(np.eye(n) + Lw) * eta',
-};
 // focused + DWC adds the band T_ij = w[j − i + h] (h = (k − 1)/2) to the focused matrix.
 const DWC_BODY = 'h = (len(w) - 1) // 2\nR = R + sum(w[t] * np.eye(n, k=t - h) for t in range(len(w)))';
 
 /**
  * The random matrices a request's variant draws, as [python name, export name, the loader's kind]
- * (web/attnviz.mjs randomMatrix): exported beside Q, K and M so that the snippet recomputes M.
+ * (web/attnviz.mjs randomMatrix): exported beside Q, K and M so that the snippet recomputes M. The
+ * variant's own come from its entry in web/variants.mjs (`random`).
  */
 export function randomFiles(request) {
-  const k = request.knobs;
-  if (k.variant === 'performer') return [['W', 'omega', 'omega']];
-  if (k.variant === 'linformer') return [['E', 'E', 'E'], ['F', 'F', 'F']];
-  if (k.dwc_kernel > 0) return [['w', 'dwc', 'dwc']];
-  return [];
+  const k = request.knobs, own = viewOf(k.variant)?.random ?? [];
+  // the DWC kernel is the dwc_kernel knob's, drawn for a variant that reads it (src/attention.c has_dwc)
+  return [...own.map((r) => [r.name, r.what, r.kind]), ...(k.dwc_kernel > 0 ? [['w', 'dwc', 'dwc']] : [])];
 }
 
 /** Whether numpySnippet recomputes this request's matrix (every variant of the registry does). */
 export function snippetRecomputes(request) {
-  return Object.hasOwn(NUMPY_BODY, request.knobs.variant);
+  return typeof viewOf(request.knobs.variant)?.numpy === 'string';
 }
 
 /**
@@ -244,7 +203,7 @@ export function numpySnippet({ state, request, tokens = false }) {
   ];
   for (const [name, what] of randomFiles(request)) lines.push(`${name} = load(${f(what)})`);
   if (snippetRecomputes(request)) {
-    lines.push(NUMPY_BODY[knobs.variant]);
+    lines.push(viewOf(knobs.variant).numpy);
     if (knobs.dwc_kernel > 0) lines.push(DWC_BODY);
     lines.push('print("max |numpy - exported M| =", float(np.abs(R - M).max()))');
     // the tokens.json beside the arrays names where the largest difference lies

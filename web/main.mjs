@@ -29,7 +29,8 @@ import { createInspector } from './inspect.mjs';
 import { typeset } from './render/tex.mjs';
 import { expandPreset, withPreset } from './presets.mjs';
 import { mountLessons } from './ui/lessons.mjs';
-import { sweepPlan } from './sweep.mjs';
+import { sweepPlan, sweepResult } from './sweep.mjs';
+import { shownView, referenceCaption } from './reference-text.mjs';
 import { mountSweepPanel } from './ui/sweep-panel.mjs';
 import { mountExplain } from './ui/explain-popover.mjs';
 import { mountExport } from './ui/export-menu.mjs';
@@ -120,15 +121,19 @@ function makeMechWorker() {
   return w;
 }
 
+/** The variant's label, formula and help for state `s`: a decayed or windowed softmax is not the reference. */
+const viewOf = (s) => shownView(schema.variantView(s.variant), schema.variantRow(s.variant).class === 'exact', schema.knobsOf(s));
+
 /** What a figure's caption says of loaded inputs: the model and its text's length, or the files; null for the
- *  generators. `all`: of every head (the overview), so no layer and head are named. */
+ *  generators. `all`: of every head (the overview), so no layer and head (nor the text) are named. */
 function inputsLabel(all = false) {
   const t = activeTensors(st);
   if (!t) return null;
   const where = !all && (t.layers > 1 || t.heads > 1) ? `layer ${st.layer}, head ${st.head} of ` : '';
   if (st.src === 'model') {
     const c = modelView.config;
-    return `${where}a ${c.layers}-layer llama2.c model (dim ${c.dim}) on ${t.n} tokens ("${(modelView.pieces ?? []).slice(1, 7).join('').trim()}…")`;
+    // the overview's caption names the text itself (ui/overview.mjs tokensText): once is enough
+    return `${where}a ${c.layers}-layer llama2.c model (dim ${c.dim})${all ? '' : ` on ${t.n} tokens ("${(modelView.pieces ?? []).slice(1, 7).join('').trim()}…")`}`;
   }
   return `${where}${(ownView.names ?? []).join(', ')}`;
 }
@@ -444,7 +449,8 @@ function drawHeatmaps() {
     setText(`cb-${k}-mid`, div ? '0' : fmt((rg.lo + rg.hi) / 2));
     setText(`cb-${k}-lo`, `${rg.clipped && div ? '≤ ' : ''}${fmt(rg.lo)}`);
   }
-  setText('cap-M', `${schema.variantView(st.variant).label}: matrix M${bad ? ` (${bad} cells Inf/NaN, magenta)` : ''}`);
+  setText('cap-M', `${viewOf(st).label}: matrix M${bad ? ` (${bad} cells Inf/NaN, magenta)` : ''}`);
+  setText('cap-A', referenceCaption(schema.knobsOf(st)));
   setText('ds-note', g.zoomed ? zoom.note(g) : dsNote(f0));
   tokenAxes.draw(g, tokenPieces());
   if (document.activeElement?.classList.contains('hm')) showCursor(document.activeElement); // new values under the cursor
@@ -553,6 +559,8 @@ function drawSpectra() {
     : 'noise floor —';
   const note = `${route}${ceiling ? ` · rank ceiling ${ceiling} (dashed)` : ''} · ${floorText}`;
   if ($('spec-note').textContent !== note) $('spec-note').textContent = note;
+  // from the top-k σ̂ (each ≤ σᵢ) e(r) is an upper bound: snapshot()'s error_curve_bound, said on screen
+  setText('err-note', s?.partial ? 'an upper bound: the true e(r) is at most this curve (from the top singular values only)' : '');
 }
 
 function drawReadouts() {
@@ -680,9 +688,9 @@ function syncChrome() {
   if (('bare' in document.documentElement.dataset) !== bare) {
     if (bare) document.documentElement.dataset.bare = ''; else delete document.documentElement.dataset.bare;
   }
-  if (shownVariant !== st.variant) {
-    shownVariant = st.variant;
-    const v = schema.variantView(st.variant);
+  const v = viewOf(st);
+  if (shownVariant !== v.tex + v.hint) { // a decay or a window on softmax changes them (reference-text.mjs)
+    shownVariant = v.tex + v.hint;
     typeset($('formula'), v.tex);
     $('hint').textContent = v.hint;
   }
@@ -886,14 +894,13 @@ function drawSweep() {
   sweepPanel.show(v.points, v.plan, st[v.plan.name], status);
 }
 
-/** The finished sweep of the current state: {knob, readout, seeds, values, mean, min, max}, or null when off. */
+/** The finished sweep of the current state (sweep.mjs's sweepResult), or null when off. */
 async function finishedSweep() {
   await inspector.snapshot(); // the state has settled, and with it the sweep it asks for has started
   while (!sweepView.complete) await new Promise((resolve) => sweepView.waiters.push(resolve));
   const p = sweepView.plan;
   if (!p || p.off) return null;
-  const col = (k) => p.values.map((_, i) => sweepView.points[i]?.[k] ?? null);
-  return { knob: p.name, readout: p.readout, seeds: p.seeds, values: p.values.slice(), mean: col('mean'), min: col('min'), max: col('max') };
+  return sweepResult(p, sweepView.points);
 }
 
 /** Replace the state (a link read, a host's message): the reader's theme stays; everything is redrawn. */
@@ -1123,7 +1130,7 @@ async function start() {
   overview = mountOverview($('overview'), {
     tensors: () => activeTensors(st), request: requestOf, worker: () => (sweepWorker ??= makeSweepWorker()),
     onChange: (k, val) => onChange(k, val, 'change'), open: (layer, head) => applyState({ ...st, layer, head }),
-    label: (s) => schema.variantView(s.variant).label, inputsLabel: () => inputsLabel(true),
+    label: (s) => viewOf(s).label, inputsLabel: () => inputsLabel(true),
     tokens: () => (st.src === 'model' && modelView.tensors ? modelView.pieces : null), notice: (text) => showNotice(text),
   });
   $('overview').addEventListener('toggle', () => overview.update(st));
@@ -1141,7 +1148,7 @@ async function start() {
   exporter = mountExport($('export'), {
     snapshot: () => inspector.snapshot(),
     request: () => requestOf(st),
-    label: () => schema.variantView(st.variant).label,
+    label: () => viewOf(st).label, referenceCaption: () => referenceCaption(schema.knobsOf(st)),
     inputsLabel: () => inputsLabel(),
     heatmap(which) { // what the heatmap shows: the whole matrix by blocks, or the zoom's window
       const g = shownGrid;

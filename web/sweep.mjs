@@ -9,6 +9,13 @@
 /** The readouts a sweep can plot (the library's keys, docs/readouts.md), in the picker's order. */
 export const SWEEP_READOUTS = ['error_fro_rel', 'output_error_rel', 'row_kl_mean', 'row_entropy_mean', 'keys_for_90',
   'sparsity_tau', 'row_sum_dev_max', 'rank', 'rank_rel_1e-3', 'rank_energy_99', 'effective_rank', 'stable_rank'];
+/** How the page names each readout (the sweep panel's picker and note, and the exported figure's axis). */
+export const SWEEP_LABELS = {
+  error_fro_rel: 'error vs softmax', output_error_rel: 'output error', row_kl_mean: 'KL(softmax ‖ variant)',
+  row_entropy_mean: 'row entropy', keys_for_90: 'keys for 90% of a row', sparsity_tau: 'weights below τ/n',
+  row_sum_dev_max: 'largest |row sum − 1|', rank: 'numerical rank', 'rank_rel_1e-3': 'rank above 10⁻³·σ₁',
+  rank_energy_99: 'rank for 99% energy', effective_rank: 'effective rank', stable_rank: 'stable rank',
+};
 /** Those that need the spectrum (the others read M alone, and are quicker). */
 export const SPECTRAL = new Set(['rank', 'rank_rel_1e-3', 'rank_energy_99', 'effective_rank', 'stable_rank']);
 /** The most seeds a page sweep draws. */
@@ -81,7 +88,8 @@ export function aggregate(xs) {
 
 /**
  * Compute a plan on `lab` (web/attnviz.mjs, holding the plan's inputs: the caller generated them), one
- * value at a time: onPoint({i, value, mean, min, max, reason}) after each; `cancelled()` is asked between
+ * value at a time: onPoint({i, value, mean, min, max, defined, reason}) after each (defined: how many seeds
+ * gave a number; reason: the library's sentences, distinct ones joined by "; ", where the mean is null); `cancelled()` is asked between
  * values (and seeds), and a cancelled sweep stops where it is. Returns whether it ran to the end.
  */
 export async function runSweep(lab, plan, onPoint, cancelled = () => false, pause = async () => {}) {
@@ -90,22 +98,64 @@ export async function runSweep(lab, plan, onPoint, cancelled = () => false, paus
   lab.reference(base); // A depends on the scale and the mask only: once
   for (let i = 0; i < plan.values.length; i++) {
     const xs = [];
-    let reason = null;
+    const reasons = new Set();
     for (let s = 0; s < plan.seeds; s++) {
       await pause();
       if (cancelled()) return false;
       const knobs = { ...base, [plan.knobKey]: plan.knobValues[i], ...(plan.seeds > 1 ? { seed: (base.seed ?? 0) + s } : {}) };
       const st = lab.matrix(knobs);
-      if (st.status < 0) { reason = st.message; xs.push(null); continue; }
+      if (st.status < 0) { reasons.add(st.message); xs.push(null); continue; }
       // one reference for the whole sweep: its share of the readouts is summarised once (the reference()
       // call above drops any older summary)
       const r = lab.readouts(knobs, spectral ? { route: 'fast', reference: false, tau: plan.req.tau, semiseparable: plan.readout === 'semiseparable_rank', summary: 'sweep' }
         : { sv: null, reference: false, tau: plan.req.tau, summary: 'sweep' });
       xs.push(r[plan.readout]);
-      if (r[plan.readout] === null) reason ??= r[`${plan.readout}_reason`];
+      if (r[plan.readout] === null) reasons.add(r[`${plan.readout}_reason`]);
     }
     const agg = aggregate(xs);
-    onPoint({ i, value: plan.values[i], ...agg, reason: agg.mean === null ? reason : null });
+    const defined = xs.filter((x) => typeof x === 'number' && Number.isFinite(x)).length;
+    onPoint({ i, value: plan.values[i], ...agg, defined, reason: agg.mean === null ? [...reasons].filter(Boolean).join('; ') || 'the readout is not a finite number' : null });
   }
   return true;
+}
+
+/**
+ * What window.attnviz.sweep() gives for a plan and its points (docs/inspection.md), with the keys of
+ * `attnviz sweep`: per value the mean, min, max, how many seeds gave a number (`defined`), and the
+ * reason where the mean is null (`reasons`, null where it is defined).
+ */
+export function sweepResult(plan, points) {
+  const col = (k, none = null) => plan.values.map((_, i) => points[i]?.[k] ?? none);
+  return { knob: plan.name, readout: plan.readout, seeds: plan.seeds, values: plan.values.slice(), mean: col('mean'), min: col('min'),
+    max: col('max'), defined: col('defined', 0), reasons: plan.values.map((_, i) => (points[i] && points[i].mean === null ? points[i].reason : null)) };
+}
+
+/** The points of a sweep with no number, as a sentence: "undefined at decay = 1: <reason>", '' when none. */
+export function undefinedNote(plan, points, show = String) {
+  const byReason = new Map();
+  plan.values.forEach((v, i) => {
+    const p = points[i];
+    if (!p || p.mean !== null) return;
+    const why = p.reason || 'no reason was given';
+    if (!byReason.has(why)) byReason.set(why, []);
+    byReason.get(why).push(show(v));
+  });
+  return [...byReason].map(([why, at]) => `undefined at ${plan.name} = ${at.join(', ')}: ${why}`).join(' · ');
+}
+
+/**
+ * The exported sweep figure (web/export.mjs chartSvg's argument): the readout under the panel's label, and
+ * under the chart every value without a number and its reason, after the caption.
+ */
+export function sweepFigure(plan, points, caption) {
+  const col = (k) => plan.values.map((_, i) => points[i]?.[k] ?? null);
+  const label = SWEEP_LABELS[plan.readout] ?? plan.readout;
+  const logX = plan.values.length > 2 && plan.values[0] > 0 && plan.values.at(-1) / plan.values[0] >= 50;
+  const note = undefinedNote(plan, points);
+  return {
+    title: `${label} against ${plan.name}${plan.seeds > 1 ? ` (mean, min–max over ${plan.seeds} seeds)` : ''}`,
+    caption: note ? `${caption} · ${note}` : caption, xLabel: plan.name, yLabel: label, logX, logY: false,
+    series: [{ label: `${label} (mean)`, color: '#0072b2', marker: 'circle', x: plan.values, y: col('mean') }],
+    band: plan.seeds > 1 ? { x: plan.values, lo: col('min'), hi: col('max'), color: '#0072b2' } : undefined,
+  };
 }

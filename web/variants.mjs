@@ -5,90 +5,176 @@
 // A variant or knob missing here still works, with the registry's plain-text label and formula.
 // Pure data; no DOM. docs/page.md lists the page's URL keys and how they map to the registry's knobs.
 
+// where the explanations' sources are the articles the lab was seeded from
+const SURVEY = 'the seed article "Linear Attention"';
+const MECH = 'the seed article "The linear attention mechanism"';
+const INF = 'the seed article "Attention as an infinite-dimensional linear attention" (Su Jianlin, 2021)';
+
 /**
  * Symbols (the same in every formula the page shows, docs/variant-formulas.md "Notation on the page"):
  * β the logit scale (default 1/√d), s Linformer's projected length, p FLatten's focusing power, ℓ the
  * Taylor order, N the power of (1 + x/N)^N, m Performer's random features, γ a decay (α in the delta rule's
  * formula), η the delta rule's write strength (the flag --beta, β in the papers); no two share a letter.
  *
- * Per variant: `label` (the picker and the heatmap caption), `tex` (one line of TeX, typeset by KaTeX
- * under the picker) and `hint` (what to look at, one or two sentences).
+ * Per variant, everything the page shows of it (a new variant's presentation is its entry here;
+ * tests/js/presentation.test.mjs walks the registry and names any field missing):
+ *   label    the picker and the heatmap caption
+ *   tex      one line of TeX, typeset by KaTeX under the picker
+ *   hint     what to look at, one or two sentences
+ *   explain  {text, source}: a few plain sentences (what it is, what to look for) and where it comes from,
+ *            shown by the (i) button (web/explain.mjs VARIANT_EXPLAIN)
+ *   numpy    the body of the exported recompute.py (web/export.mjs numpySnippet), from
+ *            docs/variant-formulas.md with ε and the stabilisers of docs/conventions.md; it sets R, the
+ *            recomputed matrix. In scope: Q, K (n×d, float64), n, d, S (the scale), causal, mask,
+ *            G (the decay γ^(i−j) on allowed entries), norm(A, eps, clamp) (masked row normalisation),
+ *            lognorm(L) (row softmax of logits with the mask), knob(name) (the request's knob values) and
+ *            the random matrices of `random`
+ *   random   the random matrices it draws, exported beside Q, K and M so that the script recomputes M:
+ *            [{name (in the script), what (in the file name), kind (web/attnviz.mjs randomMatrix)}];
+ *            [] for none. (The DWC kernel belongs to the dwc_kernel knob: web/export.mjs adds it.)
  */
 export const VARIANT_VIEW = {
   softmax: {
     label: 'softmax (reference)',
     tex: String.raw`A = \operatorname{softmax}(\beta\,QK^\top)`,
     hint: 'The reference: full rank, every weight positive.',
+    explain: { text: 'Each row is a softmax of the scaled scores β·q·k over the keys the row may see: positive weights that sum to 1, as sharp as the scores are far apart. Computing it costs n² score evaluations; every other variant is compared with it.', source: 'Vaswani et al. 2017, "Attention Is All You Need"' },
+    numpy: 'R = lognorm(S * Q @ K.T)',
+    random: [],
   },
   elu: {
     label: 'linear, φ = elu+1',
     tex: String.raw`M_{ij} = \frac{\phi(q_i)\cdot\phi(k_j)}{\sum_l \phi(q_i)\cdot\phi(k_l)},\ \phi = \mathrm{elu}+1`,
     hint: 'Rank is capped by d: look at the spectrum fall off a cliff at i = d.',
+    explain: { text: 'Replace exp(q·k) by φ(q)·φ(k) with φ = elu + 1 (positive), and normalise each row by its sum. Then (φ(Q)φ(K)ᵀ)V can be computed as φ(Q)(φ(K)ᵀV) in time linear in n, but the matrix has rank at most d and its rows come out nearly uniform.', source: `Katharopoulos et al. 2020, "Transformers are RNNs"; ${SURVEY}` },
+    numpy: 'phi = lambda X: np.where(X > 0, X + 1.0, np.exp(np.minimum(X, 0.0)))\nR = norm(phi(Q) @ phi(K).T, 1e-6)',
+    random: [],
   },
   relu: {
     label: 'linear, φ = relu',
     tex: String.raw`M_{ij} \propto \mathrm{relu}(q_i)\cdot\mathrm{relu}(k_j)`,
     hint: 'Rank ≤ d; rows whose features are all zero are reported.',
+    explain: { text: 'Linear attention with φ = relu: features can be exactly zero, so a query whose features all vanish has a zero row (its readouts say so). Rank at most d.', source: SURVEY },
+    numpy: 'R = norm(np.maximum(Q, 0) @ np.maximum(K, 0).T, 1e-6)',
+    random: [],
   },
   exp: {
     label: 'linear, φ = exp',
     tex: String.raw`M_{ij} \propto e^{q_i}\cdot e^{k_j}\ \text{(elementwise)}`,
     hint: 'Elementwise exp features: rank ≤ d, overflow is shown in magenta.',
+    explain: { text: 'Linear attention with φ = exp applied to each coordinate (with stabilisers so nothing overflows): positive, spikier than elu + 1, still rank at most d. This is not exp(q·k).', source: SURVEY },
+    numpy: '# φ = exp(x − c): c the query\'s own max, one max over all keys (both cancel; ε = 0)\n' +
+      'R = norm(np.exp(Q - Q.max(1, keepdims=True)) @ np.exp(K - K.max()).T, 0.0)',
+    random: [],
   },
   efficient: {
     label: 'Efficient Attention',
     tex: String.raw`M = \rho_q(Q)\,\rho_k(K)^\top,\ \rho = \text{softmax}`,
     hint: 'Rows sum to 1 exactly, rank ≤ d, no causal form.',
+    explain: { text: 'A softmax over each query\'s features times a softmax over the positions of each key feature: every row is a mix of distributions, so rows sum to 1 with no division. Rank at most d; no causal form.', source: `Shen et al. 2021, "Efficient Attention"; ${SURVEY}` },
+    numpy: 'rq = np.exp(Q - Q.max(1, keepdims=True)); rq /= rq.sum(1, keepdims=True)\n' +
+      'rk = np.exp(K - K.max(0, keepdims=True)); rk /= rk.sum(0, keepdims=True)\nR = rq @ rk.T',
+    random: [],
   },
   focused: {
     label: 'focused (FLatten)',
     tex: String.raw`\phi = f_p(\mathrm{relu}(x)),\ f_p(y) = \tfrac{\|y\|}{\|y^p\|}\,y^p`,
     hint: 'Drag p from 1 to 6: rows sharpen, sparsity rises, rank stays ≤ d. DWC restores rank.',
+    explain: { text: 'FLatten\'s focused map raises relu features to the power p and rescales them to keep their norm, sharpening rows toward the keys that share a query\'s largest features. An optional depthwise convolution on V adds a banded matrix that lifts the rank above d.', source: `Han et al. 2023, "FLatten Transformer"; ${SURVEY}` },
+    numpy: 'p = knob("p")\ndef phi(X):\n    Y = (np.maximum(X, 0.0) + 1e-6) / np.log(2.0)\n    Yp = Y ** p\n' +
+      '    return np.linalg.norm(Y, axis=1, keepdims=True) * Yp / np.linalg.norm(Yp, axis=1, keepdims=True)\n' +
+      'R = norm(phi(Q) @ phi(K).T, n * 1e-6)',
+    random: [],
   },
   linformer: {
     label: 'Linformer',
     tex: String.raw`M = \operatorname{softmax}(\beta\,Q(EK)^\top)\,F,\ E, F \text{ of } s \times n`,
     hint: 'Drag s: the rank follows s exactly.',
+    explain: { text: 'Project the n keys and values down to s rows with E and F (random Gaussian, or segment means), then take softmax against the s projected keys: rank exactly s, cost linear in n. Gaussian E/F rows do not sum to 1.', source: `Wang et al. 2020, "Linformer"; ${SURVEY}` },
+    numpy: 'P = lognorm(S * Q @ (E @ K).T)   # n×s: softmax over the s projected keys (no mask)\nR = P @ F',
+    random: [{ name: 'E', what: 'E', kind: 'E' }, { name: 'F', what: 'F', kind: 'F' }],
   },
   performer: {
     label: 'Performer FAVOR+',
     tex: String.raw`\phi(x) = \tfrac{1}{\sqrt m}\,e^{\omega_i\cdot x - \|x\|^2/2}`,
     hint: 'More random features m: error falls roughly as m^−½; orthogonal beats iid.',
+    explain: { text: 'FAVOR+ draws m random directions ω and uses positive features exp(ω·x − ‖x‖²/2) whose dot products estimate exp(q·k) without bias. The error falls as 1/√m on moderate inputs, but its variance grows like exp(‖q‖² + ‖k‖²); ε inside φ keeps rows finite.', source: `Choromanski et al. 2021, "Rethinking Attention with Performers"; ${INF}` },
+    numpy: 'm, eps = W.shape[0], knob("feature_eps")\n' +
+      'def phi(X, own_max):\n    Xs = np.sqrt(S) * X\n    U = Xs @ W.T\n    h = 0.5 * (Xs ** 2).sum(1, keepdims=True)\n' +
+      '    c = U.max(1, keepdims=True) if own_max else U.max()   # per query; one max over all keys\n' +
+      '    return (np.exp(U - h - c) + eps) / np.sqrt(m)\nR = norm(phi(Q, True) @ phi(K, False).T, 0.0)',
+    random: [{ name: 'W', what: 'omega', kind: 'omega' }],
   },
   taylor: {
     label: 'Taylor series of exp',
     tex: String.raw`M_{ij} \propto \textstyle\sum_{r\le \ell} (\beta\,q_i\cdot k_j)^r / r!`,
     hint: 'Feature dimension Σ_{r≤ℓ} dʳ grows fast; the matrix comes from the closed form.',
+    explain: { text: 'Truncate exp(x) = Σ xʳ/r! at order ℓ: a linear attention with exact polynomial features of dimension Σ dʳ. Error against softmax falls with ℓ, but the features soon outnumber the tokens; terms can be negative, so rows can have negative weights.', source: INF },
+    numpy: 'from math import factorial\nX = S * Q @ K.T\nR = norm(sum(X ** r / factorial(r) for r in range(knob("order") + 1)), 0.0)',
+    random: [],
   },
   explimit: {
     label: '(1 + s/N)^N',
     tex: String.raw`M_{ij} \propto (1 + \beta\,q_i\cdot k_j/N)^N`,
     hint: '(1 + s/N)^N → exp as N grows; features (d+1)^N.',
+    explain: { text: '(1 + x/N)^N tends to eˣ as N grows, and is a linear attention with features of dimension (d + 1)^N. It approaches softmax as N grows, which makes softmax, in this sense, an infinite-dimensional linear attention.', source: INF },
+    numpy: 'N = knob("N")\nR = norm((1.0 + S * Q @ K.T / N) ** N, 0.0)',
+    random: [],
   },
   hedgehog: {
     label: 'Hedgehog (W = I)',
     tex: String.raw`\phi(x) = [e^{W^\top x},\ e^{-W^\top x}]`,
     hint: 'W = identity here (training is its own view): spiky, rank ≤ 2d.',
+    explain: { text: 'Hedgehog\'s features [exp(Wᵀx), exp(−Wᵀx)] keep the spikiness and monotonicity of softmax; the paper learns W by distillation, the lab uses W = I. Rank at most 2d.', source: `Zhang et al. 2024, "The Hedgehog & the Porcupine"; ${MECH}` },
+    numpy: 'U, V = Q @ np.eye(d), K @ np.eye(d)   # W: the identity (the page\'s hedgehog)\n' +
+      'cq = np.abs(U).max(1, keepdims=True); ck = np.abs(V).max()\n' +
+      'R = norm(np.hstack([np.exp(U - cq), np.exp(-U - cq)]) @ np.hstack([np.exp(V - ck), np.exp(-V - ck)]).T, 0.0)',
+    random: [],
   },
   nystrom: {
     label: 'Nyströmformer',
     tex: String.raw`M = F\,Z\,B,\ Z \approx \tilde A^{+}\ \text{(landmarks)}`,
     hint: 'landmarks = n gives exact softmax; fewer landmarks cap the rank.',
+    explain: { text: 'Nyströmformer approximates softmax from landmark (segment-mean) queries and keys through a pseudo-inverse computed by a few Newton iterations. With landmarks = n it is exact; fewer landmarks cap the rank.', source: 'Xiong et al. 2021, "Nyströmformer"' },
+    numpy: 'm, iters = knob("landmarks"), max(knob("iters"), 0)\n' +
+      'g = n // m; lengths = [g] * ((g + 1) * m - n) + [g + 1] * (n - g * m)   # segment lengths\n' +
+      'P = np.zeros((m, n)); starts = np.cumsum([0] + lengths[:-1])\n' +
+      'for t in range(m): P[t, starts[t]:starts[t] + lengths[t]] = 1.0 / lengths[t]\n' +
+      'Ql, Kl = P @ Q, P @ K\nsm = lambda X: np.exp(X - X.max(1, keepdims=True)) / np.exp(X - X.max(1, keepdims=True)).sum(1, keepdims=True)\n' +
+      'Fm, A, B = sm(S * Q @ Kl.T), sm(S * Ql @ Kl.T), sm(S * Ql @ K.T)\n' +
+      'Z, I = A.T / A.sum(0).max(), np.eye(m)\nfor _ in range(iters):\n    AZ = A @ Z\n' +
+      '    Z = 0.25 * Z @ (13 * I - AZ @ (15 * I - AZ @ (7 * I - AZ)))\n' +
+      'R = lognorm(S * Q @ K.T) if m == n else Fm @ Z @ B',
+    random: [],
   },
   cosformer: {
     label: 'cosFormer',
     tex: String.raw`M_{ij} \propto \mathrm{relu}(q_i)\cdot\mathrm{relu}(k_j)\cos\tfrac{\pi(i-j)}{2n}`,
     hint: 'A locality bias cos(π(i−j)/2n) on relu features: rank ≤ 2d.',
+    explain: { text: 'cosFormer multiplies relu features by cos(π(i − j)/2n), a decay with distance that linear attention can still compute in linear time (split into sin and cos parts). Rank at most 2d.', source: 'Qin et al. 2022, "cosFormer"' },
+    numpy: 'i = np.arange(1, n + 1)\nC = np.cos(np.pi * (i[:, None] - i[None, :]) / (2.0 * n))\n' +
+      'R = norm((np.maximum(Q, 0) @ np.maximum(K, 0).T) * C, 0.0, clamp=1e-6)',
+    random: [],
   },
   retention: {
     label: 'retention (RetNet)',
     tex: String.raw`M = (\beta\,QK^\top) \odot D,\ D_{ij} = \gamma^{\,i-j}\ (j \le i)`,
     hint: 'No normaliser: M is signed (blue below zero). The decay γ fades old tokens; the state stays d × d.',
+    explain: { text: 'Retention (RetNet; Lightning Attention and Mamba-2\'s scalar-decay SSD share its form) is causal linear attention without a normaliser, whose state fades by γ each step: M = (β·QKᵀ) ⊙ γ^(i−j). The matrix is signed, so its rows are not distributions; its state stays d × d, and its semiseparable rank is at most d.', source: 'Sun et al. 2023, "Retentive Network"; ' + MECH },
+    numpy: 'R = np.where(mask, S * (Q @ K.T) * G, 0.0)   # unnormalised: signed',
+    random: [],
   },
   deltanet: {
     label: 'delta rule (DeltaNet)',
     tex: String.raw`S_t = \alpha S_{t-1} + \eta\,\hat k_t\,(v_t - \alpha S_{t-1}^\top \hat k_t)^\top,\ o_t = S_t^\top (\beta\,\hat q_t)`,
     hint: 'Each write first erases what the state held under its key: at η = 1 it overwrites. M is signed.',
+    explain: { text: 'The delta rule (DeltaNet; Gated DeltaNet when γ < 1) writes each value after erasing what the state already returns for that key: S ← γS, S += η·k(v − Sᵀk)ᵀ on unit keys. At η = 1 a key written twice returns its newest value, where linear attention returns the blend: the cure for the memory collisions of linear attention. M is signed; the semiseparable rank is at most d (d − 1 at η = 1).', source: 'Schlag et al. 2021; Yang et al. 2024, "Parallelizing Linear Transformers with the Delta Rule"; ' + MECH },
+    numpy: 'eta = knob("beta")\n' +
+      'unit = lambda X: X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-300)\n' +
+      'Qh, Kh = S * unit(Q), unit(K)\n' +
+      'Lw = np.tril(eta * (Kh @ Kh.T) * G, -1)   # the writes each key undoes: stril(η·KKᵀ ⊙ Γ)\n' +
+      'R = np.tril(Qh @ Kh.T * G) @ np.linalg.inv(np.eye(n) + Lw) * eta',
+    random: [],
   },
 };
 

@@ -142,6 +142,25 @@ static int semiseparable(double *vals, int *why, const float *M, int n, const do
     return st;
 }
 
+/* row_kl_mean where av_readouts, which sees M alone, answered "zero where positive": av_row_kl takes such
+ * cells' logarithms from the log domain (Q, K and the knobs), so a float32 underflow gives the true, finite
+ * KL and only a true 0 (+∞) keeps the reason. Every path that prints a KL calls it. Returns the status. */
+static int true_row_kl(double *vals, int *why, const float *M, const float *A, const av_params *prm,
+                       const avcli_inputs *in) {
+    if (!A || why[AV_R_ROW_KL_MEAN] != AV_REASON_ZERO_WHERE_POSITIVE) return AV_OK;
+    size_t wb = av_row_kl_work(prm, in->n, in->d);
+    void *w = wb ? malloc(wb) : NULL;
+    if (!w) return wb ? AV_ERR_NOMEM : AV_ERR_TOO_LARGE;
+    double kl;
+    int reason, st = av_row_kl(&kl, &reason, M, A, in->Q, in->K, in->n, in->d, prm, w, wb);
+    free(w);
+    if (st >= 0) {
+        vals[AV_R_ROW_KL_MEAN] = kl;
+        why[AV_R_ROW_KL_MEAN] = reason;
+    }
+    return st;
+}
+
 static void print_entropy_hist(FILE *out, const float *M, int n, int causal, notes *s) {
     enum { BINS = 20 };
     int counts[BINS];
@@ -200,6 +219,7 @@ int avcli_cmd_readouts(const avcli_inputs *in, FILE *out) {
     note(&s, "readouts", av_readouts(vals, why, M, have_sv ? sv : NULL, floor_, A, in->V, n,
                                      in->V ? in->dv : 0, prm->causal, in->tau, work, wr));
     note(&s, "semiseparable_rank", semiseparable(vals, why, M, n, have_sv ? sv : NULL, floor_, route));
+    note(&s, "row_kl_mean", true_row_kl(vals, why, M, A, prm, in));
 
     fprintf(out, "{\n  \"variant\": \"%s\"", av_variant_name(prm->variant));
     if (in->has_head) fprintf(out, ",\n  \"layer\": %d,\n  \"head\": %d", in->layer, in->head);
@@ -282,6 +302,10 @@ int avcli_readout_values(double *vals, int *why, const av_params *prm, const avc
         if (s2 == AV_ERR_NOMEM) st = s2;
     } else if (st >= 0) {
         why[AV_R_SEMISEPARABLE_RANK] = AV_REASON_NO_SPECTRUM;
+    }
+    if (st >= 0) { /* as readouts: only a lack of memory fails the caller, else av_readouts' answer stays */
+        int s2 = true_row_kl(vals, why, M, plain_softmax(prm) ? NULL : A, prm, in);
+        if (s2 == AV_ERR_NOMEM) st = s2;
     }
     for (int r = 0; st >= 0 && r < AV_R_COUNT; r++) /* a value is a number with no reason, or NaN with one */
         if (why[r] == AV_REASON_NONE && !isfinite(vals[r])) why[r] = AV_REASON_NONFINITE;

@@ -59,6 +59,16 @@ describe('n = 4096: the top-k spectrum', () => {
     expect(rank.title).toMatch(/lower bound/);
     expect(stable.text).toMatch(/^≤ /);
     expect(stable.title).toMatch(/upper bound/);
+    // the e(r) chart is an upper bound (error_curve_bound): its heading's note says so
+    expect(await page.textContent('#err-note')).toMatch(/upper bound/);
+    // the zoom's inputs hold a 4-digit index without clipping it
+    const clipped = await page.$$eval('.zoom-box input', (xs) => xs.filter((x) => x.scrollWidth > x.clientWidth
+      || (() => { // the digits' width against the room the input leaves them (its spin buttons included)
+        const c = document.createElement('canvas').getContext('2d'), cs = getComputedStyle(x);
+        c.font = `${cs.fontSize} ${cs.fontFamily}`;
+        return c.measureText('4095').width > x.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 16;
+      })()).map((x) => x.className));
+    expect(clipped).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -222,6 +222,7 @@ describe('the overview of every layer and head: a metric, one scale, its exports
     expect(svg.match(/undefined: [^<]+<\/title>/g).length).toBe(TOTAL);
     const under = [...svg.matchAll(/class="caption">([^<]*)</g)].map((m) => m[1]).join(' ');
     expect(under).toContain(`(${snap.tokens.length} tokens)`);
+    expect(under.split(`${snap.tokens.length} tokens`).length - 1).toBe(1); // the text named once
     expect(errors).toEqual([]);
     await page.close();
   });

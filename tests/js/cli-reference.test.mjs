@@ -110,3 +110,67 @@ describe('a decayed or windowed softmax is compared with plain softmax', () => {
     }
   });
 });
+
+// Far enough back (i − j ≥ 150 at γ = 0.5) a decayed softmax's weight falls below float32's range and M
+// holds 0 where A > 0. The KL is finite there (M is not 0, only too small to store): readouts, table and
+// sweep take those cells' logarithms from the log domain (av_row_kl) instead of printing null.
+describe('a decayed softmax whose far weights underflow float32 has its true, finite KL', () => {
+  const n = 200, d = 8, gamma = 0.5, scale = 0.3;
+  let dir, args, q, k;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'attnviz-underflow-'));
+    const g = spawnSync(CLI, ['generate', '--gen', 'gaussian', '--n', String(n), '--d', String(d), '--seed', '3', '-o', dir], { encoding: 'utf8' });
+    if (g.status !== 0) throw new Error(g.stderr);
+    args = ['--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'), '--scale', String(scale), '--causal', '--decay', String(gamma)];
+    [q, k] = ['q', 'k'].map((t) => readNpy(join(dir, `${t}.npy`)).data);
+  });
+  afterAll(() => { rmSync(dir, { recursive: true, force: true }); });
+
+  /** ln of row i's causal softmax of scale·q_i·k_j + (i − j)·ln g, j ≤ i, in float64 (never exp'd to M). */
+  function logRow(i, g) {
+    const l = new Float64Array(i + 1);
+    for (let j = 0; j <= i; j++) {
+      let s = 0;
+      for (let c = 0; c < d; c++) s += q[i * d + c] * k[j * d + c];
+      l[j] = scale * s + (i - j) * Math.log(g);
+    }
+    const top = Math.max(...l);
+    let z = 0;
+    for (const x of l) z += Math.exp(x - top);
+    return l.map((x) => x - top - Math.log(z));
+  }
+  /** KL(A ‖ M) of the definition: the mean over rows of Σ_j A_ij (ln A_ij − ln M_ij). */
+  function trueKl() {
+    let kl = 0;
+    for (let i = 0; i < n; i++) {
+      const la = logRow(i, 1), lm = logRow(i, gamma);
+      for (let j = 0; j <= i; j++) kl += Math.exp(la[j]) * (la[j] - lm[j]);
+    }
+    return kl / n;
+  }
+  const run = (...a) => {
+    const p = spawnSync(CLI, [...a, ...args], { encoding: 'utf8' });
+    if (p.status !== 0) throw new Error(p.stderr);
+    return p.stdout;
+  };
+
+  it('the case does underflow: M holds 0 where A > 0', () => {
+    let zeros = 0;
+    for (let i = 0; i < n; i++) zeros += logRow(i, gamma).filter((x) => Math.fround(Math.exp(x)) === 0).length;
+    expect(zeros).toBeGreaterThan(0);
+  });
+
+  it('readouts, table and sweep print the float64 KL, the same number each', () => {
+    const want = trueKl();
+    const r = JSON.parse(run('readouts', '--variant', 'softmax'));
+    expect(r.row_kl_mean_reason).toBeUndefined();
+    // the zeros and the subnormals (few true bits) of M both come from the log domain
+    expect(Math.abs(r.row_kl_mean - want)).toBeLessThanOrEqual(1e-6 * want);
+    const rows = run('table', '--variants', 'softmax', '--readouts', 'row_kl_mean').trim().split('\n');
+    expect(rows).toHaveLength(2);
+    expect(rows[1].split(',')[5]).not.toBe('');
+    expect(Number(rows[1].split(',')[5])).toBe(r.row_kl_mean);
+    const s = JSON.parse(run('sweep', '--variant', 'softmax', '--knob', 'decay', '--values', String(gamma), '--readout', 'row_kl_mean'));
+    expect(s.mean[0]).toBe(r.row_kl_mean);
+  });
+});

@@ -56,6 +56,16 @@ describe('the overview: metrics, scale, reasons', () => {
     expect(fmtMetric(12)).toBe('12');
     expect(fmtMetric(0.123456)).toBe('0.123');
   });
+  it('writes three significant digits and keeps their zeros: 0.9996 is "1.00", never an exact-looking "1"', () => {
+    expect(fmtMetric(0.9996)).toBe('1.00');
+    expect([fmtMetric(0.5), fmtMetric(-0.9996), fmtMetric(1.0001e-4), fmtMetric(123.04), fmtMetric(12345.6)]).toEqual(['0.500', '−1.00', '1.00e-4', '123', '12346']);
+  });
+  it('says what the row-entropy metric divides by in a sentence without a dangling possessive', () => {
+    const u = metricOf('row_entropy').units;
+    expect(u).not.toMatch(/'|’/);
+    expect(u).toMatch(/ln n/);
+    expect(u).toMatch(/ln\(n!\)\/n/);
+  });
   it('exports CSV rows layer,head,metric,value,reason with the full-precision value or the reason', () => {
     const rows = overviewRows(cells(), 2, 3, 'row_kl_mean');
     const lines = overviewCsv(rows, 'row_kl_mean').trimEnd().split('\n');
@@ -73,8 +83,8 @@ describe('the overview: metrics, scale, reasons', () => {
     const scale = overviewScale(rows), table = colorTable('cividis');
     const svg = overviewSvg({ rows, layers: 2, heads: 3, scale, table, cmap: 'cividis', metric: metricOf('row_kl_mean'), caption: 'Focused (p = 3) · the text “Once”' });
     expect(svg.match(/<g data-layer=/g).length).toBe(6);
-    expect(svg).toMatch(/class="min">0\.5</);
-    expect(svg).toMatch(/class="max">2\.5</);
+    expect(svg).toMatch(/class="min">0\.500</);
+    expect(svg).toMatch(/class="max">2\.50</);
     expect(svg).toContain('cividis');
     expect(svg).toContain('nats, mean over rows');
     const under = [...svg.matchAll(/class="caption">([^<]*)</g)].map((m) => m[1]).join(' ');

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 import { buildSchema } from '../../web/state.mjs';
-import { sweepableEntries, sweepValues, sweepPlan, aggregate, runSweep, seeded } from '../../web/sweep.mjs';
+import { sweepableEntries, sweepValues, sweepPlan, aggregate, runSweep, seeded, sweepResult, sweepFigure } from '../../web/sweep.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
 const schema = buildSchema(av.registry);
@@ -85,4 +85,46 @@ describe('the page sweep against `attnviz sweep`', () => {
       } finally { rmSync(dir, { recursive: true, force: true }); }
     });
   }
+});
+
+// issue 28: a point with no number says why, in sweep() and in the exported figure, with the CLI's keys
+describe('undefined points of a sweep carry their reason', () => {
+  it('softmax against decay, causal: decay = 1 is plain softmax (no reference), as `attnviz sweep` says', async () => {
+    const st = state('variant=softmax&n=64&d=16&causal=1&sweep=decay&sweep_y=error_fro_rel');
+    const base = sweepPlan(schema, st);
+    const values = [0.5, 0.9, 1];
+    const plan = { ...base, values, knobValues: values };
+    const lab = av.lab(st.n, st.d, st.d);
+    lab.generate(st.gen, st.std, st.seed);
+    const points = [];
+    expect(await runSweep(lab, plan, (p) => points.push(p))).toBe(true);
+    lab.free();
+    const res = sweepResult(plan, points);
+    expect(res.defined).toEqual([1, 1, 0]);
+    expect(res.mean[2]).toBe(null);
+    expect(res.reasons[0]).toBe(null);
+    expect(res.reasons[2]).toMatch(/^no softmax reference/);
+    // the same keys and sentences as the CLI on the same inputs
+    const dir = mkdtempSync(join(tmpdir(), 'attnviz-sweep-'));
+    try {
+      const gen = spawnSync(CLI, ['generate', '--gen', st.gen, '--n', String(st.n), '--d', String(st.d), '--std', String(st.std), '--seed', String(st.seed), '-o', dir]);
+      expect(gen.status, String(gen.stderr)).toBe(0);
+      const run = spawnSync(CLI, ['sweep', '--variant', 'softmax', '--causal', '--knob', 'decay', '--values', values.join(','), '--readout', 'error_fro_rel',
+        '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy')], { encoding: 'utf8' });
+      expect(run.status, run.stderr).toBe(0);
+      const cli = JSON.parse(run.stdout);
+      expect(res.defined).toEqual(cli.defined);
+      expect(res.reasons).toEqual(cli.reasons);
+    } finally { rmSync(dir, { recursive: true, force: true }); }
+    // the exported figure: the panel's label on the axis, and decay = 1 with its reason under the chart
+    const fig = sweepFigure(plan, points, 'softmax (reference), causal');
+    expect(fig.yLabel).toBe('error vs softmax');
+    expect(fig.title).toMatch(/^error vs softmax against decay/);
+    expect(fig.caption).toBe(`softmax (reference), causal · undefined at decay = 1: ${res.reasons[2]}`);
+  });
+  it('a figure whose every point is defined has the caption alone', () => {
+    const plan = { name: 'm', readout: 'rank', seeds: 1, values: [1, 2] };
+    const fig = sweepFigure(plan, [{ mean: 1, min: 1, max: 1, defined: 1, reason: null }, { mean: 2, min: 2, max: 2, defined: 1, reason: null }], 'cap');
+    expect([fig.caption, fig.yLabel]).toEqual(['cap', 'numerical rank']);
+  });
 });

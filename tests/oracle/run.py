@@ -8,7 +8,8 @@ Inputs come from the CLI's own generator (`attnviz generate`) and from .npy file
 last line is 'N passed, M failed'; the exit status is 1 when any case failed.
 Error measure: max |M − M_ref| / max |M_ref| (M_ref in float64 from the float32 inputs).
 With stories260K present, also `attnviz readouts --variant focused --causal` on all 40 text128 heads: a
-finite row_kl_mean equal to numpy's, and no normaliser warning.
+finite row_kl_mean equal to numpy's, and no normaliser warning; and the causal softmax with decay 0.9
+(readouts, sweep, table): a finite row_kl_mean equal to numpy's float64 KL where M underflowed.
 """
 import json
 import os
@@ -40,7 +41,7 @@ def main():
             print(("PASS  " if ok else "FAIL  ") + line, flush=True)
             passed += ok
             failed += not ok
-    for ok, line in focused_stories(cli):
+    for ok, line in [*focused_stories(cli), *decayed_stories(cli)]:
         print(("PASS  " if ok else "FAIL  ") + line, flush=True)
         passed += ok
         failed += not ok
@@ -221,6 +222,71 @@ def focused_stories(cli):
                                        f" (exit {p.returncode}; {p.stderr.strip()[:120]})"))
     results.append((not results, f"{'focused causal row KL, text128 (' + str(L * H) + ' heads)':44s} "
                                  f"[stories260K]  {'every KL finite, no warning' if not results else 'failed'}, |Δ|/(1 + KL) {worst:.2e}"))
+    return results
+
+
+# ---------------------------------------------------------------------------------------------------
+# the decayed softmax on stories260K's text128: its far weights underflow float32, the KL is still finite
+
+
+def log_softmax_rows(L):
+    """ln of the rows of exp(L) normalised (−inf entries are masked), in float64."""
+    top = L.max(axis=1, keepdims=True)
+    return L - (top + np.log(np.exp(L - top).sum(axis=1, keepdims=True)))
+
+
+def decayed_kl(Q, K, gamma):
+    """KL(A ‖ M) of the definition (docs/readouts.md) from the log domain: A the causal softmax, M the causal
+    softmax of scale·q·k + (i − j)·ln γ; mean over rows of Σ_j A_ij (ln A_ij − ln M_ij). Nothing underflows:
+    ln M is never formed from M."""
+    n = Q.shape[0]
+    S = ref.default_scale(Q.shape[1], None) * Q @ K.T
+    i, j = np.indices((n, n))
+    mask = j <= i
+    lnA = np.where(mask, log_softmax_rows(np.where(mask, S, -np.inf)), 0.0)  # masked cells: 0, not −inf
+    lnM = np.where(mask, log_softmax_rows(np.where(mask, S + (i - j) * np.log(gamma), -np.inf)), 0.0)
+    terms = np.where(mask, np.exp(lnA) * (lnA - lnM), 0.0)
+    return terms.sum(axis=1).mean()
+
+
+def decayed_stories(cli):
+    """(ok, line) checks: the causal softmax with decay 0.9 on the text128 heads, where M's far weights fall
+    below float32's range while A is positive (L1H3: 83 cells). `readouts` on L1H3, `sweep` on L1H3 and
+    `table` on all 40 heads give row_kl_mean equal to numpy's float64 KL (readouts printed null for 9 heads,
+    "zero where positive", before it took those cells' logarithms from av_row_kl)."""
+    folder = stories_dir()
+    qf, kf = os.path.join(folder, "text128_q.npy"), os.path.join(folder, "text128_k.npy")
+    if not (os.path.exists(qf) and os.path.exists(kf)):
+        skipped("oracle run.py: the decayed softmax's row KL on text128")
+        return []
+    q, k = np.load(qf).astype(np.float64), np.load(kf).astype(np.float64)
+    L, H, KVH = q.shape[0], q.shape[1], k.shape[1]
+    gamma, tol = 0.9, 1e-5  # float32 M against float64: 5.6e-7 relative measured on L1H3
+    files = ["--q", qf, "--k", kf]
+    want = {(a, b): decayed_kl(q[a, b], k[a, b * KVH // H], gamma) for a in range(L) for b in range(H)}
+    close = lambda got, w: got is not None and np.isfinite(w) and abs(got - w) <= tol * w  # noqa: E731
+    results = []
+
+    p = subprocess.run([cli, "readouts", "--variant", "softmax", "--causal", "--decay", str(gamma),
+                        "--layer", "1", "--head", "3", *files], capture_output=True, text=True)
+    got = json.loads(p.stdout).get("row_kl_mean") if p.returncode == 0 else None
+    results.append((close(got, want[1, 3]), f"{'softmax causal decay 0.9 L1H3 row KL':44s} [stories260K]  "
+                                            f"readouts {got}, numpy {want[1, 3]:.10g}"))
+    p = subprocess.run([cli, "sweep", "--variant", "softmax", "--causal", "--knob", "decay", "--values", str(gamma),
+                        "--readout", "row_kl_mean", "--layer", "1", "--head", "3", *files], capture_output=True, text=True)
+    swept = json.loads(p.stdout)["mean"][0] if p.returncode == 0 else None
+    results.append((swept is not None and swept == got, f"{'  sweep --knob decay, the same L1H3':44s} "
+                                                        f"[stories260K]  sweep {swept}, readouts {got}"))
+    p = subprocess.run([cli, "table", "--variants", "softmax", "--causal", "--decay", str(gamma),
+                        "--readouts", "row_kl_mean", *files], capture_output=True, text=True)
+    rows = [r.split(",") for r in p.stdout.splitlines()[1:]] if p.returncode == 0 else []
+    table = {(int(r[0]), int(r[1])): float(r[5]) if r[5] else None for r in rows}
+    bad = [f"L{a}H{b} {table.get((a, b))} vs {want[a, b]:.6g}" for a in range(L) for b in range(H)
+           if not close(table.get((a, b)), want[a, b])]
+    worst = max((abs(table[h] - want[h]) / want[h] for h in want if close(table.get(h), want[h])), default=0.0)
+    results.append((not bad and table.get((1, 3)) == got,
+                    f"{'  table, all ' + str(L * H) + ' heads':44s} [stories260K]  "
+                    + (f"every KL finite, worst rel {worst:.2e}" if not bad else "; ".join(bad[:4]) + f" ({len(bad)} off)")))
     return results
 
 

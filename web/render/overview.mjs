@@ -1,7 +1,6 @@
 // overview.mjs: what the overview of every layer and head (web/ui/overview.mjs) shows, as data: the
 // metrics a cell may be coloured by, the one colour scale all cells share, each cell's value or the reason
 // it has none, and the exports (CSV and SVG). Pure; no DOM.
-import { fmt } from './format.mjs';
 import { colorIndex } from './colormap.mjs';
 import { escapeXml, wrapLines } from '../export.mjs';
 
@@ -15,7 +14,7 @@ export const OVERVIEW_METRICS = [
   { key: 'row_kl_mean', label: 'KL(softmax ‖ variant)', units: 'nats, mean over rows' },
   { key: 'output_error_rel', label: 'output error vs softmax', units: '‖MV − AV‖F / ‖AV‖F, relative (no unit)' },
   { key: 'effective_rank', label: 'effective rank', units: 'exp of the entropy of σᵢ/Σσ (a count)' },
-  { key: 'row_entropy', label: 'row entropy / uniform', units: 'mean row entropy over the uniform rows\' (ln n, or ln(n!)/n causal; 1 = uniform rows)' },
+  { key: 'row_entropy', label: 'row entropy / uniform', units: 'mean row entropy divided by that of uniform rows: ln n, or ln(n!)/n with the causal mask (1 = uniform rows)' },
   { key: 'semiseparable_rank', label: 'semiseparable rank', units: 'rank of M[h:n, 0:h], h = ⌊n/2⌋ (a count)' },
 ];
 export const OVERVIEW_METRIC_KEYS = OVERVIEW_METRICS.map((m) => m.key);
@@ -61,10 +60,16 @@ export function overviewScale(rows) {
   return count ? { lo, hi, count } : { lo: null, hi: null, count: 0 };
 }
 
-/** The value as a cell shows it: counts whole, the rest to 3 significant digits; '—' when null. */
+/**
+ * The value as a cell and the legend show it: counts whole, the rest to 3 significant digits with their
+ * trailing zeros kept (0.9996 is "1.00": a bare "1" would read as exact); '—' when null.
+ */
 export function fmtMetric(v) {
   if (v === null) return '—';
-  return Number.isInteger(v) ? String(v) : fmt(v, 3);
+  if (Number.isInteger(v)) return String(v);
+  const a = Math.abs(v);
+  const s = a >= 1e5 || a < 1e-3 ? v.toExponential(2).replace('e+', 'e') : a >= 999.5 ? v.toFixed(0) : v.toPrecision(3);
+  return s.replace(/^-/, '−');
 }
 
 /** A cell's colour on the shared scale: [r, g, b] from the table, or null when it has no value. */

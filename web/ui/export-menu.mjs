@@ -10,6 +10,7 @@ import {
 } from '../export.mjs';
 import { thinTicks, axisText } from '../tokens.mjs';
 import { SERIES } from '../render/charts.mjs';
+import { sweepFigure } from '../sweep.mjs';
 import { paint } from '../render/heatmap.mjs';
 import { fmt, fmtSigned } from '../render/format.mjs';
 
@@ -87,6 +88,7 @@ export async function svgToPng(svg, scale = 2) {
  * Build the menu into `menu` (a <details> with a <summary>). `ctx` gives what the page shows:
  *   snapshot()        a promise of the settled {state, readouts, tokens} (waits for the view)
  *   request()         the page's request (main.mjs requestOf); label() the variant's label
+ *   referenceCaption() the caption of softmax A (reference-text.mjs)
  *   inputsLabel()     what loaded inputs are ("layer 1, head 3 of a 5-layer llama2.c model …"), or null
  *   heatmap(id)       {values, rows, cols, n, b, mode, r0, r1, c0, c1, zoomed, lo, hi, clipped, table, diverging} for
  *                     'M', 'A' or 'D' as shown (the whole matrix by blocks, or the zoom's window), or null
@@ -220,7 +222,7 @@ export function mountExport(menu, ctx) {
         { value: mid, text: div ? '0' : fmt(mid) },
         { value: h.lo, text: `${h.clipped && div ? '≤ ' : ''}${fmt(h.lo)}` },
       ];
-      const title = { M: `${ctx.label()}: attention matrix M`, A: 'softmax A (same Q, K, scale, mask)', D: `difference M − A (${ctx.label()})` }[what];
+      const title = { M: `${ctx.label()}: attention matrix M`, A: ctx.referenceCaption?.() ?? 'softmax A (same Q, K, scale, mask)', D: `difference M − A (${ctx.label()})` }[what];
       const window = h.zoomed ? ` · rows ${h.r0}–${h.r1}, cols ${h.c0}–${h.c1} of n = ${h.n}` : '';
       const blocks = h.b > 1 ? `${window || ` · n = ${h.n}`} shown as ${h.rows}×${h.cols} block ${h.mode}s` : window && `${window} at full resolution`;
       // the axes' token labels, thinned as on the page (9-px labels over the figure's 384 units); token
@@ -256,15 +258,7 @@ export function mountExport(menu, ctx) {
     if (what === 'sweep') {
       const s = ctx.sweep();
       if (!s) throw new Error('no sweep is shown');
-      const { plan, points } = s;
-      const col = (k) => plan.values.map((_, i) => points[i]?.[k] ?? null);
-      const logX = plan.values.length > 2 && plan.values[0] > 0 && plan.values.at(-1) / plan.values[0] >= 50;
-      return chartSvg({
-        title: `${plan.readout} against ${plan.name}${plan.seeds > 1 ? ` (mean, min–max over ${plan.seeds} seeds)` : ''}`,
-        caption, xLabel: plan.name, yLabel: plan.readout, logX, logY: false,
-        series: [{ label: `${plan.readout} (mean)`, color: '#0072b2', marker: 'circle', x: plan.values, y: col('mean') }],
-        band: plan.seeds > 1 ? { x: plan.values, lo: col('min'), hi: col('max'), color: '#0072b2' } : undefined,
-      });
+      return chartSvg(sweepFigure(s.plan, s.points, caption));
     }
     throw new Error(`unknown figure ${what}`);
   }

@@ -3,15 +3,10 @@
 // with a min–max band over the seeds and the current value marked. The panel only shows and asks:
 // main.mjs runs the sweep in a worker and hands the points to update().
 import { loadUPlot, uPlotReady } from '../render/charts.mjs';
-import { sweepableEntries, seeded, SWEEP_READOUTS, MAX_SEEDS } from '../sweep.mjs';
+import { sweepableEntries, seeded, SWEEP_READOUTS, SWEEP_LABELS, MAX_SEEDS, undefinedNote } from '../sweep.mjs';
 import { fmt } from '../render/format.mjs';
 
-const LABELS = {
-  error_fro_rel: 'error vs softmax', output_error_rel: 'output error', row_kl_mean: 'KL(softmax ‖ variant)',
-  row_entropy_mean: 'row entropy', keys_for_90: 'keys for 90% of a row', sparsity_tau: 'weights below τ/n',
-  row_sum_dev_max: 'largest |row sum − 1|', rank: 'numerical rank', 'rank_rel_1e-3': 'rank above 10⁻³·σ₁',
-  rank_energy_99: 'rank for 99% energy', effective_rank: 'effective rank', stable_rank: 'stable rank',
-};
+const LABELS = SWEEP_LABELS;
 const COLOR = '#0072b2';
 
 function el(tag, attrs = {}, text = '') {
@@ -113,13 +108,12 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
       const wantLog = plan.values.length > 2 && plan.values[0] > 0 && plan.values.at(-1) / plan.values[0] >= 50;
       if (!chart || wantLog !== logX) { logX = wantLog; makeChart(); }
       marker = current;
-      const done = points.filter(Boolean);
       const col = (k) => plan.values.map((_, i) => points[i]?.[k] ?? null);
       chart.setData([plan.values.slice(), col('mean'), col('min'), col('max')]);
-      const undefinedAt = done.filter((p) => p.mean === null);
+      const undefinedAt = undefinedNote(plan, points, fmt); // as the exported figure says it (sweep.mjs)
       note.textContent = `${LABELS[plan.readout] ?? plan.readout} against ${plan.name}` +
         `${plan.seeds > 1 ? `, mean and min–max over ${plan.seeds} seeds` : ''}: ${status}` +
-        (undefinedAt.length ? ` · undefined at ${plan.name} = ${undefinedAt.map((p) => fmt(p.value)).join(', ')}: ${undefinedAt[0].reason ?? ''}` : '');
+        (undefinedAt ? ` · ${undefinedAt}` : '');
     },
     resize() { if (chart) makeChart(); },
   };

@@ -64,6 +64,8 @@ export function mountZoom(box, ctx) {
     /** The inputs show the state's zoom (or the whole matrix of n tokens); reset only with a zoom. */
     sync(value, n) {
       const z = clampZoom(value, n) ?? { r0: 0, r1: n - 1, c0: 0, c1: n - 1 };
+      const digits = String(Math.max(0, n - 1)).length; // the inputs fit n − 1 (style.css)
+      if (box.style.getPropertyValue('--zoom-digits') !== String(digits)) box.style.setProperty('--zoom-digits', String(digits));
       for (const [i, v] of [[r0, z.r0], [r1, z.r1], [c0, z.c0], [c1, z.c1]]) {
         i.max = String(n - 1);
         if (document.activeElement !== i && i.value !== String(v)) i.value = String(v);
