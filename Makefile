@@ -25,7 +25,7 @@ CLI_SRC  := $(wildcard src/cli/*.c)
 TEST_SRC := $(wildcard tests/c/*.c)
 N        := build/native
 
-.PHONY: fuzz all help deps native cli test test-c test-c-san test-oracle test-js test-e2e wasm web single run serve bench clean compare-builds
+.PHONY: fuzz all help deps native cli test test-c check-cycles test-c-san test-oracle test-js test-e2e wasm web single run serve bench clean compare-builds
 
 # plain `make` only builds: on a machine without the tools it says what to run instead of failing in gcc
 all:
@@ -44,6 +44,7 @@ help:
 	@echo '  wasm web single   build/wasm/ (the modules), build/web/ (the static site), build/single/ (one file)'
 	@echo '  serve        serve build/web as it is (PORT=)'
 	@echo '  test-c test-c-san test-fuzz test-oracle test-js test-e2e   one layer of make test'
+	@echo '  check-cycles no file of src/ calls into a file that calls back into it (part of test-c)'
 	@echo '  fuzz         the three libFuzzer targets for FUZZ_SECONDS (default 20; 600 for a long run)'
 	@echo '  compare-builds BASE=REV [HEAD=REV]   build the CLI at both revisions (HEAD: the working tree)'
 	@echo '               and compare its outputs byte for byte over every variant (docs/README.md)'
@@ -69,18 +70,25 @@ $(N)/check_attnviz_san: $(TEST_SRC) $(LIB_SRC) $(LIB_HDR) $(wildcard tests/c/*.h
 # the CLI under ASan and UBSan: tests/js/cli-files.test.mjs runs it out of memory when it is built
 $(N)/attnviz_san: $(CLI_SRC) src/cli/cli.h $(LIB_SRC) $(LIB_HDR) | $(N)
 	$(CC) $(SANFLAGS) $(CLI_SRC) $(LIB_SRC) -lm -o $@
-$(N) $(N)/obj:
+$(N) $(N)/obj $(N)/obj/cli:
 	mkdir -p $@
+# the CLI's files as objects too, only for check-cycles (the CLI itself is built from its sources above)
+$(N)/obj/cli/%.o: src/cli/%.c src/cli/cli.h $(LIB_HDR) | $(N)/obj/cli
+	$(CC) $(CFLAGS) -c $< -o $@
 
 # --- tests ------------------------------------------------------------------------------------------
 test: deps
 	$(MAKE) test-c test-c-san test-fuzz test-oracle wasm web test-js test-e2e
 
-test-c: $(N)/check_attnviz $(N)/attnviz
+test-c: $(N)/check_attnviz $(N)/attnviz check-cycles
 	$(N)/check_attnviz
 test-c-san: $(N)/check_attnviz_san $(N)/attnviz_san
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  $(N)/check_attnviz_san
+# no file of src/ calls into a file that calls back into it, directly or through others (docs/architecture.md)
+check-cycles: $(patsubst src/%.c,$(N)/obj/%.o,$(LIB_SRC) $(CLI_SRC))
+	bash tests/cycles/test_check_cycles.sh
+	/usr/bin/python3 scripts/check_cycles.py $^
 # independent numpy implementations of docs/variant-formulas.md against the CLI (Debian's python3-numpy)
 test-oracle: $(N)/attnviz
 	/usr/bin/python3 tests/oracle/run.py $(N)/attnviz

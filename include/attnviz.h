@@ -652,7 +652,7 @@ int av_entropy_hist(int *counts, int bins, const double *h, int n);
 /* Cost counts: multiply-adds and bytes of the quadratic and the linear path at these sizes
  * (out[0] quad madds, out[1] quad bytes, out[2] linear madds, out[3] linear bytes; linear −1 if none). */
 int av_cost(double *out, const av_params *prm, int n, int d, int dv);
-/* The same for each of the four output paths (the formulas: src/attention.c, docs/recurrent.md):
+/* The same for each of the four output paths (the formulas: src/cost.c, docs/recurrent.md):
  * out[0] madds, out[1] bytes of the path's intermediate (or state, or cache); both −1 where the path does
  * not exist for these knobs. */
 enum av_path { AV_PATH_QUADRATIC = 0, AV_PATH_LINEAR = 1, AV_PATH_RECURRENT = 2, AV_PATH_CHUNKWISE = 3 };

@@ -37,7 +37,7 @@ size_t avi_features_work(const av_params *prm, int n, int d) {
     return v->features_work ? v->features_work(prm, n, d) : 0;
 }
 
-/* Multiply-adds of the feature map on Q and K together (see attention.c's cost model). */
+/* Multiply-adds of the feature map on Q and K together (see cost.c's model). */
 double avi_cost_elementwise(const av_params *p, double n, double d, double r) { (void)p; (void)r; return 2 * n * d; }
 double avi_cost_hedgehog(const av_params *p, double n, double d, double r) { (void)p; return 2 * n * d * (r / 2) + 2 * n * r; }
 

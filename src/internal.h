@@ -1,7 +1,8 @@
 /* internal.h: private interfaces between the library's source files. Not installed, not exported.
  *
- * attention.c owns the public attention API (av_matrix, av_attend, av_features, av_linear,
- * av_recurrent_step, av_factors, ...) and dispatches to the per-variant code declared here.
+ * attention.c (av_matrix, av_attend, av_scores) and linear.c (av_linear, av_recurrent_step, av_recurrent,
+ * av_chunkwise, av_factors) own the public attention API and dispatch to the per-variant code declared
+ * here; which file may call which: docs/architecture.md.
  * Every avi_* function receives *resolved* knobs (av_params_resolve has run: no zero defaults left,
  * ranges checked) and a workspace of at least the bytes its _work twin reports.
  */
@@ -12,7 +13,7 @@
 
 #include "attnviz.h"
 
-/* --- util.c ------------------------------------------------------------------------------------ */
+/* --- status.c, util.c ---------------------------------------------------------------------------- */
 
 /* 1 if all count entries are finite. */
 int avi_all_finite(const float *x, size_t count);
@@ -86,7 +87,7 @@ void avi_draw_seal(void *block, const avi_draw_key *key);
 
 /* Segment t of m over n tokens (lowrank.c): the first (⌊n/m⌋+1)·m − n segments hold ⌊n/m⌋ tokens, the rest one more. */
 void avi_segment(int *start, int *len, int t, int n, int m);
-/* focused + DWC's kernel w[k] (attention.c): N(0, 1/k), t = 0..k−1, stream avi_stream(AVI_STREAM_DWC, seed). */
+/* focused + DWC's kernel w[k] (random.c): N(0, 1/k), t = 0..k−1, stream avi_stream(AVI_STREAM_DWC, seed). */
 void avi_dwc_weights(double *w, const av_params *p);
 
 /* --- variants.c: the registry ------------------------------------------------------------------ */
@@ -113,7 +114,7 @@ int avi_variant_reads(int variant, int knob);
 /* A knob's value in av_params, and a store of one (ints truncate; the caller has rounded). */
 double avi_knob_get(const av_params *prm, int knob);
 void avi_knob_put(av_params *prm, int knob, double value);
-/* The C name of a status code ("AV_ERR_SIZE"), or NULL for a number that is not one (util.c). */
+/* The C name of a status code ("AV_ERR_SIZE"), or NULL for a number that is not one (status.c). */
 const char *avi_status_name(int status);
 /* 1 when a knob the variant reads adds a term that is not part of a feature product and removes the causal
  * form and the factors (AV_KF_NO_CAUSAL and nonzero: focused + DWC). Resolved knobs. */
@@ -201,12 +202,14 @@ int avi_phi_delta(float *PhiQ, float *PhiK, const float *Q, const float *K, int 
 double avi_cost_retention(const av_params *p, double n, double d, double r);
 double avi_cost_delta(const av_params *p, double n, double d, double r);
 
-/* --- attention.c: shared by recurrent.c ------------------------------------------------------------ */
+/* --- rows.c: the row rules every path shares ---------------------------------------------------- */
 
 /* Errors win; among events the one that says most about the outputs. */
 int avi_merge(int a, int b);
 /* The factor a row is multiplied by, given its sum, by the registry's normaliser rule; *zero |= (sum ≤ 0). */
 double avi_norm_factor(const av_params *prm, int n, double sum, int *zero);
+
+/* --- linear.c: shared by mechanisms.c -------------------------------------------------------------- */
 /* The readout half of av_recurrent_step: o = Sᵀφ_q, normalised by the variant's rule (resolved knobs);
  * AV_WARN_ZERO_ROW when the normaliser is ≤ 0, AV_WARN_PRODUCT_OVERFLOW when o holds Inf or NaN
  * (mechanisms.c reads a state it wrote with the step). */

@@ -45,7 +45,7 @@ static int lr_rank(const av_params *prm) { return prm->variant == AV_LINFORMER ?
 
 long avi_lowrank_rank(const av_params *prm) { return lr_rank(prm); }
 
-/* Cost counts (attention.c's cost model): linformer (s) quadratic 2·s·n·d + s·n² + n²·dv, linear
+/* Cost counts (cost.c's model): linformer (s) quadratic 2·s·n·d + s·n² + n²·dv, linear
  * 2·s·n·d + 2·s·n·dv, bytes 4·(n·s + s·d + s·dv); nystrom (m landmarks, t iterations) core
  * 2·n·m·d + m²·d + 4·t·m³, quadratic core + n·m² + m·n² + n²·dv, linear core + 2·n·m·dv + m²·dv,
  * bytes 4·(2·n·m + m² + m·dv). */

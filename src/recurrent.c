@@ -12,7 +12,7 @@
  * and the delta rule's n×n matrix M = (tril(QKᵀ) ⊙ Γ)·(I + stril(β·KKᵀ ⊙ Γ))⁻¹·β by back substitution,
  * row by row. (Retention's and the decayed variants' matrices are attention.c's strips with a decay factor.)
  *
- * Every function here receives resolved knobs (av_params_resolve has run) and checked inputs; attention.c
+ * Every function here receives resolved knobs (av_params_resolve has run) and checked inputs; linear.c
  * owns the public entry points, the statuses and the workspace checks. Sums run in float64.
  */
 #include <float.h>
@@ -128,7 +128,7 @@ static void rlayout(rbufs *b, avi_arena *a, const av_params *p, int n, int d, in
     }
     long r = avi_feature_dim(p, d);
     int dvx = dv + normalised(p);
-    b->inner = avi_take(a, avi_features_work(p, n, d)); /* first, as in attention.c: a cached ω stays put */
+    b->inner = avi_take(a, avi_features_work(p, n, d)); /* first, as in engine.h: a cached ω stays put */
     b->PhiQ = avi_take(a, 4u * (uint64_t)n * r);
     b->PhiK = avi_take(a, 4u * (uint64_t)n * r);
     if (normalised(p)) b->Vx = avi_take(a, 4u * (uint64_t)n * dvx);

@@ -1,5 +1,5 @@
 /* simd.h: the library's private SIMD kernels (the file that includes wasm_simd128.h; attention.c, which
- * includes this header, also has a few intrinsics of its own, under __wasm_simd128__).
+ * includes this header through engine.h, also has a few intrinsics of its own, under __wasm_simd128__).
  *
  * Every kernel has two bodies selected at compile time: f32x4 intrinsics under __wasm_simd128__, and a
  * plain-C twin written so that gcc -O3 (-march=native) vectorises it (fixed-width lane arrays, no
@@ -667,7 +667,7 @@ AVS_NO_LOOP_VEC static inline void avs_kernel_f64_dtd_acc(double *C, size_t ldc,
 #endif
 }
 
-/* One token of the causal linear scan (attention.c), fused over an 8-column block of the float64 state S (r rows,
+/* One token of the causal linear scan (linear.c), fused over an 8-column block of the float64 state S (r rows,
  * stride lds): for f = 0, 1, …, r − 1 in order, s_f ← γ·s_f + a_f·v (γ·s_f alone where a_f = 0), then
  * acc += q_f·s_f (skipped where q_f = 0); acc[0..8) starts from +0. Each entry gets the operations of the two-pass
  * form (S ← γS, then S += φ_k vᵀ, then the readout Sᵀφ_q) in the same order, so the same bits, in one pass over S

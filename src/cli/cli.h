@@ -19,13 +19,17 @@ typedef struct avcli_inputs {
     const char *where;      /* names the head in warnings ("layer 1 head 3"), or NULL */
 } avcli_inputs;
 
-/* Parse the shared flags (see `attnviz --help`), load the .npy files (selecting --layer/--head for
+/* Parse the shared flags (see `attnviz --help`; inputs.c), load the .npy files (selecting --layer/--head for
  * 4-D model tensors). On failure prints one line to stderr and returns 2; 0 on success. */
 int avcli_parse_inputs(avcli_inputs *in, int argc, char **argv);
 void avcli_free(avcli_inputs *in);
 /* Knob flags only (--variant, knobs, -o) for commands without input files, checked at in->n, in->d with the
  * causal mask on; --causal is refused. 0, or one line on stderr and the exit status. */
 int avcli_parse_knobs(avcli_inputs *in, int argc, char **argv);
+
+/* `attnviz matrix` (matrix_cmd.c) and `attnviz generate` (generate_cmd.c): argv after the command. Exit status. */
+int avcli_cmd_matrix(int argc, char **argv);
+int avcli_cmd_generate(int argc, char **argv);
 
 /* `attnviz recall` and `attnviz distill` (mech_cmd.c): argv after the command. Exit status. */
 int avcli_cmd_recall(int argc, char **argv);
@@ -70,9 +74,11 @@ int avcli_cmd_sweep(const avcli_inputs *in, const avcli_sweep *sw, FILE *out);
 int avcli_cmd_sweep_main(int argc, char **argv);
 
 /* Shared by the commands in attnviz.c and sweep_cmd.c: a knob's number from text by the flags' rules (an
- * integer ≥ the row's lower bound, a real ≥ 0, a typed 0 refused where 0 means the default); 1 on success.
- * avcli_emit_json runs a JSON-printing command into stdout, or -o through a temporary. */
+ * integer ≥ the row's lower bound, a real ≥ 0, a typed 0 refused where 0 means the default); 1 on success
+ * (inputs.c). avcli_range_text: a knob's range in words, for messages and help (inputs.c).
+ * avcli_emit_json runs a JSON-printing command into stdout, or -o through a temporary (output.c). */
 int avcli_knob_number(const av_knob_desc *kd, const char *text, double *v);
+void avcli_range_text(char *out, size_t cap, const av_knob_desc *kd);
 int avcli_emit_json(const avcli_inputs *in, int (*cmd)(const avcli_inputs *, const void *, FILE *), const void *ctx);
 
 /* `attnviz capture` and `attnviz generate-text` (model_cmd.c): argv after the command. Exit status. */
@@ -150,7 +156,7 @@ int avcli_read_file(const char *flag, const char *path, unsigned char **buf, siz
 int avcli_npy_shape(av_npy_info *info, const char *flag, const char *path);
 
 /* Numbers from flags: the whole of `s` (no leading blanks), a finite double, or an integer in [lo, hi]
- * (attnviz.c). 1 on success. */
+ * (inputs.c). 1 on success. */
 int avcli_parse_double(const char *s, double *out);
 int avcli_parse_long(const char *s, long long lo, long long hi, long long *out);
 

@@ -447,3 +447,19 @@ int avcli_npy_shape(av_npy_info *info, const char *flag, const char *path) {
     free(buf);
     return code;
 }
+
+int avcli_emit_json(const avcli_inputs *in, int (*cmd)(const avcli_inputs *, const void *, FILE *), const void *ctx) {
+    avcli_out o;
+    int st;
+    if (!in->out) {
+        st = cmd(in, ctx, stdout); /* main checks that stdout was written */
+    } else if (avcli_out_open(&o, in->out) != 0) {
+        st = avcli_out_fail("-o", in->out, errno);
+    } else if ((st = cmd(in, ctx, o.f)) != 0) {
+        avcli_out_discard(&o); /* the old file, if any, stays as it was */
+    } else if (avcli_out_close(&o) != 0 || avcli_out_commit(&o) != 0) {
+        st = avcli_out_fail("-o", in->out, errno);
+        avcli_out_discard(&o);
+    }
+    return st;
+}

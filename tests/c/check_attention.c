@@ -1,4 +1,4 @@
-/* check_attention.c: the attention API (attention.c, simd.h) against plain double-precision references
+/* check_attention.c: the attention API (attention.c, linear.c, simd.h) against plain double-precision references
  * written from docs/variant-formulas.md (not from the library's internals).
  *
  * Sizes are not multiples of 4 or 8 (n = 1, 7, 37, 130; d = 3, 13, 64) so every SIMD tail runs.

@@ -570,7 +570,7 @@ START_TEST(test_lowrank_status) {
 END_TEST
 
 // ----------------------------------------------------------------------------------------------------
-// through the public API (attention.c dispatches here)
+// through the public API (attention.c and linear.c dispatch here)
 
 START_TEST(test_api_lowrank) {
     const int ns[] = {13, 37, 100}, ds[] = {3, 7, 16}, rs[] = {4, 5, 13}, dv = 5;

@@ -329,7 +329,7 @@ static void call_fresh(int call, float *out, float *out2, const float *Q, const 
     work_check_free(w, wb);
 }
 
-/* The cache is the workspace's first block on every path (attention.c, recurrent.c, lowrank.c). */
+/* The cache is the workspace's first block on every path (engine.h for attention.c and linear.c, recurrent.c, lowrank.c). */
 static void *first_block(void *work) {
     avi_arena a = avi_arena_over(work);
     return avi_take(&a, 1);
@@ -718,7 +718,7 @@ START_TEST(test_explimit_bounds) {
 END_TEST
 
 // ----------------------------------------------------------------------------------------------------
-// through the public API (attention.c dispatches here)
+// through the public API (attention.c and linear.c dispatch here)
 
 /* av_matrix, av_linear and av_factors of one variant on the same Q, K, V: the linear path equals M·V, the
  * factors give L·Rᵀ = M; returns the largest |row sum − 1| of M. */

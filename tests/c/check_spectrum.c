@@ -774,7 +774,7 @@ START_TEST(test_lowrank_status_codes) {
 }
 END_TEST
 
-/* Through the real factors (attention.c's av_factors) of kernel and low-rank variants: the factor
+/* Through the real factors (linear.c's av_factors) of kernel and low-rank variants: the factor
  * spectrum equals the accurate full spectrum of av_matrix's M, with exact zeros past r. */
 START_TEST(test_lowrank_through_av_factors) {
     const int n = 45, d = 6;

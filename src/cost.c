@@ -1,0 +1,140 @@
+/* cost.c: what a variant's paths are predicted to cost, from its knobs and sizes alone (no data): the
+ * multiply-adds and intermediate bytes of each path (av_cost_path, av_cost), and the semiseparable rank's
+ * structural ceiling (av_semiseparable_ceiling). docs/readouts.md states both; tests check them against
+ * the paths themselves.
+ */
+#include "classes.h"
+#include "internal.h"
+
+// ----------------------------------------------------------------------------------------------------
+// cost model
+//
+// Multiply-adds (one per multiply; exp, max, compare count as one) and bytes of the path's n-dependent
+// intermediate (float32 = 4 bytes). F is the feature map's cost on Q and K together:
+//   F = 2·n·d (elu, relu, exp, efficient, focused, cosformer), 2·n·d·c + 2·n·r (hedgehog, W d×c, r = 2c),
+//       2·n·m·d (performer), 2·n·r (taylor, explimit: one multiply per tensor feature), n·d (retention:
+//       the scale), 4·n·d (deltanet: norms and scales).
+// quadratic:
+//   softmax, taylor, explimit (closed form)  n²·d + n²·dv                     bytes 4·n²
+//   kernel variants, retention               F + n²·r + n²·dv                  bytes 4·n²
+//   deltanet                                 F + n²·d + n²·d/2 + n³/6 + n²·dv  bytes 8·n² (M and L)
+//   linformer (s)                            2·s·n·d + s·n² + n²·dv            bytes 4·n²
+//   nystrom (m landmarks, t iterations)      2·n·m·d + m²·d + 4·t·m³ + n·m² + m·n² + n²·dv    bytes 4·n²
+// linear (−1 when there is none):
+//   kernel variants                          F + 2·n·r·dv (state update + readout)   bytes 4·(r·dv + r)
+//   retention, deltanet                      their chunkwise form
+//   linformer                                2·s·n·d + 2·s·n·dv                bytes 4·(n·s + s·d + s·dv)
+//   nystrom                                  2·n·m·d + m²·d + 4·t·m³ + 2·n·m·dv + m²·dv   bytes 4·(2·n·m + m² + m·dv)
+// recurrent (causal only; γ < 1 adds the state's rescaling, n·r·dv):
+//   kernel variants                          F + 2·n·r·dv                      bytes 4·(r·dv + r)
+//   retention                                F + 2·n·d·dv                      bytes 4·d·dv
+//   deltanet                                 F + 3·n·d·dv                      bytes 4·d·dv
+//   softmax (a cache of w keys: w = W with a window, else the mean n/2)   n·w·(d + dv)   bytes 4·W·(d + dv)
+//                                            (the whole cache, 4·n·(d + dv), without a window)
+// chunkwise (C the chunk size; the mask inside a chunk not modelled):
+//   kernel variants, retention               F + n·C·(r + dv) + 2·n·r·dv       bytes 4·(r·dv + C²)
+//   deltanet                                 the same + n·(C²/6 + 2·C·d + C·dv + d·dv)   bytes 4·(d·dv + 2·C² + C·d)
+//   softmax (key chunks reached: all, or the W + C before a query chunk)  n·k·(d + dv), k = n or min(n, W + C)
+//                                            bytes 4·(C² + C·dv)
+// focused + DWC adds n·k·dv to the quadratic and linear paths. The causal mask is not modelled (same counts).
+
+static int path_cost(double *out, int path, const av_params *p, int n, int d, int dv) {
+    double N = n, D = d, DV = dv, nn = N * N;
+    out[0] = out[1] = -1;
+    long rl = is_exact(p) || is_lowrank(p) ? 0 : avi_feature_dim(p, d);
+    double r = (double)rl, F = rl ? avi_variant_of(p->variant)->feature_cost(p, N, D, r) : 0;
+    double C = p->chunk < 1 ? 1 : p->chunk > n ? N : p->chunk, rescale = p->causal && p->decay < 1 ? N * r * DV : 0;
+    int seq_ok = p->causal && !avi_extra_term(p) && rl <= AV_MAX_FEATURE_DIM;
+    switch (path) {
+    case AV_PATH_QUADRATIC:
+        out[0] = nn * D + nn * DV;
+        out[1] = 4 * nn;
+        if (is_lowrank(p)) {
+            double lr[4];
+            avi_lowrank_cost(lr, p, n, d, dv);
+            out[0] = lr[0];
+        } else if (is_delta(p)) {
+            out[0] = F + nn * D * 1.5 + nn * N / 6 + nn * DV;
+            out[1] = 8 * nn;
+        } else if (!is_exact(p) && !is_poly(p)) {
+            out[0] = F + nn * r + nn * DV;
+        }
+        if (has_dwc(p)) out[0] += N * p->dwc_kernel * DV;
+        return AV_OK;
+    case AV_PATH_LINEAR:
+        if (is_state(p)) return path_cost(out, AV_PATH_CHUNKWISE, p, n, d, dv);
+        if (is_lowrank(p)) {
+            double lr[4];
+            avi_lowrank_cost(lr, p, n, d, dv);
+            out[0] = lr[2];
+            out[1] = lr[3];
+        } else if (!is_exact(p) && rl <= AV_MAX_FEATURE_DIM) {
+            out[0] = F + 2 * N * r * DV + N * p->dwc_kernel * DV * has_dwc(p) + rescale;
+            out[1] = 4 * (r * DV + r);
+        }
+        return AV_OK;
+    case AV_PATH_RECURRENT:
+        if (!seq_ok) return AV_OK;
+        if (is_exact(p)) {
+            double w = p->window > 0 ? (p->window < n ? p->window : N) : N / 2, cache = p->window > 0 ? w : N;
+            out[0] = N * w * (D + DV);
+            out[1] = 4 * cache * (D + DV);
+        } else if (has_flag(p, AV_VF_RECURRENT)) {
+            out[0] = F + (is_delta(p) ? 3 : 2) * N * r * DV + rescale;
+            out[1] = 4 * (r * DV + (is_state(p) ? 0 : r));
+        }
+        return AV_OK;
+    case AV_PATH_CHUNKWISE:
+        if (!seq_ok || !has_flag(p, AV_VF_CHUNKWISE)) return AV_OK;
+        if (is_exact(p)) {
+            double k = p->window > 0 && p->window + C < N ? p->window + C : N;
+            out[0] = N * k * (D + DV);
+            out[1] = 4 * (C * C + C * DV);
+            return AV_OK;
+        }
+        out[0] = F + N * C * (r + DV) + 2 * N * r * DV;
+        out[1] = 4 * (r * DV + C * C);
+        if (is_delta(p)) {
+            out[0] += N * (C * C / 6 + 2 * C * D + C * DV + D * DV);
+            out[1] = 4 * (D * DV + 2 * C * C + C * D);
+        }
+        return AV_OK;
+    default: return AV_ERR_VARIANT;
+    }
+}
+
+int av_cost_path(double *out, int path, const av_params *prm, int n, int d, int dv) {
+    if (!out || !prm) return AV_ERR_NULL;
+    av_params p;
+    int st = av_params_resolve(&p, prm, n, d);
+    if (st != AV_OK) return st;
+    if (dv < 1 || dv > AV_MAX_D) return AV_ERR_SIZE;
+    return path_cost(out, path, &p, n, d, dv);
+}
+
+int av_cost(double *out, const av_params *prm, int n, int d, int dv) {
+    if (!out || !prm) return AV_ERR_NULL;
+    int st = av_cost_path(out, AV_PATH_QUADRATIC, prm, n, d, dv);
+    if (st != AV_OK) return st;
+    return av_cost_path(out + 2, AV_PATH_LINEAR, prm, n, d, dv);
+}
+
+// ----------------------------------------------------------------------------------------------------
+// the semiseparable rank's structural ceiling (docs/readouts.md)
+
+int av_semiseparable_ceiling(long *ceiling, const av_params *prm, int n, int d) {
+    if (!ceiling || !prm) return AV_ERR_NULL;
+    av_params p;
+    int st = av_params_resolve(&p, prm, n, d);
+    if (st != AV_OK) return st;
+    long h = n / 2, c = h;
+    if (is_exact(&p)) c = p.window > 0 ? p.window - 1 : h;
+    else if (is_lowrank(&p)) c = avi_lowrank_rank(&p);
+    else if (is_delta(&p)) c = p.beta == 1 ? d - 1 : d;
+    else {
+        c = avi_feature_dim(&p, d);
+        if (has_dwc(&p)) c += (p.dwc_kernel - 1) / 2;
+    }
+    *ceiling = c < h ? c : h;
+    return AV_OK;
+}
