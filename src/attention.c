@@ -37,13 +37,22 @@ static int has_flag(const av_params *p, unsigned f) { return (desc(p)->flags & f
 /* The depthwise convolution on V: a variant that reads the dwc_kernel knob, with a kernel (focused). */
 static int has_dwc(const av_params *p) { return p->dwc_kernel > 0 && avi_variant_reads(p->variant, AV_KNOB_DWC_KERNEL); }
 
+/* The variants whose every product φ(q)·φ(k) is positive by definition: a row sum of 0 means that all of
+ * its float32 products underflowed (AV_WARN_UNDERFLOW_ROW), not that the normaliser is truly ≤ 0. */
+static int positive_kernel(const av_params *p) {
+    switch (p->variant) {
+    case AV_ELU: case AV_EXP: case AV_EFFICIENT: case AV_FOCUSED: case AV_PERFORMER: case AV_HEDGEHOG: return 1;
+    default: return 0;
+    }
+}
+
 /* The factor a row is multiplied by, given its sum, by the registry's normaliser rule (see the file
- * comment); *zero |= (sum ≤ 0). */
+ * comment); *zero |= 1 for a sum ≤ 0, or 2 for a sum of 0 from products that are positive by definition. */
 static double norm_factor(const av_params *p, int n, double sum, int *zero) {
     const av_variant_desc *v = desc(p);
     double den;
     if (v->norm == AV_NORM_NONE) return 1.0;
-    if (sum <= 0) *zero = 1;
+    if (sum <= 0) *zero |= sum == 0 && positive_kernel(p) ? 2 : 1;
     switch (v->norm) {
     case AV_NORM_ADD: den = sum + v->eps; break;
     case AV_NORM_ADD_N: den = sum + n * v->eps; break;
@@ -60,7 +69,7 @@ static int event_rank(int st) {
     case AV_WARN_OVERFLOW: return 4;
     case AV_WARN_PRODUCT_OVERFLOW: return 3;
     case AV_WARN_NO_CONVERGENCE: return 2;
-    case AV_WARN_ZERO_ROW: return 1;
+    case AV_WARN_ZERO_ROW: case AV_WARN_UNDERFLOW_ROW: return 1;
     default: return 0;
     }
 }
@@ -81,7 +90,8 @@ static int check_out(int st, const float *x, size_t count) {
     return st >= 0 && !avs_all_finite(x, count) ? overflowed(st) : st;
 }
 
-static int zero_status(int zero) { return zero ? AV_WARN_ZERO_ROW : AV_OK; }
+/* A truly non-positive row wins over one whose products underflowed (norm_factor's two bits). */
+static int zero_status(int zero) { return zero & 1 ? AV_WARN_ZERO_ROW : zero ? AV_WARN_UNDERFLOW_ROW : AV_OK; }
 
 // ----------------------------------------------------------------------------------------------------
 // workspace sizes (computed in 64 bits; a need beyond SIZE_MAX is AV_ERR_TOO_LARGE, and _work returns 0)

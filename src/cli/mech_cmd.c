@@ -63,7 +63,8 @@ typedef struct recall_run {
 } recall_run;
 
 /* The numerical warnings a status can be, in code order, and a bit for each. */
-static const int WARNINGS[] = {AV_WARN_ZERO_ROW, AV_WARN_OVERFLOW, AV_WARN_NO_CONVERGENCE, AV_WARN_PRODUCT_OVERFLOW};
+static const int WARNINGS[] = {AV_WARN_ZERO_ROW, AV_WARN_OVERFLOW, AV_WARN_NO_CONVERGENCE, AV_WARN_PRODUCT_OVERFLOW,
+                                AV_WARN_UNDERFLOW_ROW};
 enum { NWARN = sizeof WARNINGS / sizeof *WARNINGS };
 
 /* Draw the pairs S times, recall every key, print the per-seed mean errors and their mean, min, max and

@@ -209,17 +209,17 @@ describe('readouts --all-heads: layer and head in every object, --summary, a war
     const all = JSON.parse(r.stdout);
     const warned = [];
     for (let l = 0; l < L; l++) for (let h = 0; h < H; h++)
-      if (all.readouts[l][h].status.some((s) => /normaliser is zero/.test(s))) warned.push(`layer ${l} head ${h}`);
+      if (all.readouts[l][h].status.some((s) => /products sum to zero or less/.test(s))) warned.push(`layer ${l} head ${h}`);
     expect(warned).toEqual(['layer 1 head 1']); // the head whose queries are all negative
     // one line for the sentence, naming every step the object's status gives it
-    const status = all.readouts[1][1].status.filter((x) => /normaliser is zero/.test(x)).map((x) => x.split(': ')[0]);
+    const status = all.readouts[1][1].status.filter((x) => /products sum to zero or less/.test(x)).map((x) => x.split(': ')[0]);
     expect(status.length).toBeGreaterThan(1);
-    expect(lines).toEqual([`attnviz: warning: layer 1 head 1: ${status.join(', ')}: some row's normaliser is zero or negative, so its weights are undefined`]);
+    expect(lines).toEqual([`attnviz: warning: layer 1 head 1: ${status.join(', ')}: some row's products sum to zero or less, so its weights are zero or undefined`]);
   });
 
   it('table: the same warning names the head and the variant', () => {
     const r = ok('table', '--variants', 'relu,softmax', '--causal', '--q', q4, '--k', k4);
-    expect(r.stderr.trim().split('\n')).toEqual([`attnviz: warning: layer 1 head 1, relu: matrix, row_entropy_hist: some row's normaliser is zero or negative, so its weights are undefined`]);
+    expect(r.stderr.trim().split('\n')).toEqual([`attnviz: warning: layer 1 head 1, relu: matrix, row_entropy_hist: some row's products sum to zero or less, so its weights are zero or undefined`]);
   });
 });
 
