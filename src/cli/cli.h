@@ -17,6 +17,8 @@ typedef struct avcli_inputs {
     int has_head, layer, head; /* 4-D inputs: the selected layer and head, printed in the readouts object */
     int summary;            /* readouts without the spectra (singular values, error curve): --summary */
     const char *where;      /* names the head in warnings ("layer 1 head 3"), or NULL */
+    char **only;            /* table --readouts: the readouts asked for (warnings of steps only others need are */
+    int nonly;              /* left out), or NULL */
 } avcli_inputs;
 
 /* Parse the shared flags (see `attnviz --help`), load the .npy files (selecting --layer/--head for
@@ -192,5 +194,8 @@ void avcli_signals(void);
  * the bad value, never dumps the input); a line break shows as '?'. Valid until four more calls. */
 enum { AVCLI_BRIEF = 40 };
 const char *avcli_brief(const char *s);
+
+/* A CSV field (RFC 4180): quoted only when it holds a comma, a quote or a line break; NULL writes nothing. */
+void avcli_csv_field(FILE *f, const char *s);
 
 #endif

@@ -503,7 +503,11 @@ static void put_table_csv(FILE *out, const table_ctx *t) {
             else if (k < sizeof reasons)
                 k += (size_t)snprintf(reasons + k, sizeof reasons - k, "%s%s: %s", k ? "; " : "", TABLE_COLS[c], why);
         }
-        fprintf(out, ",\"%s\",\"%s\"\n", r->why, reasons); /* the sentences hold no '"' */
+        fputc(',', out); /* quoted only where needed (RFC 4180), as the table's text fields */
+        avcli_csv_field(out, r->why);
+        fputc(',', out);
+        avcli_csv_field(out, reasons);
+        fputc('\n', out);
     }
 }
 

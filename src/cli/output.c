@@ -447,3 +447,14 @@ int avcli_npy_shape(av_npy_info *info, const char *flag, const char *path) {
     free(buf);
     return code;
 }
+
+void avcli_csv_field(FILE *f, const char *s) {
+    if (!s) return;
+    if (!strpbrk(s, ",\"\n\r")) { fputs(s, f); return; }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}

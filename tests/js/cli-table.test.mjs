@@ -129,7 +129,7 @@ describe('attnviz table: long format, one row per layer, head, variant and reado
     const rows = csvObjects(r.stdout).rows;
     for (const variant of ['efficient', 'linformer', 'nystrom']) {
       const mine = rows.filter((x) => x.variant === variant);
-      expect(mine.length).toBe(L * H * 19); // every readout of the library, on every head
+      expect(mine.length).toBe(L * H * 22); // every scalar readout (the library's 19 and the three beside them), on every head
       for (const x of mine) expect([x.value, x.reason]).toEqual(['', `${variant} has no causal form`]);
     }
     const dwc = csvObjects(ok('table', '--variants', 'focused', '--dwc-kernel', '3', '--causal', '--readouts', 'rank', '--q', q4, '--k', k4).stdout).rows;
@@ -162,11 +162,16 @@ describe('attnviz table: long format, one row per layer, head, variant and reado
   it('an unknown readout or variant: exit 2, one line naming it (cut short when long)', () => {
     const bad = run('table', '--variants', 'elu', '--readouts', 'rank,row_kl_meen', '--q', q2, '--k', k2);
     expect([bad.status, bad.stdout]).toEqual([2, '']);
-    expect(bad.stderr).toMatch(/^attnviz: --readouts row_kl_meen: not a scalar readout \(a number key of attnviz readouts, such as sigma1, rank, [^\n]*\)\n$/);
+    expect(bad.stderr).toMatch(/^attnviz: --readouts row_kl_meen: not a scalar readout \(one of sigma1, rank, [^\n]*\)\n$/);
+    // the list is every key the table has rows for, the ones docs/model.md names beside the library's included
+    const listed = /\(one of (.*)\)/.exec(bad.stderr)[1].split(', ');
+    const all = csvObjects(ok('table', '--variants', 'elu', '--q', q2, '--k', k2).stdout).rows.map((x) => x.readout);
+    expect(listed).toEqual(expect.arrayContaining([...new Set(all)]));
+    expect(listed).toEqual(expect.arrayContaining(['semiseparable_ceiling', 'factor_rank', 'noise_floor_factor']));
     for (const key of ['singular_values', 'variant', 'n']) { // a spectrum, a name, the input's size: no rows
       const r = run('table', '--variants', 'elu', '--readouts', key, '--q', q2, '--k', k2);
       expect([r.status, r.stdout]).toEqual([2, '']);
-      expect(r.stderr).toMatch(new RegExp(`^attnviz: --readouts ${key}: not a scalar readout \\(a number key of attnviz readouts, such as sigma1, `));
+      expect(r.stderr).toMatch(new RegExp(`^attnviz: --readouts ${key}: not a scalar readout \\(one of sigma1, `));
     }
     const extra = csvObjects(ok('table', '--variants', 'softmax', '--readouts', 'semiseparable_ceiling', '--q', q2, '--k', k2).stdout).rows;
     expect(extra.map((x) => x.readout)).toEqual(['semiseparable_ceiling']); // a number readouts prints beside the library's
@@ -220,6 +225,13 @@ describe('readouts --all-heads: layer and head in every object, --summary, a war
   it('table: the same warning names the head and the variant', () => {
     const r = ok('table', '--variants', 'relu,softmax', '--causal', '--q', q4, '--k', k4);
     expect(r.stderr.trim().split('\n')).toEqual([`attnviz: warning: layer 1 head 1, relu: matrix, row_entropy_hist: some row's products sum to zero or less, so its weights are zero or undefined`]);
+  });
+
+  it('table --readouts: warnings only of the steps the readouts asked for need', () => {
+    const kl = ok('table', '--variants', 'relu', '--causal', '--readouts', 'row_kl_mean', '--q', q4, '--k', k4);
+    expect(kl.stderr.trim().split('\n')).toEqual([`attnviz: warning: layer 1 head 1, relu: matrix: some row's products sum to zero or less, so its weights are zero or undefined`]);
+    const rank = ok('table', '--variants', 'relu', '--causal', '--readouts', 'rank', '--q', q4, '--k', k4);
+    expect(rank.stderr).toBe(kl.stderr); // the matrix serves every readout; row_entropy_hist none asked for
   });
 });
 
