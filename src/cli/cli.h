@@ -107,7 +107,8 @@ int avcli_exit_code(int status);
 // ----------------------------------------------------------------------------------------------------
 // outputs: written to a temporary file beside the target, renamed into place only on success (output.c)
 
-enum { AVCLI_MAX_OUTPUTS = 4 }; /* files one command writes at once */
+enum { AVCLI_MAX_TEXTS = 64 }; /* texts `capture --text-file` writes in one call, all or none */
+enum { AVCLI_MAX_OUTPUTS = 4 * AVCLI_MAX_TEXTS }; /* files one command writes at once */
 
 typedef struct avcli_out {
     const char *path; /* the target (the file a symbolic link names, when the target is one) */
@@ -194,6 +195,15 @@ void avcli_signals(void);
  * the bad value, never dumps the input); a line break shows as '?'. Valid until four more calls. */
 enum { AVCLI_BRIEF = 40 };
 const char *avcli_brief(const char *s);
+
+/* The texts of --text-file F (table_cmd.c): a folder's .txt files in name order, F whole, or with lines = 1
+ * each non-empty line of F (named by its line number). 0, or one line on stderr and the exit status. */
+typedef struct avcli_texts {
+    char **body, **name;
+    int count, lines;
+} avcli_texts;
+int avcli_read_texts(avcli_texts *tx, const char *path, int lines);
+void avcli_free_texts(avcli_texts *tx);
 
 /* A CSV field (RFC 4180): quoted only when it holds a comma, a quote or a line break; NULL writes nothing. */
 void avcli_csv_field(FILE *f, const char *s);

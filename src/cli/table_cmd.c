@@ -454,10 +454,7 @@ static void json_str(FILE *f, const char *s) {
 }
 
 /* The texts: their names, and whether each is a line number (a number in JSON) or a file name. */
-typedef struct texts {
-    char **body, **name;
-    int count, lines;
-} texts;
+typedef avcli_texts texts;
 
 static void write_rows(FILE *f, const table *t, const texts *tx, int jsonl) {
     if (!jsonl) fprintf(f, "%slayer,head,variant,knobs,readout,value,reason\n", tx ? "text," : "");
@@ -696,6 +693,9 @@ static int read_texts(texts *tx, const char *path, int lines) {
     if (!code && !tx->count) code = avcli_fail("--text-file %s: no non-empty line", path);
     return code;
 }
+
+int avcli_read_texts(avcli_texts *tx, const char *path, int lines) { return read_texts(tx, path, lines); }
+void avcli_free_texts(avcli_texts *tx) { free_texts(tx); }
 
 /* A capture's tensors as .npy files the shared input reader opens by name: unlinked temporary files
  * (tmpfile) named through /proc/self/fd, which vanish with the process whatever ends it. */

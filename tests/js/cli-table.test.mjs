@@ -353,4 +353,44 @@ describe('attnviz table on texts: capture and table per text, and --summary over
     expect([c.status, c.stdout]).toEqual([2, '']);
     expect(c.stderr).toMatch(/^attnviz: --text-file .*empty: a folder without \.txt files\n$/);
   });
+  it('capture --text-file: one capture a text under -o, the bytes of capture --text, all or none', async () => {
+    const { readFileSync, existsSync, readdirSync, writeFileSync: wf, mkdirSync: md } = await import('node:fs');
+    const out = join(tmp, 'caps');
+    ok('capture', ...model(), '--text-file', dir, '-o', out);
+    expect(readdirSync(out).sort()).toEqual(['t0', 't1', 't2', 't3']); // .txt left off the names, notes.md no text
+    for (const [i, t] of TEXTS.entries()) {
+      const one = join(tmp, `one${i}`);
+      ok('capture', ...model(), '--text', t, '-o', one);
+      for (const f of ['q.npy', 'k.npy', 'v.npy', 'tokens.json'])
+        expect(readFileSync(join(out, `t${i}`, f)).equals(readFileSync(join(one, f))), `t${i}/${f}`).toBe(true);
+    }
+    const byLine = join(tmp, 'caps-lines');
+    ok('capture', ...model(), '--text-file', lines, '--lines', '-o', byLine);
+    expect(readdirSync(byLine).sort()).toEqual(['1', '3', '4', '5']);
+    expect(readFileSync(join(byLine, '4', 'q.npy')).equals(readFileSync(join(out, 't2', 'q.npy')))).toBe(true);
+    const single = join(tmp, 'caps-one');
+    ok('capture', ...model(), '--text-file', join(dir, 't1.txt'), '-o', single);
+    expect(readdirSync(single)).toEqual(['t1']);
+    // all or none: a text that is not UTF-8 refuses before anything is written; a target that cannot be
+    // written leaves every other text's old files as they were
+    const bad = join(tmp, 'bad-texts');
+    md(bad);
+    wf(join(bad, 'a.txt'), 'hi');
+    wf(join(bad, 'b.txt'), Buffer.from([0x68, 0xff]));
+    const r = run('capture', ...model(), '--text-file', bad, '-o', join(tmp, 'caps-bad'));
+    expect([r.status, existsSync(join(tmp, 'caps-bad'))]).toEqual([2, false]);
+    expect(r.stderr).toMatch(/^attnviz: --text-file b\.txt: not valid UTF-8\n$/);
+    wf(join(out, 't0', 'q.npy'), 'old'); // t0's old file, which the failed call must leave
+    wf(join(dir, 't9.txt'), 'h');
+    md(join(out, 't9'));
+    md(join(out, 't9', 'q.npy')); // a folder where t9's q.npy goes
+    const f = run('capture', ...model(), '--text-file', dir, '-o', out);
+    expect(f.status).not.toBe(0);
+    expect(readFileSync(join(out, 't0', 'q.npy'), 'utf8')).toBe('old');
+    expect(f.stderr.trim().split('\n')).toHaveLength(1);
+    expect(existsSync(join(out, 't9', 'k.npy'))).toBe(false);
+    rmSync(join(dir, 't9.txt'));
+    const both = run('capture', ...model(), '--text', 'hi', '--text-file', dir, '-o', out);
+    expect([both.status, both.stderr]).toEqual([2, 'attnviz: --text and --text-file: give one (a text, or a file or folder of texts)\n']);
+  });
 });
