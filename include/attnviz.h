@@ -594,7 +594,9 @@ int av_readouts(double *vals, int *reasons, const float *M, const double *sv, do
  * where M's float32 entries underflowed: an entry that is 0 in M while A > 0 takes its logarithm from the
  * log domain, in float64, where the variant has one: softmax with a decay or a window,
  * ln M_ij = ℓ_ij − ln Σ_l e^ℓ_il with ℓ = scale·q·k + (i − j)·ln γ; a kernel variant (a feature map, e.g.
- * decayed), ln M_ij = ln(φ(q_i)·φ(k_j)) + (i − j)·ln γ − ln D_i from its float32 features. So the KL is
+ * decayed), ln M_ij = ln(φ(q_i)·φ(k_j)) + (i − j)·ln γ − ln D_i, the product from ln φ in float64 (focused,
+ * exp, hedgehog, whose float32 φ can underflow), κ(scale·q·k) (taylor, explimit) or the float32 features
+ * (the others). So the KL is
  * finite and true where av_readouts answers AV_REASON_ZERO_WHERE_POSITIVE only because of float32's range.
  * Rows without such an entry are av_readouts' own, so without underflow *kl_mean has its bits. Undefined
  * (*kl_mean NaN, *reason set): AV_REASON_ZERO_WHERE_POSITIVE where M is truly 0 and A > 0 (outside the
