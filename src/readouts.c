@@ -980,14 +980,21 @@ static int closed_form(const av_params *p) { return p->variant == AV_TAYLOR || p
 
 typedef struct log_feats {
     const float *PQ, *PK, *Q, *K;
-    const double *LQ, *LK;
+    const double *LQ, *LK; /* ln φ, n×r; then e^{ln φ − m} (n×r) and the row maxima m (n) */
     long r;
-    int d;
+    int d, n;
 } log_feats;
 
 static double log_product(const log_feats *F, int i, int j, const av_params *p) {
     double s = 0.0;
-    if (F->LQ) { // ln Σ_f e^{ln φ_f(q) + ln φ_f(k)}, the largest term factored out
+    if (F->LQ) {
+        /* fast: e^{m_q + m_k}·Σ_f φ̃_f(q)·φ̃_f(k), φ̃ = e^{ln φ − m} ≤ 1 (multiplies, no exp per term); exact
+         * unless that sum leaves double's normal range, then ln Σ_f e^{ln φ_f(q) + ln φ_f(k)} term by term */
+        const size_t nr = (size_t)F->n * F->r;
+        const double *ea = F->LQ + nr + (size_t)i * F->r, *eb = F->LK + nr + (size_t)j * F->r;
+        for (long f = 0; f < F->r; f++) s += ea[f] * eb[f];
+        if (s >= 0x1p-900) return F->LQ[2 * nr + i] + F->LK[2 * nr + j] + log(s);
+        s = 0.0;
         const double *a = F->LQ + (size_t)i * F->r, *b = F->LK + (size_t)j * F->r;
         double top = -INFINITY;
         for (long f = 0; f < F->r; f++) top = a[f] + b[f] > top ? a[f] + b[f] : top;
@@ -1004,6 +1011,19 @@ static double log_product(const log_feats *F, int i, int j, const av_params *p) 
     const float *q = F->PQ + (size_t)i * F->r, *k = F->PK + (size_t)j * F->r;
     for (long f = 0; f < F->r; f++) s += (double)q[f] * k[f];
     return s > 0.0 ? log(s) : -INFINITY;
+}
+
+/* After ln φ (n×r) in L: e^{ln φ − m_i} (n×r), then the row maxima m_i (n), for log_product's fast sum. */
+static void scaled_features(double *L, int n, long r) {
+    const size_t nr = (size_t)n * r;
+    for (int i = 0; i < n; i++) {
+        const double *l = L + (size_t)i * r;
+        double m = -INFINITY;
+        for (long f = 0; f < r; f++) m = l[f] > m ? l[f] : m;
+        m = m > -INFINITY ? m : 0.0; // a row of zeros: its products are 0 either way
+        for (long f = 0; f < r; f++) L[nr + (size_t)i * r + f] = exp(l[f] - m);
+        L[2 * nr + i] = m;
+    }
 }
 
 static void kernel_log_row(double *lam, const log_feats *F, int i, int n, const av_params *p) {
@@ -1034,8 +1054,8 @@ static void row_kl_layout(double **lam, float **PQ, float **PK, double **LQ, dou
     *fw = NULL;
     if (closed_form(p)) return; // ln κ(scale·q·k) from Q and K directly
     if (r > 0 && avi_has_log_features(p)) {
-        *LQ = avi_take(a, 8u * (uint64_t)n * (uint64_t)r);
-        *LK = avi_take(a, 8u * (uint64_t)n * (uint64_t)r);
+        *LQ = avi_take(a, 8u * (uint64_t)n * (2u * (uint64_t)r + 1u)); // log_feats' three blocks
+        *LK = avi_take(a, 8u * (uint64_t)n * (2u * (uint64_t)r + 1u));
     } else if (r > 0) {
         *PQ = avi_take(a, 4u * (uint64_t)n * (uint64_t)r);
         *PK = avi_take(a, 4u * (uint64_t)n * (uint64_t)r);
@@ -1079,7 +1099,7 @@ int av_row_kl(double *kl_mean, int *reason, const float *M, const float *A, cons
     void *fw;
     const long r = row_kl_dim(&p, n, d);
     row_kl_layout(&lam, &PQ, &PK, &LQ, &LK, &fw, &ar, &p, n, d, r);
-    const log_feats F = {PQ, PK, Q, K, LQ, LK, r, d};
+    const log_feats F = {PQ, PK, Q, K, LQ, LK, r, d, n};
     const int causal = p.causal != 0;
     int logs = p.variant == AV_SOFTMAX || closed_form(&p), features = 0; // the features are computed at the first row that needs them
     for (int i = 0; i < n; i++) // a negative entry wins over a zero one, as in av_readouts
@@ -1106,6 +1126,7 @@ int av_row_kl(double *kl_mean, int *reason, const float *M, const float *A, cons
             features = 1;
             logs = LQ ? avi_log_features(LQ, LK, Q, K, n, d, &p)
                       : av_features(PQ, PK, Q, K, n, d, &p, fw, av_features_work(&p, n, d)) == AV_OK;
+            for (int t = 0; LQ && t < 2; t++) scaled_features(t ? LK : LQ, n, r);
         }
         if (p.variant == AV_SOFTMAX) hi = softmax_log_row(lam, &lo, Q, K, i, n, d, &p);
         else if (logs) kernel_log_row(lam, &F, i, n, &p), hi = len;
