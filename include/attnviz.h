@@ -64,14 +64,16 @@ enum av_status {
     AV_ERR_NEEDS_CAUSAL = -15, /* this variant (retention, deltanet) or knob setting (a decay below 1) exists only
                                 * with the causal mask */
     /* numerical events (outputs written) */
-    AV_WARN_ZERO_ROW = 1,      /* some row's normaliser was zero or negative: that row is reported, kept as computed */
+    AV_WARN_ZERO_ROW = 1,      /* some row's products sum to ≤ 0 (a normaliser ≤ 0 without ε): reported, kept as computed */
     AV_WARN_OVERFLOW = 2,      /* a feature (an exponential or a tensor power) overflowed float range; entries may be Inf/NaN */
     AV_WARN_NO_CONVERGENCE = 3, /* an iterative solver stopped before converging (outputs finite) */
-    AV_WARN_PRODUCT_OVERFLOW = 4 /* a product (q·k, φ(q)·φ(k), a power of q·k, a row sum, M·V) exceeded float32
-                                  * range although every exponential and feature was finite; entries may be Inf/NaN */
+    AV_WARN_PRODUCT_OVERFLOW = 4, /* a product (q·k, φ(q)·φ(k), a power of q·k, a row sum, M·V) exceeded float32
+                                   * range although every exponential and feature was finite; entries may be Inf/NaN */
+    AV_WARN_UNDERFLOW_ROW = 5  /* some row's products are all 0 in float32 although the variant's are positive by
+                                * definition (they underflowed, e.g. focused at p ≳ 6): that row is 0, kept */
 };
 #define AV_STATUS_MIN AV_ERR_NEEDS_CAUSAL       /* every status is in AV_STATUS_MIN..AV_STATUS_MAX */
-#define AV_STATUS_MAX AV_WARN_PRODUCT_OVERFLOW
+#define AV_STATUS_MAX AV_WARN_UNDERFLOW_ROW
 
 /* One English sentence for a status code (never NULL). */
 const char *av_status_string(int status);
@@ -592,7 +594,9 @@ int av_readouts(double *vals, int *reasons, const float *M, const double *sv, do
  * where M's float32 entries underflowed: an entry that is 0 in M while A > 0 takes its logarithm from the
  * log domain, in float64, where the variant has one: softmax with a decay or a window,
  * ln M_ij = ℓ_ij − ln Σ_l e^ℓ_il with ℓ = scale·q·k + (i − j)·ln γ; a kernel variant (a feature map, e.g.
- * decayed), ln M_ij = ln(φ(q_i)·φ(k_j)) + (i − j)·ln γ − ln D_i from its float32 features. So the KL is
+ * decayed), ln M_ij = ln(φ(q_i)·φ(k_j)) + (i − j)·ln γ − ln D_i, the product from ln φ in float64 (focused,
+ * exp, hedgehog, whose float32 φ can underflow), κ(scale·q·k) (taylor, explimit) or the float32 features
+ * (the others). So the KL is
  * finite and true where av_readouts answers AV_REASON_ZERO_WHERE_POSITIVE only because of float32's range.
  * Rows without such an entry are av_readouts' own, so without underflow *kl_mean has its bits. Undefined
  * (*kl_mean NaN, *reason set): AV_REASON_ZERO_WHERE_POSITIVE where M is truly 0 and A > 0 (outside the

@@ -30,7 +30,7 @@ static inline int check_out(int st, const float *x, size_t count) {
     return st >= 0 && !avs_all_finite(x, count) ? overflowed(st) : st;
 }
 
-static inline int zero_status(int zero) { return zero ? AV_WARN_ZERO_ROW : AV_OK; }
+static inline int zero_status(int zero) { return avi_zero_status(zero); }
 
 // ----------------------------------------------------------------------------------------------------
 // workspace sizes (computed in 64 bits; a need beyond SIZE_MAX is AV_ERR_TOO_LARGE, and _work returns 0)

@@ -335,6 +335,90 @@ int avi_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n
 }
 
 // ----------------------------------------------------------------------------------------------------
+// ln φ in float64 (av_row_kl): the same formulas as the maps above without rounding φ to float32, whose
+// entries underflow to 0 on real heads (focused at p = 8: u^p ≈ 1e-48) where the true product is positive
+
+/* ln of focused's φ(x): ln‖y‖ − ln‖u^p‖ + p·ln u_f, u = y/max(y), y = (relu(x) + 1e-6)/ln 2 (map_focused). */
+static void log_focused(double *L, const float *X, int n, int d, double p) {
+    const double inv_ln2 = 1.0 / 0.69314718055994530942;
+    for (int i = 0; i < n; i++) {
+        const float *x = X + (size_t)i * d;
+        double *l = L + (size_t)i * d, ymax = 0, ny = 0, nu = 0;
+        for (int f = 0; f < d; f++) {
+            l[f] = ((x[f] > 0 ? (double)x[f] : 0.0) + 1e-6) * inv_ln2;
+            ymax = l[f] > ymax ? l[f] : ymax;
+            ny += l[f] * l[f];
+        }
+        for (int f = 0; f < d; f++) {
+            l[f] = p * log(l[f] / ymax);
+            nu += exp(2 * l[f]); // u^{2p} ≥ 1 for the largest entry: the sum is at least 1
+        }
+        const double c = 0.5 * (log(ny) - log(nu));
+        for (int f = 0; f < d; f++) l[f] += c;
+    }
+}
+
+/* ln of exp's φ: x − c (map_exp: c the row's max for queries, one max over all keys). */
+static void log_exp(double *L, const float *X, int n, int d, int per_row) {
+    double c = per_row ? 0.0 : avs_max(X, n * d);
+    for (int i = 0; i < n; i++) {
+        const float *x = X + (size_t)i * d;
+        double cr = per_row ? avs_max(x, d) : c;
+        for (int f = 0; f < d; f++) L[(size_t)i * d + f] = (double)x[f] - cr;
+    }
+}
+
+/* ln of hedgehog's φ: [u − c, −u − c], u = Wᵀx in float64, c = max|u| per query, one over all keys. */
+static void log_hedgehog(double *L, const float *X, int n, int d, const av_params *prm, int per_row) {
+    const float *W = prm->hedgehog_w;
+    const int cols = W ? prm->hedgehog_cols : d;
+    double top = 0;
+    for (int i = 0; i < n; i++) {
+        const float *x = X + (size_t)i * d;
+        double *u = L + (size_t)i * 2 * cols;
+        for (int c = 0; c < cols; c++) {
+            double s = 0;
+            if (!W) s = x[c];
+            else
+                for (int f = 0; f < d; f++) s += (double)x[f] * W[(size_t)f * cols + c];
+            u[c] = s;
+            top = fabs(s) > top ? fabs(s) : top;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        double *u = L + (size_t)i * 2 * cols, c = 0;
+        for (int k = 0; per_row && k < cols; k++) c = fabs(u[k]) > c ? fabs(u[k]) : c;
+        c = per_row ? c : top;
+        for (int k = 0; k < cols; k++) {
+            u[cols + k] = -u[k] - c;
+            u[k] -= c;
+        }
+    }
+}
+
+int avi_log_features(double *LQ, double *LK, const float *Q, const float *K, int n, int d, const av_params *p) {
+    switch (p->variant) {
+    case AV_FOCUSED:
+        log_focused(LQ, Q, n, d, p->p);
+        log_focused(LK, K, n, d, p->p);
+        return 1;
+    case AV_EXP:
+        log_exp(LQ, Q, n, d, 1);
+        log_exp(LK, K, n, d, 0);
+        return 1;
+    case AV_HEDGEHOG:
+        log_hedgehog(LQ, Q, n, d, p, 1);
+        log_hedgehog(LK, K, n, d, p, 0);
+        return 1;
+    default: return 0;
+    }
+}
+
+int avi_has_log_features(const av_params *p) {
+    return p->variant == AV_FOCUSED || p->variant == AV_EXP || p->variant == AV_HEDGEHOG;
+}
+
+// ----------------------------------------------------------------------------------------------------
 // public: av_feature_dim, av_features_work, av_features
 
 /* The public contract shared by the three: no feature map for the exact and low-rank classes, nor when a

@@ -130,6 +130,10 @@ long avi_feature_dim(const av_params *prm, int d);
 size_t avi_features_work(const av_params *prm, int n, int d);
 /* Φ_Q, Φ_K (n×r) of any variant with a feature map; AV_OK, AV_ERR_FEATURE_DIM, AV_ERR_NO_LINEAR, or
  * AV_WARN_OVERFLOW when a feature is not finite. */
+/* ln φ(q), ln φ(k) (n×r float64) of the variants whose float32 φ can underflow to 0 (focused, exp, hedgehog):
+ * the maps' formulas without rounding; 0 (nothing written) for the others. */
+int avi_log_features(double *LQ, double *LK, const float *Q, const float *K, int n, int d, const av_params *p);
+int avi_has_log_features(const av_params *p);
 int avi_features(float *PhiQ, float *PhiK, const float *Q, const float *K, int n, int d,
                  const av_params *prm, void *work);
 
@@ -208,6 +212,8 @@ double avi_cost_delta(const av_params *p, double n, double d, double r);
 int avi_merge(int a, int b);
 /* The factor a row is multiplied by, given its sum, by the registry's normaliser rule; *zero |= (sum ≤ 0). */
 double avi_norm_factor(const av_params *prm, int n, double sum, int *zero);
+/* The status of a path's rows from avi_norm_factor's zero bits: AV_WARN_ZERO_ROW, AV_WARN_UNDERFLOW_ROW or AV_OK. */
+int avi_zero_status(int zero);
 
 /* --- linear.c: shared by mechanisms.c -------------------------------------------------------------- */
 /* The readout half of av_recurrent_step: o = Sᵀφ_q, normalised by the variant's rule (resolved knobs);

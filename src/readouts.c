@@ -970,35 +970,93 @@ static int softmax_log_row(double *lam, int *lo_out, const float *Q, const float
     return hi;
 }
 
-/* The kernel variants' logarithms where M underflowed: from their own float32 features (av_features: the
- * canonical φ), lam[j] = ln(φ(q_i)·φ(k_j)) + (i − j)·ln γ − ln D_i over the allowed j, the products and the
- * decayed row sum in float64 and D_i the variant's normaliser of that sum (−∞ where the product is not
- * positive: M is truly 0 there). */
-static void kernel_log_row(double *lam, const float *PQ, const float *PK, long r, int i, int n, const av_params *p) {
+/* The kernel variants' logarithms where M underflowed: lam[j] = ln(φ(q_i)·φ(k_j)) + (i − j)·ln γ − ln D_i over
+ * the allowed j, D_i the variant's normaliser of the decayed row sum, all in float64 (−∞ where the product
+ * is not positive: M is truly 0 there). The product comes from ln φ in float64 (LQ, LK: focused, exp and
+ * hedgehog, whose float32 φ underflows to 0 where the true product is positive, e.g. focused at p = 8),
+ * else the closed form κ(scale·q·k) (taylor, explimit), else the float32 features (PQ, PK). */
+/* taylor and explimit: M_ij = κ(scale·q_i·k_j)/Σ, κ in closed form. */
+static int closed_form(const av_params *p) { return p->variant == AV_TAYLOR || p->variant == AV_EXPLIMIT; }
+
+typedef struct log_feats {
+    const float *PQ, *PK, *Q, *K;
+    const double *LQ, *LK; /* ln φ, n×r; then e^{ln φ − m} (n×r) and the row maxima m (n) */
+    long r;
+    int d, n;
+} log_feats;
+
+static double log_product(const log_feats *F, int i, int j, const av_params *p) {
+    double s = 0.0;
+    if (F->LQ) {
+        /* fast: e^{m_q + m_k}·Σ_f φ̃_f(q)·φ̃_f(k), φ̃ = e^{ln φ − m} ≤ 1 (multiplies, no exp per term); exact
+         * unless that sum leaves double's normal range, then ln Σ_f e^{ln φ_f(q) + ln φ_f(k)} term by term */
+        const size_t nr = (size_t)F->n * F->r;
+        const double *ea = F->LQ + nr + (size_t)i * F->r, *eb = F->LK + nr + (size_t)j * F->r;
+        for (long f = 0; f < F->r; f++) s += ea[f] * eb[f];
+        if (s >= 0x1p-900) return F->LQ[2 * nr + i] + F->LK[2 * nr + j] + log(s);
+        s = 0.0;
+        const double *a = F->LQ + (size_t)i * F->r, *b = F->LK + (size_t)j * F->r;
+        double top = -INFINITY;
+        for (long f = 0; f < F->r; f++) top = a[f] + b[f] > top ? a[f] + b[f] : top;
+        if (top == -INFINITY) return top;
+        for (long f = 0; f < F->r; f++) s += exp(a[f] + b[f] - top);
+        return top + log(s);
+    }
+    if (closed_form(p)) {
+        const float *q = F->Q + (size_t)i * F->d, *k = F->K + (size_t)j * F->d;
+        for (int f = 0; f < F->d; f++) s += (double)q[f] * k[f];
+        s = p->variant == AV_TAYLOR ? avi_kernel_taylor(p, p->scale * s) : avi_kernel_explimit(p, p->scale * s);
+        return s > 0.0 ? log(s) : -INFINITY;
+    }
+    const float *q = F->PQ + (size_t)i * F->r, *k = F->PK + (size_t)j * F->r;
+    for (long f = 0; f < F->r; f++) s += (double)q[f] * k[f];
+    return s > 0.0 ? log(s) : -INFINITY;
+}
+
+/* After ln φ (n×r) in L: e^{ln φ − m_i} (n×r), then the row maxima m_i (n), for log_product's fast sum. */
+static void scaled_features(double *L, int n, long r) {
+    const size_t nr = (size_t)n * r;
+    for (int i = 0; i < n; i++) {
+        const double *l = L + (size_t)i * r;
+        double m = -INFINITY;
+        for (long f = 0; f < r; f++) m = l[f] > m ? l[f] : m;
+        m = m > -INFINITY ? m : 0.0; // a row of zeros: its products are 0 either way
+        for (long f = 0; f < r; f++) L[nr + (size_t)i * r + f] = exp(l[f] - m);
+        L[2 * nr + i] = m;
+    }
+}
+
+static void kernel_log_row(double *lam, const log_feats *F, int i, int n, const av_params *p) {
     const int len = p->causal ? i + 1 : n;
     const double lg = p->causal && p->decay < 1 ? log(p->decay) : 0.0;
-    const float *q = PQ + (size_t)i * r;
-    double sum = 0.0;
+    double top = -INFINITY, sum = 0.0;
     for (int j = 0; j < len; j++) {
-        const float *k = PK + (size_t)j * r;
-        double s = 0.0;
-        for (long f = 0; f < r; f++) s += (double)q[f] * k[f];
-        sum += s * exp((double)(i - j) * lg); // a term below double's range is far below the sum's rounding
-        lam[j] = s > 0.0 ? log(s) + (double)(i - j) * lg : -INFINITY;
+        lam[j] = log_product(F, i, j, p) + (double)(i - j) * lg;
+        top = lam[j] > top ? lam[j] : top;
     }
+    for (int j = 0; top > -INFINITY && j < len; j++) sum += exp(lam[j] - top);
+    const double ls = top + log(sum), S = exp(ls); // ln of the decayed row sum, and the sum (0 if below double)
     int zero = 0;
-    const double lf = log(avi_norm_factor(p, n, sum, &zero));
+    const double lf = S == 0.0 && av_variant_info(p->variant)->norm == AV_NORM_SUM
+                          ? -ls // the normaliser is the sum itself: M_ij = e^{ℓ_ij − ln Σ}, whatever its size
+                          : log(avi_norm_factor(p, n, S, &zero));
     for (int j = 0; j < len; j++) lam[j] += lf;
 }
 
-/* av_row_kl's workspace: lam (n doubles), and for a kernel variant its features (2·n·r floats and the map's
- * own workspace). r = 0 when the variant has no feature map. */
-static void row_kl_layout(double **lam, float **PQ, float **PK, void **fw, avi_arena *a, const av_params *p, int n,
-                          int d, long r) {
+/* av_row_kl's workspace: lam (n doubles), and for a kernel variant its features: ln φ (2·n·r doubles) where
+ * the variant has them, else 2·n·r floats and the map's own workspace. r = 0 when the variant has no
+ * feature map. */
+static void row_kl_layout(double **lam, float **PQ, float **PK, double **LQ, double **LK, void **fw, avi_arena *a,
+                          const av_params *p, int n, int d, long r) {
     *lam = avi_take(a, sizeof(double) * (uint64_t)n);
     *PQ = *PK = NULL;
+    *LQ = *LK = NULL;
     *fw = NULL;
-    if (r > 0) {
+    if (closed_form(p)) return; // ln κ(scale·q·k) from Q and K directly
+    if (r > 0 && avi_has_log_features(p)) {
+        *LQ = avi_take(a, 8u * (uint64_t)n * (2u * (uint64_t)r + 1u)); // log_feats' three blocks
+        *LK = avi_take(a, 8u * (uint64_t)n * (2u * (uint64_t)r + 1u));
+    } else if (r > 0) {
         *PQ = avi_take(a, 4u * (uint64_t)n * (uint64_t)r);
         *PK = avi_take(a, 4u * (uint64_t)n * (uint64_t)r);
         *fw = avi_take(a, av_features_work(p, n, d));
@@ -1016,10 +1074,10 @@ size_t av_row_kl_work(const av_params *prm, int n, int d) {
     av_params p;
     if (!prm || av_params_resolve(&p, prm, n, d) != AV_OK) return 0;
     avi_arena a = avi_arena_count();
-    double *lam;
+    double *lam, *LQ, *LK;
     float *PQ, *PK;
     void *fw;
-    row_kl_layout(&lam, &PQ, &PK, &fw, &a, &p, n, d, row_kl_dim(&p, n, d));
+    row_kl_layout(&lam, &PQ, &PK, &LQ, &LK, &fw, &a, &p, n, d, row_kl_dim(&p, n, d));
     return a.used > SIZE_MAX ? 0 : (size_t)a.used;
 }
 
@@ -1036,13 +1094,14 @@ int av_row_kl(double *kl_mean, int *reason, const float *M, const float *A, cons
     *reason = !avi_all_finite(M, (size_t)n * n) ? AV_REASON_MATRIX_NONFINITE : reference_reason(A, n);
     if (*reason) return AV_OK;
     avi_arena ar = avi_arena_over(work);
-    double *lam;
+    double *lam, *LQ, *LK;
     float *PQ, *PK;
     void *fw;
     const long r = row_kl_dim(&p, n, d);
-    row_kl_layout(&lam, &PQ, &PK, &fw, &ar, &p, n, d, r);
+    row_kl_layout(&lam, &PQ, &PK, &LQ, &LK, &fw, &ar, &p, n, d, r);
+    const log_feats F = {PQ, PK, Q, K, LQ, LK, r, d, n};
     const int causal = p.causal != 0;
-    int logs = p.variant == AV_SOFTMAX, features = 0; // the features are computed at the first row that needs them
+    int logs = p.variant == AV_SOFTMAX || closed_form(&p), features = 0; // the features are computed at the first row that needs them
     for (int i = 0; i < n; i++) // a negative entry wins over a zero one, as in av_readouts
         for (int j = 0, len = allowed(i, n, causal); j < len; j++)
             if (M[(size_t)i * n + j] < 0.0f) {
@@ -1063,12 +1122,14 @@ int av_row_kl(double *kl_mean, int *reason, const float *M, const float *A, cons
             continue;
         }
         int lo = 0, hi = 0;
-        if (r > 0 && !features) {
+        if (r > 0 && !features && !closed_form(&p)) {
             features = 1;
-            logs = av_features(PQ, PK, Q, K, n, d, &p, fw, av_features_work(&p, n, d)) == AV_OK;
+            logs = LQ ? avi_log_features(LQ, LK, Q, K, n, d, &p)
+                      : av_features(PQ, PK, Q, K, n, d, &p, fw, av_features_work(&p, n, d)) == AV_OK;
+            for (int t = 0; LQ && t < 2; t++) scaled_features(t ? LK : LQ, n, r);
         }
         if (p.variant == AV_SOFTMAX) hi = softmax_log_row(lam, &lo, Q, K, i, n, d, &p);
-        else if (logs) kernel_log_row(lam, PQ, PK, r, i, n, &p), hi = len;
+        else if (logs) kernel_log_row(lam, &F, i, n, &p), hi = len;
         double t = 0.0;
         for (int j = 0; j < len; j++) {
             if (!(a[j] > 0.0f)) continue;

@@ -226,7 +226,7 @@ static void softmax_flash(float *O, const float *Q, const float *K, const float 
 // ones whose output is the normaliser)
 
 /* O's rows from the float64 outputs ob (rows×dvx): the kernel variants divide by their normaliser column
- * by the registry's rule; retention and the delta rule copy. Returns 1 when a normaliser was ≤ 0. */
+ * by the registry's rule; retention and the delta rule copy. Returns avi_norm_factor's zero bits. */
 static int emit_rows(float *O, const double *ob, int rows, int dv, int dvx, int n, const av_params *p) {
     int zero = 0;
     for (int a = 0; a < rows; a++) {
@@ -380,7 +380,7 @@ static int state_run(float *O, const float *Q, const float *K, const float *V, i
         }
         Vx = b->Vx;
     }
-    if (path == AVI_PATH_RECURRENT) return avi_merge(st, state_scan(O, Vx, n, r, dv, dvx, p, b) ? AV_WARN_ZERO_ROW : AV_OK);
+    if (path == AVI_PATH_RECURRENT) return avi_merge(st, avi_zero_status(state_scan(O, Vx, n, r, dv, dvx, p, b)));
     int C = chunk_of(p, n);
     powers(b->pw, C, p->decay);
     memset(b->S, 0, (size_t)r * dvx * sizeof(double));
@@ -391,7 +391,7 @@ static int state_run(float *O, const float *Q, const float *K, const float *V, i
         else chunk_linear(b->Ob, Fq, Fk, Vc, rows, r, dvx, b);
         zero |= emit_rows(O + (size_t)c0 * dv, b->Ob, rows, dv, dvx, n, p);
     }
-    return avi_merge(st, zero ? AV_WARN_ZERO_ROW : AV_OK);
+    return avi_merge(st, avi_zero_status(zero));
 }
 
 int avi_recurrent_run(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,

@@ -25,7 +25,9 @@ const char *av_status_string(int status) {
     case AV_ERR_NOMEM: return "out of memory";
     case AV_ERR_TOO_LARGE: return "too large for this build: the sizes need more memory than it can address";
     case AV_ERR_NEEDS_CAUSAL: return "this variant or knob setting exists only with the causal mask (a decay, retention, the delta rule)";
-    case AV_WARN_ZERO_ROW: return "some row's normaliser is zero or negative, so its weights are undefined";
+    case AV_WARN_ZERO_ROW: return "some row's products sum to zero or less, so its weights are zero or undefined";
+    case AV_WARN_UNDERFLOW_ROW:
+        return "some row's products all underflowed float32 (the true ones are positive), so its weights are zero";
     case AV_WARN_OVERFLOW: return "a feature (an exponential or a tensor power) overflowed the float range (entries may be Inf or NaN)";
     case AV_WARN_PRODUCT_OVERFLOW:
         return "a product (q·k, a feature product, a power or a row sum) exceeded the float32 range (entries may be Inf or NaN)";
@@ -71,6 +73,7 @@ const char *avi_status_name(int status) {
     case AV_ERR_TOO_LARGE: return "AV_ERR_TOO_LARGE";
     case AV_ERR_NEEDS_CAUSAL: return "AV_ERR_NEEDS_CAUSAL";
     case AV_WARN_ZERO_ROW: return "AV_WARN_ZERO_ROW";
+    case AV_WARN_UNDERFLOW_ROW: return "AV_WARN_UNDERFLOW_ROW";
     case AV_WARN_OVERFLOW: return "AV_WARN_OVERFLOW";
     case AV_WARN_NO_CONVERGENCE: return "AV_WARN_NO_CONVERGENCE";
     case AV_WARN_PRODUCT_OVERFLOW: return "AV_WARN_PRODUCT_OVERFLOW";

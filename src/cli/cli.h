@@ -17,6 +17,8 @@ typedef struct avcli_inputs {
     int has_head, layer, head; /* 4-D inputs: the selected layer and head, printed in the readouts object */
     int summary;            /* readouts without the spectra (singular values, error curve): --summary */
     const char *where;      /* names the head in warnings ("layer 1 head 3"), or NULL */
+    char **only;            /* table --readouts: the readouts asked for (warnings of steps only others need are */
+    int nonly;              /* left out), or NULL */
 } avcli_inputs;
 
 /* Parse the shared flags (see `attnviz --help`; inputs.c), load the .npy files (selecting --layer/--head for
@@ -111,7 +113,8 @@ int avcli_exit_code(int status);
 // ----------------------------------------------------------------------------------------------------
 // outputs: written to a temporary file beside the target, renamed into place only on success (output.c)
 
-enum { AVCLI_MAX_OUTPUTS = 4 }; /* files one command writes at once */
+enum { AVCLI_MAX_TEXTS = 64 }; /* texts `capture --text-file` writes in one call, all or none */
+enum { AVCLI_MAX_OUTPUTS = 4 * AVCLI_MAX_TEXTS }; /* files one command writes at once */
 
 typedef struct avcli_out {
     const char *path; /* the target (the file a symbolic link names, when the target is one) */
@@ -198,5 +201,17 @@ void avcli_signals(void);
  * the bad value, never dumps the input); a line break shows as '?'. Valid until four more calls. */
 enum { AVCLI_BRIEF = 40 };
 const char *avcli_brief(const char *s);
+
+/* The texts of --text-file F (table_cmd.c): a folder's .txt files in name order, F whole, or with lines = 1
+ * each non-empty line of F (named by its line number). 0, or one line on stderr and the exit status. */
+typedef struct avcli_texts {
+    char **body, **name;
+    int count, lines;
+} avcli_texts;
+int avcli_read_texts(avcli_texts *tx, const char *path, int lines);
+void avcli_free_texts(avcli_texts *tx);
+
+/* A CSV field (RFC 4180): quoted only when it holds a comma, a quote or a line break; NULL writes nothing. */
+void avcli_csv_field(FILE *f, const char *s);
 
 #endif

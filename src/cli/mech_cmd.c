@@ -63,7 +63,8 @@ typedef struct recall_run {
 } recall_run;
 
 /* The numerical warnings a status can be, in code order, and a bit for each. */
-static const int WARNINGS[] = {AV_WARN_ZERO_ROW, AV_WARN_OVERFLOW, AV_WARN_NO_CONVERGENCE, AV_WARN_PRODUCT_OVERFLOW};
+static const int WARNINGS[] = {AV_WARN_ZERO_ROW, AV_WARN_OVERFLOW, AV_WARN_NO_CONVERGENCE, AV_WARN_PRODUCT_OVERFLOW,
+                                AV_WARN_UNDERFLOW_ROW};
 enum { NWARN = sizeof WARNINGS / sizeof *WARNINGS };
 
 /* Draw the pairs S times, recall every key, print the per-seed mean errors and their mean, min, max and
@@ -502,7 +503,11 @@ static void put_table_csv(FILE *out, const table_ctx *t) {
             else if (k < sizeof reasons)
                 k += (size_t)snprintf(reasons + k, sizeof reasons - k, "%s%s: %s", k ? "; " : "", TABLE_COLS[c], why);
         }
-        fprintf(out, ",\"%s\",\"%s\"\n", r->why, reasons); /* the sentences hold no '"' */
+        fputc(',', out); /* quoted only where needed (RFC 4180), as the table's text fields */
+        avcli_csv_field(out, r->why);
+        fputc(',', out);
+        avcli_csv_field(out, reasons);
+        fputc('\n', out);
     }
 }
 

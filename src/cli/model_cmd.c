@@ -1,5 +1,6 @@
 /* model_cmd.c: the real-model commands (docs/model.md).
  *   attnviz capture       --model M.bin --tokenizer T.bin --text "…" -o DIR
+ *   attnviz capture       --model M.bin --tokenizer T.bin --text-file F [--lines] -o DIR   (DIR/<name>/ a text)
  *   attnviz generate-text --model M.bin --tokenizer T.bin [--text "…"] --steps N
  * and `attnviz readouts --all-heads`, the readouts of every layer and head of captured tensors. */
 #include <errno.h>
@@ -147,13 +148,119 @@ static const char *forward_warning(int st) {
                                           : av_status_string(st);
 }
 
-int avcli_cmd_capture(int argc, char **argv) {
-    static const char *const names[] = {"--model", "--tokenizer", "--text", "-o"};
-    const char *val[4] = {0};
-    int code = flags(argc, argv, "capture", names, val, 4);
+/* One text's capture in memory: the tensors, its ids and the four files' paths under DIR/<name>/. */
+typedef struct one_capture {
+    float *Q, *K, *V;
+    int *ids, n, made;
+    char *dir, *paths[4];
+    tokens_json tj;
+} one_capture;
+
+/* The folder name of text `name`: a file's name without ".txt" (the whole name if that leaves nothing, "."
+ * or ".."), a line's number as it is. */
+static char *text_dir(const char *out, const char *name) {
+    size_t len = strlen(name);
+    if (len > 4 && strcmp(name + len - 4, ".txt") == 0 && strcmp(name, "..txt") != 0 && strcmp(name, "...txt") != 0)
+        len -= 4;
+    size_t cap = strlen(out) + len + 2;
+    char *d = malloc(cap);
+    if (d) snprintf(d, cap, "%s/%.*s", out, (int)len, name);
+    return d;
+}
+
+/* capture --text-file F [--lines] -o DIR: every text is encoded and run first (a refusal or a failed forward
+ * pass writes nothing), then the 4·T files are committed together by one avcli_save: all, or none. */
+static int capture_corpus(const char *model, const char *tokenizer, const char *path, int lines, const char *dir) {
+    avcli_texts tx;
+    loaded x;
+    int code = avcli_dir_check("-o", dir), made = 0, loaded_ok = 0;
     if (code) return code;
+    if ((code = avcli_read_texts(&tx, path, lines))) return code;
+    one_capture *c = NULL;
+    avcli_file *files = NULL;
+    if (tx.count > AVCLI_MAX_TEXTS) {
+        code = avcli_fail("--text-file %s: %d texts; capture writes at most %d in one call", avcli_brief(path), tx.count,
+                          AVCLI_MAX_TEXTS);
+        goto done;
+    }
+    c = calloc((size_t)tx.count, sizeof *c), files = calloc((size_t)tx.count * 4, sizeof *files);
+    if (!c || !files) { code = avcli_fail_system("out of memory"); goto done; }
+    if ((code = load(&x, model, tokenizer))) goto done;
+    loaded_ok = 1;
+    const av_model *m = &x.m;
+    size_t wb = av_forward_work(m);
+    void *work = malloc(wb ? wb : 1);
+    if (!work || !wb) { free(work); code = avcli_fail_system("out of memory"); goto done; }
+    for (int t = 0; t < tx.count && !code; t++) {
+        char what[96];
+        snprintf(what, sizeof what, "--text-file %s%s", lines ? "line " : "", avcli_brief(tx.name[t]));
+        one_capture *o = &c[t];
+        if ((code = encode_text(&x, tx.body[t], what, &o->ids, &o->n))) break;
+        size_t qn = (size_t)m->n_layers * m->n_heads * o->n * m->head_size;
+        size_t kn = (size_t)m->n_layers * m->n_kv_heads * o->n * m->head_size;
+        o->Q = malloc(sizeof(float) * qn), o->K = malloc(sizeof(float) * kn), o->V = malloc(sizeof(float) * kn);
+        o->dir = text_dir(dir, tx.name[t]);
+        for (int i = 0; i < 4 && o->dir; i++) o->paths[i] = malloc(strlen(o->dir) + 16);
+        if (!o->Q || !o->K || !o->V || !o->dir || !o->paths[0] || !o->paths[1] || !o->paths[2] || !o->paths[3]) {
+            code = avcli_fail_system("out of memory");
+            break;
+        }
+        int st = av_forward(o->Q, o->K, o->V, NULL, m, o->ids, 0, o->n, work, wb);
+        if (st < 0) code = avcli_fail("%s: forward pass: %s", what, av_status_string(st));
+        else if (st > 0)
+            fprintf(stderr, "attnviz: warning: %s: forward pass: %s (the captured q, k, v hold Inf or NaN)\n", what,
+                    forward_warning(st));
+    }
+    free(work);
+    if (code || (code = avcli_dir_make("-o", dir, &made))) goto done;
+    for (int t = 0; t < tx.count && !code; t++) { /* the folders first: the temporaries go beside their targets */
+        one_capture *o = &c[t];
+        if ((code = avcli_dir_make("-o", o->dir, &o->made))) break;
+        const char *fn[4] = {"q.npy", "k.npy", "v.npy", "tokens.json"};
+        for (int i = 0; i < 4; i++) snprintf(o->paths[i], strlen(o->dir) + 16, "%s/%s", o->dir, fn[i]);
+        o->tj = (tokens_json){&x, o->ids, o->n, tx.body[t]};
+        const int64_t L = m->n_layers, H = m->n_heads, KVH = m->n_kv_heads, n = o->n, hs = m->head_size;
+        avcli_file *f = files + 4 * t;
+        f[0] = (avcli_file){"-o", o->paths[0], o->Q, {L, H, n, hs}, 4, NULL, NULL};
+        f[1] = (avcli_file){"-o", o->paths[1], o->K, {L, KVH, n, hs}, 4, NULL, NULL};
+        f[2] = (avcli_file){"-o", o->paths[2], o->V, {L, KVH, n, hs}, 4, NULL, NULL};
+        f[3] = (avcli_file){"-o", o->paths[3], NULL, {0}, 0, write_tokens, &o->tj};
+    }
+    if (!code) code = avcli_save(files, 4 * tx.count);
+done:
+    for (int t = c ? tx.count - 1 : -1; t >= 0; t--) { /* folders made here and left empty go again */
+        avcli_dir_done(c[t].dir, c[t].made, code != 0);
+        free(c[t].Q), free(c[t].K), free(c[t].V), free(c[t].ids), free(c[t].dir);
+        for (int i = 0; i < 4; i++) free(c[t].paths[i]);
+    }
+    avcli_dir_done(dir, made, code != 0);
+    if (loaded_ok) unload(&x);
+    free(c);
+    free(files);
+    avcli_free_texts(&tx);
+    return code;
+}
+
+int avcli_cmd_capture(int argc, char **argv) {
+    static const char *const names[] = {"--model", "--tokenizer", "--text", "-o", "--text-file"};
+    const char *val[5] = {0};
+    char **rest = malloc(sizeof(char *) * (size_t)(argc + 1));
+    int nrest = 0, lines = 0, code = 0;
+    if (!rest) return avcli_fail_system("out of memory");
+    for (int i = 0; i < argc; i++) { /* --lines is a switch; the rest are NAME VALUE */
+        if (strcmp(argv[i], "--lines") == 0 && (i == 0 || strcmp(argv[i - 1], "--text") != 0)) {
+            if (lines++) { free(rest); return avcli_fail("--lines: given twice"); }
+        } else rest[nrest++] = argv[i];
+    }
+    code = flags(nrest, rest, "capture", names, val, 5);
+    free(rest);
+    if (code) return code;
+    if (val[2] && val[4]) return avcli_fail("--text and --text-file: give one (a text, or a file or folder of texts)");
+    if (lines && !val[4]) return avcli_fail("--lines: needs --text-file (one text a line of it)");
+    if (!val[2] && !val[4]) return avcli_fail("--text or --text-file: required (attnviz capture --model M.bin --tokenizer T.bin --text \"...\" -o DIR)");
     for (int i = 0; i < 4; i++)
-        if (!val[i]) return avcli_fail("%s: required (attnviz capture --model M.bin --tokenizer T.bin --text \"...\" -o DIR)", names[i]);
+        if (!val[i] && i != 2) return avcli_fail("%s: required (attnviz capture --model M.bin --tokenizer T.bin --text \"...\" -o DIR)", names[i]);
+    if (val[4]) return capture_corpus(val[0], val[1], val[4], lines, val[3]);
     loaded x;
     int *ids = NULL, n = 0;
     float *Q = NULL, *K = NULL, *V = NULL;

@@ -463,3 +463,14 @@ int avcli_emit_json(const avcli_inputs *in, int (*cmd)(const avcli_inputs *, con
     }
     return st;
 }
+
+void avcli_csv_field(FILE *f, const char *s) {
+    if (!s) return;
+    if (!strpbrk(s, ",\"\n\r")) { fputs(s, f); return; }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}

@@ -9,6 +9,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -54,6 +55,24 @@ static const char *note_text(const notes *s, int i) {
 // the steps
 
 static int overflowed(int st) { return st == AV_WARN_OVERFLOW || st == AV_WARN_PRODUCT_OVERFLOW; }
+
+/* Whether a step's warning concerns the readouts asked for (in->only, table --readouts): the steps that
+ * serve one readout (its own name, the factor spectrum's two) warn only when it was asked for; the matrix,
+ * the reference, the spectrum and av_readouts serve them all. */
+static int step_asked(const avcli_inputs *in, const char *step) {
+    static const char *const OWN[][3] = {{"row_entropy_hist"}, {"semiseparable_rank"}, {"row_kl_mean"},
+                                         {"factor spectrum", "factor_rank", "noise_floor_factor"},
+                                         {"factors", "factor_rank", "noise_floor_factor"}};
+    if (!in->only) return 1;
+    for (size_t o = 0; o < sizeof OWN / sizeof *OWN; o++) {
+        if (strcmp(step, OWN[o][0]) != 0) continue;
+        for (int r = 0; r < in->nonly; r++)
+            for (int k = 0; k < 3; k++)
+                if (OWN[o][k] && strcmp(in->only[r], OWN[o][k]) == 0 && (k > 0 || !OWN[o][1])) return 1;
+        return 0;
+    }
+    return 1;
+}
 
 /* M (n×n) of the variant `prm`; NULL and *status < 0 on failure. */
 static float *matrix_of(const av_params *prm, const avcli_inputs *in, int *status) {
@@ -251,14 +270,15 @@ int avcli_cmd_readouts(const avcli_inputs *in, FILE *out) {
         fprintf(out, "%s\"%s: %s\"", i ? ", " : "", s.where[i], note_text(&s, i));
     fputs("]\n}\n", out);
     /* numerical warnings also get their line on stderr, as in `matrix`: one per sentence, naming every step
-     * it came from (a zero row warns in the matrix and again in its entropies) and the head (--all-heads) */
+     * it came from (a zero row warns in the matrix and again in its entropies) and the head (--all-heads);
+     * with table --readouts only the steps the readouts asked for need */
     for (int i = 0; i < s.count; i++) {
-        int first = s.code[i] > 0;
-        for (int j = 0; j < i && first; j++) first = s.code[j] != s.code[i];
+        int first = s.code[i] > 0 && step_asked(in, s.where[i]);
+        for (int j = 0; j < i && first; j++) first = s.code[j] != s.code[i] || !step_asked(in, s.where[j]);
         if (!first) continue;
         fprintf(stderr, "attnviz: warning: %s%s%s", in->where ? in->where : "", in->where ? ": " : "", s.where[i]);
         for (int j = i + 1; j < s.count; j++)
-            if (s.code[j] == s.code[i]) fprintf(stderr, ", %s", s.where[j]);
+            if (s.code[j] == s.code[i] && step_asked(in, s.where[j])) fprintf(stderr, ", %s", s.where[j]);
         fprintf(stderr, ": %s\n", av_status_string(s.code[i]));
     }
 done:

@@ -203,22 +203,23 @@ static int ends_with(const char *s, const char *tail) {
     return a > b && strcmp(s + a - b, tail) == 0;
 }
 
+/* The table's scalar readouts, one list for the rows, the "no causal form" rows and --readouts' error: the
+ * library's readouts, then the numbers `readouts` prints beside them (docs/model.md). */
+static const char *const BESIDE[] = {"semiseparable_ceiling", "factor_rank", "noise_floor_factor"};
+enum { SCALARS = AV_R_COUNT + (int)(sizeof BESIDE / sizeof *BESIDE) };
+static const char *scalar_name(int i) { return i < AV_R_COUNT ? av_readout_name(i) : BESIDE[i - AV_R_COUNT]; }
+
 static int registry_readout(const char *key) {
-    for (int r = 0; r < AV_R_COUNT; r++)
-        if (strcmp(av_readout_name(r), key) == 0) return 1;
+    for (int r = 0; r < SCALARS; r++)
+        if (strcmp(scalar_name(r), key) == 0) return 1;
     return 0;
 }
 
-/* A row of the table: the scalar readouts (the library's readouts, null or not, and every other number
- * beside them but what names the input: its n and d, the layer and head) and the marks of an estimate or a
+/* A row of the table: the scalar readouts (registry_readout, null or not) and the marks of an estimate or a
  * bound (string values). */
 static int is_row_key(const pair *p) {
-    static const char *const INPUT[] = {"n", "d", "layer", "head"};
     if (ends_with(p->key, "_bound") || ends_with(p->key, "_method")) return p->val[0] == '"';
-    if (registry_readout(p->key)) return 1;
-    for (int i = 0; i < 4; i++)
-        if (strcmp(p->key, INPUT[i]) == 0) return 0;
-    return p->val[0] == '-' || isdigit((unsigned char)p->val[0]);
+    return registry_readout(p->key);
 }
 
 /* A JSON string's text without its quotes and escapes (the readouts writer escapes nothing else). */
@@ -372,9 +373,9 @@ static int check_readouts(run *ru, const table *t) {
         if (!known) {
             char names[1024];
             size_t k = 0;
-            for (int j = 0; j < AV_R_COUNT && k < sizeof names; j++)
-                k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", j ? ", " : "", av_readout_name(j));
-            return avcli_fail("--readouts %s: not a scalar readout (a number key of attnviz readouts, such as %s)", avcli_brief(name), names);
+            for (int j = 0; j < SCALARS && k < sizeof names; j++)
+                k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", j ? ", " : "", scalar_name(j));
+            return avcli_fail("--readouts %s: not a scalar readout (one of %s)", avcli_brief(name), names);
         }
     }
     return 0;
@@ -406,8 +407,8 @@ static int table_of(table *t, run *ru, const char *q, const char *k, const char 
                 if ((code = avcli_parse_inputs(&in, argc, argv)) != 0) break;
                 knobs_text(knobs, sizeof knobs, &in, ru);
                 if (nc) { /* rows all the same: empty, with the reason */
-                    for (int r = 0; r < (ru->readouts ? ru->nreadouts : AV_R_COUNT); r++)
-                        add_row(t, text, l, h, variant, knobs, ru->readouts ? ru->readouts[r] : av_readout_name(r), NULL, why);
+                    for (int r = 0; r < (ru->readouts ? ru->nreadouts : SCALARS); r++)
+                        add_row(t, text, l, h, variant, knobs, ru->readouts ? ru->readouts[r] : scalar_name(r), NULL, why);
                     avcli_free(&in);
                     continue;
                 }
@@ -416,6 +417,7 @@ static int table_of(table *t, run *ru, const char *q, const char *k, const char 
                 snprintf(where + w, sizeof where - w, "%s", av_variant_name(variant));
                 in.summary = 1; /* the spectra are not rows */
                 in.where = where; /* a warning names its text, head and variant */
+                in.only = ru->readouts, in.nonly = ru->nreadouts; /* and concerns a readout asked for */
                 char *json;
                 code = readouts_text(&in, &json);
                 avcli_free(&in);
@@ -437,17 +439,7 @@ static int table_of(table *t, run *ru, const char *q, const char *k, const char 
 // ----------------------------------------------------------------------------------------------------
 // writing rows and summaries
 
-/* A CSV field: quoted when it holds a comma, a quote or a line break. */
-static void csv_field(FILE *f, const char *s) {
-    if (!s) return;
-    if (!strpbrk(s, ",\"\n\r")) { fputs(s, f); return; }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
+static void csv_field(FILE *f, const char *s) { avcli_csv_field(f, s); }
 
 /* A JSON string (the texts here are plain UTF-8: quotes, backslashes and control characters escaped). */
 static void json_str(FILE *f, const char *s) {
@@ -462,10 +454,7 @@ static void json_str(FILE *f, const char *s) {
 }
 
 /* The texts: their names, and whether each is a line number (a number in JSON) or a file name. */
-typedef struct texts {
-    char **body, **name;
-    int count, lines;
-} texts;
+typedef avcli_texts texts;
 
 static void write_rows(FILE *f, const table *t, const texts *tx, int jsonl) {
     if (!jsonl) fprintf(f, "%slayer,head,variant,knobs,readout,value,reason\n", tx ? "text," : "");
@@ -704,6 +693,9 @@ static int read_texts(texts *tx, const char *path, int lines) {
     if (!code && !tx->count) code = avcli_fail("--text-file %s: no non-empty line", path);
     return code;
 }
+
+int avcli_read_texts(avcli_texts *tx, const char *path, int lines) { return read_texts(tx, path, lines); }
+void avcli_free_texts(avcli_texts *tx) { free_texts(tx); }
 
 /* A capture's tensors as .npy files the shared input reader opens by name: unlinked temporary files
  * (tmpfile) named through /proc/self/fd, which vanish with the process whatever ends it. */

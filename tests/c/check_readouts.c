@@ -989,6 +989,95 @@ START_TEST(test_row_kl_underflow_kernel) {
 }
 END_TEST
 
+/* ln κ(q, k) of focused (p), exp, hedgehog (identity W) or explimit (N = 16) in long double from the
+ * definitions (docs/variant-formulas.md); the stabilisers of exp and hedgehog cancel in their ε-free rows. */
+static long double log_kappa_ld(int variant, const float *q, const float *k, int d, double p) {
+    long double s = 0;
+    if (variant == AV_FOCUSED) {
+        long double yq[16], yk[16], nq = 0, nk = 0, nqp = 0, nkp = 0;
+        for (int f = 0; f < d; f++) {
+            yq[f] = ((q[f] > 0 ? q[f] : 0) + 1e-6L) / logl(2.0L), yk[f] = ((k[f] > 0 ? k[f] : 0) + 1e-6L) / logl(2.0L);
+            nq += yq[f] * yq[f], nk += yk[f] * yk[f], nqp += powl(yq[f], 2 * p), nkp += powl(yk[f], 2 * p);
+        }
+        for (int f = 0; f < d; f++) s += powl(yq[f], p) * powl(yk[f], p);
+        return logl(s) + 0.5L * (logl(nq) - logl(nqp) + logl(nk) - logl(nkp));
+    }
+    for (int f = 0; f < d; f++) {
+        if (variant == AV_EXP) s += expl((long double)q[f] + k[f]);
+        else if (variant == AV_HEDGEHOG) s += expl((long double)q[f] + k[f]) + expl(-(long double)q[f] - k[f]);
+        else s += (long double)q[f] * k[f];
+    }
+    if (variant == AV_EXPLIMIT) s = powl(1 + s / sqrtl(d) / 16, 16);
+    return logl(s);
+}
+
+/* Kernel variants whose float32 φ (or κ) underflows to 0 where the true product is positive: focused at
+ * p = 8 (u^8 ≈ 1e-48 for an x ≤ 0), exp and hedgehog on wide inputs (e^(x − c) below 1e-45), explimit
+ * where (1 + s/N)^N ≈ 1e-64. av_readouts can only say "zero where positive"; av_row_kl meets the long-double
+ * KL(causal softmax ‖ M) of the definition (M_ij = κ_ij/(Σ_l κ_il + ε_n), ε_n = n·1e-6 for focused). */
+START_TEST(test_row_kl_underflow_features) {
+    const int n = 24, d = 4;
+    const struct { int variant; double std, p; } cases[] = {
+        {AV_FOCUSED, 4, 8}, {AV_EXP, 60, 0}, {AV_HEDGEHOG, 40, 0}, {AV_EXPLIMIT, 0, 0}};
+    float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int v = cases[c].variant;
+        if (v == AV_EXPLIMIT) { // s = −16 + 0.0016 (exact in float32) for the first key: κ = 1e-64
+            for (int i = 0; i < n * d; i++) Q[i] = 0.0f, K[i] = 0.5f;
+            for (int i = 0; i < n; i++) Q[i * d] = 1.0f;
+            K[0] = -31.9968f;
+        } else {
+            tu_fill_normal(Q, (size_t)n * d, 0, cases[c].std, 95 + c);
+            tu_fill_normal(K, (size_t)n * d, 0, cases[c].std, 99 + c);
+        }
+        av_params pm, pa;
+        av_params_default(&pm, v);
+        pm.causal = 1;
+        if (v == AV_FOCUSED) pm.p = cases[c].p;
+        if (v == AV_EXPLIMIT) pm.N = 16;
+        av_params_default(&pa, AV_SOFTMAX);
+        pa.causal = 1;
+        float *M = malloc(sizeof(float) * n * n), *A = matrix_of(Q, K, n, d, &pa);
+        size_t mb = av_matrix_work(&pm, n, d);
+        void *mw = malloc(mb);
+        int st = av_matrix(M, Q, K, n, d, &pm, mw, mb); // a row whose products all underflowed warns
+        free(mw);
+        ck_assert_msg(st == AV_OK || st == AV_WARN_UNDERFLOW_ROW, "%s: av_matrix %d", av_variant_name(v), st);
+        res rr = readouts(M, A, NULL, n, 0, 1, 0);
+        ck_assert_msg(rr.why[AV_R_ROW_KL_MEAN] == AV_REASON_ZERO_WHERE_POSITIVE, "%s: av_readouts %g (%d)",
+                      av_variant_name(v), rr.v[AV_R_ROW_KL_MEAN], rr.why[AV_R_ROW_KL_MEAN]);
+        size_t wb = av_row_kl_work(&pm, n, d);
+        void *w = malloc(wb);
+        double kl;
+        int why;
+        ck_assert_int_eq(av_row_kl(&kl, &why, M, A, Q, K, n, d, &pm, w, wb), AV_OK);
+        long double total = 0, lm[24], la[24];
+        for (int i = 0; i < n; i++) {
+            long double tm = -INFINITY, sum = 0, ta = -INFINITY, za = 0;
+            for (int j = 0; j <= i; j++) {
+                long double s = 0;
+                for (int f = 0; f < d; f++) s += (long double)Q[i * d + f] * K[j * d + f];
+                lm[j] = log_kappa_ld(v, Q + i * d, K + j * d, d, cases[c].p);
+                la[j] = s / 2; // scale 1/√d
+                tm = lm[j] > tm ? lm[j] : tm;
+                ta = la[j] > ta ? la[j] : ta;
+            }
+            for (int j = 0; j <= i; j++) sum += expl(lm[j] - tm), za += expl(la[j] - ta);
+            long double ln_den = v == AV_FOCUSED ? logl(expl(tm) * sum + n * 1e-6L) : tm + logl(sum);
+            for (int j = 0; j <= i; j++) {
+                long double a = la[j] - ta - logl(za);
+                total += expl(a) * (a - (lm[j] - ln_den));
+            }
+        }
+        double ref = (double)(total / n); // + 1e-7: explimit's KL is 1.8e-6, float32 M's rounding 3e-8 of it
+        ck_assert_msg(why == AV_REASON_NONE && fabs(kl - ref) <= 1e-5 * ref + 1e-7, "%s: av_row_kl %.17g (%d) vs %.17g",
+                      av_variant_name(v), kl, why, ref);
+        free(w); free(M); free(A);
+    }
+    free(Q); free(K);
+}
+END_TEST
+
 /* stories260K text128, layer 1 head 3, causal, decay 0.9: float32 M underflows to 0 at cells where the
  * plain softmax A is positive (av_readouts: null); av_row_kl is finite and meets the long-double formula
  * (numpy in float64: 0.00747). Skipped with the one SKIPPED form without the shared data. */
@@ -1035,6 +1124,7 @@ Suite *suite_readouts(void) {
     tcase_add_test(tc, test_names_and_status);
     tcase_add_test(tc, test_row_kl_underflow);
     tcase_add_test(tc, test_row_kl_underflow_kernel);
+    tcase_add_test(tc, test_row_kl_underflow_features);
     tcase_add_test(tc, test_row_kl_stories_decayed);
     suite_add_tcase(s, tc);
     return s;

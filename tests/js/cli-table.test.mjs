@@ -129,7 +129,7 @@ describe('attnviz table: long format, one row per layer, head, variant and reado
     const rows = csvObjects(r.stdout).rows;
     for (const variant of ['efficient', 'linformer', 'nystrom']) {
       const mine = rows.filter((x) => x.variant === variant);
-      expect(mine.length).toBe(L * H * 19); // every readout of the library, on every head
+      expect(mine.length).toBe(L * H * 22); // every scalar readout (the library's 19 and the three beside them), on every head
       for (const x of mine) expect([x.value, x.reason]).toEqual(['', `${variant} has no causal form`]);
     }
     const dwc = csvObjects(ok('table', '--variants', 'focused', '--dwc-kernel', '3', '--causal', '--readouts', 'rank', '--q', q4, '--k', k4).stdout).rows;
@@ -162,11 +162,16 @@ describe('attnviz table: long format, one row per layer, head, variant and reado
   it('an unknown readout or variant: exit 2, one line naming it (cut short when long)', () => {
     const bad = run('table', '--variants', 'elu', '--readouts', 'rank,row_kl_meen', '--q', q2, '--k', k2);
     expect([bad.status, bad.stdout]).toEqual([2, '']);
-    expect(bad.stderr).toMatch(/^attnviz: --readouts row_kl_meen: not a scalar readout \(a number key of attnviz readouts, such as sigma1, rank, [^\n]*\)\n$/);
+    expect(bad.stderr).toMatch(/^attnviz: --readouts row_kl_meen: not a scalar readout \(one of sigma1, rank, [^\n]*\)\n$/);
+    // the list is every key the table has rows for, the ones docs/model.md names beside the library's included
+    const listed = /\(one of (.*)\)/.exec(bad.stderr)[1].split(', ');
+    const all = csvObjects(ok('table', '--variants', 'elu', '--q', q2, '--k', k2).stdout).rows.map((x) => x.readout);
+    expect(listed).toEqual(expect.arrayContaining([...new Set(all)]));
+    expect(listed).toEqual(expect.arrayContaining(['semiseparable_ceiling', 'factor_rank', 'noise_floor_factor']));
     for (const key of ['singular_values', 'variant', 'n']) { // a spectrum, a name, the input's size: no rows
       const r = run('table', '--variants', 'elu', '--readouts', key, '--q', q2, '--k', k2);
       expect([r.status, r.stdout]).toEqual([2, '']);
-      expect(r.stderr).toMatch(new RegExp(`^attnviz: --readouts ${key}: not a scalar readout \\(a number key of attnviz readouts, such as sigma1, `));
+      expect(r.stderr).toMatch(new RegExp(`^attnviz: --readouts ${key}: not a scalar readout \\(one of sigma1, `));
     }
     const extra = csvObjects(ok('table', '--variants', 'softmax', '--readouts', 'semiseparable_ceiling', '--q', q2, '--k', k2).stdout).rows;
     expect(extra.map((x) => x.readout)).toEqual(['semiseparable_ceiling']); // a number readouts prints beside the library's
@@ -209,17 +214,24 @@ describe('readouts --all-heads: layer and head in every object, --summary, a war
     const all = JSON.parse(r.stdout);
     const warned = [];
     for (let l = 0; l < L; l++) for (let h = 0; h < H; h++)
-      if (all.readouts[l][h].status.some((s) => /normaliser is zero/.test(s))) warned.push(`layer ${l} head ${h}`);
+      if (all.readouts[l][h].status.some((s) => /products sum to zero or less/.test(s))) warned.push(`layer ${l} head ${h}`);
     expect(warned).toEqual(['layer 1 head 1']); // the head whose queries are all negative
     // one line for the sentence, naming every step the object's status gives it
-    const status = all.readouts[1][1].status.filter((x) => /normaliser is zero/.test(x)).map((x) => x.split(': ')[0]);
+    const status = all.readouts[1][1].status.filter((x) => /products sum to zero or less/.test(x)).map((x) => x.split(': ')[0]);
     expect(status.length).toBeGreaterThan(1);
-    expect(lines).toEqual([`attnviz: warning: layer 1 head 1: ${status.join(', ')}: some row's normaliser is zero or negative, so its weights are undefined`]);
+    expect(lines).toEqual([`attnviz: warning: layer 1 head 1: ${status.join(', ')}: some row's products sum to zero or less, so its weights are zero or undefined`]);
   });
 
   it('table: the same warning names the head and the variant', () => {
     const r = ok('table', '--variants', 'relu,softmax', '--causal', '--q', q4, '--k', k4);
-    expect(r.stderr.trim().split('\n')).toEqual([`attnviz: warning: layer 1 head 1, relu: matrix, row_entropy_hist: some row's normaliser is zero or negative, so its weights are undefined`]);
+    expect(r.stderr.trim().split('\n')).toEqual([`attnviz: warning: layer 1 head 1, relu: matrix, row_entropy_hist: some row's products sum to zero or less, so its weights are zero or undefined`]);
+  });
+
+  it('table --readouts: warnings only of the steps the readouts asked for need', () => {
+    const kl = ok('table', '--variants', 'relu', '--causal', '--readouts', 'row_kl_mean', '--q', q4, '--k', k4);
+    expect(kl.stderr.trim().split('\n')).toEqual([`attnviz: warning: layer 1 head 1, relu: matrix: some row's products sum to zero or less, so its weights are zero or undefined`]);
+    const rank = ok('table', '--variants', 'relu', '--causal', '--readouts', 'rank', '--q', q4, '--k', k4);
+    expect(rank.stderr).toBe(kl.stderr); // the matrix serves every readout; row_entropy_hist none asked for
   });
 });
 
@@ -340,5 +352,45 @@ describe('attnviz table on texts: capture and table per text, and --summary over
     const c = run('table', '--variants', 'elu', ...model(), '--text-file', empty);
     expect([c.status, c.stdout]).toEqual([2, '']);
     expect(c.stderr).toMatch(/^attnviz: --text-file .*empty: a folder without \.txt files\n$/);
+  });
+  it('capture --text-file: one capture a text under -o, the bytes of capture --text, all or none', async () => {
+    const { readFileSync, existsSync, readdirSync, writeFileSync: wf, mkdirSync: md } = await import('node:fs');
+    const out = join(tmp, 'caps');
+    ok('capture', ...model(), '--text-file', dir, '-o', out);
+    expect(readdirSync(out).sort()).toEqual(['t0', 't1', 't2', 't3']); // .txt left off the names, notes.md no text
+    for (const [i, t] of TEXTS.entries()) {
+      const one = join(tmp, `one${i}`);
+      ok('capture', ...model(), '--text', t, '-o', one);
+      for (const f of ['q.npy', 'k.npy', 'v.npy', 'tokens.json'])
+        expect(readFileSync(join(out, `t${i}`, f)).equals(readFileSync(join(one, f))), `t${i}/${f}`).toBe(true);
+    }
+    const byLine = join(tmp, 'caps-lines');
+    ok('capture', ...model(), '--text-file', lines, '--lines', '-o', byLine);
+    expect(readdirSync(byLine).sort()).toEqual(['1', '3', '4', '5']);
+    expect(readFileSync(join(byLine, '4', 'q.npy')).equals(readFileSync(join(out, 't2', 'q.npy')))).toBe(true);
+    const single = join(tmp, 'caps-one');
+    ok('capture', ...model(), '--text-file', join(dir, 't1.txt'), '-o', single);
+    expect(readdirSync(single)).toEqual(['t1']);
+    // all or none: a text that is not UTF-8 refuses before anything is written; a target that cannot be
+    // written leaves every other text's old files as they were
+    const bad = join(tmp, 'bad-texts');
+    md(bad);
+    wf(join(bad, 'a.txt'), 'hi');
+    wf(join(bad, 'b.txt'), Buffer.from([0x68, 0xff]));
+    const r = run('capture', ...model(), '--text-file', bad, '-o', join(tmp, 'caps-bad'));
+    expect([r.status, existsSync(join(tmp, 'caps-bad'))]).toEqual([2, false]);
+    expect(r.stderr).toMatch(/^attnviz: --text-file b\.txt: not valid UTF-8\n$/);
+    wf(join(out, 't0', 'q.npy'), 'old'); // t0's old file, which the failed call must leave
+    wf(join(dir, 't9.txt'), 'h');
+    md(join(out, 't9'));
+    md(join(out, 't9', 'q.npy')); // a folder where t9's q.npy goes
+    const f = run('capture', ...model(), '--text-file', dir, '-o', out);
+    expect(f.status).not.toBe(0);
+    expect(readFileSync(join(out, 't0', 'q.npy'), 'utf8')).toBe('old');
+    expect(f.stderr.trim().split('\n')).toHaveLength(1);
+    expect(existsSync(join(out, 't9', 'k.npy'))).toBe(false);
+    rmSync(join(dir, 't9.txt'));
+    const both = run('capture', ...model(), '--text', 'hi', '--text-file', dir, '-o', out);
+    expect([both.status, both.stderr]).toEqual([2, 'attnviz: --text and --text-file: give one (a text, or a file or folder of texts)\n']);
   });
 });

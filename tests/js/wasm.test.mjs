@@ -132,6 +132,25 @@ for (const [build, url] of [['simd', SIMD_URL], ['scalar', SCALAR_URL]]) {
 
     // focused on a real head whose φ has entries far below 2^-63: row 0 of L1H3 (causal) is made of products
     // with one tiny factor only; the power-of-two row scalings of the gemm (src/attention.c) differ in no
+    // p = 8: float32 φ underflows, so some row's products are all 0 although the true ones are positive;
+    // the page's sentence is the library's, which says so (it once said the normaliser was ≤ 0)
+    it('focused p = 8 on text128 L1H3: the underflow status and its sentence, as the CLI prints it', () => {
+      if (!HAVE_STORIES) { skipped('wasm.test.mjs: focused p = 8 on text128 L1H3'); return; }
+      const qf = join(STORIES, 'text128_q.npy'), kf = join(STORIES, 'text128_k.npy');
+      const q = readNpy(qf), k = readNpy(kf);
+      const [, H, len, hd] = q.shape, kvh = k.shape[1];
+      const lab = av.lab(len, hd);
+      lab.Q.set(q.data.subarray((1 * H + 3) * len * hd, (1 * H + 4) * len * hd));
+      const kv = 1 * kvh + Math.floor(3 * kvh / H);
+      lab.K.set(k.data.subarray(kv * len * hd, (kv + 1) * len * hd));
+      const r = lab.matrix({ variant: 'focused', causal: true, p: 8 });
+      expect(r.status).toBe(av.STATUS.WARN_UNDERFLOW_ROW);
+      expect(r.message).toBe(av.statusString(r.status));
+      expect(r.message).toMatch(/underflowed float32/);
+      const native = JSON.parse(cli('readouts', '--variant', 'focused', '--p', 8, '--causal', '--layer', 1, '--head', 3, '--q', qf, '--k', kf));
+      expect(native.status).toContain(`matrix: ${r.message}`);
+    });
+
     // way that shows: every entry against the native matrix relative to itself, every row sum positive
     it('focused on text128 L1H3 (tiny φ): every entry matches the native matrix', () => {
       if (!HAVE_STORIES) { skipped('wasm.test.mjs: focused on text128 L1H3'); return; }
