@@ -202,7 +202,7 @@ void avcli_signals(void);
 enum { AVCLI_BRIEF = 40 };
 const char *avcli_brief(const char *s);
 
-/* The texts of --text-file F (table_cmd.c): a folder's .txt files in name order, F whole, or with lines = 1
+/* The texts of --text-file F (texts.c): a folder's .txt files in name order, F whole, or with lines = 1
  * each non-empty line of F (named by its line number). 0, or one line on stderr and the exit status. */
 typedef struct avcli_texts {
     char **body, **name;
