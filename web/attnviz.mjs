@@ -20,6 +20,8 @@
 // the module's registry (av_registry_json, docs/api.md), parsed once at load into av.registry: nothing
 // here lists a variant or a knob.
 
+import { fillReadoutInfo } from './readout-info.mjs';
+
 /**
  * The library's status codes (enum av_status in include/attnviz.h), by name without the AV_ prefix, from
  * the registry of the first module loaded: empty until then, frozen once filled (av.STATUS has them too).
@@ -209,6 +211,7 @@ class Attnviz {
     this.referenceVariant = registry.variants.find((v) => v.class === 'exact')?.name ?? null;
     fillOnce(STATUS, this.STATUS, 'status codes');
     fillOnce(DEFAULT_KNOBS, this.defaultKnobs, 'default knobs');
+    fillReadoutInfo(registry.readouts); // the page's lists of readouts (web/readout-info.mjs)
     const gens = [];
     for (let g = 0; ; g++) {
       const p = exports.av_generator_name(g);
