@@ -1,5 +1,9 @@
 /* check_readouts.c: the readouts of docs/readouts.md on hand-checkable matrices, their undefined cases and
- * reasons, the error curve and the row-entropy histogram. */
+ * reasons, the error curve and the row-entropy histogram.
+ * readouts covered: sigma1 rank rank_tol rank_rel_1e-3 rank_rel_1e-2 rank_energy_99 effective_rank stable_rank
+ * readouts covered: sparsity_lt_0.01 sparsity_tau keys_for_90 row_entropy_mean row_entropy_uniform
+ * readouts covered: error_fro_rel row_kl_mean output_error_rel noise_floor row_sum_dev_max
+ * (the convention: docs/adding-a-readout.md) */
 #include <check.h>
 #include <float.h>
 #include <math.h>
