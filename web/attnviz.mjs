@@ -1240,13 +1240,9 @@ class Lab {
     return out;
   }
 
-  /** The readouts' JSON names in the library's order (decoded once). */
+  /** The readouts' JSON names in the library's order (the registry's, av_readout_info). */
   readoutNames() {
-    if (!this.av._readoutNames) {
-      const names = [];
-      for (let i = 0, p; (p = this.av.exports.av_readout_name(i)); i++) names.push(this.av.cstring(p));
-      this.av._readoutNames = names;
-    }
+    if (!this.av._readoutNames) this.av._readoutNames = Object.freeze(this.av.registry.readouts.map((r) => r.key));
     return this.av._readoutNames;
   }
   readoutCount() { return this.readoutNames().length; }

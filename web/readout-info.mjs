@@ -36,6 +36,3 @@ export function whenReadoutInfo(f) {
   if (Object.isFrozen(READOUT_INFO)) f(READOUT_INFO);
   else listeners.push(f);
 }
-
-/** The registry row of a key, or undefined. */
-export function readoutInfo(key) { return READOUT_INFO.find((r) => r.key === key); }
