@@ -84,7 +84,7 @@ describe('every readout is one row of av_readout_info', () => {
     ]);
   });
 
-  it('the generated docs (the readouts index, page.md\'s sweep_y row) equal what the registry gives', () => {
+  it('the generated docs (docs/readouts.md\'s index) equal what the registry gives', () => {
     for (const [path, gen] of Object.entries(DOCS)) {
       const text = read(path);
       expect(gen(text, REG) === text, `${path}: run node scripts/readout-docs.mjs`).toBe(true);
