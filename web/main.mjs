@@ -1072,7 +1072,6 @@ async function start() {
     rowOf: (id) => READOUT_ROWS.find((r) => r.id === id),
   });
   $('glossary').addEventListener('click', (e) => { e.stopPropagation(); explain.glossary($('glossary')); });
-  readoutRows();
   drawColorbar($('cb-M'), tables.seq); drawColorbar($('cb-A'), tables.seq); drawColorbar($('cb-D'), tables.div);
   $('share').addEventListener('click', async () => {
     try { await navigator.clipboard.writeText(location.href); $('share').textContent = 'copied'; } catch { $('share').textContent = 'see address bar'; }
@@ -1082,6 +1081,7 @@ async function start() {
     const simd = simdSupported(), src = wasmSources();
     av = await loadAttnviz({ simd, source: simd ? src.simd : src.scalar });
     schema = buildSchema(av.registry);
+    readoutRows(); // the table's rows are the registry's (web/render/readouts.mjs): known once it is loaded
     // the workers instantiate the module this thread compiled
     workers = { spectrum: makeWorker('spectrum'), frame: makeWorker('frame') };
   } catch (err) {
