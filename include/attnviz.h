@@ -567,6 +567,24 @@ enum av_reason {
                                         * (av_readouts leaves it to av_semiseparable_rank) */
 };
 const char *av_readout_name(int readout);  /* the JSON key, e.g. "rank_rel_1e-3"; NULL out of range */
+/* A readout as data (docs/adding-a-readout.md): the CLI's lists, the page's table, its sweep's choices
+ * and the docs' index are derived from these rows, exported in av_registry_json as "readouts". */
+enum av_readout_kind {
+    AV_RK_ENTRY = 0,      /* reads M's entries (av_readouts) */
+    AV_RK_SPECTRAL = 1,   /* reads M's singular values: the page computes it from σ (web/spectral.mjs) */
+    AV_RK_COMPARISON = 2  /* compares M with the softmax reference A (av_readouts; undefined without A) */
+};
+enum av_readout_format { AV_RF_REAL = 0, AV_RF_INTEGER = 1, AV_RF_FRACTION = 2 /* in [0, 1]: shown in % */ };
+typedef struct av_readout_desc {
+    const char *key;   /* the JSON key (av_readout_name) */
+    const char *label; /* plain words, one line */
+    int kind;          /* enum av_readout_kind */
+    int format;        /* enum av_readout_format */
+    int display;       /* its place in the page's readout table (1, 2, ...); 0: not a row there */
+    int sweep;         /* its place among the page sweep's readouts (1, 2, ...); 0: not offered there
+                        * (`attnviz sweep` takes every readout) */
+} av_readout_desc;
+const av_readout_desc *av_readout_info(int readout); /* NULL out of range */
 const char *av_reason_string(int reason);  /* one sentence (never NULL) */
 
 /* All readouts of M (n×n) into vals[AV_R_COUNT], reasons[AV_R_COUNT] (definitions: docs/readouts.md).

@@ -302,6 +302,13 @@ static void json_knob(jbuf *b, const av_knob_desc *k) {
     jput(b, ",\"meaning\":\"%s\"}", k->meaning);
 }
 
+static void json_readout(jbuf *b, const av_readout_desc *r, int index) {
+    static const char *const KIND[] = {"entry", "spectral", "comparison"};
+    static const char *const FORMAT[] = {"real", "integer", "fraction"};
+    jput(b, "%s{\"key\":\"%s\",\"label\":\"%s\",\"kind\":\"%s\",\"format\":\"%s\",\"display\":%d,\"sweep\":%d}",
+         index ? "," : "", r->key, r->label, KIND[r->kind], FORMAT[r->format], r->display, r->sweep);
+}
+
 const char *av_registry_json(void) {
     static char text[32768];
     static int built = 0;
@@ -317,6 +324,8 @@ const char *av_registry_json(void) {
         if (k > AV_KNOB_VARIANT + 1) jput(&b, ",");
         json_knob(&b, &KNOBS[k]);
     }
+    jput(&b, "],\"readouts\":[");
+    for (int r = 0; r < AV_R_COUNT; r++) json_readout(&b, av_readout_info(r), r);
     jput(&b, "],\"limits\":{\"max_n\":%d,\"max_d\":%d,\"max_feature_dim\":%d},\"status\":{", AV_MAX_N, AV_MAX_D,
          AV_MAX_FEATURE_DIM);
     for (int st = AV_STATUS_MIN, first = 1; st <= AV_STATUS_MAX; st++) {

@@ -20,6 +20,8 @@
 // the module's registry (av_registry_json, docs/api.md), parsed once at load into av.registry: nothing
 // here lists a variant or a knob.
 
+import { fillReadoutInfo } from './readout-info.mjs';
+
 /**
  * The library's status codes (enum av_status in include/attnviz.h), by name without the AV_ prefix, from
  * the registry of the first module loaded: empty until then, frozen once filled (av.STATUS has them too).
@@ -210,6 +212,7 @@ class Attnviz {
     this.referenceVariant = registry.variants.find((v) => v.class === 'exact')?.name ?? null;
     fillOnce(STATUS, this.STATUS, 'status codes');
     fillOnce(DEFAULT_KNOBS, this.defaultKnobs, 'default knobs');
+    fillReadoutInfo(registry.readouts); // the page's lists of readouts (web/readout-info.mjs)
     const gens = [];
     for (let g = 0; ; g++) {
       const p = exports.av_generator_name(g);
@@ -1259,13 +1262,9 @@ class Lab {
     return out;
   }
 
-  /** The readouts' JSON names in the library's order (decoded once). */
+  /** The readouts' JSON names in the library's order (the registry's, av_readout_info). */
   readoutNames() {
-    if (!this.av._readoutNames) {
-      const names = [];
-      for (let i = 0, p; (p = this.av.exports.av_readout_name(i)); i++) names.push(this.av.cstring(p));
-      this.av._readoutNames = names;
-    }
+    if (!this.av._readoutNames) this.av._readoutNames = Object.freeze(this.av.registry.readouts.map((r) => r.key));
     return this.av._readoutNames;
   }
   readoutCount() { return this.readoutNames().length; }

@@ -153,15 +153,9 @@ function statusLines({ frame, plain, spec, exact, STATUS, statusString }) {
   return lines.slice(0, 8);
 }
 
-/** The library's readout keys in enum av_readout order (what the CLI prints), read once per module. */
-const namesOf = new WeakMap();
+/** The library's readout keys in enum av_readout order (what the CLI prints): the registry's (av_readout_info). */
 export function readoutKeys(av) {
-  if (!namesOf.has(av)) {
-    const names = [];
-    for (let i = 0, p; (p = av.exports.av_readout_name(i)); i++) names.push(av.cstring(p));
-    namesOf.set(av, names);
-  }
-  return namesOf.get(av);
+  return av.registry.readouts.map((r) => r.key);
 }
 
 /**

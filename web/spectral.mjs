@@ -1,10 +1,11 @@
 // spectral.mjs: the readouts that depend on the singular values alone, computed from σ in the compute
 // layer (web/engine.mjs) so that the library's av_readouts need not re-read all n² entries of M for them.
 // Pure; no DOM.
+import { SPECTRAL_KEYS } from './readout-info.mjs';
 
-/** Readouts that need the spectrum (they arrive from the worker, after the heatmaps). */
-export const SPECTRAL_KEYS = ['sigma1', 'rank', 'rank_tol', 'rank_rel_1e-3', 'rank_rel_1e-2', 'rank_energy_99',
-  'effective_rank', 'stable_rank', 'noise_floor', 'semiseparable_rank'];
+/** Readouts that need the spectrum (the registry's kind "spectral"; they arrive from the worker, after the
+ * heatmaps): filled when the first module loads (web/readout-info.mjs). */
+export { SPECTRAL_KEYS };
 
 /**
  * The spectral readouts of docs/readouts.md from singular values (the same definitions and order of sums

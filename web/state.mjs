@@ -21,7 +21,8 @@
 //            fromHash skips it without a word)
 
 import { VARIANT_VIEW, KNOB_VIEW, OPENING_VARIANT, variantView } from './variants.mjs';
-import { SWEEP_READOUTS, MAX_SEEDS } from './sweep.mjs';
+import { MAX_SEEDS } from './sweep.mjs';
+import { sweepReadouts } from './readout-info.mjs';
 import { fmtWhole } from './render/format.mjs';
 import { originOf } from './messages.mjs';
 import { OVERVIEW_METRIC_KEYS } from './render/overview.mjs';
@@ -198,9 +199,10 @@ export function buildSchema(registry) {
   // a sweep (web/sweep.mjs): a readout against one numeric knob of the variant, over seeds of its random
   // matrices; view keys: they change no matrix, the sweep panel reads them
   const sweepable = variantEntries.filter((e) => (e.type === 'int' || e.type === 'float') && !e.toggleOf && e.knob !== 'seed' && e.knob !== 'chunk').map((e) => e.name); // chunk changes no matrix
+  const sweepY = sweepReadouts(registry.readouts); // av_readout_info's sweep places
   const SWEEP_ENTRIES = [
     { name: 'sweep', type: 'enum', options: ['', ...sweepable], default: '', label: 'sweep over', group: 'view', stage: 'display' },
-    { name: 'sweep_y', type: 'enum', options: SWEEP_READOUTS, default: SWEEP_READOUTS[0], label: 'readout', group: 'view', stage: 'display' },
+    { name: 'sweep_y', type: 'enum', options: sweepY, default: sweepY[0], label: 'readout', group: 'view', stage: 'display' },
     { name: 'sweep_seeds', type: 'int', default: 3, min: 1, max: MAX_SEEDS, label: 'seeds', group: 'view', stage: 'display' },
     // the metric the overview of every layer and head colours its cells by (web/ui/overview.mjs): a view key
     { name: 'ov_metric', type: 'enum', options: OVERVIEW_METRIC_KEYS, default: OVERVIEW_METRIC_KEYS[0], label: 'overview colour', group: 'view', stage: 'display' },

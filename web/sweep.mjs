@@ -5,10 +5,11 @@
 // pure parts (which knobs, which values, which readouts) and the computation (runSweep, for a lab of
 // web/attnviz.mjs) live here; the page runs the computation in a worker (web/worker.mjs, kind 'sweep')
 // and draws it (web/ui/sweep-panel.mjs). docs/page.md: the keys sweep, sweep_y, sweep_seeds.
+import { SWEEP_READOUTS, SPECTRAL_KEYS } from './readout-info.mjs';
 
-/** The readouts a sweep can plot (the library's keys, docs/readouts.md), in the picker's order. */
-export const SWEEP_READOUTS = ['error_fro_rel', 'output_error_rel', 'row_kl_mean', 'row_entropy_mean', 'keys_for_90',
-  'sparsity_tau', 'row_sum_dev_max', 'rank', 'rank_rel_1e-3', 'rank_energy_99', 'effective_rank', 'stable_rank'];
+/** The readouts a sweep can plot, in the picker's order, and those that need the spectrum (the others read
+ * M alone, and are quicker): the registry's (av_readout_info's sweep and kind; web/readout-info.mjs). */
+export { SWEEP_READOUTS };
 /** How the page names each readout (the sweep panel's picker and note, and the exported figure's axis). */
 export const SWEEP_LABELS = {
   error_fro_rel: 'error vs softmax', output_error_rel: 'output error', row_kl_mean: 'KL(softmax ‖ variant)',
@@ -16,8 +17,6 @@ export const SWEEP_LABELS = {
   row_sum_dev_max: 'largest |row sum − 1|', rank: 'numerical rank', 'rank_rel_1e-3': 'rank above 10⁻³·σ₁',
   rank_energy_99: 'rank for 99% energy', effective_rank: 'effective rank', stable_rank: 'stable rank',
 };
-/** Those that need the spectrum (the others read M alone, and are quicker). */
-export const SPECTRAL = new Set(['rank', 'rank_rel_1e-3', 'rank_energy_99', 'effective_rank', 'stable_rank']);
 /** The most seeds a page sweep draws. */
 export const MAX_SEEDS = 8;
 /** The most values a sweep computes (a log-spaced grid beyond it). */
@@ -94,7 +93,7 @@ export function aggregate(xs) {
  */
 export async function runSweep(lab, plan, onPoint, cancelled = () => false, pause = async () => {}) {
   const base = plan.req.knobs;
-  const spectral = SPECTRAL.has(plan.readout);
+  const spectral = SPECTRAL_KEYS.includes(plan.readout);
   lab.reference(base); // A depends on the scale and the mask only: once
   for (let i = 0; i < plan.values.length; i++) {
     const xs = [];

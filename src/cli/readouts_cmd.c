@@ -289,8 +289,8 @@ done:
 // ----------------------------------------------------------------------------------------------------
 // attnviz sweep: readouts against one knob, over values and seeds
 
-/* 1 for the readouts that need the spectrum. */
-static int spectral_readout(int r) { return r <= AV_R_STABLE_RANK || r == AV_R_NOISE_FLOOR || r == AV_R_SEMISEPARABLE_RANK; }
+/* 1 for the readouts that need the spectrum (the registry's kind). */
+static int spectral_readout(int r) { return av_readout_info(r)->kind == AV_RK_SPECTRAL; }
 
 float *avcli_reference(const avcli_inputs *in, int *status) {
     av_params ref;

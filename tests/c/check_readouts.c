@@ -1,5 +1,9 @@
 /* check_readouts.c: the readouts of docs/readouts.md on hand-checkable matrices, their undefined cases and
- * reasons, the error curve and the row-entropy histogram. */
+ * reasons, the error curve and the row-entropy histogram.
+ * readouts covered: sigma1 rank rank_tol rank_rel_1e-3 rank_rel_1e-2 rank_energy_99 effective_rank stable_rank
+ * readouts covered: sparsity_lt_0.01 sparsity_tau keys_for_90 row_entropy_mean row_entropy_uniform
+ * readouts covered: error_fro_rel row_kl_mean output_error_rel noise_floor row_sum_dev_max
+ * (the convention: docs/adding-a-readout.md) */
 #include <check.h>
 #include <float.h>
 #include <math.h>
@@ -800,6 +804,45 @@ START_TEST(test_fused_thresholds_exact) {
 }
 END_TEST
 
+/* The readout table (av_readout_info) is whole: a row for every enum value, each key distinct, a label,
+ * a kind and a format in range; the page's table and sweep places are each used once, counting up from 1. */
+START_TEST(test_readout_info) {
+    int display[AV_R_COUNT + 1] = {0}, sweep[AV_R_COUNT + 1] = {0}, nd = 0, ns = 0;
+    for (int k = 0; k < AV_R_COUNT; k++) {
+        const av_readout_desc *r = av_readout_info(k);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_msg(r->key && r->label && *r->label, "readout %d has no row in READOUTS", k);
+        ck_assert_str_eq(av_readout_name(k), r->key);
+        for (int j = 0; j < k; j++) ck_assert_str_ne(av_readout_info(j)->key, r->key);
+        ck_assert(r->kind >= AV_RK_ENTRY && r->kind <= AV_RK_COMPARISON);
+        ck_assert(r->format >= AV_RF_REAL && r->format <= AV_RF_FRACTION);
+        ck_assert(r->display >= 0 && r->display <= AV_R_COUNT && r->sweep >= 0 && r->sweep <= AV_R_COUNT);
+        if (r->display) { ck_assert_msg(!display[r->display]++, "%s: display place taken", r->key); nd++; }
+        if (r->sweep) { ck_assert_msg(!sweep[r->sweep]++, "%s: sweep place taken", r->key); ns++; }
+    }
+    for (int i = 1; i <= nd; i++) ck_assert_msg(display[i], "display places skip %d", i);
+    for (int i = 1; i <= ns; i++) ck_assert_msg(sweep[i], "sweep places skip %d", i);
+    ck_assert_ptr_null(av_readout_info(AV_R_COUNT));
+    ck_assert_ptr_null(av_readout_info(-1));
+    /* the kinds say what av_readouts needs: without A every comparison readout, and only those, says so */
+    enum { N = 6 };
+    float M[N * N];
+    for (int i = 0; i < N * N; i++) M[i] = 1.0f / N;
+    double v[AV_R_COUNT];
+    int why[AV_R_COUNT];
+    size_t wb = av_readouts_work(N, 0);
+    void *w = malloc(wb);
+    ck_assert_int_eq(av_readouts(v, why, M, NULL, 0, NULL, NULL, N, 0, 0, 0, w, wb), AV_OK);
+    for (int k = 0; k < AV_R_COUNT; k++) {
+        int kind = av_readout_info(k)->kind;
+        if (kind == AV_RK_COMPARISON) ck_assert_int_eq(why[k], AV_REASON_NO_REFERENCE);
+        else if (kind == AV_RK_SPECTRAL) ck_assert_msg(why[k] == AV_REASON_NO_SPECTRUM || why[k] == AV_REASON_NO_BLOCK, "%s", av_readout_name(k));
+        else ck_assert_msg(why[k] == AV_REASON_NONE, "%s is an entry readout but undefined", av_readout_name(k));
+    }
+    free(w);
+}
+END_TEST
+
 START_TEST(test_names_and_status) {
     ck_assert_str_eq(av_readout_name(AV_R_RANK_REL_1E3), "rank_rel_1e-3");
     ck_assert_str_eq(av_readout_name(AV_R_SPARSITY_LT_001), "sparsity_lt_0.01");
@@ -1122,6 +1165,7 @@ Suite *suite_readouts(void) {
     tcase_add_test(tc, test_fused_rows_match_reference);
     tcase_add_test(tc, test_fused_thresholds_exact);
     tcase_add_test(tc, test_names_and_status);
+    tcase_add_test(tc, test_readout_info);
     tcase_add_test(tc, test_row_kl_underflow);
     tcase_add_test(tc, test_row_kl_underflow_kernel);
     tcase_add_test(tc, test_row_kl_underflow_features);

@@ -1,7 +1,8 @@
 /* check_recurrent.c: the recurrent families' own claims (docs/recurrent.md). The matrices against their
  * double references and the kernel variants' paths live in check_attention.c; here: softmax's window and
  * forgetting forms by all three paths, the reductions (γ = 1, W ≥ n, β → 0, α = 1), the delta rule's
- * overwrite, the semiseparable rank on planted structure, the refusals and the cost counts. */
+ * overwrite, the semiseparable rank on planted structure, the refusals and the cost counts.
+ * readouts covered: semiseparable_rank (docs/adding-a-readout.md) */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>

@@ -8,12 +8,14 @@ import { existsSync } from 'node:fs';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab, exportItem } from './browser.mjs';
 import { SPECTRAL_KEYS } from '../../web/spectral.mjs';
+import { loadAttnviz } from '../../web/attnviz.mjs';
 
 const ROOT = 'build/web';
 let server, browser;
 
 beforeAll(async () => {
   if (!existsSync(`${ROOT}/index.html`)) throw new Error('run `make web` first');
+  await loadAttnviz({ source: new URL(`../../${ROOT}/attnviz.wasm`, import.meta.url) }); // fills SPECTRAL_KEYS from its registry
   server = await serve(ROOT, 0);
   browser = await launch({ width: 1280, height: 800 });
 });

@@ -397,7 +397,9 @@ static void registry_queries(reader *r, const av_params *prm, int n, int d, int 
     if (kd && !kd->key) broken("av_knob_info(%d) has no key", k);
     (void)av_variant_name(v);
     (void)av_generator_name(rd_range(r, -1, AV_GEN_COUNT));
-    (void)av_readout_name(rd_range(r, -1, AV_R_COUNT));
+    int rk = rd_range(r, -1, AV_R_COUNT);
+    if ((av_readout_info(rk) != NULL) != (rk >= 0 && rk < AV_R_COUNT)) broken("av_readout_info(%d)", rk);
+    (void)av_readout_name(rk);
     g.stage = "av_reason_string";
     if (!av_reason_string(rd_range(r, -2, 20))) broken("av_reason_string is NULL");
     g.stage = "av_status_string";

@@ -8,9 +8,12 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadAttnviz } from '../../web/attnviz.mjs';
 
 const ROOT = new URL('../../', import.meta.url);
 const CLI = process.env.ATTNVIZ_CLI || new URL('build/native/attnviz', ROOT).pathname;
+/** How many readouts the library has (its registry: av_readout_info). */
+const READOUTS = (await loadAttnviz({ source: new URL('build/wasm/attnviz.wasm', ROOT) })).registry.readouts.length;
 const COLUMNS = ['layer', 'head', 'variant', 'knobs', 'readout', 'value', 'reason'];
 
 let tmp;
@@ -111,7 +114,7 @@ describe('attnviz table: long format, one row per layer, head, variant and reado
         else expect([Number(x.value), x.reason]).toEqual([obj[x.readout], '']); // digit for digit (%.17g both)
       }
     }
-    expect(rows.length).toBeGreaterThan(L * H * variants.length * 19);
+    expect(rows.length).toBeGreaterThan(L * H * variants.length * READOUTS);
   });
 
   it('knobs: the variant\'s own defaults resolved, or the ones given', () => {
@@ -129,7 +132,7 @@ describe('attnviz table: long format, one row per layer, head, variant and reado
     const rows = csvObjects(r.stdout).rows;
     for (const variant of ['efficient', 'linformer', 'nystrom']) {
       const mine = rows.filter((x) => x.variant === variant);
-      expect(mine.length).toBe(L * H * 22); // every scalar readout (the library's 19 and the three beside them), on every head
+      expect(mine.length).toBe(L * H * (READOUTS + 3)); // every readout of the library and the three beside them, on every head
       for (const x of mine) expect([x.value, x.reason]).toEqual(['', `${variant} has no causal form`]);
     }
     const dwc = csvObjects(ok('table', '--variants', 'focused', '--dwc-kernel', '3', '--causal', '--readouts', 'rank', '--q', q4, '--k', k4).stdout).rows;

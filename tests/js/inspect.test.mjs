@@ -149,7 +149,7 @@ describe('createInspector', () => {
     parts: { frame: null, plain: null, spec: null },
     tags: { frame: { key: JSON.stringify(reqOf(n)) }, plain: { key: JSON.stringify(reqOf(n)) }, spec: { key: JSON.stringify(reqOf(n)), drag: false } },
     // a module with no readouts (the readouts themselves are tested above)
-    av: { exports: { av_readout_name: () => 0 }, variant: () => ({}), isPlainSoftmax: () => false, STATUS: {}, statusString: String },
+    av: { registry: { readouts: [] }, variant: () => ({}), isPlainSoftmax: () => false, STATUS: {}, statusString: String },
   });
   const tick = () => new Promise((r) => setTimeout(r, 5));
 

@@ -6,6 +6,9 @@ import { describe, it, expect } from 'vitest';
 import katex from 'katex';
 import { VARIANT_VIEW, KNOB_VIEW } from '../../web/variants.mjs';
 import { READOUT_ROWS } from '../../web/render/readouts.mjs';
+import { loadAttnviz } from '../../web/attnviz.mjs';
+
+await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) }); // READOUT_ROWS come from its registry
 
 const tex = (v) => VARIANT_VIEW[v].tex;
 
