@@ -1,8 +1,26 @@
 // cli-capture.mjs: small inputs for the CLI's tests: a float32 .npy writer and a synthetic 4-D "capture"
 // (layers, heads, n, d), shaped like `attnviz capture`'s, so that every-head commands run without the
-// real-model data.
+// real-model data; and the one way those tests run the CLI.
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { expect } from 'vitest';
+
+/** The CLI under test: $ATTNVIZ_CLI (e.g. an older build, to see a test fail), else the build's. */
+export const CLI = process.env.ATTNVIZ_CLI || new URL('../../build/native/attnviz', import.meta.url).pathname;
+
+/** Run the CLI: {status, stdout, stderr}. */
+export function run(...args) {
+  const p = spawnSync(CLI, args, { encoding: 'utf8' });
+  return { status: p.status, stdout: p.stdout, stderr: p.stderr };
+}
+
+/** Run the CLI, expect exit 0, and parse its stdout as JSON. */
+export function json(...args) {
+  const r = run(...args);
+  expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+  return JSON.parse(r.stdout);
+}
 
 /** A float32 C-order .npy (version 1, header padded to 64 bytes). */
 export function writeNpy(path, shape, data) {

@@ -3,30 +3,18 @@
 // table of results (--all-heads). Every number is checked against `attnviz readouts` of the written W on
 // the same inputs, or against the one-head call it stands for.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readNpy } from './npy.mjs';
-import { capture, values, writeNpy } from './cli-capture.mjs';
+import { capture, values, writeNpy, run, json } from './cli-capture.mjs';
 
-const ROOT = new URL('../../', import.meta.url);
-const CLI = process.env.ATTNVIZ_CLI || new URL('build/native/attnviz', ROOT).pathname;
 const METRICS = ['row_kl_mean', 'error_fro_rel', 'row_entropy_mean', 'output_error_rel'];
 
 let tmp;
 beforeAll(() => { tmp = mkdtempSync(join(tmpdir(), 'attnviz-distill-')); });
 afterAll(() => { rmSync(tmp, { recursive: true, force: true }); });
 
-function run(...args) {
-  const p = spawnSync(CLI, args, { encoding: 'utf8' });
-  return { status: p.status, stdout: p.stdout, stderr: p.stderr };
-}
-const json = (...args) => {
-  const r = run(...args);
-  expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(0);
-  return JSON.parse(r.stdout);
-};
 
 /** The metrics `attnviz readouts --variant hedgehog` prints for these inputs and W (or the identity). */
 function readoutsOf(inputs, w, extra = []) {

@@ -2,28 +2,16 @@
 // layer and head of a 4-D capture in one call, and a reason beside every null. Each is checked against
 // the one-readout, one-head calls it stands for, never against numbers written here.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { capture } from './cli-capture.mjs';
+import { capture, run, json } from './cli-capture.mjs';
 
-const ROOT = new URL('../../', import.meta.url);
-const CLI = process.env.ATTNVIZ_CLI || new URL('build/native/attnviz', ROOT).pathname;
 
 let tmp;
 beforeAll(() => { tmp = mkdtempSync(join(tmpdir(), 'attnviz-sweep-')); });
 afterAll(() => { rmSync(tmp, { recursive: true, force: true }); });
 
-function run(...args) {
-  const p = spawnSync(CLI, args, { encoding: 'utf8' });
-  return { status: p.status, stdout: p.stdout, stderr: p.stderr };
-}
-const json = (...args) => {
-  const r = run(...args);
-  expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(0);
-  return JSON.parse(r.stdout);
-};
 
 describe('sweep: several readouts in one call', () => {
   let q, k, v;

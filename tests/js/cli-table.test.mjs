@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 
+import { writeNpy, values } from './cli-capture.mjs';
+
 const ROOT = new URL('../../', import.meta.url);
 const CLI = process.env.ATTNVIZ_CLI || new URL('build/native/attnviz', ROOT).pathname;
 /** How many readouts the library has (its registry: av_readout_info). */
@@ -30,29 +32,6 @@ function ok(...args) {
   return r;
 }
 
-/** A float32 .npy, C order. */
-function writeNpy(path, shape, data) {
-  let dict = `{'descr': '<f4', 'fortran_order': False, 'shape': (${shape.join(', ')}${shape.length === 1 ? ',' : ''}), }`;
-  const total = Math.ceil((10 + dict.length + 1) / 64) * 64;
-  dict = dict.padEnd(total - 11, ' ') + '\n';
-  const head = Buffer.alloc(10);
-  Buffer.from('\x93NUMPY', 'latin1').copy(head, 0);
-  head[6] = 1;
-  head.writeUInt16LE(dict.length, 8);
-  writeFileSync(path, Buffer.concat([head, Buffer.from(dict, 'latin1'), Buffer.from(Float32Array.from(data).buffer)]));
-  return path;
-}
-
-/** Deterministic values in (−1, 1) (an LCG: variety, not quality). */
-function values(count, seed) {
-  const out = new Float32Array(count);
-  let s = seed >>> 0;
-  for (let i = 0; i < count; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = (s / 2 ** 32 - 0.5) * 2;
-  }
-  return out;
-}
 
 /** RFC 4180 CSV: quoted fields with "" for a quote. */
 function parseCsv(text) {
