@@ -583,6 +583,7 @@ typedef struct av_readout_desc {
     int display;       /* its place in the page's readout table (1, 2, ...); 0: not a row there */
     int sweep;         /* its place among the page sweep's readouts (1, 2, ...); 0: not offered there
                         * (`attnviz sweep` takes every readout) */
+    const char *explain; /* what the page's info button says: a few plain sentences (UTF-8) */
 } av_readout_desc;
 const av_readout_desc *av_readout_info(int readout); /* NULL out of range */
 const char *av_reason_string(int reason);  /* one sentence (never NULL) */

@@ -13,7 +13,85 @@
 #include "simd.h"
 
 // ----------------------------------------------------------------------------------------------------
-// names (the readouts themselves, as data: readout_info.c)
+// the readouts as data (av_readout_info, docs/adding-a-readout.md): each one's JSON key, label, kind,
+// format, its places in the page's table and sweep picker, and the page's plain-words explanation
+
+/* One row per enum av_readout, in its order (the JSON's order). display: the page table's order; sweep:
+ * the page sweep picker's order (its first is the default); explain: the page's info text (UTF-8). */
+#define R(key_, label_, kind_, format_, display_, sweep_, explain_)                                          \
+    {.key = key_, .label = label_, .kind = AV_RK_##kind_, .format = AV_RF_##format_, .display = display_,  \
+     .sweep = sweep_, .explain = explain_}
+static const av_readout_desc READOUTS[AV_R_COUNT] = {
+    [AV_R_SIGMA1] = R("sigma1", "largest singular value", SPECTRAL, REAL, 0, 0,
+        "The largest singular value of M: its operator norm, how much M can stretch a vector."),
+    [AV_R_RANK] = R("rank", "numerical rank", SPECTRAL, INTEGER, 1, 8,
+        "How many singular values are above the float32 noise of an n×n matrix (σ₁·n·ε₃₂). Linear "
+        "attention cannot exceed its feature dimension; softmax usually is close to full rank."),
+    [AV_R_RANK_TOL] = R("rank_tol", "tolerance of the numerical rank", SPECTRAL, REAL, 0, 0,
+        "The tolerance the numerical rank counts above: σ₁·n·ε₃₂, the size float32 rounding alone "
+        "gives an n×n matrix's singular values."),
+    [AV_R_RANK_REL_1E3] = R("rank_rel_1e-3", "rank above 1e-3 sigma1", SPECTRAL, INTEGER, 3, 9,
+        "How many singular values exceed 10⁻³·σ₁: a coarser rank that ignores tiny directions."),
+    [AV_R_RANK_REL_1E2] = R("rank_rel_1e-2", "rank above 1e-2 sigma1", SPECTRAL, INTEGER, 0, 0,
+        "How many singular values exceed 10⁻²·σ₁: a coarser rank that ignores tiny directions."),
+    [AV_R_RANK_ENERGY_99] = R("rank_energy_99", "rank for 99% energy", SPECTRAL, INTEGER, 6, 10,
+        "The fewest singular values whose squares hold 99 % of ‖M‖²_F: the rank a truncated SVD needs "
+        "for 1 % error."),
+    [AV_R_EFFECTIVE_RANK] = R("effective_rank", "effective rank", SPECTRAL, REAL, 4, 11,
+        "The exponential of the entropy of the normalised singular values: how many directions carry "
+        "the matrix, counted smoothly (Roy & Vetterli 2007). Undefined for the zero matrix."),
+    [AV_R_STABLE_RANK] = R("stable_rank", "stable rank", SPECTRAL, REAL, 5, 12,
+        "‖M‖²_F / σ₁²: the energy relative to the largest direction; at most the rank, and robust to "
+        "tiny singular values. Undefined for the zero matrix."),
+    [AV_R_SPARSITY_LT_001] = R("sparsity_lt_0.01", "weights below 0.01", ENTRY, FRACTION, 8, 0,
+        "The share of all n² entries below 0.01, regardless of n (the article's measure: about 60 % "
+        "in a trained BERT)."),
+    [AV_R_SPARSITY_TAU] = R("sparsity_tau", "weights below tau/n", ENTRY, FRACTION, 7, 6,
+        "The share of allowed weights below τ/n (τ the slider): a uniform row has none; a sharp row "
+        "has most of them near zero."),
+    [AV_R_KEYS_FOR_90] = R("keys_for_90", "keys for 90% of a row", ENTRY, REAL, 9, 5,
+        "The mean, over rows, of the fewest keys whose weights reach 90 % of the row's sum: a few for "
+        "sharp attention, most of n for flat. Undefined when a row has a negative weight or sums to "
+        "zero."),
+    [AV_R_ROW_ENTROPY_MEAN] = R("row_entropy_mean", "row entropy", ENTRY, REAL, 10, 4,
+        "The mean entropy of the rows, each normalised to sum 1: low means focused, ln n is a uniform "
+        "row. Undefined when a row has a negative weight or sums to zero."),
+    [AV_R_ROW_ENTROPY_UNIFORM] = R("row_entropy_uniform", "row entropy of uniform rows", ENTRY, REAL, 11, 0,
+        "The mean entropy of uniform rows, the baseline row entropy is read against: ln n, or "
+        "ln(n!)/n under the causal mask, where row i sees only i + 1 keys."),
+    [AV_R_ERROR_FRO_REL] = R("error_fro_rel", "error vs softmax", COMPARISON, REAL, 13, 1,
+        "The Frobenius distance to softmax on the same Q, K, scale and mask, relative to softmax's "
+        "norm: 0 is exact."),
+    [AV_R_ROW_KL_MEAN] = R("row_kl_mean", "KL(softmax || variant)", COMPARISON, REAL, 14, 3,
+        "The mean over rows of the Kullback–Leibler divergence from softmax's row to the variant's. "
+        "Undefined where the variant has a negative weight or a zero where softmax is positive."),
+    [AV_R_OUTPUT_ERROR_REL] = R("output_error_rel", "output error", COMPARISON, REAL, 15, 2,
+        "The relative distance between the outputs MV and AV on the same V: what the next layer would "
+        "see."),
+    [AV_R_NOISE_FLOOR] = R("noise_floor", "noise floor of the spectrum", SPECTRAL, REAL, 0, 0,
+        "The floor of the route that computed the spectrum: singular values at or below it are "
+        "rounding, and no rank counts them."),
+    [AV_R_ROW_SUM_DEV_MAX] = R("row_sum_dev_max", "largest |row sum - 1|", ENTRY, REAL, 12, 7,
+        "The largest distance of a row's sum from 1: rounding for variants whose rows are "
+        "distributions, large where E/F projections or a convolution change the sums."),
+    [AV_R_SEMISEPARABLE_RANK] = R("semiseparable_rank", "semiseparable rank", SPECTRAL, INTEGER, 2, 0,
+        "The rank of the lower-left block M[h:n, 0:h], h = ⌊n/2⌋, at the rank tolerance: how much the "
+        "first half of the sequence must pass to the second, so the smallest state a recurrence "
+        "producing M needs. At most the feature dimension for linear attention (decayed or not), d "
+        "for retention and the delta rule (d − 1 at η = 1), W − 1 for a sliding window of W; full for "
+        "softmax. The ceiling in brackets is that structural bound (Dao & Gu 2024, \"Transformers are "
+        "SSMs\": semiseparable matrices)."),
+};
+#undef R
+
+const av_readout_desc *av_readout_info(int readout) {
+    return readout >= 0 && readout < AV_R_COUNT ? &READOUTS[readout] : NULL;
+}
+
+const char *av_readout_name(int readout) {
+    return readout >= 0 && readout < AV_R_COUNT ? READOUTS[readout].key : NULL;
+}
+
 
 const char *av_reason_string(int reason) {
     switch (reason) {

@@ -805,13 +805,14 @@ START_TEST(test_fused_thresholds_exact) {
 END_TEST
 
 /* The readout table (av_readout_info) is whole: a row for every enum value, each key distinct, a label,
- * a kind and a format in range; the page's table and sweep places are each used once, counting up from 1. */
+ * an explanation, a kind and a format in range; the page's table and sweep places are each used once, counting up from 1. */
 START_TEST(test_readout_info) {
     int display[AV_R_COUNT + 1] = {0}, sweep[AV_R_COUNT + 1] = {0}, nd = 0, ns = 0;
     for (int k = 0; k < AV_R_COUNT; k++) {
         const av_readout_desc *r = av_readout_info(k);
         ck_assert_ptr_nonnull(r);
         ck_assert_msg(r->key && r->label && *r->label, "readout %d has no row in READOUTS", k);
+        ck_assert_msg(r->explain && strlen(r->explain) > 20, "%s has no explanation", r->key);
         ck_assert_str_eq(av_readout_name(k), r->key);
         for (int j = 0; j < k; j++) ck_assert_str_ne(av_readout_info(j)->key, r->key);
         ck_assert(r->kind >= AV_RK_ENTRY && r->kind <= AV_RK_COMPARISON);

@@ -40,6 +40,7 @@ const PRESENTATION = [
     text: (r, c) => c.relRank == null ? '—' : `${c.partial ? '≥ ' : ''}${c.relRank}`,
     keys: [], mark: (r, c) => (c.partial && c.relRank != null ? 'lower' : null), // counted as rank is (web/ui/readout-table.mjs)
     reasonKeys: ['rank_rel_1e-3'], // no σ: its '—' has the reason of the spectrum's other ranks
+    explain: 'How many singular values exceed 10ᵗ·σ₁ for the tolerance slider\'s t: a coarser rank that ignores tiny directions.',
   },
   {
     id: 'effective_rank', label: 'effective rank',
@@ -77,6 +78,7 @@ const PRESENTATION = [
     tex: String.raw`-\textstyle\sum_j \hat M_{ij}\ln \hat M_{ij}\ \text{vs}\ \tfrac1n\textstyle\sum_i \ln m_i`,
     text: (r) => `${val(r, 'row_entropy_mean')} / ${val(r, 'row_entropy_uniform')}`,
     keys: ['row_entropy_mean', 'row_entropy_uniform'],
+    explain: 'The mean entropy of the rows (each normalised to sum 1), against uniform: the mean entropy of uniform rows, ln n, or ln(n!)/n under the causal mask, where row i sees only i + 1 keys. Low means focused. Undefined when a row has a negative weight or sums to zero.',
   },
   {
     id: 'row_sum_dev_max', label: 'largest |row sum − 1|',
@@ -105,6 +107,8 @@ const PRESENTATION = [
  * is loaded: one per readout with a place in the page's table (`display`), in that order; `spectral` when
  * a key it shows needs the spectrum (it then waits for the worker). A row of PRESENTATION shows its keys
  * (and reasonKeys); a readout it does not cover gets a plain row: the registry's label, its number.
+ * Each row's `explain` (the info button's text) is its one key's registry explanation, or its own where it
+ * shows several keys or none (rank_rel, row_entropy).
  */
 export const READOUT_ROWS = [];
 whenReadoutInfo((info) => {
@@ -116,7 +120,10 @@ whenReadoutInfo((info) => {
   }
   const first = (row) => Math.min(...covers(row).map(place).filter(Boolean));
   rows.sort((a, b) => first(a) - first(b));
-  for (const row of rows) row.spectral = covers(row).some((k) => info.find((x) => x.key === k)?.kind === 'spectral');
+  for (const row of rows) {
+    row.spectral = covers(row).some((k) => info.find((x) => x.key === k)?.kind === 'spectral');
+    row.explain ??= row.keys.length === 1 ? info.find((x) => x.key === row.keys[0]).explain : undefined;
+  }
   READOUT_ROWS.push(...rows);
   Object.freeze(READOUT_ROWS);
 });

@@ -3,7 +3,7 @@
 // one shared popover (index.html's #explain, a non-modal dialog) next to the button: the title, the
 // formula typeset as MathML, the plain-language text and the source. Escape or × closes it and gives the
 // focus back to the button; a click elsewhere closes it; one is open at a time.
-import { VARIANT_EXPLAIN, READOUT_EXPLAIN, GLOSSARY } from '../explain.mjs';
+import { VARIANT_EXPLAIN, GLOSSARY } from '../explain.mjs';
 import { typeset } from '../render/tex.mjs';
 
 /**
@@ -70,7 +70,7 @@ export function mountExplain(box, { variantOf, rowOf }) {
         open(b, v.label, [formula(v.tex), para('explain-text', x?.text ?? v.hint), para('explain-source', `Source: ${x?.source ?? v.source ?? '—'}`)]);
       } else {
         const row = rowOf(key);
-        open(b, row.label, [formula(row.tex), para('explain-text', READOUT_EXPLAIN[key]?.text ?? ''), para('explain-source', 'Definition: docs/readouts.md')]);
+        open(b, row.label, [formula(row.tex), para('explain-text', row.explain ?? ''), para('explain-source', 'Definition: docs/readouts.md')]);
       }
     });
     return b;
