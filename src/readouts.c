@@ -17,7 +17,7 @@
 // format, its places in the page's table and sweep picker, and the page's plain-words explanation
 
 /* One row per enum av_readout, in its order (the JSON's order). display: the page table's order; sweep:
- * the page sweep picker's order (its first is the default); explain: the page's info text (UTF-8). */
+ * the page sweep picker's order (its first is the default); label and explain: the page's words (UTF-8). */
 #define R(key_, label_, kind_, format_, display_, sweep_, explain_)                                          \
     {.key = key_, .label = label_, .kind = AV_RK_##kind_, .format = AV_RF_##format_, .display = display_,  \
      .sweep = sweep_, .explain = explain_}
@@ -30,9 +30,9 @@ static const av_readout_desc READOUTS[AV_R_COUNT] = {
     [AV_R_RANK_TOL] = R("rank_tol", "tolerance of the numerical rank", SPECTRAL, REAL, 0, 0,
         "The tolerance the numerical rank counts above: σ₁·n·ε₃₂, the size float32 rounding alone "
         "gives an n×n matrix's singular values."),
-    [AV_R_RANK_REL_1E3] = R("rank_rel_1e-3", "rank above 1e-3 sigma1", SPECTRAL, INTEGER, 3, 9,
+    [AV_R_RANK_REL_1E3] = R("rank_rel_1e-3", "rank above 10⁻³·σ₁", SPECTRAL, INTEGER, 3, 9,
         "How many singular values exceed 10⁻³·σ₁: a coarser rank that ignores tiny directions."),
-    [AV_R_RANK_REL_1E2] = R("rank_rel_1e-2", "rank above 1e-2 sigma1", SPECTRAL, INTEGER, 0, 0,
+    [AV_R_RANK_REL_1E2] = R("rank_rel_1e-2", "rank above 10⁻²·σ₁", SPECTRAL, INTEGER, 0, 0,
         "How many singular values exceed 10⁻²·σ₁: a coarser rank that ignores tiny directions."),
     [AV_R_RANK_ENERGY_99] = R("rank_energy_99", "rank for 99% energy", SPECTRAL, INTEGER, 6, 10,
         "The fewest singular values whose squares hold 99 % of ‖M‖²_F: the rank a truncated SVD needs "
@@ -46,7 +46,7 @@ static const av_readout_desc READOUTS[AV_R_COUNT] = {
     [AV_R_SPARSITY_LT_001] = R("sparsity_lt_0.01", "weights below 0.01", ENTRY, FRACTION, 8, 0,
         "The share of all n² entries below 0.01, regardless of n (the article's measure: about 60 % "
         "in a trained BERT)."),
-    [AV_R_SPARSITY_TAU] = R("sparsity_tau", "weights below tau/n", ENTRY, FRACTION, 7, 6,
+    [AV_R_SPARSITY_TAU] = R("sparsity_tau", "weights below τ/n", ENTRY, FRACTION, 7, 6,
         "The share of allowed weights below τ/n (τ the slider): a uniform row has none; a sharp row "
         "has most of them near zero."),
     [AV_R_KEYS_FOR_90] = R("keys_for_90", "keys for 90% of a row", ENTRY, REAL, 9, 5,
@@ -62,7 +62,7 @@ static const av_readout_desc READOUTS[AV_R_COUNT] = {
     [AV_R_ERROR_FRO_REL] = R("error_fro_rel", "error vs softmax", COMPARISON, REAL, 13, 1,
         "The Frobenius distance to softmax on the same Q, K, scale and mask, relative to softmax's "
         "norm: 0 is exact."),
-    [AV_R_ROW_KL_MEAN] = R("row_kl_mean", "KL(softmax || variant)", COMPARISON, REAL, 14, 3,
+    [AV_R_ROW_KL_MEAN] = R("row_kl_mean", "KL(softmax ‖ variant)", COMPARISON, REAL, 14, 3,
         "The mean over rows of the Kullback–Leibler divergence from softmax's row to the variant's. "
         "Undefined where the variant has a negative weight or a zero where softmax is positive."),
     [AV_R_OUTPUT_ERROR_REL] = R("output_error_rel", "output error", COMPARISON, REAL, 15, 2,
@@ -71,7 +71,7 @@ static const av_readout_desc READOUTS[AV_R_COUNT] = {
     [AV_R_NOISE_FLOOR] = R("noise_floor", "noise floor of the spectrum", SPECTRAL, REAL, 0, 0,
         "The floor of the route that computed the spectrum: singular values at or below it are "
         "rounding, and no rank counts them."),
-    [AV_R_ROW_SUM_DEV_MAX] = R("row_sum_dev_max", "largest |row sum - 1|", ENTRY, REAL, 12, 7,
+    [AV_R_ROW_SUM_DEV_MAX] = R("row_sum_dev_max", "largest |row sum − 1|", ENTRY, REAL, 12, 7,
         "The largest distance of a row's sum from 1: rounding for variants whose rows are "
         "distributions, large where E/F projections or a convolution change the sums."),
     [AV_R_SEMISEPARABLE_RANK] = R("semiseparable_rank", "semiseparable rank", SPECTRAL, INTEGER, 2, 0,

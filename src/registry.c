@@ -1,7 +1,7 @@
 /* registry.c: the registry as JSON (av_registry_json), the one description of the library the JS loader
  * reads: every variant and knob (variants.c), every readout (readouts.c), the limits and the status codes.
- * Built once into static storage. The tables' names and labels are plain ASCII without quotes or
- * backslashes (the registry test checks them); a readout's explanation is UTF-8 prose, escaped here.
+ * Built once into static storage. The variants' and knobs' strings are plain ASCII without quotes or
+ * backslashes (the registry test checks them); a readout's label and explanation are UTF-8, escaped here.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -79,9 +79,10 @@ static void jput_string(jbuf *b, const char *s) {
 static void json_readout(jbuf *b, const av_readout_desc *r, int index) {
     static const char *const KIND[] = {"entry", "spectral", "comparison"};
     static const char *const FORMAT[] = {"real", "integer", "fraction"};
-    jput(b, "%s{\"key\":\"%s\",\"label\":\"%s\",\"kind\":\"%s\",\"format\":\"%s\",\"display\":%d,\"sweep\":%d,",
-         index ? "," : "", r->key, r->label, KIND[r->kind], FORMAT[r->format], r->display, r->sweep);
-    jput(b, "\"explain\":");
+    jput(b, "%s{\"key\":\"%s\",\"label\":", index ? "," : "", r->key);
+    jput_string(b, r->label);
+    jput(b, ",\"kind\":\"%s\",\"format\":\"%s\",\"display\":%d,\"sweep\":%d,\"explain\":", KIND[r->kind],
+         FORMAT[r->format], r->display, r->sweep);
     jput_string(b, r->explain);
     jput(b, "}");
 }

@@ -13,6 +13,11 @@ export const SWEEP_READOUTS = [];
 
 const listeners = [];
 
+/** A readout's label (the registry's, as the page shows it), or its key before the tables are filled. */
+export function readoutLabel(key) {
+  return READOUT_INFO.find((r) => r.key === key)?.label ?? key;
+}
+
 /** The sweep picker's keys of a registry's readouts, in their order. */
 export function sweepReadouts(readouts) {
   return readouts.filter((r) => r.sweep > 0).sort((a, b) => a.sweep - b.sweep).map((r) => r.key);

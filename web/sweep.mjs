@@ -5,18 +5,11 @@
 // pure parts (which knobs, which values, which readouts) and the computation (runSweep, for a lab of
 // web/attnviz.mjs) live here; the page runs the computation in a worker (web/worker.mjs, kind 'sweep')
 // and draws it (web/ui/sweep-panel.mjs). docs/page.md: the keys sweep, sweep_y, sweep_seeds.
-import { SWEEP_READOUTS, SPECTRAL_KEYS } from './readout-info.mjs';
+import { SWEEP_READOUTS, SPECTRAL_KEYS, readoutLabel } from './readout-info.mjs';
 
 /** The readouts a sweep can plot, in the picker's order, and those that need the spectrum (the others read
  * M alone, and are quicker): the registry's (av_readout_info's sweep and kind; web/readout-info.mjs). */
 export { SWEEP_READOUTS };
-/** How the page names each readout (the sweep panel's picker and note, and the exported figure's axis). */
-export const SWEEP_LABELS = {
-  error_fro_rel: 'error vs softmax', output_error_rel: 'output error', row_kl_mean: 'KL(softmax ‖ variant)',
-  row_entropy_mean: 'row entropy', keys_for_90: 'keys for 90% of a row', sparsity_tau: 'weights below τ/n',
-  row_sum_dev_max: 'largest |row sum − 1|', rank: 'numerical rank', 'rank_rel_1e-3': 'rank above 10⁻³·σ₁',
-  rank_energy_99: 'rank for 99% energy', effective_rank: 'effective rank', stable_rank: 'stable rank',
-};
 /** The most seeds a page sweep draws. */
 export const MAX_SEEDS = 8;
 /** The most values a sweep computes (a log-spaced grid beyond it). */
@@ -148,7 +141,7 @@ export function undefinedNote(plan, points, show = String) {
  */
 export function sweepFigure(plan, points, caption) {
   const col = (k) => plan.values.map((_, i) => points[i]?.[k] ?? null);
-  const label = SWEEP_LABELS[plan.readout] ?? plan.readout;
+  const label = readoutLabel(plan.readout);
   const logX = plan.values.length > 2 && plan.values[0] > 0 && plan.values.at(-1) / plan.values[0] >= 50;
   const note = undefinedNote(plan, points);
   return {

@@ -3,11 +3,11 @@
 // with a min–max band over the seeds and the current value marked. The panel only shows and asks:
 // mountSweep (below) runs the sweep in the background worker and hands the points to show().
 import { loadUPlot, uPlotReady } from '../render/charts.mjs';
-import { sweepableEntries, seeded, sweepPlan, SWEEP_READOUTS, SWEEP_LABELS, MAX_SEEDS, undefinedNote, sweepResult } from '../sweep.mjs';
+import { sweepableEntries, seeded, sweepPlan, SWEEP_READOUTS, MAX_SEEDS, undefinedNote, sweepResult } from '../sweep.mjs';
 import { fmt, fmtMs } from '../render/format.mjs';
 import { MSG } from '../protocol.mjs';
+import { readoutLabel } from '../readout-info.mjs';
 
-const LABELS = SWEEP_LABELS;
 const COLOR = '#0072b2';
 
 function el(tag, attrs = {}, text = '') {
@@ -25,7 +25,7 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
   const head = el('div', { class: 'sweep-head' });
   const knob = el('select', { id: 'k-sweep', 'aria-label': 'sweep over which knob' });
   const readout = el('select', { id: 'k-sweep_y', 'aria-label': 'which readout the sweep plots' });
-  for (const k of SWEEP_READOUTS) readout.append(el('option', { value: k }, LABELS[k] ?? k));
+  for (const k of SWEEP_READOUTS) readout.append(el('option', { value: k }, readoutLabel(k)));
   const seeds = el('input', { id: 'k-sweep_seeds', type: 'number', min: '1', max: String(MAX_SEEDS), step: '1', 'aria-label': 'seeds of the random matrices' });
   const seedsLabel = el('label', { for: 'k-sweep_seeds' }, 'seeds');
   head.append(el('label', { for: 'k-sweep' }, 'sweep'), knob, el('label', { for: 'k-sweep_y' }, 'of'), readout, seedsLabel, seeds);
@@ -112,7 +112,7 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
       const col = (k) => plan.values.map((_, i) => points[i]?.[k] ?? null);
       chart.setData([plan.values.slice(), col('mean'), col('min'), col('max')]);
       const undefinedAt = undefinedNote(plan, points, fmt); // as the exported figure says it (sweep.mjs)
-      note.textContent = `${LABELS[plan.readout] ?? plan.readout} against ${plan.name}` +
+      note.textContent = `${readoutLabel(plan.readout)} against ${plan.name}` +
         `${plan.seeds > 1 ? `, mean and min–max over ${plan.seeds} seeds` : ''}: ${status}` +
         (undefinedAt ? ` · ${undefinedAt}` : '');
     },
