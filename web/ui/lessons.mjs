@@ -1,6 +1,7 @@
 // lessons.mjs: the "Lessons" menu in the header and the lesson panel above the controls (the presets of
 // web/presets.mjs). The menu is a list of plain links (`#preset=NAME`), so a lesson opens by keyboard,
-// touch, a middle click into a new tab, or a link pasted anywhere; main.mjs reads the hash. The panel
+// touch, a middle click into a new tab, or a link pasted anywhere; main.mjs reads the hash. Every lesson
+// link carries the reader's presentation mode (projector=1), so changing lessons never switches it off. The panel
 // shows the open lesson's title, caption and source, with "reset" (the preset's state again), "next" and
 // "close"; the readout rows and panels the lesson names are outlined (elements with a matching
 // data-readout or data-hl attribute).
@@ -12,12 +13,14 @@ import { NOTHING } from './panel.mjs';
  * #lesson). `onClose()` is called by the panel's close button. Returns {show(name|null)}.
  */
 export function mountLessons(menu, panel, { onClose }) {
+  let modes = ''; // the link keys of the reader's presentation ('&projector=1'), kept on every lesson link
+  const href = (name) => `#preset=${encodeURIComponent(name)}${modes}`;
   const list = document.createElement('ol');
   list.className = 'lesson-list';
   for (const p of PRESETS) {
     const li = document.createElement('li');
     const a = document.createElement('a');
-    a.href = `#preset=${encodeURIComponent(p.name)}`;
+    a.href = href(p.name);
     a.textContent = p.title;
     a.dataset.preset = p.name;
     a.addEventListener('click', () => { menu.open = false; });
@@ -33,6 +36,12 @@ export function mountLessons(menu, panel, { onClose }) {
   el('.lesson-close').addEventListener('click', () => onClose());
   let shown;
 
+  /** Rewrite every lesson link for the reader's modes (the menu, reset, next). */
+  function relink() {
+    for (const a of list.querySelectorAll('a')) a.href = href(a.dataset.preset);
+    for (const cls of ['lesson-reset', 'lesson-next']) { const a = el(`.${cls}`); if (a.dataset.preset) a.href = href(a.dataset.preset); }
+  }
+
   /** Show lesson `name` (or hide the panel for null) and outline what it highlights. */
   function show(name) {
     if (name === shown) return;
@@ -47,13 +56,17 @@ export function mountLessons(menu, panel, { onClose }) {
     el('.lesson-title').textContent = p.title;
     el('.lesson-caption').textContent = p.caption;
     el('.lesson-source').textContent = p.source;
-    el('.lesson-reset').href = `#preset=${encodeURIComponent(p.name)}`;
     const next = nextPreset(p.name);
-    el('.lesson-next').href = `#preset=${encodeURIComponent(next.name)}`;
+    el('.lesson-reset').dataset.preset = p.name;
+    el('.lesson-next').dataset.preset = next.name;
     el('.lesson-next').textContent = `next: ${next.title} →`;
+    relink();
     for (const key of p.highlight) {
       for (const x of document.querySelectorAll(`[data-readout="${key}"], [data-hl="${key}"]`)) x.classList.add('hl');
     }
   }
-  return { ...NOTHING, name: 'lessons', show }; // a Panel (ui/panel.mjs): main.mjs shows the open lesson
+  return {
+    ...NOTHING, name: 'lessons', show, // a Panel (ui/panel.mjs): main.mjs shows the open lesson
+    sync(st) { const m = st.projector ? '&projector=1' : ''; if (m !== modes) { modes = m; relink(); } },
+  };
 }
