@@ -95,3 +95,74 @@ describe('changing lessons keeps the reader\'s modes', () => {
     expect(errors).toEqual([]);
   });
 });
+
+describe('the course: numbers, previous and next, presenter keys', () => {
+  it('each lesson shows its place in the course, and previous and next step by PRESETS\' order', async () => {
+    await page.evaluate(() => { location.hash = 'preset=first-look&projector=1'; });
+    let s = await shown();
+    expect(s.num).toBe(`1 / ${PRESETS.length}`);
+    for (let i = 1; i <= 2; i++) {
+      await page.click('#lesson .lesson-next');
+      s = await shown();
+      expect([s.lesson, s.num]).toEqual([nameAt(i), `${i + 1} / ${PRESETS.length}`]);
+    }
+    await page.click('#lesson .lesson-prev');
+    s = await shown();
+    expect([s.lesson, s.num]).toEqual([nameAt(1), `2 / ${PRESETS.length}`]);
+    expectProjector(s, 'previous');
+    expect(await page.$eval('#lesson .lesson-prev', (a) => a.textContent)).toContain(PRESETS[0].title);
+    // from the first lesson, previous wraps to the last
+    await page.click('#lesson .lesson-prev');
+    await page.click('#lesson .lesson-prev');
+    s = await shown();
+    expect([s.lesson, s.num]).toEqual([nameAt(-1), `${PRESETS.length} / ${PRESETS.length}`]);
+    await page.screenshot({ path: 'build/e2e/nav-last-1920-projector.png' });
+    expect(errors).toEqual([]);
+  });
+
+  it('→, PageDown, ←, PageUp step lessons when no control has focus, never from a slider or a picker', async () => {
+    await page.evaluate(() => { location.hash = 'preset=rank-le-d&projector=1'; });
+    let s = await shown();
+    const i = indexOf('rank-le-d');
+    await page.evaluate(() => document.activeElement?.blur());
+    await page.keyboard.press('ArrowRight');
+    s = await shown();
+    expect(s.lesson).toBe(nameAt(i + 1));
+    await page.keyboard.press('PageDown');
+    s = await shown();
+    expect(s.lesson).toBe(nameAt(i + 2));
+    await page.keyboard.press('PageUp');
+    s = await shown();
+    expect(s.lesson).toBe(nameAt(i + 1));
+    await page.keyboard.press('ArrowLeft');
+    s = await shown();
+    expect(s.lesson).toBe(nameAt(i));
+    expectProjector(s, 'the keys');
+    // after clicking "next" (a link has focus) the clicker keeps working
+    await page.click('#lesson .lesson-next');
+    await shown();
+    await page.keyboard.press('ArrowRight');
+    s = await shown();
+    expect(s.lesson).toBe(nameAt(i + 2));
+
+    // a slider with focus takes the arrows: it moves, the lesson stays
+    await page.evaluate(() => { location.hash = 'preset=rank-le-d&projector=1'; });
+    await shown();
+    const slider = await page.$eval('#ctl-input input[type=range]', (e) => e.id);
+    const before = await page.$eval(`#${slider}`, (e) => e.value);
+    await page.focus(`#${slider}`);
+    await page.keyboard.press('ArrowRight');
+    s = await shown();
+    expect(s.lesson).toBe('rank-le-d');
+    expect(await page.$eval(`#${slider}`, (e) => e.value)).not.toBe(before);
+    await page.keyboard.press('PageUp');
+    s = await shown();
+    expect(s.lesson).toBe('rank-le-d');
+    // and so does a picker
+    await page.focus('#ctl-variant select');
+    await page.keyboard.press('ArrowLeft');
+    s = await shown();
+    expect(s.lesson).toBe('rank-le-d');
+    expect(errors).toEqual([]);
+  });
+});
