@@ -335,7 +335,10 @@ async function start() {
     if (p.problems.length) page.notice.show(p.problems.join('; '));
     lesson = ex.preset;
     lessons.show(lesson);
-    applyState(p.state);
+    // projector mode is the reader's while the page is open: a link that does not name it (a lesson
+    // link, pasted or from slides) keeps it, so a lecture never drops to small text between lessons
+    const namesMode = location.hash.slice(1).split('&').some((kv) => kv.split('=')[0] === 'projector');
+    applyState(namesMode ? p.state : { ...p.state, projector: page.st.projector });
   });
   hosts = listenForHosts(window, {
     snapshot: () => inspector.snapshot(),

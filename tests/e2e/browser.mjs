@@ -9,9 +9,9 @@ export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--
 
 /**
  * A fresh persistent context (its own temp profile). Returns {context, close()}. `deviceScaleFactor` 2
- * with half the window's size is the page at 200 % zoom.
+ * with half the window's size is the page at 200 % zoom; `hasTouch` gives it a touch screen.
  */
-export async function launch({ width = 1366, height = 768, colorScheme = 'light', deviceScaleFactor = 1 } = {}) {
+export async function launch({ width = 1366, height = 768, colorScheme = 'light', deviceScaleFactor = 1, hasTouch = false } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'attnviz-chromium-'));
   const context = await chromium.launchPersistentContext(dir, {
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
@@ -20,6 +20,7 @@ export async function launch({ width = 1366, height = 768, colorScheme = 'light'
     viewport: { width, height },
     deviceScaleFactor,
     colorScheme,
+    hasTouch, // a touch screen: page.touchscreen.tap
   });
   return {
     context,

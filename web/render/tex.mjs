@@ -10,7 +10,9 @@ let katex = null;
 /** The MathML markup (a string) of one line of TeX; a TeX error shows the source in red, never throws. */
 export async function texToMarkup(tex) {
   katex ??= import('katex').then((m) => m.default);
-  return (await katex).renderToString(tex, { throwOnError: false, output: 'mathml' });
+  // KaTeX writes \hat's accent as ASCII ^, which fonts without a MATH table draw tall and off to the
+  // left of its base; U+02C6, the modifier circumflex, sits over it
+  return (await katex).renderToString(tex, { throwOnError: false, output: 'mathml' }).replaceAll('<mo>^</mo></mover>', '<mo>\u02c6</mo></mover>');
 }
 
 /**

@@ -155,11 +155,15 @@ export function mountHeatmaps(page) {
   }
 
   // --- hover and the keyboard cursor ---
-  function onHover(e) {
+  /** The shown grid's cell under a pointer event, or null. */
+  function cellUnder(e) {
     const g = shownGrid;
-    if (!g) return;
+    if (!g) return null;
     const rect = e.target.getBoundingClientRect();
-    const cell = gridCellAt(g, e.clientX - rect.left, e.clientY - rect.top, rect.width, rect.height);
+    return gridCellAt(g, e.clientX - rect.left, e.clientY - rect.top, rect.width, rect.height);
+  }
+  function onHover(e) {
+    const cell = cellUnder(e);
     if (!cell) return;
     $('hover').textContent = cellText(cell);
     hotTokens(cell);
@@ -214,7 +218,16 @@ export function mountHeatmaps(page) {
     }
     return `rows ${rows}, cols ${cols} (block ${g.mode}): M ${fmt(g.M[k], 4)} · softmax ${fmt(g.A[k], 4)} · M − A ${fmtSigned(g.D[k], 3)}`;
   }
+  // a click or tap focuses the canvas, and focus shows the cursor's cell: put the cursor under the pointer
+  // first (pointerdown comes before the focus), or the first click reports row 0, col 0
+  function onPress(e) {
+    const cell = cellUnder(e);
+    if (!cell) return;
+    cursor.row = cell.row; cursor.col = cell.col;
+    if (document.activeElement === e.target) showCursor(e.target);
+  }
   for (const c of canvases) {
+    c.addEventListener('pointerdown', onPress);
     c.addEventListener('mousemove', onHover);
     c.addEventListener('keydown', onHeatKey);
     c.addEventListener('focus', () => showCursor(c));

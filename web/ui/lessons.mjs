@@ -1,10 +1,12 @@
 // lessons.mjs: the "Lessons" menu in the header and the lesson panel above the controls (the presets of
 // web/presets.mjs). The menu is a list of plain links (`#preset=NAME`), so a lesson opens by keyboard,
-// touch, a middle click into a new tab, or a link pasted anywhere; main.mjs reads the hash. The panel
-// shows the open lesson's title, caption and source, with "reset" (the preset's state again), "next" and
-// "close"; the readout rows and panels the lesson names are outlined (elements with a matching
+// touch, a middle click into a new tab, or a link pasted anywhere; main.mjs reads the hash. Every lesson
+// link carries the reader's presentation mode (projector=1), so changing lessons never switches it off. The panel
+// shows the open lesson's place in the course ("3 / 23", from PRESETS' order), title, caption and source,
+// with "previous", "reset" (the preset's state again), "next" and "close"; ←/→ and PageUp/PageDown step
+// lessons (presenter clickers) unless a control that takes those keys has focus; the readout rows and panels the lesson names are outlined (elements with a matching
 // data-readout or data-hl attribute).
-import { PRESETS, presetOf, nextPreset } from '../presets.mjs';
+import { PRESETS, presetOf } from '../presets.mjs';
 import { NOTHING } from './panel.mjs';
 
 /**
@@ -12,12 +14,14 @@ import { NOTHING } from './panel.mjs';
  * #lesson). `onClose()` is called by the panel's close button. Returns {show(name|null)}.
  */
 export function mountLessons(menu, panel, { onClose }) {
+  let modes = ''; // the link keys of the reader's presentation ('&projector=1'), kept on every lesson link
+  const href = (name) => `#preset=${encodeURIComponent(name)}${modes}`;
   const list = document.createElement('ol');
   list.className = 'lesson-list';
   for (const p of PRESETS) {
     const li = document.createElement('li');
     const a = document.createElement('a');
-    a.href = `#preset=${encodeURIComponent(p.name)}`;
+    a.href = href(p.name);
     a.textContent = p.title;
     a.dataset.preset = p.name;
     a.addEventListener('click', () => { menu.open = false; });
@@ -32,6 +36,23 @@ export function mountLessons(menu, panel, { onClose }) {
   const el = (sel) => panel.querySelector(sel);
   el('.lesson-close').addEventListener('click', () => onClose());
   let shown;
+  // a clicker's keys step lessons, except where a control of the page takes them (a slider, a picker, a
+  // field, a heatmap's cell cursor, a dialog)
+  const STEP = { ArrowRight: 1, PageDown: 1, ArrowLeft: -1, PageUp: -1 };
+  const TAKES_KEYS = 'input, select, textarea, canvas, [contenteditable], [role="slider"], [role="listbox"], [role="dialog"], [role="menu"], [role="grid"]';
+  document.addEventListener('keydown', (e) => {
+    const step = STEP[e.key];
+    if (!step || !shown || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    if (document.activeElement?.closest?.(TAKES_KEYS)) return;
+    e.preventDefault();
+    location.hash = href(stepPreset(shown, step).name);
+  });
+
+  /** Rewrite every lesson link for the reader's modes (the menu, previous, reset, next). */
+  function relink() {
+    for (const a of list.querySelectorAll('a')) a.href = href(a.dataset.preset);
+    for (const cls of ['lesson-prev', 'lesson-reset', 'lesson-next']) { const a = el(`.${cls}`); if (a.dataset.preset) a.href = href(a.dataset.preset); }
+  }
 
   /** Show lesson `name` (or hide the panel for null) and outline what it highlights. */
   function show(name) {
@@ -44,16 +65,29 @@ export function mountLessons(menu, panel, { onClose }) {
     }
     panel.hidden = !p;
     if (!p) return;
+    el('.lesson-num').textContent = `${PRESETS.indexOf(p) + 1} / ${PRESETS.length}`;
     el('.lesson-title').textContent = p.title;
     el('.lesson-caption').textContent = p.caption;
     el('.lesson-source').textContent = p.source;
-    el('.lesson-reset').href = `#preset=${encodeURIComponent(p.name)}`;
-    const next = nextPreset(p.name);
-    el('.lesson-next').href = `#preset=${encodeURIComponent(next.name)}`;
+    const prev = stepPreset(p.name, -1), next = stepPreset(p.name, 1);
+    el('.lesson-prev').dataset.preset = prev.name;
+    el('.lesson-prev').textContent = `← previous: ${prev.title}`;
+    el('.lesson-reset').dataset.preset = p.name;
+    el('.lesson-next').dataset.preset = next.name;
     el('.lesson-next').textContent = `next: ${next.title} →`;
+    relink();
     for (const key of p.highlight) {
       for (const x of document.querySelectorAll(`[data-readout="${key}"], [data-hl="${key}"]`)) x.classList.add('hl');
     }
   }
-  return { ...NOTHING, name: 'lessons', show }; // a Panel (ui/panel.mjs): main.mjs shows the open lesson
+  return {
+    ...NOTHING, name: 'lessons', show, // a Panel (ui/panel.mjs): main.mjs shows the open lesson
+    sync(st) { const m = st.projector ? '&projector=1' : ''; if (m !== modes) { modes = m; relink(); } },
+  };
+}
+
+/** The lesson `step` places from `name` in PRESETS' order, wrapping (−1: the one before). */
+function stepPreset(name, step) {
+  const i = PRESETS.findIndex((p) => p.name === name);
+  return PRESETS[(((i + step) % PRESETS.length) + PRESETS.length) % PRESETS.length];
 }

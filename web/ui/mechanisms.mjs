@@ -61,14 +61,28 @@ function drawGrid(canvas, values, rows, cols, dark) {
 /** A view's note when uPlot did not load (charts.mjs): its charts come with the next draw that finds it. */
 function chartsFailed(note, err) { note.textContent = `The charts did not load (${err.message}); they are tried again on the next update.`; }
 
-/** A small log-log (or lin-log) uPlot chart; series [{label, color, dash}]; marks: vertical lines. */
+/** The page's smallest text in CSS px (style.css's --fs-s: 18 in projector mode), for canvas labels. */
+const smallPx = (box) => parseFloat(getComputedStyle(box).getPropertyValue('--fs-s')) || 12;
+
+/**
+ * A small log-log (or lin-log) uPlot chart; series [{label, color, dash}]; marks: vertical lines. Its
+ * labels are drawn at the page's smallest text size, and the chart is made again when that changes
+ * (projector mode); the y axis is as wide as its longest tick label, so its title never covers them.
+ */
 function makeChart(box, { title, xlabel, ylabel, series, xlog = true, ylog = true, marks = () => [] }) {
   const width = () => Math.max(260, Math.min(520, box.clientWidth || 420));
-  const opts = {
-    title, width: width(), height: 220,
+  let px = smallPx(box), plot = null, data = [[], ...series.map(() => [])];
+  const font = () => `${px}px system-ui, sans-serif`;
+  const widest = (u, values) => { u.ctx.font = font(); return Math.max(0, ...(values ?? []).map((v) => u.ctx.measureText(v).width)) / devicePixelRatio; };
+  const axis = (label) => ({ label, stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, font: font(), labelFont: `600 ${font()}`, labelSize: Math.round(px * 1.6) });
+  // taller with larger text, so that the y axis's title fits beside the plot; room on the right for the
+  // last tick label, centred on the plot's edge
+  const height = () => Math.round(220 * Math.max(1, px / 13));
+  const options = () => ({
+    title, width: width(), height: height(), padding: [Math.round(px), Math.round(px * 2.5), null, null],
     scales: { x: { time: false, distr: xlog ? 3 : 1 }, y: { distr: ylog ? 3 : 1 } },
-    axes: [{ label: xlabel, stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' } },
-      { label: ylabel, stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, size: 60 }],
+    axes: [{ ...axis(xlabel), size: Math.round(px * 2.6) },
+      { ...axis(ylabel), size: (u, values) => Math.ceil(widest(u, values) + 22) }],
     series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, dash: s.dash ?? [], spanGaps: true, points: { show: true, size: 5 } }))],
     legend: { show: true, live: false },
     hooks: {
@@ -80,15 +94,21 @@ function makeChart(box, { title, xlabel, ylabel, series, xlog = true, ylog = tru
           if (!(x >= u.bbox.left && x <= u.bbox.left + u.bbox.width)) continue;
           ctx.strokeStyle = m.color ?? '#888'; ctx.setLineDash([4, 3]); ctx.lineWidth = devicePixelRatio;
           ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke();
-          ctx.fillStyle = m.color ?? '#888'; ctx.font = `${11 * devicePixelRatio}px sans-serif`;
-          ctx.fillText(m.label, x + 4 * devicePixelRatio, u.bbox.top + 12 * devicePixelRatio);
+          ctx.fillStyle = m.color ?? '#888'; ctx.font = `${px * devicePixelRatio}px system-ui, sans-serif`;
+          ctx.textAlign = 'left'; ctx.textBaseline = 'alphabetic'; // not the axes' last settings
+          ctx.fillText(m.label, x + 4 * devicePixelRatio, u.bbox.top + (px + 1) * devicePixelRatio);
         }
         ctx.restore();
       }],
     },
+  });
+  const make = () => { plot?.destroy(); px = smallPx(box); plot = new (uPlotReady())(options(), data, box); };
+  make();
+  return {
+    set(d) { data = d; if (smallPx(box) !== px) make(); else plot.setData(d); },
+    resize() { if (smallPx(box) !== px) make(); else plot.setSize({ width: width(), height: height() }); },
+    get plot() { return plot; },
   };
-  const plot = new (uPlotReady())(opts, [[], ...series.map(() => [])], box);
-  return { set(data) { plot.setData(data); }, resize() { plot.setSize({ width: width(), height: 220 }); }, plot };
 }
 
 /**
@@ -98,7 +118,7 @@ function makeChart(box, { title, xlabel, ylabel, series, xlog = true, ylog = tru
  * fail(message) (the worker failed: every view in flight is done with that error), snapshot(), resize()}.
  */
 export function mountMechanisms(box, env) {
-  let st = null, open = '';
+  let st = null, open = '', shownProjector = null;
   const tabs = el('div', { class: 'mech-tabs', role: 'tablist', 'aria-label': 'mechanism views' });
   const tabButtons = VIEWS.map(([name, label]) => {
     const b = el('button', { type: 'button', role: 'tab', id: `mech-tab-${name}`, 'aria-selected': 'false', 'aria-controls': `mech-${name}`, text: label });
@@ -442,6 +462,8 @@ export function mountMechanisms(box, env) {
       put(R.d, 'value', String(s.mem_d)); put(R.pairs, 'value', String(s.pairs)); put(R.scale, 'value', String(s.mem_scale));
       put(D.steps, 'value', String(s.steps)); put(D.lr, 'value', String(s.lr));
       if (open !== 'stepper' && playing) togglePlay();
+      // projector mode changes the text size: the charts draw their labels again at it (makeChart)
+      if (s.projector !== shownProjector) { shownProjector = s.projector; for (const c of [timeChart, memChart, byN, byD, lossChart]) c?.resize(); }
     },
     /** Start what the open view needs for this state (never during a drag: the caller waits for the release). */
     update(s) {

@@ -1,0 +1,60 @@
+// The heatmaps on a phone (390×844, a touch screen) in Debian's headless Chromium: each as wide as the
+// window allows (they were 120 px with 60 % of the width empty) and the first entirely on the first
+// screen, after the open lesson's caption and before the controls (they started at y = 833), with no
+// sideways scrolling. Screenshots: build/e2e/phone-*.png.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { serve } from '../../scripts/serve.mjs';
+import { launch, openLab } from './browser.mjs';
+
+const ROOT = 'build/web';
+const W = 390, H = 844;
+let server, browser;
+
+beforeAll(async () => {
+  if (!existsSync(`${ROOT}/index.html`) || !existsSync(`${ROOT}/attnviz.wasm`)) throw new Error('run `make web` first');
+  await mkdir('build/e2e', { recursive: true });
+  server = await serve(ROOT, 0);
+  browser = await launch({ width: W, height: H, hasTouch: true });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** Where the heatmaps, their colour bars, the lesson and the controls are (page coordinates). */
+const boxes = (page) => page.evaluate(() => {
+  const at = (el) => { const b = el.getBoundingClientRect(); return { left: b.left, right: b.right, top: b.top + scrollY, bottom: b.bottom + scrollY, width: b.width }; };
+  return {
+    hm: ['hm-M', 'hm-A', 'hm-D'].map((id) => at(document.getElementById(id))),
+    bars: [...document.querySelectorAll('.heat .cbar')].map(at),
+    lesson: document.getElementById('lesson').hidden ? null : at(document.getElementById('lesson')),
+    input: at(document.getElementById('ctl-input')),
+    scrollWidth: document.documentElement.scrollWidth,
+  };
+});
+
+describe('the heatmaps on a phone (390×844)', () => {
+  for (const [name, hash] of [['lesson', 'preset=first-look'], ['no-lesson', 'v=1&variant=elu']]) {
+    it(`use the width and come on the first screen (${name})`, async () => {
+      const { page, errors } = await openLab(browser.context, server.url, { hash });
+      await page.evaluate(() => window.attnviz.snapshot());
+      await page.screenshot({ path: `build/e2e/phone-${name}.png`, fullPage: true });
+      const b = await boxes(page);
+      for (const [i, hm] of b.hm.entries()) {
+        expect(hm.width, `heatmap ${i}`).toBeGreaterThanOrEqual(0.6 * W);
+        // the heatmap and its colour bar span most of the window: no wide empty margin beside them
+        expect(b.bars[i].right - hm.left, `heatmap ${i} with its bar`).toBeGreaterThanOrEqual(0.85 * W);
+        expect(b.bars[i].right, `heatmap ${i}'s bar`).toBeLessThanOrEqual(W);
+      }
+      expect(b.hm[0].bottom).toBeLessThanOrEqual(H); // the first heatmap whole on the first screen
+      if (b.lesson) expect(b.lesson.bottom).toBeLessThanOrEqual(b.hm[0].top); // the caption first
+      expect(b.hm[0].top).toBeLessThan(b.input.top); // then the controls
+      expect(b.scrollWidth).toBeLessThanOrEqual(W);
+      expect(errors).toEqual([]);
+      await page.close();
+    });
+  }
+});
