@@ -12,9 +12,10 @@ export DEBIAN_FRONTEND=noninteractive
 
 # fonts-dejavu-core: without it fontconfig maps sans-serif to Liberation Mono and σ, ‖, ◐ have no glyph;
 # fonts-dejavu-extra: MathML draws a formula's single letters in mathematical italic (σ as U+1D70E), which
-# only its DejaVu Serif Italic and DejaVu Math TeX Gyre cover among Debian's usual fonts
+# only its DejaVu Serif Italic and DejaVu Math TeX Gyre cover among Debian's usual fonts;
+# fonts-wqy-microhei: the lessons quote the Chinese seed articles, which need a CJK font to draw
 PKGS=(build-essential pkg-config check emscripten binaryen wabt chromium fonts-liberation fonts-dejavu-core
-      fonts-dejavu-extra ca-certificates python3-numpy clang libclang-rt-14-dev strace)
+      fonts-dejavu-extra fonts-wqy-microhei ca-certificates python3-numpy clang libclang-rt-14-dev strace)
 [ "${1:-}" = "--bench" ] && PKGS+=(libopenblas0-pthread)
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
