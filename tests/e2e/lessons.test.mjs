@@ -11,6 +11,7 @@ import { mkdir } from 'node:fs/promises';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab } from './browser.mjs';
 import { PRESETS } from '../../web/presets.mjs';
+import { plainQuote } from '../../web/citations.mjs';
 
 const ROOT = 'build/web';
 let server, browser, page, errors;
@@ -250,7 +251,7 @@ describe('the lessons', () => {
       const sentences = p.caption.split(/(?<=[.!?:])\s+(?=[A-Z(])/).length;
       expect(sentences, p.name).toBeGreaterThanOrEqual(2);
       expect(sentences, p.name).toBeLessThanOrEqual(5);
-      expect(p.source.length, p.name).toBeGreaterThan(10);
+      expect(p.sources.length, p.name).toBeGreaterThan(0);
     }
   });
 
@@ -274,6 +275,7 @@ describe('the lessons', () => {
       expect(shown.hidden).toBe(false);
       expect(shown.title).toBe(p.title);
       expect(shown.caption).toBe(p.caption);
+      for (const c of p.sources) expect(shown.source).toContain(c.seed ? plainQuote(c.quote) : `arXiv:${c.arxiv}`); // every source, quoted
       expect(shown.outlined.sort()).toEqual([...p.highlight].sort());
       await CLAIMS[p.name](s);
       expect(errors).toEqual([]);
