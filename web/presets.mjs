@@ -211,11 +211,11 @@ export const PRESETS = [
   {
     name: 'sink',
     title: 'The attention sink',
-    state: { gen: 'sink', variant: 'elu', n: 64, d: 64 },
-    caption: 'Every query here points at token 0, and softmax (middle) gives that first column about half of every '
-      + 'row: an attention sink. Linear attention with elu+1 (left) has no exponential to amplify the match and '
-      + 'spreads the rows instead. Try the variants: Nyströmformer keeps the sink, the feature maps mostly '
-      + 'lose it.',
+    state: { gen: 'sink', variant: 'elu', n: 64, d: 64, landmarks: 16 },
+    caption: 'The queries here are built to match token 0, and softmax (middle) gives that first column 0.74 of a '
+      + 'row\'s weight on average: an attention sink. Linear attention with elu+1 (left) has no exponential to amplify '
+      + 'the match and gives it 0.02, the same as any other key. Try the variants: Nyströmformer with 16 landmarks '
+      + '(fewer than the 64 tokens, so not exact: error about 0.3) keeps the sink; the feature maps lose it.',
     sources: [PAPER.sinks, PAPER.nystrom],
     highlight: ['heatmaps', 'error_fro_rel'],
   },
@@ -225,8 +225,10 @@ export const PRESETS = [
     state: { gen: 'local', variant: 'elu', causal: 1, decay: 0.8, n: 256, d: 16 },
     caption: 'Multiply the state by γ before each write (RetNet, Lightning Attention, Mamba-2, Gated DeltaNet) and a '
       + 'key\'s weight halves every ln ½ / ln γ tokens: 3.1 tokens at γ = 0.8. Each row now looks at its recent '
-      + 'past, so the row entropy falls (about 2.3 here, 4.5 at γ = 1) and the semiseparable rank, the state a '
-      + 'recurrence must carry across the middle, drops below d = 16. Drag γ towards 1 and both come back.',
+      + 'past, so the row entropy falls (about 2.3 here, 4.5 at γ = 1). The state a recurrence carries keeps its '
+      + 'size, r × dv = 16 × 16 numbers; what drops is the numerical rank of what the first half hands the second '
+      + '(the semiseparable rank: 8 here, d = 16 at γ = 1), as writes long before the middle fade below the rank '
+      + 'tolerance. Drag γ towards 1 and both come back.',
     sources: [PAPER.retnet, PAPER.ssd],
     highlight: ['row_entropy', 'semiseparable_rank', 'heatmaps'],
   },
@@ -318,7 +320,7 @@ export const PRESETS = [
     state: { gen: 'gaussian', variant: 'deltanet', beta: 1, decay: 1, causal: 1, n: 64, d: 16, mech: 'recall', pairs: 128, mem_d: 16, mem_scale: 30 },
     caption: 'The delta rule reads what the state holds for a key before writing, and writes only the difference: '
       + 'a key written twice returns its newest value v′, where the linear state returns the blend v + v′. With '
-      + 'β = 1 it beats the linear state at every N.',
+      + 'write strength η = 1 it beats the linear state at every N.',
     sources: [
       seed('001', '3.1. 记忆冲突与信息模糊 (Memory Collisions)', '虽然能看到一个大概的轮廓(整体上下文),但每张照片独有的细节就会彼此覆盖、变得模糊不清。',
         "the linear state blurs: each pair's own detail is covered by the others (the article names the problem; the delta rule, its fix, is the papers')."),
@@ -332,7 +334,9 @@ export const PRESETS = [
     state: { gen: 'clustered', variant: 'hedgehog', causal: 1, n: 128, d: 32, mech: 'distill', steps: 200 },
     caption: 'Hedgehog\'s features exp(±Wᵀx) can be trained: Adam lowers the mean row KL between softmax and '
       + 'Hedgehog\'s attention on these Q and K, live in the worker. Within a few hundred steps it beats elu+1 and '
-      + 'Performer by far; "use this W in the lab" puts the trained map in the heatmaps above.',
+      + 'Performer by far; "use this W in the lab" puts the trained map in the heatmaps above. It trains and scores '
+      + 'on the same Q and K, so this shows the features can fit softmax here, not that W carries over to other '
+      + 'inputs (the paper distils on training data and tests on held-out data).',
     sources: [
       seed('001', '2. 线性注意力的“魔法”', '在训练过程中(比如通过知识蒸馏),模型会自动学习出最优的',
         'during training (for example by distillation) the model learns the best directions wᵢ.'),

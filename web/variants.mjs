@@ -45,7 +45,7 @@ export const VARIANT_VIEW = {
   elu: {
     label: 'linear, φ = elu+1',
     tex: String.raw`M_{ij} = \frac{\phi(q_i)\cdot\phi(k_j)}{\sum_l \phi(q_i)\cdot\phi(k_l)},\ \phi = \mathrm{elu}+1`,
-    hint: 'Rank is capped by d: look at the spectrum fall off a cliff at i = d.',
+    hint: 'Without the causal mask the rank is capped by d: with n > d the spectrum falls off a cliff at i = d. The causal mask lifts the cap (up to n).',
     explain: { text: 'Replace exp(q·k) by φ(q)·φ(k) with φ = elu + 1 (positive), and normalise each row by its sum. Then (φ(Q)φ(K)ᵀ)V can be computed as φ(Q)(φ(K)ᵀV) in time linear in n, but the matrix has rank at most d and its rows come out nearly uniform.', source: `Katharopoulos et al. 2020, "Transformers are RNNs"; ${SURVEY}` },
     numpy: 'phi = lambda X: np.where(X > 0, X + 1.0, np.exp(np.minimum(X, 0.0)))\nR = norm(phi(Q) @ phi(K).T, 1e-6)',
     random: [],
@@ -97,7 +97,7 @@ export const VARIANT_VIEW = {
   performer: {
     label: 'Performer FAVOR+',
     tex: String.raw`\phi(x) = \tfrac{1}{\sqrt m}\,e^{\omega_i\cdot x - \|x\|^2/2}`,
-    hint: 'More random features m: error falls roughly as m^−½; orthogonal beats iid.',
+    hint: 'More random features m: error falls roughly as m^−½. Orthogonal ω lower it on average over draws, not on every draw, and not at every m.',
     explain: { text: 'FAVOR+ draws m random directions ω and uses positive features exp(ω·x − ‖x‖²/2) whose dot products estimate exp(q·k) without bias. The error falls as 1/√m on moderate inputs, but its variance grows like exp(‖q‖² + ‖k‖²); ε inside φ keeps rows finite.', source: `Choromanski et al. 2021, "Rethinking Attention with Performers"; ${INF}` },
     numpy: 'm, eps = W.shape[0], knob("feature_eps")\n' +
       'def phi(X, own_max):\n    Xs = np.sqrt(S) * X\n    U = Xs @ W.T\n    h = 0.5 * (Xs ** 2).sum(1, keepdims=True)\n' +
