@@ -160,7 +160,7 @@ export const VARIANT_VIEW = {
     label: 'retention (RetNet)',
     tex: String.raw`M = (\beta\,QK^\top) \odot D,\ D_{ij} = \gamma^{\,i-j}\ (j \le i)`,
     hint: 'No normaliser: M is signed (blue below zero). The decay γ fades old tokens; the state stays d × d.',
-    explain: { text: 'Retention (RetNet; Lightning Attention and Mamba-2\'s scalar-decay SSD share its form) is causal linear attention without a normaliser, whose state fades by γ each step: M = (β·QKᵀ) ⊙ γ^(i−j). The matrix is signed, so its rows are not distributions; its state stays d × d, and its semiseparable rank is at most d.', source: 'Sun et al. 2023, "Retentive Network"; ' + MECH },
+    explain: { text: 'Retention (RetNet; Lightning Attention and Mamba-2\'s scalar-decay SSD share its form) is causal linear attention without a normaliser, whose state fades by γ each step: M = (β·QKᵀ) ⊙ γ^(i−j). The matrix is signed, so its rows are not distributions; its state stays d × d, and its semiseparable rank is at most d.', source: 'Sun et al. 2023, "Retentive Network", arXiv:2307.08621' }, // no seed discusses retention
     numpy: 'R = np.where(mask, S * (Q @ K.T) * G, 0.0)   # unnormalised: signed',
     random: [],
   },
@@ -168,7 +168,7 @@ export const VARIANT_VIEW = {
     label: 'delta rule (DeltaNet)',
     tex: String.raw`S_t = \alpha S_{t-1} + \eta\,\hat k_t\,(v_t - \alpha S_{t-1}^\top \hat k_t)^\top,\ o_t = S_t^\top (\beta\,\hat q_t)`,
     hint: 'Each write first erases what the state held under its key: at η = 1 it overwrites. M is signed.',
-    explain: { text: 'The delta rule (DeltaNet; Gated DeltaNet when γ < 1) writes each value after erasing what the state already returns for that key: S ← γS, S += η·k(v − Sᵀk)ᵀ on unit keys. At η = 1 a key written twice returns its newest value, where linear attention returns the blend: the cure for the memory collisions of linear attention. M is signed; the semiseparable rank is at most d (d − 1 at η = 1).', source: 'Schlag et al. 2021; Yang et al. 2024, "Parallelizing Linear Transformers with the Delta Rule"; ' + MECH },
+    explain: { text: 'The delta rule (DeltaNet; Gated DeltaNet when γ < 1) writes each value after erasing what the state already returns for that key: S ← γS, S += η·k(v − Sᵀk)ᵀ on unit keys. At η = 1 a key written twice returns its newest value, where linear attention returns the blend: the cure for the memory collisions of linear attention. M is signed; the semiseparable rank is at most d (d − 1 at η = 1).', source: 'Schlag et al. 2021, arXiv:2102.11174; Yang et al. 2024, "Parallelizing Linear Transformers with the Delta Rule", arXiv:2406.06484; ' + MECH + ' §3.1 (the memory collisions; the delta rule is not in it)' },
     numpy: 'eta = knob("beta")\n' +
       'unit = lambda X: X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-300)\n' +
       'Qh, Kh = S * unit(Q), unit(K)\n' +

@@ -71,7 +71,7 @@ function cite(c) {
     const head = c.link ? Object.assign(document.createElement('a'), { href: c.link, rel: 'noopener', target: '_blank' }) : span('cite-head', '');
     head.append(title, c.author ? span('cite-author', ` ${c.author}`, 'zh') : '');
     out.append(head, ...(c.section ? [', ', span('cite-section', c.section, 'zh')] : []), ': ');
-    out.append(Object.assign(span('cite-quote', '', 'zh'), { textContent: `“${plainQuote(c.quote)}”` }), ` (${c.gloss})`);
+    out.append(Object.assign(span('cite-quote', '', 'zh'), { textContent: `“${plainQuote(c.quote)}”` }), ` — ${c.gloss.replace(/\.$/, '')}`); // sources are joined by "; "
   } else {
     const a = document.createElement(c.arxiv ? 'a' : 'span');
     if (c.arxiv) Object.assign(a, { href: `https://arxiv.org/abs/${c.arxiv}`, rel: 'noopener', target: '_blank' });
