@@ -27,7 +27,7 @@ export function seed(id, section, quote, gloss) {
   return { seed: id, title: s?.title, author: s?.author, link: s?.link, section, quote, gloss };
 }
 
-/** The papers the lessons cite where no seed makes the claim (arXiv ids checked against the titles). */
+/** The papers the lessons cite where no seed makes the claim (an arXiv id only where it was checked against the title). */
 export const PAPER = {
   katharopoulos: { paper: 'Transformers are RNNs: Fast Autoregressive Transformers with Linear Attention', authors: 'Katharopoulos, Vyas, Pappas, Fleuret', year: 2020, arxiv: '2006.16236' },
   performer: { paper: 'Rethinking Attention with Performers', authors: 'Choromanski et al.', year: 2021, arxiv: '2009.14794' },
@@ -40,6 +40,9 @@ export const PAPER = {
   flatten: { paper: 'FLatten Transformer: Vision Transformer using Focused Linear Attention', authors: 'Han et al.', year: 2023, arxiv: '2308.00442' },
   sinks: { paper: 'Efficient Streaming Language Models with Attention Sinks', authors: 'Xiao et al.', year: 2023, arxiv: '2309.17453' },
   efficient: { paper: 'Efficient Attention: Attention with Linear Complexities', authors: 'Shen et al.', year: 2021, arxiv: '1812.01243' },
+  gatedDelta: { paper: 'Gated Delta Networks: Improving Mamba2 with Delta Rule', authors: 'Yang, Kautz, Hatamizadeh', year: 2024, arxiv: '2412.06464' },
+  lightning: { paper: 'Lightning Attention-2: A Free Lunch for Handling Unlimited Sequence Lengths in Large Language Models', authors: 'Qin et al.', year: 2024 },
+  longformer: { paper: 'Longformer: The Long-Document Transformer', authors: 'Beltagy, Peters, Cohan', year: 2020, arxiv: '2004.05150' },
   ssd: { paper: 'Transformers are SSMs: Generalized Models and Efficient Algorithms Through Structured State Space Duality', authors: 'Dao & Gu', year: 2024, arxiv: '2405.21060' },
 };
 

@@ -229,7 +229,7 @@ export const PRESETS = [
       + 'size, r × dv = 16 × 16 numbers; what drops is the numerical rank of what the first half hands the second '
       + '(the semiseparable rank: 8 here, d = 16 at γ = 1), as writes long before the middle fade below the rank '
       + 'tolerance. Drag γ towards 1 and both come back.',
-    sources: [PAPER.retnet, PAPER.ssd],
+    sources: [PAPER.retnet, PAPER.lightning, PAPER.ssd, PAPER.gatedDelta], // the caption's four decayed recurrences; Dao & Gu for the semiseparable rank
     highlight: ['row_entropy', 'semiseparable_rank', 'heatmaps'],
   },
   {
@@ -240,7 +240,7 @@ export const PRESETS = [
       + 'lower-left block that the first half hands to the second holds only W − 1 = 7 diagonals, so its rank, the '
       + 'semiseparable rank, is exactly 7. Rank and state size are different things: a window is cheap to run as a '
       + 'cache of W keys although no low-rank factorisation reproduces it.',
-    sources: [PAPER.ssd],
+    sources: [PAPER.longformer, PAPER.ssd], // the sliding window; the semiseparable rank
     highlight: ['rank', 'semiseparable_rank', 'heatmaps'],
   },
   {

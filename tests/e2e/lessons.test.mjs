@@ -291,7 +291,7 @@ describe('the lessons', () => {
       expect(shown.hidden).toBe(false);
       expect(shown.title).toBe(p.title);
       expect(shown.caption).toBe(p.caption);
-      for (const c of p.sources) expect(shown.source).toContain(c.seed ? plainQuote(c.quote) : `arXiv:${c.arxiv}`); // every source, quoted
+      for (const c of p.sources) expect(shown.source).toContain(c.seed ? plainQuote(c.quote) : c.arxiv ? `arXiv:${c.arxiv}` : c.paper); // every source, quoted
       expect(shown.outlined.sort()).toEqual([...p.highlight].sort());
       await CLAIMS[p.name](s);
       expect(errors).toEqual([]);

@@ -2,7 +2,8 @@
 // "Citations"). Always: every lesson cites something, every seed citation names a seed that exists with a
 // section, a quote and a gloss, every paper has authors, a year and a well-formed arXiv id. With the seed
 // articles under $ATTNVIZ_SHARED/seeds (default ../shared): each quote occurs verbatim (whitespace
-// normalised) in that seed, inside the section it names, and the seed's title is the article's own.
+// normalised) in that seed, inside the section it names, and the seed's title, author and link are the
+// article's own.
 import { describe, it, expect } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -54,6 +55,8 @@ describe('the lessons cite their sources', () => {
     const seeds = Object.fromEntries(SEED_IDS.map((id) => [id, readSeed(id)]));
     const bad = [];
     for (const id of SEED_IDS) if (!norm(seeds[id].text).includes(norm(SEEDS[id].title))) bad.push(`seed ${id}: title "${SEEDS[id].title}" is not the article's`);
+    for (const id of SEED_IDS) if (SEEDS[id].link && !seeds[id].text.includes(SEEDS[id].link)) bad.push(`seed ${id}: the article does not state ${SEEDS[id].link}`);
+    for (const id of SEED_IDS) if (SEEDS[id].author && !seeds[id].text.includes(SEEDS[id].author)) bad.push(`seed ${id}: the article does not name ${SEEDS[id].author}`);
     for (const c of citations().filter((x) => 'seed' in x && seeds[x.seed])) {
       const { text, headings } = seeds[c.seed];
       // a seed without sections (004) is quoted from its whole text
