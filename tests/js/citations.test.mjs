@@ -6,12 +6,11 @@
 // article's own.
 import { describe, it, expect } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { PRESETS } from '../../web/presets.mjs';
 import { SEEDS } from '../../web/citations.mjs';
+import { SEEDS_DIR as SEED_DIR } from './shared-data.mjs';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
-const SEED_DIR = resolve(process.env.ATTNVIZ_SHARED || join(ROOT, '..', 'shared'), 'seeds');
 const HAVE_SEEDS = existsSync(SEED_DIR);
 const SEED_IDS = ['000', '001', '003', '004']; // the seeds README lists; no other id is a seed
 
