@@ -146,5 +146,6 @@ describe('the explanations say what the numbers say', () => {
 
   it('the distillation lesson says it trains and scores on the same Q, K', () => {
     expect(caption('hedgehog-distill')).toMatch(/trains and scores on the same Q and K/);
+    expect(caption('hedgehog-distill')).toMatch(/fresh Q and K/); // and what a held-out draw gives (checked in Chromium)
   });
 });
