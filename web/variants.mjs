@@ -5,10 +5,13 @@
 // A variant or knob missing here still works, with the registry's plain-text label and formula.
 // Pure data; no DOM. docs/page.md lists the page's URL keys and how they map to the registry's knobs.
 
-// where the explanations' sources are the articles the lab was seeded from
-const SURVEY = 'the seed article "Linear Attention"';
-const MECH = 'the seed article "The linear attention mechanism"';
-const INF = 'the seed article "Attention as an infinite-dimensional linear attention" (Su Jianlin, 2021)';
+import { SEEDS } from './citations.mjs';
+
+// where the explanations' sources are the articles the lab was seeded from: by their own titles
+// (web/citations.mjs; docs/lessons.md, "Citations")
+const SURVEY = `the seed article 《${SEEDS['000'].title}》`;
+const MECH = `the seed article 《${SEEDS['001'].title}》`;
+const INF = `the seed article 《${SEEDS['003'].title}》 (${SEEDS['003'].author} ${SEEDS['003'].year}, ${SEEDS['003'].link})`;
 
 /**
  * Symbols (the same in every formula the page shows, docs/variant-formulas.md "Notation on the page"):
