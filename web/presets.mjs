@@ -5,16 +5,7 @@
 // suite (tests/e2e/lessons.test.mjs) from window.attnviz.snapshot(). docs/lessons.md lists them.
 // Pure data and pure functions; no DOM.
 
-/**
- * The seed articles, by the English titles docs/variant-formulas.md gives them (the page names them in
- * English: a reader's system may have no CJK font; docs/lessons.md gives the original titles too).
- */
-const ARTICLE = {
-  survey: 'the seed article "Linear Attention"',
-  mechanism: 'the seed article "The linear attention mechanism"',
-  infinite: 'the seed article "Attention as an infinite-dimensional linear attention" (Su Jianlin, 2021)',
-  rnn: 'the seed article "Transformers are RNNs" (Katharopoulos et al. 2020)',
-};
+import { seed, PAPER } from './citations.mjs';
 
 /**
  * The lessons, in menu order. Per lesson:
@@ -22,7 +13,8 @@ const ARTICLE = {
  *   title      the menu's text and the caption's heading
  *   state      the schema keys it sets (URL keys and values as a link gives them)
  *   caption    what to look at and what it means (plain text, two to four sentences)
- *   source     where the claim comes from
+ *   sources    where the claim comes from (web/citations.mjs): a seed article's section and the sentence
+ *              the claim rests on, or the paper where no seed makes the claim (docs/lessons.md, "Citations")
  *   highlight  readout row ids (web/render/readouts.mjs) and panels: 'heatmaps', 'spectrum', 'error',
  *              'entropy', 'cost', 'sweep'
  */
@@ -34,7 +26,11 @@ export const PRESETS = [
     caption: 'Tokens here attend mostly to their neighbours. Softmax (middle) keeps that sharp diagonal; '
       + 'linear attention with φ = elu+1 (left) spreads every row almost evenly, so its row entropy sits near ln n. '
       + 'Open a lesson to see why, and what each linear variant keeps.',
-    source: ARTICLE.survey,
+    sources: [
+      seed('000', '线性 Attention 缺点', '也就是说, 原始的 attention 矩阵倾向于 **稀疏**, 这符合我们的认知: 一个 token 只需要关注部分 token 就可以了。如果所有 token 都关注, 那和平均池化就没有区别了。',
+        'softmax attention tends to be sparse: a token attends to a few tokens; attending to all of them would be average pooling.'),
+      PAPER.katharopoulos,
+    ],
     highlight: ['heatmaps', 'row_entropy'],
   },
   {
@@ -45,7 +41,14 @@ export const PRESETS = [
       + 'rank is at most d = 16 for any sequence length. The spectrum falls off a cliff at i = d (the dashed '
       + 'ceiling) and the rank readout says 16 of 256. Switch the variant to softmax: the exp between the product '
       + 'and the normalisation lifts the same Q, K to nearly full rank.',
-    source: `${ARTICLE.survey}; ${ARTICLE.mechanism}`,
+    sources: [
+      seed('000', '线性 Attention 缺点', '也就是说, 对于公式 $(2.5)$ 和 $(3.1)$ 来说, attention 矩阵的 秩 最大只能是 $d$。',
+        'for linear attention (its formulas 2.5 and 3.1) the attention matrix has rank at most d.'),
+      seed('000', '线性 Attention 缺点', '如果你测试训练好 BERT 模型 attention 矩阵的秩, 会发现几乎都是 满秩 的 (等于 $n$)。',
+        'softmax attention matrices of a trained BERT are almost all full rank (rank n).'),
+      seed('003', '结果分析', '这就是线性Attention的低秩问题,低秩限制了线性Attention的表达能力。',
+        'this is the low-rank problem of linear attention: the low rank limits what it can express.'),
+    ],
     highlight: ['rank', 'spectrum'],
   },
   {
@@ -56,7 +59,12 @@ export const PRESETS = [
       + 'exponential (exp(QKᵀ)) and the row normalisation (softmax) they decay slowly: far more than d of them '
       + 'stay above 10⁻³·σ₁, and the truncated-SVD error e(r) is still well above zero at r = d. No rank-d '
       + 'factorisation, and so no d-dimensional linear attention, reproduces softmax.',
-    source: `${ARTICLE.mechanism} (its two figures: the spectra and the truncated-SVD error)`,
+    sources: [
+      seed('001', '3.2. 有损的低秩近似', '有文献证明,Softmax Attention 的那个指数核(Gram 矩阵)的奇异值下降得非常缓慢。',
+        'the singular values of the exponential kernel (Gram matrix) of softmax attention decay very slowly (its first figure).'),
+      seed('001', '3.2. 有损的低秩近似', '橙色线(exp(QK))的误差居高不下,这意味着即使 D 已经很大了(比如 X 轴走到了 500),橙色线的误差依然非常高。',
+        'the truncated-SVD error of exp(QK) stays high even at large rank D (its second figure).'),
+    ],
     highlight: ['rank_rel', 'spectrum', 'error'],
   },
   {
@@ -66,7 +74,10 @@ export const PRESETS = [
     caption: 'Softmax costs about n²·(d + dv) multiply-adds; linear attention computes φ(K)ᵀV once and then '
       + 'φ(Q) times it, about n·r·(d + dv) with r the feature dimension (here r = d = 64). At n = 64 the two '
       + 'cost about the same. Drag n: below r the linear path is dearer, at 1024 it is many times cheaper.',
-    source: `${ARTICLE.survey}; ${ARTICLE.rnn}`,
+    sources: [
+      seed('000', '线性 Attention 缺点', '原始 attention 的复杂度是 $O(n^2d)$, 线性 attention 的复杂度是 $O(nd^2)$。只有当 $n > d$ 时, 线性 attention 才能发挥优势, 否则不行。',
+        'softmax costs O(n²d), linear attention O(nd²): linear attention pays only when n > d.'),
+    ],
     highlight: ['cost'],
   },
   {
@@ -77,7 +88,11 @@ export const PRESETS = [
       + 'the positions, then multiplies: each row of M is a convex mix of distributions, so it sums to 1 with no '
       + 'division at all (largest |row sum − 1| is rounding). Compare Linformer with Gaussian E/F, whose rows '
       + 'sum to anything.',
-    source: `Shen et al. 2021, "Efficient Attention"; ${ARTICLE.survey}`,
+    sources: [
+      seed('000', 'Efficient Attention', '公式 $(3.1)$ 利用了如下的性质: 如果 $\\bold{Q}^{\\prime}$ 的行向量是 **标准化** 的, 且 $\\bold{K}^{\\prime}$ 的列向量是 **标准化** 的, 那么 $\\bold{Q}^{\\prime} \\cdot \\bold{K}^{\\prime \\mathsf{T}}$ 的行向量也是 **标准化** 的。',
+        "if Q′'s rows and K′'s columns are normalised, the rows of Q′K′ᵀ are normalised too."),
+      PAPER.efficient,
+    ],
     highlight: ['row_sum_dev_max'],
   },
   {
@@ -88,7 +103,11 @@ export const PRESETS = [
       + 'toward the keys that share its largest features. On clustered keys, dragging p from 1 to 8 lowers the '
       + 'row entropy and the error against softmax together. On Gaussian inputs (generator) the rows still '
       + 'sharpen, but toward the wrong keys: the error rises.',
-    source: `Han et al. 2023, "FLatten Transformer"; ${ARTICLE.survey}`,
+    sources: [
+      seed('000', 'FLatten Transformer', '按照作者的说法, 这样可以使得 attention 矩阵的 **稀疏性** 增加。',
+        "by the authors' account, the focusing function makes the attention matrix sparser."),
+      PAPER.flatten,
+    ],
     highlight: ['row_entropy', 'error_fro_rel', 'entropy', 'sweep'],
   },
   {
@@ -98,7 +117,11 @@ export const PRESETS = [
     caption: 'Focused linear attention alone has rank ≤ d = 16. FLatten adds a depthwise convolution on V, '
       + 'which acts like a banded n×n matrix added to M: the sum is full rank (untick DWC to compare). The '
       + 'band carries signed weights, so rows no longer sum to 1 and the entropy readouts are undefined.',
-    source: `Han et al. 2023, "FLatten Transformer"; ${ARTICLE.survey}`,
+    sources: [
+      seed('000', 'FLatten Transformer', '作者说, 其有理由相信, $DWC(\\bold{V})$ 是一个 满秩矩阵, 这样就可以增加 $\\bold{O}$ 矩阵的 秩 了。',
+        'the authors hold that DWC(V) is full rank, and so raises the rank of the output.'),
+      PAPER.flatten,
+    ],
     highlight: ['rank', 'spectrum'],
   },
   {
@@ -109,7 +132,11 @@ export const PRESETS = [
       + 'has rank exactly s: drag s and the rank follows. With segment-mean E/F the rows stay distributions and '
       + 'the error falls slowly as s grows. Random Gaussian E/F (E/F kind) keep the rank but not the rows: '
       + 'their sums stray far from 1 and the error against softmax is large.',
-    source: `Wang et al. 2020, "Linformer"; ${ARTICLE.survey}`,
+    sources: [
+      seed('000', 'Linformer', '作者将对 attention 的低维投影转换到 $\\bold{K}$ 上。这样, 复杂度就降到了 $O(nsd)$ 了。',
+        'Linformer projects the keys down to s rows, and the cost falls to O(nsd).'),
+      PAPER.linformer,
+    ],
     highlight: ['rank', 'error_fro_rel', 'spectrum', 'sweep'],
   },
   {
@@ -119,7 +146,11 @@ export const PRESETS = [
     caption: 'FAVOR+ estimates exp(q·k) with m random features, and the estimate is unbiased: on inputs of '
       + 'moderate norm (std 0.5) the error against softmax falls roughly as 1/√m. The sweep below draws it from '
       + 'm = 1 to 4096 for three draws of the features (the band is their spread); drag m, or redraw the features.',
-    source: `Choromanski et al. 2021, "Rethinking Attention with Performers"; ${ARTICLE.infinite}`,
+    sources: [
+      seed('003', '随机投影', '这样我们就通过随机投影的思想,将两个$d$维向量的内积指数,近似地转化为了两个$m$维向量的内积,并且$m\\to\\infty$时,两者理论上是相等的。',
+        'random projection turns exp of a d-dimensional dot product into a dot product of m-dimensional vectors, equal in theory as m → ∞.'),
+      PAPER.performer,
+    ],
     highlight: ['error_fro_rel', 'sweep'],
   },
   {
@@ -130,7 +161,7 @@ export const PRESETS = [
       + 'm = 4096, and more features barely help. One global stabiliser for the keys also leaves most of them '
       + 'with every exponential term below the ε inside φ: those keys get the same weight from every query '
       + '(see the note under the variant).',
-    source: `Choromanski et al. 2021, "Rethinking Attention with Performers"; ${ARTICLE.infinite}`,
+    sources: [PAPER.performer],
     highlight: ['error_fro_rel', 'row_entropy', 'sweep'],
   },
   {
@@ -140,7 +171,10 @@ export const PRESETS = [
     caption: 'exp(q·k) = Σ (q·k)ʳ/r! is a linear attention with features of dimension Σ dʳ. Raising the order '
       + 'lowers the error against softmax, but at order 3 with d = 8 the features already number 585, more than '
       + 'the n = 256 tokens: the "linear" path is dearer than softmax (cost line).',
-    source: ARTICLE.infinite,
+    sources: [
+      seed('003', '结果分析', '而两个确定性的方案输出纬度则是$d^n$级别的,这个通常都远远大于序列长度本身了,所以用它们来做线性Attention效率基本比标准的Attention还差。',
+        'the deterministic maps have dimension of order dⁿ, usually far above the sequence length, so as linear attention they cost more than standard attention.'),
+    ],
     highlight: ['error_fro_rel', 'cost', 'sweep'],
   },
   {
@@ -151,7 +185,12 @@ export const PRESETS = [
       + '(d + 1)^N, approach softmax as N grows: drag N and the error falls. Already at N = 3 the 729 features '
       + 'outnumber the tokens, and at N = 8 there are 43 million: softmax is an infinite-dimensional linear '
       + 'attention.',
-    source: ARTICLE.infinite,
+    sources: [
+      seed('003', '指数定义', '这可能是将标准Attention转换为线性Attention的最简单直接的方案。',
+        '(1 + q·k/n)ⁿ is perhaps the simplest way to turn standard attention into linear attention.'),
+      seed('003', '文章小结', '本文介绍了三种将标准Attention视为无限维线性Attention的理解,这些不同的视角能让我们将标准Attention与线性Attention联系起来,从多个角度更全面地理解Attention机制。',
+        'three ways of seeing standard attention as an infinite-dimensional linear attention.'),
+    ],
     highlight: ['error_fro_rel', 'cost', 'sweep'],
   },
   {
@@ -162,18 +201,22 @@ export const PRESETS = [
       + 'keys its rows are far more concentrated (lower row entropy, fewer keys for 90%) than those of elu+1, '
       + 'whose rows stay nearly uniform. Switch the variant to elu+1 to compare. Here W = I; the paper learns W '
       + 'by distillation.',
-    source: `Zhang et al. 2024, "The Hedgehog & the Porcupine"; ${ARTICLE.mechanism}`,
+    sources: [
+      seed('001', '2. 线性注意力的“魔法”', '为什么要用 exp?因为它正是 Softmax Attention 里的核心元素,使用它有助于更好地模仿 Softmax 的行为。',
+        "why exp? Because it is softmax attention's core element: using it helps mimic softmax's behaviour."),
+      PAPER.hedgehog,
+    ],
     highlight: ['row_entropy', 'keys_for_90', 'entropy'],
   },
   {
     name: 'sink',
     title: 'The attention sink',
-    state: { gen: 'sink', variant: 'elu', n: 64, d: 64 },
-    caption: 'Every query here points at token 0, and softmax (middle) gives that first column about half of every '
-      + 'row: an attention sink. Linear attention with elu+1 (left) has no exponential to amplify the match and '
-      + 'spreads the rows instead. Try the variants: Nyströmformer keeps the sink, the feature maps mostly '
-      + 'lose it.',
-    source: ARTICLE.mechanism,
+    state: { gen: 'sink', variant: 'elu', n: 64, d: 64, landmarks: 16 },
+    caption: 'The queries here are built to match token 0, and softmax (middle) gives that first column 0.74 of a '
+      + 'row\'s weight on average: an attention sink. Linear attention with elu+1 (left) has no exponential to amplify '
+      + 'the match and gives it 0.02, the same as any other key. Try the variants: Nyströmformer with 16 landmarks '
+      + '(fewer than the 64 tokens, so not exact: error about 0.3) keeps the sink; the feature maps lose it.',
+    sources: [PAPER.sinks, PAPER.nystrom],
     highlight: ['heatmaps', 'error_fro_rel'],
   },
   {
@@ -182,9 +225,11 @@ export const PRESETS = [
     state: { gen: 'local', variant: 'elu', causal: 1, decay: 0.8, n: 256, d: 16 },
     caption: 'Multiply the state by γ before each write (RetNet, Lightning Attention, Mamba-2, Gated DeltaNet) and a '
       + 'key\'s weight halves every ln ½ / ln γ tokens: 3.1 tokens at γ = 0.8. Each row now looks at its recent '
-      + 'past, so the row entropy falls (about 2.3 here, 4.5 at γ = 1) and the semiseparable rank, the state a '
-      + 'recurrence must carry across the middle, drops below d = 16. Drag γ towards 1 and both come back.',
-    source: `${ARTICLE.mechanism} (its closing section: decay as the fix for a state that blurs); Sun et al. 2023, "Retentive Network"`,
+      + 'past, so the row entropy falls (about 2.3 here, 4.5 at γ = 1). The state a recurrence carries keeps its '
+      + 'size, r × dv = 16 × 16 numbers; what drops is the numerical rank of what the first half hands the second '
+      + '(the semiseparable rank: 8 here, d = 16 at γ = 1), as writes long before the middle fade below the rank '
+      + 'tolerance. Drag γ towards 1 and both come back.',
+    sources: [PAPER.retnet, PAPER.lightning, PAPER.ssd, PAPER.gatedDelta], // the caption's four decayed recurrences; Dao & Gu for the semiseparable rank
     highlight: ['row_entropy', 'semiseparable_rank', 'heatmaps'],
   },
   {
@@ -195,7 +240,7 @@ export const PRESETS = [
       + 'lower-left block that the first half hands to the second holds only W − 1 = 7 diagonals, so its rank, the '
       + 'semiseparable rank, is exactly 7. Rank and state size are different things: a window is cheap to run as a '
       + 'cache of W keys although no low-rank factorisation reproduces it.',
-    source: `${ARTICLE.mechanism}; Dao & Gu 2024, "Transformers are SSMs" (semiseparable matrices)`,
+    sources: [PAPER.longformer, PAPER.ssd], // the sliding window; the semiseparable rank
     highlight: ['rank', 'semiseparable_rank', 'heatmaps'],
   },
   {
@@ -207,7 +252,11 @@ export const PRESETS = [
       + 'repeated key returns its newest value, and each write projects its own key out of what came before, so '
       + 'the semiseparable rank is d − 1 = 15. Switch to retention with γ = 1, plain unnormalised linear attention '
       + 'on the same keys: rank d = 16 and rows that pile up every earlier value.',
-    source: `${ARTICLE.mechanism} (memory collisions); Schlag et al. 2021; Yang et al. 2024, "Parallelizing Linear Transformers with the Delta Rule"`,
+    sources: [
+      seed('001', '3.1. 记忆冲突与信息模糊 (Memory Collisions)', '当它们被“叠加”在一起时,它们的信息就会互相干扰。',
+        'when keys that are not orthogonal are summed into the state, their information interferes (the delta rule is not in the article).'),
+      PAPER.fastweights, PAPER.deltanet,
+    ],
     highlight: ['semiseparable_rank', 'heatmaps'],
   },
   {
@@ -218,7 +267,7 @@ export const PRESETS = [
       + 'signed (the diverging map, blue below 0, red above), rows do not sum to 1, and the entropy and the '
       + 'keys-for-90% readouts are undefined because rows are not distributions. The decay γ = 1 − 2⁻⁵ (RetNet\'s '
       + 'first head) fades the band away from the diagonal.',
-    source: `Sun et al. 2023, "Retentive Network"; ${ARTICLE.mechanism}`,
+    sources: [PAPER.retnet],
     highlight: ['heatmaps', 'row_entropy', 'row_sum_dev_max'],
   },
   {
@@ -228,7 +277,12 @@ export const PRESETS = [
     caption: 'Causal linear attention is a recurrence: each token adds φ(k)vᵀ to a state S of r × dv numbers and '
       + 'reads o = Sᵀφ(q) / φ(q)·z. Step through the tokens: the state keeps its size while softmax\'s key/value '
       + 'cache grows by one row per token, and every output row equals the masked matrix\'s row to float rounding.',
-    source: ARTICLE.rnn,
+    sources: [
+      seed('004', null, '这种线性注意力可以通过上式递归地计算，类似于**RNN**。',
+        'this linear attention can be computed recursively by these formulas (S_i, Z_i), like an RNN.'),
+      seed('001', '2. 线性注意力的“魔法”', '再也不需要那个无限增长的 KV Cache 了。',
+        'a fixed-size state replaces the ever-growing KV cache.'),
+    ],
     highlight: ['mech'],
   },
   {
@@ -238,7 +292,12 @@ export const PRESETS = [
     caption: 'The quadratic path costs about n²·d operations and n² memory, the linear one n·d² and a d × d state, so '
       + 'the linear path wins only once n exceeds the feature dimension (here r = d = 64). The worker times both in '
       + 'this browser for growing n; the quadratic path stops where its n × n matrix would pass the memory budget.',
-    source: ARTICLE.survey,
+    sources: [
+      seed('000', '线性 Attention 缺点', '只有当 $n > d$ 时, 线性 attention 才能发挥优势, 否则不行。',
+        'linear attention pays only when n > d.'),
+      seed('004', null, '随着输入序列长度$n$的增长，推理时间和内存占用也呈线性增长(标准的**softmax**呈平方增长)：',
+        'as n grows, time and memory grow linearly (quadratically for standard softmax).'),
+    ],
     highlight: ['mech'],
   },
   {
@@ -248,7 +307,11 @@ export const PRESETS = [
     caption: 'Write N key→value pairs into a linear state S = Σ k vᵀ and read each key back: the other pairs add '
       + 'noise of size √((N − 1)/d), so recall fails once N nears d. Softmax over the stored pairs, with a sharp '
       + 'enough scale, recalls far beyond d pairs: its memory grows with N.',
-    source: `${ARTICLE.mechanism} §3.1, §3.3`,
+    sources: [
+      seed('001', '3.1. 记忆冲突与信息模糊 (Memory Collisions)', '当它们被“叠加”在一起时,它们的信息就会互相干扰。',
+        'keys that are not orthogonal, summed into one fixed-size state, interfere with each other.'),
+      PAPER.fastweights,
+    ],
     highlight: ['mech'],
   },
   {
@@ -257,8 +320,12 @@ export const PRESETS = [
     state: { gen: 'gaussian', variant: 'deltanet', beta: 1, decay: 1, causal: 1, n: 64, d: 16, mech: 'recall', pairs: 128, mem_d: 16, mem_scale: 30 },
     caption: 'The delta rule reads what the state holds for a key before writing, and writes only the difference: '
       + 'a key written twice returns its newest value v′, where the linear state returns the blend v + v′. With '
-      + 'β = 1 it beats the linear state at every N.',
-    source: `${ARTICLE.mechanism} §3.3; Schlag et al. 2021; Yang et al. 2024, "Parallelizing Linear Transformers with the Delta Rule"`,
+      + 'write strength η = 1 it beats the linear state at every N.',
+    sources: [
+      seed('001', '3.1. 记忆冲突与信息模糊 (Memory Collisions)', '虽然能看到一个大概的轮廓(整体上下文),但每张照片独有的细节就会彼此覆盖、变得模糊不清。',
+        "the linear state blurs: each pair's own detail is covered by the others (the article names the problem; the delta rule, its fix, is the papers')."),
+      PAPER.fastweights, PAPER.deltanet,
+    ],
     highlight: ['mech'],
   },
   {
@@ -266,9 +333,16 @@ export const PRESETS = [
     title: 'Hedgehog learns to mimic softmax',
     state: { gen: 'clustered', variant: 'hedgehog', causal: 1, n: 128, d: 32, mech: 'distill', steps: 200 },
     caption: 'Hedgehog\'s features exp(±Wᵀx) can be trained: Adam lowers the mean row KL between softmax and '
-      + 'Hedgehog\'s attention on these Q and K, live in the worker. Within a few hundred steps it beats elu+1 and '
-      + 'Performer by far; "use this W in the lab" puts the trained map in the heatmaps above.',
-    source: `Zhang et al. 2024, "The Hedgehog & the Porcupine"; ${ARTICLE.mechanism}`,
+      + 'Hedgehog\'s attention on these Q and K, live in the worker, and within a few hundred steps it beats elu+1 '
+      + 'and Performer by far. It trains and scores on the same Q and K, so that is a fit, not a test: "use this W '
+      + 'in the lab", then change the generator\'s seed, and the same W on fresh Q and K of the same kind gives a KL '
+      + 'of about 0.5, better than W = I (1.1) and elu+1 (1.4) but worse than Performer (0.3). The paper distils on '
+      + 'training data and tests on held-out data.',
+    sources: [
+      seed('001', '2. 线性注意力的“魔法”', '在训练过程中(比如通过知识蒸馏),模型会自动学习出最优的',
+        'during training (for example by distillation) the model learns the best directions wᵢ.'),
+      PAPER.hedgehog,
+    ],
     highlight: ['mech'],
   },
 ];

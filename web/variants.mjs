@@ -5,10 +5,13 @@
 // A variant or knob missing here still works, with the registry's plain-text label and formula.
 // Pure data; no DOM. docs/page.md lists the page's URL keys and how they map to the registry's knobs.
 
-// where the explanations' sources are the articles the lab was seeded from
-const SURVEY = 'the seed article "Linear Attention"';
-const MECH = 'the seed article "The linear attention mechanism"';
-const INF = 'the seed article "Attention as an infinite-dimensional linear attention" (Su Jianlin, 2021)';
+import { SEEDS } from './citations.mjs';
+
+// where the explanations' sources are the articles the lab was seeded from: by their own titles
+// (web/citations.mjs; docs/lessons.md, "Citations")
+const SURVEY = `the seed article 《${SEEDS['000'].title}》`;
+const MECH = `the seed article 《${SEEDS['001'].title}》`;
+const INF = `the seed article 《${SEEDS['003'].title}》 (${SEEDS['003'].author} ${SEEDS['003'].year}, ${SEEDS['003'].link})`;
 
 /**
  * Symbols (the same in every formula the page shows, docs/variant-formulas.md "Notation on the page"):
@@ -45,7 +48,7 @@ export const VARIANT_VIEW = {
   elu: {
     label: 'linear, φ = elu+1',
     tex: String.raw`M_{ij} = \frac{\phi(q_i)\cdot\phi(k_j)}{\sum_l \phi(q_i)\cdot\phi(k_l)},\ \phi = \mathrm{elu}+1`,
-    hint: 'Rank is capped by d: look at the spectrum fall off a cliff at i = d.',
+    hint: 'Without the causal mask the rank is capped by d: with n > d the spectrum falls off a cliff at i = d. The causal mask lifts the cap (up to n).',
     explain: { text: 'Replace exp(q·k) by φ(q)·φ(k) with φ = elu + 1 (positive), and normalise each row by its sum. Then (φ(Q)φ(K)ᵀ)V can be computed as φ(Q)(φ(K)ᵀV) in time linear in n, but the matrix has rank at most d and its rows come out nearly uniform.', source: `Katharopoulos et al. 2020, "Transformers are RNNs"; ${SURVEY}` },
     numpy: 'phi = lambda X: np.where(X > 0, X + 1.0, np.exp(np.minimum(X, 0.0)))\nR = norm(phi(Q) @ phi(K).T, 1e-6)',
     random: [],
@@ -97,7 +100,7 @@ export const VARIANT_VIEW = {
   performer: {
     label: 'Performer FAVOR+',
     tex: String.raw`\phi(x) = \tfrac{1}{\sqrt m}\,e^{\omega_i\cdot x - \|x\|^2/2}`,
-    hint: 'More random features m: error falls roughly as m^−½; orthogonal beats iid.',
+    hint: 'More random features m: error falls roughly as m^−½. Orthogonal ω lower it on average over draws, not on every draw, and not at every m.',
     explain: { text: 'FAVOR+ draws m random directions ω and uses positive features exp(ω·x − ‖x‖²/2) whose dot products estimate exp(q·k) without bias. The error falls as 1/√m on moderate inputs, but its variance grows like exp(‖q‖² + ‖k‖²); ε inside φ keeps rows finite.', source: `Choromanski et al. 2021, "Rethinking Attention with Performers"; ${INF}` },
     numpy: 'm, eps = W.shape[0], knob("feature_eps")\n' +
       'def phi(X, own_max):\n    Xs = np.sqrt(S) * X\n    U = Xs @ W.T\n    h = 0.5 * (Xs ** 2).sum(1, keepdims=True)\n' +
@@ -160,7 +163,7 @@ export const VARIANT_VIEW = {
     label: 'retention (RetNet)',
     tex: String.raw`M = (\beta\,QK^\top) \odot D,\ D_{ij} = \gamma^{\,i-j}\ (j \le i)`,
     hint: 'No normaliser: M is signed (blue below zero). The decay γ fades old tokens; the state stays d × d.',
-    explain: { text: 'Retention (RetNet; Lightning Attention and Mamba-2\'s scalar-decay SSD share its form) is causal linear attention without a normaliser, whose state fades by γ each step: M = (β·QKᵀ) ⊙ γ^(i−j). The matrix is signed, so its rows are not distributions; its state stays d × d, and its semiseparable rank is at most d.', source: 'Sun et al. 2023, "Retentive Network"; ' + MECH },
+    explain: { text: 'Retention (RetNet; Lightning Attention and Mamba-2\'s scalar-decay SSD share its form) is causal linear attention without a normaliser, whose state fades by γ each step: M = (β·QKᵀ) ⊙ γ^(i−j). The matrix is signed, so its rows are not distributions; its state stays d × d, and its semiseparable rank is at most d.', source: 'Sun et al. 2023, "Retentive Network", arXiv:2307.08621' }, // no seed discusses retention
     numpy: 'R = np.where(mask, S * (Q @ K.T) * G, 0.0)   # unnormalised: signed',
     random: [],
   },
@@ -168,7 +171,7 @@ export const VARIANT_VIEW = {
     label: 'delta rule (DeltaNet)',
     tex: String.raw`S_t = \alpha S_{t-1} + \eta\,\hat k_t\,(v_t - \alpha S_{t-1}^\top \hat k_t)^\top,\ o_t = S_t^\top (\beta\,\hat q_t)`,
     hint: 'Each write first erases what the state held under its key: at η = 1 it overwrites. M is signed.',
-    explain: { text: 'The delta rule (DeltaNet; Gated DeltaNet when γ < 1) writes each value after erasing what the state already returns for that key: S ← γS, S += η·k(v − Sᵀk)ᵀ on unit keys. At η = 1 a key written twice returns its newest value, where linear attention returns the blend: the cure for the memory collisions of linear attention. M is signed; the semiseparable rank is at most d (d − 1 at η = 1).', source: 'Schlag et al. 2021; Yang et al. 2024, "Parallelizing Linear Transformers with the Delta Rule"; ' + MECH },
+    explain: { text: 'The delta rule (DeltaNet; Gated DeltaNet when γ < 1) writes each value after erasing what the state already returns for that key: S ← γS, S += η·k(v − Sᵀk)ᵀ on unit keys. At η = 1 a key written twice returns its newest value, where linear attention returns the blend: the cure for the memory collisions of linear attention. M is signed; the semiseparable rank is at most d (d − 1 at η = 1).', source: 'Schlag et al. 2021, arXiv:2102.11174; Yang et al. 2024, "Parallelizing Linear Transformers with the Delta Rule", arXiv:2406.06484; ' + MECH + ' §3.1 (the memory collisions; the delta rule is not in it)' },
     numpy: 'eta = knob("beta")\n' +
       'unit = lambda X: X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-300)\n' +
       'Qh, Kh = S * unit(Q), unit(K)\n' +

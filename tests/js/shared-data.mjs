@@ -7,6 +7,8 @@ import { join, resolve } from 'node:path';
 const ROOT = new URL('../../', import.meta.url).pathname;
 export const STORIES = resolve(process.env.ATTNVIZ_SHARED || join(ROOT, '..', 'shared'), 'data', 'stories260K');
 export const HAVE_STORIES = existsSync(STORIES);
+/** The seed articles the lessons cite (tests/js/citations.test.mjs), beside the data. */
+export const SEEDS_DIR = resolve(process.env.ATTNVIZ_SHARED || join(ROOT, '..', 'shared'), 'seeds');
 
 /** The SKIPPED line of every layer: what was not checked, and how to check it. */
 export function skipped(what) {

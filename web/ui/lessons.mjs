@@ -1,13 +1,16 @@
 // lessons.mjs: the "Lessons" menu in the header and the lesson panel above the controls (the presets of
 // web/presets.mjs). The menu is a list of plain links (`#preset=NAME`), so a lesson opens by keyboard,
 // touch, a middle click into a new tab, or a link pasted anywhere; main.mjs reads the hash. Every lesson
-// link carries the reader's presentation mode (projector=1), so changing lessons never switches it off. The panel
-// shows the open lesson's place in the course ("3 / 23", from PRESETS' order), title, caption and source,
-// with "previous", "reset" (the preset's state again), "next" and "close"; ←/→ and PageUp/PageDown step
-// lessons (presenter clickers) unless a control that takes those keys has focus; the readout rows and panels the lesson names are outlined (elements with a matching
+// link carries the reader's presentation mode (projector=1), so changing lessons never switches it off.
+// The panel shows the open lesson's place in the course ("3 / 23", from PRESETS' order), title, caption
+// and sources (each seed by its own title, section and quoted sentence with an English gloss; each paper
+// by authors, year and arXiv id), with "previous", "reset" (the preset's state again), "next" and "close";
+// ←/→ and PageUp/PageDown step lessons (presenter clickers) unless a control that takes those keys has
+// focus; the readout rows and panels the lesson names are outlined (elements with a matching
 // data-readout or data-hl attribute).
 import { PRESETS, presetOf } from '../presets.mjs';
 import { NOTHING } from './panel.mjs';
+import { plainQuote, SEEDS } from '../citations.mjs';
 
 /**
  * Build the menu into `menu` (a <details> with a <summary>) and wire the panel `panel` (index.html's
@@ -68,7 +71,7 @@ export function mountLessons(menu, panel, { onClose }) {
     el('.lesson-num').textContent = `${PRESETS.indexOf(p) + 1} / ${PRESETS.length}`;
     el('.lesson-title').textContent = p.title;
     el('.lesson-caption').textContent = p.caption;
-    el('.lesson-source').textContent = p.source;
+    el('.lesson-source').replaceChildren(...p.sources.flatMap((c, i) => (i ? ['; ', cite(c)] : [cite(c)])));
     const prev = stepPreset(p.name, -1), next = stepPreset(p.name, 1);
     el('.lesson-prev').dataset.preset = prev.name;
     el('.lesson-prev').textContent = `← previous: ${prev.title}`;
@@ -90,4 +93,25 @@ export function mountLessons(menu, panel, { onClose }) {
 function stepPreset(name, step) {
   const i = PRESETS.findIndex((p) => p.name === name);
   return PRESETS[(((i + step) % PRESETS.length) + PRESETS.length) % PRESETS.length];
+}
+
+/** One source as the panel shows it: a seed's own title, author, section, the quoted sentence and its gloss; or a paper. */
+function cite(c) {
+  const span = (cls, text, lang) => { const x = document.createElement('span'); x.className = cls; x.textContent = text; if (lang) x.lang = lang; return x; };
+  const out = document.createElement('span');
+  out.className = 'cite';
+  if (c.seed) {
+    const title = span('cite-title', `《${c.title}》`, /[\u4e00-\u9fff]/.test(c.title) ? 'zh' : 'en');
+    if (SEEDS[c.seed]?.en) title.title = SEEDS[c.seed].en; // the English title, on hover
+    const head = c.link ? Object.assign(document.createElement('a'), { href: c.link, rel: 'noopener', target: '_blank' }) : span('cite-head', '');
+    head.append(title, c.author ? span('cite-author', ` ${c.author}`, 'zh') : '');
+    out.append(head, ...(c.section ? [', ', span('cite-section', c.section, 'zh')] : []), ': ');
+    out.append(Object.assign(span('cite-quote', '', 'zh'), { textContent: `“${plainQuote(c.quote)}”` }), ` — ${c.gloss.replace(/\.$/, '')}`); // sources are joined by "; "
+  } else {
+    const a = document.createElement(c.arxiv ? 'a' : 'span');
+    if (c.arxiv) Object.assign(a, { href: `https://arxiv.org/abs/${c.arxiv}`, rel: 'noopener', target: '_blank' });
+    a.textContent = `${c.authors} ${c.year}, “${c.paper}”${c.arxiv ? `, arXiv:${c.arxiv}` : ''}`;
+    out.append(a);
+  }
+  return out;
 }

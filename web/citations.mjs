@@ -1,0 +1,52 @@
+// citations.mjs: where the lessons' claims come from, as data (docs/lessons.md, "Citations"). A claim
+// a seed article makes cites the seed by its own title, author and section as the article gives them, with
+// the sentence it rests on quoted verbatim (tests/js/citations.test.mjs finds each quote in the seed file);
+// a claim no seed makes cites the paper. Pure data; no DOM (web/ui/lessons.mjs renders it).
+
+/**
+ * The four seed articles ($ATTNVIZ_SHARED/seeds/ID_*.txt), each as it names itself: title, author where
+ * the article names one, and a link only where the article states its own address.
+ */
+export const SEEDS = {
+  '000': { title: 'Linear Attention', en: 'a survey of linear attention' },
+  '001': { title: '线性注意力机制', en: 'The linear attention mechanism' },
+  '003': {
+    title: 'Transformer升级之路:5、作为无限维的线性Attention', author: '苏剑林', year: 2021,
+    en: 'The road to better Transformers, 5: attention as an infinite-dimensional linear attention',
+    link: 'https://spaces.ac.cn/archives/8601',
+  },
+  '004': {
+    title: 'Transformers are RNNs: Fast Autoregressive Transformers with Linear Attention', author: '郑之杰', year: 2021,
+    en: 'a reading note on Katharopoulos et al. 2020', sections: false, // a post without headings: cited whole
+  },
+};
+
+/** A seed citation: the seed `id`, its section as the article numbers or titles it, the quoted sentence, an English gloss. */
+export function seed(id, section, quote, gloss) {
+  const s = SEEDS[id];
+  return { seed: id, title: s?.title, author: s?.author, link: s?.link, section, quote, gloss };
+}
+
+/** The papers the lessons cite where no seed makes the claim (an arXiv id only where it was checked against the title). */
+export const PAPER = {
+  katharopoulos: { paper: 'Transformers are RNNs: Fast Autoregressive Transformers with Linear Attention', authors: 'Katharopoulos, Vyas, Pappas, Fleuret', year: 2020, arxiv: '2006.16236' },
+  performer: { paper: 'Rethinking Attention with Performers', authors: 'Choromanski et al.', year: 2021, arxiv: '2009.14794' },
+  retnet: { paper: 'Retentive Network: A Successor to Transformer for Large Language Models', authors: 'Sun et al.', year: 2023, arxiv: '2307.08621' },
+  fastweights: { paper: 'Linear Transformers Are Secretly Fast Weight Programmers', authors: 'Schlag, Irie, Schmidhuber', year: 2021, arxiv: '2102.11174' },
+  deltanet: { paper: 'Parallelizing Linear Transformers with the Delta Rule over Sequence Length', authors: 'Yang et al.', year: 2024, arxiv: '2406.06484' },
+  hedgehog: { paper: 'The Hedgehog & the Porcupine: Expressive Linear Attentions with Softmax Mimicry', authors: 'Zhang, Bhatia, Kumbong, Ré', year: 2024, arxiv: '2402.04347' },
+  nystrom: { paper: 'Nyströmformer: A Nyström-Based Algorithm for Approximating Self-Attention', authors: 'Xiong et al.', year: 2021, arxiv: '2102.03902' },
+  linformer: { paper: 'Linformer: Self-Attention with Linear Complexity', authors: 'Wang et al.', year: 2020, arxiv: '2006.04768' },
+  flatten: { paper: 'FLatten Transformer: Vision Transformer using Focused Linear Attention', authors: 'Han et al.', year: 2023, arxiv: '2308.00442' },
+  sinks: { paper: 'Efficient Streaming Language Models with Attention Sinks', authors: 'Xiao et al.', year: 2023, arxiv: '2309.17453' },
+  efficient: { paper: 'Efficient Attention: Attention with Linear Complexities', authors: 'Shen et al.', year: 2021, arxiv: '1812.01243' },
+  gatedDelta: { paper: 'Gated Delta Networks: Improving Mamba2 with Delta Rule', authors: 'Yang, Kautz, Hatamizadeh', year: 2024, arxiv: '2412.06464' },
+  lightning: { paper: 'Lightning Attention-2: A Free Lunch for Handling Unlimited Sequence Lengths in Large Language Models', authors: 'Qin et al.', year: 2024 },
+  longformer: { paper: 'Longformer: The Long-Document Transformer', authors: 'Beltagy, Peters, Cohan', year: 2020, arxiv: '2004.05150' },
+  ssd: { paper: 'Transformers are SSMs: Generalized Models and Efficient Algorithms Through Structured State Space Duality', authors: 'Dao & Gu', year: 2024, arxiv: '2405.21060' },
+};
+
+/** A quote as a reader sees it: the seed's Markdown emphasis and TeX dollar signs dropped (the data keeps them verbatim). */
+export function plainQuote(quote) {
+  return String(quote).replace(/\*\*/g, '').replace(/\$/g, '');
+}
