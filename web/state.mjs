@@ -21,6 +21,7 @@
 //            fromHash skips it without a word)
 
 import { VARIANT_VIEW, KNOB_VIEW, OPENING_VARIANT, variantView } from './variants.mjs';
+import { shownView } from './reference-text.mjs';
 import { MAX_SEEDS } from './sweep.mjs';
 import { sweepReadouts } from './readout-info.mjs';
 import { fmtWhole } from './render/format.mjs';
@@ -222,7 +223,9 @@ export function buildSchema(registry) {
   const SCHEMA = [
     ...INPUT_ENTRIES,
     ...globals.flatMap((k) => knobEntries(k, null)),
-    { name: 'variant', type: 'enum', options: VARIANTS, optionLabels: labels, default: opening, label: 'variant', group: 'variant', stage: 'matrix' },
+    // a softmax with a decay or a window is a variant, not the reference: its option says so (reference-text.mjs)
+    { name: 'variant', type: 'enum', options: VARIANTS, optionLabels: labels, default: opening, label: 'variant', group: 'variant', stage: 'matrix',
+      optionLabelOf: (o, st) => (o === st.variant ? shownView(variantView(ROW.get(o)), ROW.get(o).class === 'exact', knobsOf(st)).label : labels[o]) },
     ...variantEntries,
     ...READOUT_ENTRIES,
     ...SWEEP_ENTRIES,

@@ -22,6 +22,7 @@ afterAll(async () => {
 
 /** The captions and help as on screen. */
 const texts = (page) => page.evaluate(() => ({
+  picker: document.getElementById('k-variant').selectedOptions[0].textContent,
   M: document.querySelector('#fig-M figcaption').textContent, A: document.querySelector('#fig-A figcaption').textContent,
   hint: document.getElementById('hint').textContent, formula: document.getElementById('formula').textContent,
 }));
@@ -33,6 +34,7 @@ describe('the reference is plain softmax', () => {
     let t = await texts(page);
     expect(t.M).not.toMatch(/reference/);
     expect(t.M).toMatch(/window/);
+    expect(t.picker).toBe('softmax, window W = 16'); // the variant picker names it as the caption does
     expect(t.hint).not.toMatch(/^The reference/);
     expect(t.hint).toMatch(/compared with/);
     expect(t.A).toMatch(/no decay, no window/);
@@ -46,6 +48,7 @@ describe('the reference is plain softmax', () => {
     await page.evaluate(() => { location.hash = 'v=1&variant=softmax&causal=1'; });
     await expect.poll(async () => (await texts(page)).M, { timeout: 20000 }).toMatch(/^softmax \(reference\)/);
     t = await texts(page);
+    expect(t.picker).toBe('softmax (reference)');
     expect(t.hint).toMatch(/^The reference/);
     expect(t.A).not.toMatch(/no decay/);
     // the exported heatmap of A names it the same way as the page when a window is on

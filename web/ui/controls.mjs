@@ -74,7 +74,14 @@ function selectControl(entry, st, onChange) {
   for (const o of entry.options) sel.append(el('option', { value: o, text: entry.optionLabels?.[o] ?? o }));
   sel.addEventListener('change', () => onChange(entry.name, sel.value, 'change'));
   const row = el('div', { class: 'ctl select' }, el('label', { for: id, text: entry.label }), sel);
-  return { row, sync(s) { if (sel.value !== s[entry.name]) sel.value = s[entry.name]; } };
+  return {
+    row,
+    sync(s) {
+      if (sel.value !== s[entry.name]) sel.value = s[entry.name];
+      // an option whose words depend on the state (the variant picker's softmax with a decay or a window)
+      if (entry.optionLabelOf) for (const opt of sel.options) { const t = entry.optionLabelOf(opt.value, s); if (opt.textContent !== t) opt.textContent = t; }
+    },
+  };
 }
 
 function checkControl(entry, st, onChange) {
