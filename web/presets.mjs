@@ -8,7 +8,7 @@
 import { seed, PAPER } from './citations.mjs';
 
 /**
- * The lessons, in menu order. Per lesson:
+ * The lessons (the course's order is CHAPTERS', below). Per lesson:
  *   name       the link's `preset=` value
  *   title      the menu's text and the caption's heading
  *   state      the schema keys it sets (URL keys and values as a link gives them)
@@ -347,6 +347,34 @@ export const PRESETS = [
   },
 ];
 
+/**
+ * The course: the lessons in chapters that follow the articles' argument, from the reordering that makes
+ * attention linear and what it costs, through what the linear map gives up (rank, focus, the exponential),
+ * to the recurrent view, memory and learning the map. PRESETS is put in this order below: the menu, the
+ * lesson numbers ("3 / 23"), previous and next all follow it. Every lesson is in exactly one chapter
+ * (tests/js/presets.test.mjs).
+ */
+export const CHAPTERS = [
+  { title: 'Linear attention and its cost', lessons: ['first-look', 'crossover', 'crossover-measured'] },
+  { title: 'Low rank', lessons: ['rank-le-d', 'exp-spectrum', 'linformer-s', 'dwc-rank', 'efficient-rows'] },
+  { title: 'Spikiness and focus', lessons: ['focused-p', 'hedgehog-spiky', 'sink'] },
+  { title: 'Approximating exp', lessons: ['performer-m', 'performer-norm', 'taylor-order', 'explimit-N'] },
+  { title: 'The recurrent view: state, decay, windows', lessons: ['recurrent-state', 'decay-halflife', 'window-rank', 'retention-signed'] },
+  { title: 'Memory and the delta rule', lessons: ['memory-collisions', 'delta-overwrite', 'delta-vs-linear'] },
+  { title: 'Learning the map', lessons: ['hedgehog-distill'] },
+];
+{
+  const order = CHAPTERS.flatMap((c) => c.lessons);
+  const place = (p) => { const i = order.indexOf(p.name); return i < 0 ? order.length : i; }; // a lesson in no chapter goes last (the test fails on it)
+  PRESETS.sort((a, b) => place(a) - place(b));
+}
+
+/** The chapter of lesson `name`: {index (from 0), title, lessons}, or null. */
+export function chapterOf(name) {
+  const i = CHAPTERS.findIndex((c) => c.lessons.includes(name));
+  return i < 0 ? null : { index: i, ...CHAPTERS[i] };
+}
+
 const BY_NAME = new Map(PRESETS.map((p) => [p.name, p]));
 
 /** The lesson a page opened without a link shows. */
@@ -357,10 +385,12 @@ export function presetOf(name) {
   return typeof name === 'string' && BY_NAME.has(name) ? BY_NAME.get(name) : null;
 }
 
-/** The lesson after `name` in menu order (wrapping), or the first. */
-export function nextPreset(name) {
+/** The lesson `step` places from `name` in the course's order, wrapping (−1: the one before; an unknown
+ * name counts from before the first). */
+export function stepPreset(name, step) {
   const i = PRESETS.findIndex((p) => p.name === name);
-  return PRESETS[(i + 1) % PRESETS.length];
+  const from = i < 0 ? (step > 0 ? -1 : 0) : i;
+  return PRESETS[(((from + step) % PRESETS.length) + PRESETS.length) % PRESETS.length];
 }
 
 /**

@@ -6,7 +6,7 @@ import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 import { buildSchema } from '../../web/state.mjs';
-import { PRESETS, FIRST_LESSON, presetOf, nextPreset, expandPreset, withPreset } from '../../web/presets.mjs';
+import { PRESETS, CHAPTERS, FIRST_LESSON, presetOf, stepPreset, chapterOf, expandPreset, withPreset } from '../../web/presets.mjs';
 import { READOUT_ROWS } from '../../web/render/readouts.mjs';
 import { Engine, swampedKeys } from '../../web/engine.mjs';
 import { VARIANT_VIEW } from '../../web/variants.mjs';
@@ -84,9 +84,33 @@ describe('links that name a lesson', () => {
   it('writes the lesson first in the address bar, and walks the menu in order', () => {
     expect(withPreset('v=1&n=64', 'sink')).toBe('preset=sink&v=1&n=64');
     expect(withPreset('v=1&n=64', null)).toBe('v=1&n=64');
-    expect(nextPreset(PRESETS[0].name)).toBe(PRESETS[1]);
-    expect(nextPreset(PRESETS.at(-1).name)).toBe(PRESETS[0]);
-    expect(nextPreset('nope')).toBe(PRESETS[0]);
+    expect(stepPreset(PRESETS[0].name, 1)).toBe(PRESETS[1]);
+    expect(stepPreset(PRESETS.at(-1).name, 1)).toBe(PRESETS[0]);
+    expect(stepPreset(PRESETS[0].name, -1)).toBe(PRESETS.at(-1));
+    expect(stepPreset('nope', 1)).toBe(PRESETS[0]);
+  });
+
+  it('puts every lesson in exactly one chapter, and walks the course in the chapters\' order', () => {
+    const named = CHAPTERS.flatMap((c) => c.lessons);
+    expect(new Set(named).size).toBe(named.length);
+    expect([...named].sort()).toEqual(PRESETS.map((p) => p.name).sort());
+    expect(PRESETS.map((p) => p.name)).toEqual(named);
+    expect(PRESETS[0].name).toBe(FIRST_LESSON);
+    for (const c of CHAPTERS) expect(c.title.length, c.title).toBeGreaterThan(3);
+    expect(chapterOf('exp-spectrum')).toMatchObject({ index: 1, title: 'Low rank' });
+    expect(chapterOf('nope')).toBe(null);
+    // the delta rule comes after the collisions it fixes, and the plain recurrence before decay
+    const at = (n) => named.indexOf(n);
+    expect(at('memory-collisions')).toBeLessThan(at('delta-overwrite'));
+    expect(at('recurrent-state')).toBeLessThan(at('decay-halflife'));
+    expect(at('recurrent-state')).toBeLessThan(at('retention-signed'));
+  });
+
+  it('docs/lessons.md lists the course as CHAPTERS has it', () => {
+    const doc = readFileSync(new URL('../../docs/lessons.md', import.meta.url), 'utf8');
+    const listed = [...doc.split('## The course')[1].split('## The lessons')[0].matchAll(/^\d+\. \*\*(.+?)\*\*: (.+)$/gm)]
+      .map((m) => ({ title: m[1], lessons: [...m[2].matchAll(/`([^`]+)`/g)].map((x) => x[1]) }));
+    expect(listed).toEqual(CHAPTERS);
   });
 });
 

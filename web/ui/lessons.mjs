@@ -8,7 +8,7 @@
 // ←/→ and PageUp/PageDown step lessons (presenter clickers) unless a control that takes those keys has
 // focus; the readout rows and panels the lesson names are outlined (elements with a matching
 // data-readout or data-hl attribute).
-import { PRESETS, presetOf } from '../presets.mjs';
+import { PRESETS, CHAPTERS, presetOf, stepPreset, chapterOf } from '../presets.mjs';
 import { NOTHING } from './panel.mjs';
 import { plainQuote, SEEDS } from '../citations.mjs';
 
@@ -19,17 +19,29 @@ import { plainQuote, SEEDS } from '../citations.mjs';
 export function mountLessons(menu, panel, { onClose }) {
   let modes = ''; // the link keys of the reader's presentation ('&projector=1'), kept on every lesson link
   const href = (name) => `#preset=${encodeURIComponent(name)}${modes}`;
-  const list = document.createElement('ol');
+  // the menu: the chapters, each a heading over its lessons, numbered through the course
+  const list = document.createElement('div');
   list.className = 'lesson-list';
-  for (const p of PRESETS) {
-    const li = document.createElement('li');
-    const a = document.createElement('a');
-    a.href = href(p.name);
-    a.textContent = p.title;
-    a.dataset.preset = p.name;
-    a.addEventListener('click', () => { menu.open = false; });
-    li.append(a);
-    list.append(li);
+  for (const [ci, c] of CHAPTERS.entries()) {
+    const head = document.createElement('p');
+    head.className = 'lesson-chapter';
+    head.id = `lesson-chapter-${ci + 1}`;
+    head.textContent = `${ci + 1}. ${c.title}`;
+    const ol = document.createElement('ol');
+    ol.setAttribute('aria-labelledby', head.id);
+    for (const name of c.lessons) {
+      const p = presetOf(name);
+      const li = document.createElement('li');
+      li.value = PRESETS.indexOf(p) + 1;
+      const a = document.createElement('a');
+      a.href = href(p.name);
+      a.textContent = p.title;
+      a.dataset.preset = p.name;
+      a.addEventListener('click', () => { menu.open = false; });
+      li.append(a);
+      ol.append(li);
+    }
+    list.append(head, ol);
   }
   menu.append(list);
   // the open menu closes on Escape and on a click elsewhere
@@ -69,6 +81,8 @@ export function mountLessons(menu, panel, { onClose }) {
     panel.hidden = !p;
     if (!p) return;
     el('.lesson-num').textContent = `${PRESETS.indexOf(p) + 1} / ${PRESETS.length}`;
+    const ch = chapterOf(p.name);
+    el('.lesson-chapter-name').textContent = ch ? `chapter ${ch.index + 1} of ${CHAPTERS.length}: ${ch.title}` : '';
     el('.lesson-title').textContent = p.title;
     el('.lesson-caption').textContent = p.caption;
     el('.lesson-source').replaceChildren(...p.sources.flatMap((c, i) => (i ? ['; ', cite(c)] : [cite(c)])));
@@ -87,12 +101,6 @@ export function mountLessons(menu, panel, { onClose }) {
     ...NOTHING, name: 'lessons', show, // a Panel (ui/panel.mjs): main.mjs shows the open lesson
     sync(st) { const m = st.projector ? '&projector=1' : ''; if (m !== modes) { modes = m; relink(); } },
   };
-}
-
-/** The lesson `step` places from `name` in PRESETS' order, wrapping (−1: the one before). */
-function stepPreset(name, step) {
-  const i = PRESETS.findIndex((p) => p.name === name);
-  return PRESETS[(((i + step) % PRESETS.length) + PRESETS.length) % PRESETS.length];
 }
 
 /** One source as the panel shows it: a seed's own title, author, section, the quoted sentence and its gloss; or a paper. */
