@@ -24,7 +24,7 @@ const ARTICLE = {
  *   caption    what to look at and what it means (plain text, two to four sentences)
  *   source     where the claim comes from
  *   highlight  readout row ids (web/render/readouts.mjs) and panels: 'heatmaps', 'spectrum', 'error',
- *              'entropy', 'cost', 'sweep'
+ *              'entropy', 'cost', 'sweep', 'article' (the seed article's two figures: set figs=article)
  */
 export const PRESETS = [
   {
@@ -51,13 +51,13 @@ export const PRESETS = [
   {
     name: 'exp-spectrum',
     title: 'exp(QKᵀ) is not low-rank',
-    state: { gen: 'gaussian', variant: 'softmax', n: 256, d: 16, causal: 0 },
+    state: { gen: 'gaussian', variant: 'softmax', n: 256, d: 16, causal: 0, figs: 'article' },
     caption: 'The scores QKᵀ have rank d = 16: their singular values (QKᵀ, grey) stop at i = 16. After the '
       + 'exponential (exp(QKᵀ)) and the row normalisation (softmax) they decay slowly: far more than d of them '
       + 'stay above 10⁻³·σ₁, and the truncated-SVD error e(r) is still well above zero at r = d. No rank-d '
       + 'factorisation, and so no d-dimensional linear attention, reproduces softmax.',
     source: `${ARTICLE.mechanism} (its two figures: the spectra and the truncated-SVD error)`,
-    highlight: ['rank_rel', 'spectrum', 'error'],
+    highlight: ['rank_rel', 'article', 'spectrum', 'error'],
   },
   {
     name: 'crossover',

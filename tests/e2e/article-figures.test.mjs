@@ -1,0 +1,135 @@
+// The seed article's two figures (web/ui/article-figures.mjs, docs/page.md "The article's two figures") in
+// Debian's headless Chromium: the exp-spectrum lesson shows them on the first screen, both charts drawn and
+// taller than 150 px, their panel part's numbers those numpy computes from the same overlay σ, the toggle
+// and the link key agree, the text is at least 18 px in projector mode, and above n = 1024 (the top-k
+// route) the bounds are marked.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { serve } from '../../scripts/serve.mjs';
+import { launch, openLab, waitSettled } from './browser.mjs';
+
+const ROOT = 'build/web';
+let server;
+
+beforeAll(async () => {
+  if (!existsSync(`${ROOT}/index.html`)) throw new Error('run `make web` first');
+  server = await serve(ROOT, 0);
+});
+afterAll(async () => { await server?.close(); });
+
+/** The panel's part once exp(QKᵀ)'s curve (or the sentence that it has none) is in. */
+async function articlePart(page) {
+  await page.waitForFunction(() => { const p = window.attnviz.panels().article; return p && p.S && (p.E || p.overflow) && p.drawn; }, null, { timeout: 60000, polling: 100 });
+  return page.evaluate(() => window.attnviz.panels().article);
+}
+
+/** σ², err(D) = Σ_{i>D} σᵢ² (or ‖M‖_F² − Σ_{i≤D} σ̂ᵢ² from the top k) and the rank, by numpy. */
+function numpyCurves(parts) {
+  const script = `
+import json, sys
+import numpy as np
+out = {}
+for name, p in json.load(sys.stdin).items():
+    s = np.asarray(p['sv'], dtype=np.float64)
+    sq = s * s
+    if p['total'] is None:
+        err = np.concatenate([np.cumsum(sq[::-1])[::-1], [0.0]])
+    else:
+        err = np.maximum(0.0, p['total'] - np.concatenate([[0.0], np.cumsum(sq)]))
+    out[name] = {'err': err.tolist(), 'rank': int(np.sum(s > max(p['floor'], 1e-16 * s[0])))}
+print(json.dumps(out))
+`;
+  const r = spawnSync('/usr/bin/python3', ['-c', script], { input: JSON.stringify(parts), encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+/** The two charts: canvas heights in CSS px and how many colours each holds (a blank canvas has one). */
+const chartsDrawn = (page) => page.$$eval('#fig-article canvas', (cs) => cs.map((c) => {
+  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, set = new Set();
+  for (let i = 0; i < d.length; i += 16) set.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2] | (d[i + 3] << 24));
+  return { height: c.getBoundingClientRect().height, colours: set.size };
+}));
+
+describe("the seed article's two figures", () => {
+  it('exp-spectrum at 1024×768: on the first screen, drawn, and numpy agrees with its numbers', async () => {
+    const b = await launch({ width: 1024, height: 768 });
+    try {
+      const { page, errors } = await openLab(b.context, server.url, { hash: 'preset=exp-spectrum' });
+      const part = await articlePart(page);
+      const box = await page.$eval('#fig-article', (f) => { const r = f.getBoundingClientRect(); return { hidden: f.hidden, hl: f.classList.contains('hl'), top: r.top, bottom: r.bottom }; });
+      expect(box).toMatchObject({ hidden: false, hl: true });
+      expect(box.top).toBeGreaterThanOrEqual(0);
+      expect(box.bottom).toBeLessThanOrEqual(768);
+      const charts = await chartsDrawn(page);
+      expect(charts.length).toBe(2);
+      for (const c of charts) { expect(c.height).toBeGreaterThan(150); expect(c.colours).toBeGreaterThan(3); }
+      expect(await page.getAttribute('#figs-toggle', 'aria-pressed')).toBe('true');
+
+      // the σ are the spectrum worker's overlays, as they are
+      const ov = await page.evaluate(() => ({ S: Array.from(window.attnviz.view.overlay.S.sv), E: Array.from(window.attnviz.view.overlay.E.sv), floor: window.attnviz.view.overlay.S.floor }));
+      expect(part.S.sv).toEqual(ov.S);
+      expect(part.E.sv).toEqual(ov.E);
+      const np = numpyCurves({ S: { sv: ov.S, total: null, floor: ov.floor }, E: { sv: ov.E, total: null, floor: 0 } });
+      for (const k of ['S', 'E']) {
+        expect(part[k].err.length).toBe(np[k].err.length);
+        part[k].err.forEach((v, D) => expect(v).toBeCloseTo(np[k].err[D], 6 - Math.ceil(Math.log10(np[k].err[0]))));
+        expect(part[k].partial).toBe(false);
+      }
+      // the article's claim in the page's numbers: QKᵀ has rank d and no error from D = d; exp(QKᵀ) does
+      const d = 16;
+      expect(part.rankS).toBe(d);
+      expect(np.S.rank).toBe(d);
+      expect(part.S.err[d] / part.S.fro2).toBeLessThan(1e-12);
+      expect(part.E.err[d] / part.E.fro2).toBeGreaterThan(0.1);
+      expect(part.E.sv.length).toBe(256);
+      expect(await page.textContent('#article-note')).toMatch(/QKᵀ has 16 nonzero σ \(d = 16\): its error is 0% from D = 16; exp\(QKᵀ\)'s error at D = 16 is \d+(\.\d+)?% /);
+
+      // the toggle writes the link key, and the link key the toggle
+      await page.click('#figs-toggle');
+      await page.waitForFunction(() => document.getElementById('fig-article').hidden && !/figs=article/.test(location.hash));
+      expect(await page.getAttribute('#figs-toggle', 'aria-pressed')).toBe('false');
+      expect(await page.evaluate(() => window.attnviz.panels().article ?? null)).toBe(null);
+      await page.evaluate(() => { location.hash = `${location.hash.slice(1).replace(/(^|&)figs=[^&]*/, '')}&figs=article`; });
+      await page.waitForFunction(() => !document.getElementById('fig-article').hidden);
+      await articlePart(page);
+      expect(errors).toEqual([]);
+    } finally { await b.close(); }
+  });
+
+  it('projector mode at 1920×1080, dark: every text of the figure at least 18 px, the charts drawn', async () => {
+    const b = await launch({ width: 1920, height: 1080, colorScheme: 'dark' });
+    try {
+      const { page, errors } = await openLab(b.context, server.url, { hash: 'preset=exp-spectrum&projector=1' });
+      await articlePart(page);
+      const small = await page.$$eval('#fig-article *', (els) => els.filter((e) => [...e.childNodes].some((t) => t.nodeType === 3 && t.textContent.trim()))
+        .map((e) => ({ text: e.textContent.slice(0, 30), px: parseFloat(getComputedStyle(e).fontSize) })).filter((x) => x.px < 18));
+      expect(small).toEqual([]);
+      // the canvases' axis text is drawn at the charts' own font size (page.textPx())
+      expect(await page.$eval('#chart-sq', (e) => parseFloat(getComputedStyle(e).fontSize))).toBeGreaterThanOrEqual(18);
+      for (const c of await chartsDrawn(page)) { expect(c.height).toBeGreaterThan(150); expect(c.colours).toBeGreaterThan(3); }
+      expect(errors).toEqual([]);
+    } finally { await b.close(); }
+  });
+
+  it('above n = 1024 exp(QKᵀ) has its top σ only: the error is an upper bound, marked and said', async () => {
+    const b = await launch({ width: 1280, height: 800 });
+    try {
+      const { page, errors } = await openLab(b.context, server.url, { hash: 'preset=exp-spectrum&n=2048' });
+      await waitSettled(page, 60000);
+      const part = await articlePart(page);
+      expect(part.E.partial).toBe(true);
+      expect(part.E).toMatchObject({ sq_bound: 'lower', err_bound: 'upper' });
+      expect(part.E.sv.length).toBeLessThan(2048);
+      const fro2 = await page.evaluate(() => window.attnviz.view.overlay.E.fro2);
+      expect(part.E.fro2).toBe(fro2);
+      const np = numpyCurves({ E: { sv: part.E.sv, total: fro2, floor: 0 } });
+      part.E.err.forEach((v, D) => expect(v / fro2).toBeCloseTo(np.E.err[D] / fro2, 9));
+      expect(part.S.partial).toBe(false); // QKᵀ is exact at every n (the factor route)
+      expect(part.rankS).toBe(16);
+      expect(await page.textContent('#article-note')).toMatch(/is ≤ \d+(\.\d+)?% .*top \d+ σ only: σ² lower bounds \(≥\), the error an upper bound \(≤\)/);
+      expect(errors).toEqual([]);
+    } finally { await b.close(); }
+  });
+});
