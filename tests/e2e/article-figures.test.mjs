@@ -4,12 +4,14 @@
 // and the link key agree, the text is at least 18 px in projector mode, and above n = 1024 (the top-k
 // route) the bounds are marked.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab, waitSettled } from './browser.mjs';
 
 const ROOT = 'build/web';
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 let server;
 
 beforeAll(async () => {
@@ -109,6 +111,26 @@ describe("the seed article's two figures", () => {
       // the canvases' axis text is drawn at the charts' own font size (page.textPx())
       expect(await page.$eval('#chart-sq', (e) => parseFloat(getComputedStyle(e).fontSize))).toBeGreaterThanOrEqual(18);
       for (const c of await chartsDrawn(page)) { expect(c.height).toBeGreaterThan(150); expect(c.colours).toBeGreaterThan(3); }
+      expect(errors).toEqual([]);
+    } finally { await b.close(); }
+  });
+
+  it('a phone (390×844): the charts one under the other, full width, no sideways scrolling, no axe violation', async () => {
+    const b = await launch({ width: 390, height: 844 });
+    try {
+      const { page, errors } = await openLab(b.context, server.url, { hash: 'preset=exp-spectrum' });
+      await articlePart(page);
+      const m = await page.evaluate(() => ({
+        scroll: document.documentElement.scrollWidth, vw: innerWidth,
+        boxes: ['chart-sq', 'chart-sqerr'].map((id) => { const r = document.getElementById(id).getBoundingClientRect(); return { w: r.width, top: r.top, bottom: r.bottom }; }),
+      }));
+      expect(m.scroll).toBeLessThanOrEqual(m.vw);
+      for (const x of m.boxes) expect(x.w).toBeGreaterThan(300);
+      expect(m.boxes[1].top).toBeGreaterThanOrEqual(m.boxes[0].bottom);
+      for (const c of await chartsDrawn(page)) expect(c.height).toBeGreaterThan(150);
+      await page.evaluate(AXE); // through the DevTools protocol: the page's CSP does not apply
+      const found = await page.evaluate(() => window.axe.run(document.getElementById('fig-article').closest('section'), { resultTypes: ['violations'] }));
+      expect(found.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
       expect(errors).toEqual([]);
     } finally { await b.close(); }
   });
