@@ -4,7 +4,9 @@
 // and the link key agree, the text is at least 18 px in projector mode, and above n = 1024 (the top-k
 // route) the bounds are marked.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { serve } from '../../scripts/serve.mjs';
@@ -153,5 +155,26 @@ describe("the seed article's two figures", () => {
       expect(await page.textContent('#article-note')).toMatch(/is ≤ \d+(\.\d+)?% .*top \d+ σ only: σ² lower bounds \(≥\), the error an upper bound \(≤\)/);
       expect(errors).toEqual([]);
     } finally { await b.close(); }
+  });
+
+  it('scores beyond float32 (own Q, K of size 1e19): QKᵀ drawn, no exp(QKᵀ) curve, and the note says why', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'attnviz-e2e-article-'));
+    const b = await launch({ width: 1280, height: 800 });
+    try {
+      // q·k ≈ 1e38·d leaves float32's range: the library's exp(S − max) then has no spectrum
+      let x = 1;
+      const next = () => { x = (x * 48271) % 2147483647; return x / 2147483647 - 0.5; };
+      const mat = (s) => Array.from({ length: 32 }, () => Array.from({ length: 8 }, () => s * next()));
+      writeFileSync(join(dir, 'big.json'), JSON.stringify({ q: mat(4e19), k: mat(4e19), v: mat(1) }));
+      const { page, errors } = await openLab(b.context, server.url, { hash: 'src=file&variant=softmax&figs=article' });
+      await page.setInputFiles('#qkv-files', [join(dir, 'big.json')]);
+      await page.waitForFunction(() => window.attnviz.state.n === 32, null, { timeout: 20000 });
+      const part = await articlePart(page);
+      expect(part.overflow).toBe(true);
+      expect(part.E).toBe(null);
+      expect(part.rankS).toBe(8);
+      expect(await page.textContent('#article-note')).toMatch(/exp\(QKᵀ\) has no curve: its spectrum could not be computed/);
+      expect(errors).toEqual([]);
+    } finally { await b.close(); rmSync(dir, { recursive: true, force: true }); }
   });
 });
