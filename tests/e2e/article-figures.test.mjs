@@ -1,23 +1,26 @@
 // The seed article's two figures (web/ui/article-figures.mjs, docs/page.md "The article's two figures") in
 // Debian's headless Chromium: the exp-spectrum lesson shows them on the first screen, both charts drawn and
-// taller than 150 px, their panel part's numbers those numpy computes from the same overlay σ, the toggle
+// taller than 150 px, their panel part's numbers those numpy computes from the same overlay σ (and from
+// the CLI's Q, K by its own SVD: `make cli` first), the toggle
 // and the link key agree, the text is at least 18 px in projector mode, and above n = 1024 (the top-k
 // route) the bounds are marked.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync, readFileSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawnSync, execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab, waitSettled } from './browser.mjs';
 
 const ROOT = 'build/web';
+const CLI = process.env.ATTNVIZ_CLI || new URL('../../build/native/attnviz', import.meta.url).pathname;
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 let server;
 
 beforeAll(async () => {
   if (!existsSync(`${ROOT}/index.html`)) throw new Error('run `make web` first');
+  if (!existsSync(CLI)) throw new Error('run `make cli` first');
   server = await serve(ROOT, 0);
 });
 afterAll(async () => { await server?.close(); });
@@ -88,6 +91,25 @@ describe("the seed article's two figures", () => {
       expect(part.S.err[d] / part.S.fro2).toBeLessThan(1e-12);
       expect(part.E.err[d] / part.E.fro2).toBeGreaterThan(0.1);
       expect(part.E.sv.length).toBe(256);
+      // and from the inputs themselves: the CLI's generator (the page's stream), numpy's SVD of
+      // scale·QKᵀ and exp(scale·QKᵀ) (the factor e^{−max} cancels in the relative error)
+      const dir = mkdtempSync(join(tmpdir(), 'attnviz-e2e-article-'));
+      try {
+        execFileSync(CLI, ['generate', '--gen', 'gaussian', '--n', '256', '--d', '16', '--seed', '1', '-o', dir]);
+        const r = spawnSync('/usr/bin/python3', ['-c', `
+import json, sys
+import numpy as np
+q = np.load(sys.argv[1]).astype(np.float64); k = np.load(sys.argv[2]).astype(np.float64)
+s = q @ k.T / np.sqrt(q.shape[1])
+ss = np.linalg.svd(s, compute_uv=False); se = np.linalg.svd(np.exp(s - s.max()), compute_uv=False)
+print(json.dumps({'s1': ss[0], 'rank': int(np.sum(ss > 1e-9 * ss[0])), 'rel16': float(np.sum(se[16:] ** 2) / np.sum(se ** 2))}))
+`, join(dir, 'q.npy'), join(dir, 'k.npy')], { encoding: 'utf8' });
+        if (r.status !== 0) throw new Error(r.stderr);
+        const ref = JSON.parse(r.stdout);
+        expect(ref.rank).toBe(16);
+        expect(part.S.sv[0] / ref.s1).toBeCloseTo(1, 5);
+        expect(part.E.err_rel[16]).toBeCloseTo(ref.rel16, 4);
+      } finally { rmSync(dir, { recursive: true, force: true }); }
       expect(await page.textContent('#article-note')).toMatch(/QKᵀ has 16 nonzero σ \(d = 16\): its error is 0% from D = 16; exp\(QKᵀ\)'s error at D = 16 is \d+(\.\d+)?% /);
 
       // the toggle writes the link key, and the link key the toggle
