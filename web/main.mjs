@@ -27,6 +27,7 @@ import { mountHeatmaps } from './ui/heatmaps.mjs';
 import { mountReadoutsPanel } from './ui/readout-table.mjs';
 import { mountEntropy } from './ui/entropy-panel.mjs';
 import { mountSpectra } from './ui/spectra.mjs';
+import { mountArticleFigures } from './ui/article-figures.mjs';
 import { mountSweep } from './ui/sweep-panel.mjs';
 import { mountOverview } from './ui/overview.mjs';
 import { mountMechanisms } from './ui/mechanisms.mjs';
@@ -289,6 +290,7 @@ async function start() {
   panels.add(mountReadoutsPanel(page, (row) => explain.button('readout', row.id, row.label)));
   panels.add(mountEntropy(page));
   spectra = panels.add(mountSpectra(page));
+  panels.add(mountArticleFigures(page));
   lessons = panels.add(mountLessons($('lessons'), $('lesson'), { onClose: () => { lesson = null; lessons.show(null); writeUrl(true); } }));
   panels.add(mountExport($('export'), {
     snapshot: () => inspector.snapshot(),

@@ -78,6 +78,8 @@ const READOUT_ENTRIES = [
   { name: 'theme', type: 'enum', options: ['auto', 'light', 'dark'], default: 'auto', label: 'theme', group: 'view', stage: 'display', reader: true },
   // presentation only: large text and heatmaps for a projector (the header's toggle; docs/page.md)
   { name: 'projector', type: 'bool', default: false, label: 'projector mode', group: 'view', stage: 'display' },
+  // the seed article's two figures above the spectra (web/ui/article-figures.mjs; docs/page.md)
+  { name: 'figs', type: 'enum', options: ['', 'article'], default: '', label: 'extra figures', group: 'view', stage: 'display' },
   // embedding and lesson links (docs/embedding.md): one figure without the page around it, which controls
   // it shows (an embed) or hides (any page), a view the reader cannot change, and the origins besides the
   // parent window whose messages an embed answers
