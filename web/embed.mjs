@@ -14,7 +14,7 @@
 // page's window.attnviz.snapshot() does (docs/inspection.md).
 import { loadAttnviz, simdSupported } from './attnviz.mjs';
 import EmbedWorker from './embed-worker.mjs?worker&inline';
-import { buildSchema } from './state.mjs';
+import { buildSchema } from './state/state.mjs';
 import { buildControls } from './ui/controls.mjs';
 import { chartData, LOG_X_MIN_N } from './render/spectrum.mjs';
 import uPlot from 'uplot';
@@ -26,7 +26,7 @@ import { createPanels } from './ui/panel.mjs';
 import { cliReadouts, readoutKeys, linkState } from './inspect.mjs';
 import { overlayKey } from './engine.mjs';
 import { MSG, PART } from './protocol.mjs';
-import { shownView } from './reference-text.mjs';
+import { shownView } from './state/reference-text.mjs';
 import css from './embed.css?inline';
 import uplotCss from 'uplot/dist/uPlot.min.css?inline';
 

@@ -8,8 +8,8 @@ import { randomFiles } from './export.mjs';
 import { blockSize } from './downsample.mjs';
 import { SPECTRAL_KEYS, spectralReadouts } from './spectral.mjs';
 import { topSingularValues } from './topk.mjs';
-import { uniformEntropy } from './entropy-baseline.mjs';
-import { clampZoom, windowCells } from './tokens.mjs';
+import { uniformEntropy } from './state/entropy-baseline.mjs';
+import { clampZoom, windowCells } from './state/tokens.mjs';
 
 /**
  * Largest n whose heatmaps and plain readouts the page computes itself, in the commit of the input's
@@ -358,7 +358,7 @@ export class Engine {
   }
 
   /**
-   * The zoom window of M, A and M − A (a `zoom=` value, web/tokens.mjs), cut from the full n×n matrices
+   * The zoom window of M, A and M − A (a `zoom=` value, web/state/tokens.mjs), cut from the full n×n matrices
    * at full resolution (by blocks within the window only when a side exceeds HEATMAP_CAP tokens), never
    * from the downsampled heatmap: {zoom: {r0, r1, c0, c1}, rows, cols, b, M, A, D} or null (no window).
    */

@@ -3,10 +3,10 @@
 
 import { markerIndices } from './render/spectrum.mjs';
 import { fmt } from './render/format.mjs';
-import { UNIFORM_NAME } from './entropy-baseline.mjs';
-import { VARIANT_VIEW } from './variants.mjs';
+import { UNIFORM_NAME } from './state/entropy-baseline.mjs';
+import { VARIANT_VIEW } from './state/variants.mjs';
 
-/** A variant's presentation entry (web/variants.mjs: its numpy body, its random matrices), or undefined. */
+/** A variant's presentation entry (web/state/variants.mjs: its numpy body, its random matrices), or undefined. */
 const viewOf = (name) => (Object.hasOwn(VARIANT_VIEW, name) ? VARIANT_VIEW[name] : undefined);
 
 /**
@@ -122,7 +122,7 @@ const GEN_LABEL = { gaussian: 'Gaussian', clustered: 'clustered', local: 'local'
  * state.mjs's requestOf already limits to those), then the inputs and the global knobs, e.g.
  * "Performer FAVOR+ (m = 256, iid, feature seed 0) · Gaussian seed 1, n = 256, d = 64, std 1, scale 1/√d".
  * @param {{inputs: {gen, seed, n, d, std}, knobs: object}} request state.mjs's requestOf(state)
- * @param {string} label the variant's label (web/variants.mjs, or the registry's)
+ * @param {string} label the variant's label (web/state/variants.mjs, or the registry's)
  * @param {string|null} [inputsLabel] for loaded inputs (request.inputs.tensors): what they are, e.g.
  *   "layer 1, head 3 of a 5-layer llama2.c model (dim 64) on 17 tokens" (the page's words)
  */
@@ -151,7 +151,7 @@ const DWC_BODY = 'h = (len(w) - 1) // 2\nR = R + sum(w[t] * np.eye(n, k=t - h) f
 /**
  * The random matrices a request's variant draws, as [python name, export name, the loader's kind]
  * (web/attnviz.mjs randomMatrix): exported beside Q, K and M so that the snippet recomputes M. The
- * variant's own come from its entry in web/variants.mjs (`random`).
+ * variant's own come from its entry in web/state/variants.mjs (`random`).
  */
 export function randomFiles(request) {
   const k = request.knobs, own = viewOf(k.variant)?.random ?? [];

@@ -10,13 +10,13 @@
 import './style.css';
 import { loadAttnviz, simdSupported } from './attnviz.mjs';
 import { wasmSources } from './wasm-source.mjs';
-import { buildSchema, stageDirty, listOf } from './state.mjs';
+import { buildSchema, stageDirty, listOf } from './state/state.mjs';
 import { listenForHosts } from './messages.mjs';
 import { Engine, MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N } from './engine.mjs';
 import { READOUT_ROWS } from './render/readouts.mjs';
 import { uPlotReady } from './render/charts.mjs';
 import { createInspector } from './inspect.mjs';
-import { expandPreset, withPreset } from './presets.mjs';
+import { expandPreset, withPreset } from './state/presets.mjs';
 import { createLabWorkers } from './lab-workers.mjs';
 import { MSG } from './protocol.mjs';
 import { createPanels } from './ui/panel.mjs';
@@ -34,7 +34,7 @@ import { mountModelPanel } from './ui/model-panel.mjs';
 import { mountLessons } from './ui/lessons.mjs';
 import { mountExplain } from './ui/explain-popover.mjs';
 import { mountExport } from './ui/export-menu.mjs';
-import { shownView, referenceCaption } from './reference-text.mjs';
+import { shownView, referenceCaption } from './state/reference-text.mjs';
 
 const $ = (id) => document.getElementById(id);
 const prefersDark = matchMedia('(prefers-color-scheme: dark)'); // live: .matches follows the system
@@ -72,7 +72,7 @@ let dirty = 'inputs';          // earliest dirty pipeline stage, or null
 let release = true;            // a knob was released: ask for the accurate spectrum
 let dragging = false;
 let raf = 0;
-let lesson = null;             // the open lesson's name (web/presets.mjs), or null; the link carries it as preset=
+let lesson = null;             // the open lesson's name (web/state/presets.mjs), or null; the link carries it as preset=
 let hosts = null;              // host pages' messages (web/messages.mjs)
 let trainedW = null;           // {W: Float32Array (d×cols), cols}: the lab's Hedgehog W, from the distillation view; never in a link
 

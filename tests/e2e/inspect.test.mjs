@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab } from './browser.mjs';
 import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
 import { SPECTRAL_KEYS } from '../../web/spectral.mjs';
 import { linkState, readoutKeys as readoutKeysOf } from '../../web/inspect.mjs';
 

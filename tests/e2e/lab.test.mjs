@@ -275,7 +275,7 @@ describe('fallbacks and large n', () => {
     // be exactly the cells an Engine computes here from the page's own link (the same wasm, the same bits)
     const { page: p, errors: errs } = await openLab(browser.context, server.url, { hash: 'v=1&variant=focused&n=512&d=32' });
     const { Engine } = await import('../../web/engine.mjs');
-    const { buildSchema } = await import('../../web/state.mjs');
+    const { buildSchema } = await import('../../web/state/state.mjs');
     const av = await loadAttnviz({ source: new URL(`../../${ROOT}/attnviz.wasm`, import.meta.url) });
     const schema = buildSchema(av.registry), engine = new Engine(av);
     const check = async (what) => {

@@ -4,7 +4,7 @@
 // row_entropy_uniform; causal, ln n would be another number (5.58 against 4.59 at n = 265).
 import { describe, it, expect } from 'vitest';
 import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
 import { Engine } from '../../web/engine.mjs';
 import { READOUT_ROWS, rowLabel } from '../../web/render/readouts.mjs';
 import { entropyBars, entropyNote } from '../../web/render/entropy.mjs';
@@ -50,7 +50,7 @@ describe('the row-entropy baseline', () => {
   }
 
   it('is one shared function', async () => {
-    const { uniformEntropy, UNIFORM_NAME } = await import('../../web/entropy-baseline.mjs');
+    const { uniformEntropy, UNIFORM_NAME } = await import('../../web/state/entropy-baseline.mjs');
     expect(UNIFORM_NAME).toBe('uniform');
     expect(uniformEntropy(4, false)).toBeCloseTo(Math.log(4), 15);
     expect(uniformEntropy(4, true)).toBeCloseTo(Math.log(24) / 4, 15);

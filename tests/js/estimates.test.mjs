@@ -5,7 +5,7 @@
 // "Bounds and estimates"). The real wasm module, the engine and web/inspect.mjs as the page runs them.
 import { describe, it, expect } from 'vitest';
 import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
 import { Engine } from '../../web/engine.mjs';
 import { cliReadouts, readoutKeys, errorCurve } from '../../web/inspect.mjs';
 import { READOUT_ROWS, rowMark } from '../../web/render/readouts.mjs';

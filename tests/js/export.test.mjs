@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { readNpy } from './npy.mjs';
 import { npyBytes, csvText, stateJson, exportName, numpySnippet, snippetRecomputes, randomFiles } from '../../web/export.mjs';
 import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
 import { Engine } from '../../web/engine.mjs';
 
 const CLI = 'build/native/attnviz';

@@ -3,7 +3,7 @@
 // readouts of the same matrix), the error curve as av_error_curve, and when a snapshot resolves.
 import { describe, it, expect } from 'vitest';
 import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
 import { Engine } from '../../web/engine.mjs';
 import { SPECTRAL_KEYS } from '../../web/spectral.mjs';
 import { linkState, linkAgrees, routeName, errorCurve, cliReadouts, readoutKeys, createInspector } from '../../web/inspect.mjs';

@@ -1,5 +1,5 @@
 // presentation.test.mjs: the checklist of docs/adding-a-variant.md, walked over the registry (the real
-// wasm module's av_registry_json). For every variant: its web/variants.mjs entry with every field the page
+// wasm module's av_registry_json). For every variant: its web/state/variants.mjs entry with every field the page
 // needs (label, TeX, hint, explanation, numpy body, random matrices), its knobs' presentation, its section
 // in docs/variant-formulas.md, its double reference in tests/c/check_attention.c; and every list of
 // variants in the docs is the registry's (scripts/variant-lists.mjs). A fake registry row shows that each
@@ -8,7 +8,7 @@ import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import katex from 'katex';
 import { loadAttnviz } from '../../web/attnviz.mjs';
-import { VARIANT_VIEW, KNOB_VIEW } from '../../web/variants.mjs';
+import { VARIANT_VIEW, KNOB_VIEW } from '../../web/state/variants.mjs';
 import { LIST_FILES, regenerate, listExprs } from '../../scripts/variant-lists.mjs';
 
 const ROOT = new URL('../../', import.meta.url);
@@ -43,9 +43,9 @@ function missingFor(registry, { view, knobView, formulas, enums, refs }) {
     const id = enums[i];
     if (!id) say('no value in enum av_variant (include/attnviz.h)');
     else if (!refs.includes(id)) say(`${id} in neither REF_VARIANTS nor REF_ELSEWHERE (tests/c/check_attention.c)`);
-    for (const k of v.knobs) if (!Object.hasOwn(knobView, k)) say(`knob ${k} has no entry in KNOB_VIEW (web/variants.mjs)`);
+    for (const k of v.knobs) if (!Object.hasOwn(knobView, k)) say(`knob ${k} has no entry in KNOB_VIEW (web/state/variants.mjs)`);
     const e = Object.hasOwn(view, v.name) ? view[v.name] : null;
-    if (!e) { say('no entry in VARIANT_VIEW (web/variants.mjs)'); continue; }
+    if (!e) { say('no entry in VARIANT_VIEW (web/state/variants.mjs)'); continue; }
     for (const f of ['label', 'tex', 'hint']) if (typeof e[f] !== 'string' || !e[f].trim()) say(`entry has no ${f}`);
     if (typeof e.tex === 'string') {
       try { katex.renderToString(e.tex, { throwOnError: true, output: 'mathml' }); } catch { say('tex does not typeset (KaTeX)'); }
@@ -92,7 +92,7 @@ const ctx = {
 const texts = Object.fromEntries(LIST_FILES.map((f) => [f, read(f)]));
 
 describe('every variant of the registry has everything the checklist asks', () => {
-  it('its entry in web/variants.mjs, its docs section and its C reference', () => {
+  it('its entry in web/state/variants.mjs, its docs section and its C reference', () => {
     expect(av.registry.variants.length).toBeGreaterThan(0);
     expect(ctx.refs.length).toBeGreaterThan(0);
     expect(missingFor(av.registry, ctx)).toEqual([]);
@@ -116,8 +116,8 @@ describe('the checks fail on a variant that lacks something (a fake registry row
     expect(got).toEqual([
       'fakevar: no section "## name — title" in docs/variant-formulas.md',
       'fakevar: no value in enum av_variant (include/attnviz.h)',
-      'fakevar: knob fakeknob has no entry in KNOB_VIEW (web/variants.mjs)',
-      'fakevar: no entry in VARIANT_VIEW (web/variants.mjs)',
+      'fakevar: knob fakeknob has no entry in KNOB_VIEW (web/state/variants.mjs)',
+      'fakevar: no entry in VARIANT_VIEW (web/state/variants.mjs)',
     ]);
   });
 

@@ -5,7 +5,7 @@
 import { describe, it, expect, beforeAll } from 'vitest';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 import { Engine, FRAME_WORKER_MAX_N, DRAFT_N } from '../../web/engine.mjs';
-import { buildSchema } from '../../web/state.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
 
 let av, schema;
 beforeAll(async () => {

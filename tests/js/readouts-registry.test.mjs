@@ -7,7 +7,7 @@
 import { describe, it, expect } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
 import { READOUT_INFO, SPECTRAL_KEYS, SWEEP_READOUTS } from '../../web/readout-info.mjs';
 import { READOUT_ROWS } from '../../web/render/readouts.mjs';
 import { spectralReadouts } from '../../web/spectral.mjs';

@@ -5,7 +5,7 @@
 import { describe, it, expect } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
 
 const ROOT = new URL('../../', import.meta.url);
 const CLI = new URL('build/native/attnviz', ROOT).pathname;

@@ -12,7 +12,7 @@ import { READOUT_ROWS, costLine, rowReason, rowLabel, tolerance } from '../../we
 import { entropyBars, entropyNote } from '../../web/render/entropy.mjs';
 import { floorDrawn, logTicks, powerLabel } from '../../web/render/charts.mjs';
 import { Engine } from '../../web/engine.mjs';
-import { buildSchema } from '../../web/state.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
 
 describe('colour tables', () => {
   it('are 256 opaque RGBA entries with the published end points', () => {

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
 import { Engine } from '../../web/engine.mjs';
 import { readNpy } from './npy.mjs';
 import { HAVE_STORIES, STORIES, skipped } from './shared-data.mjs';

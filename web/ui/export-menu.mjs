@@ -8,7 +8,7 @@
 import {
   npyBytes, csvText, stateJson, exportName, figureCaption, heatmapSvg, numpySnippet, chartSvg, entropySvg, zipStore, tokensJson,
 } from '../export.mjs';
-import { thinTicks, axisText } from '../tokens.mjs';
+import { thinTicks, axisText } from '../state/tokens.mjs';
 import { SERIES } from '../render/charts.mjs';
 import { sweepFigure } from '../sweep.mjs';
 import { paint } from '../render/heatmap.mjs';

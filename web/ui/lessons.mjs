@@ -1,10 +1,10 @@
 // lessons.mjs: the "Lessons" menu in the header and the lesson panel above the controls (the presets of
-// web/presets.mjs). The menu is a list of plain links (`#preset=NAME`), so a lesson opens by keyboard,
+// web/state/presets.mjs). The menu is a list of plain links (`#preset=NAME`), so a lesson opens by keyboard,
 // touch, a middle click into a new tab, or a link pasted anywhere; main.mjs reads the hash. The panel
 // shows the open lesson's title, caption and source, with "reset" (the preset's state again), "next" and
 // "close"; the readout rows and panels the lesson names are outlined (elements with a matching
 // data-readout or data-hl attribute).
-import { PRESETS, presetOf, nextPreset } from '../presets.mjs';
+import { PRESETS, presetOf, nextPreset } from '../state/presets.mjs';
 import { NOTHING } from './panel.mjs';
 
 /**

@@ -3,7 +3,7 @@
 // the text) and the reader's own Q, K, V (web/own-inputs.mjs, read on this thread). Either becomes every
 // engine's inputs, which requests name; this panel owns the two boxes and what they loaded.
 import { ownTensors } from '../own-inputs.mjs';
-import { noticeText } from '../notice.mjs';
+import { noticeText } from '../state/notice.mjs';
 import { fmtMs } from '../render/format.mjs';
 import { MSG } from '../protocol.mjs';
 import { NOTHING } from './panel.mjs';

@@ -1,6 +1,6 @@
-// explain.mjs: the page's explanations, as data: for every variant (its entry in web/variants.mjs) and
+// explain.mjs: the page's explanations, as data: for every variant (its entry in web/state/variants.mjs) and
 // every readout row, a few plain sentences (what it is, what to look for, when it is undefined) and where
-// it comes from, shown with its formula (the TeX of web/variants.mjs and web/render/readouts.mjs) one click
+// it comes from, shown with its formula (the TeX of web/state/variants.mjs and web/render/readouts.mjs) one click
 // or key press away; and the glossary of every symbol the page shows. Definitions in full:
 // docs/variant-formulas.md and docs/readouts.md; the notation (β, s, p, ℓ, N, m): docs/variant-formulas.md,
 // "Notation on the page".
@@ -8,7 +8,7 @@
 
 import { VARIANT_VIEW } from './variants.mjs';
 
-/** Per variant (registry name): {text, source}, from its entry in web/variants.mjs. */
+/** Per variant (registry name): {text, source}, from its entry in web/state/variants.mjs. */
 export const VARIANT_EXPLAIN = Object.fromEntries(Object.entries(VARIANT_VIEW).map(([name, v]) => [name, v.explain]));
 
 /** Per readout row (web/render/readouts.mjs's ids): {text}. */

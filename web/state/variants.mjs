@@ -22,7 +22,7 @@ const INF = 'the seed article "Attention as an infinite-dimensional linear atten
  *   tex      one line of TeX, typeset by KaTeX under the picker
  *   hint     what to look at, one or two sentences
  *   explain  {text, source}: a few plain sentences (what it is, what to look for) and where it comes from,
- *            shown by the (i) button (web/explain.mjs VARIANT_EXPLAIN)
+ *            shown by the (i) button (web/state/explain.mjs VARIANT_EXPLAIN)
  *   numpy    the body of the exported recompute.py (web/export.mjs numpySnippet), from
  *            docs/variant-formulas.md with ε and the stabilisers of docs/conventions.md; it sets R, the
  *            recomputed matrix. In scope: Q, K (n×d, float64), n, d, S (the scale), causal, mask,

@@ -2,13 +2,13 @@
 // round-trips to the URL hash (`#v=1&variant=focused&p=3&…`). No DOM here: pure functions only.
 //
 // The schema is built once the wasm module is loaded, from its registry (av.registry, web/attnviz.mjs)
-// and the page's presentation (web/variants.mjs): buildSchema(registry). The variant list, which knobs a
+// and the page's presentation (web/state/variants.mjs): buildSchema(registry). The variant list, which knobs a
 // variant reads, each knob's type, range, default and step, and the causal rules are the registry's;
 // the page adds its inputs (generator, sizes), readout settings and labels. docs/page.md lists the keys.
 //
 // Every entry: {name, type, default, min, max, step?, values?, options?, optionLabels?, label, group,
 //               variants?, when?, stage, knob?}
-//   type     'int' | 'float' | 'bool' | 'enum' | 'zoom' (web/tokens.mjs's zoomValue) |
+//   type     'int' | 'float' | 'bool' | 'enum' | 'zoom' (web/state/tokens.mjs's zoomValue) |
 //            'keys' (a comma-separated list of control names) |
 //            'origins' (a comma-separated list of http(s) origins, each serialized; an item that is not
 //            one is kept as written: the embed then obeys no one)
@@ -21,11 +21,11 @@
 //            fromHash skips it without a word)
 
 import { VARIANT_VIEW, KNOB_VIEW, OPENING_VARIANT, variantView } from './variants.mjs';
-import { MAX_SEEDS } from './sweep.mjs';
-import { sweepReadouts } from './readout-info.mjs';
-import { fmtWhole } from './render/format.mjs';
-import { originOf } from './messages.mjs';
-import { OVERVIEW_METRIC_KEYS } from './render/overview.mjs';
+import { MAX_SEEDS } from '../sweep.mjs';
+import { sweepReadouts } from '../readout-info.mjs';
+import { fmtWhole } from '../render/format.mjs';
+import { originOf } from '../messages.mjs';
+import { OVERVIEW_METRIC_KEYS } from '../render/overview.mjs';
 import { zoomValue } from './tokens.mjs';
 
 const VERSION = 1;
@@ -69,7 +69,7 @@ const READOUT_ENTRIES = [
   { name: 'ds', type: 'enum', options: ['mean', 'max'], default: 'mean', label: 'downsample by', group: 'readout', stage: 'readouts' },
   // the heatmaps' sequential colour map (all colour-blind safe; web/render/colormap.mjs); M − A keeps rdbu
   // the heatmaps' zoom: rows r0..r1 and columns c0..c1 of the full matrix ("r0-r1,c0-c1", '' the whole),
-  // cut at full resolution (web/tokens.mjs); bounded by n where it is cut, as a link may open before its inputs
+  // cut at full resolution (web/state/tokens.mjs); bounded by n where it is cut, as a link may open before its inputs
   { name: 'zoom', type: 'zoom', default: '', label: 'zoom rows,cols', group: 'view', stage: 'display', omitDefault: true },
   { name: 'cmap', type: 'enum', options: ['viridis', 'cividis', 'magma', 'gray'], default: 'viridis', label: 'heatmap colours', group: 'readout', stage: 'display' },
   // the reader's own: never written into a link (a shared link must not impose the author's theme); an old
@@ -167,7 +167,7 @@ function knobEntries(knob, variants) {
     return [toggle, e];
   }
   if (typeof e.max === 'number' && !(e.max < 1e300)) {
-    throw new Error(`state: knob ${knob.key} has no upper bound: web/variants.mjs must give the page's range`);
+    throw new Error(`state: knob ${knob.key} has no upper bound: web/state/variants.mjs must give the page's range`);
   }
   return [e];
 }
@@ -536,7 +536,7 @@ export function buildSchema(registry) {
     formNote,
     SCHEMA, BY_NAME, VARIANTS, entryOf, defaults, defaultFor, withVariant, coerce, normalise, toHash, fromHash, changedKeys,
     firstDirtyStage, knobsOf, requestOf, causalNote, variantRow, shown,
-    /** The label, TeX and hint of a variant (web/variants.mjs, or the registry's plain text). */
+    /** The label, TeX and hint of a variant (web/state/variants.mjs, or the registry's plain text). */
     variantView: (name) => variantView(variantRow(name)),
     /** The schema entry that sets registry knob `key` (its value, not a toggle's checkbox), or null. */
     knobEntry: (key) => KNOB_ENTRY.get(key) ?? null,
@@ -546,7 +546,7 @@ export function buildSchema(registry) {
 /** The items of a list value ('a,b' → ['a', 'b']; '' → []). */
 export function listOf(v) { return v ? String(v).split(',') : []; }
 
-/** Whether every variant and knob of the registry has its presentation in web/variants.mjs. */
+/** Whether every variant and knob of the registry has its presentation in web/state/variants.mjs. */
 export function missingPresentation(registry) {
   return [
     ...registry.variants.filter((v) => !Object.hasOwn(VARIANT_VIEW, v.name)).map((v) => `variant ${v.name}`),
