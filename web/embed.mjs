@@ -23,7 +23,7 @@ import { costLine } from './render/readouts.mjs';
 import { mountReadoutTable } from './ui/readout-table.mjs';
 import { mountHeatTrio } from './ui/heatmaps.mjs';
 import { createPanels } from './ui/panel.mjs';
-import { cliReadouts, readoutKeys, linkState } from './inspect.mjs';
+import { cliReadouts, readoutKeys, linkState } from './io/inspect.mjs';
 import { overlayKey } from './engine.mjs';
 import { MSG, PART } from './protocol.mjs';
 import { shownView } from './state/reference-text.mjs';

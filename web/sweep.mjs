@@ -143,7 +143,7 @@ export function undefinedNote(plan, points, show = String) {
 }
 
 /**
- * The exported sweep figure (web/export.mjs chartSvg's argument): the readout under the panel's label, and
+ * The exported sweep figure (web/io/export.mjs chartSvg's argument): the readout under the panel's label, and
  * under the chart every value without a number and its reason, after the caption.
  */
 export function sweepFigure(plan, points, caption) {

@@ -25,7 +25,7 @@ import { launch, openLab } from './browser.mjs';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
 import { SPECTRAL_KEYS } from '../../web/spectral.mjs';
-import { linkState, readoutKeys as readoutKeysOf } from '../../web/inspect.mjs';
+import { linkState, readoutKeys as readoutKeysOf } from '../../web/io/inspect.mjs';
 
 const ROOT = 'build/web';
 const CLI = process.env.ATTNVIZ_CLI || new URL('../../build/native/attnviz', import.meta.url).pathname;

@@ -8,7 +8,7 @@ import { buildSchema } from '../../web/state/state.mjs';
 import { Engine } from '../../web/engine.mjs';
 import { READOUT_ROWS, rowLabel } from '../../web/render/readouts.mjs';
 import { entropyBars, entropyNote } from '../../web/render/entropy.mjs';
-import { entropySvg } from '../../web/export.mjs';
+import { entropySvg } from '../../web/io/export.mjs';
 import { fmt } from '../../web/render/format.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });

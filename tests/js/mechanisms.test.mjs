@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 import { stepFrame, scalingRun, crossover, recallCurve, overwrite, meanRowKL, memoryBytes } from '../../web/mechanisms.mjs';
-import { npyBytes } from '../../web/export.mjs';
+import { npyBytes } from '../../web/io/export.mjs';
 
 const writeNpy = (path, data, shape) => writeFileSync(path, npyBytes(data, shape));
 

@@ -1,9 +1,9 @@
-// The host-message rules (web/messages.mjs, docs/embedding.md) and the link keys that shape an embed
+// The host-message rules (web/io/messages.mjs, docs/embedding.md) and the link keys that shape an embed
 // (web/state/state.mjs: controls=, hide=, host=, lock=, embed=), against the real registry's schema.
 import { describe, it, expect } from 'vitest';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 import { buildSchema, listOf } from '../../web/state/state.mjs';
-import { setPairs, senderAllowed, originOf, listenForHosts } from '../../web/messages.mjs';
+import { setPairs, senderAllowed, originOf, listenForHosts } from '../../web/io/messages.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
 const schema = buildSchema(av.registry);

@@ -144,7 +144,7 @@ describe('one head of loaded tensors as the lab\'s inputs (Engine.setTensors)', 
   it('gives the readouts `attnviz readouts --layer L --head H` prints on the same capture', async () => {
     const { Engine } = await import('../../web/engine.mjs');
     const { buildSchema } = await import('../../web/state/state.mjs');
-    const { cliReadouts, readoutKeys } = await import('../../web/inspect.mjs');
+    const { cliReadouts, readoutKeys } = await import('../../web/io/inspect.mjs');
     const dir = mkdtempSync(join(tmpdir(), 'attnviz-model-'));
     const mb = tinyModel(), tb = tinyTokenizer();
     writeFileSync(join(dir, 'm.bin'), mb);

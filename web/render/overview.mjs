@@ -2,7 +2,7 @@
 // metrics a cell may be coloured by, the one colour scale all cells share, each cell's value or the reason
 // it has none, and the exports (CSV and SVG). Pure; no DOM.
 import { colorIndex } from './colormap.mjs';
-import { escapeXml, wrapLines } from '../export.mjs';
+import { escapeXml, wrapLines } from '../io/export.mjs';
 
 /**
  * The metrics, by the key the link (`ov_metric`), the CSV's `metric` column and the worker's cells use:

@@ -24,7 +24,7 @@ import { VARIANT_VIEW, KNOB_VIEW, OPENING_VARIANT, variantView } from './variant
 import { MAX_SEEDS } from '../sweep.mjs';
 import { sweepReadouts } from '../readout-info.mjs';
 import { fmtWhole } from '../render/format.mjs';
-import { originOf } from '../messages.mjs';
+import { originOf } from '../io/messages.mjs';
 import { OVERVIEW_METRIC_KEYS } from '../render/overview.mjs';
 import { zoomValue } from './tokens.mjs';
 

@@ -23,7 +23,7 @@ const INF = 'the seed article "Attention as an infinite-dimensional linear atten
  *   hint     what to look at, one or two sentences
  *   explain  {text, source}: a few plain sentences (what it is, what to look for) and where it comes from,
  *            shown by the (i) button (web/state/explain.mjs VARIANT_EXPLAIN)
- *   numpy    the body of the exported recompute.py (web/export.mjs numpySnippet), from
+ *   numpy    the body of the exported recompute.py (web/io/export.mjs numpySnippet), from
  *            docs/variant-formulas.md with ε and the stabilisers of docs/conventions.md; it sets R, the
  *            recomputed matrix. In scope: Q, K (n×d, float64), n, d, S (the scale), causal, mask,
  *            G (the decay γ^(i−j) on allowed entries), norm(A, eps, clamp) (masked row normalisation),
@@ -31,7 +31,7 @@ const INF = 'the seed article "Attention as an infinite-dimensional linear atten
  *            the random matrices of `random`
  *   random   the random matrices it draws, exported beside Q, K and M so that the script recomputes M:
  *            [{name (in the script), what (in the file name), kind (web/attnviz.mjs randomMatrix)}];
- *            [] for none. (The DWC kernel belongs to the dwc_kernel knob: web/export.mjs adds it.)
+ *            [] for none. (The DWC kernel belongs to the dwc_kernel knob: web/io/export.mjs adds it.)
  */
 export const VARIANT_VIEW = {
   softmax: {

@@ -7,7 +7,7 @@ import { loadUPlot, uPlotReady } from '../render/charts.mjs';
 import { colorTable } from '../render/colormap.mjs';
 import { paint } from '../render/heatmap.mjs';
 import { fmt, fmtBytes, fmtMs } from '../render/format.mjs';
-import { npyBytes } from '../export.mjs';
+import { npyBytes } from '../io/export.mjs';
 import { MSG } from '../protocol.mjs';
 import { NOTHING } from './panel.mjs';
 

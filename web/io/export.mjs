@@ -1,10 +1,10 @@
 // export.mjs: the page's exports, pure parts (no DOM): a matrix as .npy (format v1.0, as numpy writes
 // it) and as CSV, the readouts and state as JSON. Issue 10, item 3 (docs/page.md, "Export").
 
-import { markerIndices } from './render/spectrum.mjs';
-import { fmt } from './render/format.mjs';
-import { UNIFORM_NAME } from './state/entropy-baseline.mjs';
-import { VARIANT_VIEW } from './state/variants.mjs';
+import { markerIndices } from '../render/spectrum.mjs';
+import { fmt } from '../render/format.mjs';
+import { UNIFORM_NAME } from '../state/entropy-baseline.mjs';
+import { VARIANT_VIEW } from '../state/variants.mjs';
 
 /** A variant's presentation entry (web/state/variants.mjs: its numpy body, its random matrices), or undefined. */
 const viewOf = (name) => (Object.hasOwn(VARIANT_VIEW, name) ? VARIANT_VIEW[name] : undefined);

@@ -5,7 +5,7 @@
 // file, which describes a bad value (its kind, a shape) and never quotes it, and nothing is loaded unless
 // everything is right. No DOM: the page and Vitest call it alike.
 
-import { parseTokensJson } from './state/tokens.mjs';
+import { parseTokensJson } from '../state/tokens.mjs';
 
 /** The page's limits on own inputs: n as the lab's n slider allows (any n from 1), d as its d range. */
 export const OWN_LIMITS = { maxN: 4096, maxD: 256 };
