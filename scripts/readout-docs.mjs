@@ -20,7 +20,7 @@ export function readoutIndex(readouts) {
     ...rows,
     '',
     'Kinds: `entry` reads M\'s entries; `spectral` its singular values (the page computes these from σ:',
-    'web/spectral.mjs); `comparison` compares M with the softmax reference A. "page table": the row\'s place',
+    'web/compute/spectral.mjs); `comparison` compares M with the softmax reference A. "page table": the row\'s place',
     'in the page\'s readout table (— : not shown there); "page sweep": its place in the sweep panel\'s picker,',
     'the first being the default (`attnviz sweep` takes every key).',
   ].join('\n');

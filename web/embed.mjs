@@ -24,7 +24,7 @@ import { mountReadoutTable } from './ui/readout-table.mjs';
 import { mountHeatTrio } from './ui/heatmaps.mjs';
 import { createPanels } from './ui/panel.mjs';
 import { cliReadouts, readoutKeys, linkState } from './io/inspect.mjs';
-import { overlayKey } from './engine.mjs';
+import { overlayKey } from './compute/engine.mjs';
 import { MSG, PART } from './protocol.mjs';
 import { shownView } from './state/reference-text.mjs';
 import css from './embed.css?inline';

@@ -9,7 +9,7 @@
 // `?worker&inline`), and it instantiates the page's already compiled module: nothing to fetch, so the page
 // works from any origin, from file:// and as one file (scripts/single.mjs).
 import LabWorker from './worker.mjs?worker&inline';
-import { MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N } from './engine.mjs';
+import { MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N } from './compute/engine.mjs';
 import { createResultGate, createHold } from './queue.mjs';
 import { workerError } from './ui/notices.mjs';
 import { MSG, PART } from './protocol.mjs';

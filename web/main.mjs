@@ -12,7 +12,7 @@ import { loadAttnviz, simdSupported } from './attnviz.mjs';
 import { wasmSources } from './wasm-source.mjs';
 import { buildSchema, stageDirty, listOf } from './state/state.mjs';
 import { listenForHosts } from './io/messages.mjs';
-import { Engine, MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N } from './engine.mjs';
+import { Engine, MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N } from './compute/engine.mjs';
 import { READOUT_ROWS } from './render/readouts.mjs';
 import { uPlotReady } from './render/charts.mjs';
 import { createInspector } from './io/inspect.mjs';

@@ -18,7 +18,7 @@
 //   RECYCLE {buffers}: a shown frame's cell arrays, back for the next frames
 //   TENSORS {tensors}: Engine.setTensors (the page sends a capture to each worker)
 //   WINDOW {key, req, zoom}: the zoom's window of M, A, M − A (Engine.window)
-//   SWEEP {id, plan}: a sweep (web/sweep.mjs's sweepPlan), one point at a time; SWEEP_CANCEL {}
+//   SWEEP {id, plan}: a sweep (web/compute/sweep.mjs's sweepPlan), one point at a time; SWEEP_CANCEL {}
 //   EXPORT {id, req}: Q, K, V, M, A and the random matrices at full resolution
 //   MODEL_LOAD {id, files: [ArrayBuffer, ArrayBuffer]}: a checkpoint and tokenizer, any order
 //   MODEL_RUN {id, text, key}: encode and run the forward pass; its tensors become `key`

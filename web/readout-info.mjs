@@ -6,7 +6,7 @@
 /** The registry's readouts ({key, label, kind, format, display, sweep}) in enum order: empty until the
  * first module is loaded, then filled in place and frozen. */
 export const READOUT_INFO = [];
-/** The keys that need the spectrum (kind "spectral"): the page computes them from σ (web/spectral.mjs). */
+/** The keys that need the spectrum (kind "spectral"): the page computes them from σ (web/compute/spectral.mjs). */
 export const SPECTRAL_KEYS = [];
 /** The readouts a page sweep offers, in its picker's order (the first is the default). */
 export const SWEEP_READOUTS = [];

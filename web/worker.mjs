@@ -7,11 +7,11 @@
 // Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step.
 import { loadAttnviz } from './attnviz.mjs';
 import { MSG, PART } from './protocol.mjs';
-import { Engine, overlayKey } from './engine.mjs';
+import { Engine, overlayKey } from './compute/engine.mjs';
 import { createLatestSlot } from './queue.mjs';
-import { runSweep } from './sweep.mjs';
-import { stepFrame, scalingRun, crossover, recallCurve, recallAgainstD, overwrite, distillChunk } from './mechanisms.mjs';
-import { blockSize } from './downsample.mjs';
+import { runSweep } from './compute/sweep.mjs';
+import { stepFrame, scalingRun, crossover, recallCurve, recallAgainstD, overwrite, distillChunk } from './compute/mechanisms.mjs';
+import { blockSize } from './compute/downsample.mjs';
 
 const slot = createLatestSlot();
 let engine = null;

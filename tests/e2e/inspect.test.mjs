@@ -24,7 +24,7 @@ import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab } from './browser.mjs';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
-import { SPECTRAL_KEYS } from '../../web/spectral.mjs';
+import { SPECTRAL_KEYS } from '../../web/compute/spectral.mjs';
 import { linkState, readoutKeys as readoutKeysOf } from '../../web/io/inspect.mjs';
 
 const ROOT = 'build/web';

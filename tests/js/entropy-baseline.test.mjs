@@ -5,7 +5,7 @@
 import { describe, it, expect } from 'vitest';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
-import { Engine } from '../../web/engine.mjs';
+import { Engine } from '../../web/compute/engine.mjs';
 import { READOUT_ROWS, rowLabel } from '../../web/render/readouts.mjs';
 import { entropyBars, entropyNote } from '../../web/render/entropy.mjs';
 import { entropySvg } from '../../web/io/export.mjs';

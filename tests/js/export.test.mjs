@@ -9,7 +9,7 @@ import { readNpy } from './npy.mjs';
 import { npyBytes, csvText, stateJson, exportName, numpySnippet, snippetRecomputes, randomFiles } from '../../web/io/export.mjs';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
-import { Engine } from '../../web/engine.mjs';
+import { Engine } from '../../web/compute/engine.mjs';
 
 const CLI = 'build/native/attnviz';
 
@@ -113,7 +113,7 @@ async function pageEngine() {
 }
 
 describe.skipIf(!hasNumpy)('numpySnippet with the page engine', () => {
-  // Every variant, as the page exports it: the engine's full-resolution arrays (web/engine.mjs
+  // Every variant, as the page exports it: the engine's full-resolution arrays (web/compute/engine.mjs
   // exportArrays, the real wasm module) written as .npy, and the snippet run by numpy. Random
   // matrices (Performer's ω, Linformer's E and F, the DWC kernel) come out of the library itself.
   // every registry variant at its defaults (a new variant needs no edit here), then knob settings

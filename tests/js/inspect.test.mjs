@@ -4,8 +4,8 @@
 import { describe, it, expect } from 'vitest';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
-import { Engine } from '../../web/engine.mjs';
-import { SPECTRAL_KEYS } from '../../web/spectral.mjs';
+import { Engine } from '../../web/compute/engine.mjs';
+import { SPECTRAL_KEYS } from '../../web/compute/spectral.mjs';
 import { linkState, linkAgrees, routeName, errorCurve, cliReadouts, readoutKeys, createInspector } from '../../web/io/inspect.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });

@@ -142,7 +142,7 @@ if (!existsSync(STORIES)) skipped('Vitest model.test.mjs: stories260K in wasm ag
 
 describe('one head of loaded tensors as the lab\'s inputs (Engine.setTensors)', () => {
   it('gives the readouts `attnviz readouts --layer L --head H` prints on the same capture', async () => {
-    const { Engine } = await import('../../web/engine.mjs');
+    const { Engine } = await import('../../web/compute/engine.mjs');
     const { buildSchema } = await import('../../web/state/state.mjs');
     const { cliReadouts, readoutKeys } = await import('../../web/io/inspect.mjs');
     const dir = mkdtempSync(join(tmpdir(), 'attnviz-model-'));

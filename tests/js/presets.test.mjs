@@ -8,7 +8,7 @@ import { loadAttnviz } from '../../web/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
 import { PRESETS, FIRST_LESSON, presetOf, nextPreset, expandPreset, withPreset } from '../../web/state/presets.mjs';
 import { READOUT_ROWS } from '../../web/render/readouts.mjs';
-import { Engine, swampedKeys } from '../../web/engine.mjs';
+import { Engine, swampedKeys } from '../../web/compute/engine.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
 const schema = buildSchema(av.registry);

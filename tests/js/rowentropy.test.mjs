@@ -3,7 +3,7 @@
 // count for count, on the real wasm module; it belongs to the matrix the readouts read, never a newer one.
 import { describe, it, expect, beforeAll } from 'vitest';
 import { loadAttnviz } from '../../web/attnviz.mjs';
-import { Engine } from '../../web/engine.mjs';
+import { Engine } from '../../web/compute/engine.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
 
 let av;

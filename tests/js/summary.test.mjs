@@ -4,7 +4,7 @@
 // or the lab's own reference or inputs change.
 import { describe, it, expect, beforeAll } from 'vitest';
 import { loadAttnviz } from '../../web/attnviz.mjs';
-import { Engine } from '../../web/engine.mjs';
+import { Engine } from '../../web/compute/engine.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
 
 let av;

@@ -6,7 +6,7 @@ import { loadAttnviz } from '../../web/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
 import { ownTensors } from '../../web/io/own-inputs.mjs';
 import { npyBytes, csvText, stateJson, tokensJson, heatmapSvg, numpySnippet, exportName } from '../../web/io/export.mjs';
-import { Engine } from '../../web/engine.mjs';
+import { Engine } from '../../web/compute/engine.mjs';
 import { colorTable } from '../../web/render/colormap.mjs';
 import { mkdtempSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';

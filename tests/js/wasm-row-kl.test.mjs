@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAttnviz } from '../../web/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
-import { Engine } from '../../web/engine.mjs';
+import { Engine } from '../../web/compute/engine.mjs';
 import { readNpy } from './npy.mjs';
 import { HAVE_STORIES, STORIES, skipped } from './shared-data.mjs';
 

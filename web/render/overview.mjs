@@ -7,7 +7,7 @@ import { escapeXml, wrapLines } from '../io/export.mjs';
 /**
  * The metrics, by the key the link (`ov_metric`), the CSV's `metric` column and the worker's cells use:
  * the readouts JSON key (docs/readouts.md), except row_entropy, the mean row entropy over its baseline
- * (the readout row "row entropy / uniform", entropy-baseline.mjs; web/engine.mjs headSummary divides).
+ * (the readout row "row entropy / uniform", entropy-baseline.mjs; web/compute/engine.mjs headSummary divides).
  */
 export const OVERVIEW_METRICS = [
   { key: 'error_fro_rel', label: 'error vs softmax', units: '‖M − A‖F / ‖A‖F, relative (no unit)' },

@@ -21,7 +21,7 @@
 //            fromHash skips it without a word)
 
 import { VARIANT_VIEW, KNOB_VIEW, OPENING_VARIANT, variantView } from './variants.mjs';
-import { MAX_SEEDS } from '../sweep.mjs';
+import { MAX_SEEDS } from '../compute/sweep.mjs';
 import { sweepReadouts } from '../readout-info.mjs';
 import { fmtWhole } from '../render/format.mjs';
 import { originOf } from '../io/messages.mjs';
@@ -196,7 +196,7 @@ export function buildSchema(registry) {
     const own = rows.filter((v) => e.knob && !e.toggleOf && Object.hasOwn(v.defaults ?? {}, e.knob));
     if (own.length) e.variantDefaults = Object.fromEntries(own.map((v) => [v.name, v.defaults[e.knob]]));
   }
-  // a sweep (web/sweep.mjs): a readout against one numeric knob of the variant, over seeds of its random
+  // a sweep (web/compute/sweep.mjs): a readout against one numeric knob of the variant, over seeds of its random
   // matrices; view keys: they change no matrix, the sweep panel reads them
   const sweepable = variantEntries.filter((e) => (e.type === 'int' || e.type === 'float') && !e.toggleOf && e.knob !== 'seed' && e.knob !== 'chunk').map((e) => e.name); // chunk changes no matrix
   const sweepY = sweepReadouts(registry.readouts); // av_readout_info's sweep places
@@ -489,7 +489,7 @@ export function buildSchema(registry) {
   }
 
   /**
-   * What the compute modules (web/engine.mjs, web/worker.mjs) get for this state: the inputs, the knobs
+   * What the compute modules (web/compute/engine.mjs, web/worker.mjs) get for this state: the inputs, the knobs
    * and the readout settings, never the state itself.
    */
   function requestOf(st) {

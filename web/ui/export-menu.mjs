@@ -10,7 +10,7 @@ import {
 } from '../io/export.mjs';
 import { thinTicks, axisText } from '../state/tokens.mjs';
 import { SERIES } from '../render/charts.mjs';
-import { sweepFigure } from '../sweep.mjs';
+import { sweepFigure } from '../compute/sweep.mjs';
 import { paint } from '../render/heatmap.mjs';
 import { fmt, fmtSigned } from '../render/format.mjs';
 import { NOTHING } from './panel.mjs';

@@ -5,7 +5,7 @@ import { drawHeatmap, drawColorbar, sharedRange, symmetricRange } from '../rende
 import { colorTable } from '../render/colormap.mjs';
 import { fmt, fmtSigned } from '../render/format.mjs';
 import { gridOf, cellTokens, gridCellAt, spanText } from '../state/tokens.mjs';
-import { MAIN_THREAD_MAX_N } from '../engine.mjs';
+import { MAIN_THREAD_MAX_N } from '../compute/engine.mjs';
 import { mountTokenAxes } from './token-axes.mjs';
 import { mountZoom } from './zoom.mjs';
 import { NOTHING } from './panel.mjs';

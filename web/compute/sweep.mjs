@@ -5,7 +5,7 @@
 // pure parts (which knobs, which values, which readouts) and the computation (runSweep, for a lab of
 // web/attnviz.mjs) live here; the page runs the computation in a worker (web/worker.mjs, kind 'sweep')
 // and draws it (web/ui/sweep-panel.mjs). docs/page.md: the keys sweep, sweep_y, sweep_seeds.
-import { SWEEP_READOUTS, SPECTRAL_KEYS } from './readout-info.mjs';
+import { SWEEP_READOUTS, SPECTRAL_KEYS } from '../readout-info.mjs';
 
 /** The readouts a sweep can plot, in the picker's order, and those that need the spectrum (the others read
  * M alone, and are quicker): the registry's (av_readout_info's sweep and kind; web/readout-info.mjs). */

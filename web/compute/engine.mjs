@@ -4,12 +4,12 @@
 // requestOf gives: {inputs: {gen, seed, n, d, std}, knobs (the registry's keys, as the loader takes
 // them), tau, ds}; the engine never sees the page's state. No DOM, no renderer. Results are plain
 // objects of typed arrays, ready to post to the page.
-import { randomFiles } from './io/export.mjs';
+import { randomFiles } from '../io/export.mjs';
 import { blockSize } from './downsample.mjs';
 import { SPECTRAL_KEYS, spectralReadouts } from './spectral.mjs';
 import { topSingularValues } from './topk.mjs';
-import { uniformEntropy } from './state/entropy-baseline.mjs';
-import { clampZoom, windowCells } from './state/tokens.mjs';
+import { uniformEntropy } from '../state/entropy-baseline.mjs';
+import { clampZoom, windowCells } from '../state/tokens.mjs';
 
 /**
  * Largest n whose heatmaps and plain readouts the page computes itself, in the commit of the input's
@@ -411,7 +411,7 @@ export class Engine {
 
   /**
    * The variant's spectrum and the readouts that need it. Those depend on σ alone, so they are
-   * computed here from σ (web/spectral.mjs, the definitions of docs/readouts.md) rather than by the
+   * computed here from σ (web/compute/spectral.mjs, the definitions of docs/readouts.md) rather than by the
    * library's av_readouts, which would re-read all n² entries of M for the plain readouts too.
    * `ceiling`: the rank bound of the variant's factors (av_factor_rank, at most n), or null.
    */
