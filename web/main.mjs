@@ -18,7 +18,7 @@ import { uPlotReady } from './render/charts.mjs';
 import { createInspector } from './io/inspect.mjs';
 import { expandPreset, withPreset } from './state/presets.mjs';
 import { createLabWorkers } from './lab-workers.mjs';
-import { MSG } from './protocol.mjs';
+import { MSG } from './workers/protocol.mjs';
 import { createPanels } from './ui/panel.mjs';
 import { createNotices } from './ui/notices.mjs';
 import { buildControls } from './ui/controls.mjs';

@@ -3,7 +3,7 @@
 // over S seeds of the variant's random matrices (Performer's ω, Linformer's E/F, the DWC weights: the
 // knob `seed` = the state's feature seed … + S − 1), Q, K, V fixed, spectra by the fast route. The
 // pure parts (which knobs, which values, which readouts) and the computation (runSweep, for a lab of
-// web/attnviz.mjs) live here; the page runs the computation in a worker (web/worker.mjs, kind 'sweep')
+// web/attnviz.mjs) live here; the page runs the computation in a worker (web/workers/worker.mjs, kind 'sweep')
 // and draws it (web/ui/sweep-panel.mjs). docs/page.md: the keys sweep, sweep_y, sweep_seeds.
 import { SWEEP_READOUTS, SPECTRAL_KEYS } from '../readout-info.mjs';
 

@@ -489,7 +489,7 @@ export function buildSchema(registry) {
   }
 
   /**
-   * What the compute modules (web/compute/engine.mjs, web/worker.mjs) get for this state: the inputs, the knobs
+   * What the compute modules (web/compute/engine.mjs, web/workers/worker.mjs) get for this state: the inputs, the knobs
    * and the readout settings, never the state itself.
    */
   function requestOf(st) {

@@ -5,7 +5,7 @@
 import { ownTensors } from '../io/own-inputs.mjs';
 import { noticeText } from '../state/notice.mjs';
 import { fmtMs } from '../render/format.mjs';
-import { MSG } from '../protocol.mjs';
+import { MSG } from '../workers/protocol.mjs';
 import { NOTHING } from './panel.mjs';
 
 /**

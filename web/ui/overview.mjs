@@ -10,7 +10,7 @@ import {
 import { colorTable } from '../render/colormap.mjs';
 import { exportName, figureCaption } from '../io/export.mjs';
 import { download, svgToPng } from './export-menu.mjs';
-import { MSG } from '../protocol.mjs';
+import { MSG } from '../workers/protocol.mjs';
 import { NOTHING } from './panel.mjs';
 
 function el(tag, attrs = {}, text = '') {

@@ -5,7 +5,7 @@
 import { loadUPlot, uPlotReady } from '../render/charts.mjs';
 import { sweepableEntries, seeded, sweepPlan, SWEEP_READOUTS, SWEEP_LABELS, MAX_SEEDS, undefinedNote, sweepResult } from '../compute/sweep.mjs';
 import { fmt, fmtMs } from '../render/format.mjs';
-import { MSG } from '../protocol.mjs';
+import { MSG } from '../workers/protocol.mjs';
 
 const LABELS = SWEEP_LABELS;
 const COLOR = '#0072b2';

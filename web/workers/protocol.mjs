@@ -39,7 +39,7 @@
 //   MECH_DONE {id, view, complete, error?, …}
 // Page → embed worker (embed-worker.mjs): INIT; JOB {client, id, req, overlays}; DROP {client} (the element
 // left the page). Embed worker → page: READY | FATAL | FAILED, and {client, id, part: PART.*, …}.
-// Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step.
+// Latest wins (web/workers/queue.mjs): a job that a newer one supersedes stops at its next step.
 
 /** Every message's `kind`. */
 export const MSG = Object.freeze({
