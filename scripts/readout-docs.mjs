@@ -37,7 +37,7 @@ export const DOCS = { 'docs/readouts.md': readoutsDoc };
 
 /** The registry's readouts from the module at build/wasm/attnviz.wasm. */
 export async function registryReadouts(wasm = new URL('build/wasm/attnviz.wasm', ROOT)) {
-  const { loadAttnviz } = await import('../web/attnviz.mjs');
+  const { loadAttnviz } = await import('../web/wasm/attnviz.mjs');
   return (await loadAttnviz({ source: wasm })).registry.readouts;
 }
 

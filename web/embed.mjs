@@ -12,7 +12,7 @@
 // started from a blob: URL so a host on another origin works); an element off screen computes nothing
 // until it is scrolled into view. `element.snapshot()` resolves to {state, readouts, tokens} as the
 // page's window.attnviz.snapshot() does (docs/inspection.md).
-import { loadAttnviz, simdSupported } from './attnviz.mjs';
+import { loadAttnviz, simdSupported } from './wasm/attnviz.mjs';
 import EmbedWorker from './workers/embed-worker.mjs?worker&inline';
 import { buildSchema } from './state/state.mjs';
 import { buildControls } from './ui/controls.mjs';

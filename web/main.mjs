@@ -8,8 +8,8 @@
 // rules, the rank ceiling and the feature dimension are the library's. The compute modules (engine.mjs
 // here and in the workers) get requests (state.mjs's requestOf: inputs and knobs), never the state.
 import './style.css';
-import { loadAttnviz, simdSupported } from './attnviz.mjs';
-import { wasmSources } from './wasm-source.mjs';
+import { loadAttnviz, simdSupported } from './wasm/attnviz.mjs';
+import { wasmSources } from './wasm/wasm-source.mjs';
 import { buildSchema, stageDirty, listOf } from './state/state.mjs';
 import { listenForHosts } from './io/messages.mjs';
 import { Engine, MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N } from './compute/engine.mjs';

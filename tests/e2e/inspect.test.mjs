@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab } from './browser.mjs';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
 import { SPECTRAL_KEYS } from '../../web/compute/spectral.mjs';
 import { linkState, readoutKeys as readoutKeysOf } from '../../web/io/inspect.mjs';

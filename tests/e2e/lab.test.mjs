@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab, waitSettled, dragRange, rangeX, canvasColours, recordCanvasText, fontReport } from './browser.mjs';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 
 const ROOT = 'build/web';
 // the variants as the page's own module lists them (its registry): a new variant is checked here unedited

@@ -3,7 +3,7 @@
 // readout row, the histogram's note, mark and exported SVG, and the overview's H all read the library's
 // row_entropy_uniform; causal, ln n would be another number (5.58 against 4.59 at n = 265).
 import { describe, it, expect } from 'vitest';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
 import { Engine } from '../../web/compute/engine.mjs';
 import { READOUT_ROWS, rowLabel } from '../../web/render/readouts.mjs';

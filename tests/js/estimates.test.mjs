@@ -4,7 +4,7 @@
 // `<key>_method`), and every bound holds against the full spectrum of the same matrix (docs/readouts.md,
 // "Bounds and estimates"). The real wasm module, the engine and web/io/inspect.mjs as the page runs them.
 import { describe, it, expect } from 'vitest';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
 import { Engine } from '../../web/compute/engine.mjs';
 import { cliReadouts, readoutKeys, errorCurve } from '../../web/io/inspect.mjs';

@@ -2,7 +2,7 @@
 // with a source where it is a variant, and every glossary symbol typesets as MathML (KaTeX, throwOnError).
 import { describe, it, expect } from 'vitest';
 import katex from 'katex';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { VARIANT_EXPLAIN, READOUT_EXPLAIN, GLOSSARY } from '../../web/state/explain.mjs';
 import { READOUT_ROWS } from '../../web/render/readouts.mjs';
 

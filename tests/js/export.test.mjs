@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { readNpy } from './npy.mjs';
 import { npyBytes, csvText, stateJson, exportName, numpySnippet, snippetRecomputes, randomFiles } from '../../web/io/export.mjs';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
 import { Engine } from '../../web/compute/engine.mjs';
 

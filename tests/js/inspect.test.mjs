@@ -2,7 +2,7 @@
 // readouts built from the engine's results (here the real wasm module in node, against the loader's own
 // readouts of the same matrix), the error curve as av_error_curve, and when a snapshot resolves.
 import { describe, it, expect } from 'vitest';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
 import { Engine } from '../../web/compute/engine.mjs';
 import { SPECTRAL_KEYS } from '../../web/compute/spectral.mjs';

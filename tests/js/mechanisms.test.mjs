@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { stepFrame, scalingRun, crossover, recallCurve, overwrite, meanRowKL, memoryBytes } from '../../web/compute/mechanisms.mjs';
 import { npyBytes } from '../../web/io/export.mjs';
 

@@ -1,7 +1,7 @@
 // The host-message rules (web/io/messages.mjs, docs/embedding.md) and the link keys that shape an embed
 // (web/state/state.mjs: controls=, hide=, host=, lock=, embed=), against the real registry's schema.
 import { describe, it, expect } from 'vitest';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { buildSchema, listOf } from '../../web/state/state.mjs';
 import { setPairs, senderAllowed, originOf, listenForHosts } from '../../web/io/messages.mjs';
 

@@ -6,7 +6,7 @@ import { describe, it, expect } from 'vitest';
 import katex from 'katex';
 import { VARIANT_VIEW, KNOB_VIEW } from '../../web/state/variants.mjs';
 import { READOUT_ROWS } from '../../web/render/readouts.mjs';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 
 await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) }); // READOUT_ROWS come from its registry
 

@@ -1,7 +1,7 @@
 // web/io/own-inputs.mjs: the reader's own Q, K, V (three .npy files or one JSON), with the real wasm
 // module's .npy reader: 2-D and 4-D inputs, float64, and one clear sentence for each problem.
 import { describe, it, expect } from 'vitest';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { ownTensors, roleOf } from '../../web/io/own-inputs.mjs';
 import { npyBytes } from '../../web/io/export.mjs';
 

@@ -4,7 +4,7 @@
 // the link's own keys winning. The claims themselves are checked in Chromium (tests/e2e/lessons.test.mjs).
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
 import { PRESETS, FIRST_LESSON, presetOf, nextPreset, expandPreset, withPreset } from '../../web/state/presets.mjs';
 import { READOUT_ROWS } from '../../web/render/readouts.mjs';

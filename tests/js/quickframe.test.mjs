@@ -3,7 +3,7 @@
 // frame's block means of M (av_lowrank_block_mean is exact for the mean downsample). Others: a draft on
 // every s-th token, with the same cells and the positional knobs carried over.
 import { describe, it, expect, beforeAll } from 'vitest';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { Engine, FRAME_WORKER_MAX_N, DRAFT_N } from '../../web/compute/engine.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
 

@@ -6,9 +6,9 @@
 // is spectral. The committed generated docs (scripts/readout-docs.mjs) must equal what the registry gives.
 import { describe, it, expect } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
-import { READOUT_INFO, SPECTRAL_KEYS, SWEEP_READOUTS } from '../../web/readout-info.mjs';
+import { READOUT_INFO, SPECTRAL_KEYS, SWEEP_READOUTS } from '../../web/wasm/readout-info.mjs';
 import { READOUT_ROWS } from '../../web/render/readouts.mjs';
 import { spectralReadouts } from '../../web/compute/spectral.mjs';
 import { DOCS } from '../../scripts/readout-docs.mjs';

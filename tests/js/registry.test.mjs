@@ -4,7 +4,7 @@
 // variants in the same order, the same knobs, the same readers of each knob, and the same defaults.
 import { describe, it, expect } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
 
 const ROOT = new URL('../../', import.meta.url);

@@ -6,8 +6,8 @@ import { sharedRange, symmetricRange, paint, cellAt, quantile, selectKth } from 
 import { blockSize } from '../../web/compute/downsample.mjs';
 import { normalisedSpectrum, errorCurve, rankAtRelative, plotLength, markerIndices } from '../../web/render/spectrum.mjs';
 import { spectralReadouts } from '../../web/compute/spectral.mjs';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { READOUT_INFO } from '../../web/readout-info.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { READOUT_INFO } from '../../web/wasm/readout-info.mjs';
 import { READOUT_ROWS, costLine, rowReason, rowLabel, tolerance } from '../../web/render/readouts.mjs';
 import { entropyBars, entropyNote } from '../../web/render/entropy.mjs';
 import { floorDrawn, logTicks, powerLabel } from '../../web/render/charts.mjs';

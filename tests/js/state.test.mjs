@@ -1,7 +1,7 @@
 // The state schema, built from the real wasm module's registry: defaults, URL hash round trip (v=1), bad
 // input reported and clamped, dirty stages, the one translation of the state into knobs.
 import { describe, it, expect } from 'vitest';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { buildSchema, stageDirty, applies, missingPresentation } from '../../web/state/state.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });

@@ -2,7 +2,7 @@
 // its tokens, a tokens.json beside own Q, K, V (through web/io/own-inputs.mjs too), the zoom's link value
 // and its round trip through the state, and the zoom window cut from the full matrix.
 import { describe, it, expect } from 'vitest';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
 import { ownTensors } from '../../web/io/own-inputs.mjs';
 import { npyBytes, csvText, stateJson, tokensJson, heatmapSvg, numpySnippet, exportName } from '../../web/io/export.mjs';

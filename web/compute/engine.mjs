@@ -1,5 +1,5 @@
 // engine.mjs: the compute layer shared by the page (small n) and the workers. It owns one lab of
-// web/attnviz.mjs and recomputes only what a request invalidates: inputs (generator, seed, n, d, std) →
+// web/wasm/attnviz.mjs and recomputes only what a request invalidates: inputs (generator, seed, n, d, std) →
 // softmax reference (scale, causal) → the variant's matrix (its knobs). A request is what state.mjs's
 // requestOf gives: {inputs: {gen, seed, n, d, std}, knobs (the registry's keys, as the loader takes
 // them), tau, ds}; the engine never sees the page's state. No DOM, no renderer. Results are plain

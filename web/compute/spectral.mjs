@@ -1,10 +1,10 @@
 // spectral.mjs: the readouts that depend on the singular values alone, computed from σ in the compute
 // layer (web/compute/engine.mjs) so that the library's av_readouts need not re-read all n² entries of M for them.
 // Pure; no DOM.
-import { SPECTRAL_KEYS } from '../readout-info.mjs';
+import { SPECTRAL_KEYS } from '../wasm/readout-info.mjs';
 
 /** Readouts that need the spectrum (the registry's kind "spectral"; they arrive from the worker, after the
- * heatmaps): filled when the first module loads (web/readout-info.mjs). */
+ * heatmaps): filled when the first module loads (web/wasm/readout-info.mjs). */
 export { SPECTRAL_KEYS };
 
 /**

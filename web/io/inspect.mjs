@@ -162,7 +162,7 @@ export function readoutKeys(av) {
  * The snapshot machinery. `probe()` returns null while the page is not quiet (a commit pending, a drag
  * under way, a worker busy), else {hash, address, req, parts: {frame, plain, spec}, tags: {frame, plain,
  * spec}, av, full}: the state's link, the address bar's hash, the state's request, what the view holds, each
- * part with the tag {key, drag} of the request it was computed for, the page's module (web/attnviz.mjs),
+ * part with the tag {key, drag} of the request it was computed for, the page's module (web/wasm/attnviz.mjs),
  * and `full`, the link with every key (state.mjs's toHash complete: src, layer, head even at their
  * default), which the snapshot's state reports (the link itself leaves those out, docs/inspection.md).
  * While the address bar and the state disagree (a link the page has not read yet) the snapshot waits.

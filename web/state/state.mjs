@@ -1,7 +1,7 @@
 // state.mjs: the lab's whole state as one plain object, described by one declarative schema that
 // round-trips to the URL hash (`#v=1&variant=focused&p=3&…`). No DOM here: pure functions only.
 //
-// The schema is built once the wasm module is loaded, from its registry (av.registry, web/attnviz.mjs)
+// The schema is built once the wasm module is loaded, from its registry (av.registry, web/wasm/attnviz.mjs)
 // and the page's presentation (web/state/variants.mjs): buildSchema(registry). The variant list, which knobs a
 // variant reads, each knob's type, range, default and step, and the causal rules are the registry's;
 // the page adds its inputs (generator, sizes), readout settings and labels. docs/page.md lists the keys.
@@ -22,7 +22,7 @@
 
 import { VARIANT_VIEW, KNOB_VIEW, OPENING_VARIANT, variantView } from './variants.mjs';
 import { MAX_SEEDS } from '../compute/sweep.mjs';
-import { sweepReadouts } from '../readout-info.mjs';
+import { sweepReadouts } from '../wasm/readout-info.mjs';
 import { fmtWhole } from '../render/format.mjs';
 import { originOf } from '../io/messages.mjs';
 import { OVERVIEW_METRIC_KEYS } from '../render/overview.mjs';
@@ -173,7 +173,7 @@ function knobEntries(knob, variants) {
 }
 
 /**
- * The schema and every function of the state, for this registry (av.registry of web/attnviz.mjs).
+ * The schema and every function of the state, for this registry (av.registry of web/wasm/attnviz.mjs).
  * Returns a frozen object: {SCHEMA, BY_NAME, VARIANTS, entryOf, defaults, coerce, normalise, toHash,
  * fromHash, changedKeys, firstDirtyStage, knobsOf, requestOf, causalNote, variantRow, variantView,
  * knobEntry}.
@@ -469,7 +469,7 @@ export function buildSchema(registry) {
   }
 
   /**
-   * The knobs object the loader's lab takes (web/attnviz.mjs) for this state: the variant, the global
+   * The knobs object the loader's lab takes (web/wasm/attnviz.mjs) for this state: the variant, the global
    * knobs (causal, scale) and the knobs the variant reads, by registry key, in av_params' terms. The one
    * place the page's state becomes knobs: causal is off where the variant has no causal form or a set
    * knob removes it.

@@ -1,7 +1,7 @@
 // variants.mjs: the page's presentation of the variants and their knobs, keyed by the registry's names.
 // Everything else about a variant (the list, its class and forms, which knobs it reads, their types,
 // ranges, defaults and steps, causal rules, rank ceilings, feature dimensions) comes from the library's
-// registry through the loader (av.registry, web/attnviz.mjs); formulas and sources: docs/variant-formulas.md.
+// registry through the loader (av.registry, web/wasm/attnviz.mjs); formulas and sources: docs/variant-formulas.md.
 // A variant or knob missing here still works, with the registry's plain-text label and formula.
 // Pure data; no DOM. docs/page.md lists the page's URL keys and how they map to the registry's knobs.
 
@@ -30,7 +30,7 @@ const INF = 'the seed article "Attention as an infinite-dimensional linear atten
  *            lognorm(L) (row softmax of logits with the mask), knob(name) (the request's knob values) and
  *            the random matrices of `random`
  *   random   the random matrices it draws, exported beside Q, K and M so that the script recomputes M:
- *            [{name (in the script), what (in the file name), kind (web/attnviz.mjs randomMatrix)}];
+ *            [{name (in the script), what (in the file name), kind (web/wasm/attnviz.mjs randomMatrix)}];
  *            [] for none. (The DWC kernel belongs to the dwc_kernel knob: web/io/export.mjs adds it.)
  */
 export const VARIANT_VIEW = {

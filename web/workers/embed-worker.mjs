@@ -4,7 +4,7 @@
 //
 // The messages, both ways, are web/workers/protocol.mjs's (INIT, JOB {client, id, req, overlays}, DROP {client}; READY,
 // FATAL, FAILED and each client's {client, id, part: PART.*}).
-import { loadAttnviz } from '../attnviz.mjs';
+import { loadAttnviz } from '../wasm/attnviz.mjs';
 import { Engine } from '../compute/engine.mjs';
 import { MSG, PART } from './protocol.mjs';
 

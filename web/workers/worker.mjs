@@ -5,7 +5,7 @@
 // exports, a real model, the overview) and the mechanisms worker (web/ui/mechanisms.mjs). Each answers
 // whatever it is sent; the messages, both ways, are web/workers/protocol.mjs's.
 // Latest wins (web/workers/queue.mjs): a job that a newer one supersedes stops at its next step.
-import { loadAttnviz } from '../attnviz.mjs';
+import { loadAttnviz } from '../wasm/attnviz.mjs';
 import { MSG, PART } from './protocol.mjs';
 import { Engine, overlayKey } from '../compute/engine.mjs';
 import { createLatestSlot } from './queue.mjs';

@@ -212,7 +212,7 @@ class Attnviz {
     this.referenceVariant = registry.variants.find((v) => v.class === 'exact')?.name ?? null;
     fillOnce(STATUS, this.STATUS, 'status codes');
     fillOnce(DEFAULT_KNOBS, this.defaultKnobs, 'default knobs');
-    fillReadoutInfo(registry.readouts); // the page's lists of readouts (web/readout-info.mjs)
+    fillReadoutInfo(registry.readouts); // the page's lists of readouts (web/wasm/readout-info.mjs)
     const gens = [];
     for (let g = 0; ; g++) {
       const p = exports.av_generator_name(g);
