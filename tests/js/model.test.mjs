@@ -1,4 +1,4 @@
-// The real-model path of the JS loader (web/wasm/attnviz.mjs: av.model, Model.encode, pieces, forward) on the
+// The real-model path of the JS loader (web/wasm/attnviz.mjs, web/wasm/model.mjs: av.model, Model.encode, pieces, forward) on the
 // real wasm module: a tiny checkpoint and tokenizer written here (llama2.c's formats, docs/model.md)
 // against the native CLI's `attnviz capture` (itself held to an independent numpy forward pass by
 // tests/oracle/model_oracle.py); the files told apart by content in either order; hostile files with

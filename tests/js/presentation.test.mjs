@@ -14,7 +14,7 @@ import { LIST_FILES, regenerate, listExprs } from '../../scripts/variant-lists.m
 const ROOT = new URL('../../', import.meta.url);
 const read = (file) => readFileSync(new URL(file, ROOT), 'utf8');
 const av = await loadAttnviz({ source: new URL('build/wasm/attnviz.wasm', ROOT) });
-const RANDOM_KINDS = ['omega', 'E', 'F', 'dwc']; // web/wasm/attnviz.mjs randomMatrix, enum av_random_kind
+const RANDOM_KINDS = ['omega', 'E', 'F', 'dwc']; // web/wasm/lab.mjs randomMatrix, enum av_random_kind
 
 /** The enum av_variant names by value (include/attnviz.h), AV_VARIANT_COUNT left out. */
 function enumNames(header) {

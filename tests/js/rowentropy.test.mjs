@@ -1,4 +1,4 @@
-// rowentropy.test.mjs: the row-entropy histogram from the entropies av_readouts_rows kept (web/wasm/attnviz.mjs
+// rowentropy.test.mjs: the row-entropy histogram from the entropies av_readouts_rows kept (web/wasm/lab.mjs
 // rowEntropyHistogram, used by Engine.plainReadouts) is the histogram of av_row_entropy_hist's own pass,
 // count for count, on the real wasm module; it belongs to the matrix the readouts read, never a newer one.
 import { describe, it, expect, beforeAll } from 'vitest';

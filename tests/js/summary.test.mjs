@@ -1,4 +1,4 @@
-// summary.test.mjs: readouts against a kept summary of the reference (web/wasm/attnviz.mjs readouts' opts.summary:
+// summary.test.mjs: readouts against a kept summary of the reference (web/wasm/lab.mjs readouts' opts.summary:
 // av_reference_summary once, av_readouts_summarised per matrix) are the readouts without it, value for value,
 // on the real wasm module; the summary is reused while its key stays and made afresh when the key, the mask,
 // or the lab's own reference or inputs change.

@@ -86,7 +86,7 @@ export function aggregate(xs) {
 }
 
 /**
- * Compute a plan on `lab` (web/wasm/attnviz.mjs, holding the plan's inputs: the caller generated them), one
+ * Compute a plan on `lab` (web/wasm/lab.mjs, holding the plan's inputs: the caller generated them), one
  * value at a time: onPoint({i, value, mean, min, max, defined, reason}) after each (defined: how many seeds
  * gave a number; reason: the library's sentences, distinct ones joined by "; ", where the mean is null); `cancelled()` is asked between
  * values (and seeds), and a cancelled sweep stops where it is. Returns whether it ran to the end.

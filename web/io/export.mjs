@@ -150,7 +150,7 @@ const DWC_BODY = 'h = (len(w) - 1) // 2\nR = R + sum(w[t] * np.eye(n, k=t - h) f
 
 /**
  * The random matrices a request's variant draws, as [python name, export name, the loader's kind]
- * (web/wasm/attnviz.mjs randomMatrix): exported beside Q, K and M so that the snippet recomputes M. The
+ * (web/wasm/lab.mjs randomMatrix): exported beside Q, K and M so that the snippet recomputes M. The
  * variant's own come from its entry in web/state/variants.mjs (`random`).
  */
 export function randomFiles(request) {

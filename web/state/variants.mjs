@@ -30,7 +30,7 @@ const INF = 'the seed article "Attention as an infinite-dimensional linear atten
  *            lognorm(L) (row softmax of logits with the mask), knob(name) (the request's knob values) and
  *            the random matrices of `random`
  *   random   the random matrices it draws, exported beside Q, K and M so that the script recomputes M:
- *            [{name (in the script), what (in the file name), kind (web/wasm/attnviz.mjs randomMatrix)}];
+ *            [{name (in the script), what (in the file name), kind (web/wasm/lab.mjs randomMatrix)}];
  *            [] for none. (The DWC kernel belongs to the dwc_kernel knob: web/io/export.mjs adds it.)
  */
 export const VARIANT_VIEW = {
