@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import katex from 'katex';
 import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { VARIANT_VIEW, KNOB_VIEW } from '../../web/state/variants.mjs';
+import { randomOf } from '../../web/compute/random-draws.mjs';
 import { LIST_FILES, regenerate, listExprs } from '../../scripts/variant-lists.mjs';
 
 const ROOT = new URL('../../', import.meta.url);
@@ -97,6 +98,11 @@ describe('every variant of the registry has everything the checklist asks', () =
     expect(ctx.refs.length).toBeGreaterThan(0);
     expect(missingFor(av.registry, ctx)).toEqual([]);
     expect(Object.keys(VARIANT_VIEW)).toEqual(av.registry.variants.map((v) => v.name)); // none left over, in order
+  });
+
+  it('its random matrices are the engine\'s (web/compute/random-draws.mjs), which the export reads', () => {
+    for (const name of Object.keys(VARIANT_VIEW)) expect(VARIANT_VIEW[name].random, name).toEqual(randomOf(name));
+    expect(Object.keys(VARIANT_VIEW).filter((name) => randomOf(name).length > 0)).toEqual(['linformer', 'performer']);
   });
 
   it('every list of variants in the docs is the registry\'s', () => {

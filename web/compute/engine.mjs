@@ -4,7 +4,7 @@
 // requestOf gives: {inputs: {gen, seed, n, d, std}, knobs (the registry's keys, as the loader takes
 // them), tau, ds}; the engine never sees the page's state. No DOM, no renderer. Results are plain
 // objects of typed arrays, ready to post to the page.
-import { randomFiles } from '../io/export.mjs';
+import { randomFiles } from './random-draws.mjs';
 import { blockSize } from './downsample.mjs';
 import { SPECTRAL_KEYS, spectralReadouts } from './spectral.mjs';
 import { topSingularValues } from './topk.mjs';
@@ -310,7 +310,7 @@ export class Engine {
 
   /**
    * Full-resolution arrays for an export (web/io/export.mjs): Q, K, V (n×d), M and the softmax A (n×n), and
-   * the random matrices the variant draws (export.mjs randomFiles: Performer's ω, Linformer's E and F,
+   * the random matrices the variant draws (random-draws.mjs randomFiles: Performer's ω, Linformer's E and F,
    * the DWC kernel), each {what, data (a copy), shape}. {files} or {error} (the library's message).
    */
   exportArrays(req) {

@@ -5,6 +5,7 @@ import { markerIndices } from '../render/spectrum.mjs';
 import { fmt } from '../render/format.mjs';
 import { UNIFORM_NAME } from '../state/entropy-baseline.mjs';
 import { VARIANT_VIEW } from '../state/variants.mjs';
+import { randomFiles } from '../compute/random-draws.mjs';
 
 /** A variant's presentation entry (web/state/variants.mjs: its numpy body, its random matrices), or undefined. */
 const viewOf = (name) => (Object.hasOwn(VARIANT_VIEW, name) ? VARIANT_VIEW[name] : undefined);
@@ -147,17 +148,6 @@ export function figureCaption(request, label, inputsLabel = null) {
 
 // focused + DWC adds the band T_ij = w[j − i + h] (h = (k − 1)/2) to the focused matrix.
 const DWC_BODY = 'h = (len(w) - 1) // 2\nR = R + sum(w[t] * np.eye(n, k=t - h) for t in range(len(w)))';
-
-/**
- * The random matrices a request's variant draws, as [python name, export name, the loader's kind]
- * (web/wasm/lab.mjs randomMatrix): exported beside Q, K and M so that the snippet recomputes M. The
- * variant's own come from its entry in web/state/variants.mjs (`random`).
- */
-export function randomFiles(request) {
-  const k = request.knobs, own = viewOf(k.variant)?.random ?? [];
-  // the DWC kernel is the dwc_kernel knob's, drawn for a variant that reads it (src/attention.c has_dwc)
-  return [...own.map((r) => [r.name, r.what, r.kind]), ...(k.dwc_kernel > 0 ? [['w', 'dwc', 'dwc']] : [])];
-}
 
 /** Whether numpySnippet recomputes this request's matrix (every variant of the registry does). */
 export function snippetRecomputes(request) {

@@ -5,6 +5,8 @@
 // A variant or knob missing here still works, with the registry's plain-text label and formula.
 // Pure data; no DOM. docs/page.md lists the page's URL keys and how they map to the registry's knobs.
 
+import { VARIANT_RANDOM } from '../compute/random-draws.mjs';
+
 // where the explanations' sources are the articles the lab was seeded from
 const SURVEY = 'the seed article "Linear Attention"';
 const MECH = 'the seed article "The linear attention mechanism"';
@@ -31,7 +33,7 @@ const INF = 'the seed article "Attention as an infinite-dimensional linear atten
  *            the random matrices of `random`
  *   random   the random matrices it draws, exported beside Q, K and M so that the script recomputes M:
  *            [{name (in the script), what (in the file name), kind (web/wasm/lab.mjs randomMatrix)}];
- *            [] for none. (The DWC kernel belongs to the dwc_kernel knob: web/io/export.mjs adds it.)
+ *            [] for none. The lists are web/compute/random-draws.mjs's (the engine reads them there). (The DWC kernel belongs to the dwc_kernel knob: web/io/export.mjs adds it.)
  */
 export const VARIANT_VIEW = {
   softmax: {
@@ -92,7 +94,7 @@ export const VARIANT_VIEW = {
     hint: 'Drag s: the rank follows s exactly.',
     explain: { text: 'Project the n keys and values down to s rows with E and F (random Gaussian, or segment means), then take softmax against the s projected keys: rank exactly s, cost linear in n. Gaussian E/F rows do not sum to 1.', source: `Wang et al. 2020, "Linformer"; ${SURVEY}` },
     numpy: 'P = lognorm(S * Q @ (E @ K).T)   # n×s: softmax over the s projected keys (no mask)\nR = P @ F',
-    random: [{ name: 'E', what: 'E', kind: 'E' }, { name: 'F', what: 'F', kind: 'F' }],
+    random: VARIANT_RANDOM.linformer,
   },
   performer: {
     label: 'Performer FAVOR+',
@@ -103,7 +105,7 @@ export const VARIANT_VIEW = {
       'def phi(X, own_max):\n    Xs = np.sqrt(S) * X\n    U = Xs @ W.T\n    h = 0.5 * (Xs ** 2).sum(1, keepdims=True)\n' +
       '    c = U.max(1, keepdims=True) if own_max else U.max()   # per query; one max over all keys\n' +
       '    return (np.exp(U - h - c) + eps) / np.sqrt(m)\nR = norm(phi(Q, True) @ phi(K, False).T, 0.0)',
-    random: [{ name: 'W', what: 'omega', kind: 'omega' }],
+    random: VARIANT_RANDOM.performer,
   },
   taylor: {
     label: 'Taylor series of exp',
