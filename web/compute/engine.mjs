@@ -337,7 +337,7 @@ export class Engine {
 
   /**
    * One head at a glance, for the overview of every layer and head (web/ui/overview.mjs): the readouts it
-   * may colour a cell by (render/overview.mjs OVERVIEW_METRICS), each null with its reason when undefined:
+   * may colour a cell by (state/overview-metrics.mjs OVERVIEW_METRICS), each null with its reason when undefined:
    * {values, reasons} or {error}.
    */
   headSummary(req) {

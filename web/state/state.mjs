@@ -23,9 +23,9 @@
 import { VARIANT_VIEW, KNOB_VIEW, OPENING_VARIANT, variantView } from './variants.mjs';
 import { MAX_SEEDS } from '../compute/sweep.mjs';
 import { sweepReadouts } from '../wasm/readout-info.mjs';
-import { fmtWhole } from '../render/format.mjs';
+import { fmtWhole } from './whole.mjs';
 import { originOf } from '../io/messages.mjs';
-import { OVERVIEW_METRIC_KEYS } from '../render/overview.mjs';
+import { OVERVIEW_METRIC_KEYS } from './overview-metrics.mjs';
 import { zoomValue } from './tokens.mjs';
 
 const VERSION = 1;
