@@ -50,7 +50,7 @@ describe('the row-entropy baseline', () => {
   }
 
   it('is one shared function', async () => {
-    const { uniformEntropy, UNIFORM_NAME } = await import('../../web/state/entropy-baseline.mjs');
+    const { uniformEntropy, UNIFORM_NAME } = await import('../../web/compute/entropy-baseline.mjs');
     expect(UNIFORM_NAME).toBe('uniform');
     expect(uniformEntropy(4, false)).toBeCloseTo(Math.log(4), 15);
     expect(uniformEntropy(4, true)).toBeCloseTo(Math.log(24) / 4, 15);

@@ -8,8 +8,8 @@ import { randomFiles } from './random-draws.mjs';
 import { blockSize } from './downsample.mjs';
 import { SPECTRAL_KEYS, spectralReadouts } from './spectral.mjs';
 import { topSingularValues } from './topk.mjs';
-import { uniformEntropy } from '../state/entropy-baseline.mjs';
-import { clampZoom, windowCells } from '../state/tokens.mjs';
+import { uniformEntropy } from './entropy-baseline.mjs';
+import { clampZoom, windowCells } from './zoom-window.mjs';
 
 /**
  * Largest n whose heatmaps and plain readouts the page computes itself, in the commit of the input's

@@ -3,7 +3,7 @@
 
 import { markerIndices } from '../render/spectrum.mjs';
 import { fmt } from '../render/format.mjs';
-import { UNIFORM_NAME } from '../state/entropy-baseline.mjs';
+import { UNIFORM_NAME } from '../compute/entropy-baseline.mjs';
 import { VARIANT_VIEW } from '../state/variants.mjs';
 import { randomFiles } from '../compute/random-draws.mjs';
 

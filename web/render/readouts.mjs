@@ -2,7 +2,7 @@
 // formula (TeX, typeset by KaTeX once at start-up) and a function from the readouts object (the JSON
 // names of docs/readouts.md, as web/wasm/attnviz.mjs returns them) to the text shown. Pure; no DOM.
 import { fmt, fmtPct, fmtCount, fmtBytes, fmtRatio } from './format.mjs';
-import { UNIFORM_NAME } from '../state/entropy-baseline.mjs';
+import { UNIFORM_NAME } from '../compute/entropy-baseline.mjs';
 import { whenReadoutInfo } from '../wasm/readout-info.mjs';
 
 const val = (r, k, f = fmt) => (r[k] === null || r[k] === undefined ? '—' : `${markSign(r, k)}${f(r[k])}`);
