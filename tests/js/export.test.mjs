@@ -211,7 +211,8 @@ describe('chartSvg, entropySvg, wrapLines', () => {
       .toThrow(/nothing to draw/);
   });
   it('wraps a long caption into lines whose text is the caption', async () => {
-    const { wrapLines, entropySvg } = await import('../../web/io/export.mjs');
+    const { entropySvg } = await import('../../web/io/export.mjs');
+    const { wrapLines } = await import('../../web/render/svg-text.mjs');
     expect(wrapLines('a bb ccc dddd eeeee', 8)).toEqual(['a bb ccc', 'dddd', 'eeeee']);
     expect(wrapLines('', 8)).toEqual(['']);
     const caption = 'Performer FAVOR+ (m = 256, orthogonal, feature seed 0, ε = 1e-6) · Gaussian seed 1, n = 256, d = 64, std 1, scale 1/√d';

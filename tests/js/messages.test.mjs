@@ -3,7 +3,8 @@
 import { describe, it, expect } from 'vitest';
 import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { buildSchema, listOf } from '../../web/state/state.mjs';
-import { setPairs, senderAllowed, originOf, listenForHosts } from '../../web/io/messages.mjs';
+import { setPairs, senderAllowed, listenForHosts } from '../../web/io/messages.mjs';
+import { originOf } from '../../web/state/origin.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
 const schema = buildSchema(av.registry);

@@ -5,6 +5,7 @@ import { markerIndices } from '../render/spectrum.mjs';
 import { fmt } from '../render/format.mjs';
 import { UNIFORM_NAME } from '../compute/entropy-baseline.mjs';
 import { VARIANT_VIEW } from '../state/variants.mjs';
+import { escapeXml, wrapLines } from '../render/svg-text.mjs';
 import { randomFiles } from '../compute/random-draws.mjs';
 
 /** A variant's presentation entry (web/state/variants.mjs: its numpy body, its random matrices), or undefined. */
@@ -210,22 +211,6 @@ export function numpySnippet({ state, request, tokens = false }) {
       'print("M:", M.shape, "row sums within", float(np.abs(M.sum(1) - 1).max()), "of 1")');
   }
   return lines.join('\n') + '\n';
-}
-
-/** Text for XML content and attribute values: & < > " ' escaped. */
-export function escapeXml(s) {
-  return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]);
-}
-
-/** Lines of at most `chars` characters, broken at spaces (a longer word keeps its own line). */
-export function wrapLines(text, chars) {
-  const lines = [];
-  let line = '';
-  for (const word of String(text).split(' ')) {
-    if (line && line.length + 1 + word.length > chars) { lines.push(line); line = word; } else line = line ? `${line} ${word}` : word;
-  }
-  if (line || !lines.length) lines.push(line);
-  return lines;
 }
 
 /**

@@ -3,7 +3,7 @@
 // it has none, and the exports (CSV and SVG). Pure; no DOM.
 import { colorIndex } from './colormap.mjs';
 import { OVERVIEW_METRICS, OVERVIEW_METRIC_KEYS } from '../state/overview-metrics.mjs';
-import { escapeXml, wrapLines } from '../io/export.mjs';
+import { escapeXml, wrapLines } from './svg-text.mjs';
 
 export { OVERVIEW_METRICS, OVERVIEW_METRIC_KEYS };
 

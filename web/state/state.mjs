@@ -24,7 +24,7 @@ import { VARIANT_VIEW, KNOB_VIEW, OPENING_VARIANT, variantView } from './variant
 import { MAX_SEEDS } from '../compute/sweep.mjs';
 import { sweepReadouts } from '../wasm/readout-info.mjs';
 import { fmtWhole } from './whole.mjs';
-import { originOf } from '../io/messages.mjs';
+import { originOf } from './origin.mjs';
 import { OVERVIEW_METRIC_KEYS } from './overview-metrics.mjs';
 import { zoomValue } from './tokens.mjs';
 
@@ -317,7 +317,7 @@ export function buildSchema(registry) {
   }
 
   /**
-   * host=: each origin in its serialized form (messages.mjs's originOf, as event.origin has it). An item
+   * host=: each origin in its serialized form (origin.mjs's originOf, as event.origin has it). An item
    * that is not an origin is kept as written, so that the embed obeys no one (messages.mjs's
    * senderAllowed): dropping it would open the embed to its parent, whatever the author meant.
    */
