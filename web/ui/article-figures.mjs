@@ -8,7 +8,7 @@
 import { articleChartData, truncationCurves } from '../render/spectrum.mjs';
 import { makeArticleChart, loadUPlot, uPlotReady } from '../render/charts.mjs';
 import { fmtPct } from '../render/format.mjs';
-import { overlayKey } from '../engine.mjs';
+import { overlayKey } from '../compute/engine.mjs';
 import { NOTHING } from './panel.mjs';
 
 export function mountArticleFigures(page) {

@@ -13,7 +13,7 @@ import { seed, PAPER } from './citations.mjs';
  *   title      the menu's text and the caption's heading
  *   state      the schema keys it sets (URL keys and values as a link gives them)
  *   caption    what to look at and what it means (plain text, two to four sentences)
- *   sources    where the claim comes from (web/citations.mjs): a seed article's section and the sentence
+ *   sources    where the claim comes from (web/state/citations.mjs): a seed article's section and the sentence
  *              the claim rests on, or the paper where no seed makes the claim (docs/lessons.md, "Citations")
  *   highlight  readout row ids (web/render/readouts.mjs) and panels: 'heatmaps', 'spectrum', 'error',
  *              'entropy', 'cost', 'sweep', 'article' (the seed article's two figures: set figs=article)
