@@ -72,11 +72,17 @@ const CLAIMS = {
     expect(r.error_curve[d]).toBeGreaterThan(0.1); // the truncated-SVD error at r = d stays high
   },
   async crossover(s) {
-    const ratio = (c) => c.quad_madds / c.linear_madds;
-    expect(ratio(s.readouts.cost)).toBeGreaterThan(0.5);
-    expect(ratio(s.readouts.cost)).toBeLessThan(2);
-    expect(ratio((await lesson('crossover', '&n=16')).readouts.cost)).toBeLessThan(1);
-    expect(ratio((await lesson('crossover', '&n=1024')).readouts.cost)).toBeGreaterThan(8);
+    // one meaning of the cost line: the variant's own linear path against softmax's quadratic path
+    const ratio = (c, soft) => soft.quad_madds / c.linear_madds;
+    const at = async (extra) => [(await lesson('crossover', extra)).readouts.cost, (await lesson('crossover', `${extra}&variant=softmax`)).readouts.cost];
+    expect(ratio(s.readouts.cost, (await at(''))[1])).toBeGreaterThan(0.5);
+    expect(ratio(s.readouts.cost, (await at(''))[1])).toBeLessThan(2);
+    expect(ratio(...(await at('&n=16')))).toBeLessThan(1);
+    await lesson('crossover', '&n=16');
+    await expect.poll(() => page.textContent('#cost')).toMatch(/^cost at n = 16: linear path of [^:]*elu\+1: .*; softmax's quadratic path: .* \(linear is [\d.]+× dearer/);
+    expect(ratio(...(await at('&n=1024')))).toBeGreaterThan(8);
+    await lesson('crossover', '&n=1024');
+    await expect.poll(() => page.textContent('#cost')).toMatch(/^cost at n = 1024: .*\(linear is [\d,.]+× cheaper\)$/);
   },
   async 'efficient-rows'(s) {
     expect(s.readouts.row_sum_dev_max).toBeLessThan(1e-5);
@@ -134,6 +140,12 @@ const CLAIMS = {
     const [o64, i64, o256, i256] = [await draws(64, 1), await draws(64, 0), await draws(256, 1), await draws(256, 0)];
     expect(mean(o64)).toBeLessThan(0.97 * mean(i64)); // 0.66 against 0.71
     expect(o256.some((e, k) => e > i256[k])).toBe(true); // 4 of 8 draws: iid lower at the lesson's m
+    // the cost line: Performer's linear path at m = 256 costs more than softmax at n = 256, and says so
+    // (it said "linear 1.8× cheaper", against Performer's own n² path)
+    const perf = (await lesson('performer-m')).readouts.cost, soft = (await lesson('performer-m', '&variant=softmax')).readouts.cost;
+    expect(perf.linear_madds).toBeGreaterThan(soft.quad_madds);
+    await lesson('performer-m');
+    await expect.poll(() => page.textContent('#cost')).toMatch(/linear path of Performer.*; softmax's quadratic path: .*\(linear is [\d.]+× dearer/);
   },
   async 'performer-norm'(s) {
     expect(s.readouts.error_fro_rel).toBeGreaterThan(0.9);
@@ -152,7 +164,8 @@ const CLAIMS = {
     const err = [];
     for (const order of [1, 2, 3, 4]) err.push((await lesson('taylor-order', `&order=${order}`)).readouts.error_fro_rel);
     for (let i = 1; i < err.length; i++) expect(err[i], `order ${i + 1}`).toBeLessThan(err[i - 1]);
-    expect(s.readouts.cost.linear_madds).toBeGreaterThan(s.readouts.cost.quad_madds); // 585 features > n
+    const soft = (await lesson('taylor-order', '&variant=softmax')).readouts.cost;
+    expect(s.readouts.cost.linear_madds).toBeGreaterThan(soft.quad_madds); // 585 features > n: dearer than softmax
   },
   async 'explimit-N'() {
     const err = [];
@@ -160,7 +173,7 @@ const CLAIMS = {
     for (let i = 1; i < err.length; i++) expect(err[i]).toBeLessThan(err[i - 1]);
     expect(err.at(-1)).toBeLessThan(0.2 * err[0]);
     const c = (await lesson('explimit-N', '&N=3')).readouts.cost; // 729 features > n = 256
-    expect(c.linear_madds).toBeGreaterThan(c.quad_madds);
+    expect(c.linear_madds).toBeGreaterThan((await lesson('explimit-N', '&variant=softmax')).readouts.cost.quad_madds);
   },
   async 'hedgehog-spiky'(s) {
     const elu = (await lesson('hedgehog-spiky', '&variant=elu')).readouts;

@@ -284,7 +284,7 @@ export function mountMechanisms(box, env) {
     const stops = sc.points.filter((p) => p.skipped === 'budget').map((p) => `the ${p.path} path stopped before n = ${p.n} (it would take ${fmtBytes(p.bytes)})`);
     const none = sc.points.filter((p) => p.skipped === 'none').map((p) => p.path).filter((p) => p !== 'chunkwise');
     const grown = sc.memory != null ? ` The worker's memory grew by ${fmtBytes(Math.max(0, sc.memory - sc.base))}.` : '';
-    const cross = sc.crossover?.n ? ` By operation counts the linear path is cheaper from n ≈ ${sc.crossover.n}${sc.crossover.r ? ` (its feature dimension r = ${sc.crossover.r}: it pays only when n > r)` : ''}.` : '';
+    const cross = sc.crossover?.n ? ` By operation counts the linear path is cheaper than softmax's quadratic path from n ≈ ${sc.crossover.n}${sc.crossover.r ? ` (its feature dimension r = ${sc.crossover.r}: it pays only when n > r)` : ''}.` : '';
     C.note.textContent = `${sc.done ? (sc.stopped || sc.error ? 'Stopped.' : 'Done.') : 'Measuring in the worker, n = 64, 128, …'} Budget ${fmtBytes(sc.budget)} per measurement, never exceeded: ${stops.join('; ') || 'nothing reached it yet'}.${none.length ? ` No ${none.join(', ')} path for this variant.` : ''}${cross}${grown}${sc.error ? ` ${sc.error}` : ''}`;
   }
 
