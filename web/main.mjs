@@ -237,7 +237,7 @@ async function start() {
     variantOf: () => ({ name: page.st.variant, ...page.schema.variantView(page.st.variant), source: page.schema.variantRow(page.st.variant).source }),
     rowOf: (id) => READOUT_ROWS.find((r) => r.id === id),
   });
-  $('glossary').addEventListener('click', (e) => { e.stopPropagation(); explain.glossary($('glossary')); });
+  $('glossary').addEventListener('click', (e) => { e.stopPropagation(); explain.glossary($('glossary'), { projector: !!page.st.projector }); });
   $('share').addEventListener('click', async () => {
     try { await navigator.clipboard.writeText(location.href); $('share').textContent = 'copied'; } catch { $('share').textContent = 'see address bar'; }
     setTimeout(() => { $('share').textContent = 'copy link'; }, 1500);
