@@ -13,7 +13,7 @@ import { wasmSources } from './wasm-source.mjs';
 import { buildSchema, stageDirty, listOf } from './state.mjs';
 import { listenForHosts } from './messages.mjs';
 import { Engine, MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N } from './engine.mjs';
-import { READOUT_ROWS } from './render/readouts.mjs';
+import { READOUT_ROWS, costLine } from './render/readouts.mjs';
 import { uPlotReady } from './render/charts.mjs';
 import { createInspector } from './inspect.mjs';
 import { expandPreset, withPreset } from './presets.mjs';
@@ -289,7 +289,14 @@ async function start() {
   panels.add(mountReadoutsPanel(page, (row) => explain.button('readout', row.id, row.label)));
   panels.add(mountEntropy(page));
   spectra = panels.add(mountSpectra(page));
-  lessons = panels.add(mountLessons($('lessons'), $('lesson'), { onClose: () => { lesson = null; lessons.show(null); writeUrl(true); } }));
+  lessons = panels.add(mountLessons($('lessons'), $('lesson'), {
+    onClose: () => { lesson = null; lessons.show(null); writeUrl(true); },
+    // what a prediction's explanation quotes: the settled readouts and state, and the cost line
+    live: async () => {
+      const s = await inspector.snapshot();
+      return { ...s, cost: costLine(page.view.frame?.cost, page.st.n, { softmax: page.view.frame?.softmaxCost, label: page.viewOf(page.st).label }) };
+    },
+  }));
   panels.add(mountExport($('export'), {
     snapshot: () => inspector.snapshot(),
     request: () => requestOf(page.st),

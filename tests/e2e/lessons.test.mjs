@@ -271,6 +271,34 @@ const CLAIMS = {
   },
 };
 
+/**
+ * "Predict, then reveal": per lesson with a `predict`, the claim its explanation makes, checked from the
+ * snapshots before and after the reveal (the same numbers the explanation quotes).
+ */
+const PREDICTIONS = {
+  async 'rank-le-d'(after, before) {
+    expect(before.readouts.rank).toBeLessThanOrEqual(16);
+    expect(after.readouts.rank).toBeLessThanOrEqual(8); // halving d halves the cap
+    expect(after.readouts.rank).toBeGreaterThanOrEqual(6);
+  },
+  async crossover(after) {
+    // past n = r the linear path pays: softmax's quadratic path costs more than twice elu+1's linear one
+    const soft = (await lesson('crossover', '&n=256&variant=softmax')).readouts.cost;
+    expect(soft.quad_madds / after.readouts.cost.linear_madds).toBeGreaterThan(2);
+  },
+  async 'performer-m'(after, before) {
+    const ratio = after.readouts.error_fro_rel / before.readouts.error_fro_rel; // 1/√4 in expectation
+    expect(ratio).toBeGreaterThan(0.3);
+    expect(ratio).toBeLessThan(0.7);
+  },
+  async 'window-rank'(after, before) {
+    expect(before.readouts.semiseparable_rank).toBe(7);
+    expect(after.readouts.semiseparable_rank).toBeLessThanOrEqual(31); // W − 1 at most (29: the corners' weights fall below the tolerance)
+    expect(after.readouts.semiseparable_rank).toBeGreaterThanOrEqual(3 * before.readouts.semiseparable_rank);
+    expect(after.readouts.rank).toBeGreaterThan(240);
+  },
+};
+
 /** Wait for the mechanism views (window.attnviz.mechanisms()) to show what `pred` asks. */
 async function mechUntil(pred, timeout = 60000) {
   const t0 = Date.now();
@@ -318,6 +346,50 @@ describe('the lessons', () => {
       await CLAIMS[p.name](s);
       expect(errors).toEqual([]);
     });
+  }
+
+  it('every prediction has its claim checked here, a right answer among its choices and reveal keys of the schema', () => {
+    expect(Object.keys(PREDICTIONS).sort()).toEqual(PRESETS.filter((p) => p.predict).map((p) => p.name).sort());
+    for (const p of PRESETS.filter((x) => x.predict)) {
+      expect(p.predict.choices[p.predict.answer], p.name).toBeTruthy();
+      expect(Object.keys(p.predict.reveal).length, p.name).toBeGreaterThan(0);
+    }
+  });
+
+  for (const p of PRESETS.filter((x) => x.predict)) {
+    const pick = p.name === 'rank-le-d' ? 0 : p.predict.answer; // one wrong guess, the rest right
+    it(`${p.name}: predict, then reveal: the guess is judged and the explanation quotes the revealed numbers`, async () => {
+      const before = await lesson(p.name);
+      const q = page.locator('#lesson .lesson-predict');
+      expect(await q.isVisible()).toBe(true);
+      expect(await q.locator('.predict-q').textContent()).toContain(p.predict.question);
+      expect(await q.locator('.predict-choice').allTextContents()).toEqual(p.predict.choices);
+      await q.locator(`.predict-choice[data-choice="${pick}"]`).click();
+      await expect.poll(() => q.locator('.predict-verdict').getAttribute('data-right'), { timeout: 30000 }).toBe(String(pick === p.predict.answer));
+      const after = await page.evaluate(() => window.attnviz.snapshot());
+      for (const [k, v] of Object.entries(p.predict.reveal)) expect(after.state[k], k).toBe(String(v));
+      for (const [k, v] of Object.entries(p.state)) if (!(k in p.predict.reveal)) expect(after.state[k], k).toBe(String(v));
+      expect((await panel()).title).toBe(p.title); // the lesson stays open on the revealed state
+      const text = await q.locator('.predict-verdict').textContent();
+      expect(text).toMatch(pick === p.predict.answer ? /^Right\. / : /^Not quite: the answer is “/);
+      // every number it quotes is the snapshot's (before and after the reveal)
+      const quoted = [...p.predict.explanation.matchAll(/\{([\w.-]+)\}/g)].map((m) => m[1]);
+      expect(quoted.length).toBeGreaterThan(1);
+      for (const path of quoted) {
+        const [src, key] = path.startsWith('before.') ? [before, path.slice(7)] : [after, path];
+        if (key === 'cost') { expect(text).toMatch(/linear is [\d.,]+× cheaper/); continue; }
+        const v = key.startsWith('state.') ? src.state[key.slice(6)] : src.readouts[key];
+        expect(v, path).not.toBe(undefined);
+        expect(text, path).toContain(typeof v === 'number' && !Number.isInteger(v) ? String(Number(v.toPrecision(3))) : String(v));
+      }
+      await page.screenshot({ path: `build/e2e/lesson-predict-${p.name}-1024.png` });
+      await PREDICTIONS[p.name](after, before);
+      // the lesson's own link asks again
+      await lesson(p.name);
+      await page.click('#lesson .lesson-reset');
+      await expect.poll(() => q.locator('.predict-verdict').textContent()).toBe('');
+      expect(errors).toEqual([]);
+    }, 60000);
   }
 
   it('explicit keys in a link win over the preset, an unknown lesson is reported, closing keeps the state', async () => {
