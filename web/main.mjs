@@ -294,7 +294,7 @@ async function start() {
     // what a prediction's explanation quotes: the settled readouts and state, and the cost line
     live: async () => {
       const s = await inspector.snapshot();
-      return { ...s, cost: costLine(page.view.frame?.cost, page.st.n, { softmax: page.view.frame?.softmaxCost, label: page.viewOf(page.st).label }) };
+      return { ...s, readouts: { ...s.readouts, ...(await recallSettled()) }, cost: costLine(page.view.frame?.cost, page.st.n, { softmax: page.view.frame?.softmaxCost, label: page.viewOf(page.st).label }) };
     },
   }));
   panels.add(mountExport($('export'), {
@@ -361,6 +361,20 @@ async function start() {
   });
   if (parsed.problems.length) page.notice.show(parsed.problems.join('; '));
   recompute();
+}
+
+/**
+ * With the recall view open, once it has finished for the current state: each memory's mean error at
+ * N = pairs, as `recall_<memory>` (what a lesson's prediction quotes); {} otherwise, or after 60 s.
+ */
+async function recallSettled() {
+  for (const t0 = performance.now(); page.st.mech === 'recall' && performance.now() - t0 < 60000;) {
+    const rc = panels.get('mechanisms')?.snapshot()?.recall;
+    const at = rc?.done ? rc.points.filter((p) => p.axis === 'N' && p.N === Number(page.st.pairs) && p.d === Number(page.st.mem_d)) : [];
+    if (at.length) return Object.fromEntries(at.map((p) => [`recall_${p.memory}`, p.mean]));
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  return {};
 }
 
 window.attnviz = {

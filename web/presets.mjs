@@ -22,7 +22,8 @@ import { seed, PAPER } from './citations.mjs';
  *              asks, the reader picks, the page applies `reveal` and says whether the guess was right, with
  *              the explanation's {placeholders} filled from the revealed state's snapshot(): `{KEY}` a
  *              readout, `{state.KEY}` a state key, `{before.KEY}` / `{before.state.KEY}` the same before
- *              the reveal, `{cost}` the cost line's verdict (web/ui/lessons.mjs fillPrediction)
+ *              the reveal, `{cost}` the cost line's verdict, `{recall_MEMORY}` the recall view's error of
+ *              that memory at N = pairs (web/ui/lessons.mjs fillPrediction)
  */
 export const PRESETS = [
   {
@@ -351,6 +352,15 @@ export const PRESETS = [
         'keys that are not orthogonal, summed into one fixed-size state, interfere with each other.'),
       PAPER.fastweights,
     ],
+    predict: {
+      question: 'Double the state, from d = 32 to d = 64. What happens to the linear state\'s error at N = 512?',
+      choices: ['It halves', 'It falls by √2, about 30 %', 'Nothing: the state is already full'],
+      answer: 1,
+      reveal: { mem_d: 64 },
+      explanation: 'With d = {state.mem_d} the linear state\'s error at N = {state.pairs} is {recall_linear}, against '
+        + '{before.recall_linear} at d = {before.state.mem_d}: the noise of the other pairs is √((N − 1)/d), so twice the '
+        + 'dimension divides it by √2 only. Softmax over the stored pairs: {recall_softmax} (it was {before.recall_softmax}).',
+    },
     highlight: ['mech'],
   },
   {

@@ -291,6 +291,13 @@ const PREDICTIONS = {
     expect(ratio).toBeGreaterThan(0.3);
     expect(ratio).toBeLessThan(0.7);
   },
+  async 'memory-collisions'(after, before) {
+    // the noise is √((N − 1)/d): twice d, √2 less error (3 draws a point: within 10 %)
+    const m = await mechUntil((x) => x?.recall?.done && x.recall.points.some((p) => p.axis === 'N' && p.N === 512 && p.d === 64));
+    const lin = m.recall.points.find((p) => p.axis === 'N' && p.memory === 'linear' && p.N === 512 && p.d === 64).mean;
+    expect(Math.abs(lin / Math.sqrt(511 / 64) - 1)).toBeLessThan(0.1);
+    expect(Math.abs(after.readouts.recall_linear / before.readouts.recall_linear * Math.SQRT2 - 1)).toBeLessThan(0.1);
+  },
   async 'window-rank'(after, before) {
     expect(before.readouts.semiseparable_rank).toBe(7);
     expect(after.readouts.semiseparable_rank).toBeLessThanOrEqual(31); // W − 1 at most (29: the corners' weights fall below the tolerance)
@@ -298,6 +305,17 @@ const PREDICTIONS = {
     expect(after.readouts.rank).toBeGreaterThan(240);
   },
 };
+
+/** The snapshot, and with the recall view open each memory's error at N = pairs once it has finished
+ *  (`recall_<memory>`, what a prediction's explanation may quote). */
+async function shown() {
+  const s = await page.evaluate(() => window.attnviz.snapshot());
+  if (s.state.mech !== 'recall') return s;
+  const [N, d] = [Number(s.state.pairs), Number(s.state.mem_d)];
+  const m = await mechUntil((x) => x?.recall?.done && x.recall.points.some((p) => p.axis === 'N' && p.N === N && p.d === d));
+  for (const p of m.recall.points) if (p.axis === 'N' && p.N === N && p.d === d) s.readouts[`recall_${p.memory}`] = p.mean;
+  return s;
+}
 
 /** Wait for the mechanism views (window.attnviz.mechanisms()) to show what `pred` asks. */
 async function mechUntil(pred, timeout = 60000) {
@@ -359,14 +377,15 @@ describe('the lessons', () => {
   for (const p of PRESETS.filter((x) => x.predict)) {
     const pick = p.name === 'rank-le-d' ? 0 : p.predict.answer; // one wrong guess, the rest right
     it(`${p.name}: predict, then reveal: the guess is judged and the explanation quotes the revealed numbers`, async () => {
-      const before = await lesson(p.name);
+      await lesson(p.name);
+      const before = await shown();
       const q = page.locator('#lesson .lesson-predict');
       expect(await q.isVisible()).toBe(true);
       expect(await q.locator('.predict-q').textContent()).toContain(p.predict.question);
       expect(await q.locator('.predict-choice').allTextContents()).toEqual(p.predict.choices);
       await q.locator(`.predict-choice[data-choice="${pick}"]`).click();
       await expect.poll(() => q.locator('.predict-verdict').getAttribute('data-right'), { timeout: 30000 }).toBe(String(pick === p.predict.answer));
-      const after = await page.evaluate(() => window.attnviz.snapshot());
+      const after = await shown();
       for (const [k, v] of Object.entries(p.predict.reveal)) expect(after.state[k], k).toBe(String(v));
       for (const [k, v] of Object.entries(p.state)) if (!(k in p.predict.reveal)) expect(after.state[k], k).toBe(String(v));
       expect((await panel()).title).toBe(p.title); // the lesson stays open on the revealed state

@@ -11,6 +11,7 @@ import { READOUT_ROWS } from '../../web/render/readouts.mjs';
 import { Engine, swampedKeys } from '../../web/engine.mjs';
 import { VARIANT_VIEW } from '../../web/variants.mjs';
 import { fillPrediction } from '../../web/ui/lessons.mjs';
+import { MEMORIES } from '../../web/ui/mechanisms.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
 const schema = buildSchema(av.registry);
@@ -58,7 +59,7 @@ describe('the lessons table', () => {
 describe('predictions ("predict, then reveal")', () => {
   const withPredict = PRESETS.filter((p) => p.predict);
   it('ask on the lessons where a guess teaches, each with choices, one answer and reveal keys the schema takes', () => {
-    expect(withPredict.map((p) => p.name)).toEqual(expect.arrayContaining(['rank-le-d', 'crossover', 'performer-m', 'window-rank']));
+    expect(withPredict.map((p) => p.name)).toEqual(expect.arrayContaining(['rank-le-d', 'crossover', 'performer-m', 'window-rank', 'memory-collisions']));
     for (const p of withPredict) {
       const q = p.predict;
       expect(q.question, p.name).toMatch(/\?$/);
@@ -78,6 +79,7 @@ describe('predictions ("predict, then reveal")', () => {
       for (const [, path] of p.predict.explanation.matchAll(/\{([\w.-]+)\}/g)) {
         const key = path.replace(/^before\./, '');
         if (key.startsWith('state.')) expect(schema.entryOf(key.slice(6)), `${p.name}: ${path}`).not.toBe(null);
+        else if (key.startsWith('recall_')) expect(Object.keys(MEMORIES), `${p.name}: ${path}`).toContain(key.slice(7)); // the recall view's memories
         else expect(readoutKeys.has(key), `${p.name}: ${path}`).toBe(true);
       }
     }
