@@ -1,4 +1,4 @@
-// The glossary (web/explain.mjs GLOSSARY and CONCEPTS, shown by web/ui/explain-popover.mjs) in Debian's
+// The glossary (web/state/explain.mjs GLOSSARY and CONCEPTS, shown by web/ui/explain-popover.mjs) in Debian's
 // headless Chromium: symbols and concepts with links into the lessons that show them; a link opens its
 // lesson and keeps projector mode. Screenshots: build/e2e/glossary-*.png.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
@@ -6,8 +6,8 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab, fontReport } from './browser.mjs';
-import { CONCEPTS } from '../../web/explain.mjs';
-import { presetOf } from '../../web/presets.mjs';
+import { CONCEPTS } from '../../web/state/explain.mjs';
+import { PRESETS, presetOf } from '../../web/state/presets.mjs';
 
 const ROOT = 'build/web';
 let server;
@@ -54,7 +54,7 @@ describe('the glossary', () => {
         await page.screenshot({ path: `build/e2e/glossary-${name}.png` });
         // the concept "semiseparable rank" opens its first lesson, and the glossary gives way to it
         const row = page.locator('#explain .glossary-concepts tr', { hasText: 'semiseparable rank' });
-        const first = CONCEPTS.find((c) => c.term === 'semiseparable rank').lessons[0];
+        const first = PRESETS.find((p) => CONCEPTS.find((c) => c.term === 'semiseparable rank').lessons.includes(p.name)).name; // links in the course's order
         await row.locator('a').first().click();
         const s = await page.evaluate(() => window.attnviz.snapshot());
         expect(await page.$eval('#explain', (e) => e.hidden)).toBe(true);

@@ -1,5 +1,5 @@
 // lessons.mjs: the "Lessons" menu in the header and the lesson panel above the controls (the presets of
-// web/presets.mjs). The menu is a list of plain links (`#preset=NAME`), so a lesson opens by keyboard,
+// web/state/presets.mjs). The menu is a list of plain links (`#preset=NAME`), so a lesson opens by keyboard,
 // touch, a middle click into a new tab, or a link pasted anywhere; main.mjs reads the hash. Every lesson
 // link carries the reader's presentation mode (projector=1), so changing lessons never switches it off.
 // The panel shows the open lesson's place in the course ("3 / 23", from PRESETS' order), title, caption
@@ -10,10 +10,10 @@
 // data-readout or data-hl attribute). A lesson with a `predict` asks first ("predict, then reveal"): the
 // reader picks a choice, the page applies the lesson's reveal keys, and once the view has settled says
 // whether the guess was right, with an explanation that quotes the live readouts (fillPrediction).
-import { PRESETS, CHAPTERS, presetOf, stepPreset, chapterOf } from '../presets.mjs';
+import { PRESETS, CHAPTERS, presetOf, stepPreset, chapterOf } from '../state/presets.mjs';
 import { NOTHING } from './panel.mjs';
 import { fmt } from '../render/format.mjs';
-import { plainQuote, SEEDS } from '../citations.mjs';
+import { plainQuote, SEEDS } from '../state/citations.mjs';
 
 /**
  * Build the menu into `menu` (a <details> with a <summary>) and wire the panel `panel` (index.html's

@@ -1,4 +1,4 @@
-// explain.mjs: the page's explanations, as data: for every variant (its entry in web/variants.mjs) a few
+// explain.mjs: the page's explanations, as data: for every variant (its entry in web/state/variants.mjs) a few
 // plain sentences (what it is, what to look for) and where it comes from, shown with its formula one click
 // or key press away (a readout row's explanation is the library's, av_readout_info's `explain`, carried
 // on its row of web/render/readouts.mjs); and the glossary of every symbol the page shows and of the
@@ -9,12 +9,12 @@
 
 import { VARIANT_VIEW } from './variants.mjs';
 
-/** Per variant (registry name): {text, source}, from its entry in web/variants.mjs. */
+/** Per variant (registry name): {text, source}, from its entry in web/state/variants.mjs. */
 export const VARIANT_EXPLAIN = Object.fromEntries(Object.entries(VARIANT_VIEW).map(([name, v]) => [name, v.explain]));
 
 /**
  * The glossary's symbols: every symbol the page and its lessons show, {sym (as the captions and labels write
- * it), tex, text, lessons (the presets that show it, web/presets.mjs)}. tests/js/explain.test.mjs holds it
+ * it), tex, text, lessons (the presets that show it, web/state/presets.mjs)}. tests/js/explain.test.mjs holds it
  * to the captions and knob labels: every Greek letter there, and every knob's letter, has an entry.
  */
 export const GLOSSARY = [
@@ -54,7 +54,7 @@ export const GLOSSARY = [
 ];
 
 /**
- * The glossary's concepts: {term, text, lessons (at least one, web/presets.mjs)}: what the lessons' words
+ * The glossary's concepts: {term, text, lessons (at least one, web/state/presets.mjs)}: what the lessons' words
  * mean, each a sentence or two, with links into the lessons that show it.
  */
 export const CONCEPTS = [
