@@ -143,6 +143,9 @@ describe('links that name a lesson', () => {
     expect(at('memory-collisions')).toBeLessThan(at('delta-overwrite'));
     expect(at('recurrent-state')).toBeLessThan(at('decay-halflife'));
     expect(at('recurrent-state')).toBeLessThan(at('retention-signed'));
+    // FLatten (focused-p) before its DWC, and the state (recurrent-state) before a lesson that measures it
+    expect(at('focused-p')).toBeLessThan(at('dwc-rank'));
+    expect(at('recurrent-state')).toBeLessThan(at('crossover-measured'));
   });
 
   it('docs/lessons.md lists the course as CHAPTERS has it', () => {
