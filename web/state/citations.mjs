@@ -22,9 +22,9 @@ export const SEEDS = {
 };
 
 /** A seed citation: the seed `id`, its section as the article numbers or titles it, the quoted sentence, an English gloss. */
-export function seed(id, section, quote, gloss) {
+export function seed(id, section, quote, gloss, { mid = false } = {}) {
   const s = SEEDS[id];
-  return { seed: id, title: s?.title, author: s?.author, link: s?.link, section, quote, gloss };
+  return { seed: id, title: s?.title, author: s?.author, link: s?.link, section, quote, gloss, ...(mid ? { mid } : {}) };
 }
 
 /** The papers the lessons cite where no seed makes the claim (an arXiv id only where it was checked against the title). */
@@ -48,5 +48,20 @@ export const PAPER = {
 
 /** A quote as a reader sees it: the seed's Markdown emphasis and TeX dollar signs dropped (the data keeps them verbatim). */
 export function plainQuote(quote) {
-  return String(quote).replace(/\*\*/g, '').replace(/\$/g, '');
+  return String(quote).replace(/\*\*/g, '').replace(/\$([^$]*)\$/g, (_, tex) => texText(tex)).replace(/\$/g, '');
+}
+
+/** The little TeX the quoted sentences hold, as plain text (\bold{Q} \cdot \bold{K}^{\mathsf{T}} → Q·Kᵀ). */
+function texText(tex) {
+  return tex.replace(/\^\{\\mathsf\{T\}\}/g, 'ᵀ').replace(/\\(?:bold|mathbf|mathsf|mathrm)\{([^}]*)\}/g, '$1')
+    .replace(/\\mathbb\{R\}/g, 'ℝ').replace(/\s*\\cdot\s*/g, '·').replace(/\s*\\times\s*/g, '×').replace(/\\in\b/g, '∈')
+    .replace(/\\to\b/g, '→').replace(/\\(exp|log|sin|cos)\b/g, '$1').replace(/\\infty\b/g, '∞')
+    .replace(/\^([0-9nmT])/g, (_, c) => ({ 0: '⁰', 1: '¹', 2: '²', 3: '³', 4: '⁴', 5: '⁵', 6: '⁶', 7: '⁷', 8: '⁸', 9: '⁹', n: 'ⁿ', m: 'ᵐ', T: 'ᵀ' })[c]);
+}
+
+/** A quote as the page shows it: "…" where it starts inside a sentence (`mid`, which the citations test holds
+ * to the seed) or stops before the sentence's end. */
+export function shownQuote(c) {
+  const q = plainQuote(c.quote);
+  return `${c.mid ? '…' : ''}${q}${/[。！？!?.]$/.test(q) ? '' : '…'}`;
 }

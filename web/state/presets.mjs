@@ -51,8 +51,8 @@ export const PRESETS = [
     sources: [
       seed('000', '线性 Attention 缺点', '也就是说, 对于公式 $(2.5)$ 和 $(3.1)$ 来说, attention 矩阵的 秩 最大只能是 $d$。',
         'for linear attention (its formulas 2.5 and 3.1) the attention matrix has rank at most d.'),
-      seed('000', '线性 Attention 缺点', '如果你测试训练好 BERT 模型 attention 矩阵的秩, 会发现几乎都是 满秩 的 (等于 $n$)。',
-        'softmax attention matrices of a trained BERT are almost all full rank (rank n).'),
+      seed('000', '线性 Attention 缺点', '但是对于原始的 attention 矩阵来说, 我们对 $\\bold{Q} \\cdot \\bold{K}^{\\mathsf{T}}$ 的结果进行了 $\\exp$ 转换, 这会改变矩阵的 秩。',
+        'but in the original attention we apply exp to Q·Kᵀ, and that changes the rank of the matrix.'),
       seed('003', '结果分析', '这就是线性Attention的低秩问题,低秩限制了线性Attention的表达能力。',
         'this is the low-rank problem of linear attention: the low rank limits what it can express.'),
     ],
@@ -159,8 +159,8 @@ export const PRESETS = [
       + 'the error falls slowly as s grows. Random Gaussian E/F (E/F kind) keep the rank but not the rows: '
       + 'their sums stray far from 1 and the error against softmax is large.',
     sources: [
-      seed('000', 'Linformer', '作者将对 attention 的低维投影转换到 $\\bold{K}$ 上。这样, 复杂度就降到了 $O(nsd)$ 了。',
-        'Linformer projects the keys down to s rows, and the cost falls to O(nsd).'),
+      seed('000', 'Linformer', '首先, 作者提出, 在 self attention 中, attention 矩阵是 低秩矩阵。',
+        'first, the authors hold that in self-attention the attention matrix is a low-rank matrix.'),
       PAPER.linformer,
     ],
     highlight: ['rank', 'error_fro_rel', 'spectrum', 'sweep'],
@@ -208,7 +208,7 @@ export const PRESETS = [
       + 'the n = 256 tokens: the "linear" path is dearer than softmax (cost line).',
     sources: [
       seed('003', '结果分析', '而两个确定性的方案输出纬度则是$d^n$级别的,这个通常都远远大于序列长度本身了,所以用它们来做线性Attention效率基本比标准的Attention还差。',
-        'the deterministic maps have dimension of order dⁿ, usually far above the sequence length, so as linear attention they cost more than standard attention.'),
+        'the deterministic maps have dimension of order dⁿ, usually far above the sequence length, so as linear attention they cost more than standard attention.', { mid: true }),
     ],
     highlight: ['error_fro_rel', 'cost', 'sweep'],
   },
@@ -237,9 +237,9 @@ export const PRESETS = [
       + 'whose rows stay nearly uniform. Switch the variant to elu+1 to compare. Here W = I; the paper learns W '
       + 'by distillation.',
     sources: [
+      PAPER.hedgehog,
       seed('001', '2. 线性注意力的“魔法”', '为什么要用 exp?因为它正是 Softmax Attention 里的核心元素,使用它有助于更好地模仿 Softmax 的行为。',
         "why exp? Because it is softmax attention's core element: using it helps mimic softmax's behaviour."),
-      PAPER.hedgehog,
     ],
     highlight: ['row_entropy', 'keys_for_90', 'entropy'],
   },
@@ -327,7 +327,7 @@ export const PRESETS = [
       seed('004', null, '这种线性注意力可以通过上式递归地计算，类似于**RNN**。',
         'this linear attention can be computed recursively by these formulas (S_i, Z_i), like an RNN.'),
       seed('001', '2. 线性注意力的“魔法”', '再也不需要那个无限增长的 KV Cache 了。',
-        'a fixed-size state replaces the ever-growing KV cache.'),
+        '(keeping a fixed-size state H_t,) the ever-growing KV cache is no longer needed.', { mid: true }),
     ],
     highlight: ['mech'],
   },
@@ -396,7 +396,7 @@ export const PRESETS = [
       + 'training data and tests on held-out data.',
     sources: [
       seed('001', '2. 线性注意力的“魔法”', '在训练过程中(比如通过知识蒸馏),模型会自动学习出最优的',
-        'during training (for example by distillation) the model learns the best directions wᵢ.'),
+        'during training (for example by knowledge distillation) the model learns the best (directions wᵢ).'),
       PAPER.hedgehog,
     ],
     highlight: ['mech'],
