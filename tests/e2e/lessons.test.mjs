@@ -9,7 +9,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { serve } from '../../scripts/serve.mjs';
-import { launch, openLab } from './browser.mjs';
+import { launch, openLab, fontReport } from './browser.mjs';
 import { PRESETS } from '../../web/state/presets.mjs';
 import { plainQuote } from '../../web/state/citations.mjs';
 
@@ -391,6 +391,16 @@ describe('the lessons', () => {
       expect(errors).toEqual([]);
     });
   }
+
+  it('every lesson draws every character it shows (the Chinese quotes need a CJK font: make deps)', async () => {
+    const missing = [];
+    for (const p of PRESETS) {
+      await lesson(p.name);
+      // the lesson panel is what changes from lesson to lesson (the rest of the page: lab.test.mjs, a11y.test.mjs)
+      for (const m of (await fontReport(page, { root: '#lesson', canvas: false })).missing) missing.push(`${p.name}: ${m.code} ${m.char} in "${m.text}"`);
+    }
+    expect(missing, 'drawn as empty boxes').toEqual([]);
+  });
 
   it('every prediction has its claim checked here, a right answer among its choices and reveal keys of the schema', () => {
     expect(Object.keys(PREDICTIONS).sort()).toEqual(PRESETS.filter((p) => p.predict).map((p) => p.name).sort());
