@@ -70,13 +70,11 @@ export const PRESETS = [
     name: 'exp-spectrum',
     title: 'exp(QKᵀ) is not low-rank',
     state: { gen: 'gaussian', variant: 'softmax', n: 256, d: 16, causal: 0, figs: 'article' },
-    caption: 'The scores QKᵀ have rank d = 16, so in the article\'s first figure (σᵢ² on a log axis) their curve stops '
-      + 'at i = 16 while exp(QKᵀ)\'s goes on across all 256. In its second figure the rank-D truncated SVD of QKᵀ is '
-      + 'exact from D = d, while exp(QKᵀ) still misses about a fifth of its energy at D = d and needs D near 100, six '
-      + 'times d, to miss less than 1 %. (The article, on its own Q and K, finds the error still high at D = 500; on '
-      + 'these Gaussian inputs it falls sooner, but not by d.) Softmax keeps the slow decay: far more than d of its '
-      + 'singular values stay above 10⁻³·σ₁. No rank-d factorisation, and so no d-dimensional linear attention, '
-      + 'reproduces softmax.',
+    caption: 'QKᵀ has rank d = 16: in the article\'s first figure (σᵢ², log axis) its curve stops at i = 16 while '
+      + 'exp(QKᵀ)\'s goes on across all 256. In the second, the rank-D truncated SVD of QKᵀ is exact from D = d; '
+      + 'exp(QKᵀ) still misses about a fifth of its energy at D = d and needs D near 100, six times d, to miss under '
+      + '1 % (the article, on its own Q and K, finds it still high at D = 500). Softmax keeps the slow decay: far '
+      + 'more than d of its σ stay above 10⁻³·σ₁, so no d-dimensional linear attention reproduces it.',
     sources: [
       seed('001', '3.2. 有损的低秩近似', '有文献证明,Softmax Attention 的那个指数核(Gram 矩阵)的奇异值下降得非常缓慢。',
         'it has been shown in the literature that the singular values of the exponential kernel (Gram matrix) of softmax attention decay very slowly.'),
