@@ -24,6 +24,7 @@ import { createNotices } from './ui/notices.mjs';
 import { buildControls } from './ui/controls.mjs';
 import { mountChrome, createDims } from './ui/chrome.mjs';
 import { mountHeatmaps } from './ui/heatmaps.mjs';
+import { mountRowView } from './ui/row-view.mjs';
 import { mountReadoutsPanel } from './ui/readout-table.mjs';
 import { mountEntropy } from './ui/entropy-panel.mjs';
 import { mountSpectra } from './ui/spectra.mjs';
@@ -270,6 +271,7 @@ async function start() {
   // the panels, in the order they sync, update and draw (web/ui/panel.mjs, docs/adding-a-panel.md)
   panels.add(mountChrome(page, controls));
   heat = panels.add(mountHeatmaps(page));
+  panels.add(mountRowView(page));
   sweep = panels.add(mountSweep(page));
   overview = panels.add(mountOverview($('overview'), {
     tensors: () => model.tensors(page.st), request: requestOf, worker: () => page.lab.background(),

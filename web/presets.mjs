@@ -31,7 +31,7 @@ export const PRESETS = [
         'softmax attention tends to be sparse: a token attends to a few tokens; attending to all of them would be average pooling.'),
       PAPER.katharopoulos,
     ],
-    highlight: ['heatmaps', 'row_entropy'],
+    highlight: ['heatmaps', 'row_entropy', 'row'],
   },
   {
     name: 'rank-le-d',
@@ -108,7 +108,7 @@ export const PRESETS = [
         "by the authors' account, the focusing function makes the attention matrix sparser."),
       PAPER.flatten,
     ],
-    highlight: ['row_entropy', 'error_fro_rel', 'entropy', 'sweep'],
+    highlight: ['row_entropy', 'error_fro_rel', 'entropy', 'sweep', 'row'],
   },
   {
     name: 'dwc-rank',
@@ -206,7 +206,7 @@ export const PRESETS = [
         "why exp? Because it is softmax attention's core element: using it helps mimic softmax's behaviour."),
       PAPER.hedgehog,
     ],
-    highlight: ['row_entropy', 'keys_for_90', 'entropy'],
+    highlight: ['row_entropy', 'keys_for_90', 'entropy', 'row'],
   },
   {
     name: 'sink',
@@ -217,7 +217,7 @@ export const PRESETS = [
       + 'the match and gives it 0.02, the same as any other key. Try the variants: Nyströmformer with 16 landmarks '
       + '(fewer than the 64 tokens, so not exact: error about 0.3) keeps the sink; the feature maps lose it.',
     sources: [PAPER.sinks, PAPER.nystrom],
-    highlight: ['heatmaps', 'error_fro_rel'],
+    highlight: ['heatmaps', 'error_fro_rel', 'row'],
   },
   {
     name: 'decay-halflife',

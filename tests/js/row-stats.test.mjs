@@ -60,3 +60,18 @@ describe('rowStats against the library', () => {
     lab.free();
   });
 });
+
+describe('the row view\'s bars (render/rowbars.mjs laneColumns)', () => {
+  it('keep a single spike among more keys than pixels, and leave masked keys out', async () => {
+    const { laneColumns } = await import('../../web/render/rowbars.mjs');
+    const row = new Float32Array(1000).fill(1e-4);
+    row[537] = 0.9;
+    const { hi, lo } = laneColumns(row, 1000, 100);
+    expect(hi[53]).toBeCloseTo(0.9, 6);    // a mean over the column's 10 keys would show 0.09
+    expect(lo[53]).toBeCloseTo(1e-4, 9);
+    expect(Math.max(...hi.filter((_, c) => c !== 53))).toBeCloseTo(1e-4, 9);
+    const causal = laneColumns(row, 500, 100); // keys 500… masked
+    expect(Number.isNaN(causal.hi[50])).toBe(true);
+    expect(causal.hi[49]).toBeCloseTo(1e-4, 9);
+  });
+});

@@ -201,6 +201,8 @@ export function mountHeatmaps(page) {
     hotTokens(cursor);
     $('hover').textContent = text;
     $('cell-say').textContent = text;
+    // the selected row, for the single-row view (ui/row-view.mjs): the full matrix's row, not the cell's
+    document.dispatchEvent(new CustomEvent('attnviz-row', { detail: { row: cellTokens(g, cursor).rows[0] } }));
   }
   /**
    * What a heatmap cell holds: its row and column (or block), named by their tokens when the inputs have
