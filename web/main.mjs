@@ -291,7 +291,10 @@ async function start() {
   panels.add(mountReadoutsPanel(page, (row) => explain.button('readout', row.id, row.label)));
   panels.add(mountEntropy(page));
   spectra = panels.add(mountSpectra(page));
-  lessons = panels.add(mountLessons($('lessons'), $('lesson'), { onClose: () => { lesson = null; lessons.show(null); writeUrl(true); } }));
+  lessons = panels.add(mountLessons($('lessons'), $('lesson'), {
+    onClose: () => { lesson = null; lessons.show(null); writeUrl(true); },
+    onChange, value: (k) => page.st[k], isInt: (k) => page.schema.BY_NAME[k]?.type === 'int',
+  }));
   panels.add(mountExport($('export'), {
     snapshot: () => inspector.snapshot(),
     request: () => requestOf(page.st),

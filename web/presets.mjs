@@ -16,7 +16,10 @@ import { seed, PAPER } from './citations.mjs';
  *   sources    where the claim comes from (web/citations.mjs): a seed article's section and the sentence
  *              the claim rests on, or the paper where no seed makes the claim (docs/lessons.md, "Citations")
  *   highlight  readout row ids (web/render/readouts.mjs) and panels: 'heatmaps', 'spectrum', 'error',
- *              'entropy', 'cost', 'sweep'
+ *              'entropy', 'cost', 'sweep', 'row'
+ *   play       optional, where the knob is the point: {key, from, to, steps, log}: the lesson panel's ▶
+ *              steps page key `key` through `steps` values from `from` to `to` (evenly, or evenly in log)
+ *              as a drag would (playValues; web/ui/lessons.mjs)
  */
 export const PRESETS = [
   {
@@ -109,6 +112,7 @@ export const PRESETS = [
       PAPER.flatten,
     ],
     highlight: ['row_entropy', 'error_fro_rel', 'entropy', 'sweep', 'row'],
+    play: { key: 'p', from: 1, to: 8, steps: 29 },
   },
   {
     name: 'dwc-rank',
@@ -138,6 +142,7 @@ export const PRESETS = [
       PAPER.linformer,
     ],
     highlight: ['rank', 'error_fro_rel', 'spectrum', 'sweep'],
+    play: { key: 's', from: 8, to: 256, steps: 6, log: true },
   },
   {
     name: 'performer-m',
@@ -152,6 +157,7 @@ export const PRESETS = [
       PAPER.performer,
     ],
     highlight: ['error_fro_rel', 'sweep'],
+    play: { key: 'm', from: 16, to: 4096, steps: 9, log: true },
   },
   {
     name: 'performer-norm',
@@ -176,6 +182,7 @@ export const PRESETS = [
         'the deterministic maps have dimension of order dⁿ, usually far above the sequence length, so as linear attention they cost more than standard attention.'),
     ],
     highlight: ['error_fro_rel', 'cost', 'sweep'],
+    play: { key: 'order', from: 1, to: 4, steps: 4 },
   },
   {
     name: 'explimit-N',
@@ -192,6 +199,7 @@ export const PRESETS = [
         'three ways of seeing standard attention as an infinite-dimensional linear attention.'),
     ],
     highlight: ['error_fro_rel', 'cost', 'sweep'],
+    play: { key: 'N', from: 1, to: 32, steps: 6, log: true },
   },
   {
     name: 'hedgehog-spiky',
@@ -231,6 +239,7 @@ export const PRESETS = [
       + 'tolerance. Drag γ towards 1 and both come back.',
     sources: [PAPER.retnet, PAPER.lightning, PAPER.ssd, PAPER.gatedDelta], // the caption's four decayed recurrences; Dao & Gu for the semiseparable rank
     highlight: ['row_entropy', 'semiseparable_rank', 'heatmaps'],
+    play: { key: 'decay', from: 0.5, to: 1, steps: 11 },
   },
   {
     name: 'window-rank',
@@ -376,6 +385,17 @@ export function chapterOf(name) {
 }
 
 const BY_NAME = new Map(PRESETS.map((p) => [p.name, p]));
+
+/**
+ * The values a lesson's `play` steps through: `steps` of them from `from` to `to`, evenly spaced (in log
+ * with `log`), to four significant digits so that a link reads 1.25, not 1.2500000000000002.
+ */
+export function playValues({ from, to, steps, log = false }) {
+  return Array.from({ length: steps }, (_, k) => {
+    const t = k / (steps - 1);
+    return Number((log ? from * (to / from) ** t : from + (to - from) * t).toPrecision(4));
+  });
+}
 
 /** The lesson a page opened without a link shows. */
 export const FIRST_LESSON = 'first-look';
