@@ -189,10 +189,19 @@ function commit() {
 // The address bar follows the state, but not on every frame of a drag: replaceState costs
 // milliseconds in Chromium, so it is written on release and otherwise once the input rests.
 let urlTimer = 0;
+let urlOwn = null; // the hash this page last wrote or read: any other is a navigation its hashchange has yet to bring
 function writeUrl(now) {
   clearTimeout(urlTimer);
   urlTimer = 0;
-  const put = () => { urlTimer = 0; const h = `#${withPreset(page.schema.toHash(page.st), lesson)}`; if (location.hash !== h) history.replaceState(null, '', h); inspector.notify(); };
+  const put = () => {
+    urlTimer = 0;
+    const h = `#${withPreset(page.schema.toHash(page.st), lesson)}`;
+    // a link followed since (a lesson's "next" clicked while its knob plays) is not written over
+    if (urlOwn !== null && location.hash !== urlOwn) { inspector.notify(); return; }
+    if (location.hash !== h) history.replaceState(null, '', h);
+    urlOwn = location.hash;
+    inspector.notify();
+  };
   if (now) put(); else urlTimer = setTimeout(put, 250);
 }
 
@@ -333,6 +342,7 @@ async function start() {
   });
   $('projector').addEventListener('click', () => onChange('projector', !page.st.projector, 'input'));
   addEventListener('hashchange', () => {
+    urlOwn = location.hash;
     if (location.hash.slice(1) === withPreset(schema.toHash(page.st), lesson)) return;
     const ex = expandPreset(location.hash);
     const p = schema.fromHash(ex.hash);

@@ -100,6 +100,22 @@ describe("a lesson's play button", () => {
     await page.close();
   });
 
+  it('a click on "next" while playing opens the next lesson, which does not play', async () => {
+    const { page, errors } = await openLab(b.context, server.url, { hash: 'preset=focused-p' });
+    await page.evaluate(() => window.attnviz.snapshot());
+    await page.click('.lesson-play');
+    await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).get('p') !== '6');
+    await page.click('.lesson-next');
+    await page.waitForFunction(() => location.hash.startsWith('#preset=hedgehog-spiky'));
+    const st = (await page.evaluate(() => window.attnviz.snapshot())).state;
+    expect(st.variant).toBe('hedgehog');
+    await page.waitForTimeout(1200);
+    expect(await page.evaluate(() => location.hash.startsWith('#preset=hedgehog-spiky'))).toBe(true);
+    expect(await page.evaluate(() => window.attnviz.state.p)).toBe(Number(st.p));
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('under prefers-reduced-motion each press steps one value, with no animation', async () => {
     const page0 = await b.context.newPage();
     await page0.emulateMedia({ reducedMotion: 'reduce' });
