@@ -8,17 +8,17 @@
 // rules, the rank ceiling and the feature dimension are the library's. The compute modules (engine.mjs
 // here and in the workers) get requests (state.mjs's requestOf: inputs and knobs), never the state.
 import './style.css';
-import { loadAttnviz, simdSupported } from './attnviz.mjs';
-import { wasmSources } from './wasm-source.mjs';
-import { buildSchema, stageDirty, listOf } from './state.mjs';
-import { listenForHosts } from './messages.mjs';
-import { Engine, MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N } from './engine.mjs';
+import { loadAttnviz, simdSupported } from './wasm/attnviz.mjs';
+import { wasmSources } from './wasm/wasm-source.mjs';
+import { buildSchema, stageDirty, listOf } from './state/state.mjs';
+import { listenForHosts } from './io/messages.mjs';
+import { Engine, MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N } from './compute/engine.mjs';
 import { READOUT_ROWS } from './render/readouts.mjs';
 import { uPlotReady } from './render/charts.mjs';
-import { createInspector } from './inspect.mjs';
-import { expandPreset, withPreset } from './presets.mjs';
+import { createInspector } from './io/inspect.mjs';
+import { expandPreset, withPreset } from './state/presets.mjs';
 import { createLabWorkers } from './lab-workers.mjs';
-import { MSG } from './protocol.mjs';
+import { MSG } from './workers/protocol.mjs';
 import { createPanels } from './ui/panel.mjs';
 import { createNotices } from './ui/notices.mjs';
 import { buildControls } from './ui/controls.mjs';
@@ -28,6 +28,7 @@ import { mountRowView } from './ui/row-view.mjs';
 import { mountReadoutsPanel } from './ui/readout-table.mjs';
 import { mountEntropy } from './ui/entropy-panel.mjs';
 import { mountSpectra } from './ui/spectra.mjs';
+import { mountArticleFigures } from './ui/article-figures.mjs';
 import { mountSweep } from './ui/sweep-panel.mjs';
 import { mountOverview } from './ui/overview.mjs';
 import { mountMechanisms } from './ui/mechanisms.mjs';
@@ -35,7 +36,7 @@ import { mountModelPanel } from './ui/model-panel.mjs';
 import { mountLessons } from './ui/lessons.mjs';
 import { mountExplain } from './ui/explain-popover.mjs';
 import { mountExport } from './ui/export-menu.mjs';
-import { shownView, referenceCaption } from './reference-text.mjs';
+import { shownView, referenceCaption } from './state/reference-text.mjs';
 
 const $ = (id) => document.getElementById(id);
 const prefersDark = matchMedia('(prefers-color-scheme: dark)'); // live: .matches follows the system
@@ -51,7 +52,7 @@ const page = {
   pendingMarks: { heat: null, plain: null, spec: null },
   // measurements the benchmark and e2e tests read (window.attnviz)
   stats: { seq: 0, inputAt: new Map(), heatAt: new Map(), plainAt: new Map(), specAt: new Map(), reqSeq: new Map() },
-  // the inspection API (web/inspect.mjs, docs/inspection.md): each part of the view is tagged with the
+  // the inspection API (web/io/inspect.mjs, docs/inspection.md): each part of the view is tagged with the
   // request it was computed for ({key: requestOf as JSON, drag}), so a snapshot never mixes states
   tags: { frame: null, plain: null, spec: null },
   notice: createNotices($('notice')),
@@ -73,8 +74,8 @@ let dirty = 'inputs';          // earliest dirty pipeline stage, or null
 let release = true;            // a knob was released: ask for the accurate spectrum
 let dragging = false;
 let raf = 0;
-let lesson = null;             // the open lesson's name (web/presets.mjs), or null; the link carries it as preset=
-let hosts = null;              // host pages' messages (web/messages.mjs)
+let lesson = null;             // the open lesson's name (web/state/presets.mjs), or null; the link carries it as preset=
+let hosts = null;              // host pages' messages (web/io/messages.mjs)
 let trainedW = null;           // {W: Float32Array (d×cols), cols}: the lab's Hedgehog W, from the distillation view; never in a link
 
 /** What the engines compute for a state: state.mjs's request, with one head of the loaded tensors as inputs,
@@ -300,6 +301,7 @@ async function start() {
   panels.add(mountReadoutsPanel(page, (row) => explain.button('readout', row.id, row.label)));
   panels.add(mountEntropy(page));
   spectra = panels.add(mountSpectra(page));
+  panels.add(mountArticleFigures(page));
   lessons = panels.add(mountLessons($('lessons'), $('lesson'), {
     onClose: () => { lesson = null; lessons.show(null); writeUrl(true); },
     onChange, value: (k) => page.st[k], isInt: (k) => page.schema.BY_NAME[k]?.type === 'int',

@@ -1,4 +1,4 @@
-// lesson-play.test.mjs: a lesson's ▶ (web/ui/lessons.mjs, `play` in web/presets.mjs) in Debian's headless
+// lesson-play.test.mjs: a lesson's ▶ (web/ui/lessons.mjs, `play` in web/state/presets.mjs) in Debian's headless
 // Chromium. It steps the lesson's knob as a drag would: the value moves in the link and the readouts follow
 // it; ❚❚ stops it where it is; it stops at the end, on the reader's own input and on a lesson change; and
 // under prefers-reduced-motion each press steps one value with no animation.
@@ -6,7 +6,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync } from 'node:fs';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab } from './browser.mjs';
-import { playValues } from '../../web/presets.mjs';
+import { playValues } from '../../web/state/presets.mjs';
 
 const ROOT = 'build/web';
 let server, b;

@@ -1,4 +1,4 @@
-// The lessons (web/presets.mjs, docs/lessons.md) end to end, in Debian's headless Chromium: every preset
+// The lessons (web/state/presets.mjs, docs/lessons.md) end to end, in Debian's headless Chromium: every preset
 // opens from its link `#preset=NAME`, shows its caption and outlines what it highlights, raises no console
 // error, and reproduces its claim in the numbers the page shows (window.attnviz.snapshot(),
 // docs/inspection.md). A claim that compares two states opens the second as the same preset with one key
@@ -10,8 +10,8 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab } from './browser.mjs';
-import { PRESETS } from '../../web/presets.mjs';
-import { plainQuote } from '../../web/citations.mjs';
+import { PRESETS } from '../../web/state/presets.mjs';
+import { plainQuote } from '../../web/state/citations.mjs';
 
 const ROOT = 'build/web';
 let server, browser, page, errors;

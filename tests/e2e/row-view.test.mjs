@@ -11,8 +11,8 @@ import { spawnSync } from 'node:child_process';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab } from './browser.mjs';
 import { readNpy } from '../js/npy.mjs';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
 
 const ROOT = 'build/web';
 const CLI = process.env.ATTNVIZ_CLI || new URL('../../build/native/attnviz', import.meta.url).pathname;

@@ -1,9 +1,9 @@
-// The explanations (web/explain.mjs): every variant of the real registry and every readout row has one,
+// The explanations (web/state/explain.mjs): every variant of the real registry and every readout row has one,
 // with a source where it is a variant, and every glossary symbol typesets as MathML (KaTeX, throwOnError).
 import { describe, it, expect } from 'vitest';
 import katex from 'katex';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { VARIANT_EXPLAIN, GLOSSARY } from '../../web/explain.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { VARIANT_EXPLAIN, GLOSSARY } from '../../web/state/explain.mjs';
 import { READOUT_ROWS } from '../../web/render/readouts.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });

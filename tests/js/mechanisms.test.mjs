@@ -1,13 +1,13 @@
-// mechanisms.test.mjs: the mechanism views' computations (web/mechanisms.mjs and the loader's recall,
+// mechanisms.test.mjs: the mechanism views' computations (web/compute/mechanisms.mjs and the loader's recall,
 // stepper and distiller) in the real wasm module, against the native CLI and against their own claims.
 import { describe, it, expect, beforeAll } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { stepFrame, scalingRun, crossover, recallCurve, overwrite, meanRowKL, memoryBytes } from '../../web/mechanisms.mjs';
-import { npyBytes } from '../../web/export.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { stepFrame, scalingRun, crossover, recallCurve, overwrite, meanRowKL, memoryBytes } from '../../web/compute/mechanisms.mjs';
+import { npyBytes } from '../../web/io/export.mjs';
 
 const writeNpy = (path, data, shape) => writeFileSync(path, npyBytes(data, shape));
 

@@ -1,15 +1,15 @@
-// The lessons' table (web/presets.mjs) against the real registry's schema: every preset's keys are
+// The lessons' table (web/state/presets.mjs) against the real registry's schema: every preset's keys are
 // schema keys with values the schema takes as they are (no clamping, no problem), every highlight names a
 // readout row or a panel the page has, and a link that names a preset expands to the preset's keys with
 // the link's own keys winning. The claims themselves are checked in Chromium (tests/e2e/lessons.test.mjs).
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
-import { PRESETS, CHAPTERS, FIRST_LESSON, presetOf, stepPreset, chapterOf, expandPreset, withPreset, playValues } from '../../web/presets.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
+import { PRESETS, CHAPTERS, FIRST_LESSON, presetOf, stepPreset, chapterOf, expandPreset, withPreset, playValues } from '../../web/state/presets.mjs';
 import { READOUT_ROWS } from '../../web/render/readouts.mjs';
-import { Engine, swampedKeys } from '../../web/engine.mjs';
-import { VARIANT_VIEW } from '../../web/variants.mjs';
+import { Engine, swampedKeys } from '../../web/compute/engine.mjs';
+import { VARIANT_VIEW } from '../../web/state/variants.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
 const schema = buildSchema(av.registry);

@@ -3,16 +3,16 @@ import { describe, it, expect } from 'vitest';
 import { colorTable, buildTable, colorIndex, luminance, COLORMAPS, hexToRgb } from '../../web/render/colormap.mjs';
 import { fmt, fmtSigned, fmtCount, fmtBytes, fmtPct, fmtMs, fmtRatio, fmtWhole, ticks } from '../../web/render/format.mjs';
 import { sharedRange, symmetricRange, paint, cellAt, quantile, selectKth } from '../../web/render/heatmap.mjs';
-import { blockSize } from '../../web/downsample.mjs';
+import { blockSize } from '../../web/compute/downsample.mjs';
 import { normalisedSpectrum, errorCurve, rankAtRelative, plotLength, markerIndices } from '../../web/render/spectrum.mjs';
-import { spectralReadouts } from '../../web/spectral.mjs';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { READOUT_INFO } from '../../web/readout-info.mjs';
+import { spectralReadouts } from '../../web/compute/spectral.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { READOUT_INFO } from '../../web/wasm/readout-info.mjs';
 import { READOUT_ROWS, costLine, rowReason, rowLabel, tolerance } from '../../web/render/readouts.mjs';
 import { entropyBars, entropyNote } from '../../web/render/entropy.mjs';
 import { floorDrawn, logTicks, powerLabel } from '../../web/render/charts.mjs';
-import { Engine } from '../../web/engine.mjs';
-import { buildSchema } from '../../web/state.mjs';
+import { Engine } from '../../web/compute/engine.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
 
 describe('colour tables', () => {
   it('are 256 opaque RGBA entries with the published end points', () => {

@@ -1,9 +1,9 @@
-// row-stats.test.mjs: the single-row view's statistics (web/row-stats.mjs) against the definitions of
+// row-stats.test.mjs: the single-row view's statistics (web/compute/row-stats.mjs) against the definitions of
 // docs/readouts.md written out here for hand-made rows, and against the library's own means: over every row
 // of a matrix, the mean of rowStats is av_readouts' row_entropy_mean and keys_for_90.
 import { describe, it, expect, beforeAll } from 'vitest';
-import { rowStats } from '../../web/row-stats.mjs';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { rowStats } from '../../web/compute/row-stats.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 
 describe('rowStats', () => {
   it('a uniform row of m keys: entropy ln m, keys for 90 % ⌈0.9 m⌉', () => {

@@ -1,9 +1,9 @@
 // readouts.mjs: what the readout panel says, as data. Each row has a plain-words label, a one-line
 // formula (TeX, typeset by KaTeX once at start-up) and a function from the readouts object (the JSON
-// names of docs/readouts.md, as web/attnviz.mjs returns them) to the text shown. Pure; no DOM.
+// names of docs/readouts.md, as web/wasm/attnviz.mjs returns them) to the text shown. Pure; no DOM.
 import { fmt, fmtPct, fmtCount, fmtBytes, fmtRatio } from './format.mjs';
-import { UNIFORM_NAME } from '../entropy-baseline.mjs';
-import { whenReadoutInfo } from '../readout-info.mjs';
+import { UNIFORM_NAME } from '../compute/entropy-baseline.mjs';
+import { whenReadoutInfo } from '../wasm/readout-info.mjs';
 
 const val = (r, k, f = fmt) => (r[k] === null || r[k] === undefined ? '—' : `${markSign(r, k)}${f(r[k])}`);
 /** What precedes a marked number on screen: ≥ a lower bound, ≤ an upper bound, ≈ an estimate (docs/readouts.md). */
@@ -103,7 +103,7 @@ const PRESENTATION = [
 ];
 
 /**
- * Rows of the readout panel, from the registry (av_readout_info, web/readout-info.mjs) once the first module
+ * Rows of the readout panel, from the registry (av_readout_info, web/wasm/readout-info.mjs) once the first module
  * is loaded: one per readout with a place in the page's table (`display`), in that order; `spectral` when
  * a key it shows needs the spectrum (it then waits for the worker). A row of PRESENTATION shows its keys
  * (and reasonKeys); a readout it does not cover gets a plain row: the registry's label, its number.

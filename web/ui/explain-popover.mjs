@@ -1,9 +1,9 @@
-// explain-popover.mjs: the explanations (web/explain.mjs) one click, tap or key press away. An ⓘ button
+// explain-popover.mjs: the explanations (web/state/explain.mjs) one click, tap or key press away. An ⓘ button
 // beside the variant's formula and beside each readout's label, and the header's "glossary" button, open
 // one shared popover (index.html's #explain, a non-modal dialog) next to the button: the title, the
 // formula typeset as MathML, the plain-language text and the source. Escape or × closes it and gives the
 // focus back to the button; a click elsewhere closes it; one is open at a time.
-import { VARIANT_EXPLAIN, GLOSSARY } from '../explain.mjs';
+import { VARIANT_EXPLAIN, GLOSSARY } from '../state/explain.mjs';
 import { typeset } from '../render/tex.mjs';
 
 /**

@@ -1,5 +1,5 @@
 // lessons.mjs: the "Lessons" menu in the header and the lesson panel above the controls (the presets of
-// web/presets.mjs). The menu is a list of plain links (`#preset=NAME`), so a lesson opens by keyboard,
+// web/state/presets.mjs). The menu is a list of plain links (`#preset=NAME`), so a lesson opens by keyboard,
 // touch, a middle click into a new tab, or a link pasted anywhere; main.mjs reads the hash. Every lesson
 // link carries the reader's presentation mode (projector=1), so changing lessons never switches it off.
 // The panel shows the open lesson's place in the course ("3 / 23", from PRESETS' order), title, caption
@@ -11,9 +11,9 @@
 // (onChange's 'dragstart', 'input' per value, 'change' when it stops): it stops at the end, on ❚❚, on the
 // reader's next pointer press or key, on a lesson change, and when the knob is set by anyone else; with
 // prefers-reduced-motion each press steps one value, with no animation.
-import { PRESETS, CHAPTERS, presetOf, stepPreset, chapterOf, playValues } from '../presets.mjs';
+import { PRESETS, CHAPTERS, presetOf, stepPreset, chapterOf, playValues } from '../state/presets.mjs';
 import { NOTHING } from './panel.mjs';
-import { plainQuote, SEEDS } from '../citations.mjs';
+import { plainQuote, SEEDS } from '../state/citations.mjs';
 
 /** Time between two values of a lesson's play: long enough to read each frame, and for the link to follow. */
 const PLAY_MS = 450;

@@ -1,14 +1,14 @@
 // mechanisms.mjs (ui): the mechanism views (docs/mechanisms.md) under the lab: the recurrence stepper,
 // scaling measured in this browser, memory collisions, and Hedgehog learning to mimic softmax. Every number
-// comes from the mechanisms worker (web/worker.mjs, web/mechanisms.mjs); this module only asks and draws.
-// The state keys it reads (web/state.mjs): mech (the open view), step, budget, pairs, mem_d, mems,
+// comes from the mechanisms worker (web/workers/worker.mjs, web/compute/mechanisms.mjs); this module only asks and draws.
+// The state keys it reads (web/state/state.mjs): mech (the open view), step, budget, pairs, mem_d, mems,
 // mem_scale, steps, lr. It never blocks input: each view keeps only its newest request in flight.
 import { loadUPlot, uPlotReady } from '../render/charts.mjs';
 import { colorTable } from '../render/colormap.mjs';
 import { paint } from '../render/heatmap.mjs';
 import { fmt, fmtBytes, fmtMs } from '../render/format.mjs';
-import { npyBytes } from '../export.mjs';
-import { MSG } from '../protocol.mjs';
+import { npyBytes } from '../io/export.mjs';
+import { MSG } from '../workers/protocol.mjs';
 import { NOTHING } from './panel.mjs';
 
 export const MEMORIES = {

@@ -1,5 +1,5 @@
 // row-view.mjs: the single-row view. One query's weights as bars (render/rowbars.mjs), the variant's row
-// above softmax's for the same query, with each row's entropy and keys for 90 % (web/row-stats.mjs): what
+// above softmax's for the same query, with each row's entropy and keys for 90 % (web/compute/row-stats.mjs): what
 // "spiky" and "flat" mean, one row at a time. The rows are the full rows of M and A (Engine.row), never the
 // heatmaps' downsampled cells: from this thread's engine up to MAIN_THREAD_MAX_N (it holds M and A after
 // each commit, a drag's included), else from the background worker (MSG.ROW) once the input rests. The
@@ -8,9 +8,9 @@
 import { drawRowBars } from '../render/rowbars.mjs';
 import { SERIES } from '../render/charts.mjs';
 import { fmt } from '../render/format.mjs';
-import { rowStats } from '../row-stats.mjs';
-import { MAIN_THREAD_MAX_N } from '../engine.mjs';
-import { MSG } from '../protocol.mjs';
+import { rowStats } from '../compute/row-stats.mjs';
+import { MAIN_THREAD_MAX_N } from '../compute/engine.mjs';
+import { MSG } from '../workers/protocol.mjs';
 import { NOTHING } from './panel.mjs';
 
 const COLOR = Object.fromEntries(SERIES.map((x) => [x.key, x.color]));

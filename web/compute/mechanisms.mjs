@@ -1,5 +1,5 @@
 // mechanisms.mjs: the computations behind the mechanism views (docs/mechanisms.md), over the loader's
-// lab (web/attnviz.mjs); no DOM. They run in the mechanisms worker (web/worker.mjs) and in Vitest.
+// lab (web/wasm/attnviz.mjs); no DOM. They run in the mechanisms worker (web/workers/worker.mjs) and in Vitest.
 //   stepFrame     one token of the recurrence stepper: φ(k_t), v_t, the state S_t and z_t, the output row
 //                 against the masked matrix's row, and the bytes of the state against softmax's cache
 //   scalingRun    time and memory of the quadratic softmax path, the variant's linear path and its chunkwise

@@ -13,10 +13,11 @@ import { seed, PAPER } from './citations.mjs';
  *   title      the menu's text and the caption's heading
  *   state      the schema keys it sets (URL keys and values as a link gives them)
  *   caption    what to look at and what it means (plain text, two to four sentences)
- *   sources    where the claim comes from (web/citations.mjs): a seed article's section and the sentence
+ *   sources    where the claim comes from (web/state/citations.mjs): a seed article's section and the sentence
  *              the claim rests on, or the paper where no seed makes the claim (docs/lessons.md, "Citations")
  *   highlight  readout row ids (web/render/readouts.mjs) and panels: 'heatmaps', 'spectrum', 'error',
- *              'entropy', 'cost', 'sweep', 'row'
+ *              'entropy', 'cost', 'sweep', 'row' (the single-row view), 'article' (the seed article's two
+ *              figures: set figs=article)
  *   play       optional, where the knob is the point: {key, from, to, steps, log}: the lesson panel's ▶
  *              steps page key `key` through `steps` values from `from` to `to` (evenly, or evenly in log)
  *              as a drag would (playValues; web/ui/lessons.mjs)
@@ -57,7 +58,7 @@ export const PRESETS = [
   {
     name: 'exp-spectrum',
     title: 'exp(QKᵀ) is not low-rank',
-    state: { gen: 'gaussian', variant: 'softmax', n: 256, d: 16, causal: 0 },
+    state: { gen: 'gaussian', variant: 'softmax', n: 256, d: 16, causal: 0, figs: 'article' },
     caption: 'The scores QKᵀ have rank d = 16: their singular values (QKᵀ, grey) stop at i = 16. After the '
       + 'exponential (exp(QKᵀ)) and the row normalisation (softmax) they decay slowly: far more than d of them '
       + 'stay above 10⁻³·σ₁, and the truncated-SVD error e(r) is still well above zero at r = d. No rank-d '
@@ -68,7 +69,7 @@ export const PRESETS = [
       seed('001', '3.2. 有损的低秩近似', '橙色线(exp(QK))的误差居高不下,这意味着即使 D 已经很大了(比如 X 轴走到了 500),橙色线的误差依然非常高。',
         'the truncated-SVD error of exp(QK) stays high even at large rank D (its second figure).'),
     ],
-    highlight: ['rank_rel', 'spectrum', 'error'],
+    highlight: ['rank_rel', 'article', 'spectrum', 'error'],
   },
   {
     name: 'crossover',

@@ -18,7 +18,7 @@
 //   RECYCLE {buffers}: a shown frame's cell arrays, back for the next frames
 //   TENSORS {tensors}: Engine.setTensors (the page sends a capture to each worker)
 //   WINDOW {key, req, zoom}: the zoom's window of M, A, M − A (Engine.window)
-//   SWEEP {id, plan}: a sweep (web/sweep.mjs's sweepPlan), one point at a time; SWEEP_CANCEL {}
+//   SWEEP {id, plan}: a sweep (web/compute/sweep.mjs's sweepPlan), one point at a time; SWEEP_CANCEL {}
 //   EXPORT {id, req}: Q, K, V, M, A and the random matrices at full resolution
 //   ROW {id, req, row}: one row of M and of A, full length (Engine.row), for the single-row view
 //   MODEL_LOAD {id, files: [ArrayBuffer, ArrayBuffer]}: a checkpoint and tokenizer, any order
@@ -41,7 +41,7 @@
 //   MECH_DONE {id, view, complete, error?, …}
 // Page → embed worker (embed-worker.mjs): INIT; JOB {client, id, req, overlays}; DROP {client} (the element
 // left the page). Embed worker → page: READY | FATAL | FAILED, and {client, id, part: PART.*, …}.
-// Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step.
+// Latest wins (web/workers/queue.mjs): a job that a newer one supersedes stops at its next step.
 
 /** Every message's `kind`. */
 export const MSG = Object.freeze({

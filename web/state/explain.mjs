@@ -1,4 +1,4 @@
-// explain.mjs: the page's explanations, as data: for every variant (its entry in web/variants.mjs) a few
+// explain.mjs: the page's explanations, as data: for every variant (its entry in web/state/variants.mjs) a few
 // plain sentences (what it is, what to look for) and where it comes from, shown with its formula one click
 // or key press away (a readout row's explanation is the library's, av_readout_info's `explain`, carried
 // on its row of web/render/readouts.mjs); and the glossary of every symbol the page shows. Definitions in full:
@@ -8,7 +8,7 @@
 
 import { VARIANT_VIEW } from './variants.mjs';
 
-/** Per variant (registry name): {text, source}, from its entry in web/variants.mjs. */
+/** Per variant (registry name): {text, source}, from its entry in web/state/variants.mjs. */
 export const VARIANT_EXPLAIN = Object.fromEntries(Object.entries(VARIANT_VIEW).map(([name, v]) => [name, v.explain]));
 
 /** The glossary: every symbol the page shows, {tex, text}. */
