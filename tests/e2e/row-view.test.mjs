@@ -87,6 +87,10 @@ describe('the single-row view', () => {
     // the lesson's claim, one row at a time: elu+1's row is nearly uniform, softmax's a spike
     expect(part.M.entropy).toBeGreaterThan(part.A.entropy + 2);
     expect(await page.textContent('#row-M')).toContain(`entropy ${part.M.entropy.toFixed(2)}`);
+    // focus alone (Tab) selects nothing: the cursor's cell 0, 0 is not the reader's pick
+    await page.focus('#hm-M');
+    await page.waitForTimeout(200);
+    expect((await rowPart(page)).row).toBe(128);
     // a click on row 40 of the softmax heatmap selects row 40; the cell cursor's ↓ row 41
     const p = await page.$eval('#hm-A', (c) => { const r = c.getBoundingClientRect(); return { x: r.left + (10.5 / 256) * r.width, y: r.top + (40.5 / 256) * r.height }; });
     await page.mouse.click(p.x, p.y);
