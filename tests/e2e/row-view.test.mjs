@@ -109,6 +109,10 @@ describe('the single-row view', () => {
     const b = await launch({ width: 1366, height: 900 });
     const { page, errors } = await openLab(b.context, server.url, { hash: 'v=1&gen=clustered&variant=focused&p=4&n=512&d=32&causal=1' });
     await page.evaluate(() => window.attnviz.snapshot());
+    // no lesson: the view is folded, computes nothing and has no part; its summary opens it
+    expect(await page.$eval('#row-view', (e) => e.open)).toBe(false);
+    expect(await rowPart(page)).toBe(undefined);
+    await page.click('#row-view > summary');
     await page.waitForFunction(() => window.attnviz.panels().row?.current);
     const mats = matrices(await stateOf(page));
     expectRow(await rowPart(page), mats, 256);
@@ -135,6 +139,11 @@ describe('the single-row view', () => {
     expect(Math.min(...sizes)).toBeGreaterThanOrEqual(18);
     await page.$eval('#row-view', (e) => e.scrollIntoView());
     await page.screenshot({ path: 'build/row-view-projector-dark.png' });
+    // a lesson that does not cite it folds it
+    await page.evaluate(() => { location.hash = '#preset=rank-le-d'; });
+    await page.evaluate(() => window.attnviz.snapshot());
+    expect(await page.$eval('#row-view', (e) => e.open)).toBe(false);
+    expect(await rowPart(page)).toBe(undefined);
     expect(errors).toEqual([]);
     await b.close();
   });

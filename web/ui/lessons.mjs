@@ -180,6 +180,8 @@ export function mountLessons(menu, panel, { onClose, onChange, value, isInt }) {
     for (const key of p.highlight) {
       for (const x of document.querySelectorAll(`[data-readout="${key}"], [data-hl="${key}"]`)) x.classList.add('hl');
     }
+    // a panel that folds (the single-row view) is open on the lessons that cite it, folded on the others
+    for (const x of document.querySelectorAll('details[data-hl]')) x.open = p.highlight.includes(x.dataset.hl);
   }
   return {
     ...NOTHING, name: 'lessons', show, // a Panel (ui/panel.mjs): main.mjs shows the open lesson

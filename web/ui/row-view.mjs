@@ -4,7 +4,9 @@
 // heatmaps' downsampled cells: from this thread's engine up to MAIN_THREAD_MAX_N (it holds M and A after
 // each commit, a drag's included), else from the background worker (MSG.ROW) once the input rests. The
 // row is the slider's, or the row a click or the keyboard cursor selects on a heatmap (the heatmaps panel
-// says so with an 'attnviz-row' event on the document: panels never import each other).
+// says so with an 'attnviz-row' event on the document: panels never import each other). It is a <details>:
+// the lessons about spikiness open it (ui/lessons.mjs opens what a lesson highlights), the others close it,
+// and closed it computes nothing.
 import { drawRowBars } from '../render/rowbars.mjs';
 import { SERIES } from '../render/charts.mjs';
 import { fmt } from '../render/format.mjs';
@@ -18,6 +20,7 @@ const COLOR = Object.fromEntries(SERIES.map((x) => [x.key, x.color]));
 /** The panel (index.html's #row-view: #row-pick, #row-num, #row-bars, #row-M, #row-A). `page`: main.mjs's context. */
 export function mountRowView(page) {
   const $ = (id) => document.getElementById(id);
+  const fig = $('row-view');
   const slider = $('row-pick'), num = $('row-num'), canvas = $('row-bars');
   let chosen = null;   // the reader's row; null: the middle row, ⌊n/2⌋
   let shown = null;    // {key, i, n, causal, M, A, mReason, aReason, stats: {M, A}}
@@ -44,6 +47,7 @@ export function mountRowView(page) {
 
   /** Select row i (the slider, a heatmap's cell). */
   function select(i) {
+    if (!on()) return;
     const n = page.st.n;
     const r = Math.min(n - 1, Math.max(0, Math.round(i)));
     if (r === chosen) return;
@@ -52,6 +56,12 @@ export function mountRowView(page) {
     dirty = true; page.schedule();
   }
   slider.addEventListener('input', () => select(Number(slider.value)));
+  // shown only while open (a closed view, or an embed, computes nothing)
+  const on = () => fig.open && !page.st?.embed;
+  fig.addEventListener('toggle', () => {
+    if (on() && !local(page.st)) ask(page.st);
+    dirty = true; page.schedule(); page.inspector.notify();
+  });
   document.addEventListener('attnviz-row', (e) => select(e.detail.row));
 
   function ask(st) {
@@ -107,13 +117,13 @@ export function mountRowView(page) {
   return {
     ...NOTHING,
     name: 'row',
-    update(st) { if (!local(st)) ask(st); },
-    draw() { if (page.redraw.heat || dirty) { dirty = false; draw(); } },
+    update(st) { if (on() && !local(st)) ask(st); },
+    draw() { if (on() && (page.redraw.heat || dirty)) { dirty = false; draw(); } },
     dispose() { ro.disconnect(); },
     routes: { [MSG.ROW_DATA]: onMessage },
     /** The row shown, and its two rows' statistics (docs/inspection.md); current: it is the state's row. */
     snapshot() {
-      if (!page.st || !shown) return null;
+      if (!page.st || !shown || !on()) return null;
       return {
         row: shown.i ?? null, n: shown.n ?? null, causal: shown.causal ?? null, current: shown.key === want(page.st).key,
         error: shown.error ?? null, M: part(shown.stats?.M), A: part(shown.stats?.A),
