@@ -57,7 +57,7 @@ export function mountRowView(page) {
   }
   slider.addEventListener('input', () => select(Number(slider.value)));
   // shown only while open (a closed view, or an embed, computes nothing)
-  const on = () => fig.open && !page.st?.embed;
+  const on = () => fig.open && !!page.st && !page.st.embed;
   fig.addEventListener('toggle', () => {
     if (on() && !local(page.st)) ask(page.st);
     dirty = true; page.schedule(); page.inspector.notify();
