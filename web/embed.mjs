@@ -262,7 +262,8 @@ export class AttnViz extends HTMLElement {
 
   drawReadouts() {
     this.table.draw();
-    this.q('.cost').textContent = costLine(this.view.frame?.cost, this.st.n);
+    const { schema } = this.pool, label = shownView(schema.variantView(this.st.variant), schema.variantRow(this.st.variant).class === 'exact', schema.knobsOf(this.st)).label;
+    this.q('.cost').textContent = costLine(this.view.frame?.cost, this.st.n, { softmax: this.view.frame?.softmaxCost, label });
   }
 
   /**

@@ -13,7 +13,7 @@ import { wasmSources } from './wasm/wasm-source.mjs';
 import { buildSchema, stageDirty, listOf } from './state/state.mjs';
 import { listenForHosts } from './io/messages.mjs';
 import { Engine, MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N } from './compute/engine.mjs';
-import { READOUT_ROWS } from './render/readouts.mjs';
+import { READOUT_ROWS, costLine } from './render/readouts.mjs';
 import { uPlotReady } from './render/charts.mjs';
 import { createInspector } from './io/inspect.mjs';
 import { expandPreset, withPreset } from './state/presets.mjs';
@@ -248,7 +248,7 @@ async function start() {
     variantOf: () => ({ name: page.st.variant, ...page.schema.variantView(page.st.variant), source: page.schema.variantRow(page.st.variant).source }),
     rowOf: (id) => READOUT_ROWS.find((r) => r.id === id),
   });
-  $('glossary').addEventListener('click', (e) => { e.stopPropagation(); explain.glossary($('glossary')); });
+  $('glossary').addEventListener('click', (e) => { e.stopPropagation(); explain.glossary($('glossary'), { projector: !!page.st.projector }); });
   $('share').addEventListener('click', async () => {
     try { await navigator.clipboard.writeText(location.href); $('share').textContent = 'copied'; } catch { $('share').textContent = 'see address bar'; }
     setTimeout(() => { $('share').textContent = 'copy link'; }, 1500);
@@ -305,6 +305,11 @@ async function start() {
   lessons = panels.add(mountLessons($('lessons'), $('lesson'), {
     onClose: () => { lesson = null; lessons.show(null); writeUrl(true); },
     onChange, value: (k) => page.st[k], isInt: (k) => page.schema.BY_NAME[k]?.type === 'int',
+    // what a prediction's explanation quotes: the settled readouts and state, and the cost line
+    live: async () => {
+      const s = await inspector.snapshot();
+      return { ...s, readouts: { ...s.readouts, ...(await recallSettled()) }, cost: costLine(page.view.frame?.cost, page.st.n, { softmax: page.view.frame?.softmaxCost, label: page.viewOf(page.st).label }) };
+    },
   }));
   panels.add(mountExport($('export'), {
     snapshot: () => inspector.snapshot(),
@@ -371,6 +376,20 @@ async function start() {
   });
   if (parsed.problems.length) page.notice.show(parsed.problems.join('; '));
   recompute();
+}
+
+/**
+ * With the recall view open, once it has finished for the current state: each memory's mean error at
+ * N = pairs, as `recall_<memory>` (what a lesson's prediction quotes); {} otherwise, or after 60 s.
+ */
+async function recallSettled() {
+  for (const t0 = performance.now(); page.st.mech === 'recall' && performance.now() - t0 < 60000;) {
+    const rc = panels.get('mechanisms')?.snapshot()?.recall;
+    const at = rc?.done ? rc.points.filter((p) => p.axis === 'N' && p.N === Number(page.st.pairs) && p.d === Number(page.st.mem_d)) : [];
+    if (at.length) return Object.fromEntries(at.map((p) => [`recall_${p.memory}`, p.mean]));
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  return {};
 }
 
 window.attnviz = {

@@ -6,7 +6,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync } from 'node:fs';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab } from './browser.mjs';
-import { playValues } from '../../web/state/presets.mjs';
+import { playValues, stepPreset } from '../../web/state/presets.mjs';
 
 const ROOT = 'build/web';
 let server, b;
@@ -90,12 +90,13 @@ describe("a lesson's play button", () => {
     await page.click('.lesson-play');
     await page.waitForFunction((a) => window.attnviz.state.decay !== a, at);
     await page.evaluate(() => document.activeElement.blur());
+    const next = stepPreset('decay-halflife', 1);
     await page.keyboard.press('ArrowRight');
-    await page.waitForFunction(() => location.hash.startsWith('#preset=window-rank'));
+    await page.waitForFunction((name) => location.hash.startsWith(`#preset=${name}&`), next.name);
     const st = (await page.evaluate(() => window.attnviz.snapshot())).state;
     await page.waitForTimeout(1200);
-    expect(await page.evaluate(() => window.attnviz.state)).toMatchObject({ decay: Number(st.decay), window: Number(st.window), variant: 'softmax' });
-    expect(Number(st.decay)).toBe(1);
+    expect(await page.evaluate(() => window.attnviz.state)).toMatchObject({ decay: Number(st.decay), variant: next.state.variant });
+    expect(Number(st.decay)).toBe(Number(next.state.decay ?? 1)); // the next lesson's own γ, not a played one
     expect(errors).toEqual([]);
     await page.close();
   });
@@ -105,12 +106,13 @@ describe("a lesson's play button", () => {
     await page.evaluate(() => window.attnviz.snapshot());
     await page.click('.lesson-play');
     await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).get('p') !== '6');
+    const next = stepPreset('focused-p', 1);
     await page.click('.lesson-next');
-    await page.waitForFunction(() => location.hash.startsWith('#preset=hedgehog-spiky'));
+    await page.waitForFunction((name) => location.hash.startsWith(`#preset=${name}&`), next.name);
     const st = (await page.evaluate(() => window.attnviz.snapshot())).state;
-    expect(st.variant).toBe('hedgehog');
+    expect(st.variant).toBe(next.state.variant);
     await page.waitForTimeout(1200);
-    expect(await page.evaluate(() => location.hash.startsWith('#preset=hedgehog-spiky'))).toBe(true);
+    expect(await page.evaluate((name) => location.hash.startsWith(`#preset=${name}&`), next.name)).toBe(true);
     expect(await page.evaluate(() => window.attnviz.state.p)).toBe(Number(st.p));
     expect(errors).toEqual([]);
     await page.close();

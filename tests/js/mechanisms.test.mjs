@@ -156,4 +156,15 @@ describe('scaling', () => {
     expect(c.n).toBeGreaterThan(16);
     expect(c.n).toBeLessThan(256);
   });
+  it('the crossover is against softmax\'s quadratic path, not the variant\'s own n² path', () => {
+    // Performer's own n² path costs n²·m more than softmax's: against it the "crossover" fell near n = 100,
+    // below its feature dimension m = 256, where its linear path still costs more than softmax
+    const c = crossover(av, { variant: 'performer', m: 256 }, 64);
+    expect(c.r).toBe(256);
+    expect(c.n).toBeGreaterThan(c.r);
+    const lab = av.lab(c.n, 64, 64, false);
+    try {
+      expect(lab.cost({ variant: 'performer', m: 256 }).linear_madds).toBeLessThanOrEqual(lab.cost({ variant: 'softmax' }).quad_madds);
+    } finally { lab.free(); }
+  });
 });

@@ -172,16 +172,19 @@ export function rowReason(row, r) {
 }
 
 /**
- * The one-line cost readout: multiply-adds and memory of the quadratic vs the linear path, and how many
- * times cheaper (or dearer) the linear path is; "about the same cost" where that rounds to 1.
+ * The one-line cost readout, with one meaning on every variant: the variant's own linear path against
+ * softmax's quadratic path (the cost linear attention is meant to avoid), never the variant's own n² path
+ * (which for Performer or Hedgehog costs far more than softmax). `softmax` is softmax's cost counts for the
+ * same n, d, dv; `label` the variant's name as the page shows it. "about the same cost" where the ratio
+ * rounds to 1.
  */
-export function costLine(cost, n) {
-  if (!cost) return 'cost: —';
-  const quad = `quadratic ${fmtCount(cost.quad_madds)} madds, ${fmtBytes(cost.quad_bytes)}`;
-  if (cost.linear_madds == null) return `cost at n = ${n}: ${quad}; no linear path for this variant`;
-  const ratio = cost.quad_madds / cost.linear_madds;
+export function costLine(cost, n, { softmax = null, label = 'the variant' } = {}) {
+  if (!cost || !softmax || softmax.quad_madds == null) return 'cost: —';
+  const quad = `softmax's quadratic path: ${fmtCount(softmax.quad_madds)} multiply-adds, ${fmtBytes(softmax.quad_bytes)}`;
+  if (cost.linear_madds == null) return `cost at n = ${n}: ${quad}; no linear path for ${label}`;
+  const ratio = softmax.quad_madds / cost.linear_madds;
   const times = fmtRatio(ratio >= 1 ? ratio : 1 / ratio);
   const verdict = !Number.isFinite(ratio) || ratio <= 0 ? 'no ratio' : times === '1' ? 'about the same cost'
-    : ratio > 1 ? `linear ${times}× cheaper` : `linear ${times}× dearer: n is not ≫ feature dim`;
-  return `cost at n = ${n}: ${quad}  vs  linear ${fmtCount(cost.linear_madds)} madds, ${fmtBytes(cost.linear_bytes)}  (${verdict})`;
+    : ratio > 1 ? `linear is ${times}× cheaper` : `linear is ${times}× dearer: n is not ≫ feature dim`;
+  return `cost at n = ${n}: linear path of ${label}: ${fmtCount(cost.linear_madds)} multiply-adds, ${fmtBytes(cost.linear_bytes)}; ${quad} (${verdict})`;
 }

@@ -41,7 +41,7 @@ export const PAPER = {
   sinks: { paper: 'Efficient Streaming Language Models with Attention Sinks', authors: 'Xiao et al.', year: 2023, arxiv: '2309.17453' },
   efficient: { paper: 'Efficient Attention: Attention with Linear Complexities', authors: 'Shen et al.', year: 2021, arxiv: '1812.01243' },
   gatedDelta: { paper: 'Gated Delta Networks: Improving Mamba2 with Delta Rule', authors: 'Yang, Kautz, Hatamizadeh', year: 2024, arxiv: '2412.06464' },
-  lightning: { paper: 'Lightning Attention-2: A Free Lunch for Handling Unlimited Sequence Lengths in Large Language Models', authors: 'Qin et al.', year: 2024 },
+  lightning: { paper: 'Lightning Attention-2: A Free Lunch for Handling Unlimited Sequence Lengths in Large Language Models', authors: 'Qin et al.', year: 2024, arxiv: '2401.04658' },
   longformer: { paper: 'Longformer: The Long-Document Transformer', authors: 'Beltagy, Peters, Cohan', year: 2020, arxiv: '2004.05150' },
   ssd: { paper: 'Transformers are SSMs: Generalized Models and Efficient Algorithms Through Structured State Space Duality', authors: 'Dao & Gu', year: 2024, arxiv: '2405.21060' },
 };

@@ -21,14 +21,21 @@ import { seed, PAPER } from './citations.mjs';
  *   play       optional, where the knob is the point: {key, from, to, steps, log}: the lesson panel's ▶
  *              steps page key `key` through `steps` values from `from` to `to` (evenly, or evenly in log)
  *              as a drag would (playValues; web/ui/lessons.mjs)
+ *   predict    optional, where a guess teaches: {question, choices, answer (the right choice's index),
+ *              reveal (the state keys that show the answer, as a link gives them), explanation}. The panel
+ *              asks, the reader picks, the page applies `reveal` and says whether the guess was right, with
+ *              the explanation's {placeholders} filled from the revealed state's snapshot(): `{KEY}` a
+ *              readout, `{state.KEY}` a state key, `{before.KEY}` / `{before.state.KEY}` the same before
+ *              the reveal, `{cost}` the cost line's verdict, `{recall_MEMORY}` the recall view's error of
+ *              that memory at N = pairs (web/ui/lessons.mjs fillPrediction)
  */
 export const PRESETS = [
   {
     name: 'first-look',
     title: 'First look: softmax against linear attention',
     state: { gen: 'local', variant: 'elu', n: 256, d: 64 },
-    caption: 'Tokens here attend mostly to their neighbours. Softmax (middle) keeps that sharp diagonal; '
-      + 'linear attention with φ = elu+1 (left) spreads every row almost evenly, so its row entropy sits near ln n. '
+    caption: 'Tokens here attend mostly to their neighbours. Softmax (its map A) keeps that sharp diagonal; '
+      + 'linear attention with φ = elu+1 (its map M) spreads every row almost evenly, so its row entropy sits near ln n. '
       + 'Open a lesson to see why, and what each linear variant keeps.',
     sources: [
       seed('000', '线性 Attention 缺点', '也就是说, 原始的 attention 矩阵倾向于 **稀疏**, 这符合我们的认知: 一个 token 只需要关注部分 token 就可以了。如果所有 token 都关注, 那和平均池化就没有区别了。',
@@ -53,21 +60,32 @@ export const PRESETS = [
       seed('003', '结果分析', '这就是线性Attention的低秩问题,低秩限制了线性Attention的表达能力。',
         'this is the low-rank problem of linear attention: the low rank limits what it can express.'),
     ],
+    predict: {
+      question: 'Halve d, from 16 to 8. What does the rank readout do?',
+      choices: ['It stays near 256: the matrix is still n×n', 'It halves: at most d = 8', 'It drops to 1'],
+      answer: 1,
+      reveal: { d: 8 },
+      explanation: 'At d = {state.d} the rank readout says {rank} of {state.n} (it was {before.rank} at d = {before.state.d}): '
+        + 'M is an n×d times d×n product, so its rank is capped by d whatever n is.',
+    },
     highlight: ['rank', 'spectrum'],
   },
   {
     name: 'exp-spectrum',
     title: 'exp(QKᵀ) is not low-rank',
     state: { gen: 'gaussian', variant: 'softmax', n: 256, d: 16, causal: 0, figs: 'article' },
-    caption: 'The scores QKᵀ have rank d = 16: their singular values (QKᵀ, grey) stop at i = 16. After the '
-      + 'exponential (exp(QKᵀ)) and the row normalisation (softmax) they decay slowly: far more than d of them '
-      + 'stay above 10⁻³·σ₁, and the truncated-SVD error e(r) is still well above zero at r = d. No rank-d '
-      + 'factorisation, and so no d-dimensional linear attention, reproduces softmax.',
+    caption: 'The scores QKᵀ have rank d = 16, so in the article\'s first figure (σᵢ² on a log axis) their curve stops '
+      + 'at i = 16 while exp(QKᵀ)\'s goes on across all 256. In its second figure the rank-D truncated SVD of QKᵀ is '
+      + 'exact from D = d, while exp(QKᵀ) still misses about a fifth of its energy at D = d and needs D near 100, six '
+      + 'times d, to miss less than 1 %. (The article, on its own Q and K, finds the error still high at D = 500; on '
+      + 'these Gaussian inputs it falls sooner, but not by d.) Softmax keeps the slow decay: far more than d of its '
+      + 'singular values stay above 10⁻³·σ₁. No rank-d factorisation, and so no d-dimensional linear attention, '
+      + 'reproduces softmax.',
     sources: [
       seed('001', '3.2. 有损的低秩近似', '有文献证明,Softmax Attention 的那个指数核(Gram 矩阵)的奇异值下降得非常缓慢。',
-        'the singular values of the exponential kernel (Gram matrix) of softmax attention decay very slowly (its first figure).'),
+        'it has been shown in the literature that the singular values of the exponential kernel (Gram matrix) of softmax attention decay very slowly.'),
       seed('001', '3.2. 有损的低秩近似', '橙色线(exp(QK))的误差居高不下,这意味着即使 D 已经很大了(比如 X 轴走到了 500),橙色线的误差依然非常高。',
-        'the truncated-SVD error of exp(QK) stays high even at large rank D (its second figure).'),
+        'the error of the orange line, exp(QK), stays high: even at a large D (the x axis going to 500, say) it is still very high.'),
     ],
     highlight: ['rank_rel', 'article', 'spectrum', 'error'],
   },
@@ -82,6 +100,14 @@ export const PRESETS = [
       seed('000', '线性 Attention 缺点', '原始 attention 的复杂度是 $O(n^2d)$, 线性 attention 的复杂度是 $O(nd^2)$。只有当 $n > d$ 时, 线性 attention 才能发挥优势, 否则不行。',
         'softmax costs O(n²d), linear attention O(nd²): linear attention pays only when n > d.'),
     ],
+    predict: {
+      question: 'With r = d = 64, from which n does the linear path start to pay?',
+      choices: ['From the first token: linear is always cheaper', 'Once n passes r = 64', 'Only from n = 4096'],
+      answer: 1,
+      reveal: { n: 256 },
+      explanation: 'At n = {state.n} the cost line says {cost}; at n = 64 the two cost about the same, and below '
+        + 'n = r the linear path is the dearer one.',
+    },
     highlight: ['cost'],
   },
   {
@@ -150,13 +176,22 @@ export const PRESETS = [
     title: 'Performer: error falls as m grows',
     state: { gen: 'gaussian', variant: 'performer', n: 256, d: 64, std: 0.5, m: 256, orthogonal: 1, sweep: 'm', sweep_y: 'error_fro_rel', sweep_seeds: 3 },
     caption: 'FAVOR+ estimates exp(q·k) with m random features, and the estimate is unbiased: on inputs of '
-      + 'moderate norm (std 0.5) the error against softmax falls roughly as 1/√m. The sweep below draws it from '
+      + 'moderate norm (std 0.5) the error against softmax falls as m grows: about 0.64 at m = 64, 0.40 at 256, 0.22 at '
+      + '1024 and 0.13 at 4096, each ×4 in m cutting it by 1.6 to 1.8×, a little slower than the 2× of 1/√m. The sweep below draws it from '
       + 'm = 1 to 4096 for three draws of the features (the band is their spread); drag m, or redraw the features.',
     sources: [
       seed('003', '随机投影', '这样我们就通过随机投影的思想,将两个$d$维向量的内积指数,近似地转化为了两个$m$维向量的内积,并且$m\\to\\infty$时,两者理论上是相等的。',
         'random projection turns exp of a d-dimensional dot product into a dot product of m-dimensional vectors, equal in theory as m → ∞.'),
       PAPER.performer,
     ],
+    predict: {
+      question: 'The error falls roughly as 1/√m. How much must m grow to halve it?',
+      choices: ['Double it, to m = 512', 'Four times, to m = 1024', 'Sixteen times, to m = 4096'],
+      answer: 1,
+      reveal: { m: 1024 },
+      explanation: 'At m = {state.m} the error is {error_fro_rel}, against {before.error_fro_rel} at m = {before.state.m}: '
+        + 'four times the features, √4 = 2 times less error (one draw of ω, so not exactly half).',
+    },
     highlight: ['error_fro_rel', 'sweep'],
     play: { key: 'm', from: 16, to: 4096, steps: 9, log: true },
   },
@@ -221,10 +256,11 @@ export const PRESETS = [
     name: 'sink',
     title: 'The attention sink',
     state: { gen: 'sink', variant: 'elu', n: 64, d: 64, landmarks: 16 },
-    caption: 'The queries here are built to match token 0, and softmax (middle) gives that first column 0.74 of a '
-      + 'row\'s weight on average: an attention sink. Linear attention with elu+1 (left) has no exponential to amplify '
-      + 'the match and gives it 0.02, the same as any other key. Try the variants: Nyströmformer with 16 landmarks '
-      + '(fewer than the 64 tokens, so not exact: error about 0.3) keeps the sink; the feature maps lose it.',
+    caption: 'The queries here are built to match token 0, and softmax (its map A) gives that first column 0.74 of a '
+      + 'row\'s weight on average: an attention sink. Linear attention with elu+1 (its map M) has no exponential to '
+      + 'amplify the match and gives it 0.02, barely above the other keys (0.012 to 0.018). Try the variants: '
+      + 'Nyströmformer, which rebuilds softmax from 16 landmark rows and columns (fewer than the 64 tokens, so not '
+      + 'exact: error about 0.3), keeps the sink; the feature maps lose it.',
     sources: [PAPER.sinks, PAPER.nystrom],
     highlight: ['heatmaps', 'error_fro_rel', 'row'],
   },
@@ -232,8 +268,8 @@ export const PRESETS = [
     name: 'decay-halflife',
     title: 'Decay: a state that forgets',
     state: { gen: 'local', variant: 'elu', causal: 1, decay: 0.8, n: 256, d: 16 },
-    caption: 'Multiply the state by γ before each write (RetNet, Lightning Attention, Mamba-2, Gated DeltaNet) and a '
-      + 'key\'s weight halves every ln ½ / ln γ tokens: 3.1 tokens at γ = 0.8. Each row now looks at its recent '
+    caption: 'Multiply the state by a fixed γ before each write (RetNet, Lightning Attention; Mamba-2 and Gated DeltaNet '
+      + 'make γ depend on the input) and a key\'s weight halves every ln ½ / ln γ tokens: 3.1 tokens at γ = 0.8. Each row now looks at its recent '
       + 'past, so the row entropy falls (about 2.3 here, 4.5 at γ = 1). The state a recurrence carries keeps its '
       + 'size, r × dv = 16 × 16 numbers; what drops is the numerical rank of what the first half hands the second '
       + '(the semiseparable rank: 8 here, d = 16 at γ = 1), as writes long before the middle fade below the rank '
@@ -251,6 +287,16 @@ export const PRESETS = [
       + 'semiseparable rank, is exactly 7. Rank and state size are different things: a window is cheap to run as a '
       + 'cache of W keys although no low-rank factorisation reproduces it.',
     sources: [PAPER.longformer, PAPER.ssd], // the sliding window; the semiseparable rank
+    predict: {
+      question: 'Widen the window from W = 8 to W = 32. What does the semiseparable rank do?',
+      choices: ['It stays 7: d sets it', 'It grows about fourfold, up to W − 1 = 31', 'It falls: a wider window is smoother'],
+      answer: 1,
+      reveal: { window: 32 },
+      explanation: 'At W = {state.window} the semiseparable rank is {semiseparable_rank} (it was {before.semiseparable_rank} '
+        + 'at W = {before.state.window}), at most W − 1 = 31: the band\'s farthest corners hold weights below the rank '
+        + 'tolerance. The rank is {rank} of {state.n} (it was {before.rank}): near full either way. What grows with W '
+        + 'is the state a window hands on, not the matrix\'s rank.',
+    },
     highlight: ['rank', 'semiseparable_rank', 'heatmaps'],
   },
   {
@@ -260,8 +306,8 @@ export const PRESETS = [
     caption: 'Linear attention adds every k vᵀ to its state, so keys that point the same way collide and their '
       + 'values blend. The delta rule first removes what the state returns for the key, then writes: at η = 1 a '
       + 'repeated key returns its newest value, and each write projects its own key out of what came before, so '
-      + 'the semiseparable rank is d − 1 = 15. Switch to retention with γ = 1, plain unnormalised linear attention '
-      + 'on the same keys: rank d = 16 and rows that pile up every earlier value.',
+      + 'the semiseparable rank is d − 1 = 15. Switch to retention and set γ to 1 (its own default is 1 − 2⁻⁵): plain '
+      + 'unnormalised linear attention on the same keys, with rank d = 16 and rows that pile up every earlier value.',
     sources: [
       seed('001', '3.1. 记忆冲突与信息模糊 (Memory Collisions)', '当它们被“叠加”在一起时,它们的信息就会互相干扰。',
         'when keys that are not orthogonal are summed into the state, their information interferes (the delta rule is not in the article).'),
@@ -314,14 +360,24 @@ export const PRESETS = [
     name: 'memory-collisions',
     title: 'A state of fixed size collides',
     state: { gen: 'gaussian', variant: 'elu', n: 64, d: 16, mech: 'recall', pairs: 512, mem_d: 32 },
-    caption: 'Write N key→value pairs into a linear state S = Σ k vᵀ and read each key back: the other pairs add '
-      + 'noise of size √((N − 1)/d), so recall fails once N nears d. Softmax over the stored pairs, with a sharp '
+    caption: 'Write N key→value pairs into a linear state S = Σ k vᵀ, keys of dimension d = 32 (the recall view\'s '
+      + 'own key dimension), and read each key back: the other pairs add noise of size √((N − 1)/d), so recall '
+      + 'fails once N nears d. Softmax over the stored pairs, with a sharp '
       + 'enough scale, recalls far beyond d pairs: its memory grows with N.',
     sources: [
       seed('001', '3.1. 记忆冲突与信息模糊 (Memory Collisions)', '当它们被“叠加”在一起时,它们的信息就会互相干扰。',
         'keys that are not orthogonal, summed into one fixed-size state, interfere with each other.'),
       PAPER.fastweights,
     ],
+    predict: {
+      question: 'Double the state, from d = 32 to d = 64. What happens to the linear state\'s error at N = 512?',
+      choices: ['It halves', 'It falls by √2, about 30 %', 'Nothing: the state is already full'],
+      answer: 1,
+      reveal: { mem_d: 64 },
+      explanation: 'With d = {state.mem_d} the linear state\'s error at N = {state.pairs} is {recall_linear}, against '
+        + '{before.recall_linear} at d = {before.state.mem_d}: the noise of the other pairs is √((N − 1)/d), so twice the '
+        + 'dimension divides it by √2 only. Softmax over the stored pairs: {recall_softmax} (it was {before.recall_softmax}).',
+    },
     highlight: ['mech'],
   },
   {
@@ -365,11 +421,11 @@ export const PRESETS = [
  * (tests/js/presets.test.mjs).
  */
 export const CHAPTERS = [
-  { title: 'Linear attention and its cost', lessons: ['first-look', 'crossover', 'crossover-measured'] },
-  { title: 'Low rank', lessons: ['rank-le-d', 'exp-spectrum', 'linformer-s', 'dwc-rank', 'efficient-rows'] },
-  { title: 'Spikiness and focus', lessons: ['focused-p', 'hedgehog-spiky', 'sink'] },
+  { title: 'Linear attention and its cost', lessons: ['first-look', 'crossover', 'efficient-rows'] },
+  { title: 'Low rank', lessons: ['rank-le-d', 'exp-spectrum', 'linformer-s'] },
+  { title: 'Spikiness and focus', lessons: ['focused-p', 'dwc-rank', 'hedgehog-spiky', 'sink'] },
   { title: 'Approximating exp', lessons: ['performer-m', 'performer-norm', 'taylor-order', 'explimit-N'] },
-  { title: 'The recurrent view: state, decay, windows', lessons: ['recurrent-state', 'decay-halflife', 'window-rank', 'retention-signed'] },
+  { title: 'The recurrent view: state, decay, windows', lessons: ['recurrent-state', 'crossover-measured', 'decay-halflife', 'window-rank', 'retention-signed'] },
   { title: 'Memory and the delta rule', lessons: ['memory-collisions', 'delta-overwrite', 'delta-vs-linear'] },
   { title: 'Learning the map', lessons: ['hedgehog-distill'] },
 ];

@@ -10,9 +10,13 @@
 // data-readout or data-hl attribute). A lesson with a `play` has a ▶ that steps its knob as a drag would
 // (onChange's 'dragstart', 'input' per value, 'change' when it stops): it stops at the end, on ❚❚, on the
 // reader's next pointer press or key, on a lesson change, and when the knob is set by anyone else; with
-// prefers-reduced-motion each press steps one value, with no animation.
+// prefers-reduced-motion each press steps one value, with no animation. A lesson with a `predict` asks
+// first ("predict, then reveal"): the reader picks a choice, the page applies the lesson's reveal keys, and
+// once the view has settled says whether the guess was right, with an explanation that quotes the live
+// readouts (fillPrediction).
 import { PRESETS, CHAPTERS, presetOf, stepPreset, chapterOf, playValues } from '../state/presets.mjs';
 import { NOTHING } from './panel.mjs';
+import { fmt } from '../render/format.mjs';
 import { plainQuote, SEEDS } from '../state/citations.mjs';
 
 /** Time between two values of a lesson's play: long enough to read each frame, and for the link to follow. */
@@ -20,11 +24,12 @@ const PLAY_MS = 450;
 
 /**
  * Build the menu into `menu` (a <details> with a <summary>) and wire the panel `panel` (index.html's
- * #lesson). `onClose()` is called by the panel's close button; `onChange(key, value, phase)` sets the
- * state (main.mjs's), `value(key)` reads it and `isInt(key)` says whether a key takes integers (the play
- * button). Returns {show(name|null)}.
+ * #lesson). `onClose()` is called by the panel's close button; `live()` is a promise of what the page shows
+ * once it has settled, {readouts, state (snapshot()'s), cost (the cost line)}, for the predictions'
+ * explanations; `onChange(key, value, phase)` sets the state (main.mjs's), `value(key)` reads it and
+ * `isInt(key)` says whether a key takes integers (the play button). Returns {show(name|null)}.
  */
-export function mountLessons(menu, panel, { onClose, onChange, value, isInt }) {
+export function mountLessons(menu, panel, { onClose, live = null, onChange, value, isInt }) {
   let modes = ''; // the link keys of the reader's presentation ('&projector=1'), kept on every lesson link
   const href = (name) => `#preset=${encodeURIComponent(name)}${modes}`;
   // the menu: the chapters, each a heading over its lessons, numbered through the course
@@ -59,10 +64,71 @@ export function mountLessons(menu, panel, { onClose, onChange, value, isInt }) {
   const el = (sel) => panel.querySelector(sel);
   el('.lesson-close').addEventListener('click', () => onClose());
   let shown;
+  // "predict, then reveal": a question with its choices under the caption, then the verdict
+  const ask = document.createElement('div');
+  ask.className = 'lesson-predict';
+  ask.setAttribute('role', 'group');
+  ask.hidden = true;
+  const question = document.createElement('p'), choices = document.createElement('div'), verdict = document.createElement('p');
+  question.className = 'predict-q';
+  question.id = 'predict-q';
+  ask.setAttribute('aria-labelledby', question.id);
+  choices.className = 'predict-choices';
+  verdict.className = 'predict-verdict';
+  verdict.setAttribute('aria-live', 'polite');
+  ask.append(question, choices, verdict);
+  el('.lesson-caption').after(ask);
+  let asked = 0; // the prediction in flight: a newer question or lesson drops an older answer
+
+  /** Ask lesson p's question (or hide the block for a lesson without one). */
+  function pose(p) {
+    asked++;
+    ask.hidden = !p?.predict;
+    if (!p?.predict) return;
+    const q = p.predict;
+    question.replaceChildren(Object.assign(document.createElement('strong'), { textContent: 'Predict, then reveal: ' }), q.question);
+    choices.replaceChildren(...q.choices.map((text, i) => {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'predict-choice';
+      b.dataset.choice = String(i);
+      b.textContent = text;
+      b.addEventListener('click', () => reveal(p, i));
+      return b;
+    }));
+    verdict.textContent = '';
+    delete verdict.dataset.right; // set once the revealed numbers are in
+  }
+
+  /** The reader picked choice i of lesson p: apply the reveal keys, then say right or wrong, with the numbers. */
+  async function reveal(p, i) {
+    const id = ++asked, q = p.predict;
+    for (const b of choices.querySelectorAll('button')) {
+      b.disabled = true;
+      b.classList.toggle('picked', Number(b.dataset.choice) === i);
+      b.classList.toggle('right', Number(b.dataset.choice) === q.answer);
+    }
+    const right = i === q.answer;
+    const head = right ? 'Right. ' : `Not quite: the answer is “${q.choices[q.answer]}”. `;
+    verdict.textContent = `${head}Showing it…`;
+    delete verdict.dataset.right;
+    const before = live ? await live() : null;
+    if (id !== asked) return;
+    const pairs = Object.entries(q.reveal).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`).join('&');
+    const applied = new Promise((res) => addEventListener('hashchange', () => setTimeout(res, 0), { once: true }));
+    location.hash = `${href(p.name)}&${pairs}`;
+    await applied; // the page has read the new link (its hashchange handler ran): the snapshot is of the reveal
+    if (id !== asked) return;
+    const after = live ? await live() : null;
+    if (id !== asked) return;
+    verdict.textContent = head + (after ? fillPrediction(q.explanation, after, before) : '');
+    verdict.dataset.right = String(right);
+  }
   // a clicker's keys step lessons, except where a control of the page takes them (a slider, a picker, a
   // field, a heatmap's cell cursor, a dialog)
   const STEP = { ArrowRight: 1, PageDown: 1, ArrowLeft: -1, PageUp: -1 };
   const TAKES_KEYS = 'input, select, textarea, canvas, [contenteditable], [role="slider"], [role="listbox"], [role="dialog"], [role="menu"], [role="grid"]';
+  el('.lesson-reset').addEventListener('click', () => pose(presetOf(shown))); // the lesson's state again: ask again
   /** The lessons a key steps (1, −1), or 0 when it is not a clicker's or a control takes it. */
   const stepOf = (e) => {
     const step = STEP[e.key];
@@ -162,12 +228,13 @@ export function mountLessons(menu, panel, { onClose, onChange, value, isInt }) {
       if (a.dataset.preset === name) a.setAttribute('aria-current', 'true'); else a.removeAttribute('aria-current');
     }
     panel.hidden = !p;
-    if (!p) return;
+    if (!p) { pose(null); return; }
     el('.lesson-num').textContent = `${PRESETS.indexOf(p) + 1} / ${PRESETS.length}`;
     const ch = chapterOf(p.name);
     el('.lesson-chapter-name').textContent = ch ? `chapter ${ch.index + 1} of ${CHAPTERS.length}: ${ch.title}` : '';
     el('.lesson-title').textContent = p.title;
     el('.lesson-caption').textContent = p.caption;
+    pose(p);
     el('.lesson-source').replaceChildren(...p.sources.flatMap((c, i) => (i ? ['; ', cite(c)] : [cite(c)])));
     const prev = stepPreset(p.name, -1), next = stepPreset(p.name, 1);
     el('.lesson-prev').dataset.preset = prev.name;
@@ -208,4 +275,22 @@ function cite(c) {
     out.append(a);
   }
   return out;
+}
+
+/**
+ * A prediction's explanation with its placeholders filled from what the page shows (`now`, and `before`
+ * the reveal: {readouts, state, cost}): {KEY} a readout, {state.KEY} a state key, {before.…} the same
+ * before, {cost} the cost line's verdict ("linear is 4× cheaper"). Numbers as the readout table writes
+ * them (whole numbers as they are, others to 3 significant digits); an unknown key stays visible as '—'.
+ */
+export function fillPrediction(template, now, before = null) {
+  const value = (src, path) => {
+    if (!src) return '—';
+    if (path === 'cost') return src.cost?.match(/\(([^()]*)\)$/)?.[1] ?? src.cost ?? '—';
+    const [from, key] = path.startsWith('state.') ? [src.state, path.slice(6)] : [src.readouts, path];
+    const v = from?.[key];
+    if (typeof v === 'number') return Number.isInteger(v) ? String(v) : fmt(v);
+    return v === undefined || v === null ? '—' : String(v);
+  };
+  return template.replace(/\{([\w.-]+)\}/g, (_, path) => (path.startsWith('before.') ? value(before, path.slice(7)) : value(now, path)));
 }
