@@ -16,7 +16,11 @@ import { seed, PAPER } from './citations.mjs';
  *   sources    where the claim comes from (web/state/citations.mjs): a seed article's section and the sentence
  *              the claim rests on, or the paper where no seed makes the claim (docs/lessons.md, "Citations")
  *   highlight  readout row ids (web/render/readouts.mjs) and panels: 'heatmaps', 'spectrum', 'error',
- *              'entropy', 'cost', 'sweep', 'article' (the seed article's two figures: set figs=article)
+ *              'entropy', 'cost', 'sweep', 'row' (the single-row view), 'article' (the seed article's two
+ *              figures: set figs=article)
+ *   play       optional, where the knob is the point: {key, from, to, steps, log}: the lesson panel's ▶
+ *              steps page key `key` through `steps` values from `from` to `to` (evenly, or evenly in log)
+ *              as a drag would (playValues; web/ui/lessons.mjs)
  *   predict    optional, where a guess teaches: {question, choices, answer (the right choice's index),
  *              reveal (the state keys that show the answer, as a link gives them), explanation}. The panel
  *              asks, the reader picks, the page applies `reveal` and says whether the guess was right, with
@@ -38,7 +42,7 @@ export const PRESETS = [
         'softmax attention tends to be sparse: a token attends to a few tokens; attending to all of them would be average pooling.'),
       PAPER.katharopoulos,
     ],
-    highlight: ['heatmaps', 'row_entropy'],
+    highlight: ['heatmaps', 'row_entropy', 'row'],
   },
   {
     name: 'rank-le-d',
@@ -132,7 +136,8 @@ export const PRESETS = [
         "by the authors' account, the focusing function makes the attention matrix sparser."),
       PAPER.flatten,
     ],
-    highlight: ['row_entropy', 'error_fro_rel', 'entropy', 'sweep'],
+    highlight: ['row_entropy', 'error_fro_rel', 'entropy', 'sweep', 'row'],
+    play: { key: 'p', from: 1, to: 8, steps: 29 },
   },
   {
     name: 'dwc-rank',
@@ -162,6 +167,7 @@ export const PRESETS = [
       PAPER.linformer,
     ],
     highlight: ['rank', 'error_fro_rel', 'spectrum', 'sweep'],
+    play: { key: 's', from: 8, to: 256, steps: 6, log: true },
   },
   {
     name: 'performer-m',
@@ -185,6 +191,7 @@ export const PRESETS = [
         + 'four times the features, √4 = 2 times less error (one draw of ω, so not exactly half).',
     },
     highlight: ['error_fro_rel', 'sweep'],
+    play: { key: 'm', from: 16, to: 4096, steps: 9, log: true },
   },
   {
     name: 'performer-norm',
@@ -209,6 +216,7 @@ export const PRESETS = [
         'the deterministic maps have dimension of order dⁿ, usually far above the sequence length, so as linear attention they cost more than standard attention.', { mid: true }),
     ],
     highlight: ['error_fro_rel', 'cost', 'sweep'],
+    play: { key: 'order', from: 1, to: 4, steps: 4 },
   },
   {
     name: 'explimit-N',
@@ -225,6 +233,7 @@ export const PRESETS = [
         'three ways of seeing standard attention as an infinite-dimensional linear attention.'),
     ],
     highlight: ['error_fro_rel', 'cost', 'sweep'],
+    play: { key: 'N', from: 1, to: 32, steps: 6, log: true },
   },
   {
     name: 'hedgehog-spiky',
@@ -239,7 +248,7 @@ export const PRESETS = [
       seed('001', '2. 线性注意力的“魔法”', '为什么要用 exp?因为它正是 Softmax Attention 里的核心元素,使用它有助于更好地模仿 Softmax 的行为。',
         "why exp? Because it is softmax attention's core element: using it helps mimic softmax's behaviour."),
     ],
-    highlight: ['row_entropy', 'keys_for_90', 'entropy'],
+    highlight: ['row_entropy', 'keys_for_90', 'entropy', 'row'],
   },
   {
     name: 'sink',
@@ -251,7 +260,7 @@ export const PRESETS = [
       + 'Nyströmformer, which rebuilds softmax from 16 landmark rows and columns (fewer than the 64 tokens, so not '
       + 'exact: error about 0.3), keeps the sink; the feature maps lose it.',
     sources: [PAPER.sinks, PAPER.nystrom],
-    highlight: ['heatmaps', 'error_fro_rel'],
+    highlight: ['heatmaps', 'error_fro_rel', 'row'],
   },
   {
     name: 'decay-halflife',
@@ -265,6 +274,7 @@ export const PRESETS = [
       + 'tolerance. Drag γ towards 1 and both come back.',
     sources: [PAPER.retnet, PAPER.lightning, PAPER.ssd, PAPER.gatedDelta], // the caption's four decayed recurrences; Dao & Gu for the semiseparable rank
     highlight: ['row_entropy', 'semiseparable_rank', 'heatmaps'],
+    play: { key: 'decay', from: 0.5, to: 1, steps: 11 },
   },
   {
     name: 'window-rank',
@@ -430,6 +440,17 @@ export function chapterOf(name) {
 }
 
 const BY_NAME = new Map(PRESETS.map((p) => [p.name, p]));
+
+/**
+ * The values a lesson's `play` steps through: `steps` of them from `from` to `to`, evenly spaced (in log
+ * with `log`), to four significant digits so that a link reads 1.25, not 1.2500000000000002.
+ */
+export function playValues({ from, to, steps, log = false }) {
+  return Array.from({ length: steps }, (_, k) => {
+    const t = k / (steps - 1);
+    return Number((log ? from * (to / from) ** t : from + (to - from) * t).toPrecision(4));
+  });
+}
 
 /** The lesson a page opened without a link shows. */
 export const FIRST_LESSON = 'first-look';

@@ -7,21 +7,29 @@
 // by authors, year and arXiv id), with "previous", "reset" (the preset's state again), "next" and "close";
 // ←/→ and PageUp/PageDown step lessons (presenter clickers) unless a control that takes those keys has
 // focus; the readout rows and panels the lesson names are outlined (elements with a matching
-// data-readout or data-hl attribute). A lesson with a `predict` asks first ("predict, then reveal"): the
-// reader picks a choice, the page applies the lesson's reveal keys, and once the view has settled says
-// whether the guess was right, with an explanation that quotes the live readouts (fillPrediction).
-import { PRESETS, CHAPTERS, presetOf, stepPreset, chapterOf } from '../state/presets.mjs';
+// data-readout or data-hl attribute). A lesson with a `play` has a ▶ that steps its knob as a drag would
+// (onChange's 'dragstart', 'input' per value, 'change' when it stops): it stops at the end, on ❚❚, on the
+// reader's next pointer press or key, on a lesson change, and when the knob is set by anyone else; with
+// prefers-reduced-motion each press steps one value, with no animation. A lesson with a `predict` asks
+// first ("predict, then reveal"): the reader picks a choice, the page applies the lesson's reveal keys, and
+// once the view has settled says whether the guess was right, with an explanation that quotes the live
+// readouts (fillPrediction).
+import { PRESETS, CHAPTERS, presetOf, stepPreset, chapterOf, playValues } from '../state/presets.mjs';
 import { NOTHING } from './panel.mjs';
 import { fmt } from '../render/format.mjs';
 import { shownQuote, SEEDS } from '../state/citations.mjs';
+
+/** Time between two values of a lesson's play: long enough to read each frame, and for the link to follow. */
+const PLAY_MS = 450;
 
 /**
  * Build the menu into `menu` (a <details> with a <summary>) and wire the panel `panel` (index.html's
  * #lesson). `onClose()` is called by the panel's close button; `live()` is a promise of what the page shows
  * once it has settled, {readouts, state (snapshot()'s), cost (the cost line)}, for the predictions'
- * explanations. Returns {show(name|null)}.
+ * explanations; `onChange(key, value, phase)` sets the state (main.mjs's), `value(key)` reads it and
+ * `isInt(key)` says whether a key takes integers (the play button). Returns {show(name|null)}.
  */
-export function mountLessons(menu, panel, { onClose, live = null }) {
+export function mountLessons(menu, panel, { onClose, live = null, onChange, value, isInt }) {
   let modes = ''; // the link keys of the reader's presentation ('&projector=1'), kept on every lesson link
   const href = (name) => `#preset=${encodeURIComponent(name)}${modes}`;
   // the menu: the chapters, each a heading over its lessons, numbered through the course
@@ -121,10 +129,15 @@ export function mountLessons(menu, panel, { onClose, live = null }) {
   const STEP = { ArrowRight: 1, PageDown: 1, ArrowLeft: -1, PageUp: -1 };
   const TAKES_KEYS = 'input, select, textarea, canvas, [contenteditable], [role="slider"], [role="listbox"], [role="dialog"], [role="menu"], [role="grid"]';
   el('.lesson-reset').addEventListener('click', () => pose(presetOf(shown))); // the lesson's state again: ask again
-  document.addEventListener('keydown', (e) => {
+  /** The lessons a key steps (1, −1), or 0 when it is not a clicker's or a control takes it. */
+  const stepOf = (e) => {
     const step = STEP[e.key];
-    if (!step || !shown || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
-    if (document.activeElement?.closest?.(TAKES_KEYS)) return;
+    if (!step || !shown || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return 0;
+    return document.activeElement?.closest?.(TAKES_KEYS) ? 0 : step;
+  };
+  document.addEventListener('keydown', (e) => {
+    const step = stepOf(e);
+    if (!step) return;
     e.preventDefault();
     location.hash = href(stepPreset(shown, step).name);
   });
@@ -135,9 +148,79 @@ export function mountLessons(menu, panel, { onClose, live = null }) {
     for (const cls of ['lesson-prev', 'lesson-reset', 'lesson-next']) { const a = el(`.${cls}`); if (a.dataset.preset) a.href = href(a.dataset.preset); }
   }
 
+  // --- play: a lesson's knob stepped as a drag would step it ---
+  const button = el('.lesson-play');
+  const reduced = matchMedia('(prefers-reduced-motion: reduce)');
+  let playing = null; // {key, values, i, set (the last value set), timer}
+  let paused = null;  // {lesson, key, i, set}: a play paused part-way, resumed by the next ▶ if the knob is still there
+  /** The lesson's play values, as the schema takes them (integers rounded, repeats dropped). */
+  function valuesOf(play) {
+    const v = playValues(play).map((x) => (isInt(play.key) ? Math.round(x) : x));
+    return v.filter((x, i) => i === 0 || x !== v[i - 1]);
+  }
+  /** One step on from the knob's value now (reduced motion): the first value past it, or the start again at the end. */
+  function nextIndex(values) {
+    const now = Number(value(presetOf(shown).play.key)), up = values[values.length - 1] >= values[0];
+    const i = values.findIndex((x) => (up ? x > now + 1e-9 : x < now - 1e-9));
+    return i < 0 ? 0 : i;
+  }
+  function label() {
+    const play = presetOf(shown)?.play;
+    button.parentElement.hidden = !play;
+    if (!play) return;
+    const range = `${play.key} from ${play.from} to ${play.to}`;
+    const resumable = paused?.lesson === shown && value(play.key) === paused.set;
+    button.textContent = playing ? `❚❚ pause (${play.key} = ${playing.set})` : reduced.matches ? `▶ next ${play.key} (${range})`
+      : resumable ? `▶ resume (${play.key} = ${paused.set}, to ${play.to})` : `▶ play ${range}`;
+    button.setAttribute('aria-pressed', String(!!playing));
+    button.title = reduced.matches ? 'one step of the knob per press (your system asks for reduced motion)' : 'step the knob through its range, as a drag would; any key or click stops it';
+  }
+  function stop() {
+    if (!playing) return;
+    clearTimeout(playing.timer);
+    const p = playing;
+    paused = p.i < p.values.length ? { lesson: shown, key: p.key, i: p.i, set: p.set } : null;
+    playing = null;
+    onChange(null, null, 'change'); // released: the accurate spectrum, the sweep, the link at once
+    label();
+  }
+  function tick() {
+    const p = playing;
+    // the knob set by anyone else (a link, a host page) ends the play where they put it
+    if (p.set !== null && value(p.key) !== p.set) { stop(); return; }
+    p.set = p.values[p.i];
+    onChange(p.key, p.set, 'input');
+    p.i += 1;
+    label();
+    if (p.i >= p.values.length) { p.timer = setTimeout(stop, PLAY_MS); return; }
+    p.timer = setTimeout(tick, PLAY_MS);
+  }
+  button.addEventListener('click', () => {
+    const play = presetOf(shown)?.play;
+    if (!play) return;
+    if (playing) { stop(); return; }
+    const values = valuesOf(play);
+    if (reduced.matches) { onChange(play.key, values[nextIndex(values)], 'change'); label(); return; }
+    // a play starts at the beginning, unless this one was paused part-way and the knob is where it stopped
+    const resume = paused && paused.lesson === shown && paused.key === play.key && value(play.key) === paused.set;
+    playing = { key: play.key, values, i: resume ? paused.i : 0, set: null, timer: 0 };
+    paused = null;
+    onChange(play.key, null, 'dragstart');
+    tick();
+  });
+  // the reader's own input stops the play (the button's own press is its click's)
+  // (a clicker's step or a lesson link is left to show(): stopping here would release the drag, and the commit that follows
+  // would write this lesson's link over the next one's before its hashchange is read)
+  const toLesson = (e) => (e.type === 'keydown' ? !!stepOf(e) : !!e.target.closest?.('a[href^="#preset="]'));
+  const interrupt = (e) => { if (playing && e.target !== button && !toLesson(e)) stop(); };
+  document.addEventListener('pointerdown', interrupt, true);
+  document.addEventListener('keydown', interrupt, true);
+  reduced.addEventListener?.('change', () => { stop(); label(); });
+
   /** Show lesson `name` (or hide the panel for null) and outline what it highlights. */
   function show(name) {
     if (name === shown) return;
+    stop();
     shown = name;
     const p = presetOf(name);
     for (const x of document.querySelectorAll('.hl')) x.classList.remove('hl');
@@ -160,9 +243,12 @@ export function mountLessons(menu, panel, { onClose, live = null }) {
     el('.lesson-next').dataset.preset = next.name;
     el('.lesson-next').textContent = `next: ${next.title} →`;
     relink();
+    label();
     for (const key of p.highlight) {
       for (const x of document.querySelectorAll(`[data-readout="${key}"], [data-hl="${key}"]`)) x.classList.add('hl');
     }
+    // a panel that folds (the single-row view) is open on the lessons that cite it, folded on the others
+    for (const x of document.querySelectorAll('details[data-hl]')) x.open = p.highlight.includes(x.dataset.hl);
   }
   return {
     ...NOTHING, name: 'lessons', show, // a Panel (ui/panel.mjs): main.mjs shows the open lesson
