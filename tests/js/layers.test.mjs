@@ -8,9 +8,10 @@ import { join, posix, relative } from 'node:path';
 const ROOT = new URL('../../', import.meta.url).pathname;
 /**
  * From the top down: a module may import from a layer of the same rank or a lower one. io/ (files, host
- * pages, the snapshot) sits above render/ because the exports are drawings (SVG figures).
+ * pages, the snapshot) sits above render/ because the exports are drawings (SVG figures). i18n/ (the
+ * catalogues of words, docs/i18n.md) is plain data under everything.
  */
-const RANK = { '': 8, ui: 7, io: 6, render: 5, state: 4, workers: 3, compute: 2, wasm: 1 };
+const RANK = { '': 8, ui: 7, io: 6, render: 5, state: 4, workers: 3, compute: 2, wasm: 1, i18n: 0 };
 
 function* modules(dir) {
   for (const name of readdirSync(dir)) {

@@ -17,6 +17,7 @@
 //   stage    the first pipeline stage a change invalidates (see STAGES); later stages follow
 //   max      a number, or a function of the state (bounds the registry gives as n or 2n − 1)
 //   knob     the registry knob the entry sets (its key in av_params and in the loader's knobs)
+//   notInSnapshot  left out of toHash's complete link, the snapshot's state (lang: the numbers are the same)
 //   reader   presentation the reader owns (theme): in the state, never in a link (toHash leaves it out,
 //            fromHash skips it without a word)
 
@@ -28,16 +29,14 @@ import { fmtWhole } from './whole.mjs';
 import { originOf } from './origin.mjs';
 import { OVERVIEW_METRIC_KEYS } from './overview-metrics.mjs';
 import { zoomValue } from './tokens.mjs';
+import { enLabel as L, enOptions as optionLabels, LANGS } from '../i18n/i18n.mjs';
 
 const VERSION = 1;
 /** The host= value that obeys no one (not an origin, so messages.mjs's senderAllowed fails closed on it). */
 export const NO_ONE = 'none';
 
 const GENERATORS = ['gaussian', 'clustered', 'local', 'lowrank', 'sink'];
-const GENERATOR_LABELS = {
-  gaussian: 'Gaussian', clustered: 'clustered keys', local: 'local / positional', lowrank: 'planted low rank',
-  sink: 'attention sink',
-};
+const GENERATOR_LABELS = optionLabels('gen', GENERATORS);
 
 /** Pipeline stages, in order: a change at one stage invalidates it and every later one. */
 const STAGES = ['inputs', 'reference', 'matrix', 'readouts', 'display'];
@@ -55,39 +54,42 @@ const INPUT_ENTRIES = [
   // reader's own .npy or JSON files; the layer and head of 4-D inputs. Written into a link only when not
   // the default (links without them stay as they were); a link with src=model or src=file opens on the
   // generators' inputs until the reader gives the files.
-  { name: 'src', type: 'enum', options: ['synthetic', 'model', 'file'], optionLabels: { synthetic: 'the generators', model: 'a real model', file: 'your own Q, K, V' }, default: 'synthetic', label: 'inputs from', group: 'input', stage: 'inputs', omitDefault: true },
-  { name: 'layer', type: 'int', default: 0, min: 0, max: 1023, label: 'layer', group: 'input', stage: 'inputs', control: 'number', omitDefault: true, when: NOT_SYNTHETIC },
-  { name: 'head', type: 'int', default: 0, min: 0, max: 1023, label: 'head', group: 'input', stage: 'inputs', control: 'number', omitDefault: true, when: NOT_SYNTHETIC },
-  { name: 'gen', type: 'enum', options: GENERATORS, optionLabels: GENERATOR_LABELS, default: 'gaussian', label: 'generator', group: 'input', stage: 'inputs', omitWhen: NOT_SYNTHETIC, when: SYNTHETIC },
-  { name: 'seed', type: 'int', default: 1, min: 0, max: 4294967295, label: 'seed', group: 'input', stage: 'inputs', control: 'number', omitWhen: NOT_SYNTHETIC, when: SYNTHETIC },
-  { name: 'n', type: 'int', default: 256, min: 16, max: 4096, values: N_VALUES, label: 'n (tokens)', group: 'input', stage: 'inputs', omitWhen: NOT_SYNTHETIC, when: SYNTHETIC },
-  { name: 'd', type: 'int', default: 64, min: 4, max: 256, values: D_VALUES, label: 'd (head dim)', group: 'input', stage: 'inputs', omitWhen: NOT_SYNTHETIC, when: SYNTHETIC },
-  { name: 'std', type: 'float', default: 1, min: 0.1, max: 4, step: 0.05, label: 'std of Q, K', group: 'input', stage: 'inputs', omitWhen: NOT_SYNTHETIC, when: SYNTHETIC },
+  { name: 'src', type: 'enum', options: ['synthetic', 'model', 'file'], optionLabels: optionLabels('src', ['synthetic', 'model', 'file']), default: 'synthetic', label: L('src'), group: 'input', stage: 'inputs', omitDefault: true },
+  { name: 'layer', type: 'int', default: 0, min: 0, max: 1023, label: L('layer'), group: 'input', stage: 'inputs', control: 'number', omitDefault: true, when: NOT_SYNTHETIC },
+  { name: 'head', type: 'int', default: 0, min: 0, max: 1023, label: L('head'), group: 'input', stage: 'inputs', control: 'number', omitDefault: true, when: NOT_SYNTHETIC },
+  { name: 'gen', type: 'enum', options: GENERATORS, optionLabels: GENERATOR_LABELS, default: 'gaussian', label: L('gen'), group: 'input', stage: 'inputs', omitWhen: NOT_SYNTHETIC, when: SYNTHETIC },
+  { name: 'seed', type: 'int', default: 1, min: 0, max: 4294967295, label: L('seed'), group: 'input', stage: 'inputs', control: 'number', omitWhen: NOT_SYNTHETIC, when: SYNTHETIC },
+  { name: 'n', type: 'int', default: 256, min: 16, max: 4096, values: N_VALUES, label: L('n'), group: 'input', stage: 'inputs', omitWhen: NOT_SYNTHETIC, when: SYNTHETIC },
+  { name: 'd', type: 'int', default: 64, min: 4, max: 256, values: D_VALUES, label: L('d'), group: 'input', stage: 'inputs', omitWhen: NOT_SYNTHETIC, when: SYNTHETIC },
+  { name: 'std', type: 'float', default: 1, min: 0.1, max: 4, step: 0.05, label: L('std'), group: 'input', stage: 'inputs', omitWhen: NOT_SYNTHETIC, when: SYNTHETIC },
 ];
 const READOUT_ENTRIES = [
-  { name: 'tau', type: 'float', default: 0.1, min: 0.01, max: 1, step: 0.01, label: 'sparsity τ', group: 'readout', stage: 'readouts' },
-  { name: 'rtol', type: 'float', default: -3, min: -7, max: -1, step: 0.5, label: 'rank tol. log₁₀', group: 'readout', stage: 'display' },
-  { name: 'ds', type: 'enum', options: ['mean', 'max'], default: 'mean', label: 'downsample by', group: 'readout', stage: 'readouts' },
+  { name: 'tau', type: 'float', default: 0.1, min: 0.01, max: 1, step: 0.01, label: L('tau'), group: 'readout', stage: 'readouts' },
+  { name: 'rtol', type: 'float', default: -3, min: -7, max: -1, step: 0.5, label: L('rtol'), group: 'readout', stage: 'display' },
+  { name: 'ds', type: 'enum', options: ['mean', 'max'], default: 'mean', label: L('ds'), group: 'readout', stage: 'readouts' },
   // the heatmaps' sequential colour map (all colour-blind safe; web/render/colormap.mjs); M − A keeps rdbu
   // the heatmaps' zoom: rows r0..r1 and columns c0..c1 of the full matrix ("r0-r1,c0-c1", '' the whole),
   // cut at full resolution (web/state/tokens.mjs); bounded by n where it is cut, as a link may open before its inputs
-  { name: 'zoom', type: 'zoom', default: '', label: 'zoom rows,cols', group: 'view', stage: 'display', omitDefault: true },
-  { name: 'cmap', type: 'enum', options: ['viridis', 'cividis', 'magma', 'gray'], default: 'viridis', label: 'heatmap colours', group: 'readout', stage: 'display' },
+  { name: 'zoom', type: 'zoom', default: '', label: L('zoom'), group: 'view', stage: 'display', omitDefault: true },
+  { name: 'cmap', type: 'enum', options: ['viridis', 'cividis', 'magma', 'gray'], default: 'viridis', label: L('cmap'), group: 'readout', stage: 'display' },
   // the reader's own: never written into a link (a shared link must not impose the author's theme); an old
   // link's `theme=` is accepted silently and left aside; the page keeps the reader's choice in localStorage
-  { name: 'theme', type: 'enum', options: ['auto', 'light', 'dark'], default: 'auto', label: 'theme', group: 'view', stage: 'display', reader: true },
+  { name: 'theme', type: 'enum', options: ['auto', 'light', 'dark'], default: 'auto', label: L('theme'), group: 'view', stage: 'display', reader: true },
   // presentation only: large text and heatmaps for a projector (the header's toggle; docs/page.md)
-  { name: 'projector', type: 'bool', default: false, label: 'projector mode', group: 'view', stage: 'display' },
+  { name: 'projector', type: 'bool', default: false, label: L('projector'), group: 'view', stage: 'display' },
+  // the language of the page's words (docs/i18n.md): in the link, so a shared link opens in it; written
+  // only when not English, and never in the snapshot's state (the numbers do not depend on it)
+  { name: 'lang', type: 'enum', options: LANGS, default: LANGS[0], label: L('lang'), group: 'view', stage: 'display', omitDefault: true, notInSnapshot: true },
   // the seed article's two figures above the spectra (web/ui/article-figures.mjs; docs/page.md)
-  { name: 'figs', type: 'enum', options: ['', 'article'], default: '', label: 'extra figures', group: 'view', stage: 'display' },
+  { name: 'figs', type: 'enum', options: ['', 'article'], default: '', label: L('figs'), group: 'view', stage: 'display' },
   // embedding and lesson links (docs/embedding.md): one figure without the page around it, which controls
   // it shows (an embed) or hides (any page), a view the reader cannot change, and the origins besides the
   // parent window whose messages an embed answers
-  { name: 'embed', type: 'enum', options: ['', 'heatmap', 'spectrum', 'readouts', 'sweep'], default: '', label: 'embedded figure', group: 'view', stage: 'display' },
-  { name: 'controls', type: 'keys', default: '', label: 'controls an embed shows', group: 'view', stage: 'display' },
-  { name: 'hide', type: 'keys', default: '', label: 'controls hidden', group: 'view', stage: 'display' },
-  { name: 'lock', type: 'bool', default: false, label: 'locked view', group: 'view', stage: 'display' },
-  { name: 'host', type: 'origins', default: '', label: 'origins an embed answers', group: 'view', stage: 'display' },
+  { name: 'embed', type: 'enum', options: ['', 'heatmap', 'spectrum', 'readouts', 'sweep'], default: '', label: L('embed'), group: 'view', stage: 'display' },
+  { name: 'controls', type: 'keys', default: '', label: L('controls'), group: 'view', stage: 'display' },
+  { name: 'hide', type: 'keys', default: '', label: L('hide'), group: 'view', stage: 'display' },
+  { name: 'lock', type: 'bool', default: false, label: L('lock'), group: 'view', stage: 'display' },
+  { name: 'host', type: 'origins', default: '', label: L('host'), group: 'view', stage: 'display' },
 ];
 
 /** The keys a `controls=` or `hide=` list may name: the controls the page builds (not the view keys). */
@@ -204,29 +206,29 @@ export function buildSchema(registry) {
   const sweepable = variantEntries.filter((e) => (e.type === 'int' || e.type === 'float') && !e.toggleOf && e.knob !== 'seed' && e.knob !== 'chunk').map((e) => e.name); // chunk changes no matrix
   const sweepY = sweepReadouts(registry.readouts); // av_readout_info's sweep places
   const SWEEP_ENTRIES = [
-    { name: 'sweep', type: 'enum', options: ['', ...sweepable], default: '', label: 'sweep over', group: 'view', stage: 'display' },
-    { name: 'sweep_y', type: 'enum', options: sweepY, default: sweepY[0], label: 'readout', group: 'view', stage: 'display' },
-    { name: 'sweep_seeds', type: 'int', default: 3, min: 1, max: MAX_SEEDS, label: 'seeds', group: 'view', stage: 'display' },
+    { name: 'sweep', type: 'enum', options: ['', ...sweepable], default: '', label: L('sweep'), group: 'view', stage: 'display' },
+    { name: 'sweep_y', type: 'enum', options: sweepY, default: sweepY[0], label: L('sweep_y'), group: 'view', stage: 'display' },
+    { name: 'sweep_seeds', type: 'int', default: 3, min: 1, max: MAX_SEEDS, label: L('sweep_seeds'), group: 'view', stage: 'display' },
     // the metric the overview of every layer and head colours its cells by (web/ui/overview.mjs): a view key
-    { name: 'ov_metric', type: 'enum', options: OVERVIEW_METRIC_KEYS, default: OVERVIEW_METRIC_KEYS[0], label: 'overview colour', group: 'view', stage: 'display' },
+    { name: 'ov_metric', type: 'enum', options: OVERVIEW_METRIC_KEYS, default: OVERVIEW_METRIC_KEYS[0], label: L('ov_metric'), group: 'view', stage: 'display' },
   ];
   // the mechanism views (web/ui/mechanisms.mjs, docs/mechanisms.md): view keys, they change no matrix
   const MECH_ENTRIES = [
-    { name: 'mech', type: 'enum', options: ['', 'stepper', 'scaling', 'recall', 'distill'], default: '', label: 'mechanism view', group: 'view', stage: 'display' },
-    { name: 'step', type: 'int', default: 1, min: 0, max: (s) => s.n, label: 'tokens read', group: 'view', stage: 'display' },
-    { name: 'budget', type: 'enum', options: ['16', '64', '256'], default: '64', label: 'memory budget (MB)', group: 'view', stage: 'display' },
-    { name: 'pairs', type: 'int', default: 256, min: 2, max: 4096, label: 'pairs N', group: 'view', stage: 'display' },
-    { name: 'mem_d', type: 'int', default: 64, min: 4, max: 512, label: 'key dimension d', group: 'view', stage: 'display' },
-    { name: 'mems', type: 'keys', items: ['linear', 'delta', 'decay', 'elu', 'performer', 'softmax'], default: 'linear,delta,softmax', label: 'memories', group: 'view', stage: 'display' },
-    { name: 'mem_scale', type: 'float', default: 8, min: 0.1, max: 100, step: 0.1, label: 'softmax scale (absolute)', group: 'view', stage: 'display' },
-    { name: 'steps', type: 'int', default: 300, min: 10, max: 5000, label: 'training steps', group: 'view', stage: 'display' },
-    { name: 'lr', type: 'float', default: 0.05, min: 0.001, max: 1, step: 0.001, label: 'learning rate', group: 'view', stage: 'display' },
+    { name: 'mech', type: 'enum', options: ['', 'stepper', 'scaling', 'recall', 'distill'], default: '', label: L('mech'), group: 'view', stage: 'display' },
+    { name: 'step', type: 'int', default: 1, min: 0, max: (s) => s.n, label: L('step'), group: 'view', stage: 'display' },
+    { name: 'budget', type: 'enum', options: ['16', '64', '256'], default: '64', label: L('budget'), group: 'view', stage: 'display' },
+    { name: 'pairs', type: 'int', default: 256, min: 2, max: 4096, label: L('pairs'), group: 'view', stage: 'display' },
+    { name: 'mem_d', type: 'int', default: 64, min: 4, max: 512, label: L('mem_d'), group: 'view', stage: 'display' },
+    { name: 'mems', type: 'keys', items: ['linear', 'delta', 'decay', 'elu', 'performer', 'softmax'], default: 'linear,delta,softmax', label: L('mems'), group: 'view', stage: 'display' },
+    { name: 'mem_scale', type: 'float', default: 8, min: 0.1, max: 100, step: 0.1, label: L('mem_scale'), group: 'view', stage: 'display' },
+    { name: 'steps', type: 'int', default: 300, min: 10, max: 5000, label: L('steps'), group: 'view', stage: 'display' },
+    { name: 'lr', type: 'float', default: 0.05, min: 0.001, max: 1, step: 0.001, label: L('lr'), group: 'view', stage: 'display' },
   ];
   const SCHEMA = [
     ...INPUT_ENTRIES,
     ...globals.flatMap((k) => knobEntries(k, null)),
     // a softmax with a decay or a window is a variant, not the reference: its option says so (reference-text.mjs)
-    { name: 'variant', type: 'enum', options: VARIANTS, optionLabels: labels, default: opening, label: 'variant', group: 'variant', stage: 'matrix',
+    { name: 'variant', type: 'enum', options: VARIANTS, optionLabels: labels, default: opening, label: L('variant'), group: 'variant', stage: 'matrix',
       optionLabelOf: (o, st) => (o === st.variant ? shownView(variantView(ROW.get(o)), ROW.get(o).class === 'exact', knobsOf(st)).label : labels[o]) },
     ...variantEntries,
     ...READOUT_ENTRIES,
@@ -372,6 +374,7 @@ export function buildSchema(registry) {
       if (e.reader) continue;
       const v = st[e.name];
       if ((e.omitDefault && v === e.default && !complete) || e.omitWhen?.(st)) continue;
+      if (complete && e.notInSnapshot) continue; // the snapshot's state is the same in every language
       const s = e.type === 'bool' ? (v ? '1' : '0') : e.type === 'float' ? String(+Number(v).toPrecision(8)) : String(v);
       const text = encodeURIComponent(s);
       parts.push(`${e.name}=${e.type === 'keys' || e.type === 'origins' || e.type === 'zoom' ? text.replace(/%2C/g, ',') : text}`); // readable lists

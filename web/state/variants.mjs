@@ -7,6 +7,7 @@
 
 import { SEEDS } from './citations.mjs';
 import { VARIANT_RANDOM } from '../compute/random-draws.mjs';
+import { enLabel as L } from '../i18n/i18n.mjs';
 
 // where the explanations' sources are the articles the lab was seeded from: by their own titles
 // (web/state/citations.mjs; docs/lessons.md, "Citations")
@@ -199,29 +200,29 @@ export const OPENING_VARIANT = 'focused';
  * object's order; the others follow the registry's order.
  */
 export const KNOB_VIEW = {
-  scale: { label: 'logit scale β ×1/√d', relative: true, min: 0.05, max: 4 },
-  causal: { label: 'causal mask' },
-  p: { label: 'focusing power p' },
-  dwc_kernel: { label: 'DWC kernel size', url: 'dwc_k', start: 5,
-    toggle: { url: 'dwc', label: 'DWC (depthwise conv on V)', short: 'DWC' } },
-  s: { label: 'projected length s' },
-  ef_kind: { label: 'E/F kind' },
-  ef_shared: { label: 'share E = F' },
-  m: { label: 'random features m', values: [1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048,
+  scale: { label: L('scale'), relative: true, min: 0.05, max: 4 },
+  causal: { label: L('causal') },
+  p: { label: L('p') },
+  dwc_kernel: { label: L('dwc_k'), url: 'dwc_k', start: 5,
+    toggle: { url: 'dwc', label: L('dwc'), short: 'DWC' } },
+  s: { label: L('s') },
+  ef_kind: { label: L('ef_kind') },
+  ef_shared: { label: L('ef_shared') },
+  m: { label: L('m'), values: [1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048,
     4096, 8192, 16384, 32768, 65536] },
-  orthogonal: { label: 'orthogonal features' },
-  seed: { label: 'feature seed', url: 'rseed', control: 'number', redraw: 'draw new random features (seed + 1)' },
-  order: { label: 'Taylor order ℓ' },
-  N: { label: 'power N' },
-  landmarks: { label: 'landmarks' },
-  iters: { label: 'pinv iterations' },
-  feature_eps: { label: 'ε inside φ', values: [0, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2] },
-  decay: { label: 'decay γ', short: 'decay γ',
+  orthogonal: { label: L('orthogonal') },
+  seed: { label: L('rseed'), url: 'rseed', control: 'number', redraw: L('rseed.redraw') },
+  order: { label: L('order') },
+  N: { label: L('N') },
+  landmarks: { label: L('landmarks') },
+  iters: { label: L('iters') },
+  feature_eps: { label: L('feature_eps'), values: [0, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2] },
+  decay: { label: L('decay'), short: 'decay γ',
     values: [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.925, 0.95, 0.96875, 0.975, 0.98, 0.99, 0.995, 0.999, 1] },
-  window: { label: 'sliding window W', short: 'window',
+  window: { label: L('window'), short: 'window',
     values: [0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 16384] },
-  beta: { label: 'write strength η', values: [0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2] },
-  chunk: { label: 'chunk size C', values: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 16384] },
+  beta: { label: L('beta'), values: [0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2] },
+  chunk: { label: L('chunk'), values: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 16384] },
 };
 
 const TEX_ESCAPE = { '\\': String.raw`\textbackslash{}`, '^': String.raw`\textasciicircum{}`, '~': String.raw`\textasciitilde{}` };
