@@ -23,6 +23,7 @@ import { createPanels } from './ui/panel.mjs';
 import { createNotices } from './ui/notices.mjs';
 import { buildControls } from './ui/controls.mjs';
 import { mountChrome, createDims } from './ui/chrome.mjs';
+import { t, setLang } from './i18n/i18n.mjs';
 import { mountHeatmaps } from './ui/heatmaps.mjs';
 import { mountRowView } from './ui/row-view.mjs';
 import { mountReadoutsPanel } from './ui/readout-table.mjs';
@@ -250,8 +251,8 @@ async function start() {
   });
   $('glossary').addEventListener('click', (e) => { e.stopPropagation(); explain.glossary($('glossary'), { projector: !!page.st.projector }); });
   $('share').addEventListener('click', async () => {
-    try { await navigator.clipboard.writeText(location.href); $('share').textContent = 'copied'; } catch { $('share').textContent = 'see address bar'; }
-    setTimeout(() => { $('share').textContent = 'copy link'; }, 1500);
+    try { await navigator.clipboard.writeText(location.href); $('share').textContent = t('header.share.copied'); } catch { $('share').textContent = t('header.share.see'); }
+    setTimeout(() => { $('share').textContent = t('header.share'); }, 1500);
   });
   const routes = {};
   try {
@@ -270,6 +271,7 @@ async function start() {
   const opened = expandPreset(location.hash);
   const parsed = schema.fromHash(opened.hash);
   page.st = { ...parsed.state, theme: savedTheme() };
+  setLang(page.st.lang); // before the controls are built: their labels are in it (docs/i18n.md)
   lesson = opened.preset;
   if (opened.problem) parsed.problems.unshift(opened.problem);
   page.engine = new Engine(av);
@@ -348,6 +350,7 @@ async function start() {
     spectra.redrawCharts();
   });
   $('projector').addEventListener('click', () => onChange('projector', !page.st.projector, 'input'));
+  $('lang').addEventListener('click', () => onChange('lang', page.st.lang === 'zh' ? 'en' : 'zh', 'input'));
   addEventListener('hashchange', () => {
     urlOwn = location.hash;
     if (location.hash.slice(1) === withPreset(schema.toHash(page.st), lesson)) return;
@@ -359,8 +362,9 @@ async function start() {
     lessons.show(lesson);
     // projector mode is the reader's while the page is open: a link that does not name it (a lesson
     // link, pasted or from slides) keeps it, so a lecture never drops to small text between lessons
-    const namesMode = location.hash.slice(1).split('&').some((kv) => kv.split('=')[0] === 'projector');
-    applyState(namesMode ? p.state : { ...p.state, projector: page.st.projector });
+    // and so is the language: a lesson link without lang= keeps the page in the reader's (docs/i18n.md)
+    const names = (key) => location.hash.slice(1).split('&').some((kv) => kv.split('=')[0] === key);
+    applyState({ ...p.state, projector: names('projector') ? p.state.projector : page.st.projector, lang: names('lang') ? p.state.lang : page.st.lang });
   });
   hosts = listenForHosts(window, {
     snapshot: () => inspector.snapshot(),

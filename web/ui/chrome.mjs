@@ -4,6 +4,17 @@ import { typeset } from '../render/tex.mjs';
 import { fmtMs, fmtWhole } from '../render/format.mjs';
 import { MAIN_THREAD_MAX_N } from '../compute/engine.mjs';
 import { NOTHING } from './panel.mjs';
+import { t, setLang, LANG_TAGS } from '../i18n/i18n.mjs';
+
+/**
+ * Put the current language's words into the page's own elements (web/index.html): data-i18n the text,
+ * data-i18n-title and data-i18n-aria-label those attributes, each naming a catalogue key (docs/i18n.md).
+ */
+export function translateDom(root = document) {
+  for (const el of root.querySelectorAll('[data-i18n]')) { const s = t(el.dataset.i18n); if (el.textContent !== s) el.textContent = s; }
+  for (const el of root.querySelectorAll('[data-i18n-title]')) el.title = t(el.dataset.i18nTitle);
+  for (const el of root.querySelectorAll('[data-i18n-aria-label]')) el.setAttribute('aria-label', t(el.dataset.i18nAriaLabel));
+}
 
 /**
  * The rank ceiling (the factors' rank bound, av_factor_rank, at most n; null where there are none), the
@@ -41,11 +52,20 @@ export function mountChrome(page, controls) {
       'no linear path (the matrix comes from the closed form)';
   }
 
+  let shownLang = null;
   function sync(st) {
     const schema = page.schema;
+    if (shownLang !== st.lang) { // the words first: the panels after this one write theirs in it
+      shownLang = st.lang;
+      setLang(st.lang);
+      root.lang = LANG_TAGS[st.lang];
+      translateDom();
+      $('lang').lang = st.lang === 'zh' ? 'en' : 'zh'; // the button names the other language in its own words
+      $('theme').setAttribute('aria-label', t('header.theme.aria', { theme: st.theme }));
+    }
     if (root.dataset.theme !== st.theme) {
       root.dataset.theme = st.theme;
-      $('theme').setAttribute('aria-label', `colour theme: ${st.theme}`);
+      $('theme').setAttribute('aria-label', t('header.theme.aria', { theme: st.theme }));
     }
     if (('projector' in root.dataset) !== st.projector) { // presentation: style.css
       if (st.projector) root.dataset.projector = '1'; else delete root.dataset.projector;
@@ -79,11 +99,11 @@ export function mountChrome(page, controls) {
   function draw() {
     const f = page.view.frame;
     let text;
-    if (!f) text = page.engine || page.lab?.workers.spectrum.ready ? 'computing…' : 'loading the WebAssembly module…';
+    if (!f) text = t(page.engine || page.lab?.workers.spectrum.ready ? 'status.computing' : 'status.loading');
     else {
       const m = f.status?.matrix;
-      const warn = m && m.status !== 0 ? `${m.status < 0 ? 'error' : 'note'}: ${m.message}` : null;
-      text = warn ?? `n = ${f.n}: matrices ${fmtMs(f.ms.total)}${page.st.n > MAIN_THREAD_MAX_N ? ' (worker)' : ''}`;
+      const warn = m && m.status !== 0 ? t(m.status < 0 ? 'status.error' : 'status.note', { message: m.message }) : null;
+      text = warn ?? t(page.st.n > MAIN_THREAD_MAX_N ? 'status.tookWorker' : 'status.took', { n: f.n, ms: fmtMs(f.ms.total) });
     }
     if ($('status').textContent !== text) $('status').textContent = text;
   }

@@ -5,6 +5,17 @@
 // release (or after a key press); they never touch the state.
 import { maxOf, applies } from '../state/state.mjs';
 import { fmt } from '../render/format.mjs';
+import { t, tOwn, has, getLang } from '../i18n/i18n.mjs';
+
+/** A control's label in the current language (the catalogue's `control.NAME`; docs/i18n.md). */
+export const labelOf = (entry) => t(`control.${entry.name}`);
+/** An option's label: the catalogue's `option.NAME.VALUE` where it has one, a variant's own name (glossed in
+ *  Chinese), or the schema's English label, else the value itself (a colour map's name). */
+function optionText(entry, o, st = null) {
+  if (entry.name === 'variant') return tOwn(`variant.${o}`, entry.optionLabelOf && st ? entry.optionLabelOf(o, st) : entry.optionLabels?.[o] ?? o);
+  if (has(`option.${entry.name}.${o}`)) return t(`option.${entry.name}.${o}`);
+  return entry.optionLabels?.[o] ?? o;
+}
 
 function el(tag, attrs = {}, ...children) {
   const e = document.createElement(tag);
@@ -18,7 +29,7 @@ function el(tag, attrs = {}, ...children) {
 /** The display of a value: lists step through indices, floats keep their step's decimals. */
 export function shownValue(entry, v) {
   if (entry.name === 'rtol') return `1e${v}`;
-  if (entry.knob === 'window' && v === 0) return 'off';
+  if (entry.knob === 'window' && v === 0) return t('control.window.off');
   if (entry.type === 'float') return fmt(v, 3);
   return String(v);
 }
@@ -35,8 +46,9 @@ function rangeControl(entry, st, onChange) {
   const id = `k-${entry.name}`;
   const input = el('input', { type: 'range', id, name: entry.name });
   const out = el('output', { for: id, id: `${id}-value` });
-  const label = el('label', { for: id, text: entry.label });
+  const label = el('label', { for: id, text: labelOf(entry) });
   const row = el('div', { class: 'ctl range' }, label, out, input);
+  let lang = getLang();
   const valueOf = () => (entry.values ? entry.values[Number(input.value)] : Number(input.value));
   input.addEventListener('input', () => onChange(entry.name, valueOf(), 'input'));
   input.addEventListener('change', () => onChange(entry.name, valueOf(), 'change'));
@@ -60,9 +72,10 @@ function rangeControl(entry, st, onChange) {
       const pos = String(sliderPos(entry, v));
       if (input.value !== pos) input.value = pos;
       const text = shownValue(entry, v);
-      if (out.textContent !== text) {
+      if (out.textContent !== text || lang !== getLang()) {
+        if (lang !== getLang()) { lang = getLang(); label.textContent = labelOf(entry); }
         out.textContent = text;
-        input.setAttribute('aria-valuetext', `${entry.label} ${text}`);
+        input.setAttribute('aria-valuetext', `${labelOf(entry)} ${text}`);
       }
     },
   };
@@ -71,15 +84,19 @@ function rangeControl(entry, st, onChange) {
 function selectControl(entry, st, onChange) {
   const id = `k-${entry.name}`;
   const sel = el('select', { id, name: entry.name });
-  for (const o of entry.options) sel.append(el('option', { value: o, text: entry.optionLabels?.[o] ?? o }));
+  for (const o of entry.options) sel.append(el('option', { value: o, text: optionText(entry, o) }));
   sel.addEventListener('change', () => onChange(entry.name, sel.value, 'change'));
-  const row = el('div', { class: 'ctl select' }, el('label', { for: id, text: entry.label }), sel);
+  const label = el('label', { for: id, text: labelOf(entry) });
+  const row = el('div', { class: 'ctl select' }, label, sel);
+  let lang = getLang();
   return {
     row,
     sync(s) {
       if (sel.value !== s[entry.name]) sel.value = s[entry.name];
-      // an option whose words depend on the state (the variant picker's softmax with a decay or a window)
-      if (entry.optionLabelOf) for (const opt of sel.options) { const t = entry.optionLabelOf(opt.value, s); if (opt.textContent !== t) opt.textContent = t; }
+      const relabel = lang !== getLang();
+      if (relabel) { lang = getLang(); label.textContent = labelOf(entry); }
+      // an option whose words depend on the state (the variant picker's softmax with a decay or a window), or the language
+      if (entry.optionLabelOf || relabel) for (const opt of sel.options) { const text = optionText(entry, opt.value, s); if (opt.textContent !== text) opt.textContent = text; }
     },
   };
 }
@@ -88,22 +105,41 @@ function checkControl(entry, st, onChange) {
   const id = `k-${entry.name}`;
   const box = el('input', { type: 'checkbox', id, name: entry.name });
   box.addEventListener('change', () => onChange(entry.name, box.checked, 'change'));
-  const row = el('div', { class: 'ctl check' }, box, el('label', { for: id, text: entry.label }));
-  return { row, sync(s) { if (box.checked !== !!s[entry.name]) box.checked = !!s[entry.name]; } };
+  const label = el('label', { for: id, text: labelOf(entry) });
+  const row = el('div', { class: 'ctl check' }, box, label);
+  let lang = getLang();
+  return {
+    row,
+    sync(s) {
+      if (box.checked !== !!s[entry.name]) box.checked = !!s[entry.name];
+      if (lang !== getLang()) { lang = getLang(); label.textContent = labelOf(entry); }
+    },
+  };
 }
 
 function numberControl(entry, st, onChange) {
   const id = `k-${entry.name}`;
   const input = el('input', { type: 'number', id, name: entry.name, min: entry.min, max: entry.max, step: 1, inputmode: 'numeric' });
   input.addEventListener('change', () => onChange(entry.name, input.value, 'change'));
-  const row = el('div', { class: 'ctl number' }, el('label', { for: id, text: entry.label }), input);
+  const label = el('label', { for: id, text: labelOf(entry) });
+  const row = el('div', { class: 'ctl number' }, label, input);
+  let lang = getLang(), redraw = null;
   if (entry.redraw) {
-    const redraw = el('button', { type: 'button', id: `${id}-redraw`, title: entry.redraw, text: 'redraw' });
+    redraw = el('button', { type: 'button', id: `${id}-redraw`, title: t(`control.${entry.name}.redraw`), text: t('control.redraw') });
     redraw.addEventListener('click', () => onChange(entry.name, (Number(input.value) + 1) >>> 0, 'change'));
     row.append(redraw);
   }
   // compared as text: an empty box reads as 0, which is a value (the registry's default seed)
-  return { row, sync(s) { if (input.value !== String(s[entry.name])) input.value = String(s[entry.name]); } };
+  return {
+    row,
+    sync(s) {
+      if (input.value !== String(s[entry.name])) input.value = String(s[entry.name]);
+      if (lang === getLang()) return;
+      lang = getLang();
+      label.textContent = labelOf(entry);
+      if (redraw) { redraw.title = t(`control.${entry.name}.redraw`); redraw.textContent = t('control.redraw'); }
+    },
+  };
 }
 
 /**

@@ -15,6 +15,7 @@
 // once the view has settled says whether the guess was right, with an explanation that quotes the live
 // readouts (fillPrediction).
 import { PRESETS, CHAPTERS, presetOf, stepPreset, chapterOf, playValues } from '../state/presets.mjs';
+import { t } from '../i18n/i18n.mjs';
 import { NOTHING } from './panel.mjs';
 import { fmt } from '../render/format.mjs';
 import { shownQuote, SEEDS } from '../state/citations.mjs';
@@ -30,7 +31,7 @@ const PLAY_MS = 450;
  * `isInt(key)` says whether a key takes integers (the play button). Returns {show(name|null)}.
  */
 export function mountLessons(menu, panel, { onClose, live = null, onChange, value, isInt }) {
-  let modes = ''; // the link keys of the reader's presentation ('&projector=1'), kept on every lesson link
+  let modes = ''; // the link keys of the reader's presentation ('&projector=1', '&lang=zh'), kept on every lesson link
   const href = (name) => `#preset=${encodeURIComponent(name)}${modes}`;
   // the menu: the chapters, each a heading over its lessons, numbered through the course
   const list = document.createElement('div');
@@ -39,7 +40,7 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
     const head = document.createElement('p');
     head.className = 'lesson-chapter';
     head.id = `lesson-chapter-${ci + 1}`;
-    head.textContent = `${ci + 1}. ${c.title}`;
+    head.textContent = `${ci + 1}. ${t(`chapter.${ci + 1}`)}`;
     const ol = document.createElement('ol');
     ol.setAttribute('aria-labelledby', head.id);
     for (const name of c.lessons) {
@@ -64,6 +65,7 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
   const el = (sel) => panel.querySelector(sel);
   el('.lesson-close').addEventListener('click', () => onClose());
   let shown;
+  let words = null; // the language the panel's words are in
   // "predict, then reveal": a question with its choices under the caption, then the verdict
   const ask = document.createElement('div');
   ask.className = 'lesson-predict';
@@ -86,7 +88,7 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
     ask.hidden = !p?.predict;
     if (!p?.predict) return;
     const q = p.predict;
-    question.replaceChildren(Object.assign(document.createElement('strong'), { textContent: 'Predict, then reveal: ' }), q.question);
+    question.replaceChildren(Object.assign(document.createElement('strong'), { textContent: t('lesson.predict') }), q.question);
     choices.replaceChildren(...q.choices.map((text, i) => {
       const b = document.createElement('button');
       b.type = 'button';
@@ -170,10 +172,10 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
     if (!play) return;
     const range = `${play.key} from ${play.from} to ${play.to}`;
     const resumable = paused?.lesson === shown && value(play.key) === paused.set;
-    button.textContent = playing ? `❚❚ pause (${play.key} = ${playing.set})` : reduced.matches ? `▶ next ${play.key} (${range})`
-      : resumable ? `▶ resume (${play.key} = ${paused.set}, to ${play.to})` : `▶ play ${range}`;
+    button.textContent = playing ? t('lesson.pause', { key: play.key, value: playing.set }) : reduced.matches ? t('lesson.step', { key: play.key, range })
+      : resumable ? t('lesson.resume', { key: play.key, value: paused.set, to: play.to }) : t('lesson.play', { range });
     button.setAttribute('aria-pressed', String(!!playing));
-    button.title = reduced.matches ? 'one step of the knob per press (your system asks for reduced motion)' : 'step the knob through its range, as a drag would; any key or click stops it';
+    button.title = t(reduced.matches ? 'lesson.play.titleReduced' : 'lesson.play.title');
   }
   function stop() {
     if (!playing) return;
@@ -229,19 +231,19 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
     }
     panel.hidden = !p;
     if (!p) { pose(null); return; }
-    el('.lesson-num').textContent = `${PRESETS.indexOf(p) + 1} / ${PRESETS.length}`;
+    el('.lesson-num').textContent = t('lesson.num', { i: PRESETS.indexOf(p) + 1, total: PRESETS.length });
     const ch = chapterOf(p.name);
-    el('.lesson-chapter-name').textContent = ch ? `chapter ${ch.index + 1} of ${CHAPTERS.length}: ${ch.title}` : '';
+    el('.lesson-chapter-name').textContent = ch ? t('lesson.chapter', { i: ch.index + 1, total: CHAPTERS.length, title: t(`chapter.${ch.index + 1}`) }) : '';
     el('.lesson-title').textContent = p.title;
     el('.lesson-caption').textContent = p.caption;
     pose(p);
     el('.lesson-source').replaceChildren(...p.sources.flatMap((c, i) => (i ? ['; ', cite(c)] : [cite(c)])));
     const prev = stepPreset(p.name, -1), next = stepPreset(p.name, 1);
     el('.lesson-prev').dataset.preset = prev.name;
-    el('.lesson-prev').textContent = `← previous: ${prev.title}`;
+    el('.lesson-prev').textContent = t('lesson.prev', { title: prev.title });
     el('.lesson-reset').dataset.preset = p.name;
     el('.lesson-next').dataset.preset = next.name;
-    el('.lesson-next').textContent = `next: ${next.title} →`;
+    el('.lesson-next').textContent = t('lesson.next', { title: next.title });
     relink();
     label();
     for (const key of p.highlight) {
@@ -252,7 +254,15 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
   }
   return {
     ...NOTHING, name: 'lessons', show, // a Panel (ui/panel.mjs): main.mjs shows the open lesson
-    sync(st) { const m = st.projector ? '&projector=1' : ''; if (m !== modes) { modes = m; relink(); } },
+    sync(st) {
+      const m = `${st.projector ? '&projector=1' : ''}${st.lang !== 'en' ? `&lang=${st.lang}` : ''}`;
+      if (m !== modes) { modes = m; relink(); }
+      if (st.lang !== words) { // the panel's own words in the new language (the lesson's text is not translated yet: docs/i18n.md)
+        words = st.lang;
+        for (const [ci, h] of [...list.querySelectorAll('.lesson-chapter')].entries()) h.textContent = `${ci + 1}. ${t(`chapter.${ci + 1}`)}`;
+        if (shown !== undefined) show(shown);
+      }
+    },
   };
 }
 

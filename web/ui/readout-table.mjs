@@ -1,7 +1,8 @@
 // readout-table.mjs: the readout table, the same for the page and for every <attn-viz> element (what each
 // row shows is render/readouts.mjs's). A row's value says its number; an undefined part ('—', the whole
 // row or one of its numbers) says why under the label, and the value's hover says why or which bound it is.
-import { READOUT_ROWS, rowReason, rowMark, rowLabel, costLine } from '../render/readouts.mjs';
+import { READOUT_ROWS, rowReason, rowMark, rowLabel, costLine, tolerance } from '../render/readouts.mjs';
+import { t, tOwn } from '../i18n/i18n.mjs';
 import { rankAtRelative } from '../render/spectrum.mjs';
 import { typeset } from '../render/tex.mjs';
 import { NOTHING } from './panel.mjs';
@@ -34,7 +35,8 @@ export function mountReadoutTable(tbody, { source, button = null }) {
     for (const row of READOUT_ROWS) {
       const tr = rows.get(row.id);
       const l = tr.firstChild, v = tr.children[1];
-      const label = rowLabel(row, ctx);
+      // English is the registry's label; another language keys it by the row's readout (docs/i18n.md)
+      const label = tOwn(`readout.${row.id}`, rowLabel(row, ctx), { tol: tolerance(ctx.relTol) });
       if (l.firstChild.textContent !== label) l.firstChild.textContent = label;
       const text = row.spectral && !spectrum ? '…' : row.text(r, ctx);
       if (v.textContent !== text) v.textContent = text;
@@ -78,7 +80,7 @@ export function mountReadoutsPanel(page, button) {
       if (!page.redraw.readouts) return;
       table.draw();
       setText('cost', costLine(page.view.frame?.cost, page.st.n, { softmax: page.view.frame?.softmaxCost, label: page.viewOf(page.st).label }));
-      setText('readout-state', page.lab.staleShown('specStale') ? 'spectral readouts updating…' : '');
+      setText('readout-state', page.lab.staleShown('specStale') ? t('readouts.updating') : '');
     },
   };
 }
