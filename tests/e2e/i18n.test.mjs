@@ -1,0 +1,123 @@
+// i18n.test.mjs: the page in Chinese (docs/i18n.md) in Debian's headless Chromium at 1024×768. lang=zh
+// sets <html lang="zh-CN">; the header, the control panel's headings and the controls' labels read
+// Chinese; every character drawn has a glyph (a CJK font is installed: fonts-wqy-microhei); the header's
+// control switches back to English and to Chinese again; the language survives "next" in a lesson; and
+// the snapshot is the same in both languages. Screenshots: build/e2e/i18n-*.png.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { serve } from '../../scripts/serve.mjs';
+import { launch, openLab, waitSettled, fontReport } from './browser.mjs';
+import { CATALOGUES } from '../../web/i18n/i18n.mjs';
+
+const ROOT = 'build/web';
+const CJK = /[\u3400-\u9fff]/;
+let server, browser;
+
+beforeAll(async () => {
+  if (!existsSync(`${ROOT}/index.html`) || !existsSync(`${ROOT}/attnviz.wasm`)) throw new Error('run `make web` first');
+  await mkdir('build/e2e', { recursive: true });
+  server = await serve(ROOT, 0);
+  browser = await launch({ width: 1024, height: 768 });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** The words of the header and the control panel as the reader sees them. */
+function words(page) {
+  return page.evaluate(() => {
+    const text = (sel) => document.querySelector(sel)?.textContent.trim() ?? null;
+    const shown = (el) => el.getClientRects().length > 0;
+    return {
+      lang: document.documentElement.lang,
+      title: document.title,
+      lessons: text('#lessons > summary'),
+      tagline: text('.tagline'),
+      share: text('#share'),
+      button: text('#lang'),
+      buttonLang: document.getElementById('lang').lang,
+      headings: ['#h-input', '#h-variant', '#h-readout'].map(text),
+      labels: [...document.querySelectorAll('.controls .ctl label')].filter(shown).map((l) => l.textContent.trim()),
+      status: text('#status'),
+      readouts: [...document.querySelectorAll('#readout-table td.l > span:first-child')].map((s) => s.textContent.trim()),
+      hash: location.hash,
+    };
+  });
+}
+
+describe('the page in Chinese', () => {
+  it('lang=zh: <html lang>, the header and the controls read Chinese, every glyph drawn', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'v=1&variant=focused&p=3&n=64&lang=zh' });
+    const w = await words(page);
+    expect(w.lang).toBe('zh-CN');
+    expect(w.title).toBe(CATALOGUES.zh['page.title']);
+    expect([w.lessons, w.tagline, w.share, ...w.headings]).toEqual([CATALOGUES.zh['header.lessons'], CATALOGUES.zh['header.tagline'],
+      CATALOGUES.zh['header.share'], CATALOGUES.zh['section.input'], CATALOGUES.zh['section.variant'], CATALOGUES.zh['section.readouts']]);
+    expect(w.button).toBe('English');
+    expect(w.buttonLang).toBe('en');
+    expect(w.labels.length).toBeGreaterThan(5);
+    expect(w.labels.filter((l) => !CJK.test(l))).toEqual([]);
+    expect(w.readouts.length).toBeGreaterThan(5);
+    expect(w.readouts.filter((l) => !CJK.test(l) && !/^KL/.test(l))).toEqual([]);
+    expect(w.status).toMatch(/矩阵用时/);
+    await page.screenshot({ path: 'build/e2e/i18n-zh-1024.png', fullPage: true });
+    const glyphs = await fontReport(page);
+    expect(glyphs.missing).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('the header\'s control switches to English and back, in the link too', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'v=1&n=64&lang=zh' });
+    await page.click('#lang');
+    await waitSettled(page);
+    let w = await words(page);
+    expect(w.lang).toBe('en');
+    expect(w.button).toBe('中文');
+    expect(w.buttonLang).toBe('zh');
+    expect(w.lessons).toBe('Lessons');
+    expect(w.labels.filter((l) => CJK.test(l))).toEqual([]);
+    expect(w.hash).not.toMatch(/lang=/);
+    await page.click('#lang');
+    await waitSettled(page);
+    w = await words(page);
+    expect(w.lang).toBe('zh-CN');
+    expect(w.lessons).toBe('课程');
+    expect(w.hash).toMatch(/[#&]lang=zh(&|$)/);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('keeps the language when a lesson\'s "next" is followed', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'preset=first-look&lang=zh' });
+    expect(await page.$eval('#lesson .lesson-next', (a) => a.getAttribute('href'))).toMatch(/&lang=zh$/);
+    expect(await page.$eval('#lesson .lesson-chapter-name', (s) => s.textContent)).toMatch(/^第 1 章/);
+    await page.click('#lesson .lesson-next');
+    await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).get('preset') !== 'first-look');
+    await page.evaluate(() => window.attnviz.snapshot());
+    await waitSettled(page);
+    const w = await words(page);
+    expect(w.lang).toBe('zh-CN');
+    expect(w.hash).toMatch(/[#&]lang=zh(&|$)/);
+    expect(await page.$eval('#lesson .lesson-src > span', (s) => s.textContent)).toBe('出处：');
+    await page.screenshot({ path: 'build/e2e/i18n-zh-lesson.png' });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('gives the same snapshot in both languages', async () => {
+    const hash = 'v=1&variant=performer&m=16&n=64&d=16&seed=3';
+    const snap = async (h) => {
+      const { page } = await openLab(browser.context, server.url, { hash: h });
+      const s = await page.evaluate(() => window.attnviz.snapshot());
+      await page.close();
+      return s;
+    };
+    const en = await snap(hash), zh = await snap(`${hash}&lang=zh`);
+    expect(Object.keys(en.state)).not.toContain('lang');
+    expect(zh).toEqual(en);
+  });
+});
