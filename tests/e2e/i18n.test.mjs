@@ -2,7 +2,9 @@
 // sets <html lang="zh-CN">; the header, the control panel's headings and the controls' labels read
 // Chinese; every character drawn has a glyph (a CJK font is installed: fonts-wqy-microhei); the header's
 // control switches back to English and to Chinese again; the language survives "next" in a lesson; and
-// the snapshot is the same in both languages. Screenshots: build/e2e/i18n-*.png.
+// the snapshot is the same in both languages; at 1920×1080 in projector mode and on a 390×844 phone the
+// header's and the controls' Chinese words are not clipped and the page does not scroll sideways.
+// Screenshots: build/e2e/i18n-*.png.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -62,7 +64,7 @@ describe('the page in Chinese', () => {
     expect(w.labels.filter((l) => !CJK.test(l))).toEqual([]);
     expect(w.readouts.length).toBeGreaterThan(5);
     expect(w.readouts.filter((l) => !CJK.test(l) && !/^KL/.test(l))).toEqual([]);
-    expect(w.status).toMatch(/矩阵用时/);
+    expect(w.status).toMatch(/^n = 64：矩阵 /);
     await page.screenshot({ path: 'build/e2e/i18n-zh-1024.png', fullPage: true });
     const glyphs = await fontReport(page);
     expect(glyphs.missing).toEqual([]);
@@ -120,4 +122,31 @@ describe('the page in Chinese', () => {
     expect(Object.keys(en.state)).not.toContain('lang');
     expect(zh).toEqual(en);
   });
+
+  // Chinese words are wider or narrower than the English they replace: nothing the header or the control
+  // panel labels may be cut off, at a projector's size and on a phone
+  for (const [name, size, hash] of [['projector', { width: 1920, height: 1080 }, 'v=1&n=64&projector=1&lang=zh'],
+    ['phone', { width: 390, height: 844, deviceScaleFactor: 2, hasTouch: true }, 'v=1&n=64&lang=zh']]) {
+    it(`at ${size.width}×${size.height} (${name}): no clipped header or control label, no sideways scrolling`, async () => {
+      const b = await launch(size);
+      try {
+        const { page, errors } = await openLab(b.context, server.url, { hash });
+        const r = await page.evaluate(() => {
+          const shown = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+          const els = [...document.querySelectorAll('header.top > *, header.top summary, .controls h2, .controls .ctl label, #lesson .lesson-head h2')].filter(shown);
+          return {
+            lang: document.documentElement.lang,
+            clipped: els.filter((el) => el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== 'visible').map((el) => el.textContent.trim()),
+            sideways: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+          };
+        });
+        expect(r.lang).toBe('zh-CN');
+        expect(r.clipped).toEqual([]);
+        expect(r.sideways).toBeLessThanOrEqual(0);
+        await page.screenshot({ path: `build/e2e/i18n-zh-${name}.png` });
+        expect((await fontReport(page)).missing).toEqual([]);
+        expect(errors).toEqual([]);
+      } finally { await b.close(); }
+    });
+  }
 });
