@@ -44,6 +44,7 @@ function words(page) {
       headings: ['#h-input', '#h-variant', '#h-readout'].map(text),
       labels: [...document.querySelectorAll('.controls .ctl label')].filter(shown).map((l) => l.textContent.trim()),
       status: text('#status'),
+      note: text('#causal-note'),
       readouts: [...document.querySelectorAll('#readout-table td.l > span:first-child')].map((s) => s.textContent.trim()),
       hash: location.hash,
     };
@@ -52,7 +53,7 @@ function words(page) {
 
 describe('the page in Chinese', () => {
   it('lang=zh: <html lang>, the header and the controls read Chinese, every glyph drawn', async () => {
-    const { page, errors } = await openLab(browser.context, server.url, { hash: 'v=1&variant=focused&p=3&n=64&lang=zh' });
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'v=1&variant=focused&p=3&n=64&causal=1&dwc=1&lang=zh' });
     const w = await words(page);
     expect(w.lang).toBe('zh-CN');
     expect(w.title).toBe(CATALOGUES.zh['page.title']);
@@ -65,6 +66,7 @@ describe('the page in Chinese', () => {
     expect(w.readouts.length).toBeGreaterThan(5);
     expect(w.readouts.filter((l) => !CJK.test(l) && !/^KL/.test(l))).toEqual([]);
     expect(w.status).toMatch(/^n = 64：矩阵 /);
+    expect(w.note).toMatch(/^FLatten（聚焦线性注意力） \+ DWC（V 上的深度卷积） 没有因果形式/);
     await page.screenshot({ path: 'build/e2e/i18n-zh-1024.png', fullPage: true });
     const glyphs = await fontReport(page);
     expect(glyphs.missing).toEqual([]);

@@ -7,7 +7,7 @@ import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
-import { CATALOGUES, LANGS, t, tOwn, placeholders } from '../../web/i18n/i18n.mjs';
+import { CATALOGUES, LANGS, t, tOwn, placeholders, setLang } from '../../web/i18n/i18n.mjs';
 import { CHAPTERS } from '../../web/state/presets.mjs';
 import { READOUT_ROWS } from '../../web/render/readouts.mjs';
 import { fmtWhole } from '../../web/render/format.mjs';
@@ -101,6 +101,21 @@ describe('t()', () => {
   it('writes numbers the same in both languages, as the articles do (digits, comma thousands)', () => {
     // format.mjs stays language-free because zh-CN writes whole numbers exactly as English does
     for (const x of [0, 7, 12480, 1234567, -4096]) expect(fmtWhole(x)).toBe(new Intl.NumberFormat('zh-CN').format(x));
+  });
+});
+
+describe('the notes under the variant', () => {
+  it('are said in the page\'s language, the variant by its name there', () => {
+    const st = { ...schema.defaults(), variant: 'efficient', causal: true };
+    const decayed = { ...schema.defaults(), variant: 'softmax', causal: true, decay: 0.9 };
+    try {
+      setLang('en');
+      expect(schema.causalNote(st)).toBe('Efficient Attention has no causal form: shown non-causal');
+      expect(schema.formNote(decayed)).toMatch(/^decay γ = 0\.9: a key's weight halves every 6\.58 tokens; the forgetting softmax/);
+      setLang('zh');
+      expect(schema.causalNote(st)).toBe('Efficient Attention（高效注意力） 没有因果形式：按非因果显示');
+      expect(schema.formNote(decayed)).toMatch(/^衰减 γ = 0\.9：一个键的权重每 6\.58 个 token 减半；遗忘 softmax/);
+    } finally { setLang('en'); }
   });
 });
 

@@ -29,7 +29,7 @@ import { fmtWhole } from './whole.mjs';
 import { originOf } from './origin.mjs';
 import { OVERVIEW_METRIC_KEYS } from './overview-metrics.mjs';
 import { zoomValue } from './tokens.mjs';
-import { enLabel as L, enOptions as optionLabels, LANGS } from '../i18n/i18n.mjs';
+import { enLabel as L, enOptions as optionLabels, LANGS, t, tOwn } from '../i18n/i18n.mjs';
 
 const VERSION = 1;
 /** The host= value that obeys no one (not an origin, so messages.mjs's senderAllowed fails closed on it). */
@@ -508,21 +508,26 @@ export function buildSchema(registry) {
   }
 
   /** Whether the causal toggle is honoured for this variant (the page says when it is not). */
+  // the notes under the variant are in the page's language (docs/i18n.md): a variant by its name there,
+  // a knob by its short English name or, in another language, its control label
+  const variantName = (name) => tOwn(`variant.${name}`, labels[name]);
+  const knobName = (e) => tOwn(`control.${e.toggle ?? e.name}`, e.short ?? e.label); // a toggle's slider: by its toggle
+
   function causalNote(st) {
     const v = variantRow(st.variant);
     if (!st.causal) {
-      if (v.causal_only) return `${labels[v.name]} exists only causal (it is a recurrence): shown causal`;
+      if (v.causal_only) return t('note.onlyCausal', { variant: variantName(v.name) });
       const raw = { ...knobsOf({ ...st, causal: false }) };
       const needer = v.knobs.find((key) => KNOB.get(key).needs_causal && knobValue(KNOB_ENTRY.get(key), st) !== KNOB.get(key).def);
       if (!needer) return null;
-      const what = KNOB_ENTRY.get(needer).short ?? KNOB_ENTRY.get(needer).label;
-      return raw.causal ? `${what} needs the causal mask: shown causal`
-        : `${what} needs the causal mask, which ${labels[v.name]} + ${KNOB_ENTRY.get(causalBlocker(v, raw)).short} does not have: not applied`;
+      const what = knobName(KNOB_ENTRY.get(needer));
+      return raw.causal ? t('note.needsCausal', { what })
+        : t('note.needsCausalBlocked', { what, variant: variantName(v.name), blocker: knobName(KNOB_ENTRY.get(causalBlocker(v, raw))) });
     }
-    if (!v.causal) return `${labels[v.name]} has no causal form: shown non-causal`;
+    if (!v.causal) return t('note.noCausal', { variant: variantName(v.name) });
     const knobs = knobsOf({ ...st, causal: false });
     const key = causalBlocker(v, knobs);
-    return key === null ? null : `${labels[v.name]} + ${KNOB_ENTRY.get(key).short ?? KNOB_ENTRY.get(key).label} has no causal form: shown non-causal`;
+    return key === null ? null : t('note.noCausalWith', { variant: variantName(v.name), knob: knobName(KNOB_ENTRY.get(key)) });
   }
 
   /**
@@ -533,11 +538,11 @@ export function buildSchema(registry) {
     const v = variantRow(st.variant);
     const k = knobsOf(st), notes = [];
     // the decay's half-life, ln ½ / ln γ tokens, wherever a decay applies
-    if (k.causal && k.decay < 1) notes.push(`decay γ = ${+k.decay.toPrecision(4)}: a key's weight halves every ${+(Math.log(0.5) / Math.log(k.decay)).toPrecision(3)} tokens`);
-    if (v.class !== 'exact') return notes.length ? notes.join('; ') : null;
-    if (k.causal && k.decay < 1) notes.push('the forgetting softmax has no constant-size state: its recurrence is a key/value cache of every earlier token, each fading by γ per step');
-    if (k.window > 0) notes.push(`a sliding window's recurrent form is a key/value cache of the last ${k.window} tokens`);
-    return notes.length ? notes.join('; ') : null;
+    if (k.causal && k.decay < 1) notes.push(t('note.halfLife', { gamma: +k.decay.toPrecision(4), tokens: +(Math.log(0.5) / Math.log(k.decay)).toPrecision(3) }));
+    if (v.class !== 'exact') return notes.length ? notes.join(t('note.and')) : null;
+    if (k.causal && k.decay < 1) notes.push(t('note.forgetting'));
+    if (k.window > 0) notes.push(t('note.window', { window: k.window }));
+    return notes.length ? notes.join(t('note.and')) : null;
   }
 
   return Object.freeze({

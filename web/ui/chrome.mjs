@@ -48,8 +48,7 @@ export function mountChrome(page, controls) {
     const av = page.av;
     if (fd.status !== av.STATUS.ERR_FEATURE_DIM) return null;
     const r = fd.r < 1e9 ? fmtWhole(fd.r) : fd.r.toExponential(2).replace('e+', '·10^');
-    return `feature dimension ${fd.saturated ? '≥ ' : ''}${r} > ${fmtWhole(av.limits.maxFeatureDim)}: ` +
-      'no linear path (the matrix comes from the closed form)';
+    return t(fd.saturated ? 'note.featureDimAtLeast' : 'note.featureDim', { r, max: fmtWhole(av.limits.maxFeatureDim) });
   }
 
   let shownLang = null;
@@ -92,7 +91,7 @@ export function mountChrome(page, controls) {
     const notes = [schema.causalNote(st), schema.formNote(st), featureNote(page.dims().feature)].filter(Boolean);
     const hide = !notes.length;
     if ($('causal-note').hidden !== hide) $('causal-note').hidden = hide;
-    setText('causal-note', notes.join('. '));
+    setText('causal-note', notes.join(t('note.join')));
   }
 
   /** The status line: what the heatmaps shown took, or the matrix's own note or error. */
