@@ -22,8 +22,8 @@ import { MSG } from './workers/protocol.mjs';
 import { createPanels } from './ui/panel.mjs';
 import { createNotices } from './ui/notices.mjs';
 import { buildControls } from './ui/controls.mjs';
-import { mountChrome, createDims } from './ui/chrome.mjs';
-import { t, setLang } from './i18n/i18n.mjs';
+import { mountChrome, createDims, translateDom } from './ui/chrome.mjs';
+import { t, setLang, LANGS, LANG_TAGS } from './i18n/i18n.mjs';
 import { mountHeatmaps } from './ui/heatmaps.mjs';
 import { mountRowView } from './ui/row-view.mjs';
 import { mountReadoutsPanel } from './ui/readout-table.mjs';
@@ -245,6 +245,10 @@ function savedTheme() {
 }
 
 async function start() {
+  // the page's words before the module (and the schema, which reads lang=) has loaded: the status line and
+  // a failure to load are then in the link's language too
+  const early = new URLSearchParams(location.hash.slice(1)).get('lang');
+  if (LANGS.includes(early) && early !== LANGS[0]) { setLang(early); document.documentElement.lang = LANG_TAGS[early]; translateDom(); }
   explain = mountExplain($('explain'), {
     variantOf: () => ({ name: page.st.variant, ...page.schema.variantView(page.st.variant), source: page.schema.variantRow(page.st.variant).source }),
     rowOf: (id) => READOUT_ROWS.find((r) => r.id === id),
@@ -262,8 +266,8 @@ async function start() {
     // the workers instantiate the module this thread compiled
     page.lab = createLabWorkers(page, routes);
   } catch (err) {
-    page.notice.show(`could not load the WebAssembly module: ${err.message}`);
-    $('status').textContent = 'the WebAssembly module did not load';
+    page.notice.show(t('notice.loadFailed', { message: err.message }));
+    $('status').textContent = t('status.failed');
     inspector.fail(`the WebAssembly module did not load: ${err.message}`);
     return;
   }

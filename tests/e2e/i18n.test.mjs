@@ -112,6 +112,17 @@ describe('the page in Chinese', () => {
     await page.close();
   });
 
+  it('says so in Chinese when the module cannot load (the words come before the module)', async () => {
+    const page = await browser.context.newPage();
+    await page.route('**/*.wasm', (r) => r.abort());
+    await page.goto(`${server.url}#v=1&lang=zh`);
+    await page.waitForFunction(() => document.getElementById('status').textContent === 'WebAssembly 模块没有加载成功', null, { timeout: 30000 });
+    expect(await page.evaluate(() => document.documentElement.lang)).toBe('zh-CN');
+    expect(await page.textContent('#notice')).toMatch(/^无法加载 WebAssembly 模块：/);
+    expect(await page.textContent('#lessons > summary')).toBe('课程');
+    await page.close();
+  });
+
   it('gives the same snapshot in both languages', async () => {
     const hash = 'v=1&variant=performer&m=16&n=64&d=16&seed=3';
     const snap = async (h) => {

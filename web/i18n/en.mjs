@@ -28,6 +28,8 @@ export default {
   'status.computing': 'computing…',
   'status.took': 'n = {n}: matrices {ms}',
   'status.tookWorker': 'n = {n}: matrices {ms} (worker)',
+  'status.failed': 'the WebAssembly module did not load',
+  'notice.loadFailed': 'could not load the WebAssembly module: {message}',
   'status.error': 'error: {message}',
   'status.note': 'note: {message}',
   // the control panel's sections

@@ -25,6 +25,8 @@ export default {
   'status.computing': '计算中…',
   'status.took': 'n = {n}：矩阵 {ms}',
   'status.tookWorker': 'n = {n}：矩阵 {ms}（worker 线程）',
+  'status.failed': 'WebAssembly 模块没有加载成功',
+  'notice.loadFailed': '无法加载 WebAssembly 模块：{message}',
   'status.error': '错误：{message}',
   'status.note': '注意：{message}',
   'note.onlyCausal': '{variant} 只有因果形式（它是一个递归）：按因果显示',
