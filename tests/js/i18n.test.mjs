@@ -119,6 +119,19 @@ describe('the notes under the variant', () => {
   });
 });
 
+describe('the variant picker', () => {
+  it('names a softmax with a decay or a window as such in both languages, never as the reference', () => {
+    const st = { ...schema.defaults(), variant: 'softmax', causal: true, decay: 0.9, window: 8 };
+    const option = schema.entryOf('variant');
+    try {
+      setLang('en');
+      expect(option.optionLabelOf('softmax', st)).toBe('softmax, window W = 8, decay γ = 0.9');
+      setLang('zh');
+      expect(option.optionLabelOf('softmax', st)).toBe('带窗口 W = 8，衰减 γ = 0.9 的 softmax');
+    } finally { setLang('en'); }
+  });
+});
+
 describe('lang= in the link', () => {
   it('is English by default and left out of the link then; zh is written, and read back', () => {
     const st = schema.defaults();

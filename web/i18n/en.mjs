@@ -148,4 +148,9 @@ export default {
   'option.gen.sink': 'attention sink',
   'option.ds.mean': 'mean',
   'option.ds.max': 'max',
+  // a softmax with a decay or a window, as the variant picker and the captions name it (web/state/reference-text.mjs)
+  'softmaxWith.label': 'softmax, {what}',
+  'softmaxWith.window': 'window W = {w}',
+  'softmaxWith.decay': 'decay γ = {gamma}',
+  'softmaxWith.join': ', ',
 };

@@ -156,6 +156,10 @@ export default {
   'variant.cosformer': 'cosFormer（余弦重加权）',
   'variant.retention': 'retention（RetNet，保留机制）',
   'variant.deltanet': 'delta 规则（DeltaNet）',
+  'softmaxWith.label': '带{what} 的 softmax',
+  'softmaxWith.window': '窗口 W = {w}',
+  'softmaxWith.decay': '衰减 γ = {gamma}',
+  'softmaxWith.join': '，',
   // the readouts, by registry key (their English is the registry's)
   'readout.sigma1': '最大奇异值',
   'readout.rank': '数值秩',

@@ -3,6 +3,8 @@
 // (docs/readouts.md); a decayed (forgetting) or windowed softmax is a variant compared with it, so it is
 // not labelled "the reference". Pure: main.mjs and the export menu call it where they build the captions.
 
+import { t } from '../i18n/i18n.mjs';
+
 /** Whether the knobs (av_params' terms: decay 0 or 1 means none) carry a decay below 1 or a window. */
 function decayOrWindow(knobs) {
   return (knobs.decay > 0 && knobs.decay < 1) || knobs.window > 0;
@@ -15,13 +17,15 @@ function decayOrWindow(knobs) {
 export function shownView(view, exact, knobs) {
   if (!exact || !decayOrWindow(knobs)) return view;
   const decay = knobs.decay > 0 && knobs.decay < 1, window = knobs.window > 0;
-  const what = [window && `window W = ${knobs.window}`, decay && `decay γ = ${knobs.decay}`].filter(Boolean).join(', ');
+  // the label is in the page's language (it names the picker's option; docs/i18n.md); the hint not yet
+  const what = [window && t('softmaxWith.window', { w: knobs.window }), decay && t('softmaxWith.decay', { gamma: knobs.decay })].filter(Boolean).join(t('softmaxWith.join'));
+  const whatEn = [window && `window W = ${knobs.window}`, decay && `decay γ = ${knobs.decay}`].filter(Boolean).join(', ');
   const logit = String.raw`\beta\,q_i\cdot k_j${decay ? String.raw` + (i-j)\ln\gamma` : ''}`;
   return {
     ...view,
-    label: `softmax, ${what}`,
+    label: t('softmaxWith.label', { what }),
     tex: String.raw`M_{ij} \propto e^{${logit}}${window ? String.raw`\ \text{for}\ |i-j| < W,\ \text{else}\ 0` : ''};\quad A = \operatorname{softmax}(\beta\,QK^\top)`,
-    hint: `A variant of softmax (${what}), compared with the reference A: plain softmax with the same scale and mask, no decay, no window.`,
+    hint: `A variant of softmax (${whatEn}), compared with the reference A: plain softmax with the same scale and mask, no decay, no window.`,
   };
 }
 

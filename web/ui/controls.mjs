@@ -12,7 +12,10 @@ export const labelOf = (entry) => t(`control.${entry.name}`);
 /** An option's label: the catalogue's `option.NAME.VALUE` where it has one, a variant's own name (glossed in
  *  Chinese), or the schema's English label, else the value itself (a colour map's name). */
 function optionText(entry, o, st = null) {
-  if (entry.name === 'variant') return tOwn(`variant.${o}`, entry.optionLabelOf && st ? entry.optionLabelOf(o, st) : entry.optionLabels?.[o] ?? o);
+  if (entry.name === 'variant') { // a softmax with a decay or a window names itself, in the page's language (reference-text.mjs)
+    const shown = entry.optionLabelOf && st ? entry.optionLabelOf(o, st) : null;
+    return shown && shown !== entry.optionLabels?.[o] ? shown : tOwn(`variant.${o}`, entry.optionLabels?.[o] ?? o);
+  }
   if (has(`option.${entry.name}.${o}`)) return t(`option.${entry.name}.${o}`);
   return entry.optionLabels?.[o] ?? o;
 }
