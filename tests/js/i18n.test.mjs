@@ -59,8 +59,10 @@ describe('the catalogues', () => {
       for (const lang of LANGS) if (!Object.hasOwn(CATALOGUES[lang], `control.${e.name}`)) missing.push(`${lang} control.${e.name}`);
       expect(e.label, e.name).toBe(EN[`control.${e.name}`]); // the schema's English is the catalogue's
     }
-    for (const o of ['synthetic', 'model', 'file']) for (const lang of LANGS) if (!CATALOGUES[lang][`option.src.${o}`]) missing.push(`${lang} option.src.${o}`);
-    for (const o of schema.entryOf('gen').options) for (const lang of LANGS) if (!CATALOGUES[lang][`option.gen.${o}`]) missing.push(`${lang} option.gen.${o}`);
+    // every picker's options, but the variants' (their own names, below) and the colour maps' (proper names)
+    const pickers = schema.SCHEMA.filter((e) => e.type === 'enum' && ['input', 'variant', 'readout'].includes(e.group) && !['variant', 'cmap'].includes(e.name));
+    expect(pickers.map((e) => e.name)).toEqual(expect.arrayContaining(['src', 'gen', 'ef_kind', 'ds']));
+    for (const e of pickers) for (const o of e.options) for (const lang of LANGS) if (!CATALOGUES[lang][`option.${e.name}.${o}`]) missing.push(`${lang} option.${e.name}.${o}`);
     expect(missing).toEqual([]);
   });
 

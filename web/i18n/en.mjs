@@ -149,6 +149,8 @@ export default {
   'option.gen.local': 'local / positional',
   'option.gen.lowrank': 'planted low rank',
   'option.gen.sink': 'attention sink',
+  'option.ef_kind.gaussian': 'gaussian',
+  'option.ef_kind.mean': 'mean',
   'option.ds.mean': 'mean',
   'option.ds.max': 'max',
   // a softmax with a decay or a window, as the variant picker and the captions name it (web/state/reference-text.mjs)

@@ -141,6 +141,8 @@ export default {
   'option.gen.local': '局部 / 位置相关',
   'option.gen.lowrank': '植入的低秩',
   'option.gen.sink': '注意力汇聚（attention sink）',
+  'option.ef_kind.gaussian': '高斯随机',
+  'option.ef_kind.mean': '分段平均',
   'option.ds.mean': '平均',
   'option.ds.max': '最大',
   // the variants: the names as the literature writes them, glossed where the articles give a Chinese term
