@@ -195,6 +195,21 @@ function writeUrl(now) {
   if (now) put(); else urlTimer = setTimeout(put, 250);
 }
 
+// A lesson's comparison (presets.mjs `compare`): the plain readouts of the state with one key changed, from
+// the same library the page's readouts come from, in an engine of its own (the page's keeps its matrices).
+// Only for the generators' inputs at n ≤ MAIN_THREAD_MAX_N (a few milliseconds); else none.
+let compareEngine = null;
+function compareReadouts(st, key, value) {
+  const { schema } = page;
+  let other = schema.normalise({ ...st, [key]: value });
+  if (key === 'variant') other = schema.withVariant(st, other);
+  if (other.n > MAIN_THREAD_MAX_N || model.tensors(other)) return null;
+  compareEngine ??= new Engine(page.av);
+  const r = compareEngine.plainReadouts(page.schema.requestOf(other));
+  const dims = page.dims();
+  return { r, ctx: { n: other.n, tau: other.tau, ceiling: dims.ceiling, semiCeiling: dims.semiCeiling, partial: false, relTol: other.rtol, relRank: null } };
+}
+
 // --- the background worker's answers and failure (sweeps, exports, a real model, the overview) ---------
 const exportJobs = new Map();  // full-resolution arrays for an export, from the background worker (a lab of any n)
 let exportSeq = 0;
@@ -289,7 +304,10 @@ async function start() {
   panels.add(mountReadoutsPanel(page, (row) => explain.button('readout', row.id, row.label)));
   panels.add(mountEntropy(page));
   spectra = panels.add(mountSpectra(page));
-  lessons = panels.add(mountLessons($('lessons'), $('lesson'), { onClose: () => { lesson = null; lessons.show(null); writeUrl(true); } }));
+  lessons = panels.add(mountLessons($('lessons'), $('lesson'), {
+    onClose: () => { lesson = null; lessons.show(null); writeUrl(true); },
+    compare: compareReadouts, dragging: () => dragging,
+  }));
   panels.add(mountExport($('export'), {
     snapshot: () => inspector.snapshot(),
     request: () => requestOf(page.st),

@@ -17,11 +17,14 @@ import { seed, PAPER } from './citations.mjs';
  *              the claim rests on, or the paper where no seed makes the claim (docs/lessons.md, "Citations")
  *   highlight  readout row ids (web/render/readouts.mjs) and panels: 'heatmaps', 'spectrum', 'error',
  *              'entropy', 'cost', 'sweep'
+ *   compare    optional {key, value, label}: the evidence strip shows each cited plain readout for the state
+ *              with this one key changed too ("row entropy 4.24 / 5.55 — p = 1: 5.41 / 5.55")
  */
 export const PRESETS = [
   {
     name: 'first-look',
     title: 'First look: softmax against linear attention',
+    compare: { key: 'variant', value: 'softmax', label: 'softmax' },
     state: { gen: 'local', variant: 'elu', n: 256, d: 64 },
     caption: 'Tokens here attend mostly to their neighbours. Softmax (middle) keeps that sharp diagonal; '
       + 'linear attention with φ = elu+1 (left) spreads every row almost evenly, so its row entropy sits near ln n. '
@@ -98,6 +101,7 @@ export const PRESETS = [
   {
     name: 'focused-p',
     title: 'Focusing power p sharpens the rows',
+    compare: { key: 'p', value: 1, label: 'p = 1' },
     state: { gen: 'clustered', variant: 'focused', n: 256, d: 64, p: 6, dwc: 0, sweep: 'p', sweep_y: 'error_fro_rel' },
     caption: 'FLatten raises each feature to the power p and rescales it to keep its norm, which pushes a query '
       + 'toward the keys that share its largest features. On clustered keys, dragging p from 1 to 8 lowers the '
@@ -196,6 +200,7 @@ export const PRESETS = [
   {
     name: 'hedgehog-spiky',
     title: "Hedgehog's exp features are spiky",
+    compare: { key: 'variant', value: 'elu', label: 'elu+1' },
     state: { gen: 'clustered', variant: 'hedgehog', n: 256, d: 64, std: 2 },
     caption: 'Hedgehog maps x to [exp(Wᵀx), exp(−Wᵀx)], which keeps the exponential\'s spikiness: on clustered '
       + 'keys its rows are far more concentrated (lower row entropy, fewer keys for 90%) than those of elu+1, '
@@ -222,6 +227,7 @@ export const PRESETS = [
   {
     name: 'decay-halflife',
     title: 'Decay: a state that forgets',
+    compare: { key: 'decay', value: 1, label: 'γ = 1' },
     state: { gen: 'local', variant: 'elu', causal: 1, decay: 0.8, n: 256, d: 16 },
     caption: 'Multiply the state by γ before each write (RetNet, Lightning Attention, Mamba-2, Gated DeltaNet) and a '
       + 'key\'s weight halves every ln ½ / ln γ tokens: 3.1 tokens at γ = 0.8. Each row now looks at its recent '
