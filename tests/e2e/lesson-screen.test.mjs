@@ -1,5 +1,5 @@
 // The evidence on the first screen (issue 30, Deliver 2), in Debian's headless Chromium: every lesson, at
-// 1024×768, at 1920×1080 in projector mode and on a phone (390×844), opened the way a reader steps through
+// 1024×768, at 1366×768 (the one-screen layout), at 1920×1080 in projector mode and on a phone (390×844), opened the way a reader steps through
 // the course (one page per screen, the next lesson's link), shows its caption and every element the
 // lesson outlines (class `hl`) on the screen it lands on: inside the window's width, at least 60 % of its
 // height visible. What carries `hl`: the panels the lesson names (heatmaps, spectrum, error, entropy, sweep,
@@ -16,6 +16,7 @@ import { PRESETS } from '../../web/presets.mjs';
 const ROOT = 'build/web';
 const SCREENS = [
   { name: 'laptop', width: 1024, height: 768, mode: '' },
+  { name: 'wide', width: 1366, height: 768, mode: '' }, // the one-screen layout: the mechanism views come below it
   { name: 'projector', width: 1920, height: 1080, mode: '&projector=1' },
   { name: 'phone', width: 390, height: 844, mode: '', touch: true },
 ];

@@ -4,8 +4,9 @@
 // stays at the top of the controls' column; where the controls go on top (projector mode, one column) the
 // lesson panel moves into the stage too, before the figures. So the caption sits beside (or above) its
 // evidence instead of the figures a screen or more below. Closing the lesson or changing it puts every
-// element back where index.html has it (a placeholder marks each place). In the one-screen layout
-// everything is already in the window: nothing moves, the figure is scrolled into its column.
+// element back where index.html has it (a placeholder marks each place). The one-screen layout holds
+// every panel already (a figure is scrolled into its column), except the mechanism views: a lesson on one
+// stages it beside the lesson, and the lab below it takes the flow layout's sizes.
 // The readout rows and the cost line a lesson cites are not moved: the lesson's evidence strip shows them.
 
 /** A panel key of a lesson's `highlight` → the elements that make its figure (its heading first). */
@@ -54,7 +55,8 @@ export function mountStage(stage, lesson) {
 
   function arrange(keys, mode = last.mode) {
     last = { keys, mode };
-    const on = !!keys && !mode.embed && (mode.projector || !oneScreen.matches);
+    // the one-screen layout holds every panel but the mechanism views, which come below it
+    const on = !!keys && !mode.embed && (mode.projector || !oneScreen.matches || keys.includes('mech'));
     const figs = on ? keys.filter((k) => UNITS[k]) : [];
     const withLesson = mode.projector || !columns.matches; // the controls on top: the lesson comes along
     const key = on ? `${figs.join(' ')}|${withLesson}` : '';

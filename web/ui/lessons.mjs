@@ -149,7 +149,10 @@ export function mountLessons(menu, panel, { onClose, compare = () => null, dragg
       }
       if (label.textContent !== l) label.textContent = l;
       if (value.textContent !== v) value.textContent = v;
-      if (other.textContent !== c) other.textContent = c;
+      if (other.textContent !== c) {
+        other.textContent = c;
+        other.title = c ? `the same readout with ${versus.label}, computed for comparison by the same library` : '';
+      }
     }
   }
 
