@@ -1,5 +1,5 @@
 # emscripten.mk: the WebAssembly build (included by the Makefile).
-# A raw reactor module (--no-entry -sSTANDALONE_WASM) that web/attnviz.mjs instantiates in node, the
+# A raw reactor module (--no-entry -sSTANDALONE_WASM) that web/wasm/attnviz.mjs instantiates in node, the
 # page, workers and file:// pages. Two builds of the same C: SIMD128 (the default) and scalar (the
 # fallback where WASM SIMD is missing, chosen by a feature probe in the loader).
 EMCC        := emcc

@@ -1,5 +1,5 @@
 // vite.single.mjs: the single-file build's first step (scripts/single.mjs does the rest): web/ bundled
-// into one script and one stylesheet, every asset inlined, and web/wasm-source.mjs replaced by a module
+// into one script and one stylesheet, every asset inlined, and web/wasm/wasm-source.mjs replaced by a module
 // holding both WebAssembly builds as base64, so the page fetches nothing. Output: build/single-tmp/.
 import { defineConfig } from 'vite';
 import { readFileSync } from 'node:fs';

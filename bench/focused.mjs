@@ -3,7 +3,7 @@
 //   node bench/focused.mjs [NATIVE_BINARY [WASM_FILE]]   (defaults: build/native/kernels_native, build/wasm/attnviz.wasm)
 // Alternating rounds (ATTNVIZ_ROUNDS, default 5), each side its quietest median. Figures are printed, never asserted.
 import { execFileSync } from 'node:child_process';
-import { loadAttnviz } from '../web/attnviz.mjs';
+import { loadAttnviz } from '../web/wasm/attnviz.mjs';
 import { medianMs } from './common.mjs';
 
 const ROOT = new URL('../', import.meta.url);

@@ -6,7 +6,7 @@
 // ever adds time, and alternating lets it land on either side rather than always on the one measured
 // second.
 import { execFileSync } from 'node:child_process';
-import { loadAttnviz } from '../web/attnviz.mjs';
+import { loadAttnviz } from '../web/wasm/attnviz.mjs';
 import { appendRecords, medianMs } from './common.mjs';
 
 const ROOT = new URL('../', import.meta.url);

@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadAttnviz } from '../web/attnviz.mjs';
+import { loadAttnviz } from '../web/wasm/attnviz.mjs';
 import { appendRecords, medianMs } from './common.mjs';
 
 const ROOT = new URL('../', import.meta.url);

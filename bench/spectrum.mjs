@@ -19,7 +19,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { loadAttnviz } from '../web/attnviz.mjs';
+import { loadAttnviz } from '../web/wasm/attnviz.mjs';
 import { appendRecords, medianMs } from './common.mjs';
 
 const ROOT = new URL('../', import.meta.url);

@@ -571,7 +571,7 @@ const char *av_readout_name(int readout);  /* the JSON key, e.g. "rank_rel_1e-3"
  * and the docs' index are derived from these rows, exported in av_registry_json as "readouts". */
 enum av_readout_kind {
     AV_RK_ENTRY = 0,      /* reads M's entries (av_readouts) */
-    AV_RK_SPECTRAL = 1,   /* reads M's singular values: the page computes it from σ (web/spectral.mjs) */
+    AV_RK_SPECTRAL = 1,   /* reads M's singular values: the page computes it from σ (web/compute/spectral.mjs) */
     AV_RK_COMPARISON = 2  /* compares M with the softmax reference A (av_readouts; undefined without A) */
 };
 enum av_readout_format { AV_RF_REAL = 0, AV_RF_INTEGER = 1, AV_RF_FRACTION = 2 /* in [0, 1]: shown in % */ };

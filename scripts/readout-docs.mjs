@@ -20,7 +20,7 @@ export function readoutIndex(readouts) {
     ...rows,
     '',
     'Kinds: `entry` reads M\'s entries; `spectral` its singular values (the page computes these from σ:',
-    'web/spectral.mjs); `comparison` compares M with the softmax reference A. "page table": the row\'s place',
+    'web/compute/spectral.mjs); `comparison` compares M with the softmax reference A. "page table": the row\'s place',
     'in the page\'s readout table (— : not shown there); "page sweep": its place in the sweep panel\'s picker,',
     'the first being the default (`attnviz sweep` takes every key).',
   ].join('\n');
@@ -37,7 +37,7 @@ export const DOCS = { 'docs/readouts.md': readoutsDoc };
 
 /** The registry's readouts from the module at build/wasm/attnviz.wasm. */
 export async function registryReadouts(wasm = new URL('build/wasm/attnviz.wasm', ROOT)) {
-  const { loadAttnviz } = await import('../web/attnviz.mjs');
+  const { loadAttnviz } = await import('../web/wasm/attnviz.mjs');
   return (await loadAttnviz({ source: wasm })).registry.readouts;
 }
 

@@ -43,7 +43,7 @@ export const listExprs = (text) => [...text.matchAll(MARK)].map((m) => m[1]);
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const root = new URL('../', import.meta.url);
-  const { loadAttnviz } = await import('../web/attnviz.mjs');
+  const { loadAttnviz } = await import('../web/wasm/attnviz.mjs');
   const av = await loadAttnviz({ source: new URL('build/wasm/attnviz.wasm', root) });
   const stale = [];
   for (const file of LIST_FILES) {

@@ -8,13 +8,13 @@
 // would lower-case onto n, is the attribute `power-n`). Each element renders into an open shadow root,
 // with no inner iframe: one figure (view = heatmap, spectrum or readouts) and the controls `controls`
 // names; a control sets its attribute, so the attributes always say what is shown. Every element on a
-// page shares one WebAssembly module (loaded from beside embed.js) and one worker (web/embed-worker.mjs,
+// page shares one WebAssembly module (loaded from beside embed.js) and one worker (web/workers/embed-worker.mjs,
 // started from a blob: URL so a host on another origin works); an element off screen computes nothing
 // until it is scrolled into view. `element.snapshot()` resolves to {state, readouts, tokens} as the
 // page's window.attnviz.snapshot() does (docs/inspection.md).
-import { loadAttnviz, simdSupported } from './attnviz.mjs';
-import EmbedWorker from './embed-worker.mjs?worker&inline';
-import { buildSchema } from './state.mjs';
+import { loadAttnviz, simdSupported } from './wasm/attnviz.mjs';
+import EmbedWorker from './workers/embed-worker.mjs?worker&inline';
+import { buildSchema } from './state/state.mjs';
 import { buildControls } from './ui/controls.mjs';
 import { chartData, LOG_X_MIN_N } from './render/spectrum.mjs';
 import uPlot from 'uplot';
@@ -23,10 +23,10 @@ import { costLine } from './render/readouts.mjs';
 import { mountReadoutTable } from './ui/readout-table.mjs';
 import { mountHeatTrio } from './ui/heatmaps.mjs';
 import { createPanels } from './ui/panel.mjs';
-import { cliReadouts, readoutKeys, linkState } from './inspect.mjs';
-import { overlayKey } from './engine.mjs';
-import { MSG, PART } from './protocol.mjs';
-import { shownView } from './reference-text.mjs';
+import { cliReadouts, readoutKeys, linkState } from './io/inspect.mjs';
+import { overlayKey } from './compute/engine.mjs';
+import { MSG, PART } from './workers/protocol.mjs';
+import { shownView } from './state/reference-text.mjs';
 import css from './embed.css?inline';
 import uplotCss from 'uplot/dist/uPlot.min.css?inline';
 
@@ -262,7 +262,8 @@ export class AttnViz extends HTMLElement {
 
   drawReadouts() {
     this.table.draw();
-    this.q('.cost').textContent = costLine(this.view.frame?.cost, this.st.n);
+    const { schema } = this.pool, label = shownView(schema.variantView(this.st.variant), schema.variantRow(this.st.variant).class === 'exact', schema.knobsOf(this.st)).label;
+    this.q('.cost').textContent = costLine(this.view.frame?.cost, this.st.n, { softmax: this.view.frame?.softmaxCost, label });
   }
 
   /**

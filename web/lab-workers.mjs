@@ -1,18 +1,18 @@
-// lab-workers.mjs: the page's workers (each an instance of web/worker.mjs; messages: web/protocol.mjs) and
+// lab-workers.mjs: the page's workers (each an instance of web/workers/worker.mjs; messages: web/workers/protocol.mjs) and
 // the requests it sends them. The frame worker computes the heatmaps and plain readouts above
 // MAIN_THREAD_MAX_N (above FRAME_WORKER_MAX_N a drag gets quick frames and the rest on release), the spectrum
-// worker the spectra and overlays; latest request wins in each, stale results are dropped (web/queue.mjs).
+// worker the spectra and overlays; latest request wins in each, stale results are dropped (web/workers/queue.mjs).
 // The background worker (sweeps, exports, a real model, the overview) and the mechanisms worker are made
 // when first needed; their answers go to the panels that asked (`routes`).
 //
 // The worker's script is inlined in the page's bundle and started from a blob: URL (Vite's
 // `?worker&inline`), and it instantiates the page's already compiled module: nothing to fetch, so the page
 // works from any origin, from file:// and as one file (scripts/single.mjs).
-import LabWorker from './worker.mjs?worker&inline';
-import { MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N } from './engine.mjs';
-import { createResultGate, createHold } from './queue.mjs';
+import LabWorker from './workers/worker.mjs?worker&inline';
+import { MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N } from './compute/engine.mjs';
+import { createResultGate, createHold } from './workers/queue.mjs';
 import { workerError } from './ui/notices.mjs';
-import { MSG, PART } from './protocol.mjs';
+import { MSG, PART } from './workers/protocol.mjs';
 
 // Readouts behind the newest request are dimmed once nothing newer has reached the screen for
 // STALE_GRACE_MS: during a drag at n = 1024 a newer result arrives every few frames (each starts the grace

@@ -8,17 +8,17 @@
 // rules, the rank ceiling and the feature dimension are the library's. The compute modules (engine.mjs
 // here and in the workers) get requests (state.mjs's requestOf: inputs and knobs), never the state.
 import './style.css';
-import { loadAttnviz, simdSupported } from './attnviz.mjs';
-import { wasmSources } from './wasm-source.mjs';
-import { buildSchema, stageDirty, listOf } from './state.mjs';
-import { listenForHosts } from './messages.mjs';
-import { Engine, MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N } from './engine.mjs';
-import { READOUT_ROWS } from './render/readouts.mjs';
+import { loadAttnviz, simdSupported } from './wasm/attnviz.mjs';
+import { wasmSources } from './wasm/wasm-source.mjs';
+import { buildSchema, stageDirty, listOf } from './state/state.mjs';
+import { listenForHosts } from './io/messages.mjs';
+import { Engine, MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N } from './compute/engine.mjs';
+import { READOUT_ROWS, costLine } from './render/readouts.mjs';
 import { uPlotReady } from './render/charts.mjs';
-import { createInspector } from './inspect.mjs';
-import { expandPreset, withPreset } from './presets.mjs';
+import { createInspector } from './io/inspect.mjs';
+import { expandPreset, withPreset } from './state/presets.mjs';
 import { createLabWorkers } from './lab-workers.mjs';
-import { MSG } from './protocol.mjs';
+import { MSG } from './workers/protocol.mjs';
 import { createPanels } from './ui/panel.mjs';
 import { createNotices } from './ui/notices.mjs';
 import { buildControls } from './ui/controls.mjs';
@@ -27,6 +27,7 @@ import { mountHeatmaps } from './ui/heatmaps.mjs';
 import { mountReadoutsPanel } from './ui/readout-table.mjs';
 import { mountEntropy } from './ui/entropy-panel.mjs';
 import { mountSpectra } from './ui/spectra.mjs';
+import { mountArticleFigures } from './ui/article-figures.mjs';
 import { mountSweep } from './ui/sweep-panel.mjs';
 import { mountOverview } from './ui/overview.mjs';
 import { mountMechanisms } from './ui/mechanisms.mjs';
@@ -34,7 +35,7 @@ import { mountModelPanel } from './ui/model-panel.mjs';
 import { mountLessons } from './ui/lessons.mjs';
 import { mountExplain } from './ui/explain-popover.mjs';
 import { mountExport } from './ui/export-menu.mjs';
-import { shownView, referenceCaption } from './reference-text.mjs';
+import { shownView, referenceCaption } from './state/reference-text.mjs';
 
 const $ = (id) => document.getElementById(id);
 const prefersDark = matchMedia('(prefers-color-scheme: dark)'); // live: .matches follows the system
@@ -50,7 +51,7 @@ const page = {
   pendingMarks: { heat: null, plain: null, spec: null },
   // measurements the benchmark and e2e tests read (window.attnviz)
   stats: { seq: 0, inputAt: new Map(), heatAt: new Map(), plainAt: new Map(), specAt: new Map(), reqSeq: new Map() },
-  // the inspection API (web/inspect.mjs, docs/inspection.md): each part of the view is tagged with the
+  // the inspection API (web/io/inspect.mjs, docs/inspection.md): each part of the view is tagged with the
   // request it was computed for ({key: requestOf as JSON, drag}), so a snapshot never mixes states
   tags: { frame: null, plain: null, spec: null },
   notice: createNotices($('notice')),
@@ -72,8 +73,8 @@ let dirty = 'inputs';          // earliest dirty pipeline stage, or null
 let release = true;            // a knob was released: ask for the accurate spectrum
 let dragging = false;
 let raf = 0;
-let lesson = null;             // the open lesson's name (web/presets.mjs), or null; the link carries it as preset=
-let hosts = null;              // host pages' messages (web/messages.mjs)
+let lesson = null;             // the open lesson's name (web/state/presets.mjs), or null; the link carries it as preset=
+let hosts = null;              // host pages' messages (web/io/messages.mjs)
 let trainedW = null;           // {W: Float32Array (d×cols), cols}: the lab's Hedgehog W, from the distillation view; never in a link
 
 /** What the engines compute for a state: state.mjs's request, with one head of the loaded tensors as inputs,
@@ -252,7 +253,7 @@ async function start() {
     variantOf: () => ({ name: page.st.variant, ...page.schema.variantView(page.st.variant), source: page.schema.variantRow(page.st.variant).source }),
     rowOf: (id) => READOUT_ROWS.find((r) => r.id === id),
   });
-  $('glossary').addEventListener('click', (e) => { e.stopPropagation(); explain.glossary($('glossary')); });
+  $('glossary').addEventListener('click', (e) => { e.stopPropagation(); explain.glossary($('glossary'), { projector: !!page.st.projector }); });
   $('share').addEventListener('click', async () => {
     try { await navigator.clipboard.writeText(location.href); $('share').textContent = 'copied'; } catch { $('share').textContent = 'see address bar'; }
     setTimeout(() => { $('share').textContent = 'copy link'; }, 1500);
@@ -304,8 +305,14 @@ async function start() {
   panels.add(mountReadoutsPanel(page, (row) => explain.button('readout', row.id, row.label)));
   panels.add(mountEntropy(page));
   spectra = panels.add(mountSpectra(page));
+  panels.add(mountArticleFigures(page));
   lessons = panels.add(mountLessons($('lessons'), $('lesson'), {
     onClose: () => { lesson = null; lessons.show(null); writeUrl(true); },
+    // what a prediction's explanation quotes: the settled readouts and state, and the cost line
+    live: async () => {
+      const s = await inspector.snapshot();
+      return { ...s, readouts: { ...s.readouts, ...(await recallSettled()) }, cost: costLine(page.view.frame?.cost, page.st.n, { softmax: page.view.frame?.softmaxCost, label: page.viewOf(page.st).label }) };
+    },
     compare: compareReadouts, dragging: () => dragging,
   }));
   panels.add(mountExport($('export'), {
@@ -372,6 +379,20 @@ async function start() {
   });
   if (parsed.problems.length) page.notice.show(parsed.problems.join('; '));
   recompute();
+}
+
+/**
+ * With the recall view open, once it has finished for the current state: each memory's mean error at
+ * N = pairs, as `recall_<memory>` (what a lesson's prediction quotes); {} otherwise, or after 60 s.
+ */
+async function recallSettled() {
+  for (const t0 = performance.now(); page.st.mech === 'recall' && performance.now() - t0 < 60000;) {
+    const rc = panels.get('mechanisms')?.snapshot()?.recall;
+    const at = rc?.done ? rc.points.filter((p) => p.axis === 'N' && p.N === Number(page.st.pairs) && p.d === Number(page.st.mem_d)) : [];
+    if (at.length) return Object.fromEntries(at.map((p) => [`recall_${p.memory}`, p.mean]));
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  return {};
 }
 
 window.attnviz = {

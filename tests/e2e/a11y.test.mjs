@@ -116,7 +116,7 @@ describe('accessibility', () => {
     const { page, errors } = await openLab(phone.context, server.url, { hash: 'preset=focused-p' });
     const m = await page.evaluate(() => ({
       scroll: document.documentElement.scrollWidth, vw: innerWidth,
-      charts: [...document.querySelectorAll('.chart')].map((c) => c.getBoundingClientRect().width),
+      charts: [...document.querySelectorAll('.chart')].filter((c) => c.checkVisibility()).map((c) => c.getBoundingClientRect().width),
       hm: document.getElementById('hm-M').getBoundingClientRect().width,
     }));
     expect(m.scroll).toBeLessThanOrEqual(m.vw);

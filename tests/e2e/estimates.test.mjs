@@ -7,8 +7,8 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync } from 'node:fs';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab, exportItem } from './browser.mjs';
-import { SPECTRAL_KEYS } from '../../web/spectral.mjs';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { SPECTRAL_KEYS } from '../../web/compute/spectral.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 
 const ROOT = 'build/web';
 let server, browser;

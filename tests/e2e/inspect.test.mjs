@@ -22,10 +22,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab } from './browser.mjs';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
-import { SPECTRAL_KEYS } from '../../web/spectral.mjs';
-import { linkState, readoutKeys as readoutKeysOf } from '../../web/inspect.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
+import { SPECTRAL_KEYS } from '../../web/compute/spectral.mjs';
+import { linkState, readoutKeys as readoutKeysOf } from '../../web/io/inspect.mjs';
 
 const ROOT = 'build/web';
 const CLI = process.env.ATTNVIZ_CLI || new URL('../../build/native/attnviz', import.meta.url).pathname;

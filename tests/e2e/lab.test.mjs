@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab, waitSettled, dragRange, rangeX, canvasColours, recordCanvasText, fontReport } from './browser.mjs';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 
 const ROOT = 'build/web';
 // the variants as the page's own module lists them (its registry): a new variant is checked here unedited
@@ -274,8 +274,8 @@ describe('fallbacks and large n', () => {
     // a frame whose A has not changed comes without it: after drags and a new seed, what the page holds must
     // be exactly the cells an Engine computes here from the page's own link (the same wasm, the same bits)
     const { page: p, errors: errs } = await openLab(browser.context, server.url, { hash: 'v=1&variant=focused&n=512&d=32' });
-    const { Engine } = await import('../../web/engine.mjs');
-    const { buildSchema } = await import('../../web/state.mjs');
+    const { Engine } = await import('../../web/compute/engine.mjs');
+    const { buildSchema } = await import('../../web/state/state.mjs');
     const av = await loadAttnviz({ source: new URL(`../../${ROOT}/attnviz.wasm`, import.meta.url) });
     const schema = buildSchema(av.registry), engine = new Engine(av);
     const check = async (what) => {

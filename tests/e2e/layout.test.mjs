@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab, waitSettled, canvasColours, recordCanvasText } from './browser.mjs';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 
 const ROOT = 'build/web';
 const REGISTRY = existsSync(`${ROOT}/attnviz.wasm`) ? (await loadAttnviz({ source: new URL(`../../${ROOT}/attnviz.wasm`, import.meta.url) })).registry : null;

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab, waitSettled } from './browser.mjs';
-import { PRESETS } from '../../web/presets.mjs';
+import { PRESETS } from '../../web/state/presets.mjs';
 
 const ROOT = 'build/web';
 let server, browser, page, errors;

@@ -1,4 +1,4 @@
-// The lessons (web/presets.mjs, docs/lessons.md) end to end, in Debian's headless Chromium: every preset
+// The lessons (web/state/presets.mjs, docs/lessons.md) end to end, in Debian's headless Chromium: every preset
 // opens from its link `#preset=NAME`, shows its caption and outlines what it highlights, raises no console
 // error, and reproduces its claim in the numbers the page shows (window.attnviz.snapshot(),
 // docs/inspection.md). A claim that compares two states opens the second as the same preset with one key
@@ -10,8 +10,8 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab } from './browser.mjs';
-import { PRESETS } from '../../web/presets.mjs';
-import { plainQuote } from '../../web/citations.mjs';
+import { PRESETS } from '../../web/state/presets.mjs';
+import { plainQuote } from '../../web/state/citations.mjs';
 
 const ROOT = 'build/web';
 let server, browser, page, errors;
@@ -72,11 +72,17 @@ const CLAIMS = {
     expect(r.error_curve[d]).toBeGreaterThan(0.1); // the truncated-SVD error at r = d stays high
   },
   async crossover(s) {
-    const ratio = (c) => c.quad_madds / c.linear_madds;
-    expect(ratio(s.readouts.cost)).toBeGreaterThan(0.5);
-    expect(ratio(s.readouts.cost)).toBeLessThan(2);
-    expect(ratio((await lesson('crossover', '&n=16')).readouts.cost)).toBeLessThan(1);
-    expect(ratio((await lesson('crossover', '&n=1024')).readouts.cost)).toBeGreaterThan(8);
+    // one meaning of the cost line: the variant's own linear path against softmax's quadratic path
+    const ratio = (c, soft) => soft.quad_madds / c.linear_madds;
+    const at = async (extra) => [(await lesson('crossover', extra)).readouts.cost, (await lesson('crossover', `${extra}&variant=softmax`)).readouts.cost];
+    expect(ratio(s.readouts.cost, (await at(''))[1])).toBeGreaterThan(0.5);
+    expect(ratio(s.readouts.cost, (await at(''))[1])).toBeLessThan(2);
+    expect(ratio(...(await at('&n=16')))).toBeLessThan(1);
+    await lesson('crossover', '&n=16');
+    await expect.poll(() => page.textContent('#cost')).toMatch(/^cost at n = 16: linear path of [^:]*elu\+1: .*; softmax's quadratic path: .* \(linear is [\d.]+× dearer/);
+    expect(ratio(...(await at('&n=1024')))).toBeGreaterThan(8);
+    await lesson('crossover', '&n=1024');
+    await expect.poll(() => page.textContent('#cost')).toMatch(/^cost at n = 1024: .*\(linear is [\d,.]+× cheaper\)$/);
   },
   async 'efficient-rows'(s) {
     expect(s.readouts.row_sum_dev_max).toBeLessThan(1e-5);
@@ -134,6 +140,12 @@ const CLAIMS = {
     const [o64, i64, o256, i256] = [await draws(64, 1), await draws(64, 0), await draws(256, 1), await draws(256, 0)];
     expect(mean(o64)).toBeLessThan(0.97 * mean(i64)); // 0.66 against 0.71
     expect(o256.some((e, k) => e > i256[k])).toBe(true); // 4 of 8 draws: iid lower at the lesson's m
+    // the cost line: Performer's linear path at m = 256 costs more than softmax at n = 256, and says so
+    // (it said "linear 1.8× cheaper", against Performer's own n² path)
+    const perf = (await lesson('performer-m')).readouts.cost, soft = (await lesson('performer-m', '&variant=softmax')).readouts.cost;
+    expect(perf.linear_madds).toBeGreaterThan(soft.quad_madds);
+    await lesson('performer-m');
+    await expect.poll(() => page.textContent('#cost')).toMatch(/linear path of Performer.*; softmax's quadratic path: .*\(linear is [\d.]+× dearer/);
   },
   async 'performer-norm'(s) {
     expect(s.readouts.error_fro_rel).toBeGreaterThan(0.9);
@@ -152,7 +164,8 @@ const CLAIMS = {
     const err = [];
     for (const order of [1, 2, 3, 4]) err.push((await lesson('taylor-order', `&order=${order}`)).readouts.error_fro_rel);
     for (let i = 1; i < err.length; i++) expect(err[i], `order ${i + 1}`).toBeLessThan(err[i - 1]);
-    expect(s.readouts.cost.linear_madds).toBeGreaterThan(s.readouts.cost.quad_madds); // 585 features > n
+    const soft = (await lesson('taylor-order', '&variant=softmax')).readouts.cost;
+    expect(s.readouts.cost.linear_madds).toBeGreaterThan(soft.quad_madds); // 585 features > n: dearer than softmax
   },
   async 'explimit-N'() {
     const err = [];
@@ -160,7 +173,7 @@ const CLAIMS = {
     for (let i = 1; i < err.length; i++) expect(err[i]).toBeLessThan(err[i - 1]);
     expect(err.at(-1)).toBeLessThan(0.2 * err[0]);
     const c = (await lesson('explimit-N', '&N=3')).readouts.cost; // 729 features > n = 256
-    expect(c.linear_madds).toBeGreaterThan(c.quad_madds);
+    expect(c.linear_madds).toBeGreaterThan((await lesson('explimit-N', '&variant=softmax')).readouts.cost.quad_madds);
   },
   async 'hedgehog-spiky'(s) {
     const elu = (await lesson('hedgehog-spiky', '&variant=elu')).readouts;
@@ -258,6 +271,52 @@ const CLAIMS = {
   },
 };
 
+/**
+ * "Predict, then reveal": per lesson with a `predict`, the claim its explanation makes, checked from the
+ * snapshots before and after the reveal (the same numbers the explanation quotes).
+ */
+const PREDICTIONS = {
+  async 'rank-le-d'(after, before) {
+    expect(before.readouts.rank).toBeLessThanOrEqual(16);
+    expect(after.readouts.rank).toBeLessThanOrEqual(8); // halving d halves the cap
+    expect(after.readouts.rank).toBeGreaterThanOrEqual(6);
+  },
+  async crossover(after) {
+    // past n = r the linear path pays: softmax's quadratic path costs more than twice elu+1's linear one
+    const soft = (await lesson('crossover', '&n=256&variant=softmax')).readouts.cost;
+    expect(soft.quad_madds / after.readouts.cost.linear_madds).toBeGreaterThan(2);
+  },
+  async 'performer-m'(after, before) {
+    const ratio = after.readouts.error_fro_rel / before.readouts.error_fro_rel; // 1/√4 in expectation
+    expect(ratio).toBeGreaterThan(0.3);
+    expect(ratio).toBeLessThan(0.7);
+  },
+  async 'memory-collisions'(after, before) {
+    // the noise is √((N − 1)/d): twice d, √2 less error (3 draws a point: within 10 %)
+    const m = await mechUntil((x) => x?.recall?.done && x.recall.points.some((p) => p.axis === 'N' && p.N === 512 && p.d === 64));
+    const lin = m.recall.points.find((p) => p.axis === 'N' && p.memory === 'linear' && p.N === 512 && p.d === 64).mean;
+    expect(Math.abs(lin / Math.sqrt(511 / 64) - 1)).toBeLessThan(0.1);
+    expect(Math.abs(after.readouts.recall_linear / before.readouts.recall_linear * Math.SQRT2 - 1)).toBeLessThan(0.1);
+  },
+  async 'window-rank'(after, before) {
+    expect(before.readouts.semiseparable_rank).toBe(7);
+    expect(after.readouts.semiseparable_rank).toBeLessThanOrEqual(31); // W − 1 at most (29: the corners' weights fall below the tolerance)
+    expect(after.readouts.semiseparable_rank).toBeGreaterThanOrEqual(3 * before.readouts.semiseparable_rank);
+    expect(after.readouts.rank).toBeGreaterThan(240);
+  },
+};
+
+/** The snapshot, and with the recall view open each memory's error at N = pairs once it has finished
+ *  (`recall_<memory>`, what a prediction's explanation may quote). */
+async function shown() {
+  const s = await page.evaluate(() => window.attnviz.snapshot());
+  if (s.state.mech !== 'recall') return s;
+  const [N, d] = [Number(s.state.pairs), Number(s.state.mem_d)];
+  const m = await mechUntil((x) => x?.recall?.done && x.recall.points.some((p) => p.axis === 'N' && p.N === N && p.d === d));
+  for (const p of m.recall.points) if (p.axis === 'N' && p.N === N && p.d === d) s.readouts[`recall_${p.memory}`] = p.mean;
+  return s;
+}
+
 /** Wait for the mechanism views (window.attnviz.mechanisms()) to show what `pred` asks. */
 async function mechUntil(pred, timeout = 60000) {
   const t0 = Date.now();
@@ -305,6 +364,51 @@ describe('the lessons', () => {
       await CLAIMS[p.name](s);
       expect(errors).toEqual([]);
     });
+  }
+
+  it('every prediction has its claim checked here, a right answer among its choices and reveal keys of the schema', () => {
+    expect(Object.keys(PREDICTIONS).sort()).toEqual(PRESETS.filter((p) => p.predict).map((p) => p.name).sort());
+    for (const p of PRESETS.filter((x) => x.predict)) {
+      expect(p.predict.choices[p.predict.answer], p.name).toBeTruthy();
+      expect(Object.keys(p.predict.reveal).length, p.name).toBeGreaterThan(0);
+    }
+  });
+
+  for (const p of PRESETS.filter((x) => x.predict)) {
+    const pick = p.name === 'rank-le-d' ? 0 : p.predict.answer; // one wrong guess, the rest right
+    it(`${p.name}: predict, then reveal: the guess is judged and the explanation quotes the revealed numbers`, async () => {
+      await lesson(p.name);
+      const before = await shown();
+      const q = page.locator('#lesson .lesson-predict');
+      expect(await q.isVisible()).toBe(true);
+      expect(await q.locator('.predict-q').textContent()).toContain(p.predict.question);
+      expect(await q.locator('.predict-choice').allTextContents()).toEqual(p.predict.choices);
+      await q.locator(`.predict-choice[data-choice="${pick}"]`).click();
+      await expect.poll(() => q.locator('.predict-verdict').getAttribute('data-right'), { timeout: 30000 }).toBe(String(pick === p.predict.answer));
+      const after = await shown();
+      for (const [k, v] of Object.entries(p.predict.reveal)) expect(after.state[k], k).toBe(String(v));
+      for (const [k, v] of Object.entries(p.state)) if (!(k in p.predict.reveal)) expect(after.state[k], k).toBe(String(v));
+      expect((await panel()).title).toBe(p.title); // the lesson stays open on the revealed state
+      const text = await q.locator('.predict-verdict').textContent();
+      expect(text).toMatch(pick === p.predict.answer ? /^Right\. / : /^Not quite: the answer is “/);
+      // every number it quotes is the snapshot's (before and after the reveal)
+      const quoted = [...p.predict.explanation.matchAll(/\{([\w.-]+)\}/g)].map((m) => m[1]);
+      expect(quoted.length).toBeGreaterThan(1);
+      for (const path of quoted) {
+        const [src, key] = path.startsWith('before.') ? [before, path.slice(7)] : [after, path];
+        if (key === 'cost') { expect(text).toMatch(/linear is [\d.,]+× cheaper/); continue; }
+        const v = key.startsWith('state.') ? src.state[key.slice(6)] : src.readouts[key];
+        expect(v, path).not.toBe(undefined);
+        expect(text, path).toContain(typeof v === 'number' && !Number.isInteger(v) ? String(Number(v.toPrecision(3))) : String(v));
+      }
+      await page.screenshot({ path: `build/e2e/lesson-predict-${p.name}-1024.png` });
+      await PREDICTIONS[p.name](after, before);
+      // the lesson's own link asks again
+      await lesson(p.name);
+      await page.click('#lesson .lesson-reset');
+      await expect.poll(() => q.locator('.predict-verdict').textContent()).toBe('');
+      expect(errors).toEqual([]);
+    }, 60000);
   }
 
   it('explicit keys in a link win over the preset, an unknown lesson is reported, closing keeps the state', async () => {

@@ -126,6 +126,21 @@ describe('memory collisions', () => {
       expect(errors).toEqual([]);
     } finally { await page.close(); }
   }, 90000);
+
+  it('the delta rule\'s write strength is η in every visible sentence, never β (β is the logit scale)', async () => {
+    // the delta rule as the lab's variant (its knob, formula, hint) and in the recall view (legend, claim)
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'variant=deltanet&causal=1&n=64&d=16&mech=recall&mems=linear,delta&mem_d=16&pairs=32' });
+    try {
+      await until(page, (x) => x?.recall?.done && x.recall.overwrite);
+      await expect.poll(() => page.locator('.mech-claim').textContent()).toMatch(/delta rule/);
+      const text = await page.evaluate(() => document.body.innerText);
+      const sentences = text.split(/\n|(?<=[.:;])\s/).filter((x) => /delta/i.test(x));
+      expect(sentences.length).toBeGreaterThan(2); // the legend, the picker, the claim at least
+      expect(sentences.filter((x) => x.includes('β'))).toEqual([]);
+      expect(sentences.some((x) => x.includes('η'))).toBe(true);
+      expect(errors).toEqual([]);
+    } finally { await page.close(); }
+  }, 90000);
 });
 
 describe('Hedgehog distillation', () => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab, exportItem } from './browser.mjs';
 import { execFileSync } from 'node:child_process';
-import { npyBytes } from '../../web/export.mjs';
+import { npyBytes } from '../../web/io/export.mjs';
 
 const ROOT = 'build/web';
 const N = 265, D = 16;

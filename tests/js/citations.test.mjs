@@ -1,4 +1,4 @@
-// The lessons' citations (web/presets.mjs's `sources`, web/citations.mjs; the rule: docs/lessons.md,
+// The lessons' citations (web/state/presets.mjs's `sources`, web/state/citations.mjs; the rule: docs/lessons.md,
 // "Citations"). Always: every lesson cites something, every seed citation names a seed that exists with a
 // section, a quote and a gloss, every paper has authors, a year and a well-formed arXiv id. With the seed
 // articles under $ATTNVIZ_SHARED/seeds (default ../shared): each quote occurs verbatim (whitespace
@@ -7,8 +7,8 @@
 import { describe, it, expect } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PRESETS } from '../../web/presets.mjs';
-import { SEEDS } from '../../web/citations.mjs';
+import { PRESETS } from '../../web/state/presets.mjs';
+import { SEEDS } from '../../web/state/citations.mjs';
 import { SEEDS_DIR as SEED_DIR } from './shared-data.mjs';
 
 const HAVE_SEEDS = existsSync(SEED_DIR);

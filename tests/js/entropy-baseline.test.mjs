@@ -3,12 +3,12 @@
 // readout row, the histogram's note, mark and exported SVG, and the overview's H all read the library's
 // row_entropy_uniform; causal, ln n would be another number (5.58 against 4.59 at n = 265).
 import { describe, it, expect } from 'vitest';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
-import { Engine } from '../../web/engine.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
+import { Engine } from '../../web/compute/engine.mjs';
 import { READOUT_ROWS, rowLabel } from '../../web/render/readouts.mjs';
 import { entropyBars, entropyNote } from '../../web/render/entropy.mjs';
-import { entropySvg } from '../../web/export.mjs';
+import { entropySvg } from '../../web/io/export.mjs';
 import { fmt } from '../../web/render/format.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
@@ -50,7 +50,7 @@ describe('the row-entropy baseline', () => {
   }
 
   it('is one shared function', async () => {
-    const { uniformEntropy, UNIFORM_NAME } = await import('../../web/entropy-baseline.mjs');
+    const { uniformEntropy, UNIFORM_NAME } = await import('../../web/compute/entropy-baseline.mjs');
     expect(UNIFORM_NAME).toBe('uniform');
     expect(uniformEntropy(4, false)).toBeCloseTo(Math.log(4), 15);
     expect(uniformEntropy(4, true)).toBeCloseTo(Math.log(24) / 4, 15);

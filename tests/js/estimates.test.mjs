@@ -1,13 +1,13 @@
-// The readouts of a truncated spectrum (the top k σ by randomized iteration, web/topk.mjs: the page's route
+// The readouts of a truncated spectrum (the top k σ by randomized iteration, web/compute/topk.mjs: the page's route
 // above n = 2048, and while dragging above n = 1024): every number the snapshot, the exports and the
 // screen give is the exact value, or carries its mark (`<key>_bound`: "lower" | "upper", or
 // `<key>_method`), and every bound holds against the full spectrum of the same matrix (docs/readouts.md,
-// "Bounds and estimates"). The real wasm module, the engine and web/inspect.mjs as the page runs them.
+// "Bounds and estimates"). The real wasm module, the engine and web/io/inspect.mjs as the page runs them.
 import { describe, it, expect } from 'vitest';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
-import { Engine } from '../../web/engine.mjs';
-import { cliReadouts, readoutKeys, errorCurve } from '../../web/inspect.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
+import { Engine } from '../../web/compute/engine.mjs';
+import { cliReadouts, readoutKeys, errorCurve } from '../../web/io/inspect.mjs';
 import { READOUT_ROWS, rowMark } from '../../web/render/readouts.mjs';
 import { rankAtRelative } from '../../web/render/spectrum.mjs';
 

@@ -1,4 +1,4 @@
-// The page's exports (web/export.mjs): .npy bytes read back by the tests' reader and by the native CLI,
+// The page's exports (web/io/export.mjs): .npy bytes read back by the tests' reader and by the native CLI,
 // CSV parsing back to the same floats, the JSON export's shape, the file names.
 import { describe, it, expect } from 'vitest';
 import { mkdtempSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
@@ -6,10 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { readNpy } from './npy.mjs';
-import { npyBytes, csvText, stateJson, exportName, numpySnippet, snippetRecomputes, randomFiles } from '../../web/export.mjs';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
-import { Engine } from '../../web/engine.mjs';
+import { npyBytes, csvText, stateJson, exportName, numpySnippet, snippetRecomputes } from '../../web/io/export.mjs';
+import { randomFiles } from '../../web/compute/random-draws.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
+import { Engine } from '../../web/compute/engine.mjs';
 
 const CLI = 'build/native/attnviz';
 
@@ -82,7 +83,7 @@ describe('stateJson and exportName', () => {
 
 describe('figureCaption', () => {
   it('names the variant, the knobs it reads, the inputs and the scale in units of 1/√d', async () => {
-    const { figureCaption } = await import('../../web/export.mjs');
+    const { figureCaption } = await import('../../web/io/export.mjs');
     const inputs = { gen: 'gaussian', seed: 1, n: 256, d: 64, std: 1 };
     const perf = { inputs, knobs: { variant: 'performer', causal: false, scale: 1 / 8, m: 256, orthogonal: true, seed: 0 } };
     expect(figureCaption(perf, 'Performer FAVOR+')).toBe(
@@ -113,7 +114,7 @@ async function pageEngine() {
 }
 
 describe.skipIf(!hasNumpy)('numpySnippet with the page engine', () => {
-  // Every variant, as the page exports it: the engine's full-resolution arrays (web/engine.mjs
+  // Every variant, as the page exports it: the engine's full-resolution arrays (web/compute/engine.mjs
   // exportArrays, the real wasm module) written as .npy, and the snippet run by numpy. Random
   // matrices (Performer's ω, Linformer's E and F, the DWC kernel) come out of the library itself.
   // every registry variant at its defaults (a new variant needs no edit here), then knob settings
@@ -167,7 +168,7 @@ describe.skipIf(!hasNumpy)('numpySnippet with the page engine', () => {
 
 describe('heatmapSvg', () => {
   it('is balanced XML with escaped text and a colour bar whose top is the colour map top', async () => {
-    const { heatmapSvg } = await import('../../web/export.mjs');
+    const { heatmapSvg } = await import('../../web/io/export.mjs');
     const { colorTable } = await import('../../web/render/colormap.mjs');
     const table = colorTable('viridis');
     const svg = heatmapSvg({ png: 'data:image/png;base64,iVBORw0KGgo=', cells: 4, table, lo: 0, hi: 1,
@@ -188,7 +189,7 @@ describe('heatmapSvg', () => {
 
 describe('chartSvg, entropySvg, wrapLines', () => {
   it('draws each series as a path with its dash, breaks it at nulls and non-positive values on a log axis, and labels the legend', async () => {
-    const { chartSvg } = await import('../../web/export.mjs');
+    const { chartSvg } = await import('../../web/io/export.mjs');
     const svg = chartSvg({
       title: 't & <u>', caption: 'a caption', xLabel: 'i', yLabel: 'σ', logY: true,
       series: [
@@ -210,7 +211,8 @@ describe('chartSvg, entropySvg, wrapLines', () => {
       .toThrow(/nothing to draw/);
   });
   it('wraps a long caption into lines whose text is the caption', async () => {
-    const { wrapLines, entropySvg } = await import('../../web/export.mjs');
+    const { entropySvg } = await import('../../web/io/export.mjs');
+    const { wrapLines } = await import('../../web/render/svg-text.mjs');
     expect(wrapLines('a bb ccc dddd eeeee', 8)).toEqual(['a bb ccc', 'dddd', 'eeeee']);
     expect(wrapLines('', 8)).toEqual(['']);
     const caption = 'Performer FAVOR+ (m = 256, orthogonal, feature seed 0, ε = 1e-6) · Gaussian seed 1, n = 256, d = 64, std 1, scale 1/√d';
@@ -227,7 +229,7 @@ describe('chartSvg, entropySvg, wrapLines', () => {
 
 describe('zipStore', () => {
   it('writes a stored zip that Python reads back, CRC-checked, byte for byte', async () => {
-    const { zipStore, crc32 } = await import('../../web/export.mjs');
+    const { zipStore, crc32 } = await import('../../web/io/export.mjs');
     expect(crc32(new TextEncoder().encode('123456789'))).toBe(0xcbf43926); // the CRC-32 check value
     const bin = Uint8Array.from({ length: 3000 }, (_, i) => (i * 7919) & 0xff);
     const zip = zipStore([{ name: 'x/a.txt', bytes: 'hello\n' }, { name: 'x/b.bin', bytes: bin }]);

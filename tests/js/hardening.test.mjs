@@ -4,7 +4,7 @@
 // inputs are refused with a status.
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { loadAttnviz, STATUS } from '../../web/attnviz.mjs';
+import { loadAttnviz, STATUS } from '../../web/wasm/attnviz.mjs';
 
 const ROOT = new URL('../../', import.meta.url);
 const SIMD_URL = new URL('build/wasm/attnviz.wasm', ROOT);

@@ -1,12 +1,12 @@
-// web/inspect.mjs, the inspection API's pure parts (docs/inspection.md): the link as a state, the CLI's
+// web/io/inspect.mjs, the inspection API's pure parts (docs/inspection.md): the link as a state, the CLI's
 // readouts built from the engine's results (here the real wasm module in node, against the loader's own
 // readouts of the same matrix), the error curve as av_error_curve, and when a snapshot resolves.
 import { describe, it, expect } from 'vitest';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
-import { Engine } from '../../web/engine.mjs';
-import { SPECTRAL_KEYS } from '../../web/spectral.mjs';
-import { linkState, linkAgrees, routeName, errorCurve, cliReadouts, readoutKeys, createInspector } from '../../web/inspect.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
+import { Engine } from '../../web/compute/engine.mjs';
+import { SPECTRAL_KEYS } from '../../web/compute/spectral.mjs';
+import { linkState, linkAgrees, routeName, errorCurve, cliReadouts, readoutKeys, createInspector } from '../../web/io/inspect.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
 const schema = buildSchema(av.registry);

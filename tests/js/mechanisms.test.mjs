@@ -1,13 +1,13 @@
-// mechanisms.test.mjs: the mechanism views' computations (web/mechanisms.mjs and the loader's recall,
+// mechanisms.test.mjs: the mechanism views' computations (web/compute/mechanisms.mjs and the loader's recall,
 // stepper and distiller) in the real wasm module, against the native CLI and against their own claims.
 import { describe, it, expect, beforeAll } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { stepFrame, scalingRun, crossover, recallCurve, overwrite, meanRowKL, memoryBytes } from '../../web/mechanisms.mjs';
-import { npyBytes } from '../../web/export.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { stepFrame, scalingRun, crossover, recallCurve, overwrite, meanRowKL, memoryBytes } from '../../web/compute/mechanisms.mjs';
+import { npyBytes } from '../../web/io/export.mjs';
 
 const writeNpy = (path, data, shape) => writeFileSync(path, npyBytes(data, shape));
 
@@ -155,5 +155,16 @@ describe('scaling', () => {
     expect(c.r).toBe(64);
     expect(c.n).toBeGreaterThan(16);
     expect(c.n).toBeLessThan(256);
+  });
+  it('the crossover is against softmax\'s quadratic path, not the variant\'s own n² path', () => {
+    // Performer's own n² path costs n²·m more than softmax's: against it the "crossover" fell near n = 100,
+    // below its feature dimension m = 256, where its linear path still costs more than softmax
+    const c = crossover(av, { variant: 'performer', m: 256 }, 64);
+    expect(c.r).toBe(256);
+    expect(c.n).toBeGreaterThan(c.r);
+    const lab = av.lab(c.n, 64, 64, false);
+    try {
+      expect(lab.cost({ variant: 'performer', m: 256 }).linear_madds).toBeLessThanOrEqual(lab.cost({ variant: 'softmax' }).quad_madds);
+    } finally { lab.free(); }
   });
 });

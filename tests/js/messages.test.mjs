@@ -1,9 +1,10 @@
-// The host-message rules (web/messages.mjs, docs/embedding.md) and the link keys that shape an embed
-// (web/state.mjs: controls=, hide=, host=, lock=, embed=), against the real registry's schema.
+// The host-message rules (web/io/messages.mjs, docs/embedding.md) and the link keys that shape an embed
+// (web/state/state.mjs: controls=, hide=, host=, lock=, embed=), against the real registry's schema.
 import { describe, it, expect } from 'vitest';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema, listOf } from '../../web/state.mjs';
-import { setPairs, senderAllowed, originOf, listenForHosts } from '../../web/messages.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { buildSchema, listOf } from '../../web/state/state.mjs';
+import { setPairs, senderAllowed, listenForHosts } from '../../web/io/messages.mjs';
+import { originOf } from '../../web/state/origin.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
 const schema = buildSchema(av.registry);

@@ -1,11 +1,11 @@
-// model-refusals.test.mjs: the JS loader's av.model and Model.encode (web/attnviz.mjs) on the real wasm
+// model-refusals.test.mjs: the JS loader's av.model and Model.encode (web/wasm/model.mjs) on the real wasm
 // module with the inputs of issue 27 the library refuses: a vocabulary without BOS and EOS (encode read
 // past it and trapped "memory access out of bounds" when the heap held reused memory), non-finite weights,
 // a byte the vocabulary has no piece for. Each is a status and the library's sentence, never a trap.
 import { describe, it, expect } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadAttnviz, STATUS } from '../../web/attnviz.mjs';
+import { loadAttnviz, STATUS } from '../../web/wasm/attnviz.mjs';
 import { STORIES, skipped } from './shared-data.mjs';
 
 const ROOT = new URL('../../', import.meta.url);

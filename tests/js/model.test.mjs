@@ -1,4 +1,4 @@
-// The real-model path of the JS loader (web/attnviz.mjs: av.model, Model.encode, pieces, forward) on the
+// The real-model path of the JS loader (web/wasm/attnviz.mjs, web/wasm/model.mjs: av.model, Model.encode, pieces, forward) on the
 // real wasm module: a tiny checkpoint and tokenizer written here (llama2.c's formats, docs/model.md)
 // against the native CLI's `attnviz capture` (itself held to an independent numpy forward pass by
 // tests/oracle/model_oracle.py); the files told apart by content in either order; hostile files with
@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { readNpy } from './npy.mjs';
 import { STORIES, skipped } from './shared-data.mjs';
 
@@ -142,9 +142,9 @@ if (!existsSync(STORIES)) skipped('Vitest model.test.mjs: stories260K in wasm ag
 
 describe('one head of loaded tensors as the lab\'s inputs (Engine.setTensors)', () => {
   it('gives the readouts `attnviz readouts --layer L --head H` prints on the same capture', async () => {
-    const { Engine } = await import('../../web/engine.mjs');
-    const { buildSchema } = await import('../../web/state.mjs');
-    const { cliReadouts, readoutKeys } = await import('../../web/inspect.mjs');
+    const { Engine } = await import('../../web/compute/engine.mjs');
+    const { buildSchema } = await import('../../web/state/state.mjs');
+    const { cliReadouts, readoutKeys } = await import('../../web/io/inspect.mjs');
     const dir = mkdtempSync(join(tmpdir(), 'attnviz-model-'));
     const mb = tinyModel(), tb = tinyTokenizer();
     writeFileSync(join(dir, 'm.bin'), mb);

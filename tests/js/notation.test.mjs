@@ -1,12 +1,12 @@
-// The page's notation (web/variants.mjs, docs/variant-formulas.md "Notation on the page"): the logit
+// The page's notation (web/state/variants.mjs, docs/variant-formulas.md "Notation on the page"): the logit
 // scale β, Linformer's s, FLatten's p and the Taylor order ℓ never share a letter in the formulas and
 // labels the page shows, and every formula typesets (KaTeX, throwOnError) without \mathbf or \mathbb,
 // which MathML Core draws as plain letters.
 import { describe, it, expect } from 'vitest';
 import katex from 'katex';
-import { VARIANT_VIEW, KNOB_VIEW } from '../../web/variants.mjs';
+import { VARIANT_VIEW, KNOB_VIEW } from '../../web/state/variants.mjs';
 import { READOUT_ROWS } from '../../web/render/readouts.mjs';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 
 await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) }); // READOUT_ROWS come from its registry
 

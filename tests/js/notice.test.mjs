@@ -1,6 +1,6 @@
-// web/notice.mjs: every notice the page shows is at most NOTICE_MAX characters, cut at a word boundary.
+// web/state/notice.mjs: every notice the page shows is at most NOTICE_MAX characters, cut at a word boundary.
 import { describe, it, expect } from 'vitest';
-import { noticeText, NOTICE_MAX } from '../../web/notice.mjs';
+import { noticeText, NOTICE_MAX } from '../../web/state/notice.mjs';
 
 describe('noticeText', () => {
   it('keeps a sentence within the bound as it is', () => {

@@ -1,9 +1,9 @@
-// web/own-inputs.mjs: the reader's own Q, K, V (three .npy files or one JSON), with the real wasm
+// web/io/own-inputs.mjs: the reader's own Q, K, V (three .npy files or one JSON), with the real wasm
 // module's .npy reader: 2-D and 4-D inputs, float64, and one clear sentence for each problem.
 import { describe, it, expect } from 'vitest';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { ownTensors, roleOf } from '../../web/own-inputs.mjs';
-import { npyBytes } from '../../web/export.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { ownTensors, roleOf } from '../../web/io/own-inputs.mjs';
+import { npyBytes } from '../../web/io/export.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
 const arr = (len, f = (i) => Math.sin(i)) => Float32Array.from({ length: len }, (_, i) => f(i));

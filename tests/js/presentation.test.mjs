@@ -1,5 +1,5 @@
 // presentation.test.mjs: the checklist of docs/adding-a-variant.md, walked over the registry (the real
-// wasm module's av_registry_json). For every variant: its web/variants.mjs entry with every field the page
+// wasm module's av_registry_json). For every variant: its web/state/variants.mjs entry with every field the page
 // needs (label, TeX, hint, explanation, numpy body, random matrices), its knobs' presentation, its section
 // in docs/variant-formulas.md, its double reference in tests/c/check_attention.c; and every list of
 // variants in the docs is the registry's (scripts/variant-lists.mjs). A fake registry row shows that each
@@ -7,14 +7,15 @@
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import katex from 'katex';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { VARIANT_VIEW, KNOB_VIEW } from '../../web/variants.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { VARIANT_VIEW, KNOB_VIEW } from '../../web/state/variants.mjs';
+import { randomOf } from '../../web/compute/random-draws.mjs';
 import { LIST_FILES, regenerate, listExprs } from '../../scripts/variant-lists.mjs';
 
 const ROOT = new URL('../../', import.meta.url);
 const read = (file) => readFileSync(new URL(file, ROOT), 'utf8');
 const av = await loadAttnviz({ source: new URL('build/wasm/attnviz.wasm', ROOT) });
-const RANDOM_KINDS = ['omega', 'E', 'F', 'dwc']; // web/attnviz.mjs randomMatrix, enum av_random_kind
+const RANDOM_KINDS = ['omega', 'E', 'F', 'dwc']; // web/wasm/lab.mjs randomMatrix, enum av_random_kind
 
 /** The enum av_variant names by value (include/attnviz.h), AV_VARIANT_COUNT left out. */
 function enumNames(header) {
@@ -43,9 +44,9 @@ function missingFor(registry, { view, knobView, formulas, enums, refs }) {
     const id = enums[i];
     if (!id) say('no value in enum av_variant (include/attnviz.h)');
     else if (!refs.includes(id)) say(`${id} in neither REF_VARIANTS nor REF_ELSEWHERE (tests/c/check_attention.c)`);
-    for (const k of v.knobs) if (!Object.hasOwn(knobView, k)) say(`knob ${k} has no entry in KNOB_VIEW (web/variants.mjs)`);
+    for (const k of v.knobs) if (!Object.hasOwn(knobView, k)) say(`knob ${k} has no entry in KNOB_VIEW (web/state/variants.mjs)`);
     const e = Object.hasOwn(view, v.name) ? view[v.name] : null;
-    if (!e) { say('no entry in VARIANT_VIEW (web/variants.mjs)'); continue; }
+    if (!e) { say('no entry in VARIANT_VIEW (web/state/variants.mjs)'); continue; }
     for (const f of ['label', 'tex', 'hint']) if (typeof e[f] !== 'string' || !e[f].trim()) say(`entry has no ${f}`);
     if (typeof e.tex === 'string') {
       try { katex.renderToString(e.tex, { throwOnError: true, output: 'mathml' }); } catch { say('tex does not typeset (KaTeX)'); }
@@ -92,11 +93,16 @@ const ctx = {
 const texts = Object.fromEntries(LIST_FILES.map((f) => [f, read(f)]));
 
 describe('every variant of the registry has everything the checklist asks', () => {
-  it('its entry in web/variants.mjs, its docs section and its C reference', () => {
+  it('its entry in web/state/variants.mjs, its docs section and its C reference', () => {
     expect(av.registry.variants.length).toBeGreaterThan(0);
     expect(ctx.refs.length).toBeGreaterThan(0);
     expect(missingFor(av.registry, ctx)).toEqual([]);
     expect(Object.keys(VARIANT_VIEW)).toEqual(av.registry.variants.map((v) => v.name)); // none left over, in order
+  });
+
+  it('its random matrices are the engine\'s (web/compute/random-draws.mjs), which the export reads', () => {
+    for (const name of Object.keys(VARIANT_VIEW)) expect(VARIANT_VIEW[name].random, name).toEqual(randomOf(name));
+    expect(Object.keys(VARIANT_VIEW).filter((name) => randomOf(name).length > 0)).toEqual(['linformer', 'performer']);
   });
 
   it('every list of variants in the docs is the registry\'s', () => {
@@ -116,8 +122,8 @@ describe('the checks fail on a variant that lacks something (a fake registry row
     expect(got).toEqual([
       'fakevar: no section "## name — title" in docs/variant-formulas.md',
       'fakevar: no value in enum av_variant (include/attnviz.h)',
-      'fakevar: knob fakeknob has no entry in KNOB_VIEW (web/variants.mjs)',
-      'fakevar: no entry in VARIANT_VIEW (web/variants.mjs)',
+      'fakevar: knob fakeknob has no entry in KNOB_VIEW (web/state/variants.mjs)',
+      'fakevar: no entry in VARIANT_VIEW (web/state/variants.mjs)',
     ]);
   });
 

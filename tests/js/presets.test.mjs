@@ -1,15 +1,17 @@
-// The lessons' table (web/presets.mjs) against the real registry's schema: every preset's keys are
+// The lessons' table (web/state/presets.mjs) against the real registry's schema: every preset's keys are
 // schema keys with values the schema takes as they are (no clamping, no problem), every highlight names a
 // readout row or a panel the page has, and a link that names a preset expands to the preset's keys with
 // the link's own keys winning. The claims themselves are checked in Chromium (tests/e2e/lessons.test.mjs).
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
-import { PRESETS, CHAPTERS, FIRST_LESSON, presetOf, stepPreset, chapterOf, expandPreset, withPreset } from '../../web/presets.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
+import { PRESETS, CHAPTERS, FIRST_LESSON, presetOf, stepPreset, chapterOf, expandPreset, withPreset } from '../../web/state/presets.mjs';
 import { READOUT_ROWS } from '../../web/render/readouts.mjs';
-import { Engine, swampedKeys } from '../../web/engine.mjs';
-import { VARIANT_VIEW } from '../../web/variants.mjs';
+import { Engine, swampedKeys } from '../../web/compute/engine.mjs';
+import { VARIANT_VIEW } from '../../web/state/variants.mjs';
+import { fillPrediction } from '../../web/ui/lessons.mjs';
+import { MEMORIES } from '../../web/ui/mechanisms.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
 const schema = buildSchema(av.registry);
@@ -51,6 +53,43 @@ describe('the lessons table', () => {
     const rows = READOUT_ROWS.map((r) => r.id);
     expect(PANELS).toEqual(expect.arrayContaining(['heatmaps', 'spectrum', 'error', 'cost', 'entropy']));
     for (const p of PRESETS) for (const h of p.highlight) expect([...rows, ...PANELS], `${p.name}: ${h}`).toContain(h);
+  });
+});
+
+describe('predictions ("predict, then reveal")', () => {
+  const withPredict = PRESETS.filter((p) => p.predict);
+  it('ask on the lessons where a guess teaches, each with choices, one answer and reveal keys the schema takes', () => {
+    expect(withPredict.map((p) => p.name)).toEqual(expect.arrayContaining(['rank-le-d', 'crossover', 'performer-m', 'window-rank', 'memory-collisions']));
+    for (const p of withPredict) {
+      const q = p.predict;
+      expect(q.question, p.name).toMatch(/\?$/);
+      expect(q.choices.length, p.name).toBeGreaterThanOrEqual(2);
+      expect(Number.isInteger(q.answer) && q.answer >= 0 && q.answer < q.choices.length, p.name).toBe(true);
+      const pairs = Object.entries(q.reveal).map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`).join('&');
+      const { state, problems } = schema.fromHash(expandPreset(`preset=${p.name}&${pairs}`).hash);
+      expect(problems, p.name).toEqual([]);
+      for (const [k, v] of Object.entries(q.reveal)) {
+        expect(String(schema.toHash(state).match(new RegExp(`(?:^|&)${k}=([^&]*)`))[1]), `${p.name}: ${k}`).toBe(encodeURIComponent(String(v)));
+      }
+    }
+  });
+  it('quote only readouts the snapshot has and keys the state has', () => {
+    const readoutKeys = new Set([...READOUT_ROWS.flatMap((r) => r.keys), 'cost']);
+    for (const p of withPredict) {
+      for (const [, path] of p.predict.explanation.matchAll(/\{([\w.-]+)\}/g)) {
+        const key = path.replace(/^before\./, '');
+        if (key.startsWith('state.')) expect(schema.entryOf(key.slice(6)), `${p.name}: ${path}`).not.toBe(null);
+        else if (key.startsWith('recall_')) expect(Object.keys(MEMORIES), `${p.name}: ${path}`).toContain(key.slice(7)); // the recall view's memories
+        else expect(readoutKeys.has(key), `${p.name}: ${path}`).toBe(true);
+      }
+    }
+  });
+  it('fill the explanation from the numbers shown, as the readout table writes them', () => {
+    const now = { readouts: { rank: 8, error_fro_rel: 0.20345 }, state: { d: '8' }, cost: 'cost at n = 256: linear path of v: 1M multiply-adds, 1 KiB; softmax\'s quadratic path: 4M multiply-adds, 1 KiB (linear is 4× cheaper)' };
+    const before = { readouts: { rank: 16, error_fro_rel: 0.4051 }, state: { d: '16' } };
+    expect(fillPrediction('rank {rank} at d = {state.d} (was {before.rank} at d = {before.state.d}); error {error_fro_rel} vs {before.error_fro_rel}; {cost}', now, before))
+      .toBe('rank 8 at d = 8 (was 16 at d = 16); error 0.203 vs 0.405; linear is 4× cheaper');
+    expect(fillPrediction('{nothing} {before.rank}', now, null)).toBe('— —');
   });
 });
 

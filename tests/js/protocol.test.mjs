@@ -1,11 +1,11 @@
-// The worker protocol (web/protocol.mjs): both sides use its constants, never a kind written out, and every
+// The worker protocol (web/workers/protocol.mjs): both sides use its constants, never a kind written out, and every
 // kind and part has a sender and a receiver among the page's and the workers' modules.
 import { describe, it, expect } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
-import { MSG, PART } from '../../web/protocol.mjs';
+import { MSG, PART } from '../../web/workers/protocol.mjs';
 
 const PAGE = ['web/main.mjs', 'web/lab-workers.mjs', 'web/embed.mjs', ...readdirSync('web/ui').map((f) => `web/ui/${f}`)];
-const WORKERS = ['web/worker.mjs', 'web/embed-worker.mjs'];
+const WORKERS = ['web/workers/worker.mjs', 'web/workers/embed-worker.mjs'];
 const text = (files) => files.filter((f) => f.endsWith('.mjs')).map((f) => readFileSync(f, 'utf8')).join('\n');
 const page = text(PAGE), workers = text(WORKERS);
 const code = (s) => s.split('\n').filter((l) => !l.trim().startsWith('//') && !l.trim().startsWith('*')).join('\n');
@@ -17,7 +17,7 @@ describe('the worker protocol', () => {
       const literal = [...code(readFileSync(f, 'utf8')).matchAll(/\b(kind|part)\s*(?::|===|!==)\s*'([a-z-]+)'/g)]
         .filter((m) => values.has(m[2])).map((m) => m[0]);
       expect(literal, f).toEqual([]);
-      if (/postMessage\(\{/.test(readFileSync(f, 'utf8'))) expect(readFileSync(f, 'utf8'), f).toMatch(/from '\.\.?\/protocol\.mjs'/);
+      if (/postMessage\(\{/.test(readFileSync(f, 'utf8'))) expect(readFileSync(f, 'utf8'), f).toMatch(/from '(\.\.?\/)+(workers\/)?protocol\.mjs'/);
     }
   });
 

@@ -1,7 +1,7 @@
 // The latest-wins queue between the page and its worker, and the worker's randomized top-k spectrum.
 import { describe, it, expect } from 'vitest';
-import { createLatestSlot, createResultGate, createHold } from '../../web/queue.mjs';
-import { topSingularValues, symmetricEigenvalues } from '../../web/topk.mjs';
+import { createLatestSlot, createResultGate, createHold } from '../../web/workers/queue.mjs';
+import { topSingularValues, symmetricEigenvalues } from '../../web/compute/topk.mjs';
 
 describe('a job held until another worker answers', () => {
   it('keeps the newest job and lets it go on an answer to its request or a newer one, not an older one', () => {

@@ -1,11 +1,11 @@
-// quickframe.test.mjs: the heatmaps of a drag above FRAME_WORKER_MAX_N (web/engine.mjs quickFrame; docs/page.md,
+// quickframe.test.mjs: the heatmaps of a drag above FRAME_WORKER_MAX_N (web/compute/engine.mjs quickFrame; docs/page.md,
 // "Large n") on the real wasm module. Factor variants: the block means from the factors equal the full
 // frame's block means of M (av_lowrank_block_mean is exact for the mean downsample). Others: a draft on
 // every s-th token, with the same cells and the positional knobs carried over.
 import { describe, it, expect, beforeAll } from 'vitest';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { Engine, FRAME_WORKER_MAX_N, DRAFT_N } from '../../web/engine.mjs';
-import { buildSchema } from '../../web/state.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { Engine, FRAME_WORKER_MAX_N, DRAFT_N } from '../../web/compute/engine.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
 
 let av, schema;
 beforeAll(async () => {

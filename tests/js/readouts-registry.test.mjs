@@ -6,11 +6,11 @@
 // is spectral. The committed generated docs (scripts/readout-docs.mjs) must equal what the registry gives.
 import { describe, it, expect } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
-import { READOUT_INFO, SPECTRAL_KEYS, SWEEP_READOUTS } from '../../web/readout-info.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
+import { READOUT_INFO, SPECTRAL_KEYS, SWEEP_READOUTS } from '../../web/wasm/readout-info.mjs';
 import { READOUT_ROWS } from '../../web/render/readouts.mjs';
-import { spectralReadouts } from '../../web/spectral.mjs';
+import { spectralReadouts } from '../../web/compute/spectral.mjs';
 import { DOCS } from '../../scripts/readout-docs.mjs';
 
 const ROOT = new URL('../../', import.meta.url);
@@ -63,7 +63,7 @@ function lacking(readouts) {
     if (!docs.includes(r.key)) out.push(`${r.key}: no row in docs/readouts.md's definitions`);
     if (!tests.has(r.key)) out.push(`${r.key}: no definition test declares it ("readouts covered: ${r.key}" in a file of tests/ that names it)`);
     if (r.display > 0 && !covered(r.key)) out.push(`${r.key}: no row in the page's readout table (web/render/readouts.mjs)`);
-    if (r.kind === 'spectral' && !(r.key in fromSigma)) out.push(`${r.key}: the page does not compute it from σ (web/spectral.mjs)`);
+    if (r.kind === 'spectral' && !(r.key in fromSigma)) out.push(`${r.key}: the page does not compute it from σ (web/compute/spectral.mjs)`);
   }
   const order = readouts.map((r) => r.key).filter((k) => docs.includes(k));
   if (docs.join() !== order.join()) out.push(`docs/readouts.md's definitions are not in enum order, or hold a key the registry lacks: ${docs.join(', ')}`);

@@ -1,7 +1,7 @@
-// What the captions and the help call a decayed or windowed softmax (web/reference-text.mjs): a variant
+// What the captions and the help call a decayed or windowed softmax (web/state/reference-text.mjs): a variant
 // compared with the reference A (plain softmax, no decay, no window: docs/readouts.md), never the reference.
 import { describe, it, expect } from 'vitest';
-import { shownView, referenceCaption } from '../../web/reference-text.mjs';
+import { shownView, referenceCaption } from '../../web/state/reference-text.mjs';
 
 const softmax = { label: 'softmax (reference)', tex: 'A = \\operatorname{softmax}(\\beta\\,QK^\\top)', hint: 'The reference: full rank, every weight positive.' };
 

@@ -4,8 +4,8 @@
 // variants in the same order, the same knobs, the same readers of each knob, and the same defaults.
 import { describe, it, expect } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
 
 const ROOT = new URL('../../', import.meta.url);
 const CLI = new URL('build/native/attnviz', ROOT).pathname;

@@ -3,16 +3,16 @@ import { describe, it, expect } from 'vitest';
 import { colorTable, buildTable, colorIndex, luminance, COLORMAPS, hexToRgb } from '../../web/render/colormap.mjs';
 import { fmt, fmtSigned, fmtCount, fmtBytes, fmtPct, fmtMs, fmtRatio, fmtWhole, ticks } from '../../web/render/format.mjs';
 import { sharedRange, symmetricRange, paint, cellAt, quantile, selectKth } from '../../web/render/heatmap.mjs';
-import { blockSize } from '../../web/downsample.mjs';
+import { blockSize } from '../../web/compute/downsample.mjs';
 import { normalisedSpectrum, errorCurve, rankAtRelative, plotLength, markerIndices } from '../../web/render/spectrum.mjs';
-import { spectralReadouts } from '../../web/spectral.mjs';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { READOUT_INFO } from '../../web/readout-info.mjs';
+import { spectralReadouts } from '../../web/compute/spectral.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { READOUT_INFO } from '../../web/wasm/readout-info.mjs';
 import { READOUT_ROWS, costLine, rowReason, rowLabel, tolerance } from '../../web/render/readouts.mjs';
 import { entropyBars, entropyNote } from '../../web/render/entropy.mjs';
 import { floorDrawn, logTicks, powerLabel } from '../../web/render/charts.mjs';
-import { Engine } from '../../web/engine.mjs';
-import { buildSchema } from '../../web/state.mjs';
+import { Engine } from '../../web/compute/engine.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
 
 describe('colour tables', () => {
   it('are 256 opaque RGBA entries with the published end points', () => {
@@ -266,24 +266,41 @@ describe('spectrum shaping and readout text', () => {
     expect(dev.text({ row_sum_dev_max: 2.4e-7 }, {})).toBe('2.4e-7');
     expect(dev.text({ row_sum_dev_max: null }, {})).toBe('—');
   });
-  it('cost line compares the quadratic and the linear path', () => {
-    const line = costLine({ quad_madds: 8388608, quad_bytes: 262144, linear_madds: 2097152, linear_bytes: 16384 }, 256);
-    expect(line).toContain('8.39M');
-    expect(line).toContain('256 KiB');
-    expect(line).toContain('linear 4× cheaper');
-    expect(costLine({ quad_madds: 1, quad_bytes: 1, linear_madds: null, linear_bytes: null }, 4)).toMatch(/no linear path/);
+  it('cost line: the variant\'s own linear path against softmax\'s quadratic path, in words', () => {
+    const sm = { quad_madds: 8388608, quad_bytes: 262144, linear_madds: null, linear_bytes: null };
+    const line = costLine({ quad_madds: 9e9, quad_bytes: 262144, linear_madds: 2097152, linear_bytes: 16384 }, 256, { softmax: sm, label: 'elu+1' });
+    expect(line).toBe('cost at n = 256: linear path of elu+1: 2.1M multiply-adds, 16 KiB; softmax\'s quadratic path: 8.39M multiply-adds, 256 KiB (linear is 4× cheaper)');
+    expect(costLine(sm, 4, { softmax: sm, label: 'softmax' })).toMatch(/^cost at n = 4: softmax's quadratic path: .*; no linear path for softmax$/);
+    expect(costLine(sm, 4)).toBe('cost: —'); // no softmax counts: nothing to weigh against
+  });
+  it('Performer\'s cost line weighs its linear path against softmax, not against its own n² path', async () => {
+    // the performer-m lesson's sizes: Performer's own quadratic path costs more than its linear one, which
+    // costs more than softmax; the line must say dearer (it said "linear 1.8× cheaper")
+    const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
+    const e = new Engine(av);
+    const { defaults, requestOf } = buildSchema(av.registry);
+    const f = e.frame(requestOf({ ...defaults(), variant: 'performer', n: 256, d: 64, m: 256 }));
+    const soft = e.frame(requestOf({ ...defaults(), variant: 'softmax', n: 256, d: 64 })).cost;
+    expect(f.softmaxCost).toEqual(soft);
+    expect(f.cost.quad_madds).toBeGreaterThan(f.cost.linear_madds); // its own n² path is dearer still
+    expect(f.cost.linear_madds).toBeGreaterThan(soft.quad_madds);
+    const line = costLine(f.cost, 256, { softmax: f.softmaxCost, label: 'Performer' });
+    expect(line).toContain(`linear path of Performer: ${fmtCount(f.cost.linear_madds)} multiply-adds`);
+    expect(line).toContain(`softmax's quadratic path: ${fmtCount(soft.quad_madds)} multiply-adds`);
+    expect(line).toMatch(new RegExp(`\\(linear is ${fmtRatio(f.cost.linear_madds / soft.quad_madds).replace('.', '\\.')}× dearer: `));
+    e.free();
   });
   it('says "about the same cost" where the ratio rounds to 1, and gives ratios a sensible precision', () => {
-    const line = (q, l) => costLine({ quad_madds: q, quad_bytes: 1, linear_madds: l, linear_bytes: 1 }, 64);
+    const line = (q, l) => costLine({ quad_madds: 1, quad_bytes: 1, linear_madds: l, linear_bytes: 1 }, 64, { softmax: { quad_madds: q, quad_bytes: 1 }, label: 'v' });
     expect(line(1000, 1000)).toMatch(/\(about the same cost\)$/);
     expect(line(1040, 1000)).toMatch(/\(about the same cost\)$/);
     expect(line(1000, 1040)).toMatch(/\(about the same cost\)$/);
     for (const [q, l] of [[1000, 1000], [1040, 1000], [1000, 1040], [1000, 1020]]) expect(line(q, l)).not.toMatch(/\b1× /);
-    expect(line(1300, 1000)).toMatch(/linear 1\.3× cheaper\)$/);
-    expect(line(1000, 1300)).toMatch(/linear 1\.3× dearer: n is not ≫ feature dim\)$/);
-    expect(line(3950, 1000)).toContain('linear 4× cheaper');
-    expect(line(32768, 1024)).toContain('linear 32× cheaper');
-    expect(line(1234567, 1000)).toContain('linear 1,235× cheaper');
+    expect(line(1300, 1000)).toMatch(/linear is 1\.3× cheaper\)$/);
+    expect(line(1000, 1300)).toMatch(/linear is 1\.3× dearer: n is not ≫ feature dim\)$/);
+    expect(line(3950, 1000)).toContain('linear is 4× cheaper');
+    expect(line(32768, 1024)).toContain('linear is 32× cheaper');
+    expect(line(1234567, 1000)).toContain('linear is 1,235× cheaper');
     expect([0.5, 1, 1.04, 1.06, 2.345, 9.94, 9.96, 12.4, 1024].map(fmtRatio)).toEqual(['0.5', '1', '1', '1.1', '2.3', '9.9', '10', '12', '1,024']);
     expect([0, -1, NaN, Infinity, null].map(fmtRatio)).toEqual(['—', '—', '—', '—', '—']);
   });

@@ -1,10 +1,10 @@
-// rowentropy.test.mjs: the row-entropy histogram from the entropies av_readouts_rows kept (web/attnviz.mjs
+// rowentropy.test.mjs: the row-entropy histogram from the entropies av_readouts_rows kept (web/wasm/lab.mjs
 // rowEntropyHistogram, used by Engine.plainReadouts) is the histogram of av_row_entropy_hist's own pass,
 // count for count, on the real wasm module; it belongs to the matrix the readouts read, never a newer one.
 import { describe, it, expect, beforeAll } from 'vitest';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { Engine } from '../../web/engine.mjs';
-import { buildSchema } from '../../web/state.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { Engine } from '../../web/compute/engine.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
 
 let av;
 beforeAll(async () => { av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) }); });

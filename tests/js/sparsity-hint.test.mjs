@@ -4,7 +4,7 @@
 // of them at n = 64. The hint says so, and never calls it the seed article's measure (the article gives a
 // share of near-zero entries, at most about 60 %, with no threshold).
 import { describe, it, expect, beforeAll } from 'vitest';
-import { loadAttnviz } from '../../web/attnviz.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 
 let av;
 beforeAll(async () => { av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) }); });

@@ -1,8 +1,8 @@
 // The state schema, built from the real wasm module's registry: defaults, URL hash round trip (v=1), bad
 // input reported and clamped, dirty stages, the one translation of the state into knobs.
 import { describe, it, expect } from 'vitest';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema, stageDirty, applies, missingPresentation } from '../../web/state.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { buildSchema, stageDirty, applies, missingPresentation } from '../../web/state/state.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
 const {
@@ -157,7 +157,7 @@ describe('state schema', () => {
 });
 
 describe('the schema follows the registry', () => {
-  it('every variant and knob of the registry has its presentation (web/variants.mjs)', () => {
+  it('every variant and knob of the registry has its presentation (web/state/variants.mjs)', () => {
     expect(missingPresentation(av.registry)).toEqual([]);
     for (const v of VARIANTS) expect(variantRow(v)).toBe(av.variant(v));
   });

@@ -1,11 +1,11 @@
-// summary.test.mjs: readouts against a kept summary of the reference (web/attnviz.mjs readouts' opts.summary:
+// summary.test.mjs: readouts against a kept summary of the reference (web/wasm/lab.mjs readouts' opts.summary:
 // av_reference_summary once, av_readouts_summarised per matrix) are the readouts without it, value for value,
 // on the real wasm module; the summary is reused while its key stays and made afresh when the key, the mask,
 // or the lab's own reference or inputs change.
 import { describe, it, expect, beforeAll } from 'vitest';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { Engine } from '../../web/engine.mjs';
-import { buildSchema } from '../../web/state.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { Engine } from '../../web/compute/engine.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
 
 let av;
 beforeAll(async () => { av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) }); });

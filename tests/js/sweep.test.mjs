@@ -1,4 +1,4 @@
-// Sweeps (web/sweep.mjs): which knobs and values a page sweep takes, its aggregation, and its numbers
+// Sweeps (web/compute/sweep.mjs): which knobs and values a page sweep takes, its aggregation, and its numbers
 // against the native CLI's `attnviz sweep` on the same inputs (the same library: means, minima and maxima
 // over seeds agree to float rounding).
 import { describe, it, expect } from 'vitest';
@@ -6,9 +6,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
-import { sweepableEntries, sweepValues, sweepPlan, aggregate, runSweep, seeded, sweepResult, sweepFigure } from '../../web/sweep.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
+import { sweepableEntries, sweepValues, sweepPlan, aggregate, runSweep, seeded, sweepResult, sweepFigure } from '../../web/compute/sweep.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
 const schema = buildSchema(av.registry);

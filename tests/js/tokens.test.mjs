@@ -1,12 +1,12 @@
-// web/tokens.mjs (issue 28, token labels at any length): which labels fit on an axis, a block named by
-// its tokens, a tokens.json beside own Q, K, V (through web/own-inputs.mjs too), the zoom's link value
+// web/state/tokens.mjs (issue 28, token labels at any length): which labels fit on an axis, a block named by
+// its tokens, a tokens.json beside own Q, K, V (through web/io/own-inputs.mjs too), the zoom's link value
 // and its round trip through the state, and the zoom window cut from the full matrix.
 import { describe, it, expect } from 'vitest';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
-import { ownTensors } from '../../web/own-inputs.mjs';
-import { npyBytes, csvText, stateJson, tokensJson, heatmapSvg, numpySnippet, exportName } from '../../web/export.mjs';
-import { Engine } from '../../web/engine.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
+import { ownTensors } from '../../web/io/own-inputs.mjs';
+import { npyBytes, csvText, stateJson, tokensJson, heatmapSvg, numpySnippet, exportName } from '../../web/io/export.mjs';
+import { Engine } from '../../web/compute/engine.mjs';
 import { colorTable } from '../../web/render/colormap.mjs';
 import { mkdtempSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import {
   thinTicks, spanName, spanText, parseTokensJson, zoomValue, clampZoom, windowCells, gridOf, cellTokens, gridCellAt,
-} from '../../web/tokens.mjs';
+} from '../../web/state/tokens.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
 const json = (x) => new TextEncoder().encode(JSON.stringify(x));

@@ -8,9 +8,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadAttnviz } from '../../web/attnviz.mjs';
-import { buildSchema } from '../../web/state.mjs';
-import { Engine } from '../../web/engine.mjs';
+import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
+import { buildSchema } from '../../web/state/state.mjs';
+import { Engine } from '../../web/compute/engine.mjs';
 import { readNpy } from './npy.mjs';
 import { HAVE_STORIES, STORIES, skipped } from './shared-data.mjs';
 

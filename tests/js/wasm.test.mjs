@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadAttnviz, simdSupported } from '../../web/attnviz.mjs';
+import { loadAttnviz, simdSupported } from '../../web/wasm/attnviz.mjs';
 import { readNpy } from './npy.mjs';
 import { HAVE_STORIES, STORIES, skipped } from './shared-data.mjs';
 

@@ -4,7 +4,7 @@
 // the first Intl object of a page starts ICU (40–100 ms in a fresh headless Chromium on the 2-core build
 // machine), which the first view's heatmaps and readouts need not wait for (docs/performance.md, "A cold load").
 import 'uplot/dist/uPlot.min.css';
-import { fmtWhole } from './format.mjs';
+import { fmt, fmtWhole } from './format.mjs';
 import { markerIndices } from './spectrum.mjs';
 
 let UPlot = null, loadingUPlot = null;
@@ -246,6 +246,71 @@ export function makeErrorChart(el, { width, height, dark, fontPx = 11, logX = fa
   }, [[logX ? 1 : 0], [null], [null]], el);
   return {
     update(data) { marks = { ceiling: data.ceiling ?? null, floor: 0 }; u.setData([data.x, data.M, data.A]); },
+    resize(w, h) { u.setSize({ width: w, height: h }); },
+    redraw() { u.redraw(); },
+    destroy() { u.destroy(); },
+    chart: u,
+  };
+}
+
+/**
+ * A vertical line at x = mark.at with its text (the seed article's claim turns on i = D = d: QKᵀ has d
+ * singular values, so its truncation error is 0 from D = d), drawn in uPlot's draw hook.
+ */
+function labelledMark(getMark, dark, fontPx) {
+  return {
+    hooks: {
+      draw: [(u) => {
+        const m = getMark();
+        if (!m.at) return;
+        const ctx = u.ctx, { left, top, width, height } = u.bbox, dpr = devicePixelRatio;
+        const x = u.valToPos(m.at, 'x', true);
+        if (!(x >= left && x <= left + width)) return;
+        ctx.save();
+        ctx.strokeStyle = ctx.fillStyle = themeColors(dark()).mark;
+        ctx.lineWidth = 1.5 * dpr;
+        ctx.setLineDash([5 * dpr, 4 * dpr]);
+        ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, top + height); ctx.stroke();
+        ctx.font = `${fontPx * dpr}px system-ui, sans-serif`;
+        ctx.textBaseline = 'top';
+        // beside the line, on the side with room
+        const w = ctx.measureText(m.text).width;
+        ctx.textAlign = x + 4 * dpr + w <= left + width ? 'left' : 'right';
+        ctx.fillText(m.text, ctx.textAlign === 'left' ? x + 4 * dpr : x - 4 * dpr, top + 4 * dpr);
+        ctx.restore();
+      }],
+    },
+  };
+}
+
+/**
+ * The seed article's two charts for QKᵀ and exp(QKᵀ) (spectrum.mjs articleChartData, each curve over its
+ * own ‖M‖_F²): `kind` 'spectrum', σᵢ² against i on a log y axis; 'error', the squared Frobenius error of
+ * the rank-D truncated SVD against D on a linear y axis from 0 (QKᵀ's falls to 0, exp's stays high).
+ * update({x, S, E, mark: {at, text}}) redraws; resize(w, h); redraw(); destroy().
+ */
+export function makeArticleChart(el, { kind, width, height, dark, fontPx = 11 }) {
+  const axis = axisBase(dark, fontPx);
+  const styles = [SERIES[0], SERIES[1]];
+  let mark = { at: null, text: '' };
+  const spectrum = kind === 'spectrum';
+  const y = spectrum
+    ? { ...logAxis(axis, fontPx, 'y'), label: 'σᵢ² / ‖M‖²_F (log)', size: yAxisSize(fontPx) }
+    : { ...axis, label: '‖M − M_D‖²_F / ‖M‖²_F', size: Math.ceil(fontPx * 2.4 + 8), space: Math.ceil(fontPx * 2.2), values: (u, splits) => splits.map((v) => fmt(v, 2)) };
+  const u = new (needUPlot())({
+    width, height,
+    legend: legendMarkers(styles),
+    cursor: { drag: { x: false, y: false }, points: { show: false } },
+    scales: {
+      x: { time: false },
+      y: spectrum ? { distr: 3, range: (u, lo) => [Math.max(1e-16, Math.min(lo ?? 1e-8, 1) / 2), 1.5] } : { range: () => [0, 1.02] },
+    },
+    axes: [xAxis(axis, fontPx, false, spectrum ? 'i (index of σ, largest first)' : 'D (rank of the truncated SVD)'), y],
+    series: [{ label: spectrum ? 'i' : 'D' }, ...styles.map((s) => ({ label: s.label, stroke: s.color, width: 1.6, dash: s.dash, points: { show: false }, spanGaps: false }))],
+    plugins: [labelledMark(() => mark, dark, fontPx), seriesMarkers(styles)],
+  }, [[spectrum ? 1 : 0], [null], [null]], el);
+  return {
+    update(data) { mark = data.mark ?? { at: null, text: '' }; u.setData([data.x, data.S, data.E]); },
     resize(w, h) { u.setSize({ width: w, height: h }); },
     redraw() { u.redraw(); },
     destroy() { u.destroy(); },

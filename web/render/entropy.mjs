@@ -4,7 +4,7 @@
 // an axis from 0 to ln n (the most any row can have). Pure shaping plus one draw function that touches
 // only the canvas it is given.
 import { fmt } from './format.mjs';
-import { UNIFORM_NAME } from '../entropy-baseline.mjs';
+import { UNIFORM_NAME } from '../compute/entropy-baseline.mjs';
 
 /**
  * Shape the engine's histograms ({bins, top, uniform, M: {counts, left, mean, status}, A: {…} | null})

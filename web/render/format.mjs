@@ -1,4 +1,7 @@
 // format.mjs: number formatting for readouts, colour bars and hover text. Pure; no DOM.
+import { fmtWhole } from '../state/whole.mjs';
+
+export { fmtWhole };
 
 /** A number in at most `digits` significant digits; exponent form outside [1e-3, 1e5). null/NaN → '—'. */
 export function fmt(x, digits = 3) {
@@ -43,19 +46,6 @@ export function fmtBytes(x) {
 export function fmtPct(x, digits = 3) {
   if (x === null || x === undefined || !Number.isFinite(x)) return '—';
   return `${Number((100 * x).toPrecision(digits))}%`;
-}
-
-// Thousands separators without Intl for whole numbers: the first Intl object a page makes starts ICU
-// (40–100 ms in a fresh headless Chromium on the 2-core build machine), which the first view need not wait
-// for (docs/performance.md, "A cold load"). Anything else goes to one Intl formatter, made on first need.
-let intlWhole = null;
-/** A whole number with thousands separators, as Intl.NumberFormat('en') writes it: 12,480. */
-export function fmtWhole(x) {
-  if (Number.isInteger(x) && Math.abs(x) < 1e21) {
-    const digits = String(Math.abs(x)).replace(/\B(?=(\d{3})+$)/g, ',');
-    return x < 0 || Object.is(x, -0) ? `-${digits}` : digits;
-  }
-  return (intlWhole ??= new Intl.NumberFormat('en')).format(x);
 }
 
 /** A ratio, as in "4× cheaper": two significant digits below 10 (1.3, 4, 9.5), whole above (32, 1,024). */

@@ -1,6 +1,6 @@
 // heatmap.mjs: pure heatmap helpers and draw functions. One canvas pixel per (block of) cell(s)
 // through a 256-entry colour table; the canvas is scaled by CSS with `image-rendering: pixelated`.
-// Matrices are flat row-major Float32Arrays (downsampled by web/downsample.mjs in the compute layer).
+// Matrices are flat row-major Float32Arrays (downsampled by web/compute/downsample.mjs in the compute layer).
 // Draw functions touch only the canvas they are given.
 import { NONFINITE_RGB } from './colormap.mjs';
 

@@ -2,22 +2,10 @@
 // metrics a cell may be coloured by, the one colour scale all cells share, each cell's value or the reason
 // it has none, and the exports (CSV and SVG). Pure; no DOM.
 import { colorIndex } from './colormap.mjs';
-import { escapeXml, wrapLines } from '../export.mjs';
+import { OVERVIEW_METRICS, OVERVIEW_METRIC_KEYS } from '../state/overview-metrics.mjs';
+import { escapeXml, wrapLines } from './svg-text.mjs';
 
-/**
- * The metrics, by the key the link (`ov_metric`), the CSV's `metric` column and the worker's cells use:
- * the readouts JSON key (docs/readouts.md), except row_entropy, the mean row entropy over its baseline
- * (the readout row "row entropy / uniform", entropy-baseline.mjs; web/engine.mjs headSummary divides).
- */
-export const OVERVIEW_METRICS = [
-  { key: 'error_fro_rel', label: 'error vs softmax', units: '‖M − A‖F / ‖A‖F, relative (no unit)' },
-  { key: 'row_kl_mean', label: 'KL(softmax ‖ variant)', units: 'nats, mean over rows' },
-  { key: 'output_error_rel', label: 'output error vs softmax', units: '‖MV − AV‖F / ‖AV‖F, relative (no unit)' },
-  { key: 'effective_rank', label: 'effective rank', units: 'exp of the entropy of σᵢ/Σσ (a count)' },
-  { key: 'row_entropy', label: 'row entropy / uniform', units: 'mean row entropy divided by that of uniform rows: ln n, or ln(n!)/n with the causal mask (1 = uniform rows)' },
-  { key: 'semiseparable_rank', label: 'semiseparable rank', units: 'rank of M[h:n, 0:h], h = ⌊n/2⌋ (a count)' },
-];
-export const OVERVIEW_METRIC_KEYS = OVERVIEW_METRICS.map((m) => m.key);
+export { OVERVIEW_METRICS, OVERVIEW_METRIC_KEYS };
 
 /** The metric named `key` (the first one for an unknown key). */
 export function metricOf(key) {

@@ -1,9 +1,9 @@
 // readouts.mjs: what the readout panel says, as data. Each row has a plain-words label, a one-line
 // formula (TeX, typeset by KaTeX once at start-up) and a function from the readouts object (the JSON
-// names of docs/readouts.md, as web/attnviz.mjs returns them) to the text shown. Pure; no DOM.
+// names of docs/readouts.md, as web/wasm/attnviz.mjs returns them) to the text shown. Pure; no DOM.
 import { fmt, fmtPct, fmtCount, fmtBytes, fmtRatio } from './format.mjs';
-import { UNIFORM_NAME } from '../entropy-baseline.mjs';
-import { whenReadoutInfo } from '../readout-info.mjs';
+import { UNIFORM_NAME } from '../compute/entropy-baseline.mjs';
+import { whenReadoutInfo } from '../wasm/readout-info.mjs';
 
 const val = (r, k, f = fmt) => (r[k] === null || r[k] === undefined ? '—' : `${markSign(r, k)}${f(r[k])}`);
 /** What precedes a marked number on screen: ≥ a lower bound, ≤ an upper bound, ≈ an estimate (docs/readouts.md). */
@@ -103,7 +103,7 @@ const PRESENTATION = [
 ];
 
 /**
- * Rows of the readout panel, from the registry (av_readout_info, web/readout-info.mjs) once the first module
+ * Rows of the readout panel, from the registry (av_readout_info, web/wasm/readout-info.mjs) once the first module
  * is loaded: one per readout with a place in the page's table (`display`), in that order; `spectral` when
  * a key it shows needs the spectrum (it then waits for the worker). A row of PRESENTATION shows its keys
  * (and reasonKeys); a readout it does not cover gets a plain row: the registry's label, its number.
@@ -172,16 +172,19 @@ export function rowReason(row, r) {
 }
 
 /**
- * The one-line cost readout: multiply-adds and memory of the quadratic vs the linear path, and how many
- * times cheaper (or dearer) the linear path is; "about the same cost" where that rounds to 1.
+ * The one-line cost readout, with one meaning on every variant: the variant's own linear path against
+ * softmax's quadratic path (the cost linear attention is meant to avoid), never the variant's own n² path
+ * (which for Performer or Hedgehog costs far more than softmax). `softmax` is softmax's cost counts for the
+ * same n, d, dv; `label` the variant's name as the page shows it. "about the same cost" where the ratio
+ * rounds to 1.
  */
-export function costLine(cost, n) {
-  if (!cost) return 'cost: —';
-  const quad = `quadratic ${fmtCount(cost.quad_madds)} madds, ${fmtBytes(cost.quad_bytes)}`;
-  if (cost.linear_madds == null) return `cost at n = ${n}: ${quad}; no linear path for this variant`;
-  const ratio = cost.quad_madds / cost.linear_madds;
+export function costLine(cost, n, { softmax = null, label = 'the variant' } = {}) {
+  if (!cost || !softmax || softmax.quad_madds == null) return 'cost: —';
+  const quad = `softmax's quadratic path: ${fmtCount(softmax.quad_madds)} multiply-adds, ${fmtBytes(softmax.quad_bytes)}`;
+  if (cost.linear_madds == null) return `cost at n = ${n}: ${quad}; no linear path for ${label}`;
+  const ratio = softmax.quad_madds / cost.linear_madds;
   const times = fmtRatio(ratio >= 1 ? ratio : 1 / ratio);
   const verdict = !Number.isFinite(ratio) || ratio <= 0 ? 'no ratio' : times === '1' ? 'about the same cost'
-    : ratio > 1 ? `linear ${times}× cheaper` : `linear ${times}× dearer: n is not ≫ feature dim`;
-  return `cost at n = ${n}: ${quad}  vs  linear ${fmtCount(cost.linear_madds)} madds, ${fmtBytes(cost.linear_bytes)}  (${verdict})`;
+    : ratio > 1 ? `linear is ${times}× cheaper` : `linear is ${times}× dearer: n is not ≫ feature dim`;
+  return `cost at n = ${n}: linear path of ${label}: ${fmtCount(cost.linear_madds)} multiply-adds, ${fmtBytes(cost.linear_bytes)}; ${quad} (${verdict})`;
 }

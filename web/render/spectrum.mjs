@@ -124,3 +124,51 @@ export function chartData({ spec, overlays, n, ceiling }) {
   const error = { x: Array.from({ length: Math.max(1, elen - r0) }, (_, i) => i + r0), M: pad(eM), A: pad(eA), ceiling };
   return { spectrum, error };
 }
+
+/**
+ * The seed article's two pictures ("3.2. 有损的低秩近似") from one spectrum σ (descending, absolute):
+ * sq[i] = σᵢ₊₁² and err[D] = Σ_{i>D} σᵢ², D = 0…len: the squared Frobenius error of the rank-D truncated
+ * SVD, exact by Eckart–Young. Summed from the tail, so a rank-r spectrum's err[r] is exactly 0. `total`
+ * (‖M‖_F²) when sv holds only the top k σ̂ (each ≤ σᵢ): err[D] = total − Σ_{i≤D} σ̂ᵢ², an upper bound.
+ */
+export function truncationCurves(sv, total = null) {
+  const k = sv ? sv.length : 0;
+  const sq = Array.from({ length: k }, (_, i) => sv[i] * sv[i]);
+  const err = new Array(k + 1);
+  if (total === null) {
+    err[k] = 0;
+    for (let D = k - 1; D >= 0; D--) err[D] = err[D + 1] + sq[D];
+  } else {
+    let head = 0;
+    for (let D = 0; D <= k; D++) { err[D] = Math.max(0, total - head); if (D < k) head += sq[D]; }
+  }
+  return { sq, err };
+}
+
+/**
+ * The data of the article's two charts (charts.mjs makeArticleChart) from the overlays 'S' (scale·QKᵀ)
+ * and 'E' (exp(scale·QKᵀ − max), the library's overflow-free form: a factor e^{−max} on every σ), each
+ * {sv, floor, partial, fro2} or null. Each curve is divided by its own ‖M‖_F², which that factor leaves
+ * alone: σᵢ²/‖M‖_F² (the share of the energy along direction i; at or below the route's floor a gap on
+ * the log axis) and err(D)/‖M‖_F², D = 0…len. Returns {spectrum: {x, S, E}, error: {x, S, E}, rankS},
+ * cut where the last curve ends (QKᵀ's zeros past its rank take no room).
+ */
+export function articleChartData({ S = null, E = null }) {
+  const curve = (o) => {
+    if (!o?.sv?.length) return null;
+    const { sq, err } = truncationCurves(o.sv, o.partial ? o.fro2 ?? null : null);
+    const tot = err[0], f2 = (o.floor ?? 0) ** 2;
+    if (!(tot > 0)) return null;
+    return { sq: sq.map((v) => (v > f2 && v > 0 ? v / tot : null)), err: err.map((v) => v / tot) };
+  };
+  const s = curve(S), e = curve(E);
+  const rankS = S?.sv?.length ? rankAtRelative(S.sv, 1e-16, S.floor ?? 0) : null;
+  const len = Math.max(1, plotLength([s?.sq, e?.sq], rankS ? Math.min(S.sv.length, 2 * rankS) : 0));
+  const pick = (c, key, i) => (c && i < c[key].length ? c[key][i] : null);
+  const range = (m, f) => Array.from({ length: m }, (_, i) => f(i));
+  return {
+    spectrum: { x: range(len, (i) => i + 1), S: range(len, (i) => pick(s, 'sq', i)), E: range(len, (i) => pick(e, 'sq', i)) },
+    error: { x: range(len + 1, (D) => D), S: range(len + 1, (D) => pick(s, 'err', D)), E: range(len + 1, (D) => pick(e, 'err', D)) },
+    rankS,
+  };
+}

@@ -2,7 +2,7 @@
 // embed's layout, the variant's formula and hint, the notes under them and the status line.
 import { typeset } from '../render/tex.mjs';
 import { fmtMs, fmtWhole } from '../render/format.mjs';
-import { MAIN_THREAD_MAX_N } from '../engine.mjs';
+import { MAIN_THREAD_MAX_N } from '../compute/engine.mjs';
 import { NOTHING } from './panel.mjs';
 
 /**

@@ -1,9 +1,9 @@
-// controls.mjs: labelled controls built from the state schema (web/state.mjs). Native range inputs
+// controls.mjs: labelled controls built from the state schema (web/state/state.mjs). Native range inputs
 // (arrow keys, Page Up/Down, Home/End), selects and checkboxes, each with a <label for>, and an
 // <output> showing the value; number boxes where an entry asks for one (control: 'number'). The
 // controls call back onChange(name, value, phase), phase 'input' while dragging and 'change' on
 // release (or after a key press); they never touch the state.
-import { maxOf, applies } from '../state.mjs';
+import { maxOf, applies } from '../state/state.mjs';
 import { fmt } from '../render/format.mjs';
 
 function el(tag, attrs = {}, ...children) {

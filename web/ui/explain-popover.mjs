@@ -1,14 +1,16 @@
-// explain-popover.mjs: the explanations (web/explain.mjs) one click, tap or key press away. An ⓘ button
+// explain-popover.mjs: the explanations (web/state/explain.mjs) one click, tap or key press away. An ⓘ button
 // beside the variant's formula and beside each readout's label, and the header's "glossary" button, open
 // one shared popover (index.html's #explain, a non-modal dialog) next to the button: the title, the
 // formula typeset as MathML, the plain-language text and the source. Escape or × closes it and gives the
 // focus back to the button; a click elsewhere closes it; one is open at a time.
-import { VARIANT_EXPLAIN, GLOSSARY } from '../explain.mjs';
+import { VARIANT_EXPLAIN, GLOSSARY, CONCEPTS } from '../state/explain.mjs';
+import { PRESETS, presetOf } from '../state/presets.mjs';
 import { typeset } from '../render/tex.mjs';
 
 /**
  * Wire the popover `box`. `variantOf()` gives {name, label, tex} of the state's variant; `rowOf(id)` a
- * readout row of web/render/readouts.mjs. Returns {button(kind, key, what): HTMLButtonElement, glossary(trigger)}.
+ * readout row of web/render/readouts.mjs. Returns {button(kind, key, what): HTMLButtonElement,
+ * glossary(trigger, {projector})}: the glossary's lesson links keep projector mode when it is on.
  */
 export function mountExplain(box, { variantOf, rowOf }) {
   const title = box.querySelector('.explain-title'), body = box.querySelector('.explain-body');
@@ -76,18 +78,46 @@ export function mountExplain(box, { variantOf, rowOf }) {
     return b;
   }
 
-  function glossary(from) {
-    const table = document.createElement('table');
-    table.className = 'glossary';
-    for (const g of GLOSSARY) {
-      const tr = document.createElement('tr');
-      const sym = document.createElement('td'), text = document.createElement('td');
-      pending.push(typeset(sym, g.tex));
-      text.textContent = g.text;
-      tr.append(sym, text);
-      table.append(tr);
-    }
-    open(from, 'Glossary', [table, para('explain-source', 'Notation: docs/variant-formulas.md; readouts: docs/readouts.md')]);
+  /** Links to the lessons that show an entry ("lessons: 4, 17"), each `#preset=NAME`, with the reader's mode. */
+  function lessonLinks(names, modes) {
+    const out = document.createElement('span');
+    out.className = 'glossary-lessons';
+    const ps = names.map(presetOf).filter(Boolean).sort((a, b) => PRESETS.indexOf(a) - PRESETS.indexOf(b)); // in the course's order
+    if (!ps.length) return out;
+    out.append(ps.length > 1 ? ' Lessons: ' : ' Lesson: ');
+    ps.forEach((p, i) => {
+      const a = document.createElement('a');
+      a.href = `#preset=${encodeURIComponent(p.name)}${modes}`;
+      a.dataset.preset = p.name;
+      a.textContent = String(PRESETS.indexOf(p) + 1);
+      a.title = p.title;
+      a.setAttribute('aria-label', `lesson ${PRESETS.indexOf(p) + 1}: ${p.title}`);
+      a.addEventListener('click', () => close()); // the lesson opens from the hash; the glossary gives way
+      out.append(...(i ? [', ', a] : [a]));
+    });
+    return out;
+  }
+
+  function glossary(from, { projector = false } = {}) {
+    const modes = projector ? '&projector=1' : '';
+    const table = (cls, rows) => {
+      const t = document.createElement('table');
+      t.className = `glossary ${cls}`;
+      for (const [head, text, lessons] of rows) {
+        const tr = document.createElement('tr');
+        const name = document.createElement('td'), def = document.createElement('td');
+        if (typeof head === 'function') head(name); else name.textContent = head;
+        def.append(text, lessonLinks(lessons, modes));
+        tr.append(name, def);
+        t.append(tr);
+      }
+      return t;
+    };
+    const symbols = table('glossary-symbols', GLOSSARY.map((g) => [(td) => pending.push(typeset(td, g.tex)), g.text, g.lessons ?? []]));
+    const concepts = table('glossary-concepts', CONCEPTS.map((c) => [c.term, c.text, c.lessons]));
+    const heading = (text) => { const h = document.createElement('h3'); h.className = 'glossary-head'; h.textContent = text; return h; };
+    open(from, 'Glossary', [heading('Symbols'), symbols, heading('Concepts'), concepts,
+      para('explain-source', 'Notation: docs/variant-formulas.md; readouts: docs/readouts.md; the numbers link to the lessons that show each')]);
   }
   return { button, glossary };
 }

@@ -1,5 +1,5 @@
 // export-menu.mjs: the header's "export" menu (docs/page.md, "Export"). Every figure as SVG (vectors:
-// web/export.mjs draws them from the numbers on screen) and as PNG (that SVG rasterised at twice its size,
+// web/io/export.mjs draws them from the numbers on screen) and as PNG (that SVG rasterised at twice its size,
 // so the two never differ), each with its colour bar or legend and a caption naming the variant, its
 // knobs and the inputs; the matrix M as .npy and CSV; the readouts and the state as JSON; and one .zip
 // with Q, K, V, M, the softmax A, the random matrices the variant drew, the state, and a numpy script
@@ -7,10 +7,10 @@
 // any n; the figures are what the page shows (a heatmap above 384 tokens is its block means).
 import {
   npyBytes, csvText, stateJson, exportName, figureCaption, heatmapSvg, numpySnippet, chartSvg, entropySvg, zipStore, tokensJson,
-} from '../export.mjs';
-import { thinTicks, axisText } from '../tokens.mjs';
+} from '../io/export.mjs';
+import { thinTicks, axisText } from '../state/tokens.mjs';
 import { SERIES } from '../render/charts.mjs';
-import { sweepFigure } from '../sweep.mjs';
+import { sweepFigure } from '../compute/sweep.mjs';
 import { paint } from '../render/heatmap.mjs';
 import { fmt, fmtSigned } from '../render/format.mjs';
 import { NOTHING } from './panel.mjs';

@@ -4,8 +4,8 @@
 import { drawHeatmap, drawColorbar, sharedRange, symmetricRange } from '../render/heatmap.mjs';
 import { colorTable } from '../render/colormap.mjs';
 import { fmt, fmtSigned } from '../render/format.mjs';
-import { gridOf, cellTokens, gridCellAt, spanText } from '../tokens.mjs';
-import { MAIN_THREAD_MAX_N } from '../engine.mjs';
+import { gridOf, cellTokens, gridCellAt, spanText } from '../state/tokens.mjs';
+import { MAIN_THREAD_MAX_N } from '../compute/engine.mjs';
 import { mountTokenAxes } from './token-axes.mjs';
 import { mountZoom } from './zoom.mjs';
 import { NOTHING } from './panel.mjs';
@@ -204,7 +204,7 @@ export function mountHeatmaps(page) {
   }
   /**
    * What a heatmap cell holds: its row and column (or block), named by their tokens when the inputs have
-   * them (“ the” … “ light” for a block: web/tokens.mjs), then M, softmax and M − A.
+   * them (“ the” … “ light” for a block: web/state/tokens.mjs), then M, softmax and M − A.
    */
   function cellText(cell) {
     const g = shownGrid, f = page.view.frame, engine = page.engine;

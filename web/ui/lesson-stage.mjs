@@ -5,8 +5,8 @@
 // lesson panel moves into the stage too, before the figures. So the caption sits beside (or above) its
 // evidence instead of the figures a screen or more below. Closing the lesson or changing it puts every
 // element back where index.html has it (a placeholder marks each place). The one-screen layout holds
-// every panel already (a figure is scrolled into its column), except the mechanism views: a lesson on one
-// stages it beside the lesson, and the lab below it takes the flow layout's sizes.
+// every panel already (a figure is scrolled into its column), except the mechanism views and the article's
+// figures: a lesson on one stages it beside the lesson, and the lab below takes the flow layout's sizes.
 // The readout rows and the cost line a lesson cites are not moved: the lesson's evidence strip shows them.
 
 /** A panel key of a lesson's `highlight` → the elements that make its figure (its heading first). */
@@ -17,15 +17,15 @@ const UNITS = {
   entropy: () => [document.querySelector('.ent-head'), document.getElementById('ent-note'), document.getElementById('ent-hist')],
   sweep: () => [document.getElementById('sweep-box')],
   mech: () => [document.getElementById('mech')],
+  article: () => [document.getElementById('fig-article')],
 };
+/** The panels the one-screen layout cannot show with the rest (docs/lessons.md, "The first screen"). */
+const CROWDS = { mech: true, article: true };
 function withHead(id) {
   const el = document.getElementById(id);
   const head = el?.previousElementSibling;
   return head?.classList.contains('chart-head') ? [head, el] : [el];
 }
-
-/** The panel keys the stage can show. */
-export const STAGE_KEYS = Object.freeze(Object.keys(UNITS));
 
 /** The one-screen layout's window (style.css): there every panel is in the window already. */
 const ONE_SCREEN = '(min-width: 1200px) and (min-height: 720px)';
@@ -55,8 +55,9 @@ export function mountStage(stage, lesson) {
 
   function arrange(keys, mode = last.mode) {
     last = { keys, mode };
-    // the one-screen layout holds every panel but the mechanism views, which come below it
-    const on = !!keys && !mode.embed && (mode.projector || !oneScreen.matches || keys.includes('mech'));
+    // the one-screen layout holds every panel but the mechanism views, which come below it, and the
+    // article's figures, which leave the spectra's column no room for the page's own two charts
+    const on = !!keys && !mode.embed && (mode.projector || !oneScreen.matches || keys.some((k) => CROWDS[k]));
     const figs = on ? keys.filter((k) => UNITS[k]) : [];
     const withLesson = mode.projector || !columns.matches; // the controls on top: the lesson comes along
     const key = on ? `${figs.join(' ')}|${withLesson}` : '';

@@ -1,31 +1,37 @@
 // lessons.mjs: the "Lessons" menu in the header and the lesson panel above the controls (the presets of
-// web/presets.mjs). The menu is a list of plain links (`#preset=NAME`), so a lesson opens by keyboard,
+// web/state/presets.mjs). The menu is a list of plain links (`#preset=NAME`), so a lesson opens by keyboard,
 // touch, a middle click into a new tab, or a link pasted anywhere; main.mjs reads the hash. Every lesson
 // link carries the reader's presentation mode (projector=1), so changing lessons never switches it off.
 // The panel shows the open lesson's place in the course ("3 / 23", from PRESETS' order), title, caption
 // and sources (each seed by its own title, section and quoted sentence with an English gloss; each paper
 // by authors, year and arXiv id), with "previous", "reset" (the preset's state again), "next" and "close";
 // ←/→ and PageUp/PageDown step lessons (presenter clickers) unless a control that takes those keys has
-// focus. The evidence strip under the caption shows each readout row the lesson names, as the table
-// shows it (its label and value, copied from the table after each draw: never a second computation), and,
-// for a lesson with `compare`, the same row for the other state, computed by `compare` (main.mjs: the
-// page's library, on this thread); the cost line is shown there too when the lesson names it. What carries
-// the claim is outlined (class `hl`): the strip's items and the panels the lesson names (their data-hl);
-// the table's rows and the cost line it stands in for are marked `cited`. The panels are moved beside the
-// caption where the page scrolls (ui/lesson-stage.mjs).
-import { PRESETS, CHAPTERS, presetOf, stepPreset, chapterOf } from '../presets.mjs';
+// focus. A lesson with a `predict` asks first ("predict, then reveal"): the reader picks a choice, the
+// page applies the lesson's reveal keys, and once the view has settled says whether the guess was right,
+// with an explanation that quotes the live readouts (fillPrediction). The evidence strip under the caption
+// shows each readout row the lesson names, as the table shows it (its label and value, copied from the
+// table after each draw: never a second computation), and, for a lesson with `compare`, the same row for
+// the other state, computed by `compare` (main.mjs: the page's library, on this thread); the cost line is
+// shown there too when the lesson names it. What carries the claim is outlined (class `hl`): the strip's
+// items and the panels the lesson names (their data-hl); the table's rows and the cost line it stands in
+// for are marked `cited`. The panels are moved beside the caption where the page scrolls
+// (ui/lesson-stage.mjs).
+import { PRESETS, CHAPTERS, presetOf, stepPreset, chapterOf } from '../state/presets.mjs';
 import { NOTHING } from './panel.mjs';
-import { plainQuote, SEEDS } from '../citations.mjs';
+import { fmt } from '../render/format.mjs';
+import { plainQuote, SEEDS } from '../state/citations.mjs';
 import { READOUT_ROWS } from '../render/readouts.mjs';
 import { mountStage, revealEvidence } from './lesson-stage.mjs';
 
 /**
  * Build the menu into `menu` (a <details> with a <summary>) and wire the panel `panel` (index.html's
- * #lesson). `onClose()` is called by the panel's close button; `compare(st, key, value)`: the readouts
- * object of state `st` with `key` set to `value` ({r, ctx} as the table's source gives them), or null;
- * `dragging()`: whether the reader drags (the page never scrolls then). Returns {show(name|null)}.
+ * #lesson). `onClose()` is called by the panel's close button; `live()` is a promise of what the page shows
+ * once it has settled, {readouts, state (snapshot()'s), cost (the cost line)}, for the predictions'
+ * explanations; `compare(st, key, value)`: the readouts object of state `st` with `key` set to `value`
+ * ({r, ctx} as the table's source gives them), or null; `dragging()`: whether the reader drags (the page
+ * never scrolls then). Returns {show(name|null)}.
  */
-export function mountLessons(menu, panel, { onClose, compare = () => null, dragging = () => false }) {
+export function mountLessons(menu, panel, { onClose, live = null, compare = () => null, dragging = () => false }) {
   let modes = ''; // the link keys of the reader's presentation ('&projector=1'), kept on every lesson link
   const href = (name) => `#preset=${encodeURIComponent(name)}${modes}`;
   // the menu: the chapters, each a heading over its lessons, numbered through the course
@@ -60,14 +66,75 @@ export function mountLessons(menu, panel, { onClose, compare = () => null, dragg
   const el = (sel) => panel.querySelector(sel);
   const stage = mountStage(document.getElementById('stage'), panel);
   let mode = {};        // {projector, embed}: where the stage may be used
-  let reveal = false;   // bring the evidence into the window at the next settled state
+  let revealDue = false; // bring the evidence into the window at the next settled state
   let versus = null;    // {key, value, label, of (the request compared), r, ctx}: the comparison shown
   el('.lesson-close').addEventListener('click', () => onClose());
   let shown;
+  // "predict, then reveal": a question with its choices under the caption, then the verdict
+  const ask = document.createElement('div');
+  ask.className = 'lesson-predict';
+  ask.setAttribute('role', 'group');
+  ask.hidden = true;
+  const question = document.createElement('p'), choices = document.createElement('div'), verdict = document.createElement('p');
+  question.className = 'predict-q';
+  question.id = 'predict-q';
+  ask.setAttribute('aria-labelledby', question.id);
+  choices.className = 'predict-choices';
+  verdict.className = 'predict-verdict';
+  verdict.setAttribute('aria-live', 'polite');
+  ask.append(question, choices, verdict);
+  el('.lesson-evidence').after(ask); // the live evidence first, under the caption
+  let asked = 0; // the prediction in flight: a newer question or lesson drops an older answer
+
+  /** Ask lesson p's question (or hide the block for a lesson without one). */
+  function pose(p) {
+    asked++;
+    ask.hidden = !p?.predict;
+    if (!p?.predict) return;
+    const q = p.predict;
+    question.replaceChildren(Object.assign(document.createElement('strong'), { textContent: 'Predict, then reveal: ' }), q.question);
+    choices.replaceChildren(...q.choices.map((text, i) => {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'predict-choice';
+      b.dataset.choice = String(i);
+      b.textContent = text;
+      b.addEventListener('click', () => reveal(p, i));
+      return b;
+    }));
+    verdict.textContent = '';
+    delete verdict.dataset.right; // set once the revealed numbers are in
+  }
+
+  /** The reader picked choice i of lesson p: apply the reveal keys, then say right or wrong, with the numbers. */
+  async function reveal(p, i) {
+    const id = ++asked, q = p.predict;
+    for (const b of choices.querySelectorAll('button')) {
+      b.disabled = true;
+      b.classList.toggle('picked', Number(b.dataset.choice) === i);
+      b.classList.toggle('right', Number(b.dataset.choice) === q.answer);
+    }
+    const right = i === q.answer;
+    const head = right ? 'Right. ' : `Not quite: the answer is “${q.choices[q.answer]}”. `;
+    verdict.textContent = `${head}Showing it…`;
+    delete verdict.dataset.right;
+    const before = live ? await live() : null;
+    if (id !== asked) return;
+    const pairs = Object.entries(q.reveal).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`).join('&');
+    const applied = new Promise((res) => addEventListener('hashchange', () => setTimeout(res, 0), { once: true }));
+    location.hash = `${href(p.name)}&${pairs}`;
+    await applied; // the page has read the new link (its hashchange handler ran): the snapshot is of the reveal
+    if (id !== asked) return;
+    const after = live ? await live() : null;
+    if (id !== asked) return;
+    verdict.textContent = head + (after ? fillPrediction(q.explanation, after, before) : '');
+    verdict.dataset.right = String(right);
+  }
   // a clicker's keys step lessons, except where a control of the page takes them (a slider, a picker, a
   // field, a heatmap's cell cursor, a dialog)
   const STEP = { ArrowRight: 1, PageDown: 1, ArrowLeft: -1, PageUp: -1 };
   const TAKES_KEYS = 'input, select, textarea, canvas, [contenteditable], [role="slider"], [role="listbox"], [role="dialog"], [role="menu"], [role="grid"]';
+  el('.lesson-reset').addEventListener('click', () => pose(presetOf(shown))); // the lesson's state again: ask again
   document.addEventListener('keydown', (e) => {
     const step = STEP[e.key];
     if (!step || !shown || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
@@ -94,12 +161,13 @@ export function mountLessons(menu, panel, { onClose, compare = () => null, dragg
     }
     panel.hidden = !p;
     stage.arrange(p ? p.highlight : null, mode);
-    if (!p) { el('.lesson-evidence').replaceChildren(); return; }
+    if (!p) { el('.lesson-evidence').replaceChildren(); pose(null); return; }
     el('.lesson-num').textContent = `${PRESETS.indexOf(p) + 1} / ${PRESETS.length}`;
     const ch = chapterOf(p.name);
     el('.lesson-chapter-name').textContent = ch ? `chapter ${ch.index + 1} of ${CHAPTERS.length}: ${ch.title}` : '';
     el('.lesson-title').textContent = p.title;
     el('.lesson-caption').textContent = p.caption;
+    pose(p);
     el('.lesson-source').replaceChildren(...p.sources.flatMap((c, i) => (i ? ['; ', cite(c)] : [cite(c)])));
     const prev = stepPreset(p.name, -1), next = stepPreset(p.name, 1);
     el('.lesson-prev').dataset.preset = prev.name;
@@ -127,7 +195,7 @@ export function mountLessons(menu, panel, { onClose, compare = () => null, dragg
     }
     strip.hidden = !strip.children.length;
     draw();
-    reveal = true; // once the lesson's state has settled (update), its figures have their sizes
+    revealDue = true; // once the lesson's state has settled (update), its figures have their sizes
   }
 
   /** The strip's values: the table's text as it stands (drawn before this panel), and the comparison's. */
@@ -158,7 +226,7 @@ export function mountLessons(menu, panel, { onClose, compare = () => null, dragg
 
   /** The lesson's comparison (`compare` in presets.mjs) for the settled state: computed once per state. */
   function update(st) {
-    if (reveal) { reveal = false; requestAnimationFrame(() => revealEvidence(dragging)); }
+    if (revealDue) { revealDue = false; requestAnimationFrame(() => revealEvidence(dragging)); }
     const p = presetOf(shown);
     const want = p?.compare && !st.mech ? p.compare : null;
     if (!want) { if (versus) { versus = null; draw(); } return; }
@@ -201,4 +269,22 @@ function cite(c) {
     out.append(a);
   }
   return out;
+}
+
+/**
+ * A prediction's explanation with its placeholders filled from what the page shows (`now`, and `before`
+ * the reveal: {readouts, state, cost}): {KEY} a readout, {state.KEY} a state key, {before.…} the same
+ * before, {cost} the cost line's verdict ("linear is 4× cheaper"). Numbers as the readout table writes
+ * them (whole numbers as they are, others to 3 significant digits); an unknown key stays visible as '—'.
+ */
+export function fillPrediction(template, now, before = null) {
+  const value = (src, path) => {
+    if (!src) return '—';
+    if (path === 'cost') return src.cost?.match(/\(([^()]*)\)$/)?.[1] ?? src.cost ?? '—';
+    const [from, key] = path.startsWith('state.') ? [src.state, path.slice(6)] : [src.readouts, path];
+    const v = from?.[key];
+    if (typeof v === 'number') return Number.isInteger(v) ? String(v) : fmt(v);
+    return v === undefined || v === null ? '—' : String(v);
+  };
+  return template.replace(/\{([\w.-]+)\}/g, (_, path) => (path.startsWith('before.') ? value(before, path.slice(7)) : value(now, path)));
 }

@@ -1,19 +1,19 @@
 // mechanisms.mjs (ui): the mechanism views (docs/mechanisms.md) under the lab: the recurrence stepper,
 // scaling measured in this browser, memory collisions, and Hedgehog learning to mimic softmax. Every number
-// comes from the mechanisms worker (web/worker.mjs, web/mechanisms.mjs); this module only asks and draws.
-// The state keys it reads (web/state.mjs): mech (the open view), step, budget, pairs, mem_d, mems,
+// comes from the mechanisms worker (web/workers/worker.mjs, web/compute/mechanisms.mjs); this module only asks and draws.
+// The state keys it reads (web/state/state.mjs): mech (the open view), step, budget, pairs, mem_d, mems,
 // mem_scale, steps, lr. It never blocks input: each view keeps only its newest request in flight.
 import { loadUPlot, uPlotReady } from '../render/charts.mjs';
 import { colorTable } from '../render/colormap.mjs';
 import { paint } from '../render/heatmap.mjs';
 import { fmt, fmtBytes, fmtMs } from '../render/format.mjs';
-import { npyBytes } from '../export.mjs';
-import { MSG } from '../protocol.mjs';
+import { npyBytes } from '../io/export.mjs';
+import { MSG } from '../workers/protocol.mjs';
 import { NOTHING } from './panel.mjs';
 
 export const MEMORIES = {
   linear: { label: 'linear state (retention, γ = 1)', knobs: { variant: 'retention', decay: 1 } },
-  delta: { label: 'delta rule (β = 1)', knobs: { variant: 'deltanet', decay: 1, beta: 1 } },
+  delta: { label: 'delta rule (η = 1)', knobs: { variant: 'deltanet', decay: 1, beta: 1 } },
   decay: { label: 'decayed state (γ = 0.95)', knobs: { variant: 'retention', decay: 0.95 } },
   elu: { label: 'elu+1 kernel', knobs: { variant: 'elu' } },
   performer: { label: 'Performer (m = 256)', knobs: { variant: 'performer', m: 256 } },
@@ -284,7 +284,7 @@ export function mountMechanisms(box, env) {
     const stops = sc.points.filter((p) => p.skipped === 'budget').map((p) => `the ${p.path} path stopped before n = ${p.n} (it would take ${fmtBytes(p.bytes)})`);
     const none = sc.points.filter((p) => p.skipped === 'none').map((p) => p.path).filter((p) => p !== 'chunkwise');
     const grown = sc.memory != null ? ` The worker's memory grew by ${fmtBytes(Math.max(0, sc.memory - sc.base))}.` : '';
-    const cross = sc.crossover?.n ? ` By operation counts the linear path is cheaper from n ≈ ${sc.crossover.n}${sc.crossover.r ? ` (its feature dimension r = ${sc.crossover.r}: it pays only when n > r)` : ''}.` : '';
+    const cross = sc.crossover?.n ? ` By operation counts the linear path is cheaper than softmax's quadratic path from n ≈ ${sc.crossover.n}${sc.crossover.r ? ` (its feature dimension r = ${sc.crossover.r}: it pays only when n > r)` : ''}.` : '';
     C.note.textContent = `${sc.done ? (sc.stopped || sc.error ? 'Stopped.' : 'Done.') : 'Measuring in the worker, n = 64, 128, …'} Budget ${fmtBytes(sc.budget)} per measurement, never exceeded: ${stops.join('; ') || 'nothing reached it yet'}.${none.length ? ` No ${none.join(', ')} path for this variant.` : ''}${cross}${grown}${sc.error ? ` ${sc.error}` : ''}`;
   }
 
@@ -340,7 +340,7 @@ export function mountMechanisms(box, env) {
     const lin = rc.points.filter((p) => p.axis === 'N' && p.memory === 'linear'), del = rc.points.filter((p) => p.axis === 'N' && p.memory === 'delta');
     if (lin.length && del.length && rc.done) {
       const wins = lin.every((p) => { const q = del.find((x) => x.N === p.N); return q && (p.N === 1 || q.mean < p.mean); });
-      R.claim.textContent = wins ? `The delta rule (β = 1) beats the linear state at every N here: it overwrites a key's value instead of adding to it.` : 'The delta rule does not beat the linear state at every N here.';
+      R.claim.textContent = wins ? `The delta rule (η = 1) beats the linear state at every N here: it overwrites a key's value instead of adding to it.` : 'The delta rule does not beat the linear state at every N here.';
     } else R.claim.textContent = ids.includes('linear') && ids.includes('delta') ? '' : 'Tick the linear state and the delta rule to compare them.';
     R.over.replaceChildren(el('tr', {}, el('th', { text: 'memory' }), el('th', { text: 'error against v′ (newest)' }), el('th', { text: 'error against v (old)' })),
       ...(rc.overwrite ?? []).map((o) => el('tr', {}, el('td', { text: MEMORIES[o.memory].label }), el('td', { text: o.errNew == null ? o.message : fmt(o.errNew) }), el('td', { text: o.errOld == null ? '' : fmt(o.errOld) }))));

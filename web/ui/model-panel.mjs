@@ -1,11 +1,11 @@
 // model-panel.mjs: the inputs from outside the generators (docs/model.md): a real model (llama2.c files,
 // read and run in the background worker, which sends the capture of every layer's and head's Q, K, V for
-// the text) and the reader's own Q, K, V (web/own-inputs.mjs, read on this thread). Either becomes every
+// the text) and the reader's own Q, K, V (web/io/own-inputs.mjs, read on this thread). Either becomes every
 // engine's inputs, which requests name; this panel owns the two boxes and what they loaded.
-import { ownTensors } from '../own-inputs.mjs';
-import { noticeText } from '../notice.mjs';
+import { ownTensors } from '../io/own-inputs.mjs';
+import { noticeText } from '../state/notice.mjs';
 import { fmtMs } from '../render/format.mjs';
-import { MSG } from '../protocol.mjs';
+import { MSG } from '../workers/protocol.mjs';
 import { NOTHING } from './panel.mjs';
 
 /**
@@ -95,7 +95,7 @@ export function mountModelPanel(page) {
     w.postMessage({ kind: MSG.MODEL_LOAD, id: ++model.loadId, files: buffers }, buffers);
   }
 
-  /** The reader's own Q, K, V files: checked here (web/own-inputs.mjs), then every engine's inputs. */
+  /** The reader's own Q, K, V files: checked here (web/io/own-inputs.mjs), then every engine's inputs. */
   async function loadOwnFiles(fileList) {
     let files;
     try {

@@ -1,5 +1,5 @@
-// notices.mjs: the page's notice, one sentence at a time (web/notice.mjs cuts it to NOTICE_MAX).
-import { noticeText, NOTICE_MAX } from '../notice.mjs';
+// notices.mjs: the page's notice, one sentence at a time (web/state/notice.mjs cuts it to NOTICE_MAX).
+import { noticeText, NOTICE_MAX } from '../state/notice.mjs';
 
 /**
  * The notice in `el`. show(text, source): say it for a while; `source` ('qkv', 'model'): a failure of the

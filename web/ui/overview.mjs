@@ -8,9 +8,9 @@ import {
   cellLabel, tokensText, undefinedGroups,
 } from '../render/overview.mjs';
 import { colorTable } from '../render/colormap.mjs';
-import { exportName, figureCaption } from '../export.mjs';
+import { exportName, figureCaption } from '../io/export.mjs';
 import { download, svgToPng } from './export-menu.mjs';
-import { MSG } from '../protocol.mjs';
+import { MSG } from '../workers/protocol.mjs';
 import { NOTHING } from './panel.mjs';
 
 function el(tag, attrs = {}, text = '') {

@@ -24,7 +24,7 @@
  * @typedef {object} Page
  * @property {object} st          the state (state.mjs); a panel changes it only through onChange
  * @property {object} schema      buildSchema(av.registry)
- * @property {object} av          the page's wasm module (web/attnviz.mjs)
+ * @property {object} av          the page's wasm module (web/wasm/attnviz.mjs)
  * @property {object|null} engine the page's own engine (n ≤ MAIN_THREAD_MAX_N)
  * @property {object} view        the results shown: {frame, readouts, spec, overlay, …}
  * @property {object} redraw      what is new since the last commit: {heat, readouts, spec, controls}

@@ -3,7 +3,7 @@
 import { chartData, LOG_X_MIN_N } from '../render/spectrum.mjs';
 import { makeSpectrumChart, makeErrorChart, floorDrawn, loadUPlot, uPlotReady } from '../render/charts.mjs';
 import { fmtMs } from '../render/format.mjs';
-import { overlayKey } from '../engine.mjs';
+import { overlayKey } from '../compute/engine.mjs';
 import { NOTHING } from './panel.mjs';
 
 /**

@@ -1,12 +1,12 @@
-// sweep-panel.mjs: the sweep panel (web/sweep.mjs): pickers for the knob (the variant's numeric knobs, or
+// sweep-panel.mjs: the sweep panel (web/compute/sweep.mjs): pickers for the knob (the variant's numeric knobs, or
 // off), the readout and the number of seeds, and a uPlot chart of the readout's mean against the knob
 // with a min–max band over the seeds and the current value marked. The panel only shows and asks:
 // mountSweep (below) runs the sweep in the background worker and hands the points to show().
 import { loadUPlot, uPlotReady } from '../render/charts.mjs';
-import { sweepableEntries, seeded, sweepPlan, SWEEP_READOUTS, MAX_SEEDS, undefinedNote, sweepResult } from '../sweep.mjs';
+import { sweepableEntries, seeded, sweepPlan, SWEEP_READOUTS, MAX_SEEDS, undefinedNote, sweepResult } from '../compute/sweep.mjs';
 import { fmt, fmtMs } from '../render/format.mjs';
-import { MSG } from '../protocol.mjs';
-import { readoutLabel } from '../readout-info.mjs';
+import { MSG } from '../workers/protocol.mjs';
+import { readoutLabel } from '../wasm/readout-info.mjs';
 import { sweepGuides } from '../render/sweep-guides.mjs';
 
 const COLOR = '#0072b2';

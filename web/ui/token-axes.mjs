@@ -2,8 +2,8 @@
 // same on M, A and M − A so that the three keep one size and one set of axes. Shown when the inputs have
 // tokens (a model's text, a tokens.json beside own Q, K, V), and with a zoom (token indices otherwise);
 // thinned to every k-th token so that no two labels overlap, and always the hovered token
-// (web/tokens.mjs thinTicks). Labels are spans placed by CSSOM (allowed under the page's CSP).
-import { thinTicks, axisText } from '../tokens.mjs';
+// (web/state/tokens.mjs thinTicks). Labels are spans placed by CSSOM (allowed under the page's CSP).
+import { thinTicks, axisText } from '../state/tokens.mjs';
 
 /**
  * @param {HTMLElement[]} boxes the heatmaps' .heatbox elements (each holds its canvas.hm)

@@ -2,8 +2,8 @@
 // (or a drag across a heatmap), a "whole matrix" reset, the link key `zoom=r0-r1,c0-c1`, and the window
 // itself, cut from the full n×n matrices at full resolution (Engine.window: on this thread up to
 // MAIN_THREAD_MAX_N, else by the frame worker, which holds M and A), never an upscaled downsample.
-import { clampZoom, zoomText, spanText } from '../tokens.mjs';
-import { MSG } from '../protocol.mjs';
+import { clampZoom, zoomText, spanText } from '../state/tokens.mjs';
+import { MSG } from '../workers/protocol.mjs';
 
 /**
  * @param {HTMLElement} box the form's container (index.html #zoom-box)

@@ -3,15 +3,15 @@
 // heatmaps and plain readouts for n > MAIN_THREAD_MAX_N, above FRAME_WORKER_MAX_N a drag's quick frame and
 // the full one on release), the spectrum worker (spectra and overlays), the background worker (sweeps,
 // exports, a real model, the overview) and the mechanisms worker (web/ui/mechanisms.mjs). Each answers
-// whatever it is sent; the messages, both ways, are web/protocol.mjs's.
-// Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step.
-import { loadAttnviz } from './attnviz.mjs';
+// whatever it is sent; the messages, both ways, are web/workers/protocol.mjs's.
+// Latest wins (web/workers/queue.mjs): a job that a newer one supersedes stops at its next step.
+import { loadAttnviz } from '../wasm/attnviz.mjs';
 import { MSG, PART } from './protocol.mjs';
-import { Engine, overlayKey } from './engine.mjs';
+import { Engine, overlayKey } from '../compute/engine.mjs';
 import { createLatestSlot } from './queue.mjs';
-import { runSweep } from './sweep.mjs';
-import { stepFrame, scalingRun, crossover, recallCurve, recallAgainstD, overwrite, distillChunk } from './mechanisms.mjs';
-import { blockSize } from './downsample.mjs';
+import { runSweep } from '../compute/sweep.mjs';
+import { stepFrame, scalingRun, crossover, recallCurve, recallAgainstD, overwrite, distillChunk } from '../compute/mechanisms.mjs';
+import { blockSize } from '../compute/downsample.mjs';
 
 const slot = createLatestSlot();
 let engine = null;

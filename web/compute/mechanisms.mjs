@@ -1,5 +1,5 @@
 // mechanisms.mjs: the computations behind the mechanism views (docs/mechanisms.md), over the loader's
-// lab (web/attnviz.mjs); no DOM. They run in the mechanisms worker (web/worker.mjs) and in Vitest.
+// lab (web/wasm/attnviz.mjs); no DOM. They run in the mechanisms worker (web/workers/worker.mjs) and in Vitest.
 //   stepFrame     one token of the recurrence stepper: φ(k_t), v_t, the state S_t and z_t, the output row
 //                 against the masked matrix's row, and the bytes of the state against softmax's cache
 //   scalingRun    time and memory of the quadratic softmax path, the variant's linear path and its chunkwise
@@ -117,17 +117,19 @@ export function* scalingRun(av, { knobs, d = 64, budget = SCALING_DEFAULT_BUDGET
   }
 }
 
-/** The operation-count crossover of the quadratic and the linear path: the n where their madds meet (the
- *  feature dimension r for the kernel variants: n ≈ r), from av_cost_path; null without a linear path. */
+/** The operation-count crossover of the variant's linear path and softmax's quadratic path (the cost line's
+ *  one meaning, render/readouts.mjs costLine): the n where their madds meet (about the feature dimension r
+ *  for the kernel variants), from av_cost_path; null without a linear path. */
 export function crossover(av, knobs, d = 64) {
   const fd = av.featureDim(knobs, 1024, d);
   let prev = null;
   for (let n = 2; n <= SCALING_MAX_N; n = Math.ceil(n * 1.1)) {
     const lab = av.lab(n, d, d, false);
     let c;
-    try { c = lab.cost(knobs); } finally { lab.free(); }
-    if (!c || c.linear_madds === null) return { n: null, r: fd.r };
-    if (c.linear_madds <= c.quad_madds) return { n: prev === null ? n : n, r: fd.r };
+    let soft;
+    try { c = lab.cost(knobs); soft = lab.cost({ variant: av.referenceVariant }); } finally { lab.free(); }
+    if (!c || c.linear_madds === null || !soft) return { n: null, r: fd.r };
+    if (c.linear_madds <= soft.quad_madds) return { n: prev === null ? n : n, r: fd.r };
     prev = n;
   }
   return { n: null, r: fd.r };

@@ -1,14 +1,14 @@
 // state.mjs: the lab's whole state as one plain object, described by one declarative schema that
 // round-trips to the URL hash (`#v=1&variant=focused&p=3&…`). No DOM here: pure functions only.
 //
-// The schema is built once the wasm module is loaded, from its registry (av.registry, web/attnviz.mjs)
-// and the page's presentation (web/variants.mjs): buildSchema(registry). The variant list, which knobs a
+// The schema is built once the wasm module is loaded, from its registry (av.registry, web/wasm/attnviz.mjs)
+// and the page's presentation (web/state/variants.mjs): buildSchema(registry). The variant list, which knobs a
 // variant reads, each knob's type, range, default and step, and the causal rules are the registry's;
 // the page adds its inputs (generator, sizes), readout settings and labels. docs/page.md lists the keys.
 //
 // Every entry: {name, type, default, min, max, step?, values?, options?, optionLabels?, label, group,
 //               variants?, when?, stage, knob?}
-//   type     'int' | 'float' | 'bool' | 'enum' | 'zoom' (web/tokens.mjs's zoomValue) |
+//   type     'int' | 'float' | 'bool' | 'enum' | 'zoom' (web/state/tokens.mjs's zoomValue) |
 //            'keys' (a comma-separated list of control names) |
 //            'origins' (a comma-separated list of http(s) origins, each serialized; an item that is not
 //            one is kept as written: the embed then obeys no one)
@@ -22,11 +22,11 @@
 
 import { VARIANT_VIEW, KNOB_VIEW, OPENING_VARIANT, variantView } from './variants.mjs';
 import { shownView } from './reference-text.mjs';
-import { MAX_SEEDS } from './sweep.mjs';
-import { sweepReadouts } from './readout-info.mjs';
-import { fmtWhole } from './render/format.mjs';
-import { originOf } from './messages.mjs';
-import { OVERVIEW_METRIC_KEYS } from './render/overview.mjs';
+import { MAX_SEEDS } from '../compute/sweep.mjs';
+import { sweepReadouts } from '../wasm/readout-info.mjs';
+import { fmtWhole } from './whole.mjs';
+import { originOf } from './origin.mjs';
+import { OVERVIEW_METRIC_KEYS } from './overview-metrics.mjs';
 import { zoomValue } from './tokens.mjs';
 
 const VERSION = 1;
@@ -70,7 +70,7 @@ const READOUT_ENTRIES = [
   { name: 'ds', type: 'enum', options: ['mean', 'max'], default: 'mean', label: 'downsample by', group: 'readout', stage: 'readouts' },
   // the heatmaps' sequential colour map (all colour-blind safe; web/render/colormap.mjs); M − A keeps rdbu
   // the heatmaps' zoom: rows r0..r1 and columns c0..c1 of the full matrix ("r0-r1,c0-c1", '' the whole),
-  // cut at full resolution (web/tokens.mjs); bounded by n where it is cut, as a link may open before its inputs
+  // cut at full resolution (web/state/tokens.mjs); bounded by n where it is cut, as a link may open before its inputs
   { name: 'zoom', type: 'zoom', default: '', label: 'zoom rows,cols', group: 'view', stage: 'display', omitDefault: true },
   { name: 'cmap', type: 'enum', options: ['viridis', 'cividis', 'magma', 'gray'], default: 'viridis', label: 'heatmap colours', group: 'readout', stage: 'display' },
   // the reader's own: never written into a link (a shared link must not impose the author's theme); an old
@@ -78,6 +78,8 @@ const READOUT_ENTRIES = [
   { name: 'theme', type: 'enum', options: ['auto', 'light', 'dark'], default: 'auto', label: 'theme', group: 'view', stage: 'display', reader: true },
   // presentation only: large text and heatmaps for a projector (the header's toggle; docs/page.md)
   { name: 'projector', type: 'bool', default: false, label: 'projector mode', group: 'view', stage: 'display' },
+  // the seed article's two figures above the spectra (web/ui/article-figures.mjs; docs/page.md)
+  { name: 'figs', type: 'enum', options: ['', 'article'], default: '', label: 'extra figures', group: 'view', stage: 'display' },
   // embedding and lesson links (docs/embedding.md): one figure without the page around it, which controls
   // it shows (an embed) or hides (any page), a view the reader cannot change, and the origins besides the
   // parent window whose messages an embed answers
@@ -168,13 +170,13 @@ function knobEntries(knob, variants) {
     return [toggle, e];
   }
   if (typeof e.max === 'number' && !(e.max < 1e300)) {
-    throw new Error(`state: knob ${knob.key} has no upper bound: web/variants.mjs must give the page's range`);
+    throw new Error(`state: knob ${knob.key} has no upper bound: web/state/variants.mjs must give the page's range`);
   }
   return [e];
 }
 
 /**
- * The schema and every function of the state, for this registry (av.registry of web/attnviz.mjs).
+ * The schema and every function of the state, for this registry (av.registry of web/wasm/attnviz.mjs).
  * Returns a frozen object: {SCHEMA, BY_NAME, VARIANTS, entryOf, defaults, coerce, normalise, toHash,
  * fromHash, changedKeys, firstDirtyStage, knobsOf, requestOf, causalNote, variantRow, variantView,
  * knobEntry}.
@@ -197,7 +199,7 @@ export function buildSchema(registry) {
     const own = rows.filter((v) => e.knob && !e.toggleOf && Object.hasOwn(v.defaults ?? {}, e.knob));
     if (own.length) e.variantDefaults = Object.fromEntries(own.map((v) => [v.name, v.defaults[e.knob]]));
   }
-  // a sweep (web/sweep.mjs): a readout against one numeric knob of the variant, over seeds of its random
+  // a sweep (web/compute/sweep.mjs): a readout against one numeric knob of the variant, over seeds of its random
   // matrices; view keys: they change no matrix, the sweep panel reads them
   const sweepable = variantEntries.filter((e) => (e.type === 'int' || e.type === 'float') && !e.toggleOf && e.knob !== 'seed' && e.knob !== 'chunk').map((e) => e.name); // chunk changes no matrix
   const sweepY = sweepReadouts(registry.readouts); // av_readout_info's sweep places
@@ -320,7 +322,7 @@ export function buildSchema(registry) {
   }
 
   /**
-   * host=: each origin in its serialized form (messages.mjs's originOf, as event.origin has it). An item
+   * host=: each origin in its serialized form (origin.mjs's originOf, as event.origin has it). An item
    * that is not an origin is kept as written, so that the embed obeys no one (messages.mjs's
    * senderAllowed): dropping it would open the embed to its parent, whatever the author meant.
    */
@@ -472,7 +474,7 @@ export function buildSchema(registry) {
   }
 
   /**
-   * The knobs object the loader's lab takes (web/attnviz.mjs) for this state: the variant, the global
+   * The knobs object the loader's lab takes (web/wasm/attnviz.mjs) for this state: the variant, the global
    * knobs (causal, scale) and the knobs the variant reads, by registry key, in av_params' terms. The one
    * place the page's state becomes knobs: causal is off where the variant has no causal form or a set
    * knob removes it.
@@ -492,7 +494,7 @@ export function buildSchema(registry) {
   }
 
   /**
-   * What the compute modules (web/engine.mjs, web/worker.mjs) get for this state: the inputs, the knobs
+   * What the compute modules (web/compute/engine.mjs, web/workers/worker.mjs) get for this state: the inputs, the knobs
    * and the readout settings, never the state itself.
    */
   function requestOf(st) {
@@ -539,7 +541,7 @@ export function buildSchema(registry) {
     formNote,
     SCHEMA, BY_NAME, VARIANTS, entryOf, defaults, defaultFor, withVariant, coerce, normalise, toHash, fromHash, changedKeys,
     firstDirtyStage, knobsOf, requestOf, causalNote, variantRow, shown,
-    /** The label, TeX and hint of a variant (web/variants.mjs, or the registry's plain text). */
+    /** The label, TeX and hint of a variant (web/state/variants.mjs, or the registry's plain text). */
     variantView: (name) => variantView(variantRow(name)),
     /** The schema entry that sets registry knob `key` (its value, not a toggle's checkbox), or null. */
     knobEntry: (key) => KNOB_ENTRY.get(key) ?? null,
@@ -549,7 +551,7 @@ export function buildSchema(registry) {
 /** The items of a list value ('a,b' → ['a', 'b']; '' → []). */
 export function listOf(v) { return v ? String(v).split(',') : []; }
 
-/** Whether every variant and knob of the registry has its presentation in web/variants.mjs. */
+/** Whether every variant and knob of the registry has its presentation in web/state/variants.mjs. */
 export function missingPresentation(registry) {
   return [
     ...registry.variants.filter((v) => !Object.hasOwn(VARIANT_VIEW, v.name)).map((v) => `variant ${v.name}`),

@@ -3,12 +3,12 @@
 // over S seeds of the variant's random matrices (Performer's ω, Linformer's E/F, the DWC weights: the
 // knob `seed` = the state's feature seed … + S − 1), Q, K, V fixed, spectra by the fast route. The
 // pure parts (which knobs, which values, which readouts) and the computation (runSweep, for a lab of
-// web/attnviz.mjs) live here; the page runs the computation in a worker (web/worker.mjs, kind 'sweep')
+// web/wasm/attnviz.mjs) live here; the page runs the computation in a worker (web/workers/worker.mjs, kind 'sweep')
 // and draws it (web/ui/sweep-panel.mjs). docs/page.md: the keys sweep, sweep_y, sweep_seeds.
-import { SWEEP_READOUTS, SPECTRAL_KEYS, readoutLabel } from './readout-info.mjs';
+import { SWEEP_READOUTS, SPECTRAL_KEYS, readoutLabel } from '../wasm/readout-info.mjs';
 
 /** The readouts a sweep can plot, in the picker's order, and those that need the spectrum (the others read
- * M alone, and are quicker): the registry's (av_readout_info's sweep and kind; web/readout-info.mjs). */
+ * M alone, and are quicker): the registry's (av_readout_info's sweep and kind; web/wasm/readout-info.mjs). */
 export { SWEEP_READOUTS };
 /** The most seeds a page sweep draws. */
 export const MAX_SEEDS = 8;
@@ -79,7 +79,7 @@ export function aggregate(xs) {
 }
 
 /**
- * Compute a plan on `lab` (web/attnviz.mjs, holding the plan's inputs: the caller generated them), one
+ * Compute a plan on `lab` (web/wasm/lab.mjs, holding the plan's inputs: the caller generated them), one
  * value at a time: onPoint({i, value, mean, min, max, defined, reason}) after each (defined: how many seeds
  * gave a number; reason: the library's sentences, distinct ones joined by "; ", where the mean is null); `cancelled()` is asked between
  * values (and seeds), and a cancelled sweep stops where it is. Returns whether it ran to the end.
@@ -136,7 +136,7 @@ export function undefinedNote(plan, points, show = String) {
 }
 
 /**
- * The exported sweep figure (web/export.mjs chartSvg's argument): the readout under the panel's label, and
+ * The exported sweep figure (web/io/export.mjs chartSvg's argument): the readout under the panel's label, and
  * under the chart every value without a number and its reason, after the caption.
  */
 export function sweepFigure(plan, points, caption) {

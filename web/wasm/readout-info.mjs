@@ -1,12 +1,12 @@
 // readout-info.mjs: the library's readouts as data (av_readout_info, "readouts" in av_registry_json:
 // docs/api.md, docs/adding-a-readout.md). Every list of readouts on the page is derived here from the
-// registry of the first module loaded (web/attnviz.mjs fills it at load): nothing in web/ lists readout
+// registry of the first module loaded (web/wasm/attnviz.mjs fills it at load): nothing in web/ lists readout
 // keys by hand. Pure; no DOM.
 
 /** The registry's readouts ({key, label, kind, format, display, sweep}) in enum order: empty until the
  * first module is loaded, then filled in place and frozen. */
 export const READOUT_INFO = [];
-/** The keys that need the spectrum (kind "spectral"): the page computes them from σ (web/spectral.mjs). */
+/** The keys that need the spectrum (kind "spectral"): the page computes them from σ (web/compute/spectral.mjs). */
 export const SPECTRAL_KEYS = [];
 /** The readouts a page sweep offers, in its picker's order (the first is the default). */
 export const SWEEP_READOUTS = [];

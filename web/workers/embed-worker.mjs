@@ -1,11 +1,11 @@
 // embed-worker.mjs: the one worker every <attn-viz> element on a page shares (web/embed.mjs). Each
-// element is a client with its own Engine (web/engine.mjs) and its own latest-wins slot: a newer request
+// element is a client with its own Engine (web/compute/engine.mjs) and its own latest-wins slot: a newer request
 // from one element replaces that element's waiting request, never another's; the clients' jobs take turns.
 //
-// The messages, both ways, are web/protocol.mjs's (INIT, JOB {client, id, req, overlays}, DROP {client}; READY,
+// The messages, both ways, are web/workers/protocol.mjs's (INIT, JOB {client, id, req, overlays}, DROP {client}; READY,
 // FATAL, FAILED and each client's {client, id, part: PART.*}).
-import { loadAttnviz } from './attnviz.mjs';
-import { Engine } from './engine.mjs';
+import { loadAttnviz } from '../wasm/attnviz.mjs';
+import { Engine } from '../compute/engine.mjs';
 import { MSG, PART } from './protocol.mjs';
 
 let av = null;

@@ -13,25 +13,12 @@
 // those as host=none); an empty host= is the default, the parent. host= is the link's alone: a message never sets it. Anything else, and
 // any malformed message, is ignored without a word; nothing here throws.
 
+import { originOf } from '../state/origin.mjs';
+
 const TYPES = new Set(['attnviz:get', 'attnviz:set', 'attnviz:subscribe', 'attnviz:unsubscribe']);
 const MAX_KEYS = 64;
 /** Keys a message may not set: they decide who may send messages, so only the embed's own link sets them. */
 const LINK_ONLY = new Set(['host']);
-
-/**
- * The serialized origin of one `host=` item (as `event.origin` has it: `new URL(x).origin`), or null
- * when the item is not an http(s) origin: scheme http or https (any case), `://`, a host, an optional
- * port and an optional trailing `/`; no user, path, query or fragment, no whitespace or control characters.
- * `HTTP://127.0.0.1:8105` → `http://127.0.0.1:8105`, `https://a.example:443/` → `https://a.example`.
- */
-export function originOf(text) {
-  const s = String(text);
-  if (!/^https?:\/\//i.test(s) || /[\s\x00-\x1f\x7f]/.test(s)) return null;
-  let u;
-  try { u = new URL(s); } catch { return null; }
-  // anything after the host and port (a path, '?', '#', a user) makes href more than the origin and '/'
-  return u.href === `${u.origin}/` ? u.origin : null;
-}
 
 /**
  * The state keys and values of an attnviz:set message, as link text: {pairs: [[key, text]…], refused:

@@ -13,10 +13,17 @@ import { seed, PAPER } from './citations.mjs';
  *   title      the menu's text and the caption's heading
  *   state      the schema keys it sets (URL keys and values as a link gives them)
  *   caption    what to look at and what it means (plain text, two to four sentences)
- *   sources    where the claim comes from (web/citations.mjs): a seed article's section and the sentence
+ *   sources    where the claim comes from (web/state/citations.mjs): a seed article's section and the sentence
  *              the claim rests on, or the paper where no seed makes the claim (docs/lessons.md, "Citations")
  *   highlight  readout row ids (web/render/readouts.mjs) and panels: 'heatmaps', 'spectrum', 'error',
- *              'entropy', 'cost', 'sweep'
+ *              'entropy', 'cost', 'sweep', 'article' (the seed article's two figures: set figs=article)
+ *   predict    optional, where a guess teaches: {question, choices, answer (the right choice's index),
+ *              reveal (the state keys that show the answer, as a link gives them), explanation}. The panel
+ *              asks, the reader picks, the page applies `reveal` and says whether the guess was right, with
+ *              the explanation's {placeholders} filled from the revealed state's snapshot(): `{KEY}` a
+ *              readout, `{state.KEY}` a state key, `{before.KEY}` / `{before.state.KEY}` the same before
+ *              the reveal, `{cost}` the cost line's verdict, `{recall_MEMORY}` the recall view's error of
+ *              that memory at N = pairs (web/ui/lessons.mjs fillPrediction)
  *   compare    optional {key, value, label}: the evidence strip shows each cited plain readout for the state
  *              with this one key changed too ("row entropy 4.24 / 5.55 — p = 1: 5.41 / 5.55")
  */
@@ -52,12 +59,20 @@ export const PRESETS = [
       seed('003', '结果分析', '这就是线性Attention的低秩问题,低秩限制了线性Attention的表达能力。',
         'this is the low-rank problem of linear attention: the low rank limits what it can express.'),
     ],
+    predict: {
+      question: 'Halve d, from 16 to 8. What does the rank readout do?',
+      choices: ['It stays near 256: the matrix is still n×n', 'It halves: at most d = 8', 'It drops to 1'],
+      answer: 1,
+      reveal: { d: 8 },
+      explanation: 'At d = {state.d} the rank readout says {rank} of {state.n} (it was {before.rank} at d = {before.state.d}): '
+        + 'M is an n×d times d×n product, so its rank is capped by d whatever n is.',
+    },
     highlight: ['rank', 'spectrum'],
   },
   {
     name: 'exp-spectrum',
     title: 'exp(QKᵀ) is not low-rank',
-    state: { gen: 'gaussian', variant: 'softmax', n: 256, d: 16, causal: 0 },
+    state: { gen: 'gaussian', variant: 'softmax', n: 256, d: 16, causal: 0, figs: 'article' },
     caption: 'The scores QKᵀ have rank d = 16: their singular values (QKᵀ, grey) stop at i = 16. After the '
       + 'exponential (exp(QKᵀ)) and the row normalisation (softmax) they decay slowly: far more than d of them '
       + 'stay above 10⁻³·σ₁, and the truncated-SVD error e(r) is still well above zero at r = d. No rank-d '
@@ -68,7 +83,7 @@ export const PRESETS = [
       seed('001', '3.2. 有损的低秩近似', '橙色线(exp(QK))的误差居高不下,这意味着即使 D 已经很大了(比如 X 轴走到了 500),橙色线的误差依然非常高。',
         'the truncated-SVD error of exp(QK) stays high even at large rank D (its second figure).'),
     ],
-    highlight: ['rank_rel', 'spectrum', 'error'],
+    highlight: ['rank_rel', 'article'], // the article's two figures carry both halves of the claim; the page's own spectrum and e(r) follow
   },
   {
     name: 'crossover',
@@ -81,6 +96,14 @@ export const PRESETS = [
       seed('000', '线性 Attention 缺点', '原始 attention 的复杂度是 $O(n^2d)$, 线性 attention 的复杂度是 $O(nd^2)$。只有当 $n > d$ 时, 线性 attention 才能发挥优势, 否则不行。',
         'softmax costs O(n²d), linear attention O(nd²): linear attention pays only when n > d.'),
     ],
+    predict: {
+      question: 'With r = d = 64, from which n does the linear path start to pay?',
+      choices: ['From the first token: linear is always cheaper', 'Once n passes r = 64', 'Only from n = 4096'],
+      answer: 1,
+      reveal: { n: 256 },
+      explanation: 'At n = {state.n} the cost line says {cost}; at n = 64 the two cost about the same, and below '
+        + 'n = r the linear path is the dearer one.',
+    },
     highlight: ['cost'],
   },
   {
@@ -155,6 +178,14 @@ export const PRESETS = [
         'random projection turns exp of a d-dimensional dot product into a dot product of m-dimensional vectors, equal in theory as m → ∞.'),
       PAPER.performer,
     ],
+    predict: {
+      question: 'The error falls roughly as 1/√m. How much must m grow to halve it?',
+      choices: ['Double it, to m = 512', 'Four times, to m = 1024', 'Sixteen times, to m = 4096'],
+      answer: 1,
+      reveal: { m: 1024 },
+      explanation: 'At m = {state.m} the error is {error_fro_rel}, against {before.error_fro_rel} at m = {before.state.m}: '
+        + 'four times the features, √4 = 2 times less error (one draw of ω, so not exactly half).',
+    },
     highlight: ['error_fro_rel', 'sweep'],
   },
   {
@@ -247,6 +278,15 @@ export const PRESETS = [
       + 'semiseparable rank, is exactly 7. Rank and state size are different things: a window is cheap to run as a '
       + 'cache of W keys although no low-rank factorisation reproduces it.',
     sources: [PAPER.longformer, PAPER.ssd], // the sliding window; the semiseparable rank
+    predict: {
+      question: 'Widen the window from W = 8 to W = 32. What does the semiseparable rank do?',
+      choices: ['It stays 7: d sets it', 'It grows about fourfold, up to W − 1 = 31', 'It falls: a wider window is smoother'],
+      answer: 1,
+      reveal: { window: 32 },
+      explanation: 'At W = {state.window} the semiseparable rank is {semiseparable_rank} (it was {before.semiseparable_rank} '
+        + 'at W = {before.state.window}), at most W − 1 = 31: the band\'s farthest corners hold weights below the rank '
+        + 'tolerance. The rank stays {rank} of {state.n}: the state a window hands on grows with W, its rank does not.',
+    },
     highlight: ['rank', 'semiseparable_rank', 'heatmaps'],
   },
   {
@@ -318,6 +358,15 @@ export const PRESETS = [
         'keys that are not orthogonal, summed into one fixed-size state, interfere with each other.'),
       PAPER.fastweights,
     ],
+    predict: {
+      question: 'Double the state, from d = 32 to d = 64. What happens to the linear state\'s error at N = 512?',
+      choices: ['It halves', 'It falls by √2, about 30 %', 'Nothing: the state is already full'],
+      answer: 1,
+      reveal: { mem_d: 64 },
+      explanation: 'With d = {state.mem_d} the linear state\'s error at N = {state.pairs} is {recall_linear}, against '
+        + '{before.recall_linear} at d = {before.state.mem_d}: the noise of the other pairs is √((N − 1)/d), so twice the '
+        + 'dimension divides it by √2 only. Softmax over the stored pairs: {recall_softmax} (it was {before.recall_softmax}).',
+    },
     highlight: ['mech'],
   },
   {

@@ -1,14 +1,15 @@
 // variants.mjs: the page's presentation of the variants and their knobs, keyed by the registry's names.
 // Everything else about a variant (the list, its class and forms, which knobs it reads, their types,
 // ranges, defaults and steps, causal rules, rank ceilings, feature dimensions) comes from the library's
-// registry through the loader (av.registry, web/attnviz.mjs); formulas and sources: docs/variant-formulas.md.
+// registry through the loader (av.registry, web/wasm/attnviz.mjs); formulas and sources: docs/variant-formulas.md.
 // A variant or knob missing here still works, with the registry's plain-text label and formula.
 // Pure data; no DOM. docs/page.md lists the page's URL keys and how they map to the registry's knobs.
 
 import { SEEDS } from './citations.mjs';
+import { VARIANT_RANDOM } from '../compute/random-draws.mjs';
 
 // where the explanations' sources are the articles the lab was seeded from: by their own titles
-// (web/citations.mjs; docs/lessons.md, "Citations")
+// (web/state/citations.mjs; docs/lessons.md, "Citations")
 const SURVEY = `the seed article 《${SEEDS['000'].title}》`;
 const MECH = `the seed article 《${SEEDS['001'].title}》`;
 const INF = `the seed article 《${SEEDS['003'].title}》 (${SEEDS['003'].author} ${SEEDS['003'].year}, ${SEEDS['003'].link})`;
@@ -25,16 +26,16 @@ const INF = `the seed article 《${SEEDS['003'].title}》 (${SEEDS['003'].author
  *   tex      one line of TeX, typeset by KaTeX under the picker
  *   hint     what to look at, one or two sentences
  *   explain  {text, source}: a few plain sentences (what it is, what to look for) and where it comes from,
- *            shown by the (i) button (web/explain.mjs VARIANT_EXPLAIN)
- *   numpy    the body of the exported recompute.py (web/export.mjs numpySnippet), from
+ *            shown by the (i) button (web/state/explain.mjs VARIANT_EXPLAIN)
+ *   numpy    the body of the exported recompute.py (web/io/export.mjs numpySnippet), from
  *            docs/variant-formulas.md with ε and the stabilisers of docs/conventions.md; it sets R, the
  *            recomputed matrix. In scope: Q, K (n×d, float64), n, d, S (the scale), causal, mask,
  *            G (the decay γ^(i−j) on allowed entries), norm(A, eps, clamp) (masked row normalisation),
  *            lognorm(L) (row softmax of logits with the mask), knob(name) (the request's knob values) and
  *            the random matrices of `random`
  *   random   the random matrices it draws, exported beside Q, K and M so that the script recomputes M:
- *            [{name (in the script), what (in the file name), kind (web/attnviz.mjs randomMatrix)}];
- *            [] for none. (The DWC kernel belongs to the dwc_kernel knob: web/export.mjs adds it.)
+ *            [{name (in the script), what (in the file name), kind (web/wasm/lab.mjs randomMatrix)}];
+ *            [] for none. The lists are web/compute/random-draws.mjs's (the engine reads them there). (The DWC kernel belongs to the dwc_kernel knob: web/io/export.mjs adds it.)
  */
 export const VARIANT_VIEW = {
   softmax: {
@@ -95,7 +96,7 @@ export const VARIANT_VIEW = {
     hint: 'Drag s: the rank follows s exactly.',
     explain: { text: 'Project the n keys and values down to s rows with E and F (random Gaussian, or segment means), then take softmax against the s projected keys: rank exactly s, cost linear in n. Gaussian E/F rows do not sum to 1.', source: `Wang et al. 2020, "Linformer"; ${SURVEY}` },
     numpy: 'P = lognorm(S * Q @ (E @ K).T)   # n×s: softmax over the s projected keys (no mask)\nR = P @ F',
-    random: [{ name: 'E', what: 'E', kind: 'E' }, { name: 'F', what: 'F', kind: 'F' }],
+    random: VARIANT_RANDOM.linformer,
   },
   performer: {
     label: 'Performer FAVOR+',
@@ -106,7 +107,7 @@ export const VARIANT_VIEW = {
       'def phi(X, own_max):\n    Xs = np.sqrt(S) * X\n    U = Xs @ W.T\n    h = 0.5 * (Xs ** 2).sum(1, keepdims=True)\n' +
       '    c = U.max(1, keepdims=True) if own_max else U.max()   # per query; one max over all keys\n' +
       '    return (np.exp(U - h - c) + eps) / np.sqrt(m)\nR = norm(phi(Q, True) @ phi(K, False).T, 0.0)',
-    random: [{ name: 'W', what: 'omega', kind: 'omega' }],
+    random: VARIANT_RANDOM.performer,
   },
   taylor: {
     label: 'Taylor series of exp',

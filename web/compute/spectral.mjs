@@ -1,16 +1,16 @@
 // spectral.mjs: the readouts that depend on the singular values alone, computed from σ in the compute
-// layer (web/engine.mjs) so that the library's av_readouts need not re-read all n² entries of M for them.
+// layer (web/compute/engine.mjs) so that the library's av_readouts need not re-read all n² entries of M for them.
 // Pure; no DOM.
-import { SPECTRAL_KEYS } from './readout-info.mjs';
+import { SPECTRAL_KEYS } from '../wasm/readout-info.mjs';
 
 /** Readouts that need the spectrum (the registry's kind "spectral"; they arrive from the worker, after the
- * heatmaps): filled when the first module loads (web/readout-info.mjs). */
+ * heatmaps): filled when the first module loads (web/wasm/readout-info.mjs). */
 export { SPECTRAL_KEYS };
 
 /**
  * The spectral readouts of docs/readouts.md from singular values (the same definitions and order of sums
  * as the library's av_readouts, which would also re-read all n² entries of M for them). When `sv` holds
- * only the top k (partial: the randomized route, web/topk.mjs), `fro2` = ‖M‖_F² completes the sums,
+ * only the top k (partial: the randomized route, web/compute/topk.mjs), `fro2` = ‖M‖_F² completes the sums,
  * `sigma1Upper` (≥ σ₁) sets the tolerances, readouts that need every σ are null with a reason, and each
  * number that is then a bound carries `<key>_bound` ("lower" | "upper"): docs/readouts.md, "Bounds and
  * estimates", says why each is one.
@@ -35,7 +35,7 @@ export function spectralReadouts(sv, floor, n, { partial = false, fro2 = null, s
   out.sigma1 = s1;
   mark('sigma1', 'lower');
   out.noise_floor = floor;
-  // its own SVD of a block of M: the caller (web/engine.mjs) fills it in
+  // its own SVD of a block of M: the caller (web/compute/engine.mjs) fills it in
   out.semiseparable_rank = null;
   out.semiseparable_rank_reason = 'the block M[h:n, 0:h] was not decomposed';
   const tol = top * n * 2 ** -23;

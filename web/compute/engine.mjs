@@ -1,15 +1,15 @@
 // engine.mjs: the compute layer shared by the page (small n) and the workers. It owns one lab of
-// web/attnviz.mjs and recomputes only what a request invalidates: inputs (generator, seed, n, d, std) →
+// web/wasm/attnviz.mjs and recomputes only what a request invalidates: inputs (generator, seed, n, d, std) →
 // softmax reference (scale, causal) → the variant's matrix (its knobs). A request is what state.mjs's
 // requestOf gives: {inputs: {gen, seed, n, d, std}, knobs (the registry's keys, as the loader takes
 // them), tau, ds}; the engine never sees the page's state. No DOM, no renderer. Results are plain
 // objects of typed arrays, ready to post to the page.
-import { randomFiles } from './export.mjs';
+import { randomFiles } from './random-draws.mjs';
 import { blockSize } from './downsample.mjs';
 import { SPECTRAL_KEYS, spectralReadouts } from './spectral.mjs';
 import { topSingularValues } from './topk.mjs';
 import { uniformEntropy } from './entropy-baseline.mjs';
-import { clampZoom, windowCells } from './tokens.mjs';
+import { clampZoom, windowCells } from './zoom-window.mjs';
 
 /**
  * Largest n whose heatmaps and plain readouts the page computes itself, in the commit of the input's
@@ -204,14 +204,18 @@ export class Engine {
     const A = this.aCache.A;
     const D = ok ? lab.downsample('M-A', b, ds, cells?.(size * size)) : null; // of the entries' differences, not of the rounded cells
     const readouts = ok && withReadouts ? this.plainReadouts(req) : null;
+    const softmaxCost = this.softmaxCost(); // the cost line's other side (render/readouts.mjs costLine)
     const cost = lab.cost(req.knobs);
     const semiCeiling = lab.semiseparableCeiling(req.knobs).r; // the semiseparable rank's structural bound
     return {
-      size, b, n, mode: ds, M, A, aKey, D, readouts, cost, semiCeiling, swamped: ok ? this.swamped(req) : null,
+      size, b, n, mode: ds, M, A, aKey, D, readouts, cost, softmaxCost, semiCeiling, swamped: ok ? this.swamped(req) : null,
       status: { matrix: mStatus, ref: this.status.ref, inputs: this.status.inputs },
       ms: { total: now() - t0 },
     };
   }
+
+  /** Softmax's cost counts at the lab's n, d, dv: the quadratic path every linear path is weighed against. */
+  softmaxCost() { return this.lab.cost({ variant: this.lab.av.referenceVariant }); }
 
   /**
    * The heatmaps of a drag above FRAME_WORKER_MAX_N, without the n×n matrix (docs/page.md, "Large n"):
@@ -224,7 +228,7 @@ export class Engine {
     const t0 = now();
     this.ensure(req, { ref: false, matrix: false });
     const n = req.inputs.n, ds = req.ds, b = blockSize(n, HEATMAP_CAP);
-    const base = { n, mode: ds, readouts: null, cost: this.lab.cost(req.knobs), semiCeiling: this.lab.semiseparableCeiling(req.knobs).r, swamped: null };
+    const base = { n, mode: ds, readouts: null, softmaxCost: this.softmaxCost(), cost: this.lab.cost(req.knobs), semiCeiling: this.lab.semiseparableCeiling(req.knobs).r, swamped: null };
     if (this.status.inputs?.status < 0) return { ...base, size: 0, b, M: null, A: null, D: null, quick: null, status: { matrix: this.status.inputs, ref: this.status.inputs, inputs: this.status.inputs }, ms: { total: now() - t0 } };
     let cells = null, quick = 'factors', mStatus = null;
     if (ds === 'mean') {
@@ -309,8 +313,8 @@ export class Engine {
   }
 
   /**
-   * Full-resolution arrays for an export (web/export.mjs): Q, K, V (n×d), M and the softmax A (n×n), and
-   * the random matrices the variant draws (export.mjs randomFiles: Performer's ω, Linformer's E and F,
+   * Full-resolution arrays for an export (web/io/export.mjs): Q, K, V (n×d), M and the softmax A (n×n), and
+   * the random matrices the variant draws (random-draws.mjs randomFiles: Performer's ω, Linformer's E and F,
    * the DWC kernel), each {what, data (a copy), shape}. {files} or {error} (the library's message).
    */
   exportArrays(req) {
@@ -337,7 +341,7 @@ export class Engine {
 
   /**
    * One head at a glance, for the overview of every layer and head (web/ui/overview.mjs): the readouts it
-   * may colour a cell by (render/overview.mjs OVERVIEW_METRICS), each null with its reason when undefined:
+   * may colour a cell by (state/overview-metrics.mjs OVERVIEW_METRICS), each null with its reason when undefined:
    * {values, reasons} or {error}.
    */
   headSummary(req) {
@@ -358,7 +362,7 @@ export class Engine {
   }
 
   /**
-   * The zoom window of M, A and M − A (a `zoom=` value, web/tokens.mjs), cut from the full n×n matrices
+   * The zoom window of M, A and M − A (a `zoom=` value, web/state/tokens.mjs), cut from the full n×n matrices
    * at full resolution (by blocks within the window only when a side exceeds HEATMAP_CAP tokens), never
    * from the downsampled heatmap: {zoom: {r0, r1, c0, c1}, rows, cols, b, M, A, D} or null (no window).
    */
@@ -411,7 +415,7 @@ export class Engine {
 
   /**
    * The variant's spectrum and the readouts that need it. Those depend on σ alone, so they are
-   * computed here from σ (web/spectral.mjs, the definitions of docs/readouts.md) rather than by the
+   * computed here from σ (web/compute/spectral.mjs, the definitions of docs/readouts.md) rather than by the
    * library's av_readouts, which would re-read all n² entries of M for the plain readouts too.
    * `ceiling`: the rank bound of the variant's factors (av_factor_rank, at most n), or null.
    */

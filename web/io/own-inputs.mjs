@@ -5,7 +5,7 @@
 // file, which describes a bad value (its kind, a shape) and never quotes it, and nothing is loaded unless
 // everything is right. No DOM: the page and Vitest call it alike.
 
-import { parseTokensJson } from './tokens.mjs';
+import { parseTokensJson } from '../state/tokens.mjs';
 
 /** The page's limits on own inputs: n as the lab's n slider allows (any n from 1), d as its d range. */
 export const OWN_LIMITS = { maxN: 4096, maxD: 256 };
@@ -23,7 +23,7 @@ export const isTokensFile = (name) => /(?:^|[^a-z0-9])tokens\.json$/i.test(Strin
 
 /**
  * Q, K, V from the files the reader gave: [{name, bytes (Uint8Array)}], and the optional tokens.json
- * beside them (web/tokens.mjs parseTokensJson). `av` is the loaded module (its .npy reader). Returns
+ * beside them (web/state/tokens.mjs parseTokensJson). `av` is the loaded module (its .npy reader). Returns
  * {tensors: {Q, K, V, layers, heads, kvHeads, n, d, pieces (or null)}, notice} or {error: one sentence};
  * `notice`, a sentence, when the tokens file was set aside (the tensors load without it).
  */

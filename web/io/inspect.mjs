@@ -9,7 +9,7 @@
 // for (state.mjs's requestOf, as JSON) and whether it came from a drag; a snapshot uses a result only
 // when its tag is the current request's (and, for the spectrum, not a drag's), so it never reports
 // readouts of an older state than the one it names. Pure apart from the timers of createInspector; no DOM.
-import { MARK_SUFFIXES } from './spectral.mjs';
+import { MARK_SUFFIXES } from '../compute/spectral.mjs';
 
 /**
  * The link's keys and values as the address bar carries them: `v=1&gen=gaussian&…` (with or without '#')
@@ -36,7 +36,7 @@ export function linkAgrees(address, hash) {
 }
 
 /**
- * The route of a spectrum the engine computed (web/engine.mjs: 'accurate', 'fast', 'factors (r = …)',
+ * The route of a spectrum the engine computed (web/compute/engine.mjs: 'accurate', 'fast', 'factors (r = …)',
  * 'top k (randomized)') by its name in the snapshot: 'accurate' | 'fast' | 'factors' | 'topk'.
  */
 export function routeName(spec) {
@@ -162,7 +162,7 @@ export function readoutKeys(av) {
  * The snapshot machinery. `probe()` returns null while the page is not quiet (a commit pending, a drag
  * under way, a worker busy), else {hash, address, req, parts: {frame, plain, spec}, tags: {frame, plain,
  * spec}, av, full}: the state's link, the address bar's hash, the state's request, what the view holds, each
- * part with the tag {key, drag} of the request it was computed for, the page's module (web/attnviz.mjs),
+ * part with the tag {key, drag} of the request it was computed for, the page's module (web/wasm/attnviz.mjs),
  * and `full`, the link with every key (state.mjs's toHash complete: src, layer, head even at their
  * default), which the snapshot's state reports (the link itself leaves those out, docs/inspection.md).
  * While the address bar and the state disagree (a link the page has not read yet) the snapshot waits.

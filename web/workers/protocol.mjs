@@ -18,7 +18,7 @@
 //   RECYCLE {buffers}: a shown frame's cell arrays, back for the next frames
 //   TENSORS {tensors}: Engine.setTensors (the page sends a capture to each worker)
 //   WINDOW {key, req, zoom}: the zoom's window of M, A, M − A (Engine.window)
-//   SWEEP {id, plan}: a sweep (web/sweep.mjs's sweepPlan), one point at a time; SWEEP_CANCEL {}
+//   SWEEP {id, plan}: a sweep (web/compute/sweep.mjs's sweepPlan), one point at a time; SWEEP_CANCEL {}
 //   EXPORT {id, req}: Q, K, V, M, A and the random matrices at full resolution
 //   MODEL_LOAD {id, files: [ArrayBuffer, ArrayBuffer]}: a checkpoint and tokenizer, any order
 //   MODEL_RUN {id, text, key}: encode and run the forward pass; its tensors become `key`
@@ -39,7 +39,7 @@
 //   MECH_DONE {id, view, complete, error?, …}
 // Page → embed worker (embed-worker.mjs): INIT; JOB {client, id, req, overlays}; DROP {client} (the element
 // left the page). Embed worker → page: READY | FATAL | FAILED, and {client, id, part: PART.*, …}.
-// Latest wins (web/queue.mjs): a job that a newer one supersedes stops at its next step.
+// Latest wins (web/workers/queue.mjs): a job that a newer one supersedes stops at its next step.
 
 /** Every message's `kind`. */
 export const MSG = Object.freeze({

@@ -1,12 +1,14 @@
 // export.mjs: the page's exports, pure parts (no DOM): a matrix as .npy (format v1.0, as numpy writes
 // it) and as CSV, the readouts and state as JSON. Issue 10, item 3 (docs/page.md, "Export").
 
-import { markerIndices } from './render/spectrum.mjs';
-import { fmt } from './render/format.mjs';
-import { UNIFORM_NAME } from './entropy-baseline.mjs';
-import { VARIANT_VIEW } from './variants.mjs';
+import { markerIndices } from '../render/spectrum.mjs';
+import { fmt } from '../render/format.mjs';
+import { UNIFORM_NAME } from '../compute/entropy-baseline.mjs';
+import { VARIANT_VIEW } from '../state/variants.mjs';
+import { escapeXml, wrapLines } from '../render/svg-text.mjs';
+import { randomFiles } from '../compute/random-draws.mjs';
 
-/** A variant's presentation entry (web/variants.mjs: its numpy body, its random matrices), or undefined. */
+/** A variant's presentation entry (web/state/variants.mjs: its numpy body, its random matrices), or undefined. */
 const viewOf = (name) => (Object.hasOwn(VARIANT_VIEW, name) ? VARIANT_VIEW[name] : undefined);
 
 /**
@@ -122,7 +124,7 @@ const GEN_LABEL = { gaussian: 'Gaussian', clustered: 'clustered', local: 'local'
  * state.mjs's requestOf already limits to those), then the inputs and the global knobs, e.g.
  * "Performer FAVOR+ (m = 256, iid, feature seed 0) · Gaussian seed 1, n = 256, d = 64, std 1, scale 1/√d".
  * @param {{inputs: {gen, seed, n, d, std}, knobs: object}} request state.mjs's requestOf(state)
- * @param {string} label the variant's label (web/variants.mjs, or the registry's)
+ * @param {string} label the variant's label (web/state/variants.mjs, or the registry's)
  * @param {string|null} [inputsLabel] for loaded inputs (request.inputs.tensors): what they are, e.g.
  *   "layer 1, head 3 of a 5-layer llama2.c model (dim 64) on 17 tokens" (the page's words)
  */
@@ -147,17 +149,6 @@ export function figureCaption(request, label, inputsLabel = null) {
 
 // focused + DWC adds the band T_ij = w[j − i + h] (h = (k − 1)/2) to the focused matrix.
 const DWC_BODY = 'h = (len(w) - 1) // 2\nR = R + sum(w[t] * np.eye(n, k=t - h) for t in range(len(w)))';
-
-/**
- * The random matrices a request's variant draws, as [python name, export name, the loader's kind]
- * (web/attnviz.mjs randomMatrix): exported beside Q, K and M so that the snippet recomputes M. The
- * variant's own come from its entry in web/variants.mjs (`random`).
- */
-export function randomFiles(request) {
-  const k = request.knobs, own = viewOf(k.variant)?.random ?? [];
-  // the DWC kernel is the dwc_kernel knob's, drawn for a variant that reads it (src/attention.c has_dwc)
-  return [...own.map((r) => [r.name, r.what, r.kind]), ...(k.dwc_kernel > 0 ? [['w', 'dwc', 'dwc']] : [])];
-}
 
 /** Whether numpySnippet recomputes this request's matrix (every variant of the registry does). */
 export function snippetRecomputes(request) {
@@ -220,22 +211,6 @@ export function numpySnippet({ state, request, tokens = false }) {
       'print("M:", M.shape, "row sums within", float(np.abs(M.sum(1) - 1).max()), "of 1")');
   }
   return lines.join('\n') + '\n';
-}
-
-/** Text for XML content and attribute values: & < > " ' escaped. */
-export function escapeXml(s) {
-  return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]);
-}
-
-/** Lines of at most `chars` characters, broken at spaces (a longer word keeps its own line). */
-export function wrapLines(text, chars) {
-  const lines = [];
-  let line = '';
-  for (const word of String(text).split(' ')) {
-    if (line && line.length + 1 + word.length > chars) { lines.push(line); line = word; } else line = line ? `${line} ${word}` : word;
-  }
-  if (line || !lines.length) lines.push(line);
-  return lines;
 }
 
 /**
