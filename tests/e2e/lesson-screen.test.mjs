@@ -87,3 +87,33 @@ describe('a lesson shows its evidence on the first screen', () => {
     });
   }
 });
+
+describe("the evidence strip says the table's values, and the other state's", () => {
+  it('focused-p (plain readouts) and rank-le-d (the spectrum\'s rank) at 1024×768', async () => {
+    const browser = await launch({ width: 1024, height: 768 });
+    try {
+      const { page, errors } = await openLab(browser.context, server.url, { hash: 'preset=focused-p' });
+      const strip = () => page.evaluate(() => [...document.querySelectorAll('.lesson-evidence li[data-readout]')].map((li) => ({
+        key: li.dataset.readout, value: li.querySelector('.ev-value').textContent, other: li.querySelector('.ev-compare').textContent })));
+      const table = (key) => page.$eval(`#readout-table tr[data-readout="${key}"] td.v`, (td) => td.textContent);
+      for (const [name, compare] of [['focused-p', '&p=1'], ['rank-le-d', '&variant=softmax']]) {
+        await page.evaluate((h) => { location.hash = h; }, `preset=${name}`);
+        await page.evaluate(() => window.attnviz.snapshot());
+        await waitSettled(page);
+        await page.waitForFunction(() => [...document.querySelectorAll('.lesson-evidence .ev-compare')].every((e) => e.textContent), null, { timeout: 30000 });
+        const shown = await strip();
+        expect(shown.length, name).toBeGreaterThan(0);
+        for (const s of shown) expect(s.value, `${name}: ${s.key}`).toBe(await table(s.key));
+        // the other state, opened as a link: its table says what the strip's comparison said
+        await page.evaluate((h) => { location.hash = h; }, `preset=${name}${compare}`);
+        await page.evaluate(() => window.attnviz.snapshot());
+        await waitSettled(page);
+        const label = compare === '&p=1' ? 'p = 1' : 'softmax';
+        for (const s of shown) expect(s.other, `${name}: ${s.key}`).toBe(` — ${label}: ${await table(s.key)}`);
+      }
+      expect(errors).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+});

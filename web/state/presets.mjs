@@ -46,6 +46,7 @@ export const PRESETS = [
   {
     name: 'rank-le-d',
     title: 'Linear attention has rank ≤ d',
+    compare: { key: 'variant', value: 'softmax', label: 'softmax' },
     state: { gen: 'gaussian', variant: 'elu', n: 256, d: 16, causal: 0 },
     caption: 'Linear attention is φ(Q)φ(K)ᵀ with each row divided by its sum: an n×d times d×n product, so its '
       + 'rank is at most d = 16 for any sequence length. The spectrum falls off a cliff at i = d (the dashed '
@@ -140,6 +141,7 @@ export const PRESETS = [
   {
     name: 'dwc-rank',
     title: 'Depthwise convolution lifts the rank above d',
+    compare: { key: 'dwc', value: 0, label: 'no DWC' },
     state: { gen: 'gaussian', variant: 'focused', n: 256, d: 16, p: 3, dwc: 1, dwc_k: 5 },
     caption: 'Focused linear attention alone has rank ≤ d = 16. FLatten adds a depthwise convolution on V, '
       + 'which acts like a banded n×n matrix added to M: the sum is full rank (untick DWC to compare). The '

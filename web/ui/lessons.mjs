@@ -11,7 +11,7 @@
 // with an explanation that quotes the live readouts (fillPrediction). The evidence strip under the caption
 // shows each readout row the lesson names, as the table shows it (its label and value, copied from the
 // table after each draw: never a second computation), and, for a lesson with `compare`, the same row for
-// the other state, computed by `compare` (main.mjs: the page's library, on this thread); the cost line is
+// the other state, computed by `compare` (main.mjs: the page's library, in the background worker); the cost line is
 // shown there too when the lesson names it. What carries the claim is outlined (class `hl`): the strip's
 // items and the panels the lesson names (their data-hl); the table's rows and the cost line it stands in
 // for are marked `cited`. The panels are moved beside the caption where the page scrolls
@@ -27,11 +27,11 @@ import { mountStage, revealEvidence } from './lesson-stage.mjs';
  * Build the menu into `menu` (a <details> with a <summary>) and wire the panel `panel` (index.html's
  * #lesson). `onClose()` is called by the panel's close button; `live()` is a promise of what the page shows
  * once it has settled, {readouts, state (snapshot()'s), cost (the cost line)}, for the predictions'
- * explanations; `compare(st, key, value)`: the readouts object of state `st` with `key` set to `value`
- * ({r, ctx} as the table's source gives them), or null; `dragging()`: whether the reader drags (the page
+ * explanations; `compare(st, key, value)`: a promise of the readouts of state `st` with `key` set to
+ * `value` ({r, ctx} as the table's source gives them), or of null; `dragging()`: whether the reader drags (the page
  * never scrolls then). Returns {show(name|null)}.
  */
-export function mountLessons(menu, panel, { onClose, live = null, compare = () => null, dragging = () => false }) {
+export function mountLessons(menu, panel, { onClose, live = null, compare = async () => null, dragging = () => false }) {
   let modes = ''; // the link keys of the reader's presentation ('&projector=1'), kept on every lesson link
   const href = (name) => `#preset=${encodeURIComponent(name)}${modes}`;
   // the menu: the chapters, each a heading over its lessons, numbered through the course
@@ -210,7 +210,7 @@ export function mountLessons(menu, panel, { onClose, live = null, compare = () =
         l = tr.querySelector('td.l > span').textContent;
         v = tr.querySelector('td.v').textContent;
         const row = READOUT_ROWS.find((r) => r.id === key);
-        if (versus?.r && !row.spectral) c = ` — ${versus.label}: ${row.text(versus.r, versus.ctx)}`;
+        if (versus?.r) c = ` — ${versus.label}: ${row.text(versus.r, versus.ctx)}`;
       } else {
         l = 'cost';
         v = document.getElementById('cost').textContent;
@@ -232,8 +232,10 @@ export function mountLessons(menu, panel, { onClose, live = null, compare = () =
     if (!want) { if (versus) { versus = null; draw(); } return; }
     const of = JSON.stringify([st, want]);
     if (versus?.of === of) return;
-    versus = { ...want, of, ...(compare(st, want.key, want.value) ?? {}) };
+    const asked = versus = { ...want, of };
     draw();
+    // from the background worker; a newer state or lesson drops an older answer
+    compare(st, want.key, want.value).then((res) => { if (versus === asked && res) { Object.assign(asked, res); draw(); } });
   }
 
   return {
