@@ -25,6 +25,7 @@ import { createNotices } from './ui/notices.mjs';
 import { buildControls } from './ui/controls.mjs';
 import { mountChrome, createDims } from './ui/chrome.mjs';
 import { mountHeatmaps } from './ui/heatmaps.mjs';
+import { mountRowView } from './ui/row-view.mjs';
 import { mountReadoutsPanel } from './ui/readout-table.mjs';
 import { mountEntropy } from './ui/entropy-panel.mjs';
 import { mountSpectra } from './ui/spectra.mjs';
@@ -190,10 +191,19 @@ function commit() {
 // The address bar follows the state, but not on every frame of a drag: replaceState costs
 // milliseconds in Chromium, so it is written on release and otherwise once the input rests.
 let urlTimer = 0;
+let urlOwn = null; // the hash this page last wrote or read: any other is a navigation its hashchange has yet to bring
 function writeUrl(now) {
   clearTimeout(urlTimer);
   urlTimer = 0;
-  const put = () => { urlTimer = 0; const h = `#${withPreset(page.schema.toHash(page.st), lesson)}`; if (location.hash !== h) history.replaceState(null, '', h); inspector.notify(); };
+  const put = () => {
+    urlTimer = 0;
+    const h = `#${withPreset(page.schema.toHash(page.st), lesson)}`;
+    // a link followed since (a lesson's "next" clicked while its knob plays) is not written over
+    if (urlOwn !== null && location.hash !== urlOwn) { inspector.notify(); return; }
+    if (location.hash !== h) history.replaceState(null, '', h);
+    urlOwn = location.hash;
+    inspector.notify();
+  };
   if (now) put(); else urlTimer = setTimeout(put, 250);
 }
 
@@ -294,6 +304,7 @@ async function start() {
   // the panels, in the order they sync, update and draw (web/ui/panel.mjs, docs/adding-a-panel.md)
   panels.add(mountChrome(page, controls));
   heat = panels.add(mountHeatmaps(page));
+  panels.add(mountRowView(page));
   sweep = panels.add(mountSweep(page));
   overview = panels.add(mountOverview($('overview'), {
     tensors: () => model.tensors(page.st), request: requestOf, worker: () => page.lab.background(),
@@ -316,6 +327,7 @@ async function start() {
   panels.add(mountArticleFigures(page));
   lessons = panels.add(mountLessons($('lessons'), $('lesson'), {
     onClose: () => { lesson = null; lessons.show(null); writeUrl(true); },
+    onChange, value: (k) => page.st[k], isInt: (k) => page.schema.BY_NAME[k]?.type === 'int',
     // what a prediction's explanation quotes: the settled readouts and state, and the cost line
     live: async () => {
       const s = await inspector.snapshot();
@@ -362,6 +374,7 @@ async function start() {
   });
   $('projector').addEventListener('click', () => onChange('projector', !page.st.projector, 'input'));
   addEventListener('hashchange', () => {
+    urlOwn = location.hash;
     if (location.hash.slice(1) === withPreset(schema.toHash(page.st), lesson)) return;
     const ex = expandPreset(location.hash);
     const p = schema.fromHash(ex.hash);

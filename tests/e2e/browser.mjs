@@ -136,14 +136,15 @@ const MONO_NAME = /mono|courier|fixed|console|typewriter/i;
  * checked the same way, by its font string.
  * Returns {fonts: {family: {custom, mono, uses}}, monoFallback: [...], missing: [...]} where
  * monoFallback lists text set in a monospaced platform font although its CSS asks for none, and
- * missing lists characters shown as .notdef boxes (each with an example text and its font).
+ * missing lists characters shown as .notdef boxes (each with an example text and its font). `root`: the
+ * element whose text is checked (a selector; the whole body by default); `canvas`: canvas text too.
  */
-export async function fontReport(page) {
+export async function fontReport(page, { root = 'body', canvas = true } = {}) {
   await page.evaluate(() => document.fonts.ready);
-  const items = await page.evaluate((italic) => {
+  const items = await page.evaluate(({ italic, root, canvas }) => {
     const out = [];
     const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
-    for (const el of document.body.querySelectorAll('*')) {
+    for (const el of document.querySelector(root).querySelectorAll('*')) {
       if (el.closest('.katex-mathml, script, style, template, option, noscript')) continue; // not drawn
       let text = '';
       for (const n of el.childNodes) if (n.nodeType === Node.TEXT_NODE) text += n.data;
@@ -159,13 +160,13 @@ export async function fontReport(page) {
     }
     window.__fontItems = out.map((o) => o.el);
     for (const o of out) delete o.el;
-    for (const [font, chars] of window.__canvasText ?? []) {
+    for (const [font, chars] of canvas ? window.__canvasText ?? [] : []) {
       const family = font.replace(/^.*?\d+(\.\d+)?px(\s*\/\s*\S+)?\s+/, '');
       const weight = /\bbold\b|\b[6-9]00\b/.test(font) ? 'bold ' : '';
       out.push({ canvas: true, text: [...chars].join(''), family, font: `${weight}32px ${family}` });
     }
     return out;
-  }, MATH_ITALIC);
+  }, { italic: MATH_ITALIC, root, canvas });
 
   // the platform fonts of each element's own text, through the DevTools protocol
   const cdp = await page.context().newCDPSession(page);

@@ -9,7 +9,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { serve } from '../../scripts/serve.mjs';
-import { launch, openLab } from './browser.mjs';
+import { launch, openLab, fontReport } from './browser.mjs';
 import { PRESETS } from '../../web/state/presets.mjs';
 import { plainQuote } from '../../web/state/citations.mjs';
 
@@ -38,8 +38,9 @@ const lesson = (name, extra = '') => at(`preset=${name}${extra}`);
 
 /** The mean weight of column 0 of the variant's matrix M and of softmax A (n ≤ 256: the heatmaps are exact). */
 const firstColumn = () => page.evaluate(() => {
-  const f = window.attnviz.view.frame, n = f.size, col = (X) => { let s = 0; for (let i = 0; i < n; i++) s += X[i * n]; return s / n; };
-  return { M: col(f.M), A: col(f.A), b: f.b };
+  const f = window.attnviz.view.frame, n = f.size, col = (X, j = 0) => { let s = 0; for (let i = 0; i < n; i++) s += X[i * n + j]; return s / n; };
+  const others = Array.from({ length: n - 1 }, (_, j) => col(f.M, j + 1));
+  return { M: col(f.M), A: col(f.A), b: f.b, othersM: [Math.min(...others), Math.max(...others)] };
 });
 
 /** What the lesson panel shows, and which readout rows and panels are outlined. */
@@ -70,6 +71,16 @@ const CLAIMS = {
     const r = s.readouts, d = r.d;
     expect(r['rank_rel_1e-3']).toBeGreaterThan(4 * d);
     expect(r.error_curve[d]).toBeGreaterThan(0.1); // the truncated-SVD error at r = d stays high
+    // the caption's reading of the article's second figure (the panel's own numbers, exact at n = 256)
+    const figure = () => page.evaluate(() => window.attnviz.panels().article);
+    await expect.poll(figure, { timeout: 30000 }).toMatchObject({ E: { partial: false } });
+    const fig = await figure();
+    expect(fig.S.err_rel[d]).toBeLessThan(1e-6);        // QKᵀ: exact from D = d
+    expect(fig.E.err_rel[d]).toBeGreaterThan(0.15);     // "about a fifth" at D = d
+    expect(fig.E.err_rel[d]).toBeLessThan(0.26);
+    const below = fig.E.err_rel.findIndex((v) => v < 0.01);
+    expect(below).toBeGreaterThan(4 * d);               // "near 100, six times d"
+    expect(below).toBeLessThan(8 * d);
   },
   async crossover(s) {
     // one meaning of the cost line: the variant's own linear path against softmax's quadratic path
@@ -130,6 +141,14 @@ const CLAIMS = {
       const many = (await lesson('performer-m', `&m=4096&rseed=${rseed}`)).readouts.error_fro_rel;
       expect(many, `feature seed ${rseed}`).toBeLessThan(few / 3); // 1/√m: 8× in theory
     }
+    // the caption's numbers (the lesson's feature seed 0): 0.64, 0.40, 0.22, 0.13, each ×4 in m cutting by 1.6–1.8×
+    const caption = { 64: 0.64, 256: 0.40, 1024: 0.22, 4096: 0.13 }, err = {};
+    for (const m of Object.keys(caption)) err[m] = (await lesson('performer-m', `&m=${m}`)).readouts.error_fro_rel;
+    for (const [m, v] of Object.entries(caption)) expect(err[m], `m = ${m}`).toBeCloseTo(v, 1);
+    for (const [a, b] of [[64, 256], [256, 1024], [1024, 4096]]) {
+      expect(err[a] / err[b], `${a} → ${b}`).toBeGreaterThan(1.5);
+      expect(err[a] / err[b], `${a} → ${b}`).toBeLessThan(1.9);
+    }
     // the variant's hint: orthogonal ω lower the error on average over draws, not on every draw nor at every m
     const draws = async (m, orthogonal) => {
       const e = [];
@@ -186,6 +205,12 @@ const CLAIMS = {
     expect(elu.A).toBeGreaterThan(0.6); // softmax: a sink, 0.74 of a row on average (not "about half")
     expect(elu.A).toBeLessThan(0.9);
     expect(elu.M).toBeLessThan(0.05);   // elu+1: spread
+    // the caption: 0.02, barely above the other keys (0.012 to 0.018)
+    expect(elu.M).toBeGreaterThan(0.015);
+    expect(elu.M).toBeLessThan(0.025);
+    expect(elu.othersM[0]).toBeGreaterThan(0.010);
+    expect(elu.othersM[1]).toBeLessThan(elu.M);
+    expect(elu.othersM[1]).toBeLessThan(0.02);
     const ny = await lesson('sink', '&variant=nystrom');
     expect(Number(ny.state.landmarks)).toBeLessThan(Number(ny.state.n)); // landmarks = n would be exact softmax
     expect(ny.readouts.error_fro_rel).toBeGreaterThan(0.1); // an approximation (0.30), not the reference
@@ -303,6 +328,7 @@ const PREDICTIONS = {
     expect(after.readouts.semiseparable_rank).toBeLessThanOrEqual(31); // W − 1 at most (29: the corners' weights fall below the tolerance)
     expect(after.readouts.semiseparable_rank).toBeGreaterThanOrEqual(3 * before.readouts.semiseparable_rank);
     expect(after.readouts.rank).toBeGreaterThan(240);
+    expect(before.readouts.rank).toBeGreaterThan(240); // "near full either way"
   },
 };
 
@@ -365,6 +391,16 @@ describe('the lessons', () => {
       expect(errors).toEqual([]);
     });
   }
+
+  it('every lesson draws every character it shows (the Chinese quotes need a CJK font: make deps)', async () => {
+    const missing = [];
+    for (const p of PRESETS) {
+      await lesson(p.name);
+      // the lesson panel is what changes from lesson to lesson (the rest of the page: lab.test.mjs, a11y.test.mjs)
+      for (const m of (await fontReport(page, { root: '#lesson', canvas: false })).missing) missing.push(`${p.name}: ${m.code} ${m.char} in "${m.text}"`);
+    }
+    expect(missing, 'drawn as empty boxes').toEqual([]);
+  });
 
   it('every prediction has its claim checked here, a right answer among its choices and reveal keys of the schema', () => {
     expect(Object.keys(PREDICTIONS).sort()).toEqual(PRESETS.filter((p) => p.predict).map((p) => p.name).sort());

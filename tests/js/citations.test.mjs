@@ -8,7 +8,7 @@ import { describe, it, expect } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PRESETS } from '../../web/state/presets.mjs';
-import { SEEDS } from '../../web/state/citations.mjs';
+import { SEEDS, plainQuote, shownQuote } from '../../web/state/citations.mjs';
 import { SEEDS_DIR as SEED_DIR } from './shared-data.mjs';
 
 const HAVE_SEEDS = existsSync(SEED_DIR);
@@ -62,9 +62,22 @@ describe('the lessons cite their sources', () => {
       const i = c.section == null ? -1 : headings.findIndex((x) => norm(x.h) === norm(c.section));
       if (c.section != null && i < 0) { bad.push(`${c.lesson}: seed ${c.seed} has no section "${c.section}"`); continue; }
       const body = i < 0 ? text : text.slice(headings[i].at, headings[i + 1]?.at ?? text.length);
-      if (!norm(body).includes(norm(c.quote))) bad.push(`${c.lesson}: seed ${c.seed} §"${c.section}" does not say "${c.quote.slice(0, 40)}…"`);
+      if (!norm(body).includes(norm(c.quote))) { bad.push(`${c.lesson}: seed ${c.seed} §"${c.section}" does not say "${c.quote.slice(0, 40)}…"`); continue; }
+      // a quote that starts inside a sentence says so (`mid`: the page shows "…" before it)
+      const at = body.search(new RegExp(c.quote.trim().split(/\s+/).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('\\s+')));
+      const before = body.slice(0, at).replace(/[ \t]+$/, ''); // a paragraph's start (a newline) or a sentence's end
+      const starts = before === '' || /[\n。！？!?.:：]$/.test(before);
+      if (starts === !!c.mid) bad.push(`${c.lesson}: seed ${c.seed} quote "${c.quote.slice(0, 20)}…" ${c.mid ? 'starts a sentence but is marked mid' : 'starts inside a sentence: mark it mid'}`);
     }
     expect(bad).toEqual([]);
+  });
+
+  it('a quote reads as plain text, with "…" where it is cut', () => {
+    expect(plainQuote('我们对 $\\bold{Q} \\cdot \\bold{K}^{\\mathsf{T}}$ 的结果进行了 $\\exp$ 转换')).toBe('我们对 Q·Kᵀ 的结果进行了 exp 转换');
+    expect(plainQuote('$O(n^2d)$ 和 **稀疏** $m\\to\\infty$')).toBe('O(n²d) 和 稀疏 m→∞');
+    expect(shownQuote({ quote: '再也不需要了。', mid: true })).toBe('…再也不需要了。');
+    expect(shownQuote({ quote: '模型会自动学习出最优的' })).toBe('模型会自动学习出最优的…');
+    expect(shownQuote({ quote: '这就是问题。' })).toBe('这就是问题。');
   });
 
   if (!HAVE_SEEDS) {

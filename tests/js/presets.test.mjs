@@ -6,7 +6,7 @@ import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
-import { PRESETS, CHAPTERS, FIRST_LESSON, presetOf, stepPreset, chapterOf, expandPreset, withPreset } from '../../web/state/presets.mjs';
+import { PRESETS, CHAPTERS, FIRST_LESSON, presetOf, stepPreset, chapterOf, expandPreset, withPreset, playValues } from '../../web/state/presets.mjs';
 import { READOUT_ROWS } from '../../web/render/readouts.mjs';
 import { Engine, swampedKeys } from '../../web/compute/engine.mjs';
 import { VARIANT_VIEW } from '../../web/state/variants.mjs';
@@ -60,6 +60,30 @@ describe('the lessons table', () => {
       expect(typeof label === 'string' && label.length > 0, p.name).toBe(true);
       expect(p.highlight.some((h) => rows.includes(h)), `${p.name} cites a readout`).toBe(true);
     }
+  });
+
+  it("plays a knob of the lesson's own variant, through values the schema takes, past the lesson's own value", () => {
+    const played = PRESETS.filter((p) => p.play).map((p) => p.name);
+    expect(played).toEqual(expect.arrayContaining(['focused-p', 'performer-m', 'decay-halflife', 'explimit-N', 'linformer-s']));
+    for (const p of PRESETS.filter((x) => x.play)) {
+      const { key, from, to, steps } = p.play;
+      const state = schema.fromHash(expandPreset(`preset=${p.name}`).hash).state;
+      const e = schema.entryOf(key);
+      expect(e && (e.type === 'int' || e.type === 'float'), `${p.name}: ${key}`).toBe(true);
+      expect(schema.shown(e, state), `${p.name}: ${key} is a control of ${state.variant}`).toBe(true);
+      expect(Number.isInteger(steps) && steps >= 3, p.name).toBe(true);
+      const values = playValues(p.play);
+      expect([values[0], values.at(-1), values.length]).toEqual([from, to, steps]);
+      for (const v of values) expect(schema.coerce(e, v, state).problem, `${p.name}: ${key} = ${v}`).toBe(null);
+      const own = state[key];
+      expect(own >= Math.min(from, to) && own <= Math.max(from, to), `${p.name}: its ${key} = ${own} is on the way`).toBe(true);
+    }
+  });
+
+  it('playValues: evenly spaced, or evenly in log, to four significant digits', () => {
+    expect(playValues({ from: 1, to: 2, steps: 5 })).toEqual([1, 1.25, 1.5, 1.75, 2]);
+    expect(playValues({ from: 16, to: 4096, steps: 9, log: true })).toEqual([16, 32, 64, 128, 256, 512, 1024, 2048, 4096]);
+    expect(playValues({ from: 0.5, to: 1, steps: 11 })).toEqual([0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1]);
   });
 
   it('highlights readout rows and panels that exist', () => {
@@ -156,6 +180,9 @@ describe('links that name a lesson', () => {
     expect(at('memory-collisions')).toBeLessThan(at('delta-overwrite'));
     expect(at('recurrent-state')).toBeLessThan(at('decay-halflife'));
     expect(at('recurrent-state')).toBeLessThan(at('retention-signed'));
+    // FLatten (focused-p) before its DWC, and the state (recurrent-state) before a lesson that measures it
+    expect(at('focused-p')).toBeLessThan(at('dwc-rank'));
+    expect(at('recurrent-state')).toBeLessThan(at('crossover-measured'));
   });
 
   it('docs/lessons.md lists the course as CHAPTERS has it', () => {

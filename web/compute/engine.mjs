@@ -375,6 +375,20 @@ export class Engine {
     return { zoom: z, ...w };
   }
 
+  /**
+   * Row `i` of M and of the softmax reference A for a request (the single-row view, web/ui/row-view.mjs):
+   * {i, n, causal, M, A}, float32 copies of the full rows (never heatmap cells); M or A is null, with its
+   * reason in `mReason`/`aReason`, when it could not be computed.
+   */
+  row(req, i) {
+    this.ensure(req);
+    const n = this.lab.n;
+    if (!(Number.isInteger(i) && i >= 0 && i < n)) throw new RangeError(`row ${i} is outside 0…${n - 1}`);
+    const cut = (which, st) => (st?.status >= 0 ? this.lab[which].slice(i * n, (i + 1) * n) : null);
+    const M = cut('M', this.status.matrix), A = cut('A', this.status.ref);
+    return { i, n, causal: !!req.knobs.causal, M, A, mReason: M ? null : this.status.matrix?.message ?? 'not computed', aReason: A ? null : this.status.ref?.message ?? 'not computed' };
+  }
+
   /** The exact value of M and A at (row, col), when this engine holds them. */
   valueAt(row, col) {
     const lab = this.lab;

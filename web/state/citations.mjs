@@ -22,9 +22,9 @@ export const SEEDS = {
 };
 
 /** A seed citation: the seed `id`, its section as the article numbers or titles it, the quoted sentence, an English gloss. */
-export function seed(id, section, quote, gloss) {
+export function seed(id, section, quote, gloss, { mid = false } = {}) {
   const s = SEEDS[id];
-  return { seed: id, title: s?.title, author: s?.author, link: s?.link, section, quote, gloss };
+  return { seed: id, title: s?.title, author: s?.author, link: s?.link, section, quote, gloss, ...(mid ? { mid } : {}) };
 }
 
 /** The papers the lessons cite where no seed makes the claim (an arXiv id only where it was checked against the title). */
@@ -41,12 +41,27 @@ export const PAPER = {
   sinks: { paper: 'Efficient Streaming Language Models with Attention Sinks', authors: 'Xiao et al.', year: 2023, arxiv: '2309.17453' },
   efficient: { paper: 'Efficient Attention: Attention with Linear Complexities', authors: 'Shen et al.', year: 2021, arxiv: '1812.01243' },
   gatedDelta: { paper: 'Gated Delta Networks: Improving Mamba2 with Delta Rule', authors: 'Yang, Kautz, Hatamizadeh', year: 2024, arxiv: '2412.06464' },
-  lightning: { paper: 'Lightning Attention-2: A Free Lunch for Handling Unlimited Sequence Lengths in Large Language Models', authors: 'Qin et al.', year: 2024 },
+  lightning: { paper: 'Lightning Attention-2: A Free Lunch for Handling Unlimited Sequence Lengths in Large Language Models', authors: 'Qin et al.', year: 2024, arxiv: '2401.04658' },
   longformer: { paper: 'Longformer: The Long-Document Transformer', authors: 'Beltagy, Peters, Cohan', year: 2020, arxiv: '2004.05150' },
   ssd: { paper: 'Transformers are SSMs: Generalized Models and Efficient Algorithms Through Structured State Space Duality', authors: 'Dao & Gu', year: 2024, arxiv: '2405.21060' },
 };
 
 /** A quote as a reader sees it: the seed's Markdown emphasis and TeX dollar signs dropped (the data keeps them verbatim). */
 export function plainQuote(quote) {
-  return String(quote).replace(/\*\*/g, '').replace(/\$/g, '');
+  return String(quote).replace(/\*\*/g, '').replace(/\$([^$]*)\$/g, (_, tex) => texText(tex)).replace(/\$/g, '');
+}
+
+/** The little TeX the quoted sentences hold, as plain text (\bold{Q} \cdot \bold{K}^{\mathsf{T}} → Q·Kᵀ). */
+function texText(tex) {
+  return tex.replace(/\^\{\\mathsf\{T\}\}/g, 'ᵀ').replace(/\\(?:bold|mathbf|mathsf|mathrm)\{([^}]*)\}/g, '$1')
+    .replace(/\\mathbb\{R\}/g, 'ℝ').replace(/\s*\\cdot\s*/g, '·').replace(/\s*\\times\s*/g, '×').replace(/\\in\b/g, '∈')
+    .replace(/\\to\b/g, '→').replace(/\\(exp|log|sin|cos)\b/g, '$1').replace(/\\infty\b/g, '∞')
+    .replace(/\^([0-9nmT])/g, (_, c) => ({ 0: '⁰', 1: '¹', 2: '²', 3: '³', 4: '⁴', 5: '⁵', 6: '⁶', 7: '⁷', 8: '⁸', 9: '⁹', n: 'ⁿ', m: 'ᵐ', T: 'ᵀ' })[c]);
+}
+
+/** A quote as the page shows it: "…" where it starts inside a sentence (`mid`, which the citations test holds
+ * to the seed) or stops before the sentence's end. */
+export function shownQuote(c) {
+  const q = plainQuote(c.quote);
+  return `${c.mid ? '…' : ''}${q}${/[。！？!?.]$/.test(q) ? '' : '…'}`;
 }

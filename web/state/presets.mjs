@@ -16,7 +16,11 @@ import { seed, PAPER } from './citations.mjs';
  *   sources    where the claim comes from (web/state/citations.mjs): a seed article's section and the sentence
  *              the claim rests on, or the paper where no seed makes the claim (docs/lessons.md, "Citations")
  *   highlight  readout row ids (web/render/readouts.mjs) and panels: 'heatmaps', 'spectrum', 'error',
- *              'entropy', 'cost', 'sweep', 'article' (the seed article's two figures: set figs=article)
+ *              'entropy', 'cost', 'sweep', 'row' (the single-row view), 'article' (the seed article's two
+ *              figures: set figs=article)
+ *   play       optional, where the knob is the point: {key, from, to, steps, log}: the lesson panel's ▶
+ *              steps page key `key` through `steps` values from `from` to `to` (evenly, or evenly in log)
+ *              as a drag would (playValues; web/ui/lessons.mjs)
  *   predict    optional, where a guess teaches: {question, choices, answer (the right choice's index),
  *              reveal (the state keys that show the answer, as a link gives them), explanation}. The panel
  *              asks, the reader picks, the page applies `reveal` and says whether the guess was right, with
@@ -33,15 +37,15 @@ export const PRESETS = [
     title: 'First look: softmax against linear attention',
     compare: { key: 'variant', value: 'softmax', label: 'softmax' },
     state: { gen: 'local', variant: 'elu', n: 256, d: 64 },
-    caption: 'Tokens here attend mostly to their neighbours. Softmax (middle) keeps that sharp diagonal; '
-      + 'linear attention with φ = elu+1 (left) spreads every row almost evenly, so its row entropy sits near ln n. '
+    caption: 'Tokens here attend mostly to their neighbours. Softmax (its map A) keeps that sharp diagonal; '
+      + 'linear attention with φ = elu+1 (its map M) spreads every row almost evenly, so its row entropy sits near ln n. '
       + 'Open a lesson to see why, and what each linear variant keeps.',
     sources: [
       seed('000', '线性 Attention 缺点', '也就是说, 原始的 attention 矩阵倾向于 **稀疏**, 这符合我们的认知: 一个 token 只需要关注部分 token 就可以了。如果所有 token 都关注, 那和平均池化就没有区别了。',
         'softmax attention tends to be sparse: a token attends to a few tokens; attending to all of them would be average pooling.'),
       PAPER.katharopoulos,
     ],
-    highlight: ['heatmaps', 'row_entropy'],
+    highlight: ['heatmaps', 'row_entropy', 'row'],
   },
   {
     name: 'rank-le-d',
@@ -55,8 +59,8 @@ export const PRESETS = [
     sources: [
       seed('000', '线性 Attention 缺点', '也就是说, 对于公式 $(2.5)$ 和 $(3.1)$ 来说, attention 矩阵的 秩 最大只能是 $d$。',
         'for linear attention (its formulas 2.5 and 3.1) the attention matrix has rank at most d.'),
-      seed('000', '线性 Attention 缺点', '如果你测试训练好 BERT 模型 attention 矩阵的秩, 会发现几乎都是 满秩 的 (等于 $n$)。',
-        'softmax attention matrices of a trained BERT are almost all full rank (rank n).'),
+      seed('000', '线性 Attention 缺点', '但是对于原始的 attention 矩阵来说, 我们对 $\\bold{Q} \\cdot \\bold{K}^{\\mathsf{T}}$ 的结果进行了 $\\exp$ 转换, 这会改变矩阵的 秩。',
+        'but in the original attention we apply exp to Q·Kᵀ, and that changes the rank of the matrix.'),
       seed('003', '结果分析', '这就是线性Attention的低秩问题,低秩限制了线性Attention的表达能力。',
         'this is the low-rank problem of linear attention: the low rank limits what it can express.'),
     ],
@@ -74,15 +78,16 @@ export const PRESETS = [
     name: 'exp-spectrum',
     title: 'exp(QKᵀ) is not low-rank',
     state: { gen: 'gaussian', variant: 'softmax', n: 256, d: 16, causal: 0, figs: 'article' },
-    caption: 'The scores QKᵀ have rank d = 16: their singular values (QKᵀ, grey) stop at i = 16. After the '
-      + 'exponential (exp(QKᵀ)) and the row normalisation (softmax) they decay slowly: far more than d of them '
-      + 'stay above 10⁻³·σ₁, and the truncated-SVD error e(r) is still well above zero at r = d. No rank-d '
-      + 'factorisation, and so no d-dimensional linear attention, reproduces softmax.',
+    caption: 'QKᵀ has rank d = 16: in the article\'s first figure (σᵢ², log axis) its curve stops at i = 16 while '
+      + 'exp(QKᵀ)\'s goes on across all 256. In the second, the rank-D truncated SVD of QKᵀ is exact from D = d; '
+      + 'exp(QKᵀ) still misses about a fifth of its energy at D = d and needs D near 100, six times d, to miss under '
+      + '1 % (the article, on its own Q and K, finds it still high at D = 500). Softmax keeps the slow decay: far '
+      + 'more than d of its σ stay above 10⁻³·σ₁, so no d-dimensional linear attention reproduces it.',
     sources: [
       seed('001', '3.2. 有损的低秩近似', '有文献证明,Softmax Attention 的那个指数核(Gram 矩阵)的奇异值下降得非常缓慢。',
-        'the singular values of the exponential kernel (Gram matrix) of softmax attention decay very slowly (its first figure).'),
+        'it has been shown in the literature that the singular values of the exponential kernel (Gram matrix) of softmax attention decay very slowly.'),
       seed('001', '3.2. 有损的低秩近似', '橙色线(exp(QK))的误差居高不下,这意味着即使 D 已经很大了(比如 X 轴走到了 500),橙色线的误差依然非常高。',
-        'the truncated-SVD error of exp(QK) stays high even at large rank D (its second figure).'),
+        'the error of the orange line, exp(QK), stays high: even at a large D (the x axis going to 500, say) it is still very high.'),
     ],
     highlight: ['rank_rel', 'article'], // the article's two figures carry both halves of the claim; the page's own spectrum and e(r) follow
   },
@@ -136,7 +141,8 @@ export const PRESETS = [
         "by the authors' account, the focusing function makes the attention matrix sparser."),
       PAPER.flatten,
     ],
-    highlight: ['row_entropy', 'error_fro_rel', 'entropy', 'sweep'],
+    highlight: ['row_entropy', 'error_fro_rel', 'entropy', 'sweep', 'row'],
+    play: { key: 'p', from: 1, to: 8, steps: 29 },
   },
   {
     name: 'dwc-rank',
@@ -162,18 +168,20 @@ export const PRESETS = [
       + 'the error falls slowly as s grows. Random Gaussian E/F (E/F kind) keep the rank but not the rows: '
       + 'their sums stray far from 1 and the error against softmax is large.',
     sources: [
-      seed('000', 'Linformer', '作者将对 attention 的低维投影转换到 $\\bold{K}$ 上。这样, 复杂度就降到了 $O(nsd)$ 了。',
-        'Linformer projects the keys down to s rows, and the cost falls to O(nsd).'),
+      seed('000', 'Linformer', '首先, 作者提出, 在 self attention 中, attention 矩阵是 低秩矩阵。',
+        'first, the authors hold that in self-attention the attention matrix is a low-rank matrix.'),
       PAPER.linformer,
     ],
     highlight: ['rank', 'error_fro_rel', 'spectrum', 'sweep'],
+    play: { key: 's', from: 8, to: 256, steps: 6, log: true },
   },
   {
     name: 'performer-m',
     title: 'Performer: error falls as m grows',
     state: { gen: 'gaussian', variant: 'performer', n: 256, d: 64, std: 0.5, m: 256, orthogonal: 1, sweep: 'm', sweep_y: 'error_fro_rel', sweep_seeds: 3 },
     caption: 'FAVOR+ estimates exp(q·k) with m random features, and the estimate is unbiased: on inputs of '
-      + 'moderate norm (std 0.5) the error against softmax falls roughly as 1/√m. The sweep below draws it from '
+      + 'moderate norm (std 0.5) the error against softmax falls as m grows: about 0.64 at m = 64, 0.40 at 256, 0.22 at '
+      + '1024 and 0.13 at 4096, each ×4 in m cutting it by 1.6 to 1.8×, a little slower than the 2× of 1/√m. The sweep below draws it from '
       + 'm = 1 to 4096 for three draws of the features (the band is their spread); drag m, or redraw the features.',
     sources: [
       seed('003', '随机投影', '这样我们就通过随机投影的思想,将两个$d$维向量的内积指数,近似地转化为了两个$m$维向量的内积,并且$m\\to\\infty$时,两者理论上是相等的。',
@@ -189,6 +197,7 @@ export const PRESETS = [
         + 'four times the features, √4 = 2 times less error (one draw of ω, so not exactly half).',
     },
     highlight: ['error_fro_rel', 'sweep'],
+    play: { key: 'm', from: 16, to: 4096, steps: 9, log: true },
   },
   {
     name: 'performer-norm',
@@ -210,9 +219,10 @@ export const PRESETS = [
       + 'the n = 256 tokens: the "linear" path is dearer than softmax (cost line).',
     sources: [
       seed('003', '结果分析', '而两个确定性的方案输出纬度则是$d^n$级别的,这个通常都远远大于序列长度本身了,所以用它们来做线性Attention效率基本比标准的Attention还差。',
-        'the deterministic maps have dimension of order dⁿ, usually far above the sequence length, so as linear attention they cost more than standard attention.'),
+        'the deterministic maps have dimension of order dⁿ, usually far above the sequence length, so as linear attention they cost more than standard attention.', { mid: true }),
     ],
     highlight: ['error_fro_rel', 'cost', 'sweep'],
+    play: { key: 'order', from: 1, to: 4, steps: 4 },
   },
   {
     name: 'explimit-N',
@@ -229,6 +239,7 @@ export const PRESETS = [
         'three ways of seeing standard attention as an infinite-dimensional linear attention.'),
     ],
     highlight: ['error_fro_rel', 'cost', 'sweep'],
+    play: { key: 'N', from: 1, to: 32, steps: 6, log: true },
   },
   {
     name: 'hedgehog-spiky',
@@ -240,36 +251,38 @@ export const PRESETS = [
       + 'whose rows stay nearly uniform. Switch the variant to elu+1 to compare. Here W = I; the paper learns W '
       + 'by distillation.',
     sources: [
+      PAPER.hedgehog,
       seed('001', '2. 线性注意力的“魔法”', '为什么要用 exp?因为它正是 Softmax Attention 里的核心元素,使用它有助于更好地模仿 Softmax 的行为。',
         "why exp? Because it is softmax attention's core element: using it helps mimic softmax's behaviour."),
-      PAPER.hedgehog,
     ],
-    highlight: ['row_entropy', 'keys_for_90', 'entropy'],
+    highlight: ['row_entropy', 'keys_for_90', 'entropy', 'row'],
   },
   {
     name: 'sink',
     title: 'The attention sink',
     state: { gen: 'sink', variant: 'elu', n: 64, d: 64, landmarks: 16 },
-    caption: 'The queries here are built to match token 0, and softmax (middle) gives that first column 0.74 of a '
-      + 'row\'s weight on average: an attention sink. Linear attention with elu+1 (left) has no exponential to amplify '
-      + 'the match and gives it 0.02, the same as any other key. Try the variants: Nyströmformer with 16 landmarks '
-      + '(fewer than the 64 tokens, so not exact: error about 0.3) keeps the sink; the feature maps lose it.',
+    caption: 'The queries here are built to match token 0, and softmax (its map A) gives that first column 0.74 of a '
+      + 'row\'s weight on average: an attention sink. Linear attention with elu+1 (its map M) has no exponential to '
+      + 'amplify the match and gives it 0.02, barely above the other keys (0.012 to 0.018). Try the variants: '
+      + 'Nyströmformer, which rebuilds softmax from 16 landmark rows and columns (fewer than the 64 tokens, so not '
+      + 'exact: error about 0.3), keeps the sink; the feature maps lose it.',
     sources: [PAPER.sinks, PAPER.nystrom],
-    highlight: ['heatmaps', 'error_fro_rel'],
+    highlight: ['heatmaps', 'error_fro_rel', 'row'],
   },
   {
     name: 'decay-halflife',
     title: 'Decay: a state that forgets',
     compare: { key: 'decay', value: 1, label: 'γ = 1' },
     state: { gen: 'local', variant: 'elu', causal: 1, decay: 0.8, n: 256, d: 16 },
-    caption: 'Multiply the state by γ before each write (RetNet, Lightning Attention, Mamba-2, Gated DeltaNet) and a '
-      + 'key\'s weight halves every ln ½ / ln γ tokens: 3.1 tokens at γ = 0.8. Each row now looks at its recent '
+    caption: 'Multiply the state by a fixed γ before each write (RetNet, Lightning Attention; Mamba-2 and Gated DeltaNet '
+      + 'make γ depend on the input) and a key\'s weight halves every ln ½ / ln γ tokens: 3.1 tokens at γ = 0.8. Each row now looks at its recent '
       + 'past, so the row entropy falls (about 2.3 here, 4.5 at γ = 1). The state a recurrence carries keeps its '
       + 'size, r × dv = 16 × 16 numbers; what drops is the numerical rank of what the first half hands the second '
       + '(the semiseparable rank: 8 here, d = 16 at γ = 1), as writes long before the middle fade below the rank '
       + 'tolerance. Drag γ towards 1 and both come back.',
     sources: [PAPER.retnet, PAPER.lightning, PAPER.ssd, PAPER.gatedDelta], // the caption's four decayed recurrences; Dao & Gu for the semiseparable rank
     highlight: ['row_entropy', 'semiseparable_rank', 'heatmaps'],
+    play: { key: 'decay', from: 0.5, to: 1, steps: 11 },
   },
   {
     name: 'window-rank',
@@ -287,7 +300,8 @@ export const PRESETS = [
       reveal: { window: 32 },
       explanation: 'At W = {state.window} the semiseparable rank is {semiseparable_rank} (it was {before.semiseparable_rank} '
         + 'at W = {before.state.window}), at most W − 1 = 31: the band\'s farthest corners hold weights below the rank '
-        + 'tolerance. The rank stays {rank} of {state.n}: the state a window hands on grows with W, its rank does not.',
+        + 'tolerance. The rank is {rank} of {state.n} (it was {before.rank}): near full either way. What grows with W '
+        + 'is the state a window hands on, not the matrix\'s rank.',
     },
     highlight: ['rank', 'semiseparable_rank', 'heatmaps'],
   },
@@ -298,8 +312,8 @@ export const PRESETS = [
     caption: 'Linear attention adds every k vᵀ to its state, so keys that point the same way collide and their '
       + 'values blend. The delta rule first removes what the state returns for the key, then writes: at η = 1 a '
       + 'repeated key returns its newest value, and each write projects its own key out of what came before, so '
-      + 'the semiseparable rank is d − 1 = 15. Switch to retention with γ = 1, plain unnormalised linear attention '
-      + 'on the same keys: rank d = 16 and rows that pile up every earlier value.',
+      + 'the semiseparable rank is d − 1 = 15. Switch to retention and set γ to 1 (its own default is 1 − 2⁻⁵): plain '
+      + 'unnormalised linear attention on the same keys, with rank d = 16 and rows that pile up every earlier value.',
     sources: [
       seed('001', '3.1. 记忆冲突与信息模糊 (Memory Collisions)', '当它们被“叠加”在一起时,它们的信息就会互相干扰。',
         'when keys that are not orthogonal are summed into the state, their information interferes (the delta rule is not in the article).'),
@@ -329,7 +343,7 @@ export const PRESETS = [
       seed('004', null, '这种线性注意力可以通过上式递归地计算，类似于**RNN**。',
         'this linear attention can be computed recursively by these formulas (S_i, Z_i), like an RNN.'),
       seed('001', '2. 线性注意力的“魔法”', '再也不需要那个无限增长的 KV Cache 了。',
-        'a fixed-size state replaces the ever-growing KV cache.'),
+        '(keeping a fixed-size state H_t,) the ever-growing KV cache is no longer needed.', { mid: true }),
     ],
     highlight: ['mech'],
   },
@@ -352,8 +366,9 @@ export const PRESETS = [
     name: 'memory-collisions',
     title: 'A state of fixed size collides',
     state: { gen: 'gaussian', variant: 'elu', n: 64, d: 16, mech: 'recall', pairs: 512, mem_d: 32 },
-    caption: 'Write N key→value pairs into a linear state S = Σ k vᵀ and read each key back: the other pairs add '
-      + 'noise of size √((N − 1)/d), so recall fails once N nears d. Softmax over the stored pairs, with a sharp '
+    caption: 'Write N key→value pairs into a linear state S = Σ k vᵀ, keys of dimension d = 32 (the recall view\'s '
+      + 'own key dimension), and read each key back: the other pairs add noise of size √((N − 1)/d), so recall '
+      + 'fails once N nears d. Softmax over the stored pairs, with a sharp '
       + 'enough scale, recalls far beyond d pairs: its memory grows with N.',
     sources: [
       seed('001', '3.1. 记忆冲突与信息模糊 (Memory Collisions)', '当它们被“叠加”在一起时,它们的信息就会互相干扰。',
@@ -397,7 +412,7 @@ export const PRESETS = [
       + 'training data and tests on held-out data.',
     sources: [
       seed('001', '2. 线性注意力的“魔法”', '在训练过程中(比如通过知识蒸馏),模型会自动学习出最优的',
-        'during training (for example by distillation) the model learns the best directions wᵢ.'),
+        'during training (for example by knowledge distillation) the model learns the best (directions wᵢ).'),
       PAPER.hedgehog,
     ],
     highlight: ['mech'],
@@ -412,11 +427,11 @@ export const PRESETS = [
  * (tests/js/presets.test.mjs).
  */
 export const CHAPTERS = [
-  { title: 'Linear attention and its cost', lessons: ['first-look', 'crossover', 'crossover-measured'] },
-  { title: 'Low rank', lessons: ['rank-le-d', 'exp-spectrum', 'linformer-s', 'dwc-rank', 'efficient-rows'] },
-  { title: 'Spikiness and focus', lessons: ['focused-p', 'hedgehog-spiky', 'sink'] },
+  { title: 'Linear attention and its cost', lessons: ['first-look', 'crossover', 'efficient-rows'] },
+  { title: 'Low rank', lessons: ['rank-le-d', 'exp-spectrum', 'linformer-s'] },
+  { title: 'Spikiness and focus', lessons: ['focused-p', 'dwc-rank', 'hedgehog-spiky', 'sink'] },
   { title: 'Approximating exp', lessons: ['performer-m', 'performer-norm', 'taylor-order', 'explimit-N'] },
-  { title: 'The recurrent view: state, decay, windows', lessons: ['recurrent-state', 'decay-halflife', 'window-rank', 'retention-signed'] },
+  { title: 'The recurrent view: state, decay, windows', lessons: ['recurrent-state', 'crossover-measured', 'decay-halflife', 'window-rank', 'retention-signed'] },
   { title: 'Memory and the delta rule', lessons: ['memory-collisions', 'delta-overwrite', 'delta-vs-linear'] },
   { title: 'Learning the map', lessons: ['hedgehog-distill'] },
 ];
@@ -433,6 +448,17 @@ export function chapterOf(name) {
 }
 
 const BY_NAME = new Map(PRESETS.map((p) => [p.name, p]));
+
+/**
+ * The values a lesson's `play` steps through: `steps` of them from `from` to `to`, evenly spaced (in log
+ * with `log`), to four significant digits so that a link reads 1.25, not 1.2500000000000002.
+ */
+export function playValues({ from, to, steps, log = false }) {
+  return Array.from({ length: steps }, (_, k) => {
+    const t = k / (steps - 1);
+    return Number((log ? from * (to / from) ** t : from + (to - from) * t).toPrecision(4));
+  });
+}
 
 /** The lesson a page opened without a link shows. */
 export const FIRST_LESSON = 'first-look';

@@ -109,6 +109,8 @@ export function mountArticleFigures(page) {
       const D = Math.min(r, f.E.err.length - 1);
       const le = f.E.partial ? '≤ ' : '';
       parts.push(`exp(QKᵀ)'s error at D = ${D} is ${le}${fmtPct(f.E.err_rel[D])} of its ‖·‖²_F`);
+      const below = f.E.partial ? -1 : f.E.err_rel.findIndex((v) => v != null && v < 0.01);
+      if (below > 0) parts.push(`it falls below 1 % at D = ${below}`);
       if (f.E.partial) parts.push(`exp(QKᵀ) from its top ${f.E.sv.length} σ only: σ² lower bounds (≥), the error an upper bound (≤)`);
     }
     return `${parts.join('; ')}.`;

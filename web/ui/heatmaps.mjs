@@ -186,6 +186,7 @@ export function mountHeatmaps(page) {
     else return;
     e.preventDefault();
     showCursor(e.target);
+    selectRow();
   }
   function showCursor(canvas) {
     const g = shownGrid;
@@ -201,6 +202,11 @@ export function mountHeatmaps(page) {
     hotTokens(cursor);
     $('hover').textContent = text;
     $('cell-say').textContent = text;
+  }
+  /** Say which row the reader selected (a press, or the cursor's keys; not a focus by Tab), for the
+   * single-row view (ui/row-view.mjs): the full matrix's row, a block's first. */
+  function selectRow() {
+    if (shownGrid) document.dispatchEvent(new CustomEvent('attnviz-row', { detail: { row: cellTokens(shownGrid, cursor).rows[0] } }));
   }
   /**
    * What a heatmap cell holds: its row and column (or block), named by their tokens when the inputs have
@@ -225,6 +231,7 @@ export function mountHeatmaps(page) {
     if (!cell) return;
     cursor.row = cell.row; cursor.col = cell.col;
     if (document.activeElement === e.target) showCursor(e.target);
+    selectRow();
   }
   for (const c of canvases) {
     c.addEventListener('pointerdown', onPress);

@@ -18,6 +18,7 @@ const UNITS = {
   sweep: () => [document.getElementById('sweep-box')],
   mech: () => [document.getElementById('mech')],
   article: () => [document.getElementById('fig-article')],
+  row: () => [document.getElementById('row-view')],
 };
 /** The panels the one-screen layout cannot show with the rest (docs/lessons.md, "The first screen"). */
 const CROWDS = { mech: true, article: true };

@@ -6,32 +6,39 @@
 // and sources (each seed by its own title, section and quoted sentence with an English gloss; each paper
 // by authors, year and arXiv id), with "previous", "reset" (the preset's state again), "next" and "close";
 // ←/→ and PageUp/PageDown step lessons (presenter clickers) unless a control that takes those keys has
-// focus. A lesson with a `predict` asks first ("predict, then reveal"): the reader picks a choice, the
-// page applies the lesson's reveal keys, and once the view has settled says whether the guess was right,
-// with an explanation that quotes the live readouts (fillPrediction). The evidence strip under the caption
-// shows each readout row the lesson names, as the table shows it (its label and value, copied from the
-// table after each draw: never a second computation), and, for a lesson with `compare`, the same row for
-// the other state, computed by `compare` (main.mjs: the page's library, in the background worker); the cost line is
-// shown there too when the lesson names it. What carries the claim is outlined (class `hl`): the strip's
-// items and the panels the lesson names (their data-hl); the table's rows and the cost line it stands in
-// for are marked `cited`. The panels are moved beside the caption where the page scrolls
-// (ui/lesson-stage.mjs).
-import { PRESETS, CHAPTERS, presetOf, stepPreset, chapterOf } from '../state/presets.mjs';
+// focus. A lesson with a `play` has a ▶ that steps its knob as a drag would (onChange's 'dragstart',
+// 'input' per value, 'change' when it stops): it stops at the end, on ❚❚, on the reader's next pointer press
+// or key, on a lesson change, and when the knob is set by anyone else; with prefers-reduced-motion each
+// press steps one value, with no animation. A lesson with a `predict` asks first ("predict, then reveal"):
+// the reader picks a choice, the page applies the lesson's reveal keys, and once the view has settled says
+// whether the guess was right, with an explanation that quotes the live readouts (fillPrediction). The
+// evidence strip under the caption shows each readout row the lesson names, as the table shows it (its
+// label and value, copied from the table after each draw: never a second computation), and, for a lesson
+// with `compare`, the same row for the other state, computed by `compare` (main.mjs: the page's library,
+// in the background worker); the cost line is shown there too when the lesson names it. What carries the
+// claim is outlined (class `hl`): the strip's items and the panels the lesson names (their data-hl); the
+// table's rows and the cost line it stands in for are marked `cited`. The panels are moved beside the
+// caption where the page scrolls (ui/lesson-stage.mjs).
+import { PRESETS, CHAPTERS, presetOf, stepPreset, chapterOf, playValues } from '../state/presets.mjs';
 import { NOTHING } from './panel.mjs';
 import { fmt } from '../render/format.mjs';
-import { plainQuote, SEEDS } from '../state/citations.mjs';
+import { shownQuote, SEEDS } from '../state/citations.mjs';
 import { READOUT_ROWS } from '../render/readouts.mjs';
 import { mountStage, revealEvidence } from './lesson-stage.mjs';
+
+/** Time between two values of a lesson's play: long enough to read each frame, and for the link to follow. */
+const PLAY_MS = 450;
 
 /**
  * Build the menu into `menu` (a <details> with a <summary>) and wire the panel `panel` (index.html's
  * #lesson). `onClose()` is called by the panel's close button; `live()` is a promise of what the page shows
  * once it has settled, {readouts, state (snapshot()'s), cost (the cost line)}, for the predictions'
- * explanations; `compare(st, key, value)`: a promise of the readouts of state `st` with `key` set to
- * `value` ({r, ctx} as the table's source gives them), or of null; `dragging()`: whether the reader drags (the page
- * never scrolls then). Returns {show(name|null)}.
+ * explanations; `onChange(key, value, phase)` sets the state (main.mjs's), `value(key)` reads it and
+ * `isInt(key)` says whether a key takes integers (the play button); `compare(st, key, value)`: a promise of
+ * the readouts of state `st` with `key` set to `value` ({r, ctx} as the table's source gives them), or of
+ * null; `dragging()`: whether the reader drags (the page never scrolls then). Returns {show(name|null)}.
  */
-export function mountLessons(menu, panel, { onClose, live = null, compare = async () => null, dragging = () => false }) {
+export function mountLessons(menu, panel, { onClose, live = null, onChange, value, isInt, compare = async () => null, dragging = () => false }) {
   let modes = ''; // the link keys of the reader's presentation ('&projector=1'), kept on every lesson link
   const href = (name) => `#preset=${encodeURIComponent(name)}${modes}`;
   // the menu: the chapters, each a heading over its lessons, numbered through the course
@@ -135,10 +142,15 @@ export function mountLessons(menu, panel, { onClose, live = null, compare = asyn
   const STEP = { ArrowRight: 1, PageDown: 1, ArrowLeft: -1, PageUp: -1 };
   const TAKES_KEYS = 'input, select, textarea, canvas, [contenteditable], [role="slider"], [role="listbox"], [role="dialog"], [role="menu"], [role="grid"]';
   el('.lesson-reset').addEventListener('click', () => pose(presetOf(shown))); // the lesson's state again: ask again
-  document.addEventListener('keydown', (e) => {
+  /** The lessons a key steps (1, −1), or 0 when it is not a clicker's or a control takes it. */
+  const stepOf = (e) => {
     const step = STEP[e.key];
-    if (!step || !shown || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
-    if (document.activeElement?.closest?.(TAKES_KEYS)) return;
+    if (!step || !shown || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return 0;
+    return document.activeElement?.closest?.(TAKES_KEYS) ? 0 : step;
+  };
+  document.addEventListener('keydown', (e) => {
+    const step = stepOf(e);
+    if (!step) return;
     e.preventDefault();
     location.hash = href(stepPreset(shown, step).name);
   });
@@ -149,9 +161,79 @@ export function mountLessons(menu, panel, { onClose, live = null, compare = asyn
     for (const cls of ['lesson-prev', 'lesson-reset', 'lesson-next']) { const a = el(`.${cls}`); if (a.dataset.preset) a.href = href(a.dataset.preset); }
   }
 
+  // --- play: a lesson's knob stepped as a drag would step it ---
+  const button = el('.lesson-play');
+  const reduced = matchMedia('(prefers-reduced-motion: reduce)');
+  let playing = null; // {key, values, i, set (the last value set), timer}
+  let paused = null;  // {lesson, key, i, set}: a play paused part-way, resumed by the next ▶ if the knob is still there
+  /** The lesson's play values, as the schema takes them (integers rounded, repeats dropped). */
+  function valuesOf(play) {
+    const v = playValues(play).map((x) => (isInt(play.key) ? Math.round(x) : x));
+    return v.filter((x, i) => i === 0 || x !== v[i - 1]);
+  }
+  /** One step on from the knob's value now (reduced motion): the first value past it, or the start again at the end. */
+  function nextIndex(values) {
+    const now = Number(value(presetOf(shown).play.key)), up = values[values.length - 1] >= values[0];
+    const i = values.findIndex((x) => (up ? x > now + 1e-9 : x < now - 1e-9));
+    return i < 0 ? 0 : i;
+  }
+  function label() {
+    const play = presetOf(shown)?.play;
+    button.parentElement.hidden = !play;
+    if (!play) return;
+    const range = `${play.key} from ${play.from} to ${play.to}`;
+    const resumable = paused?.lesson === shown && value(play.key) === paused.set;
+    button.textContent = playing ? `❚❚ pause (${play.key} = ${playing.set})` : reduced.matches ? `▶ next ${play.key} (${range})`
+      : resumable ? `▶ resume (${play.key} = ${paused.set}, to ${play.to})` : `▶ play ${range}`;
+    button.setAttribute('aria-pressed', String(!!playing));
+    button.title = reduced.matches ? 'one step of the knob per press (your system asks for reduced motion)' : 'step the knob through its range, as a drag would; any key or click stops it';
+  }
+  function stop() {
+    if (!playing) return;
+    clearTimeout(playing.timer);
+    const p = playing;
+    paused = p.i < p.values.length ? { lesson: shown, key: p.key, i: p.i, set: p.set } : null;
+    playing = null;
+    onChange(null, null, 'change'); // released: the accurate spectrum, the sweep, the link at once
+    label();
+  }
+  function tick() {
+    const p = playing;
+    // the knob set by anyone else (a link, a host page) ends the play where they put it
+    if (p.set !== null && value(p.key) !== p.set) { stop(); return; }
+    p.set = p.values[p.i];
+    onChange(p.key, p.set, 'input');
+    p.i += 1;
+    label();
+    if (p.i >= p.values.length) { p.timer = setTimeout(stop, PLAY_MS); return; }
+    p.timer = setTimeout(tick, PLAY_MS);
+  }
+  button.addEventListener('click', () => {
+    const play = presetOf(shown)?.play;
+    if (!play) return;
+    if (playing) { stop(); return; }
+    const values = valuesOf(play);
+    if (reduced.matches) { onChange(play.key, values[nextIndex(values)], 'change'); label(); return; }
+    // a play starts at the beginning, unless this one was paused part-way and the knob is where it stopped
+    const resume = paused && paused.lesson === shown && paused.key === play.key && value(play.key) === paused.set;
+    playing = { key: play.key, values, i: resume ? paused.i : 0, set: null, timer: 0 };
+    paused = null;
+    onChange(play.key, null, 'dragstart');
+    tick();
+  });
+  // the reader's own input stops the play (the button's own press is its click's)
+  // (a clicker's step or a lesson link is left to show(): stopping here would release the drag, and the commit that follows
+  // would write this lesson's link over the next one's before its hashchange is read)
+  const toLesson = (e) => (e.type === 'keydown' ? !!stepOf(e) : !!e.target.closest?.('a[href^="#preset="]'));
+  const interrupt = (e) => { if (playing && e.target !== button && !toLesson(e)) stop(); };
+  document.addEventListener('pointerdown', interrupt, true);
+  document.addEventListener('keydown', interrupt, true);
+  reduced.addEventListener?.('change', () => { stop(); label(); });
+
   /** Show lesson `name` (or hide the panel for null) and outline what it highlights. */
   function show(name) {
     if (name === shown) return;
+    stop();
     shown = name;
     const p = presetOf(name);
     for (const x of document.querySelectorAll('.hl, .cited')) x.classList.remove('hl', 'cited');
@@ -176,6 +258,7 @@ export function mountLessons(menu, panel, { onClose, live = null, compare = asyn
     el('.lesson-next').dataset.preset = next.name;
     el('.lesson-next').textContent = `next: ${next.title} →`;
     relink();
+    label();
     // the strip: one item per readout row (and the cost line) the lesson names, outlined in its place
     const strip = el('.lesson-evidence');
     strip.replaceChildren();
@@ -185,15 +268,17 @@ export function mountLessons(menu, panel, { onClose, live = null, compare = asyn
         const li = document.createElement('li');
         li.className = 'hl';
         if (row) li.dataset.readout = key; else li.dataset.hl = key;
-        const label = document.createElement('span'), value = document.createElement('b'), other = document.createElement('span');
-        label.className = 'ev-label'; value.className = 'ev-value'; other.className = 'ev-compare';
-        li.append(label, ' ', value, other);
+        const name = document.createElement('span'), number = document.createElement('b'), other = document.createElement('span');
+        name.className = 'ev-label'; number.className = 'ev-value'; other.className = 'ev-compare';
+        li.append(name, ' ', number, other);
         strip.append(li);
       }
       const sel = row ? `#readout-table [data-readout="${key}"]` : key === 'cost' ? '#cost' : `[data-hl="${key}"]`;
       for (const x of document.querySelectorAll(sel)) x.classList.add(row || key === 'cost' ? 'cited' : 'hl');
     }
     strip.hidden = !strip.children.length;
+    // a panel that folds (the single-row view) is open on the lessons that cite it, folded on the others
+    for (const x of document.querySelectorAll('details[data-hl]')) x.open = p.highlight.includes(x.dataset.hl);
     draw();
     revealDue = true; // once the lesson's state has settled (update), its figures have their sizes
   }
@@ -203,7 +288,7 @@ export function mountLessons(menu, panel, { onClose, live = null, compare = asyn
     if (!shown) return;
     for (const li of el('.lesson-evidence').children) {
       const key = li.dataset.readout;
-      const [label, , value, other] = li.childNodes;
+      const [name, , number, other] = li.childNodes;
       let l, v, c = '';
       if (key) {
         const tr = document.querySelector(`#readout-table tr[data-readout="${key}"]`);
@@ -215,8 +300,8 @@ export function mountLessons(menu, panel, { onClose, live = null, compare = asyn
         l = 'cost';
         v = document.getElementById('cost').textContent;
       }
-      if (label.textContent !== l) label.textContent = l;
-      if (value.textContent !== v) value.textContent = v;
+      if (name.textContent !== l) name.textContent = l;
+      if (number.textContent !== v) number.textContent = v;
       if (other.textContent !== c) {
         other.textContent = c;
         other.title = c ? `the same readout with ${versus.label}, computed for comparison by the same library` : '';
@@ -263,7 +348,7 @@ function cite(c) {
     const head = c.link ? Object.assign(document.createElement('a'), { href: c.link, rel: 'noopener', target: '_blank' }) : span('cite-head', '');
     head.append(title, c.author ? span('cite-author', ` ${c.author}`, 'zh') : '');
     out.append(head, ...(c.section ? [', ', span('cite-section', c.section, 'zh')] : []), ': ');
-    out.append(Object.assign(span('cite-quote', '', 'zh'), { textContent: `“${plainQuote(c.quote)}”` }), ` — ${c.gloss.replace(/\.$/, '')}`); // sources are joined by "; "
+    out.append(Object.assign(span('cite-quote', '', 'zh'), { textContent: `“${shownQuote(c)}”` }), ` — ${c.gloss.replace(/\.$/, '')}`); // sources are joined by "; "
   } else {
     const a = document.createElement(c.arxiv ? 'a' : 'span');
     if (c.arxiv) Object.assign(a, { href: `https://arxiv.org/abs/${c.arxiv}`, rel: 'noopener', target: '_blank' });

@@ -20,6 +20,7 @@
 //   WINDOW {key, req, zoom}: the zoom's window of M, A, M − A (Engine.window)
 //   SWEEP {id, plan}: a sweep (web/compute/sweep.mjs's sweepPlan), one point at a time; SWEEP_CANCEL {}
 //   EXPORT {id, req}: Q, K, V, M, A and the random matrices at full resolution
+//   ROW {id, req, row}: one row of M and of A, full length (Engine.row), for the single-row view
 //   MODEL_LOAD {id, files: [ArrayBuffer, ArrayBuffer]}: a checkpoint and tokenizer, any order
 //   MODEL_RUN {id, text, key}: encode and run the forward pass; its tensors become `key`
 //   OVERVIEW {id, req, layers, heads}: every head at a glance (a newer one stops it)
@@ -34,6 +35,7 @@
 //   WINDOW {key, win: {zoom, rows, cols, b, M, A, D} | null} | {key, error}
 //   SWEEP_POINT {id, i, value, mean, min, max, defined, reason} | SWEEP_DONE {id, complete, error?}
 //   EXPORT_DATA {id, files: [{what, data, shape}]} | {id, error}
+//   ROW_DATA {id, row: {i, n, causal, M, A, mReason, aReason}} | {id, error}
 //   MODEL_LOADED {id, config | error} | MODEL_RAN {id, ids, pieces, ms, tensors | error}
 //   OVERVIEW_CELL {id, layer, head, values, reasons | error} | OVERVIEW_DONE {id, error?}
 //   COMPARE_DATA {id, readouts, sv, floor, partial, sigma1Upper} | {id, error}
@@ -48,7 +50,7 @@ export const MSG = Object.freeze({
   INIT: 'init', READY: 'ready', FATAL: 'fatal', FAILED: 'failed',
   JOB: 'job', RECYCLE: 'recycle', TENSORS: 'tensors', WINDOW: 'window', DROP: 'drop',
   SWEEP: 'sweep', SWEEP_CANCEL: 'sweep-cancel', SWEEP_POINT: 'sweep-point', SWEEP_DONE: 'sweep-done',
-  EXPORT: 'export', EXPORT_DATA: 'export-data',
+  EXPORT: 'export', EXPORT_DATA: 'export-data', ROW: 'row', ROW_DATA: 'row-data',
   MODEL_LOAD: 'model-load', MODEL_RUN: 'model-run', MODEL_LOADED: 'model-loaded', MODEL_RAN: 'model-ran',
   OVERVIEW: 'overview', OVERVIEW_CELL: 'overview-cell', OVERVIEW_DONE: 'overview-done',
   COMPARE: 'compare', COMPARE_DATA: 'compare-data',

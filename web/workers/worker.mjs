@@ -351,6 +351,11 @@ self.onmessage = (e) => {
   }
   if (msg.kind === MSG.TENSORS) { ready.then(() => engine.setTensors(msg.tensors)).catch((err) => { if (err !== initFailure.error) self.postMessage({ kind: MSG.FAILED, message: failure(err) }); }); return; }
   if (msg.kind === MSG.EXPORT) { exportArrays(msg); return; }
+  if (msg.kind === MSG.ROW) { // the single-row view's row of M and A above MAIN_THREAD_MAX_N (Engine.row)
+    ready.then(() => { const row = engine.row(msg.req, msg.row); self.postMessage({ kind: MSG.ROW_DATA, id: msg.id, row }, [row.M?.buffer, row.A?.buffer].filter(Boolean)); })
+      .catch((err) => self.postMessage({ kind: MSG.ROW_DATA, id: msg.id, error: failure(err) }));
+    return;
+  }
   if (msg.kind === MSG.WINDOW) { // the zoom's window of the full matrix (Engine.window), at full resolution
     ready.then(() => { const win = engine.window(msg.req, msg.zoom); self.postMessage({ kind: MSG.WINDOW, key: msg.key, win }, win ? transferables(win) : []); })
       .catch((err) => self.postMessage({ kind: MSG.WINDOW, key: msg.key, error: failure(err) }));
