@@ -263,7 +263,7 @@ export class AttnViz extends HTMLElement {
   drawReadouts() {
     this.table.draw();
     const { schema } = this.pool, label = shownView(schema.variantView(this.st.variant), schema.variantRow(this.st.variant).class === 'exact', schema.knobsOf(this.st)).label;
-    this.q('.cost').textContent = costLine(this.view.frame?.cost, this.st.n, { softmax: this.view.frame?.softmaxCost, label });
+    this.q('.cost').textContent = costLine(this.view.frame?.cost, this.st.n, { softmax: this.view.frame?.softmaxCost, featureDim: this.view.frame?.costFeatureDim, label });
   }
 
   /**

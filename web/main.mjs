@@ -331,7 +331,7 @@ async function start() {
     // what a prediction's explanation quotes: the settled readouts and state, and the cost line
     live: async () => {
       const s = await inspector.snapshot();
-      return { ...s, readouts: { ...s.readouts, ...(await recallSettled()) }, cost: costLine(page.view.frame?.cost, page.st.n, { softmax: page.view.frame?.softmaxCost, label: page.viewOf(page.st).label }) };
+      return { ...s, readouts: { ...s.readouts, ...(await recallSettled()) }, cost: costLine(page.view.frame?.cost, page.st.n, { softmax: page.view.frame?.softmaxCost, featureDim: page.view.frame?.costFeatureDim, label: page.viewOf(page.st).label }) };
     },
     compare: compareReadouts, dragging: () => dragging,
   }));

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab, fontReport } from './browser.mjs';
-import { PRESETS } from '../../web/state/presets.mjs';
+import { PRESETS, presetOf } from '../../web/state/presets.mjs';
 import { plainQuote } from '../../web/state/citations.mjs';
 
 const ROOT = 'build/web';
@@ -446,6 +446,23 @@ describe('the lessons', () => {
       expect(errors).toEqual([]);
     }, 60000);
   }
+
+  it('a prediction compares the lesson\'s own state with the reveal, and its verdict goes when the state does', async () => {
+    // the reader (or ▶) moved m to 4096 first: the answer still speaks of m = 256 against m = 1024
+    await lesson('performer-m', '&m=4096');
+    const q = page.locator('#lesson .lesson-predict');
+    await q.locator(`.predict-choice[data-choice="${presetOf('performer-m').predict.answer}"]`).click();
+    await expect.poll(() => q.locator('.predict-verdict').getAttribute('data-right'), { timeout: 30000 }).toBe('true');
+    const text = await q.locator('.predict-verdict').textContent();
+    expect(text).toMatch(/m = 1024/);
+    expect(text).toMatch(/m = 256/);
+    expect(text).not.toMatch(/4096/);
+    // Back to the state before the reveal: the verdict no longer holds, so the question is asked again
+    await page.goBack();
+    await expect.poll(() => q.locator('.predict-verdict').textContent(), { timeout: 20000 }).toBe('');
+    expect(await q.locator('.predict-choice').first().isDisabled()).toBe(false);
+    expect(errors).toEqual([]);
+  }, 60000);
 
   it('explicit keys in a link win over the preset, an unknown lesson is reported, closing keeps the state', async () => {
     let s = await at('preset=rank-le-d&d=32');

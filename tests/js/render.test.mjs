@@ -287,7 +287,15 @@ describe('spectrum shaping and readout text', () => {
     const line = costLine(f.cost, 256, { softmax: f.softmaxCost, label: 'Performer' });
     expect(line).toContain(`linear path of Performer: ${fmtCount(f.cost.linear_madds)} multiply-adds`);
     expect(line).toContain(`softmax's quadratic path: ${fmtCount(soft.quad_madds)} multiply-adds`);
-    expect(line).toMatch(new RegExp(`\\(linear is ${fmtRatio(f.cost.linear_madds / soft.quad_madds).replace('.', '\\.')}× dearer: `));
+    expect(line).toMatch(new RegExp(`\\(linear is ${fmtRatio(f.cost.linear_madds / soft.quad_madds).replace('.', '\\.')}× dearer\\)$`));
+    // a feature dimension above the count's limit ((1 + s/N)^N at d = 8, N = 8: 9⁸ features) is uncounted, not absent
+    const big = e.frame(requestOf({ ...defaults(), variant: 'explimit', n: 256, d: 8, N: 8 }));
+    expect(big.cost.linear_madds).toBe(null);
+    expect(big.costFeatureDim).toBe(9 ** 8);
+    const said = costLine(big.cost, 256, { softmax: big.softmaxCost, featureDim: big.costFeatureDim, label: 'v' });
+    expect(said).toMatch(/linear path of v: not counted, its feature dimension 43M is above the count's limit and above n, so it is dearer than softmax's$/);
+    expect(said).not.toMatch(/no linear path/);
+    expect(e.frame(requestOf({ ...defaults(), variant: 'softmax', n: 256, d: 8 })).costFeatureDim).toBe(null); // softmax: no linear path at all
     e.free();
   });
   it('says "about the same cost" where the ratio rounds to 1, and gives ratios a sensible precision', () => {
@@ -297,7 +305,7 @@ describe('spectrum shaping and readout text', () => {
     expect(line(1000, 1040)).toMatch(/\(about the same cost\)$/);
     for (const [q, l] of [[1000, 1000], [1040, 1000], [1000, 1040], [1000, 1020]]) expect(line(q, l)).not.toMatch(/\b1× /);
     expect(line(1300, 1000)).toMatch(/linear is 1\.3× cheaper\)$/);
-    expect(line(1000, 1300)).toMatch(/linear is 1\.3× dearer: n is not ≫ feature dim\)$/);
+    expect(line(1000, 1300)).toMatch(/linear is 1\.3× dearer\)$/); // no reason given: Nyström's has no feature dimension
     expect(line(3950, 1000)).toContain('linear is 4× cheaper');
     expect(line(32768, 1024)).toContain('linear is 32× cheaper');
     expect(line(1234567, 1000)).toContain('linear is 1,235× cheaper');

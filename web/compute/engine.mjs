@@ -205,10 +205,10 @@ export class Engine {
     const D = ok ? lab.downsample('M-A', b, ds, cells?.(size * size)) : null; // of the entries' differences, not of the rounded cells
     const readouts = ok && withReadouts ? this.plainReadouts(req) : null;
     const softmaxCost = this.softmaxCost(); // the cost line's other side (render/readouts.mjs costLine)
-    const cost = lab.cost(req.knobs);
+    const cost = lab.cost(req.knobs), costFeatureDim = this.uncountedFeatureDim(req.knobs, cost);
     const semiCeiling = lab.semiseparableCeiling(req.knobs).r; // the semiseparable rank's structural bound
     return {
-      size, b, n, mode: ds, M, A, aKey, D, readouts, cost, softmaxCost, semiCeiling, swamped: ok ? this.swamped(req) : null,
+      size, b, n, mode: ds, M, A, aKey, D, readouts, cost, costFeatureDim, softmaxCost, semiCeiling, swamped: ok ? this.swamped(req) : null,
       status: { matrix: mStatus, ref: this.status.ref, inputs: this.status.inputs },
       ms: { total: now() - t0 },
     };
@@ -216,6 +216,14 @@ export class Engine {
 
   /** Softmax's cost counts at the lab's n, d, dv: the quadratic path every linear path is weighed against. */
   softmaxCost() { return this.lab.cost({ variant: this.lab.av.referenceVariant }); }
+
+  /** The feature dimension when the cost model left the linear path uncounted because it is above the
+   * counting limit (av_cost_path: max_feature_dim), else null: the cost line then says why it has no number. */
+  uncountedFeatureDim(knobs, cost) {
+    if (!cost || cost.linear_madds != null) return null;
+    const f = this.lab.featureDim(knobs), max = this.lab.av.registry.limits.max_feature_dim;
+    return f.r != null && f.r > max ? f.r : null;
+  }
 
   /**
    * The heatmaps of a drag above FRAME_WORKER_MAX_N, without the n×n matrix (docs/page.md, "Large n"):
@@ -228,7 +236,8 @@ export class Engine {
     const t0 = now();
     this.ensure(req, { ref: false, matrix: false });
     const n = req.inputs.n, ds = req.ds, b = blockSize(n, HEATMAP_CAP);
-    const base = { n, mode: ds, readouts: null, softmaxCost: this.softmaxCost(), cost: this.lab.cost(req.knobs), semiCeiling: this.lab.semiseparableCeiling(req.knobs).r, swamped: null };
+    const cost = this.lab.cost(req.knobs);
+    const base = { n, mode: ds, readouts: null, softmaxCost: this.softmaxCost(), cost, costFeatureDim: this.uncountedFeatureDim(req.knobs, cost), semiCeiling: this.lab.semiseparableCeiling(req.knobs).r, swamped: null };
     if (this.status.inputs?.status < 0) return { ...base, size: 0, b, M: null, A: null, D: null, quick: null, status: { matrix: this.status.inputs, ref: this.status.inputs, inputs: this.status.inputs }, ms: { total: now() - t0 } };
     let cells = null, quick = 'factors', mStatus = null;
     if (ds === 'mean') {

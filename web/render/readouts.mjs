@@ -175,16 +175,21 @@ export function rowReason(row, r) {
  * The one-line cost readout, with one meaning on every variant: the variant's own linear path against
  * softmax's quadratic path (the cost linear attention is meant to avoid), never the variant's own n² path
  * (which for Performer or Hedgehog costs far more than softmax). `softmax` is softmax's cost counts for the
- * same n, d, dv; `label` the variant's name as the page shows it. "about the same cost" where the ratio
+ * same n, d, dv; `label` the variant's name as the page shows it; `featureDim` the feature dimension when
+ * the cost model left the linear path uncounted (above its limit). "about the same cost" where the ratio
  * rounds to 1.
  */
-export function costLine(cost, n, { softmax = null, label = 'the variant' } = {}) {
+export function costLine(cost, n, { softmax = null, label = 'the variant', featureDim = null } = {}) {
   if (!cost || !softmax || softmax.quad_madds == null) return 'cost: —';
   const quad = `softmax's quadratic path: ${fmtCount(softmax.quad_madds)} multiply-adds, ${fmtBytes(softmax.quad_bytes)}`;
-  if (cost.linear_madds == null) return `cost at n = ${n}: ${quad}; no linear path for ${label}`;
+  if (cost.linear_madds == null) {
+    // uncounted is not absent: a feature dimension above the counting limit is a linear path far dearer than softmax's
+    if (featureDim != null) return `cost at n = ${n}: ${quad}; linear path of ${label}: not counted, its feature dimension ${fmtCount(featureDim)} is above the count's limit${featureDim > n ? ` and above n, so it is dearer than softmax's` : ''}`;
+    return `cost at n = ${n}: ${quad}; no linear path for ${label}`;
+  }
   const ratio = softmax.quad_madds / cost.linear_madds;
   const times = fmtRatio(ratio >= 1 ? ratio : 1 / ratio);
   const verdict = !Number.isFinite(ratio) || ratio <= 0 ? 'no ratio' : times === '1' ? 'about the same cost'
-    : ratio > 1 ? `linear is ${times}× cheaper` : `linear is ${times}× dearer: n is not ≫ feature dim`;
+    : ratio > 1 ? `linear is ${times}× cheaper` : `linear is ${times}× dearer`;
   return `cost at n = ${n}: linear path of ${label}: ${fmtCount(cost.linear_madds)} multiply-adds, ${fmtBytes(cost.linear_bytes)}; ${quad} (${verdict})`;
 }

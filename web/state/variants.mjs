@@ -118,9 +118,9 @@ export const VARIANT_VIEW = {
     random: [],
   },
   explimit: {
-    label: '(1 + s/N)^N',
+    label: '(1 + x/N)^N',
     tex: String.raw`M_{ij} \propto (1 + \beta\,q_i\cdot k_j/N)^N`,
-    hint: '(1 + s/N)^N → exp as N grows; features (d+1)^N.',
+    hint: '(1 + x/N)^N → exp(x), x = β·q·k, as N grows; features (d+1)^N.',
     explain: { text: '(1 + x/N)^N tends to eˣ as N grows, and is a linear attention with features of dimension (d + 1)^N. It approaches softmax as N grows, which makes softmax, in this sense, an infinite-dimensional linear attention.', source: INF },
     numpy: 'N = knob("N")\nR = norm((1.0 + S * Q @ K.T / N) ** N, 0.0)',
     random: [],

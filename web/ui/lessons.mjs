@@ -96,6 +96,7 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
   /** Ask lesson p's question (or hide the block for a lesson without one). */
   function pose(p) {
     asked++;
+    revealed = null;
     ask.hidden = !p?.predict;
     if (!p?.predict) return;
     const q = p.predict;
@@ -125,18 +126,30 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
     const head = right ? 'Right. ' : `Not quite: the answer is “${q.choices[q.answer]}”. `;
     verdict.textContent = `${head}Showing it…`;
     delete verdict.dataset.right;
+    // the comparison is the lesson's own state against the reveal, whatever the reader (or ▶) changed since:
+    // the explanations name both ("four times the features")
+    await go(href(p.name));
+    if (id !== asked) return;
     const before = live ? await live() : null;
     if (id !== asked) return;
     const pairs = Object.entries(q.reveal).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`).join('&');
-    const applied = new Promise((res) => addEventListener('hashchange', () => setTimeout(res, 0), { once: true }));
-    location.hash = `${href(p.name)}&${pairs}`;
-    await applied; // the page has read the new link (its hashchange handler ran): the snapshot is of the reveal
+    await go(`${href(p.name)}&${pairs}`); // the snapshot is of the reveal
     if (id !== asked) return;
     const after = live ? await live() : null;
     if (id !== asked) return;
     verdict.textContent = head + (after ? fillPrediction(q.explanation, after, before) : '');
     verdict.dataset.right = String(right);
+    revealed = { name: p.name, keys: Object.fromEntries(Object.entries(q.reveal).map(([k, v]) => [k, String(v)])) };
   }
+
+  /** Open link `hash` and wait until the page has read it (its hashchange handler ran). */
+  function go(hash) {
+    if (location.hash === `#${hash}`) return Promise.resolve(); // already read: no hashchange will come
+    const applied = new Promise((res) => addEventListener('hashchange', () => setTimeout(res, 0), { once: true }));
+    location.hash = hash;
+    return applied;
+  }
+  let revealed = null; // the answered prediction's lesson and reveal keys: its verdict holds while they do
   // a clicker's keys step lessons, except where a control of the page takes them (a slider, a picker, a
   // field, a heatmap's cell cursor, a dialog)
   const STEP = { ArrowRight: 1, PageDown: 1, ArrowLeft: -1, PageUp: -1 };
@@ -328,6 +341,11 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
     sync(st) {
       const m = st.projector ? '&projector=1' : '';
       if (m !== modes) { modes = m; relink(); }
+      // a verdict speaks of the revealed state: once the reader leaves it (Back, a knob), ask again
+      if (revealed && (revealed.name !== shown || Object.entries(revealed.keys).some(([k, v]) => String(st[k]) !== v))) {
+        revealed = null;
+        if (shown) pose(presetOf(shown));
+      }
       if (mode.projector !== !!st.projector || mode.embed !== !!st.embed) {
         mode = { projector: !!st.projector, embed: !!st.embed };
         stage.arrange(presetOf(shown)?.highlight ?? null, mode);

@@ -77,7 +77,7 @@ export function mountReadoutsPanel(page, button) {
     draw() {
       if (!page.redraw.readouts) return;
       table.draw();
-      setText('cost', costLine(page.view.frame?.cost, page.st.n, { softmax: page.view.frame?.softmaxCost, label: page.viewOf(page.st).label }));
+      setText('cost', costLine(page.view.frame?.cost, page.st.n, { softmax: page.view.frame?.softmaxCost, featureDim: page.view.frame?.costFeatureDim, label: page.viewOf(page.st).label }));
       setText('readout-state', page.lab.staleShown('specStale') ? 'spectral readouts updating…' : '');
     },
   };
