@@ -15,6 +15,7 @@ import { listenForHosts } from './io/messages.mjs';
 import { Engine, MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N } from './compute/engine.mjs';
 import { READOUT_ROWS, costLine } from './render/readouts.mjs';
 import { uPlotReady } from './render/charts.mjs';
+import { rankAtRelative } from './render/spectrum.mjs';
 import { createInspector } from './io/inspect.mjs';
 import { expandPreset, withPreset } from './state/presets.mjs';
 import { createLabWorkers } from './lab-workers.mjs';
@@ -207,6 +208,27 @@ function writeUrl(now) {
   if (now) put(); else urlTimer = setTimeout(put, 250);
 }
 
+// A lesson's comparison (presets.mjs `compare`): the readouts of the state with one key changed, plain and
+// spectral, from the same library and engine code the page's readouts come from, in the background worker
+// (its spectrum takes more than a frame). A promise of {r, ctx} as the readout table's source gives them, or
+// null (a loaded model's tensors, or the worker failed).
+const compareJobs = new Map();
+let compareSeq = 0;
+function compareReadouts(st, key, value) {
+  const { schema } = page;
+  let other = schema.normalise({ ...st, [key]: value });
+  if (key === 'variant') other = schema.withVariant(st, other);
+  if (model.tensors(other)) return Promise.resolve(null);
+  const id = ++compareSeq;
+  const answer = new Promise((resolve) => compareJobs.set(id, resolve));
+  page.lab.background().postMessage({ kind: MSG.COMPARE, id, req: page.schema.requestOf(other) });
+  return answer.then((m) => (m.error ? null : {
+    r: m.readouts,
+    ctx: { n: other.n, tau: other.tau, ceiling: null, semiCeiling: null, partial: m.partial, relTol: other.rtol,
+      relRank: m.sv ? rankAtRelative(m.sv, 10 ** other.rtol, m.floor, m.sigma1Upper) : null },
+  }));
+}
+
 // --- the background worker's answers and failure (sweeps, exports, a real model, the overview) ---------
 const exportJobs = new Map();  // full-resolution arrays for an export, from the background worker (a lab of any n)
 let exportSeq = 0;
@@ -230,6 +252,7 @@ function backgroundFailed(what) {
   model.backgroundFailed(what, sentence);
   sweep.failed(what);
   for (const [id, done] of exportJobs) { exportJobs.delete(id); done({ kind: MSG.EXPORT_DATA, id, error: sentence }); }
+  for (const [id, done] of compareJobs) { compareJobs.delete(id); done({ kind: MSG.COMPARE_DATA, id, error: sentence }); }
   overview.fail(what); // tried again when next asked for
   inspector.notify();
 }
@@ -316,6 +339,7 @@ async function start() {
       const s = await inspector.snapshot();
       return { ...s, readouts: { ...s.readouts, ...(await recallSettled()) }, cost: costLine(page.view.frame?.cost, page.st.n, { softmax: page.view.frame?.softmaxCost, featureDim: page.view.frame?.costFeatureDim, label: page.viewOf(page.st).label }) };
     },
+    compare: compareReadouts, dragging: () => dragging,
   }));
   panels.add(mountExport($('export'), {
     snapshot: () => inspector.snapshot(),
@@ -332,6 +356,7 @@ async function start() {
   }));
   Object.assign(routes, panels.routes(), {
     [MSG.EXPORT_DATA]: (m) => { exportJobs.get(m.id)?.(m); exportJobs.delete(m.id); },
+    [MSG.COMPARE_DATA]: (m) => { compareJobs.get(m.id)?.(m); compareJobs.delete(m.id); },
     backgroundFailed, ownTensors: () => model.own(), allTensors: () => model.all(),
     mechanisms: (m) => mech.onMessage(m), mechanismsFailed: (sentence) => { page.notice.show(sentence); mech.fail(sentence); },
   });

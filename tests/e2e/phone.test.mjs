@@ -30,7 +30,8 @@ const boxes = (page) => page.evaluate(() => {
   return {
     hm: ['hm-M', 'hm-A', 'hm-D'].map((id) => at(document.getElementById(id))),
     bars: [...document.querySelectorAll('.heat .cbar')].map(at),
-    lesson: document.getElementById('lesson').hidden ? null : at(document.getElementById('lesson')),
+    // the caption (an open lesson's panel may be laid out as its parts, display: contents, with no box)
+    lesson: document.getElementById('lesson').hidden ? null : at(document.querySelector('#lesson .lesson-caption')),
     input: at(document.getElementById('ctl-input')),
     scrollWidth: document.documentElement.scrollWidth,
   };

@@ -49,6 +49,19 @@ describe('the lessons table', () => {
     }
   });
 
+  it('compares on a schema key the schema takes as given, and cites a readout to compare', () => {
+    const rows = READOUT_ROWS.map((r) => r.id);
+    for (const p of PRESETS.filter((x) => x.compare)) {
+      const { key, value, label } = p.compare;
+      expect(schema.entryOf(key), `${p.name}: ${key}`).not.toBe(null);
+      const { state, problems } = schema.fromHash(`${expandPreset(`preset=${p.name}`).hash}&${key}=${encodeURIComponent(String(value))}`);
+      expect(problems, p.name).toEqual([]);
+      expect(String(schema.toHash(state).match(new RegExp(`(?:^|&)${key}=([^&]*)`))[1]), p.name).toBe(encodeURIComponent(String(value)));
+      expect(typeof label === 'string' && label.length > 0, p.name).toBe(true);
+      expect(p.highlight.some((h) => rows.includes(h)), `${p.name} cites a readout`).toBe(true);
+    }
+  });
+
   it("plays a knob of the lesson's own variant, through values the schema takes, past the lesson's own value", () => {
     const played = PRESETS.filter((p) => p.play).map((p) => p.name);
     expect(played).toEqual(expect.arrayContaining(['focused-p', 'performer-m', 'decay-halflife', 'explimit-N', 'linformer-s']));

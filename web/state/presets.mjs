@@ -28,11 +28,14 @@ import { seed, PAPER } from './citations.mjs';
  *              readout, `{state.KEY}` a state key, `{before.KEY}` / `{before.state.KEY}` the same before
  *              the reveal, `{cost}` the cost line's verdict, `{recall_MEMORY}` the recall view's error of
  *              that memory at N = pairs (web/ui/lessons.mjs fillPrediction)
+ *   compare    optional {key, value, label}: the evidence strip shows each cited plain readout for the state
+ *              with this one key changed too ("row entropy 4.24 / 5.55 — p = 1: 5.41 / 5.55")
  */
 export const PRESETS = [
   {
     name: 'first-look',
     title: 'First look: softmax against linear attention',
+    compare: { key: 'variant', value: 'softmax', label: 'softmax' },
     state: { gen: 'local', variant: 'elu', n: 256, d: 64 },
     caption: 'Tokens here attend mostly to their neighbours. Softmax (its map A) keeps that sharp diagonal; '
       + 'linear attention with φ = elu+1 (its map M) spreads every row almost evenly, so its row entropy sits near ln n. '
@@ -47,6 +50,7 @@ export const PRESETS = [
   {
     name: 'rank-le-d',
     title: 'Linear attention has rank ≤ d',
+    compare: { key: 'variant', value: 'softmax', label: 'softmax' },
     state: { gen: 'gaussian', variant: 'elu', n: 256, d: 16, causal: 0 },
     caption: 'Linear attention is φ(Q)φ(K)ᵀ with each row divided by its sum: an n×d times d×n product, so its '
       + 'rank is at most d = 16 for any sequence length. The spectrum falls off a cliff at i = d (the dashed '
@@ -85,7 +89,7 @@ export const PRESETS = [
       seed('001', '3.2. 有损的低秩近似', '橙色线(exp(QK))的误差居高不下,这意味着即使 D 已经很大了(比如 X 轴走到了 500),橙色线的误差依然非常高。',
         'the error of the orange line, exp(QK), stays high: even at a large D (the x axis going to 500, say) it is still very high.'),
     ],
-    highlight: ['rank_rel', 'article', 'spectrum', 'error'],
+    highlight: ['rank_rel', 'article'], // the article's two figures carry both halves of the claim; the page's own spectrum and e(r) follow
   },
   {
     name: 'crossover',
@@ -126,6 +130,7 @@ export const PRESETS = [
   {
     name: 'focused-p',
     title: 'Focusing power p sharpens the rows',
+    compare: { key: 'p', value: 1, label: 'p = 1' },
     state: { gen: 'clustered', variant: 'focused', n: 256, d: 64, p: 6, dwc: 0, sweep: 'p', sweep_y: 'error_fro_rel' },
     caption: 'FLatten raises each feature to the power p and rescales it to keep its norm, which pushes a query '
       + 'toward the keys that share its largest features. On clustered keys, dragging p from 1 to 8 lowers the '
@@ -142,6 +147,7 @@ export const PRESETS = [
   {
     name: 'dwc-rank',
     title: 'Depthwise convolution lifts the rank above d',
+    compare: { key: 'dwc', value: 0, label: 'no DWC' },
     state: { gen: 'gaussian', variant: 'focused', n: 256, d: 16, p: 3, dwc: 1, dwc_k: 5 },
     caption: 'Focused linear attention alone has rank ≤ d = 16. FLatten adds a depthwise convolution on V, '
       + 'which acts like a banded n×n matrix added to M: the sum is full rank (untick DWC to compare). The '
@@ -238,6 +244,7 @@ export const PRESETS = [
   {
     name: 'hedgehog-spiky',
     title: "Hedgehog's exp features are spiky",
+    compare: { key: 'variant', value: 'elu', label: 'elu+1' },
     state: { gen: 'clustered', variant: 'hedgehog', n: 256, d: 64, std: 2 },
     caption: 'Hedgehog maps x to [exp(Wᵀx), exp(−Wᵀx)], which keeps the exponential\'s spikiness: on clustered '
       + 'keys its rows are far more concentrated (lower row entropy, fewer keys for 90%) than those of elu+1, '
@@ -265,6 +272,7 @@ export const PRESETS = [
   {
     name: 'decay-halflife',
     title: 'Decay: a state that forgets',
+    compare: { key: 'decay', value: 1, label: 'γ = 1' },
     state: { gen: 'local', variant: 'elu', causal: 1, decay: 0.8, n: 256, d: 16 },
     caption: 'Multiply the state by a fixed γ before each write (RetNet, Lightning Attention; Mamba-2 and Gated DeltaNet '
       + 'make γ depend on the input) and a key\'s weight halves every ln ½ / ln γ tokens: 3.1 tokens at γ = 0.8. Each row now looks at its recent '

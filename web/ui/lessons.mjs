@@ -6,19 +6,26 @@
 // and sources (each seed by its own title, section and quoted sentence with an English gloss; each paper
 // by authors, year and arXiv id), with "previous", "reset" (the preset's state again), "next" and "close";
 // ←/→ and PageUp/PageDown step lessons (presenter clickers) unless a control that takes those keys has
-// focus; the readout rows and panels the lesson names are outlined (elements with a matching
-// data-readout or data-hl attribute). A lesson with a `play` has a ▶ that steps its knob as a drag would
-// (onChange's 'dragstart', 'input' per value, 'change' when it stops): it stops at the end, on ❚❚, on the
-// reader's next pointer press or key, on a lesson change, and when the knob is set by anyone else; with
-// prefers-reduced-motion each press steps one value, with no animation. A lesson with a `predict` asks
-// first ("predict, then reveal"): the reader picks a choice, the page applies the lesson's reveal keys, and
-// once the view has settled says whether the guess was right, with an explanation that quotes the live
-// readouts (fillPrediction).
+// focus. A lesson with a `play` has a ▶ that steps its knob as a drag would (onChange's 'dragstart',
+// 'input' per value, 'change' when it stops): it stops at the end, on ❚❚, on the reader's next pointer press
+// or key, on a lesson change, and when the knob is set by anyone else; with prefers-reduced-motion each
+// press steps one value, with no animation. A lesson with a `predict` asks first ("predict, then reveal"):
+// the reader picks a choice, the page applies the lesson's reveal keys, and once the view has settled says
+// whether the guess was right, with an explanation that quotes the live readouts (fillPrediction). The
+// evidence strip under the caption shows each readout row the lesson names, as the table shows it (its
+// label and value, copied from the table after each draw: never a second computation), and, for a lesson
+// with `compare`, the same row for the other state, computed by `compare` (main.mjs: the page's library,
+// in the background worker); the cost line is shown there too when the lesson names it. What carries the
+// claim is outlined (class `hl`): the strip's items and the panels the lesson names (their data-hl); the
+// table's rows and the cost line it stands in for are marked `cited`. The panels are moved beside the
+// caption where the page scrolls (ui/lesson-stage.mjs).
 import { PRESETS, CHAPTERS, presetOf, stepPreset, chapterOf, playValues } from '../state/presets.mjs';
 import { t } from '../i18n/i18n.mjs';
 import { NOTHING } from './panel.mjs';
 import { fmt } from '../render/format.mjs';
 import { shownQuote, SEEDS } from '../state/citations.mjs';
+import { READOUT_ROWS } from '../render/readouts.mjs';
+import { mountStage, revealEvidence } from './lesson-stage.mjs';
 
 /** Time between two values of a lesson's play: long enough to read each frame, and for the link to follow. */
 const PLAY_MS = 450;
@@ -28,9 +35,11 @@ const PLAY_MS = 450;
  * #lesson). `onClose()` is called by the panel's close button; `live()` is a promise of what the page shows
  * once it has settled, {readouts, state (snapshot()'s), cost (the cost line)}, for the predictions'
  * explanations; `onChange(key, value, phase)` sets the state (main.mjs's), `value(key)` reads it and
- * `isInt(key)` says whether a key takes integers (the play button). Returns {show(name|null)}.
+ * `isInt(key)` says whether a key takes integers (the play button); `compare(st, key, value)`: a promise of
+ * the readouts of state `st` with `key` set to `value` ({r, ctx} as the table's source gives them), or of
+ * null; `dragging()`: whether the reader drags (the page never scrolls then). Returns {show(name|null)}.
  */
-export function mountLessons(menu, panel, { onClose, live = null, onChange, value, isInt }) {
+export function mountLessons(menu, panel, { onClose, live = null, onChange, value, isInt, compare = async () => null, dragging = () => false }) {
   let modes = ''; // the link keys of the reader's presentation ('&projector=1', '&lang=zh'), kept on every lesson link
   const href = (name) => `#preset=${encodeURIComponent(name)}${modes}`;
   // the menu: the chapters, each a heading over its lessons, numbered through the course
@@ -63,6 +72,10 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
   document.addEventListener('click', (e) => { if (menu.open && !menu.contains(e.target)) menu.open = false; });
 
   const el = (sel) => panel.querySelector(sel);
+  const stage = mountStage(document.getElementById('stage'), panel);
+  let mode = {};        // {projector, embed}: where the stage may be used
+  let revealDue = false; // bring the evidence into the window at the next settled state
+  let versus = null;    // {key, value, label, of (the request compared), r, ctx}: the comparison shown
   el('.lesson-close').addEventListener('click', () => onClose());
   let shown;
   let words = null; // the language the panel's words are in
@@ -79,7 +92,7 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
   verdict.className = 'predict-verdict';
   verdict.setAttribute('aria-live', 'polite');
   ask.append(question, choices, verdict);
-  el('.lesson-caption').after(ask);
+  el('.lesson-evidence').after(ask); // the live evidence first, under the caption
   let asked = 0; // the prediction in flight: a newer question or lesson drops an older answer
 
   /** Ask lesson p's question (or hide the block for a lesson without one). */
@@ -238,12 +251,14 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
     stop();
     shown = name;
     const p = presetOf(name);
-    for (const x of document.querySelectorAll('.hl')) x.classList.remove('hl');
+    for (const x of document.querySelectorAll('.hl, .cited')) x.classList.remove('hl', 'cited');
+    versus = null;
     for (const a of list.querySelectorAll('a')) {
       if (a.dataset.preset === name) a.setAttribute('aria-current', 'true'); else a.removeAttribute('aria-current');
     }
     panel.hidden = !p;
-    if (!p) { pose(null); return; }
+    stage.arrange(p ? p.highlight : null, mode);
+    if (!p) { el('.lesson-evidence').replaceChildren(); pose(null); return; }
     el('.lesson-num').textContent = t('lesson.num', { i: PRESETS.indexOf(p) + 1, total: PRESETS.length });
     const ch = chapterOf(p.name);
     el('.lesson-chapter-name').textContent = ch ? t('lesson.chapter', { i: ch.index + 1, total: CHAPTERS.length, title: t(`chapter.${ch.index + 1}`) }) : '';
@@ -259,14 +274,72 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
     el('.lesson-next').textContent = t('lesson.next', { title: next.title });
     relink();
     label();
+    // the strip: one item per readout row (and the cost line) the lesson names, outlined in its place
+    const strip = el('.lesson-evidence');
+    strip.replaceChildren();
     for (const key of p.highlight) {
-      for (const x of document.querySelectorAll(`[data-readout="${key}"], [data-hl="${key}"]`)) x.classList.add('hl');
+      const row = READOUT_ROWS.find((r) => r.id === key);
+      if (row || key === 'cost') {
+        const li = document.createElement('li');
+        li.className = 'hl';
+        if (row) li.dataset.readout = key; else li.dataset.hl = key;
+        const name = document.createElement('span'), number = document.createElement('b'), other = document.createElement('span');
+        name.className = 'ev-label'; number.className = 'ev-value'; other.className = 'ev-compare';
+        li.append(name, ' ', number, other);
+        strip.append(li);
+      }
+      const sel = row ? `#readout-table [data-readout="${key}"]` : key === 'cost' ? '#cost' : `[data-hl="${key}"]`;
+      for (const x of document.querySelectorAll(sel)) x.classList.add(row || key === 'cost' ? 'cited' : 'hl');
     }
+    strip.hidden = !strip.children.length;
     // a panel that folds (the single-row view) is open on the lessons that cite it, folded on the others
     for (const x of document.querySelectorAll('details[data-hl]')) x.open = p.highlight.includes(x.dataset.hl);
+    draw();
+    revealDue = true; // once the lesson's state has settled (update), its figures have their sizes
   }
+
+  /** The strip's values: the table's text as it stands (drawn before this panel), and the comparison's. */
+  function draw() {
+    if (!shown) return;
+    for (const li of el('.lesson-evidence').children) {
+      const key = li.dataset.readout;
+      const [name, , number, other] = li.childNodes;
+      let l, v, c = '';
+      if (key) {
+        const tr = document.querySelector(`#readout-table tr[data-readout="${key}"]`);
+        l = tr.querySelector('td.l > span').textContent;
+        v = tr.querySelector('td.v').textContent;
+        const row = READOUT_ROWS.find((r) => r.id === key);
+        if (versus?.r) c = ` — ${versus.label}: ${row.text(versus.r, versus.ctx)}`;
+      } else {
+        l = t('lesson.cost');
+        v = document.getElementById('cost').textContent;
+      }
+      if (name.textContent !== l) name.textContent = l;
+      if (number.textContent !== v) number.textContent = v;
+      if (other.textContent !== c) {
+        other.textContent = c;
+        other.title = c ? t('lesson.compared', { label: versus.label }) : '';
+      }
+    }
+  }
+
+  /** The lesson's comparison (`compare` in presets.mjs) for the settled state: computed once per state. */
+  function update(st) {
+    if (revealDue) { revealDue = false; requestAnimationFrame(() => revealEvidence(dragging)); }
+    const p = presetOf(shown);
+    const want = p?.compare && !st.mech ? p.compare : null;
+    if (!want) { if (versus) { versus = null; draw(); } return; }
+    const of = JSON.stringify([st, want]);
+    if (versus?.of === of) return;
+    const asked = versus = { ...want, of };
+    draw();
+    // from the background worker; a newer state or lesson drops an older answer
+    compare(st, want.key, want.value).then((res) => { if (versus === asked && res) { Object.assign(asked, res); draw(); } });
+  }
+
   return {
-    ...NOTHING, name: 'lessons', show, // a Panel (ui/panel.mjs): main.mjs shows the open lesson
+    ...NOTHING, name: 'lessons', show, draw, update, // a Panel (ui/panel.mjs): main.mjs shows the open lesson
     sync(st) {
       const m = `${st.projector ? '&projector=1' : ''}${st.lang !== 'en' ? `&lang=${st.lang}` : ''}`;
       if (m !== modes) { modes = m; relink(); }
@@ -279,6 +352,11 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
       if (revealed && (revealed.name !== shown || Object.entries(revealed.keys).some(([k, v]) => String(st[k]) !== v))) {
         revealed = null;
         if (shown) pose(presetOf(shown));
+      }
+      if (mode.projector !== !!st.projector || mode.embed !== !!st.embed) {
+        mode = { projector: !!st.projector, embed: !!st.embed };
+        stage.arrange(presetOf(shown)?.highlight ?? null, mode);
+        requestAnimationFrame(() => revealEvidence(dragging));
       }
     },
   };

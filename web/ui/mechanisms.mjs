@@ -329,7 +329,8 @@ export function mountMechanisms(box, env) {
     if (!uPlotReady()) { loadUPlot().then(drawRecall, (err) => chartsFailed(R.note, err)); return; } // uPlot after the first view (charts.mjs)
     const rc = out.recall, ids = rc.ids ?? [];
     const series = [...ids.map((id) => ({ label: MEMORIES[id].label, color: COLORS[id] })), { label: '√((N−1)/d)', color: '#888', dash: [3, 3] }];
-    byN ??= makeChart(R.byN, { title: `recall error against N (d = ${st.mem_d})`, xlabel: 'pairs N', ylabel: 'mean ‖o − v‖/‖v‖', series, ylog: false });
+    // N = d: where the memory-collisions lesson says a linear state's recall fails
+    byN ??= makeChart(R.byN, { title: `recall error against N (d = ${st.mem_d})`, xlabel: 'pairs N', ylabel: 'mean ‖o − v‖/‖v‖', series, ylog: false, marks: () => [{ x: st.mem_d, label: 'N = d' }] });
     byD ??= makeChart(R.byD, { title: `recall error against d (N = ${st.pairs})`, xlabel: 'd', ylabel: 'mean ‖o − v‖/‖v‖', series, ylog: false });
     const pick = (axis, xs, f) => ids.map((id) => xs.map((x) => rc.points.find((p) => p.axis === axis && p.memory === id && f(p) === x)?.mean ?? null));
     byN.set([rc.Ns ?? [], ...pick('N', rc.Ns ?? [], (p) => p.N), (rc.Ns ?? []).map((N) => Math.sqrt((N - 1) / st.mem_d))]);

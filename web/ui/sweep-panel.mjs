@@ -7,6 +7,7 @@ import { sweepableEntries, seeded, sweepPlan, SWEEP_READOUTS, MAX_SEEDS, undefin
 import { fmt, fmtMs } from '../render/format.mjs';
 import { MSG } from '../workers/protocol.mjs';
 import { readoutLabel } from '../wasm/readout-info.mjs';
+import { sweepGuides } from '../render/sweep-guides.mjs';
 
 const COLOR = '#0072b2';
 
@@ -37,6 +38,7 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
   seeds.addEventListener('change', () => onChange('sweep_seeds', seeds.value, 'change'));
 
   let chart = null, shownVariant = null, marker = null, logX = false;
+  let guides = { series: [], hlines: [] }, guideKey = ''; // the lesson's reference lines (render/sweep-guides.mjs)
   let latest = null; // show()'s newest arguments: a draw deferred until uPlot is in draws only those
 
   function makeChart() {
@@ -53,15 +55,29 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
       series: [{ label: 'knob' },
         { label: 'mean', stroke: COLOR, width: 2, points: { show: true, size: 5, fill: COLOR } },
         { label: 'min', stroke: `${COLOR}66`, width: 1, dash: [3, 3], points: { show: false } },
-        { label: 'max', stroke: `${COLOR}66`, width: 1, dash: [3, 3], points: { show: false } }],
+        { label: 'max', stroke: `${COLOR}66`, width: 1, dash: [3, 3], points: { show: false } },
+        ...guides.series.map((g) => ({ label: g.label, stroke: dark() ? '#b0b6bf' : '#666', width: 1.5, dash: [6, 4], points: { show: false } }))],
       bands: [{ series: [3, 2], fill: `${COLOR}22` }],
       hooks: {
-        draw: [(u) => { // the current value of the knob
+        draw: [(u) => { // the guides' levels, then the current value of the knob
+          const ctx = u.ctx;
+          for (const h of guides.hlines) {
+            const y = u.valToPos(h.y, 'y', true);
+            if (!(y >= u.bbox.top && y <= u.bbox.top + u.bbox.height)) continue;
+            ctx.save();
+            ctx.strokeStyle = ctx.fillStyle = dark() ? '#b0b6bf' : '#666';
+            ctx.lineWidth = devicePixelRatio;
+            ctx.setLineDash([2 * devicePixelRatio, 3 * devicePixelRatio]);
+            ctx.beginPath(); ctx.moveTo(u.bbox.left, y); ctx.lineTo(u.bbox.left + u.bbox.width, y); ctx.stroke();
+            ctx.font = `${fontPx * devicePixelRatio}px system-ui, sans-serif`;
+            ctx.textAlign = 'right'; ctx.textBaseline = 'bottom';
+            ctx.fillText(h.label, u.bbox.left + u.bbox.width - 4 * devicePixelRatio, y - 2 * devicePixelRatio);
+            ctx.restore();
+          }
           if (marker === null) return;
           const x = u.valToPos(marker, 'x', true);
           const { left, top, width, height } = u.bbox;
           if (!(x >= left && x <= left + width)) return;
-          const ctx = u.ctx;
           ctx.save();
           ctx.strokeStyle = dark() ? '#f0e442' : '#b8860b';
           ctx.lineWidth = 1.5 * devicePixelRatio;
@@ -107,10 +123,12 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
         return;
       }
       const wantLog = plan.values.length > 2 && plan.values[0] > 0 && plan.values.at(-1) / plan.values[0] >= 50;
-      if (!chart || wantLog !== logX) { logX = wantLog; makeChart(); }
+      guides = sweepGuides(plan, points, current);
+      const key = guides.series.map((g) => g.label).join('|');
+      if (!chart || wantLog !== logX || key !== guideKey) { logX = wantLog; guideKey = key; makeChart(); }
       marker = current;
       const col = (k) => plan.values.map((_, i) => points[i]?.[k] ?? null);
-      chart.setData([plan.values.slice(), col('mean'), col('min'), col('max')]);
+      chart.setData([plan.values.slice(), col('mean'), col('min'), col('max'), ...guides.series.map((g) => g.values)]);
       const undefinedAt = undefinedNote(plan, points, fmt); // as the exported figure says it (sweep.mjs)
       note.textContent = `${readoutLabel(plan.readout)} against ${plan.name}` +
         `${plan.seeds > 1 ? `, mean and min–max over ${plan.seeds} seeds` : ''}: ${status}` +

@@ -24,6 +24,7 @@
 //   MODEL_LOAD {id, files: [ArrayBuffer, ArrayBuffer]}: a checkpoint and tokenizer, any order
 //   MODEL_RUN {id, text, key}: encode and run the forward pass; its tensors become `key`
 //   OVERVIEW {id, req, layers, heads}: every head at a glance (a newer one stops it)
+//   COMPARE {id, req}: a lesson's comparison (web/ui/lessons.mjs): the plain and spectral readouts of req
 //   MECH_STEP {id, req, t}; MECH_SCALING {id, knobs, d, budget}; MECH_RECALL {id, memories, Ns, d, seeds, N,
 //       ds, overwriteN}; MECH_DISTILL {id, req, steps, lr, reset}; MECH_CANCEL {}
 // Worker → page:
@@ -37,6 +38,7 @@
 //   ROW_DATA {id, row: {i, n, causal, M, A, mReason, aReason}} | {id, error}
 //   MODEL_LOADED {id, config | error} | MODEL_RAN {id, ids, pieces, ms, tensors | error}
 //   OVERVIEW_CELL {id, layer, head, values, reasons | error} | OVERVIEW_DONE {id, error?}
+//   COMPARE_DATA {id, readouts, sv, floor, partial, sigma1Upper} | {id, error}
 //   MECH_FRAME {id, frame | error} | MECH_POINT {id, view, point} | MECH_DISTILL {id, chunk} |
 //   MECH_DONE {id, view, complete, error?, …}
 // Page → embed worker (embed-worker.mjs): INIT; JOB {client, id, req, overlays}; DROP {client} (the element
@@ -51,6 +53,7 @@ export const MSG = Object.freeze({
   EXPORT: 'export', EXPORT_DATA: 'export-data', ROW: 'row', ROW_DATA: 'row-data',
   MODEL_LOAD: 'model-load', MODEL_RUN: 'model-run', MODEL_LOADED: 'model-loaded', MODEL_RAN: 'model-ran',
   OVERVIEW: 'overview', OVERVIEW_CELL: 'overview-cell', OVERVIEW_DONE: 'overview-done',
+  COMPARE: 'compare', COMPARE_DATA: 'compare-data',
   MECH_STEP: 'mech-step', MECH_SCALING: 'mech-scaling', MECH_RECALL: 'mech-recall', MECH_DISTILL: 'mech-distill',
   MECH_CANCEL: 'mech-cancel', MECH_FRAME: 'mech-frame', MECH_POINT: 'mech-point', MECH_DONE: 'mech-done',
 });

@@ -204,6 +204,22 @@ async function overview({ id, req, layers, heads }) {
   }
 }
 
+// --- a lesson's comparison (docs/lessons.md, "The first screen"): the readouts of the state with one key
+// changed, plain and spectral, as the page's workers compute them, in an engine aside (the SVD takes more
+// than a frame)
+async function compare({ id, req }) {
+  try {
+    await ready;
+    const e = aside();
+    const s = e.spectrum(req, false);
+    const readouts = { ...e.plainReadouts(req), ...(s?.readouts ?? {}) };
+    delete readouts.entropy_hist; // the histograms are the entropy panel's, not a readout
+    self.postMessage({ kind: MSG.COMPARE_DATA, id, readouts, sv: s?.sv ?? null, floor: s?.floor ?? 0, partial: !!s?.partial, sigma1Upper: s?.sigma1Upper ?? null });
+  } catch (err) {
+    self.postMessage({ kind: MSG.COMPARE_DATA, id, error: String(err?.message ?? err) });
+  }
+}
+
 // --- the mechanism views (docs/mechanisms.md), in a worker of their own; a newer job of a view stops its older one
 const mech = { id: 0, stepper: null, stepKey: null, distiller: null, distillKey: null, compare: null };
 const MECH_STEP_MAX_N = 2048;      // the stepper forms the masked matrix once (n² floats)
@@ -325,6 +341,7 @@ self.addEventListener('unhandledrejection', (e) => {
 self.onmessage = (e) => {
   const msg = e.data;
   if (msg.kind === MSG.OVERVIEW) { overview(msg); return; }
+  if (msg.kind === MSG.COMPARE) { compare(msg); return; }
   if (msg.kind === MSG.SWEEP) { sweep(msg); return; }
   if (msg.kind === MSG.MODEL_LOAD) { modelLoad(msg); return; }
   if (msg.kind === MSG.MODEL_RUN) { modelRun(msg); return; }
