@@ -86,6 +86,15 @@ describe("a lesson's play button", () => {
     await page.waitForTimeout(1200);
     expect(await page.evaluate(() => window.attnviz.state.decay)).toBe(at);
     expect((await button(page)).pressed).toBe('false');
+    // a wheel turned over the page (over a slider it would move that slider) stops it too
+    await page.click('.lesson-play');
+    await page.waitForFunction((a) => window.attnviz.state.decay !== a, at);
+    await page.mouse.move(700, 300);
+    await page.mouse.wheel(0, 40);
+    const atWheel = await page.evaluate(() => window.attnviz.state.decay);
+    await page.waitForTimeout(1200);
+    expect(await page.evaluate(() => window.attnviz.state.decay)).toBe(atWheel);
+    expect((await button(page)).pressed).toBe('false');
     // playing, then → (the next lesson): the next lesson opens with its own state, nothing steps on
     await page.click('.lesson-play');
     await page.waitForFunction((a) => window.attnviz.state.decay !== a, at);

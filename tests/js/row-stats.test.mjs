@@ -38,6 +38,10 @@ describe('rowStats', () => {
       expect(s.keys90).toBe(null);
       expect(s.reason).toMatch(/^the row /);
     }
+    // the sum is still the row's (docs/inspection.md documents it): only a non-finite entry leaves it unknown
+    expect(rowStats(Float32Array.of(1, -0.25, 0.5)).sum).toBe(1.25);
+    expect(rowStats(Float32Array.of(0, 0)).sum).toBe(0);
+    expect(rowStats(Float32Array.of(1, NaN)).sum).toBe(null);
   });
 });
 

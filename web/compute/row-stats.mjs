@@ -5,18 +5,20 @@
 /**
  * Statistics of `row` (n numbers) over its first `m` entries, the allowed ones (m = i + 1 under a causal
  * mask, n otherwise). Returns {m, sum, entropy, keys90, uniform: ln m, reason}: entropy and keys90 are null,
- * with reason a sentence, when an allowed entry is negative or not finite, or the allowed entries sum to ≤ 0.
+ * with reason a sentence, when an allowed entry is negative or not finite, or the allowed entries sum to ≤ 0;
+ * sum is the allowed entries' sum (null only when one is not finite).
  */
 export function rowStats(row, m = row.length) {
-  const out = { m, sum: 0, entropy: null, keys90: null, uniform: Math.log(m), reason: null };
-  let sum = 0;
+  const out = { m, sum: null, entropy: null, keys90: null, uniform: Math.log(m), reason: null };
+  let sum = 0, negative = false;
   for (let j = 0; j < m; j++) {
     const x = row[j];
     if (!Number.isFinite(x)) return { ...out, reason: 'the row holds Inf or NaN' };
-    if (x < 0) return { ...out, reason: 'the row has negative weights, so it is not a distribution' };
+    if (x < 0) negative = true;
     sum += x;
   }
-  out.sum = sum;
+  out.sum = sum; // a row's sum is defined whatever its signs (retention's, Linformer's with Gaussian E/F)
+  if (negative) return { ...out, reason: 'the row has negative weights, so it is not a distribution' };
   if (!(sum > 0)) return { ...out, reason: 'the row sums to zero' };
   let h = 0;
   for (let j = 0; j < m; j++) {

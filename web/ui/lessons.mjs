@@ -243,6 +243,7 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
   const interrupt = (e) => { if (playing && e.target !== button && !toLesson(e)) stop(); };
   document.addEventListener('pointerdown', interrupt, true);
   document.addEventListener('keydown', interrupt, true);
+  document.addEventListener('wheel', interrupt, { capture: true, passive: true }); // a wheel over a slider moves it
   reduced.addEventListener?.('change', () => { stop(); label(); });
 
   /** Show lesson `name` (or hide the panel for null) and outline what it highlights. */

@@ -6,7 +6,7 @@
 // FATAL, FAILED and each client's {client, id, part: PART.*}).
 import { loadAttnviz } from '../wasm/attnviz.mjs';
 import { Engine } from '../compute/engine.mjs';
-import { MSG, PART } from './protocol.mjs';
+import { MSG, PART, transferables } from './protocol.mjs';
 
 let av = null;
 let ready = null;
@@ -16,11 +16,6 @@ let running = false;
 
 const later = () => new Promise((resolve) => setTimeout(resolve, 0));
 
-function transferables(obj) {
-  const out = [];
-  for (const v of Object.values(obj)) if (ArrayBuffer.isView(v) && !out.includes(v.buffer)) out.push(v.buffer);
-  return out;
-}
 
 async function run() {
   if (running) return;

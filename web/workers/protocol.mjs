@@ -62,3 +62,10 @@ export const MSG = Object.freeze({
 export const PART = Object.freeze({
   FRAME: 'frame', READOUTS: 'readouts', SPECTRUM: 'spectrum', OVERLAY: 'overlay', DONE: 'done', ERROR: 'error',
 });
+
+/** The buffers of obj's typed arrays, each once: what a worker's message transfers rather than copies. */
+export function transferables(obj) {
+  const out = [];
+  for (const v of Object.values(obj)) if (ArrayBuffer.isView(v) && !out.includes(v.buffer)) out.push(v.buffer);
+  return out;
+}

@@ -6,7 +6,7 @@
 // whatever it is sent; the messages, both ways, are web/workers/protocol.mjs's.
 // Latest wins (web/workers/queue.mjs): a job that a newer one supersedes stops at its next step.
 import { loadAttnviz } from '../wasm/attnviz.mjs';
-import { MSG, PART } from './protocol.mjs';
+import { MSG, PART, transferables } from './protocol.mjs';
 import { Engine, overlayKey } from '../compute/engine.mjs';
 import { createLatestSlot } from './queue.mjs';
 import { runSweep } from '../compute/sweep.mjs';
@@ -46,11 +46,6 @@ function recycledCells(len) {
 }
 let sentAKey = null;
 
-function transferables(obj) {
-  const out = [];
-  for (const v of Object.values(obj)) if (ArrayBuffer.isView(v) && !out.includes(v.buffer)) out.push(v.buffer);
-  return out;
-}
 
 async function run() {
   if (running) return;
