@@ -223,7 +223,12 @@ static void gram_lower(double *restrict G, const double *restrict X, int n, int 
  * H = I − τ·v·vᵀ, v[m−1] = 1, v[k] for k < m−1 written to v. Returns β; *tau = 0 when nothing to do. */
 static double house_last(double *restrict v, const double *restrict x, int m, double *tau) {
     double alpha = x[m - 1], sig2 = avs_dot_f64(x, x, m - 1);
-    if (sig2 == 0.0) { *tau = 0.0; return alpha; }
+    if (sig2 == 0.0) { // no reflection (τ = 0), and a whole v: the sweep still reads τ·v, and 0·garbage is NaN
+        for (int k = 0; k < m - 1; k++) v[k] = 0.0;
+        v[m - 1] = 1.0;
+        *tau = 0.0;
+        return alpha;
+    }
     double beta = -copysign(sqrt(alpha * alpha + sig2), alpha), scale = 1.0 / (alpha - beta);
     *tau = (beta - alpha) / beta;
     for (int k = 0; k < m - 1; k++) v[k] = x[k] * scale;
@@ -302,6 +307,9 @@ static void sweep_pair(double *restrict A, int ld, int j, int pending, double ta
 static void tridiagonalise(double *restrict d, double *restrict e, double *restrict A, int n, int ld,
                            double *v, double *p, double *vp, double *wp) {
     int pending = 0;
+    // the sweeps read vp, wp (times 0) before the first update sets them: zeros, never the workspace's garbage
+    memset(vp, 0, (size_t)n * sizeof *vp);
+    memset(wp, 0, (size_t)n * sizeof *wp);
     for (int i = n - 1; i >= 1; i--) {
         double *ai = A + (size_t)i * ld;
         if (pending) {
@@ -337,7 +345,11 @@ static double house_first(double *v, const double *x, size_t inc, int m, double 
     double alpha = x[0], sig2 = 0.0;
     for (int k = 1; k < m; k++) sig2 += x[k * inc] * x[k * inc];
     v[0] = 1.0;
-    if (sig2 == 0.0) { *tau = 0.0; return alpha; }
+    if (sig2 == 0.0) { // no reflection (τ = 0), and a whole v, as house_last
+        for (int k = 1; k < m; k++) v[k] = 0.0;
+        *tau = 0.0;
+        return alpha;
+    }
     double beta = -copysign(sqrt(alpha * alpha + sig2), alpha), scale = 1.0 / (alpha - beta);
     *tau = (beta - alpha) / beta;
     for (int k = 1; k < m; k++) v[k] = x[k * inc] * scale;
