@@ -38,6 +38,7 @@ export function createLabWorkers(page, routes) {
   const stale = { readoutsStale: { timer: 0, shown: false }, specStale: { timer: 0, shown: false } };
   const init = () => ({ kind: MSG.INIT, module: page.av.module, memoryMax: page.av.memoryMax, simd: page.av.simd });
   let background = null, mechanisms = null;
+  const asked = new Map(); let askSeq = 0; // the questions in flight to the background worker (ask), by "answer kind:id"
   // A's cells as the frame worker last sent them: a frame without A has these (its aKey says so)
   let frameA = { key: null, A: null };
 
@@ -205,12 +206,24 @@ export function createLabWorkers(page, routes) {
     /** The background worker (sweeps, exports, a real model, the overview), made when first needed. */
     background() {
       if (background) return background;
-      background = makeAside('background', (m) => routes[m.kind]?.(m), {
-        failed: routes.backgroundFailed, unreadable: () => routes.backgroundFailed('a message from it could not be read'),
-      });
+      const failed = (what) => {
+        // nothing waits for ever: every question in flight is answered with the failure
+        for (const [k, done] of asked) { asked.delete(k); done({ id: Number(k.split(':')[1]), error: `the background worker failed: ${what}` }); }
+        routes.backgroundFailed(what);
+      };
+      background = makeAside('background', (m) => {
+        const k = `${m.kind}:${m.id}`;
+        if (asked.has(k)) { const done = asked.get(k); asked.delete(k); done(m); } else routes[m.kind]?.(m);
+      }, { failed, unreadable: () => failed('a message from it could not be read') });
       const own = routes.ownTensors();
       if (own) background.postMessage({ kind: MSG.TENSORS, tensors: own }); // a model's come from its own runs
       return background;
+    },
+    /** Ask the background worker one question ({kind, id, ...payload}): a promise of its answer of kind
+     * `answer` with the same id (or {id, error} when the worker fails first). */
+    ask(kind, answer, payload) {
+      const id = ++askSeq, w = this.background();
+      return new Promise((resolve) => { asked.set(`${answer}:${id}`, resolve); w.postMessage({ kind, id, ...payload }); });
     },
     /** The background worker if it was made, else null. */
     backgroundIfAny: () => background,

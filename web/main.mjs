@@ -23,8 +23,8 @@ import { MSG } from './workers/protocol.mjs';
 import { createPanels } from './ui/panel.mjs';
 import { createNotices } from './ui/notices.mjs';
 import { buildControls } from './ui/controls.mjs';
-import { mountChrome, createDims, translateDom } from './ui/chrome.mjs';
-import { t, setLang, LANGS, LANG_TAGS } from './i18n/i18n.mjs';
+import { mountChrome, createDims, savedTheme, earlyLanguage } from './ui/chrome.mjs';
+import { t, setLang } from './i18n/i18n.mjs';
 import { mountHeatmaps } from './ui/heatmaps.mjs';
 import { mountRowView } from './ui/row-view.mjs';
 import { mountReadoutsPanel } from './ui/readout-table.mjs';
@@ -212,17 +212,12 @@ function writeUrl(now) {
 // spectral, from the same library and engine code the page's readouts come from, in the background worker
 // (its spectrum takes more than a frame). A promise of {r, ctx} as the readout table's source gives them, or
 // null (a loaded model's tensors, or the worker failed).
-const compareJobs = new Map();
-let compareSeq = 0;
 function compareReadouts(st, key, value) {
   const { schema } = page;
   let other = schema.normalise({ ...st, [key]: value });
   if (key === 'variant') other = schema.withVariant(st, other);
   if (model.tensors(other)) return Promise.resolve(null);
-  const id = ++compareSeq;
-  const answer = new Promise((resolve) => compareJobs.set(id, resolve));
-  page.lab.background().postMessage({ kind: MSG.COMPARE, id, req: page.schema.requestOf(other) });
-  return answer.then((m) => (m.error ? null : {
+  return page.lab.ask(MSG.COMPARE, MSG.COMPARE_DATA, { req: page.schema.requestOf(other) }).then((m) => (m.error ? null : {
     r: m.readouts,
     ctx: { n: other.n, tau: other.tau, ceiling: null, semiCeiling: null, partial: m.partial, relTol: other.rtol,
       relRank: m.sv ? rankAtRelative(m.sv, 10 ** other.rtol, m.floor, m.sigma1Upper) : null },
@@ -230,57 +225,32 @@ function compareReadouts(st, key, value) {
 }
 
 // --- the background worker's answers and failure (sweeps, exports, a real model, the overview) ---------
-const exportJobs = new Map();  // full-resolution arrays for an export, from the background worker (a lab of any n)
-let exportSeq = 0;
-function exportArrays() {
-  const w = page.lab.background();
-  const id = ++exportSeq;
-  return new Promise((resolve) => {
-    exportJobs.set(id, resolve);
-    w.postMessage({ kind: MSG.EXPORT, id, req: requestOf(page.st) });
-  });
-}
+// full-resolution arrays for an export, from the background worker (a lab of any n)
+const exportArrays = () => page.lab.ask(MSG.EXPORT, MSG.EXPORT_DATA, { req: requestOf(page.st) });
 
 /**
  * The background worker failed outside an answer of its own (an uncaught error, a rejection, a message that
  * could not be read): whatever it was doing is taken as failed, so that nothing waits for it for ever:
- * the model's load or run (the model panel, snapshot()), the sweep (sweep()), an export, the overview.
+ * the model's load or run (the model panel, snapshot()), the sweep (sweep()), the overview (a question
+ * asked with page.lab.ask, an export or a lesson's comparison, is answered with the failure there).
  */
 function backgroundFailed(what) {
   const sentence = `the background worker failed: ${what}`;
   page.notice.show(sentence, model.busy() ? 'model' : null);
   model.backgroundFailed(what, sentence);
   sweep.failed(what);
-  for (const [id, done] of exportJobs) { exportJobs.delete(id); done({ kind: MSG.EXPORT_DATA, id, error: sentence }); }
-  for (const [id, done] of compareJobs) { compareJobs.delete(id); done({ kind: MSG.COMPARE_DATA, id, error: sentence }); }
   overview.fail(what); // tried again when next asked for
   inspector.notify();
 }
 
 // --- start ----------------------------------------------------------------------------------------
-// The theme is the reader's (state.mjs: never in a link): kept in localStorage, 'auto' follows the system.
-const THEME_KEY = 'attnviz.theme';
-function savedTheme() {
-  try {
-    const t = localStorage.getItem(THEME_KEY);
-    return ['auto', 'light', 'dark'].includes(t) ? t : 'auto';
-  } catch { return 'auto'; }
-}
-
 async function start() {
-  // the page's words before the module (and the schema, which reads lang=) has loaded: the status line and
-  // a failure to load are then in the link's language too
-  const early = new URLSearchParams(location.hash.slice(1)).get('lang');
-  if (LANGS.includes(early) && early !== LANGS[0]) { setLang(early); document.documentElement.lang = LANG_TAGS[early]; translateDom(); }
+  earlyLanguage(); // the status line and a failure to load in the link's language
   explain = mountExplain($('explain'), {
     variantOf: () => ({ name: page.st.variant, ...page.schema.variantView(page.st.variant), source: page.schema.variantRow(page.st.variant).source }),
     rowOf: (id) => READOUT_ROWS.find((r) => r.id === id),
   });
   $('glossary').addEventListener('click', (e) => { e.stopPropagation(); explain.glossary($('glossary'), { projector: !!page.st.projector }); });
-  $('share').addEventListener('click', async () => {
-    try { await navigator.clipboard.writeText(location.href); $('share').textContent = t('header.share.copied'); } catch { $('share').textContent = t('header.share.see'); }
-    setTimeout(() => { $('share').textContent = t('header.share'); }, 1500);
-  });
   const routes = {};
   try {
     const simd = simdSupported(), src = wasmSources();
@@ -308,7 +278,7 @@ async function start() {
   const controls = Object.entries(groups).map(([g, el]) => buildControls(el, byGroup(g), page.st, onChange, schema.shown));
   $('variant-info').append(explain.button('variant', null, 'the variant'));
   // the panels, in the order they sync, update and draw (web/ui/panel.mjs, docs/adding-a-panel.md)
-  panels.add(mountChrome(page, controls));
+  panels.add(mountChrome(page, controls, { onTheme: () => spectra.redrawCharts() }));
   heat = panels.add(mountHeatmaps(page));
   panels.add(mountRowView(page));
   sweep = panels.add(mountSweep(page));
@@ -337,7 +307,7 @@ async function start() {
     // what a prediction's explanation quotes: the settled readouts and state, and the cost line
     live: async () => {
       const s = await inspector.snapshot();
-      return { ...s, readouts: { ...s.readouts, ...(await recallSettled()) }, cost: costLine(page.view.frame?.cost, page.st.n, { softmax: page.view.frame?.softmaxCost, featureDim: page.view.frame?.costFeatureDim, label: page.viewOf(page.st).label }) };
+      return { ...s, readouts: { ...s.readouts, ...(await mech.recallSettled()) }, cost: costLine(page.view.frame?.cost, page.st.n, { softmax: page.view.frame?.softmaxCost, featureDim: page.view.frame?.costFeatureDim, label: page.viewOf(page.st).label }) };
     },
     compare: compareReadouts, dragging: () => dragging,
   }));
@@ -355,31 +325,16 @@ async function start() {
     notice: (text) => page.notice.show(text),
   }));
   Object.assign(routes, panels.routes(), {
-    [MSG.EXPORT_DATA]: (m) => { exportJobs.get(m.id)?.(m); exportJobs.delete(m.id); },
-    [MSG.COMPARE_DATA]: (m) => { compareJobs.get(m.id)?.(m); compareJobs.delete(m.id); },
     backgroundFailed, ownTensors: () => model.own(), allTensors: () => model.all(),
     mechanisms: (m) => mech.onMessage(m), mechanismsFailed: (sentence) => { page.notice.show(sentence); mech.fail(sentence); },
   });
   lessons.show(lesson);
-  $('mech-open').addEventListener('click', () => {
-    if (page.st.mech) { onChange('mech', '', 'change'); return; }
-    onChange('mech', 'stepper', 'change');
-    requestAnimationFrame(() => $('mech').scrollIntoView({ behavior: 'smooth', block: 'start' }));
-  });
   $('overview').addEventListener('toggle', () => overview.update(page.st));
   // an embed's figure takes the height its controls leave (style.css reads --ctl-h)
   new ResizeObserver(([e]) => {
     document.documentElement.style.setProperty('--ctl-h', `${Math.ceil(e.borderBoxSize?.[0]?.blockSize ?? e.contentRect.height)}px`);
   }).observe(document.querySelector('.controls'));
   addEventListener('pointerup', () => { if (dragging) onChange(null, null, 'change'); });
-  $('theme').addEventListener('click', () => {
-    const order = ['auto', 'dark', 'light'];
-    onChange('theme', order[(order.indexOf(page.st.theme) + 1) % 3], 'input');
-    try { localStorage.setItem(THEME_KEY, page.st.theme); } catch { /* storage refused (a sandboxed frame): this page only */ }
-    spectra.redrawCharts();
-  });
-  $('projector').addEventListener('click', () => onChange('projector', !page.st.projector, 'input'));
-  $('lang').addEventListener('click', () => onChange('lang', page.st.lang === 'zh' ? 'en' : 'zh', 'input'));
   addEventListener('hashchange', () => {
     urlOwn = location.hash;
     if (location.hash.slice(1) === withPreset(schema.toHash(page.st), lesson)) return;
@@ -409,20 +364,6 @@ async function start() {
   });
   if (parsed.problems.length) page.notice.show(parsed.problems.join('; '));
   recompute();
-}
-
-/**
- * With the recall view open, once it has finished for the current state: each memory's mean error at
- * N = pairs, as `recall_<memory>` (what a lesson's prediction quotes); {} otherwise, or after 60 s.
- */
-async function recallSettled() {
-  for (const t0 = performance.now(); page.st.mech === 'recall' && performance.now() - t0 < 60000;) {
-    const rc = panels.get('mechanisms')?.snapshot()?.recall;
-    const at = rc?.done ? rc.points.filter((p) => p.axis === 'N' && p.N === Number(page.st.pairs) && p.d === Number(page.st.mem_d)) : [];
-    if (at.length) return Object.fromEntries(at.map((p) => [`recall_${p.memory}`, p.mean]));
-    await new Promise((res) => setTimeout(res, 100));
-  }
-  return {};
 }
 
 window.attnviz = {

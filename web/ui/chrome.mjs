@@ -1,10 +1,11 @@
 // chrome.mjs: the page's frame around the figures as a panel: theme and projector mode, the controls, the
-// embed's layout, the variant's formula and hint, the notes under them and the status line.
+// embed's layout, the variant's formula and hint, the notes under them and the status line; and the
+// header's buttons (copy link, theme, projector, language, mechanisms).
 import { typeset } from '../render/tex.mjs';
 import { fmtMs, fmtWhole } from '../render/format.mjs';
 import { MAIN_THREAD_MAX_N } from '../compute/engine.mjs';
 import { NOTHING } from './panel.mjs';
-import { t, setLang, LANG_TAGS } from '../i18n/i18n.mjs';
+import { t, setLang, LANGS, LANG_TAGS } from '../i18n/i18n.mjs';
 
 /**
  * Put the current language's words into the page's own elements (web/index.html): data-i18n the text,
@@ -37,9 +38,49 @@ export function createDims(page) {
 }
 
 /** The chrome of `page`; `controls`: the control groups (ui/controls.mjs), each with sync(st). */
-export function mountChrome(page, controls) {
+// The theme is the reader's (state.mjs: never in a link): kept in localStorage, 'auto' follows the system.
+const THEME_KEY = 'attnviz.theme';
+/** The reader's saved theme ('auto' when none, or storage is refused). */
+export function savedTheme() {
+  try {
+    const th = localStorage.getItem(THEME_KEY);
+    return ['auto', 'light', 'dark'].includes(th) ? th : 'auto';
+  } catch { return 'auto'; }
+}
+
+/** The link's language before the module (and the schema, which reads lang=) has loaded: the status line
+ * and a failure to load are then in it too. */
+export function earlyLanguage() {
+  const early = new URLSearchParams(location.hash.slice(1)).get('lang');
+  if (LANGS.includes(early) && early !== LANGS[0]) { setLang(early); document.documentElement.lang = LANG_TAGS[early]; translateDom(); }
+}
+
+/** The header's buttons, which only set the state (page.onChange); `onTheme()` after the theme changed. */
+function wireHeader(page, { onTheme }) {
+  const $ = (id) => document.getElementById(id);
+  $('share').addEventListener('click', async () => {
+    try { await navigator.clipboard.writeText(location.href); $('share').textContent = t('header.share.copied'); } catch { $('share').textContent = t('header.share.see'); }
+    setTimeout(() => { $('share').textContent = t('header.share'); }, 1500);
+  });
+  $('theme').addEventListener('click', () => {
+    const order = ['auto', 'dark', 'light'];
+    page.onChange('theme', order[(order.indexOf(page.st.theme) + 1) % 3], 'input');
+    try { localStorage.setItem(THEME_KEY, page.st.theme); } catch { /* storage refused (a sandboxed frame): this page only */ }
+    onTheme?.();
+  });
+  $('projector').addEventListener('click', () => page.onChange('projector', !page.st.projector, 'input'));
+  $('lang').addEventListener('click', () => page.onChange('lang', page.st.lang === 'zh' ? 'en' : 'zh', 'input'));
+  $('mech-open').addEventListener('click', () => {
+    if (page.st.mech) { page.onChange('mech', '', 'change'); return; }
+    page.onChange('mech', 'stepper', 'change');
+    requestAnimationFrame(() => $('mech').scrollIntoView({ behavior: 'smooth', block: 'start' }));
+  });
+}
+
+export function mountChrome(page, controls, { onTheme } = {}) {
   const $ = (id) => document.getElementById(id);
   const root = document.documentElement;
+  wireHeader(page, { onTheme });
   let shownVariant = null;
   const setText = (id, text) => { const el = $(id); if (el.textContent !== text) el.textContent = text; };
 

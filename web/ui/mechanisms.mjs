@@ -443,6 +443,19 @@ export function mountMechanisms(box, env) {
   return {
     ...NOTHING, // a Panel (ui/panel.mjs): it draws as its worker's answers come
     name: 'mechanisms',
+    /**
+     * With the recall view open, once it has finished for the current state: each memory's mean error at
+     * N = pairs, as `recall_<memory>` (what a lesson's prediction quotes); {} otherwise, or after 60 s.
+     */
+    async recallSettled() {
+      for (const t0 = performance.now(); st?.mech === 'recall' && performance.now() - t0 < 60000;) {
+        const rc = out.recall;
+        const at = rc?.done ? rc.points.filter((p) => p.axis === 'N' && p.N === Number(st.pairs) && p.d === Number(st.mem_d)) : [];
+        if (at.length) return Object.fromEntries(at.map((p) => [`recall_${p.memory}`, p.mean]));
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      return {};
+    },
     /** Controls from the state (no computation). */
     sync(s) {
       st = s;
