@@ -352,16 +352,23 @@ static void variant_list(char *out, size_t cap, const char *sep) {
 }
 
 /* argv holds the flags after the command name. */
+/* --variant, required and known, into *variant; the refusal names every variant. */
+static int variant_flag(int *variant, const raw_flags *r) {
+    char names[512];
+    variant_list(names, sizeof names, ", ");
+    if (!r->str[F_VARIANT]) return avcli_fail("--variant: required (%s)", names);
+    *variant = av_variant_from_name(r->str[F_VARIANT]);
+    if (*variant < 0) return avcli_fail("--variant %s: unknown variant (%s)", avcli_brief(r->str[F_VARIANT]), names);
+    return 0;
+}
+
 int avcli_parse_inputs(avcli_inputs *in, int argc, char **argv) {
     memset(in, 0, sizeof *in);
     raw_flags r;
     int st = collect_flags(&r, argc, argv);
     if (st) return st;
-    char names[512];
-    variant_list(names, sizeof names, ", ");
-    if (!r.str[F_VARIANT]) return avcli_fail("--variant: required (%s)", names);
-    int variant = av_variant_from_name(r.str[F_VARIANT]);
-    if (variant < 0) return avcli_fail("--variant %s: unknown variant (%s)", avcli_brief(r.str[F_VARIANT]), names);
+    int variant;
+    if ((st = variant_flag(&variant, &r))) return st;
     av_params_default(&in->prm, variant);
     if (!r.str[F_Q]) return avcli_fail("--q: required (Q.npy)");
     if (!r.str[F_K]) return avcli_fail("--k: required (K.npy)");
@@ -390,11 +397,8 @@ int avcli_parse_knobs(avcli_inputs *in, int argc, char **argv) {
         if (r.str[f] && f != F_VARIANT && f != F_OUT) return avcli_fail("%s: not an option of this command (see attnviz --help)", STR_NAMES[f]);
     if (r.accurate) return avcli_fail("--accurate: not an option of this command (see attnviz --help)");
     if (r.knob[AV_KNOB_CAUSAL]) return avcli_fail("--causal: not an option of recall (every pair is written in order, then every key read from the final memory)");
-    char names[512];
-    variant_list(names, sizeof names, ", ");
-    if (!r.str[F_VARIANT]) return avcli_fail("--variant: required (%s)", names);
-    int variant = av_variant_from_name(r.str[F_VARIANT]);
-    if (variant < 0) return avcli_fail("--variant %s: unknown variant (%s)", avcli_brief(r.str[F_VARIANT]), names);
+    int variant;
+    if ((st = variant_flag(&variant, &r))) return st;
     av_params_default(&in->prm, variant);
     if ((st = set_knobs(in, &r))) return st;
     const av_variant_desc *vd = av_variant_info(variant);
