@@ -3,7 +3,7 @@
 # one, or the scalar one where a feature probe finds no WASM SIMD) and hands it, compiled, to its workers.
 # build/web/embed.js is the <attn-viz> custom element (vite.embed.mjs, web/embed.mjs).
 # build/single/attnviz.html is the same page as one self-contained file (scripts/single.mjs).
-WEB_SRC := $(wildcard web/*.mjs web/*.js web/*.html web/*.css web/*.svg web/*/*.mjs) vite.config.mjs
+WEB_SRC := $(wildcard web/*.mjs web/*.js web/*.html web/*.css web/*.svg web/*/*.mjs web/*/*/*.mjs) vite.config.mjs
 
 web: build/web/index.html build/single/attnviz.html
 single: build/single/attnviz.html

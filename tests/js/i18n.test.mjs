@@ -11,6 +11,7 @@ import { CATALOGUES, LANGS, t, tOwn, placeholders, setLang } from '../../web/i18
 import { CHAPTERS } from '../../web/state/presets.mjs';
 import { READOUT_ROWS } from '../../web/render/readouts.mjs';
 import { fmtWhole } from '../../web/render/format.mjs';
+import { combine } from '../../web/i18n/combine.mjs';
 
 const ROOT = new URL('../../', import.meta.url);
 const av = await loadAttnviz({ source: new URL('build/wasm/attnviz.wasm', ROOT) });
@@ -41,6 +42,11 @@ export function catalogueProblems(en, zh) {
 }
 
 describe('the catalogues', () => {
+  it('are composed from their parts, and a key two parts give is an error, not an override', () => {
+    expect(combine({ a: { x: '1' }, b: { y: '2' } })).toEqual({ x: '1', y: '2' });
+    expect(() => combine({ a: { x: '1' }, b: { x: '2' } })).toThrow(/x is given twice \(again in part b\)/);
+  });
+
   it('finds a missing key, an empty string, English left in Chinese and a lost placeholder', () => {
     expect(catalogueProblems(
       { a: 'one', b: 'n = {n}', c: 'copy link', d: 'x' },

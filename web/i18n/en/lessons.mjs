@@ -1,0 +1,3 @@
+// lessons.mjs: the English strings of the page's lessons (docs/i18n.md, "The catalogues").
+export default {
+};

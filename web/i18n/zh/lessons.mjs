@@ -1,0 +1,3 @@
+// lessons.mjs: the Chinese strings of the page's lessons (docs/i18n.md, "The catalogues").
+export default {
+};
