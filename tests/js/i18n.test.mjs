@@ -18,8 +18,8 @@ const av = await loadAttnviz({ source: new URL('build/wasm/attnviz.wasm', ROOT) 
 const schema = buildSchema(av.registry);
 const { en: EN, zh: ZH } = CATALOGUES;
 
-/** Keys whose English is not the catalogue's (the registry's readouts, the variants' names): zh only. */
-const OWN_ENGLISH = /^(readout|variant)\./;
+/** Keys whose English lives in data, not the catalogue (the registry's readouts; variants.mjs, presets.mjs, explain.mjs): zh only. */
+const OWN_ENGLISH = /^(readout|variant|preset|glossary|concept)\./;
 /** Chinese strings that are rightly without a Chinese character: a proper name, or the other language's name. */
 const NO_CJK = new Set(['header.lang', 'variant.hedgehog']);
 const CJK = /[\u3400-\u9fff]/;
