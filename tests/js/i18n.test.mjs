@@ -96,6 +96,16 @@ describe('the catalogues', () => {
   });
 });
 
+describe('the notices of a worker failure', () => {
+  it('name every worker the page makes, in both languages', () => {
+    const src = readFileSync(new URL('web/lab-workers.mjs', ROOT), 'utf8');
+    const names = [...src.matchAll(/make(?:Worker|Aside)\('(\w+)'/g)].map((m) => m[1]);
+    expect(names.sort()).toEqual(['background', 'frame', 'mechanisms', 'spectrum']);
+    for (const name of names) for (const lang of LANGS) expect(CATALOGUES[lang][`worker.${name}`], `${lang} worker.${name}`).toBeTruthy();
+    expect(t('error.worker', { worker: t('worker.frame', null, 'zh'), message: 'x' }, 'zh')).toBe('热力图计算线程出错：x');
+  });
+});
+
 describe('t()', () => {
   it('fills placeholders, and shows a missing key as the key, never another language\'s words', () => {
     expect(t('status.took', { n: 256, ms: '3.2 ms' }, 'en')).toBe('n = 256: matrices 3.2 ms');

@@ -191,4 +191,12 @@ export default {
   'readout.error_fro_rel': '相对 softmax 的误差',
   'readout.row_kl_mean': 'KL(softmax ‖ 变体)',
   'readout.output_error_rel': '输出误差',
+  'error.computation': '计算失败：{message}',
+  'error.worker': '{worker}线程出错：{message}',
+  'error.workerUnreadable': '无法读取{worker}线程发来的消息',
+  'error.workerLoad': '{worker}线程无法加载 WebAssembly 模块：{message}',
+  'worker.frame': '热力图计算',
+  'worker.spectrum': '谱计算',
+  'worker.background': '后台',
+  'worker.mechanisms': '机制视图',
 };
