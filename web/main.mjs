@@ -8,7 +8,7 @@
 // rules, the rank ceiling and the feature dimension are the library's. The compute modules (engine.mjs
 // here and in the workers) get requests (state.mjs's requestOf: inputs and knobs), never the state.
 import './style.css';
-import { loadAttnviz, simdSupported } from './wasm/attnviz.mjs';
+import { loadAttnviz, simdSupported, VERSION } from './wasm/attnviz.mjs';
 import { wasmSources } from './wasm/wasm-source.mjs';
 import { buildSchema, stageDirty, listOf } from './state/state.mjs';
 import { listenForHosts } from './io/messages.mjs';
@@ -367,6 +367,8 @@ async function start() {
 }
 
 window.attnviz = {
+  /** The release (package.json's version) this page was built from. */
+  version: VERSION,
   get state() { return { ...page.st }; },
   get stats() { return stats; },
   get view() { return view; },

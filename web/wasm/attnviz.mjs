@@ -29,8 +29,9 @@ import { fillReadoutInfo } from './readout-info.mjs';
 import { STATUS, DEFAULT_KNOBS, LONG_MAX, simdSupported, readLimits, deepFreeze, knobDefault, fillOnce, instantiate } from './loading.mjs';
 import { Lab } from './lab.mjs';
 import { Model, headerInForm } from './model.mjs';
+import { VERSION } from './version.mjs';
 
-export { STATUS, DEFAULT_KNOBS, simdSupported };
+export { STATUS, DEFAULT_KNOBS, simdSupported, VERSION };
 
 /**
  * Instantiate the module.
