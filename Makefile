@@ -43,7 +43,8 @@ help:
 	@echo '  native cli   build/native/: libattnviz.a, the attnviz CLI, the Check runner (cli: the CLI alone)'
 	@echo '  wasm web single   build/wasm/ (the modules), build/web/ (the static site), build/single/ (one file)'
 	@echo '  serve        serve build/web as it is (PORT=)'
-	@echo '  test-c test-c-san test-fuzz test-oracle test-js test-e2e   one layer of make test'
+	@echo '  test-c test-c-san test-fuzz test-oracle test-js test-e2e test-pkg   one layer of make test'
+	@echo '  dist         dist/: the npm tarball, the versioned static site and the single file (docs/package.md)'
 	@echo '  check-cycles no file of src/ calls into a file that calls back into it (part of test-c)'
 	@echo '  fuzz         the three libFuzzer targets for FUZZ_SECONDS (default 20; 600 for a long run)'
 	@echo '  compare-builds BASE=REV [HEAD=REV]   build the CLI at both revisions (HEAD: the working tree)'
@@ -78,7 +79,7 @@ $(N)/obj/cli/%.o: src/cli/%.c src/cli/cli.h $(LIB_HDR) | $(N)/obj/cli
 
 # --- tests ------------------------------------------------------------------------------------------
 test: deps
-	$(MAKE) test-c test-c-san test-fuzz test-oracle wasm web test-js test-e2e
+	$(MAKE) test-c test-c-san test-fuzz test-oracle wasm web test-js test-e2e test-pkg
 
 test-c: $(N)/check_attnviz $(N)/attnviz check-cycles
 	$(N)/check_attnviz

@@ -17,3 +17,11 @@ build/web/index.html: $(WEB_SRC) vite.embed.mjs build/wasm/attnviz.wasm build/wa
 
 build/single/attnviz.html: $(WEB_SRC) vite.single.mjs scripts/single.mjs build/wasm/attnviz.wasm build/wasm/attnviz-scalar.wasm
 	node scripts/single.mjs
+
+# make dist: the npm tarball, a versioned static site and the single file under dist/ (scripts/dist.mjs,
+# docs/package.md); make test-pkg installs that tarball offline in a scratch folder and uses it
+.PHONY: dist test-pkg
+dist: build/web/index.html build/single/attnviz.html
+	node scripts/dist.mjs
+test-pkg: dist
+	npx vitest run --config vitest.pkg.config.mjs
