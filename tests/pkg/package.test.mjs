@@ -107,6 +107,21 @@ console.log(JSON.stringify({ VERSION, status, simd: av.simd, resolved: import.me
         return seen.size;
       });
       expect(colours).toBeGreaterThan(10);
+      // the loader in a browser, through an import map as a page without a bundler names it: no options,
+      // the wasm fetched from beside lib/attnviz.mjs
+      await writeFile(join(scratch, 'loader.html'), `<!doctype html><html lang="en"><title>loader</title>
+<script type="importmap">{"imports": {"attnviz": "./node_modules/attnviz/lib/attnviz.mjs"}}</script>
+<script type="module">
+import { loadAttnviz } from 'attnviz';
+const lab = (await loadAttnviz()).lab(16, 8);
+lab.generate('gaussian', 1, 3);
+window.done = { status: lab.reference().status, rowSum: lab.A.slice(0, 16).reduce((a, b) => a + b, 0) };
+</script>`);
+      await page.goto(`${server.url}loader.html`);
+      await page.waitForFunction(() => window.done, null, { timeout: 30_000 });
+      const done = await page.evaluate(() => window.done);
+      expect(done.status).toBe(0);
+      expect(Math.abs(done.rowSum - 1)).toBeLessThan(1e-5); // a softmax row
       // the built site in the package says which release it is
       await page.goto(`${server.url}node_modules/attnviz/site/index.html#v=1&n=32&d=8`);
       await page.waitForFunction(() => window.attnviz?.version, null, { timeout: 30_000 });
