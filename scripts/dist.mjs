@@ -97,7 +97,11 @@ for (const f of await walk(join(PKG, 'site'))) if (/\.(gz|br)$/.test(f)) await r
 await cp(join(ROOT, 'build/single/attnviz.html'), join(PKG, 'attnviz.html'));
 await cp(join(ROOT, 'types'), join(PKG, 'types'), { recursive: true });
 await cp(join(ROOT, 'CHANGELOG.md'), join(PKG, 'CHANGELOG.md'));
-await cp(join(ROOT, 'docs/package.md'), join(PKG, 'README.md'));
+// the package's README is docs/package.md; its links to other docs point nowhere in the package, so they
+// become plain text naming the repository's docs/ file
+const readme = (await readFile(join(ROOT, 'docs/package.md'), 'utf8'))
+  .replace(/\[([^\]]+)\]\((?!https?:)([\w-]+\.md)(#[\w-]*)?\)/g, (_, text, file) => (text === file ? `docs/${file}` : `${text} (docs/${file})`));
+await writeFile(join(PKG, 'README.md'), readme);
 await writeFile(join(PKG, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 
 // --ignore-scripts: the staged manifest has none, and a user's npm config must not add any
