@@ -4,6 +4,22 @@
 // The variants' hints and explanations, the readouts' explanations, the glossary's entries: their English is
 // data (web/state/variants.mjs, the registry, web/state/explain.mjs); their Chinese is in zh/explain.mjs only.
 export default {
+  // the explanation popover (web/ui/explain-popover.mjs)
+  'explain.button': 'explain {what}',
+  'explain.variant': 'the variant',
+  'explain.close': 'close the explanation',
+  'explain.source': 'Source: {source}',
+  'explain.definition': 'Definition: docs/readouts.md',
+  'explain.glossary': 'Glossary',
+  'explain.glossary.symbols': 'Symbols',
+  'explain.glossary.concepts': 'Concepts',
+  'explain.glossary.lesson': 'Lesson: ',
+  'explain.glossary.lessons': 'Lessons: ',
+  'explain.glossary.link': 'lesson {i}: {title}',
+  'explain.glossary.sep': ', ',
+  'explain.glossary.notation': 'Notation: docs/variant-formulas.md; readouts: docs/readouts.md; the numbers link to the lessons that show each',
+  // a softmax with a decay or a window reads as a variant (web/state/reference-text.mjs)
+  'explain.softmaxWith.hint': 'A variant of softmax ({what}), compared with the reference A: plain softmax with the same scale and mask, no decay, no window.',
   // why a readout's number is a bound or an estimate (web/render/readouts.mjs rowMark)
   'explain.mark.lower': 'a lower bound: the true value is at least this. Above n = 2048 (and while dragging above 1024) the page computes only the top singular values, by randomized iteration, and each of those is at most the true one (docs/readouts.md)',
   'explain.mark.upper': 'an upper bound: the true value is at most this. Above n = 2048 (and while dragging above 1024) the page computes only the top singular values, by randomized iteration, and each of those is at most the true one (docs/readouts.md)',
