@@ -7,7 +7,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { serve } from '../../scripts/serve.mjs';
-import { launch, openLab, fontReport } from './browser.mjs';
+import { launch, openLab, fontReport, waitSettled } from './browser.mjs';
 import { CONCEPTS, GLOSSARY } from '../../web/state/explain.mjs';
 import { CATALOGUES } from '../../web/i18n/i18n.mjs';
 import { PRESETS, presetOf } from '../../web/state/presets.mjs';
@@ -138,4 +138,19 @@ describe('the glossary', () => {
       } finally { await b.close(); }
     }, 60000);
   }
+
+  it('zh: a link\'s problem and an undefined readout\'s reason are said in Chinese, the snapshot keeps English', async () => {
+    const b = await launch({ width: 1024, height: 768 });
+    try {
+      const { page, errors } = await openLab(b.context, server.url, { hash: 'v=1&variant=retention&n=64&causal=1&lang=zh&bogus=1' });
+      await waitSettled(page);
+      expect(await page.$eval('#notice', (e) => e.textContent)).toBe('未知参数“bogus”，已忽略');
+      const why = await page.$eval('#readout-table tr[data-readout="row_entropy"] .why', (e) => e.textContent);
+      expect(why).toBe(ZH['explain.reason.negative']);
+      const s = await page.evaluate(() => window.attnviz.snapshot());
+      expect(s.readouts.row_entropy_mean_reason).toBe('the matrix has negative entries, so its rows are not distributions');
+      await page.screenshot({ path: 'build/e2e/glossary-zh-reasons.png' });
+      expect(errors).toEqual([]);
+    } finally { await b.close(); }
+  }, 60000);
 });
