@@ -1,6 +1,6 @@
 // The glossary (web/state/explain.mjs GLOSSARY and CONCEPTS, shown by web/ui/explain-popover.mjs) in Debian's
 // headless Chromium: symbols and concepts with links into the lessons that show them; a link opens its
-// lesson and keeps projector mode. In Chinese (lang=zh) at 1024×768 and on a 390×844 phone: the glossary, the
+// lesson and keeps projector mode. In Chinese (lang=zh) at 1024×768, 1920×1080 projector and on a 390×844 phone: the glossary, the
 // variant's and a readout's explanation read Chinese, no text is clipped, the dialog stays in the window,
 // every glyph is drawn. Screenshots: build/e2e/glossary-*.png.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
@@ -90,11 +90,12 @@ describe('the glossary', () => {
     };
   });
 
-  for (const [name, opts] of [['zh-1024', { width: 1024, height: 768 }], ['zh-390', { width: 390, height: 844, hasTouch: true }]]) {
+  for (const [name, opts, modes] of [['zh-1024', { width: 1024, height: 768 }, ''], ['zh-390', { width: 390, height: 844, hasTouch: true }, ''],
+    ['zh-projector-1920', { width: 1920, height: 1080 }, '&projector=1']]) {
     it(`${name}: the glossary and the explanations in Chinese, nothing clipped, every glyph drawn`, async () => {
       const b = await launch(opts);
       try {
-        const { page, errors } = await openLab(b.context, server.url, { hash: 'preset=first-look&lang=zh' });
+        const { page, errors } = await openLab(b.context, server.url, { hash: `preset=first-look&lang=zh${modes}` });
         await page.click('#glossary');
         await page.waitForFunction(() => document.querySelectorAll('#explain .glossary-symbols math').length > 20);
         const g = await dialog(page);
