@@ -45,6 +45,17 @@ function sayOne(english, lang, depth) {
 export function said(english, lang = getLang()) {
   const s = String(english ?? '');
   if (lang === LANGS[0] || !s) return s;
+  // the readout table asks for the same few reasons on every draw: remembered, a bounded few
+  const key = `${lang}\n${s}`;
+  if (SAID.has(key)) return SAID.get(key);
+  if (SAID.size >= 256) SAID.clear();
+  const out = sayAll(s, lang);
+  SAID.set(key, out);
+  return out;
+}
+const SAID = new Map();
+
+function sayAll(s, lang) {
   const whole = sayOne(s, lang, 0);
   if (whole !== null) return whole;
   // problems joined by '; ': the longest run of parts a template wrote, from left to right
