@@ -78,6 +78,8 @@ export default {
   'notice.x.link.unknowns': '{count} unknown parameters ignored: {named}',
   'notice.x.link.unknownsMore': '{count} unknown parameters ignored: {named}, … and {rest} more',
   'notice.x.link.more': '… and {count} more problems in the link',
+  'notice.x.link.zoom': 'zoom: "{value}" is not rows,cols as a-b,c-d (e.g. 40-80,0-63); showing the whole matrix',
+  'notice.x.link.lesson': 'unknown lesson "{name}": the link\'s other keys are used',
   'notice.x.value.bool': '{name}: "{value}" is not 0 or 1',
   'notice.x.value.option': '{name}: "{value}" is not one of {options}',
   'notice.x.value.number': '{name}: "{value}" is not a number',

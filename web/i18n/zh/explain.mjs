@@ -75,6 +75,8 @@ export default {
   'notice.x.link.unknowns': '{count} 个未知参数已忽略：{named}',
   'notice.x.link.unknownsMore': '{count} 个未知参数已忽略：{named}，…… 以及另外 {rest} 个',
   'notice.x.link.more': '…… 链接中还有 {count} 个问题',
+  'notice.x.link.zoom': 'zoom：“{value}”不是 a-b,c-d 形式的行,列（例如 40-80,0-63）；显示整个矩阵',
+  'notice.x.link.lesson': '未知课程“{name}”：使用链接中的其他键',
   'notice.x.value.bool': '{name}：“{value}”不是 0 或 1',
   'notice.x.value.option': '{name}：“{value}”不在 {options} 之中',
   'notice.x.value.number': '{name}：“{value}”不是数字',
