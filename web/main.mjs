@@ -249,6 +249,7 @@ async function start() {
   explain = mountExplain($('explain'), {
     variantOf: () => ({ name: page.st.variant, ...page.schema.variantView(page.st.variant), source: page.schema.variantRow(page.st.variant).source }),
     rowOf: (id) => READOUT_ROWS.find((r) => r.id === id),
+    ctxOf: () => ({ relTol: page.st?.rtol }),
   });
   $('glossary').addEventListener('click', (e) => { e.stopPropagation(); explain.glossary($('glossary'), { projector: !!page.st.projector }); });
   const routes = {};

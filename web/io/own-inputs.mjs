@@ -6,6 +6,11 @@
 // everything is right. No DOM: the page and Vitest call it alike.
 
 import { parseTokensJson } from '../state/tokens.mjs';
+import { t, LANGS } from '../i18n/i18n.mjs';
+
+// a problem is English data (the model panel and the notice show it in the reader's language,
+// web/state/notice.mjs `said`), written from its catalogue template so that the two cannot drift
+const say = (key, params = null) => t(`notice.x.qkv.${key}`, params, LANGS[0]);
 
 /** The page's limits on own inputs: n as the lab's n slider allows (any n from 1), d as its d range. */
 export const OWN_LIMITS = { maxN: 4096, maxD: 256 };
@@ -29,7 +34,7 @@ export const isTokensFile = (name) => /(?:^|[^a-z0-9])tokens\.json$/i.test(Strin
  */
 export function ownTensors(files, av, limits = OWN_LIMITS) {
   const tok = files.filter((f) => isTokensFile(f.name));
-  if (tok.length > 1) return { error: `${tok.length} token files given (${tok.map((f) => f.name).join(', ')}): give one tokens.json` };
+  if (tok.length > 1) return { error: say('tokenFiles', { count: tok.length, names: tok.map((f) => f.name).join(', ') }) };
   const got = ownArrays(files.filter((f) => !isTokensFile(f.name)), av, limits);
   if (got.error || !tok.length) return got.error ? got : { tensors: { ...got.tensors, pieces: null }, notice: null };
   const t = parseTokensJson(tok[0].name, tok[0].bytes, got.tensors.n);
@@ -37,61 +42,61 @@ export function ownTensors(files, av, limits = OWN_LIMITS) {
 }
 
 function ownArrays(files, av, limits) {
-  if (!files.length) return { error: 'no file given' };
+  if (!files.length) return { error: say('none') };
   const json = files.filter((f) => /\.json$/i.test(f.name));
   if (json.length) {
-    if (files.length !== 1) return { error: 'give one JSON file {"q", "k", "v"}, or three .npy files, not both' };
+    if (files.length !== 1) return { error: say('jsonAndNpy') };
     return fromJson(json[0], limits);
   }
   const byRole = {};
   for (const f of files) {
     const role = roleOf(f.name);
-    if (!role) return { error: `${f.name}: name the .npy files so that each ends in q.npy, k.npy or v.npy (e.g. layer0_q.npy)` };
-    if (byRole[role]) return { error: `${f.name} and ${byRole[role].name} are both ${role}` };
+    if (!role) return { error: say('role', { file: f.name }) };
+    if (byRole[role]) return { error: say('twice', { file: f.name, other: byRole[role].name, role }) };
     byRole[role] = f;
   }
-  for (const r of ['Q', 'K', 'V']) if (!byRole[r]) return { error: `no ${r}: give three .npy files, …q.npy, …k.npy and …v.npy` };
+  for (const r of ['Q', 'K', 'V']) if (!byRole[r]) return { error: say('missing', { role: r }) };
   const arr = {};
   for (const r of ['Q', 'K', 'V']) {
     const got = av.npy(byRole[r].bytes);
-    if (!got.data) return { error: `${byRole[r].name}: ${got.message}` };
+    if (!got.data) return { error: say('file', { file: byRole[r].name, message: got.message }) };
     arr[r] = { ...got, name: byRole[r].name };
   }
   const nd = arr.Q.shape.length;
   const shape = (r) => `(${arr[r].shape.join(', ')})`;
-  if (nd !== 2 && nd !== 4) return { error: `${arr.Q.name}: shape ${shape('Q')} is neither (n, d) nor (layers, heads, n, d)` };
+  if (nd !== 2 && nd !== 4) return { error: say('rank', { file: arr.Q.name, shape: shape('Q') }) };
   for (const r of ['K', 'V']) {
-    if (arr[r].shape.length !== nd) return { error: `${arr[r].name}: shape ${shape(r)} has not Q's ${nd} dimensions ${shape('Q')}` };
+    if (arr[r].shape.length !== nd) return { error: say('dims', { file: arr[r].name, shape: shape(r), nd, qshape: shape('Q') }) };
   }
   const [n, d] = arr.Q.shape.slice(-2);
   const layers = nd === 4 ? arr.Q.shape[0] : 1, heads = nd === 4 ? arr.Q.shape[1] : 1, kvHeads = nd === 4 ? arr.K.shape[1] : 1;
   for (const r of ['K', 'V']) {
     const s = arr[r].shape;
-    if (s.at(-2) !== n || s.at(-1) !== d) return { error: `${arr[r].name}: shape ${shape(r)} does not match Q's ${shape('Q')}: ${r} must be n × d like Q (the lab's V is n × d)` };
+    if (s.at(-2) !== n || s.at(-1) !== d) return { error: say('match', { file: arr[r].name, shape: shape(r), qshape: shape('Q'), role: r }) };
     if (nd === 4 && (s[0] !== layers || s[1] !== kvHeads || kvHeads < 1 || heads % kvHeads)) {
-      return { error: `${arr[r].name}: shape ${shape(r)}: K and V are (layers, kv_heads, n, d) with Q's ${layers} layers and kv_heads dividing its ${heads} heads` };
+      return { error: say('heads', { file: arr[r].name, shape: shape(r), layers, heads }) };
     }
   }
   const bad = checkSizes(n, d, limits);
-  if (bad) return { error: `${arr.Q.name}: ${bad}` };
+  if (bad) return { error: say('file', { file: arr.Q.name, message: bad }) };
   for (const r of ['Q', 'K', 'V']) {
     const i = arr[r].data.findIndex((x) => !Number.isFinite(x));
-    if (i >= 0) return { error: `${arr[r].name}: entry ${i} is ${arr[r].data[i]}: NaN and Inf have no attention` };
+    if (i >= 0) return { error: say('nonfinite', { file: arr[r].name, i, value: arr[r].data[i] }) };
   }
   return { tensors: { Q: arr.Q.data, K: arr.K.data, V: arr.V.data, layers, heads, kvHeads, n, d } };
 }
 
 function checkSizes(n, d, limits) {
-  if (!(n >= 1 && n <= limits.maxN)) return `n = ${n} tokens, outside 1..${limits.maxN}`;
-  if (!(d >= 1 && d <= limits.maxD)) return `d = ${d}, outside 1..${limits.maxD}`;
+  if (!(n >= 1 && n <= limits.maxN)) return say('n', { n, max: limits.maxN });
+  if (!(d >= 1 && d <= limits.maxD)) return say('d', { d, max: limits.maxD });
   return null;
 }
 
 /** What a JSON value is, in a few words, never the value itself (a nested array would print megabytes). */
 function kindOf(x) {
-  if (Array.isArray(x)) return `a list of ${x.length} ${x.length === 1 ? 'entry' : 'entries'}`;
-  if (typeof x === 'string') return x.length <= 20 ? JSON.stringify(x) : `a string of ${x.length} characters`;
-  if (x && typeof x === 'object') return 'an object';
+  if (Array.isArray(x)) return x.length === 1 ? say('list1') : say('list', { count: x.length });
+  if (typeof x === 'string') return x.length <= 20 ? JSON.stringify(x) : say('string', { count: x.length });
+  if (x && typeof x === 'object') return say('object1');
   return String(x); // null, true, false, or a number (Infinity comes from 1e999)
 }
 
@@ -108,33 +113,33 @@ function fromJson(file, limits) {
   try {
     obj = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(file.bytes));
   } catch (err) {
-    return { error: `${file.name}: not JSON (${String(err.message).slice(0, 80)})` };
+    return { error: say('notJson', { file: file.name, why: String(err.message).slice(0, 80) }) };
   }
-  if (!obj || typeof obj !== 'object' || Array.isArray(obj)) return { error: `${file.name}: expected an object {"q": [[…]], "k": [[…]], "v": [[…]]}` };
+  if (!obj || typeof obj !== 'object' || Array.isArray(obj)) return { error: say('object', { file: file.name }) };
   const out = {};
   let n = null, d = null;
   for (const key of ['q', 'k', 'v']) {
     const rows = obj[key];
-    if (!Array.isArray(rows) || !rows.length) return { error: `${file.name}: "${key}" is missing or not a list of rows` };
+    if (!Array.isArray(rows) || !rows.length) return { error: say('rows', { file: file.name, key }) };
     // a capture's 4-D (layers, heads, n, d) nesting, or a flat list: say its shape, not its numbers
     const shape = shapeAlongFirst(rows);
     if (shape.length !== 2) {
-      return { error: `${file.name}: "${key}" is ${shape.length}-D (${shape.join(', ')}${shape.length === 8 ? ', …' : ''}), but JSON takes n rows of d numbers; give a 4-D capture as three .npy files` };
+      return { error: say('nd', { file: file.name, key, nd: shape.length, shape: `${shape.join(', ')}${shape.length === 8 ? ', …' : ''}` }) };
     }
     const rd = Array.isArray(rows[0]) ? rows[0].length : -1;
     if (n === null) { n = rows.length; d = rd; }
-    if (rows.length !== n) return { error: `${file.name}: "${key}" has ${rows.length} rows, "q" ${n}` };
+    if (rows.length !== n) return { error: say('count', { file: file.name, key, rows: rows.length, n }) };
     const bad = checkSizes(n, d, limits);
-    if (bad) return { error: `${file.name}: ${bad}` };
+    if (bad) return { error: say('file', { file: file.name, message: bad }) };
     const data = new Float32Array(n * d);
     for (let i = 0; i < n; i++) {
       const row = rows[i];
-      if (!Array.isArray(row) || row.length !== d) return { error: `${file.name}: "${key}" row ${i} has ${Array.isArray(row) ? row.length : 'no'} entries, not ${d} (ragged rows)` };
+      if (!Array.isArray(row) || row.length !== d) return { error: say(Array.isArray(row) ? 'ragged' : 'notRow', { file: file.name, key, i, got: row?.length, d }) };
       for (let j = 0; j < d; j++) {
         const x = row[j];
-        if (typeof x !== 'number' || !Number.isFinite(x)) return { error: `${file.name}: "${key}"[${i}][${j}] is ${kindOf(x)}, not a finite number` };
+        if (typeof x !== 'number' || !Number.isFinite(x)) return { error: say('number', { file: file.name, key, i, j, what: kindOf(x) }) };
         data[i * d + j] = x;
-        if (!Number.isFinite(data[i * d + j])) return { error: `${file.name}: "${key}"[${i}][${j}] = ${x} does not fit a float32` };
+        if (!Number.isFinite(data[i * d + j])) return { error: say('float32', { file: file.name, key, i, j, value: x }) };
       }
     }
     out[key.toUpperCase()] = data;

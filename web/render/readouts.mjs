@@ -4,6 +4,8 @@
 import { fmt, fmtPct, fmtCount, fmtBytes, fmtRatio } from './format.mjs';
 import { UNIFORM_NAME } from '../compute/entropy-baseline.mjs';
 import { whenReadoutInfo } from '../wasm/readout-info.mjs';
+import { t, tOwn } from '../i18n/i18n.mjs';
+import { said } from '../state/notice.mjs';
 
 const val = (r, k, f = fmt) => (r[k] === null || r[k] === undefined ? '—' : `${markSign(r, k)}${f(r[k])}`);
 /** What precedes a marked number on screen: ≥ a lower bound, ≤ an upper bound, ≈ an estimate (docs/readouts.md). */
@@ -149,27 +151,31 @@ export function tolerance(t) {
 /** The label a row shows for this context (most are fixed). */
 export function rowLabel(row, ctx) { return row.labelFor ? row.labelFor(ctx) : row.label; }
 
-const MARK_TEXT = {
-  lower: 'a lower bound: the true value is at least this. Above n = 2048 (and while dragging above 1024) the page computes only the top singular values, by randomized iteration, and each of those is at most the true one (docs/readouts.md)',
-  upper: 'an upper bound: the true value is at most this. Above n = 2048 (and while dragging above 1024) the page computes only the top singular values, by randomized iteration, and each of those is at most the true one (docs/readouts.md)',
-};
 /** Why a row's number is not the exact value (a bound or an estimate, from its keys' marks), for its hover; or ''. */
 export function rowMark(row, r, ctx = {}) {
   const own = row.mark?.(r, ctx);
-  if (own) return MARK_TEXT[own];
+  if (own) return markText(own);
   for (const k of row.keys) {
     if (r[k] === null || r[k] === undefined) continue;
-    if (r[`${k}_bound`]) return MARK_TEXT[r[`${k}_bound`]] ?? '';
-    if (r[`${k}_method`]) return `an estimate, by ${r[`${k}_method`]} (docs/readouts.md)`;
+    if (r[`${k}_bound`]) return markText(r[`${k}_bound`]);
+    if (r[`${k}_method`]) return t('explain.mark.estimate', { method: r[`${k}_method`] });
   }
   return '';
 }
+// the marking words are the reader's: a bound is 'lower' or 'upper' in the snapshot, words only on screen
+const markText = (bound) => (bound === 'lower' || bound === 'upper' ? t(`explain.mark.${bound}`) : '');
 
-/** The reason a row shows '—' (the first `<key>_reason` among its keys, or its reasonKeys), or ''. */
+/**
+ * The reason a row shows '—' (the first `<key>_reason` among its keys, or its reasonKeys), or '': in the
+ * reader's language (the readouts carry it in English, as the snapshot does: web/state/notice.mjs `said`).
+ */
 export function rowReason(row, r) {
-  for (const k of row.reasonKeys ?? row.keys) if (r[`${k}_reason`]) return r[`${k}_reason`];
+  for (const k of row.reasonKeys ?? row.keys) if (r[`${k}_reason`]) return said(r[`${k}_reason`]);
   return '';
 }
+
+/** A row's explanation (its info button's text) in the reader's language; rows are keyed by readout. */
+export const rowExplain = (row) => tOwn(`readout.${row.id}.explain`, row.explain ?? '');
 
 /**
  * The one-line cost readout, with one meaning on every variant: the variant's own linear path against

@@ -17,15 +17,14 @@ function decayOrWindow(knobs) {
 export function shownView(view, exact, knobs) {
   if (!exact || !decayOrWindow(knobs)) return view;
   const decay = knobs.decay > 0 && knobs.decay < 1, window = knobs.window > 0;
-  // the label is in the page's language (it names the picker's option; docs/i18n.md); the hint not yet
+  // the label and the hint are in the page's language (docs/i18n.md)
   const what = [window && t('softmaxWith.window', { w: knobs.window }), decay && t('softmaxWith.decay', { gamma: knobs.decay })].filter(Boolean).join(t('softmaxWith.join'));
-  const whatEn = [window && `window W = ${knobs.window}`, decay && `decay γ = ${knobs.decay}`].filter(Boolean).join(', ');
   const logit = String.raw`\beta\,q_i\cdot k_j${decay ? String.raw` + (i-j)\ln\gamma` : ''}`;
   return {
     ...view,
     label: t('softmaxWith.label', { what }),
     tex: String.raw`M_{ij} \propto e^{${logit}}${window ? String.raw`\ \text{for}\ |i-j| < W,\ \text{else}\ 0` : ''};\quad A = \operatorname{softmax}(\beta\,QK^\top)`,
-    hint: `A variant of softmax (${whatEn}), compared with the reference A: plain softmax with the same scale and mask, no decay, no window.`,
+    hint: t('explain.softmaxWith.hint', { what }),
   };
 }
 

@@ -281,35 +281,35 @@ export function buildSchema(registry) {
    * within range. Returns {value, problem}: problem is a sentence when the raw value was bad or clamped.
    */
   function coerce(entry, raw, st) {
-    const bad = (why) => ({ value: st[entry.name] ?? entry.default, problem: `${entry.name}: ${why}` });
+    const bad = (key, value, extra = {}) => ({ value: st[entry.name] ?? entry.default, problem: say(key, { name: entry.name, value, ...extra }) });
     if (entry.type === 'bool') {
       if (raw === true || raw === '1' || raw === 'true' || raw === 1) return { value: true, problem: null };
       if (raw === false || raw === '0' || raw === 'false' || raw === 0) return { value: false, problem: null };
-      return bad(`"${String(raw).slice(0, 40)}" is not 0 or 1`);
+      return bad('value.bool', String(raw).slice(0, 40));
     }
     if (entry.type === 'enum') {
       const s = String(raw);
-      return entry.options.includes(s) ? { value: s, problem: null } : bad(`"${s.slice(0, 40)}" is not one of ${entry.options.filter(Boolean).join(', ')}`);
+      return entry.options.includes(s) ? { value: s, problem: null } : bad('value.option', s.slice(0, 40), { options: entry.options.filter(Boolean).join(', ') });
     }
     if (entry.type === 'origins') return originsValue(entry, raw);
     if (entry.type === 'zoom') return zoomValue(raw);
     if (entry.type === 'keys') return listValue(entry, raw);
     const x = typeof raw === 'number' ? raw : Number(String(raw).trim() === '' ? NaN : raw);
-    if (!Number.isFinite(x)) return bad(`"${String(raw).slice(0, 40)}" is not a number`);
+    if (!Number.isFinite(x)) return bad('value.number', String(raw).slice(0, 40));
     let v = entry.type === 'int' ? Math.round(x) : x;
     if (entry.odd && v % 2 === 0) v += 1; // odd kernel sizes
     const lo = entry.min;
     const hi = maxOf(entry, st);
     if (v < lo || v > hi) {
       const c = Math.min(hi, Math.max(lo, v));
-      return { value: c, problem: `${entry.name}: ${x} is outside ${lo}…${hi}, using ${c}` };
+      return { value: c, problem: say('value.range', { name: entry.name, value: x, lo, hi, used: c }) };
     }
     return { value: v, problem: null };
   }
 
   /** The comma-separated items of a list value, trimmed, deduplicated, in the given order (at most 64). */
   const listItems = (raw) => [...new Set(String(raw).split(',').map((x) => x.trim()).filter(Boolean))].slice(0, 64);
-  const quoted = (bad) => `${bad.slice(0, 5).map((x) => `"${x.slice(0, 40)}"`).join(', ')} ${bad.length > 1 ? 'are' : 'is'}`;
+  const quoted = (bad) => bad.slice(0, 5).map((x) => `"${x.slice(0, 40)}"`).join(', ');
 
   /**
    * A list entry's value: the items it takes (control names for 'keys', or entry.items), deduplicated,
@@ -319,8 +319,8 @@ export function buildSchema(registry) {
     const items = listItems(raw);
     const ok = entry.items ? (k) => entry.items.includes(k) : (k) => { const e = entryOf(k); return !!e && CONTROL_GROUPS.has(e.group); };
     const bad = items.filter((x) => !ok(x));
-    const what = entry.items ? `not one of ${entry.items.join(', ')}` : 'not a control';
-    return { value: items.filter(ok).join(','), problem: bad.length ? `${entry.name}: ${quoted(bad)} ${what}, ignored` : null };
+    const key = `value.${entry.items ? 'item' : 'control'}${bad.length > 1 ? 's' : ''}`;
+    return { value: items.filter(ok).join(','), problem: bad.length ? say(key, { name: entry.name, items: quoted(bad), options: entry.items?.join(', ') }) : null };
   }
 
   /**
@@ -333,11 +333,11 @@ export function buildSchema(registry) {
     // an empty value is the default, the parent (every link the page wrote until 2026-11 ends in host=);
     // a value of separators alone (host=, or host=%20,%20) names nothing: as strict as a bad item
     if (!items.length && String(raw).trim() !== '')
-      return { value: NO_ONE, problem: `${entry.name}: names no origin, so no message is obeyed (leave ${entry.name}= empty or out to obey the parent window)` };
+      return { value: NO_ONE, problem: say('value.noOrigin', { name: entry.name }) };
     const bad = items.filter((x) => originOf(x) === null);
     return {
       value: [...new Set(items)].join(','),
-      problem: bad.length ? `${entry.name}: ${quoted(bad)} not an origin (http(s)://host[:port]): no message is obeyed` : null,
+      problem: bad.length ? say(bad.length > 1 ? 'value.origins' : 'value.origin', { name: entry.name, items: quoted(bad) }) : null,
     };
   }
 
@@ -400,13 +400,13 @@ export function buildSchema(registry) {
         k = decodeURIComponent(i < 0 ? part : part.slice(0, i));
         v = decodeURIComponent(i < 0 ? '' : part.slice(i + 1));
       } catch {
-        problems.push(`${part.slice(0, 40)}: malformed escape in the link`);
+        problems.push(say('link.escape', { part: part.slice(0, 40) }));
         continue;
       }
       pairs.push([k, v]);
     }
     const ver = pairs.find(([k]) => k === 'v');
-    if (ver && ver[1] !== String(VERSION)) problems.push(`v: link version ${ver[1].slice(0, 20)} is not ${VERSION}; reading what is understood`);
+    if (ver && ver[1] !== String(VERSION)) problems.push(say('link.version', { given: ver[1].slice(0, 20), version: VERSION }));
     // n first: other bounds (s, landmarks) depend on it
     pairs.sort(([a], [b]) => (b === 'n') - (a === 'n'));
     const unknown = new Set(), given = new Set();
@@ -415,7 +415,7 @@ export function buildSchema(registry) {
     const count = (name) => pairs.filter(([k]) => k === name).length;
     const repeated = new Set(SCHEMA.filter((e) => e.type === 'origins' && count(e.name) > 1).map((e) => e.name));
     for (const name of repeated) {
-      problems.push(`${name}: given ${count(name)} times in the link, so no message is obeyed (give one comma-separated list)`);
+      problems.push(say('link.repeated', { name, count: count(name) }));
       st = { ...st, [name]: NO_ONE };
       given.add(name);
     }
@@ -572,16 +572,23 @@ const NAMED_UNKNOWN = 5;
 const MAX_PROBLEMS = 8;
 const count = fmtWhole; // 12,480
 
+/**
+ * A link problem, in English: the link's problems are data (an embed's host reads them: docs/embedding.md);
+ * the page's notice shows them in the reader's language (web/state/notice.mjs `said`), from the same template.
+ */
+const say = (key, params) => t(`notice.x.${key}`, params, LANGS[0]);
+
 function unknownSentence(keys) {
-  if (keys.length === 1) return `unknown parameter "${keys[0]}" ignored`;
+  if (keys.length === 1) return say('link.unknown', { key: keys[0] });
   const named = keys.slice(0, NAMED_UNKNOWN).map((k) => `"${k}"`).join(', ');
   const rest = keys.length - NAMED_UNKNOWN;
-  return `${count(keys.length)} unknown parameters ignored: ${named}${rest > 0 ? `, … and ${count(rest)} more` : ''}`;
+  return rest > 0 ? say('link.unknownsMore', { count: count(keys.length), named, rest: count(rest) })
+    : say('link.unknowns', { count: count(keys.length), named });
 }
 
 function capList(problems) {
   if (problems.length <= MAX_PROBLEMS) return problems;
   const keep = problems.slice(0, MAX_PROBLEMS - 1);
-  keep.push(`… and ${count(problems.length - keep.length)} more problems in the link`);
+  keep.push(say('link.more', { count: count(problems.length - keep.length) }));
   return keep;
 }

@@ -3,6 +3,7 @@
 // (`zoom=` in a link) cut from the full matrix at full resolution. Pure: no DOM; Vitest and the page
 // call it alike (tests/js/tokens.test.mjs).
 import { clampZoom, windowCells } from '../compute/zoom-window.mjs';
+import { t, LANGS } from '../i18n/i18n.mjs';
 
 // the window's bounds and cells are compute's (the engine cuts them); the state and the panels read them here
 export { clampZoom, windowCells };
@@ -87,7 +88,8 @@ export function zoomValue(raw) {
   const s = String(raw ?? '').trim();
   if (s === '') return { value: '', problem: null };
   const m = /^(\d{1,5})-(\d{1,5}),(\d{1,5})-(\d{1,5})$/.exec(s.replace(/[–\s]/g, (c) => (c === '–' ? '-' : '')));
-  if (!m) return { value: '', problem: `zoom: "${s.slice(0, 40)}" is not rows,cols as a-b,c-d (e.g. 40-80,0-63); showing the whole matrix` };
+  // English data like every link problem, from its template (web/state/notice.mjs says it in the reader's language)
+  if (!m) return { value: '', problem: t('notice.x.link.zoom', { value: s.slice(0, 40) }, LANGS[0]) };
   let [r0, r1, c0, c1] = m.slice(1).map(Number);
   if (r0 > r1) [r0, r1] = [r1, r0];
   if (c0 > c1) [c0, c1] = [c1, c0];

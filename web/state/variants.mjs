@@ -7,7 +7,7 @@
 
 import { SEEDS } from './citations.mjs';
 import { VARIANT_RANDOM } from '../compute/random-draws.mjs';
-import { enLabel as L } from '../i18n/i18n.mjs';
+import { enLabel as L, tOwn } from '../i18n/i18n.mjs';
 
 // where the explanations' sources are the articles the lab was seeded from: by their own titles
 // (web/state/citations.mjs; docs/lessons.md, "Citations")
@@ -227,12 +227,15 @@ export const KNOB_VIEW = {
 
 const TEX_ESCAPE = { '\\': String.raw`\textbackslash{}`, '^': String.raw`\textasciicircum{}`, '~': String.raw`\textasciitilde{}` };
 
-/** A variant's presentation: this file's entry, or the registry's plain text where there is none. */
+/**
+ * A variant's presentation: this file's entry, or the registry's plain text where there is none. The hint
+ * is in the page's language (`variant.NAME.hint`, web/i18n/zh/explain.mjs); the label and TeX are data.
+ */
 export function variantView(row) {
   const own = Object.hasOwn(VARIANT_VIEW, row.name) ? VARIANT_VIEW[row.name] : null;
   return {
     label: own?.label ?? row.label,
     tex: own?.tex ?? String.raw`\text{${row.formula.replace(/[\\{}$&#^_%~]/g, (c) => TEX_ESCAPE[c] ?? `\\${c}`)}}`,
-    hint: own?.hint ?? `${row.formula} (${row.source})`,
+    hint: own?.hint ? tOwn(`variant.${row.name}.hint`, own.hint) : `${row.formula} (${row.source})`,
   };
 }

@@ -6,13 +6,23 @@
 import { VARIANT_EXPLAIN, GLOSSARY, CONCEPTS } from '../state/explain.mjs';
 import { PRESETS, presetOf } from '../state/presets.mjs';
 import { typeset } from '../render/tex.mjs';
+import { rowExplain, rowLabel, tolerance } from '../render/readouts.mjs';
+import { SEEDS } from '../state/citations.mjs';
+import { t, tOwn } from '../i18n/i18n.mjs';
+
+// the seed articles a variant's source names, as its Chinese source writes them (web/i18n/zh/explain.mjs)
+const SEED_REFS = {
+  survey: `《${SEEDS['000'].title}》`, mech: `《${SEEDS['001'].title}》`,
+  inf: `《${SEEDS['003'].title}》（${SEEDS['003'].author} ${SEEDS['003'].year}，${SEEDS['003'].link}）`,
+};
 
 /**
- * Wire the popover `box`. `variantOf()` gives {name, label, tex} of the state's variant; `rowOf(id)` a
- * readout row of web/render/readouts.mjs. Returns {button(kind, key, what): HTMLButtonElement,
+ * Wire the popover `box`; its words are the reader's language at the moment it opens (docs/i18n.md).
+ * `variantOf()` gives {name, label, tex} of the state's variant; `rowOf(id)` a readout row of
+ * web/render/readouts.mjs and `ctxOf()` the readouts' context (its label's tolerance), or nothing. Returns {button(kind, key, what): HTMLButtonElement,
  * glossary(trigger, {projector})}: the glossary's lesson links keep projector mode when it is on.
  */
-export function mountExplain(box, { variantOf, rowOf }) {
+export function mountExplain(box, { variantOf, rowOf, ctxOf = () => ({}) }) {
   const title = box.querySelector('.explain-title'), body = box.querySelector('.explain-body');
   let trigger = null;
 
@@ -56,12 +66,22 @@ export function mountExplain(box, { variantOf, rowOf }) {
   const para = (cls, text) => { const p = document.createElement('p'); p.className = cls; p.textContent = text; return p; };
   const formula = (tex) => { const d = document.createElement('div'); d.className = 'explain-formula'; pending.push(typeset(d, tex)); return d; };
 
+  // the buttons' names follow the page's language (<html lang>, web/ui/chrome.mjs), and an open popover
+  // gives way to the page in its new words
+  const buttons = [];
+  const nameOf = (kind, key, what) => (kind === 'variant' ? t('explain.variant')
+    : tOwn(`readout.${key}`, what, { tol: tolerance(ctxOf().relTol) }));
+  const relabel = () => { for (const { b, kind, key, what } of buttons) b.setAttribute('aria-label', t('explain.button', { what: nameOf(kind, key, what) })); };
+  new MutationObserver(() => { relabel(); close(); }).observe(document.documentElement, { attributes: true, attributeFilter: ['lang'] });
+
+  /** An ⓘ button: `kind` 'variant' or 'readout' (`key` its row id), `what` its English name. */
   function button(kind, key, what) {
     const b = document.createElement('button');
     b.type = 'button';
     b.className = 'info';
     b.textContent = 'i';
-    b.setAttribute('aria-label', `explain ${what}`);
+    buttons.push({ b, kind, key, what });
+    b.setAttribute('aria-label', t('explain.button', { what: nameOf(kind, key, what) }));
     b.setAttribute('aria-haspopup', 'dialog');
     b.setAttribute('aria-expanded', 'false');
     b.addEventListener('click', (e) => {
@@ -69,10 +89,13 @@ export function mountExplain(box, { variantOf, rowOf }) {
       if (kind === 'variant') {
         const v = variantOf();
         const x = VARIANT_EXPLAIN[v.name];
-        open(b, v.label, [formula(v.tex), para('explain-text', x?.text ?? v.hint), para('explain-source', `Source: ${x?.source ?? v.source ?? '—'}`)]);
+        const text = x ? tOwn(`variant.${v.name}.explain`, x.text) : v.hint; // the hint is in the reader's language already
+        const source = x ? tOwn(`variant.${v.name}.source`, x.source, SEED_REFS) : (v.source ?? '—');
+        open(b, tOwn(`variant.${v.name}`, v.label), [formula(v.tex), para('explain-text', text), para('explain-source', t('explain.source', { source }))]);
       } else {
-        const row = rowOf(key);
-        open(b, row.label, [formula(row.tex), para('explain-text', row.explain ?? ''), para('explain-source', 'Definition: docs/readouts.md')]);
+        const row = rowOf(key), ctx = ctxOf();
+        const label = tOwn(`readout.${row.id}`, rowLabel(row, ctx), { tol: tolerance(ctx.relTol) });
+        open(b, label, [formula(row.tex), para('explain-text', rowExplain(row)), para('explain-source', t('explain.definition'))]);
       }
     });
     return b;
@@ -84,16 +107,17 @@ export function mountExplain(box, { variantOf, rowOf }) {
     out.className = 'glossary-lessons';
     const ps = names.map(presetOf).filter(Boolean).sort((a, b) => PRESETS.indexOf(a) - PRESETS.indexOf(b)); // in the course's order
     if (!ps.length) return out;
-    out.append(ps.length > 1 ? ' Lessons: ' : ' Lesson: ');
+    out.append(' ', t(ps.length > 1 ? 'explain.glossary.lessons' : 'explain.glossary.lesson')); // its space, if any, is the language's
     ps.forEach((p, i) => {
       const a = document.createElement('a');
       a.href = `#preset=${encodeURIComponent(p.name)}${modes}`;
       a.dataset.preset = p.name;
       a.textContent = String(PRESETS.indexOf(p) + 1);
-      a.title = p.title;
-      a.setAttribute('aria-label', `lesson ${PRESETS.indexOf(p) + 1}: ${p.title}`);
+      const title = tOwn(`preset.${p.name}.title`, p.title); // the lessons' words (web/i18n/zh/lessons.mjs)
+      a.title = title;
+      a.setAttribute('aria-label', t('explain.glossary.link', { i: PRESETS.indexOf(p) + 1, title }));
       a.addEventListener('click', () => close()); // the lesson opens from the hash; the glossary gives way
-      out.append(...(i ? [', ', a] : [a]));
+      out.append(...(i ? [t('explain.glossary.sep'), a] : [a]));
     });
     return out;
   }
@@ -113,11 +137,11 @@ export function mountExplain(box, { variantOf, rowOf }) {
       }
       return t;
     };
-    const symbols = table('glossary-symbols', GLOSSARY.map((g) => [(td) => pending.push(typeset(td, g.tex)), g.text, g.lessons ?? []]));
-    const concepts = table('glossary-concepts', CONCEPTS.map((c) => [c.term, c.text, c.lessons]));
+    const symbols = table('glossary-symbols', GLOSSARY.map((g) => [(td) => pending.push(typeset(td, g.tex)), tOwn(`glossary.${g.id}`, g.text), g.lessons ?? []]));
+    const concepts = table('glossary-concepts', CONCEPTS.map((c) => [tOwn(`concept.${c.id}`, c.term), tOwn(`concept.${c.id}.text`, c.text), c.lessons]));
     const heading = (text) => { const h = document.createElement('h3'); h.className = 'glossary-head'; h.textContent = text; return h; };
-    open(from, 'Glossary', [heading('Symbols'), symbols, heading('Concepts'), concepts,
-      para('explain-source', 'Notation: docs/variant-formulas.md; readouts: docs/readouts.md; the numbers link to the lessons that show each')]);
+    open(from, t('explain.glossary'), [heading(t('explain.glossary.symbols')), symbols, heading(t('explain.glossary.concepts')), concepts,
+      para('explain-source', t('explain.glossary.notation'))]);
   }
   return { button, glossary };
 }
