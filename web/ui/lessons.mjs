@@ -22,7 +22,7 @@
 // the catalogue's `preset.NAME.*` in another language (words(), docs/i18n.md); the panel and the menu
 // redraw them when the language changes.
 import { PRESETS, CHAPTERS, presetOf, stepPreset, chapterOf, playValues } from '../state/presets.mjs';
-import { t, tOwn, getLang } from '../i18n/i18n.mjs';
+import { t, tOwn, getLang, LANGS } from '../i18n/i18n.mjs';
 import { NOTHING } from './panel.mjs';
 import { fmt } from '../render/format.mjs';
 import { citeParts } from '../state/citations.mjs';
@@ -206,10 +206,13 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
     const play = presetOf(shown)?.play;
     button.parentElement.hidden = !play;
     if (!play) return;
-    const range = t('lessons.range', { key: play.key, from: play.from, to: play.to });
+    // the knob by its link key in English (p, m, decay: short, and the link's), by its control's label
+    // in another language (聚焦幂次 p, 衰减 γ), where an English key would be a word left untranslated
+    const key = getLang() === LANGS[0] ? play.key : t(`control.${play.key}`);
+    const range = t('lessons.range', { key, from: play.from, to: play.to });
     const resumable = paused?.lesson === shown && value(play.key) === paused.set;
-    button.textContent = playing ? t('lesson.pause', { key: play.key, value: playing.set }) : reduced.matches ? t('lesson.step', { key: play.key, range })
-      : resumable ? t('lesson.resume', { key: play.key, value: paused.set, to: play.to }) : t('lesson.play', { range });
+    button.textContent = playing ? t('lesson.pause', { key, value: playing.set }) : reduced.matches ? t('lesson.step', { key, range })
+      : resumable ? t('lesson.resume', { key, value: paused.set, to: play.to }) : t('lesson.play', { range });
     button.setAttribute('aria-pressed', String(!!playing));
     button.title = t(reduced.matches ? 'lesson.play.titleReduced' : 'lesson.play.title');
   }
@@ -322,7 +325,7 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
         l = tr.querySelector('td.l > span').textContent;
         v = tr.querySelector('td.v').textContent;
         const row = READOUT_ROWS.find((r) => r.id === key);
-        if (versus?.r) c = ` — ${words(presetOf(shown), 'compare')}: ${row.text(versus.r, versus.ctx)}`;
+        if (versus?.r) c = t('lessons.compare', { label: words(presetOf(shown), 'compare'), value: row.text(versus.r, versus.ctx) });
       } else {
         l = t('lesson.cost');
         v = document.getElementById('cost').textContent;

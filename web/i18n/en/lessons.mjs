@@ -5,6 +5,8 @@
 export default {
   // the play button's range ("▶ play p from 1 to 8"; web/ui/lessons.mjs)
   'lessons.range': '{key} from {from} to {to}',
+  // the evidence strip's comparison, after a readout ("row entropy 4.24 / 5.55 — p = 1: 5.41 / 5.55")
+  'lessons.compare': ' — {label}: {value}',
   // the reference lines a sweep draws beside its points (web/render/sweep-guides.mjs)
   'lessons.guide.rank': 'rank = s',
   'lessons.guide.error': 'error 1 (M = 0)',

@@ -4,6 +4,7 @@
 // Terms as the seed articles use them (注意力, 线性注意力, 特征映射, 秩, 奇异值, 熵, 状态, 衰减, 蒸馏).
 export default {
   'lessons.range': '{key} 从 {from} 到 {to}',
+  'lessons.compare': ' — {label}：{value}',
   'lessons.guide.rank': '秩 = s',
   'lessons.guide.error': '误差 1（M = 0）',
   // a seed by its author before its title, as Chinese cites: 苏剑林《…》“结果分析”一节：“…”
