@@ -3,12 +3,13 @@
 // compare label where it has them, with the English's placeholders and no key for a part it lacks; the
 // panel's words() give them in zh and the presets' English in en; a seed citation shows the article's own
 // title and the quoted sentence in both languages and the English gloss only in English; a paper keeps
-// its English title with Chinese words around it; the sweep's guides speak the page's language.
+// its English title with Chinese words around it; a Chinese cost line's verdict is quoted; the sweep's
+// guides speak the page's language.
 import { describe, it, expect } from 'vitest';
 import { PRESETS } from '../../web/state/presets.mjs';
 import { SEEDS, citeParts, shownQuote } from '../../web/state/citations.mjs';
 import { CATALOGUES, placeholders, setLang } from '../../web/i18n/i18n.mjs';
-import { words } from '../../web/ui/lessons.mjs';
+import { words, fillPrediction } from '../../web/ui/lessons.mjs';
 import { sweepGuides } from '../../web/render/sweep-guides.mjs';
 
 const ZH = CATALOGUES.zh;
@@ -100,6 +101,14 @@ describe('the citations in the articles\' own words', () => {
       expect(zh, lesson).toContain(p.paper);
       expect(zh, lesson).not.toMatch(/et al/);
     }
+  });
+});
+
+describe('a prediction explained in Chinese', () => {
+  it('quotes the cost line\'s verdict from its full-width parentheses too', () => {
+    const cost = '开销（n = 256）：线性路径 1M 次乘加；softmax 的二次路径 4M 次乘加（线性便宜 4 倍）';
+    expect(fillPrediction('开销一行显示：{cost}', { cost })).toBe('开销一行显示：线性便宜 4 倍');
+    expect(fillPrediction('{cost}', { cost: 'cost at n = 256: … (linear is 4× cheaper)' })).toBe('linear is 4× cheaper');
   });
 });
 
