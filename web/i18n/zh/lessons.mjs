@@ -37,9 +37,9 @@ export default {
 
   'preset.exp-spectrum.title': 'exp(QKᵀ) 不是低秩的',
   'preset.exp-spectrum.caption': 'QKᵀ 的秩是 d = 16：在文章的第一张图（σᵢ²，对数坐标）中，它的曲线止于 i = 16，'
-    + '而 exp(QKᵀ) 的曲线一直延续到全部 256 个。在第二张图中，QKᵀ 的秩 D 截断 SVD 从 D = d 起就是精确的；'
+    + '而 exp(QKᵀ) 的曲线一直延续到全部 256 个。在第二张图中，QKᵀ 秩为 D 的截断 SVD 从 D = d 起就是精确的；'
     + 'exp(QKᵀ) 在 D = d 时仍缺失约五分之一的能量，要 D 接近 100（d 的六倍）才缺失不到 1 %'
-    + '（文章在它自己的 Q 和 K 上发现，D = 500 时仍然很高）。softmax 注意力的奇异值下降得很缓慢：'
+    + '（文章在它自己的 Q 和 K 上发现，D = 500 时误差仍然很高）。softmax 注意力的奇异值下降得很缓慢：'
     + '远多于 d 个的 σ 保持在 10⁻³·σ₁ 之上，所以没有哪个 d 维的线性注意力能重现它。',
 
   'preset.crossover.title': '线性时间何时划算：n 与特征维度',
@@ -148,7 +148,7 @@ export default {
   'preset.recurrent-state.title': '取代缓存的状态',
   'preset.recurrent-state.caption': '因果线性注意力是一个递归：每个 token 把 φ(k)vᵀ 加进一个由 r × dv 个数组成的状态 S，'
     + '并读出 o = Sᵀφ(q) / φ(q)·z。逐个 token 步进：状态大小不变，而 softmax 的键值缓存（KV cache）每个 token 增长一行；'
-    + '每一行输出都等于加了掩码的矩阵的对应行，只差浮点舍入。',
+    + '每一行输出都等于加了因果掩码（causal mask）的矩阵的对应行，只差浮点舍入。',
 
   'preset.crossover-measured.title': '实测：只有 n > d 时线性才划算',
   'preset.crossover-measured.caption': '二次路径约需 n²·d 次运算和 n² 的内存，线性路径约需 n·d² 次运算和一个 d × d 的状态，'
