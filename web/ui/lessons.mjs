@@ -3,8 +3,9 @@
 // touch, a middle click into a new tab, or a link pasted anywhere; main.mjs reads the hash. Every lesson
 // link carries the reader's presentation mode (projector=1), so changing lessons never switches it off.
 // The panel shows the open lesson's place in the course ("3 / 23", from PRESETS' order), title, caption
-// and sources (each seed by its own title, section and quoted sentence with an English gloss; each paper
-// by authors, year and arXiv id), with "previous", "reset" (the preset's state again), "next" and "close";
+// and sources (each seed by its own title, section and quoted sentence, with an English gloss in English;
+// each paper by authors, year and arXiv id: citations.mjs citeParts), with "previous", "reset" (the
+// preset's state again), "next" and "close";
 // ←/→ and PageUp/PageDown step lessons (presenter clickers) unless a control that takes those keys has
 // focus. A lesson with a `play` has a ▶ that steps its knob as a drag would (onChange's 'dragstart',
 // 'input' per value, 'change' when it stops): it stops at the end, on ❚❚, on the reader's next pointer press
