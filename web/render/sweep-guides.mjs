@@ -1,10 +1,13 @@
 // sweep-guides.mjs: the reference lines a sweep chart draws beside its points, where a lesson's claim is a
-// law the reader compares the points with (docs/lessons.md, "Annotations"). Pure; no DOM.
+// law the reader compares the points with (docs/lessons.md, "Annotations"). Pure; no DOM. The labels are
+// in the page's language (web/i18n/en/lessons.mjs `lessons.guide.*`); ∝ 1/√m is a formula in both.
 //   knob m (Performer's random features), a relative error:  c/√m, the Monte Carlo rate, through the point
 //                                                            at the knob's current value (else the first),
 //                                                            up to the highest point (no stretched axis)
 //   knob s (Linformer's projected length), the numerical rank: rank = s, the rank the projection gives
 //   a relative error (error_fro_rel, output_error_rel):      the level 1, the error of M = 0
+import { t } from '../i18n/i18n.mjs';
+
 const REL_ERRORS = new Set(['error_fro_rel', 'output_error_rel']);
 
 /**
@@ -26,7 +29,7 @@ export function sweepGuides(plan, points, current) {
       series.push({ label: '∝ 1/√m', values: values.map((m) => (m > 0 && c / Math.sqrt(m) <= top ? c / Math.sqrt(m) : null)) });
     }
   }
-  if (name === 's' && readout === 'rank') series.push({ label: 'rank = s', values: values.slice() });
-  if (REL_ERRORS.has(readout)) hlines.push({ y: 1, label: 'error 1 (M = 0)' });
+  if (name === 's' && readout === 'rank') series.push({ label: t('lessons.guide.rank'), values: values.slice() });
+  if (REL_ERRORS.has(readout)) hlines.push({ y: 1, label: t('lessons.guide.error') });
   return { series, hlines };
 }

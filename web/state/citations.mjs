@@ -1,7 +1,9 @@
 // citations.mjs: where the lessons' claims come from, as data (docs/lessons.md, "Citations"). A claim
 // a seed article makes cites the seed by its own title, author and section as the article gives them, with
 // the sentence it rests on quoted verbatim (tests/js/citations.test.mjs finds each quote in the seed file);
-// a claim no seed makes cites the paper. Pure data; no DOM (web/ui/lessons.mjs renders it).
+// a claim no seed makes cites the paper. Pure data and citeParts, which words a citation in the reader's
+// language; no DOM (web/ui/lessons.mjs renders the parts).
+import { t, LANGS } from '../i18n/i18n.mjs';
 
 /**
  * The four seed articles ($ATTNVIZ_SHARED/seeds/ID_*.txt), each as it names itself: title, author where
@@ -64,4 +66,47 @@ function texText(tex) {
 export function shownQuote(c) {
   const q = plainQuote(c.quote);
   return `${c.mid ? '…' : ''}${q}${/[。！？!?.]$/.test(q) ? '' : '…'}`;
+}
+
+const HAN = /[\u3400-\u9fff]/;
+/** The language tag of a seed's own words: a heading like "Linformer" is Latin, the rest Chinese. */
+const langOf = (text) => (HAN.test(text) ? 'zh' : 'en');
+
+/**
+ * A catalogue template cut at its placeholders, each filled with a part: ('{a} by {b}', {a: P, b: Q}) →
+ * [P, {text: ' by '}, Q]. The parts keep their class and language, which a filled string would lose.
+ */
+function fill(template, values) {
+  const out = [];
+  let at = 0;
+  for (const m of template.matchAll(/\{(\w+)\}/g)) {
+    if (m.index > at) out.push({ text: template.slice(at, m.index) });
+    out.push(values[m[1]] ?? { text: m[0] });
+    at = m.index + m[0].length;
+  }
+  if (at < template.length) out.push({ text: template.slice(at) });
+  return out;
+}
+
+/**
+ * Citation `c` (a seed's or a paper's) as the lesson panel shows it in `lang`: a list of parts {text, cls,
+ * lang, href, title}. A seed by its own title, author and section, and the sentence quoted as the article
+ * writes it, in both languages; the English gloss only in English (in Chinese the quote is the source). A
+ * paper by its English title (a proper name) with the words around it in the reader's language.
+ */
+export function citeParts(c, lang) {
+  if (c.seed) {
+    const en = lang === LANGS[0];
+    const title = { cls: 'cite-title', text: `《${c.title}》`, lang: langOf(c.title) };
+    if (c.link) title.href = c.link;
+    if (en && SEEDS[c.seed]?.en) title.title = SEEDS[c.seed].en; // the English title, on hover
+    const head = c.author ? fill(t('cite.seed.author', null, lang), { title, author: { cls: 'cite-author', text: c.author, lang: langOf(c.author) } }) : [title];
+    const section = c.section ? fill(t('cite.seed.section', null, lang), { section: { cls: 'cite-section', text: c.section, lang: langOf(c.section) } }) : [];
+    const quote = fill(t('cite.seed.quote', null, lang), { quote: { cls: 'cite-quote', text: `“${shownQuote(c)}”`, lang: 'zh' } });
+    const gloss = en ? [{ text: ' — ' }, { cls: 'cite-gloss', text: c.gloss.replace(/\.$/, ''), lang: 'en' }] : [];
+    return [...head, ...section, ...quote, ...gloss];
+  }
+  const authors = c.authors.replace(/^(.*) et al\.$/, (_, first) => t('cite.etal', { first }, lang));
+  const text = t(c.arxiv ? 'cite.paper.arxiv' : 'cite.paper', { authors, year: c.year, paper: c.paper, arxiv: c.arxiv }, lang);
+  return [{ cls: 'cite-paper', text, ...(c.arxiv ? { href: `https://arxiv.org/abs/${c.arxiv}` } : {}) }];
 }

@@ -3,6 +3,7 @@
 // a caption of two to four sentences (what to look at, what it means, who says so) and highlights the
 // readout rows and panels that carry the claim. Every claim is checked numerically by the end-to-end
 // suite (tests/e2e/lessons.test.mjs) from window.attnviz.snapshot(). docs/lessons.md lists them.
+// The words here are the English; their Chinese is web/i18n/zh/lessons.mjs's `preset.NAME.*` (docs/i18n.md).
 // Pure data and pure functions; no DOM.
 
 import { seed, PAPER } from './citations.mjs';

@@ -3,8 +3,9 @@
 // touch, a middle click into a new tab, or a link pasted anywhere; main.mjs reads the hash. Every lesson
 // link carries the reader's presentation mode (projector=1), so changing lessons never switches it off.
 // The panel shows the open lesson's place in the course ("3 / 23", from PRESETS' order), title, caption
-// and sources (each seed by its own title, section and quoted sentence with an English gloss; each paper
-// by authors, year and arXiv id), with "previous", "reset" (the preset's state again), "next" and "close";
+// and sources (each seed by its own title, section and quoted sentence, with an English gloss in English;
+// each paper by authors, year and arXiv id: citations.mjs citeParts), with "previous", "reset" (the
+// preset's state again), "next" and "close";
 // ←/→ and PageUp/PageDown step lessons (presenter clickers) unless a control that takes those keys has
 // focus. A lesson with a `play` has a ▶ that steps its knob as a drag would (onChange's 'dragstart',
 // 'input' per value, 'change' when it stops): it stops at the end, on ❚❚, on the reader's next pointer press
@@ -18,14 +19,24 @@
 // in the background worker); the cost line is shown there too when the lesson names it. What carries the
 // claim is outlined (class `hl`): the strip's items and the panels the lesson names (their data-hl); the
 // table's rows and the cost line it stands in for are marked `cited`. The panels are moved beside the
-// caption where the page scrolls (ui/lesson-stage.mjs).
+// caption where the page scrolls (ui/lesson-stage.mjs). A lesson's own words are English in presets.mjs and
+// the catalogue's `preset.NAME.*` in another language (words(), docs/i18n.md); the panel and the menu
+// redraw them when the language changes.
 import { PRESETS, CHAPTERS, presetOf, stepPreset, chapterOf, playValues } from '../state/presets.mjs';
-import { t } from '../i18n/i18n.mjs';
+import { t, tOwn, getLang, LANGS } from '../i18n/i18n.mjs';
 import { NOTHING } from './panel.mjs';
 import { fmt } from '../render/format.mjs';
-import { shownQuote, SEEDS } from '../state/citations.mjs';
+import { citeParts } from '../state/citations.mjs';
 import { READOUT_ROWS } from '../render/readouts.mjs';
 import { mountStage, revealEvidence } from './lesson-stage.mjs';
+
+/** Lesson p's own words in the page's language: `part` ('title', 'caption', 'predict.question',
+ * 'predict.choice.I', 'predict.explanation', 'compare'), the English from presets.mjs. */
+export function words(p, part) {
+  const english = part === 'compare' ? p.compare.label : part.startsWith('predict.choice.') ? p.predict.choices[Number(part.slice(15))]
+    : part.startsWith('predict.') ? p.predict[part.slice(8)] : p[part];
+  return tOwn(`preset.${p.name}.${part}`, english);
+}
 
 /** Time between two values of a lesson's play: long enough to read each frame, and for the link to follow. */
 const PLAY_MS = 450;
@@ -58,7 +69,7 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
       li.value = PRESETS.indexOf(p) + 1;
       const a = document.createElement('a');
       a.href = href(p.name);
-      a.textContent = p.title;
+      a.textContent = words(p, 'title');
       a.dataset.preset = p.name;
       a.addEventListener('click', () => { menu.open = false; });
       li.append(a);
@@ -78,7 +89,7 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
   let versus = null;    // {key, value, label, of (the request compared), r, ctx}: the comparison shown
   el('.lesson-close').addEventListener('click', () => onClose());
   let shown;
-  let words = null; // the language the panel's words are in
+  let spoken = null; // the language the panel's words are in
   // "predict, then reveal": a question with its choices under the caption, then the verdict
   const ask = document.createElement('div');
   ask.className = 'lesson-predict';
@@ -102,13 +113,13 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
     ask.hidden = !p?.predict;
     if (!p?.predict) return;
     const q = p.predict;
-    question.replaceChildren(Object.assign(document.createElement('strong'), { textContent: t('lesson.predict') }), q.question);
-    choices.replaceChildren(...q.choices.map((text, i) => {
+    question.replaceChildren(Object.assign(document.createElement('strong'), { textContent: t('lesson.predict') }), words(p, 'predict.question'));
+    choices.replaceChildren(...q.choices.map((_, i) => {
       const b = document.createElement('button');
       b.type = 'button';
       b.className = 'predict-choice';
       b.dataset.choice = String(i);
-      b.textContent = text;
+      b.textContent = words(p, `predict.choice.${i}`);
       b.addEventListener('click', () => reveal(p, i));
       return b;
     }));
@@ -125,7 +136,7 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
       b.classList.toggle('right', Number(b.dataset.choice) === q.answer);
     }
     const right = i === q.answer;
-    const head = right ? t('lesson.right') : t('lesson.wrong', { answer: q.choices[q.answer] });
+    const head = right ? t('lesson.right') : t('lesson.wrong', { answer: words(p, `predict.choice.${q.answer}`) });
     verdict.textContent = `${head}${t('lesson.showing')}`;
     delete verdict.dataset.right;
     // the comparison is the lesson's own state against the reveal, whatever the reader (or ▶) changed since:
@@ -139,7 +150,7 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
     if (id !== asked) return;
     const after = live ? await live() : null;
     if (id !== asked) return;
-    verdict.textContent = head + (after ? fillPrediction(q.explanation, after, before) : '');
+    verdict.textContent = head + (after ? fillPrediction(words(p, 'predict.explanation'), after, before) : '');
     verdict.dataset.right = String(right);
     revealed = { name: p.name, keys: Object.fromEntries(Object.entries(q.reveal).map(([k, v]) => [k, String(v)])) };
   }
@@ -196,10 +207,13 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
     const play = presetOf(shown)?.play;
     button.parentElement.hidden = !play;
     if (!play) return;
-    const range = `${play.key} from ${play.from} to ${play.to}`;
+    // the knob by its link key in English (p, m, decay: short, and the link's), by its control's label
+    // in another language (聚焦幂次 p, 衰减 γ), where an English key would be a word left untranslated
+    const key = getLang() === LANGS[0] ? play.key : t(`control.${play.key}`);
+    const range = t('lessons.range', { key, from: play.from, to: play.to });
     const resumable = paused?.lesson === shown && value(play.key) === paused.set;
-    button.textContent = playing ? t('lesson.pause', { key: play.key, value: playing.set }) : reduced.matches ? t('lesson.step', { key: play.key, range })
-      : resumable ? t('lesson.resume', { key: play.key, value: paused.set, to: play.to }) : t('lesson.play', { range });
+    button.textContent = playing ? t('lesson.pause', { key, value: playing.set }) : reduced.matches ? t('lesson.step', { key, range })
+      : resumable ? t('lesson.resume', { key, value: paused.set, to: play.to }) : t('lesson.play', { range });
     button.setAttribute('aria-pressed', String(!!playing));
     button.title = t(reduced.matches ? 'lesson.play.titleReduced' : 'lesson.play.title');
   }
@@ -246,9 +260,10 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
   document.addEventListener('wheel', interrupt, { capture: true, passive: true }); // a wheel over a slider moves it
   reduced.addEventListener?.('change', () => { stop(); label(); });
 
-  /** Show lesson `name` (or hide the panel for null) and outline what it highlights. */
-  function show(name) {
-    if (name === shown) return;
+  /** Show lesson `name` (or hide the panel for null) and outline what it highlights; `again`: redraw the
+   * lesson shown (its words in a new language). */
+  function show(name, again = false) {
+    if (name === shown && !again) return;
     stop();
     shown = name;
     const p = presetOf(name);
@@ -263,16 +278,16 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
     el('.lesson-num').textContent = t('lesson.num', { i: PRESETS.indexOf(p) + 1, total: PRESETS.length });
     const ch = chapterOf(p.name);
     el('.lesson-chapter-name').textContent = ch ? t('lesson.chapter', { i: ch.index + 1, total: CHAPTERS.length, title: t(`chapter.${ch.index + 1}`) }) : '';
-    el('.lesson-title').textContent = p.title;
-    el('.lesson-caption').textContent = p.caption;
+    el('.lesson-title').textContent = words(p, 'title');
+    el('.lesson-caption').textContent = words(p, 'caption');
     pose(p);
-    el('.lesson-source').replaceChildren(...p.sources.flatMap((c, i) => (i ? ['; ', cite(c)] : [cite(c)])));
+    el('.lesson-source').replaceChildren(...p.sources.flatMap((c, i) => (i ? [t('cite.join'), cite(c)] : [cite(c)])));
     const prev = stepPreset(p.name, -1), next = stepPreset(p.name, 1);
     el('.lesson-prev').dataset.preset = prev.name;
-    el('.lesson-prev').textContent = t('lesson.prev', { title: prev.title });
+    el('.lesson-prev').textContent = t('lesson.prev', { title: words(prev, 'title') });
     el('.lesson-reset').dataset.preset = p.name;
     el('.lesson-next').dataset.preset = next.name;
-    el('.lesson-next').textContent = t('lesson.next', { title: next.title });
+    el('.lesson-next').textContent = t('lesson.next', { title: words(next, 'title') });
     relink();
     label();
     // the strip: one item per readout row (and the cost line) the lesson names, outlined in its place
@@ -311,7 +326,7 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
         l = tr.querySelector('td.l > span').textContent;
         v = tr.querySelector('td.v').textContent;
         const row = READOUT_ROWS.find((r) => r.id === key);
-        if (versus?.r) c = ` — ${versus.label}: ${row.text(versus.r, versus.ctx)}`;
+        if (versus?.r) c = t('lessons.compare', { label: words(presetOf(shown), 'compare'), value: row.text(versus.r, versus.ctx) });
       } else {
         l = t('lesson.cost');
         v = document.getElementById('cost').textContent;
@@ -320,7 +335,7 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
       if (number.textContent !== v) number.textContent = v;
       if (other.textContent !== c) {
         other.textContent = c;
-        other.title = c ? t('lesson.compared', { label: versus.label }) : '';
+        other.title = c ? t('lesson.compared', { label: words(presetOf(shown), 'compare') }) : '';
       }
     }
   }
@@ -344,10 +359,11 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
     sync(st) {
       const m = `${st.projector ? '&projector=1' : ''}${st.lang !== 'en' ? `&lang=${st.lang}` : ''}`;
       if (m !== modes) { modes = m; relink(); }
-      if (st.lang !== words) { // the panel's own words in the new language (the lesson's text is not translated yet: docs/i18n.md)
-        words = st.lang;
+      if (st.lang !== spoken) { // the panel's words and the lessons' own in the new language
+        spoken = st.lang;
         for (const [ci, h] of [...list.querySelectorAll('.lesson-chapter')].entries()) h.textContent = `${ci + 1}. ${t(`chapter.${ci + 1}`)}`;
-        if (shown !== undefined) show(shown);
+        for (const a of list.querySelectorAll('a')) a.textContent = words(presetOf(a.dataset.preset), 'title');
+        if (shown !== undefined) show(shown, true); // an answered question is asked again, in the new words
       }
       // a verdict speaks of the revealed state: once the reader leaves it (Back, a knob), ask again
       if (revealed && (revealed.name !== shown || Object.entries(revealed.keys).some(([k, v]) => String(st[k]) !== v))) {
@@ -363,23 +379,19 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
   };
 }
 
-/** One source as the panel shows it: a seed's own title, author, section, the quoted sentence and its gloss; or a paper. */
+/** One source as the panel shows it, in the page's language (citations.mjs citeParts). */
 function cite(c) {
-  const span = (cls, text, lang) => { const x = document.createElement('span'); x.className = cls; x.textContent = text; if (lang) x.lang = lang; return x; };
   const out = document.createElement('span');
   out.className = 'cite';
-  if (c.seed) {
-    const title = span('cite-title', `《${c.title}》`, /[\u4e00-\u9fff]/.test(c.title) ? 'zh' : 'en');
-    if (SEEDS[c.seed]?.en) title.title = SEEDS[c.seed].en; // the English title, on hover
-    const head = c.link ? Object.assign(document.createElement('a'), { href: c.link, rel: 'noopener', target: '_blank' }) : span('cite-head', '');
-    head.append(title, c.author ? span('cite-author', ` ${c.author}`, 'zh') : '');
-    out.append(head, ...(c.section ? [', ', span('cite-section', c.section, 'zh')] : []), ': ');
-    out.append(Object.assign(span('cite-quote', '', 'zh'), { textContent: `“${shownQuote(c)}”` }), ` — ${c.gloss.replace(/\.$/, '')}`); // sources are joined by "; "
-  } else {
-    const a = document.createElement(c.arxiv ? 'a' : 'span');
-    if (c.arxiv) Object.assign(a, { href: `https://arxiv.org/abs/${c.arxiv}`, rel: 'noopener', target: '_blank' });
-    a.textContent = `${c.authors} ${c.year}, “${c.paper}”${c.arxiv ? `, arXiv:${c.arxiv}` : ''}`;
-    out.append(a);
+  for (const part of citeParts(c, getLang())) {
+    if (!part.cls) { out.append(part.text); continue; }
+    const x = document.createElement(part.href ? 'a' : 'span');
+    x.className = part.cls;
+    x.textContent = part.text;
+    if (part.lang) x.lang = part.lang;
+    if (part.title) x.title = part.title;
+    if (part.href) Object.assign(x, { href: part.href, rel: 'noopener', target: '_blank' });
+    out.append(x);
   }
   return out;
 }
@@ -393,7 +405,7 @@ function cite(c) {
 export function fillPrediction(template, now, before = null) {
   const value = (src, path) => {
     if (!src) return '—';
-    if (path === 'cost') return src.cost?.match(/\(([^()]*)\)$/)?.[1] ?? src.cost ?? '—';
+    if (path === 'cost') return src.cost?.match(/[(（]([^()（）]*)[)）]$/)?.[1] ?? src.cost ?? '—'; // （…） in Chinese
     const [from, key] = path.startsWith('state.') ? [src.state, path.slice(6)] : [src.readouts, path];
     const v = from?.[key];
     if (typeof v === 'number') return Number.isInteger(v) ? String(v) : fmt(v);
