@@ -21,7 +21,7 @@ const ENGLISH = /\b(?!(?:exp|std|log|nats|iid|MiB|KiB|GiB|Inf|NaN|float32|softma
 afterEach(() => setLang('en'));
 
 /** The charts' sources (the files of this area, and the cost line's function). */
-const SOURCES = ['web/render/charts.mjs', 'web/render/entropy.mjs', 'web/render/spectrum.mjs', 'web/render/rowbars.mjs',
+const SOURCES = ['web/render/charts.mjs', 'web/render/variant-name.mjs', 'web/render/entropy.mjs', 'web/render/spectrum.mjs', 'web/render/rowbars.mjs',
   'web/render/readouts.mjs', 'web/ui/heatmaps.mjs', 'web/ui/spectra.mjs', 'web/ui/entropy-panel.mjs', 'web/ui/article-figures.mjs',
   'web/ui/row-view.mjs', 'web/ui/zoom.mjs', 'web/ui/export-menu.mjs', 'web/io/export.mjs'];
 const source = (f) => readFileSync(new URL(f, ROOT), 'utf8');
@@ -172,5 +172,21 @@ describe('exported figures in Chinese', () => {
     expect(hist).toContain('行的占比');
     expect(hist).toContain('行熵 H（nats），横轴到 ln n = 4');
     expect(hist).toContain('均匀 = 2.8');
+  });
+});
+
+describe('the variant and the reference as the figures name them', () => {
+  it('a variant by its Chinese name, softmax A by its Chinese caption, in zh; as given in English or when unknown', async () => {
+    const { variantName, referenceName } = await import('../../web/render/variant-name.mjs');
+    const { VARIANT_VIEW } = await import('../../web/state/variants.mjs');
+    const { referenceCaption } = await import('../../web/state/reference-text.mjs');
+    setLang('zh');
+    for (const [name, v] of Object.entries(VARIANT_VIEW)) expect(variantName(v.label), name).toBe(ZH[`variant.${name}`]);
+    expect(variantName('带窗口 W = 8 的 softmax')).toBe('带窗口 W = 8 的 softmax'); // already the page's words
+    expect(referenceName(referenceCaption({}))).toBe(ZH['heatmap.capA']);
+    expect(referenceName(referenceCaption({ decay: 0.9, window: 0 }))).toBe(ZH['heatmap.capA.bare']);
+    setLang('en');
+    expect(variantName('focused (FLatten)')).toBe('focused (FLatten)');
+    expect(referenceName(referenceCaption({ decay: 0.9 }))).toBe(referenceCaption({ decay: 0.9 }));
   });
 });

@@ -5,6 +5,7 @@ import { fmt, fmtPct, fmtCount, fmtBytes, fmtRatio } from './format.mjs';
 import { UNIFORM_NAME } from '../compute/entropy-baseline.mjs';
 import { whenReadoutInfo } from '../wasm/readout-info.mjs';
 import { t } from '../i18n/i18n.mjs';
+import { variantName } from './variant-name.mjs';
 
 const val = (r, k, f = fmt) => (r[k] === null || r[k] === undefined ? '—' : `${markSign(r, k)}${f(r[k])}`);
 /** What precedes a marked number on screen: ≥ a lower bound, ≤ an upper bound, ≈ an estimate (docs/readouts.md). */
@@ -183,7 +184,7 @@ export function rowReason(row, r) {
 export function costLine(cost, n, { softmax = null, label = null, featureDim = null } = {}) {
   // every word in the page's language (web/i18n/*/charts.mjs, cost.*); the numbers as English writes them
   if (!cost || !softmax || softmax.quad_madds == null) return t('cost.none');
-  label ??= t('cost.theVariant');
+  label = label === null ? t('cost.theVariant') : variantName(label);
   const quad = t('cost.quad', { madds: fmtCount(softmax.quad_madds), bytes: fmtBytes(softmax.quad_bytes) });
   if (cost.linear_madds == null) {
     // uncounted is not absent: a feature dimension above the counting limit is a linear path far dearer than softmax's

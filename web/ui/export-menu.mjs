@@ -15,6 +15,7 @@ import { paint } from '../render/heatmap.mjs';
 import { fmt, fmtSigned } from '../render/format.mjs';
 import { NOTHING } from './panel.mjs';
 import { t, getLang } from '../i18n/i18n.mjs';
+import { variantName, referenceName } from '../render/variant-name.mjs';
 
 /** Largest n whose M is offered as CSV (4096² numbers would be about 150 MB of text). */
 export const CSV_MAX_N = 1024;
@@ -170,7 +171,7 @@ export function mountExport(menu, ctx) {
 
   async function run(id) {
     const snap = await ctx.snapshot(); // the view has settled: the figure, its numbers and the state agree
-    const request = ctx.request(), label = ctx.label();
+    const request = ctx.request(), label = variantName(ctx.label());
     // loaded inputs (a model's head, own files) leave n out of the link: the names take the request's
     const state = { ...snap.state, n: String(request.inputs.n) };
     // the figures' caption in the page's language; the .zip's README is data, in English
@@ -204,7 +205,7 @@ export function mountExport(menu, ctx) {
       entries.push(
         { name: `${folder}/recompute.py`, bytes: numpySnippet({ state, request, tokens: !!tokens }) },
         { name: `${folder}/${exportName(state, 'readouts', 'json')}`, bytes: stateJson(snap) },
-        { name: `${folder}/README.txt`, bytes: readme(figureCaption(request, label, ctx.inputsLabel?.() ?? null, 'en'), got.files, location.href, !!tokens) },
+        { name: `${folder}/README.txt`, bytes: readme(figureCaption(request, ctx.label(), ctx.inputsLabel?.() ?? null, 'en'), got.files, location.href, !!tokens) },
       );
       const name = `${folder}.zip`;
       download(name, zipStore(entries), 'application/zip');
@@ -230,7 +231,7 @@ export function mountExport(menu, ctx) {
         { value: mid, text: div ? '0' : fmt(mid) },
         { value: h.lo, text: `${h.clipped && div ? '≤ ' : ''}${fmt(h.lo)}` },
       ];
-      const title = { M: t('export.title.M', { label: ctx.label() }), A: ctx.referenceCaption?.() ?? t('export.title.A'), D: t('export.title.D', { label: ctx.label() }) }[what];
+      const title = { M: t('export.title.M', { label: variantName(ctx.label()) }), A: referenceName(ctx.referenceCaption?.() ?? t('heatmap.capA')), D: t('export.title.D', { label: variantName(ctx.label()) }) }[what];
       const window = h.zoomed ? t('export.window', { r0: h.r0, r1: h.r1, c0: h.c0, c1: h.c1, n: h.n }) : '';
       const blocks = h.b > 1 ? t('export.blocks', { where: window || t('export.whole', { n: h.n }), rows: h.rows, cols: h.cols, mode: t(`option.ds.${h.mode}`) })
         : window && t('export.fullRes', { where: window });

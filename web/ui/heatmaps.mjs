@@ -10,6 +10,7 @@ import { mountTokenAxes } from './token-axes.mjs';
 import { mountZoom } from './zoom.mjs';
 import { NOTHING } from './panel.mjs';
 import { t } from '../i18n/i18n.mjs';
+import { variantName, referenceName } from '../render/variant-name.mjs';
 
 /** Whether a heatmap's values hold a negative entry (a signed M). */
 function hasNegative(values) {
@@ -145,8 +146,8 @@ export function mountHeatmaps(page) {
       const t = barText(rg, div);
       setText(`cb-${k}-hi`, t.hi); setText(`cb-${k}-mid`, t.mid); setText(`cb-${k}-lo`, t.lo);
     }
-    setText('cap-M', t(bad ? 'heatmap.capM.bad' : 'heatmap.capM', { label: page.viewOf(st).label, bad }));
-    setText('cap-A', page.referenceCaption(st));
+    setText('cap-M', t(bad ? 'heatmap.capM.bad' : 'heatmap.capM', { label: variantName(page.viewOf(st).label), bad }));
+    setText('cap-A', referenceName(page.referenceCaption(st)));
     setText('ds-note', g.zoomed ? zoom.note(g) : dsNote(f0));
     tokenAxes.draw(g, page.tokenPieces());
     if (document.activeElement?.classList.contains('hm')) showCursor(document.activeElement); // new values under the cursor

@@ -8,6 +8,8 @@ export default {
   'heatmap.capM': '{label}: matrix M',
   'heatmap.capM.bad': '{label}: matrix M ({bad} cells Inf/NaN, magenta)',
   'heatmap.capM.initial': 'variant matrix M',
+  'heatmap.capA': 'softmax A (same Q, K, scale, mask)',
+  'heatmap.capA.bare': 'softmax A (same Q, K, scale, mask; no decay, no window)',
   'heatmap.capD': 'difference M − A',
   'heatmap.aria.M': 'heatmap of the variant\'s attention matrix: arrow keys move a cell cursor',
   'heatmap.aria.A': 'heatmap of the softmax attention matrix: arrow keys move a cell cursor',
@@ -148,7 +150,6 @@ export default {
   'export.pngFailed': 'the PNG could not be encoded',
   // the exported figures' titles, axes and captions (web/io/export.mjs)
   'export.title.M': '{label}: attention matrix M',
-  'export.title.A': 'softmax A (same Q, K, scale, mask)',
   'export.title.D': 'difference M − A ({label})',
   'export.title.spectrum': 'singular values σᵢ/σ₁',
   'export.title.error': 'truncated-SVD error e(r) = Σ_{i>r} σᵢ² / Σ σᵢ²',

@@ -7,6 +7,8 @@ export default {
   'heatmap.capM': '{label}：矩阵 M',
   'heatmap.capM.bad': '{label}：矩阵 M（{bad} 个格为 Inf/NaN，品红色）',
   'heatmap.capM.initial': '变体的矩阵 M',
+  'heatmap.capA': 'softmax A（相同的 Q、K、缩放与掩码）',
+  'heatmap.capA.bare': 'softmax A（相同的 Q、K、缩放与掩码；没有衰减，没有窗口）',
   'heatmap.capD': '差 M − A',
   'heatmap.aria.M': '变体注意力矩阵的热力图：方向键移动格子光标',
   'heatmap.aria.A': 'softmax 注意力矩阵的热力图：方向键移动格子光标',
@@ -147,7 +149,6 @@ export default {
   'export.pngFailed': '无法编码 PNG',
   // the exported figures
   'export.title.M': '{label}：注意力矩阵 M',
-  'export.title.A': 'softmax A（相同的 Q、K、缩放与掩码）',
   'export.title.D': '差 M − A（{label}）',
   'export.title.spectrum': '奇异值 σᵢ/σ₁',
   'export.title.error': '截断 SVD 的误差 e(r) = Σ_{i>r} σᵢ² / Σ σᵢ²',
