@@ -61,9 +61,9 @@ export function mountHeatTrio(root, { frame, caption, missing }) {
     const { r, ra, dr, signed } = drawTrio(canvases, { M: f.M, A: f.A, D: f.D, rows: f.size, cols: f.size }, tables);
     if (signed !== signedShown) { signedShown = signed; drawColorbar(bars[0].querySelector('canvas'), signed ? tables.div : tables.seq); }
     [[r, signed], [ra, false], [dr, true]].forEach(([rg, div], i) => {
-      const t = barText(rg, div);
-      bars[i].querySelector('.hi').textContent = t.hi;
-      bars[i].querySelector('.lo').textContent = t.lo;
+      const bt = barText(rg, div);
+      bars[i].querySelector('.hi').textContent = bt.hi;
+      bars[i].querySelector('.lo').textContent = bt.lo;
     });
     q('.cap-M').textContent = caption();
   }
@@ -143,8 +143,8 @@ export function mountHeatmaps(page) {
     if (tables.mSigned !== signed) { tables.mSigned = signed; drawColorbar($('cb-M'), signed ? tables.div : seq); }
     $('hm-M').dataset.map = signed ? 'diverging' : 'sequential';
     for (const [k, rg, div] of [['M', r, signed], ['A', ra, false], ['D', dr, true]]) {
-      const t = barText(rg, div);
-      setText(`cb-${k}-hi`, t.hi); setText(`cb-${k}-mid`, t.mid); setText(`cb-${k}-lo`, t.lo);
+      const bt = barText(rg, div);
+      setText(`cb-${k}-hi`, bt.hi); setText(`cb-${k}-mid`, bt.mid); setText(`cb-${k}-lo`, bt.lo);
     }
     setText('cap-M', t(bad ? 'heatmap.capM.bad' : 'heatmap.capM', { label: variantName(page.viewOf(st).label), bad }));
     setText('cap-A', referenceName(page.referenceCaption(st)));
@@ -174,8 +174,8 @@ export function mountHeatmaps(page) {
   }
   /** Label the tokens of a cell (hovered, or under the keyboard cursor) on the axes, whatever the thinning. */
   function hotTokens(cell) {
-    const t = cell && cellTokens(shownGrid, cell);
-    tokenAxes.draw(shownGrid, page.tokenPieces(), t ? { row: t.rows[0], col: t.cols[0] } : null);
+    const tok = cell && cellTokens(shownGrid, cell);
+    tokenAxes.draw(shownGrid, page.tokenPieces(), tok ? { row: tok.rows[0], col: tok.cols[0] } : null);
   }
   /** A focused heatmap's cell cursor: arrow keys move it (Page Up/Down by 8, Home/End to the row's ends). */
   const cursor = { row: 0, col: 0 };
@@ -219,10 +219,10 @@ export function mountHeatmaps(page) {
   function cellText(cell) {
     const g = shownGrid, f = page.view.frame, engine = page.engine;
     const k = cell.row * g.cols + cell.col;
-    const t = cellTokens(g, cell), pieces = page.tokenPieces();
-    const rows = spanText(pieces, ...t.rows), cols = spanText(pieces, ...t.cols);
+    const tok = cellTokens(g, cell), pieces = page.tokenPieces();
+    const rows = spanText(pieces, ...tok.rows), cols = spanText(pieces, ...tok.cols);
     if (g.b === 1) {
-      const exact = !g.zoomed && engine && page.st.n <= MAIN_THREAD_MAX_N && engine.lab?.n === f.n ? engine.valueAt(t.rows[0], t.cols[0]) : null;
+      const exact = !g.zoomed && engine && page.st.n <= MAIN_THREAD_MAX_N && engine.lab?.n === f.n ? engine.valueAt(tok.rows[0], tok.cols[0]) : null;
       const m = exact ? exact.M : g.M[k], a = exact ? exact.A : g.A[k];
       return t('hover.cell', { row: rows, col: cols, m: fmt(m, 4), a: fmt(a, 4), d: fmtSigned(m - a, 3) });
     }
