@@ -3,9 +3,9 @@
 
 import { markerIndices } from '../render/spectrum.mjs';
 import { fmt } from '../render/format.mjs';
-import { UNIFORM_NAME } from '../compute/entropy-baseline.mjs';
 import { VARIANT_VIEW } from '../state/variants.mjs';
-import { escapeXml, wrapLines } from '../render/svg-text.mjs';
+import { escapeXml, wrapRuns, textUnits, SVG_FAMILY } from '../render/svg-text.mjs';
+import { t } from '../i18n/i18n.mjs';
 import { randomFiles } from '../compute/random-draws.mjs';
 
 /** A variant's presentation entry (web/state/variants.mjs: its numpy body, its random matrices), or undefined. */
@@ -104,20 +104,20 @@ export function exportName(state, what, ext) {
   return `attnviz-${safe(state.variant)}-n${safe(state.n)}-${safe(what)}.${ext}`;
 }
 
-// How a knob reads in a caption, by registry key; a key not listed reads "key = value".
+// How a knob reads in a caption, by registry key; a key not listed reads "key = value". `lang`: the
+// caption's language (the page's for a figure, English for the .zip's README).
 const CAPTION_KNOB = {
-  seed: (v) => `feature seed ${v}`,
-  orthogonal: (v) => (v ? 'orthogonal' : 'iid'),
+  seed: (v, lang) => t('export.caption.seed', { v }, lang),
+  orthogonal: (v, lang) => t(v ? 'export.caption.orthogonal' : 'export.caption.iid', null, lang),
   ef_shared: (v) => (v ? 'E = F' : null),
   dwc_kernel: (v) => (v ? `DWC k = ${v}` : null),
   iters: (v) => `iters = ${v === -1 ? 0 : v}`,
   decay: (v) => (v === 1 ? null : `γ = ${v}`),
-  window: (v) => (v ? `window ${v}` : null),
+  window: (v, lang) => (v ? t('export.caption.window', { v }, lang) : null),
   beta: (v) => `η = ${v}`,
   chunk: () => null, // the chunkwise form's chunk: it changes no matrix
   feature_eps: (v) => `ε = ${v === 0 ? '0' : Number(v.toPrecision(3)).toExponential().replace(/\.?0*e/, 'e').replace('e+', 'e')}`,
 };
-const GEN_LABEL = { gaussian: 'Gaussian', clustered: 'clustered', local: 'local', lowrank: 'low-rank', sink: 'sink' };
 
 /**
  * One line naming the figure: the variant's label with the knobs it reads (the request's knobs, which
@@ -127,24 +127,27 @@ const GEN_LABEL = { gaussian: 'Gaussian', clustered: 'clustered', local: 'local'
  * @param {string} label the variant's label (web/state/variants.mjs, or the registry's)
  * @param {string|null} [inputsLabel] for loaded inputs (request.inputs.tensors): what they are, e.g.
  *   "layer 1, head 3 of a 5-layer llama2.c model (dim 64) on 17 tokens" (the page's words)
+ * @param {string} [lang] the caption's language (default: the page's; docs/i18n.md)
  */
-export function figureCaption(request, label, inputsLabel = null) {
+export function figureCaption(request, label, inputsLabel = null, lang = undefined) {
+  const w = (key, params = null) => t(key, params, lang);
   const { inputs, knobs } = request;
   const parts = [];
   for (const [key, v] of Object.entries(knobs)) {
     if (key === 'variant' || key === 'causal' || key === 'scale') continue;
     const f = CAPTION_KNOB[key];
-    const text = f ? f(v) : `${key} = ${v}`;
+    const text = f ? f(v, lang) : `${key} = ${v}`;
     if (text) parts.push(text);
   }
   // scale in units of 1/√d, as the page's slider shows it (docs/page.md).
   const rel = Number((knobs.scale * Math.sqrt(inputs.d)).toPrecision(6));
-  const scale = rel === 1 ? 'scale 1/√d' : `scale ${rel}/√d`;
-  const head = parts.length ? `${label} (${parts.join(', ')})` : label;
-  const mask = knobs.causal ? ', causal' : '';
-  if (inputs.tensors) return `${head} · ${inputsLabel ?? 'loaded Q, K, V'}, n = ${inputs.n}, d = ${inputs.d}, ${scale}${mask}`;
-  const gen = GEN_LABEL[inputs.gen] ?? inputs.gen;
-  return `${head} · ${gen} seed ${inputs.seed}, n = ${inputs.n}, d = ${inputs.d}, std ${inputs.std}, ${scale}${mask}`;
+  const scale = rel === 1 ? w('export.caption.scale1') : w('export.caption.scale', { rel });
+  const head = parts.length ? w('export.caption.head', { label, knobs: parts.join(w('export.caption.knobJoin')) }) : label;
+  const mask = knobs.causal ? w('export.caption.causal') : '';
+  const { n, d } = inputs;
+  if (inputs.tensors) return w('export.caption.loadedInputs', { head, inputs: inputsLabel ?? w('export.caption.loaded'), n, d, scale, mask });
+  const gen = /^(gaussian|clustered|local|lowrank|sink)$/.test(inputs.gen) ? w(`export.gen.${inputs.gen}`) : inputs.gen;
+  return w('export.caption.generated', { head, gen, seed: inputs.seed, n, d, std: inputs.std, scale, mask });
 }
 
 // focused + DWC adds the band T_ij = w[j − i + h] (h = (k − 1)/2) to the focused matrix.
@@ -218,9 +221,10 @@ export function numpySnippet({ state, request, tokens = false }) {
  * caption itself); `extra` is the height it needs beyond one line.
  */
 function captionText(x, y, text, width, px = 11) {
-  const lines = wrapLines(text, Math.max(24, Math.floor(width / (px * 0.58))));
+  // broken at spaces or between Chinese characters; a line keeps the space it was broken at
+  const lines = wrapRuns(text, Math.max(24, Math.floor(width / (px * 0.58))));
   const lh = Math.round(px * 1.35);
-  const spans = lines.map((l, i) => `<tspan x="${x}" dy="${i ? lh : 0}">${escapeXml(l)}${i < lines.length - 1 ? ' ' : ''}</tspan>`);
+  const spans = lines.map((l, i) => `<tspan x="${x}" dy="${i ? lh : 0}">${escapeXml(l)}</tspan>`);
   return { svg: `<text x="${x}" y="${y}" font-size="${px}" class="caption">${spans.join('')}</text>`, extra: (lines.length - 1) * lh };
 }
 
@@ -239,13 +243,13 @@ export function heatmapSvg({ png, cells, table, ticks, lo, hi, title, caption, s
   const cap = captionText(48, top + size + g + 40, caption, w - 56);
   const h = top + size + g + 56 + cap.extra;
   const out = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="DejaVu Sans, sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="${SVG_FAMILY}" font-size="12">`,
     `<rect width="${w}" height="${h}" fill="#ffffff"/>`,
     `<text x="${left}" y="18" font-weight="bold">${escapeXml(title)}</text>`,
     `<image x="${left}" y="${top}" width="${size}" height="${size}" preserveAspectRatio="none" image-rendering="optimizeSpeed" href="${png}" data-cells="${cells}"/>`,
     `<rect x="${left}" y="${top}" width="${size}" height="${size}" fill="none" stroke="#000000" stroke-width="0.5"/>`,
-    `<text x="${left + size / 2}" y="${top + size + g + 16}" text-anchor="middle">key j</text>`,
-    `<text transform="translate(${left - g - 10} ${top + size / 2}) rotate(-90)" text-anchor="middle">query i</text>`,
+    `<text x="${left + size / 2}" y="${top + size + g + 16}" text-anchor="middle">${escapeXml(t('export.axis.key'))}</text>`,
+    `<text transform="translate(${left - g - 10} ${top + size / 2}) rotate(-90)" text-anchor="middle">${escapeXml(t('export.axis.query'))}</text>`,
   ];
   // token labels: {rows, cols: [{at (0..1 along the side, the token's centre), text}]}, thinned by the caller
   if (axes) {
@@ -324,7 +328,7 @@ export function chartSvg(c) {
   const ty = (v) => top + plotH * (1 - (c.logY ? Math.log(v / y0) / Math.log(y1 / y0) : (v - y0) / (y1 - y0)));
   const f = (v) => v.toFixed(2);
   const out = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="DejaVu Sans, sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="${SVG_FAMILY}" font-size="12">`,
     `<rect width="${W}" height="${H}" fill="#ffffff"/>`,
     `<text x="${left}" y="18" font-weight="bold">${escapeXml(c.title)}</text>`,
     `<g stroke="#dddddd" stroke-width="1">`,
@@ -383,7 +387,7 @@ export function chartSvg(c) {
     out.push(`<line x1="${lx}" x2="${lx + 28}" y1="${ly}" y2="${ly}" stroke="${s.color}" stroke-width="2"${dash}/>`);
     if (s.marker && MARKER_PATH[s.marker]) out.push(`<g fill="${s.color}">${MARKER_PATH[s.marker](lx + 14, ly, 3.2)}</g>`);
     out.push(`<text x="${lx + 34}" y="${ly + 4}">${escapeXml(s.label)}</text>`);
-    lx += 34 + 7.2 * s.label.length + 18;
+    lx += 34 + 7.2 * textUnits(s.label) + 18; // a Chinese label is wider per character
   }
   out.push(cap.svg, '</svg>');
   return out.join('\n') + '\n';
@@ -403,7 +407,7 @@ export function entropySvg(data, { title, caption, width = 640, height: h0 = 320
   const f = (v) => v.toFixed(2);
   const y = (v) => top + plotH * (1 - v / max);
   const out = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="DejaVu Sans, sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="${SVG_FAMILY}" font-size="12">`,
     `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
     `<text x="${left}" y="18" font-weight="bold">${escapeXml(title)}</text>`,
     '<g fill="#0072b2" fill-opacity="0.75">',
@@ -422,7 +426,7 @@ export function entropySvg(data, { title, caption, width = 640, height: h0 = 320
   if (Number.isFinite(data.uniform)) {
     const ux = f(left + Math.min(1, Math.max(0, data.uniform)) * plotW);
     out.push(`<path d="M${ux} ${top}V${top + plotH}" stroke="#b8860b" stroke-width="1.5" stroke-dasharray="2 3"/>`,
-      `<text x="${ux}" y="${top - 4}" text-anchor="middle" fill="#b8860b">${UNIFORM_NAME} = ${fmt(data.uniformValue)}</text>`);
+      `<text x="${ux}" y="${top - 4}" text-anchor="middle" fill="#b8860b">${escapeXml(t('chart.entropy.uniform'))} = ${fmt(data.uniformValue)}</text>`);
   }
   for (const v of [0, max / 2, max]) {
     out.push(`<text x="${left - 6}" y="${f(y(v) + 4)}" text-anchor="end">${Number((100 * v).toPrecision(2))}%</text>`);
@@ -430,8 +434,8 @@ export function entropySvg(data, { title, caption, width = 640, height: h0 = 320
   for (const [m, color] of [[data.meanM, '#0072b2'], [data.meanA, '#cc79a7']]) {
     if (m !== null && m !== undefined) out.push(`<path d="M${f(left + m * plotW)} ${top + plotH}l-5 9h10Z" fill="${color}"/>`);
   }
-  out.push(`<text x="${left + plotW / 2}" y="${top + plotH + 32}" text-anchor="middle">row entropy H, nats, to ln n = ${fmt(data.top)} (bars: M; dashed: softmax A; ▲ the means; dotted: ${UNIFORM_NAME})</text>`,
-    `<text transform="translate(14 ${top + plotH / 2}) rotate(-90)" text-anchor="middle">share of rows</text>`,
+  out.push(`<text x="${left + plotW / 2}" y="${top + plotH + 32}" text-anchor="middle">${escapeXml(t('export.entropy.axis', { top: fmt(data.top), uniform: t('chart.entropy.uniform') }))}</text>`,
+    `<text transform="translate(14 ${top + plotH / 2}) rotate(-90)" text-anchor="middle">${escapeXml(t('export.entropy.share'))}</text>`,
     cap.svg, '</svg>');
   return out.join('\n') + '\n';
 }

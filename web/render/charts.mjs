@@ -6,6 +6,8 @@
 import 'uplot/dist/uPlot.min.css';
 import { fmt, fmtWhole } from './format.mjs';
 import { markerIndices } from './spectrum.mjs';
+import { CANVAS_FAMILY } from './svg-text.mjs';
+import { t } from '../i18n/i18n.mjs';
 
 let UPlot = null, loadingUPlot = null;
 /** A promise of uPlot's class, imported on the first call (the same promise after; a failed import is tried again). */
@@ -30,14 +32,17 @@ function needUPlot() {
  * The curves, told apart three ways, so that no one depends on colour alone (Okabe–Ito colours, safe
  * under the common colour-vision deficiencies; dash patterns; marker shapes drawn along each curve and
  * named in the legend): QKᵀ grey dashed ▲, exp(QKᵀ) orange dash-dot ■, the variant blue solid ●,
- * softmax reddish purple dotted ◆.
+ * softmax reddish purple dotted ◆. `label` (the legend's: name and marker) is in the page's language.
  */
 export const SERIES = [
-  { key: 'S', label: 'QKᵀ ▲', color: '#8c8c8c', dash: [7, 4], legendDash: 'dashed', marker: 'triangle' },
-  { key: 'E', label: 'exp(QKᵀ) ■', color: '#e69f00', dash: [9, 3, 2, 3], legendDash: 'dashed', marker: 'square' },
-  { key: 'M', label: 'variant M ●', color: '#0072b2', dash: [], legendDash: 'solid', marker: 'circle' },
-  { key: 'A', label: 'softmax A ◆', color: '#cc79a7', dash: [1.5, 3], legendDash: 'dotted', marker: 'diamond' },
-];
+  { key: 'S', name: 'QKᵀ', glyph: '▲', color: '#8c8c8c', dash: [7, 4], legendDash: 'dashed', marker: 'triangle' },
+  { key: 'E', name: 'exp(QKᵀ)', glyph: '■', color: '#e69f00', dash: [9, 3, 2, 3], legendDash: 'dashed', marker: 'square' },
+  { key: 'M', name: null, glyph: '●', color: '#0072b2', dash: [], legendDash: 'solid', marker: 'circle' },
+  { key: 'A', name: 'softmax A', glyph: '◆', color: '#cc79a7', dash: [1.5, 3], legendDash: 'dotted', marker: 'diamond' },
+].map((s) => Object.defineProperty(s, 'label', { get() { return `${seriesName(s)} ${s.glyph}`; }, enumerable: true }));
+
+/** A curve's name without its marker, in the page's language (QKᵀ, exp(QKᵀ) and softmax A are names: the same in every language). */
+export function seriesName(s) { return s.name ?? t(`chart.series.${s.key}`); }
 
 /** Draw one marker shape of radius r (device px) centred at (x, y). */
 function drawMarker(ctx, shape, x, y, r) {
@@ -150,7 +155,7 @@ const yAxisSize = (fontPx) => Math.ceil(fontPx * 3.6 + 8);
 function axisBase(dark, fontPx) {
   return {
     stroke: () => themeColors(dark()).axis, grid: { stroke: () => themeColors(dark()).grid, width: 1 }, ticks: { show: false },
-    font: `${fontPx}px system-ui, sans-serif`, labelFont: `bold ${fontPx}px system-ui, sans-serif`, labelSize: Math.ceil(fontPx * 1.3),
+    font: `${fontPx}px ${CANVAS_FAMILY}`, labelFont: `bold ${fontPx}px ${CANVAS_FAMILY}`, labelSize: Math.ceil(fontPx * 1.3),
   };
 }
 
@@ -210,7 +215,7 @@ export function makeSpectrumChart(el, { width, height, dark, fontPx = 11, logX =
     cursor: { drag: { x: false, y: false }, points: { show: false } },
     // the y range reaches down to a noise floor the chart draws (floorDrawn), so its line is in range
     scales: { x: xScale(logX), y: { distr: 3, range: (u, lo) => [Math.max(1e-12, Math.min(lo ?? 1e-8, floorDrawn(marks.floor) ? marks.floor : 1, 1) / 2), 1.5] } },
-    axes: [xAxis(axis, fontPx, logX, logX ? 'i (log)' : 'i'), { ...logAxis(axis, fontPx, 'y'), label: 'σᵢ / σ₁', size: yAxisSize(fontPx) }],
+    axes: [xAxis(axis, fontPx, logX, t(logX ? 'chart.axis.iLog' : 'chart.axis.i')), { ...logAxis(axis, fontPx, 'y'), label: 'σᵢ / σ₁', size: yAxisSize(fontPx) }],
     series: [{ label: 'i' }, ...SERIES.map((s) => ({ label: s.label, stroke: s.color, width: 1.6, dash: s.dash, points: { show: false }, spanGaps: false }))],
     plugins: [markers(() => marks, dark), seriesMarkers(SERIES)],
   };
@@ -240,7 +245,7 @@ export function makeErrorChart(el, { width, height, dark, fontPx = 11, logX = fa
     legend: legendMarkers(styles),
     cursor: { drag: { x: false, y: false }, points: { show: false } },
     scales: { x: xScale(logX), y: { distr: 3, range: (u, lo) => [Math.max(1e-16, Math.min(lo ?? 1e-8, 1) / 2), 1.5] } },
-    axes: [xAxis(axis, fontPx, logX, logX ? 'r (kept singular values, log)' : 'r (kept singular values)'), { ...logAxis(axis, fontPx, 'y'), label: 'e(r)', size: yAxisSize(fontPx) }],
+    axes: [xAxis(axis, fontPx, logX, t(logX ? 'chart.axis.rLog' : 'chart.axis.r')), { ...logAxis(axis, fontPx, 'y'), label: 'e(r)', size: yAxisSize(fontPx) }],
     series: [{ label: 'r' }, ...styles.map((s) => ({ label: s.label, stroke: s.color, width: 1.6, dash: s.dash, points: { show: false } }))],
     plugins: [markers(() => marks, dark), seriesMarkers(styles)],
   }, [[logX ? 1 : 0], [null], [null]], el);
@@ -271,7 +276,7 @@ function labelledMark(getMark, dark, fontPx) {
         ctx.lineWidth = 1.5 * dpr;
         ctx.setLineDash([5 * dpr, 4 * dpr]);
         ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, top + height); ctx.stroke();
-        ctx.font = `${fontPx * dpr}px system-ui, sans-serif`;
+        ctx.font = `${fontPx * dpr}px ${CANVAS_FAMILY}`;
         ctx.textBaseline = 'top';
         // beside the line, on the side with room
         const w = ctx.measureText(m.text).width;
@@ -295,7 +300,7 @@ export function makeArticleChart(el, { kind, width, height, dark, fontPx = 11 })
   let mark = { at: null, text: '' };
   const spectrum = kind === 'spectrum';
   const y = spectrum
-    ? { ...logAxis(axis, fontPx, 'y'), label: 'σᵢ² / ‖M‖²_F (log)', size: yAxisSize(fontPx) }
+    ? { ...logAxis(axis, fontPx, 'y'), label: t('figure.axis.sq'), size: yAxisSize(fontPx) }
     : { ...axis, label: '‖M − M_D‖²_F / ‖M‖²_F', size: Math.ceil(fontPx * 2.4 + 8), space: Math.ceil(fontPx * 2.2), values: (u, splits) => splits.map((v) => fmt(v, 2)) };
   const u = new (needUPlot())({
     width, height,
@@ -305,7 +310,7 @@ export function makeArticleChart(el, { kind, width, height, dark, fontPx = 11 })
       x: { time: false },
       y: spectrum ? { distr: 3, range: (u, lo) => [Math.max(1e-16, Math.min(lo ?? 1e-8, 1) / 2), 1.5] } : { range: () => [0, 1.02] },
     },
-    axes: [xAxis(axis, fontPx, false, spectrum ? 'i (index of σ, largest first)' : 'D (rank of the truncated SVD)'), y],
+    axes: [xAxis(axis, fontPx, false, t(spectrum ? 'figure.axis.i' : 'figure.axis.D')), y],
     series: [{ label: spectrum ? 'i' : 'D' }, ...styles.map((s) => ({ label: s.label, stroke: s.color, width: 1.6, dash: s.dash, points: { show: false }, spanGaps: false }))],
     plugins: [labelledMark(() => mark, dark, fontPx), seriesMarkers(styles)],
   }, [[spectrum ? 1 : 0], [null], [null]], el);

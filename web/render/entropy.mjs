@@ -4,7 +4,8 @@
 // an axis from 0 to ln n (the most any row can have). Pure shaping plus one draw function that touches
 // only the canvas it is given.
 import { fmt } from './format.mjs';
-import { UNIFORM_NAME } from '../compute/entropy-baseline.mjs';
+import { CANVAS_FAMILY } from './svg-text.mjs';
+import { t } from '../i18n/i18n.mjs';
 
 /**
  * Shape the engine's histograms ({bins, top, uniform, M: {counts, left, mean, status}, A: {…} | null})
@@ -29,15 +30,18 @@ export function entropyBars(hist) {
   return { bins: hist.bins, top: hist.top, M, A, max, meanM: at(hist.M), meanA: at(hist.A), uniform, uniformValue: hist.uniform ?? null };
 }
 
-/** The line above the histogram: both means against the uniform baseline, and rows left out (with the reason). */
+/**
+ * The line above the histogram, in the page's language: both means against the uniform baseline, and rows
+ * left out (with the reason).
+ */
 export function entropyNote(hist) {
   if (!hist) return '';
   const parts = [];
-  parts.push(`mean: M ${fmt(hist.M?.mean)} (solid)${hist.A ? `, softmax ${fmt(hist.A.mean)} (dashed)` : ''}`);
-  parts.push(`${UNIFORM_NAME} ${fmt(hist.uniform)} (dotted: the mean entropy of uniform rows; the axis runs to ln n = ${fmt(hist.top)})`);
-  if (hist.M && !hist.M.counts) parts.push(`M: ${hist.M.message}`);
-  else if (hist.M?.left > 0) parts.push(`${hist.M.left} rows of M left out (a negative entry or a zero sum)`);
-  return parts.join(' · ');
+  parts.push(hist.A ? t('chart.entropy.meanA', { m: fmt(hist.M?.mean), a: fmt(hist.A.mean) }) : t('chart.entropy.mean', { m: fmt(hist.M?.mean) }));
+  parts.push(t('chart.entropy.baseline', { uniform: t('chart.entropy.uniform'), u: fmt(hist.uniform), top: fmt(hist.top) }));
+  if (hist.M && !hist.M.counts) parts.push(t('chart.entropy.failedM', { message: hist.M.message }));
+  else if (hist.M?.left > 0) parts.push(t('chart.entropy.left', { left: hist.M.left }));
+  return parts.join(t('chart.sep'));
 }
 
 /**
@@ -53,7 +57,7 @@ export function drawEntropyHistogram(canvas, data, opts) {
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, width, height);
   const fontPx = opts.fontPx ?? 11;
-  const font = `${fontPx}px system-ui, sans-serif`;
+  const font = `${fontPx}px ${CANVAS_FAMILY}`;
   const left = 4, right = width - 4, top = fontPx + 1, bottom = height - fontPx - 3;
   const x = (t) => left + t * (right - left);
   const y = (f) => bottom - (data && data.max > 0 ? f / data.max : 0) * (bottom - top);
@@ -63,10 +67,10 @@ export function drawEntropyHistogram(canvas, data, opts) {
   ctx.strokeStyle = colors.axis; ctx.fillStyle = colors.axis; ctx.lineWidth = 1;
   ctx.beginPath(); ctx.moveTo(left, bottom + 0.5); ctx.lineTo(right, bottom + 0.5); ctx.stroke();
   ctx.textAlign = 'left'; ctx.fillText('0', left, height - 2);
-  ctx.textAlign = 'center'; ctx.fillText('row entropy (nats)', (left + right) / 2, height - 2);
+  ctx.textAlign = 'center'; ctx.fillText(t('chart.entropy.axis'), (left + right) / 2, height - 2);
   if (!data) return;
   ctx.textAlign = 'right'; ctx.fillText(`ln n = ${fmt(data.top)}`, right, height - 2); // the axis's end
-  if (data.max > 0) { ctx.textAlign = 'left'; ctx.fillText(`${fmt(100 * data.max, 2)}% of rows`, left, top - 2); }
+  if (data.max > 0) { ctx.textAlign = 'left'; ctx.fillText(t('chart.entropy.rows', { pct: fmt(100 * data.max, 2) }), left, top - 2); }
   const bw = (right - left) / data.bins;
   if (data.M) {
     ctx.fillStyle = colors.M; ctx.globalAlpha = 0.75;
@@ -94,7 +98,7 @@ export function drawEntropyHistogram(canvas, data, opts) {
   vline(data.uniform, colors.mark, [2, 3]); // the baseline: the mean entropy of uniform rows
   if (data.uniform !== null && Number.isFinite(data.uniform)) {
     ctx.fillStyle = colors.mark; ctx.textAlign = 'right';
-    ctx.fillText(UNIFORM_NAME, x(Math.min(1, Math.max(0, data.uniform))) - 3, top + fontPx);
+    ctx.fillText(t('chart.entropy.uniform'), x(Math.min(1, Math.max(0, data.uniform))) - 3, top + fontPx);
   }
   vline(data.meanA, colors.A, [3, 2], 2);
   vline(data.meanM, colors.M, [], 2);

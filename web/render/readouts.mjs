@@ -6,6 +6,7 @@ import { UNIFORM_NAME } from '../compute/entropy-baseline.mjs';
 import { whenReadoutInfo } from '../wasm/readout-info.mjs';
 import { t, tOwn } from '../i18n/i18n.mjs';
 import { said } from '../state/notice.mjs';
+import { variantName } from './variant-name.mjs';
 
 const val = (r, k, f = fmt) => (r[k] === null || r[k] === undefined ? '—' : `${markSign(r, k)}${f(r[k])}`);
 /** What precedes a marked number on screen: ≥ a lower bound, ≤ an upper bound, ≈ an estimate (docs/readouts.md). */
@@ -185,17 +186,19 @@ export const rowExplain = (row) => tOwn(`readout.${row.id}.explain`, row.explain
  * the cost model left the linear path uncounted (above its limit). "about the same cost" where the ratio
  * rounds to 1.
  */
-export function costLine(cost, n, { softmax = null, label = 'the variant', featureDim = null } = {}) {
-  if (!cost || !softmax || softmax.quad_madds == null) return 'cost: —';
-  const quad = `softmax's quadratic path: ${fmtCount(softmax.quad_madds)} multiply-adds, ${fmtBytes(softmax.quad_bytes)}`;
+export function costLine(cost, n, { softmax = null, label = null, featureDim = null } = {}) {
+  // every word in the page's language (web/i18n/*/charts.mjs, cost.*); the numbers as English writes them
+  if (!cost || !softmax || softmax.quad_madds == null) return t('cost.none');
+  label = label === null ? t('cost.theVariant') : variantName(label);
+  const quad = t('cost.quad', { madds: fmtCount(softmax.quad_madds), bytes: fmtBytes(softmax.quad_bytes) });
   if (cost.linear_madds == null) {
     // uncounted is not absent: a feature dimension above the counting limit is a linear path far dearer than softmax's
-    if (featureDim != null) return `cost at n = ${n}: ${quad}; linear path of ${label}: not counted, its feature dimension ${fmtCount(featureDim)} is above the count's limit${featureDim > n ? ` and above n, so it is dearer than softmax's` : ''}`;
-    return `cost at n = ${n}: ${quad}; no linear path for ${label}`;
+    if (featureDim != null) return t(featureDim > n ? 'cost.uncountedDearer' : 'cost.uncounted', { n, quad, label, r: fmtCount(featureDim) });
+    return t('cost.noLinear', { n, quad, label });
   }
   const ratio = softmax.quad_madds / cost.linear_madds;
   const times = fmtRatio(ratio >= 1 ? ratio : 1 / ratio);
-  const verdict = !Number.isFinite(ratio) || ratio <= 0 ? 'no ratio' : times === '1' ? 'about the same cost'
-    : ratio > 1 ? `linear is ${times}× cheaper` : `linear is ${times}× dearer`;
-  return `cost at n = ${n}: linear path of ${label}: ${fmtCount(cost.linear_madds)} multiply-adds, ${fmtBytes(cost.linear_bytes)}; ${quad} (${verdict})`;
+  const verdict = !Number.isFinite(ratio) || ratio <= 0 ? t('cost.noRatio') : times === '1' ? t('cost.same')
+    : t(ratio > 1 ? 'cost.cheaper' : 'cost.dearer', { times });
+  return t('cost.line', { n, label, madds: fmtCount(cost.linear_madds), bytes: fmtBytes(cost.linear_bytes), quad, verdict });
 }

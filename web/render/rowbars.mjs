@@ -1,6 +1,7 @@
 // rowbars.mjs: the single-row view's drawing (web/ui/row-view.mjs): one query's weights as bars, the
 // variant's row above softmax's on one scale, so a spiky row and a flat one are seen side by side. Pure
 // canvas drawing; no state.
+import { CANVAS_FAMILY } from './svg-text.mjs';
 
 /**
  * The bars of one lane: for each of `cols` pixel columns the largest and smallest weight of the keys it
@@ -21,7 +22,8 @@ export function laneColumns(row, m, cols) {
 
 /**
  * Draw rows `data` = {M, A (Float32Array of n or null), m (allowed keys), i (the query)} into `canvas`;
- * opts {width, height (CSS px), dpr, fontPx, colors: {M, A, axis, mark}, labels: {M, A}}. Both lanes share
+ * opts {width, height (CSS px), dpr, fontPx, colors: {M, A, axis, mark}, labels: {M, A, key0} (the lanes' names and
+ * the key axis's first label, in the page's language)}. Both lanes share
  * one scale, from the smallest (or 0) to the largest weight of the two rows; the query's own key is marked.
  */
 export function drawRowBars(canvas, data, opts) {
@@ -33,7 +35,7 @@ export function drawRowBars(canvas, data, opts) {
   ctx.clearRect(0, 0, width, height);
   if (!data || width < 20 || height < 20) return;
   const fontPx = opts.fontPx ?? 11;
-  ctx.font = `${fontPx}px system-ui, sans-serif`;
+  ctx.font = `${fontPx}px ${CANVAS_FAMILY}`;
   const n = (data.M ?? data.A)?.length ?? 0;
   if (!n) return;
   const left = 2, right = width - 2, gap = fontPx + 6;
@@ -65,7 +67,7 @@ export function drawRowBars(canvas, data, opts) {
   ctx.beginPath(); ctx.moveTo(Math.round(xOf(data.i)) + 0.5, fontPx + 2); ctx.lineTo(Math.round(xOf(data.i)) + 0.5, 2 * laneH + gap); ctx.stroke();
   ctx.setLineDash([]);
   ctx.fillStyle = colors.axis; ctx.textBaseline = 'bottom';
-  ctx.textAlign = 'left'; ctx.fillText('key 0', left, height);
+  ctx.textAlign = 'left'; ctx.fillText(labels.key0 ?? 'key 0', left, height);
   ctx.textAlign = 'right'; ctx.fillText(`${n - 1}`, right, height);
   ctx.fillStyle = colors.mark; ctx.textAlign = data.i < n / 2 ? 'left' : 'right';
   ctx.fillText(`j = i = ${data.i}`, xOf(data.i) + (data.i < n / 2 ? 4 : -4), height);

@@ -1,5 +1,6 @@
 // spectrum.mjs: pure helpers for the spectrum and error-curve plots: data shaping and ranks.
 // Arrays in, arrays out; no DOM (the uPlot charts that draw them are in charts.mjs).
+import { t } from '../i18n/i18n.mjs';
 
 /**
  * σ/σ₁ for plotting on a log axis: values at or below the method's noise floor (and exact zeros) are
@@ -171,4 +172,14 @@ export function articleChartData({ S = null, E = null }) {
     error: { x: range(len + 1, (D) => D), S: range(len + 1, (D) => pick(s, 'err', D)), E: range(len + 1, (D) => pick(e, 'err', D)) },
     rankS,
   };
+}
+
+/**
+ * A spectrum route's name (web/compute/engine.mjs's: 'accurate', 'fast', 'factors (r = 4)', 'top 64
+ * (randomized)') in the page's language; a name it does not know stays as the engine wrote it.
+ */
+export function routeName(route) {
+  const m = /^factors \(r = (\d+)\)$/.exec(route) ?? /^top (\d+) \(randomized\)$/.exec(route);
+  if (m) return t(route.startsWith('top') ? 'chart.route.top' : 'chart.route.factors', route.startsWith('top') ? { k: m[1] } : { r: m[1] });
+  return route === 'accurate' || route === 'fast' ? t(`chart.route.${route}`) : route;
 }

@@ -10,6 +10,7 @@ import { makeArticleChart, loadUPlot, uPlotReady } from '../render/charts.mjs';
 import { fmtPct } from '../render/format.mjs';
 import { overlayKey } from '../compute/engine.mjs';
 import { NOTHING } from './panel.mjs';
+import { t, getLang } from '../i18n/i18n.mjs';
 
 export function mountArticleFigures(page) {
   const $ = (id) => document.getElementById(id);
@@ -36,14 +37,15 @@ export function mountArticleFigures(page) {
       }
       return false;
     }
-    const key = page.textPx();
+    // uPlot writes its axis titles once: a new language makes new charts, as a new text size does
+    const key = `${page.textPx()}|${getLang()}`;
     if (charts?.key === key) return true;
     charts?.destroy();
     const made = {};
     for (const kind of ['spectrum', 'error']) made[kind] = makeArticleChart(boxes[kind], { kind, ...chartSize(boxes[kind]), dark: page.isDark, fontPx: page.textPx() });
     const ro = new ResizeObserver(() => {
       page.resetTextPx();
-      if (page.textPx() !== key) { drawnFor = null; page.schedule(); return; }
+      if (`${page.textPx()}|${getLang()}` !== key) { drawnFor = null; page.schedule(); return; }
       for (const kind of ['spectrum', 'error']) made[kind].resize(chartSize(boxes[kind]).width, chartSize(boxes[kind]).height);
     });
     for (const el of Object.values(boxes)) { ro.observe(el); ro.observe(el.querySelector('.u-legend')); }
@@ -85,35 +87,35 @@ export function mountArticleFigures(page) {
     // the worker's last answer (done) commits nothing: while exp's curve is awaited, look again shortly
     clearTimeout(poll);
     if (S && !E && !settled) poll = setTimeout(() => page.schedule(), 250);
-    const stamp = `${S?.key}|${S?.sv?.length}|${E?.key}|${E?.sv?.length}|${settled}|${page.textPx()}|${page.isDark()}`;
+    const stamp = `${S?.key}|${S?.sv?.length}|${E?.key}|${E?.sv?.length}|${settled}|${page.textPx()}|${page.isDark()}|${getLang()}`;
     if (stamp === drawnFor && charts) return;
     if (!ensureCharts()) return;
     last = compute();
     const c = last.chart, r = last.rankS;
-    const mark = r ? { at: r, text: r === page.st.d ? `d = ${r}` : `rank QKᵀ = ${r}` } : { at: null, text: '' };
+    const mark = r ? { at: r, text: r === page.st.d ? `d = ${r}` : t('figure.mark.rank', { r }) } : { at: null, text: '' };
     charts.spectrum.update({ ...c.spectrum, mark });
     charts.error.update({ ...c.error, mark });
     note.textContent = sentence(last);
     drawnFor = stamp;
   }
 
-  /** The note under the heading: the claim in the figure's own numbers, with its bounds and gaps. */
+  /** The note under the heading, in the page's language: the claim in the figure's own numbers, with its bounds and gaps. */
   function sentence(f) {
-    if (!f.S) return 'computing…';
+    if (!f.S) return t('status.computing');
     const parts = [];
     const r = f.rankS;
-    parts.push(`QKᵀ has ${r} nonzero σ (d = ${f.d}): its error is ${fmtPct(f.S.err_rel[Math.min(r, f.S.err.length - 1)])} from D = ${r}`);
-    if (f.overflow) parts.push('exp(QKᵀ) has no curve: its spectrum could not be computed (scores beyond float32\'s range)');
-    else if (!f.E) parts.push('exp(QKᵀ): computing…');
+    parts.push(t('figure.note.S', { r, d: f.d, pct: fmtPct(f.S.err_rel[Math.min(r, f.S.err.length - 1)]) }));
+    if (f.overflow) parts.push(t('figure.note.overflow'));
+    else if (!f.E) parts.push(t('figure.note.computingE'));
     else {
       const D = Math.min(r, f.E.err.length - 1);
       const le = f.E.partial ? '≤ ' : '';
-      parts.push(`exp(QKᵀ)'s error at D = ${D} is ${le}${fmtPct(f.E.err_rel[D])} of its ‖·‖²_F`);
+      parts.push(t('figure.note.E', { D, le, pct: fmtPct(f.E.err_rel[D]) }));
       const below = f.E.partial ? -1 : f.E.err_rel.findIndex((v) => v != null && v < 0.01);
-      if (below > 0) parts.push(`it falls below 1 % at D = ${below}`);
-      if (f.E.partial) parts.push(`exp(QKᵀ) from its top ${f.E.sv.length} σ only: σ² lower bounds (≥), the error an upper bound (≤)`);
+      if (below > 0) parts.push(t('figure.note.below', { D: below }));
+      if (f.E.partial) parts.push(t('figure.note.partial', { k: f.E.sv.length }));
     }
-    return `${parts.join('; ')}.`;
+    return t('figure.note.end', { text: parts.join(t('figure.note.join')) });
   }
 
   return {

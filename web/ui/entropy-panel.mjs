@@ -2,6 +2,7 @@
 import { entropyBars, entropyNote, drawEntropyHistogram } from '../render/entropy.mjs';
 import { SERIES } from '../render/charts.mjs';
 import { NOTHING } from './panel.mjs';
+import { getLang } from '../i18n/i18n.mjs';
 
 const SERIES_COLOR = Object.fromEntries(SERIES.map((x) => [x.key, x.color]));
 
@@ -19,9 +20,9 @@ export function mountEntropy(page) {
     canvas.classList.toggle('stale', page.lab.staleShown('readoutsStale'));
     const dark = page.isDark();
     const key = box.drawn;
-    const px = page.textPx();
-    if (key && key.hist === hist && key.dark === dark && key.width === box.width && key.height === box.height && key.px === px) return;
-    box.drawn = { hist, dark, width: box.width, height: box.height, px };
+    const px = page.textPx(), lang = getLang(); // the note and the axis's words are in the page's language
+    if (key && key.hist === hist && key.dark === dark && key.width === box.width && key.height === box.height && key.px === px && key.lang === lang) return;
+    box.drawn = { hist, dark, width: box.width, height: box.height, px, lang };
     const note = entropyNote(hist);
     if (noteEl.textContent !== note) noteEl.textContent = note;
     if (!box.width || !box.height) return;

@@ -9,24 +9,19 @@ import {
   npyBytes, csvText, stateJson, exportName, figureCaption, heatmapSvg, numpySnippet, chartSvg, entropySvg, zipStore, tokensJson,
 } from '../io/export.mjs';
 import { thinTicks, axisText } from '../state/tokens.mjs';
-import { SERIES } from '../render/charts.mjs';
+import { SERIES, seriesName } from '../render/charts.mjs';
 import { sweepFigure } from '../compute/sweep.mjs';
 import { paint } from '../render/heatmap.mjs';
 import { fmt, fmtSigned } from '../render/format.mjs';
 import { NOTHING } from './panel.mjs';
+import { t, getLang } from '../i18n/i18n.mjs';
+import { variantName, referenceName } from '../render/variant-name.mjs';
 
 /** Largest n whose M is offered as CSV (4096² numbers would be about 150 MB of text). */
 export const CSV_MAX_N = 1024;
 
-const FIGURES = [
-  { id: 'M', label: 'heatmap of M' },
-  { id: 'A', label: 'heatmap of softmax A' },
-  { id: 'D', label: 'heatmap of M − A' },
-  { id: 'spectrum', label: 'singular values' },
-  { id: 'error', label: 'truncated-SVD error' },
-  { id: 'entropy', label: 'row-entropy histogram' },
-  { id: 'sweep', label: 'sweep' },
-];
+/** The figures offered, by id; each is named by the catalogue's `export.fig.ID` (docs/i18n.md). */
+const FIGURES = ['M', 'A', 'D', 'spectrum', 'error', 'entropy', 'sweep'];
 
 function el(tag, attrs = {}, text = '') {
   const e = document.createElement(tag);
@@ -73,13 +68,13 @@ export async function svgToPng(svg, scale = 2) {
     img.src = url;
     // a page whose Content-Security-Policy leaves blob: out of img-src cannot draw the SVG: say so
     await img.decode().catch(() => {
-      throw new Error('the browser would not draw the figure as an image (does the page\'s Content-Security-Policy leave blob: out of img-src?); the SVG export works');
+      throw new Error(t('export.pngRefused'));
     });
     const canvas = document.createElement('canvas');
     canvas.width = Math.round(w * scale); canvas.height = Math.round(h * scale);
     const ctx = canvas.getContext('2d');
     ctx.drawImage(img, 0, 0, canvas.width, canvas.height);
-    return await new Promise((resolve, reject) => canvas.toBlob((b) => (b ? resolve(b) : reject(new Error('the PNG could not be encoded'))), 'image/png'));
+    return await new Promise((resolve, reject) => canvas.toBlob((b) => (b ? resolve(b) : reject(new Error(t('export.pngFailed')))), 'image/png'));
   } finally {
     URL.revokeObjectURL(url);
   }
@@ -102,50 +97,61 @@ export async function svgToPng(svg, scale = 2) {
  * Returns {busy}: a promise of the export under way (tests wait on it), or null.
  */
 export function mountExport(menu, ctx) {
-  const box = el('div', { class: 'export-list', role: 'group', 'aria-label': 'export' });
+  const box = el('div', { class: 'export-list', role: 'group' });
   const figs = el('table', { class: 'export-figs' });
-  const cap = el('caption', {}, 'figures');
+  const cap = el('caption');
   figs.append(cap);
   const body = el('tbody');
   const rows = new Map();
-  for (const f of FIGURES) {
-    const tr = el('tr', { 'data-figure': f.id });
-    const png = el('button', { type: 'button', 'data-export': `${f.id}.png` }, 'PNG');
-    const svg = el('button', { type: 'button', 'data-export': `${f.id}.svg` }, 'SVG');
-    png.setAttribute('aria-label', `${f.label} as PNG`);
-    svg.setAttribute('aria-label', `${f.label} as SVG`);
+  for (const id of FIGURES) {
+    const tr = el('tr', { 'data-figure': id });
+    const png = el('button', { type: 'button', 'data-export': `${id}.png` }, 'PNG');
+    const svg = el('button', { type: 'button', 'data-export': `${id}.svg` }, 'SVG');
     const a = el('td'), b = el('td');
     a.append(png); b.append(svg);
-    tr.append(el('th', { scope: 'row' }, f.label), a, b);
+    tr.append(el('th', { scope: 'row' }), a, b);
     body.append(tr);
-    rows.set(f.id, tr);
+    rows.set(id, tr);
   }
   figs.append(body);
-  const data = el('ul', { class: 'export-data', 'aria-label': 'data' });
-  const DATA = [
-    ['M.npy', 'M as .npy (float32, n×n)'],
-    ['M.csv', 'M as CSV'],
-    ['state.json', 'readouts and state (.json)'],
-    ['bundle.zip', 'Q, K, V, M, A and a numpy script (.zip)'],
-  ];
-  for (const [id, text] of DATA) {
+  const data = el('ul', { class: 'export-data' });
+  const DATA = [['M.npy', 'npy'], ['M.csv', 'csv'], ['state.json', 'json'], ['bundle.zip', 'zip']];
+  for (const [id] of DATA) {
     const li = el('li');
-    li.append(el('button', { type: 'button', 'data-export': id }, text));
+    li.append(el('button', { type: 'button', 'data-export': id }));
     data.append(li);
   }
   const note = el('p', { class: 'note export-note', role: 'status', 'aria-live': 'polite' });
-  box.append(figs, el('p', { class: 'export-h' }, 'data'), data, note);
+  const dataHead = el('p', { class: 'export-h' });
+  box.append(figs, dataHead, data, note);
   menu.append(box);
+
+  let wordsIn = null; // the language the menu's words are in: written again when the page's changes
+  function words() {
+    if (wordsIn === getLang()) return;
+    wordsIn = getLang();
+    box.setAttribute('aria-label', t('header.export'));
+    cap.textContent = t('export.figures');
+    dataHead.textContent = t('export.data');
+    data.setAttribute('aria-label', t('export.data'));
+    for (const [id, tr] of rows) {
+      const figure = t(`export.fig.${id}`);
+      tr.querySelector('th').textContent = figure;
+      for (const format of ['PNG', 'SVG']) tr.querySelector(`[data-export="${id}.${format.toLowerCase()}"]`).setAttribute('aria-label', t('export.as', { figure, format }));
+    }
+    for (const [id, key] of DATA) box.querySelector(`[data-export="${id}"]`).textContent = t(`export.item.${key}`);
+  }
+  words();
 
   let busy = null;
   box.addEventListener('click', (e) => {
     const b = e.target.closest('button[data-export]');
     if (!b || b.disabled) return;
     const id = b.dataset.export;
-    note.textContent = 'preparing…';
+    note.textContent = t('export.preparing');
     busy = run(id).then(
-      (name) => { note.textContent = name ? `saved ${name}` : ''; },
-      (err) => { note.textContent = ''; ctx.notice(`export ${id}: ${err.message ?? err}`); },
+      (name) => { note.textContent = name ? t('export.saved', { name }) : ''; },
+      (err) => { note.textContent = ''; ctx.notice(t('export.failed', { id, message: err.message ?? err })); },
     ).finally(() => { busy = null; });
   });
   menu.addEventListener('toggle', () => { if (menu.open) sync(); });
@@ -154,19 +160,21 @@ export function mountExport(menu, ctx) {
 
   /** Offer only what exists now: the sweep when one is shown, CSV up to CSV_MAX_N. */
   function sync() {
+    words();
     const st = ctx.request().inputs;
     const sw = ctx.sweep();
     rows.get('sweep').hidden = !sw;
     const csv = box.querySelector('[data-export="M.csv"]');
     csv.disabled = st.n > CSV_MAX_N;
-    csv.title = csv.disabled ? `CSV up to n = ${CSV_MAX_N}; take the .npy` : '';
+    csv.title = csv.disabled ? t('export.csvTitle', { max: CSV_MAX_N }) : '';
   }
 
   async function run(id) {
     const snap = await ctx.snapshot(); // the view has settled: the figure, its numbers and the state agree
-    const request = ctx.request(), label = ctx.label();
+    const request = ctx.request(), label = variantName(ctx.label());
     // loaded inputs (a model's head, own files) leave n out of the link: the names take the request's
     const state = { ...snap.state, n: String(request.inputs.n) };
+    // the figures' caption in the page's language; the .zip's README is data, in English
     const caption = figureCaption(request, label, ctx.inputsLabel?.() ?? null);
     const [what, ext] = id.split('.');
     if (id === 'state.json') {
@@ -185,7 +193,7 @@ export function mountExport(menu, ctx) {
       }
       if (id === 'M.csv') {
         const m = file('M'), name = exportName(state, 'M', 'csv');
-        if (m.shape[0] > CSV_MAX_N) throw new Error(`CSV is offered up to n = ${CSV_MAX_N}; take the .npy`);
+        if (m.shape[0] > CSV_MAX_N) throw new Error(t('export.csvTooLarge', { max: CSV_MAX_N }));
         const tokens = snap.tokens?.length === m.shape[0] ? snap.tokens : null; // a labelled table when the inputs have tokens
         download(name, csvText(m.data, m.shape[0], m.shape[1], tokens), 'text/csv');
         return name;
@@ -197,7 +205,7 @@ export function mountExport(menu, ctx) {
       entries.push(
         { name: `${folder}/recompute.py`, bytes: numpySnippet({ state, request, tokens: !!tokens }) },
         { name: `${folder}/${exportName(state, 'readouts', 'json')}`, bytes: stateJson(snap) },
-        { name: `${folder}/README.txt`, bytes: readme(caption, got.files, location.href, !!tokens) },
+        { name: `${folder}/README.txt`, bytes: readme(figureCaption(request, ctx.label(), ctx.inputsLabel?.() ?? null, 'en'), got.files, location.href, !!tokens) },
       );
       const name = `${folder}.zip`;
       download(name, zipStore(entries), 'application/zip');
@@ -213,7 +221,7 @@ export function mountExport(menu, ctx) {
   function figureSvg(what, caption, forPng, tokens) {
     if (what === 'M' || what === 'A' || what === 'D') {
       const h = ctx.heatmap(what);
-      if (!h) throw new Error('the heatmap is not drawn');
+      if (!h) throw new Error(t('export.noHeatmap'));
       const scale = forPng ? Math.max(1, Math.ceil(768 / Math.min(h.rows, h.cols))) : 1;
       const div = what === 'D' || !!h.diverging; // M − A, and a signed M, are centred on 0
       const mid = div ? 0 : (h.lo + h.hi) / 2;
@@ -223,9 +231,10 @@ export function mountExport(menu, ctx) {
         { value: mid, text: div ? '0' : fmt(mid) },
         { value: h.lo, text: `${h.clipped && div ? '≤ ' : ''}${fmt(h.lo)}` },
       ];
-      const title = { M: `${ctx.label()}: attention matrix M`, A: ctx.referenceCaption?.() ?? 'softmax A (same Q, K, scale, mask)', D: `difference M − A (${ctx.label()})` }[what];
-      const window = h.zoomed ? ` · rows ${h.r0}–${h.r1}, cols ${h.c0}–${h.c1} of n = ${h.n}` : '';
-      const blocks = h.b > 1 ? `${window || ` · n = ${h.n}`} shown as ${h.rows}×${h.cols} block ${h.mode}s` : window && `${window} at full resolution`;
+      const title = { M: t('export.title.M', { label: variantName(ctx.label()) }), A: referenceName(ctx.referenceCaption?.() ?? t('heatmap.capA')), D: t('export.title.D', { label: variantName(ctx.label()) }) }[what];
+      const window = h.zoomed ? t('export.window', { r0: h.r0, r1: h.r1, c0: h.c0, c1: h.c1, n: h.n }) : '';
+      const blocks = h.b > 1 ? t('export.blocks', { where: window || t('export.whole', { n: h.n }), rows: h.rows, cols: h.cols, mode: t(`option.ds.${h.mode}`) })
+        : window && t('export.fullRes', { where: window });
       // the axes' token labels, thinned as on the page (9-px labels over the figure's 384 units); token
       // indices label a zoom's axes when the inputs have no tokens
       const pieces = tokens?.length === h.n ? tokens : null;
@@ -236,36 +245,36 @@ export function mountExport(menu, ctx) {
     }
     if (what === 'spectrum' || what === 'error') {
       const c = ctx.charts();
-      if (!c) throw new Error('the charts are not drawn');
+      if (!c) throw new Error(t('export.noCharts'));
       const d = c.data[what];
       const keys = what === 'spectrum' ? ['S', 'E', 'M', 'A'] : ['M', 'A'];
       const series = SERIES.filter((s) => keys.includes(s.key) && d[s.key]?.some((v) => v !== null && v > 0))
-        .map((s) => ({ label: s.label.replace(/ [▲■●◆]$/, ''), color: s.color, dash: s.dash, marker: s.marker, x: d.x, y: d[s.key] }));
-      if (!series.length) throw new Error('no curve to draw yet');
-      const vlines = c.ceiling ? [{ x: c.ceiling, label: `rank ceiling ${c.ceiling}` }] : [];
-      if (c.partial) caption += ' · top-k curves by randomized iteration: each σ̂ᵢ ≤ σᵢ, so σᵢ/σ₁ is estimated and e(r) an upper bound';
+        .map((s) => ({ label: seriesName(s), color: s.color, dash: s.dash, marker: s.marker, x: d.x, y: d[s.key] }));
+      if (!series.length) throw new Error(t('export.noCurve'));
+      const vlines = c.ceiling ? [{ x: c.ceiling, label: t('export.ceiling', { c: c.ceiling }) }] : [];
+      if (c.partial) caption += t('export.partial');
       if (what === 'spectrum') {
-        return chartSvg({ title: 'singular values σᵢ/σ₁', caption, xLabel: c.logX ? 'i (log)' : 'i', yLabel: 'σᵢ/σ₁ (log)',
-          logX: c.logX, logY: true, series, vlines, hlines: c.floorRel > 0 ? [{ y: c.floorRel, label: 'noise floor' }] : [] });
+        return chartSvg({ title: t('export.title.spectrum'), caption, xLabel: t(c.logX ? 'chart.axis.iLog' : 'chart.axis.i'), yLabel: t('export.axis.sLog'),
+          logX: c.logX, logY: true, series, vlines, hlines: c.floorRel > 0 ? [{ y: c.floorRel, label: t('export.floor') }] : [] });
       }
-      return chartSvg({ title: 'truncated-SVD error e(r) = Σ_{i>r} σᵢ² / Σ σᵢ²', caption, xLabel: c.logX ? 'r (kept singular values, log)' : 'r (kept singular values)',
-        yLabel: 'e(r) (log)', logX: c.logX, logY: true, series, vlines });
+      return chartSvg({ title: t('export.title.error'), caption, xLabel: t(c.logX ? 'chart.axis.rLog' : 'chart.axis.r'),
+        yLabel: t('export.axis.eLog'), logX: c.logX, logY: true, series, vlines });
     }
     if (what === 'entropy') {
       const e = ctx.entropy();
-      if (!e?.M) throw new Error('the histogram is not drawn');
-      return entropySvg(e, { title: 'row entropy: M (bars) against softmax A (dashed)', caption });
+      if (!e?.M) throw new Error(t('export.noHistogram'));
+      return entropySvg(e, { title: t('export.title.entropy'), caption });
     }
     if (what === 'sweep') {
       const s = ctx.sweep();
-      if (!s) throw new Error('no sweep is shown');
+      if (!s) throw new Error(t('export.noSweep'));
       return chartSvg(sweepFigure(s.plan, s.points, caption));
     }
     throw new Error(`unknown figure ${what}`);
   }
 
   sync();
-  return { ...NOTHING, name: 'export', get busy() { return busy; } }; // a Panel (ui/panel.mjs): it acts when asked
+  return { ...NOTHING, name: 'export', sync: () => words(), get busy() { return busy; } }; // a Panel (ui/panel.mjs): it acts when asked
 }
 
 /** README.txt of the .zip: what each file is and how to recompute M. */

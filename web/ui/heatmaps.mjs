@@ -9,6 +9,8 @@ import { MAIN_THREAD_MAX_N } from '../compute/engine.mjs';
 import { mountTokenAxes } from './token-axes.mjs';
 import { mountZoom } from './zoom.mjs';
 import { NOTHING } from './panel.mjs';
+import { t } from '../i18n/i18n.mjs';
+import { variantName, referenceName } from '../render/variant-name.mjs';
 
 /** Whether a heatmap's values hold a negative entry (a signed M). */
 function hasNegative(values) {
@@ -59,23 +61,25 @@ export function mountHeatTrio(root, { frame, caption, missing }) {
     const { r, ra, dr, signed } = drawTrio(canvases, { M: f.M, A: f.A, D: f.D, rows: f.size, cols: f.size }, tables);
     if (signed !== signedShown) { signedShown = signed; drawColorbar(bars[0].querySelector('canvas'), signed ? tables.div : tables.seq); }
     [[r, signed], [ra, false], [dr, true]].forEach(([rg, div], i) => {
-      const t = barText(rg, div);
-      bars[i].querySelector('.hi').textContent = t.hi;
-      bars[i].querySelector('.lo').textContent = t.lo;
+      const bt = barText(rg, div);
+      bars[i].querySelector('.hi').textContent = bt.hi;
+      bars[i].querySelector('.lo').textContent = bt.lo;
     });
     q('.cap-M').textContent = caption();
   }
   return { ...NOTHING, name: 'heatmaps', draw };
 }
 
-/** The note under the heatmaps: the downsampling, and what a drag's quick frame is (docs/page.md, "Large n"). */
-function dsNote(f) {
-  const shown = f.b > 1 ? `n = ${f.n} shown as ${f.size}×${f.size}: blocks of ${f.b}×${f.b}, block ${f.mode}` : '';
-  if (f.quick === 'factors') return `${shown}, from the factors L·Rᵀ while dragging (exact); readouts on release`;
+/**
+ * The note under the heatmaps, in the page's language: the downsampling, and what a drag's quick frame is
+ * (docs/page.md, "Large n").
+ */
+export function dsNote(f) {
+  const shown = f.b > 1 ? t('heatmap.ds.blocks', { n: f.n, size: f.size, b: f.b, mode: t(`option.ds.${f.mode}`) }) : '';
+  if (f.quick === 'factors') return [shown, t('heatmap.ds.factors')].filter(Boolean).join(t('heatmap.ds.join'));
   if (f.quick === 'draft') {
-    const s = f.draftStride, nth = s === 2 ? 'second' : s === 3 ? 'third' : `${s}th`;
-    return `draft while dragging: the variant on every ${nth} token (${Math.ceil(f.n / s)} of ${f.n}), ` +
-      'shown by blocks; the full matrix and the readouts on release';
+    const s = f.draftStride, every = s === 2 || s === 3 ? t(`heatmap.every.${s}`) : t('heatmap.every', { s });
+    return t('heatmap.ds.draft', { every, kept: Math.ceil(f.n / s), n: f.n });
   }
   return shown;
 }
@@ -83,9 +87,7 @@ function dsNote(f) {
 /** The note when a feature ε swamps most keys (engine.mjs's swampedKeys), or null. */
 function swampNote(s) {
   if (!s || !(s.fraction > 0.5)) return null;
-  return `ε = ${s.eps.toExponential(0)} swamps ${Math.round(100 * s.fraction)}% of the keys (${s.keys} of ${s.n}): each of their ` +
-    'exponential terms is below ε, so every query weighs them alike. Smaller inputs (std), ' +
-    'or ε = 0, change that; more features m do not.';
+  return t('heatmap.swamp', { eps: s.eps.toExponential(0), pct: Math.round(100 * s.fraction), keys: s.keys, n: s.n });
 }
 
 const MOVES = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1], PageUp: [-8, 0], PageDown: [8, 0] };
@@ -141,11 +143,11 @@ export function mountHeatmaps(page) {
     if (tables.mSigned !== signed) { tables.mSigned = signed; drawColorbar($('cb-M'), signed ? tables.div : seq); }
     $('hm-M').dataset.map = signed ? 'diverging' : 'sequential';
     for (const [k, rg, div] of [['M', r, signed], ['A', ra, false], ['D', dr, true]]) {
-      const t = barText(rg, div);
-      setText(`cb-${k}-hi`, t.hi); setText(`cb-${k}-mid`, t.mid); setText(`cb-${k}-lo`, t.lo);
+      const bt = barText(rg, div);
+      setText(`cb-${k}-hi`, bt.hi); setText(`cb-${k}-mid`, bt.mid); setText(`cb-${k}-lo`, bt.lo);
     }
-    setText('cap-M', `${page.viewOf(st).label}: matrix M${bad ? ` (${bad} cells Inf/NaN, magenta)` : ''}`);
-    setText('cap-A', page.referenceCaption(st));
+    setText('cap-M', t(bad ? 'heatmap.capM.bad' : 'heatmap.capM', { label: variantName(page.viewOf(st).label), bad }));
+    setText('cap-A', referenceName(page.referenceCaption(st)));
     setText('ds-note', g.zoomed ? zoom.note(g) : dsNote(f0));
     tokenAxes.draw(g, page.tokenPieces());
     if (document.activeElement?.classList.contains('hm')) showCursor(document.activeElement); // new values under the cursor
@@ -155,6 +157,8 @@ export function mountHeatmaps(page) {
   }
 
   // --- hover and the keyboard cursor ---
+  /** Whether the line under the heatmaps still shows its hint (no cell hovered yet), in either language. */
+  const showingHint = () => ['en', 'zh'].some((lang) => $('hover').textContent === t('hover.hint', null, lang));
   /** The shown grid's cell under a pointer event, or null. */
   function cellUnder(e) {
     const g = shownGrid;
@@ -170,8 +174,8 @@ export function mountHeatmaps(page) {
   }
   /** Label the tokens of a cell (hovered, or under the keyboard cursor) on the axes, whatever the thinning. */
   function hotTokens(cell) {
-    const t = cell && cellTokens(shownGrid, cell);
-    tokenAxes.draw(shownGrid, page.tokenPieces(), t ? { row: t.rows[0], col: t.cols[0] } : null);
+    const tok = cell && cellTokens(shownGrid, cell);
+    tokenAxes.draw(shownGrid, page.tokenPieces(), tok ? { row: tok.rows[0], col: tok.cols[0] } : null);
   }
   /** A focused heatmap's cell cursor: arrow keys move it (Page Up/Down by 8, Home/End to the row's ends). */
   const cursor = { row: 0, col: 0 };
@@ -215,14 +219,14 @@ export function mountHeatmaps(page) {
   function cellText(cell) {
     const g = shownGrid, f = page.view.frame, engine = page.engine;
     const k = cell.row * g.cols + cell.col;
-    const t = cellTokens(g, cell), pieces = page.tokenPieces();
-    const rows = spanText(pieces, ...t.rows), cols = spanText(pieces, ...t.cols);
+    const tok = cellTokens(g, cell), pieces = page.tokenPieces();
+    const rows = spanText(pieces, ...tok.rows), cols = spanText(pieces, ...tok.cols);
     if (g.b === 1) {
-      const exact = !g.zoomed && engine && page.st.n <= MAIN_THREAD_MAX_N && engine.lab?.n === f.n ? engine.valueAt(t.rows[0], t.cols[0]) : null;
+      const exact = !g.zoomed && engine && page.st.n <= MAIN_THREAD_MAX_N && engine.lab?.n === f.n ? engine.valueAt(tok.rows[0], tok.cols[0]) : null;
       const m = exact ? exact.M : g.M[k], a = exact ? exact.A : g.A[k];
-      return `row ${rows}, col ${cols}: M ${fmt(m, 4)} · softmax ${fmt(a, 4)} · M − A ${fmtSigned(m - a, 3)}`;
+      return t('hover.cell', { row: rows, col: cols, m: fmt(m, 4), a: fmt(a, 4), d: fmtSigned(m - a, 3) });
     }
-    return `rows ${rows}, cols ${cols} (block ${g.mode}): M ${fmt(g.M[k], 4)} · softmax ${fmt(g.A[k], 4)} · M − A ${fmtSigned(g.D[k], 3)}`;
+    return t('hover.block', { rows, cols, mode: t(`option.ds.${g.mode}`), m: fmt(g.M[k], 4), a: fmt(g.A[k], 4), d: fmtSigned(g.D[k], 3) });
   }
   // a click or tap focuses the canvas, and focus shows the cursor's cell: put the cursor under the pointer
   // first (pointerdown comes before the focus), or the first click reports row 0, col 0
@@ -245,7 +249,7 @@ export function mountHeatmaps(page) {
   return {
     ...NOTHING,
     name: 'heatmaps',
-    sync: (st) => zoom.sync(st.zoom, st.n),
+    sync: (st) => { zoom.sync(st.zoom, st.n); if (showingHint()) setText('hover', t('hover.hint')); },
     draw() { if (page.redraw.heat) draw(); },
     zoom,
     /** What the heatmap shows (the whole matrix by blocks, or the zoom's window), for the export menu. */

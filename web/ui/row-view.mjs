@@ -14,8 +14,15 @@ import { rowStats } from '../compute/row-stats.mjs';
 import { MAIN_THREAD_MAX_N } from '../compute/engine.mjs';
 import { MSG } from '../workers/protocol.mjs';
 import { NOTHING } from './panel.mjs';
+import { t, getLang } from '../i18n/i18n.mjs';
 
 const COLOR = Object.fromEntries(SERIES.map((x) => [x.key, x.color]));
+/** row-stats.mjs's reasons (English: the snapshot keeps them as they are) by their catalogue key, for the page. */
+const ROW_WHY = {
+  'the row holds Inf or NaN': 'row.why.nonfinite',
+  'the row has negative weights, so it is not a distribution': 'row.why.negative',
+  'the row sums to zero': 'row.why.zero',
+};
 
 /** The panel (index.html's #row-view: #row-pick, #row-num, #row-bars, #row-M, #row-A). `page`: main.mjs's context. */
 export function mountRowView(page) {
@@ -79,9 +86,10 @@ export function mountRowView(page) {
   }
 
   function text(k, s, reason) {
-    if (!s) return `${k === 'M' ? 'M' : 'softmax'}: ${reason ?? 'not computed'}`;
-    if (s.entropy === null) return `${k === 'M' ? 'M' : 'softmax'}: ${s.reason}`;
-    return `${k === 'M' ? 'M' : 'softmax'}: entropy ${fmt(s.entropy)} of ln ${s.m} = ${fmt(s.uniform)} · keys for 90 %: ${s.keys90} of ${s.m}`;
+    const who = k === 'M' ? 'M' : 'softmax'; // names, the same in every language
+    if (!s) return reason && reason !== 'not computed' ? t('row.reason', { who, reason }) : t('row.notComputed', { who });
+    if (s.entropy === null) return t('row.reason', { who, reason: ROW_WHY[s.reason] ? t(ROW_WHY[s.reason]) : s.reason });
+    return t('row.stats', { who, h: fmt(s.entropy), m: s.m, u: fmt(s.uniform), k: s.keys90 });
   }
 
   function draw() {
@@ -99,17 +107,17 @@ export function mountRowView(page) {
     canvas.classList.toggle('stale', stale);
     if (!shown) return;
     const put = (id, t) => { if ($(id).textContent !== t) $(id).textContent = t; };
-    put('row-M', shown.error ? `row ${shown.i ?? w.i}: ${shown.error}` : text('M', shown.stats.M, shown.mReason));
+    put('row-M', shown.error ? t('row.error', { i: shown.i ?? w.i, error: shown.error }) : text('M', shown.stats.M, shown.mReason));
     put('row-A', shown.error ? '' : text('A', shown.stats.A, shown.aReason));
-    const dark = page.isDark(), px = page.textPx();
+    const dark = page.isDark(), px = page.textPx(), lang = getLang(); // the lanes' labels are in the page's language
     const d = box.drawn;
-    if (d && d.shown === shown && d.dark === dark && d.width === box.width && d.height === box.height && d.px === px) return;
-    box.drawn = { shown, dark, width: box.width, height: box.height, px };
+    if (d && d.shown === shown && d.dark === dark && d.width === box.width && d.height === box.height && d.px === px && d.lang === lang) return;
+    box.drawn = { shown, dark, width: box.width, height: box.height, px, lang };
     if (!box.width || !box.height || shown.error) return;
     drawRowBars(canvas, { M: shown.M, A: shown.A, m: shown.causal ? shown.i + 1 : shown.n, i: shown.i }, {
       width: box.width, height: box.height, dpr: devicePixelRatio || 1, fontPx: px,
       colors: { M: COLOR.M, A: COLOR.A, axis: dark ? '#c8ccd4' : '#333', mark: dark ? '#f0e442' : '#b8860b' },
-      labels: { M: `variant M, row ${shown.i}`, A: `softmax A, row ${shown.i}` },
+      labels: { M: t('row.lane.M', { i: shown.i }), A: t('row.lane.A', { i: shown.i }), key0: t('row.key0') },
     });
   }
 

@@ -1,10 +1,11 @@
 // spectra.mjs: the spectrum and truncation-error charts (render/charts.mjs, uPlot loaded once the first
 // heatmaps and readouts are drawn) with their note, as a page panel.
-import { chartData, LOG_X_MIN_N } from '../render/spectrum.mjs';
+import { chartData, LOG_X_MIN_N, routeName } from '../render/spectrum.mjs';
 import { makeSpectrumChart, makeErrorChart, floorDrawn, loadUPlot, uPlotReady } from '../render/charts.mjs';
 import { fmtMs } from '../render/format.mjs';
 import { overlayKey } from '../compute/engine.mjs';
 import { NOTHING } from './panel.mjs';
+import { t, getLang } from '../i18n/i18n.mjs';
 
 /**
  * The page's charts (#chart-spectrum, #chart-error, #spec-note). Besides the Panel: charts() (the uPlot
@@ -37,14 +38,15 @@ export function mountSpectra(page) {
           // said once; the next change of view tries again (a page left open across a redeploy finds its
           // old chunk gone until it is reloaded)
           waiting = false; failed = true;
-          page.notice.show(`the charts did not load: ${err.message}`);
+          page.notice.show(t('chart.loadFailed', { message: err.message }));
           page.inspector.notify();
         });
       }
       return false;
     }
     const logX = page.st.n > LOG_X_MIN_N;
-    const key = `${page.textPx()}|${logX}`;
+    // uPlot writes its axis titles and legend once: a new language makes new charts, as a new text size does
+    const key = `${page.textPx()}|${logX}|${getLang()}`;
     if (charts?.key === key) return true;
     charts?.destroy();
     const se = $('chart-spectrum'), ee = $('chart-error');
@@ -53,7 +55,7 @@ export function mountSpectra(page) {
     const error = makeErrorChart(ee, { ...chartSize(ee), ...opts });
     const ro = new ResizeObserver(() => {
       page.resetTextPx();
-      if (`${page.textPx()}|${logX}` !== key) { page.redraw.spec = true; page.schedule(); return; } // new text size: new charts
+      if (`${page.textPx()}|${logX}|${getLang()}` !== key) { page.redraw.spec = true; page.schedule(); return; } // new text size: new charts
       spectrum.resize(chartSize(se).width, chartSize(se).height);
       error.resize(chartSize(ee).width, chartSize(ee).height);
     });
@@ -86,16 +88,17 @@ export function mountSpectra(page) {
     const { s, d, ceiling } = data();
     if (drawn) { charts.spectrum.update(d.spectrum); charts.error.update(d.error); }
     const view = page.view;
-    const route = s ? `${s.route}${s.partial ? ': σ and ranks are lower bounds, stable rank an upper bound (≥, ≤)' : ''}; ${fmtMs(s.ms)} in the worker`
-      : view.spec ? `no spectrum: ${view.spec.message}` : 'computing…';
+    const route = s ? t(s.partial ? 'chart.spec.routePartial' : 'chart.spec.route', { route: routeName(s.route), ms: fmtMs(s.ms) })
+      : view.spec ? t('chart.spec.none', { message: view.spec.message }) : t('status.computing');
     const floorRel = s && s.sv[0] > 0 ? s.floor / s.sv[0] : 0;
     const floorText = floorRel > 0
-      ? `noise floor ${floorRel.toExponential(0)}·σ₁${floorDrawn(floorRel) ? ' (dotted)' : ' (below the plot)'}`
-      : 'noise floor —';
-    const note = `${route}${ceiling ? ` · rank ceiling ${ceiling} (dashed)` : ''} · ${floorText}`;
+      ? t(floorDrawn(floorRel) ? 'chart.spec.floor' : 'chart.spec.floorBelow', { floor: floorRel.toExponential(0) })
+      : t('chart.spec.floorNone');
+    const sep = t('chart.sep');
+    const note = `${route}${ceiling ? `${sep}${t('chart.spec.ceiling', { ceiling })}` : ''}${sep}${floorText}`;
     if ($('spec-note').textContent !== note) $('spec-note').textContent = note;
     // from the top-k σ̂ (each ≤ σᵢ) e(r) is an upper bound: snapshot()'s error_curve_bound, said on screen
-    setText('err-note', s?.partial ? 'an upper bound: the true e(r) is at most this curve (from the top singular values only)' : '');
+    setText('err-note', s?.partial ? t('chart.error.bound') : '');
   }
 
   return {

@@ -4,6 +4,7 @@
 // MAIN_THREAD_MAX_N, else by the frame worker, which holds M and A), never an upscaled downsample.
 import { clampZoom, zoomText, spanText } from '../state/tokens.mjs';
 import { MSG } from '../workers/protocol.mjs';
+import { t, getLang } from '../i18n/i18n.mjs';
 
 /**
  * @param {HTMLElement} box the form's container (index.html #zoom-box)
@@ -15,19 +16,29 @@ import { MSG } from '../workers/protocol.mjs';
  *   heatmaps again; settled: a window arrived (snapshot() may resolve); grid: the grid shown.
  */
 export function mountZoom(box, ctx) {
-  const num = (label, cls) => {
+  const num = (cls) => {
     const i = document.createElement('input');
-    i.type = 'number'; i.min = '0'; i.step = '1'; i.className = cls; i.setAttribute('aria-label', label);
+    i.type = 'number'; i.min = '0'; i.step = '1'; i.className = cls;
     return i;
   };
-  const r0 = num('zoom: first row', 'z-r0'), r1 = num('zoom: last row', 'z-r1');
-  const c0 = num('zoom: first column', 'z-c0'), c1 = num('zoom: last column', 'z-c1');
-  const show = document.createElement('button'); show.type = 'button'; show.className = 'z-show'; show.textContent = 'zoom';
-  const reset = document.createElement('button'); reset.type = 'button'; reset.className = 'z-reset'; reset.textContent = 'whole matrix';
-  const t = (s) => document.createTextNode(s);
-  const label = document.createElement('span'); label.textContent = 'rows '; label.className = 'z-label';
-  box.append(label, r0, t('–'), r1, t(' cols '), c0, t('–'), c1, t(' '), show, t(' '), reset);
-  box.title = 'show any token range of the full matrix at full resolution: type the rows and columns, or drag across a heatmap; Enter zooms';
+  const r0 = num('z-r0'), r1 = num('z-r1'), c0 = num('z-c0'), c1 = num('z-c1');
+  const show = document.createElement('button'); show.type = 'button'; show.className = 'z-show';
+  const reset = document.createElement('button'); reset.type = 'button'; reset.className = 'z-reset';
+  const text = (s) => document.createTextNode(s);
+  const label = document.createElement('span'); label.className = 'z-label';
+  const cols = document.createElement('span'); cols.className = 'z-label';
+  box.append(label, text(' '), r0, text('–'), r1, text(' '), cols, text(' '), c0, text('–'), c1, text(' '), show, text(' '), reset);
+  let wordsIn = null; // the language the form's words are in (written again by sync when the page's changes)
+  function words() {
+    if (wordsIn === getLang()) return;
+    wordsIn = getLang();
+    label.textContent = t('heatmap.zoom.rows'); cols.textContent = t('heatmap.zoom.cols');
+    show.textContent = t('heatmap.zoom.show'); reset.textContent = t('heatmap.zoom.reset');
+    for (const [i, key] of [[r0, 'r0'], [r1, 'r1'], [c0, 'c0'], [c1, 'c1']]) i.setAttribute('aria-label', t(`heatmap.zoom.${key}`));
+    box.title = t('heatmap.zoom.title');
+    box.setAttribute('aria-label', t('heatmap.zoom.aria'));
+  }
+  words();
 
   const apply = () => {
     const v = [r0, r1, c0, c1].map((i) => i.value.trim());
@@ -64,6 +75,7 @@ export function mountZoom(box, ctx) {
     get pending() { return view.pending; },
     /** The inputs show the state's zoom (or the whole matrix of n tokens); reset only with a zoom. */
     sync(value, n) {
+      words();
       const z = clampZoom(value, n) ?? { r0: 0, r1: n - 1, c0: 0, c1: n - 1 };
       const digits = String(Math.max(0, n - 1)).length; // the inputs fit n − 1 (style.css)
       if (box.style.getPropertyValue('--zoom-digits') !== String(digits)) box.style.setProperty('--zoom-digits', String(digits));
@@ -103,8 +115,8 @@ export function mountZoom(box, ctx) {
     /** The note under the heatmaps for a zoomed grid. */
     note(g) {
       const p = ctx.pieces();
-      const res = g.b > 1 ? `blocks of ${g.b}×${g.b}, block ${g.mode}` : 'full resolution';
-      return `zoom: rows ${spanText(p, g.r0, g.r1)}, cols ${spanText(p, g.c0, g.c1)} of n = ${g.n} (${res})`;
+      const res = g.b > 1 ? t('heatmap.zoom.blocks', { b: g.b, mode: t(`option.ds.${g.mode}`) }) : t('heatmap.zoom.full');
+      return t('heatmap.zoom.note', { rows: spanText(p, g.r0, g.r1), cols: spanText(p, g.c0, g.c1), n: g.n, res });
     },
     text: zoomText,
   };
