@@ -47,6 +47,7 @@ const EXPANSIONS = {
   'export.item.': ['npy', 'csv', 'json', 'zip'],
   'export.gen.': Object.keys(EN).filter((k) => k.startsWith('option.gen.')).map((k) => k.slice('option.gen.'.length)),
   'heatmap.zoom.': ['r0', 'r1', 'c0', 'c1'],
+  'explain.mark.': ['lower', 'upper'], // the readout table's bound marks (the explain part's keys)
 };
 
 describe('the charts\' catalogue', () => {

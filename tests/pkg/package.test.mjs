@@ -42,7 +42,7 @@ describe('the installed package', () => {
     // each subpath resolves, through the exports map, to a file that is there
     await writeFile(join(scratch, 'resolve.mjs'), `import { existsSync } from 'node:fs';
 console.log(JSON.stringify(['attnviz', 'attnviz/embed', 'attnviz/site/index.html', 'attnviz/site/attnviz.wasm', 'attnviz/attnviz.html']
-  .map((s) => { const u = new URL(import.meta.resolve(s)); return [s, u.pathname.split('/node_modules/attnviz/')[1], existsSync(u)]; })));`);
+  .map((s) => { const u = new URL(import.meta.resolve(s)); return [s, u.pathname.split('node_modules/attnviz/')[1], existsSync(u)]; })));`);
     expect(JSON.parse(run(process.execPath, ['resolve.mjs'], scratch))).toEqual([
       ['attnviz', 'lib/attnviz.mjs', true], ['attnviz/embed', 'site/embed.js', true],
       ['attnviz/site/index.html', 'site/index.html', true], ['attnviz/site/attnviz.wasm', 'site/attnviz.wasm', true],

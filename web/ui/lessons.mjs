@@ -30,12 +30,12 @@ import { citeParts } from '../state/citations.mjs';
 import { READOUT_ROWS } from '../render/readouts.mjs';
 import { mountStage, revealEvidence } from './lesson-stage.mjs';
 
-/** Lesson p's own words in the page's language: `part` ('title', 'caption', 'predict.question',
+/** Lesson p's own words in the page's language: `which` ('title', 'caption', 'predict.question',
  * 'predict.choice.I', 'predict.explanation', 'compare'), the English from presets.mjs. */
-export function words(p, part) {
-  const english = part === 'compare' ? p.compare.label : part.startsWith('predict.choice.') ? p.predict.choices[Number(part.slice(15))]
-    : part.startsWith('predict.') ? p.predict[part.slice(8)] : p[part];
-  return tOwn(`preset.${p.name}.${part}`, english);
+export function words(p, which) {
+  const english = which === 'compare' ? p.compare.label : which.startsWith('predict.choice.') ? p.predict.choices[Number(which.slice(15))]
+    : which.startsWith('predict.') ? p.predict[which.slice(8)] : p[which];
+  return tOwn(`preset.${p.name}.${which}`, english);
 }
 
 /** Time between two values of a lesson's play: long enough to read each frame, and for the link to follow. */
