@@ -93,6 +93,12 @@ export function collect({ skip, italic }) {
         const t = own.trim();
         glyph(cs, cs.textTransform === 'math-auto' && [...t].length === 1 ? (italic[t] ?? t) : t);
       }
+      // a label squeezed to a character a line (Chinese breaks between any two characters: a grid column
+      // that shrinks to its min-content shows 变体 as 变 over 体)
+      const fs = parseFloat(cs.fontSize);
+      if (words && !cs.writingMode.startsWith('vertical') && own.trim().length >= 2 && el.getBoundingClientRect().width < 1.6 * fs && el.getBoundingClientRect().height > 1.8 * fs && !el.closest('.sr-only')) {
+        out.clipped.push({ region: regionOf(el), text: own.trim().slice(0, 60), scroll: Math.round(el.getBoundingClientRect().height), client: Math.round(el.getBoundingClientRect().width), squeezed: true });
+      }
       // text past its nearest box that hides overflow (cut there), or past the window when none does; a box
       // that scrolls sideways (a formula) shows all of it
       const r = el.getBoundingClientRect();

@@ -198,8 +198,8 @@ describe('the whole page in Chinese: every lesson and view, at three sizes', () 
     expect(left.length, `${left.length} views with English left (printed above)`).toBe(0);
   });
 
-  it('no label cut off, no text past the window, no sideways scrolling', () => {
-    const bad = report((r) => [...r.clipped.map((c) => `cut ${c.region}: ${short(c.text)} (${c.scroll} > ${c.client} px)`),
+  it('no label cut off or squeezed to a character a line, no text past the window, no sideways scrolling', () => {
+    const bad = report((r) => [...r.clipped.map((c) => (c.squeezed ? `a character a line ${c.region}: ${short(c.text)} (${c.client} px wide, ${c.scroll} px high)` : `cut ${c.region}: ${short(c.text)} (${c.scroll} > ${c.client} px)`)),
       ...r.past.map((p) => `past ${p.by} ${p.region}: ${short(p.text)} (${p.left}–${p.right} px, the edge ${p.edge})`),
       ...(r.sideways > 0 ? [`scrolls sideways by ${r.sideways} px`] : [])]);
     if (bad.length) console.log(`Clipped or past the window:\n${bad.join('\n')}`);
