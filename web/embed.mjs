@@ -185,19 +185,20 @@ export class AttnViz extends HTMLElement {
     }, (e, st) => schema.shown(e, { ...st, embed: st.embed || 'heatmap' })));
     // the page's heatmap trio and readout table (web/ui/heatmaps.mjs, web/ui/readout-table.mjs), and the charts
     this.panels = createPanels();
-    this.heat = this.panels.add(mountHeatTrio(this.shadowRoot, {
+    // mounted in the element's language too: a panel may write words as it mounts
+    this.heat = this.panels.add(this.speak(() => mountHeatTrio(this.shadowRoot, {
       frame: () => this.view.frame,
       // a decayed or windowed softmax is a variant, not the reference (reference-text.mjs)
       caption: () => this.say('embed.caption.variant', { variant: this.variantLabel() }),
       missing: (f) => { if (f?.status?.matrix?.message) this.q('.msg').textContent = f.status.matrix.message; else this.tell('embed.noMatrix'); },
-    }));
-    this.table = this.panels.add(mountReadoutTable(this.q('.readouts tbody'), {
+    })));
+    this.table = this.panels.add(this.speak(() => mountReadoutTable(this.q('.readouts tbody'), {
       source: () => ({
         r: { ...(this.view.frame?.readouts ?? {}), ...(this.view.spec?.readouts ?? {}) },
         ctx: { n: this.st.n, tau: this.st.tau, ceiling: this.view.spec?.ceiling ?? null, partial: !!this.view.spec?.partial, relTol: this.st.rtol, relRank: null },
         spectrum: !!this.view.spec,
       }),
-    }));
+    })));
     this.panels.add({ name: 'spectra', sync() {}, update() {}, draw: () => this.drawSpectra(), snapshot: () => null, dispose: () => { this.charts?.destroy(); this.charts = null; } });
     this.observe();
     this.render();
