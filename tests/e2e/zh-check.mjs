@@ -49,9 +49,10 @@ export function englishIn(text) {
 export function collect({ skip, italic }) {
   const out = { texts: [], glyphs: {}, clipped: [], past: [], sideways: 0 };
   const vw = document.documentElement.clientWidth;
-  const REGIONS = [['#export > :not(summary)', 'export menu'], ['header.top', 'header'], ['.controls .ctl', 'controls'], ['#lesson', 'lesson'], ['#stage', 'lesson'],
+  // where a finding is, for the report (the stage holds a lesson's figures: they are named as figures)
+  const REGIONS = [['#export > :not(summary)', 'export menu'], ['header.top', 'header'], ['.controls .ctl', 'controls'], ['#lesson', 'lesson'],
     ['.controls', 'panel'], ['#explain', 'dialog'], ['#notice', 'notice'], ['#mech', 'mechanisms'], ['#overview', 'overview'],
-    ['.heatmaps', 'heatmaps'], ['.spectra', 'spectra'], ['#sweep-box', 'sweep'], ['.readouts', 'readouts'], ['attn-viz', 'element']];
+    ['.heatmaps', 'heatmaps'], ['#sweep-box', 'sweep'], ['.spectra', 'spectra'], ['.readouts', 'readouts'], ['#stage', 'lesson stage'], ['attn-viz', 'element']];
   const regionOf = (el) => {
     for (;;) {
       for (const [sel, name] of REGIONS) if (el.closest(sel)) return name;

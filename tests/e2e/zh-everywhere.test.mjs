@@ -27,9 +27,11 @@ const SIZES = [
   { name: '1920x1080-projector', viewport: { width: 1920, height: 1080 }, extra: '&projector=1' },
   { name: '390x844', viewport: { width: 390, height: 844 }, extra: '' },
 ];
-// not words: formulas (KaTeX's MathML), code and key names, and the reader's own text (a model's input
-// and its token pieces, which are the text the reader typed)
-const SKIP = '.katex, math, code, kbd, pre, samp, script, style, [translate="no"], #model-text, .tok-rows, .tok-cols';
+// not words: formulas (KaTeX's MathML), code and key names, a work's title (<cite>: an English paper is
+// cited by its English title), what is marked not to be translated, and the reader's own text (a model's
+// input and its token pieces, which are the text the reader typed). An element marked lang="en" (the
+// language button's "English") is English on purpose: zh-check.mjs skips it.
+const SKIP = '.katex, math, code, kbd, pre, samp, cite, script, style, [translate="no"], #model-text, .tok-rows, .tok-cols';
 const ITALIC = Object.fromEntries([...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyzαβγδεζηθικλμνξοπρστυφχψω']
   .map((c) => [c, mathItalic(c)]));
 
