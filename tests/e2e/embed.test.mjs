@@ -86,6 +86,30 @@ describe('an embedded figure in a host page on another origin', () => {
     await page.close();
   });
 
+  // Issue 31: lang=zh in an embed's link: its controls in Chinese, its <html lang> zh-CN, the snapshot the
+  // host gets the same as in English, and the frame 720 px wide cuts no control label
+  it('with lang=zh shows its controls in Chinese and sends the host the same snapshot', async () => {
+    const hash = 'v=1&variant=focused&n=64&p=3&embed=heatmap&controls=p,variant';
+    const { page, frame, errors } = await hostWith(`${hash}&lang=zh`);
+    const seen = await frame.evaluate(() => ({
+      lang: document.documentElement.lang,
+      labels: [...document.querySelectorAll('.controls .ctl')].filter((r) => r.getClientRects().length).map((r) => r.querySelector('label').textContent),
+      cut: [...document.querySelectorAll('.controls .ctl label')].filter((l) => l.getClientRects().length && l.scrollWidth > l.clientWidth + 1).map((l) => l.textContent),
+    }));
+    expect(seen.lang).toBe('zh-CN');
+    expect(seen.labels).toEqual(['变体', '聚焦幂次 p']);
+    expect(seen.cut).toEqual([]);
+    await page.evaluate(() => window.ask({ type: 'attnviz:get' }));
+    const zh = await nextMessage(page, 'attnviz:snapshot', 0);
+    await page.screenshot({ path: 'build/e2e/embed-heatmap-zh.png' });
+    await page.close();
+    const en = await hostWith(hash);
+    await en.page.evaluate(() => window.ask({ type: 'attnviz:get' }));
+    expect((await nextMessage(en.page, 'attnviz:snapshot', 0)).data).toEqual(zh.data);
+    expect([...errors, ...en.errors]).toEqual([]);
+    await en.page.close();
+  });
+
   it('answers attnviz:get, obeys attnviz:set and tells a subscriber after each settled change', async () => {
     const { page, frame, errors } = await hostWith('v=1&variant=performer&m=64&n=64&d=16&embed=readouts');
     await page.evaluate(() => window.ask({ type: 'attnviz:get' }));
