@@ -11,7 +11,8 @@
 // page shares one WebAssembly module (loaded from beside embed.js) and one worker (web/workers/embed-worker.mjs,
 // started from a blob: URL so a host on another origin works); an element off screen computes nothing
 // until it is scrolled into view. `element.snapshot()` resolves to {state, readouts, tokens} as the
-// page's window.attnviz.snapshot() does (docs/inspection.md).
+// page's window.attnviz.snapshot() does (docs/inspection.md). `lang` (the HTML attribute, inherited from
+// an ancestor as HTML inherits it) picks the element's words: en or zh (docs/embedding.md, docs/i18n.md).
 import { loadAttnviz, simdSupported } from './wasm/attnviz.mjs';
 import EmbedWorker from './workers/embed-worker.mjs?worker&inline';
 import { buildSchema } from './state/state.mjs';
@@ -27,6 +28,7 @@ import { cliReadouts, readoutKeys, linkState } from './io/inspect.mjs';
 import { overlayKey } from './compute/engine.mjs';
 import { MSG, PART } from './workers/protocol.mjs';
 import { shownView } from './state/reference-text.mjs';
+import { t, tOwn, setLang, getLang, LANGS } from './i18n/i18n.mjs';
 import css from './embed.css?inline';
 import uplotCss from 'uplot/dist/uPlot.min.css?inline';
 
@@ -35,6 +37,13 @@ provideUPlot(uPlot); // inside embed.js: the element draws its charts without a 
 /** Attributes that are not the link's key of the same name (HTML lower-cases attribute names). */
 const ATTRIBUTE_KEY = { view: 'embed', 'power-n': 'N' };
 const VIEWS = ['heatmap', 'spectrum', 'readouts'];
+
+/** The element's language from an HTML lang value ('zh', 'zh-CN', 'zh-Hans', 'en-GB'): its primary subtag
+ *  when the page speaks it, else the default (a host's lang="fr" is valid HTML, not a mistake to report). */
+export function langOfTag(tag) {
+  const primary = String(tag ?? '').trim().toLowerCase().split(/[-_]/)[0];
+  return LANGS.includes(primary) ? primary : LANGS[0];
+}
 
 // --- the page-wide part: one module, one worker, one stylesheet -----------------------------------------
 let pool = null;
@@ -49,21 +58,21 @@ function getPool() {
     const clients = new Map();
     let loaded = false;
     // a failure after the module loaded (an uncaught error, a rejection, a message that could not be read)
-    // fails every element's current request: its snapshot() settles and it says so
-    const failAll = (sentence) => { for (const c of clients.values()) c.onFailure(sentence); };
+    // fails every element's current request: its snapshot() settles and it says so, in its own language
+    const failAll = (key, params) => { for (const c of clients.values()) c.onFailure(key, params); };
     const ready = new Promise((resolve, reject) => {
       worker.onmessage = (e) => {
         const m = e.data;
         if (m.kind === MSG.READY) { loaded = true; return resolve(); }
         if (m.kind === MSG.FATAL) return reject(new Error(m.message));
-        if (m.kind === MSG.FAILED) return failAll(`the worker failed: ${m.message}`);
+        if (m.kind === MSG.FAILED) return failAll('embed.workerFailed', { message: m.message });
         clients.get(m.client)?.onResult(m);
       };
       worker.onerror = (e) => {
         const what = String(e.message || 'unknown error').replace(/^Uncaught\s+/, '').replace(/^\w*Error:\s*/, '');
-        if (loaded) failAll(`the worker failed: ${what}`); else reject(new Error(what));
+        if (loaded) failAll('embed.workerFailed', { message: what }); else reject(new Error(what));
       };
-      worker.onmessageerror = () => failAll('a message from the worker could not be read');
+      worker.onmessageerror = () => failAll('embed.messageUnreadable');
     });
     worker.postMessage({ kind: MSG.INIT, module: av.module, memoryMax: av.memoryMax, simd: av.simd });
     await ready;
@@ -78,23 +87,23 @@ function getPool() {
 const TEMPLATE = `
 <div class="box" part="box">
   <div class="ctl-box" part="controls"></div>
-  <section class="heatmaps" aria-label="attention matrices">
-    <figure class="heat"><figcaption class="cap-M">variant matrix M</figcaption>
-      <div class="heatbox"><canvas class="hm hm-M" role="img" aria-label="heatmap of the variant's attention matrix"></canvas>
+  <section class="heatmaps" data-aria="embed.aria.heatmaps">
+    <figure class="heat"><figcaption class="cap-M" data-text="embed.caption.M"></figcaption>
+      <div class="heatbox"><canvas class="hm hm-M" role="img" data-aria="embed.aria.M"></canvas>
         <div class="cbar"><canvas class="cb-seq"></canvas><span class="t hi"></span><span class="t lo"></span></div></div></figure>
-    <figure class="heat"><figcaption>softmax A</figcaption>
-      <div class="heatbox"><canvas class="hm hm-A" role="img" aria-label="heatmap of the softmax attention matrix"></canvas>
+    <figure class="heat"><figcaption data-text="embed.caption.A"></figcaption>
+      <div class="heatbox"><canvas class="hm hm-A" role="img" data-aria="embed.aria.A"></canvas>
         <div class="cbar"><canvas class="cb-seq"></canvas><span class="t hi"></span><span class="t lo"></span></div></div></figure>
-    <figure class="heat"><figcaption>M − A</figcaption>
-      <div class="heatbox"><canvas class="hm hm-D" role="img" aria-label="heatmap of the difference between the variant and softmax"></canvas>
+    <figure class="heat"><figcaption data-text="embed.caption.D"></figcaption>
+      <div class="heatbox"><canvas class="hm hm-D" role="img" data-aria="embed.aria.D"></canvas>
         <div class="cbar"><canvas class="cb-div"></canvas><span class="t hi"></span><span class="t lo"></span></div></div></figure>
   </section>
-  <section class="spectra" aria-label="spectrum">
+  <section class="spectra" data-aria="embed.aria.spectra">
     <div class="chart chart-spectrum"></div>
     <div class="chart chart-error"></div>
   </section>
-  <section class="readouts" aria-label="readouts"><table><tbody></tbody></table><p class="cost"></p></section>
-  <p class="msg" role="status" aria-live="polite">loading…</p>
+  <section class="readouts" data-aria="embed.aria.readouts"><table><tbody></tbody></table><p class="cost"></p></section>
+  <p class="msg" role="status" aria-live="polite"></p>
 </div>`;
 
 export class AttnViz extends HTMLElement {
@@ -102,17 +111,48 @@ export class AttnViz extends HTMLElement {
     super();
     this.attachShadow({ mode: 'open' }).innerHTML = TEMPLATE;
     this.q = (sel) => this.shadowRoot.querySelector(sel);
+    this.speaks = null; // the language its words are in (words()); null: none written yet (not `lang`: HTMLElement's, the attribute)
     this.view = { frame: null, spec: null, overlay: {}, job: 0, done: 0 };
     this.visible = false;
     this.dirty = true;
     this.waiters = [];
   }
 
+  /**
+   * Run `fn` with t() in this element's language. The page's modules the element reuses (controls, readout
+   * table, heatmap captions, cost line) call t() in the one module-wide language, which elements of
+   * different languages share: each of the element's writes is synchronous, so it sets the language for
+   * the call and gives the host's back after it.
+   */
+  speak(fn) {
+    const was = getLang();
+    setLang(this.speaks ?? LANGS[0]);
+    try { return fn(); } finally { setLang(was); }
+  }
+
+  /** The element's own words in its language (t() given the language: no module-wide state). */
+  say(key, params = null) { return t(key, params, this.speaks ?? LANGS[0]); }
+
+  /** Write the template's words in the element's language, if it changed: its own `lang` attribute or an
+   *  ancestor's (HTML's inheritance; a host's <html lang="zh-CN"> makes its figures Chinese). */
+  words() {
+    const lang = langOfTag(this.closest('[lang]')?.getAttribute('lang'));
+    if (lang === this.speaks) return false;
+    this.speaks = lang;
+    for (const el of this.shadowRoot.querySelectorAll('[data-text]')) el.textContent = this.say(el.dataset.text);
+    for (const el of this.shadowRoot.querySelectorAll('[data-aria]')) el.setAttribute('aria-label', this.say(el.dataset.aria));
+    return true;
+  }
+
+  /** Show a sentence of the element's own (a catalogue key) under the figure. */
+  tell(key, params = null) { this.q('.msg').textContent = key ? this.say(key, params) : ''; }
+
   /** The link the attributes make (`v=1&key=value…`, attribute names mapped to the link's keys). */
   link() {
     const pairs = ['v=1'];
     for (const { name, value } of this.attributes) {
-      if (name === 'class' || name === 'style' || name === 'id' || name.startsWith('aria-') || name.startsWith('data-')) continue;
+      // lang is HTML's (a BCP 47 tag: zh-CN), read by words(): the snapshot is the same in every language
+      if (name === 'class' || name === 'style' || name === 'id' || name === 'lang' || name.startsWith('aria-') || name.startsWith('data-')) continue;
       const key = ATTRIBUTE_KEY[name] ?? name;
       pairs.push(`${encodeURIComponent(key)}=${encodeURIComponent(value)}`);
     }
@@ -120,11 +160,13 @@ export class AttnViz extends HTMLElement {
   }
 
   async connectedCallback() {
+    this.words();
     if (this.pool) { this.observe(); return; }
+    if (!this.q('.msg').textContent) this.tell('embed.loading');
     try {
       this.pool = await getPool();
     } catch (err) {
-      this.q('.msg').textContent = `attn-viz: the WebAssembly module did not load: ${err.message}`;
+      this.tell('embed.moduleFailed', { message: err.message });
       return;
     }
     const { schema, clients, sheet } = this.pool;
@@ -134,28 +176,29 @@ export class AttnViz extends HTMLElement {
     const entries = schema.SCHEMA.filter((e) => ['input', 'variant', 'readout'].includes(e.group));
     this.readState();
     // a control writes its attribute: the attributes are the state
-    this.controls = buildControls(this.q('.ctl-box'), entries, this.st, (name, value, phase) => {
+    this.controls = this.speak(() => buildControls(this.q('.ctl-box'), entries, this.st, (name, value, phase) => {
       if (name === null || phase === 'input') return; // compute on release, not on every drag frame
       const e = schema.entryOf(name);
       const text = e.type === 'bool' ? (value ? '1' : '0') : String(value);
       const attr = Object.entries(ATTRIBUTE_KEY).find(([, k]) => k === name)?.[0] ?? name;
       this.setAttribute(attr, text);
-    }, (e, st) => schema.shown(e, { ...st, embed: st.embed || 'heatmap' }));
+    }, (e, st) => schema.shown(e, { ...st, embed: st.embed || 'heatmap' })));
     // the page's heatmap trio and readout table (web/ui/heatmaps.mjs, web/ui/readout-table.mjs), and the charts
     this.panels = createPanels();
-    this.heat = this.panels.add(mountHeatTrio(this.shadowRoot, {
+    // mounted in the element's language too: a panel may write words as it mounts
+    this.heat = this.panels.add(this.speak(() => mountHeatTrio(this.shadowRoot, {
       frame: () => this.view.frame,
       // a decayed or windowed softmax is a variant, not the reference (reference-text.mjs)
-      caption: () => `${shownView(schema.variantView(this.st.variant), schema.variantRow(this.st.variant).class === 'exact', schema.knobsOf(this.st)).label}: M`,
-      missing: (f) => { this.q('.msg').textContent = f?.status?.matrix?.message ?? 'no matrix'; },
-    }));
-    this.table = this.panels.add(mountReadoutTable(this.q('.readouts tbody'), {
+      caption: () => this.say('embed.caption.variant', { variant: this.variantLabel() }),
+      missing: (f) => { if (f?.status?.matrix?.message) this.q('.msg').textContent = f.status.matrix.message; else this.tell('embed.noMatrix'); },
+    })));
+    this.table = this.panels.add(this.speak(() => mountReadoutTable(this.q('.readouts tbody'), {
       source: () => ({
         r: { ...(this.view.frame?.readouts ?? {}), ...(this.view.spec?.readouts ?? {}) },
         ctx: { n: this.st.n, tau: this.st.tau, ceiling: this.view.spec?.ceiling ?? null, partial: !!this.view.spec?.partial, relTol: this.st.rtol, relRank: null },
         spectrum: !!this.view.spec,
       }),
-    }));
+    })));
     this.panels.add({ name: 'spectra', sync() {}, update() {}, draw: () => this.drawSpectra(), snapshot: () => null, dispose: () => { this.charts?.destroy(); this.charts = null; } });
     this.observe();
     this.render();
@@ -178,12 +221,15 @@ export class AttnViz extends HTMLElement {
     // the element's own data-view (below) is not state: a change of it alone is not read again
     this.mo = new MutationObserver((records) => {
       if (records.every((r) => r.attributeName.startsWith('data-'))) return;
-      this.readState(); this.dirty = true; this.render();
+      // a change of lang alone changes the words, not the state: redraw them, compute nothing
+      if (records.every((r) => r.attributeName === 'lang' || r.attributeName.startsWith('data-'))) { if (this.words()) this.redrawWords(); return; }
+      this.words(); this.readState(); this.dirty = true; this.render();
     });
     this.mo.observe(this, { attributes: true });
     this.io = new IntersectionObserver(([e]) => { this.visible = e.isIntersecting; if (this.visible) this.compute(); });
     this.io.observe(this);
     this.ro = new ResizeObserver(() => { this.charts?.destroy(); this.charts = null; this.drawSpectra(); });
+    if (this.words()) this.redrawWords(); // its lang (or an ancestor's) may have changed while it was away
     this.ro.observe(this.q('.spectra'));
   }
 
@@ -192,10 +238,13 @@ export class AttnViz extends HTMLElement {
     const { schema } = this.pool;
     const { state, problems } = schema.fromHash(this.link());
     const view = VIEWS.includes(state.embed) ? state.embed : 'heatmap';
-    if (state.embed && !VIEWS.includes(state.embed)) problems.push(`view "${state.embed}" is not one of ${VIEWS.join(', ')} here: showing the heatmap`);
+    // the element's own problems as keys, said in its language (the schema's are its sentences as they are)
+    const own = [];
+    if (state.embed && !VIEWS.includes(state.embed)) own.push(['embed.badView', { view: state.embed, views: VIEWS.join(', ') }]);
     // the element takes no messages (its page drives it through attributes): a host= restricts nothing here
-    if (state.host) problems.push('host: the <attn-viz> element answers no messages (host= is for the iframe embed)');
-    this.st = { ...state, embed: view };
+    if (state.host) own.push(['embed.host']);
+    this.st = { ...state, embed: view, lang: this.speaks ?? LANGS[0] };
+    this.ownProblems = own;
     this.problems = problems;
     if (this.dataset.view !== view) this.dataset.view = view; // style.css: :host([data-view=…])
   }
@@ -209,37 +258,65 @@ export class AttnViz extends HTMLElement {
     this.view.req = req;
     this.view.key = JSON.stringify(req);
     this.pool.worker.postMessage({ kind: MSG.JOB, client: this.client, id: this.view.job, req, overlays: this.st.embed === 'spectrum' });
-    this.q('.msg').textContent = this.problems.join('; ') || 'computing…';
+    if (this.problemText()) this.q('.msg').textContent = this.problemText(); else this.tell('embed.computing');
+  }
+
+  /** The problems with the attributes, in the element's language where they are its own. */
+  problemText() {
+    return [...this.problems, ...this.ownProblems.map(([key, params]) => this.say(key, params))].join(this.say('embed.join'));
+  }
+
+  /** The variant's name as the picker shows it: a softmax with a decay or a window by what it has. */
+  variantLabel() {
+    const { schema } = this.pool, view = schema.variantView(this.st.variant);
+    const shown = this.speak(() => shownView(view, schema.variantRow(this.st.variant).class === 'exact', schema.knobsOf(this.st)));
+    return shown.label !== view.label ? shown.label : tOwn(`variant.${this.st.variant}`, view.label, null, this.speaks ?? LANGS[0]);
   }
 
   render() {
-    this.controls.sync(this.st);
+    this.speak(() => this.controls.sync(this.st));
     this.compute();
+  }
+
+  /** Everything the element shows in words again, after its language changed (no computation). */
+  redrawWords() {
+    if (!this.controls) return;
+    this.st = { ...this.st, lang: this.speaks };
+    this.speak(() => this.controls.sync(this.st));
+    if (this.view.frame) { this.heat.draw(); this.drawReadouts(); }
+    this.charts?.destroy(); this.charts = null; this.drawSpectra();
+    if (this.view.failed?.job === this.view.job) this.tell(...this.view.failed.said);
+    else if (this.view.done === this.view.job) this.q('.msg').textContent = this.problemText();
   }
 
   onResult(m) {
     if (m.id !== this.view.job) return; // an older request's
-    if (m.part === PART.FRAME) { this.view.frame = m; this.heat.draw(); this.drawReadouts(); }
+    if (m.part === PART.FRAME) { this.view.frame = m; this.speak(() => this.heat.draw()); this.drawReadouts(); }
     else if (m.part === PART.SPECTRUM) { this.view.spec = m; this.drawSpectra(); this.drawReadouts(); }
     else if (m.part === PART.OVERLAY) { this.view.overlay[m.which] = m; this.drawSpectra(); }
-    else if (m.part === PART.ERROR) this.onFailure(`computation failed: ${m.message}`);
+    else if (m.part === PART.ERROR) this.onFailure('embed.computeFailed', { message: m.message });
     else if (m.part === PART.DONE && !m.dropped) {
       this.view.done = m.id;
-      this.q('.msg').textContent = this.problems.join('; ');
+      this.q('.msg').textContent = this.problemText();
       for (const w of this.waiters.splice(0)) w();
     }
   }
 
-  /** The current request failed (no 'done' will come for it): say so, and settle snapshot() without its results. */
-  onFailure(sentence) {
-    this.q('.msg').textContent = sentence;
-    this.view.failed = { job: this.view.job, sentence };
+  /** The current request failed (no 'done' will come for it): say so, and settle snapshot() without its
+   *  results (their reasons in English: the snapshot is the same in every language). */
+  onFailure(key, params = null) {
+    this.tell(key, params);
+    this.view.failed = { job: this.view.job, sentence: t(key, params, LANGS[0]), said: [key, params] };
     this.view.done = this.view.job;
     for (const w of this.waiters.splice(0)) w();
   }
 
   drawSpectra() {
     if (this.st?.embed !== 'spectrum' || !this.pool) return;
+    this.speak(() => this.drawSpectraNow());
+  }
+
+  drawSpectraNow() {
     const box = this.q('.spectra').getBoundingClientRect();
     if (box.width < 50) return;
     const logX = this.st.n > LOG_X_MIN_N;
@@ -261,9 +338,11 @@ export class AttnViz extends HTMLElement {
   }
 
   drawReadouts() {
-    this.table.draw();
-    const { schema } = this.pool, label = shownView(schema.variantView(this.st.variant), schema.variantRow(this.st.variant).class === 'exact', schema.knobsOf(this.st)).label;
-    this.q('.cost').textContent = costLine(this.view.frame?.cost, this.st.n, { softmax: this.view.frame?.softmaxCost, featureDim: this.view.frame?.costFeatureDim, label });
+    const label = this.variantLabel();
+    this.speak(() => {
+      this.table.draw();
+      this.q('.cost').textContent = costLine(this.view.frame?.cost, this.st.n, { softmax: this.view.frame?.softmaxCost, featureDim: this.view.frame?.costFeatureDim, label });
+    });
   }
 
   /**

@@ -190,36 +190,7 @@ export async function fontReport(page, { root = 'body', canvas = true } = {}) {
 
   // per character: a glyph or the .notdef box? and which platform fonts are monospaced?
   const families = [...new Set(items.flatMap((it) => (it.platform ?? []).filter((f) => !f.custom).map((f) => f.family)))];
-  const checked = await page.evaluate(({ items, families }) => {
-    const c = document.createElement('canvas');
-    c.width = 96; c.height = 64;
-    const ctx = c.getContext('2d', { willReadFrequently: true });
-    ctx.textBaseline = 'top';
-    const draw = (font, s) => {
-      ctx.clearRect(0, 0, c.width, c.height);
-      ctx.font = font;
-      ctx.fillText(s, 8, 8);
-      const d = ctx.getImageData(0, 0, c.width, c.height).data;
-      let h = 0;
-      for (let i = 3; i < d.length; i += 4) h = (Math.imul(h, 31) + d[i]) >>> 0;
-      return `${ctx.measureText(s).width}:${h}`;
-    };
-    const mono = (font) => { ctx.font = font; return ctx.measureText('iiiiiiiiii').width === ctx.measureText('WWWWWWWWWW').width; };
-    const notdef = new Map();
-    const missing = [];
-    const seen = new Set();
-    for (const it of items) {
-      if (!notdef.has(it.font)) notdef.set(it.font, draw(it.font, '\u0378'));
-      for (const ch of it.text) {
-        if (!/[\p{L}\p{N}\p{P}\p{S}]/u.test(ch) || seen.has(it.font + ch)) continue;
-        seen.add(it.font + ch);
-        if (draw(it.font, ch) === notdef.get(it.font)) missing.push({ char: ch, code: `U+${ch.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}`, text: it.text, family: it.canvas ? `canvas, ${it.family}` : it.family });
-      }
-      it.mono = mono(it.font);
-    }
-    const monoFamilies = families.filter((f) => mono(`32px "${f}"`));
-    return { missing, monoFamilies, monoItems: items.map((it) => it.mono) };
-  }, { items, families });
+  const checked = await page.evaluate(GLYPH_PROBE, { items, families });
 
   const wantsMono = (family) => /mono|courier|typewriter/i.test(family);
   const monoFallback = [];
@@ -233,6 +204,51 @@ export async function fontReport(page, { root = 'body', canvas = true } = {}) {
     if (it.canvas && checked.monoItems[i] && !wantsMono(it.family)) monoFallback.push({ text: it.text, family: `canvas, ${it.family}`, platform: 'a monospaced font' });
   });
   return { fonts, monoFallback, missing: checked.missing, items: items.length };
+}
+
+/**
+ * In the page: for each item {text, font (a canvas font string), family, canvas?}, the characters drawn as
+ * the .notdef box (each compared with an unassigned code point drawn in the same font, which every font
+ * draws as its .notdef box), and which of `families` are monospaced. Used by fontReport and missingGlyphs.
+ */
+const GLYPH_PROBE = ({ items, families }) => {
+  const c = document.createElement('canvas');
+  c.width = 96; c.height = 64;
+  const ctx = c.getContext('2d', { willReadFrequently: true });
+  ctx.textBaseline = 'top';
+  const draw = (font, s) => {
+    ctx.clearRect(0, 0, c.width, c.height);
+    ctx.font = font;
+    ctx.fillText(s, 8, 8);
+    const d = ctx.getImageData(0, 0, c.width, c.height).data;
+    let h = 0;
+    for (let i = 3; i < d.length; i += 4) h = (Math.imul(h, 31) + d[i]) >>> 0;
+    return `${ctx.measureText(s).width}:${h}`;
+  };
+  const mono = (font) => { ctx.font = font; return ctx.measureText('iiiiiiiiii').width === ctx.measureText('WWWWWWWWWW').width; };
+  const notdef = new Map();
+  const missing = [];
+  const seen = new Set();
+  for (const it of items) {
+    if (!notdef.has(it.font)) notdef.set(it.font, draw(it.font, '\u0378'));
+    for (const ch of it.text) {
+      if (!/[\p{L}\p{N}\p{P}\p{S}]/u.test(ch) || seen.has(it.font + ch)) continue;
+      seen.add(it.font + ch);
+      if (draw(it.font, ch) === notdef.get(it.font)) missing.push({ char: ch, code: `U+${ch.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}`, text: it.text, family: it.canvas ? `canvas, ${it.family}` : it.family });
+    }
+    it.mono = mono(it.font);
+  }
+  const monoFamilies = families.filter((f) => mono(`32px "${f}"`));
+  return { missing, monoFamilies, monoItems: items.map((it) => it.mono) };
+};
+
+/**
+ * The characters of `items` ({text, font, family, canvas?}: text and the canvas font string it is drawn
+ * in) that no font draws: [{char, code, text, family}]. A cheaper check than fontReport's, for text
+ * collected over many views (tests/e2e/zh-everywhere.test.mjs).
+ */
+export async function missingGlyphs(page, items) {
+  return (await page.evaluate(GLYPH_PROBE, { items, families: [] })).missing;
 }
 
 /** The header's export menu (web/ui/export-menu.mjs): open it, click `item` (its data-export, e.g.

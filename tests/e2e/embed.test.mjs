@@ -2,7 +2,8 @@
 // (a second server) places the lab in a 720×420 iframe with `embed=VIEW`; the frame shows one figure and
 // the controls its link names, answers attnviz:get with the snapshot, obeys attnviz:set, sends a snapshot
 // after each settled change to a subscriber, ignores hostile and malformed messages, and with host= obeys
-// only the origins it names (an invalid host= obeys no one; a message never sets it). Lesson links can hide controls and lock the view. Screenshots:
+// only the origins it names (an invalid host= obeys no one; a message never sets it). Lesson links can hide controls and lock the view.
+// An <attn-viz> element speaks its lang (or an ancestor's) beside one in English on the same page. Screenshots:
 // build/e2e/embed-*.png.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
@@ -83,6 +84,30 @@ describe('an embedded figure in a host page on another origin', () => {
     await page.screenshot({ path: 'build/e2e/embed-spectrum-720x420.png' });
     expect(errors, errors.join('\n')).toEqual([]);
     await page.close();
+  });
+
+  // Issue 31: lang=zh in an embed's link: its controls in Chinese, its <html lang> zh-CN, the snapshot the
+  // host gets the same as in English, and the frame 720 px wide cuts no control label
+  it('with lang=zh shows its controls in Chinese and sends the host the same snapshot', async () => {
+    const hash = 'v=1&variant=focused&n=64&p=3&embed=heatmap&controls=p,variant';
+    const { page, frame, errors } = await hostWith(`${hash}&lang=zh`);
+    const seen = await frame.evaluate(() => ({
+      lang: document.documentElement.lang,
+      labels: [...document.querySelectorAll('.controls .ctl')].filter((r) => r.getClientRects().length).map((r) => r.querySelector('label').textContent),
+      cut: [...document.querySelectorAll('.controls .ctl label')].filter((l) => l.getClientRects().length && l.scrollWidth > l.clientWidth + 1).map((l) => l.textContent),
+    }));
+    expect(seen.lang).toBe('zh-CN');
+    expect(seen.labels).toEqual(['变体', '聚焦幂次 p']);
+    expect(seen.cut).toEqual([]);
+    await page.evaluate(() => window.ask({ type: 'attnviz:get' }));
+    const zh = await nextMessage(page, 'attnviz:snapshot', 0);
+    await page.screenshot({ path: 'build/e2e/embed-heatmap-zh.png' });
+    await page.close();
+    const en = await hostWith(hash);
+    await en.page.evaluate(() => window.ask({ type: 'attnviz:get' }));
+    expect((await nextMessage(en.page, 'attnviz:snapshot', 0)).data).toEqual(zh.data);
+    expect([...errors, ...en.errors]).toEqual([]);
+    await en.page.close();
   });
 
   it('answers attnviz:get, obeys attnviz:set and tells a subscriber after each settled change', async () => {
@@ -320,6 +345,75 @@ describe('the <attn-viz> element on a host page of another origin', () => {
     expect(s.readouts.error_fro_rel).toBeNull();
     expect(s.readouts.error_fro_rel_reason).toBe('not computed (the worker failed: injected failure)');
     expect(await page.evaluate(() => document.getElementById('b').shadowRoot.querySelector('.msg').textContent)).toBe('the worker failed: injected failure');
+    await page.close();
+    await cors.close();
+  });
+  // Issue 31: an element speaks its own language (its lang attribute, or an ancestor's as HTML inherits
+  // it), beside one in English on the same page; the language changes words only, never the snapshot.
+  it('lang="zh-CN" shows its controls, captions and messages in Chinese beside an English one; the snapshot is the same', async () => {
+    const cors = await serve(ROOT, 0, { headers: { 'Access-Control-Allow-Origin': '*' } });
+    writeFileSync(join(hostDir, 'element-lang.html'), `<!doctype html><html lang="en"><meta charset="utf-8"><title>a post</title><link rel="icon" href="data:,">
+<script type="module" src="${cors.url}embed.js"></script>
+<attn-viz id="zh" lang="zh-CN" variant="focused" n="64" p="3" view="heatmap" controls="p,variant" style="width: 640px"></attn-viz>
+<attn-viz id="en" variant="focused" n="64" p="3" view="heatmap" controls="p,variant" style="width: 640px"></attn-viz>
+<div lang="zh"><attn-viz id="inherit" variant="elu" n="32" view="readouts" style="width: 640px"></attn-viz></div></html>`);
+    const page = await browser.context.newPage();
+    const errors = [];
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(`${host.url}element-lang.html`);
+    await page.waitForFunction(() => customElements.get('attn-viz'));
+    const snaps = await page.evaluate(() => Promise.all(['zh', 'en', 'inherit'].map((id) => document.getElementById(id).snapshot())));
+    const words = (id) => page.evaluate((id) => {
+      const r = document.getElementById(id).shadowRoot;
+      const shown = (el) => el.getClientRects().length > 0;
+      return {
+        labels: [...r.querySelectorAll('.ctl label')].filter(shown).map((l) => l.textContent.trim()),
+        option: r.getElementById('k-variant')?.selectedOptions[0]?.textContent ?? null,
+        captions: [...r.querySelectorAll('figcaption')].map((c) => c.textContent),
+        aria: [...r.querySelectorAll('[aria-label]')].map((e) => e.getAttribute('aria-label')),
+        readouts: [...r.querySelectorAll('td.l > span:first-child')].map((s) => s.textContent.trim()),
+        msg: r.querySelector('.msg').textContent,
+        job: document.getElementById(id).view.job,
+      };
+    }, id);
+    const CJK = /[\u3400-\u9fff]/;
+    const zh = await words('zh'), en = await words('en'), inherit = await words('inherit');
+    expect(zh.labels.length).toBe(2);
+    expect(zh.labels.filter((l) => !CJK.test(l))).toEqual([]);
+    expect(zh.option).toBe('FLatten（聚焦线性注意力）');
+    expect(zh.captions).toEqual(['FLatten（聚焦线性注意力）：M', 'softmax 注意力 A', '差值 M − A']);
+    expect(zh.aria.filter((a) => !CJK.test(a))).toEqual([]);
+    expect(zh.msg).toBe(''); // lang="zh-CN" is the element's, not an unknown key of the link
+    expect(en.labels.filter((l) => CJK.test(l))).toEqual([]);
+    expect(en.captions).toEqual(['focused (FLatten): M', 'softmax A', 'M − A']);
+    expect(inherit.readouts.length).toBeGreaterThan(3);
+    expect(inherit.readouts.filter((l) => !CJK.test(l) && !/^KL/.test(l))).toEqual([]);
+    // the same state in both languages: the same snapshot, lang not in it
+    expect(snaps[0]).toEqual(snaps[1]);
+    expect(Object.keys(snaps[0].state)).not.toContain('lang');
+    // the host's own t() language is untouched by the elements' (they set it only while they write)
+    expect(await page.evaluate(() => document.documentElement.lang)).toBe('en');
+    // a change of lang changes the words only: nothing is computed again
+    await page.evaluate(() => document.getElementById('zh').setAttribute('lang', 'en'));
+    await page.waitForFunction(() => document.getElementById('zh').shadowRoot.querySelector('figcaption').textContent === 'focused (FLatten): M');
+    const back = await words('zh');
+    expect(back.labels).toEqual(en.labels);
+    expect(back.job).toBe(zh.job);
+    await page.evaluate(() => document.getElementById('zh').setAttribute('lang', 'zh'));
+    await page.waitForFunction(() => document.getElementById('zh').shadowRoot.querySelector('figcaption').textContent === 'FLatten（聚焦线性注意力）：M');
+    await page.locator('#zh').screenshot({ path: 'build/e2e/embed-element-zh.png' });
+    expect(errors).toEqual([]);
+    // a failure is said in the element's language; the snapshot's reason stays English
+    const [worker] = page.workers();
+    await worker.evaluate(() => {
+      const handle = self.onmessage;
+      self.onmessage = (e) => { if (e.data?.kind === 'job') throw new Error('injected failure'); return handle(e); };
+    });
+    await page.evaluate(() => document.getElementById('zh').setAttribute('p', '5'));
+    const s = await page.evaluate(() => document.getElementById('zh').snapshot());
+    expect(s.readouts.error_fro_rel_reason).toBe('not computed (the worker failed: injected failure)');
+    expect((await words('zh')).msg).toBe('后台线程（worker）出错：injected failure');
     await page.close();
     await cors.close();
   });

@@ -1,3 +1,24 @@
-// embed.mjs: the English strings of the page's embed (docs/i18n.md, "The catalogues").
+// embed.mjs: the English strings of the page's embed (docs/i18n.md, "The catalogues"): the <attn-viz>
+// element's own words (web/embed.mjs); its controls, readouts and captions are the page's keys.
 export default {
+  'embed.loading': 'loading…',
+  'embed.computing': 'computing…',
+  'embed.moduleFailed': 'attn-viz: the WebAssembly module did not load: {message}',
+  'embed.workerFailed': 'the worker failed: {message}',
+  'embed.messageUnreadable': 'a message from the worker could not be read',
+  'embed.computeFailed': 'computation failed: {message}',
+  'embed.noMatrix': 'no matrix',
+  'embed.badView': 'view "{view}" is not one of {views} here: showing the heatmap',
+  'embed.host': 'host: the <attn-viz> element answers no messages (host= is for the iframe embed)',
+  'embed.join': '; ',
+  'embed.caption.M': 'variant matrix M',
+  'embed.caption.variant': '{variant}: M',
+  'embed.caption.A': 'softmax A',
+  'embed.caption.D': 'M − A',
+  'embed.aria.heatmaps': 'attention matrices',
+  'embed.aria.M': "heatmap of the variant's attention matrix",
+  'embed.aria.A': 'heatmap of the softmax attention matrix',
+  'embed.aria.D': 'heatmap of the difference between the variant and softmax',
+  'embed.aria.spectra': 'spectrum',
+  'embed.aria.readouts': 'readouts',
 };
