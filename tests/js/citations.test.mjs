@@ -81,6 +81,10 @@ describe('the lessons cite their sources', () => {
   it('a quote reads as plain text, with "…" where it is cut', () => {
     expect(plainQuote('我们对 $\\bold{Q} \\cdot \\bold{K}^{\\mathsf{T}}$ 的结果进行了 $\\exp$ 转换')).toBe('我们对 Q·Kᵀ 的结果进行了 exp 转换');
     expect(plainQuote('$O(n^2d)$ 和 **稀疏** $m\\to\\infty$')).toBe('O(n²d) 和 稀疏 m→∞');
+    expect(plainQuote('$\\bold{Q}^{\\prime} \\cdot \\bold{K}^{\\prime \\mathsf{T}}$')).toBe('Q′·K′ᵀ');
+    // no lesson's quote shows TeX source (a backslash or a brace) to the reader
+    const quotes = PRESETS.flatMap((p) => p.sources).filter((c) => c.quote).map((c) => plainQuote(c.quote));
+    expect(quotes.filter((q) => /[\\{}]/.test(q))).toEqual([]);
     expect(shownQuote({ quote: '再也不需要了。', mid: true })).toBe('…再也不需要了。');
     expect(shownQuote({ quote: '模型会自动学习出最优的' })).toBe('模型会自动学习出最优的…');
     expect(shownQuote({ quote: '这就是问题。' })).toBe('这就是问题。');

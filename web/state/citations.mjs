@@ -55,7 +55,7 @@ export function plainQuote(quote) {
 
 /** The little TeX the quoted sentences hold, as plain text (\bold{Q} \cdot \bold{K}^{\mathsf{T}} → Q·Kᵀ). */
 function texText(tex) {
-  return tex.replace(/\^\{\\mathsf\{T\}\}/g, 'ᵀ').replace(/\\(?:bold|mathbf|mathsf|mathrm)\{([^}]*)\}/g, '$1')
+  return tex.replace(/\^\{\\prime\s*\\mathsf\{T\}\}/g, '′ᵀ').replace(/\^\{\\prime\}/g, '′').replace(/\^\{\\mathsf\{T\}\}/g, 'ᵀ').replace(/\\(?:bold|mathbf|mathsf|mathrm)\{([^}]*)\}/g, '$1')
     .replace(/\\mathbb\{R\}/g, 'ℝ').replace(/\s*\\cdot\s*/g, '·').replace(/\s*\\times\s*/g, '×').replace(/\\in\b/g, '∈')
     .replace(/\\to\b/g, '→').replace(/\\(exp|log|sin|cos)\b/g, '$1').replace(/\\infty\b/g, '∞')
     .replace(/\^([0-9nmT])/g, (_, c) => ({ 0: '⁰', 1: '¹', 2: '²', 3: '³', 4: '⁴', 5: '⁵', 6: '⁶', 7: '⁷', 8: '⁸', 9: '⁹', n: 'ⁿ', m: 'ᵐ', T: 'ᵀ' })[c]);
