@@ -13,10 +13,6 @@ import { MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N } from './compute/engine.mjs';
 import { createResultGate, createHold } from './workers/queue.mjs';
 import { workerError } from './ui/notices.mjs';
 import { MSG, PART } from './workers/protocol.mjs';
-import { t } from './i18n/i18n.mjs';
-
-/** A worker's name as a notice says it, in the page's language ('frame' → "frame", "热力图计算"). */
-const workerName = (name) => t(`worker.${name}`);
 
 // Readouts behind the newest request are dimmed once nothing newer has reached the screen for
 // STALE_GRACE_MS: during a drag at n = 1024 a newer result arrives every few frames (each starts the grace
@@ -67,8 +63,8 @@ export function createLabWorkers(page, routes) {
     const w = { name, ready: false, failed: false, queued: null, posted: 0, done: 0 };
     w.worker = new LabWorker({ name: `attnviz ${name}` });
     w.worker.onmessage = (e) => onWorkerMessage(w, e.data);
-    w.worker.onerror = (e) => workerFailed(w, t('error.worker', { worker: workerName(name), message: workerError(e) }));
-    w.worker.onmessageerror = () => workerFailed(w, t('error.workerUnreadable', { worker: workerName(name) }));
+    w.worker.onerror = (e) => workerFailed(w, `the ${name} worker failed: ${workerError(e)}`);
+    w.worker.onmessageerror = () => workerFailed(w, `a message from the ${name} worker could not be read`);
     w.worker.postMessage(init());
     return w;
   }
@@ -160,9 +156,9 @@ export function createLabWorkers(page, routes) {
       return;
     }
     if (m.kind === MSG.FATAL && w === workers.frame) { w.failed = true; releaseSpectrum(); }
-    if (m.kind === MSG.FATAL) { page.notice.show(t('error.workerLoad', { worker: workerName(w.name), message: m.message })); page.inspector.fail(`the ${w.name} worker failed: ${m.message}`); return; }
-    if (m.kind === MSG.FAILED) { workerFailed(w, t('error.worker', { worker: workerName(w.name), message: m.message })); return; }
-    if (m.part === PART.ERROR) { page.notice.show(t('error.computation', { message: m.message })); w.done = Math.max(w.done, m.id); page.inspector.notify(); return; }
+    if (m.kind === MSG.FATAL) { page.notice.show(`the ${w.name} worker could not load the WebAssembly module: ${m.message}`); page.inspector.fail(`the ${w.name} worker failed: ${m.message}`); return; }
+    if (m.kind === MSG.FAILED) { workerFailed(w, `the ${w.name} worker failed: ${m.message}`); return; }
+    if (m.part === PART.ERROR) { page.notice.show(`computation failed: ${m.message}`); w.done = Math.max(w.done, m.id); page.inspector.notify(); return; }
     if (m.part === PART.DONE) { if (!m.dropped) w.done = Math.max(w.done, m.id); page.inspector.notify(); return; }
     // what the page computed itself for a newer request is never replaced by a worker's older result
     if ((m.part === PART.FRAME || m.part === PART.READOUTS) && m.id < view.localJob) { if (m.part === PART.FRAME) recycleCells(m); return; }

@@ -163,7 +163,7 @@ function commit() {
           tags.frame = tags.plain = { key: JSON.stringify(requestOf(st)), drag: false };
           redraw.heat = true; redraw.readouts = true;
           pendingMarks.heat = pendingMarks.plain = stats.seq;
-        } catch (err) { page.notice.show(t('error.computation', { message: err.message })); }
+        } catch (err) { page.notice.show(`computation failed: ${err.message}`); }
       }
     } else if (release) {
       page.lab.request(false, false);
@@ -235,8 +235,8 @@ const exportArrays = () => page.lab.ask(MSG.EXPORT, MSG.EXPORT_DATA, { req: requ
  * asked with page.lab.ask, an export or a lesson's comparison, is answered with the failure there).
  */
 function backgroundFailed(what) {
-  const sentence = `the background worker failed: ${what}`; // the model's record (snapshot) stays English
-  page.notice.show(t('error.worker', { worker: t('worker.background'), message: what }), model.busy() ? 'model' : null);
+  const sentence = `the background worker failed: ${what}`;
+  page.notice.show(sentence, model.busy() ? 'model' : null);
   model.backgroundFailed(what, sentence);
   sweep.failed(what);
   overview.fail(what); // tried again when next asked for

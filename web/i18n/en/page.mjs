@@ -162,13 +162,4 @@ export default {
   'softmaxWith.window': 'window W = {w}',
   'softmaxWith.decay': 'decay γ = {gamma}',
   'softmaxWith.join': ', ',
-  // a worker's failure, as the notice says it (the snapshot's records stay English: docs/inspection.md)
-  'error.computation': 'computation failed: {message}',
-  'error.worker': 'the {worker} worker failed: {message}',
-  'error.workerUnreadable': 'a message from the {worker} worker could not be read',
-  'error.workerLoad': 'the {worker} worker could not load the WebAssembly module: {message}',
-  'worker.frame': 'frame',
-  'worker.spectrum': 'spectrum',
-  'worker.background': 'background',
-  'worker.mechanisms': 'mechanisms',
 };

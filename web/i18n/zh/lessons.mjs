@@ -152,7 +152,7 @@ export default {
 
   'preset.crossover-measured.title': '实测：只有 n > d 时线性才划算',
   'preset.crossover-measured.caption': '二次路径约需 n²·d 次运算和 n² 的内存，线性路径约需 n·d² 次运算和一个 d × d 的状态，'
-    + '所以只有当 n 超过特征维度（这里 r = d = 64）时线性路径才胜出。worker 线程在这个浏览器里随 n 增长为两者计时；'
+    + '所以只有当 n 超过特征维度（这里 r = d = 64）时线性路径才胜出。后台线程在这个浏览器里随 n 增长为两者计时；'
     + '二次路径在它的 n × n 矩阵将超出内存预算处停下。',
 
   'preset.memory-collisions.title': '固定大小的状态会冲突',
@@ -172,7 +172,7 @@ export default {
     + '而线性状态返回的是混合 v + v′。写入强度 η = 1 时，它在每个 N 上都胜过线性状态。',
 
   'preset.hedgehog-distill.title': 'Hedgehog 学习模仿 softmax',
-  'preset.hedgehog-distill.caption': 'Hedgehog 的特征 exp(±Wᵀx) 可以训练：Adam 在 worker 线程里实时降低 softmax 与 Hedgehog '
+  'preset.hedgehog-distill.caption': 'Hedgehog 的特征 exp(±Wᵀx) 可以训练：Adam 在后台线程里实时降低 softmax 与 Hedgehog '
     + '在这组 Q、K 上的注意力之间的平均行 KL，几百步之内就远远胜过 elu+1 和 Performer。它在同一组 Q、K 上训练和评分，'
     + '所以这是拟合，不是检验：用蒸馏视图的按钮把这个 W 用到实验室里，再改变生成器的随机种子，'
     + '同一个 W 在同类的新 Q、K 上得到约 0.5 的 KL，好于 W = I（1.1）和 elu+1（1.4），但不如 Performer（0.3）。'
