@@ -7,16 +7,18 @@
  * - the names of methods and papers, written as the literature writes them (docs/i18n.md): variant names
  *   and their authors' terms (Performer, FAVOR, Linformer, Hedgehog, FLatten, Nyströmformer, RetNet,
  *   DeltaNet, cosFormer, Taylor, Frobenius; "Efficient Attention" and "retention" are the papers' names of
- *   their methods, "delta" the delta rule's);
+ *   their methods, "delta" the delta rule's; Gated DeltaNet, Lightning Attention and Mamba the models'
+ *   names the decay lesson lists);
  * - softmax, token and logit, which Chinese technical prose keeps in Latin (web/i18n/zh/page.mjs does);
  * - software, formats and models by name (attnviz, WebAssembly, wasm, SIMD, numpy, KaTeX, llama2.c, stories260K);
  * - the colour maps' names (viridis, cividis, magma, gray; rdbu), kept in every language (docs/i18n.md);
- * - function names of formulas written outside KaTeX (exp, log, elu, relu, max, min, cos, sin, diag) and
- *   IEEE's Inf and NaN.
+ * - function names of formulas written outside KaTeX (exp, log, elu, relu, max, min, cos, sin, diag),
+ *   IEEE's Inf and NaN, and the number formats float32 and float64 (the tolerance's definition names them).
  */
 export const ALLOW = new Set(`performer favor linformer hedgehog flatten nyströmformer nyström retnet deltanet cosformer
   taylor frobenius efficient attention retention delta softmax token tokens logit logits attnviz webassembly wasm simd
-  numpy katex llama stories260k viridis cividis magma gray rdbu exp log elu relu max min cos sin diag inf nan`
+  numpy katex llama stories260k viridis cividis magma gray rdbu exp log elu relu max min cos sin diag inf nan
+  gated lightning mamba float32 float64`
   .split(/\s+/).filter(Boolean));
 
 const CJK = '\\u3400-\\u9fff\\uf900-\\ufaff';
@@ -24,21 +26,25 @@ const LATIN_WORD = /[A-Za-zÀ-ÖØ-öø-ÿ][A-Za-zÀ-ÖØ-öø-ÿ0-9'’]*(?:-[A
 
 /**
  * The English words of `text` that a Chinese page should not show, [] when none. Not English: words of
- * one or two letters (symbols: n, d, QK, ms, ln), acronyms in capitals (SVD, KL, CSV, PNG, DWC), link keys
- * and code (`n=64`, `lang=zh`, `--flag`, file names with their extension, addresses), an English term in
+ * one or two letters (symbols: n, d, QK, ms, ln), acronyms in capitals (SVD, KL, CSV, PNG, DWC), units
+ * (KiB, MiB), link keys and code (`n=64`, `lang=zh`, `--flag`, file paths with their extension,
+ * addresses), a title in 《…》 (a work's name as it names itself: the papers' English titles) and a
+ * quotation in “…” that holds Chinese (a seed article's own sentence, its Latin terms as written), an English term in
  * parentheses right after Chinese (因果掩码（causal mask）: the term beside the Chinese, as the literature
  * writes it), a name right before its Chinese gloss (Efficient Attention（高效注意力）), and ALLOW.
  */
 export function englishIn(text) {
   const s = String(text)
     .replace(/https?:\/\/\S+/g, ' ')
-    .replace(/[\w.-]*\.(npy|json|csv|png|svg|zip|bin|txt|py|html|js|mjs|wasm|c|h)\b/gi, ' ')
+    .replace(/[\w./-]*\.(npy|json|csv|png|svg|zip|bin|txt|py|html|js|mjs|wasm|md|c|h)\b/gi, ' ')
+    .replace(/《[^》]*》/g, ' ')
+    .replace(new RegExp(`“[^”]*[${CJK}][^”]*”`, 'g'), ' ')
     .replace(/[#&]?\b[A-Za-z_][\w.]*=[^\s，。；、：）)&]*/g, ' ')
     .replace(/(^|\s)--?[a-z][\w-]*/g, ' ')
     .replace(new RegExp(`([${CJK}])\\s*[（(][^（）()${CJK}]*[）)]`, 'g'), '$1')
     .replace(new RegExp(`[A-Za-z][^（(${CJK}，。；：]*[（(](?=[${CJK}])`, 'g'), ' ');
   return (s.match(LATIN_WORD) ?? []).filter((w) => w.replace(/[^A-Za-zÀ-ÿ]/g, '').length >= 3
-    && !/^[A-Z0-9]+s?$/.test(w) && !ALLOW.has(w.toLowerCase().replace(/[’']s$/, '')));
+    && !/^[A-Z0-9]+s?$/.test(w) && !/^[KMGT]i?B$/.test(w) && !ALLOW.has(w.toLowerCase().replace(/[’']s$/, '')));
 }
 
 /**
