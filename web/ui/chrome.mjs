@@ -101,11 +101,11 @@ export function mountChrome(page, controls, { onTheme } = {}) {
       root.lang = LANG_TAGS[st.lang];
       translateDom();
       $('lang').lang = st.lang === 'zh' ? 'en' : 'zh'; // the button names the other language in its own words
-      $('theme').setAttribute('aria-label', t('header.theme.aria', { theme: st.theme }));
+      $('theme').setAttribute('aria-label', t('header.theme.aria', { theme: t(`header.theme.${st.theme}`) }));
     }
     if (root.dataset.theme !== st.theme) {
       root.dataset.theme = st.theme;
-      $('theme').setAttribute('aria-label', t('header.theme.aria', { theme: st.theme }));
+      $('theme').setAttribute('aria-label', t('header.theme.aria', { theme: t(`header.theme.${st.theme}`) }));
     }
     if (('projector' in root.dataset) !== st.projector) { // presentation: style.css
       if (st.projector) root.dataset.projector = '1'; else delete root.dataset.projector;

@@ -20,6 +20,9 @@ export default {
   'header.projector.title': 'projector mode: large text, heatmaps as wide as the screen (#projector=1)',
   'header.theme.title': 'colour theme',
   'header.theme.aria': 'colour theme: {theme}',
+  'header.theme.auto': 'auto',
+  'header.theme.light': 'light',
+  'header.theme.dark': 'dark',
   // the language control names the other language, in that language
   'header.lang': '中文',
   'header.lang.title': 'show the page in Chinese (lang=zh)',
