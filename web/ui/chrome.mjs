@@ -6,6 +6,7 @@ import { fmtMs, fmtWhole } from '../render/format.mjs';
 import { MAIN_THREAD_MAX_N } from '../compute/engine.mjs';
 import { NOTHING } from './panel.mjs';
 import { t, setLang, LANGS, LANG_TAGS } from '../i18n/i18n.mjs';
+import { said } from '../state/notice.mjs';
 
 /**
  * Put the current language's words into the page's own elements (web/index.html): data-i18n the text,
@@ -142,7 +143,7 @@ export function mountChrome(page, controls, { onTheme } = {}) {
     if (!f) text = t(page.engine || page.lab?.workers.spectrum.ready ? 'status.computing' : 'status.loading');
     else {
       const m = f.status?.matrix;
-      const warn = m && m.status !== 0 ? t(m.status < 0 ? 'status.error' : 'status.note', { message: m.message }) : null;
+      const warn = m && m.status !== 0 ? t(m.status < 0 ? 'status.error' : 'status.note', { message: said(m.message) }) : null;
       text = warn ?? t(page.st.n > MAIN_THREAD_MAX_N ? 'status.tookWorker' : 'status.took', { n: f.n, ms: fmtMs(f.ms.total) });
     }
     if ($('status').textContent !== text) $('status').textContent = text;
