@@ -154,6 +154,7 @@ export default {
   'sweep.series.max': 'max',
   // --- the overview of every layer and head (web/ui/overview.mjs, web/render/overview.mjs) ---
   'overview.summary': 'every layer and head',
+  'overview.grid': 'every layer and head: open one in the lab',
   'overview.colourBy': 'colour by',
   'overview.export': 'the overview as {ext}',
   'overview.exportFailed': 'export of the overview: {message}',

@@ -153,6 +153,7 @@ export default {
   'sweep.series.max': '最大',
   // --- the overview of every layer and head ---
   'overview.summary': '每一层、每个注意力头',
+  'overview.grid': '每一层、每个注意力头：点击一个在实验室中打开',
   'overview.colourBy': '着色依据',
   'overview.export': '将总览导出为 {ext}',
   'overview.exportFailed': '导出总览：{message}',
