@@ -65,12 +65,19 @@ export function mountModelPanel(page) {
     el.classList.toggle('warn', bad);
   }
 
+  /** Beside a file picker's button, what it holds: the file's name, how many, or none (the browser's own words are hidden). */
+  function chosen(id) {
+    const files = $(id).files ?? [];
+    document.querySelector(`[data-files="${id}"]`).textContent = files.length === 1 ? files[0].name : files.length ? tr('model.fileCount', { count: files.length }) : tr('model.noFile');
+  }
+
   /** The model box: shown in model mode; the text area once a model is read. The own-files box likewise. */
   function sync(st) {
     if (shownLang !== st.lang) { // the sentences in the status lines, the text area's placeholder
       shownLang = st.lang;
       for (const [id, s] of Object.entries(said)) if (s) $(`${id}-status`).textContent = typeof s.key === 'function' ? s.key() : tr(s.key, s.params);
       $('model-text').placeholder = tr('model.placeholder');
+      for (const id of ['model-files', 'qkv-files']) chosen(id);
     }
     const box0 = $('qkv-box'), file = st.src === 'file';
     if (box0.hidden === file) box0.hidden = !file;
@@ -193,8 +200,8 @@ export function mountModelPanel(page) {
   }
 
   // the file inputs, files dropped anywhere on the page, the text
-  $('model-files').addEventListener('change', (e) => { if (e.target.files.length) loadModelFiles(e.target.files); });
-  $('qkv-files').addEventListener('change', (e) => { if (e.target.files.length) loadOwnFiles(e.target.files); });
+  $('model-files').addEventListener('change', (e) => { chosen('model-files'); if (e.target.files.length) loadModelFiles(e.target.files); });
+  $('qkv-files').addEventListener('change', (e) => { chosen('qkv-files'); if (e.target.files.length) loadOwnFiles(e.target.files); });
   addEventListener('dragover', (e) => { if ([...(e.dataTransfer?.types ?? [])].includes('Files')) e.preventDefault(); });
   addEventListener('drop', (e) => {
     if (!e.dataTransfer?.files?.length) return;

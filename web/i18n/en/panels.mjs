@@ -188,6 +188,10 @@ export default {
   'overview.units.semiseparable_rank': 'rank of M[h:n, 0:h], h = ⌊n/2⌋ (a count)',
   // --- the model box (web/ui/model-panel.mjs) ---
   'model.filesLabel': 'checkpoint and tokenizer (llama2.c)',
+  // the file pickers' own button and what was chosen (the browser's words are in the browser's language)
+  'model.choose': 'choose files',
+  'model.noFile': 'no file chosen',
+  'model.fileCount': '{count} files',
   'model.textLabel': 'text for the model',
   'model.placeholder': 'type a text for the model',
   'model.hint': 'Give a llama2.c checkpoint and its tokenizer (both files at once, in any order, or drop them here). Until then the generators\' inputs are shown.',

@@ -186,6 +186,9 @@ export default {
   'overview.units.semiseparable_rank': 'M[h:n, 0:h] 的秩，h = ⌊n/2⌋（一个计数）',
   // --- the model box ---
   'model.filesLabel': '检查点和分词器（llama2.c）',
+  'model.choose': '选择文件',
+  'model.noFile': '未选择文件',
+  'model.fileCount': '{count} 个文件',
   'model.textLabel': '给模型的文本',
   'model.placeholder': '为模型输入一段文本',
   'model.hint': '请给出一个 llama2.c 检查点和它的分词器（两个文件一起选，顺序不限，或拖放到这里）。在此之前显示的是生成器的输入。',
