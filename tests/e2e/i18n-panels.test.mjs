@@ -58,7 +58,19 @@ function inspect(page, roots) {
         if (own.trim() && !el.closest('.sr-only') && el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== 'visible') clipped.push(`${sel}: ${own.trim().slice(0, 60)}`);
       }
     }
-    return { left, clipped, sideways: document.documentElement.scrollWidth - document.documentElement.clientWidth };
+    // the figures side by side in a view's row (a chart, a heatmap, a table), their canvases included, must not
+    // overlap: a chart made wider than its box covered the heatmap beside it
+    const overlaps = [];
+    for (const row of document.querySelectorAll('.mech-pane:not([hidden]) .mech-row')) {
+      const boxes = [...row.children].filter(shown).map((c) => {
+        const rs = [c, ...c.querySelectorAll('canvas')].map((x) => x.getBoundingClientRect()).filter((r) => r.width > 0);
+        return { name: c.className || c.tagName, l: Math.min(...rs.map((r) => r.left)), r: Math.max(...rs.map((r) => r.right)), t: Math.min(...rs.map((r) => r.top)), b: Math.max(...rs.map((r) => r.bottom)) };
+      });
+      for (const [i, a] of boxes.entries()) {
+        for (const b of boxes.slice(i + 1)) if (a.l < b.r - 1 && b.l < a.r - 1 && a.t < b.b - 1 && b.t < a.b - 1) overlaps.push(`${a.name} / ${b.name}`);
+      }
+    }
+    return { left, clipped, overlaps, sideways: document.documentElement.scrollWidth - document.documentElement.clientWidth };
   }, roots);
 }
 
@@ -98,7 +110,10 @@ describe('the mechanism views in Chinese', () => {
       const { page, errors } = await openLab(browser.context, server.url, { hash: `${v.hash}&mech=${view}` });
       try {
         const en = v.part(await until(page, v.done, view));
-        expect((await inspect(page, ['#mech'])).left.length, 'English before the switch').toBeGreaterThan(3);
+        if (view === 'distill') await page.waitForTimeout(300); // the chart's last draw
+        const before = await inspect(page, ['#mech']);
+        expect(before.left.length, 'English before the switch').toBeGreaterThan(3);
+        expect(before.overlaps).toEqual([]);
         await switchTo(page, 'zh');
         const zh = v.part(await until(page, v.done, view));
         expect(zh).toEqual(en);
@@ -106,6 +121,7 @@ describe('the mechanism views in Chinese', () => {
         const r = await inspect(page, ['#mech']);
         expect(r.left).toEqual([]);
         expect(r.clipped).toEqual([]);
+        expect(r.overlaps).toEqual([]);
         expect(r.sideways).toBeLessThanOrEqual(0);
         expect((await fontReport(page, { root: '#mech' })).missing).toEqual([]);
         await page.locator('#mech').screenshot({ path: `build/e2e/i18n-panels-${view}-1024.png` });
@@ -134,6 +150,7 @@ for (const size of SIZES) {
             const r = await inspect(page, ['#mech']);
             expect(r.left).toEqual([]);
             expect(r.clipped).toEqual([]);
+            expect(r.overlaps).toEqual([]);
             expect(r.sideways).toBeLessThanOrEqual(0);
             await page.locator('#mech').screenshot({ path: `build/e2e/i18n-panels-${view}-${size.width}.png` });
             expect(errors).toEqual([]);

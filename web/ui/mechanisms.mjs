@@ -134,7 +134,14 @@ function makeChart(box, spec, { xlog = true, ylog = true, marks = () => [] } = {
   const make = () => { plot?.destroy(); px = smallPx(box); plot = new (uPlotReady())(options(), data, box); };
   make();
   return {
-    set(d) { data = d; if (smallPx(box) !== px) make(); else plot.setData(d); },
+    set(d) {
+      data = d;
+      if (smallPx(box) !== px) { make(); return; }
+      // made while its row was still filling (a table beside it), the chart may be wider than its box
+      // now: it overlapped its neighbour (the distillation view at 1024 px)
+      if (plot.width !== width()) plot.setSize({ width: width(), height: height() });
+      plot.setData(d);
+    },
     resize() { if (smallPx(box) !== px) make(); else plot.setSize({ width: width(), height: height() }); },
     /** Made again with spec()'s words: the language changed. */
     remake: make,
