@@ -15,6 +15,7 @@ import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab, fontReport, recordCanvasText } from './browser.mjs';
 import { STORIES, skipped } from '../js/shared-data.mjs';
 import { tinyFiles } from './tiny-model.mjs';
+import { CATALOGUES } from '../../web/i18n/i18n.mjs';
 
 const ROOT = 'build/web';
 const HAVE = existsSync(join(STORIES, 'stories260K.bin'));
@@ -117,6 +118,8 @@ describe('the mechanism views in Chinese', () => {
         await switchTo(page, 'zh');
         const zh = v.part(await until(page, v.done, view));
         expect(zh).toEqual(en);
+        // the stepper names the variant as the variant picker does, not by its link key
+        if (view === 'stepper') expect(await page.textContent('#mech-stepper .note')).toMatch(new RegExp(`^${CATALOGUES.zh['variant.elu'].replace(/[+()]/g, '\\$&')}：`));
         if (view === 'distill') await page.waitForTimeout(300); // the chart's last draw
         const r = await inspect(page, ['#mech']);
         expect(r.left).toEqual([]);
@@ -171,6 +174,10 @@ for (const size of SIZES) {
         expect(r.sideways).toBeLessThanOrEqual(0);
         expect((await fontReport(page, { root: '#sweep-box' })).missing).toEqual([]);
         await page.locator('#sweep-box').screenshot({ path: `build/e2e/i18n-panels-sweep-${size.width}.png` });
+        // a knob the variant lacks (a link's): said in Chinese too
+        await page.evaluate(() => { location.hash = 'variant=elu&sweep=m&lang=zh'; });
+        await page.waitForFunction(() => /没有可扫描的参数“m”/.test(document.querySelector('.sweep-note')?.textContent ?? ''));
+        expect((await inspect(page, ['#sweep-box'])).left).toEqual([]);
         expect(errors).toEqual([]);
       } finally { await page.close(); }
     }, 120000);

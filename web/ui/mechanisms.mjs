@@ -10,7 +10,7 @@ import { fmt, fmtBytes, fmtMs } from '../render/format.mjs';
 import { npyBytes } from '../io/export.mjs';
 import { MSG } from '../workers/protocol.mjs';
 import { NOTHING } from './panel.mjs';
-import { t, getLang } from '../i18n/i18n.mjs';
+import { t, tOwn, getLang } from '../i18n/i18n.mjs';
 
 /** The memories the recall view compares; each one's words are the catalogue's `mech.memory.ID`. */
 export const MEMORIES = {
@@ -246,7 +246,7 @@ export function mountMechanisms(box, env) {
     if (!f) return;
     if (f.error) { S.note.textContent = t('mech.step.error', { error: f.error }); S.note.classList.add('warn'); return; }
     S.note.classList.remove('warn');
-    const variant = st.variant;
+    const variant = tOwn(`variant.${st.variant}`, env.schema.variantView(st.variant).label); // its name, not its link key
     S.note.textContent = f.kind === 'cache' ? t('mech.step.cacheNote')
       : sentences(t((f.z ?? []).some((x) => x !== 0) ? 'mech.step.stateNoteZ' : 'mech.step.stateNote', { variant, r: f.r, dv: f.dv }), st.causal ? '' : t('mech.step.causal'));
     S.stateFig.hidden = f.kind !== 'state';

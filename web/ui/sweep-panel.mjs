@@ -54,7 +54,7 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
   readout.addEventListener('change', () => onChange('sweep_y', readout.value, 'change'));
   seeds.addEventListener('change', () => onChange('sweep_seeds', seeds.value, 'change'));
 
-  let chart = null, shownVariant = null, marker = null, logX = false, shownLang = null;
+  let chart = null, shownVariant = null, marker = null, logX = false, shownLang = null, st = null;
   let guides = { series: [], hlines: [] }, guideKey = ''; // the lesson's reference lines (render/sweep-guides.mjs)
   let latest = null; // show()'s newest arguments: a draw deferred until uPlot is in draws only those
 
@@ -108,7 +108,8 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
 
   return {
     /** Pickers and visibility for this state. */
-    sync(st) {
+    sync(state) {
+      st = state;
       const relabel = shownLang !== st.lang;
       if (relabel) { shownLang = st.lang; words(); }
       if (shownVariant !== st.variant || relabel) {
@@ -135,7 +136,8 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
     show(points, plan, current, status) {
       const args = [points, plan, current, status];
       latest = args;
-      if (!plan || plan.off) { if (plan?.off) note.textContent = plan.off; return; }
+      // a link's knob the variant lacks (sweep.mjs's plan.off says it in English, for the CLI's and tests' use)
+      if (!plan || plan.off) { if (plan?.off) note.textContent = st ? t('sweep.noKnob', { variant: tOwn(`variant.${st.variant}`, schema.variantView(st.variant).label), knob: st.sweep }) : plan.off; return; }
       // uPlot comes after the page's first view (charts.mjs): the newest show() is drawn once it is in
       if (!uPlotReady()) {
         loadUPlot().then(() => { if (latest === args) this.show(...args); },

@@ -139,6 +139,7 @@ export default {
   'sweep.sweepLabel': 'sweep',
   'sweep.ofLabel': 'of',
   'sweep.off': 'off',
+  'sweep.noKnob': '{variant} has no knob "{knob}" to sweep',
   'sweep.idle': 'pick a knob: the readout is computed over its range, in the background',
   'sweep.chartFailed': 'the chart did not load: {message}',
   'sweep.note': '{readout} against {knob}: {status}',

@@ -138,6 +138,7 @@ export default {
   'sweep.sweepLabel': '扫描',
   'sweep.ofLabel': '读数',
   'sweep.off': '关',
+  'sweep.noKnob': '{variant} 没有可扫描的参数“{knob}”',
   'sweep.idle': '选一个参数：在后台计算读数在其范围内的变化',
   'sweep.chartFailed': '图表没有加载成功：{message}',
   'sweep.note': '{readout}与 {knob} 的关系：{status}',
