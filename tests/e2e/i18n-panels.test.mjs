@@ -182,6 +182,23 @@ for (const size of SIZES) {
       } finally { await page.close(); }
     }, 120000);
 
+    if (size.name === 'desktop') {
+      it('the sweep in projector mode: the last x tick label ("10,000", centred on the plot\'s edge) fits on the canvas', async () => {
+        const { page, errors } = await openLab(browser.context, server.url, { hash: 'variant=performer&m=16&sweep=m&sweep_seeds=2&lang=zh&projector=1' });
+        try {
+          await page.evaluate(() => window.attnviz.sweep());
+          const r = await page.evaluate(() => {
+            const box = document.querySelector('#sweep-box .uplot'), over = box.querySelector('.u-over').getBoundingClientRect();
+            const ctx = document.createElement('canvas').getContext('2d');
+            ctx.font = `${getComputedStyle(document.querySelector('.sweep-chart')).fontSize} system-ui, sans-serif`;
+            return { room: box.querySelector('canvas').getBoundingClientRect().right - over.right, half: ctx.measureText('10,000').width / 2 };
+          });
+          expect(r.room).toBeGreaterThanOrEqual(r.half);
+          expect(errors).toEqual([]);
+        } finally { await page.close(); }
+      });
+    }
+
     it('the model box and the overview on a real model\'s capture; the overview\'s numbers the same in English', async () => {
       const { page, errors } = await openLab(browser.context, server.url, { hash: 'src=model&lang=zh' });
       try {

@@ -65,6 +65,8 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
     const axis = { stroke: () => (dark() ? '#c8ccd4' : '#333'), grid: { stroke: () => (dark() ? '#333a44' : '#e3e3e3'), width: 1 }, ticks: { show: false }, font: `${fontPx}px ${CANVAS_FONTS}` };
     chart = new (uPlotReady())({
       width: w, height: Math.round(fontPx * 14),
+      // room on the right for the last x tick label, centred on the plot's edge ("10,000" was cut in half)
+      padding: [null, Math.round(fontPx * 2.5), null, null],
       legend: { show: true, live: false },
       cursor: { drag: { x: false, y: false } },
       scales: { x: logX ? { time: false, distr: 3 } : { time: false } },
