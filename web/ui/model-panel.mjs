@@ -57,7 +57,7 @@ export function mountModelPanel(page) {
   /** The status lines' sentences, kept to be written again in another language (sync). */
   const said = { model: null, qkv: null };
   let shownLang = null;
-  /** Say `key` with `params` in #ID-status (again in the next language); `bad`: as a warning. */
+  /** Say in #ID-status `key` (a catalogue key, with `params`; or a function giving the sentence), again in the next language; `bad`: as a warning. */
   function say(id, key, params = null, bad = false) {
     said[id] = { key, params };
     const el = $(`${id}-status`);
