@@ -4,6 +4,7 @@
 import { colorIndex } from './colormap.mjs';
 import { OVERVIEW_METRICS, OVERVIEW_METRIC_KEYS } from '../state/overview-metrics.mjs';
 import { escapeXml, wrapLines } from './svg-text.mjs';
+import { t, tOwn } from '../i18n/i18n.mjs';
 
 export { OVERVIEW_METRICS, OVERVIEW_METRIC_KEYS };
 
@@ -11,6 +12,16 @@ export { OVERVIEW_METRICS, OVERVIEW_METRIC_KEYS };
 export function metricOf(key) {
   return OVERVIEW_METRICS.find((m) => m.key === key) ?? OVERVIEW_METRICS[0];
 }
+
+/** A metric's name in the page's language: its label is a readout's (the catalogue's `readout.KEY` in Chinese). */
+export const metricName = (metric) => tOwn(`readout.${metric.key}`, metric.label);
+/** A metric's units in the page's language (the catalogue's `overview.units.KEY`; the English is the data's too). */
+export const metricUnits = (metric) => t(`overview.units.${metric.key}`);
+
+/** The two reasons of cellValue, as data (the snapshot carries them in English); the page words them. */
+const REASONS = { 'not computed yet': 'overview.reason.notComputed', 'the readout is not a finite number': 'overview.reason.notFinite' };
+/** A cell's reason in the page's language: this module's own in the catalogue's words, the library's as given. */
+export const reasonText = (reason) => (REASONS[reason] ? t(REASONS[reason]) : reason);
 
 /**
  * One cell's value for a metric, or null with the reason. `cell`: the worker's overview-cell message
@@ -98,13 +109,15 @@ export function tokensText(pieces, max = 10) {
   if (!pieces?.length) return null;
   const words = pieces[0] === '<s>' ? pieces.slice(1) : pieces;
   const head = words.slice(0, max).join('').replace(/\s+/g, ' ').trim();
-  return `“${head}${words.length > max ? '…' : ''}” (${pieces.length} tokens)`;
+  return t('overview.tokens', { text: `${head}${words.length > max ? '…' : ''}`, count: pieces.length });
 }
 
 /** What one cell says to a pointer and to a screen reader. */
 export function cellLabel(row, metric, { current = false, text = null } = {}) {
-  const what = row.value === null ? `${metric.label} undefined: ${row.reason}` : `${metric.label} ${fmtMetric(row.value)}`;
-  return `layer ${row.layer}, head ${row.head}: ${what}${text ? `; on ${text}` : ''}${current ? ' (shown)' : ''}`;
+  const words = { layer: row.layer, head: row.head, label: metricName(metric), value: fmtMetric(row.value), reason: reasonText(row.reason) };
+  let cell = t(row.value === null ? 'overview.cellUndefined' : 'overview.cell', words);
+  if (text) cell = t('overview.cellOn', { cell, text });
+  return current ? t('overview.cellShown', { cell }) : cell;
 }
 
 /**
@@ -120,7 +133,7 @@ export function overviewSvg({ rows, layers, heads, scale, table, cmap, metric, c
   const w = Math.max(left + gridW + 24, 420);
   const barY = top + gridH + 24, barW = Math.min(256, w - left - 90), barH = 12;
   const out = [];
-  out.push(`<text x="${left}" y="18" font-weight="bold">${escapeXml(`every layer and head: ${metric.label}`)}</text>`);
+  out.push(`<text x="${left}" y="18" font-weight="bold">${escapeXml(t('overview.svgTitle', { label: metricName(metric) }))}</text>`);
   for (let h = 0; h < heads; h++) out.push(`<text x="${left + h * tile + tile / 2}" y="${top - 6}" text-anchor="middle" font-size="10">H${h}</text>`);
   for (let l = 0; l < layers; l++) out.push(`<text x="${left - 6}" y="${top + l * tile + tile / 2 + 4}" text-anchor="end" font-size="10">L${l}</text>`);
   out.push('<defs><pattern id="ov-none" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#eeeeee"/><line x1="0" y1="0" x2="0" y2="6" stroke="#bbbbbb" stroke-width="2"/></pattern></defs>');
@@ -141,10 +154,10 @@ export function overviewSvg({ rows, layers, heads, scale, table, cmap, metric, c
   out.push(`<text x="${left}" y="${barY + barH + 13}" font-size="10" class="min">${escapeXml(lo)}</text>`,
     `<text x="${left + barW}" y="${barY + barH + 13}" font-size="10" text-anchor="end" class="max">${escapeXml(hi)}</text>`,
     `<text x="${left + barW + 8}" y="${barY + barH - 1}" font-size="10">${escapeXml(cmap)}</text>`,
-    `<text x="${left}" y="${barY - 5}" font-size="10">${escapeXml(`${metric.label}: ${metric.units}; one scale for every head`)}</text>`);
+    `<text x="${left}" y="${barY - 5}" font-size="10">${escapeXml(t('overview.svgScale', { label: metricName(metric), units: metricUnits(metric) }))}</text>`);
   // under the figure: the reasons of the heads without a value, then the caption
   const lines = [];
-  for (const [reason, heads] of undefinedGroups(rows)) lines.push(`— ${reason}: ${heads.join(', ')}`);
+  for (const [reason, heads] of undefinedGroups(rows)) lines.push(`— ${reasonText(reason)}: ${heads.join(', ')}`);
   lines.push(caption);
   let y = barY + barH + 32;
   const chars = Math.max(40, Math.floor((w - left - 8) / 6.4));
@@ -153,7 +166,7 @@ export function overviewSvg({ rows, layers, heads, scale, table, cmap, metric, c
     for (const part of wrapLines(line, chars)) { spans.push(`<text x="${left}" y="${y}" font-size="11" class="caption">${escapeXml(part)}</text>`); y += 15; }
   }
   const hgt = y + 4;
-  return [`<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${hgt}" viewBox="0 0 ${w} ${hgt}" font-family="DejaVu Sans, sans-serif" font-size="12">`,
+  return [`<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${hgt}" viewBox="0 0 ${w} ${hgt}" font-family="DejaVu Sans, sans-serif, WenQuanYi Micro Hei, Noto Sans CJK SC" font-size="12">`,
     `<rect width="${w}" height="${hgt}" fill="#ffffff"/>`, ...out, ...spans, '</svg>'].join('\n') + '\n';
 }
 

@@ -10,27 +10,55 @@ import { fmt, fmtBytes, fmtMs } from '../render/format.mjs';
 import { npyBytes } from '../io/export.mjs';
 import { MSG } from '../workers/protocol.mjs';
 import { NOTHING } from './panel.mjs';
+import { t, tOwn, getLang } from '../i18n/i18n.mjs';
 
+/** The memories the recall view compares; each one's words are the catalogue's `mech.memory.ID`. */
 export const MEMORIES = {
-  linear: { label: 'linear state (retention, γ = 1)', knobs: { variant: 'retention', decay: 1 } },
-  delta: { label: 'delta rule (η = 1)', knobs: { variant: 'deltanet', decay: 1, beta: 1 } },
-  decay: { label: 'decayed state (γ = 0.95)', knobs: { variant: 'retention', decay: 0.95 } },
-  elu: { label: 'elu+1 kernel', knobs: { variant: 'elu' } },
-  performer: { label: 'Performer (m = 256)', knobs: { variant: 'performer', m: 256 } },
-  softmax: { label: 'softmax over the stored pairs', knobs: { variant: 'softmax' } },
+  linear: { knobs: { variant: 'retention', decay: 1 } },
+  delta: { knobs: { variant: 'deltanet', decay: 1, beta: 1 } },
+  decay: { knobs: { variant: 'retention', decay: 0.95 } },
+  elu: { knobs: { variant: 'elu' } },
+  performer: { knobs: { variant: 'performer', m: 256 } },
+  softmax: { knobs: { variant: 'softmax' } },
 };
+const memoryLabel = (id) => t(`mech.memory.${id}`);
 const COLORS = { linear: '#0072b2', delta: '#d55e00', decay: '#009e73', elu: '#e69f00', performer: '#56b4e9', softmax: '#cc79a7', quadratic: '#cc79a7', chunkwise: '#009e73' };
-const VIEWS = [['stepper', 'recurrence'], ['scaling', 'cost as n grows'], ['recall', 'memory collisions'], ['distill', 'Hedgehog distillation']];
+const VIEWS = ['stepper', 'scaling', 'recall', 'distill']; // their tabs' words: mech.tab.NAME
 const SPEEDS = [1, 3, 10, 30];
+
+/** The catalogue keys of elements' words (text or an attribute), so that a new language rewrites them (relabel). */
+const WORDS = new WeakMap();
+/** A word of the catalogue, as el() takes it in place of a string: written now, and again in another language. */
+const K = (key, params = null) => ({ key, params });
 
 function el(tag, attrs = {}, ...kids) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
-    if (k === 'text') e.textContent = v; else e.setAttribute(k, v);
+    const s = v?.key ? t(v.key, v.params) : v;
+    if (v?.key) WORDS.set(e, { ...WORDS.get(e), [k]: v });
+    if (k === 'text') e.textContent = s; else e.setAttribute(k, s);
   }
   e.append(...kids);
   return e;
 }
+
+/** Write the words of every element under `root` that el() made with K() again, in the current language. */
+function relabel(root) {
+  for (const e of root.querySelectorAll('*')) {
+    for (const [k, v] of Object.entries(WORDS.get(e) ?? {})) {
+      const s = t(v.key, v.params);
+      if (k === 'text') e.textContent = s; else e.setAttribute(k, s);
+    }
+  }
+}
+
+/** Sentences in a row: a space after one that ends in Latin punctuation, none after a full-width one (Chinese). */
+function sentences(...parts) {
+  return parts.filter(Boolean).reduce((out, p) => (!out ? p : /[。；：！？）]$/.test(out) ? out + p : `${out} ${p}`), '');
+}
+
+/** The canvas font stack: the page's, then CJK faces, so that Chinese labels are drawn (docs/i18n.md). */
+const CANVAS_FONTS = "system-ui, sans-serif, 'WenQuanYi Micro Hei', 'Noto Sans CJK SC'";
 
 /** A rows×cols heatmap of values on `canvas` (CSS size set by the stylesheet); signed values take the
  *  diverging map centred on 0. Rows above 256 are max-abs pooled so that spikes stay visible. */
@@ -59,26 +87,27 @@ function drawGrid(canvas, values, rows, cols, dark) {
 }
 
 /** A view's note when uPlot did not load (charts.mjs): its charts come with the next draw that finds it. */
-function chartsFailed(note, err) { note.textContent = `The charts did not load (${err.message}); they are tried again on the next update.`; }
+function chartsFailed(note, err) { note.textContent = t('mech.chartsFailed', { message: err.message }); }
 
 /** The page's smallest text in CSS px (style.css's --fs-s: 18 in projector mode), for canvas labels. */
 const smallPx = (box) => parseFloat(getComputedStyle(box).getPropertyValue('--fs-s')) || 12;
 
 /**
- * A small log-log (or lin-log) uPlot chart; series [{label, color, dash}]; marks: vertical lines. Its
- * labels are drawn at the page's smallest text size, and the chart is made again when that changes
- * (projector mode); the y axis is as wide as its longest tick label, so its title never covers them.
+ * A small log-log (or lin-log) uPlot chart; spec() gives {title, xlabel, ylabel, series: [{label, color, dash}]}
+ * in the current language; marks: vertical lines. Its labels are drawn at the page's smallest text size, and
+ * the chart is made again when that changes (projector mode) or the language does (remake); the y axis is
+ * as wide as its longest tick label, so its title never covers them.
  */
-function makeChart(box, { title, xlabel, ylabel, series, xlog = true, ylog = true, marks = () => [] }) {
+function makeChart(box, spec, { xlog = true, ylog = true, marks = () => [] } = {}) {
   const width = () => Math.max(260, Math.min(520, box.clientWidth || 420));
-  let px = smallPx(box), plot = null, data = [[], ...series.map(() => [])];
-  const font = () => `${px}px system-ui, sans-serif`;
+  let px = smallPx(box), plot = null, data = [[], ...spec().series.map(() => [])];
+  const font = () => `${px}px ${CANVAS_FONTS}`;
   const widest = (u, values) => { u.ctx.font = font(); return Math.max(0, ...(values ?? []).map((v) => u.ctx.measureText(v).width)) / devicePixelRatio; };
   const axis = (label) => ({ label, stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, font: font(), labelFont: `600 ${font()}`, labelSize: Math.round(px * 1.6) });
   // taller with larger text, so that the y axis's title fits beside the plot; room on the right for the
   // last tick label, centred on the plot's edge
   const height = () => Math.round(220 * Math.max(1, px / 13));
-  const options = () => ({
+  const options = ({ title, xlabel, ylabel, series } = spec()) => ({
     title, width: width(), height: height(), padding: [Math.round(px), Math.round(px * 2.5), null, null],
     scales: { x: { time: false, distr: xlog ? 3 : 1 }, y: { distr: ylog ? 3 : 1 } },
     axes: [{ ...axis(xlabel), size: Math.round(px * 2.6) },
@@ -94,7 +123,7 @@ function makeChart(box, { title, xlabel, ylabel, series, xlog = true, ylog = tru
           if (!(x >= u.bbox.left && x <= u.bbox.left + u.bbox.width)) continue;
           ctx.strokeStyle = m.color ?? '#888'; ctx.setLineDash([4, 3]); ctx.lineWidth = devicePixelRatio;
           ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke();
-          ctx.fillStyle = m.color ?? '#888'; ctx.font = `${px * devicePixelRatio}px system-ui, sans-serif`;
+          ctx.fillStyle = m.color ?? '#888'; ctx.font = `${px * devicePixelRatio}px ${CANVAS_FONTS}`;
           ctx.textAlign = 'left'; ctx.textBaseline = 'alphabetic'; // not the axes' last settings
           ctx.fillText(m.label, x + 4 * devicePixelRatio, u.bbox.top + (px + 1) * devicePixelRatio);
         }
@@ -105,8 +134,17 @@ function makeChart(box, { title, xlabel, ylabel, series, xlog = true, ylog = tru
   const make = () => { plot?.destroy(); px = smallPx(box); plot = new (uPlotReady())(options(), data, box); };
   make();
   return {
-    set(d) { data = d; if (smallPx(box) !== px) make(); else plot.setData(d); },
+    set(d) {
+      data = d;
+      if (smallPx(box) !== px) { make(); return; }
+      // made while its row was still filling (a table beside it), the chart may be wider than its box
+      // now: it overlapped its neighbour (the distillation view at 1024 px)
+      if (plot.width !== width()) plot.setSize({ width: width(), height: height() });
+      plot.setData(d);
+    },
     resize() { if (smallPx(box) !== px) make(); else plot.setSize({ width: width(), height: height() }); },
+    /** Made again with spec()'s words: the language changed. */
+    remake: make,
     get plot() { return plot; },
   };
 }
@@ -118,18 +156,18 @@ function makeChart(box, { title, xlabel, ylabel, series, xlog = true, ylog = tru
  * fail(message) (the worker failed: every view in flight is done with that error), snapshot(), resize()}.
  */
 export function mountMechanisms(box, env) {
-  let st = null, open = '', shownProjector = null;
-  const tabs = el('div', { class: 'mech-tabs', role: 'tablist', 'aria-label': 'mechanism views' });
-  const tabButtons = VIEWS.map(([name, label]) => {
-    const b = el('button', { type: 'button', role: 'tab', id: `mech-tab-${name}`, 'aria-selected': 'false', 'aria-controls': `mech-${name}`, text: label });
+  let st = null, open = '', shownProjector = null, shownLang = getLang();
+  const tabs = el('div', { class: 'mech-tabs', role: 'tablist', 'aria-label': K('mech.tabs') });
+  const tabButtons = VIEWS.map((name) => {
+    const b = el('button', { type: 'button', role: 'tab', id: `mech-tab-${name}`, 'aria-selected': 'false', 'aria-controls': `mech-${name}`, text: K(`mech.tab.${name}`) });
     b.addEventListener('click', () => env.onChange('mech', open === name ? '' : name, 'change'));
     tabs.append(b);
     return b;
   });
-  const panes = Object.fromEntries(VIEWS.map(([name]) => [name, el('div', { class: 'mech-pane', id: `mech-${name}`, role: 'tabpanel', 'aria-labelledby': `mech-tab-${name}`, hidden: '' })]));
-  const close = el('button', { type: 'button', class: 'mech-close', 'aria-label': 'close the mechanism views', title: 'close (the lab fits one screen again)', text: '×' });
+  const panes = Object.fromEntries(VIEWS.map((name) => [name, el('div', { class: 'mech-pane', id: `mech-${name}`, role: 'tabpanel', 'aria-labelledby': `mech-tab-${name}`, hidden: '' })]));
+  const close = el('button', { type: 'button', class: 'mech-close', 'aria-label': K('mech.close'), title: K('mech.close.title'), text: '×' });
   close.addEventListener('click', () => env.onChange('mech', '', 'change'));
-  box.append(el('div', { class: 'mech-head' }, el('h2', { id: 'mech-h', text: 'mechanisms' }), tabs, close), ...Object.values(panes));
+  box.append(el('div', { class: 'mech-head' }, el('h2', { id: 'mech-h', text: K('mech.heading') }), tabs, close), ...Object.values(panes));
 
   const out = { stepper: null, scaling: { points: [], done: false }, recall: { points: [], overwrite: null, done: false }, distill: { loss: [], chunk: null, done: true } };
   let seq = 0;
@@ -139,32 +177,27 @@ export function mountMechanisms(box, env) {
   const S = {}; // its elements
   {
     const p = panes.stepper;
-    S.first = el('button', { type: 'button', title: 'back to the start (Home)', 'aria-label': 'back to the start', text: '|◀' });
-    S.back = el('button', { type: 'button', title: 'one token back (←)', 'aria-label': 'one token back', text: '◀' });
-    S.play = el('button', { type: 'button', title: 'play (space)', 'aria-label': 'play', 'aria-pressed': 'false', text: '▶ play' });
-    S.next = el('button', { type: 'button', title: 'one token on (→)', 'aria-label': 'one token on', text: '▶' });
-    S.speed = el('select', { 'aria-label': 'tokens per second' }, ...SPEEDS.map((s) => el('option', { value: String(s), text: `${s} tok/s` })));
+    S.first = el('button', { type: 'button', title: K('mech.step.first.title'), 'aria-label': K('mech.step.first'), text: '|◀' });
+    S.back = el('button', { type: 'button', title: K('mech.step.back.title'), 'aria-label': K('mech.step.back'), text: '◀' });
+    S.play = el('button', { type: 'button', title: K('mech.step.play.title'), 'aria-label': K('mech.step.play.aria'), 'aria-pressed': 'false', text: K('mech.step.play') });
+    S.next = el('button', { type: 'button', title: K('mech.step.next.title'), 'aria-label': K('mech.step.next'), text: '▶' });
+    S.speed = el('select', { 'aria-label': K('mech.step.speed') }, ...SPEEDS.map((s) => el('option', { value: String(s), text: K('mech.step.speedOption', { s }) })));
     S.speed.value = '3';
-    S.range = el('input', { type: 'range', min: '0', max: '1', step: '1', 'aria-label': 'tokens read' });
+    S.range = el('input', { type: 'range', min: '0', max: '1', step: '1', 'aria-label': K('mech.step.range') });
     S.count = el('span', { class: 'mech-count', 'aria-live': 'polite' });
     S.note = el('p', { class: 'note' });
-    S.state = el('canvas', { class: 'mech-grid', role: 'img', 'aria-label': 'the state S, r rows by dv columns' });
-    S.z = el('canvas', { class: 'mech-strip', role: 'img', 'aria-label': 'the normaliser state z' });
-    S.phi = el('canvas', { class: 'mech-strip', role: 'img', 'aria-label': 'the features of the newest key' });
-    S.v = el('canvas', { class: 'mech-strip', role: 'img', 'aria-label': 'the newest value' });
-    S.o = el('canvas', { class: 'mech-strip', role: 'img', 'aria-label': 'the output row by the recurrence' });
-    S.row = el('canvas', { class: 'mech-strip', role: 'img', 'aria-label': 'the masked matrix row times V' });
-    S.cache = el('canvas', { class: 'mech-cache', role: 'img', 'aria-label': 'softmax key/value cache, one row per token read' });
+    for (const x of ['state', 'z', 'phi', 'v', 'o', 'row']) S[x] = el('canvas', { class: x === 'state' ? 'mech-grid' : 'mech-strip', role: 'img', 'aria-label': K(`mech.step.${x}.aria`) });
+    S.cache = el('canvas', { class: 'mech-cache', role: 'img', 'aria-label': K('mech.step.cache.aria') });
     S.bytes = el('p', { class: 'mech-bytes', 'aria-live': 'polite' });
     S.diff = el('p', { class: 'mech-diff' });
     const fig = (title, ...kids) => el('figure', { class: 'mech-fig' }, el('figcaption', { text: title }), ...kids);
-    S.stateFig = fig('state S_t (r × dv): the same size at every token', S.state);
-    S.zFig = fig('z_t (r): the normaliser\'s state', S.z);
+    S.stateFig = fig(K('mech.step.stateFig'), S.state);
+    S.zFig = fig(K('mech.step.zFig'), S.z);
     p.append(el('div', { class: 'mech-controls' }, S.first, S.back, S.play, S.next, S.speed, S.range, S.count), S.note,
       el('div', { class: 'mech-row' }, S.stateFig,
-        el('div', { class: 'mech-col' }, fig('φ(k_t): the newest key\'s features', S.phi), fig('v_t', S.v), S.zFig,
-          fig('o_t by the recurrence', S.o), fig('row t of the masked matrix · V', S.row), S.diff),
-        fig('softmax\'s key/value cache: [k | v] rows, one per token read', S.cache)), S.bytes);
+        el('div', { class: 'mech-col' }, fig(K('mech.step.phiFig'), S.phi), fig('v_t', S.v), S.zFig,
+          fig(K('mech.step.oFig'), S.o), fig(K('mech.step.rowFig'), S.row), S.diff),
+        fig(K('mech.step.cacheFig'), S.cache)), S.bytes);
     S.first.addEventListener('click', () => setStep(0));
     S.back.addEventListener('click', () => setStep(st.step - 1));
     S.next.addEventListener('click', () => setStep(st.step + 1));
@@ -189,7 +222,8 @@ export function mountMechanisms(box, env) {
       playing = setInterval(() => { if (!stepBusy) { if (st.step >= st.n) togglePlay(); else setStep(st.step + 1); } }, 1000 / Number(S.speed.value));
     }
     S.play.setAttribute('aria-pressed', String(!!playing));
-    S.play.textContent = playing ? '❚❚ pause' : '▶ play';
+    WORDS.set(S.play, { text: K(playing ? 'mech.step.pause' : 'mech.step.play') });
+    S.play.textContent = t(playing ? 'mech.step.pause' : 'mech.step.play');
   }
   S.speed.addEventListener('change', () => { if (playing) { togglePlay(); togglePlay(); } });
   function requestStep() {
@@ -210,16 +244,15 @@ export function mountMechanisms(box, env) {
   function drawStepper() {
     const f = out.stepper, dark = env.dark();
     if (!f) return;
-    if (f.error) { S.note.textContent = `The stepper cannot run this variant: ${f.error}`; S.note.classList.add('warn'); return; }
+    if (f.error) { S.note.textContent = t('mech.step.error', { error: f.error }); S.note.classList.add('warn'); return; }
     S.note.classList.remove('warn');
-    const variant = st.variant;
-    S.note.textContent = f.kind === 'cache'
-      ? 'Softmax has no state of constant size: to produce o_t it keeps every key and value read so far (its cache), and its cost per token grows with t.'
-      : `${variant}: the recurrent form reads one token at a time into a state of r = ${f.r} features × dv = ${f.dv}${(f.z ?? []).some((x) => x !== 0) ? ' (+ z, the normaliser\'s)' : ''}. ${st.causal ? '' : 'The stepper runs the causal form (the mask is on here). '}`;
+    const variant = tOwn(`variant.${st.variant}`, env.schema.variantView(st.variant).label); // its name, not its link key
+    S.note.textContent = f.kind === 'cache' ? t('mech.step.cacheNote')
+      : sentences(t((f.z ?? []).some((x) => x !== 0) ? 'mech.step.stateNoteZ' : 'mech.step.stateNote', { variant, r: f.r, dv: f.dv }), st.causal ? '' : t('mech.step.causal'));
     S.stateFig.hidden = f.kind !== 'state';
     S.zFig.hidden = f.kind !== 'state' || !(f.z ?? []).some((x) => x !== 0); // retention and the delta rule have no normaliser
     S.phi.parentElement.hidden = f.kind !== 'state';
-    S.count.textContent = `t = ${f.t} of ${f.n}`;
+    S.count.textContent = t('mech.step.count', { t: f.t, n: f.n });
     if (f.t > 0) {
       if (f.kind === 'state') {
         drawGrid(S.state, f.S, f.r, f.dv, dark);
@@ -229,8 +262,8 @@ export function mountMechanisms(box, env) {
       drawGrid(S.v, f.v, 1, f.dv, dark);
       drawGrid(S.o, f.o, 1, f.dv, dark);
       drawGrid(S.row, f.row, 1, f.dv, dark);
-      S.diff.textContent = `max |o_t − (M·V)_t| = ${fmt(f.diff)} (of entries up to ${fmt(f.rowMax)}): the same row, to float rounding`;
-    } else S.diff.textContent = 'No token read yet: step on.';
+      S.diff.textContent = t('mech.step.diff', { diff: fmt(f.diff), max: fmt(f.rowMax) });
+    } else S.diff.textContent = t('mech.step.none');
     // the cache: [k | v] rows 0..t−1 in a canvas of n rows (at most 256: rows pooled)
     const rows = Math.min(f.n, 256), b = Math.ceil(f.n / rows);
     const c = S.cache, w = f.d + f.dv;
@@ -241,28 +274,28 @@ export function mountMechanisms(box, env) {
     ctx.fillStyle = COLORS.softmax;
     ctx.fillRect(0, Math.floor(start / b), w, used);
     const cache = f.cacheBytes, state = f.stateBytes;
-    S.bytes.textContent = state !== null
-      ? `state: ${fmtBytes(state)} at every token · softmax's cache after ${f.t} tokens: ${fmtBytes(cache)} (+${fmtBytes(4 * (f.d + f.dv))} per token${f.window ? `, at most ${f.window} tokens` : ''}); they are equal at t = ${Math.round(state / (4 * (f.d + f.dv)))}`
-      : `softmax's cache after ${f.t} tokens: ${fmtBytes(cache)} (+${fmtBytes(4 * (f.d + f.dv))} per token${f.window ? `, at most ${f.window} tokens: a window` : ''})`;
+    const words = { state: fmtBytes(state), t: f.t, cache: fmtBytes(cache), per: fmtBytes(4 * (f.d + f.dv)), window: f.window, equal: Math.round(state / (4 * (f.d + f.dv))) };
+    S.bytes.textContent = state !== null ? t(f.window ? 'mech.step.bytesWindow' : 'mech.step.bytes', words)
+      : t(f.window ? 'mech.step.cacheBytesWindow' : 'mech.step.cacheBytes', words);
   }
 
   // --- scaling ------------------------------------------------------------------------------------------
   const C = {};
   {
     const p = panes.scaling;
-    C.budget = el('select', { 'aria-label': 'memory budget' }, ...['16', '64', '256'].map((m) => el('option', { value: m, text: `${m} MB` })));
-    C.run = el('button', { type: 'button', text: 'measure' });
-    C.stop = el('button', { type: 'button', text: 'stop' });
+    C.budget = el('select', { 'aria-label': K('mech.scale.budget') }, ...['16', '64', '256'].map((m) => el('option', { value: m, text: `${m} MB` })));
+    C.run = el('button', { type: 'button', text: K('mech.scale.measure') });
+    C.stop = el('button', { type: 'button', text: K('mech.stop') });
     C.note = el('p', { class: 'note', 'aria-live': 'polite' });
     C.time = el('div', { class: 'mech-chart' });
     C.mem = el('div', { class: 'mech-chart' });
-    p.append(el('div', { class: 'mech-controls' }, el('label', { text: 'memory budget per measurement' }), C.budget, C.run, C.stop), C.note, el('div', { class: 'mech-row' }, C.time, C.mem));
+    p.append(el('div', { class: 'mech-controls' }, el('label', { text: K('mech.scale.budgetLabel') }), C.budget, C.run, C.stop), C.note, el('div', { class: 'mech-row' }, C.time, C.mem));
     C.budget.addEventListener('change', () => env.onChange('budget', C.budget.value, 'change'));
     C.run.addEventListener('click', () => { out.scaling.key = null; startScaling(); });
     C.stop.addEventListener('click', () => { env.worker().postMessage({ kind: MSG.MECH_CANCEL }); out.scaling.done = true; out.scaling.stopped = true; drawScaling(); });
   }
-  const scalingSeries = [{ label: 'softmax, quadratic (forms n×n)', color: COLORS.quadratic, dash: [2, 3] }, { label: 'linear path', color: COLORS.linear }, { label: 'chunkwise path', color: COLORS.chunkwise, dash: [8, 3] }];
-  const crossMark = () => (out.scaling.crossover?.n ? [{ x: out.scaling.crossover.n, label: `ops cross: n ≈ ${out.scaling.crossover.n}${out.scaling.crossover.r ? ` (r = ${out.scaling.crossover.r})` : ''}` }] : []);
+  const scalingSeries = () => [{ label: t('mech.scale.series.quadratic'), color: COLORS.quadratic, dash: [2, 3] }, { label: t('mech.scale.series.linear'), color: COLORS.linear }, { label: t('mech.scale.series.chunkwise'), color: COLORS.chunkwise, dash: [8, 3] }];
+  const crossMark = () => { const c = out.scaling.crossover; return c?.n ? [{ x: c.n, label: t(c.r ? 'mech.scale.markR' : 'mech.scale.mark', { n: c.n, r: c.r }) }] : []; };
   let timeChart = null, memChart = null;
   function startScaling() {
     const req = env.request();
@@ -274,18 +307,23 @@ export function mountMechanisms(box, env) {
   }
   function drawScaling() {
     if (!uPlotReady()) { loadUPlot().then(drawScaling, (err) => chartsFailed(C.note, err)); return; } // uPlot after the first view (charts.mjs)
-    timeChart ??= makeChart(C.time, { title: 'time per call (this browser, median)', xlabel: 'n', ylabel: 'ms', series: scalingSeries, marks: crossMark });
-    memChart ??= makeChart(C.mem, { title: 'memory per call (inputs, output, workspace)', xlabel: 'n', ylabel: 'bytes', series: scalingSeries, marks: crossMark });
+    timeChart ??= makeChart(C.time, () => ({ title: t('mech.scale.timeTitle'), xlabel: 'n', ylabel: 'ms', series: scalingSeries() }), { marks: crossMark });
+    memChart ??= makeChart(C.mem, () => ({ title: t('mech.scale.memTitle'), xlabel: 'n', ylabel: t('mech.scale.bytes'), series: scalingSeries() }), { marks: crossMark });
     const sc = out.scaling, ns = [...new Set(sc.points.filter((p) => p.n).map((p) => p.n))].sort((a, b) => a - b);
     const col = (path, f) => ns.map((n) => { const q = sc.points.find((p) => p.n === n && p.path === path && !p.skipped); return q ? f(q) : null; });
     const paths = ['quadratic', 'linear', 'chunkwise'];
     timeChart.set([ns, ...paths.map((p) => col(p, (q) => Math.max(q.ms, 1e-3)))]);
     memChart.set([ns, ...paths.map((p) => col(p, (q) => q.bytes))]);
-    const stops = sc.points.filter((p) => p.skipped === 'budget').map((p) => `the ${p.path} path stopped before n = ${p.n} (it would take ${fmtBytes(p.bytes)})`);
+    const stops = sc.points.filter((p) => p.skipped === 'budget').map((p) => t('mech.scale.pathStopped', { path: t(`mech.path.${p.path}`), n: p.n, bytes: fmtBytes(p.bytes) }));
     const none = sc.points.filter((p) => p.skipped === 'none').map((p) => p.path).filter((p) => p !== 'chunkwise');
-    const grown = sc.memory != null ? ` The worker's memory grew by ${fmtBytes(Math.max(0, sc.memory - sc.base))}.` : '';
-    const cross = sc.crossover?.n ? ` By operation counts the linear path is cheaper than softmax's quadratic path from n ≈ ${sc.crossover.n}${sc.crossover.r ? ` (its feature dimension r = ${sc.crossover.r}: it pays only when n > r)` : ''}.` : '';
-    C.note.textContent = `${sc.done ? (sc.stopped || sc.error ? 'Stopped.' : 'Done.') : 'Measuring in the worker, n = 64, 128, …'} Budget ${fmtBytes(sc.budget)} per measurement, never exceeded: ${stops.join('; ') || 'nothing reached it yet'}.${none.length ? ` No ${none.join(', ')} path for this variant.` : ''}${cross}${grown}${sc.error ? ` ${sc.error}` : ''}`;
+    const grown = sc.memory != null ? t('mech.scale.grown', { bytes: fmtBytes(Math.max(0, sc.memory - sc.base)) }) : '';
+    // n > r is where linear attention can pay at all (O(n·r·d) against O(n²·d)); the crossover the
+    // library counts lies beyond it by what the feature map and the normaliser cost (docs/mechanisms.md)
+    const c = sc.crossover;
+    const cross = c?.n ? t(c.r ? 'mech.scale.crossR' : 'mech.scale.cross', { n: c.n, r: c.r, ratio: c.r ? (c.n / c.r).toFixed(1) : '' }) : '';
+    C.note.textContent = sentences(t(sc.done ? (sc.stopped || sc.error ? 'mech.scale.stopped' : 'mech.scale.done') : 'mech.scale.measuring'),
+      t('mech.scale.budgetNote', { budget: fmtBytes(sc.budget), stops: stops.join(t('mech.scale.stopsJoin')) || t('mech.scale.nothingYet') }),
+      none.length ? t('mech.scale.noPath', { paths: none.map((p) => t(`mech.path.${p}`)).join(t('mech.scale.pathsJoin')) }) : '', cross, grown, sc.error ?? '');
   }
 
   // --- memory collisions --------------------------------------------------------------------------------
@@ -293,18 +331,18 @@ export function mountMechanisms(box, env) {
   {
     const p = panes.recall;
     R.boxes = Object.fromEntries(Object.entries(MEMORIES).map(([id, m]) => [id, el('input', { type: 'checkbox', id: `mem-${id}` })]));
-    R.d = el('input', { type: 'number', min: '2', max: '512', step: '1', 'aria-label': 'key dimension d', id: 'mem-d' });
-    R.pairs = el('input', { type: 'number', min: '2', max: '4096', step: '1', 'aria-label': 'pairs N', id: 'mem-pairs' });
-    R.scale = el('input', { type: 'number', min: '0.1', max: '100', step: '0.1', 'aria-label': 'softmax scale', id: 'mem-scale' });
+    R.d = el('input', { type: 'number', min: '2', max: '512', step: '1', 'aria-label': K('mech.recall.d'), id: 'mem-d' });
+    R.pairs = el('input', { type: 'number', min: '2', max: '4096', step: '1', 'aria-label': K('mech.recall.pairs'), id: 'mem-pairs' });
+    R.scale = el('input', { type: 'number', min: '0.1', max: '100', step: '0.1', 'aria-label': K('mech.recall.scale'), id: 'mem-scale' });
     R.note = el('p', { class: 'note', 'aria-live': 'polite' });
     R.claim = el('p', { class: 'mech-claim' });
     R.byN = el('div', { class: 'mech-chart' });
     R.byD = el('div', { class: 'mech-chart' });
     R.over = el('table', { class: 'mech-table' });
-    const checks = el('div', { class: 'mech-checks' }, ...Object.entries(MEMORIES).map(([id, m]) => el('label', { for: `mem-${id}` }, R.boxes[id], ` ${m.label}`)));
-    p.append(checks, el('div', { class: 'mech-controls' }, el('label', { for: 'mem-d', text: 'd' }), R.d, el('label', { for: 'mem-pairs', text: 'up to N pairs' }), R.pairs,
-      el('label', { for: 'mem-scale', text: 'softmax scale' }), R.scale), R.claim, R.note, el('div', { class: 'mech-row' }, R.byN, R.byD),
-    el('h3', { text: 'one key written twice: k → v, later k → v′' }), R.over);
+    const checks = el('div', { class: 'mech-checks' }, ...Object.keys(MEMORIES).map((id) => el('label', { for: `mem-${id}` }, R.boxes[id], ' ', el('span', { text: K(`mech.memory.${id}`) }))));
+    p.append(checks, el('div', { class: 'mech-controls' }, el('label', { for: 'mem-d', text: 'd' }), R.d, el('label', { for: 'mem-pairs', text: K('mech.recall.pairsLabel') }), R.pairs,
+      el('label', { for: 'mem-scale', text: K('mech.recall.scale') }), R.scale), R.claim, R.note, el('div', { class: 'mech-row' }, R.byN, R.byD),
+    el('h3', { text: K('mech.recall.overwrite') }), R.over);
     for (const [id, b] of Object.entries(R.boxes)) b.addEventListener('change', () => env.onChange('mems', Object.keys(R.boxes).filter((k) => (k === id ? b.checked : R.boxes[k].checked)).join(','), 'change'));
     R.d.addEventListener('change', () => env.onChange('mem_d', R.d.value, 'change'));
     R.pairs.addEventListener('change', () => env.onChange('pairs', R.pairs.value, 'change'));
@@ -328,41 +366,42 @@ export function mountMechanisms(box, env) {
   function drawRecall() {
     if (!uPlotReady()) { loadUPlot().then(drawRecall, (err) => chartsFailed(R.note, err)); return; } // uPlot after the first view (charts.mjs)
     const rc = out.recall, ids = rc.ids ?? [];
-    const series = [...ids.map((id) => ({ label: MEMORIES[id].label, color: COLORS[id] })), { label: '√((N−1)/d)', color: '#888', dash: [3, 3] }];
+    const series = () => [...ids.map((id) => ({ label: memoryLabel(id), color: COLORS[id] })), { label: '√((N−1)/d)', color: '#888', dash: [3, 3] }];
     // N = d: where the memory-collisions lesson says a linear state's recall fails
-    byN ??= makeChart(R.byN, { title: `recall error against N (d = ${st.mem_d})`, xlabel: 'pairs N', ylabel: 'mean ‖o − v‖/‖v‖', series, ylog: false, marks: () => [{ x: st.mem_d, label: 'N = d' }] });
-    byD ??= makeChart(R.byD, { title: `recall error against d (N = ${st.pairs})`, xlabel: 'd', ylabel: 'mean ‖o − v‖/‖v‖', series, ylog: false });
+    byN ??= makeChart(R.byN, () => ({ title: t('mech.recall.byN', { d: st.mem_d }), xlabel: t('mech.recall.pairs'), ylabel: t('mech.recall.error'), series: series() }), { ylog: false, marks: () => [{ x: st.mem_d, label: 'N = d' }] });
+    byD ??= makeChart(R.byD, () => ({ title: t('mech.recall.byD', { N: st.pairs }), xlabel: 'd', ylabel: t('mech.recall.error'), series: series() }), { ylog: false });
     const pick = (axis, xs, f) => ids.map((id) => xs.map((x) => rc.points.find((p) => p.axis === axis && p.memory === id && f(p) === x)?.mean ?? null));
     byN.set([rc.Ns ?? [], ...pick('N', rc.Ns ?? [], (p) => p.N), (rc.Ns ?? []).map((N) => Math.sqrt((N - 1) / st.mem_d))]);
     byD.set([rc.ds ?? [], ...pick('d', rc.ds ?? [], (p) => p.d), (rc.ds ?? []).map((d) => Math.sqrt((st.pairs - 1) / d))]);
     const bad = rc.points.find((p) => p.status < 0);
-    R.note.textContent = `${rc.done ? (rc.error ? 'Stopped' : 'Done') : 'Computing in the worker'}: N keys (random unit vectors in R^d) and values N(0, I) written in order, every key read back from the final memory; 3 draws per point.${bad ? ` ${bad.memory}: ${bad.message}` : ''}${rc.error ? ` ${rc.error}` : ''}`;
+    R.note.textContent = sentences(t('mech.recall.note', { status: t(rc.done ? (rc.error ? 'mech.recall.stopped' : 'mech.recall.done') : 'mech.recall.computing') }),
+      bad ? t('mech.recall.bad', { memory: memoryLabel(bad.memory), message: bad.message }) : '', rc.error ?? '');
     const lin = rc.points.filter((p) => p.axis === 'N' && p.memory === 'linear'), del = rc.points.filter((p) => p.axis === 'N' && p.memory === 'delta');
     if (lin.length && del.length && rc.done) {
       const wins = lin.every((p) => { const q = del.find((x) => x.N === p.N); return q && (p.N === 1 || q.mean < p.mean); });
-      R.claim.textContent = wins ? `The delta rule (η = 1) beats the linear state at every N here: it overwrites a key's value instead of adding to it.` : 'The delta rule does not beat the linear state at every N here.';
-    } else R.claim.textContent = ids.includes('linear') && ids.includes('delta') ? '' : 'Tick the linear state and the delta rule to compare them.';
-    R.over.replaceChildren(el('tr', {}, el('th', { text: 'memory' }), el('th', { text: 'error against v′ (newest)' }), el('th', { text: 'error against v (old)' })),
-      ...(rc.overwrite ?? []).map((o) => el('tr', {}, el('td', { text: MEMORIES[o.memory].label }), el('td', { text: o.errNew == null ? o.message : fmt(o.errNew) }), el('td', { text: o.errOld == null ? '' : fmt(o.errOld) }))));
+      R.claim.textContent = t(wins ? 'mech.recall.wins' : 'mech.recall.loses');
+    } else R.claim.textContent = ids.includes('linear') && ids.includes('delta') ? '' : t('mech.recall.tick');
+    R.over.replaceChildren(el('tr', {}, el('th', { text: t('mech.recall.memory') }), el('th', { text: t('mech.recall.newest') }), el('th', { text: t('mech.recall.old') })),
+      ...(rc.overwrite ?? []).map((o) => el('tr', {}, el('td', { text: memoryLabel(o.memory) }), el('td', { text: o.errNew == null ? o.message : fmt(o.errNew) }), el('td', { text: o.errOld == null ? '' : fmt(o.errOld) }))));
   }
 
   // --- Hedgehog distillation --------------------------------------------------------------------------------
   const D = {};
   {
     const p = panes.distill;
-    D.steps = el('input', { type: 'number', min: '10', max: '5000', step: '10', id: 'mech-steps', 'aria-label': 'training steps' });
-    D.lr = el('input', { type: 'number', min: '0.001', max: '1', step: '0.005', id: 'mech-lr', 'aria-label': 'learning rate' });
-    D.train = el('button', { type: 'button', text: 'train' });
-    D.stop = el('button', { type: 'button', text: 'stop' });
-    D.reset = el('button', { type: 'button', text: 'reset W = I' });
-    D.use = el('button', { type: 'button', text: 'use this W in the lab', disabled: '' });
+    D.steps = el('input', { type: 'number', min: '10', max: '5000', step: '10', id: 'mech-steps', 'aria-label': K('mech.distill.steps') });
+    D.lr = el('input', { type: 'number', min: '0.001', max: '1', step: '0.005', id: 'mech-lr', 'aria-label': K('mech.distill.lr') });
+    D.train = el('button', { type: 'button', text: K('mech.distill.train') });
+    D.stop = el('button', { type: 'button', text: K('mech.stop') });
+    D.reset = el('button', { type: 'button', text: K('mech.distill.reset') });
+    D.use = el('button', { type: 'button', text: K('mech.distill.use'), disabled: '' });
     D.save = el('button', { type: 'button', text: 'W.npy', disabled: '' });
     D.note = el('p', { class: 'note', 'aria-live': 'polite' });
     D.loss = el('div', { class: 'mech-chart' });
-    D.heat = el('canvas', { class: 'mech-grid mech-square', role: 'img', 'aria-label': 'the Hedgehog attention matrix as it learns' });
+    D.heat = el('canvas', { class: 'mech-grid mech-square', role: 'img', 'aria-label': K('mech.distill.heat') });
     D.table = el('table', { class: 'mech-table' });
-    p.append(el('div', { class: 'mech-controls' }, el('label', { for: 'mech-steps', text: 'steps' }), D.steps, el('label', { for: 'mech-lr', text: 'Adam lr' }), D.lr, D.train, D.stop, D.reset, D.use, D.save),
-      D.note, el('div', { class: 'mech-row' }, D.loss, el('figure', { class: 'mech-fig' }, el('figcaption', { text: 'Hedgehog matrix H (live)' }), D.heat), D.table));
+    p.append(el('div', { class: 'mech-controls' }, el('label', { for: 'mech-steps', text: K('mech.distill.stepsLabel') }), D.steps, el('label', { for: 'mech-lr', text: K('mech.distill.lrLabel') }), D.lr, D.train, D.stop, D.reset, D.use, D.save),
+      D.note, el('div', { class: 'mech-row' }, D.loss, el('figure', { class: 'mech-fig' }, el('figcaption', { text: K('mech.distill.heatFig') }), D.heat), D.table));
     D.steps.addEventListener('change', () => env.onChange('steps', D.steps.value, 'change'));
     D.lr.addEventListener('change', () => env.onChange('lr', D.lr.value, 'change'));
     D.train.addEventListener('click', () => train(false));
@@ -388,18 +427,18 @@ export function mountMechanisms(box, env) {
     if (!uPlotReady()) { loadUPlot().then(drawDistill, (err) => chartsFailed(D.note, err)); return; } // uPlot after the first view (charts.mjs)
     const d = out.distill, c = d.chunk;
     const cmp = d.compare;
-    const series = [{ label: 'Hedgehog: mean KL(softmax ‖ H)', color: COLORS.delta }, { label: 'elu+1', color: COLORS.elu, dash: [4, 3] }, { label: 'Performer', color: COLORS.performer, dash: [2, 3] }];
-    lossChart ??= makeChart(D.loss, { title: 'loss while training (Adam)', xlabel: 'step', ylabel: 'mean row KL', series, xlog: false, ylog: true });
+    const series = () => [{ label: t('mech.distill.series'), color: COLORS.delta }, { label: 'elu+1', color: COLORS.elu, dash: [4, 3] }, { label: 'Performer', color: COLORS.performer, dash: [2, 3] }];
+    lossChart ??= makeChart(D.loss, () => ({ title: t('mech.distill.title'), xlabel: t('mech.distill.step'), ylabel: t('mech.distill.loss'), series: series() }), { xlog: false, ylog: true });
     const xs = d.loss.map((_, i) => i);
     lossChart.set([xs, d.loss, xs.map(() => cmp?.elu?.row_kl_mean ?? null), xs.map(() => cmp?.performer?.row_kl_mean ?? null)]);
     if (c?.M) { const g = new Float64Array(c.M); drawGrid(D.heat, g, c.size, c.size, env.dark()); }
     const row = (name, r) => el('tr', {}, el('td', { text: name }), el('td', { text: fmt(r?.row_kl_mean) }), el('td', { text: fmt(r?.error_fro_rel) }), el('td', { text: fmt(r?.row_entropy_mean) }));
-    D.table.replaceChildren(el('tr', {}, el('th', { text: '' }), el('th', { text: 'KL to softmax' }), el('th', { text: 'error vs softmax' }), el('th', { text: 'row entropy' })),
-      row(`Hedgehog, step ${d.t ?? 0}`, c?.readouts), row('elu+1', cmp?.elu), row('Performer', cmp?.performer), row('softmax', cmp?.softmax));
+    D.table.replaceChildren(el('tr', {}, el('th', { text: '' }), el('th', { text: t('mech.distill.kl') }), el('th', { text: t('mech.distill.err') }), el('th', { text: t('mech.distill.entropy') })),
+      row(t('mech.distill.row', { t: d.t ?? 0 }), c?.readouts), row('elu+1', cmp?.elu), row('Performer', cmp?.performer), row('softmax', cmp?.softmax));
     const first = d.loss[0], last = d.lossNow ?? d.loss.at(-1);
-    const useNote = env.usingW() ? ' The lab\'s Hedgehog now uses this W (a link cannot carry it: save W.npy and load it with --hedgehog-w).' : ' "use this W in the lab" makes it the Hedgehog variant\'s W above (a link cannot carry it).';
-    D.note.textContent = d.error ? `Training stopped: ${d.error}`
-      : `W (d × ${d.cols ?? '…'}) learns by Adam on the mean row KL between softmax (this scale and mask) and Hedgehog's attention, in the worker.${first != null ? ` Loss ${fmt(first)} → ${fmt(last)} after ${d.t} steps.` : ''}${d.done ? '' : ' Training…'}${d.W ? useNote : ''}`;
+    D.note.textContent = d.error ? t('mech.distill.stopped', { error: d.error })
+      : sentences(t('mech.distill.learns', { cols: d.cols ?? '…' }), first != null ? t('mech.distill.lossSoFar', { first: fmt(first), last: fmt(last), t: d.t }) : '',
+        d.done ? '' : t('mech.distill.training'), d.W ? t(env.usingW() ? 'mech.distill.using' : 'mech.distill.canUse') : '');
     D.use.disabled = !d.W; D.save.disabled = !d.W;
   }
 
@@ -465,7 +504,7 @@ export function mountMechanisms(box, env) {
       const put = (x, key, v) => { if (x[key] !== v) x[key] = v; };
       put(box, 'hidden', !open); // closed, the lab keeps to one screen
       env.opened?.(!!open);
-      for (const [i, [name]] of VIEWS.entries()) {
+      for (const [i, name] of VIEWS.entries()) {
         const sel = String(open === name);
         if (tabButtons[i].getAttribute('aria-selected') !== sel) tabButtons[i].setAttribute('aria-selected', sel);
         put(panes[name], 'hidden', open !== name);
@@ -478,6 +517,15 @@ export function mountMechanisms(box, env) {
       if (open !== 'stepper' && playing) togglePlay();
       // projector mode changes the text size: the charts draw their labels again at it (makeChart)
       if (s.projector !== shownProjector) { shownProjector = s.projector; for (const c of [timeChart, memChart, byN, byD, lossChart]) c?.resize(); }
+      if (shownLang !== getLang()) { // the views' words in the new language: what el() wrote, the charts, each view's notes
+        shownLang = getLang();
+        relabel(box);
+        for (const c of [timeChart, memChart, byN, byD, lossChart]) c?.remake();
+        if (out.stepper) drawStepper();
+        if (timeChart) drawScaling();
+        if (byN) drawRecall();
+        if (lossChart) drawDistill();
+      }
     },
     /** Start what the open view needs for this state (never during a drag: the caller waits for the release). */
     update(s) {

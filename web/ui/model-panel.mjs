@@ -7,6 +7,7 @@ import { noticeText } from '../state/notice.mjs';
 import { fmtMs } from '../render/format.mjs';
 import { MSG } from '../workers/protocol.mjs';
 import { NOTHING } from './panel.mjs';
+import { t as tr } from '../i18n/i18n.mjs'; // `t` names the tensors here
 
 /**
  * The panel for `page` (main.mjs's context). Besides the Panel: tensors(s), pieces(), ids(), label(all),
@@ -28,13 +29,11 @@ export function mountModelPanel(page) {
   function label(all = false) {
     const st = page.st, t = tensors(st);
     if (!t) return null;
-    const where = !all && (t.layers > 1 || t.heads > 1) ? `layer ${st.layer}, head ${st.head} of ` : '';
-    if (st.src === 'model') {
-      const c = model.config;
-      // the overview's caption names the text itself (ui/overview.mjs tokensText): once is enough
-      return `${where}a ${c.layers}-layer llama2.c model (dim ${c.dim})${all ? '' : ` on ${t.n} tokens ("${(model.pieces ?? []).slice(1, 7).join('').trim()}…")`}`;
-    }
-    return `${where}${(own.names ?? []).join(', ')}`;
+    const c = model.config;
+    // the overview's caption names the text itself (ui/overview.mjs tokensText): once is enough
+    const what = st.src === 'model' ? tr(all ? 'model.caption' : 'model.captionOn', { layers: c.layers, dim: c.dim, n: t.n, text: (model.pieces ?? []).slice(1, 7).join('').trim() })
+      : (own.names ?? []).join(tr('own.namesJoin'));
+    return !all && (t.layers > 1 || t.heads > 1) ? tr('model.where', { layer: st.layer, head: st.head, what }) : what;
   }
 
   /** The state as the loaded tensors shape it: n and d theirs, layer and head within their ranges. */
@@ -52,19 +51,37 @@ export function mountModelPanel(page) {
     return next;
   }
 
-  function status(text, bad = false) {
-    const el = $('model-status');
-    el.textContent = text;
+  /** The model's status line: a catalogue sentence, or a message as it came (a worker's error). */
+  function status(key, params = null, bad = false) { say('model', key, params, bad); }
+
+  /** The status lines' sentences, kept to be written again in another language (sync). */
+  const said = { model: null, qkv: null };
+  let shownLang = null;
+  /** Say in #ID-status `key` (a catalogue key, with `params`; or a function giving the sentence), again in the next language; `bad`: as a warning. */
+  function say(id, key, params = null, bad = false) {
+    said[id] = { key, params };
+    const el = $(`${id}-status`);
+    el.textContent = typeof key === 'function' ? key() : tr(key, params);
     el.classList.toggle('warn', bad);
+  }
+
+  /** Beside a file picker's button, what it holds: the file's name, how many, or none (the browser's own words are hidden). */
+  function chosen(id) {
+    const files = $(id).files ?? [];
+    document.querySelector(`[data-files="${id}"]`).textContent = files.length === 1 ? files[0].name : files.length ? tr('model.fileCount', { count: files.length }) : tr('model.noFile');
   }
 
   /** The model box: shown in model mode; the text area once a model is read. The own-files box likewise. */
   function sync(st) {
+    if (shownLang !== st.lang) { // the sentences in the status lines, the text area's placeholder
+      shownLang = st.lang;
+      for (const [id, s] of Object.entries(said)) if (s) $(`${id}-status`).textContent = typeof s.key === 'function' ? s.key() : tr(s.key, s.params);
+      $('model-text').placeholder = tr('model.placeholder');
+      for (const id of ['model-files', 'qkv-files']) chosen(id);
+    }
     const box0 = $('qkv-box'), file = st.src === 'file';
     if (box0.hidden === file) box0.hidden = !file;
-    if (file && !own.tensors && !$('qkv-status').textContent) {
-      $('qkv-status').textContent = 'Give Q, K and V as three .npy files (…q.npy, …k.npy, …v.npy; (n, d), or a capture\'s (layers, heads, n, d)) or one JSON file {"q", "k", "v"}. Until then the generators\' inputs are shown.';
-    }
+    if (file && !own.tensors && !$('qkv-status').textContent) say('qkv', 'own.hint');
     // 2-D inputs have one layer and one head: no pickers for them (controls.sync showed them by the state)
     const t = tensors(st);
     if (t && t.layers === 1 && t.heads === 1) for (const k of ['layer', 'head']) document.querySelector(`[data-knob="${k}"]`).hidden = true;
@@ -74,24 +91,24 @@ export function mountModelPanel(page) {
     if (ta.hidden === ready) ta.hidden = !ready;
     ta.disabled = !ready || !!st.lock;
     if (on && !ready && !model.busy && !model.error) {
-      status('Give a llama2.c checkpoint and its tokenizer (both files at once, in any order, or drop them here). Until then the generators\' inputs are shown.');
+      status('model.hint');
     }
   }
 
   /** Read the files (any order: the worker tells them apart by content) and load them as the model. */
   async function loadModelFiles(fileList) {
     const files = [...fileList];
-    if (files.length !== 2) { page.notice.show(`a real model needs two files, the checkpoint and its tokenizer (${files.length} given)`, 'model'); return; }
+    if (files.length !== 2) { page.notice.show(tr('model.twoFiles', { count: files.length }), 'model'); return; }
     let buffers;
     try {
       buffers = await Promise.all(files.map((f) => f.arrayBuffer()));
     } catch (err) {
-      page.notice.show(`the model's files could not be read: ${err.message}`, 'model');
+      page.notice.show(tr('model.unreadable', { message: err.message }), 'model');
       return;
     }
     const w = page.lab.background();
     model.busy = true;
-    status(`reading ${files.map((f) => f.name).join(' and ')}…`);
+    status('model.reading', { first: files[0].name, second: files[1].name });
     w.postMessage({ kind: MSG.MODEL_LOAD, id: ++model.loadId, files: buffers }, buffers);
   }
 
@@ -101,25 +118,26 @@ export function mountModelPanel(page) {
     try {
       files = await Promise.all([...fileList].map(async (f) => ({ name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) })));
     } catch (err) {
-      page.notice.show(`your Q, K, V: the files could not be read: ${err.message}`, 'qkv');
+      page.notice.show(tr('own.unreadable', { message: err.message }), 'qkv');
       return;
     }
     const got = ownTensors(files, page.av);
-    const el = $('qkv-status');
     if (got.error) {
       // the inputs already loaded and the view stay
-      page.notice.show(`your Q, K, V: ${got.error}`, 'qkv');
-      el.textContent = noticeText(got.error).text;
-      el.classList.add('warn');
+      page.notice.show(tr('own.error', { error: got.error }), 'qkv');
+      say('qkv', () => noticeText(got.error).text, null, true);
       return;
     }
     page.notice.clear('qkv');
-    if (got.notice) page.notice.show(`your Q, K, V: ${got.notice}`, 'qkv'); // the tensors load, without tokens
+    if (got.notice) page.notice.show(tr('own.error', { error: got.notice }), 'qkv'); // the tensors load, without tokens
     const t = { ...got.tensors, key: `own-${++own.seq}` };
     own.tensors = t;
     own.names = files.map((f) => f.name);
-    el.classList.remove('warn');
-    el.textContent = `${own.names.join(', ')}: n = ${t.n}, d = ${t.d}` + (t.layers > 1 || t.heads > 1 ? `, ${t.layers} layers × ${t.heads} heads (${t.kvHeads} KV heads)` : '') + (t.pieces ? ', with tokens' : '');
+    const names = own.names, withTokens = !!t.pieces;
+    say('qkv', () => {
+      const loaded = tr(t.layers > 1 || t.heads > 1 ? 'own.loadedHeads' : 'own.loaded', { names: names.join(tr('own.namesJoin')), n: t.n, d: t.d, layers: t.layers, heads: t.heads, kv: t.kvHeads });
+      return withTokens ? tr('own.withTokens', { loaded }) : loaded;
+    });
     page.lab.sendTensors(t, { background: true });
     if (page.st.src !== 'file') page.st = switchSource(page.st, { ...page.st, src: 'file' });
     page.st = fit(page.st);
@@ -145,8 +163,8 @@ export function mountModelPanel(page) {
       // the current view and any model already loaded stay; the page says what was wrong
       model.busy = false;
       model.error = m.error;
-      page.notice.show(m.kind === MSG.MODEL_LOADED ? `the model's files: ${m.error}` : `the model: ${m.error}`, 'model');
-      status(m.error, true);
+      page.notice.show(tr(m.kind === MSG.MODEL_LOADED ? 'model.filesError' : 'model.error', { error: m.error }), 'model');
+      status(() => m.error, null, true);
       page.inspector.notify();
       return;
     }
@@ -156,7 +174,7 @@ export function mountModelPanel(page) {
       const first = !model.config;
       model.config = m.config;
       const c = m.config;
-      status(`${c.layers} layers × ${c.heads} heads (${c.kvHeads} KV heads), head size ${c.headSize}, vocabulary ${c.vocab}, up to ${c.seqLen} tokens`);
+      status('model.config', { layers: c.layers, heads: c.heads, kv: c.kvHeads, size: c.headSize, vocab: c.vocab, seq: c.seqLen });
       const ta = $('model-text');
       if (!ta.value) ta.value = 'Once upon a time, there was a little dog named Max. Max liked to run in the park.';
       if (first && page.st.src === 'model') { page.st = { ...page.st, causal: true }; page.redraw.controls = true; } // the model's own mask
@@ -172,7 +190,7 @@ export function mountModelPanel(page) {
     model.ms = m.ms;
     page.lab.sendTensors(t, { background: false });
     const c = model.config;
-    status(`${t.n} tokens · forward pass ${fmtMs(m.ms)} in the worker · ${c.layers} layers × ${c.heads} heads, head size ${c.headSize}`);
+    status('model.ran', { n: t.n, ms: fmtMs(m.ms), layers: c.layers, heads: c.heads, size: c.headSize });
     model.busy = false;
     if (page.st.src === 'model') {
       page.st = fit(page.st);
@@ -182,8 +200,8 @@ export function mountModelPanel(page) {
   }
 
   // the file inputs, files dropped anywhere on the page, the text
-  $('model-files').addEventListener('change', (e) => { if (e.target.files.length) loadModelFiles(e.target.files); });
-  $('qkv-files').addEventListener('change', (e) => { if (e.target.files.length) loadOwnFiles(e.target.files); });
+  $('model-files').addEventListener('change', (e) => { chosen('model-files'); if (e.target.files.length) loadModelFiles(e.target.files); });
+  $('qkv-files').addEventListener('change', (e) => { chosen('qkv-files'); if (e.target.files.length) loadOwnFiles(e.target.files); });
   addEventListener('dragover', (e) => { if ([...(e.dataTransfer?.types ?? [])].includes('Files')) e.preventDefault(); });
   addEventListener('drop', (e) => {
     if (!e.dataTransfer?.files?.length) return;
@@ -214,7 +232,7 @@ export function mountModelPanel(page) {
       if (model.busy && !timer) {
         model.busy = false;
         model.error = what;
-        status(sentence, true);
+        status(() => sentence, null, true);
       }
     },
   };

@@ -5,8 +5,9 @@
 // draws and exports. What it shows is data from render/overview.mjs.
 import {
   OVERVIEW_METRICS, metricOf, overviewRows, overviewScale, overviewCsv, overviewSvg, cellRgb, textOn, fmtMetric,
-  cellLabel, tokensText, undefinedGroups,
+  cellLabel, tokensText, undefinedGroups, metricName, metricUnits, reasonText,
 } from '../render/overview.mjs';
+import { t, getLang } from '../i18n/i18n.mjs';
 import { colorTable } from '../render/colormap.mjs';
 import { exportName, figureCaption } from '../io/export.mjs';
 import { download, svgToPng } from './export-menu.mjs';
@@ -35,13 +36,24 @@ export function mountOverview(box, ctx) {
   const grid = box.querySelector('.ov-grid'), note = box.querySelector('.ov-note');
   const head = el('div', { class: 'ov-head' });
   const pick = el('select', { id: 'k-ov_metric' });
-  for (const m of OVERVIEW_METRICS) pick.append(el('option', { value: m.key }, m.label));
-  head.append(el('label', { for: 'k-ov_metric' }, 'colour by'), pick);
+  for (const m of OVERVIEW_METRICS) pick.append(el('option', { value: m.key }));
+  const pickLabel = el('label', { for: 'k-ov_metric' });
+  head.append(pickLabel, pick);
   const exports = {};
   for (const ext of ['svg', 'png', 'csv']) {
-    exports[ext] = el('button', { type: 'button', 'data-ov-export': ext, 'aria-label': `the overview as ${ext.toUpperCase()}` }, ext.toUpperCase());
+    exports[ext] = el('button', { type: 'button', 'data-ov-export': ext }, ext.toUpperCase());
     head.append(exports[ext]);
   }
+  let shownLang = null;
+  /** The overview's own words in the current language (again when it changes: update). */
+  function words() {
+    if (shownLang === getLang()) return;
+    shownLang = getLang();
+    for (const o of pick.options) o.textContent = metricName(metricOf(o.value));
+    pickLabel.textContent = t('overview.colourBy');
+    for (const [ext, b] of Object.entries(exports)) b.setAttribute('aria-label', t('overview.export', { ext: ext.toUpperCase() }));
+  }
+  words();
   const legend = el('div', { class: 'ov-legend', role: 'img' });
   const legendTitle = el('span', { class: 'ov-legend-title' });
   const lo = el('span', { class: 'ov-min' }), bar = el('span', { class: 'ov-bar' }), hi = el('span', { class: 'ov-max' });
@@ -52,7 +64,7 @@ export function mountOverview(box, ctx) {
   pick.addEventListener('change', () => ctx.onChange('ov_metric', pick.value));
   for (const [ext, b] of Object.entries(exports)) {
     b.addEventListener('click', () => {
-      exportAs(ext).catch((err) => ctx.notice(`export of the overview: ${err.message ?? err}`));
+      exportAs(ext).catch((err) => ctx.notice(t('overview.exportFailed', { message: err.message ?? err })));
     });
   }
 
@@ -101,26 +113,27 @@ export function mountOverview(box, ctx) {
       b.style.background = rgb ? `rgb(${rgb.join(',')})` : '';
       b.style.color = rgb ? textOn(rgb) : '';
       // every '—' says why, to a pointer (title) and to a screen reader (the label)
-      const label = computed ? cellLabel(r, metric, { current, text }) : `layer ${r.layer}, head ${r.head}: computing…`;
+      const label = computed ? cellLabel(r, metric, { current, text }) : t('overview.computing', { layer: r.layer, head: r.head });
       if (b.title !== label) { b.title = label; b.lastChild.textContent = ` ${label}`; }
       b.dataset.value = r.value === null ? '' : String(r.value);
     });
     // the legend: the metric, its units, the one scale's ends, the colour map
-    legendTitle.textContent = `${metric.label} (${metric.units})`;
+    const name = metricName(metric);
+    legendTitle.textContent = t('overview.legendTitle', { label: name, units: metricUnits(metric) });
     lo.textContent = scale.lo === null ? '—' : fmtMetric(scale.lo);
     hi.textContent = scale.hi === null ? '—' : fmtMetric(scale.hi);
     const stops = Array.from({ length: 11 }, (_, k) => { const i = Math.round((k / 10) * 255); return `rgb(${table[4 * i]},${table[4 * i + 1]},${table[4 * i + 2]})`; });
     bar.style.background = `linear-gradient(to right, ${stops.join(', ')})`;
     cmapName.textContent = st.cmap;
-    const range = scale.lo === null ? 'no head has a value' : `from ${lo.textContent} to ${hi.textContent}`;
-    legend.setAttribute('aria-label', `colour scale of every head: ${metric.label}, ${range}, ${st.cmap}`);
+    const range = scale.lo === null ? t('overview.noValue') : t('overview.range', { lo: lo.textContent, hi: hi.textContent });
+    legend.setAttribute('aria-label', t('overview.legend', { label: name, range, cmap: st.cmap }));
     const undef = [...undefinedGroups(rows)].filter(([reason]) => reason !== 'not computed yet');
     const without = undef.reduce((s, [, hs]) => s + hs.length, 0);
     const total = v.layers * v.heads;
-    const on = text ? ` on ${text}` : '';
-    const msg = v.error ? `failed: ${v.error}`
-      : v.done ? `${ctx.label(st)} on all ${total} heads${on}: colour by ${metric.label}${without ? `; ${without} without a value (—: ${undef.map(([r]) => r).join('; ')})` : ''}; click a head to open it`
-        : `${v.cells.size} of ${total} heads…`;
+    const done = `overview.done${text ? 'On' : ''}${without ? 'Without' : ''}`;
+    const msg = v.error ? t('overview.failed', { error: v.error })
+      : v.done ? t(done, { variant: ctx.label(st), total, text, label: name, count: without, reasons: undef.map(([r]) => reasonText(r)).join(t('overview.reasonsJoin')) })
+        : t('overview.progress', { count: v.cells.size, total });
     if (note.textContent !== msg) note.textContent = msg;
     for (const b of Object.values(exports)) b.disabled = !v.done || !!v.error;
   }
@@ -151,6 +164,7 @@ export function mountOverview(box, ctx) {
     /** Show the overview the state asks for (when open, for tensors with more than one head), or keep the shown one. */
     update(state) {
       st = state;
+      words();
       if (pick.value !== st.ov_metric) pick.value = st.ov_metric;
       const t = ctx.tensors();
       const many = !!t && t.layers * t.heads > 1;

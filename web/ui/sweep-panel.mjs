@@ -3,13 +3,18 @@
 // with a min–max band over the seeds and the current value marked. The panel only shows and asks:
 // mountSweep (below) runs the sweep in the background worker and hands the points to show().
 import { loadUPlot, uPlotReady } from '../render/charts.mjs';
-import { sweepableEntries, seeded, sweepPlan, SWEEP_READOUTS, MAX_SEEDS, undefinedNote, sweepResult } from '../compute/sweep.mjs';
+import { sweepableEntries, seeded, sweepPlan, SWEEP_READOUTS, MAX_SEEDS, sweepResult } from '../compute/sweep.mjs';
 import { fmt, fmtMs } from '../render/format.mjs';
 import { MSG } from '../workers/protocol.mjs';
 import { readoutLabel } from '../wasm/readout-info.mjs';
 import { sweepGuides } from '../render/sweep-guides.mjs';
+import { t, tOwn } from '../i18n/i18n.mjs';
 
 const COLOR = '#0072b2';
+/** The canvas font stack: the page's, then CJK faces, so that Chinese labels are drawn (docs/i18n.md). */
+const CANVAS_FONTS = "system-ui, sans-serif, 'WenQuanYi Micro Hei', 'Noto Sans CJK SC'";
+/** A readout's name in the page's language (the registry's English; the catalogue's `readout.KEY`). */
+const readoutName = (key) => tOwn(`readout.${key}`, readoutLabel(key));
 
 function el(tag, attrs = {}, text = '') {
   const e = document.createElement(tag);
@@ -20,16 +25,28 @@ function el(tag, attrs = {}, text = '') {
 
 /**
  * Build the panel into `box`. `onChange(name, value, 'change')` sets a state key. Returns
- * {sync(st), show(points, plan, status), resize()}.
+ * {sync(st), show(points, plan, current, status), resize()}; status() gives a sentence in the page's language.
  */
 export function mountSweepPanel(box, schema, onChange, { dark }) {
   const head = el('div', { class: 'sweep-head' });
-  const knob = el('select', { id: 'k-sweep', 'aria-label': 'sweep over which knob' });
-  const readout = el('select', { id: 'k-sweep_y', 'aria-label': 'which readout the sweep plots' });
-  for (const k of SWEEP_READOUTS) readout.append(el('option', { value: k }, readoutLabel(k)));
-  const seeds = el('input', { id: 'k-sweep_seeds', type: 'number', min: '1', max: String(MAX_SEEDS), step: '1', 'aria-label': 'seeds of the random matrices' });
-  const seedsLabel = el('label', { for: 'k-sweep_seeds' }, 'seeds');
-  head.append(el('label', { for: 'k-sweep' }, 'sweep'), knob, el('label', { for: 'k-sweep_y' }, 'of'), readout, seedsLabel, seeds);
+  const knob = el('select', { id: 'k-sweep' });
+  const readout = el('select', { id: 'k-sweep_y' });
+  for (const k of SWEEP_READOUTS) readout.append(el('option', { value: k }));
+  const seeds = el('input', { id: 'k-sweep_seeds', type: 'number', min: '1', max: String(MAX_SEEDS), step: '1' });
+  const seedsLabel = el('label', { for: 'k-sweep_seeds' });
+  const knobLabel = el('label', { for: 'k-sweep' }), readoutLabelEl = el('label', { for: 'k-sweep_y' });
+  head.append(knobLabel, knob, readoutLabelEl, readout, seedsLabel, seeds);
+  /** The panel's own words in the current language (again when it changes: sync). */
+  function words() {
+    knob.setAttribute('aria-label', t('sweep.knob'));
+    readout.setAttribute('aria-label', t('sweep.readout'));
+    seeds.setAttribute('aria-label', t('sweep.seeds'));
+    for (const o of readout.options) o.textContent = readoutName(o.value);
+    seedsLabel.textContent = t('sweep.seedsLabel');
+    knobLabel.textContent = t('sweep.sweepLabel');
+    readoutLabelEl.textContent = t('sweep.ofLabel');
+  }
+  words();
   const chartBox = el('div', { class: 'sweep-chart' });
   const note = el('p', { class: 'note sweep-note', role: 'status' });
   box.append(head, chartBox, note);
@@ -37,7 +54,7 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
   readout.addEventListener('change', () => onChange('sweep_y', readout.value, 'change'));
   seeds.addEventListener('change', () => onChange('sweep_seeds', seeds.value, 'change'));
 
-  let chart = null, shownVariant = null, marker = null, logX = false;
+  let chart = null, shownVariant = null, marker = null, logX = false, shownLang = null, st = null;
   let guides = { series: [], hlines: [] }, guideKey = ''; // the lesson's reference lines (render/sweep-guides.mjs)
   let latest = null; // show()'s newest arguments: a draw deferred until uPlot is in draws only those
 
@@ -45,17 +62,19 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
     chart?.destroy();
     const w = Math.max(220, Math.floor(chartBox.getBoundingClientRect().width) || 300);
     const fontPx = parseFloat(getComputedStyle(chartBox).fontSize) || 11;
-    const axis = { stroke: () => (dark() ? '#c8ccd4' : '#333'), grid: { stroke: () => (dark() ? '#333a44' : '#e3e3e3'), width: 1 }, ticks: { show: false }, font: `${fontPx}px system-ui, sans-serif` };
+    const axis = { stroke: () => (dark() ? '#c8ccd4' : '#333'), grid: { stroke: () => (dark() ? '#333a44' : '#e3e3e3'), width: 1 }, ticks: { show: false }, font: `${fontPx}px ${CANVAS_FONTS}` };
     chart = new (uPlotReady())({
       width: w, height: Math.round(fontPx * 14),
+      // room on the right for the last x tick label, centred on the plot's edge ("10,000" was cut in half)
+      padding: [null, Math.round(fontPx * 2.5), null, null],
       legend: { show: true, live: false },
       cursor: { drag: { x: false, y: false } },
       scales: { x: logX ? { time: false, distr: 3 } : { time: false } },
       axes: [{ ...axis }, { ...axis, size: Math.ceil(fontPx * 4.2) }],
-      series: [{ label: 'knob' },
-        { label: 'mean', stroke: COLOR, width: 2, points: { show: true, size: 5, fill: COLOR } },
-        { label: 'min', stroke: `${COLOR}66`, width: 1, dash: [3, 3], points: { show: false } },
-        { label: 'max', stroke: `${COLOR}66`, width: 1, dash: [3, 3], points: { show: false } },
+      series: [{ label: t('sweep.series.knob') },
+        { label: t('sweep.series.mean'), stroke: COLOR, width: 2, points: { show: true, size: 5, fill: COLOR } },
+        { label: t('sweep.series.min'), stroke: `${COLOR}66`, width: 1, dash: [3, 3], points: { show: false } },
+        { label: t('sweep.series.max'), stroke: `${COLOR}66`, width: 1, dash: [3, 3], points: { show: false } },
         ...guides.series.map((g) => ({ label: g.label, stroke: dark() ? '#b0b6bf' : '#666', width: 1.5, dash: [6, 4], points: { show: false } }))],
       bands: [{ series: [3, 2], fill: `${COLOR}22` }],
       hooks: {
@@ -69,7 +88,7 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
             ctx.lineWidth = devicePixelRatio;
             ctx.setLineDash([2 * devicePixelRatio, 3 * devicePixelRatio]);
             ctx.beginPath(); ctx.moveTo(u.bbox.left, y); ctx.lineTo(u.bbox.left + u.bbox.width, y); ctx.stroke();
-            ctx.font = `${fontPx * devicePixelRatio}px system-ui, sans-serif`;
+            ctx.font = `${fontPx * devicePixelRatio}px ${CANVAS_FONTS}`;
             ctx.textAlign = 'right'; ctx.textBaseline = 'bottom';
             ctx.fillText(h.label, u.bbox.left + u.bbox.width - 4 * devicePixelRatio, y - 2 * devicePixelRatio);
             ctx.restore();
@@ -91,10 +110,13 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
 
   return {
     /** Pickers and visibility for this state. */
-    sync(st) {
-      if (shownVariant !== st.variant) {
+    sync(state) {
+      st = state;
+      const relabel = shownLang !== st.lang;
+      if (relabel) { shownLang = st.lang; words(); }
+      if (shownVariant !== st.variant || relabel) {
         shownVariant = st.variant;
-        knob.replaceChildren(el('option', { value: '' }, 'off'), ...sweepableEntries(schema, st).map((e) => el('option', { value: e.name }, e.label)));
+        knob.replaceChildren(el('option', { value: '' }, t('sweep.off')), ...sweepableEntries(schema, st).map((e) => el('option', { value: e.name }, t(`control.${e.name}`))));
       }
       if (knob.value !== st.sweep) knob.value = st.sweep;
       if (readout.value !== st.sweep_y) readout.value = st.sweep_y;
@@ -105,21 +127,23 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
       // must show the new heatmaps style and layout work
       if (seeds.hidden !== !many) seeds.hidden = seedsLabel.hidden = !many;
       if (chartBox.hidden !== !on) chartBox.hidden = !on;
-      const idle = 'pick a knob: the readout is computed over its range, in the background';
+      const idle = t('sweep.idle');
       if (!on && note.textContent !== idle) note.textContent = idle;
+      if (relabel && on && latest) { if (chart) makeChart(); this.show(...latest); } // the chart's legend, the note
     },
     /**
      * Draw the points so far: points[i] = {value, mean, min, max, reason} or undefined (not yet);
-     * `plan` (sweep.mjs's sweepPlan) and `current` (the knob's value in the state); status: a sentence.
+     * `plan` (sweep.mjs's sweepPlan) and `current` (the knob's value in the state); status(): the status sentence.
      */
     show(points, plan, current, status) {
       const args = [points, plan, current, status];
       latest = args;
-      if (!plan || plan.off) { if (plan?.off) note.textContent = plan.off; return; }
+      // a link's knob the variant lacks (sweep.mjs's plan.off says it in English, for the CLI's and tests' use)
+      if (!plan || plan.off) { if (plan?.off) note.textContent = st ? t('sweep.noKnob', { variant: tOwn(`variant.${st.variant}`, schema.variantView(st.variant).label), knob: st.sweep }) : plan.off; return; }
       // uPlot comes after the page's first view (charts.mjs): the newest show() is drawn once it is in
       if (!uPlotReady()) {
         loadUPlot().then(() => { if (latest === args) this.show(...args); },
-          (err) => { if (latest === args) note.textContent = `the chart did not load: ${err.message}`; });
+          (err) => { if (latest === args) note.textContent = t('sweep.chartFailed', { message: err.message }); });
         return;
       }
       const wantLog = plan.values.length > 2 && plan.values[0] > 0 && plan.values.at(-1) / plan.values[0] >= 50;
@@ -129,13 +153,28 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
       marker = current;
       const col = (k) => plan.values.map((_, i) => points[i]?.[k] ?? null);
       chart.setData([plan.values.slice(), col('mean'), col('min'), col('max'), ...guides.series.map((g) => g.values)]);
-      const undefinedAt = undefinedNote(plan, points, fmt); // as the exported figure says it (sweep.mjs)
-      note.textContent = `${readoutLabel(plan.readout)} against ${plan.name}` +
-        `${plan.seeds > 1 ? `, mean and min–max over ${plan.seeds} seeds` : ''}: ${status}` +
+      const undefinedAt = undefinedWords(plan, points);
+      note.textContent = t(plan.seeds > 1 ? 'sweep.noteSeeds' : 'sweep.note', { readout: readoutName(plan.readout), knob: t(`control.${plan.name}`), seeds: plan.seeds, status: status() }) +
         (undefinedAt ? ` · ${undefinedAt}` : '');
     },
     resize() { if (chart) makeChart(); },
   };
+}
+
+/**
+ * The values of a sweep without a number, grouped by reason, in the page's language: what undefinedNote
+ * (compute/sweep.mjs) writes for the exported figure. The reasons are the library's, as it gives them.
+ */
+function undefinedWords(plan, points) {
+  const byReason = new Map();
+  plan.values.forEach((v, i) => {
+    const p = points[i];
+    if (!p || p.mean !== null) return;
+    const why = p.reason || t('sweep.noReason');
+    if (!byReason.has(why)) byReason.set(why, []);
+    byReason.get(why).push(fmt(v));
+  });
+  return [...byReason].map(([why, at]) => t('sweep.undefinedAt', { knob: plan.name, at: at.join(', '), why })).join(' · ');
 }
 
 /**
@@ -152,7 +191,8 @@ export function mountSweep(page) {
   function draw() {
     if (!v.plan || v.plan.off) { panel.show(null, v.plan, null, ''); return; }
     const done = v.points.filter(Boolean).length;
-    const status = v.error ? `failed: ${v.error}` : v.complete ? `${done} values in ${fmtMs(v.ms)} (in the background)` : `${done} of ${v.plan.values.length} values…`;
+    // a function: the panel writes it again in another language
+    const status = () => (v.error ? t('sweep.failed', { error: v.error }) : v.complete ? t('sweep.done', { done, ms: fmtMs(v.ms) }) : t('sweep.progress', { done, total: v.plan.values.length }));
     panel.show(v.points, v.plan, page.st[v.plan.name], status);
   }
 
