@@ -161,6 +161,21 @@ describe('Hedgehog distillation', () => {
       expect(errors).toEqual([]);
     } finally { await page.close(); }
   }, 120000);
+
+  // Found by the zh-everywhere run: the stepper, opened while training ran, rebuilt the worker's lab and
+  // dropped the distiller under the running loop ("Cannot read properties of null (reading 'steps')").
+  it('stops with a sentence, not a TypeError, when the stepper takes the worker mid-training', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'variant=hedgehog&gen=clustered&n=64&d=16&causal=1&mech=distill&steps=5000' });
+    try {
+      await until(page, (x) => x?.distill?.t >= 10, 60000);
+      await page.evaluate(() => { location.hash = 'variant=hedgehog&gen=clustered&n=64&d=16&causal=1&mech=stepper&step=3'; });
+      await until(page, (x) => x?.stepper?.t === 3, 60000);
+      await page.evaluate(() => { location.hash = 'variant=hedgehog&gen=clustered&n=64&d=16&causal=1&mech=distill&steps=5000'; });
+      const m = await until(page, (x) => x?.distill?.done, 60000);
+      expect(m.distill.error ?? '').not.toMatch(/Cannot read|TypeError|null/);
+      expect(errors).toEqual([]);
+    } finally { await page.close(); }
+  }, 150000);
 });
 
 // Review of issue 27, finding 6: a failure of the mechanisms worker outside any job's answer (an uncaught

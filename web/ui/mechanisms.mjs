@@ -11,6 +11,7 @@ import { npyBytes } from '../io/export.mjs';
 import { MSG } from '../workers/protocol.mjs';
 import { NOTHING } from './panel.mjs';
 import { t, tOwn, getLang } from '../i18n/i18n.mjs';
+import { said } from '../state/notice.mjs';
 
 /** The memories the recall view compares; each one's words are the catalogue's `mech.memory.ID`. */
 export const MEMORIES = {
@@ -244,7 +245,7 @@ export function mountMechanisms(box, env) {
   function drawStepper() {
     const f = out.stepper, dark = env.dark();
     if (!f) return;
-    if (f.error) { S.note.textContent = t('mech.step.error', { error: f.error }); S.note.classList.add('warn'); return; }
+    if (f.error) { S.note.textContent = t('mech.step.error', { error: said(f.error) }); S.note.classList.add('warn'); return; }
     S.note.classList.remove('warn');
     const variant = tOwn(`variant.${st.variant}`, env.schema.variantView(st.variant).label); // its name, not its link key
     S.note.textContent = f.kind === 'cache' ? t('mech.step.cacheNote')
@@ -436,7 +437,7 @@ export function mountMechanisms(box, env) {
     D.table.replaceChildren(el('tr', {}, el('th', { text: '' }), el('th', { text: t('mech.distill.kl') }), el('th', { text: t('mech.distill.err') }), el('th', { text: t('mech.distill.entropy') })),
       row(t('mech.distill.row', { t: d.t ?? 0 }), c?.readouts), row('elu+1', cmp?.elu), row('Performer', cmp?.performer), row('softmax', cmp?.softmax));
     const first = d.loss[0], last = d.lossNow ?? d.loss.at(-1);
-    D.note.textContent = d.error ? t('mech.distill.stopped', { error: d.error })
+    D.note.textContent = d.error ? t('mech.distill.stopped', { error: said(d.error) })
       : sentences(t('mech.distill.learns', { cols: d.cols ?? '…' }), first != null ? t('mech.distill.lossSoFar', { first: fmt(first), last: fmt(last), t: d.t }) : '',
         d.done ? '' : t('mech.distill.training'), d.W ? t(env.usingW() ? 'mech.distill.using' : 'mech.distill.canUse') : '');
     D.use.disabled = !d.W; D.save.disabled = !d.W;

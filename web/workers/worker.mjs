@@ -218,6 +218,8 @@ async function compare({ id, req }) {
 // --- the mechanism views (docs/mechanisms.md), in a worker of their own; a newer job of a view stops its older one
 const mech = { id: 0, stepper: null, stepKey: null, distiller: null, distillKey: null, compare: null };
 const MECH_STEP_MAX_N = 2048;      // the stepper forms the masked matrix once (n² floats)
+/** Why a training run stopped when the step-by-step view took the worker's lab (a notice template: docs/i18n.md). */
+const DISTILL_PREEMPTED = 'the step-by-step view took the worker, so training stopped: press train to start again';
 const MECH_DISTILL_MAX_N = 512; // a training step costs 3·n²·2cols multiply-adds
 const mechKey = (req) => JSON.stringify([req.inputs, req.knobs]);
 
@@ -307,7 +309,9 @@ async function mechDistill({ id, req, steps, lr, reset }) {
     const CHUNK = 10;
     for (let done = 0; done < steps; done += CHUNK) {
       await yieldToEvents();
-      if (mech.id !== id) return self.postMessage({ kind: MSG.MECH_DONE, id, view: 'distill', complete: false, W: mech.distiller.W, t: mech.distiller.t });
+      if (mech.id !== id) return self.postMessage({ kind: MSG.MECH_DONE, id, view: 'distill', complete: false, W: mech.distiller?.W ?? null, t: mech.distiller?.t ?? 0 });
+      // the stepper rebuilt the lab while this loop waited (mechStep): the distiller's buffers went with it
+      if (!mech.distiller) return self.postMessage({ kind: MSG.MECH_DONE, id, view: 'distill', complete: false, error: DISTILL_PREEMPTED });
       const c = distillChunk(mech.distiller, Math.min(CHUNK, steps - done), lr);
       if (c.status < 0 || !c.loss) throw new Error(c.message);
       const view = distillView(req, c.W);

@@ -99,6 +99,7 @@ export default {
   'notice.x.workerLoad': 'the {name} worker could not load the WebAssembly module: {message}',
   'notice.x.workerFailed': 'the {name} worker failed: {message}',
   'notice.x.workerUnreadable': 'a message from the {name} worker could not be read',
+  'notice.x.distillPreempted': 'the step-by-step view took the worker, so training stopped: press train to start again',
   'notice.x.worker.spectrum': 'spectrum',
   'notice.x.worker.frame': 'frame',
   'notice.x.worker.background': 'background',

@@ -96,6 +96,7 @@ export default {
   'notice.x.workerLoad': '{name}线程无法加载 WebAssembly 模块：{message}',
   'notice.x.workerFailed': '{name}线程出错：{message}',
   'notice.x.workerUnreadable': '无法读取{name}线程发来的消息',
+  'notice.x.distillPreempted': '逐步视图占用了后台线程，训练因此停止：按“训练”重新开始',
   'notice.x.worker.spectrum': '谱计算',
   'notice.x.worker.frame': '矩阵计算',
   'notice.x.worker.background': '后台',
