@@ -95,6 +95,9 @@ describe('the citations in the articles\' own words', () => {
     const c = PRESETS.find((p) => p.name === 'performer-norm').sources[0];
     expect(text(citeParts(c, 'zh'))).toBe('论文《Rethinking Attention with Performers》（Choromanski 等，2021），arXiv:2009.14794');
     expect(text(citeParts(c, 'en'))).toBe('Choromanski et al. 2021, “Rethinking Attention with Performers”, arXiv:2009.14794');
+    // the English names are marked English in Chinese text (a screen reader's voice; the zh check skips them)
+    expect(citeParts(c, 'zh').filter((x) => x.lang === 'en').map((x) => x.text)).toEqual(['Rethinking Attention with Performers', 'Choromanski', 'arXiv:2009.14794']);
+    expect(citeParts(c, 'zh').find((x) => x.cls === 'cite-paper').href).toBe('https://arxiv.org/abs/2009.14794');
     for (const { lesson, c: p } of all.filter(({ c: x }) => x.paper)) {
       const zh = text(citeParts(p, 'zh'));
       expect(zh, lesson).toMatch(/^论文《/);

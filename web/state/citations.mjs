@@ -106,7 +106,15 @@ export function citeParts(c, lang) {
     const gloss = en ? [{ text: ' — ' }, { cls: 'cite-gloss', text: c.gloss.replace(/\.$/, ''), lang: 'en' }] : [];
     return [...head, ...section, ...quote, ...gloss];
   }
-  const authors = c.authors.replace(/^(.*) et al\.$/, (_, first) => t('cite.etal', { first }, lang));
-  const text = t(c.arxiv ? 'cite.paper.arxiv' : 'cite.paper', { authors, year: c.year, paper: c.paper, arxiv: c.arxiv }, lang);
-  return [{ cls: 'cite-paper', text, ...(c.arxiv ? { href: `https://arxiv.org/abs/${c.arxiv}` } : {}) }];
+  // the title and the authors are English names in either language: marked so (a screen reader's voice, the zh check)
+  const [first, etal] = c.authors.match(/^(.*) et al\.$/)?.slice(1).concat(true) ?? [c.authors, false];
+  const names = { cls: 'cite-authors', text: first, lang: 'en' };
+  const authors = etal ? fill(t('cite.etal', null, lang), { first: names }) : [names];
+  const link = c.arxiv ? { href: `https://arxiv.org/abs/${c.arxiv}` } : {};
+  return fill(t(c.arxiv ? 'cite.paper.arxiv' : 'cite.paper', null, lang), {
+    paper: { cls: 'cite-paper', text: c.paper, lang: 'en', ...link },
+    authors: authors.length === 1 ? authors[0] : { parts: authors },
+    year: { text: String(c.year) },
+    arxiv: { cls: 'cite-arxiv', text: `arXiv:${c.arxiv}`, lang: 'en', ...link },
+  }).flatMap((x) => x.parts ?? [x]);
 }

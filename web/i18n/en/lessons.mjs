@@ -16,7 +16,7 @@ export default {
   'cite.seed.section': ', section “{section}”',
   'cite.seed.quote': ': {quote}',
   'cite.paper': '{authors} {year}, “{paper}”',
-  'cite.paper.arxiv': '{authors} {year}, “{paper}”, arXiv:{arxiv}',
+  'cite.paper.arxiv': '{authors} {year}, “{paper}”, {arxiv}',
   'cite.etal': '{first} et al.',
   'cite.join': '; ',
 };

@@ -12,7 +12,7 @@ export default {
   'cite.seed.section': '“{section}”一节',
   'cite.seed.quote': '：{quote}',
   'cite.paper': '论文《{paper}》（{authors}，{year}）',
-  'cite.paper.arxiv': '论文《{paper}》（{authors}，{year}），arXiv:{arxiv}',
+  'cite.paper.arxiv': '论文《{paper}》（{authors}，{year}），{arxiv}',
   'cite.etal': '{first} 等',
   'cite.join': '；',
 
