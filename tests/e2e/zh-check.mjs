@@ -13,12 +13,13 @@
  * - software, formats and models by name (attnviz, WebAssembly, wasm, SIMD, numpy, KaTeX, llama2.c, stories260K);
  * - the colour maps' names (viridis, cividis, magma, gray; rdbu), kept in every language (docs/i18n.md);
  * - function names of formulas written outside KaTeX (exp, log, elu, relu, max, min, cos, sin, diag),
- *   IEEE's Inf and NaN, and the number formats float32 and float64 (the tolerance's definition names them).
+ *   IEEE's Inf and NaN, and the number formats float32 and float64 (the tolerance's definition names them);
+ * - Adam, the optimiser's name, and Enter, the key's (as the keyboard prints it).
  */
 export const ALLOW = new Set(`performer favor linformer hedgehog flatten nyströmformer nyström retnet deltanet cosformer
   taylor frobenius efficient attention retention delta softmax token tokens logit logits attnviz webassembly wasm simd
   numpy katex llama stories260k viridis cividis magma gray rdbu exp log elu relu max min cos sin diag inf nan
-  gated lightning mamba float32 float64`
+  gated lightning mamba float32 float64 adam enter`
   .split(/\s+/).filter(Boolean));
 
 const CJK = '\\u3400-\\u9fff\\uf900-\\ufaff';
@@ -31,10 +32,13 @@ const LATIN_WORD = /[A-Za-zÀ-ÖØ-öø-ÿ][A-Za-zÀ-ÖØ-öø-ÿ0-9'’]*(?:-[A
  * addresses), a title in 《…》 (a work's name as it names itself: the papers' English titles) and a
  * quotation in “…” that holds Chinese (a seed article's own sentence, its Latin terms as written), an English term in
  * parentheses right after Chinese (因果掩码（causal mask）: the term beside the Chinese, as the literature
- * writes it), a name right before its Chinese gloss (Efficient Attention（高效注意力）), and ALLOW.
+ * writes it), a name right before its Chinese gloss (Efficient Attention（高效注意力）), ALLOW, and `own`
+ * (the reader's own text) where it is quoted back.
  */
-export function englishIn(text) {
-  const s = String(text)
+export function englishIn(text, own = '') {
+  // the reader's own text quoted back (the model's text in the overview's tiles: “Once upon a time…”)
+  const mine = (q) => own && q.replace(/…$/, '').length > 0 && own.startsWith(q.replace(/…$/, ''));
+  const s = String(text).replace(/“([^”]*)”/g, (m, q) => (mine(q) ? ' ' : m))
     .replace(/https?:\/\/\S+/g, ' ')
     .replace(/[\w./-]*\.(npy|json|csv|png|svg|zip|bin|txt|py|html|js|mjs|wasm|md|c|h)\b/gi, ' ')
     .replace(/《[^》]*》/g, ' ')

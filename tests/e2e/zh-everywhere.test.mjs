@@ -41,11 +41,11 @@ const glyphs = {}; // font → characters drawn in it, over every view
 const errors = [];
 
 /** Record what `page` shows now as `view` at `size`. */
-async function look(page, size, view) {
+async function look(page, size, view, own = '') {
   const r = await page.evaluate(collect, { skip: SKIP, italic: ITALIC });
   const english = {};
   for (const t of r.texts) {
-    const words = englishIn(t.text);
+    const words = englishIn(t.text, own);
     if (!words.length) continue;
     const list = (english[t.region] ??= []);
     const say = t.kind === 'text' ? t.text : `${t.kind}: ${t.text}`;
@@ -164,7 +164,7 @@ async function lookEverywhere() {
     await page.evaluate(() => window.attnviz.snapshot());
     await page.click('#overview > summary');
     await page.evaluate(() => window.attnviz.overview());
-    await look(page, size.name, 'model and overview');
+    await look(page, size.name, 'model and overview', await page.inputValue('#model-text'));
     await page.screenshot({ path: `build/e2e/zh-${size.name}-model.png` });
     await page.close();
     // <attn-viz lang="zh"> on a Chinese host page

@@ -8,6 +8,7 @@ import {
   cellLabel, tokensText, undefinedGroups, metricName, metricUnits, reasonText,
 } from '../render/overview.mjs';
 import { t, getLang } from '../i18n/i18n.mjs';
+import { variantName } from '../render/variant-name.mjs';
 import { colorTable } from '../render/colormap.mjs';
 import { exportName, figureCaption } from '../io/export.mjs';
 import { download, svgToPng } from './export-menu.mjs';
@@ -132,7 +133,7 @@ export function mountOverview(box, ctx) {
     const total = v.layers * v.heads;
     const done = `overview.done${text ? 'On' : ''}${without ? 'Without' : ''}`;
     const msg = v.error ? t('overview.failed', { error: v.error })
-      : v.done ? t(done, { variant: ctx.label(st), total, text, label: name, count: without, reasons: undef.map(([r]) => reasonText(r)).join(t('overview.reasonsJoin')) })
+      : v.done ? t(done, { variant: variantName(ctx.label(st)), total, text, label: name, count: without, reasons: undef.map(([r]) => reasonText(r)).join(t('overview.reasonsJoin')) })
         : t('overview.progress', { count: v.cells.size, total });
     if (note.textContent !== msg) note.textContent = msg;
     for (const b of Object.values(exports)) b.disabled = !v.done || !!v.error;

@@ -53,6 +53,7 @@ export default {
   'section.input': 'input',
   'section.variant': 'variant',
   'section.readouts': 'readouts',
+  'section.formula': 'the variant\'s formula',
   'readouts.updating': 'spectral readouts updating…',
   // the lesson panel
   'lesson.word': 'lesson',

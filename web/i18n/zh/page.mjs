@@ -48,6 +48,7 @@ export default {
   'section.input': '输入',
   'section.variant': '变体',
   'section.readouts': '读数',
+  'section.formula': '变体的公式',
   'readouts.updating': '谱读数更新中…',
   'lesson.word': '课程',
   'lesson.num': '{i} / {total}',
