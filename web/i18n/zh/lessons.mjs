@@ -118,7 +118,7 @@ export default {
   'preset.decay-halflife.caption': '每次写入前把状态乘以一个固定的 γ（RetNet、Lightning Attention；Mamba-2 和 Gated DeltaNet '
     + '让 γ 取决于输入），一个键的权重就每 ln ½ / ln γ 个 token 减半：γ = 0.8 时为 3.1 个 token。'
     + '现在每一行只看它最近的过去，所以行熵下降（这里约 2.3，γ = 1 时为 4.5）。递归携带的状态大小不变，'
-    + '为 r × dv = 16 × 16 个数；下降的是前半段交给后半段的那部分的数值秩（即半可分秩，semiseparable rank：'
+    + '为 r × dv = 16 × 16 个数；下降的是前半段交给后半段的那部分的数值秩（即半可分秩（semiseparable rank）：'
     + '这里是 8，γ = 1 时是 d = 16），因为远在中点之前的写入已衰减到秩的容差以下。把 γ 拖向 1，两者都会恢复。',
 
   'preset.window-rank.title': '滑动窗口：满秩，状态却只有 W − 1',
