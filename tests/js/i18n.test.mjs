@@ -105,13 +105,6 @@ describe('the notices of a worker failure', () => {
   });
 });
 
-describe('the worker\'s own sentences', () => {
-  it('are the notice templates they are said by (a reworded one would stay English)', () => {
-    const src = readFileSync(new URL('web/workers/worker.mjs', ROOT), 'utf8');
-    expect(src.match(/const DISTILL_PREEMPTED = '([^']*)'/)?.[1]).toBe(EN['notice.x.distillPreempted']);
-  });
-});
-
 describe('t()', () => {
   it('fills placeholders, and shows a missing key as the key, never another language\'s words', () => {
     expect(t('status.took', { n: 256, ms: '3.2 ms' }, 'en')).toBe('n = 256: matrices 3.2 ms');

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
+import { setLang, t } from '../../web/i18n/i18n.mjs';
 import { sweepableEntries, sweepValues, sweepPlan, aggregate, runSweep, seeded, sweepResult, sweepFigure } from '../../web/compute/sweep.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
@@ -126,5 +127,15 @@ describe('undefined points of a sweep carry their reason', () => {
     const plan = { name: 'm', readout: 'rank', seeds: 1, values: [1, 2] };
     const fig = sweepFigure(plan, [{ mean: 1, min: 1, max: 1, defined: 1, reason: null }, { mean: 2, min: 2, max: 2, defined: 1, reason: null }], 'cap');
     expect([fig.caption, fig.yLabel]).toEqual(['cap', 'numerical rank']);
+  });
+  it('a figure exported from the Chinese page speaks Chinese, its numbers and knob as they are', () => {
+    const plan = { name: 'm', readout: 'rank', seeds: 3, values: [1, 2] };
+    setLang('zh');
+    try {
+      const fig = sweepFigure(plan, [{ mean: 1, min: 1, max: 1, defined: 3, reason: null }, { mean: null, min: null, max: null, defined: 0, reason: '' }], '图注');
+      expect(fig.title).toBe('数值秩随 m 的变化（3 个种子的均值与最小–最大范围）');
+      expect(fig.series[0].label).toBe('数值秩（均值）');
+      expect(fig.caption).toBe(`图注 · 在 m = 2 处无定义：${t('sweep.noReason')}`);
+    } finally { setLang('en'); }
   });
 });

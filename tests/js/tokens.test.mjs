@@ -19,6 +19,15 @@ import {
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
 const json = (x) => new TextEncoder().encode(JSON.stringify(x));
 
+describe('a tokens.json problem in the reader\'s language', () => {
+  it('is English data, said in Chinese on the Chinese page by its template', async () => {
+    const { said } = await import('../../web/state/notice.mjs');
+    const bad = [['[1]', 3], ['{}', 3], ['["a"]', 2], ['nope', 1]].map(([text, n]) => parseTokensJson('tok.json', new TextEncoder().encode(text), n).error);
+    expect(bad.every((e) => /^tok\.json: .*so the tokens are not shown$/.test(e))).toBe(true);
+    for (const e of bad) expect(said(e, 'zh'), e).toMatch(/^tok\.json：.*所以不显示 token$/);
+  });
+});
+
 describe('thinTicks: the labels that fit', () => {
   it('labels every token when each has room, and every k-th (1, 2, 5, 10, …) when not', () => {
     expect(thinTicks(0, 9, 200, 14)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);

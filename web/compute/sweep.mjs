@@ -6,6 +6,7 @@
 // web/wasm/attnviz.mjs) live here; the page runs the computation in a worker (web/workers/worker.mjs, kind 'sweep')
 // and draws it (web/ui/sweep-panel.mjs). docs/page.md: the keys sweep, sweep_y, sweep_seeds.
 import { SWEEP_READOUTS, SPECTRAL_KEYS, readoutLabel } from '../wasm/readout-info.mjs';
+import { t, tOwn } from '../i18n/i18n.mjs';
 
 /** The readouts a sweep can plot, in the picker's order, and those that need the spectrum (the others read
  * M alone, and are quicker): the registry's (av_readout_info's sweep and kind; web/wasm/readout-info.mjs). */
@@ -122,32 +123,38 @@ export function sweepResult(plan, points) {
     max: col('max'), defined: col('defined', 0), reasons: plan.values.map((_, i) => (points[i] && points[i].mean === null ? points[i].reason : null)) };
 }
 
-/** The points of a sweep with no number, as a sentence: "undefined at decay = 1: <reason>", '' when none. */
-export function undefinedNote(plan, points, show = String) {
+/**
+ * The points of a sweep with no number, grouped by reason, as one sentence in the page's language
+ * ("undefined at decay = 1: <reason>"), '' when none: under the sweep panel and under its exported figure.
+ * The reasons are the library's English: `say` puts one in the reader's language (the page's said,
+ * web/state/notice.mjs, which this layer may not import: docs/architecture.md).
+ */
+export function undefinedNote(plan, points, show = String, say = String) {
   const byReason = new Map();
   plan.values.forEach((v, i) => {
     const p = points[i];
     if (!p || p.mean !== null) return;
-    const why = p.reason || 'no reason was given';
+    const why = p.reason ? say(p.reason) : t('sweep.noReason');
     if (!byReason.has(why)) byReason.set(why, []);
     byReason.get(why).push(show(v));
   });
-  return [...byReason].map(([why, at]) => `undefined at ${plan.name} = ${at.join(', ')}: ${why}`).join(' · ');
+  return [...byReason].map(([why, at]) => t('sweep.undefinedAt', { knob: plan.name, at: at.join(', '), why })).join(' · ');
 }
 
 /**
  * The exported sweep figure (web/io/export.mjs chartSvg's argument): the readout under the panel's label, and
- * under the chart every value without a number and its reason, after the caption.
+ * under the chart every value without a number and its reason, after the caption, in the page's language (`say`: as undefinedNote's).
  */
-export function sweepFigure(plan, points, caption) {
+export function sweepFigure(plan, points, caption, say = String) {
   const col = (k) => plan.values.map((_, i) => points[i]?.[k] ?? null);
-  const label = readoutLabel(plan.readout);
+  const label = tOwn(`readout.${plan.readout}`, readoutLabel(plan.readout));
   const logX = plan.values.length > 2 && plan.values[0] > 0 && plan.values.at(-1) / plan.values[0] >= 50;
-  const note = undefinedNote(plan, points);
+  const note = undefinedNote(plan, points, String, say);
+  const words = { readout: label, knob: plan.name, seeds: plan.seeds };
   return {
-    title: `${label} against ${plan.name}${plan.seeds > 1 ? ` (mean, min–max over ${plan.seeds} seeds)` : ''}`,
+    title: t(plan.seeds > 1 ? 'sweep.fig.titleSeeds' : 'sweep.fig.title', words),
     caption: note ? `${caption} · ${note}` : caption, xLabel: plan.name, yLabel: label, logX, logY: false,
-    series: [{ label: `${label} (mean)`, color: '#0072b2', marker: 'circle', x: plan.values, y: col('mean') }],
+    series: [{ label: t('sweep.fig.mean', words), color: '#0072b2', marker: 'circle', x: plan.values, y: col('mean') }],
     band: plan.seeds > 1 ? { x: plan.values, lo: col('min'), hi: col('max'), color: '#0072b2' } : undefined,
   };
 }

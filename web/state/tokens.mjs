@@ -5,6 +5,8 @@
 import { clampZoom, windowCells } from '../compute/zoom-window.mjs';
 import { t, LANGS } from '../i18n/i18n.mjs';
 
+const en = (key, params) => t(key, params, LANGS[0]);
+
 // the window's bounds and cells are compute's (the engine cuts them); the state and the panels read them here
 export { clampZoom, windowCells };
 
@@ -60,20 +62,21 @@ export function spanText(pieces, a, b) {
 /**
  * A tokens.json given with the reader's own Q, K, V: `{"pieces": [...]}` as `attnviz capture` writes it
  * (ids and text may be there too), or a bare list of strings. `n`: the inputs' tokens. Returns
- * {pieces} or {error: one sentence naming the file}; never quotes the file's contents.
+ * {pieces} or {error: one sentence naming the file}; never quotes the file's contents. The sentence is English
+ * data, written from the catalogue's template, so the notice says it in the reader's language (docs/i18n.md).
  */
 export function parseTokensJson(name, bytes, n) {
   let obj;
   try {
     obj = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch {
-    return { error: `${name}: not JSON, so the tokens are not shown` };
+    return { error: en('notice.x.tokens.json', { name }) };
   }
   const pieces = Array.isArray(obj) ? obj : obj && typeof obj === 'object' ? obj.pieces : undefined;
-  if (!Array.isArray(pieces)) return { error: `${name}: expected {"pieces": [...]} or a list of strings, so the tokens are not shown` };
+  if (!Array.isArray(pieces)) return { error: en('notice.x.tokens.shape', { name }) };
   const bad = pieces.findIndex((p) => typeof p !== 'string');
-  if (bad >= 0) return { error: `${name}: piece ${bad} is not a string, so the tokens are not shown` };
-  if (pieces.length !== n) return { error: `${name}: ${pieces.length} pieces for n = ${n} tokens, so the tokens are not shown` };
+  if (bad >= 0) return { error: en('notice.x.tokens.piece', { name, index: bad }) };
+  if (pieces.length !== n) return { error: en('notice.x.tokens.count', { name, count: pieces.length, n }) };
   return { pieces: pieces.slice() };
 }
 

@@ -11,6 +11,7 @@ import {
 import { thinTicks, axisText } from '../state/tokens.mjs';
 import { SERIES, seriesName } from '../render/charts.mjs';
 import { sweepFigure } from '../compute/sweep.mjs';
+import { said } from '../state/notice.mjs';
 import { paint } from '../render/heatmap.mjs';
 import { fmt, fmtSigned } from '../render/format.mjs';
 import { NOTHING } from './panel.mjs';
@@ -268,7 +269,7 @@ export function mountExport(menu, ctx) {
     if (what === 'sweep') {
       const s = ctx.sweep();
       if (!s) throw new Error(t('export.noSweep'));
-      return chartSvg(sweepFigure(s.plan, s.points, caption));
+      return chartSvg(sweepFigure(s.plan, s.points, caption, said));
     }
     throw new Error(`unknown figure ${what}`);
   }

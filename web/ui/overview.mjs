@@ -145,7 +145,7 @@ export function mountOverview(box, ctx) {
     if (ext === 'csv') { download(name, overviewCsv(rows, metric.key), 'text/csv'); return; }
     const text = tokensText(ctx.tokens());
     const svg = overviewSvg({ rows, layers: v.layers, heads: v.heads, scale, table: colorTable(st.cmap), cmap: st.cmap, metric,
-      caption: `${figureCaption(ctx.request(st), ctx.label(st), ctx.inputsLabel())}${text ? ` · text ${text}` : ''}` });
+      caption: `${figureCaption(ctx.request(st), variantName(ctx.label(st)), ctx.inputsLabel())}${text ? ` · ${t('overview.captionText', { text })}` : ''}` });
     download(name, ext === 'svg' ? new Blob([svg], { type: 'image/svg+xml' }) : await svgToPng(svg, 2));
   }
 

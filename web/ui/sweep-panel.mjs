@@ -3,12 +3,13 @@
 // with a min–max band over the seeds and the current value marked. The panel only shows and asks:
 // mountSweep (below) runs the sweep in the background worker and hands the points to show().
 import { loadUPlot, uPlotReady } from '../render/charts.mjs';
-import { sweepableEntries, seeded, sweepPlan, SWEEP_READOUTS, MAX_SEEDS, sweepResult } from '../compute/sweep.mjs';
+import { sweepableEntries, seeded, sweepPlan, SWEEP_READOUTS, MAX_SEEDS, sweepResult, undefinedNote } from '../compute/sweep.mjs';
 import { fmt, fmtMs } from '../render/format.mjs';
 import { MSG } from '../workers/protocol.mjs';
 import { readoutLabel } from '../wasm/readout-info.mjs';
 import { sweepGuides } from '../render/sweep-guides.mjs';
 import { t, tOwn } from '../i18n/i18n.mjs';
+import { said } from '../state/notice.mjs';
 
 const COLOR = '#0072b2';
 /** The canvas font stack: the page's, then CJK faces, so that Chinese labels are drawn (docs/i18n.md). */
@@ -153,28 +154,12 @@ export function mountSweepPanel(box, schema, onChange, { dark }) {
       marker = current;
       const col = (k) => plan.values.map((_, i) => points[i]?.[k] ?? null);
       chart.setData([plan.values.slice(), col('mean'), col('min'), col('max'), ...guides.series.map((g) => g.values)]);
-      const undefinedAt = undefinedWords(plan, points);
+      const undefinedAt = undefinedNote(plan, points, fmt, said);
       note.textContent = t(plan.seeds > 1 ? 'sweep.noteSeeds' : 'sweep.note', { readout: readoutName(plan.readout), knob: t(`control.${plan.name}`), seeds: plan.seeds, status: status() }) +
         (undefinedAt ? ` · ${undefinedAt}` : '');
     },
     resize() { if (chart) makeChart(); },
   };
-}
-
-/**
- * The values of a sweep without a number, grouped by reason, in the page's language: what undefinedNote
- * (compute/sweep.mjs) writes for the exported figure. The reasons are the library's, as it gives them.
- */
-function undefinedWords(plan, points) {
-  const byReason = new Map();
-  plan.values.forEach((v, i) => {
-    const p = points[i];
-    if (!p || p.mean !== null) return;
-    const why = p.reason || t('sweep.noReason');
-    if (!byReason.has(why)) byReason.set(why, []);
-    byReason.get(why).push(fmt(v));
-  });
-  return [...byReason].map(([why, at]) => t('sweep.undefinedAt', { knob: plan.name, at: at.join(', '), why })).join(' · ');
 }
 
 /**

@@ -12,6 +12,10 @@ import { createLatestSlot } from './queue.mjs';
 import { runSweep } from '../compute/sweep.mjs';
 import { stepFrame, scalingRun, crossover, recallCurve, recallAgainstD, overwrite, distillChunk } from '../compute/mechanisms.mjs';
 import { blockSize } from '../compute/downsample.mjs';
+import { t, LANGS } from '../i18n/i18n.mjs';
+
+/** A refusal as English data, from its catalogue template, so that the page says it in the reader's language (docs/i18n.md). */
+const en = (key, params) => t(key, params, LANGS[0]);
 
 const slot = createLatestSlot();
 let engine = null;
@@ -165,12 +169,12 @@ async function modelRun(msg) {
   }
 }
 async function modelRunReady({ id, text, key }) {
-  if (!model) return self.postMessage({ kind: MSG.MODEL_RAN, id, error: 'no model is loaded' });
+  if (!model) return self.postMessage({ kind: MSG.MODEL_RAN, id, error: en('notice.x.job.noModel') });
   const enc = model.encode(text);
   if (!enc.ids) return self.postMessage({ kind: MSG.MODEL_RAN, id, error: enc.message });
   const c = model.config;
   if (enc.ids.length > c.seqLen) {
-    return self.postMessage({ kind: MSG.MODEL_RAN, id, error: `the text is ${enc.ids.length} tokens with BOS; the model reads at most ${c.seqLen} (its seq_len)` });
+    return self.postMessage({ kind: MSG.MODEL_RAN, id, error: en('notice.x.job.textTooLong', { count: enc.ids.length, max: c.seqLen }) });
   }
   const f = model.forward(enc.ids);
   if (!f.Q) return self.postMessage({ kind: MSG.MODEL_RAN, id, error: f.message });
@@ -218,13 +222,11 @@ async function compare({ id, req }) {
 // --- the mechanism views (docs/mechanisms.md), in a worker of their own; a newer job of a view stops its older one
 const mech = { id: 0, stepper: null, stepKey: null, distiller: null, distillKey: null, compare: null };
 const MECH_STEP_MAX_N = 2048;      // the stepper forms the masked matrix once (n² floats)
-/** Why a training run stopped when the step-by-step view took the worker's lab (a notice template: docs/i18n.md). */
-const DISTILL_PREEMPTED = 'the step-by-step view took the worker, so training stopped: press train to start again';
 const MECH_DISTILL_MAX_N = 512; // a training step costs 3·n²·2cols multiply-adds
 const mechKey = (req) => JSON.stringify([req.inputs, req.knobs]);
 
 function mechStep({ id, req, t }) {
-  if (req.inputs.n > MECH_STEP_MAX_N) return self.postMessage({ kind: MSG.MECH_FRAME, id, error: `the stepper reads up to n = ${MECH_STEP_MAX_N} tokens (n = ${req.inputs.n})` });
+  if (req.inputs.n > MECH_STEP_MAX_N) return self.postMessage({ kind: MSG.MECH_FRAME, id, error: en('notice.x.job.stepperMax', { max: MECH_STEP_MAX_N, n: req.inputs.n }) });
   const key = mechKey(req);
   if (mech.stepKey !== key || !mech.stepper) {
     mech.distiller = null; mech.distillKey = null; // the lab may be rebuilt: the distiller's buffers go with it
@@ -287,7 +289,7 @@ const pick = (r) => ({ row_kl_mean: r.row_kl_mean, error_fro_rel: r.error_fro_re
 async function mechDistill({ id, req, steps, lr, reset }) {
   mech.id = id;
   const n = req.inputs.n;
-  if (n > MECH_DISTILL_MAX_N) return self.postMessage({ kind: MSG.MECH_DONE, id, view: 'distill', complete: false, error: `training runs on n ≤ ${MECH_DISTILL_MAX_N} tokens (a step costs 3·n²·2·cols multiply-adds; n = ${n})` });
+  if (n > MECH_DISTILL_MAX_N) return self.postMessage({ kind: MSG.MECH_DONE, id, view: 'distill', complete: false, error: en('notice.x.job.distillMax', { max: MECH_DISTILL_MAX_N, n }) });
   try {
     const key = JSON.stringify([req.inputs, req.knobs.scale, req.knobs.causal, req.W0 ? Array.from(req.W0) : null]);
     if (reset || mech.distillKey !== key || !mech.distiller) {
@@ -311,7 +313,7 @@ async function mechDistill({ id, req, steps, lr, reset }) {
       await yieldToEvents();
       if (mech.id !== id) return self.postMessage({ kind: MSG.MECH_DONE, id, view: 'distill', complete: false, W: mech.distiller?.W ?? null, t: mech.distiller?.t ?? 0 });
       // the stepper rebuilt the lab while this loop waited (mechStep): the distiller's buffers went with it
-      if (!mech.distiller) return self.postMessage({ kind: MSG.MECH_DONE, id, view: 'distill', complete: false, error: DISTILL_PREEMPTED });
+      if (!mech.distiller) return self.postMessage({ kind: MSG.MECH_DONE, id, view: 'distill', complete: false, error: en('notice.x.distillPreempted') });
       const c = distillChunk(mech.distiller, Math.min(CHUNK, steps - done), lr);
       if (c.status < 0 || !c.loss) throw new Error(c.message);
       const view = distillView(req, c.W);
