@@ -59,3 +59,23 @@ describe('the heatmaps on a phone (390×844)', () => {
     });
   }
 });
+
+// the mechanism tabs scroll sideways in a lesson's stage on a phone: the lesson's view was chosen
+// but its tab sat past the row's right edge, unseen (hedgehog-distill, in Chinese's wider words too)
+describe('the mechanism tabs on a phone', () => {
+  for (const hash of ['preset=hedgehog-distill', 'preset=hedgehog-distill&lang=zh', 'preset=memory-collisions']) {
+    it(`show the chosen view's tab (${hash})`, async () => {
+      const { page, errors } = await openLab(browser.context, server.url, { hash });
+      await page.evaluate(() => window.attnviz.snapshot());
+      const r = await page.evaluate(() => {
+        const tab = document.querySelector('.mech-tabs [aria-selected="true"]'), row = tab.parentElement;
+        const t = tab.getBoundingClientRect(), p = row.getBoundingClientRect();
+        return { left: t.left - p.left, right: p.right - t.right, scrolls: row.scrollWidth > row.clientWidth };
+      });
+      expect(r.left, JSON.stringify(r)).toBeGreaterThanOrEqual(-1);
+      expect(r.right, JSON.stringify(r)).toBeGreaterThanOrEqual(-1);
+      expect(errors).toEqual([]);
+      await page.close();
+    });
+  }
+});

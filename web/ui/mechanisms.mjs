@@ -498,6 +498,11 @@ export function mountMechanisms(box, env) {
     },
     /** Controls from the state (no computation). */
     sync(s) {
+      // on a phone's lesson stage the tabs scroll sideways: the chosen one is scrolled into the row
+      const showTab = (b) => {
+        const row = b.parentElement, r = b.getBoundingClientRect(), p = row.getBoundingClientRect();
+        if (r.left < p.left) row.scrollLeft -= p.left - r.left; else if (r.right > p.right) row.scrollLeft += r.right - p.right;
+      };
       st = s;
       open = s.mech;
       // every write guarded: this runs on each input of a drag, and an unchanged attribute or value
@@ -507,7 +512,10 @@ export function mountMechanisms(box, env) {
       env.opened?.(!!open);
       for (const [i, name] of VIEWS.entries()) {
         const sel = String(open === name);
-        if (tabButtons[i].getAttribute('aria-selected') !== sel) tabButtons[i].setAttribute('aria-selected', sel);
+        if (tabButtons[i].getAttribute('aria-selected') !== sel) {
+          tabButtons[i].setAttribute('aria-selected', sel);
+          if (open === name) showTab(tabButtons[i]);
+        }
         put(panes[name], 'hidden', open !== name);
       }
       put(S.range, 'max', String(s.n)); put(S.range, 'value', String(s.step));
