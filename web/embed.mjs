@@ -28,6 +28,7 @@ import { cliReadouts, readoutKeys, linkState } from './io/inspect.mjs';
 import { overlayKey } from './compute/engine.mjs';
 import { MSG, PART } from './workers/protocol.mjs';
 import { shownView } from './state/reference-text.mjs';
+import { said } from './state/notice.mjs';
 import { t, tOwn, setLang, getLang, LANGS } from './i18n/i18n.mjs';
 import css from './embed.css?inline';
 import uplotCss from 'uplot/dist/uPlot.min.css?inline';
@@ -238,7 +239,7 @@ export class AttnViz extends HTMLElement {
     const { schema } = this.pool;
     const { state, problems } = schema.fromHash(this.link());
     const view = VIEWS.includes(state.embed) ? state.embed : 'heatmap';
-    // the element's own problems as keys, said in its language (the schema's are its sentences as they are)
+    // the element's own problems as keys, said in its language (the schema's English sentences are said again in it)
     const own = [];
     if (state.embed && !VIEWS.includes(state.embed)) own.push(['embed.badView', { view: state.embed, views: VIEWS.join(', ') }]);
     // the element takes no messages (its page drives it through attributes): a host= restricts nothing here
@@ -263,7 +264,8 @@ export class AttnViz extends HTMLElement {
 
   /** The problems with the attributes, in the element's language where they are its own. */
   problemText() {
-    return [...this.problems, ...this.ownProblems.map(([key, params]) => this.say(key, params))].join(this.say('embed.join'));
+    const lang = this.speaks ?? LANGS[0];
+    return [...this.problems.map((p) => said(p, lang)), ...this.ownProblems.map(([key, params]) => this.say(key, params))].join(this.say('embed.join'));
   }
 
   /** The variant's name as the picker shows it: a softmax with a decay or a window by what it has. */

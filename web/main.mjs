@@ -316,7 +316,7 @@ async function start() {
     snapshot: () => inspector.snapshot(),
     request: () => requestOf(page.st),
     label: () => page.viewOf(page.st).label, referenceCaption: () => page.referenceCaption(page.st),
-    inputsLabel: () => model.label(),
+    inputsLabel: (lang) => model.label(false, lang),
     heatmap: (which) => heat.heatmap(which),
     ids: () => model.ids(),
     charts: () => spectra.exportData(),

@@ -12,8 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab } from './browser.mjs';
+import { CATALOGUES } from '../../web/i18n/i18n.mjs';
 
 const ROOT = 'build/web';
+const ZH_UNKNOWN = CATALOGUES.zh['notice.x.link.unknown'];
 let lab, host, hostDir, browser;
 
 beforeAll(async () => {
@@ -356,7 +358,8 @@ describe('the <attn-viz> element on a host page of another origin', () => {
 <script type="module" src="${cors.url}embed.js"></script>
 <attn-viz id="zh" lang="zh-CN" variant="focused" n="64" p="3" view="heatmap" controls="p,variant" style="width: 640px"></attn-viz>
 <attn-viz id="en" variant="focused" n="64" p="3" view="heatmap" controls="p,variant" style="width: 640px"></attn-viz>
-<div lang="zh"><attn-viz id="inherit" variant="elu" n="32" view="readouts" style="width: 640px"></attn-viz></div></html>`);
+<div lang="zh"><attn-viz id="inherit" variant="elu" n="32" view="readouts" style="width: 640px"></attn-viz></div>
+<attn-viz id="bad" lang="zh" variant="elu" n="32" colour="red" style="width: 640px"></attn-viz></html>`);
     const page = await browser.context.newPage();
     const errors = [];
     page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
@@ -389,6 +392,9 @@ describe('the <attn-viz> element on a host page of another origin', () => {
     expect(en.captions).toEqual(['focused (FLatten): M', 'softmax A', 'M − A']);
     expect(inherit.readouts.length).toBeGreaterThan(3);
     expect(inherit.readouts.filter((l) => !CJK.test(l) && !/^KL/.test(l))).toEqual([]);
+    // a problem with its attributes is said in its language too
+    await page.evaluate(() => document.getElementById('bad').snapshot());
+    expect((await words('bad')).msg).toBe(ZH_UNKNOWN.replace('{key}', 'colour'));
     // the same state in both languages: the same snapshot, lang not in it
     expect(snaps[0]).toEqual(snaps[1]);
     expect(Object.keys(snaps[0].state)).not.toContain('lang');
@@ -413,7 +419,7 @@ describe('the <attn-viz> element on a host page of another origin', () => {
     await page.evaluate(() => document.getElementById('zh').setAttribute('p', '5'));
     const s = await page.evaluate(() => document.getElementById('zh').snapshot());
     expect(s.readouts.error_fro_rel_reason).toBe('not computed (the worker failed: injected failure)');
-    expect((await words('zh')).msg).toBe('后台线程（worker）出错：injected failure');
+    expect((await words('zh')).msg).toBe('后台线程出错：injected failure');
     await page.close();
     await cors.close();
   });

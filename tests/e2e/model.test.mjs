@@ -195,6 +195,21 @@ print(subprocess.run([sys.executable, glob.glob(sys.argv[2] + '/*/recompute.py')
     expect(errors).toEqual([]);
     await page.close();
   });
+
+  it('the .zip\'s README is English in either language: the model\'s caption too', async () => {
+    const readmes = [];
+    for (const lang of ['en', 'zh']) {
+      const { page, errors } = await withModel(`lang=${lang}&src=model&variant=performer&m=32&layer=1&head=2`);
+      await page.fill('#model-text', HAVE ? 'The dog ran home.' : 'a a a');
+      await snapshot(page);
+      const text = (await exportItem(page, 'bundle.zip')).bytes.toString('utf8'), at = text.indexOf('attnviz export\n');
+      readmes.push(text.slice(at, text.indexOf('\nlink: ', at)));
+      expect(errors).toEqual([]);
+      await page.close();
+    }
+    expect(readmes[0]).toContain(`layer 1, head 2 of a ${HAVE ? 5 : 2}-layer llama2.c model`);
+    expect(readmes[1]).toBe(readmes[0]);
+  });
 });
 
 describe('your own Q, K, V in the page', () => {

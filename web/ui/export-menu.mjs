@@ -86,7 +86,7 @@ export async function svgToPng(svg, scale = 2) {
  *   snapshot()        a promise of the settled {state, readouts, tokens} (waits for the view)
  *   request()         the page's request (main.mjs requestOf); label() the variant's label
  *   referenceCaption() the caption of softmax A (reference-text.mjs)
- *   inputsLabel()     what loaded inputs are ("layer 1, head 3 of a 5-layer llama2.c model …"), or null
+ *   inputsLabel(lang) what loaded inputs are ("layer 1, head 3 of a 5-layer llama2.c model …"), or null
  *   heatmap(id)       {values, rows, cols, n, b, mode, r0, r1, c0, c1, zoomed, lo, hi, clipped, table, diverging} for
  *                     'M', 'A' or 'D' as shown (the whole matrix by blocks, or the zoom's window), or null
  *   ids()             the token ids of a model's text, or null
@@ -206,7 +206,7 @@ export function mountExport(menu, ctx) {
       entries.push(
         { name: `${folder}/recompute.py`, bytes: numpySnippet({ state, request, tokens: !!tokens }) },
         { name: `${folder}/${exportName(state, 'readouts', 'json')}`, bytes: stateJson(snap) },
-        { name: `${folder}/README.txt`, bytes: readme(figureCaption(request, ctx.label(), ctx.inputsLabel?.() ?? null, 'en'), got.files, location.href, !!tokens) },
+        { name: `${folder}/README.txt`, bytes: readme(figureCaption(request, ctx.label(), ctx.inputsLabel?.('en') ?? null, 'en'), got.files, location.href, !!tokens) },
       );
       const name = `${folder}.zip`;
       download(name, zipStore(entries), 'application/zip');

@@ -25,15 +25,18 @@ export function mountModelPanel(page) {
   /** The token pieces of the inputs shown: a model's text, or the tokens.json beside own Q, K, V; else null. */
   const pieces = () => (page.st.src === 'model' ? (model.tensors ? model.pieces : null) : page.st.src === 'file' ? own.tensors?.pieces ?? null : null);
 
-  /** What a figure's caption says of loaded inputs; null for the generators. `all`: of every head (no layer, head named). */
-  function label(all = false) {
+  /**
+   * What a figure's caption says of loaded inputs; null for the generators. `all`: of every head (no layer, head
+   * named). `lang`: the page's unless asked (an export's README is English in every language).
+   */
+  function label(all = false, lang = undefined) {
     const st = page.st, t = tensors(st);
     if (!t) return null;
     const c = model.config;
     // the overview's caption names the text itself (ui/overview.mjs tokensText): once is enough
-    const what = st.src === 'model' ? tr(all ? 'model.caption' : 'model.captionOn', { layers: c.layers, dim: c.dim, n: t.n, text: (model.pieces ?? []).slice(1, 7).join('').trim() })
-      : (own.names ?? []).join(tr('own.namesJoin'));
-    return !all && (t.layers > 1 || t.heads > 1) ? tr('model.where', { layer: st.layer, head: st.head, what }) : what;
+    const what = st.src === 'model' ? tr(all ? 'model.caption' : 'model.captionOn', { layers: c.layers, dim: c.dim, n: t.n, text: (model.pieces ?? []).slice(1, 7).join('').trim() }, lang)
+      : (own.names ?? []).join(tr('own.namesJoin', null, lang));
+    return !all && (t.layers > 1 || t.heads > 1) ? tr('model.where', { layer: st.layer, head: st.head, what }, lang) : what;
   }
 
   /** The state as the loaded tensors shape it: n and d theirs, layer and head within their ranges. */
