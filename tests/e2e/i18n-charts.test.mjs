@@ -87,17 +87,17 @@ describe('the figures in Chinese', () => {
     expect(w.specHead).toBe(ZH['chart.spectrum.head']);
     expect(w.legend).toEqual(['QKᵀ ▲', 'exp(QKᵀ) ■', `${ZH['chart.series.M']} ●`, 'softmax A ◆']);
     expect(w.errLegend).toEqual([`${ZH['chart.series.M']} ●`, 'softmax A ◆']);
-    expect(w.specNote).toMatch(/^由因子计算（r = 16）；在 worker 中用时 .* · 秩的上限 16（虚线） · 噪声底 /);
+    expect(w.specNote).toMatch(/^由因子计算（r = 16）；在后台线程中用时 .* · 秩的上限 16（虚线） · 噪声底 /);
     expect(w.entHead).toBe(ZH['chart.entropy.head']);
     expect(w.entNote).toMatch(/^均值：M [\d.]+（实线），softmax [\d.]+（虚线） · 均匀 /);
-    expect(w.cost).toMatch(/^n = 64 时的开销：.*的线性路径：[\d.]+k? 次乘加，.*（线性路径(便宜|贵) [\d.]+ 倍|（开销大致相同）/);
+    expect(w.cost).toMatch(/^n = 64 时的开销：.*的线性路径：[\d.]+k? 次乘加，.*（线性路径的开销是 softmax 的 (1\/[\d.]+|[\d.]+ 倍)）|（开销大致相同）/);
     expect(w.articleHead).toMatch(/^按原文 《线性注意力机制》 的画法 \(§3\.2, 有损的低秩近似\): QKᵀ（此处灰色 ▲/);
     expect(w.articleNote).toMatch(/^QKᵀ 有 16 个非零的 σ（d = 16）：/);
     expect(w.toggle).toBe(ZH['figure.toggle']);
     expect(w.rowSummary).toBe(ZH['row.summary']);
     expect(w.rowM).toMatch(/^M：熵 [\d.]+，最大为 ln 64 = 4\.16 · 占 90% 权重的键：64 个中的 \d+ 个$/);
     expect(w.rowA).toMatch(/^softmax：熵 /);
-    expect(w.zoom).toMatch(/^行.*列.*缩放.*整个矩阵$/);
+    expect(w.zoom).toMatch(/^行.*列.*查看.*整个矩阵$/);
     expect(w.hover).toMatch(/^行 \d+，列 \d+：M [\d.]+ · softmax [\d.]+ · M − A /);
     for (const [k, v] of Object.entries(w)) {
       if (Array.isArray(v) || (k === 'dsNote' && !v)) continue; // n = 64 is shown whole: no downsampling note
@@ -131,7 +131,7 @@ describe('the figures in Chinese', () => {
     expect(heat).toMatch(/FLatten（聚焦线性注意力）：注意力矩阵 M/);
     expect(heat).toContain('>键 j<');
     const texts = await page.evaluate((t) => [...new DOMParser().parseFromString(t, 'image/svg+xml').querySelectorAll('text.caption')].map((x) => x.textContent), heat);
-    expect(texts[0]).toMatch(/（p = 3.*） · 聚簇，种子 1，n = 64，d = 16，std 1，缩放 1\/√d$/);
+    expect(texts[0]).toMatch(/（p = 3.*） · 聚簇，种子 1，n = 64，d = 16，标准差 1，缩放 1\/√d$/);
     const spec = (await exportItem(page, 'spectrum.svg')).bytes.toString();
     expect(spec).toContain(ZH['export.title.spectrum']);
     expect(spec).toContain(`${ZH['chart.series.M']}<`);

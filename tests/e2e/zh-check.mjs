@@ -6,8 +6,8 @@
  * Latin words allowed in Chinese text, each for a reason (keep it short: a word here is never flagged):
  * - the names of methods and papers, written as the literature writes them (docs/i18n.md): variant names
  *   and their authors' terms (Performer, FAVOR, Linformer, Hedgehog, FLatten, Nyströmformer, RetNet,
- *   DeltaNet, cosFormer, Taylor, Frobenius; "Efficient Attention" and "retention" are the papers' names of
- *   their methods, "delta" the delta rule's; Gated DeltaNet, Lightning Attention and Mamba the models'
+ *   DeltaNet, cosFormer, Taylor, Frobenius, Kullback–Leibler; "Efficient Attention" and "retention" are the
+ *   papers' names of their methods, "delta" the delta rule's; Gated DeltaNet, Lightning Attention and Mamba the models'
  *   names the decay lesson lists);
  * - softmax, token and logit, which Chinese technical prose keeps in Latin (web/i18n/zh/page.mjs does);
  * - software, formats and models by name (attnviz, WebAssembly, wasm, SIMD, numpy, KaTeX, llama2.c, stories260K);
@@ -17,22 +17,26 @@
  * - Adam, the optimiser's name, and Enter, the key's (as the keyboard prints it).
  */
 export const ALLOW = new Set(`performer favor linformer hedgehog flatten nyströmformer nyström retnet deltanet cosformer
-  taylor frobenius efficient attention retention delta softmax token tokens logit logits attnviz webassembly wasm simd
+  taylor frobenius kullback leibler efficient attention retention delta softmax token tokens logit logits attnviz webassembly wasm simd
   numpy katex llama stories260k viridis cividis magma gray rdbu exp log elu relu max min cos sin diag inf nan
   gated lightning mamba float32 float64 adam enter`
   .split(/\s+/).filter(Boolean));
 
 const CJK = '\\u3400-\\u9fff\\uf900-\\ufaff';
+// a term of at most three words (因果掩码（causal mask）, Efficient Attention（高效注意力）): a longer English
+// phrase beside Chinese is a sentence left untranslated, not a term
+const TERM = `[A-Za-z][\\w.'’+/-]*(?:(?:[ ]|[,，][ ]?)[A-Za-z0-9][\\w.'’+/-]*){0,2}`;
 const LATIN_WORD = /[A-Za-zÀ-ÖØ-öø-ÿ][A-Za-zÀ-ÖØ-öø-ÿ0-9'’]*(?:-[A-Za-z][A-Za-z0-9]*)*/g;
 
 /**
  * The English words of `text` that a Chinese page should not show, [] when none. Not English: words of
  * one or two letters (symbols: n, d, QK, ms, ln), acronyms in capitals (SVD, KL, CSV, PNG, DWC), units
  * (KiB, MiB), link keys and code (`n=64`, `lang=zh`, `--flag`, file paths with their extension,
- * addresses), a title in 《…》 (a work's name as it names itself: the papers' English titles) and a
- * quotation in “…” that holds Chinese (a seed article's own sentence, its Latin terms as written), an English term in
- * parentheses right after Chinese (因果掩码（causal mask）: the term beside the Chinese, as the literature
- * writes it), a name right before its Chinese gloss (Efficient Attention（高效注意力）), ALLOW, and `own`
+ * addresses), a title in 《…》 (a work's name as it names itself: the papers' English titles), a
+ * citation's authors before its year (Han 等 2023, Dao & Gu 2024), an
+ * English term of at most three words in parentheses right after Chinese (因果掩码（causal mask）: the
+ * term beside the Chinese, as the literature writes it), a name of at most three words right before its
+ * Chinese gloss (Efficient Attention（高效注意力）), ALLOW, and `own`
  * (the reader's own text) where it is quoted back.
  */
 export function englishIn(text, own = '') {
@@ -42,11 +46,11 @@ export function englishIn(text, own = '') {
     .replace(/https?:\/\/\S+/g, ' ')
     .replace(/[\w./-]*\.(npy|json|csv|png|svg|zip|bin|txt|py|html|js|mjs|wasm|md|c|h)\b/gi, ' ')
     .replace(/《[^》]*》/g, ' ')
-    .replace(new RegExp(`“[^”]*[${CJK}][^”]*”`, 'g'), ' ')
+    .replace(/\b[A-Z][A-Za-zÀ-ÿ'-]+(?: & [A-Z][A-Za-zÀ-ÿ'-]+)?(?: 等)?,? (?:19|20)\d\d\b/g, ' ')
     .replace(/[#&]?\b[A-Za-z_][\w.]*=[^\s，。；、：）)&]*/g, ' ')
-    .replace(/(^|\s)--?[a-z][\w-]*/g, ' ')
-    .replace(new RegExp(`([${CJK}])\\s*[（(][^（）()${CJK}]*[）)]`, 'g'), '$1')
-    .replace(new RegExp(`[A-Za-z][^（(${CJK}，。；：]*[（(](?=[${CJK}])`, 'g'), ' ');
+    .replace(/(^|[\s，、；：（(])--?[a-z][\w-]*/g, '$1 ')
+    .replace(new RegExp(`([${CJK}])\\s*[（(]\\s*${TERM}\\s*[）)]`, 'g'), '$1')
+    .replace(new RegExp(`(?<![\\w.'’+/-] ?)${TERM}\\s*[（(](?=[${CJK}])`, 'g'), ' ');
   return (s.match(LATIN_WORD) ?? []).filter((w) => w.replace(/[^A-Za-zÀ-ÿ]/g, '').length >= 3
     && !/^[A-Z0-9]+s?$/.test(w) && !/^[KMGT]i?B$/.test(w) && !ALLOW.has(w.toLowerCase().replace(/[’']s$/, '')));
 }

@@ -28,16 +28,18 @@ const SIZES = [
   { name: '390x844', viewport: { width: 390, height: 844 }, extra: '' },
 ];
 // not words: formulas (KaTeX's MathML), code and key names, a work's title (<cite>: an English paper is
-// cited by its English title), what is marked not to be translated, and the reader's own text (a model's
+// cited by its English title), a seed's quoted sentence (.cite-quote: the article's own words, its Latin
+// terms as written), what is marked not to be translated, and the reader's own text (a model's
 // input and its token pieces, which are the text the reader typed). An element marked lang="en" (the
 // language button's "English") is English on purpose: zh-check.mjs skips it.
-const SKIP = '.katex, math, code, kbd, pre, samp, cite, script, style, [translate="no"], #model-text, .tok-rows, .tok-cols';
+const SKIP = '.katex, math, code, kbd, pre, samp, cite, .cite-quote, script, style, [translate="no"], #model-text, .tok-rows, .tok-cols';
 const ITALIC = Object.fromEntries([...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyzαβγδεζηθικλμνξοπρστυφχψω']
   .map((c) => [c, mathItalic(c)]));
 
 let server, cors, hostDir, host, browser, files;
 const found = {};  // size → view → {english: {region: [...]}, clipped, past, sideways}
 const glyphs = {}; // font → characters drawn in it, over every view
+const explained = {}; // size → the readouts with an ⓘ
 const errors = [];
 
 /** Record what `page` shows now as `view` at `size`. */
@@ -122,6 +124,19 @@ async function lookEverywhere() {
     await look(page, size.name, 'page');
     await page.screenshot({ path: `build/e2e/zh-${size.name}-page.png` });
     // the page's own panels, opened where they are
+    // the explanations behind ⓘ: the variant's, and every readout's (at the first size; one at the others)
+    await page.click('#variant-info button.info');
+    await page.waitForSelector('#explain:not([hidden])');
+    await look(page, size.name, 'variant explanation');
+    await page.keyboard.press('Escape');
+    const readouts = await page.$$eval('#readout-table tr[data-readout]:has(button.info)', (rows) => rows.map((r) => r.dataset.readout));
+    for (const key of size === SIZES[0] ? readouts : readouts.slice(0, 1)) {
+      await page.click(`#readout-table tr[data-readout="${key}"] button.info`);
+      await page.waitForSelector('#explain:not([hidden])');
+      await look(page, size.name, `readout explanation ${key}`);
+      await page.keyboard.press('Escape');
+    }
+    explained[size.name] = readouts.length;
     await page.click('#row-view > summary');
     await look(page, size.name, 'row view');
     await page.click('#row-view > summary');
@@ -136,6 +151,12 @@ async function lookEverywhere() {
     for (const p of PRESETS) {
       await go(page, `preset=${p.name}${zh}`);
       await look(page, size.name, `lesson ${p.name}`);
+      if (!p.predict) continue;
+      // the prediction answered: the verdict and its explanation, filled from the readouts
+      await page.click('.predict-choice');
+      await page.waitForFunction(() => document.querySelector('.predict-verdict').textContent.length > 0);
+      await waitSettled(page);
+      await look(page, size.name, `lesson ${p.name} answered`);
     }
     await page.screenshot({ path: `build/e2e/zh-${size.name}-lesson.png` });
     for (const mech of ['stepper', 'scaling', 'recall', 'distill']) {
@@ -151,6 +172,11 @@ async function lookEverywhere() {
     await look(page, size.name, 'article figures');
     await go(page, `v=1&src=file${zh}`);
     await look(page, size.name, 'own inputs');
+    // a link with problems: the notice says them
+    await go(page, `v=1&n=64&colour=red&zoom=a-b${zh}`);
+    await page.waitForSelector('#notice:not([hidden])');
+    await look(page, size.name, 'notice', 'colour'); // the unknown key quoted back is the reader's own
+    await page.evaluate(() => { document.getElementById('notice').hidden = true; }); // it would stay 8 s
     for (const embed of ['heatmap&controls=p,variant', 'spectrum', 'readouts', 'sweep&variant=focused&sweep=p']) {
       await go(page, `v=1&n=64&embed=${embed}${zh}`);
       if (embed.startsWith('sweep')) await page.evaluate(() => window.attnviz.sweep());
@@ -183,7 +209,12 @@ describe('the whole page in Chinese: every lesson and view, at three sizes', () 
   beforeAll(lookEverywhere, 600_000);
 
   it('opened every lesson and view at every size, without a page error', () => {
-    for (const size of SIZES) expect(Object.keys(found[size.name] ?? {}).length, size.name).toBe(PRESETS.length + 17);
+    const answered = PRESETS.filter((p) => p.predict).length;
+    for (const size of SIZES) {
+      const readouts = size === SIZES[0] ? explained[size.name] : 1;
+      expect(explained[size.name], size.name).toBeGreaterThan(10);
+      expect(Object.keys(found[size.name] ?? {}).length, size.name).toBe(PRESETS.length + answered + readouts + 19);
+    }
     expect(errors).toEqual([]);
   });
 

@@ -151,7 +151,7 @@ describe('the explain area in Chinese', () => {
     const many = schema.fromHash(Array.from({ length: 30 }, (_, i) => `k${i}=1&n=${i}x`).join('&')).problems;
     for (const part of zh(many.join('; ')).split('；')) expect(part, part).toMatch(CJK);
     // the problems other modules write: a bad zoom (tokens.mjs), an unknown lesson (presets.mjs)
-    expect(zh(schema.fromHash('zoom=oops').problems.join('; '))).toBe('zoom：“oops”不是 a-b,c-d 形式的行,列（例如 40-80,0-63）；显示整个矩阵');
+    expect(zh(schema.fromHash('zoom=oops').problems.join('; '))).toBe('zoom=oops：不是 a-b,c-d 形式的行,列（例如 40-80,0-63）；显示整个矩阵');
     expect(zh(expandPreset('preset=nope&n=64').problem)).toBe('未知课程“nope”：使用链接中的其他键');
     // the notice: the shown text is Chinese, cut like any other
     try {

@@ -110,14 +110,14 @@ export default {
   'preset.sink.title': '注意力汇聚（attention sink）',
   'preset.sink.caption': '这里的查询被构造成与 token 0 匹配，softmax 注意力（其矩阵 A）平均把一行 0.74 的权重给了第一列：'
     + '这就是注意力汇聚（attention sink）。elu+1 的线性注意力（其矩阵 M）没有指数函数来放大这种匹配，只给它 0.02，'
-    + '仅略高于其他键（0.012 到 0.018）。试试各个变体：Nyströmformer 用 16 个地标（landmark）行和列重建 softmax'
+    + '仅略高于其他键（0.012 到 0.018）。试试各个变体：Nyströmformer 用 16 个地标点（landmarks）的行和列重建 softmax'
     + '（少于 64 个 token，所以并不精确：误差约 0.3），保住了汇聚；各种特征映射则失去了它。',
 
   'preset.decay-halflife.title': '衰减：会遗忘的状态',
   'preset.decay-halflife.compare': 'γ = 1',
   'preset.decay-halflife.caption': '每次写入前把状态乘以一个固定的 γ（RetNet、Lightning Attention；Mamba-2 和 Gated DeltaNet '
     + '让 γ 取决于输入），一个键的权重就每 ln ½ / ln γ 个 token 减半：γ = 0.8 时为 3.1 个 token。'
-    + '现在每一行只看它最近的过去，所以行熵下降（这里约 2.3，γ = 1 时为 4.5）。递归携带的状态大小不变，'
+    + '现在每一行主要看它最近的过去，所以行熵下降（这里约 2.3，γ = 1 时为 4.5）。递归携带的状态大小不变，'
     + '为 r × dv = 16 × 16 个数；下降的是前半段交给后半段的那部分的数值秩（即半可分秩（semiseparable rank）：'
     + '这里是 8，γ = 1 时是 d = 16），因为远在中点之前的写入已衰减到秩的容差以下。把 γ 拖向 1，两者都会恢复。',
 
@@ -156,7 +156,7 @@ export default {
     + '二次路径在它的 n × n 矩阵将超出内存预算处停下。',
 
   'preset.memory-collisions.title': '固定大小的状态会冲突',
-  'preset.memory-collisions.caption': '把 N 个键→值对写进一个线性状态 S = Σ k vᵀ，键的维度为 d = 32（回忆视图自己的键维度），'
+  'preset.memory-collisions.caption': '把 N 个键→值对写进一个线性状态 S = Σ k vᵀ，键的维度为 d = 32（“记忆冲突”视图自己的键维度），'
     + '再逐个读回每个键：其他键值对会带来大小为 √((N − 1)/d) 的噪声，所以 N 接近 d 时回忆就失败了。'
     + '对存下的键值对做 softmax，只要缩放足够尖锐，就能回忆远多于 d 个键值对：它的记忆随 N 增长。',
   'preset.memory-collisions.predict.question': '把状态加倍，从 d = 32 到 d = 64。N = 512 时线性状态的误差会怎样？',
@@ -174,7 +174,7 @@ export default {
   'preset.hedgehog-distill.title': 'Hedgehog 学习模仿 softmax',
   'preset.hedgehog-distill.caption': 'Hedgehog 的特征 exp(±Wᵀx) 可以训练：Adam 在后台线程里实时降低 softmax 与 Hedgehog '
     + '在这组 Q、K 上的注意力之间的平均行 KL，几百步之内就远远胜过 elu+1 和 Performer。它在同一组 Q、K 上训练和评分，'
-    + '所以这是拟合，不是检验：用蒸馏视图的按钮把这个 W 用到实验室里，再改变生成器的随机种子，'
+    + '所以这是拟合，不是检验：按“在实验室中使用这个 W”，再改变生成器的随机种子，'
     + '同一个 W 在同类的新 Q、K 上得到约 0.5 的 KL，好于 W = I（1.1）和 elu+1（1.4），但不如 Performer（0.3）。'
     + '论文在训练数据上蒸馏，在留出的数据上检验。',
 };
