@@ -29,14 +29,14 @@ export async function launch({ width = 1366, height = 768, colorScheme = 'light'
 }
 
 /** Open the lab in a new page, collecting console errors and page errors; waits until it has drawn. */
-export async function openLab(context, url, { hash = '' } = {}) {
+export async function openLab(context, url, { hash = '', timeout = 30000 } = {}) {
   const page = await context.newPage();
   const errors = [];
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('requestfailed', (r) => errors.push(`request failed: ${r.url()}`));
   await page.goto(url + (hash ? `#${hash}` : ''));
-  await waitSettled(page);
+  await waitSettled(page, timeout);
   return { page, errors };
 }
 
