@@ -164,7 +164,7 @@ export const PRESETS = [
     name: 'linformer-s',
     title: 'Linformer: rank equals s',
     state: { gen: 'gaussian', variant: 'linformer', n: 256, d: 64, s: 32, ef_kind: 'mean', sweep: 's', sweep_y: 'rank', sweep_seeds: 1 },
-    caption: 'Linformer projects the n keys and values down to s rows (E, F ∈ ℝ^{s×n}), so M = softmax(Q(EK)ᵀ)F '
+    caption: 'Linformer projects the n keys and values down to s rows (E and F are s × n), so M = softmax(Q(EK)ᵀ)F '
       + 'has rank exactly s: drag s and the rank follows. With segment-mean E/F the rows stay distributions and '
       + 'the error falls slowly as s grows. Random Gaussian E/F (E/F kind) keep the rank but not the rows: '
       + 'their sums stray far from 1 and the error against softmax is large.',

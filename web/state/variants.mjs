@@ -113,7 +113,7 @@ export const VARIANT_VIEW = {
   taylor: {
     label: 'Taylor series of exp',
     tex: String.raw`M_{ij} \propto \textstyle\sum_{r\le \ell} (\beta\,q_i\cdot k_j)^r / r!`,
-    hint: 'Feature dimension Σ_{r≤ℓ} dʳ grows fast; the matrix comes from the closed form.',
+    hint: 'Feature dimension Σ dʳ over r = 0…ℓ grows fast; the matrix comes from the closed form.',
     explain: { text: 'Truncate exp(x) = Σ xʳ/r! at order ℓ: a linear attention with exact polynomial features of dimension Σ dʳ. Error against softmax falls with ℓ, but the features soon outnumber the tokens; terms can be negative, so rows can have negative weights.', source: INF },
     numpy: 'from math import factorial\nX = S * Q @ K.T\nR = norm(sum(X ** r / factorial(r) for r in range(knob("order") + 1)), 0.0)',
     random: [],

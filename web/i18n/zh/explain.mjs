@@ -169,7 +169,7 @@ export default {
   'variant.performer.hint': '随机特征数 m 越多，误差大致按 m^−½ 下降。正交的 ω 在多次抽取上平均能降低误差，但并非每次抽取、每个 m 都如此。',
   'variant.performer.explain': 'FAVOR+ 抽取 m 个随机方向 ω，使用正特征 exp(ω·x − ‖x‖²/2)，它们的点积是 exp(q·k) 的无偏估计。在中等大小的输入上误差按 1/√m 下降，但方差像 exp(‖q‖² + ‖k‖²) 一样增长；φ 内的 ε 使各行保持有限。',
   'variant.performer.source': 'Choromanski 等 2021，《Rethinking Attention with Performers》；种子文章{inf}',
-  'variant.taylor.hint': '特征维度 Σ_{r≤ℓ} dʳ 增长很快；矩阵由闭式计算。',
+  'variant.taylor.hint': '特征维度 Σ dʳ（r = 0…ℓ）增长很快；矩阵由闭式计算。',
   'variant.taylor.explain': '把 exp(x) = Σ xʳ/r! 截断到 ℓ 阶：得到一个线性注意力，其多项式特征是精确的，维度为 Σ dʳ。相对 softmax 的误差随 ℓ 下降，但特征数很快就超过 token 数；各项可以为负，因此行里可能出现负权重。',
   'variant.taylor.source': '种子文章{inf}',
   'variant.explimit.hint': '随 N 增大，(1 + x/N)^N → exp(x)，x = β·q·k；特征维度为 (d+1)^N。',

@@ -71,7 +71,7 @@ export default {
     + '带状部分的权重有正有负，所以行和不再为 1，熵的读数也就没有定义。',
 
   'preset.linformer-s.title': 'Linformer：秩等于 s',
-  'preset.linformer-s.caption': 'Linformer 把 n 个键和值投影到 s 行（E, F ∈ ℝ^{s×n}），所以 M = softmax(Q(EK)ᵀ)F 的秩恰好是 s：'
+  'preset.linformer-s.caption': 'Linformer 把 n 个键和值投影到 s 行（E、F 为 s × n 矩阵），所以 M = softmax(Q(EK)ᵀ)F 的秩恰好是 s：'
     + '拖动 s，秩随之变化。用分段平均的 E/F 时，各行仍是分布，误差随 s 增大缓慢下降。'
     + '随机高斯 E/F（E/F 类型）保住了秩，却保不住行：行和远离 1，相对 softmax 的误差很大。',
 
