@@ -152,7 +152,7 @@ export default {
   'export.title.M': '{label}: attention matrix M',
   'export.title.D': 'difference M − A ({label})',
   'export.title.spectrum': 'singular values σᵢ/σ₁',
-  'export.title.error': 'truncated-SVD error e(r) = Σ_{i>r} σᵢ² / Σ σᵢ²',
+  'export.title.error': 'truncated-SVD error e(r) = Σᵢ₌ᵣ₊₁ σᵢ² / Σᵢ σᵢ²',
   'export.title.entropy': 'row entropy: M (bars) against softmax A (dashed)',
   'export.window': ' · rows {r0}–{r1}, cols {c0}–{c1} of n = {n}',
   'export.whole': ' · n = {n}',

@@ -151,7 +151,7 @@ export default {
   'export.title.M': '{label}：注意力矩阵 M',
   'export.title.D': '差 M − A（{label}）',
   'export.title.spectrum': '奇异值 σᵢ/σ₁',
-  'export.title.error': '截断 SVD 的误差 e(r) = Σ_{i>r} σᵢ² / Σ σᵢ²',
+  'export.title.error': '截断 SVD 的误差 e(r) = Σᵢ₌ᵣ₊₁ σᵢ² / Σᵢ σᵢ²',
   'export.title.entropy': '行熵：M（柱）对比 softmax A（虚线）',
   'export.window': ' · n = {n} 中的行 {r0}–{r1}、列 {c0}–{c1}',
   'export.whole': ' · n = {n}',
