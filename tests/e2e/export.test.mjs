@@ -46,6 +46,12 @@ function parseSvg(page, text) {
   }, text);
 }
 
+/** The first colour bar of a heatmap SVG (heatmapSvg: 256 rects 16 wide): its centre x and the y just inside its ends. */
+function colourBar(svg) {
+  const rects = [...svg.matchAll(/<rect x="([\d.]+)" y="([\d.]+)" width="16" height="([\d.]+)"/g)].slice(0, 256).map((m) => m.slice(1).map(Number));
+  return { x: rects[0][0] + 8, top: rects[0][1] + 2, bottom: rects[255][1] + rects[255][2] - 2 };
+}
+
 /** Decode a PNG in the page: {width, height, px(x, y)} as RGBA arrays at the asked points. */
 function decodePng(page, bytes, points) {
   return page.evaluate(async ({ b64, points: pts }) => {
@@ -74,8 +80,9 @@ describe('figures', () => {
 
     const png = await take(page, 'M.png');
     expect([...png.bytes.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-    // heatmapSvg's layout: the bar at x = 448…464, y = 28…412 (SVG units), PNG at 2×
-    const img = await decodePng(page, png.bytes, [[2 * 456, 2 * 30], [2 * 456, 2 * 410], [2 * 240, 2 * 220]]);
+    // the colour bar where the SVG draws it (SVG units), the PNG at 2×
+    const bar = colourBar(svg.bytes.toString());
+    const img = await decodePng(page, png.bytes, [[2 * bar.x, 2 * bar.top], [2 * bar.x, 2 * bar.bottom], [2 * 240, 2 * 220]]);
     expect(img.width).toBe(2 * parsed.width);
     expect(img.height).toBe(2 * parsed.height);
     const near = (a, b) => a.slice(0, 3).every((v, i) => Math.abs(v - b[i]) <= 6);
@@ -104,13 +111,14 @@ describe('figures', () => {
       expect(img.width, fig).toBe(2 * parsed.width);
       expect(img.px[0].slice(0, 3), fig).toEqual([255, 255, 255]);
     }
+    const bar = colourBar((await take(page, 'D.svg')).bytes.toString());
     const d = await take(page, 'D.png');
-    const img = await decodePng(page, d.bytes, [[2 * 456, 2 * 30], [2 * 456, 2 * 410]]);
+    const img = await decodePng(page, d.bytes, [[2 * bar.x, 2 * bar.top], [2 * bar.x, 2 * bar.bottom]]);
     // the diverging map's ends: red-ish at the top, blue-ish at the bottom (never the sequential cividis)
     expect(img.px[0][0]).toBeGreaterThan(img.px[0][2]);
     expect(img.px[1][2]).toBeGreaterThan(img.px[1][0]);
     const m = await take(page, 'M.png');
-    const mi = await decodePng(page, m.bytes, [[2 * 456, 2 * 30]]);
+    const mi = await decodePng(page, m.bytes, [[2 * bar.x, 2 * bar.top]]);
     expect(mi.px[0][2]).toBeLessThan(120); // cividis' top is yellow (low blue), as the page shows it
     expect(errors).toEqual([]);
     await page.close();

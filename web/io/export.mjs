@@ -2,7 +2,8 @@
 // it) and as CSV, the readouts and state as JSON. Issue 10, item 3 (docs/page.md, "Export").
 
 import { markerIndices } from '../render/spectrum.mjs';
-import { fmt } from '../render/format.mjs';
+import { fmt, fmtSigned } from '../render/format.mjs';
+import { thinTicks, axisText } from '../state/tokens.mjs';
 import { VARIANT_VIEW } from '../state/variants.mjs';
 import { escapeXml, wrapRuns, textUnits, SVG_FAMILY } from '../render/svg-text.mjs';
 import { t } from '../i18n/i18n.mjs';
@@ -228,34 +229,85 @@ function captionText(x, y, text, width, px = 11) {
   return { svg: `<text x="${x}" y="${y}" font-size="${px}" class="caption">${spans.join('')}</text>`, extra: (lines.length - 1) * lh };
 }
 
+/** Tick marks' and labels' sizes on a heatmap's axes (SVG units): index numbers, token pieces. */
+const AXIS_PX = 10, TOKEN_PX = 9;
+
 /**
- * A heatmap figure as SVG: the heatmap as an embedded PNG at its cell resolution, drawn pixelated; a
- * vector colour bar (the 256-entry colour table as 256 rects, top = the table's last colour) with tick
- * labels; the axis labels; the caption under the figure.
- * @param {{png: string, cells: number, table: Uint8Array, ticks: {value: number, text: string}[],
- *   lo: number, hi: number, title: string, caption: string, size?: number}} fig
- *   png: a data:image/png;base64 URL of the cells×cells heatmap; table: colorTable(name) (RGBA × 256)
+ * The ticks of a heatmap's two axes over the token indices it shows (rows r0…r1, cols c0…c1): with the
+ * inputs' token pieces, those pieces thinned to every k-th token so that no two 9-unit labels overlap
+ * (as the page's axes); without, the indices at round steps (1, 2, 5, 10, 20, …) at most about eight a
+ * side, wide enough apart for the widest number. `at` is the token's centre along the side (0…1).
+ * @param {{r0: number, r1: number, c0: number, c1: number}} g the grid shown (heatmaps.mjs)
+ * @param {string[]|null} pieces the n token pieces, or null
+ * @param {number} size the heatmap's side in SVG units
+ * @returns {{rows: {at: number, text: string, index: number}[], cols: object[], tokens: boolean}}
  */
-export function heatmapSvg({ png, cells, table, ticks, lo, hi, title, caption, size = 384, axes = null }) {
+export function heatmapAxes(g, pieces, size) {
+  const axis = (from, to) => {
+    const count = to - from + 1;
+    // a number's width at 10 units (0.62 em a digit) and a gap; at most about eight ticks a side
+    const minPx = pieces ? TOKEN_PX + 2 : Math.max(0.62 * AXIS_PX * String(to).length + 10, size / 8);
+    return thinTicks(from, to, size, minPx).map((i) => ({ at: (i - from + 0.5) / count, index: i, text: pieces ? axisText(pieces[i]) : String(i) }));
+  };
+  return { rows: axis(g.r0, g.r1), cols: axis(g.c0, g.c1), tokens: !!pieces };
+}
+
+/**
+ * The colour bar's tick labels: its two ends (the high one "≥ …" when the range is clipped to a quantile,
+ * the low one "≤ …" too when the map is diverging) and round values between them, none nearer an end than
+ * 20 units of a `size`-unit bar (their labels would touch). `signed`: values with their sign (+0.01), for
+ * M − A and a signed M.
+ * @returns {{value: number, text: string}[]} from the top down
+ */
+export function colorbarTicks(lo, hi, { clipped = false, signed = false, size = 384 } = {}) {
+  const show = (v) => (signed ? fmtSigned(v) : fmt(v));
+  const ends = [{ value: hi, text: `${clipped ? '≥ ' : ''}${show(hi)}` }, { value: lo, text: `${clipped && signed ? '≤ ' : ''}${show(lo)}` }];
+  if (!(hi > lo)) return ends.slice(0, 1);
+  const gap = (20 / size) * (hi - lo);
+  const inner = linTicks(lo, hi, 4).filter((v) => v - lo >= gap && hi - v >= gap).reverse()
+    .map((v) => ({ value: v, text: v === 0 ? '0' : show(v) }));
+  return [ends[0], ...inner, ends[1]];
+}
+
+/**
+ * One heatmap panel drawn from (x0, y0): an optional label above it; the heatmap as an embedded PNG at its
+ * cell resolution, drawn pixelated; tick marks and labels on both axes (heatmapAxes); the axis names;
+ * a vector colour bar (the 256-entry colour table as 256 rects, top = the table's last colour) with its
+ * ticks (colorbarTicks). Returns {parts (SVG lines), width, height}.
+ */
+function heatmapPanel({ png, cells, table, ticks, lo, hi, size = 384, axes = null, label = '' }, x0, y0) {
   if (!/^data:image\/png;base64,[A-Za-z0-9+/=]+$/.test(png)) throw new Error('heatmapSvg: png must be a base64 PNG data URL');
-  const g = axes ? 72 : 0; // the token labels' gutter, left and below
-  const left = 48 + g, top = 28, barX = left + size + 16, barW = 16, w = barX + barW + 84;
-  const cap = captionText(48, top + size + g + 40, caption, w - 56);
-  const h = top + size + g + 56 + cap.extra;
-  const out = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="${SVG_FAMILY}" font-size="12">`,
-    `<rect width="${w}" height="${h}" fill="#ffffff"/>`,
-    `<text x="${left}" y="18" font-weight="bold">${escapeXml(title)}</text>`,
+  const f = (v) => v.toFixed(2);
+  const tok = !!axes && axes.tokens !== false; // labels given without `tokens` are token pieces
+  const cut = (s) => escapeXml(s.length > 12 ? `${s.slice(0, 11)}…` : s);
+  // the gutters the tick labels take, left of and under the heatmap
+  const rowW = !axes ? 0 : tok ? 72 : Math.ceil(Math.max(...axes.rows.map((r) => 0.62 * AXIS_PX * r.text.length), 0)) + 10;
+  const colH = !axes ? 0 : tok ? 72 : AXIS_PX + 8;
+  const top = y0 + (label ? 20 : 0), left = x0 + 24 + rowW;
+  const barX = left + size + 16, barW = 16;
+  const barTextW = Math.ceil(Math.max(0, ...ticks.map((tk) => 7.6 * textUnits(tk.text)))); // DejaVu at 12 units
+  const out = [];
+  if (label) out.push(`<text x="${left}" y="${y0 + 12}" class="panel">${escapeXml(label)}</text>`);
+  out.push(
     `<image x="${left}" y="${top}" width="${size}" height="${size}" preserveAspectRatio="none" image-rendering="optimizeSpeed" href="${png}" data-cells="${cells}"/>`,
     `<rect x="${left}" y="${top}" width="${size}" height="${size}" fill="none" stroke="#000000" stroke-width="0.5"/>`,
-    `<text x="${left + size / 2}" y="${top + size + g + 16}" text-anchor="middle">${escapeXml(t('export.axis.key'))}</text>`,
-    `<text transform="translate(${left - g - 10} ${top + size / 2}) rotate(-90)" text-anchor="middle">${escapeXml(t('export.axis.query'))}</text>`,
-  ];
-  // token labels: {rows, cols: [{at (0..1 along the side, the token's centre), text}]}, thinned by the caller
+    `<text x="${left + size / 2}" y="${top + size + colH + 16}" text-anchor="middle" class="axis">${escapeXml(t('export.axis.key'))}</text>`,
+    `<text transform="translate(${x0 + 12} ${top + size / 2}) rotate(-90)" text-anchor="middle" class="axis">${escapeXml(t('export.axis.query'))}</text>`,
+  );
   if (axes) {
-    const cut = (t) => escapeXml(t.length > 12 ? `${t.slice(0, 11)}…` : t);
-    for (const r of axes.rows) out.push(`<text x="${left - 4}" y="${(top + r.at * size + 3).toFixed(2)}" font-size="9" text-anchor="end" class="tok">${cut(r.text)}</text>`);
-    for (const c of axes.cols) out.push(`<text transform="translate(${(left + c.at * size + 3).toFixed(2)} ${top + size + 4}) rotate(-90)" font-size="9" text-anchor="end" class="tok">${cut(c.text)}</text>`);
+    // tick marks outside the frame, then the labels: token pieces (class tok) or indices (class tick)
+    const marks = [];
+    for (const r of axes.rows) marks.push(`M${left - 4} ${f(top + r.at * size)}h4`);
+    for (const c of axes.cols) marks.push(`M${f(left + c.at * size)} ${top + size}v4`);
+    if (marks.length) out.push(`<path d="${marks.join('')}" stroke="#000000" stroke-width="0.8"/>`);
+    for (const r of axes.rows) {
+      out.push(tok ? `<text x="${left - 6}" y="${f(top + r.at * size + 3)}" font-size="${TOKEN_PX}" text-anchor="end" class="tok">${cut(r.text)}</text>`
+        : `<text x="${left - 6}" y="${f(top + r.at * size + 3.5)}" font-size="${AXIS_PX}" text-anchor="end" class="tick">${escapeXml(r.text)}</text>`);
+    }
+    for (const c of axes.cols) {
+      out.push(tok ? `<text transform="translate(${f(left + c.at * size + 3)} ${top + size + 6}) rotate(-90)" font-size="${TOKEN_PX}" text-anchor="end" class="tok">${cut(c.text)}</text>`
+        : `<text x="${f(left + c.at * size)}" y="${top + size + 5 + AXIS_PX}" font-size="${AXIS_PX}" text-anchor="middle" class="tick">${escapeXml(c.text)}</text>`);
+    }
   }
   const step = size / 256;
   for (let i = 0; i < 256; i++) {
@@ -263,13 +315,52 @@ export function heatmapSvg({ png, cells, table, ticks, lo, hi, title, caption, s
     const rgb = `rgb(${table[4 * c]},${table[4 * c + 1]},${table[4 * c + 2]})`;
     out.push(`<rect x="${barX}" y="${(top + i * step).toFixed(3)}" width="${barW}" height="${(step + 0.05).toFixed(3)}" fill="${rgb}"/>`);
   }
-  for (const t of ticks) {
-    if (!(hi > lo) || t.value < lo || t.value > hi) continue;
-    const y = top + size * (1 - (t.value - lo) / (hi - lo));
-    out.push(`<line x1="${barX + barW}" x2="${barX + barW + 4}" y1="${y.toFixed(2)}" y2="${y.toFixed(2)}" stroke="#000000"/>`,
-      `<text x="${barX + barW + 6}" y="${(y + 4).toFixed(2)}">${escapeXml(t.text)}</text>`);
+  for (const tk of ticks) {
+    if (!(hi > lo) || tk.value < lo || tk.value > hi) continue;
+    const y = top + size * (1 - (tk.value - lo) / (hi - lo));
+    out.push(`<line x1="${barX + barW}" x2="${barX + barW + 4}" y1="${f(y)}" y2="${f(y)}" stroke="#000000"/>`,
+      `<text x="${barX + barW + 6}" y="${f(y + 4)}" class="bar">${escapeXml(tk.text)}</text>`);
   }
-  out.push(cap.svg, '</svg>');
+  return { parts: out, width: barX + barW + 6 + barTextW + 8 - x0, height: top + size + colH + 22 - y0 };
+}
+
+/**
+ * A heatmap figure as SVG: a title, one heatmap panel (heatmapPanel: the cells, the axes' ticks, the colour
+ * bar with its values) and the caption under it.
+ * @param {{png: string, cells: number, table: Uint8Array, ticks: {value: number, text: string}[],
+ *   lo: number, hi: number, title: string, caption: string, size?: number, axes?: object}} fig
+ *   png: a data:image/png;base64 URL of the cells×cells heatmap; table: colorTable(name) (RGBA × 256);
+ *   ticks: colorbarTicks(lo, hi, …); axes: heatmapAxes(grid, pieces, size), or null for none
+ */
+export function heatmapSvg({ title, caption, ...panel }) {
+  return heatmapsSvg({ title, caption, panels: [panel] });
+}
+
+/**
+ * Heatmap panels side by side under one title, with one caption: the M | A | M − A figure (each panel
+ * with its label, axes and colour bar, as the embed's heatmap view shows them).
+ * @param {{title: string, caption: string, panels: object[]}} fig panels: heatmapSvg's fields and a label
+ */
+export function heatmapsSvg({ title, caption, panels }) {
+  const x0 = 8, y0 = 28, gap = 12;
+  const drawn = [];
+  let x = x0;
+  for (const p of panels) {
+    const d = heatmapPanel(p, x, y0);
+    drawn.push(d);
+    x += d.width + gap;
+  }
+  const w = Math.ceil(Math.max(x - gap + x0, 320));
+  const bottom = y0 + Math.max(...drawn.map((d) => d.height));
+  const cap = captionText(x0 + 24, bottom + 14, caption, w - x0 - 32);
+  const h = Math.ceil(bottom + 30 + cap.extra);
+  const out = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="${SVG_FAMILY}" font-size="12">`,
+    `<rect width="${w}" height="${h}" fill="#ffffff"/>`,
+    `<text x="${x0 + 24}" y="18" font-weight="bold" class="title">${escapeXml(title)}</text>`,
+    ...drawn.flatMap((d) => d.parts),
+    cap.svg, '</svg>',
+  ];
   return out.join('\n') + '\n';
 }
 
