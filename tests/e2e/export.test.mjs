@@ -5,7 +5,7 @@
 // 384 tokens the heatmap shows as blocks) with the readouts' row sums; the JSON is the snapshot; the .zip
 // holds Q, K, V, M, A, the random matrices and a numpy script that recomputes M (run when numpy is here).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -31,6 +31,43 @@ const hasNumpy = (() => {
 })();
 
 const take = exportItem;
+
+/**
+ * Lay an SVG out in the page and measure it: every <text>'s box as drawn (rotation included), with its
+ * class and text; the boxes of the curves' markers (g.markers) and of the entropy means (path.mean); the
+ * figure's size. Boxes are {x0, y0, x1, y1} in the SVG's units.
+ */
+function measure(page, svg) {
+  return page.evaluate((text) => {
+    const host = document.createElement('div');
+    host.style.cssText = 'position:absolute;left:0;top:0;';
+    document.body.append(host);
+    const root = document.importNode(new DOMParser().parseFromString(text, 'image/svg+xml').documentElement, true);
+    host.append(root);
+    const o = root.getBoundingClientRect();
+    const box = (el) => { const r = el.getBoundingClientRect(); return { x0: r.left - o.left, y0: r.top - o.top, x1: r.right - o.left, y1: r.bottom - o.top }; };
+    const out = {
+      width: Number(root.getAttribute('width')), height: Number(root.getAttribute('height')),
+      texts: [...root.querySelectorAll('text')].map((t) => ({ cls: t.getAttribute('class') ?? '', text: t.textContent, ...box(t) })),
+      markers: [...root.querySelectorAll('g.markers > *')].map(box), means: [...root.querySelectorAll('path.mean')].map(box),
+    };
+    host.remove();
+    return out;
+  }, svg);
+}
+const meet = (a, b, slack = 0.5) => a.x0 + slack < b.x1 && b.x0 + slack < a.x1 && a.y0 + slack < b.y1 && b.y0 + slack < a.y1;
+/** What is wrong with a measured figure's text: TeX source, a box outside the figure, two boxes overlapping. */
+function textProblems(m) {
+  const out = [];
+  for (const t of m.texts) {
+    if (/_\{|\^\{|\\/.test(t.text)) out.push(`TeX in "${t.text}"`);
+    if (t.x0 < -0.5 || t.y0 < -0.5 || t.x1 > m.width + 0.5 || t.y1 > m.height + 0.5) out.push(`outside: "${t.text}" ${JSON.stringify([t.x0, t.y0, t.x1, t.y1].map(Math.round))}`);
+  }
+  for (let i = 0; i < m.texts.length; i++) for (let j = i + 1; j < m.texts.length; j++) {
+    if (meet(m.texts[i], m.texts[j])) out.push(`overlap: "${m.texts[i].text.slice(0, 40)}" and "${m.texts[j].text.slice(0, 40)}"`);
+  }
+  return out;
+}
 
 /** Parse an SVG in the page: {ok, rects, texts, paths, images, width, height}. */
 function parseSvg(page, text) {
@@ -145,6 +182,89 @@ describe('figures', () => {
     await offered(false);
     await page.close();
   });
+});
+
+describe('figures for a post (issue 32, item 7)', () => {
+  // looked at: build/e2e/export-*.png
+  mkdirSync('build/e2e', { recursive: true });
+
+  it('M | A | M − A as one figure: three heatmaps with their labels, ticks and colour bars; the same bytes twice', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'variant=elu&n=96&d=16&gen=clustered' });
+    const svg = await take(page, 'trio.svg');
+    expect(svg.name).toBe('attnviz-elu-n96-trio.svg');
+    const text = svg.bytes.toString();
+    const parsed = await parseSvg(page, text);
+    expect(parsed.ok).toBe(true);
+    expect(parsed.images).toBe(3);
+    expect(parsed.rects).toBeGreaterThanOrEqual(3 * 256);
+    const m = await measure(page, text);
+    const of = (cls) => m.texts.filter((t) => t.cls === cls).map((t) => t.text);
+    expect(of('title')).toEqual(['linear, φ = elu+1: M, softmax A and M − A']);
+    expect(of('panel')).toEqual(['linear, φ = elu+1: matrix M', 'softmax A (same Q, K, scale, mask)', 'difference M − A']);
+    expect(of('caption')).toEqual([expect.stringMatching(/^linear, φ = elu\+1 · clustered seed 1, n = 96, d = 16/)]);
+    expect(of('tick')).toEqual(Array(6).fill(['0', '20', '40', '60', '80']).flat());
+    const bars = of('bar');
+    expect(bars.filter((b) => /^≥ /.test(b)).length).toBe(3);
+    expect(bars).toContain('0');
+    expect(textProblems(m)).toEqual([]);
+    // deterministic: the same view gives the same bytes
+    expect((await take(page, 'trio.svg')).bytes.equals(svg.bytes)).toBe(true);
+    const png = await take(page, 'trio.png');
+    expect((await take(page, 'trio.png')).bytes.equals(png.bytes)).toBe(true);
+    const img = await decodePng(page, png.bytes, [[0, 0]]);
+    expect([img.width, img.height]).toEqual([2 * parsed.width, 2 * parsed.height]);
+    writeFileSync('build/e2e/export-trio.png', png.bytes);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  // the views: a low-rank variant with its rank ceiling, a zoom, blocks above 384 tokens, Chinese
+  const VIEWS = [
+    ['elu', 'variant=elu&n=96&d=16&gen=clustered'],
+    ['performer', 'variant=performer&n=128&d=16&m=8&gen=clustered'],
+    ['relu', 'variant=relu&n=64&d=8&gen=lowrank&seed=3'],
+    ['blocks', 'variant=relu&n=512&d=16'],
+    ['zoom', 'variant=focused&n=128&d=16&zoom=10-41,60-91'],
+    ['zh', 'variant=focused&p=3&n=64&d=16&gen=clustered&lang=zh'],
+  ];
+  for (const [name, hash] of VIEWS) {
+    it(`${name}: every figure's text is text (no TeX), inside the figure, and no two labels overlap; guide labels off the markers, the means off the ticks`, async () => {
+      const { page, errors } = await openLab(browser.context, server.url, { hash });
+      const seen = {};
+      for (const fig of ['M', 'D', 'trio', 'spectrum', 'error', 'entropy']) {
+        const m = await measure(page, (await take(page, `${fig}.svg`)).bytes.toString());
+        expect(textProblems(m), `${name} ${fig}`).toEqual([]);
+        seen[fig] = m;
+        if (fig === 'spectrum' || fig === 'error') {
+          for (const g of m.texts.filter((t) => t.cls === 'guide')) {
+            expect(m.markers.filter((b) => meet(b, g, 0)), `${name} ${fig}: "${g.text}" on a marker`).toEqual([]);
+          }
+        }
+        if (fig === 'entropy') {
+          expect(m.means.length, name).toBeGreaterThan(0);
+          for (const mean of m.means) for (const t of m.texts) expect(meet(mean, t, 0), `${name}: a mean on "${t.text}"`).toBe(false);
+        }
+      }
+      // a heatmap's axes have values: the indices (round numbers), or the zoom's window's
+      const ticks = seen.M.texts.filter((t) => t.cls === 'tick').map((t) => Number(t.text));
+      expect(ticks.length, name).toBeGreaterThanOrEqual(6);
+      for (const v of ticks) expect(v % 5 === 0 || v % 2 === 0 || v === 1, `${name}: ${v}`).toBe(true);
+      if (name === 'zoom') expect(Math.min(...ticks)).toBeGreaterThanOrEqual(10);
+      if (name === 'blocks') expect(Math.max(...ticks)).toBeGreaterThan(384);
+      if (name === 'elu' || name === 'zh') {
+        writeFileSync(`build/e2e/export-spectrum-${name}.png`, (await take(page, 'spectrum.png')).bytes);
+        writeFileSync(`build/e2e/export-entropy-${name}.png`, (await take(page, 'entropy.png')).bytes);
+        writeFileSync(`build/e2e/export-error-${name}.png`, (await take(page, 'error.png')).bytes);
+        writeFileSync(`build/e2e/export-M-${name}.png`, (await take(page, 'M.png')).bytes);
+      }
+      if (name === 'zh') {
+        expect(seen.trio.texts.filter((t) => t.cls === 'title').map((t) => t.text)).toEqual(['FLatten（聚焦线性注意力）：M、softmax A 与 M − A']);
+        writeFileSync('build/e2e/export-trio-zh.png', (await take(page, 'trio.png')).bytes);
+      }
+      expect(errors).toEqual([]);
+      await page.close();
+    });
+  }
 });
 
 describe('data', () => {

@@ -114,3 +114,65 @@ describe('the M | A | M − A figure', () => {
     expect(Math.max(...bars.map((b) => b.x))).toBeLessThan(w - 40);
   });
 });
+
+/** The markers' boxes inside a chart's plot (the shapes of its <g fill> groups before the legend), estimated. */
+function markerBoxes(svg) {
+  const plot = svg.slice(svg.indexOf('clip-path="url(#plot)"'), svg.indexOf('stroke-width="2"')); // up to the legend's first stroke
+  const boxes = [];
+  for (const g of plot.matchAll(/<g fill="[^"]+"[^>]*>([\s\S]*?)<\/g>/g)) {
+    for (const m of g[1].matchAll(/<circle cx="([\d.]+)" cy="([\d.]+)" r="([\d.]+)"|<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)"|<path d="M([\d.]+) ([\d.]+)/g)) {
+      if (m[1]) boxes.push({ x0: +m[1] - +m[3], x1: +m[1] + +m[3], y0: +m[2] - +m[3], y1: +m[2] + +m[3] });
+      else if (m[4]) boxes.push({ x0: +m[4], x1: +m[4] + +m[6], y0: +m[5], y1: +m[5] + +m[7] });
+      else boxes.push({ x0: +m[8] - 3.5, x1: +m[8] + 3.5, y0: +m[9], y1: +m[9] + 7.7 }); // a triangle or diamond from its top
+    }
+  }
+  return boxes;
+}
+/** A 10-unit label's box as drawn (DejaVu Sans: 0.61 em a Latin character on average; ascent 9, descent 3). */
+function textBox({ x, y, text, anchor }) {
+  const w = 6.1 * [...text].length, x0 = anchor === 'end' ? x - w : x;
+  return { x0, x1: x0 + w, y0: y - 9, y1: y + 3 };
+}
+const meet = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+
+describe('labels that avoid markers', () => {
+  it('the rank ceiling\'s label is placed where no marker and no curve is (it was drawn on the markers)', async () => {
+    const { chartSvg } = await import('../../web/io/export.mjs');
+    // curves along the top of the plot, across the ceiling at i = 16: the label's old place (beside the
+    // line, 12 units under the top) is where their markers are
+    const x = Array.from({ length: 96 }, (_, i) => i + 1);
+    const svg = chartSvg({ title: 't', caption: 'c', xLabel: 'i', yLabel: 'σ', logY: true, vlines: [{ x: 16, label: 'rank ceiling 16' }],
+      series: [
+        { label: 'a', color: '#0072b2', marker: 'circle', x, y: x.map((i) => 0.9 - i * 1e-3) },
+        { label: 'b', color: '#e69f00', marker: 'square', x, y: x.map((i) => 0.7 - i * 1e-3) },
+        { label: 'c', color: '#cc79a7', marker: 'diamond', x, y: x.map((i) => 10 ** (-i / 10)) },
+      ] });
+    const label = [...svg.matchAll(/<text x="([\d.]+)" y="([\d.]+)"(?: text-anchor="(\w+)")? font-size="10"[^>]*>(rank ceiling 16)</g)]
+      .map((m) => textBox({ x: +m[1], y: +m[2], anchor: m[3], text: m[4] }));
+    expect(label.length).toBe(1);
+    const markers = markerBoxes(svg);
+    expect(markers.length).toBeGreaterThanOrEqual(20);
+    expect(markers.filter((b) => meet(b, label[0]))).toEqual([]);
+    // nor on a curve: no vertex of the curves' paths inside it
+    for (const [, d] of svg.matchAll(/<path d="(M[^"]+)" fill="none"/g)) {
+      for (const [, px, py] of d.matchAll(/[ML]([\d.]+) ([\d.]+)/g)) expect(meet({ x0: +px, x1: +px, y0: +py, y1: +py }, label[0]), `${px},${py}`).toBe(false);
+    }
+  });
+
+  it('the entropy means sit in a lane of their own, clear of the tick labels; the uniform label inside the figure', async () => {
+    const { entropySvg } = await import('../../web/io/export.mjs');
+    const width = 640;
+    // means at the axis' ticks (2 and 4 of ln n = 4: the 0.5 and 1 ticks) and the uniform line at the right end
+    const svg = entropySvg({ bins: 4, top: 4, M: [0.1, 0.2, 0.3, 0.4], A: [0.4, 0.3, 0.2, 0.1], max: 0.4, meanM: 1, meanA: 0.5, uniform: 1, uniformValue: 4 },
+      { title: 'row entropy', caption: 'c', width });
+    const ticks = [...svg.matchAll(/<text x="([\d.]+)" y="([\d.]+)" text-anchor="middle"[^>]*>([\d.]+)</g)]
+      .map((m) => ({ x0: +m[1] - 3.7 * m[3].length, x1: +m[1] + 3.7 * m[3].length, y0: +m[2] - 11, y1: +m[2] + 3 }));
+    expect(ticks.length).toBe(5);
+    const means = [...svg.matchAll(/<path d="M([\d.]+) ([\d.]+)l-5 ([\d.]+)h10Z"/g)].map((m) => ({ x0: +m[1] - 5, x1: +m[1] + 5, y0: +m[2], y1: +m[2] + +m[3] }));
+    expect(means.length).toBe(2);
+    for (const mean of means) for (const tk of ticks) expect(meet(mean, tk)).toBe(false);
+    const uni = /<text x="([\d.]+)" y="[\d.]+" text-anchor="middle" fill="#b8860b"[^>]*>([^<]+)</.exec(svg);
+    expect(uni[2]).toBe('uniform = 4');
+    expect(+uni[1] + 3.7 * uni[2].length).toBeLessThanOrEqual(width);
+  });
+});
