@@ -173,6 +173,7 @@ describe('figures', () => {
     const parsed = await parseSvg(page, svg.bytes.toString());
     expect(parsed.ok).toBe(true);
     expect(svg.bytes.toString()).toMatch(/<polygon points=/); // the min–max band over the seeds
+    expect(textProblems(await measure(page, svg.bytes.toString()))).toEqual([]);
     await page.evaluate(() => { location.hash = 'variant=elu&n=64&d=16'; });
     // the hashchange event comes after this evaluate returns: wait until the snapshot shows the new view
     // (a snapshot() taken at once could settle on the old one, about 1 run in 8 on a busy machine)
