@@ -220,8 +220,8 @@ export function mountExport(menu, ctx) {
   function heatPanel(what, forPng, tokens, size) {
     const h = ctx.heatmap(what);
     if (!h) throw new Error(t('export.noHeatmap'));
-    // the PNG embeds the cells upscaled (at least 768 pixels a side) so that rasterising keeps them sharp
-    const scale = forPng ? Math.max(1, Math.ceil(768 / Math.min(h.rows, h.cols))) : 1;
+    // the PNG embeds the cells upscaled (at least the 2× raster's pixels a side) so that they stay sharp
+    const scale = forPng ? Math.max(1, Math.ceil((2 * size) / Math.min(h.rows, h.cols))) : 1;
     const signed = what === 'D' || !!h.diverging; // M − A, and a signed M, are centred on 0
     const window = h.zoomed ? t('export.window', { r0: h.r0, r1: h.r1, c0: h.c0, c1: h.c1, n: h.n }) : '';
     const blocks = h.b > 1 ? t('export.blocks', { where: window || t('export.whole', { n: h.n }), rows: h.rows, cols: h.cols, mode: t(`option.ds.${h.mode}`) })
