@@ -260,3 +260,40 @@ export async function exportItem(page, item) {
   await dl.saveAs(path);
   return { name: dl.suggestedFilename(), path, bytes: await readFile(path) };
 }
+
+/**
+ * Lay an SVG out in the page and measure it: every <text>'s box as drawn (rotation included), with its
+ * class and text; the boxes of the curves' markers (g.markers) and of the entropy means (path.mean); the
+ * figure's size. Boxes are {x0, y0, x1, y1} in the SVG's units.
+ */
+export function measureSvg(page, svg) {
+  return page.evaluate((text) => {
+    const host = document.createElement('div');
+    host.style.cssText = 'position:absolute;left:0;top:0;';
+    document.body.append(host);
+    const root = document.importNode(new DOMParser().parseFromString(text, 'image/svg+xml').documentElement, true);
+    host.append(root);
+    const o = root.getBoundingClientRect();
+    const box = (el) => { const r = el.getBoundingClientRect(); return { x0: r.left - o.left, y0: r.top - o.top, x1: r.right - o.left, y1: r.bottom - o.top }; };
+    const out = {
+      width: Number(root.getAttribute('width')), height: Number(root.getAttribute('height')),
+      texts: [...root.querySelectorAll('text')].map((t) => ({ cls: t.getAttribute('class') ?? '', text: t.textContent, ...box(t) })),
+      markers: [...root.querySelectorAll('g.markers > *')].map(box), means: [...root.querySelectorAll('path.mean')].map(box),
+    };
+    host.remove();
+    return out;
+  }, svg);
+}
+export const boxesMeet = (a, b, slack = 0.5) => a.x0 + slack < b.x1 && b.x0 + slack < a.x1 && a.y0 + slack < b.y1 && b.y0 + slack < a.y1;
+/** What is wrong with a measured figure's text: TeX source, a box outside the figure, two boxes overlapping. */
+export function svgTextProblems(m) {
+  const out = [];
+  for (const t of m.texts) {
+    if (/_\{|\^\{|\\/.test(t.text)) out.push(`TeX in "${t.text}"`);
+    if (t.x0 < -0.5 || t.y0 < -0.5 || t.x1 > m.width + 0.5 || t.y1 > m.height + 0.5) out.push(`outside: "${t.text}" ${JSON.stringify([t.x0, t.y0, t.x1, t.y1].map(Math.round))}`);
+  }
+  for (let i = 0; i < m.texts.length; i++) for (let j = i + 1; j < m.texts.length; j++) {
+    if (boxesMeet(m.texts[i], m.texts[j])) out.push(`overlap: "${m.texts[i].text.slice(0, 40)}" and "${m.texts[j].text.slice(0, 40)}"`);
+  }
+  return out;
+}

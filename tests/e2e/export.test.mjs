@@ -5,12 +5,12 @@
 // 384 tokens the heatmap shows as blocks) with the readouts' row sums; the JSON is the snapshot; the .zip
 // holds Q, K, V, M, A, the random matrices and a numpy script that recomputes M (run when numpy is here).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { serve } from '../../scripts/serve.mjs';
-import { launch, openLab, exportItem } from './browser.mjs';
+import { launch, openLab, exportItem, measureSvg as measure, svgTextProblems as textProblems, boxesMeet as meet } from './browser.mjs';
 import { readNpy } from '../js/npy.mjs';
 
 const ROOT = 'build/web';
@@ -46,6 +46,12 @@ function parseSvg(page, text) {
   }, text);
 }
 
+/** The first colour bar of a heatmap SVG (heatmapSvg: 256 rects 16 wide): its centre x and the y just inside its ends. */
+function colourBar(svg) {
+  const rects = [...svg.matchAll(/<rect x="([\d.]+)" y="([\d.]+)" width="16" height="([\d.]+)"/g)].slice(0, 256).map((m) => m.slice(1).map(Number));
+  return { x: rects[0][0] + 8, top: rects[0][1] + 2, bottom: rects[255][1] + rects[255][2] - 2 };
+}
+
 /** Decode a PNG in the page: {width, height, px(x, y)} as RGBA arrays at the asked points. */
 function decodePng(page, bytes, points) {
   return page.evaluate(async ({ b64, points: pts }) => {
@@ -74,8 +80,9 @@ describe('figures', () => {
 
     const png = await take(page, 'M.png');
     expect([...png.bytes.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-    // heatmapSvg's layout: the bar at x = 448…464, y = 28…412 (SVG units), PNG at 2×
-    const img = await decodePng(page, png.bytes, [[2 * 456, 2 * 30], [2 * 456, 2 * 410], [2 * 240, 2 * 220]]);
+    // the colour bar where the SVG draws it (SVG units), the PNG at 2×
+    const bar = colourBar(svg.bytes.toString());
+    const img = await decodePng(page, png.bytes, [[2 * bar.x, 2 * bar.top], [2 * bar.x, 2 * bar.bottom], [2 * 240, 2 * 220]]);
     expect(img.width).toBe(2 * parsed.width);
     expect(img.height).toBe(2 * parsed.height);
     const near = (a, b) => a.slice(0, 3).every((v, i) => Math.abs(v - b[i]) <= 6);
@@ -104,13 +111,14 @@ describe('figures', () => {
       expect(img.width, fig).toBe(2 * parsed.width);
       expect(img.px[0].slice(0, 3), fig).toEqual([255, 255, 255]);
     }
+    const bar = colourBar((await take(page, 'D.svg')).bytes.toString());
     const d = await take(page, 'D.png');
-    const img = await decodePng(page, d.bytes, [[2 * 456, 2 * 30], [2 * 456, 2 * 410]]);
+    const img = await decodePng(page, d.bytes, [[2 * bar.x, 2 * bar.top], [2 * bar.x, 2 * bar.bottom]]);
     // the diverging map's ends: red-ish at the top, blue-ish at the bottom (never the sequential cividis)
     expect(img.px[0][0]).toBeGreaterThan(img.px[0][2]);
     expect(img.px[1][2]).toBeGreaterThan(img.px[1][0]);
     const m = await take(page, 'M.png');
-    const mi = await decodePng(page, m.bytes, [[2 * 456, 2 * 30]]);
+    const mi = await decodePng(page, m.bytes, [[2 * bar.x, 2 * bar.top]]);
     expect(mi.px[0][2]).toBeLessThan(120); // cividis' top is yellow (low blue), as the page shows it
     expect(errors).toEqual([]);
     await page.close();
@@ -128,6 +136,7 @@ describe('figures', () => {
     const parsed = await parseSvg(page, svg.bytes.toString());
     expect(parsed.ok).toBe(true);
     expect(svg.bytes.toString()).toMatch(/<polygon points=/); // the min–max band over the seeds
+    expect(textProblems(await measure(page, svg.bytes.toString()))).toEqual([]);
     await page.evaluate(() => { location.hash = 'variant=elu&n=64&d=16'; });
     // the hashchange event comes after this evaluate returns: wait until the snapshot shows the new view
     // (a snapshot() taken at once could settle on the old one, about 1 run in 8 on a busy machine)
@@ -137,6 +146,89 @@ describe('figures', () => {
     await offered(false);
     await page.close();
   });
+});
+
+describe('figures for a post (issue 32, item 7)', () => {
+  // looked at: build/e2e/export-*.png
+  mkdirSync('build/e2e', { recursive: true });
+
+  it('M | A | M − A as one figure: three heatmaps with their labels, ticks and colour bars; the same bytes twice', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'variant=elu&n=96&d=16&gen=clustered' });
+    const svg = await take(page, 'trio.svg');
+    expect(svg.name).toBe('attnviz-elu-n96-trio.svg');
+    const text = svg.bytes.toString();
+    const parsed = await parseSvg(page, text);
+    expect(parsed.ok).toBe(true);
+    expect(parsed.images).toBe(3);
+    expect(parsed.rects).toBeGreaterThanOrEqual(3 * 256);
+    const m = await measure(page, text);
+    const of = (cls) => m.texts.filter((t) => t.cls === cls).map((t) => t.text);
+    expect(of('title')).toEqual(['linear, φ = elu+1: M, softmax A and M − A']);
+    expect(of('panel')).toEqual(['linear, φ = elu+1: matrix M', 'softmax A (same Q, K, scale, mask)', 'difference M − A']);
+    expect(of('caption')).toEqual([expect.stringMatching(/^linear, φ = elu\+1 · clustered seed 1, n = 96, d = 16/)]);
+    expect(of('tick')).toEqual(Array(6).fill(['0', '20', '40', '60', '80']).flat());
+    const bars = of('bar');
+    expect(bars.filter((b) => /^≥ /.test(b)).length).toBe(3);
+    expect(bars).toContain('0');
+    expect(textProblems(m)).toEqual([]);
+    // deterministic: the same view gives the same bytes
+    expect((await take(page, 'trio.svg')).bytes.equals(svg.bytes)).toBe(true);
+    const png = await take(page, 'trio.png');
+    expect((await take(page, 'trio.png')).bytes.equals(png.bytes)).toBe(true);
+    const img = await decodePng(page, png.bytes, [[0, 0]]);
+    expect([img.width, img.height]).toEqual([2 * parsed.width, 2 * parsed.height]);
+    writeFileSync('build/e2e/export-trio.png', png.bytes);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  // the views: a low-rank variant with its rank ceiling, a zoom, blocks above 384 tokens, Chinese
+  const VIEWS = [
+    ['elu', 'variant=elu&n=96&d=16&gen=clustered'],
+    ['performer', 'variant=performer&n=128&d=16&m=8&gen=clustered'],
+    ['relu', 'variant=relu&n=64&d=8&gen=lowrank&seed=3'],
+    ['blocks', 'variant=relu&n=512&d=16'],
+    ['zoom', 'variant=focused&n=128&d=16&zoom=10-41,60-91'],
+    ['zh', 'variant=focused&p=3&n=64&d=16&gen=clustered&lang=zh'],
+  ];
+  for (const [name, hash] of VIEWS) {
+    it(`${name}: every figure's text is text (no TeX), inside the figure, and no two labels overlap; guide labels off the markers, the means off the ticks`, async () => {
+      const { page, errors } = await openLab(browser.context, server.url, { hash });
+      const seen = {};
+      for (const fig of ['M', 'D', 'trio', 'spectrum', 'error', 'entropy']) {
+        const m = await measure(page, (await take(page, `${fig}.svg`)).bytes.toString());
+        expect(textProblems(m), `${name} ${fig}`).toEqual([]);
+        seen[fig] = m;
+        if (fig === 'spectrum' || fig === 'error') {
+          for (const g of m.texts.filter((t) => t.cls === 'guide')) {
+            expect(m.markers.filter((b) => meet(b, g, 0)), `${name} ${fig}: "${g.text}" on a marker`).toEqual([]);
+          }
+        }
+        if (fig === 'entropy') {
+          expect(m.means.length, name).toBeGreaterThan(0);
+          for (const mean of m.means) for (const t of m.texts) expect(meet(mean, t, 0), `${name}: a mean on "${t.text}"`).toBe(false);
+        }
+      }
+      // a heatmap's axes have values: the indices (round numbers), or the zoom's window's
+      const ticks = seen.M.texts.filter((t) => t.cls === 'tick').map((t) => Number(t.text));
+      expect(ticks.length, name).toBeGreaterThanOrEqual(6);
+      for (const v of ticks) expect(v % 5 === 0 || v % 2 === 0 || v === 1, `${name}: ${v}`).toBe(true);
+      if (name === 'zoom') expect(Math.min(...ticks)).toBeGreaterThanOrEqual(10);
+      if (name === 'blocks') expect(Math.max(...ticks)).toBeGreaterThan(384);
+      if (name === 'elu' || name === 'zh') {
+        writeFileSync(`build/e2e/export-spectrum-${name}.png`, (await take(page, 'spectrum.png')).bytes);
+        writeFileSync(`build/e2e/export-entropy-${name}.png`, (await take(page, 'entropy.png')).bytes);
+        writeFileSync(`build/e2e/export-error-${name}.png`, (await take(page, 'error.png')).bytes);
+        writeFileSync(`build/e2e/export-M-${name}.png`, (await take(page, 'M.png')).bytes);
+      }
+      if (name === 'zh') {
+        expect(seen.trio.texts.filter((t) => t.cls === 'title').map((t) => t.text)).toEqual(['FLatten（聚焦线性注意力）：M、softmax A 与 M − A']);
+        writeFileSync('build/e2e/export-trio-zh.png', (await take(page, 'trio.png')).bytes);
+      }
+      expect(errors).toEqual([]);
+      await page.close();
+    });
+  }
 });
 
 describe('data', () => {

@@ -139,7 +139,7 @@ describe('the figures in Chinese', () => {
     const ent = (await exportItem(page, 'entropy.svg')).bytes.toString();
     expect(ent).toContain(ZH['export.entropy.share']);
     const menu = await page.$$eval('#export .export-figs tr:not([hidden]) th', (ths) => ths.map((th) => th.textContent));
-    expect(menu).toEqual(['M 的热力图', 'softmax A 的热力图', 'M − A 的热力图', '奇异值', '截断 SVD 的误差', '行熵直方图']);
+    expect(menu).toEqual(['M 的热力图', 'softmax A 的热力图', 'M − A 的热力图', 'M | A | M − A 三图并排', '奇异值', '截断 SVD 的误差', '行熵直方图']);
     const zip = await exportItem(page, 'bundle.zip');
     expect(zip.name).toBe('attnviz-focused-n64-export.zip');
     const text = zip.bytes.toString('utf8'), at = text.indexOf('attnviz export\n');

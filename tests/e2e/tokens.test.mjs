@@ -7,7 +7,7 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '../../scripts/serve.mjs';
-import { launch, openLab, exportItem } from './browser.mjs';
+import { launch, openLab, exportItem, measureSvg, svgTextProblems } from './browser.mjs';
 import { execFileSync } from 'node:child_process';
 import { npyBytes } from '../../web/io/export.mjs';
 
@@ -192,6 +192,16 @@ print(b"tokens.json" in z.read([n for n in z.namelist() if n.endswith('/recomput
     const labels = [...svg.matchAll(/class="tok">([^<]*)</g)].map((m) => m[1]);
     expect(labels.length).toBeGreaterThan(8);
     expect(labels[0]).toBe('&lt;s&gt;');
+    // the M | A | M − A figure: the same token labels on each of its three panels, no two texts overlapping
+    const trio = (await exportItem(page, 'trio.svg')).bytes.toString();
+    const trioLabels = [...trio.matchAll(/class="tok">([^<]*)</g)].map((m) => m[1]);
+    expect(trioLabels.length % 3).toBe(0);
+    expect(trioLabels.slice(0, trioLabels.length / 3)).toEqual(trioLabels.slice(trioLabels.length / 3, 2 * trioLabels.length / 3));
+    expect(trioLabels[0]).toBe('&lt;s&gt;');
+    expect(svgTextProblems(await measureSvg(page, trio))).toEqual([]);
+    expect(svgTextProblems(await measureSvg(page, svg))).toEqual([]);
+    mkdirSync('build/e2e', { recursive: true });
+    writeFileSync('build/e2e/export-trio-tokens.png', (await exportItem(page, 'trio.png')).bytes);
     await page.fill('#zoom-box .z-r0', '100');
     await page.fill('#zoom-box .z-r1', '119');
     await page.fill('#zoom-box .z-c0', '0');

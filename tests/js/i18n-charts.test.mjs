@@ -43,7 +43,7 @@ const EXPANSIONS = {
   'chart.series.': ['M'],
   'chart.route.': ['accurate', 'fast'],
   'row.lane.': ['M', 'A'],
-  'export.fig.': ['M', 'A', 'D', 'spectrum', 'error', 'entropy', 'sweep'],
+  'export.fig.': ['M', 'A', 'D', 'trio', 'spectrum', 'error', 'entropy', 'sweep'],
   'export.item.': ['npy', 'csv', 'json', 'zip'],
   'export.gen.': Object.keys(EN).filter((k) => k.startsWith('option.gen.')).map((k) => k.slice('option.gen.'.length)),
   'heatmap.zoom.': ['r0', 'r1', 'c0', 'c1'],

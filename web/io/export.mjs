@@ -2,7 +2,8 @@
 // it) and as CSV, the readouts and state as JSON. Issue 10, item 3 (docs/page.md, "Export").
 
 import { markerIndices } from '../render/spectrum.mjs';
-import { fmt } from '../render/format.mjs';
+import { fmt, fmtSigned } from '../render/format.mjs';
+import { thinTicks, axisText } from '../state/tokens.mjs';
 import { VARIANT_VIEW } from '../state/variants.mjs';
 import { escapeXml, wrapRuns, textUnits, SVG_FAMILY } from '../render/svg-text.mjs';
 import { t } from '../i18n/i18n.mjs';
@@ -228,34 +229,85 @@ function captionText(x, y, text, width, px = 11) {
   return { svg: `<text x="${x}" y="${y}" font-size="${px}" class="caption">${spans.join('')}</text>`, extra: (lines.length - 1) * lh };
 }
 
+/** Tick marks' and labels' sizes on a heatmap's axes (SVG units): index numbers, token pieces. */
+const AXIS_PX = 10, TOKEN_PX = 9;
+
 /**
- * A heatmap figure as SVG: the heatmap as an embedded PNG at its cell resolution, drawn pixelated; a
- * vector colour bar (the 256-entry colour table as 256 rects, top = the table's last colour) with tick
- * labels; the axis labels; the caption under the figure.
- * @param {{png: string, cells: number, table: Uint8Array, ticks: {value: number, text: string}[],
- *   lo: number, hi: number, title: string, caption: string, size?: number}} fig
- *   png: a data:image/png;base64 URL of the cells×cells heatmap; table: colorTable(name) (RGBA × 256)
+ * The ticks of a heatmap's two axes over the token indices it shows (rows r0…r1, cols c0…c1): with the
+ * inputs' token pieces, those pieces thinned to every k-th token so that no two 9-unit labels overlap
+ * (as the page's axes); without, the indices at round steps (1, 2, 5, 10, 20, …) at most about eight a
+ * side, wide enough apart for the widest number. `at` is the token's centre along the side (0…1).
+ * @param {{r0: number, r1: number, c0: number, c1: number}} g the grid shown (heatmaps.mjs)
+ * @param {string[]|null} pieces the n token pieces, or null
+ * @param {number} size the heatmap's side in SVG units
+ * @returns {{rows: {at: number, text: string, index: number}[], cols: object[], tokens: boolean}}
  */
-export function heatmapSvg({ png, cells, table, ticks, lo, hi, title, caption, size = 384, axes = null }) {
+export function heatmapAxes(g, pieces, size) {
+  const axis = (from, to) => {
+    const count = to - from + 1;
+    // a number's width at 10 units (0.62 em a digit) and a gap; at most about eight ticks a side
+    const minPx = pieces ? TOKEN_PX + 2 : Math.max(0.62 * AXIS_PX * String(to).length + 10, size / 8);
+    return thinTicks(from, to, size, minPx).map((i) => ({ at: (i - from + 0.5) / count, index: i, text: pieces ? axisText(pieces[i]) : String(i) }));
+  };
+  return { rows: axis(g.r0, g.r1), cols: axis(g.c0, g.c1), tokens: !!pieces };
+}
+
+/**
+ * The colour bar's tick labels: its two ends (the high one "≥ …" when the range is clipped to a quantile,
+ * the low one "≤ …" too when the map is diverging) and round values between them, none nearer an end than
+ * 20 units of a `size`-unit bar (their labels would touch). `signed`: values with their sign (+0.01), for
+ * M − A and a signed M.
+ * @returns {{value: number, text: string}[]} from the top down
+ */
+export function colorbarTicks(lo, hi, { clipped = false, signed = false, size = 384 } = {}) {
+  const show = (v) => (signed ? fmtSigned(v) : fmt(v));
+  const ends = [{ value: hi, text: `${clipped ? '≥ ' : ''}${show(hi)}` }, { value: lo, text: `${clipped && signed ? '≤ ' : ''}${show(lo)}` }];
+  if (!(hi > lo)) return ends.slice(0, 1);
+  const gap = (20 / size) * (hi - lo);
+  const inner = linTicks(lo, hi, 4).filter((v) => v - lo >= gap && hi - v >= gap).reverse()
+    .map((v) => ({ value: v, text: v === 0 ? '0' : show(v) }));
+  return [ends[0], ...inner, ends[1]];
+}
+
+/**
+ * One heatmap panel drawn from (x0, y0): an optional label above it; the heatmap as an embedded PNG at its
+ * cell resolution, drawn pixelated; tick marks and labels on both axes (heatmapAxes); the axis names;
+ * a vector colour bar (the 256-entry colour table as 256 rects, top = the table's last colour) with its
+ * ticks (colorbarTicks). Returns {parts (SVG lines), width, height}.
+ */
+function heatmapPanel({ png, cells, table, ticks, lo, hi, size = 384, axes = null, label = '' }, x0, y0) {
   if (!/^data:image\/png;base64,[A-Za-z0-9+/=]+$/.test(png)) throw new Error('heatmapSvg: png must be a base64 PNG data URL');
-  const g = axes ? 72 : 0; // the token labels' gutter, left and below
-  const left = 48 + g, top = 28, barX = left + size + 16, barW = 16, w = barX + barW + 84;
-  const cap = captionText(48, top + size + g + 40, caption, w - 56);
-  const h = top + size + g + 56 + cap.extra;
-  const out = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="${SVG_FAMILY}" font-size="12">`,
-    `<rect width="${w}" height="${h}" fill="#ffffff"/>`,
-    `<text x="${left}" y="18" font-weight="bold">${escapeXml(title)}</text>`,
+  const f = (v) => v.toFixed(2);
+  const tok = !!axes && axes.tokens !== false; // labels given without `tokens` are token pieces
+  const cut = (s) => escapeXml(s.length > 12 ? `${s.slice(0, 11)}…` : s);
+  // the gutters the tick labels take, left of and under the heatmap
+  const rowW = !axes ? 0 : tok ? 72 : Math.ceil(Math.max(...axes.rows.map((r) => 0.62 * AXIS_PX * r.text.length), 0)) + 10;
+  const colH = !axes ? 0 : tok ? 72 : AXIS_PX + 8;
+  const top = y0 + (label ? 20 : 0), left = x0 + 24 + rowW;
+  const barX = left + size + 16, barW = 16;
+  const barTextW = Math.ceil(Math.max(0, ...ticks.map((tk) => 7.6 * textUnits(tk.text)))); // DejaVu at 12 units
+  const out = [];
+  if (label) out.push(`<text x="${left}" y="${y0 + 12}" class="panel">${escapeXml(label)}</text>`);
+  out.push(
     `<image x="${left}" y="${top}" width="${size}" height="${size}" preserveAspectRatio="none" image-rendering="optimizeSpeed" href="${png}" data-cells="${cells}"/>`,
     `<rect x="${left}" y="${top}" width="${size}" height="${size}" fill="none" stroke="#000000" stroke-width="0.5"/>`,
-    `<text x="${left + size / 2}" y="${top + size + g + 16}" text-anchor="middle">${escapeXml(t('export.axis.key'))}</text>`,
-    `<text transform="translate(${left - g - 10} ${top + size / 2}) rotate(-90)" text-anchor="middle">${escapeXml(t('export.axis.query'))}</text>`,
-  ];
-  // token labels: {rows, cols: [{at (0..1 along the side, the token's centre), text}]}, thinned by the caller
+    `<text x="${left + size / 2}" y="${top + size + colH + 16}" text-anchor="middle" class="axis">${escapeXml(t('export.axis.key'))}</text>`,
+    `<text transform="translate(${x0 + 12} ${top + size / 2}) rotate(-90)" text-anchor="middle" class="axis">${escapeXml(t('export.axis.query'))}</text>`,
+  );
   if (axes) {
-    const cut = (t) => escapeXml(t.length > 12 ? `${t.slice(0, 11)}…` : t);
-    for (const r of axes.rows) out.push(`<text x="${left - 4}" y="${(top + r.at * size + 3).toFixed(2)}" font-size="9" text-anchor="end" class="tok">${cut(r.text)}</text>`);
-    for (const c of axes.cols) out.push(`<text transform="translate(${(left + c.at * size + 3).toFixed(2)} ${top + size + 4}) rotate(-90)" font-size="9" text-anchor="end" class="tok">${cut(c.text)}</text>`);
+    // tick marks outside the frame, then the labels: token pieces (class tok) or indices (class tick)
+    const marks = [];
+    for (const r of axes.rows) marks.push(`M${left - 4} ${f(top + r.at * size)}h4`);
+    for (const c of axes.cols) marks.push(`M${f(left + c.at * size)} ${top + size}v4`);
+    if (marks.length) out.push(`<path d="${marks.join('')}" stroke="#000000" stroke-width="0.8"/>`);
+    for (const r of axes.rows) {
+      out.push(tok ? `<text x="${left - 6}" y="${f(top + r.at * size + 3)}" font-size="${TOKEN_PX}" text-anchor="end" class="tok">${cut(r.text)}</text>`
+        : `<text x="${left - 6}" y="${f(top + r.at * size + 3.5)}" font-size="${AXIS_PX}" text-anchor="end" class="tick">${escapeXml(r.text)}</text>`);
+    }
+    for (const c of axes.cols) {
+      out.push(tok ? `<text transform="translate(${f(left + c.at * size + 3)} ${top + size + 6}) rotate(-90)" font-size="${TOKEN_PX}" text-anchor="end" class="tok">${cut(c.text)}</text>`
+        : `<text x="${f(left + c.at * size)}" y="${top + size + 5 + AXIS_PX}" font-size="${AXIS_PX}" text-anchor="middle" class="tick">${escapeXml(c.text)}</text>`);
+    }
   }
   const step = size / 256;
   for (let i = 0; i < 256; i++) {
@@ -263,13 +315,52 @@ export function heatmapSvg({ png, cells, table, ticks, lo, hi, title, caption, s
     const rgb = `rgb(${table[4 * c]},${table[4 * c + 1]},${table[4 * c + 2]})`;
     out.push(`<rect x="${barX}" y="${(top + i * step).toFixed(3)}" width="${barW}" height="${(step + 0.05).toFixed(3)}" fill="${rgb}"/>`);
   }
-  for (const t of ticks) {
-    if (!(hi > lo) || t.value < lo || t.value > hi) continue;
-    const y = top + size * (1 - (t.value - lo) / (hi - lo));
-    out.push(`<line x1="${barX + barW}" x2="${barX + barW + 4}" y1="${y.toFixed(2)}" y2="${y.toFixed(2)}" stroke="#000000"/>`,
-      `<text x="${barX + barW + 6}" y="${(y + 4).toFixed(2)}">${escapeXml(t.text)}</text>`);
+  for (const tk of ticks) {
+    if (!(hi > lo) || tk.value < lo || tk.value > hi) continue;
+    const y = top + size * (1 - (tk.value - lo) / (hi - lo));
+    out.push(`<line x1="${barX + barW}" x2="${barX + barW + 4}" y1="${f(y)}" y2="${f(y)}" stroke="#000000"/>`,
+      `<text x="${barX + barW + 6}" y="${f(y + 4)}" class="bar">${escapeXml(tk.text)}</text>`);
   }
-  out.push(cap.svg, '</svg>');
+  return { parts: out, width: barX + barW + 6 + barTextW + 8 - x0, height: top + size + colH + 22 - y0 };
+}
+
+/**
+ * A heatmap figure as SVG: a title, one heatmap panel (heatmapPanel: the cells, the axes' ticks, the colour
+ * bar with its values) and the caption under it.
+ * @param {{png: string, cells: number, table: Uint8Array, ticks: {value: number, text: string}[],
+ *   lo: number, hi: number, title: string, caption: string, size?: number, axes?: object}} fig
+ *   png: a data:image/png;base64 URL of the cells×cells heatmap; table: colorTable(name) (RGBA × 256);
+ *   ticks: colorbarTicks(lo, hi, …); axes: heatmapAxes(grid, pieces, size), or null for none
+ */
+export function heatmapSvg({ title, caption, ...panel }) {
+  return heatmapsSvg({ title, caption, panels: [panel] });
+}
+
+/**
+ * Heatmap panels side by side under one title, with one caption: the M | A | M − A figure (each panel
+ * with its label, axes and colour bar, as the embed's heatmap view shows them).
+ * @param {{title: string, caption: string, panels: object[]}} fig panels: heatmapSvg's fields and a label
+ */
+export function heatmapsSvg({ title, caption, panels }) {
+  const x0 = 8, y0 = 28, gap = 12;
+  const drawn = [];
+  let x = x0;
+  for (const p of panels) {
+    const d = heatmapPanel(p, x, y0);
+    drawn.push(d);
+    x += d.width + gap;
+  }
+  const w = Math.ceil(Math.max(x - gap + x0, 320));
+  const bottom = y0 + Math.max(...drawn.map((d) => d.height));
+  const cap = captionText(x0 + 24, bottom + 14, caption, w - x0 - 32);
+  const h = Math.ceil(bottom + 30 + cap.extra);
+  const out = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="${SVG_FAMILY}" font-size="12">`,
+    `<rect width="${w}" height="${h}" fill="#ffffff"/>`,
+    `<text x="${x0 + 24}" y="18" font-weight="bold" class="title">${escapeXml(title)}</text>`,
+    ...drawn.flatMap((d) => d.parts),
+    cap.svg, '</svg>',
+  ];
   return out.join('\n') + '\n';
 }
 
@@ -298,6 +389,45 @@ function linTicks(lo, hi, count = 6) {
   return out;
 }
 const tickText = (v, log) => (log ? (v >= 1e-2 && v <= 1e3 ? String(Number(v.toPrecision(3))) : v.toExponential(0).replace('e', 'e')) : String(Number(v.toPrecision(6))));
+
+/** A 10-unit label's box (DejaVu Sans: about 0.6 em a Latin character), a unit of margin around it. */
+function labelBox(x, y, text, anchor = 'start') {
+  const w = 6 * textUnits(text);
+  const x0 = anchor === 'end' ? x - w : anchor === 'middle' ? x - w / 2 : x;
+  return { x0: x0 - 1, x1: x0 + w + 1, y0: y - 9, y1: y + 3 };
+}
+const boxesMeet = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+/** Whether the segment (ax, ay)–(bx, by) meets the box (Liang–Barsky clipping). */
+function segmentMeets([ax, ay, bx, by], b) {
+  let t0 = 0, t1 = 1;
+  const dx = bx - ax, dy = by - ay;
+  for (const [p, q] of [[-dx, ax - b.x0], [dx, b.x1 - ax], [-dy, ay - b.y0], [dy, b.y1 - ay]]) {
+    if (p === 0) { if (q < 0) return false; continue; }
+    const r = q / p;
+    if (p < 0) { if (r > t1) return false; if (r > t0) t0 = r; } else { if (r < t0) return false; if (r < t1) t1 = r; }
+  }
+  return true;
+}
+
+/**
+ * Where a vertical line's label goes: right of the line (or left, near the plot's right edge), at the
+ * highest place inside the plot where its box meets no segment and no box; where every place meets
+ * something, the one that meets the fewest. Returns {x, y, anchor, box}.
+ */
+function placeLabel(lineX, text, plot, segments, boxes) {
+  let best = null;
+  for (let y = plot.top + 12; y <= plot.bottom - 4; y += 4) {
+    for (const anchor of ['start', 'end']) {
+      const x = anchor === 'start' ? lineX + 4 : lineX - 4;
+      const box = labelBox(x, y, text, anchor);
+      if (box.x0 < plot.left + 2 || box.x1 > plot.right - 2) continue;
+      const hits = segments.filter((sg) => segmentMeets(sg, box)).length + boxes.filter((b) => boxesMeet(b, box)).length;
+      if (!best || hits < best.hits) best = { x, y, anchor, box, hits };
+      if (hits === 0) return best;
+    }
+  }
+  return best ?? { x: lineX + 4, y: plot.top + 12, anchor: 'start', box: labelBox(lineX + 4, plot.top + 12, text) };
+}
 
 /**
  * A line chart as SVG, the page's curves as vectors: each series in its colour, dash pattern and marker
@@ -330,7 +460,7 @@ export function chartSvg(c) {
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="${SVG_FAMILY}" font-size="12">`,
     `<rect width="${W}" height="${H}" fill="#ffffff"/>`,
-    `<text x="${left}" y="18" font-weight="bold">${escapeXml(c.title)}</text>`,
+    `<text x="${left}" y="18" font-weight="bold" class="title">${escapeXml(c.title)}</text>`,
     `<g stroke="#dddddd" stroke-width="1">`,
   ];
   const yt = (c.logY ? logTicks(y0, y1) : linTicks(y0, y1)).filter((v) => v >= y0 && v <= y1);
@@ -338,10 +468,10 @@ export function chartSvg(c) {
   for (const v of yt) out.push(`<line x1="${left}" x2="${left + plotW}" y1="${f(ty(v))}" y2="${f(ty(v))}"/>`);
   for (const v of xt) out.push(`<line x1="${f(tx(v))}" x2="${f(tx(v))}" y1="${top}" y2="${top + plotH}"/>`);
   out.push('</g>', `<rect x="${left}" y="${top}" width="${plotW}" height="${plotH}" fill="none" stroke="#000000" stroke-width="0.8"/>`);
-  for (const v of yt) out.push(`<text x="${left - 6}" y="${f(ty(v) + 4)}" text-anchor="end">${escapeXml(tickText(v, c.logY))}</text>`);
-  for (const v of xt) out.push(`<text x="${f(tx(v))}" y="${top + plotH + 16}" text-anchor="middle">${escapeXml(tickText(v, c.logX))}</text>`);
-  out.push(`<text x="${left + plotW / 2}" y="${top + plotH + 32}" text-anchor="middle">${escapeXml(c.xLabel)}</text>`,
-    `<text transform="translate(16 ${top + plotH / 2}) rotate(-90)" text-anchor="middle">${escapeXml(c.yLabel)}</text>`);
+  for (const v of yt) out.push(`<text x="${left - 6}" y="${f(ty(v) + 4)}" text-anchor="end" class="tick">${escapeXml(tickText(v, c.logY))}</text>`);
+  for (const v of xt) out.push(`<text x="${f(tx(v))}" y="${top + plotH + 16}" text-anchor="middle" class="tick">${escapeXml(tickText(v, c.logX))}</text>`);
+  out.push(`<text x="${left + plotW / 2}" y="${top + plotH + 32}" text-anchor="middle" class="axis">${escapeXml(c.xLabel)}</text>`,
+    `<text transform="translate(16 ${top + plotH / 2}) rotate(-90)" text-anchor="middle" class="axis">${escapeXml(c.yLabel)}</text>`);
   out.push(`<clipPath id="plot"><rect x="${left}" y="${top}" width="${plotW}" height="${plotH}"/></clipPath>`, '<g clip-path="url(#plot)">');
   if (c.band) {
     const pts = [];
@@ -349,21 +479,30 @@ export function chartSvg(c) {
     for (let i = c.band.x.length - 1; i >= 0; i--) if (ok(c.band.x[i], c.logX) && ok(c.band.lo[i], c.logY)) pts.push(`${f(tx(c.band.x[i]))},${f(ty(c.band.lo[i]))}`);
     if (pts.length > 2) out.push(`<polygon points="${pts.join(' ')}" fill="${c.band.color}" fill-opacity="0.18" stroke="none"/>`);
   }
+  // what a guide's label must keep off: the curves' segments and markers, the guide lines and their labels
+  const segments = [], boxes = [], labels = [];
   for (const h of c.hlines ?? []) if (ok(h.y, c.logY) && h.y >= y0 && h.y <= y1) {
-    out.push(`<line x1="${left}" x2="${left + plotW}" y1="${f(ty(h.y))}" y2="${f(ty(h.y))}" stroke="#555555" stroke-dasharray="2 3"/>`,
-      `<text x="${left + plotW - 4}" y="${f(ty(h.y) - 4)}" text-anchor="end" font-size="10" fill="#555555">${escapeXml(h.label)}</text>`);
+    const y = ty(h.y), text = escapeXml(h.label);
+    out.push(`<line x1="${left}" x2="${left + plotW}" y1="${f(y)}" y2="${f(y)}" stroke="#555555" stroke-dasharray="2 3"/>`);
+    segments.push([left, y, left + plotW, y]);
+    labels.push(`<text x="${left + plotW - 4}" y="${f(y - 4)}" text-anchor="end" font-size="10" fill="#555555" class="guide">${text}</text>`);
+    boxes.push(labelBox(left + plotW - 4, y - 4, h.label, 'end'));
   }
-  for (const v of c.vlines ?? []) if (ok(v.x, c.logX) && v.x >= x0 && v.x <= x1) {
-    out.push(`<line x1="${f(tx(v.x))}" x2="${f(tx(v.x))}" y1="${top}" y2="${top + plotH}" stroke="#555555" stroke-dasharray="6 4"/>`,
-      `<text x="${f(tx(v.x) + 4)}" y="${top + 12}" font-size="10" fill="#555555">${escapeXml(v.label)}</text>`);
+  const vl = (c.vlines ?? []).filter((v) => ok(v.x, c.logX) && v.x >= x0 && v.x <= x1);
+  for (const v of vl) {
+    out.push(`<line x1="${f(tx(v.x))}" x2="${f(tx(v.x))}" y1="${top}" y2="${top + plotH}" stroke="#555555" stroke-dasharray="6 4"/>`);
+    segments.push([tx(v.x), top, tx(v.x), top + plotH]);
   }
   for (const [si, s] of c.series.entries()) {
-    let d = '', pen = false;
+    let d = '', pen = false, prev = null;
     const pts = [];
     s.x.forEach((x, i) => {
       if (!ok(x, c.logX) || !ok(s.y[i], c.logY)) { pen = false; return; }
-      d += `${pen ? 'L' : 'M'}${f(tx(x))} ${f(ty(s.y[i]))}`;
+      const px = tx(x), py = ty(s.y[i]);
+      d += `${pen ? 'L' : 'M'}${f(px)} ${f(py)}`;
+      if (pen) segments.push([prev[0], prev[1], px, py]);
       pen = true;
+      prev = [px, py];
       pts.push(i);
     });
     if (!d) continue;
@@ -373,12 +512,24 @@ export function chartSvg(c) {
       // as on the page's charts (spectrum.mjs's markerIndices): nine along the curve, staggered from curve to
       // curve, apart where it is squeezed
       const at = markerIndices(pts, 9, (si + 1) / (c.series.length + 1), (k) => tx(s.x[pts[k]]), 6 * 3.2);
-      out.push(`<g fill="${s.color}">`);
-      for (const k of at) out.push(MARKER_PATH[s.marker](Number(f(tx(s.x[pts[k]]))), Number(f(ty(s.y[pts[k]]))), 3.2));
+      out.push(`<g fill="${s.color}" class="markers">`);
+      for (const k of at) {
+        const mx = Number(f(tx(s.x[pts[k]]))), my = Number(f(ty(s.y[pts[k]])));
+        out.push(MARKER_PATH[s.marker](mx, my, 3.2));
+        boxes.push({ x0: mx - 4, x1: mx + 4, y0: my - 4.5, y1: my + 4.5 });
+      }
       out.push('</g>');
     }
   }
   out.push('</g>');
+  // a vertical guide's label (the rank ceiling) beside its line, at the first place from the top where it
+  // meets no curve, marker, guide or other label (issue 32: it sat on the markers)
+  for (const v of vl) {
+    const at = placeLabel(tx(v.x), v.label, { left, right: left + plotW, top, bottom: top + plotH }, segments, boxes);
+    boxes.push(at.box);
+    labels.push(`<text x="${f(at.x)}" y="${f(at.y)}" text-anchor="${at.anchor}" font-size="10" fill="#555555" class="guide">${escapeXml(v.label)}</text>`);
+  }
+  out.push(...labels);
   // the legend: a short stroke with the marker, then the label
   let lx = left;
   const ly = top + plotH + 50;
@@ -386,7 +537,7 @@ export function chartSvg(c) {
     const dash = s.dash?.length ? ` stroke-dasharray="${s.dash.join(' ')}"` : '';
     out.push(`<line x1="${lx}" x2="${lx + 28}" y1="${ly}" y2="${ly}" stroke="${s.color}" stroke-width="2"${dash}/>`);
     if (s.marker && MARKER_PATH[s.marker]) out.push(`<g fill="${s.color}">${MARKER_PATH[s.marker](lx + 14, ly, 3.2)}</g>`);
-    out.push(`<text x="${lx + 34}" y="${ly + 4}">${escapeXml(s.label)}</text>`);
+    out.push(`<text x="${lx + 34}" y="${ly + 4}" class="legend">${escapeXml(s.label)}</text>`);
     lx += 34 + 7.2 * textUnits(s.label) + 18; // a Chinese label is wider per character
   }
   out.push(cap.svg, '</svg>');
@@ -398,9 +549,11 @@ export function chartSvg(c) {
  * axis, the uniform baseline (entropy-baseline.mjs) dotted; entropies in nats on an axis from 0 to ln n.
  * data: render/entropy.mjs entropyBars(hist).
  */
-export function entropySvg(data, { title, caption, width = 640, height: h0 = 320 }) {
+export function entropySvg(data, { title, caption, width = 640, height: h0 = 330 }) {
   if (!data?.M) throw new Error('entropySvg: no histogram of M');
-  const left = 64, top = 30, plotW = width - left - 16, plotH = h0 - top - 72, bins = data.bins;
+  // a row between the title and the plot holds the uniform baseline's label; a lane under the plot holds
+  // the means' markers, above the tick labels (issue 32: a mean marker covered a tick label)
+  const left = 64, top = 40, lane = 10, plotW = width - left - 16, plotH = h0 - top - 72, bins = data.bins;
   const cap = captionText(left, h0 - 8, caption, width - left - 8);
   const height = h0 + cap.extra;
   const max = data.max || 1, bw = plotW / bins;
@@ -409,7 +562,7 @@ export function entropySvg(data, { title, caption, width = 640, height: h0 = 320
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="${SVG_FAMILY}" font-size="12">`,
     `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
-    `<text x="${left}" y="18" font-weight="bold">${escapeXml(title)}</text>`,
+    `<text x="${left}" y="18" font-weight="bold" class="title">${escapeXml(title)}</text>`,
     '<g fill="#0072b2" fill-opacity="0.75">',
   ];
   for (let i = 0; i < bins; i++) if (data.M[i] > 0) out.push(`<rect x="${f(left + i * bw + 0.5)}" y="${f(y(data.M[i]))}" width="${f(bw - 1)}" height="${f(top + plotH - y(data.M[i]))}"/>`);
@@ -421,20 +574,23 @@ export function entropySvg(data, { title, caption, width = 640, height: h0 = 320
   }
   out.push(`<rect x="${left}" y="${top}" width="${plotW}" height="${plotH}" fill="none" stroke="#000000" stroke-width="0.8"/>`);
   for (const v of [0, 0.25, 0.5, 0.75, 1]) { // in nats, as the page's axis, whose end is ln n
-    out.push(`<text x="${f(left + v * plotW)}" y="${top + plotH + 16}" text-anchor="middle">${v === 0 ? '0' : fmt(v * data.top)}</text>`);
+    out.push(`<text x="${f(left + v * plotW)}" y="${top + plotH + lane + 14}" text-anchor="middle" class="tick">${v === 0 ? '0' : fmt(v * data.top)}</text>`);
   }
   if (Number.isFinite(data.uniform)) {
-    const ux = f(left + Math.min(1, Math.max(0, data.uniform)) * plotW);
-    out.push(`<path d="M${ux} ${top}V${top + plotH}" stroke="#b8860b" stroke-width="1.5" stroke-dasharray="2 3"/>`,
-      `<text x="${ux}" y="${top - 4}" text-anchor="middle" fill="#b8860b">${escapeXml(t('chart.entropy.uniform'))} = ${fmt(data.uniformValue)}</text>`);
+    const ux = left + Math.min(1, Math.max(0, data.uniform)) * plotW;
+    const text = `${t('chart.entropy.uniform')} = ${fmt(data.uniformValue)}`, half = (7.4 * textUnits(text)) / 2;
+    // over its line, but inside the figure (near ln n the line is at the plot's right edge)
+    const lx = Math.min(Math.max(ux, 4 + half), width - 4 - half);
+    out.push(`<path d="M${f(ux)} ${top}V${top + plotH}" stroke="#b8860b" stroke-width="1.5" stroke-dasharray="2 3"/>`,
+      `<text x="${f(lx)}" y="${top - 6}" text-anchor="middle" fill="#b8860b" class="guide">${escapeXml(text)}</text>`);
   }
   for (const v of [0, max / 2, max]) {
-    out.push(`<text x="${left - 6}" y="${f(y(v) + 4)}" text-anchor="end">${Number((100 * v).toPrecision(2))}%</text>`);
+    out.push(`<text x="${left - 6}" y="${f(y(v) + 4)}" text-anchor="end" class="tick">${Number((100 * v).toPrecision(2))}%</text>`);
   }
   for (const [m, color] of [[data.meanM, '#0072b2'], [data.meanA, '#cc79a7']]) {
-    if (m !== null && m !== undefined) out.push(`<path d="M${f(left + m * plotW)} ${top + plotH}l-5 9h10Z" fill="${color}"/>`);
+    if (m !== null && m !== undefined) out.push(`<path d="M${f(left + m * plotW)} ${top + plotH + 1}l-5 ${lane - 1}h10Z" fill="${color}" class="mean"/>`);
   }
-  out.push(`<text x="${left + plotW / 2}" y="${top + plotH + 32}" text-anchor="middle">${escapeXml(t('export.entropy.axis', { top: fmt(data.top), uniform: t('chart.entropy.uniform') }))}</text>`,
+  out.push(`<text x="${left + plotW / 2}" y="${top + plotH + lane + 30}" text-anchor="middle">${escapeXml(t('export.entropy.axis', { top: fmt(data.top), uniform: t('chart.entropy.uniform') }))}</text>`,
     `<text transform="translate(14 ${top + plotH / 2}) rotate(-90)" text-anchor="middle">${escapeXml(t('export.entropy.share'))}</text>`,
     cap.svg, '</svg>');
   return out.join('\n') + '\n';

@@ -6,14 +6,12 @@
 // that recomputes M from them. Full-resolution arrays come from the background worker (main.mjs's exportArrays), at
 // any n; the figures are what the page shows (a heatmap above 384 tokens is its block means).
 import {
-  npyBytes, csvText, stateJson, exportName, figureCaption, heatmapSvg, numpySnippet, chartSvg, entropySvg, zipStore, tokensJson,
+  npyBytes, csvText, stateJson, exportName, figureCaption, heatmapSvg, heatmapsSvg, heatmapAxes, colorbarTicks, numpySnippet, chartSvg, entropySvg, zipStore, tokensJson,
 } from '../io/export.mjs';
-import { thinTicks, axisText } from '../state/tokens.mjs';
 import { SERIES, seriesName } from '../render/charts.mjs';
 import { sweepFigure } from '../compute/sweep.mjs';
 import { said } from '../state/notice.mjs';
 import { paint } from '../render/heatmap.mjs';
-import { fmt, fmtSigned } from '../render/format.mjs';
 import { NOTHING } from './panel.mjs';
 import { t, getLang } from '../i18n/i18n.mjs';
 import { variantName, referenceName } from '../render/variant-name.mjs';
@@ -22,7 +20,7 @@ import { variantName, referenceName } from '../render/variant-name.mjs';
 export const CSV_MAX_N = 1024;
 
 /** The figures offered, by id; each is named by the catalogue's `export.fig.ID` (docs/i18n.md). */
-const FIGURES = ['M', 'A', 'D', 'spectrum', 'error', 'entropy', 'sweep'];
+const FIGURES = ['M', 'A', 'D', 'trio', 'spectrum', 'error', 'entropy', 'sweep'];
 
 function el(tag, attrs = {}, text = '') {
   const e = document.createElement(tag);
@@ -218,31 +216,39 @@ export function mountExport(menu, ctx) {
     return name;
   }
 
+  /** One heatmap as heatmapsSvg draws it ({panel}), and the note on blocks or the zoom's window ({blocks}). */
+  function heatPanel(what, forPng, tokens, size) {
+    const h = ctx.heatmap(what);
+    if (!h) throw new Error(t('export.noHeatmap'));
+    // the PNG embeds the cells upscaled (at least the 2× raster's pixels a side) so that they stay sharp
+    const scale = forPng ? Math.max(1, Math.ceil((2 * size) / Math.min(h.rows, h.cols))) : 1;
+    const signed = what === 'D' || !!h.diverging; // M − A, and a signed M, are centred on 0
+    const window = h.zoomed ? t('export.window', { r0: h.r0, r1: h.r1, c0: h.c0, c1: h.c1, n: h.n }) : '';
+    const blocks = h.b > 1 ? t('export.blocks', { where: window || t('export.whole', { n: h.n }), rows: h.rows, cols: h.cols, mode: t(`option.ds.${h.mode}`) })
+      : window && t('export.fullRes', { where: window });
+    // the axes: the inputs' tokens where they fit, else the token indices at round steps
+    const pieces = tokens?.length === h.n ? tokens : null;
+    return {
+      blocks,
+      panel: { png: cellsPng(h.values, h.rows, h.cols, h.table, h.lo, h.hi, scale), cells: h.cols, table: h.table, lo: h.lo, hi: h.hi, size,
+        ticks: colorbarTicks(h.lo, h.hi, { clipped: h.clipped, signed, size }), axes: heatmapAxes(h, pieces, size) },
+    };
+  }
+
   /** The figure `what` as SVG; forPng embeds the heatmap upscaled (no smoothing when rasterised). */
   function figureSvg(what, caption, forPng, tokens) {
     if (what === 'M' || what === 'A' || what === 'D') {
-      const h = ctx.heatmap(what);
-      if (!h) throw new Error(t('export.noHeatmap'));
-      const scale = forPng ? Math.max(1, Math.ceil(768 / Math.min(h.rows, h.cols))) : 1;
-      const div = what === 'D' || !!h.diverging; // M − A, and a signed M, are centred on 0
-      const mid = div ? 0 : (h.lo + h.hi) / 2;
-      const show = div ? fmtSigned : fmt;
-      const ticks = [
-        { value: h.hi, text: `${h.clipped ? '≥ ' : ''}${show(h.hi)}` },
-        { value: mid, text: div ? '0' : fmt(mid) },
-        { value: h.lo, text: `${h.clipped && div ? '≤ ' : ''}${fmt(h.lo)}` },
-      ];
+      const { panel, blocks } = heatPanel(what, forPng, tokens, 384);
       const title = { M: t('export.title.M', { label: variantName(ctx.label()) }), A: referenceName(ctx.referenceCaption?.() ?? t('heatmap.capA')), D: t('export.title.D', { label: variantName(ctx.label()) }) }[what];
-      const window = h.zoomed ? t('export.window', { r0: h.r0, r1: h.r1, c0: h.c0, c1: h.c1, n: h.n }) : '';
-      const blocks = h.b > 1 ? t('export.blocks', { where: window || t('export.whole', { n: h.n }), rows: h.rows, cols: h.cols, mode: t(`option.ds.${h.mode}`) })
-        : window && t('export.fullRes', { where: window });
-      // the axes' token labels, thinned as on the page (9-px labels over the figure's 384 units); token
-      // indices label a zoom's axes when the inputs have no tokens
-      const pieces = tokens?.length === h.n ? tokens : null;
-      const axis = (from, to) => thinTicks(from, to, 384, 11).map((i) => ({ at: (i - from + 0.5) / (to - from + 1), text: pieces ? axisText(pieces[i]) : String(i) }));
-      const axes = pieces || h.zoomed ? { rows: axis(h.r0, h.r1), cols: axis(h.c0, h.c1) } : null;
-      return heatmapSvg({ png: cellsPng(h.values, h.rows, h.cols, h.table, h.lo, h.hi, scale), cells: h.cols, table: h.table, ticks,
-        lo: h.lo, hi: h.hi, title, caption: caption + blocks, size: 384, axes });
+      return heatmapSvg({ ...panel, title, caption: caption + blocks });
+    }
+    if (what === 'trio') {
+      // M | A | M − A side by side, as the embed's heatmap view: each labelled as on the page, one caption
+      const label = variantName(ctx.label());
+      const names = { M: t('heatmap.capM', { label }), A: referenceName(ctx.referenceCaption?.() ?? t('heatmap.capA')), D: t('heatmap.capD') };
+      const drawn = ['M', 'A', 'D'].map((id) => heatPanel(id, forPng, tokens, 256));
+      return heatmapsSvg({ title: t('export.title.trio', { label }), caption: caption + drawn[0].blocks,
+        panels: drawn.map((d, i) => ({ ...d.panel, label: names['MAD'[i]] })) });
     }
     if (what === 'spectrum' || what === 'error') {
       const c = ctx.charts();

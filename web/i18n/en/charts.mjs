@@ -127,6 +127,7 @@ export default {
   'export.fig.M': 'heatmap of M',
   'export.fig.A': 'heatmap of softmax A',
   'export.fig.D': 'heatmap of M − A',
+  'export.fig.trio': 'M | A | M − A side by side',
   'export.fig.spectrum': 'singular values',
   'export.fig.error': 'truncated-SVD error',
   'export.fig.entropy': 'row-entropy histogram',
@@ -151,8 +152,9 @@ export default {
   // the exported figures' titles, axes and captions (web/io/export.mjs)
   'export.title.M': '{label}: attention matrix M',
   'export.title.D': 'difference M − A ({label})',
+  'export.title.trio': '{label}: M, softmax A and M − A',
   'export.title.spectrum': 'singular values σᵢ/σ₁',
-  'export.title.error': 'truncated-SVD error e(r) = Σ_{i>r} σᵢ² / Σ σᵢ²',
+  'export.title.error': 'truncated-SVD error e(r) = Σᵢ₌ᵣ₊₁ σᵢ² / Σᵢ σᵢ²',
   'export.title.entropy': 'row entropy: M (bars) against softmax A (dashed)',
   'export.window': ' · rows {r0}–{r1}, cols {c0}–{c1} of n = {n}',
   'export.whole': ' · n = {n}',

@@ -126,6 +126,7 @@ export default {
   'export.fig.M': 'M 的热力图',
   'export.fig.A': 'softmax A 的热力图',
   'export.fig.D': 'M − A 的热力图',
+  'export.fig.trio': 'M | A | M − A 三图并排',
   'export.fig.spectrum': '奇异值',
   'export.fig.error': '截断 SVD 的误差',
   'export.fig.entropy': '行熵直方图',
@@ -150,8 +151,9 @@ export default {
   // the exported figures
   'export.title.M': '{label}：注意力矩阵 M',
   'export.title.D': '差 M − A（{label}）',
+  'export.title.trio': '{label}：M、softmax A 与 M − A',
   'export.title.spectrum': '奇异值 σᵢ/σ₁',
-  'export.title.error': '截断 SVD 的误差 e(r) = Σ_{i>r} σᵢ² / Σ σᵢ²',
+  'export.title.error': '截断 SVD 的误差 e(r) = Σᵢ₌ᵣ₊₁ σᵢ² / Σᵢ σᵢ²',
   'export.title.entropy': '行熵：M（柱）对比 softmax A（虚线）',
   'export.window': ' · n = {n} 中的行 {r0}–{r1}、列 {c0}–{c1}',
   'export.whole': ' · n = {n}',
