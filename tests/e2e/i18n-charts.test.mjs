@@ -6,30 +6,20 @@
 // English. At 1024×768, 1920×1080 (projector) and 390×844 nothing in the figures is clipped and the page
 // does not scroll sideways. Screenshots: build/e2e/i18n-charts-*.png.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { serve } from '../../scripts/serve.mjs';
+import { servedLab } from './suite.mjs';
 import { launch, openLab, waitSettled, fontReport, recordCanvasText, exportItem } from './browser.mjs';
 import { CATALOGUES } from '../../web/i18n/i18n.mjs';
 
-const ROOT = 'build/web';
 const ZH = CATALOGUES.zh, EN = CATALOGUES.en;
 const CJK = /[\u3400-\u9fff]/;
 /** English words left in Chinese text: three letters or more, names and units aside. */
 const ENGLISH = /\b(?!(?:exp|std|log|nats|iid|MiB|KiB|GiB|Inf|NaN|float32|softmax|worker|accurate|fast|SVD|FLatten|FAVOR|Performer|DWC)\b)[A-Za-z]{3,}\b/;
 const HASH = 'v=1&variant=focused&p=3&n=64&d=16&gen=clustered&figs=article&lang=zh';
-let server;
-
-beforeAll(async () => {
-  if (!existsSync(`${ROOT}/index.html`) || !existsSync(`${ROOT}/attnviz.wasm`)) throw new Error('run `make web` first');
-  await mkdir('build/e2e', { recursive: true });
-  server = await serve(ROOT, 0);
-});
-afterAll(async () => { await server?.close(); });
+const lab = servedLab(null);
 
 /** Open the lab with the row view open and the article's figures drawn. */
 async function open(browser, hash) {
-  const { page, errors } = await openLab(browser.context, server.url, { hash });
+  const { page, errors } = await openLab(browser.context, lab.server.url, { hash });
   await page.click('#row-view > summary');
   await page.waitForFunction(() => document.getElementById('row-M').textContent !== '');
   await page.waitForFunction(() => document.querySelector('#chart-spectrum .u-legend') && document.getElementById('article-note').textContent.length > 20);

@@ -5,28 +5,13 @@
 // the snapshot is the same in both languages; at 1920×1080 in projector mode and on a 390×844 phone the
 // header's and the controls' Chinese words are not clipped and the page does not scroll sideways.
 // Screenshots: build/e2e/i18n-*.png.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { serve } from '../../scripts/serve.mjs';
+import { describe, it, expect } from 'vitest';
+import { servedLab } from './suite.mjs';
 import { launch, openLab, waitSettled, fontReport } from './browser.mjs';
 import { CATALOGUES } from '../../web/i18n/i18n.mjs';
 
-const ROOT = 'build/web';
 const CJK = /[\u3400-\u9fff]/;
-let server, browser;
-
-beforeAll(async () => {
-  if (!existsSync(`${ROOT}/index.html`) || !existsSync(`${ROOT}/attnviz.wasm`)) throw new Error('run `make web` first');
-  await mkdir('build/e2e', { recursive: true });
-  server = await serve(ROOT, 0);
-  browser = await launch({ width: 1024, height: 768 });
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const lab = servedLab();
 
 /** The words of the header and the control panel as the reader sees them. */
 function words(page) {
@@ -53,7 +38,7 @@ function words(page) {
 
 describe('the page in Chinese', () => {
   it('lang=zh: <html lang>, the header and the controls read Chinese, every glyph drawn', async () => {
-    const { page, errors } = await openLab(browser.context, server.url, { hash: 'v=1&variant=focused&p=3&n=64&causal=1&dwc=1&lang=zh' });
+    const { page, errors } = await openLab(lab.browser.context, lab.server.url, { hash: 'v=1&variant=focused&p=3&n=64&causal=1&dwc=1&lang=zh' });
     const w = await words(page);
     expect(w.lang).toBe('zh-CN');
     expect(w.title).toBe(CATALOGUES.zh['page.title']);
@@ -75,7 +60,7 @@ describe('the page in Chinese', () => {
   });
 
   it('the header\'s control switches to English and back, in the link too', async () => {
-    const { page, errors } = await openLab(browser.context, server.url, { hash: 'v=1&n=64&lang=zh' });
+    const { page, errors } = await openLab(lab.browser.context, lab.server.url, { hash: 'v=1&n=64&lang=zh' });
     await page.click('#lang');
     await waitSettled(page);
     let w = await words(page);
@@ -96,7 +81,7 @@ describe('the page in Chinese', () => {
   });
 
   it('keeps the language when a lesson\'s "next" is followed', async () => {
-    const { page, errors } = await openLab(browser.context, server.url, { hash: 'preset=first-look&lang=zh' });
+    const { page, errors } = await openLab(lab.browser.context, lab.server.url, { hash: 'preset=first-look&lang=zh' });
     expect(await page.$eval('#lesson .lesson-next', (a) => a.getAttribute('href'))).toMatch(/&lang=zh$/);
     expect(await page.$eval('#lesson .lesson-chapter-name', (s) => s.textContent)).toMatch(/^第 1 章/);
     await page.click('#lesson .lesson-next');
@@ -113,9 +98,9 @@ describe('the page in Chinese', () => {
   });
 
   it('says so in Chinese when the module cannot load (the words come before the module)', async () => {
-    const page = await browser.context.newPage();
+    const page = await lab.browser.context.newPage();
     await page.route('**/*.wasm', (r) => r.abort());
-    await page.goto(`${server.url}#v=1&lang=zh`);
+    await page.goto(`${lab.server.url}#v=1&lang=zh`);
     await page.waitForFunction(() => document.getElementById('status').textContent === 'WebAssembly 模块没有加载成功', null, { timeout: 30000 });
     expect(await page.evaluate(() => document.documentElement.lang)).toBe('zh-CN');
     expect(await page.textContent('#notice')).toMatch(/^无法加载 WebAssembly 模块：/);
@@ -126,7 +111,7 @@ describe('the page in Chinese', () => {
   it('gives the same snapshot in both languages', async () => {
     const hash = 'v=1&variant=performer&m=16&n=64&d=16&seed=3';
     const snap = async (h) => {
-      const { page } = await openLab(browser.context, server.url, { hash: h });
+      const { page } = await openLab(lab.browser.context, lab.server.url, { hash: h });
       const s = await page.evaluate(() => window.attnviz.snapshot());
       await page.close();
       return s;
@@ -143,7 +128,7 @@ describe('the page in Chinese', () => {
     it(`at ${size.width}×${size.height} (${name}): no clipped header or control label, no sideways scrolling`, async () => {
       const b = await launch(size);
       try {
-        const { page, errors } = await openLab(b.context, server.url, { hash });
+        const { page, errors } = await openLab(b.context, lab.server.url, { hash });
         const r = await page.evaluate(() => {
           const shown = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
           const els = [...document.querySelectorAll('header.top > *, header.top summary, .controls h2, .controls .ctl label, #lesson .lesson-head h2')].filter(shown);

@@ -6,31 +6,16 @@
 // Chinese with the revealed numbers; switching the language while a lesson is open rewrites the lesson;
 // at 1024×768, 1920×1080 in projector mode and on a 390×844 phone no word of the lesson panel is clipped
 // and every glyph is drawn. Screenshots: build/e2e/lesson-zh-*.png.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { serve } from '../../scripts/serve.mjs';
+import { describe, it, expect } from 'vitest';
+import { servedLab } from './suite.mjs';
 import { launch, openLab, waitSettled, fontReport } from './browser.mjs';
 import { PRESETS, CHAPTERS } from '../../web/state/presets.mjs';
 import { SEEDS, shownQuote } from '../../web/state/citations.mjs';
 import { CATALOGUES } from '../../web/i18n/i18n.mjs';
 
-const ROOT = 'build/web';
 const ZH = CATALOGUES.zh;
 const CJK = /[\u3400-\u9fff]/;
-let server, browser;
-
-beforeAll(async () => {
-  if (!existsSync(`${ROOT}/index.html`) || !existsSync(`${ROOT}/attnviz.wasm`)) throw new Error('run `make web` first');
-  await mkdir('build/e2e', { recursive: true });
-  server = await serve(ROOT, 0);
-  browser = await launch({ width: 1024, height: 768 });
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const lab = servedLab();
 
 /** Go to `hash` in `page` and take the snapshot of the state it names. */
 async function at(page, hash) {
@@ -60,8 +45,8 @@ const panel = (page) => page.evaluate(() => {
 
 describe('the lessons in Chinese', () => {
   it('every lesson with lang=zh: its Chinese words, the articles in their own words, and the English snapshot', async () => {
-    const en = await openLab(browser.context, server.url, { hash: `preset=${PRESETS[0].name}` });
-    const zh = await openLab(browser.context, server.url, { hash: `preset=${PRESETS[0].name}&lang=zh` });
+    const en = await openLab(lab.browser.context, lab.server.url, { hash: `preset=${PRESETS[0].name}` });
+    const zh = await openLab(lab.browser.context, lab.server.url, { hash: `preset=${PRESETS[0].name}&lang=zh` });
     const menu = (await panel(zh.page)).menu;
     expect(menu).toEqual(Object.fromEntries(CHAPTERS.flatMap((c) => c.lessons).map((n) => [n, ZH[`preset.${n}.title`]])));
     let checked = 0;
@@ -112,7 +97,7 @@ describe('the lessons in Chinese', () => {
   });
 
   it('a prediction answered in Chinese: the verdict and the explanation in Chinese, with the revealed numbers', async () => {
-    const { page, errors } = await openLab(browser.context, server.url, { hash: 'preset=window-rank&lang=zh' });
+    const { page, errors } = await openLab(lab.browser.context, lab.server.url, { hash: 'preset=window-rank&lang=zh' });
     const q = page.locator('#lesson .lesson-predict');
     await q.locator('.predict-choice[data-choice="1"]').click();
     await expect.poll(() => q.locator('.predict-verdict').getAttribute('data-right'), { timeout: 30000 }).toBe('true');
@@ -126,7 +111,7 @@ describe('the lessons in Chinese', () => {
   });
 
   it('switching the language while a lesson is open rewrites the lesson, its menu and its sources', async () => {
-    const { page, errors } = await openLab(browser.context, server.url, { hash: 'preset=rank-le-d' });
+    const { page, errors } = await openLab(lab.browser.context, lab.server.url, { hash: 'preset=rank-le-d' });
     expect((await panel(page)).title).toBe(PRESETS.find((p) => p.name === 'rank-le-d').title);
     await page.click('#lang');
     await waitSettled(page);
@@ -153,7 +138,7 @@ describe('the lessons in Chinese', () => {
     it(`at ${size.width}×${size.height} (${name}): no clipped word in the lesson panel, no sideways scrolling`, async () => {
       const b = name === '1024' ? null : await launch(size);
       try {
-        const { page, errors } = await openLab((b ?? browser).context, server.url, { hash: `preset=memory-collisions${modes}&lang=zh` });
+        const { page, errors } = await openLab((b ?? lab.browser).context, lab.server.url, { hash: `preset=memory-collisions${modes}&lang=zh` });
         for (const lesson of ['memory-collisions', 'performer-m', 'decay-halflife']) {
           await at(page, `preset=${lesson}${modes}&lang=zh`);
           await waitSettled(page);
