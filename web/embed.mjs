@@ -1,4 +1,4 @@
-// embed.mjs: the <attn-viz> custom element, built as build/web/embed.js (vite.embed.mjs). A host page
+// embed.mjs: the <attn-viz> custom element, built as build/web/embed.js (vite.config.mjs). A host page
 // loads it with one module script, from this origin or another that serves the files with CORS headers
 // (docs/embedding.md), and writes
 //
@@ -53,7 +53,12 @@ let pool = null;
 function getPool() {
   pool ??= (async () => {
     const simd = simdSupported();
-    const av = await loadAttnviz({ simd, source: new URL(simd ? 'attnviz.wasm' : 'attnviz-scalar.wasm', import.meta.url) });
+    // two literal new URL(…, import.meta.url): the form a bundler follows, so an app that bundles embed.js
+    // carries both wasm builds along (docs/package.md); @vite-ignore: in this repository's own build the
+    // files are not beside web/embed.mjs but copied beside embed.js (web.mk), so it keeps the form as it is
+    const source = simd ? new URL(/* @vite-ignore */ './attnviz.wasm', import.meta.url)
+      : new URL(/* @vite-ignore */ './attnviz-scalar.wasm', import.meta.url);
+    const av = await loadAttnviz({ simd, source });
     const schema = buildSchema(av.registry);
     const worker = new EmbedWorker({ name: 'attnviz embeds' });
     const clients = new Map();
