@@ -28,9 +28,6 @@ export default defineConfig({
         // embed.js keeps its unhashed name: hosts load it by that name, and it finds its wasm beside it
         entryFileNames: (chunk) => (chunk.name === 'embed' ? 'embed.js' : 'assets/[name]-[hash].js'),
       },
-      // charts.mjs imports uPlot on first need for the page; the element imports it itself (web/embed.mjs),
-      // so that dynamic import is meant to be ineffective in the element's graph
-      onwarn(warning, warn) { if (warning.code !== 'INEFFECTIVE_DYNAMIC_IMPORT') warn(warning); },
     },
   },
   worker: { format: 'iife' },

@@ -18,8 +18,7 @@ import EmbedWorker from './workers/embed-worker.mjs?worker&inline';
 import { buildSchema } from './state/state.mjs';
 import { buildControls } from './ui/controls.mjs';
 import { chartData, LOG_X_MIN_N } from './render/spectrum.mjs';
-import uPlot from 'uplot';
-import { makeSpectrumChart, makeErrorChart, provideUPlot } from './render/charts.mjs';
+import { makeSpectrumChart, makeErrorChart, loadUPlot, uPlotReady } from './render/charts.mjs';
 import { costLine } from './render/readouts.mjs';
 import { mountReadoutTable } from './ui/readout-table.mjs';
 import { mountHeatTrio } from './ui/heatmaps.mjs';
@@ -32,8 +31,6 @@ import { said } from './state/notice.mjs';
 import { t, tOwn, setLang, getLang, LANGS } from './i18n/i18n.mjs';
 import css from './embed.css?inline';
 import uplotCss from 'uplot/dist/uPlot.min.css?inline';
-
-provideUPlot(uPlot); // inside embed.js: the element draws its charts without a second fetch
 
 /** Attributes that are not the link's key of the same name (HTML lower-cases attribute names). */
 const ATTRIBUTE_KEY = { view: 'embed', 'power-n': 'N' };
@@ -320,6 +317,8 @@ export class AttnViz extends HTMLElement {
 
   drawSpectra() {
     if (this.st?.embed !== 'spectrum' || !this.pool) return;
+    // uPlot (its own chunk, 22 KB gzip) is fetched by the first spectrum on the page, never for a heatmap
+    if (!uPlotReady()) { loadUPlot().then(() => this.drawSpectra(), (err) => this.tell('embed.chartsFailed', { message: err.message })); return; }
     this.speak(() => this.drawSpectraNow());
   }
 
@@ -364,6 +363,7 @@ export class AttnViz extends HTMLElement {
       if (this.dirty) { this.visible = true; this.compute(); }
       await new Promise((resolve) => this.waiters.push(resolve));
     }
+    if (this.st.embed === 'spectrum') await loadUPlot().catch(() => {}); // its charts drawn, or their failure said
     const { av, schema } = this.pool;
     // only this request's results: a failed one leaves an older request's frame or spectrum in view
     const job = this.view.job;
