@@ -6,13 +6,17 @@
 # build/single/attnviz.html is the same page as one self-contained file (scripts/single.mjs).
 WEB_SRC := $(wildcard web/*.mjs web/*.js web/*.html web/*.css web/*.svg web/*/*.mjs web/*/*/*.mjs) vite.config.mjs
 
-web: build/web/index.html build/single/attnviz.html
+web: build/web/index.html build/single/attnviz.html build/sizes.json
 single: build/single/attnviz.html
 
 build/web/index.html: $(WEB_SRC) build/wasm/attnviz.wasm build/wasm/attnviz-scalar.wasm
 	npx vite build --config vite.config.mjs
 	cp build/wasm/attnviz.wasm build/wasm/attnviz-scalar.wasm web/boot.js build/web/
 	@touch $@
+
+# the built sizes, measured: the docs quote them, tests/e2e/weight.test.mjs holds the docs to them
+build/sizes.json: build/web/index.html build/single/attnviz.html scripts/sizes.mjs
+	node scripts/sizes.mjs
 
 build/single/attnviz.html: $(WEB_SRC) vite.single.mjs scripts/single.mjs build/wasm/attnviz.wasm build/wasm/attnviz-scalar.wasm
 	node scripts/single.mjs
