@@ -17,6 +17,9 @@ export default defineConfig({
     emptyOutDir: true,
     target: 'es2022',
     minify: true,
+    // one stylesheet for the page (uPlot's, imported by the shared charts module, included): one request
+    // fewer; the element's styles are strings inside it (web/embed.mjs, ?inline)
+    cssCodeSplit: false,
     assetsInlineLimit: 0,
     reportCompressedSize: false,
     chunkSizeWarningLimit: 600,
@@ -27,6 +30,8 @@ export default defineConfig({
       output: {
         // embed.js keeps its unhashed name: hosts load it by that name, and it finds its wasm beside it
         entryFileNames: (chunk) => (chunk.name === 'embed' ? 'embed.js' : 'assets/[name]-[hash].js'),
+        // the code both entries import statically: 'shared', not the name of whichever module came first
+        chunkFileNames: (chunk) => (chunk.isDynamicEntry ? 'assets/[name]-[hash].js' : 'assets/shared-[hash].js'),
       },
     },
   },
