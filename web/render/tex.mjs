@@ -3,7 +3,7 @@
 // Content-Security-Policy without 'unsafe-inline' styles, docs/embedding.md), no KaTeX stylesheet and no
 // math fonts to download. MathML Core draws \mathbf and \mathbb as plain letters, so the page's TeX
 // avoids them (write ℝ as the character). KaTeX (its own chunk, ~75 KiB gzip) is fetched only once a
-// formula is on screen: a heatmap figure, an element or an iframe, never downloads it (docs/performance.md).
+// formula is on screen: a heatmap, in an element or an iframe, never downloads it (docs/performance.md).
 
 let katex = null;
 
@@ -20,7 +20,7 @@ export async function texToMarkup(tex) {
   return (await loadKatex()).renderToString(tex, { throwOnError: false, output: 'mathml' }).replaceAll('<mo>^</mo></mover>', '<mo>\u02c6</mo></mover>');
 }
 
-// Formulas waiting for KaTeX: element → resolve. The first of them on screen (in any document or shadow
+// Formulas waiting for KaTeX: element → its typeset() calls. The first of them on screen (in any document or shadow
 // root: an IntersectionObserver's implicit root is the viewport) starts the import, then all are typeset.
 const waiting = new Map();
 let watcher = null;
