@@ -7,7 +7,8 @@ import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '../scripts/serve.mjs';
-import { launch } from '../tests/e2e/browser.mjs';
+import { chromium } from 'playwright-core';
+import { CHROMIUM_ARGS } from '../tests/e2e/browser.mjs';
 
 /** The budget of one heatmap element (docs/performance.md, "Weight"): the files it downloads, gzip -9, in
  *  bytes (KB = 1000 bytes here). tests/e2e/weight.test.mjs fails above it. */
@@ -33,33 +34,42 @@ ${elements.map((a) => `<attn-viz ${a}></attn-viz>`).join('\n')}
 }
 
 /**
- * Open a post on a cold cache and wait until every figure has settled. Resolves to
- * {requests: [{path, status, bytes, cached}], probed} for the lab's origin:
- * `bytes` is what travelled (headers and encoded body, Chromium's encodedDataLength), `cached` a
- * request answered from the browser's cache without the network; `probed` what `probe` (a function run in
- * the post once it has settled) returned.
+ * Open a post on a cold cache and wait until every figure has settled. Resolves to {requests, probed}:
+ * `requests` every request that reached the lab's server, [{path, status, bytes}] (`bytes`: the body as
+ * sent, compressed; 0 for a 304), counted by the server itself, so a cross-site iframe in its own process
+ * counts too and an answer from the browser's cache (no request) does not; `probed` what `probe` (a
+ * function run in the post once it has settled) returned.
  */
-export async function loadPost(root, post, { width = 760, height = 4000, probe = null } = {}) {
+export async function loadPost(root, post, { width = 760, height = 4000, probe = null, crossSite = false } = {}) {
   const lab = await serve(root, 0);
-  const dir = mkdtempSync(join(tmpdir(), 'attnviz-post-'));
-  writeFileSync(join(dir, 'index.html'), postHtml(post).replaceAll('LAB/', lab.url));
-  const host = await serve(dir, 0);
-  const browser = await launch({ width, height }); // a fresh profile: a cold cache
-  try {
-    const page = await browser.context.newPage();
-    const cdp = await browser.context.newCDPSession(page);
-    await cdp.send('Network.enable');
-    const byId = new Map();
-    cdp.on('Network.requestWillBeSent', (e) => byId.set(e.requestId, { url: e.request.url, status: 0, bytes: 0, cached: false }));
-    cdp.on('Network.requestServedFromCache', (e) => { const r = byId.get(e.requestId); if (r) r.cached = true; });
-    cdp.on('Network.responseReceived', (e) => {
-      const r = byId.get(e.requestId);
-      if (r) { r.status = e.response.status; if (e.response.fromDiskCache || e.response.fromPrefetchCache) r.cached = true; }
+  const requests = [];
+  lab.server.on('request', (req, res) => {
+    // serve.mjs hands its headers to writeHead, where getHeader() does not see them: note them on the way
+    let head = {};
+    const writeHead = res.writeHead;
+    res.writeHead = function (status, headers) { head = headers ?? {}; return writeHead.apply(this, arguments); };
+    res.on('finish', () => {
+      const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+      requests.push({ path: path === '/' ? '/index.html' : path, status: res.statusCode, bytes: Number(head['Content-Length'] ?? 0), encoding: head['Content-Encoding'] ?? 'identity' });
     });
-    cdp.on('Network.loadingFinished', (e) => { const r = byId.get(e.requestId); if (r) r.bytes = e.encodedDataLength; });
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'attnviz-post-'));
+  // crossSite: the post at blog.test, the lab at lab.test (two sites, as a blog and the lab usually are:
+  // the browser's cache is then partitioned between the post's own requests and its iframes'); else two
+  // origins of one site (127.0.0.1, two ports)
+  const name = (s, host) => (crossSite ? s.url.replace('127.0.0.1', host) : s.url);
+  const host = await serve(dir, 0);
+  writeFileSync(join(dir, 'index.html'), postHtml(post).replaceAll('LAB/', name(lab, 'lab.test')));
+  const profile = mkdtempSync(join(tmpdir(), 'attnviz-chromium-')); // a fresh profile: a cold cache
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', headless: true, viewport: { width, height },
+    args: [...CHROMIUM_ARGS, ...(crossSite ? ['--host-resolver-rules=MAP *.test 127.0.0.1'] : [])],
+  });
+  try {
+    const page = await context.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(String(e)));
-    await page.goto(host.url);
+    await page.goto(name(host, 'blog.test'));
     await page.evaluate(() => Promise.all([...document.querySelectorAll('attn-viz')].map((el) => el.snapshot())));
     for (const frame of page.frames().filter((f) => f !== page.mainFrame())) {
       await frame.waitForFunction(() => window.attnviz?.ready, null, { timeout: 60_000 });
@@ -67,15 +77,11 @@ export async function loadPost(root, post, { width = 760, height = 4000, probe =
     }
     await page.waitForTimeout(500); // what the figures load after their first view (a lazy chunk)
     const probed = probe ? await page.evaluate(probe) : undefined;
-    const origin = new URL(lab.url).origin;
-    const requests = [...byId.values()].filter((r) => r.url.startsWith(origin)).map((r) => {
-      const u = new URL(r.url);
-      return { path: u.pathname === '/' ? '/index.html' : u.pathname, status: r.status, bytes: r.bytes, cached: r.cached };
-    });
     if (errors.length) throw new Error(errors.join('\n'));
     return { requests, probed };
   } finally {
-    await browser.close();
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
     await host.close();
     await lab.close();
     rmSync(dir, { recursive: true, force: true });
@@ -92,17 +98,13 @@ export function gzipTotal(root, requests) {
   return { rows, bytes: rows.reduce((a, r) => a + r.bytes, 0), gzip: rows.reduce((a, r) => a + r.gzip, 0) };
 }
 
-/**
- * What went over the network: `requests` round trips (a revalidation answered 304 is one, with its headers'
- * bytes; a response from the cache, or shared with a request in flight, moved nothing), `bytes` in all,
- * and `downloads` the requests that carried a body (over 1000 bytes).
- */
+/** What went over the network: `requests` round trips (a revalidation answered 304 is one), `bytes` of
+ *  bodies in all, `downloads` the requests answered with a body (200). */
 export function networkTotal(requests) {
-  const net = requests.filter((r) => !r.cached && r.bytes > 0);
-  return { requests: net.length, bytes: net.reduce((a, r) => a + r.bytes, 0), downloads: net.filter((r) => r.bytes > 1000).length };
+  return { requests: requests.length, bytes: requests.reduce((a, r) => a + r.bytes, 0), downloads: requests.filter((r) => r.status === 200).length };
 }
 
-/** How many times files whose path matches `re` came with a body (a download, not a revalidation). */
+/** How many times files whose path matches `re` came with a body (a download, not a 304). */
 export function downloadsOf(requests, re) {
-  return requests.filter((r) => !r.cached && r.bytes > 1000 && re.test(r.path)).length;
+  return requests.filter((r) => r.status === 200 && re.test(r.path)).length;
 }
