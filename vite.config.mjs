@@ -18,7 +18,7 @@ export default defineConfig({
     target: 'es2022',
     minify: true,
     // one stylesheet for the page (uPlot's, imported by the shared charts module, included): one request
-    // fewer; the element's styles are strings inside it (web/embed.mjs, ?inline)
+    // fewer; the element's styles are strings in embed.js (web/embed.mjs, ?inline)
     cssCodeSplit: false,
     assetsInlineLimit: 0,
     reportCompressedSize: false,
