@@ -48,7 +48,7 @@ const manifest = {
   },
   // importing the element defines it; the loader has no side effects
   sideEffects: ['./site/*.js'],
-  files: ['lib/', 'site/', 'types/', 'attnviz.html', 'CHANGELOG.md'],
+  files: ['lib/', 'site/', 'types/', 'attnviz.html', 'CHANGELOG.md', 'LICENSE'],
 };
 
 /** The loader's modules: web/wasm/attnviz.mjs and what it imports, followed (the page-only
@@ -97,6 +97,7 @@ for (const f of await walk(join(PKG, 'site'))) if (/\.(gz|br)$/.test(f)) await r
 await cp(join(ROOT, 'build/single/attnviz.html'), join(PKG, 'attnviz.html'));
 await cp(join(ROOT, 'types'), join(PKG, 'types'), { recursive: true });
 await cp(join(ROOT, 'CHANGELOG.md'), join(PKG, 'CHANGELOG.md'));
+await cp(join(ROOT, 'LICENSE'), join(PKG, 'LICENSE')); // package.json's "license": "MIT", its text
 // the package's README is docs/package.md; its links to other docs point nowhere in the package, so they
 // become plain text naming the repository's docs/ file
 const readme = (await readFile(join(ROOT, 'docs/package.md'), 'utf8'))

@@ -1,4 +1,4 @@
-// embed.mjs: the <attn-viz> custom element, built as build/web/embed.js (vite.embed.mjs). A host page
+// embed.mjs: the <attn-viz> custom element, built as build/web/embed.js (vite.config.mjs). A host page
 // loads it with one module script, from this origin or another that serves the files with CORS headers
 // (docs/embedding.md), and writes
 //
@@ -18,8 +18,7 @@ import EmbedWorker from './workers/embed-worker.mjs?worker&inline';
 import { buildSchema } from './state/state.mjs';
 import { buildControls } from './ui/controls.mjs';
 import { chartData, LOG_X_MIN_N } from './render/spectrum.mjs';
-import uPlot from 'uplot';
-import { makeSpectrumChart, makeErrorChart, provideUPlot } from './render/charts.mjs';
+import { makeSpectrumChart, makeErrorChart, loadUPlot, uPlotReady } from './render/charts.mjs';
 import { costLine } from './render/readouts.mjs';
 import { mountReadoutTable } from './ui/readout-table.mjs';
 import { mountHeatTrio } from './ui/heatmaps.mjs';
@@ -32,8 +31,6 @@ import { said } from './state/notice.mjs';
 import { t, tOwn, setLang, getLang, LANGS } from './i18n/i18n.mjs';
 import css from './embed.css?inline';
 import uplotCss from 'uplot/dist/uPlot.min.css?inline';
-
-provideUPlot(uPlot); // inside embed.js: the element draws its charts without a second fetch
 
 /** Attributes that are not the link's key of the same name (HTML lower-cases attribute names). */
 const ATTRIBUTE_KEY = { view: 'embed', 'power-n': 'N' };
@@ -53,7 +50,12 @@ let pool = null;
 function getPool() {
   pool ??= (async () => {
     const simd = simdSupported();
-    const av = await loadAttnviz({ simd, source: new URL(simd ? 'attnviz.wasm' : 'attnviz-scalar.wasm', import.meta.url) });
+    // two literal new URL(…, import.meta.url): the form a bundler follows, so an app that bundles embed.js
+    // carries both wasm builds along (docs/package.md); @vite-ignore: in this repository's own build the
+    // files are not beside web/embed.mjs but copied beside embed.js (web.mk), so it keeps the form as it is
+    const source = simd ? new URL(/* @vite-ignore */ './attnviz.wasm', import.meta.url)
+      : new URL(/* @vite-ignore */ './attnviz-scalar.wasm', import.meta.url);
+    const av = await loadAttnviz({ simd, source });
     const schema = buildSchema(av.registry);
     const worker = new EmbedWorker({ name: 'attnviz embeds' });
     const clients = new Map();
@@ -315,6 +317,8 @@ export class AttnViz extends HTMLElement {
 
   drawSpectra() {
     if (this.st?.embed !== 'spectrum' || !this.pool) return;
+    // uPlot (its own chunk, 22 KB gzip) is fetched by the first spectrum on the page, never for a heatmap
+    if (!uPlotReady()) { loadUPlot().then(() => this.drawSpectra(), (err) => this.tell('embed.chartsFailed', { message: err.message })); return; }
     this.speak(() => this.drawSpectraNow());
   }
 
@@ -359,6 +363,7 @@ export class AttnViz extends HTMLElement {
       if (this.dirty) { this.visible = true; this.compute(); }
       await new Promise((resolve) => this.waiters.push(resolve));
     }
+    if (this.st.embed === 'spectrum') await loadUPlot().catch(() => {}); // its charts drawn, or their failure said
     const { av, schema } = this.pool;
     // only this request's results: a failed one leaves an older request's frame or spectrum in view
     const job = this.view.job;

@@ -7,7 +7,7 @@ import { join, relative } from 'node:path';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const DIRS = ['docs', 'web', 'tests', 'scripts', 'bench', 'include', 'src'];
-const TOP = ['README.md', 'Makefile', 'web.mk', 'emscripten.mk', 'vite.config.mjs', 'vite.embed.mjs', 'vite.single.mjs'];
+const TOP = ['README.md', 'Makefile', 'web.mk', 'emscripten.mk', 'vite.config.mjs', 'vite.single.mjs'];
 // tests whose examples are made-up paths; the drill's throw-away panel (docs/adding-a-panel.md), named as gone
 const FIXTURES = ['tests/js/doc-paths.test.mjs', 'tests/js/layers.test.mjs'];
 const GONE = ['web/ui/dummy.mjs'];

@@ -16,11 +16,6 @@ export function loadUPlot() {
     (err) => { loadingUPlot = null; throw err; });
   return loadingUPlot;
 }
-/** uPlot's class, given by a bundle that imports it itself (the <attn-viz> element, whose charts need no second file). */
-export function provideUPlot(cls) {
-  UPlot = cls;
-  loadingUPlot = Promise.resolve(cls);
-}
 /** uPlot's class once loadUPlot() has resolved, else null: chart makers need it (they throw without). */
 export function uPlotReady() { return UPlot; }
 function needUPlot() {

@@ -2,24 +2,50 @@
 // Chromium, Firefox and Safari draw natively: no inline style= attributes (the page runs under a strict
 // Content-Security-Policy without 'unsafe-inline' styles, docs/embedding.md), no KaTeX stylesheet and no
 // math fonts to download. MathML Core draws \mathbf and \mathbb as plain letters, so the page's TeX
-// avoids them (write ℝ as the character). KaTeX is loaded on first use, after the first view is drawn,
-// so its code is not parsed before the page is interactive (bench/weight.mjs).
+// avoids them (write ℝ as the character). KaTeX (its own chunk, ~75 KiB gzip) is fetched only once a
+// formula is on screen: a heatmap, in an element or an iframe, never downloads it (docs/performance.md).
 
 let katex = null;
 
+/** KaTeX's module, imported on the first call (the same promise after). */
+function loadKatex() {
+  katex ??= import('katex').then((m) => m.default);
+  return katex;
+}
+
 /** The MathML markup (a string) of one line of TeX; a TeX error shows the source in red, never throws. */
 export async function texToMarkup(tex) {
-  katex ??= import('katex').then((m) => m.default);
   // KaTeX writes \hat's accent as ASCII ^, which fonts without a MATH table draw tall and off to the
   // left of its base; U+02C6, the modifier circumflex, sits over it
-  return (await katex).renderToString(tex, { throwOnError: false, output: 'mathml' }).replaceAll('<mo>^</mo></mover>', '<mo>\u02c6</mo></mover>');
+  return (await loadKatex()).renderToString(tex, { throwOnError: false, output: 'mathml' }).replaceAll('<mo>^</mo></mover>', '<mo>\u02c6</mo></mover>');
+}
+
+// Formulas waiting for KaTeX: element → its typeset() calls. The first of them on screen (in any document or shadow
+// root: an IntersectionObserver's implicit root is the viewport) starts the import, then all are typeset.
+const waiting = new Map();
+let watcher = null;
+
+function startKatex() {
+  watcher?.disconnect();
+  watcher = null;
+  loadKatex();
+  for (const calls of waiting.values()) for (const call of calls) call();
+  waiting.clear();
 }
 
 /**
- * Typeset `tex` into element `el` (replacing its content), as soon as KaTeX is loaded (a moment after
- * the page starts). A later call for the same element wins.
+ * Typeset `tex` into element `el` (replacing its content). Before KaTeX is loaded, the element waits until
+ * it (or any other waiting formula) is on screen; after, it is typeset at once. A later call for the same
+ * element wins. Resolves once the formula is in place.
  */
 export function typeset(el, tex) {
   el.dataset.tex = tex;
-  return texToMarkup(tex).then((markup) => { if (el.dataset.tex === tex) el.innerHTML = markup; });
+  const write = () => texToMarkup(tex).then((markup) => { if (el.dataset.tex === tex) el.innerHTML = markup; });
+  if (katex || typeof IntersectionObserver === 'undefined') return write();
+  return new Promise((resolve) => {
+    if (!waiting.has(el)) waiting.set(el, []);
+    waiting.get(el).push(() => resolve(write()));
+    watcher ??= new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) startKatex(); });
+    watcher.observe(el);
+  });
 }

@@ -4,6 +4,7 @@ export default {
   'embed.loading': 'loading…',
   'embed.computing': 'computing…',
   'embed.moduleFailed': 'attn-viz: the WebAssembly module did not load: {message}',
+  'embed.chartsFailed': 'attn-viz: the charts\' script did not load: {message}',
   'embed.workerFailed': 'the worker failed: {message}',
   'embed.messageUnreadable': 'a message from the worker could not be read',
   'embed.computeFailed': 'computation failed: {message}',

@@ -4,6 +4,7 @@ export default {
   'embed.loading': '加载中…',
   'embed.computing': '计算中…',
   'embed.moduleFailed': 'attn-viz：WebAssembly 模块未能加载：{message}',
+  'embed.chartsFailed': 'attn-viz：图表脚本未能加载：{message}',
   'embed.workerFailed': '后台线程出错：{message}',
   'embed.messageUnreadable': '无法读取后台线程发来的消息',
   'embed.computeFailed': '计算失败：{message}',
