@@ -29,11 +29,16 @@ import { overlayKey } from './compute/engine.mjs';
 import { MSG, PART } from './workers/protocol.mjs';
 import { shownView } from './state/reference-text.mjs';
 import { said } from './state/notice.mjs';
+import { watchViolations, cspCause, trustedWorker } from './io/csp.mjs';
 import { t, tOwn, setLang, getLang, LANGS } from './i18n/i18n.mjs';
 import css from './embed.css?inline';
 import uplotCss from 'uplot/dist/uPlot.min.css?inline';
 
 provideUPlot(uPlot); // inside embed.js: the element draws its charts without a second fetch
+
+// what the host page's Content-Security-Policy blocks, from the moment embed.js runs: a failure to load
+// names the directive (io/csp.mjs) rather than saying "Failed to fetch"
+const violations = watchViolations(globalThis.document);
 
 /** Attributes that are not the link's key of the same name (HTML lower-cases attribute names). */
 const ATTRIBUTE_KEY = { view: 'embed', 'power-n': 'N' };
@@ -55,7 +60,7 @@ function getPool() {
     const simd = simdSupported();
     const av = await loadAttnviz({ simd, source: new URL(simd ? 'attnviz.wasm' : 'attnviz-scalar.wasm', import.meta.url) });
     const schema = buildSchema(av.registry);
-    const worker = new EmbedWorker({ name: 'attnviz embeds' });
+    const worker = trustedWorker(() => new EmbedWorker({ name: 'attnviz embeds' }));
     const clients = new Map();
     let loaded = false;
     // a failure after the module loaded (an uncaught error, a rejection, a message that could not be read)
@@ -85,32 +90,38 @@ function getPool() {
 }
 
 // --- the element ----------------------------------------------------------------------------------------
-const TEMPLATE = `
-<div class="box" part="box">
-  <div class="ctl-box" part="controls"></div>
-  <section class="heatmaps" data-aria="embed.aria.heatmaps">
-    <figure class="heat"><figcaption class="cap-M" data-text="embed.caption.M"></figcaption>
-      <div class="heatbox"><canvas class="hm hm-M" role="img" data-aria="embed.aria.M"></canvas>
-        <div class="cbar"><canvas class="cb-seq"></canvas><span class="t hi"></span><span class="t lo"></span></div></div></figure>
-    <figure class="heat"><figcaption data-text="embed.caption.A"></figcaption>
-      <div class="heatbox"><canvas class="hm hm-A" role="img" data-aria="embed.aria.A"></canvas>
-        <div class="cbar"><canvas class="cb-seq"></canvas><span class="t hi"></span><span class="t lo"></span></div></div></figure>
-    <figure class="heat"><figcaption data-text="embed.caption.D"></figcaption>
-      <div class="heatbox"><canvas class="hm hm-D" role="img" data-aria="embed.aria.D"></canvas>
-        <div class="cbar"><canvas class="cb-div"></canvas><span class="t hi"></span><span class="t lo"></span></div></div></figure>
-  </section>
-  <section class="spectra" data-aria="embed.aria.spectra">
-    <div class="chart chart-spectrum"></div>
-    <div class="chart chart-error"></div>
-  </section>
-  <section class="readouts" data-aria="embed.aria.readouts"><table><tbody></tbody></table><p class="cost"></p></section>
-  <p class="msg" role="status" aria-live="polite"></p>
-</div>`;
+/** An element `tag.class.class` with attributes and children (the template is built without HTML strings:
+ *  a host page that requires Trusted Types refuses innerHTML, docs/embedding.md). */
+function h(tagClasses, attrs = {}, ...children) {
+  const [tag, ...classes] = tagClasses.split('.');
+  const el = document.createElement(tag);
+  if (classes.length) el.className = classes.join(' ');
+  for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, value);
+  el.append(...children);
+  return el;
+}
+
+/** The element's shadow DOM before anything is computed: a heatmap trio, the charts, the readouts, a line. */
+function template() {
+  const heat = (which, bar, caption, aria, captionClass = {}) => h('figure.heat', {},
+    h('figcaption', { 'data-text': caption, ...captionClass }),
+    h('div.heatbox', {}, h(`canvas.hm.hm-${which}`, { role: 'img', 'data-aria': aria }),
+      h('div.cbar', {}, h(`canvas.${bar}`), h('span.t.hi'), h('span.t.lo'))));
+  return h('div.box', { part: 'box' },
+    h('div.ctl-box', { part: 'controls' }),
+    h('section.heatmaps', { 'data-aria': 'embed.aria.heatmaps' },
+      heat('M', 'cb-seq', 'embed.caption.M', 'embed.aria.M', { class: 'cap-M' }),
+      heat('A', 'cb-seq', 'embed.caption.A', 'embed.aria.A'),
+      heat('D', 'cb-div', 'embed.caption.D', 'embed.aria.D')),
+    h('section.spectra', { 'data-aria': 'embed.aria.spectra' }, h('div.chart.chart-spectrum'), h('div.chart.chart-error')),
+    h('section.readouts', { 'data-aria': 'embed.aria.readouts' }, h('table', {}, h('tbody')), h('p.cost')),
+    h('p.msg', { role: 'status', 'aria-live': 'polite' }));
+}
 
 export class AttnViz extends HTMLElement {
   constructor() {
     super();
-    this.attachShadow({ mode: 'open' }).innerHTML = TEMPLATE;
+    this.attachShadow({ mode: 'open' }).append(template());
     this.q = (sel) => this.shadowRoot.querySelector(sel);
     this.speaks = null; // the language its words are in (words()); null: none written yet (not `lang`: HTMLElement's, the attribute)
     this.view = { frame: null, spec: null, overlay: {}, job: 0, done: 0 };
@@ -167,7 +178,9 @@ export class AttnViz extends HTMLElement {
     try {
       this.pool = await getPool();
     } catch (err) {
-      this.tell('embed.moduleFailed', { message: err.message });
+      // the violation's event may be queued behind the failure it caused: let it arrive
+      await new Promise((resolve) => setTimeout(resolve));
+      this.tell(...this.blame('embed.moduleFailed', { message: err.message }));
       return;
     }
     const { schema, clients, sheet } = this.pool;
@@ -304,9 +317,16 @@ export class AttnViz extends HTMLElement {
     }
   }
 
+  /** A failure to load or start, said as the host page's Content-Security-Policy when one of its directives
+   *  blocked the element (the wasm's fetch, its compilation, the worker): [key, params] to tell. */
+  blame(key, params) {
+    return (key === 'embed.moduleFailed' || key === 'embed.workerFailed') && cspCause(violations, import.meta.url) || [key, params];
+  }
+
   /** The current request failed (no 'done' will come for it): say so, and settle snapshot() without its
    *  results (their reasons in English: the snapshot is the same in every language). */
   onFailure(key, params = null) {
+    [key, params] = this.blame(key, params);
     this.tell(key, params);
     this.view.failed = { job: this.view.job, sentence: t(key, params, LANGS[0]), said: [key, params] };
     this.view.done = this.view.job;
