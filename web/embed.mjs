@@ -29,7 +29,7 @@ import { overlayKey } from './compute/engine.mjs';
 import { MSG, PART } from './workers/protocol.mjs';
 import { shownView } from './state/reference-text.mjs';
 import { said } from './state/notice.mjs';
-import { watchViolations, cspCause, trustedWorker } from './io/csp.mjs';
+import { watchViolations, cspCause, trustedWorker } from './embed-csp.mjs';
 import { t, tOwn, setLang, getLang, LANGS } from './i18n/i18n.mjs';
 import css from './embed.css?inline';
 import uplotCss from 'uplot/dist/uPlot.min.css?inline';
@@ -37,7 +37,7 @@ import uplotCss from 'uplot/dist/uPlot.min.css?inline';
 provideUPlot(uPlot); // inside embed.js: the element draws its charts without a second fetch
 
 // what the host page's Content-Security-Policy blocks, from the moment embed.js runs: a failure to load
-// names the directive (io/csp.mjs) rather than saying "Failed to fetch"
+// names the directive (embed-csp.mjs) rather than saying "Failed to fetch"
 const violations = watchViolations(globalThis.document);
 
 /** Attributes that are not the link's key of the same name (HTML lower-cases attribute names). */

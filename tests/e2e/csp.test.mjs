@@ -11,7 +11,7 @@ import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '../../scripts/serve.mjs';
-import { launch } from './browser.mjs';
+import { launch, exportItem } from './browser.mjs';
 import { t } from '../../web/i18n/i18n.mjs';
 
 const ROOT = 'build/web';
@@ -202,6 +202,9 @@ describe('the recipes of docs/embedding.md', () => {
     await page.selectOption('#k-variant', 'performer');
     await page.evaluate(() => window.attnviz.snapshot());
     await page.waitForFunction(() => document.querySelectorAll('#formula math, #readout-table math').length > 5, null, { timeout: 30000 });
+    // exports: the PNG drawn from a blob: image (img-src), the SVG a blob: download
+    expect((await exportItem(page, 'M.png')).bytes.subarray(1, 4).toString()).toBe('PNG');
+    expect((await exportItem(page, 'M.svg')).bytes.toString()).toMatch(/^<svg /);
     expect(await page.evaluate(() => window.__violations)).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();

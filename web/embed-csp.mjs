@@ -1,4 +1,4 @@
-// csp.mjs: the <attn-viz> element under its host page's Content-Security-Policy (docs/embedding.md,
+// embed-csp.mjs: the <attn-viz> element under its host page's Content-Security-Policy (docs/embedding.md,
 // "Hosting and the Content-Security-Policy"). A directive that blocks the element's loading is named in
 // one sentence (a blocked fetch alone says only "Failed to fetch"), and the element's Trusted Types
 // policy `attnviz` lets it start its worker on a page that requires Trusted Types.
