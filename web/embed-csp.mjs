@@ -7,15 +7,24 @@ const MAX_KEPT = 32; // a host page with a violation on every image must not gro
 
 /**
  * The enforced Content-Security-Policy violations `doc` reports from now on (its securitypolicyviolation
- * events, report-only ones left out), as a live array of {directive, blocked}.
+ * events, report-only ones left out): `seen`, a live array of {directive, blocked}, and `next(ms)`, a
+ * promise settled at the next one or after `ms`. A failure can come before its violation's event:
+ * Chromium rejects a blocked fetch first, then reports it.
  */
 export function watchViolations(doc) {
   const seen = [];
+  const waiting = new Set();
   doc?.addEventListener?.('securitypolicyviolation', (e) => {
     if (e.disposition === 'report' || seen.length >= MAX_KEPT) return;
     seen.push({ directive: String(e.effectiveDirective || e.violatedDirective || '').split(' ')[0], blocked: String(e.blockedURI ?? '') });
+    for (const wake of [...waiting]) wake();
   }, true);
-  return seen;
+  const next = (ms) => new Promise((resolve) => {
+    const wake = () => { waiting.delete(wake); clearTimeout(timer); resolve(); };
+    const timer = setTimeout(wake, ms);
+    waiting.add(wake);
+  });
+  return { seen, next };
 }
 
 /** The origin of a URL, or the text itself when it is not one (a violation may carry a scheme only). */
@@ -40,6 +49,17 @@ export function cspCause(violations, base) {
   if (find((v) => v.directive.startsWith('script-src') && /^(wasm-)?eval$/.test(v.blocked))) return ['embed.csp.wasm', {}];
   if (find((v) => v.directive === 'worker-src' || (v.directive.startsWith('script-src') && /^(blob|data)\b/.test(v.blocked)))) return ['embed.csp.worker', {}];
   return null;
+}
+
+/**
+ * cspCause, waiting up to `ms` for the violations still to come (`watch`: watchViolations's): a refused
+ * Trusted Types policy is two events, and a blocked fetch is reported after it rejects.
+ */
+export async function cspCauseWithin(watch, base, ms) {
+  const end = Date.now() + ms;
+  let cause;
+  while (!(cause = cspCause(watch.seen, base)) && Date.now() < end) await watch.next(end - Date.now());
+  return cause;
 }
 
 let policy; // undefined: not made yet; null: none (no Trusted Types here, or the page allows other names only)

@@ -29,7 +29,7 @@ import { overlayKey } from './compute/engine.mjs';
 import { MSG, PART } from './workers/protocol.mjs';
 import { shownView } from './state/reference-text.mjs';
 import { said } from './state/notice.mjs';
-import { watchViolations, cspCause, trustedWorker } from './embed-csp.mjs';
+import { watchViolations, cspCause, cspCauseWithin, trustedWorker } from './embed-csp.mjs';
 import { t, tOwn, setLang, getLang, LANGS } from './i18n/i18n.mjs';
 import css from './embed.css?inline';
 import uplotCss from 'uplot/dist/uPlot.min.css?inline';
@@ -39,6 +39,7 @@ provideUPlot(uPlot); // inside embed.js: the element draws its charts without a 
 // what the host page's Content-Security-Policy blocks, from the moment embed.js runs: a failure to load
 // names the directive (embed-csp.mjs) rather than saying "Failed to fetch"
 const violations = watchViolations(globalThis.document);
+const CSP_WAIT_MS = 500; // a bound: in Chromium 156 the event came a few tasks after the rejection
 
 /** Attributes that are not the link's key of the same name (HTML lower-cases attribute names). */
 const ATTRIBUTE_KEY = { view: 'embed', 'power-n': 'N' };
@@ -178,9 +179,8 @@ export class AttnViz extends HTMLElement {
     try {
       this.pool = await getPool();
     } catch (err) {
-      // the violation's event may be queued behind the failure it caused: let it arrive
-      await new Promise((resolve) => setTimeout(resolve));
-      this.tell(...this.blame('embed.moduleFailed', { message: err.message }));
+      // Chromium rejects a blocked fetch before it reports the violation: give its event a moment to come
+      this.tell(...(await cspCauseWithin(violations, import.meta.url, CSP_WAIT_MS) ?? ['embed.moduleFailed', { message: err.message }]));
       return;
     }
     const { schema, clients, sheet } = this.pool;
@@ -320,7 +320,7 @@ export class AttnViz extends HTMLElement {
   /** A failure to load or start, said as the host page's Content-Security-Policy when one of its directives
    *  blocked the element (the wasm's fetch, its compilation, the worker): [key, params] to tell. */
   blame(key, params) {
-    return (key === 'embed.moduleFailed' || key === 'embed.workerFailed') && cspCause(violations, import.meta.url) || [key, params];
+    return (key === 'embed.moduleFailed' || key === 'embed.workerFailed') && cspCause(violations.seen, import.meta.url) || [key, params];
   }
 
   /** The current request failed (no 'done' will come for it): say so, and settle snapshot() without its
