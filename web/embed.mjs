@@ -326,11 +326,19 @@ export class AttnViz extends HTMLElement {
   /** The current request failed (no 'done' will come for it): say so, and settle snapshot() without its
    *  results (their reasons in English: the snapshot is the same in every language). */
   onFailure(key, params = null) {
-    [key, params] = this.blame(key, params);
-    this.tell(key, params);
-    this.view.failed = { job: this.view.job, sentence: t(key, params, LANGS[0]), said: [key, params] };
+    const blamed = this.blame(key, params);
+    this.tell(...blamed);
+    const failed = this.view.failed = { job: this.view.job, sentence: t(...blamed, LANGS[0]), said: blamed };
     this.view.done = this.view.job;
     for (const w of this.waiters.splice(0)) w();
+    // a violation's event can come after the failure it caused: name the directive when it does
+    if (blamed[0] === key && (key === 'embed.moduleFailed' || key === 'embed.workerFailed')) {
+      cspCauseWithin(violations, import.meta.url, CSP_WAIT_MS).then((cause) => {
+        if (!cause || this.view.failed !== failed) return;
+        Object.assign(failed, { sentence: t(...cause, LANGS[0]), said: cause });
+        this.tell(...cause);
+      });
+    }
   }
 
   drawSpectra() {
