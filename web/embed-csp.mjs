@@ -47,7 +47,8 @@ export function cspCause(violations, base) {
   if (fetch) return ['embed.csp.connect', { origin: home }];
   // Chromium reports a blocked WebAssembly compilation as script-src with the blocked URI 'wasm-eval'
   if (find((v) => v.directive.startsWith('script-src') && /^(wasm-)?eval$/.test(v.blocked))) return ['embed.csp.wasm', {}];
-  if (find((v) => v.directive === 'worker-src' || (v.directive.startsWith('script-src') && /^(blob|data)\b/.test(v.blocked)))) return ['embed.csp.worker', {}];
+  // the worker from a blob: URL (a data: one is Vite's fallback); a host's own worker from a file is not ours
+  if (find((v) => (v.directive === 'worker-src' || v.directive.startsWith('script-src')) && /^(blob|data)\b/.test(v.blocked))) return ['embed.csp.worker', {}];
   return null;
 }
 

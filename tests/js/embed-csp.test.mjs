@@ -16,6 +16,7 @@ describe('cspCause', () => {
   });
   it("is null for the host's own violations: another origin's fetch, an image, a policy name alone", () => {
     expect(cspCause([v('connect-src', 'https://analytics.example/x'), v('img-src', 'data'), v('trusted-types', 'attnviz')], BASE)).toBe(null);
+    expect(cspCause([v('worker-src', 'https://blog.example/sw.js')], BASE)).toBe(null);
     expect(cspCause([], BASE)).toBe(null);
   });
 });
