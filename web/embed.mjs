@@ -28,9 +28,15 @@ import { overlayKey } from './compute/engine.mjs';
 import { MSG, PART } from './workers/protocol.mjs';
 import { shownView } from './state/reference-text.mjs';
 import { said } from './state/notice.mjs';
+import { watchViolations, cspCause, cspCauseWithin, trustedWorker } from './embed-csp.mjs';
 import { t, tOwn, setLang, getLang, LANGS } from './i18n/i18n.mjs';
 import css from './embed.css?inline';
 import uplotCss from 'uplot/dist/uPlot.min.css?inline';
+
+// what the host page's Content-Security-Policy blocks, from the moment embed.js runs: a failure to load
+// names the directive (embed-csp.mjs) rather than saying "Failed to fetch"
+const violations = watchViolations(globalThis.document);
+const CSP_WAIT_MS = 500; // a bound: in Chromium 156 the event came a few tasks after the rejection
 
 /** Attributes that are not the link's key of the same name (HTML lower-cases attribute names). */
 const ATTRIBUTE_KEY = { view: 'embed', 'power-n': 'N' };
@@ -57,7 +63,7 @@ function getPool() {
       : new URL(/* @vite-ignore */ './attnviz-scalar.wasm', import.meta.url);
     const av = await loadAttnviz({ simd, source });
     const schema = buildSchema(av.registry);
-    const worker = new EmbedWorker({ name: 'attnviz embeds' });
+    const worker = trustedWorker(() => new EmbedWorker({ name: 'attnviz embeds' }));
     const clients = new Map();
     let loaded = false;
     // a failure after the module loaded (an uncaught error, a rejection, a message that could not be read)
@@ -87,32 +93,38 @@ function getPool() {
 }
 
 // --- the element ----------------------------------------------------------------------------------------
-const TEMPLATE = `
-<div class="box" part="box">
-  <div class="ctl-box" part="controls"></div>
-  <section class="heatmaps" data-aria="embed.aria.heatmaps">
-    <figure class="heat"><figcaption class="cap-M" data-text="embed.caption.M"></figcaption>
-      <div class="heatbox"><canvas class="hm hm-M" role="img" data-aria="embed.aria.M"></canvas>
-        <div class="cbar"><canvas class="cb-seq"></canvas><span class="t hi"></span><span class="t lo"></span></div></div></figure>
-    <figure class="heat"><figcaption data-text="embed.caption.A"></figcaption>
-      <div class="heatbox"><canvas class="hm hm-A" role="img" data-aria="embed.aria.A"></canvas>
-        <div class="cbar"><canvas class="cb-seq"></canvas><span class="t hi"></span><span class="t lo"></span></div></div></figure>
-    <figure class="heat"><figcaption data-text="embed.caption.D"></figcaption>
-      <div class="heatbox"><canvas class="hm hm-D" role="img" data-aria="embed.aria.D"></canvas>
-        <div class="cbar"><canvas class="cb-div"></canvas><span class="t hi"></span><span class="t lo"></span></div></div></figure>
-  </section>
-  <section class="spectra" data-aria="embed.aria.spectra">
-    <div class="chart chart-spectrum"></div>
-    <div class="chart chart-error"></div>
-  </section>
-  <section class="readouts" data-aria="embed.aria.readouts"><table><tbody></tbody></table><p class="cost"></p></section>
-  <p class="msg" role="status" aria-live="polite"></p>
-</div>`;
+/** An element `tag.class.class` with attributes and children (the template is built without HTML strings:
+ *  a host page that requires Trusted Types refuses innerHTML, docs/embedding.md). */
+function h(tagClasses, attrs = {}, ...children) {
+  const [tag, ...classes] = tagClasses.split('.');
+  const el = document.createElement(tag);
+  if (classes.length) el.className = classes.join(' ');
+  for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, value);
+  el.append(...children);
+  return el;
+}
+
+/** The element's shadow DOM before anything is computed: a heatmap trio, the charts, the readouts, a line. */
+function template() {
+  const heat = (which, bar, caption, aria, captionClass = {}) => h('figure.heat', {},
+    h('figcaption', { 'data-text': caption, ...captionClass }),
+    h('div.heatbox', {}, h(`canvas.hm.hm-${which}`, { role: 'img', 'data-aria': aria }),
+      h('div.cbar', {}, h(`canvas.${bar}`), h('span.t.hi'), h('span.t.lo'))));
+  return h('div.box', { part: 'box' },
+    h('div.ctl-box', { part: 'controls' }),
+    h('section.heatmaps', { 'data-aria': 'embed.aria.heatmaps' },
+      heat('M', 'cb-seq', 'embed.caption.M', 'embed.aria.M', { class: 'cap-M' }),
+      heat('A', 'cb-seq', 'embed.caption.A', 'embed.aria.A'),
+      heat('D', 'cb-div', 'embed.caption.D', 'embed.aria.D')),
+    h('section.spectra', { 'data-aria': 'embed.aria.spectra' }, h('div.chart.chart-spectrum'), h('div.chart.chart-error')),
+    h('section.readouts', { 'data-aria': 'embed.aria.readouts' }, h('table', {}, h('tbody')), h('p.cost')),
+    h('p.msg', { role: 'status', 'aria-live': 'polite' }));
+}
 
 export class AttnViz extends HTMLElement {
   constructor() {
     super();
-    this.attachShadow({ mode: 'open' }).innerHTML = TEMPLATE;
+    this.attachShadow({ mode: 'open' }).append(template());
     this.q = (sel) => this.shadowRoot.querySelector(sel);
     this.speaks = null; // the language its words are in (words()); null: none written yet (not `lang`: HTMLElement's, the attribute)
     this.view = { frame: null, spec: null, overlay: {}, job: 0, done: 0 };
@@ -169,7 +181,8 @@ export class AttnViz extends HTMLElement {
     try {
       this.pool = await getPool();
     } catch (err) {
-      this.tell('embed.moduleFailed', { message: err.message });
+      // Chromium rejects a blocked fetch before it reports the violation: give its event a moment to come
+      this.tell(...(await cspCauseWithin(violations, import.meta.url, CSP_WAIT_MS) ?? ['embed.moduleFailed', { message: err.message }]));
       return;
     }
     const { schema, clients, sheet } = this.pool;
@@ -306,13 +319,28 @@ export class AttnViz extends HTMLElement {
     }
   }
 
+  /** A failure to load or start, said as the host page's Content-Security-Policy when one of its directives
+   *  blocked the element (the wasm's fetch, its compilation, the worker): [key, params] to tell. */
+  blame(key, params) {
+    return (key === 'embed.moduleFailed' || key === 'embed.workerFailed') && cspCause(violations.seen, import.meta.url) || [key, params];
+  }
+
   /** The current request failed (no 'done' will come for it): say so, and settle snapshot() without its
    *  results (their reasons in English: the snapshot is the same in every language). */
   onFailure(key, params = null) {
-    this.tell(key, params);
-    this.view.failed = { job: this.view.job, sentence: t(key, params, LANGS[0]), said: [key, params] };
+    const blamed = this.blame(key, params);
+    this.tell(...blamed);
+    const failed = this.view.failed = { job: this.view.job, sentence: t(...blamed, LANGS[0]), said: blamed };
     this.view.done = this.view.job;
     for (const w of this.waiters.splice(0)) w();
+    // a violation's event can come after the failure it caused: name the directive when it does
+    if (blamed[0] === key && (key === 'embed.moduleFailed' || key === 'embed.workerFailed')) {
+      cspCauseWithin(violations, import.meta.url, CSP_WAIT_MS).then((cause) => {
+        if (!cause || this.view.failed !== failed) return;
+        Object.assign(failed, { sentence: t(...cause, LANGS[0]), said: cause });
+        this.tell(...cause);
+      });
+    }
   }
 
   drawSpectra() {

@@ -1,5 +1,5 @@
 // i18n-embed.test.mjs: the <attn-viz> element's own words (web/embed.mjs, issue 31): every catalogue key
-// the element's source names (t/say/tell calls, the template's data-text and data-aria) is in both
+// the element's source names (t/say/tell calls, the template's data-text and data-aria, embed-csp.mjs's) is in both
 // catalogues, and every key of the embed parts is used, so a typo shows in no language as its key.
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
@@ -7,7 +7,8 @@ import { CATALOGUES } from '../../web/i18n/i18n.mjs';
 import EN_EMBED from '../../web/i18n/en/embed.mjs';
 import ZH_EMBED from '../../web/i18n/zh/embed.mjs';
 
-const SOURCE = readFileSync(new URL('../../web/embed.mjs', import.meta.url), 'utf8');
+// the element and its sentences about the host page's Content-Security-Policy (web/embed-csp.mjs)
+const SOURCE = ['../../web/embed.mjs', '../../web/embed-csp.mjs'].map((f) => readFileSync(new URL(f, import.meta.url), 'utf8')).join('\n');
 const named = [...new Set([...SOURCE.matchAll(/['"=](embed\.[A-Za-z0-9_.]+)['"]/g)].map((m) => m[1]))].sort();
 
 describe('the <attn-viz> element\'s words', () => {

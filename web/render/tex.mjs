@@ -13,11 +13,20 @@ function loadKatex() {
   return katex;
 }
 
-/** The MathML markup (a string) of one line of TeX; a TeX error shows the source in red, never throws. */
-export async function texToMarkup(tex) {
-  // KaTeX writes \hat's accent as ASCII ^, which fonts without a MATH table draw tall and off to the
-  // left of its base; U+02C6, the modifier circumflex, sits over it
-  return (await loadKatex()).renderToString(tex, { throwOnError: false, output: 'mathml' }).replaceAll('<mo>^</mo></mover>', '<mo>\u02c6</mo></mover>');
+// KaTeX writes \hat's accent as ASCII ^, which fonts without a MATH table draw tall and off to the left of
+// its base; U+02C6, the modifier circumflex, sits over it
+const HAT = '\u02c6';
+
+/**
+ * The MathML of one line of TeX as a node (KaTeX's DOM tree, the same tree renderToString writes out),
+ * never an HTML string: a host page of <attn-viz> that requires Trusted Types refuses innerHTML
+ * (docs/embedding.md). Not katex.render, which refuses to run on a page in quirks mode, as a blog's may
+ * be. A TeX error shows the source in red, never throws.
+ */
+async function texNode(tex) {
+  const node = (await loadKatex()).__renderToDomTree(tex, { throwOnError: false, output: 'mathml' }).toNode();
+  for (const mo of node.querySelectorAll('mover > mo:last-child')) if (mo.textContent === '^' && !mo.attributes.length) mo.textContent = HAT;
+  return node;
 }
 
 // Formulas waiting for KaTeX: element → its typeset() calls. The first of them on screen (in any document or shadow
@@ -40,7 +49,7 @@ function startKatex() {
  */
 export function typeset(el, tex) {
   el.dataset.tex = tex;
-  const write = () => texToMarkup(tex).then((markup) => { if (el.dataset.tex === tex) el.innerHTML = markup; });
+  const write = () => texNode(tex).then((node) => { if (el.dataset.tex === tex) el.replaceChildren(node); });
   if (katex || typeof IntersectionObserver === 'undefined') return write();
   return new Promise((resolve) => {
     if (!waiting.has(el)) waiting.set(el, []);

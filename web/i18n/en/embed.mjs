@@ -7,6 +7,11 @@ export default {
   'embed.chartsFailed': 'attn-viz: the charts\' script did not load: {message}',
   'embed.workerFailed': 'the worker failed: {message}',
   'embed.messageUnreadable': 'a message from the worker could not be read',
+  // the host page's Content-Security-Policy blocked the element's loading (web/embed-csp.mjs)
+  'embed.csp.connect': "attn-viz: the page's Content-Security-Policy blocks connect-src to {origin}, where the element's WebAssembly is: add {origin} to connect-src (docs/embedding.md)",
+  'embed.csp.wasm': "attn-viz: the page's Content-Security-Policy blocks compiling WebAssembly: add 'wasm-unsafe-eval' to script-src (docs/embedding.md)",
+  'embed.csp.worker': "attn-viz: the page's Content-Security-Policy blocks the element's worker (a blob: URL): add blob: to worker-src (docs/embedding.md)",
+  'embed.csp.trustedTypes': "attn-viz: the page's Content-Security-Policy allows no Trusted Types policy named attnviz, which the element's worker needs: add attnviz to trusted-types (docs/embedding.md)",
   'embed.computeFailed': 'computation failed: {message}',
   'embed.noMatrix': 'no matrix',
   'embed.badView': 'view "{view}" is not one of {views} here: showing the heatmap',

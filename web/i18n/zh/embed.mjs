@@ -7,6 +7,11 @@ export default {
   'embed.chartsFailed': 'attn-viz：图表脚本未能加载：{message}',
   'embed.workerFailed': '后台线程出错：{message}',
   'embed.messageUnreadable': '无法读取后台线程发来的消息',
+  // the host page's Content-Security-Policy blocked the element's loading (web/embed-csp.mjs)
+  'embed.csp.connect': "attn-viz：页面的内容安全策略（Content-Security-Policy）在 connect-src 中不允许 {origin}，而元素的 WebAssembly 在那里：请把 {origin} 加入 connect-src（见 docs/embedding.md）",
+  'embed.csp.wasm': "attn-viz：页面的内容安全策略（Content-Security-Policy）禁止编译 WebAssembly：请在 script-src 中加入 'wasm-unsafe-eval'（见 docs/embedding.md）",
+  'embed.csp.worker': "attn-viz：页面的内容安全策略（Content-Security-Policy）阻止了元素的后台线程（blob: URL）：请在 worker-src 中加入 blob:（见 docs/embedding.md）",
+  'embed.csp.trustedTypes': "attn-viz：页面的内容安全策略（Content-Security-Policy）不允许名为 attnviz 的 Trusted Types 策略，而元素的后台线程需要它：请在 trusted-types 中加入 attnviz（见 docs/embedding.md）",
   'embed.computeFailed': '计算失败：{message}',
   'embed.noMatrix': '没有矩阵',
   'embed.badView': 'view “{view}” 不是这里可用的视图（{views}）：改为显示热力图',
