@@ -8,9 +8,10 @@
 // would lower-case onto n, is the attribute `power-n`). Each element renders into an open shadow root,
 // with no inner iframe: one figure (view = heatmap, spectrum or readouts) and the controls `controls`
 // names; a control sets its attribute, so the attributes always say what is shown. Every element on a
-// page shares one WebAssembly module (loaded from beside embed.js) and one worker (web/workers/embed-worker.mjs,
-// started from a blob: URL so a host on another origin works); an element off screen computes nothing
-// until it is scrolled into view. `element.snapshot()` resolves to {state, readouts, tokens} as the
+// page shares one WebAssembly module (loaded from beside embed.js); each has a worker of its own
+// (web/workers/embed-worker.mjs, started from a blob: URL so a host on another origin works), so one
+// element's long job never delays another's; an element off screen computes nothing until it is scrolled
+// into view. `element.snapshot()` resolves to {state, readouts, tokens} as the
 // page's window.attnviz.snapshot() does (docs/inspection.md). `lang` (the HTML attribute, inherited from
 // an ancestor as HTML inherits it) picks the element's words: en or zh (docs/embedding.md, docs/i18n.md).
 import { loadAttnviz, simdSupported } from './wasm/attnviz.mjs';
@@ -46,42 +47,45 @@ export function langOfTag(tag) {
   return LANGS.includes(primary) ? primary : LANGS[0];
 }
 
-// --- the page-wide part: one module, one worker, one stylesheet -----------------------------------------
+// --- the page-wide part: one module, one stylesheet; a worker per element --------------------------------
 let pool = null;
 
-/** The shared module, schema and worker (loaded once, by the first element). */
+/** The shared module, schema and stylesheet (loaded once, by the first element). */
 function getPool() {
   pool ??= (async () => {
     const simd = simdSupported();
     const av = await loadAttnviz({ simd, source: new URL(simd ? 'attnviz.wasm' : 'attnviz-scalar.wasm', import.meta.url) });
     const schema = buildSchema(av.registry);
-    const worker = new EmbedWorker({ name: 'attnviz embeds' });
-    const clients = new Map();
-    let loaded = false;
-    // a failure after the module loaded (an uncaught error, a rejection, a message that could not be read)
-    // fails every element's current request: its snapshot() settles and it says so, in its own language
-    const failAll = (key, params) => { for (const c of clients.values()) c.onFailure(key, params); };
-    const ready = new Promise((resolve, reject) => {
-      worker.onmessage = (e) => {
-        const m = e.data;
-        if (m.kind === MSG.READY) { loaded = true; return resolve(); }
-        if (m.kind === MSG.FATAL) return reject(new Error(m.message));
-        if (m.kind === MSG.FAILED) return failAll('embed.workerFailed', { message: m.message });
-        clients.get(m.client)?.onResult(m);
-      };
-      worker.onerror = (e) => {
-        const what = String(e.message || 'unknown error').replace(/^Uncaught\s+/, '').replace(/^\w*Error:\s*/, '');
-        if (loaded) failAll('embed.workerFailed', { message: what }); else reject(new Error(what));
-      };
-      worker.onmessageerror = () => failAll('embed.messageUnreadable');
-    });
-    worker.postMessage({ kind: MSG.INIT, module: av.module, memoryMax: av.memoryMax, simd: av.simd });
-    await ready;
     const sheet = new CSSStyleSheet();
     sheet.replaceSync(`${uplotCss}\n${css}`);
-    return { av, schema, worker, clients, sheet, nextClient: 1 };
+    return { av, schema, sheet };
   })();
   return pool;
+}
+
+/**
+ * A worker of the element's own (issue 32: with one shared worker, a heatmap's 40 ms update waited 4.9 s
+ * behind another element's n = 2048). It instantiates the module this page compiled once (no fetch, no
+ * compile); each costs its own memory (docs/embedding.md). `el` gets its answers, and its failures in the
+ * element's language: a failure after the module loaded fails the element's current request.
+ */
+function startWorker({ av }, el) {
+  const worker = new EmbedWorker({ name: 'attnviz embed' });
+  let loaded = false;
+  worker.onmessage = (e) => {
+    const m = e.data;
+    if (m.kind === MSG.READY) { loaded = true; return; }
+    if (m.kind === MSG.FATAL) return el.onFailure('embed.moduleFailed', { message: m.message });
+    if (m.kind === MSG.FAILED) return el.onFailure('embed.workerFailed', { message: m.message });
+    el.onResult(m);
+  };
+  worker.onerror = (e) => {
+    const what = String(e.message || 'unknown error').replace(/^Uncaught\s+/, '').replace(/^\w*Error:\s*/, '');
+    el.onFailure(loaded ? 'embed.workerFailed' : 'embed.moduleFailed', { message: what });
+  };
+  worker.onmessageerror = () => el.onFailure('embed.messageUnreadable');
+  worker.postMessage({ kind: MSG.INIT, module: av.module, memoryMax: av.memoryMax, simd: av.simd });
+  return worker;
 }
 
 // --- the element ----------------------------------------------------------------------------------------
@@ -113,7 +117,7 @@ export class AttnViz extends HTMLElement {
     this.attachShadow({ mode: 'open' }).innerHTML = TEMPLATE;
     this.q = (sel) => this.shadowRoot.querySelector(sel);
     this.speaks = null; // the language its words are in (words()); null: none written yet (not `lang`: HTMLElement's, the attribute)
-    this.view = { frame: null, spec: null, overlay: {}, job: 0, done: 0 };
+    this.view = { frame: null, spec: null, overlay: {}, job: 0, done: 0, frames: 0 }; // frames: heatmaps drawn
     this.visible = false;
     this.dirty = true;
     this.waiters = [];
@@ -170,15 +174,14 @@ export class AttnViz extends HTMLElement {
       this.tell('embed.moduleFailed', { message: err.message });
       return;
     }
-    const { schema, clients, sheet } = this.pool;
+    const { schema, sheet } = this.pool;
     this.shadowRoot.adoptedStyleSheets = [sheet];
-    this.client = this.pool.nextClient++;
-    clients.set(this.client, this);
     const entries = schema.SCHEMA.filter((e) => ['input', 'variant', 'readout'].includes(e.group));
     this.readState();
     // a control writes its attribute: the attributes are the state
     this.controls = this.speak(() => buildControls(this.q('.ctl-box'), entries, this.st, (name, value, phase) => {
-      if (name === null || phase === 'input') return; // compute on release, not on every drag frame
+      // a slider's 'input' too: the figure follows a drag (latest wins in its worker, so no queue builds up)
+      if (name === null) return;
       const e = schema.entryOf(name);
       const text = e.type === 'bool' ? (value ? '1' : '0') : String(value);
       const attr = Object.entries(ATTRIBUTE_KEY).find(([, k]) => k === name)?.[0] ?? name;
@@ -208,17 +211,17 @@ export class AttnViz extends HTMLElement {
   disconnectedCallback() {
     this.mo?.disconnect(); this.io?.disconnect(); this.ro?.disconnect();
     this.mo = this.io = this.ro = null;
-    // a removed element frees its engine; one moved elsewhere comes back through connectedCallback
+    // a removed element ends its worker (and frees its memory); one moved elsewhere comes back through
+    // connectedCallback, and a new worker starts with its next computation
     queueMicrotask(() => {
-      if (this.isConnected || !this.pool) return;
-      this.pool.worker.postMessage({ kind: MSG.DROP, client: this.client });
-      this.pool.clients.delete(this.client);
-      this.pool = null;
+      if (this.isConnected) return;
+      this.worker?.terminate();
+      this.worker = null;
+      if (this.view.done !== this.view.job) this.dirty = true; // its unfinished job is asked for again on its return
     });
   }
 
   observe() {
-    if (!this.pool.clients.has(this.client)) this.pool.clients.set(this.client, this);
     // the element's own data-view (below) is not state: a change of it alone is not read again
     this.mo = new MutationObserver((records) => {
       if (records.every((r) => r.attributeName.startsWith('data-'))) return;
@@ -255,10 +258,16 @@ export class AttnViz extends HTMLElement {
     if (!this.visible || !this.dirty || !this.pool) return;
     this.dirty = false;
     const req = this.pool.schema.requestOf(this.st);
+    const key = JSON.stringify([req, this.st.embed]);
+    // the same request again (a slider's 'change' after its last 'input'; an attribute set to its value):
+    // the job asked for, or done, already answers it
+    if (key === this.view.ask && this.view.failed?.job !== this.view.job && this.worker) return;
+    this.view.ask = key;
     this.view.job += 1;
     this.view.req = req;
     this.view.key = JSON.stringify(req);
-    this.pool.worker.postMessage({ kind: MSG.JOB, client: this.client, id: this.view.job, req, overlays: this.st.embed === 'spectrum' });
+    this.worker ??= startWorker(this.pool, this);
+    this.worker.postMessage({ kind: MSG.JOB, id: this.view.job, req, overlays: this.st.embed === 'spectrum' });
     if (this.problemText()) this.q('.msg').textContent = this.problemText(); else this.tell('embed.computing');
   }
 
@@ -292,8 +301,10 @@ export class AttnViz extends HTMLElement {
   }
 
   onResult(m) {
-    if (m.id !== this.view.job) return; // an older request's
-    if (m.part === PART.FRAME) { this.view.frame = m; this.speak(() => this.heat.draw()); this.drawReadouts(); }
+    // an older request's answer is dropped, but for a frame newer than the one shown: while a slider is
+    // dragged the requests outrun the worker, and the heatmaps follow with the frames it finishes
+    if (m.id !== this.view.job && !(m.part === PART.FRAME && m.id > (this.view.frame?.id ?? 0))) return;
+    if (m.part === PART.FRAME) { this.view.frame = m; this.view.frames += 1; this.speak(() => this.heat.draw()); this.drawReadouts(); }
     else if (m.part === PART.SPECTRUM) { this.view.spec = m; this.drawSpectra(); this.drawReadouts(); }
     else if (m.part === PART.OVERLAY) { this.view.overlay[m.which] = m; this.drawSpectra(); }
     else if (m.part === PART.ERROR) this.onFailure('embed.computeFailed', { message: m.message });
