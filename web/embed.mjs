@@ -28,6 +28,7 @@ import { createPanels } from './ui/panel.mjs';
 import { cliReadouts, readoutKeys, linkState } from './io/inspect.mjs';
 import { overlayKey } from './compute/engine.mjs';
 import { MSG, PART } from './workers/protocol.mjs';
+import { openHash } from './io/embed-code.mjs';
 import { shownView } from './state/reference-text.mjs';
 import { said } from './state/notice.mjs';
 import { t, tOwn, setLang, getLang, LANGS } from './i18n/i18n.mjs';
@@ -35,6 +36,9 @@ import css from './embed.css?inline';
 import uplotCss from 'uplot/dist/uPlot.min.css?inline';
 
 provideUPlot(uPlot); // inside embed.js: the element draws its charts without a second fetch
+
+/** Where embed.js was loaded from: the lab is beside it (its index.html), as the WebAssembly is. */
+const HERE = import.meta.url;
 
 /** Attributes that are not the link's key of the same name (HTML lower-cases attribute names). */
 const ATTRIBUTE_KEY = { view: 'embed', 'power-n': 'N' };
@@ -109,6 +113,7 @@ const TEMPLATE = `
   </section>
   <section class="readouts" data-aria="embed.aria.readouts"><table><tbody></tbody></table><p class="cost"></p></section>
   <p class="msg" role="status" aria-live="polite"></p>
+  <a class="open" part="open" target="_blank" rel="noopener" data-text="embed.open"></a>
 </div>`;
 
 export class AttnViz extends HTMLElement {
@@ -251,6 +256,15 @@ export class AttnViz extends HTMLElement {
     this.ownProblems = own;
     this.problems = problems;
     if (this.dataset.view !== view) this.dataset.view = view; // style.css: :host([data-view=…])
+    this.openLink();
+  }
+
+  /** "open in attnviz": the full lab (beside embed.js) at the element's state, its language included. */
+  openLink() {
+    const a = this.q('.open');
+    const href = `${new URL('./', HERE).href}#${openHash(this.pool.schema, this.st)}`;
+    if (a.getAttribute('href') !== href) a.setAttribute('href', href);
+    a.title = this.say('embed.open.title');
   }
 
   /** Ask the worker for the current state (only while on screen; latest wins per element). */
@@ -293,6 +307,7 @@ export class AttnViz extends HTMLElement {
   redrawWords() {
     if (!this.controls) return;
     this.st = { ...this.st, lang: this.speaks };
+    this.openLink();
     this.speak(() => this.controls.sync(this.st));
     if (this.view.frame) { this.heat.draw(); this.drawReadouts(); }
     this.charts?.destroy(); this.charts = null; this.drawSpectra();
