@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '../../scripts/serve.mjs';
 import { launch, openLab } from './browser.mjs';
+import { englishIn } from './zh-check.mjs';
 
 const ROOT = 'build/web';
 // the host's policy: the lab's origin for the element's script, its wasm and the frame; no inline style
@@ -171,6 +172,16 @@ describe('copy embed code', () => {
       copy: document.querySelector('button[data-copy="iframe"]').textContent,
     }));
     expect(words).toEqual({ summary: '嵌入', legend: '读者可调节的控件', copy: '复制' });
+    // no English left in the menu (the snippets themselves are code), its titles and labels included
+    const menuText = await page.evaluate(() => {
+      const m = document.getElementById('embed-code');
+      const texts = [m.title, ...[...m.querySelectorAll('label, legend, option, summary, button')].map((e) => e.textContent),
+        ...[...m.querySelectorAll('[aria-label]')].map((e) => e.getAttribute('aria-label'))];
+      return texts;
+    });
+    expect(menuText.flatMap((x) => englishIn(x))).toEqual([]);
+    expect((await snippets(page, { view: 'sweep' })).note).toBe('自定义元素（attn-viz）没有扫描图：请用内联框架');
+    await page.selectOption('#embed-view', 'heatmap');
     await page.screenshot({ path: 'build/e2e/embed-code-menu-zh.png' });
     expect(code.iframe).toMatch(/[#&]lang=zh[&"]/);
     expect(code.iframe).toMatch(/title="attnviz：FLatten（聚焦线性注意力）与 softmax 对比"/);

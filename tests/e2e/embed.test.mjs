@@ -325,7 +325,7 @@ describe('the <attn-viz> element on a host page of another origin', () => {
     await page.close();
     await cors.close();
   });
-  it('a failure in an element's worker settles its\'s snapshot() and is said under its figure', async () => {
+  it('a failure in an element\'s worker settles its snapshot() and is said under its figure', async () => {
     const cors = await serve(ROOT, 0, { headers: { 'Access-Control-Allow-Origin': '*' } });
     writeFileSync(join(hostDir, 'element-fail.html'), `<!doctype html><meta charset="utf-8"><title>a post</title><link rel="icon" href="data:,">
 <script type="module" src="${cors.url}embed.js"></script>
