@@ -216,6 +216,7 @@ export class AttnViz extends HTMLElement {
   disconnectedCallback() {
     this.mo?.disconnect(); this.io?.disconnect(); this.ro?.disconnect();
     this.mo = this.io = this.ro = null;
+    clearTimeout(this.parkTimer);
     // a removed element ends its worker (and frees its memory); one moved elsewhere comes back through
     // connectedCallback, and a new worker starts with its next computation
     queueMicrotask(() => {
@@ -235,7 +236,7 @@ export class AttnViz extends HTMLElement {
       this.words(); this.readState(); this.dirty = true; this.render();
     });
     this.mo.observe(this, { attributes: true });
-    this.io = new IntersectionObserver(([e]) => { this.visible = e.isIntersecting; if (this.visible) this.compute(); });
+    this.io = new IntersectionObserver(([e]) => { this.visible = e.isIntersecting; if (this.visible) this.compute(); this.parkLater(); });
     this.io.observe(this);
     this.ro = new ResizeObserver(() => { this.charts?.destroy(); this.charts = null; this.drawSpectra(); });
     if (this.words()) this.redrawWords(); // its lang (or an ancestor's) may have changed while it was away
@@ -265,6 +266,21 @@ export class AttnViz extends HTMLElement {
     const href = `${new URL('./', HERE).href}#${openHash(this.pool.schema, this.st)}`;
     if (a.getAttribute('href') !== href) a.setAttribute('href', href);
     a.title = this.say('embed.open.title');
+  }
+
+  /**
+   * An element off screen with nothing to compute ends its worker after AttnViz.parkMs (its memory back to
+   * the page: a figure at n = 2048 holds about 60 MB); its view stays drawn, and its next computation
+   * starts a worker again. A long post then holds workers only for the figures read lately.
+   */
+  parkLater() {
+    clearTimeout(this.parkTimer);
+    if (this.visible || !this.worker) return;
+    this.parkTimer = setTimeout(() => {
+      if (this.visible || this.view.done !== this.view.job || this.waiters.length) return this.parkLater();
+      this.worker.terminate();
+      this.worker = null;
+    }, AttnViz.parkMs);
   }
 
   /** Ask the worker for the current state (only while on screen; latest wins per element). */
@@ -325,6 +341,7 @@ export class AttnViz extends HTMLElement {
     else if (m.part === PART.ERROR) this.onFailure('embed.computeFailed', { message: m.message });
     else if (m.part === PART.DONE && !m.dropped) {
       this.view.done = m.id;
+      if (!this.visible) this.parkLater();
       this.q('.msg').textContent = this.problemText();
       for (const w of this.waiters.splice(0)) w();
     }
@@ -399,5 +416,8 @@ export class AttnViz extends HTMLElement {
     return { state: linkState(schema.toHash(this.st, { complete: true })), readouts, tokens: null };
   }
 }
+
+/** How long an idle element off screen keeps its worker (ms). */
+AttnViz.parkMs = 30_000;
 
 if (!customElements.get('attn-viz')) customElements.define('attn-viz', AttnViz);

@@ -125,4 +125,31 @@ describe('two <attn-viz> elements on one page', () => {
     expect(errors).toEqual([]);
     await page.close();
   });
+
+  it('an element off screen and idle ends its worker, and starts one again when it has to compute', async () => {
+    const { page, errors } = await hostPage('park.html', `
+<attn-viz id="a" variant="elu" n="64" view="heatmap"></attn-viz>
+<div style="height: 3000px"></div>
+<attn-viz id="far" variant="focused" n="64" p="2" view="readouts"></attn-viz>`);
+    await page.evaluate(() => { customElements.get('attn-viz').parkMs = 300; });
+    await page.evaluate(() => document.getElementById('a').snapshot());
+    await page.evaluate(() => document.getElementById('far').scrollIntoView());
+    await page.waitForFunction(() => document.getElementById('far').view.done > 0);
+    const before = await page.evaluate(() => document.getElementById('far').snapshot());
+    await expect.poll(() => page.workers().length).toBe(1); // a, off screen now, has ended its worker
+    // back at the top: far ends its worker too; a, on screen again with nothing new to compute, starts none
+    await page.evaluate(() => scrollTo(0, 0));
+    await expect.poll(() => page.workers().length).toBe(0);
+    // a's figure stays drawn; a change while on screen starts a worker again
+    expect(await page.evaluate(() => document.getElementById('a').view.frames)).toBe(1);
+    await page.evaluate(() => document.getElementById('a').setAttribute('n', '32'));
+    expect((await page.evaluate(() => document.getElementById('a').snapshot())).state.n).toBe('32');
+    expect(page.workers().length).toBe(1);
+    // far, changed while off screen, computes once scrolled to, in a new worker: the same numbers
+    await page.evaluate(() => { const f = document.getElementById('far'); f.setAttribute('p', '3'); f.setAttribute('p', '2'); f.scrollIntoView(); });
+    const after = await page.evaluate(() => document.getElementById('far').snapshot());
+    expect(after).toEqual(before);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
 });
