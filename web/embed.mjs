@@ -76,16 +76,22 @@ function getPool() {
 function startWorker({ av }, el) {
   const worker = new EmbedWorker({ name: 'attnviz embed' });
   let loaded = false;
+  // a worker whose module did not load answers nothing: it ends, and the element's next request starts another
+  const unloaded = (message) => {
+    worker.terminate();
+    if (el.worker === worker) el.worker = null;
+    el.onFailure('embed.moduleFailed', { message });
+  };
   worker.onmessage = (e) => {
     const m = e.data;
     if (m.kind === MSG.READY) { loaded = true; return; }
-    if (m.kind === MSG.FATAL) return el.onFailure('embed.moduleFailed', { message: m.message });
+    if (m.kind === MSG.FATAL) return unloaded(m.message);
     if (m.kind === MSG.FAILED) return el.onFailure('embed.workerFailed', { message: m.message });
     el.onResult(m);
   };
   worker.onerror = (e) => {
     const what = String(e.message || 'unknown error').replace(/^Uncaught\s+/, '').replace(/^\w*Error:\s*/, '');
-    el.onFailure(loaded ? 'embed.workerFailed' : 'embed.moduleFailed', { message: what });
+    if (loaded) el.onFailure('embed.workerFailed', { message: what }); else unloaded(what);
   };
   worker.onmessageerror = () => el.onFailure('embed.messageUnreadable');
   worker.postMessage({ kind: MSG.INIT, module: av.module, memoryMax: av.memoryMax, simd: av.simd });
