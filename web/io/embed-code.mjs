@@ -32,8 +32,15 @@ export function figurePairs(schema, st) {
   for (const k of PAGE_KEYS) if (schema.BY_NAME[k]) base[k] = schema.BY_NAME[k].default;
   const target = schema.toHash(base, { complete: true });
   const same = (pairs) => schema.toHash(schema.fromHash(joined(pairs)).state, { complete: true }) === target;
-  let pairs = pairsOf(schema.toHash(base)).filter(([k]) => !PAGE_KEYS.includes(k) && k !== 'lang');
-  // drop each key whose absence changes nothing (its default, or one the others imply)
+  const all = pairsOf(schema.toHash(base)).filter(([k]) => !PAGE_KEYS.includes(k) && k !== 'lang');
+  // first the keys a link naming only the variant gives the same value (one parse, not one per key: this
+  // runs with each frame of a drag in an embed, for its "open in attnviz"); should the rest not read back
+  // as the state (a value the order of keys or a clamp decides), every key is tried
+  const keep = new Set(['v', 'variant']);
+  const plain = new Map(pairsOf(schema.toHash(schema.fromHash(joined(all.filter(([k]) => keep.has(k)))).state)));
+  let pairs = all.filter(([k, v]) => keep.has(k) || plain.get(k) !== v);
+  if (!same(pairs)) pairs = all;
+  // drop each key whose absence changes nothing (one the others imply: a default that follows d)
   for (const [k] of [...pairs]) {
     if (k === 'v' || k === 'variant') continue;
     const without = pairs.filter(([key]) => key !== k);

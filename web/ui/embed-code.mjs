@@ -128,8 +128,9 @@ export function mountEmbedCode(menu, open, page) {
 
   return {
     name: 'embed-code',
-    sync(st) {
-      words();
+    sync() { words(); },
+    // once the state has settled (never during a drag: the snippets' keys take a few parses of the link)
+    update(st) {
       if (menu.open) snippets();
       // in an embed: the full lab at the same state, in a new tab (the page's own keys left out)
       if (st.embed) {
@@ -137,7 +138,6 @@ export function mountEmbedCode(menu, open, page) {
         if (open.getAttribute('href') !== href) open.setAttribute('href', href);
       }
     },
-    update() {},
     draw() {},
     snapshot: () => null,
     dispose() {},
