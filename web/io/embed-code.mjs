@@ -6,8 +6,9 @@
 // lab's state, key by key: a default is left out), without inline style= (a host's CSP with
 // style-src 'self' blocks it): the iframe has width and height attributes, the element nothing.
 
-/** Link keys of the page itself, not of the figure: an embed sets them (embed, controls) or leaves them. */
-export const PAGE_KEYS = ['embed', 'controls', 'hide', 'lock', 'host', 'projector', 'figs', 'mech'];
+/** Link keys of the page itself, not of the figure: an embed sets them (embed, controls) or leaves them;
+ *  theme is the reader's (a snippet leaves the figure to follow its host, whatever the lab showed). */
+export const PAGE_KEYS = ['embed', 'controls', 'hide', 'lock', 'host', 'projector', 'figs', 'mech', 'theme'];
 /** Link keys whose attribute on <attn-viz> has another name (HTML lower-cases N onto n). */
 export const ELEMENT_ATTRIBUTE = { embed: 'view', N: 'power-n' };
 /** The views each snippet takes (the sweep is the iframe's only). */
