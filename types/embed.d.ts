@@ -82,6 +82,8 @@ export declare class AttnViz extends HTMLElement {
   link(): string;
   /** resolves once the element shows its current state */
   snapshot(): Promise<AttnVizSnapshot>;
+  /** how long (ms) an element off screen with nothing to compute keeps its worker; default 30000 */
+  static parkMs: number;
 }
 
 declare global {

@@ -8,9 +8,10 @@
 // would lower-case onto n, is the attribute `power-n`). Each element renders into an open shadow root,
 // with no inner iframe: one figure (view = heatmap, spectrum or readouts) and the controls `controls`
 // names; a control sets its attribute, so the attributes always say what is shown. Every element on a
-// page shares one WebAssembly module (loaded from beside embed.js) and one worker (web/workers/embed-worker.mjs,
-// started from a blob: URL so a host on another origin works); an element off screen computes nothing
-// until it is scrolled into view. `element.snapshot()` resolves to {state, readouts, tokens} as the
+// page shares one WebAssembly module (loaded from beside embed.js); each has a worker of its own
+// (web/workers/embed-worker.mjs, started from a blob: URL so a host on another origin works), so one
+// element's long job never delays another's; an element off screen computes nothing until it is scrolled
+// into view. `element.snapshot()` resolves to {state, readouts, tokens} as the
 // page's window.attnviz.snapshot() does (docs/inspection.md). `lang` (the HTML attribute, inherited from
 // an ancestor as HTML inherits it) picks the element's words: en or zh (docs/embedding.md, docs/i18n.md).
 import { loadAttnviz, simdSupported } from './wasm/attnviz.mjs';
@@ -26,6 +27,7 @@ import { createPanels } from './ui/panel.mjs';
 import { cliReadouts, readoutKeys, linkState } from './io/inspect.mjs';
 import { overlayKey } from './compute/engine.mjs';
 import { MSG, PART } from './workers/protocol.mjs';
+import { openHash } from './io/embed-code.mjs';
 import { shownView } from './state/reference-text.mjs';
 import { said } from './state/notice.mjs';
 import { watchViolations, cspCause, cspCauseWithin, trustedWorker } from './embed-csp.mjs';
@@ -38,6 +40,9 @@ import uplotCss from 'uplot/dist/uPlot.min.css?inline';
 const violations = watchViolations(globalThis.document);
 const CSP_WAIT_MS = 500; // a bound: in Chromium 156 the event came a few tasks after the rejection
 
+/** Where embed.js was loaded from: the lab is beside it (its index.html), as the WebAssembly is. */
+const HERE = import.meta.url;
+
 /** Attributes that are not the link's key of the same name (HTML lower-cases attribute names). */
 const ATTRIBUTE_KEY = { view: 'embed', 'power-n': 'N' };
 const VIEWS = ['heatmap', 'spectrum', 'readouts'];
@@ -49,10 +54,10 @@ export function langOfTag(tag) {
   return LANGS.includes(primary) ? primary : LANGS[0];
 }
 
-// --- the page-wide part: one module, one worker, one stylesheet -----------------------------------------
+// --- the page-wide part: one module, one stylesheet; a worker per element --------------------------------
 let pool = null;
 
-/** The shared module, schema and worker (loaded once, by the first element). */
+/** The shared module, schema and stylesheet (loaded once, by the first element). */
 function getPool() {
   pool ??= (async () => {
     const simd = simdSupported();
@@ -63,33 +68,42 @@ function getPool() {
       : new URL(/* @vite-ignore */ './attnviz-scalar.wasm', import.meta.url);
     const av = await loadAttnviz({ simd, source });
     const schema = buildSchema(av.registry);
-    const worker = trustedWorker(() => new EmbedWorker({ name: 'attnviz embeds' }));
-    const clients = new Map();
-    let loaded = false;
-    // a failure after the module loaded (an uncaught error, a rejection, a message that could not be read)
-    // fails every element's current request: its snapshot() settles and it says so, in its own language
-    const failAll = (key, params) => { for (const c of clients.values()) c.onFailure(key, params); };
-    const ready = new Promise((resolve, reject) => {
-      worker.onmessage = (e) => {
-        const m = e.data;
-        if (m.kind === MSG.READY) { loaded = true; return resolve(); }
-        if (m.kind === MSG.FATAL) return reject(new Error(m.message));
-        if (m.kind === MSG.FAILED) return failAll('embed.workerFailed', { message: m.message });
-        clients.get(m.client)?.onResult(m);
-      };
-      worker.onerror = (e) => {
-        const what = String(e.message || 'unknown error').replace(/^Uncaught\s+/, '').replace(/^\w*Error:\s*/, '');
-        if (loaded) failAll('embed.workerFailed', { message: what }); else reject(new Error(what));
-      };
-      worker.onmessageerror = () => failAll('embed.messageUnreadable');
-    });
-    worker.postMessage({ kind: MSG.INIT, module: av.module, memoryMax: av.memoryMax, simd: av.simd });
-    await ready;
     const sheet = new CSSStyleSheet();
     sheet.replaceSync(`${uplotCss}\n${css}`);
-    return { av, schema, worker, clients, sheet, nextClient: 1 };
+    return { av, schema, sheet };
   })();
   return pool;
+}
+
+/**
+ * A worker of the element's own (issue 32: with one shared worker, a heatmap's 40 ms update waited 4.9 s
+ * behind another element's n = 2048). It instantiates the module this page compiled once (no fetch, no
+ * compile); each costs its own memory (docs/embedding.md). `el` gets its answers, and its failures in the
+ * element's language: a failure after the module loaded fails the element's current request.
+ */
+function startWorker({ av }, el) {
+  const worker = trustedWorker(() => new EmbedWorker({ name: 'attnviz embed' }));
+  let loaded = false;
+  // a worker whose module did not load answers nothing: it ends, and the element's next request starts another
+  const unloaded = (message) => {
+    worker.terminate();
+    if (el.worker === worker) el.worker = null;
+    el.onFailure('embed.moduleFailed', { message });
+  };
+  worker.onmessage = (e) => {
+    const m = e.data;
+    if (m.kind === MSG.READY) { loaded = true; return; }
+    if (m.kind === MSG.FATAL) return unloaded(m.message);
+    if (m.kind === MSG.FAILED) return el.onFailure('embed.workerFailed', { message: m.message });
+    el.onResult(m);
+  };
+  worker.onerror = (e) => {
+    const what = String(e.message || 'unknown error').replace(/^Uncaught\s+/, '').replace(/^\w*Error:\s*/, '');
+    if (loaded) el.onFailure('embed.workerFailed', { message: what }); else unloaded(what);
+  };
+  worker.onmessageerror = () => el.onFailure('embed.messageUnreadable');
+  worker.postMessage({ kind: MSG.INIT, module: av.module, memoryMax: av.memoryMax, simd: av.simd });
+  return worker;
 }
 
 // --- the element ----------------------------------------------------------------------------------------
@@ -118,7 +132,8 @@ function template() {
       heat('D', 'cb-div', 'embed.caption.D', 'embed.aria.D')),
     h('section.spectra', { 'data-aria': 'embed.aria.spectra' }, h('div.chart.chart-spectrum'), h('div.chart.chart-error')),
     h('section.readouts', { 'data-aria': 'embed.aria.readouts' }, h('table', {}, h('tbody')), h('p.cost')),
-    h('p.msg', { role: 'status', 'aria-live': 'polite' }));
+    h('p.msg', { role: 'status', 'aria-live': 'polite' }),
+    h('a.open', { part: 'open', target: '_blank', rel: 'noopener', 'data-text': 'embed.open' }));
 }
 
 export class AttnViz extends HTMLElement {
@@ -127,7 +142,7 @@ export class AttnViz extends HTMLElement {
     this.attachShadow({ mode: 'open' }).append(template());
     this.q = (sel) => this.shadowRoot.querySelector(sel);
     this.speaks = null; // the language its words are in (words()); null: none written yet (not `lang`: HTMLElement's, the attribute)
-    this.view = { frame: null, spec: null, overlay: {}, job: 0, done: 0 };
+    this.view = { frame: null, spec: null, overlay: {}, job: 0, done: 0, frames: 0 }; // frames: heatmaps drawn
     this.visible = false;
     this.dirty = true;
     this.waiters = [];
@@ -185,15 +200,14 @@ export class AttnViz extends HTMLElement {
       this.tell(...(await cspCauseWithin(violations, import.meta.url, CSP_WAIT_MS) ?? ['embed.moduleFailed', { message: err.message }]));
       return;
     }
-    const { schema, clients, sheet } = this.pool;
+    const { schema, sheet } = this.pool;
     this.shadowRoot.adoptedStyleSheets = [sheet];
-    this.client = this.pool.nextClient++;
-    clients.set(this.client, this);
     const entries = schema.SCHEMA.filter((e) => ['input', 'variant', 'readout'].includes(e.group));
     this.readState();
     // a control writes its attribute: the attributes are the state
     this.controls = this.speak(() => buildControls(this.q('.ctl-box'), entries, this.st, (name, value, phase) => {
-      if (name === null || phase === 'input') return; // compute on release, not on every drag frame
+      // a slider's 'input' too: the figure follows a drag (latest wins in its worker, so no queue builds up)
+      if (name === null) return;
       const e = schema.entryOf(name);
       const text = e.type === 'bool' ? (value ? '1' : '0') : String(value);
       const attr = Object.entries(ATTRIBUTE_KEY).find(([, k]) => k === name)?.[0] ?? name;
@@ -223,17 +237,18 @@ export class AttnViz extends HTMLElement {
   disconnectedCallback() {
     this.mo?.disconnect(); this.io?.disconnect(); this.ro?.disconnect();
     this.mo = this.io = this.ro = null;
-    // a removed element frees its engine; one moved elsewhere comes back through connectedCallback
+    clearTimeout(this.parkTimer);
+    // a removed element ends its worker (and frees its memory); one moved elsewhere comes back through
+    // connectedCallback, and a new worker starts with its next computation
     queueMicrotask(() => {
-      if (this.isConnected || !this.pool) return;
-      this.pool.worker.postMessage({ kind: MSG.DROP, client: this.client });
-      this.pool.clients.delete(this.client);
-      this.pool = null;
+      if (this.isConnected) return;
+      this.worker?.terminate();
+      this.worker = null;
+      if (this.view.done !== this.view.job) this.dirty = true; // its unfinished job is asked for again on its return
     });
   }
 
   observe() {
-    if (!this.pool.clients.has(this.client)) this.pool.clients.set(this.client, this);
     // the element's own data-view (below) is not state: a change of it alone is not read again
     this.mo = new MutationObserver((records) => {
       if (records.every((r) => r.attributeName.startsWith('data-'))) return;
@@ -242,7 +257,7 @@ export class AttnViz extends HTMLElement {
       this.words(); this.readState(); this.dirty = true; this.render();
     });
     this.mo.observe(this, { attributes: true });
-    this.io = new IntersectionObserver(([e]) => { this.visible = e.isIntersecting; if (this.visible) this.compute(); });
+    this.io = new IntersectionObserver(([e]) => { this.visible = e.isIntersecting; if (this.visible) this.compute(); this.parkLater(); });
     this.io.observe(this);
     this.ro = new ResizeObserver(() => { this.charts?.destroy(); this.charts = null; this.drawSpectra(); });
     if (this.words()) this.redrawWords(); // its lang (or an ancestor's) may have changed while it was away
@@ -263,6 +278,30 @@ export class AttnViz extends HTMLElement {
     this.ownProblems = own;
     this.problems = problems;
     if (this.dataset.view !== view) this.dataset.view = view; // style.css: :host([data-view=…])
+    this.openLink();
+  }
+
+  /** "open in attnviz": the full lab (beside embed.js) at the element's state, its language included. */
+  openLink() {
+    const a = this.q('.open');
+    const href = `${new URL('./', HERE).href}#${openHash(this.pool.schema, this.st)}`;
+    if (a.getAttribute('href') !== href) a.setAttribute('href', href);
+    a.title = this.say('embed.open.title');
+  }
+
+  /**
+   * An element off screen with nothing to compute ends its worker after AttnViz.parkMs (its memory back to
+   * the page: a figure at n = 2048 holds about 60 MB); its view stays drawn, and its next computation
+   * starts a worker again. A long post then holds workers only for the figures read lately.
+   */
+  parkLater() {
+    clearTimeout(this.parkTimer);
+    if (this.visible || !this.worker) return;
+    this.parkTimer = setTimeout(() => {
+      if (this.visible || this.view.done !== this.view.job || this.waiters.length) return this.parkLater();
+      this.worker.terminate();
+      this.worker = null;
+    }, AttnViz.parkMs);
   }
 
   /** Ask the worker for the current state (only while on screen; latest wins per element). */
@@ -270,10 +309,21 @@ export class AttnViz extends HTMLElement {
     if (!this.visible || !this.dirty || !this.pool) return;
     this.dirty = false;
     const req = this.pool.schema.requestOf(this.st);
+    const key = JSON.stringify([req, this.st.embed]);
+    // the same request again (a slider's 'change' after its last 'input'; an attribute set to its value):
+    // the job asked for, or done, already answers it
+    if (key === this.view.ask && this.view.failed?.job !== this.view.job && this.worker) return;
+    this.view.ask = key;
     this.view.job += 1;
     this.view.req = req;
     this.view.key = JSON.stringify(req);
-    this.pool.worker.postMessage({ kind: MSG.JOB, client: this.client, id: this.view.job, req, overlays: this.st.embed === 'spectrum' });
+    try {
+      this.worker ??= startWorker(this.pool, this);
+    } catch (err) { // a host's Trusted Types or worker-src refusing the worker: said, never uncaught
+      this.onFailure('embed.workerFailed', { message: err.message });
+      return;
+    }
+    this.worker.postMessage({ kind: MSG.JOB, id: this.view.job, req, overlays: this.st.embed === 'spectrum' });
     if (this.problemText()) this.q('.msg').textContent = this.problemText(); else this.tell('embed.computing');
   }
 
@@ -299,6 +349,7 @@ export class AttnViz extends HTMLElement {
   redrawWords() {
     if (!this.controls) return;
     this.st = { ...this.st, lang: this.speaks };
+    this.openLink();
     this.speak(() => this.controls.sync(this.st));
     if (this.view.frame) { this.heat.draw(); this.drawReadouts(); }
     this.charts?.destroy(); this.charts = null; this.drawSpectra();
@@ -307,13 +358,16 @@ export class AttnViz extends HTMLElement {
   }
 
   onResult(m) {
-    if (m.id !== this.view.job) return; // an older request's
-    if (m.part === PART.FRAME) { this.view.frame = m; this.speak(() => this.heat.draw()); this.drawReadouts(); }
+    // an older request's answer is dropped, but for a frame newer than the one shown: while a slider is
+    // dragged the requests outrun the worker, and the heatmaps follow with the frames it finishes
+    if (m.id !== this.view.job && !(m.part === PART.FRAME && m.id > (this.view.frame?.id ?? 0))) return;
+    if (m.part === PART.FRAME) { this.view.frame = m; this.view.frames += 1; this.speak(() => this.heat.draw()); this.drawReadouts(); }
     else if (m.part === PART.SPECTRUM) { this.view.spec = m; this.drawSpectra(); this.drawReadouts(); }
     else if (m.part === PART.OVERLAY) { this.view.overlay[m.which] = m; this.drawSpectra(); }
     else if (m.part === PART.ERROR) this.onFailure('embed.computeFailed', { message: m.message });
     else if (m.part === PART.DONE && !m.dropped) {
       this.view.done = m.id;
+      if (!this.visible) this.parkLater();
       this.q('.msg').textContent = this.problemText();
       for (const w of this.waiters.splice(0)) w();
     }
@@ -406,5 +460,8 @@ export class AttnViz extends HTMLElement {
     return { state: linkState(schema.toHash(this.st, { complete: true })), readouts, tokens: null };
   }
 }
+
+/** How long an idle element off screen keeps its worker (ms). */
+AttnViz.parkMs = 30_000;
 
 if (!customElements.get('attn-viz')) customElements.define('attn-viz', AttnViz);

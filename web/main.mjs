@@ -38,6 +38,7 @@ import { mountModelPanel } from './ui/model-panel.mjs';
 import { mountLessons } from './ui/lessons.mjs';
 import { mountExplain } from './ui/explain-popover.mjs';
 import { mountExport } from './ui/export-menu.mjs';
+import { mountEmbedCode } from './ui/embed-code.mjs';
 import { shownView, referenceCaption } from './state/reference-text.mjs';
 
 const $ = (id) => document.getElementById(id);
@@ -325,6 +326,7 @@ async function start() {
     arrays: () => exportArrays(),
     notice: (text) => page.notice.show(text),
   }));
+  panels.add(mountEmbedCode($('embed-code'), $('open-lab'), page));
   Object.assign(routes, panels.routes(), {
     backgroundFailed, ownTensors: () => model.own(), allTensors: () => model.all(),
     mechanisms: (m) => mech.onMessage(m), mechanismsFailed: (sentence) => { page.notice.show(sentence); mech.fail(sentence); },

@@ -264,7 +264,7 @@ describe('lesson links that hide controls and lock the view', () => {
 });
 
 describe('the <attn-viz> element on a host page of another origin', () => {
-  it('renders two figures from one module script, shares one worker, follows its attributes, waits off screen', async () => {
+  it('renders two figures from one module script, a worker each, follows its attributes, waits off screen', async () => {
     const cors = await serve(ROOT, 0, { headers: { 'Access-Control-Allow-Origin': '*' } });
     writeFileSync(join(hostDir, 'element.html'), `<!doctype html><meta charset="utf-8"><title>a post</title><link rel="icon" href="data:,">
 <script type="module" src="${cors.url}embed.js"></script>
@@ -300,8 +300,8 @@ describe('the <attn-viz> element on a host page of another origin', () => {
     });
     expect(colours).toBeGreaterThan(20);
     expect(await page.evaluate(() => !!document.getElementById('a').shadowRoot.querySelector('.chart-spectrum canvas'))).toBe(true);
-    // one worker for all the elements
-    expect(page.workers().length).toBe(1);
+    // a worker per element that has computed (issue 32: one element's job never waits for another's)
+    expect(page.workers().length).toBe(2);
     // an attribute change updates the figure; a control writes its attribute
     await page.evaluate(() => document.getElementById('b').setAttribute('p', '6'));
     const b6 = await page.evaluate(() => document.getElementById('b').snapshot());
@@ -314,6 +314,10 @@ describe('the <attn-viz> element on a host page of another origin', () => {
     await page.evaluate(() => document.getElementById('far').scrollIntoView());
     await page.waitForFunction(() => document.getElementById('far').view.job > 0);
     expect((await page.evaluate(() => document.getElementById('far').snapshot())).readouts.variant).toBe('softmax');
+    expect(page.workers().length).toBe(3);
+    // a removed element ends its worker
+    await page.evaluate(() => document.getElementById('far').remove());
+    await expect.poll(() => page.workers().length).toBe(2);
     await page.evaluate(() => scrollTo(0, 0));
     await page.screenshot({ path: 'build/e2e/embed-element.png' });
     await page.locator('#b').screenshot({ path: 'build/e2e/embed-element-heatmap.png' });
@@ -321,7 +325,7 @@ describe('the <attn-viz> element on a host page of another origin', () => {
     await page.close();
     await cors.close();
   });
-  it('a failure in the shared worker settles an element\'s snapshot() and is said under its figure', async () => {
+  it('a failure in an element\'s worker settles its snapshot() and is said under its figure', async () => {
     const cors = await serve(ROOT, 0, { headers: { 'Access-Control-Allow-Origin': '*' } });
     writeFileSync(join(hostDir, 'element-fail.html'), `<!doctype html><meta charset="utf-8"><title>a post</title><link rel="icon" href="data:,">
 <script type="module" src="${cors.url}embed.js"></script>
@@ -335,12 +339,13 @@ describe('the <attn-viz> element on a host page of another origin', () => {
     expect(await page.evaluate(() => document.getElementById('h').shadowRoot.querySelector('.msg').textContent))
       .toBe('host: the <attn-viz> element answers no messages (host= is for the iframe embed)');
     expect((await page.evaluate(() => document.getElementById('b').snapshot())).readouts.error_fro_rel).not.toBeNull();
-    // the worker throws on the next request, outside any job's own error answer
-    const [worker] = page.workers();
-    await worker.evaluate(() => {
-      const handle = self.onmessage;
-      self.onmessage = (e) => { if (e.data?.kind === 'job') throw new Error('injected failure'); return handle(e); };
-    });
+    // the workers throw on the next request, outside any job's own error answer
+    for (const worker of page.workers()) {
+      await worker.evaluate(() => {
+        const handle = self.onmessage;
+        self.onmessage = (e) => { if (e.data?.kind === 'job') throw new Error('injected failure'); return handle(e); };
+      });
+    }
     await page.evaluate(() => document.getElementById('b').setAttribute('p', '5'));
     const s = await page.evaluate(() => document.getElementById('b').snapshot());
     expect(s.state.p).toBe('5');
@@ -411,11 +416,12 @@ describe('the <attn-viz> element on a host page of another origin', () => {
     await page.locator('#zh').screenshot({ path: 'build/e2e/embed-element-zh.png' });
     expect(errors).toEqual([]);
     // a failure is said in the element's language; the snapshot's reason stays English
-    const [worker] = page.workers();
-    await worker.evaluate(() => {
-      const handle = self.onmessage;
-      self.onmessage = (e) => { if (e.data?.kind === 'job') throw new Error('injected failure'); return handle(e); };
-    });
+    for (const worker of page.workers()) {
+      await worker.evaluate(() => {
+        const handle = self.onmessage;
+        self.onmessage = (e) => { if (e.data?.kind === 'job') throw new Error('injected failure'); return handle(e); };
+      });
+    }
     await page.evaluate(() => document.getElementById('zh').setAttribute('p', '5'));
     const s = await page.evaluate(() => document.getElementById('zh').snapshot());
     expect(s.readouts.error_fro_rel_reason).toBe('not computed (the worker failed: injected failure)');

@@ -1,45 +1,39 @@
-// embed-worker.mjs: the one worker every <attn-viz> element on a page shares (web/embed.mjs). Each
-// element is a client with its own Engine (web/compute/engine.mjs) and its own latest-wins slot: a newer request
-// from one element replaces that element's waiting request, never another's; the clients' jobs take turns.
+// embed-worker.mjs: the worker of one <attn-viz> element (web/embed.mjs starts one per element that has
+// computed, from the page's compiled module): an element's long job (n = 2048 takes seconds) never delays
+// another element's update (issue 32; docs/embedding.md gives the memory each costs). Latest wins
+// (web/workers/queue.mjs): a newer request replaces the one waiting, and a running job that a newer one
+// supersedes stops at its next step, so a dragged slider never builds a queue.
 //
-// The messages, both ways, are web/workers/protocol.mjs's (INIT, JOB {client, id, req, overlays}, DROP {client}; READY,
-// FATAL, FAILED and each client's {client, id, part: PART.*}).
+// The messages, both ways, are web/workers/protocol.mjs's (INIT, JOB {id, req, overlays}; READY, FATAL,
+// FAILED and {id, part: PART.*}).
 import { loadAttnviz } from '../wasm/attnviz.mjs';
 import { Engine } from '../compute/engine.mjs';
 import { MSG, PART, transferables } from './protocol.mjs';
+import { createLatestSlot } from './queue.mjs';
 
-let av = null;
+let engine = null;
 let ready = null;
-const engines = new Map();   // client → Engine
-const waiting = new Map();   // client → its newest job not yet started
 let running = false;
+const slot = createLatestSlot();
 
 const later = () => new Promise((resolve) => setTimeout(resolve, 0));
-
 
 async function run() {
   if (running) return;
   running = true;
   try {
     await ready;
-    while (waiting.size) {
-      // one job per client in turn (Map order: the longest waiting first)
-      const [client, job] = waiting.entries().next().value;
-      waiting.delete(client);
-      await runJob(client, job);
-    }
+    for (let job = slot.take(); job; job = slot.take()) await runJob(job);
   } finally {
     running = false;
   }
 }
 
-async function runJob(client, job) {
+async function runJob(job) {
   const { id, req } = job;
-  const stale = () => waiting.get(client)?.id > id || !engines.has(client);
-  const post = (part, body = {}, transfer = []) => self.postMessage({ client, id, part, ...body }, transfer);
+  const stale = () => slot.superseded(id);
+  const post = (part, body = {}, transfer = []) => self.postMessage({ id, part, ...body }, transfer);
   try {
-    const engine = engines.get(client);
-    if (!engine) return;
     const f = engine.frame(req, { readouts: true });
     post(PART.FRAME, f, transferables({ M: f.M, D: f.D }));
     await later();
@@ -60,7 +54,7 @@ async function runJob(client, job) {
   }
 }
 
-// a rejection nothing here handled still reaches the page (its elements stop waiting); the module's
+// a rejection nothing here handled still reaches the page (its element stops waiting); the module's
 // failure to load, which everything awaiting `ready` rethrows, was said once as 'fatal'
 const initFailure = { error: null }; // the module's load failure, once it failed
 self.addEventListener('unhandledrejection', (e) => {
@@ -73,18 +67,9 @@ self.onmessage = (e) => {
   if (!msg || typeof msg !== 'object') return;
   if (msg.kind === MSG.INIT) {
     ready = loadAttnviz({ source: msg.module, simd: msg.simd, memoryMax: msg.memoryMax })
-      .then((m) => { av = m; self.postMessage({ kind: MSG.READY }); })
+      .then((av) => { engine = new Engine(av); self.postMessage({ kind: MSG.READY }); })
       .catch((err) => { initFailure.error = err ?? new Error('unknown error'); self.postMessage({ kind: MSG.FATAL, message: String(err?.message ?? err) }); throw initFailure.error; });
   } else if (msg.kind === MSG.JOB) {
-    if (!engines.has(msg.client)) {
-      ready.then(() => { if (!engines.has(msg.client)) engines.set(msg.client, new Engine(av)); });
-    }
-    waiting.delete(msg.client); // re-queued at the back: the other clients go first
-    waiting.set(msg.client, msg);
-    ready.then(run);
-  } else if (msg.kind === MSG.DROP) {
-    waiting.delete(msg.client);
-    engines.get(msg.client)?.lab?.free();
-    engines.delete(msg.client);
+    if (slot.put(msg)) run();
   }
 };

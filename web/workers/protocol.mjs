@@ -8,7 +8,7 @@
 //   the background worker whatever may take seconds and must never delay a frame: sweeps, exports, a real
 //                         model's load and forward pass, the overview of every layer and head
 //   the mechanisms worker the mechanism views (web/ui/mechanisms.mjs)
-// and each <attn-viz> page one embed-worker.mjs for all its elements.
+// and each <attn-viz> element one embed-worker.mjs of its own.
 //
 // Page → worker (worker.mjs):
 //   INIT {module, memoryMax, simd}: the page's compiled WebAssembly.Module (or {simdUrl, scalarUrl, simd})
@@ -41,14 +41,14 @@
 //   COMPARE_DATA {id, readouts, sv, floor, partial, sigma1Upper} | {id, error}
 //   MECH_FRAME {id, frame | error} | MECH_POINT {id, view, point} | MECH_DISTILL {id, chunk} |
 //   MECH_DONE {id, view, complete, error?, …}
-// Page → embed worker (embed-worker.mjs): INIT; JOB {client, id, req, overlays}; DROP {client} (the element
-// left the page). Embed worker → page: READY | FATAL | FAILED, and {client, id, part: PART.*, …}.
+// Page → embed worker (embed-worker.mjs, one per element; a removed element ends its worker): INIT;
+// JOB {id, req, overlays}. Embed worker → page: READY | FATAL | FAILED, and {id, part: PART.*, …}.
 // Latest wins (web/workers/queue.mjs): a job that a newer one supersedes stops at its next step.
 
 /** Every message's `kind`. */
 export const MSG = Object.freeze({
   INIT: 'init', READY: 'ready', FATAL: 'fatal', FAILED: 'failed',
-  JOB: 'job', RECYCLE: 'recycle', TENSORS: 'tensors', WINDOW: 'window', DROP: 'drop',
+  JOB: 'job', RECYCLE: 'recycle', TENSORS: 'tensors', WINDOW: 'window',
   SWEEP: 'sweep', SWEEP_CANCEL: 'sweep-cancel', SWEEP_POINT: 'sweep-point', SWEEP_DONE: 'sweep-done',
   EXPORT: 'export', EXPORT_DATA: 'export-data', ROW: 'row', ROW_DATA: 'row-data',
   MODEL_LOAD: 'model-load', MODEL_RUN: 'model-run', MODEL_LOADED: 'model-loaded', MODEL_RAN: 'model-ran',

@@ -27,4 +27,6 @@ export default {
   'embed.aria.D': 'heatmap of the difference between the variant and softmax',
   'embed.aria.spectra': 'spectrum',
   'embed.aria.readouts': 'readouts',
+  'embed.open': 'open in attnviz ↗',
+  'embed.open.title': 'the full lab at this state, in a new tab',
 };

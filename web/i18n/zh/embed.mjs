@@ -27,4 +27,6 @@ export default {
   'embed.aria.D': '变体与 softmax 之差的热力图',
   'embed.aria.spectra': '奇异值谱',
   'embed.aria.readouts': '读数',
+  'embed.open': '在 attnviz 中打开 ↗',
+  'embed.open.title': '在新标签页中打开完整的实验室，状态相同',
 };
