@@ -15,7 +15,7 @@
 // an ancestor as HTML inherits it) picks the element's words: en or zh (docs/embedding.md, docs/i18n.md).
 import { loadAttnviz, simdSupported } from './wasm/attnviz.mjs';
 import EmbedWorker from './workers/embed-worker.mjs?worker&inline';
-import { buildSchema } from './state/state.mjs';
+import { buildSchema, listOf } from './state/state.mjs';
 import { buildControls } from './ui/controls.mjs';
 import { chartData, LOG_X_MIN_N } from './render/spectrum.mjs';
 import uPlot from 'uplot';
@@ -38,6 +38,18 @@ provideUPlot(uPlot); // inside embed.js: the element draws its charts without a 
 /** Attributes that are not the link's key of the same name (HTML lower-cases attribute names). */
 const ATTRIBUTE_KEY = { view: 'embed', 'power-n': 'N' };
 const VIEWS = ['heatmap', 'spectrum', 'readouts'];
+/** HTML's own attributes, which any element may carry: a host's title, role or tabindex is not a link key
+ *  (it was said under the figure as an unknown parameter). lang is read by words(). */
+const HTML_ATTRIBUTES = new Set(['accesskey', 'autocapitalize', 'autofocus', 'class', 'contenteditable', 'dir', 'draggable',
+  'enterkeyhint', 'exportparts', 'hidden', 'id', 'inert', 'inputmode', 'is', 'itemid', 'itemprop', 'itemref', 'itemscope',
+  'itemtype', 'lang', 'loading', 'nonce', 'part', 'popover', 'role', 'slot', 'spellcheck', 'style', 'tabindex', 'title',
+  'translate', 'writingsuggestions']);
+/** Whether an attribute is the host page's (HTML's, ARIA's, data-*, an event handler's), not a link key. */
+export function hostAttribute(name) {
+  return HTML_ATTRIBUTES.has(name) || /^(aria|data)-/.test(name) || /^on[a-z]/.test(name);
+}
+/** The element's messages that only say it is on its way (embed.css floats them over the figure). */
+const BUSY = ['embed.loading', 'embed.computing'];
 
 /** The element's language from an HTML lang value ('zh', 'zh-CN', 'zh-Hans', 'en-GB'): its primary subtag
  *  when the page speaks it, else the default (a host's lang="fr" is valid HTML, not a mistake to report). */
@@ -77,11 +89,18 @@ function getPool() {
     });
     worker.postMessage({ kind: MSG.INIT, module: av.module, memoryMax: av.memoryMax, simd: av.simd });
     await ready;
-    const sheet = new CSSStyleSheet();
-    sheet.replaceSync(`${uplotCss}\n${css}`);
-    return { av, schema, worker, clients, sheet, nextClient: 1 };
+    return { av, schema, worker, clients, nextClient: 1 };
   })();
   return pool;
+}
+
+/** The element's stylesheet, made once and adopted by each element as it is constructed: the element has
+ *  its final layout before the module loads (adopted after it, the template showed unstyled, then
+ *  collapsed: a cumulative layout shift of 0.955 on a host page). */
+let sheet = null;
+function styleSheet() {
+  if (!sheet) { sheet = new CSSStyleSheet(); sheet.replaceSync(`${uplotCss}\n${css}`); }
+  return sheet;
 }
 
 // --- the element ----------------------------------------------------------------------------------------
@@ -111,6 +130,7 @@ export class AttnViz extends HTMLElement {
   constructor() {
     super();
     this.attachShadow({ mode: 'open' }).innerHTML = TEMPLATE;
+    this.shadowRoot.adoptedStyleSheets = [styleSheet()];
     this.q = (sel) => this.shadowRoot.querySelector(sel);
     this.speaks = null; // the language its words are in (words()); null: none written yet (not `lang`: HTMLElement's, the attribute)
     this.view = { frame: null, spec: null, overlay: {}, job: 0, done: 0 };
@@ -146,14 +166,22 @@ export class AttnViz extends HTMLElement {
   }
 
   /** Show a sentence of the element's own (a catalogue key) under the figure. */
-  tell(key, params = null) { this.q('.msg').textContent = key ? this.say(key, params) : ''; }
+  tell(key, params = null) { this.note(key ? this.say(key, params) : '', BUSY.includes(key)); }
+
+  /** Write the line under the figure; a passing state (`busy`: loading, computing) floats over the figure
+   *  instead (embed.css), so that its coming and going never moves the host's text. */
+  note(text, busy = false) {
+    const msg = this.q('.msg');
+    msg.textContent = text;
+    msg.classList.toggle('busy', busy);
+  }
 
   /** The link the attributes make (`v=1&key=value…`, attribute names mapped to the link's keys). */
   link() {
     const pairs = ['v=1'];
     for (const { name, value } of this.attributes) {
       // lang is HTML's (a BCP 47 tag: zh-CN), read by words(): the snapshot is the same in every language
-      if (name === 'class' || name === 'style' || name === 'id' || name === 'lang' || name.startsWith('aria-') || name.startsWith('data-')) continue;
+      if (hostAttribute(name)) continue;
       const key = ATTRIBUTE_KEY[name] ?? name;
       pairs.push(`${encodeURIComponent(key)}=${encodeURIComponent(value)}`);
     }
@@ -161,8 +189,12 @@ export class AttnViz extends HTMLElement {
   }
 
   async connectedCallback() {
+    // a figure, named by the host's aria-label or title; a role the host gave stays (an attribute, not
+    // ElementInternals.role, so that every accessibility tool sees it)
+    if (!this.hasAttribute('role')) this.setAttribute('role', 'figure');
     this.words();
     if (this.pool) { this.observe(); return; }
+    this.reserve();
     if (!this.q('.msg').textContent) this.tell('embed.loading');
     try {
       this.pool = await getPool();
@@ -170,12 +202,12 @@ export class AttnViz extends HTMLElement {
       this.tell('embed.moduleFailed', { message: err.message });
       return;
     }
-    const { schema, clients, sheet } = this.pool;
-    this.shadowRoot.adoptedStyleSheets = [sheet];
+    const { schema, clients } = this.pool;
     this.client = this.pool.nextClient++;
     clients.set(this.client, this);
     const entries = schema.SCHEMA.filter((e) => ['input', 'variant', 'readout'].includes(e.group));
     this.readState();
+    this.q('.ctl-box').replaceChildren(); // the rows reserve() held
     // a control writes its attribute: the attributes are the state
     this.controls = this.speak(() => buildControls(this.q('.ctl-box'), entries, this.st, (name, value, phase) => {
       if (name === null || phase === 'input') return; // compute on release, not on every drag frame
@@ -191,7 +223,7 @@ export class AttnViz extends HTMLElement {
       frame: () => this.view.frame,
       // a decayed or windowed softmax is a variant, not the reference (reference-text.mjs)
       caption: () => this.say('embed.caption.variant', { variant: this.variantLabel() }),
-      missing: (f) => { if (f?.status?.matrix?.message) this.q('.msg').textContent = f.status.matrix.message; else this.tell('embed.noMatrix'); },
+      missing: (f) => { if (f?.status?.matrix?.message) this.note(f.status.matrix.message); else this.tell('embed.noMatrix'); },
     })));
     this.table = this.panels.add(this.speak(() => mountReadoutTable(this.q('.readouts tbody'), {
       source: () => ({
@@ -203,6 +235,21 @@ export class AttnViz extends HTMLElement {
     this.panels.add({ name: 'spectra', sync() {}, update() {}, draw: () => this.drawSpectra(), snapshot: () => null, dispose: () => { this.charts?.destroy(); this.charts = null; } });
     this.observe();
     this.render();
+  }
+
+  /**
+   * Before the module loads, hold the room the element will take (docs/embedding.md, "No layout shift"):
+   * its view shown and a row for each control its `controls` names (the real rows replace them); the
+   * figures' heights follow the element's width alone (embed.css).
+   */
+  reserve() {
+    const view = this.getAttribute('view');
+    if (!this.dataset.view) this.dataset.view = VIEWS.includes(view) ? view : 'heatmap';
+    if (!this.controls) {
+      const names = new Set(listOf(this.getAttribute('controls')).map((k) => k.trim()).filter(Boolean));
+      if (names.has('dwc')) names.add('dwc_k'); // a toggle's slider goes with its checkbox
+      this.q('.ctl-box').replaceChildren(...[...names].map(() => Object.assign(document.createElement('div'), { className: 'ctl reserved' })));
+    }
   }
 
   disconnectedCallback() {
@@ -221,9 +268,10 @@ export class AttnViz extends HTMLElement {
     if (!this.pool.clients.has(this.client)) this.pool.clients.set(this.client, this);
     // the element's own data-view (below) is not state: a change of it alone is not read again
     this.mo = new MutationObserver((records) => {
-      if (records.every((r) => r.attributeName.startsWith('data-'))) return;
+      // (nor is a host's own attribute: a title, a class, aria-*)
+      if (records.every((r) => r.attributeName !== 'lang' && hostAttribute(r.attributeName))) return;
       // a change of lang alone changes the words, not the state: redraw them, compute nothing
-      if (records.every((r) => r.attributeName === 'lang' || r.attributeName.startsWith('data-'))) { if (this.words()) this.redrawWords(); return; }
+      if (records.every((r) => hostAttribute(r.attributeName))) { if (this.words()) this.redrawWords(); return; }
       this.words(); this.readState(); this.dirty = true; this.render();
     });
     this.mo.observe(this, { attributes: true });
@@ -259,7 +307,7 @@ export class AttnViz extends HTMLElement {
     this.view.req = req;
     this.view.key = JSON.stringify(req);
     this.pool.worker.postMessage({ kind: MSG.JOB, client: this.client, id: this.view.job, req, overlays: this.st.embed === 'spectrum' });
-    if (this.problemText()) this.q('.msg').textContent = this.problemText(); else this.tell('embed.computing');
+    if (this.problemText()) this.note(this.problemText()); else this.tell('embed.computing');
   }
 
   /** The problems with the attributes, in the element's language where they are its own. */
@@ -288,7 +336,7 @@ export class AttnViz extends HTMLElement {
     if (this.view.frame) { this.heat.draw(); this.drawReadouts(); }
     this.charts?.destroy(); this.charts = null; this.drawSpectra();
     if (this.view.failed?.job === this.view.job) this.tell(...this.view.failed.said);
-    else if (this.view.done === this.view.job) this.q('.msg').textContent = this.problemText();
+    else if (this.view.done === this.view.job) this.note(this.problemText());
   }
 
   onResult(m) {
@@ -299,7 +347,7 @@ export class AttnViz extends HTMLElement {
     else if (m.part === PART.ERROR) this.onFailure('embed.computeFailed', { message: m.message });
     else if (m.part === PART.DONE && !m.dropped) {
       this.view.done = m.id;
-      this.q('.msg').textContent = this.problemText();
+      this.note(this.problemText());
       for (const w of this.waiters.splice(0)) w();
     }
   }
@@ -328,6 +376,13 @@ export class AttnViz extends HTMLElement {
       const opts = { width: w, height: h, dark: () => false, fontPx: 11, logX };
       const spectrum = makeSpectrumChart(this.q('.chart-spectrum'), opts);
       const error = makeErrorChart(this.q('.chart-error'), opts);
+      // each chart with its legend fits its half: a legend that wraps (a phone, Chinese names) takes
+      // its lines from the plot, not from below the box (it was cut off)
+      for (const [chart, sel] of [[spectrum, '.chart-spectrum'], [error, '.chart-error']]) {
+        const el = this.q(sel), drawn = el.querySelector('.uplot');
+        const over = drawn ? drawn.getBoundingClientRect().height - el.getBoundingClientRect().height : 0;
+        if (Math.abs(over) >= 1) chart.resize(w, Math.max(60, Math.floor(h - over)));
+      }
       this.charts = { logX, spectrum, error, destroy() { spectrum.destroy(); error.destroy(); } };
     }
     const req = this.view.req;
