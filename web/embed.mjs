@@ -376,14 +376,9 @@ export class AttnViz extends HTMLElement {
       const opts = { width: w, height: h, dark: () => false, fontPx: 11, logX };
       const spectrum = makeSpectrumChart(this.q('.chart-spectrum'), opts);
       const error = makeErrorChart(this.q('.chart-error'), opts);
-      // each chart with its legend fits its half: a legend that wraps (a phone, Chinese names) takes
-      // its lines from the plot, not from below the box (it was cut off)
-      for (const [chart, sel] of [[spectrum, '.chart-spectrum'], [error, '.chart-error']]) {
-        const el = this.q(sel), drawn = el.querySelector('.uplot');
-        const over = drawn ? drawn.getBoundingClientRect().height - el.getBoundingClientRect().height : 0;
-        if (Math.abs(over) >= 1) chart.resize(w, Math.max(60, Math.floor(h - over)));
-      }
       this.charts = { logX, spectrum, error, destroy() { spectrum.destroy(); error.destroy(); } };
+      // uPlot lays its legend out a moment later (a microtask): fit then, before the frame is painted
+      requestAnimationFrame(() => this.fitCharts());
     }
     const req = this.view.req;
     const ov = this.view.overlay;
@@ -392,6 +387,20 @@ export class AttnViz extends HTMLElement {
     const data = chartData({ spec: spec?.sv ? spec : null, overlays: current, n: this.st.n, ceiling: spec?.ceiling ?? null });
     this.charts.spectrum.update(data.spectrum);
     this.charts.error.update(data.error);
+  }
+
+  /** Each chart with its legend fits its half of the box: a legend that wraps (a phone, Chinese names)
+   *  takes its lines from the plot, not from below the box, where they were cut off. */
+  fitCharts() {
+    if (!this.charts) return;
+    const w = Math.floor(this.q('.spectra').getBoundingClientRect().width);
+    for (const [chart, sel] of [[this.charts.spectrum, '.chart-spectrum'], [this.charts.error, '.chart-error']]) {
+      const el = this.q(sel), legend = el.querySelector('.u-legend');
+      // the legend's extent, its cells included (an inline legend's cells stand a few px below its rows)
+      const bottom = legend ? Math.max(...[legend, ...legend.querySelectorAll('*')].map((x) => x.getBoundingClientRect().bottom)) : 0;
+      const h = Math.max(60, Math.floor(el.getBoundingClientRect().height - (legend ? bottom - legend.getBoundingClientRect().top : 0)));
+      if (chart.chart.height !== h || chart.chart.width !== w) chart.resize(w, h);
+    }
   }
 
   drawReadouts() {

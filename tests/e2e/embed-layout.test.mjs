@@ -126,7 +126,7 @@ attn-viz[view=readouts]:not(:defined) { padding-top: 364px; }
 @media (max-width: 580px) {
   attn-viz:not(:defined) { padding-top: calc(3 * (100% - 92px) + 70px); }
   attn-viz[view=spectrum]:not(:defined) { padding-top: 423px; }
-  attn-viz[view=readouts]:not(:defined) { padding-top: 696px; }
+  attn-viz[view=readouts]:not(:defined) { padding-top: 722px; }
 }`;
 
 describe('<attn-viz> takes the host page\'s own attributes', () => {
@@ -157,5 +157,53 @@ describe('<attn-viz> takes the host page\'s own attributes', () => {
     expect(await msg('a')).toBe('');
     expect(errors).toEqual([]);
     await page.close();
+  });
+});
+
+/**
+ * What is cut inside `root` (a document or a shadow root) within the box `box` ({left, right}): elements
+ * whose overflow is hidden or clipped with content wider or taller than they are, and text whose glyphs
+ * run past the box (each as "tag.class: text"). Scrolling boxes (overflow auto) are not cut.
+ */
+function cutIn(root, box) {
+  const name = (el) => `${el.tagName.toLowerCase()}${el.className && typeof el.className === 'string' ? `.${el.className.split(' ')[0]}` : ''}`;
+  const out = [];
+  for (const el of root.querySelectorAll('*')) {
+    if (!el.getClientRects().length) continue;
+    const cs = getComputedStyle(el);
+    const hides = (v) => v === 'hidden' || v === 'clip';
+    if ((hides(cs.overflowX) && el.scrollWidth > el.clientWidth + 1) || (hides(cs.overflowY) && el.scrollHeight > el.clientHeight + 1 && el.tagName !== 'TD')) {
+      out.push(`${name(el)} overflows (${el.scrollWidth}×${el.scrollHeight} in ${el.clientWidth}×${el.clientHeight})`);
+    }
+  }
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (!n.textContent.trim() || !n.parentElement?.getClientRects().length) continue;
+    const range = document.createRange();
+    range.selectNodeContents(n);
+    for (const r of range.getClientRects()) {
+      if (r.width && (r.right > box.right + 0.5 || r.left < box.left - 0.5)) { out.push(`${name(n.parentElement)}: "${n.textContent.trim().slice(0, 30)}" at ${Math.round(r.left)}–${Math.round(r.right)} outside ${Math.round(box.left)}–${Math.round(box.right)}`); break; }
+    }
+  }
+  return out;
+}
+
+describe('nothing clipped from 320 px up', () => {
+  it('every view of <attn-viz> at 320, 360 and 700 px: no overflow hidden, no text past the element', async () => {
+    const cut = {};
+    for (const width of [320, 360, 700]) {
+      const els = Object.entries(VIEWS).map(([name, attrs]) => `<attn-viz id="${name}" n="64" ${attrs}></attn-viz>
+<attn-viz id="${name}-zh" lang="zh" n="64" ${attrs}></attn-viz>`).join('\n');
+      const { page, errors } = await post(els, { width, viewport: { width: width + 40, height: 6000 } });
+      await page.evaluate(() => new Promise((r) => setTimeout(r, 300)));
+      Object.assign(cut, Object.fromEntries(Object.entries(await page.evaluate(`(() => {
+        const cutIn = ${cutIn};
+        return Object.fromEntries([...document.querySelectorAll('attn-viz')].map((e) => [e.id, cutIn(e.shadowRoot, e.getBoundingClientRect())]));
+      })()`)).map(([k, v]) => [`${k}@${width}`, v])));
+      for (const id of Object.keys(VIEWS)) await page.locator(`#${id}`).screenshot({ path: `build/e2e/embed-layout-element-${id}-${width}.png` });
+      expect(errors).toEqual([]);
+      await page.close();
+    }
+    expect(Object.fromEntries(Object.entries(cut).filter(([, v]) => v.length))).toEqual({});
   });
 });
