@@ -207,3 +207,145 @@ describe('nothing clipped from 320 px up', () => {
     expect(Object.fromEntries(Object.entries(cut).filter(([, v]) => v.length))).toEqual({});
   });
 });
+
+// docs/embedding.md, "Auto-height": the host's snippet that sizes the frame to the figure
+const AUTO_HEIGHT_SNIPPET = `<script>
+  // size the frame to the figure: the embed posts its content's height (height=auto in its link)
+  addEventListener('message', (e) => {
+    const frame = document.getElementById('fig');
+    if (e.source !== frame.contentWindow || e.data?.type !== 'attnviz:height') return;
+    const h = Number(e.data.height);
+    if (Number.isFinite(h) && h > 0) frame.height = String(Math.ceil(h));
+  });
+</script>`;
+
+/** A post with the lab in a `w`×`h` iframe at `hash` (with `extra` in the page); waits until it has settled. */
+async function framed(hash, { w = 700, h = 420, extra = '', sweep = false } = {}) {
+  const name = `frame-${pageNo += 1}.html`;
+  writeFileSync(join(hostDir, name), `<!doctype html><html lang="en"><meta charset="utf-8"><title>a post</title><link rel="icon" href="data:,">
+<body style="margin: 8px; font: 17px/1.5 Georgia, serif"><main style="width: ${w}px">
+<p>Some prose before the figure.</p>
+<iframe id="fig" width="${w}" height="${h}" style="border: 0; display: block" title="a figure" src="${lab.url}#${hash}"></iframe>
+${'<p>More prose after the figure.</p>'.repeat(40)}
+</main>
+<script>window.heights = []; addEventListener('message', (e) => { if (e.data?.type === 'attnviz:height') heights.push({ origin: e.origin, height: e.data.height }); });</script>
+${extra}</body></html>`);
+  const page = await browser.context.newPage();
+  await page.setViewportSize({ width: w + 40, height: 900 });
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(`${host.url}${name}`);
+  const frame = await (await page.$('#fig')).contentFrame();
+  await frame.waitForFunction(() => window.attnviz?.ready, null, { timeout: 30000 });
+  await frame.evaluate(() => window.attnviz.snapshot());
+  if (sweep) await frame.evaluate(() => window.attnviz.sweep());
+  await page.waitForTimeout(300);
+  return { page, frame, errors };
+}
+
+const FRAME_VIEWS = {
+  heatmap: 'v=1&variant=focused&p=3&n=64&embed=heatmap&controls=p',
+  'heatmap-zh': 'v=1&variant=focused&p=3&n=64&embed=heatmap&controls=p,variant&lang=zh',
+  'heatmap-bare': 'v=1&variant=elu&n=64&embed=heatmap',
+  spectrum: 'v=1&variant=elu&d=16&n=64&embed=spectrum',
+  'spectrum-zh': 'v=1&variant=elu&d=16&n=64&embed=spectrum&controls=d&lang=zh',
+  readouts: 'v=1&variant=performer&m=64&n=64&embed=readouts',
+  sweep: 'v=1&variant=performer&n=64&embed=sweep&sweep=m',
+};
+
+describe('the iframe embed fills or fits the frame it is given', () => {
+  it('every view at 700×420, 360×420 and 700×700: nothing scrolls the frame or is cut; heatmaps use the height', async () => {
+    const seen = {}, cut = {};
+    for (const [w, h] of [[700, 420], [360, 420], [700, 700]]) {
+      for (const [name, hash] of Object.entries(FRAME_VIEWS)) {
+        const { page, frame, errors } = await framed(hash, { w, h, sweep: name === 'sweep' });
+        const r = await frame.evaluate(`(() => {
+          const cutIn = ${cutIn};
+          const de = document.documentElement;
+          const shown = [...document.querySelectorAll('.lab > *')].filter((e) => e.getClientRects().length);
+          const read = document.querySelector('.readouts');
+          return {
+            over: [de.scrollWidth - innerWidth, de.scrollHeight - innerHeight],
+            used: Math.round(Math.max(...shown.map((e) => e.getBoundingClientRect().bottom))),
+            hm: Math.round(document.getElementById('hm-M').getBoundingClientRect().width),
+            readScrolls: getComputedStyle(read).overflowY === 'auto' && read.scrollHeight > read.clientHeight,
+            cut: cutIn(document, { left: 0, right: innerWidth }),
+          };
+        })()`);
+        seen[`${name}@${w}x${h}`] = { over: r.over, used: r.used, hm: r.hm, readScrolls: r.readScrolls };
+        if (r.cut.length) cut[`${name}@${w}x${h}`] = r.cut;
+        await page.locator('#fig').screenshot({ path: `build/e2e/embed-layout-frame-${name}-${w}x${h}.png` });
+        expect(errors, name).toEqual([]);
+        await page.close();
+      }
+    }
+    console.log('iframe views (over: the frame\'s scroll beyond it; used: the figure\'s bottom, px):', JSON.stringify(seen));
+    for (const [k, v] of Object.entries(seen)) expect(v.over, k).toEqual([0, 0]);
+    expect(cut).toEqual({});
+    // the heatmaps grow with the frame: most of its height used where it is wide (it was ~200 px of 420,
+    // and 123-px heatmaps in a 700-px-tall frame)
+    for (const k of ['heatmap@700x420', 'heatmap-bare@700x420']) expect(seen[k].used, k).toBeGreaterThan(0.85 * 420);
+    for (const k of ['heatmap@700x700', 'heatmap-bare@700x700']) expect(seen[k].hm, k).toBeGreaterThan(200);
+    // the readouts scroll inside the frame where they do not fit
+    expect(seen['readouts@360x420'].readScrolls).toBe(true);
+  });
+
+  it('a wheel over the spectrum scrolls the post at the first tick, not the frame', async () => {
+    const { page, frame, errors } = await framed(FRAME_VIEWS.spectrum, { w: 360, h: 420 });
+    const box = await (await frame.$('#chart-spectrum')).boundingBox();
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.wheel(0, 120);
+    await page.waitForTimeout(300);
+    expect(await page.evaluate(() => scrollY)).toBeGreaterThan(0);
+    expect(await frame.evaluate(() => scrollY)).toBe(0);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('height=auto: the iframe tells its host its height', () => {
+  it('posts attnviz:height on load and on every change of size; the documented snippet sizes the frame to it', async () => {
+    const { page, frame, errors } = await framed('v=1&variant=focused&p=3&n=64&embed=heatmap&controls=p&height=auto', { w: 700, h: 150, extra: AUTO_HEIGHT_SNIPPET });
+    await page.waitForFunction(() => window.heights.length > 0);
+    const first = await page.evaluate(() => window.heights.at(-1));
+    expect(first.origin).toBe(lab.url.replace(/\/$/, ''));
+    const content = await frame.evaluate(() => Math.ceil(document.documentElement.getBoundingClientRect().height));
+    expect(first.height).toBe(content);
+    expect(await page.$eval('#fig', (f) => f.height)).toBe(String(content));
+    // the frame shows it all: nothing to scroll inside
+    expect(await frame.evaluate(() => document.documentElement.scrollHeight - innerHeight)).toBe(0);
+    await page.locator('#fig').screenshot({ path: 'build/e2e/embed-layout-frame-auto-700.png' });
+    // a change of view changes the height, and the host hears of it
+    const from = await page.evaluate(() => window.heights.length);
+    await frame.evaluate(() => { location.hash = 'v=1&variant=elu&d=16&n=64&embed=spectrum&height=auto'; });
+    await frame.evaluate(() => window.attnviz.snapshot());
+    await page.waitForFunction((i) => window.heights.length > i, from);
+    await page.waitForTimeout(300);
+    const after = await page.evaluate(() => window.heights.at(-1).height);
+    expect(after).not.toBe(first.height);
+    expect(after).toBe(await frame.evaluate(() => Math.ceil(document.documentElement.getBoundingClientRect().height)));
+    // a narrow frame: the heatmaps one a row, as tall as the width allows, all shown
+    await page.$eval('#fig', (f) => { f.width = '360'; });
+    await frame.evaluate(() => { location.hash = 'v=1&variant=elu&n=64&embed=heatmap&height=auto'; });
+    await frame.evaluate(() => window.attnviz.snapshot());
+    await page.waitForTimeout(500);
+    expect(await frame.evaluate(() => [document.documentElement.scrollWidth - innerWidth, document.documentElement.scrollHeight - innerHeight])).toEqual([0, 0]);
+    await page.locator('#fig').screenshot({ path: 'build/e2e/embed-layout-frame-auto-360.png' });
+    // the snapshot is the same with and without height=auto
+    const s = await frame.evaluate(() => window.attnviz.snapshot());
+    expect(Object.keys(s.state)).not.toContain('height');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('without height=auto nothing is posted; with host= naming another origin the host hears nothing', async () => {
+    const plain = await framed('v=1&variant=elu&n=64&embed=heatmap', { w: 700, h: 420 });
+    const other = await framed('v=1&variant=elu&n=64&embed=heatmap&height=auto&host=https://blog.example', { w: 700, h: 420 });
+    await other.page.waitForTimeout(300);
+    expect(await plain.page.evaluate(() => window.heights)).toEqual([]);
+    expect(await other.page.evaluate(() => window.heights)).toEqual([]);
+    await plain.page.close();
+    await other.page.close();
+  });
+});
