@@ -175,6 +175,10 @@ function cutIn(root, box) {
     if ((hides(cs.overflowX) && el.scrollWidth > el.clientWidth + 1) || (hides(cs.overflowY) && el.scrollHeight > el.clientHeight + 1 && el.tagName !== 'TD')) {
       out.push(`${name(el)} overflows (${el.scrollWidth}×${el.scrollHeight} in ${el.clientWidth}×${el.clientHeight})`);
     }
+    // a box past the edge (a heatmap row 379 px wide in a 360-px element), unless a scroller holds it
+    const r = el.getBoundingClientRect();
+    const scroller = el.parentElement?.closest('td'); // a formula wider than its cell scrolls in it
+    if (r.width && !scroller && (r.right > box.right + 0.5 || r.left < box.left - 0.5)) out.push(`${name(el)} at ${Math.round(r.left)}–${Math.round(r.right)} outside ${Math.round(box.left)}–${Math.round(box.right)}`);
   }
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
