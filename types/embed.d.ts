@@ -45,6 +45,8 @@ export interface AttnVizAttributes {
   lock?: '0' | '1';
   /** accepted for links' sake; an element takes no messages (docs/embedding.md) */
   host?: string;
+  /** the iframe's height=auto, accepted for links' sake; an element's height follows its width */
+  height?: '' | 'auto';
   // the knobs (docs/page.md's second table)
   scale?: string;
   causal?: '0' | '1';

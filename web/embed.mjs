@@ -16,7 +16,7 @@
 // an ancestor as HTML inherits it) picks the element's words: en or zh (docs/embedding.md, docs/i18n.md).
 import { loadAttnviz, simdSupported } from './wasm/attnviz.mjs';
 import EmbedWorker from './workers/embed-worker.mjs?worker&inline';
-import { buildSchema } from './state/state.mjs';
+import { buildSchema, listOf } from './state/state.mjs';
 import { buildControls } from './ui/controls.mjs';
 import { chartData, LOG_X_MIN_N } from './render/spectrum.mjs';
 import { makeSpectrumChart, makeErrorChart, loadUPlot, uPlotReady } from './render/charts.mjs';
@@ -46,6 +46,18 @@ const HERE = import.meta.url;
 /** Attributes that are not the link's key of the same name (HTML lower-cases attribute names). */
 const ATTRIBUTE_KEY = { view: 'embed', 'power-n': 'N' };
 const VIEWS = ['heatmap', 'spectrum', 'readouts'];
+/** HTML's own attributes, which any element may carry: a host's title, role or tabindex is not a link key
+ *  (it was said under the figure as an unknown parameter). lang is read by words(). */
+const HTML_ATTRIBUTES = new Set(['accesskey', 'autocapitalize', 'autofocus', 'class', 'contenteditable', 'dir', 'draggable',
+  'enterkeyhint', 'exportparts', 'hidden', 'id', 'inert', 'inputmode', 'is', 'itemid', 'itemprop', 'itemref', 'itemscope',
+  'itemtype', 'lang', 'loading', 'nonce', 'part', 'popover', 'role', 'slot', 'spellcheck', 'style', 'tabindex', 'title',
+  'translate', 'writingsuggestions']);
+/** Whether an attribute is the host page's (HTML's, ARIA's, data-*, an event handler's), not a link key. */
+export function hostAttribute(name) {
+  return HTML_ATTRIBUTES.has(name) || /^(aria|data)-/.test(name) || /^on[a-z]/.test(name);
+}
+/** The element's messages that only say it is on its way (embed.css floats them over the figure). */
+const BUSY = ['embed.loading', 'embed.computing'];
 
 /** The element's language from an HTML lang value ('zh', 'zh-CN', 'zh-Hans', 'en-GB'): its primary subtag
  *  when the page speaks it, else the default (a host's lang="fr" is valid HTML, not a mistake to report). */
@@ -57,7 +69,7 @@ export function langOfTag(tag) {
 // --- the page-wide part: one module, one stylesheet; a worker per element --------------------------------
 let pool = null;
 
-/** The shared module, schema and stylesheet (loaded once, by the first element). */
+/** The shared module and schema (loaded once, by the first element). */
 function getPool() {
   pool ??= (async () => {
     const simd = simdSupported();
@@ -68,9 +80,7 @@ function getPool() {
       : new URL(/* @vite-ignore */ './attnviz-scalar.wasm', import.meta.url);
     const av = await loadAttnviz({ simd, source });
     const schema = buildSchema(av.registry);
-    const sheet = new CSSStyleSheet();
-    sheet.replaceSync(`${uplotCss}\n${css}`);
-    return { av, schema, sheet };
+    return { av, schema };
   })();
   return pool;
 }
@@ -104,6 +114,15 @@ function startWorker({ av }, el) {
   worker.onmessageerror = () => el.onFailure('embed.messageUnreadable');
   worker.postMessage({ kind: MSG.INIT, module: av.module, memoryMax: av.memoryMax, simd: av.simd });
   return worker;
+}
+
+/** The element's stylesheet, made once and adopted by each element as it is constructed: the element has
+ *  its final layout before the module loads (adopted after it, the template showed unstyled, then
+ *  collapsed: a cumulative layout shift of 0.955 on a host page). */
+let sheet = null;
+function styleSheet() {
+  if (!sheet) { sheet = new CSSStyleSheet(); sheet.replaceSync(`${uplotCss}\n${css}`); }
+  return sheet;
 }
 
 // --- the element ----------------------------------------------------------------------------------------
@@ -140,6 +159,7 @@ export class AttnViz extends HTMLElement {
   constructor() {
     super();
     this.attachShadow({ mode: 'open' }).append(template());
+    this.shadowRoot.adoptedStyleSheets = [styleSheet()];
     this.q = (sel) => this.shadowRoot.querySelector(sel);
     this.speaks = null; // the language its words are in (words()); null: none written yet (not `lang`: HTMLElement's, the attribute)
     this.view = { frame: null, spec: null, overlay: {}, job: 0, done: 0, frames: 0 }; // frames: heatmaps drawn
@@ -175,14 +195,22 @@ export class AttnViz extends HTMLElement {
   }
 
   /** Show a sentence of the element's own (a catalogue key) under the figure. */
-  tell(key, params = null) { this.q('.msg').textContent = key ? this.say(key, params) : ''; }
+  tell(key, params = null) { this.note(key ? this.say(key, params) : '', BUSY.includes(key)); }
+
+  /** Write the line under the figure; a passing state (`busy`: loading, computing) floats over the figure
+   *  instead (embed.css), so that its coming and going never moves the host's text. */
+  note(text, busy = false) {
+    const msg = this.q('.msg');
+    msg.textContent = text;
+    msg.classList.toggle('busy', busy);
+  }
 
   /** The link the attributes make (`v=1&key=value…`, attribute names mapped to the link's keys). */
   link() {
     const pairs = ['v=1'];
     for (const { name, value } of this.attributes) {
       // lang is HTML's (a BCP 47 tag: zh-CN), read by words(): the snapshot is the same in every language
-      if (name === 'class' || name === 'style' || name === 'id' || name === 'lang' || name.startsWith('aria-') || name.startsWith('data-')) continue;
+      if (hostAttribute(name)) continue;
       const key = ATTRIBUTE_KEY[name] ?? name;
       pairs.push(`${encodeURIComponent(key)}=${encodeURIComponent(value)}`);
     }
@@ -190,8 +218,12 @@ export class AttnViz extends HTMLElement {
   }
 
   async connectedCallback() {
+    // a figure, named by the host's aria-label or title; a role the host gave stays (an attribute, not
+    // ElementInternals.role, so that every accessibility tool sees it)
+    if (!this.hasAttribute('role')) this.setAttribute('role', 'figure');
     this.words();
     if (this.pool) { this.observe(); return; }
+    this.reserve();
     if (!this.q('.msg').textContent) this.tell('embed.loading');
     try {
       this.pool = await getPool();
@@ -200,10 +232,10 @@ export class AttnViz extends HTMLElement {
       this.tell(...(await cspCauseWithin(violations, import.meta.url, CSP_WAIT_MS) ?? ['embed.moduleFailed', { message: err.message }]));
       return;
     }
-    const { schema, sheet } = this.pool;
-    this.shadowRoot.adoptedStyleSheets = [sheet];
+    const { schema } = this.pool;
     const entries = schema.SCHEMA.filter((e) => ['input', 'variant', 'readout'].includes(e.group));
     this.readState();
+    this.q('.ctl-box').replaceChildren(); // the rows reserve() held
     // a control writes its attribute: the attributes are the state
     this.controls = this.speak(() => buildControls(this.q('.ctl-box'), entries, this.st, (name, value, phase) => {
       // a slider's 'input' too: the figure follows a drag (latest wins in its worker, so no queue builds up)
@@ -220,7 +252,7 @@ export class AttnViz extends HTMLElement {
       frame: () => this.view.frame,
       // a decayed or windowed softmax is a variant, not the reference (reference-text.mjs)
       caption: () => this.say('embed.caption.variant', { variant: this.variantLabel() }),
-      missing: (f) => { if (f?.status?.matrix?.message) this.q('.msg').textContent = f.status.matrix.message; else this.tell('embed.noMatrix'); },
+      missing: (f) => { if (f?.status?.matrix?.message) this.note(f.status.matrix.message); else this.tell('embed.noMatrix'); },
     })));
     this.table = this.panels.add(this.speak(() => mountReadoutTable(this.q('.readouts tbody'), {
       source: () => ({
@@ -232,6 +264,21 @@ export class AttnViz extends HTMLElement {
     this.panels.add({ name: 'spectra', sync() {}, update() {}, draw: () => this.drawSpectra(), snapshot: () => null, dispose: () => { this.charts?.destroy(); this.charts = null; } });
     this.observe();
     this.render();
+  }
+
+  /**
+   * Before the module loads, hold the room the element will take (docs/embedding.md, "No layout shift"):
+   * its view shown and a row for each control its `controls` names (the real rows replace them); the
+   * figures' heights follow the element's width alone (embed.css).
+   */
+  reserve() {
+    const view = this.getAttribute('view');
+    if (!this.dataset.view) this.dataset.view = VIEWS.includes(view) ? view : 'heatmap';
+    if (!this.controls) {
+      const names = new Set(listOf(this.getAttribute('controls')).map((k) => k.trim()).filter(Boolean));
+      if (names.has('dwc')) names.add('dwc_k'); // a toggle's slider goes with its checkbox
+      this.q('.ctl-box').replaceChildren(...[...names].map(() => Object.assign(document.createElement('div'), { className: 'ctl reserved' })));
+    }
   }
 
   disconnectedCallback() {
@@ -251,9 +298,10 @@ export class AttnViz extends HTMLElement {
   observe() {
     // the element's own data-view (below) is not state: a change of it alone is not read again
     this.mo = new MutationObserver((records) => {
-      if (records.every((r) => r.attributeName.startsWith('data-'))) return;
+      // (nor is a host's own attribute: a title, a class, aria-*)
+      if (records.every((r) => r.attributeName !== 'lang' && hostAttribute(r.attributeName))) return;
       // a change of lang alone changes the words, not the state: redraw them, compute nothing
-      if (records.every((r) => r.attributeName === 'lang' || r.attributeName.startsWith('data-'))) { if (this.words()) this.redrawWords(); return; }
+      if (records.every((r) => hostAttribute(r.attributeName))) { if (this.words()) this.redrawWords(); return; }
       this.words(); this.readState(); this.dirty = true; this.render();
     });
     this.mo.observe(this, { attributes: true });
@@ -324,7 +372,7 @@ export class AttnViz extends HTMLElement {
       return;
     }
     this.worker.postMessage({ kind: MSG.JOB, id: this.view.job, req, overlays: this.st.embed === 'spectrum' });
-    if (this.problemText()) this.q('.msg').textContent = this.problemText(); else this.tell('embed.computing');
+    if (this.problemText()) this.note(this.problemText()); else this.tell('embed.computing');
   }
 
   /** The problems with the attributes, in the element's language where they are its own. */
@@ -354,7 +402,7 @@ export class AttnViz extends HTMLElement {
     if (this.view.frame) { this.heat.draw(); this.drawReadouts(); }
     this.charts?.destroy(); this.charts = null; this.drawSpectra();
     if (this.view.failed?.job === this.view.job) this.tell(...this.view.failed.said);
-    else if (this.view.done === this.view.job) this.q('.msg').textContent = this.problemText();
+    else if (this.view.done === this.view.job) this.note(this.problemText());
   }
 
   onResult(m) {
@@ -368,7 +416,7 @@ export class AttnViz extends HTMLElement {
     else if (m.part === PART.DONE && !m.dropped) {
       this.view.done = m.id;
       if (!this.visible) this.parkLater();
-      this.q('.msg').textContent = this.problemText();
+      this.note(this.problemText());
       for (const w of this.waiters.splice(0)) w();
     }
   }
@@ -415,6 +463,8 @@ export class AttnViz extends HTMLElement {
       const spectrum = makeSpectrumChart(this.q('.chart-spectrum'), opts);
       const error = makeErrorChart(this.q('.chart-error'), opts);
       this.charts = { logX, spectrum, error, destroy() { spectrum.destroy(); error.destroy(); } };
+      // uPlot lays its legend out a moment later (a microtask): fit then, before the frame is painted
+      requestAnimationFrame(() => this.fitCharts());
     }
     const req = this.view.req;
     const ov = this.view.overlay;
@@ -423,6 +473,20 @@ export class AttnViz extends HTMLElement {
     const data = chartData({ spec: spec?.sv ? spec : null, overlays: current, n: this.st.n, ceiling: spec?.ceiling ?? null });
     this.charts.spectrum.update(data.spectrum);
     this.charts.error.update(data.error);
+  }
+
+  /** Each chart with its legend fits its half of the box: a legend that wraps (a phone, Chinese names)
+   *  takes its lines from the plot, not from below the box, where they were cut off. */
+  fitCharts() {
+    if (!this.charts) return;
+    const w = Math.floor(this.q('.spectra').getBoundingClientRect().width);
+    for (const [chart, sel] of [[this.charts.spectrum, '.chart-spectrum'], [this.charts.error, '.chart-error']]) {
+      const el = this.q(sel), legend = el.querySelector('.u-legend');
+      // the legend's extent, its cells included (an inline legend's cells stand a few px below its rows)
+      const bottom = legend ? Math.max(...[legend, ...legend.querySelectorAll('*')].map((x) => x.getBoundingClientRect().bottom)) : 0;
+      const h = Math.max(60, Math.floor(el.getBoundingClientRect().height - (legend ? bottom - legend.getBoundingClientRect().top : 0)));
+      if (chart.chart.height !== h || chart.chart.width !== w) chart.resize(w, h);
+    }
   }
 
   drawReadouts() {

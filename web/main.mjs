@@ -12,6 +12,7 @@ import { loadAttnviz, simdSupported, VERSION } from './wasm/attnviz.mjs';
 import { wasmSources } from './wasm/wasm-source.mjs';
 import { buildSchema, stageDirty, listOf } from './state/state.mjs';
 import { listenForHosts } from './io/messages.mjs';
+import { watchHeight } from './io/auto-height.mjs';
 import { Engine, MAIN_THREAD_MAX_N, FRAME_WORKER_MAX_N } from './compute/engine.mjs';
 import { READOUT_ROWS, costLine } from './render/readouts.mjs';
 import { uPlotReady } from './render/charts.mjs';
@@ -79,6 +80,7 @@ let dragging = false;
 let raf = 0;
 let lesson = null;             // the open lesson's name (web/state/presets.mjs), or null; the link carries it as preset=
 let hosts = null;              // host pages' messages (web/io/messages.mjs)
+let height = null;             // height=auto: the content's height posted to the host (web/io/auto-height.mjs)
 let trainedW = null;           // {W: Float32Array (d×cols), cols}: the lab's Hedgehog W, from the distillation view; never in a link
 
 /** What the engines compute for a state: state.mjs's request, with one head of the loaded tensors as inputs,
@@ -172,6 +174,7 @@ function commit() {
     if (stage === 'display') { redraw.heat = true; redraw.spec = true; redraw.readouts = true; }
     release = false;
     hosts?.changed();
+    height?.changed();
     if (!dragging) panels.update(st);
   }
   panels.draw(); // each panel draws what its redraw flag says is new (none sets a flag while drawing)
@@ -353,6 +356,7 @@ async function start() {
     const names = (key) => location.hash.slice(1).split('&').some((kv) => kv.split('=')[0] === key);
     applyState({ ...p.state, projector: names('projector') ? p.state.projector : page.st.projector, lang: names('lang') ? p.state.lang : page.st.lang });
   });
+  height = watchHeight(window, { on: () => !!page.st.embed && page.st.height === 'auto', origins: () => listOf(page.st.host) });
   hosts = listenForHosts(window, {
     snapshot: () => inspector.snapshot(),
     origins: () => listOf(page.st.host),

@@ -90,6 +90,9 @@ const READOUT_ENTRIES = [
   { name: 'hide', type: 'keys', default: '', label: L('hide'), group: 'view', stage: 'display' },
   { name: 'lock', type: 'bool', default: false, label: L('lock'), group: 'view', stage: 'display' },
   { name: 'host', type: 'origins', default: '', label: L('host'), group: 'view', stage: 'display' },
+  // an embed that tells its host its content's height (web/io/auto-height.mjs): the frame's, not the
+  // figure's (the snapshot is the same at any height)
+  { name: 'height', type: 'enum', options: ['', 'auto'], default: '', label: L('height'), group: 'view', stage: 'display', omitDefault: true, notInSnapshot: true },
 ];
 
 /** The keys a `controls=` or `hide=` list may name: the controls the page builds (not the view keys). */

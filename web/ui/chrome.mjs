@@ -120,6 +120,11 @@ export function mountChrome(page, controls, { onTheme } = {}) {
       if (embed) root.dataset.embed = embed; else delete root.dataset.embed;
       page.resetTextPx();
     }
+    // height=auto (style.css: no size follows the frame's height, which follows the content's)
+    const auto = !!embed && st.height === 'auto';
+    if ((root.dataset.height === 'auto') !== auto) {
+      if (auto) root.dataset.height = 'auto'; else delete root.dataset.height;
+    }
     const bare = !!embed && !schema.SCHEMA.some((e) => ['input', 'variant', 'readout'].includes(e.group) && schema.shown(e, st));
     if (('bare' in root.dataset) !== bare) {
       if (bare) root.dataset.bare = ''; else delete root.dataset.bare;

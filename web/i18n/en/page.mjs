@@ -135,6 +135,7 @@ export default {
   'control.hide': 'controls hidden',
   'control.lock': 'locked view',
   'control.host': 'origins an embed answers',
+  'control.height': 'embed height',
   'control.sweep': 'sweep over',
   'control.sweep_y': 'readout',
   'control.sweep_seeds': 'seeds',

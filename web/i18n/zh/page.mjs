@@ -128,6 +128,7 @@ export default {
   'control.hide': '隐藏的控制项',
   'control.lock': '锁定视图',
   'control.host': '嵌入响应的来源（origin）',
+  'control.height': '嵌入高度',
   'control.sweep': '扫描参数',
   'control.sweep_y': '读数',
   'control.sweep_seeds': '种子数',
