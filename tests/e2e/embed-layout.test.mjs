@@ -9,7 +9,7 @@
 //     fits its frame at 700×420, 360×420 and 700×700.
 // Screenshots: build/e2e/embed-layout-*.png.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync, rmSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -112,6 +112,7 @@ describe('<attn-viz> holds its final size before the module and the wasm load', 
         await held.page.close();
       }
     }
+    expect(HOST_CSS).toMatch(/padding-top/); // the snippet was found in the docs
     console.log('CLS with embed.js 400 ms late, without and with the host CSS:', JSON.stringify(measured));
     for (const [name, v] of Object.entries(measured)) expect(v.css, name).toBeLessThan(0.01);
   });
@@ -119,15 +120,7 @@ describe('<attn-viz> holds its final size before the module and the wasm load', 
 
 // docs/embedding.md's host CSS for the moment before embed.js runs, for browsers without blocking="render"
 // (an undefined element is an empty inline box): each view's height for an element as wide as its column
-const HOST_CSS = `
-attn-viz:not(:defined) { display: block; padding-top: calc((100% - 307px) / 3 + 24px); }
-attn-viz[view=spectrum]:not(:defined) { padding-top: 423px; }
-attn-viz[view=readouts]:not(:defined) { padding-top: 364px; }
-@media (max-width: 580px) {
-  attn-viz:not(:defined) { padding-top: calc(3 * (100% - 92px) + 70px); }
-  attn-viz[view=spectrum]:not(:defined) { padding-top: 423px; }
-  attn-viz[view=readouts]:not(:defined) { padding-top: 722px; }
-}`;
+const HOST_CSS = /```css\n(attn-viz:not\(:defined\)[\s\S]*?)```/.exec(readFileSync('docs/embedding.md', 'utf8'))?.[1] ?? '';
 
 describe('<attn-viz> takes the host page\'s own attributes', () => {
   it('title, role, tabindex, lang, loading, aria-*, data-*, on* pass through silently; a title or aria-label names the figure', async () => {
