@@ -206,15 +206,8 @@ describe('nothing clipped from 320 px up', () => {
 });
 
 // docs/embedding.md, "Auto-height": the host's snippet that sizes the frame to the figure
-const AUTO_HEIGHT_SNIPPET = `<script>
-  // size the frame to the figure: the embed posts its content's height (height=auto in its link)
-  addEventListener('message', (e) => {
-    const frame = document.getElementById('fig');
-    if (e.source !== frame.contentWindow || e.data?.type !== 'attnviz:height') return;
-    const h = Number(e.data.height);
-    if (Number.isFinite(h) && h > 0) frame.height = String(Math.ceil(h));
-  });
-</script>`;
+const AUTO_HEIGHT_JS = /with `\/js\/attnviz-height\.js`:\n\n```js\n([\s\S]*?)```/.exec(readFileSync('docs/embedding.md', 'utf8'))?.[1] ?? '';
+const AUTO_HEIGHT_SNIPPET = `<script>${AUTO_HEIGHT_JS}</script>`; // the host's file, inline here (no CSP on this host)
 
 /** A post with the lab in a `w`×`h` iframe at `hash` (with `extra` in the page); waits until it has settled. */
 async function framed(hash, { w = 700, h = 420, extra = '', sweep = false } = {}) {
@@ -304,6 +297,7 @@ describe('the iframe embed fills or fits the frame it is given', () => {
 describe('height=auto: the iframe tells its host its height', () => {
   it('posts attnviz:height on load and on every change of size; the documented snippet sizes the frame to it', async () => {
     const { page, frame, errors } = await framed('v=1&variant=focused&p=3&n=64&embed=heatmap&controls=p&height=auto', { w: 700, h: 150, extra: AUTO_HEIGHT_SNIPPET });
+    expect(AUTO_HEIGHT_JS).toMatch(/attnviz:height/); // the snippet was found in the docs
     await page.waitForFunction(() => window.heights.length > 0);
     const first = await page.evaluate(() => window.heights.at(-1));
     expect(first.origin).toBe(lab.url.replace(/\/$/, ''));
