@@ -42,6 +42,13 @@ const ATTRIBUTE_KEY = { view: 'embed', 'power-n': 'N' };
 const VIEWS = ['heatmap', 'spectrum', 'readouts'];
 const THEMES = ['auto', 'light', 'dark'];
 
+/** The relative luminance (WCAG 2) of a computed colour `rgb(r, g, b)` / `rgba(…)`, 0..1 (0 when unreadable). */
+function luminance(css) {
+  const [r, g, b] = (String(css).match(/[\d.]+/g) ?? [0, 0, 0]).map(Number);
+  const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+}
+
 /** The element's language from an HTML lang value ('zh', 'zh-CN', 'zh-Hans', 'en-GB'): its primary subtag
  *  when the page speaks it, else the default (a host's lang="fr" is valid HTML, not a mistake to report). */
 export function langOfTag(tag) {
@@ -312,7 +319,7 @@ export class AttnViz extends HTMLElement {
       this.probe.className = 'theme-probe';
       this.probe.setAttribute('aria-hidden', 'true');
       this.probe.append(document.createElement('i'));
-      this.shadowRoot.append(this.probe);
+      this.q('.box').append(this.probe); // inside .box: it reads the colours .box (and .dark) set
     }
     return this.probe;
   }
@@ -321,7 +328,11 @@ export class AttnViz extends HTMLElement {
   palette() {
     if (!this.pal) {
       const cs = getComputedStyle(this.themeProbe().firstChild);
-      this.pal = { axis: cs.color, grid: cs.backgroundColor, mark: cs.borderTopColor };
+      // the element's used color-scheme, from the system colour CanvasText (black in light, white in dark)
+      const dark = luminance(cs.outlineColor) > 0.5;
+      if (this.q('.box').classList.contains('dark') !== dark) this.q('.box').classList.toggle('dark', dark);
+      const now = getComputedStyle(this.themeProbe().firstChild); // after .dark: its colours
+      this.pal = { axis: now.color, grid: now.backgroundColor, mark: now.borderTopColor, dark };
     }
     return this.pal;
   }
@@ -347,7 +358,7 @@ export class AttnViz extends HTMLElement {
     const was = this.pal;
     this.pal = null;
     const now = this.palette();
-    if (was && now.axis === was.axis && now.grid === was.grid && now.mark === was.mark) return;
+    if (was && now.axis === was.axis && now.grid === was.grid && now.mark === was.mark && now.dark === was.dark) return;
     this.charts?.spectrum.redraw(); this.charts?.error.redraw();
   }
 

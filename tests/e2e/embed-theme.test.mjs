@@ -145,7 +145,9 @@ async function lookOfElement(page, id) {
   return page.evaluate((id) => {
     const el = document.getElementById(id), th = window.__th;
     const u = el.charts?.spectrum.chart;
-    return { bg: th.lum(th.bgUnder(el)), fg: th.lum(th.parse(getComputedStyle(el).color)), axis: u ? th.lum(th.parse(u.axes[0].stroke(u, 0))) : null };
+    // the figure's own background (not the page's showing through) and its text
+    const box = el.shadowRoot.querySelector('.box'), own = th.parse(getComputedStyle(box).backgroundColor);
+    return { bg: own.a > 0.99 ? th.lum(own) : -1, fg: th.lum(th.parse(getComputedStyle(box).color)), axis: u ? th.lum(th.parse(u.axes[0].stroke(u, 0))) : null };
   }, id);
 }
 async function lookOfFrame(frame) {
@@ -247,26 +249,31 @@ describe('every way to ask for the dark look gives it, and a switch redraws the 
     expect(await page.evaluate(() => document.getElementById('e-spectrum').shadowRoot.querySelector('.msg').textContent))
       .toBe('theme "purple" is not one of auto, light, dark: following the page (auto)');
     expect(kind(await lookOfElement(page, 'e-spectrum'))).toBe(LIGHT);
-    await page.evaluate(() => document.getElementById('e-spectrum').setAttribute('theme', 'light'));
-    await settle(page);
-    expect(await page.evaluate(() => document.getElementById('e-spectrum').shadowRoot.querySelector('.msg').textContent)).toBe('');
-
-    // 2. auto: the host's color-scheme switched at run time (a blog's theme toggle) reaches every element
-    //    without a theme attribute, and their charts are drawn again
-    await page.evaluate(() => document.documentElement.classList.add('dark'));
-    await settle(page);
-    expect(kind(await lookOfElement(page, 'e-heatmap'))).toBe(DARK);
-    expect(kind(await lookOfElement(page, 'e-readouts'))).toBe(DARK);
-    expect(kind(await lookOfElement(page, 'e-spectrum'))).toBe(LIGHT); // theme="light" wins
     await page.evaluate(() => document.getElementById('e-spectrum').removeAttribute('theme'));
     await settle(page);
+    expect(await page.evaluate(() => document.getElementById('e-spectrum').shadowRoot.querySelector('.msg').textContent)).toBe('');
+    expect(kind(await lookOfElement(page, 'e-spectrum'))).toBe(LIGHT);
+
+    // 2. auto: the host's color-scheme switched at run time (a blog's theme toggle) reaches every element
+    //    without a theme attribute, and their charts are drawn again (no attribute of theirs changed)
+    await page.evaluate(() => document.getElementById('e-heatmap').setAttribute('theme', 'light'));
+    await page.evaluate(() => document.documentElement.classList.add('dark'));
+    await settle(page);
     expect(kind(await lookOfElement(page, 'e-spectrum'))).toBe(DARK);
-    expect((await drawn()).drawn).toBeGreaterThanOrEqual(4.5);
+    const toggled = await drawn();
+    expect(toggled.bgLum).toBeLessThan(0.05);
+    expect(toggled.drawn).toBeGreaterThanOrEqual(4.5);
+    expect(kind(await lookOfElement(page, 'e-readouts'))).toBe(DARK);
+    expect(kind(await lookOfElement(page, 'e-heatmap'))).toBe(LIGHT); // theme="light" wins
+    await page.evaluate(() => document.getElementById('e-heatmap').removeAttribute('theme'));
+    await settle(page);
+    expect(kind(await lookOfElement(page, 'e-heatmap'))).toBe(DARK);
+    expect(await page.evaluate(() => document.getElementById('e-spectrum').view.job)).toBe(jobs);
     // the host's custom properties win over the theme's colours, the charts' axes included
     await page.addStyleTag({ content: 'attn-viz { --attnviz-fg: #ffd27f; --attnviz-bg: #202a20; }' });
     await settle(page);
     expect(await page.evaluate(() => document.getElementById('e-spectrum').charts.spectrum.chart.axes[0].stroke())).toBe('rgb(255, 210, 127)');
-    expect(await page.evaluate(() => getComputedStyle(document.getElementById('e-heatmap')).backgroundColor)).toBe('rgb(32, 42, 32)');
+    expect(await page.evaluate(() => getComputedStyle(document.getElementById('e-heatmap').shadowRoot.querySelector('.box')).backgroundColor)).toBe('rgb(32, 42, 32)');
     expect(await axeProblems(page)).toEqual([]);
     await page.screenshot({ path: 'build/e2e/embed-theme-auto-switched.png', fullPage: true });
 
@@ -296,6 +303,9 @@ describe('every way to ask for the dark look gives it, and a switch redraws the 
     await frames.spectrum.evaluate(() => window.attnviz.snapshot());
     await settle(frames.spectrum);
     expect(kind(await lookOfFrame(frames.spectrum))).toBe(DARK);
+    const sys = await frames.spectrum.evaluate(() => window.__th.chart(window.attnviz.charts.spectrum.chart));
+    expect(sys.bgLum).toBeLessThan(0.05);
+    expect(sys.drawn).toBeGreaterThanOrEqual(4.5); // drawn again: the light theme's dark axes would be 1.4:1 here
     await page.emulateMedia({ colorScheme: 'light' });
 
     // 4. theme=dark in a frame's link: the dark blog's frames (above) and a frame navigated to such a link
