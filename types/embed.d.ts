@@ -34,6 +34,9 @@ export interface AttnVizAttributes {
   ds?: 'mean' | 'max';
   zoom?: string;
   cmap?: 'viridis' | 'cividis' | 'magma' | 'gray';
+  /** the colours: 'auto' (the default: the host page's color-scheme, inherited), 'light' or 'dark';
+   *  the host's --attnviz-fg, --attnviz-bg, --attnviz-muted, --attnviz-grid, --attnviz-accent win (docs/embedding.md) */
+  theme?: 'auto' | 'light' | 'dark';
   sweep?: string;
   sweep_y?: string;
   sweep_seeds?: string;

@@ -14,6 +14,8 @@
 // into view. `element.snapshot()` resolves to {state, readouts, tokens} as the
 // page's window.attnviz.snapshot() does (docs/inspection.md). `lang` (the HTML attribute, inherited from
 // an ancestor as HTML inherits it) picks the element's words: en or zh (docs/embedding.md, docs/i18n.md).
+// `theme` (light, dark, auto: the host page's color-scheme) and the host's --attnviz-* properties pick its
+// colours (embed.css; the charts' canvases read them: palette()).
 import { loadAttnviz, simdSupported } from './wasm/attnviz.mjs';
 import EmbedWorker from './workers/embed-worker.mjs?worker&inline';
 import { buildSchema, listOf } from './state/state.mjs';
@@ -58,6 +60,15 @@ export function hostAttribute(name) {
 }
 /** The element's messages that only say it is on its way (embed.css floats them over the figure). */
 const BUSY = ['embed.loading', 'embed.computing'];
+
+const THEMES = ['auto', 'light', 'dark'];
+
+/** The relative luminance (WCAG 2) of a computed colour `rgb(r, g, b)` / `rgba(…)`, 0..1 (0 when unreadable). */
+function luminance(css) {
+  const [r, g, b] = (String(css).match(/[\d.]+/g) ?? [0, 0, 0]).map(Number);
+  const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+}
 
 /** The element's language from an HTML lang value ('zh', 'zh-CN', 'zh-Hans', 'en-GB'): its primary subtag
  *  when the page speaks it, else the default (a host's lang="fr" is valid HTML, not a mistake to report). */
@@ -210,7 +221,7 @@ export class AttnViz extends HTMLElement {
     const pairs = ['v=1'];
     for (const { name, value } of this.attributes) {
       // lang is HTML's (a BCP 47 tag: zh-CN), read by words(): the snapshot is the same in every language
-      if (hostAttribute(name)) continue;
+      if (hostAttribute(name) || name === 'theme') continue; // theme: the element's colours (themeChanged), not a link key here
       const key = ATTRIBUTE_KEY[name] ?? name;
       pairs.push(`${encodeURIComponent(key)}=${encodeURIComponent(value)}`);
     }
@@ -282,6 +293,7 @@ export class AttnViz extends HTMLElement {
   }
 
   disconnectedCallback() {
+    this.themeWatch?.abort(); this.themeWatch = null;
     this.mo?.disconnect(); this.io?.disconnect(); this.ro?.disconnect();
     this.mo = this.io = this.ro = null;
     clearTimeout(this.parkTimer);
@@ -299,7 +311,9 @@ export class AttnViz extends HTMLElement {
     // the element's own data-view (below) is not state: a change of it alone is not read again
     this.mo = new MutationObserver((records) => {
       // (nor is a host's own attribute: a title, a class, aria-*)
-      if (records.every((r) => r.attributeName !== 'lang' && hostAttribute(r.attributeName))) return;
+      const host = (r) => r.attributeName !== 'lang' && hostAttribute(r.attributeName);
+      if (records.every(host)) return;
+      if (records.every((r) => r.attributeName === 'theme' || host(r))) { this.themeChanged(); return; }
       // a change of lang alone changes the words, not the state: redraw them, compute nothing
       if (records.every((r) => hostAttribute(r.attributeName))) { if (this.words()) this.redrawWords(); return; }
       this.words(); this.readState(); this.dirty = true; this.render();
@@ -310,6 +324,7 @@ export class AttnViz extends HTMLElement {
     this.ro = new ResizeObserver(() => { this.charts?.destroy(); this.charts = null; this.drawSpectra(); });
     if (this.words()) this.redrawWords(); // its lang (or an ancestor's) may have changed while it was away
     this.ro.observe(this.q('.spectra'));
+    this.watchTheme(); // its colours may have changed while it was away too
   }
 
   /** The state from the attributes; problems (bad keys or values) are shown in the element. */
@@ -322,6 +337,7 @@ export class AttnViz extends HTMLElement {
     if (state.embed && !VIEWS.includes(state.embed)) own.push(['embed.badView', { view: state.embed, views: VIEWS.join(', ') }]);
     // the element takes no messages (its page drives it through attributes): a host= restricts nothing here
     if (state.host) own.push(['embed.host']);
+    own.push(...this.themeProblems());
     this.st = { ...state, embed: view, lang: this.speaks ?? LANGS[0] };
     this.ownProblems = own;
     this.problems = problems;
@@ -405,6 +421,63 @@ export class AttnViz extends HTMLElement {
     else if (this.view.done === this.view.job) this.note(this.problemText());
   }
 
+  // --- theme (docs/embedding.md, "Themes"): CSS does the element's colours; the charts' canvases ask ---------
+  /** The `theme` attribute's problem, if its value is none of THEMES (then it follows the page, as auto). */
+  themeProblems() {
+    const v = this.getAttribute('theme');
+    return v === null || THEMES.includes(v.trim().toLowerCase()) ? [] : [['embed.badTheme', { theme: v.slice(0, 40), themes: THEMES.join(', ') }]];
+  }
+
+  /** The probe embed.css colours: the outer span's transitions signal a change, the inner span is read. */
+  themeProbe() {
+    if (!this.probe) {
+      this.probe = document.createElement('i');
+      this.probe.className = 'theme-probe';
+      this.probe.setAttribute('aria-hidden', 'true');
+      this.probe.append(document.createElement('i'));
+      this.q('.box').append(this.probe); // inside .box: it reads the colours .box (and .dark) set
+    }
+    return this.probe;
+  }
+
+  /** The charts' colours now ({axis, grid, mark}), as the element's CSS resolves them (cached: retheme()). */
+  palette() {
+    if (!this.pal) {
+      const cs = getComputedStyle(this.themeProbe().firstChild);
+      // the element's used color-scheme, from the system colour CanvasText (black in light, white in dark)
+      const dark = luminance(cs.outlineColor) > 0.5;
+      if (this.q('.box').classList.contains('dark') !== dark) this.q('.box').classList.toggle('dark', dark);
+      const now = getComputedStyle(this.themeProbe().firstChild); // after .dark: its colours
+      this.pal = { axis: now.color, grid: now.backgroundColor, mark: now.borderTopColor, dark };
+    }
+    return this.pal;
+  }
+
+  /** Follow changes of the colours: the host's color-scheme or --attnviz-* (a blog's theme toggle, the
+   *  system's preference under color-scheme: light dark) reach the probe as a transition; `theme` by retheme(). */
+  watchTheme() {
+    this.themeWatch?.abort();
+    this.themeWatch = new AbortController();
+    this.themeProbe().addEventListener('transitionend', () => this.retheme(), { signal: this.themeWatch.signal });
+    this.retheme();
+  }
+
+  /** The theme attribute changed: new colours, and its problem (if any) said again; nothing is computed. */
+  themeChanged() {
+    this.ownProblems = [...this.ownProblems.filter(([key]) => key !== 'embed.badTheme'), ...this.themeProblems()];
+    if (this.view.done === this.view.job && this.view.failed?.job !== this.view.job) this.q('.msg').textContent = this.problemText();
+    this.retheme();
+  }
+
+  /** The colours may have changed: read them again, and redraw the charts if they did (nothing is computed). */
+  retheme() {
+    const was = this.pal;
+    this.pal = null;
+    const now = this.palette();
+    if (was && now.axis === was.axis && now.grid === was.grid && now.mark === was.mark && now.dark === was.dark) return;
+    this.charts?.spectrum.redraw(); this.charts?.error.redraw();
+  }
+
   onResult(m) {
     // an older request's answer is dropped, but for a frame newer than the one shown: while a slider is
     // dragged the requests outrun the worker, and the heatmaps follow with the frames it finishes
@@ -459,7 +532,7 @@ export class AttnViz extends HTMLElement {
     if (!this.charts || this.charts.logX !== logX) {
       this.charts?.destroy();
       const w = Math.floor(box.width), h = Math.max(80, Math.floor(box.height / 2) - 30);
-      const opts = { width: w, height: h, dark: () => false, fontPx: 11, logX };
+      const opts = { width: w, height: h, colors: () => this.palette(), fontPx: 11, logX };
       const spectrum = makeSpectrumChart(this.q('.chart-spectrum'), opts);
       const error = makeErrorChart(this.q('.chart-error'), opts);
       this.charts = { logX, spectrum, error, destroy() { spectrum.destroy(); error.destroy(); } };

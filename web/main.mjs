@@ -133,13 +133,20 @@ function commitNow() { if (raf) { cancelAnimationFrame(raf); raf = 0; } commit()
 /** The inputs changed under the state (a model's run, own files, a new state): recompute and redraw everything. */
 function recompute() { dirty = 'inputs'; release = true; redraw.controls = true; schedule(); }
 
-/** Replace the state (a link read, a host's message): the reader's theme stays; everything is redrawn. */
+/** Replace the state (a link read, a host's message): the reader's theme stays, but an embed's is its
+ *  link's or its host's (state.mjs: an embed's link carries theme=); everything is redrawn. */
 function applyState(next) {
   // a link or a host sets n and d itself: only remember the generators' to return to (switchSource's
   // restore is for the picker)
   model.leaving(page.st, next);
-  page.st = model.fit({ ...next, theme: page.st.theme });
+  page.st = model.fit({ ...next, theme: themeOf(next) });
   recompute();
+}
+
+/** The theme a new state shows: an embed's own (its link's or a host's message), else the reader's. */
+function themeOf(next) {
+  if (next.embed) return next.theme;
+  return page.st?.theme && !page.st.embed ? page.st.theme : savedTheme();
 }
 
 // --- commit: one per animation frame --------------------------------------------------------------
@@ -272,7 +279,7 @@ async function start() {
   const { schema, av } = page;
   const opened = expandPreset(location.hash);
   const parsed = schema.fromHash(opened.hash);
-  page.st = { ...parsed.state, theme: savedTheme() };
+  page.st = { ...parsed.state, theme: themeOf(parsed.state) };
   setLang(page.st.lang); // before the controls are built: their labels are in it (docs/i18n.md)
   lesson = opened.preset;
   if (opened.problem) parsed.problems.unshift(opened.problem);
@@ -341,6 +348,12 @@ async function start() {
     document.documentElement.style.setProperty('--ctl-h', `${Math.ceil(e.borderBoxSize?.[0]?.blockSize ?? e.contentRect.height)}px`);
   }).observe(document.querySelector('.controls'));
   addEventListener('pointerup', () => { if (dragging) onChange(null, null, 'change'); });
+  // theme=auto follows the system's preference as it changes: the charts are drawn again in its colours
+  prefersDark.addEventListener('change', () => {
+    if (page.st.theme !== 'auto') return;
+    if (dirty === null) dirty = 'display';
+    schedule();
+  });
   addEventListener('hashchange', () => {
     urlOwn = location.hash;
     if (location.hash.slice(1) === withPreset(schema.toHash(page.st), lesson)) return;

@@ -242,6 +242,21 @@ describe('the schema follows the registry', () => {
     expect(old.state.n).toBe(64);
   });
 
+  it("an embed's link carries and obeys theme= (the host's), never in the snapshot's complete link", () => {
+    const emb = fromHash('#v=1&theme=dark&n=64&embed=heatmap'); // the order does not matter: embed= after theme=
+    expect(emb.problems).toEqual([]);
+    expect(emb.state.theme).toBe('dark');
+    expect(toHash(emb.state)).toMatch(/&theme=dark(&|$)/);
+    expect(fromHash(toHash(emb.state)).state.theme).toBe('dark');
+    expect(toHash(emb.state, { complete: true })).not.toMatch(/theme/); // the snapshot is the same in every theme
+    expect(toHash({ ...emb.state, theme: 'auto' })).not.toMatch(/theme/); // the default is left out
+    const bad = fromHash('#v=1&embed=spectrum&theme=purple');
+    expect(bad.state.theme).toBe('auto');
+    expect(bad.problems).toEqual(['theme: "purple" is not one of auto, light, dark']);
+    // a later value wins, as for every other key (an attnviz:set appends its keys to the link)
+    expect(fromHash('#v=1&embed=spectrum&theme=dark&theme=light').state.theme).toBe('light');
+  });
+
   it('keeps every URL key of earlier pages, so old links keep working', () => {
     const OLD = ['gen', 'seed', 'n', 'd', 'std', 'scale', 'causal', 'variant', 'p', 'dwc', 'dwc_k', 's', 'ef_kind',
       'ef_shared', 'm', 'orthogonal', 'rseed', 'order', 'N', 'landmarks', 'iters', 'tau', 'rtol', 'ds', 'theme'];

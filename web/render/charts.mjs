@@ -146,10 +146,10 @@ function logAxis(base, fontPx, side, counts) {
 /** Width in CSS px of a y axis's tick labels (the longest label is about six characters: 10⁻¹²). */
 const yAxisSize = (fontPx) => Math.ceil(fontPx * 3.6 + 8);
 
-/** The axis settings both charts share, for text of fontPx CSS px. */
-function axisBase(dark, fontPx) {
+/** The axis settings both charts share, for text of fontPx CSS px; `pal()`: the colours now (palette()). */
+function axisBase(pal, fontPx) {
   return {
-    stroke: () => themeColors(dark()).axis, grid: { stroke: () => themeColors(dark()).grid, width: 1 }, ticks: { show: false },
+    stroke: () => pal().axis, grid: { stroke: () => pal().grid, width: 1 }, ticks: { show: false },
     font: `${fontPx}px ${CANVAS_FAMILY}`, labelFont: `bold ${fontPx}px ${CANVAS_FAMILY}`, labelSize: Math.ceil(fontPx * 1.3),
   };
 }
@@ -165,12 +165,22 @@ function xScale(logX) {
   return logX ? { time: false, distr: 3, log: 10, range: (u, lo, hi) => [1, Math.max(2, hi ?? 2)] } : { time: false };
 }
 
-function themeColors(dark) {
-  return { axis: dark ? '#c8ccd4' : '#333', grid: dark ? '#333a44' : '#e3e3e3', mark: dark ? '#f0e442' : '#b8860b' };
+/**
+ * The charts' colours in a theme: axis (its text: ≥ 4.5:1 on the page's and an embed's backgrounds), grid,
+ * and mark (the dashed marker lines, and text beside them: the light theme's gold is dark enough for text).
+ */
+export function themeColors(dark) {
+  return { axis: dark ? '#c8ccd4' : '#333', grid: dark ? '#333a44' : '#e3e3e3', mark: dark ? '#f0e442' : '#8a6508' };
+}
+
+/** A chart's colours, read at each draw: `colors()` when given (an <attn-viz> element reads them from its
+ *  CSS, which a host may set: docs/embedding.md), else the theme's that `dark()` names. */
+function palette({ dark, colors }) {
+  return colors ?? (() => themeColors(dark()));
 }
 
 /** Marker lines (rank ceiling: vertical; noise floor: horizontal) drawn in uPlot's draw hook. */
-function markers(getMarks, dark) {
+function markers(getMarks, pal) {
   return {
     hooks: {
       draw: [(u) => {
@@ -179,7 +189,7 @@ function markers(getMarks, dark) {
         const { left, top, width, height } = u.bbox;
         ctx.save();
         ctx.lineWidth = 1.5 * devicePixelRatio;
-        ctx.strokeStyle = themeColors(dark()).mark;
+        ctx.strokeStyle = pal().mark;
         ctx.setLineDash([5 * devicePixelRatio, 4 * devicePixelRatio]);
         if (m.ceiling) {
           const x = u.valToPos(m.ceiling, 'x', true);
@@ -201,9 +211,10 @@ function markers(getMarks, dark) {
  * axes' text size; `logX`: i on a log axis (large n, where the overlays hold only the top σ).
  * update({x, S, E, M, A, ceiling, floor}) redraws; resize(w, h); destroy().
  */
-export function makeSpectrumChart(el, { width, height, dark, fontPx = 11, logX = false }) {
+export function makeSpectrumChart(el, { width, height, dark, colors, fontPx = 11, logX = false }) {
+  const pal = palette({ dark, colors });
   let marks = { ceiling: null, floor: 0 };
-  const axis = axisBase(dark, fontPx);
+  const axis = axisBase(pal, fontPx);
   const opts = {
     width, height,
     legend: legendMarkers(SERIES),
@@ -212,7 +223,7 @@ export function makeSpectrumChart(el, { width, height, dark, fontPx = 11, logX =
     scales: { x: xScale(logX), y: { distr: 3, range: (u, lo) => [Math.max(1e-12, Math.min(lo ?? 1e-8, floorDrawn(marks.floor) ? marks.floor : 1, 1) / 2), 1.5] } },
     axes: [xAxis(axis, fontPx, logX, t(logX ? 'chart.axis.iLog' : 'chart.axis.i')), { ...logAxis(axis, fontPx, 'y'), label: 'σᵢ / σ₁', size: yAxisSize(fontPx) }],
     series: [{ label: 'i' }, ...SERIES.map((s) => ({ label: s.label, stroke: s.color, width: 1.6, dash: s.dash, points: { show: false }, spanGaps: false }))],
-    plugins: [markers(() => marks, dark), seriesMarkers(SERIES)],
+    plugins: [markers(() => marks, pal), seriesMarkers(SERIES)],
   };
   const u = new (needUPlot())(opts, [[1], [null], [null], [null], [null]], el);
   return {
@@ -231,8 +242,9 @@ export function makeSpectrumChart(el, { width, height, dark, fontPx = 11, logX =
  * The truncated-SVD error chart: e(r) on log y for the variant (and softmax). With `logX`, r runs on a
  * log axis from 1 (e(0) = 1 always).
  */
-export function makeErrorChart(el, { width, height, dark, fontPx = 11, logX = false }) {
-  const axis = axisBase(dark, fontPx);
+export function makeErrorChart(el, { width, height, dark, colors, fontPx = 11, logX = false }) {
+  const pal = palette({ dark, colors });
+  const axis = axisBase(pal, fontPx);
   let marks = { ceiling: null, floor: 0 };
   const styles = [SERIES[2], SERIES[3]];
   const u = new (needUPlot())({
@@ -242,7 +254,7 @@ export function makeErrorChart(el, { width, height, dark, fontPx = 11, logX = fa
     scales: { x: xScale(logX), y: { distr: 3, range: (u, lo) => [Math.max(1e-16, Math.min(lo ?? 1e-8, 1) / 2), 1.5] } },
     axes: [xAxis(axis, fontPx, logX, t(logX ? 'chart.axis.rLog' : 'chart.axis.r')), { ...logAxis(axis, fontPx, 'y'), label: 'e(r)', size: yAxisSize(fontPx) }],
     series: [{ label: 'r' }, ...styles.map((s) => ({ label: s.label, stroke: s.color, width: 1.6, dash: s.dash, points: { show: false } }))],
-    plugins: [markers(() => marks, dark), seriesMarkers(styles)],
+    plugins: [markers(() => marks, pal), seriesMarkers(styles)],
   }, [[logX ? 1 : 0], [null], [null]], el);
   return {
     update(data) { marks = { ceiling: data.ceiling ?? null, floor: 0 }; u.setData([data.x, data.M, data.A]); },
@@ -257,7 +269,7 @@ export function makeErrorChart(el, { width, height, dark, fontPx = 11, logX = fa
  * A vertical line at x = mark.at with its text (the seed article's claim turns on i = D = d: QKᵀ has d
  * singular values, so its truncation error is 0 from D = d), drawn in uPlot's draw hook.
  */
-function labelledMark(getMark, dark, fontPx) {
+function labelledMark(getMark, pal, fontPx) {
   return {
     hooks: {
       draw: [(u) => {
@@ -267,7 +279,7 @@ function labelledMark(getMark, dark, fontPx) {
         const x = u.valToPos(m.at, 'x', true);
         if (!(x >= left && x <= left + width)) return;
         ctx.save();
-        ctx.strokeStyle = ctx.fillStyle = themeColors(dark()).mark;
+        ctx.strokeStyle = ctx.fillStyle = pal().mark;
         ctx.lineWidth = 1.5 * dpr;
         ctx.setLineDash([5 * dpr, 4 * dpr]);
         ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, top + height); ctx.stroke();
@@ -289,8 +301,9 @@ function labelledMark(getMark, dark, fontPx) {
  * the rank-D truncated SVD against D on a linear y axis from 0 (QKᵀ's falls to 0, exp's stays high).
  * update({x, S, E, mark: {at, text}}) redraws; resize(w, h); redraw(); destroy().
  */
-export function makeArticleChart(el, { kind, width, height, dark, fontPx = 11 }) {
-  const axis = axisBase(dark, fontPx);
+export function makeArticleChart(el, { kind, width, height, dark, colors, fontPx = 11 }) {
+  const pal = palette({ dark, colors });
+  const axis = axisBase(pal, fontPx);
   const styles = [SERIES[0], SERIES[1]];
   let mark = { at: null, text: '' };
   const spectrum = kind === 'spectrum';
@@ -307,7 +320,7 @@ export function makeArticleChart(el, { kind, width, height, dark, fontPx = 11 })
     },
     axes: [xAxis(axis, fontPx, false, t(spectrum ? 'figure.axis.i' : 'figure.axis.D')), y],
     series: [{ label: spectrum ? 'i' : 'D' }, ...styles.map((s) => ({ label: s.label, stroke: s.color, width: 1.6, dash: s.dash, points: { show: false }, spanGaps: false }))],
-    plugins: [labelledMark(() => mark, dark, fontPx), seriesMarkers(styles)],
+    plugins: [labelledMark(() => mark, pal, fontPx), seriesMarkers(styles)],
   }, [[spectrum ? 1 : 0], [null], [null]], el);
   return {
     update(data) { mark = data.mark ?? { at: null, text: '' }; u.setData([data.x, data.S, data.E]); },

@@ -18,8 +18,9 @@
 //   max      a number, or a function of the state (bounds the registry gives as n or 2n − 1)
 //   knob     the registry knob the entry sets (its key in av_params and in the loader's knobs)
 //   notInSnapshot  left out of toHash's complete link, the snapshot's state (lang: the numbers are the same)
-//   reader   presentation the reader owns (theme): in the state, never in a link (toHash leaves it out,
-//            fromHash skips it without a word)
+//   reader   presentation the reader owns (theme) in the full lab: never in its links (toHash leaves it
+//            out, fromHash skips it without a word); an embed's link (embed=…) carries and obeys it, as
+//            the host owns the presentation of its post (docs/embedding.md, "Themes")
 
 import { VARIANT_VIEW, KNOB_VIEW, OPENING_VARIANT, variantView } from './variants.mjs';
 import { shownView } from './reference-text.mjs';
@@ -72,8 +73,9 @@ const READOUT_ENTRIES = [
   // cut at full resolution (web/state/tokens.mjs); bounded by n where it is cut, as a link may open before its inputs
   { name: 'zoom', type: 'zoom', default: '', label: L('zoom'), group: 'view', stage: 'display', omitDefault: true },
   { name: 'cmap', type: 'enum', options: ['viridis', 'cividis', 'magma', 'gray'], default: 'viridis', label: L('cmap'), group: 'readout', stage: 'display' },
-  // the reader's own: never written into a link (a shared link must not impose the author's theme); an old
-  // link's `theme=` is accepted silently and left aside; the page keeps the reader's choice in localStorage
+  // the reader's own in the full lab: never written into its links (a shared link must not impose the
+  // author's theme); an old link's `theme=` is accepted silently and left aside; the page keeps the reader's
+  // choice in localStorage. An embed's link (embed=…) is the host's: it carries theme= and is obeyed
   { name: 'theme', type: 'enum', options: ['auto', 'light', 'dark'], default: 'auto', label: L('theme'), group: 'view', stage: 'display', reader: true },
   // presentation only: large text and heatmaps for a projector (the header's toggle; docs/page.md)
   { name: 'projector', type: 'bool', default: false, label: L('projector'), group: 'view', stage: 'display' },
@@ -374,7 +376,8 @@ export function buildSchema(registry) {
   function toHash(st, { complete = false } = {}) {
     const parts = [`v=${VERSION}`];
     for (const e of SCHEMA) {
-      if (e.reader) continue;
+      // the reader's own, but an embed's link keeps the host's (never in the snapshot: it computes nothing)
+      if (e.reader && (!st.embed || complete || st[e.name] === e.default)) continue;
       const v = st[e.name];
       if ((e.omitDefault && v === e.default && !complete) || e.omitWhen?.(st)) continue;
       if (complete && e.notInSnapshot) continue; // the snapshot's state is the same in every language
@@ -412,7 +415,7 @@ export function buildSchema(registry) {
     if (ver && ver[1] !== String(VERSION)) problems.push(say('link.version', { given: ver[1].slice(0, 20), version: VERSION }));
     // n first: other bounds (s, landmarks) depend on it
     pairs.sort(([a], [b]) => (b === 'n') - (a === 'n'));
-    const unknown = new Set(), given = new Set();
+    const unknown = new Set(), given = new Set(), readers = [];
     // a key deciding who is obeyed, given twice, is refused whole: the last-one-wins rule of other keys
     // would let an appended host= loosen (or a stale notice misdescribe) the restriction
     const count = (name) => pairs.filter(([k]) => k === name).length;
@@ -426,7 +429,7 @@ export function buildSchema(registry) {
       if (k === 'v' || repeated.has(k)) continue;
       const e = entryOf(k);
       if (!e) { unknown.add(k.slice(0, 40)); continue; }
-      if (e.reader) continue; // the reader's, not the link's
+      if (e.reader) { readers.push([e, v]); continue; } // the reader's, unless the link is an embed's (below)
       const { value, problem } = coerce(e, v, st);
       if (problem) problems.push(problem);
       st = { ...st, [e.name]: value };
@@ -434,6 +437,14 @@ export function buildSchema(registry) {
     }
     for (const e of SCHEMA) // a knob the link leaves out takes its variant's default
       if (e.variantDefaults && !given.has(e.name)) st = { ...st, [e.name]: defaultFor(e, st.variant) };
+    // an embed's link is the host's: it sets the presentation (theme=) too; a full lab's link leaves it to the reader
+    if (st.embed) {
+      for (const [e, v] of readers) {
+        const { value, problem } = coerce(e, v, st);
+        if (problem) problems.push(problem);
+        st = { ...st, [e.name]: value };
+      }
+    }
     if (unknown.size) problems.push(unknownSentence([...unknown]));
     return { state: normalise(st), problems: capList(problems) };
   }

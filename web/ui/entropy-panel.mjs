@@ -1,6 +1,6 @@
 // entropy-panel.mjs: the row-entropy histogram of M and softmax A (render/entropy.mjs) as a page panel.
 import { entropyBars, entropyNote, drawEntropyHistogram } from '../render/entropy.mjs';
-import { SERIES } from '../render/charts.mjs';
+import { SERIES, themeColors } from '../render/charts.mjs';
 import { NOTHING } from './panel.mjs';
 import { getLang } from '../i18n/i18n.mjs';
 
@@ -28,7 +28,7 @@ export function mountEntropy(page) {
     if (!box.width || !box.height) return;
     drawEntropyHistogram(canvas, entropyBars(hist), {
       width: box.width, height: box.height, dpr: devicePixelRatio || 1, fontPx: px,
-      colors: { M: SERIES_COLOR.M, A: SERIES_COLOR.A, mark: dark ? '#f0e442' : '#b8860b', axis: dark ? '#c8ccd4' : '#333' },
+      colors: { M: SERIES_COLOR.M, A: SERIES_COLOR.A, mark: themeColors(dark).mark, axis: themeColors(dark).axis }, // the mark's "uniform" is text: ≥ 4.5:1
     });
   }
   // the spectral readouts' entropy_hist would be plain ones merged in, as the table reads them

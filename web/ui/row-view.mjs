@@ -8,7 +8,7 @@
 // the lessons about spikiness open it (ui/lessons.mjs opens what a lesson highlights), the others close it,
 // and closed it computes nothing.
 import { drawRowBars } from '../render/rowbars.mjs';
-import { SERIES } from '../render/charts.mjs';
+import { SERIES, themeColors } from '../render/charts.mjs';
 import { fmt } from '../render/format.mjs';
 import { rowStats } from '../compute/row-stats.mjs';
 import { MAIN_THREAD_MAX_N } from '../compute/engine.mjs';
@@ -116,7 +116,7 @@ export function mountRowView(page) {
     if (!box.width || !box.height || shown.error) return;
     drawRowBars(canvas, { M: shown.M, A: shown.A, m: shown.causal ? shown.i + 1 : shown.n, i: shown.i }, {
       width: box.width, height: box.height, dpr: devicePixelRatio || 1, fontPx: px,
-      colors: { M: COLOR.M, A: COLOR.A, axis: dark ? '#c8ccd4' : '#333', mark: dark ? '#f0e442' : '#b8860b' },
+      colors: { M: COLOR.M, A: COLOR.A, axis: themeColors(dark).axis, mark: themeColors(dark).mark }, // the mark labels j = i: text
       labels: { M: t('row.lane.M', { i: shown.i }), A: t('row.lane.A', { i: shown.i }), key0: t('row.key0') },
     });
   }

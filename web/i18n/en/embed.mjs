@@ -16,6 +16,7 @@ export default {
   'embed.noMatrix': 'no matrix',
   'embed.badView': 'view "{view}" is not one of {views} here: showing the heatmap',
   'embed.host': 'host: the <attn-viz> element answers no messages (host= is for the iframe embed)',
+  'embed.badTheme': 'theme "{theme}" is not one of {themes}: following the page (auto)',
   'embed.join': '; ',
   'embed.caption.M': 'variant matrix M',
   'embed.caption.variant': '{variant}: M',

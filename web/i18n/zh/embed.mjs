@@ -16,6 +16,7 @@ export default {
   'embed.noMatrix': '没有矩阵',
   'embed.badView': 'view “{view}” 不是这里可用的视图（{views}）：改为显示热力图',
   'embed.host': 'host：<attn-viz> 元素不接收消息（host= 只用于 iframe 嵌入）',
+  'embed.badTheme': 'theme “{theme}” 不是 {themes} 之一：改为跟随页面（auto）',
   'embed.join': '；',
   'embed.caption.M': '变体矩阵 M',
   'embed.caption.variant': '{variant}：M',
