@@ -37,6 +37,8 @@ export interface AttnVizAttributes {
   /** the colours: 'auto' (the default: the host page's color-scheme, inherited), 'light' or 'dark';
    *  the host's --attnviz-fg, --attnviz-bg, --attnviz-muted, --attnviz-grid, --attnviz-accent win (docs/embedding.md) */
   theme?: 'auto' | 'light' | 'dark';
+  /** Where "open in attnviz" leads: the full lab's address (default: beside embed.js; an app that bundles the element names its lab here). */
+  lab?: string;
   sweep?: string;
   sweep_y?: string;
   sweep_seeds?: string;

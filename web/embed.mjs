@@ -221,7 +221,8 @@ export class AttnViz extends HTMLElement {
     const pairs = ['v=1'];
     for (const { name, value } of this.attributes) {
       // lang is HTML's (a BCP 47 tag: zh-CN), read by words(): the snapshot is the same in every language
-      if (hostAttribute(name) || name === 'theme') continue; // theme: the element's colours (themeChanged), not a link key here
+      // theme: the element's colours (themeChanged); lab: where "open in attnviz" leads (labBase); not link keys here
+      if (hostAttribute(name) || name === 'theme' || name === 'lab') continue;
       const key = ATTRIBUTE_KEY[name] ?? name;
       pairs.push(`${encodeURIComponent(key)}=${encodeURIComponent(value)}`);
     }
@@ -233,16 +234,21 @@ export class AttnViz extends HTMLElement {
     // ElementInternals.role, so that every accessibility tool sees it)
     if (!this.hasAttribute('role')) this.setAttribute('role', 'figure');
     this.words();
-    if (this.pool) { this.observe(); return; }
+    if (this.controls) { this.observe(); return; } // mounted before: back from a move
+    if (this.loading) return; // its first connection is still loading the module: that one mounts it
     this.reserve();
+    this.watchTheme(); // a dark host's colours from the first paint, whether or not the module loads
     if (!this.q('.msg').textContent) this.tell('embed.loading');
+    this.loading = true;
     try {
       this.pool = await getPool();
     } catch (err) {
       // Chromium rejects a blocked fetch before it reports the violation: give its event a moment to come
       this.tell(...(await cspCauseWithin(violations, import.meta.url, CSP_WAIT_MS) ?? ['embed.moduleFailed', { message: err.message }]));
       return;
-    }
+    } finally { this.loading = false; }
+    // removed while it loaded: mounted when it is connected again (connectedCallback, above)
+    if (!this.isConnected) return;
     const { schema } = this.pool;
     const entries = schema.SCHEMA.filter((e) => ['input', 'variant', 'readout'].includes(e.group));
     this.readState();
@@ -308,6 +314,7 @@ export class AttnViz extends HTMLElement {
   }
 
   observe() {
+    this.mo?.disconnect(); this.io?.disconnect(); this.ro?.disconnect(); // observed once, however often connected
     // the element's own data-view (below) is not state: a change of it alone is not read again
     this.mo = new MutationObserver((records) => {
       // (nor is a host's own attribute: a title, a class, aria-*)
@@ -316,12 +323,18 @@ export class AttnViz extends HTMLElement {
       if (records.every((r) => r.attributeName === 'theme' || host(r))) { this.themeChanged(); return; }
       // a change of lang alone changes the words, not the state: redraw them, compute nothing
       if (records.every((r) => hostAttribute(r.attributeName))) { if (this.words()) this.redrawWords(); return; }
-      this.words(); this.readState(); this.dirty = true; this.render();
+      // state with words or colours in the same batch (lang and p set together): all of them
+      const words = this.words();
+      this.readState(); this.dirty = true;
+      if (words) this.redrawWords();
+      this.render();
+      if (records.some((r) => r.attributeName === 'theme')) this.themeChanged();
     });
     this.mo.observe(this, { attributes: true });
     this.io = new IntersectionObserver(([e]) => { this.visible = e.isIntersecting; if (this.visible) this.compute(); this.parkLater(); });
     this.io.observe(this);
-    this.ro = new ResizeObserver(() => { this.charts?.destroy(); this.charts = null; this.drawSpectra(); });
+    // a change of size may also be a return from display: none, which saw no theme's transition: read the colours again
+    this.ro = new ResizeObserver(() => { this.retheme(); this.charts?.destroy(); this.charts = null; this.drawSpectra(); });
     if (this.words()) this.redrawWords(); // its lang (or an ancestor's) may have changed while it was away
     this.ro.observe(this.q('.spectra'));
     this.watchTheme(); // its colours may have changed while it was away too
@@ -346,9 +359,19 @@ export class AttnViz extends HTMLElement {
   }
 
   /** "open in attnviz": the full lab (beside embed.js) at the element's state, its language included. */
+  /** Where the full lab is: the host's `lab` attribute (an app that bundles the element has no lab beside
+   *  it: docs/package.md), else beside embed.js. Only an http(s) address, resolved against the page. */
+  labBase() {
+    try {
+      const url = new URL(this.getAttribute('lab') ?? '', document.baseURI);
+      if (this.hasAttribute('lab') && /^https?:$/.test(url.protocol)) return url.href.replace(/#.*$/, '');
+    } catch { /* not an address: beside embed.js */ }
+    return new URL('./', HERE).href;
+  }
+
   openLink() {
     const a = this.q('.open');
-    const href = `${new URL('./', HERE).href}#${openHash(this.pool.schema, this.st)}`;
+    const href = `${this.labBase()}#${openHash(this.pool.schema, this.st)}`;
     if (a.getAttribute('href') !== href) a.setAttribute('href', href);
     a.title = this.say('embed.open.title');
   }
@@ -369,8 +392,8 @@ export class AttnViz extends HTMLElement {
   }
 
   /** Ask the worker for the current state (only while on screen; latest wins per element). */
-  compute() {
-    if (!this.visible || !this.dirty || !this.pool) return;
+  compute(force = false) {
+    if (!(this.visible || force) || !this.dirty || !this.pool) return;
     this.dirty = false;
     const req = this.pool.schema.requestOf(this.st);
     const key = JSON.stringify([req, this.st.embed]);
@@ -579,7 +602,11 @@ export class AttnViz extends HTMLElement {
     for (;;) {
       const key = this.view.key;
       if (!this.dirty && this.view.done === this.view.job && key === JSON.stringify(this.pool.schema.requestOf(this.st))) break;
-      if (this.dirty) { this.visible = true; this.compute(); }
+      // asked for off screen: computed now, without marking it visible (it parks its worker as before)
+      if (this.dirty) {
+        this.compute(true);
+        if (!this.dirty && this.view.done === this.view.job) continue; // the same request as the one answered
+      }
       await new Promise((resolve) => this.waiters.push(resolve));
     }
     if (this.st.embed === 'spectrum') await loadUPlot().catch(() => {}); // its charts drawn, or their failure said

@@ -329,3 +329,58 @@ describe('every way to ask for the dark look gives it, and a switch redraws the 
     await page.close();
   }, 60000);
 });
+
+// Review of the merged issue-32 branches: what the element does before its module loads, off screen, and
+// as a bundled component.
+describe('the element before its module, off screen, and with lab=', () => {
+  /** A page on the host's origin with `body`; the wasm held back `wasmDelay` ms. */
+  async function page(name, body, { wasmDelay = 0 } = {}) {
+    writeFileSync(join(hostDir, name), `<!doctype html><html lang="en"><meta charset="utf-8"><title>a post</title><link rel="icon" href="data:,">
+<script type="module" src="${lab.url}embed.js"></script>${body}</html>`);
+    const p = await browser.context.newPage();
+    const errors = [];
+    p.on('pageerror', (e) => errors.push(String(e)));
+    if (wasmDelay) await p.route('**/*.wasm', async (r) => { await new Promise((s) => setTimeout(s, wasmDelay)); await r.continue(); });
+    await p.goto(`${host.url}${name}`);
+    await p.waitForFunction(() => customElements.get('attn-viz'));
+    return { p, errors };
+  }
+
+  it('is dark on a dark host from its first paint, while the module still loads', async () => {
+    const { p, errors } = await page('dark-early.html', '<style>:root { color-scheme: dark; background: #111; }</style><attn-viz id="e" n="64" view="heatmap"></attn-viz>', { wasmDelay: 1500 });
+    const early = await p.evaluate(() => {
+      const r = document.getElementById('e').shadowRoot;
+      return { loading: r.querySelector('.msg').textContent, dark: r.querySelector('.box').classList.contains('dark'), href: r.querySelector('.open').hasAttribute('href') };
+    });
+    expect(early.loading).toMatch(/loading/);
+    expect(early.dark).toBe(true);
+    expect(early.href).toBe(false); // no dead link before the module
+    await p.evaluate(() => document.getElementById('e').snapshot());
+    expect(errors).toEqual([]);
+    await p.close();
+  });
+
+  it('snapshot() of an element off screen settles when asked again for the same state, and leaves it off screen', async () => {
+    const { p, errors } = await page('offscreen.html', `<div style="height: 4000px">prose</div><attn-viz id="e" n="64" view="heatmap" variant="elu" p="3"></attn-viz>`);
+    await p.evaluate(() => document.getElementById('e').snapshot());
+    const again = await p.evaluate(async () => {
+      const e = document.getElementById('e');
+      e.setAttribute('p', '4'); e.setAttribute('p', '3'); // the same state as the one answered
+      const r = await Promise.race([e.snapshot().then(() => 'settled'), new Promise((s) => setTimeout(() => s('hung'), 10000))]);
+      return { r, visible: e.visible };
+    });
+    expect(again).toEqual({ r: 'settled', visible: false });
+    expect(errors).toEqual([]);
+    await p.close();
+  });
+
+  it('"open in attnviz" leads beside embed.js, or to the lab its lab attribute names', async () => {
+    const { p } = await page('lab-attr.html', '<attn-viz id="a" n="64" view="heatmap"></attn-viz><attn-viz id="b" n="64" view="heatmap" lab="https://example.org/attnviz/"></attn-viz>');
+    await p.evaluate(() => Promise.all(['a', 'b'].map((id) => document.getElementById(id).snapshot())));
+    const href = (id) => p.evaluate((id) => document.getElementById(id).shadowRoot.querySelector('.open').getAttribute('href'), id);
+    expect(await href('a')).toMatch(new RegExp(`^${lab.url}#`));
+    expect(await href('b')).toMatch(/^https:\/\/example\.org\/attnviz\/#/);
+    expect(await p.evaluate(() => document.getElementById('b').shadowRoot.querySelector('.msg').textContent)).toBe(''); // lab is no unknown key
+    await p.close();
+  });
+});

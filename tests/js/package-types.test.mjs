@@ -72,8 +72,8 @@ describe('types/embed.d.ts, the element', () => {
     const wanted = linkKeys().map((k) => ({ embed: 'view', N: 'power-n' })[k] ?? k);
     expect(wanted.length).toBeGreaterThan(40);
     expect(wanted.filter((k) => !attrs.includes(k))).toEqual([]);
-    // and no attribute that is no key: preset (a lesson's link) and controls are the only extras
-    expect(attrs.filter((a) => !wanted.includes(a) && a !== 'preset')).toEqual([]);
+    // and no attribute that is no key: preset (a lesson's link) and lab (where "open in attnviz" leads) the only extras
+    expect(attrs.filter((a) => !wanted.includes(a) && a !== 'preset' && a !== 'lab')).toEqual([]);
   });
 
   it('declares the element class the built embed.js exports, with snapshot()', () => {
