@@ -63,6 +63,9 @@ enum av_status {
     AV_ERR_TOO_LARGE = -14,    /* the sizes are valid but need more memory than this build can address (size_t) */
     AV_ERR_NEEDS_CAUSAL = -15, /* this variant (retention, deltanet) or knob setting (a decay below 1) exists only
                                 * with the causal mask */
+    AV_ERR_GATES = -16,        /* a gate input (av_params_set_gates, av_params_set_dplr) is outside its range or
+                                * its shape does not fit: a log-gate above 0, a beta outside (0, 2], arrays given for
+                                * another n, per-channel gates for a family whose gate is one per token */
     /* numerical events (outputs written) */
     AV_WARN_ZERO_ROW = 1,      /* some row's products sum to ≤ 0 (a normaliser ≤ 0 without ε): reported, kept as computed */
     AV_WARN_OVERFLOW = 2,      /* a feature (an exponential or a tensor power) overflowed float range; entries may be Inf/NaN */
@@ -72,7 +75,7 @@ enum av_status {
     AV_WARN_UNDERFLOW_ROW = 5  /* some row's products are all 0 in float32 although the variant's are positive by
                                 * definition (they underflowed, e.g. focused at p ≳ 6): that row is 0, kept */
 };
-#define AV_STATUS_MIN AV_ERR_NEEDS_CAUSAL       /* every status is in AV_STATUS_MIN..AV_STATUS_MAX */
+#define AV_STATUS_MIN AV_ERR_GATES             /* every status is in AV_STATUS_MIN..AV_STATUS_MAX */
 #define AV_STATUS_MAX AV_WARN_UNDERFLOW_ROW
 
 /* One English sentence for a status code (never NULL). */
@@ -97,7 +100,14 @@ enum av_variant {
     AV_COSFORMER = 12, /* relu(q)·relu(k)·cos(π(i−j)/(2n)), positions from 1, clamp 1e-6 */
     AV_RETENTION = 13, /* RetNet: M = (scale·QKᵀ) ⊙ D, D_ij = γ^{i−j} (j ≤ i); unnormalised, signed; causal only */
     AV_DELTANET = 14,  /* the delta rule (Gated DeltaNet when decay < 1): S ← αS, S += β·k(v − Sᵀk)ᵀ; causal only */
-    AV_VARIANT_COUNT = 15
+    /* the gated families (docs/gated.md): gates per token (and per channel) as data, av_params_set_gates */
+    AV_SIMPLE_GLA = 15, /* S_t = α_t S_{t−1} + k_t v_tᵀ, α_t = exp(g_t) one per token (Mamba-2 SSD, Gated RetNet) */
+    AV_GLA = 16,        /* S_t = Diag(α_t) S_{t−1} + k_t v_tᵀ, α_t ∈ R^d per channel (GLA) */
+    AV_GDN = 17,        /* Gated DeltaNet: S' = α_t S_{t−1}, S_t = S' + β_t k̃_t(v_t − S'ᵀk̃_t)ᵀ, one α_t, β_t per token */
+    AV_KDA = 18,        /* Kimi Delta Attention: gdn with a per-channel α_t ∈ R^d */
+    AV_DPLR = 19,       /* diagonal plus low rank: S_t = (Diag(α_t) + b_t a_tᵀ) S_{t−1} + k_t v_tᵀ (RWKV-7) */
+    AV_FOX = 20,        /* Forgetting Transformer: softmax_j≤i(scale·q_i·k_j + Σ_{l=j+1..i} g_l) */
+    AV_VARIANT_COUNT = 21
 };
 
 /* ---- the variant registry ------------------------------------------------------------------------
@@ -112,7 +122,8 @@ enum av_variant_class {
     AV_CLASS_CLOSED_FORM = 2, /* M_ij ∝ κ(scale·q_i·k_j) from the closed form; tensor features only below the cap */
     AV_CLASS_LOWRANK = 3,     /* M = softmax-based low-rank factors (projection or landmarks) */
     AV_CLASS_RETENTION = 4,   /* unnormalised decayed linear attention: S ← γS + k vᵀ, o = Sᵀ(scale·q) */
-    AV_CLASS_DELTA = 5        /* the delta rule on unit keys: S ← αS, S += β·k(v − Sᵀk)ᵀ, o = Sᵀ(scale·q) */
+    AV_CLASS_DELTA = 5,       /* the delta rule on unit keys: S ← αS, S += β·k(v − Sᵀk)ᵀ, o = Sᵀ(scale·q) */
+    AV_CLASS_GATED = 6        /* the gated families: per-token (per-channel) gates as data (docs/gated.md) */
 };
 enum av_variant_flag {
     AV_VF_CAUSAL = 1,    /* has a causal (masked) form */
@@ -237,6 +248,18 @@ typedef struct av_params {
     int window;           /* softmax: row i sees keys with |i − j| < window (and j ≤ i when causal), ≥ 1; 0: no window */
     double beta;          /* deltanet's write strength β in (0, 2]; 0 → 0.5 */
     int chunk;            /* the chunkwise form's chunk size C ≥ 1, clamped to n; 0 → min(n, 64) */
+    /* The gated families' inputs (docs/gated.md), caller-owned like hedgehog_w: set them with
+     * av_params_set_gates and av_params_set_dplr, which record the n they were given for; every call checks
+     * that n, the shapes and the ranges (AV_ERR_GATES, AV_ERR_NONFINITE) before computing. NULL: the constant
+     * case from the knobs, g_t = ln(decay) and β_t = beta for every token, a = b = 0. */
+    const float *gates;   /* log-gates g ≤ 0: gates_n values (one per token) or gates_n×d (per token and channel) */
+    int gate_channels;    /* 1 or d: the columns of `gates` */
+    const float *betas;   /* β_t in (0, 2], gates_n values (gdn, kda) */
+    const float *dplr_a;  /* dplr's read vectors a_t (gates_n×d), the state is read with before step t's decay */
+    const float *dplr_b;  /* dplr's write vectors b_t (gates_n×d) */
+    int gates_n;          /* the sequence length the arrays above were set for */
+    int qk_l2norm;        /* q, k ← x/√(Σx² + 1e-6) before the scale: 0 → the variant's default (on for gdn and
+                           * kda, off for the others), 1 on, −1 off */
 } av_params;
 
 /* Fill *prm with the defaults of `variant` (all knobs zero = default; causal off, or on for a variant that
@@ -248,7 +271,7 @@ enum av_knob {
     AV_KNOB_VARIANT = 0, AV_KNOB_CAUSAL, AV_KNOB_SCALE, AV_KNOB_P, AV_KNOB_DWC_KERNEL, AV_KNOB_S,
     AV_KNOB_EF_KIND, AV_KNOB_EF_SHARED, AV_KNOB_M, AV_KNOB_ORTHOGONAL, AV_KNOB_SEED, AV_KNOB_ORDER,
     AV_KNOB_N, AV_KNOB_LANDMARKS, AV_KNOB_ITERS, AV_KNOB_FEATURE_EPS, AV_KNOB_DECAY, AV_KNOB_WINDOW,
-    AV_KNOB_BETA, AV_KNOB_CHUNK, AV_KNOB_COUNT
+    AV_KNOB_BETA, AV_KNOB_CHUNK, AV_KNOB_QK_L2NORM, AV_KNOB_COUNT
 };
 /* Set one knob from a double (integers are rounded). AV_ERR_VARIANT for an unknown key. Ranges are
  * checked by the kernels (which know n and d), not here. */
@@ -256,6 +279,15 @@ int av_params_set(av_params *prm, int knob, double value);
 double av_params_get(const av_params *prm, int knob);
 /* Point the Hedgehog W at caller-owned memory (d×cols, row-major); W = NULL restores the identity. */
 int av_params_set_hedgehog(av_params *prm, const float *W, int cols);
+/* The gated families' inputs (caller-owned, kept while prm is used; docs/gated.md), for sequences of n tokens:
+ *   g      log-gates, n values (channels = 1) or n×d row-major (channels = d; d is checked at the call), or NULL
+ *          for the constant case g_t = ln(decay);
+ *   beta   β_t, n values, or NULL for the constant beta knob.
+ * av_params_set_dplr: dplr's a and b (n×d each, both or neither; NULL: zero, the family is then gla).
+ * Here only the pointers, n and channels are recorded (AV_ERR_SIZE for n outside 1..AV_MAX_N or channels < 1);
+ * the values are checked by every call that reads them. */
+int av_params_set_gates(av_params *prm, const float *g, int n, int channels, const float *beta);
+int av_params_set_dplr(av_params *prm, const float *a, const float *b, int n);
 /* sizeof(av_params), for callers (JS) that allocate it in wasm memory. */
 size_t av_params_size(void);
 
@@ -349,6 +381,16 @@ int av_linear(float *O, const float *Q, const float *K, const float *V, int n, i
  * AV_WARN_PRODUCT_OVERFLOW when o left float32 range (o may hold Inf/NaN). */
 int av_recurrent_step(float *o, double *S, double *z, const float *phi_q, const float *phi_k,
                       const float *v, long r, int dv, int n, const av_params *prm);
+
+/* One token of a gated family's recurrence (docs/gated.md), float64 state S (d×dv, row-major; start at 0):
+ * q, k: the token's raw rows (d; the step applies qk_l2norm and the scale as the knobs say), v (dv); g: its
+ * log-gate, 1 value or d (gate_channels of prm; NULL: ln(decay)); beta: its β (gdn, kda; ignored otherwise);
+ * a, b: its dplr vectors (d each; NULL: zero). o (dv) = S_tᵀq̃_t after the step. prm's gate arrays are not
+ * read. AV_ERR_NO_LINEAR for a variant outside the gated families' state forms (fox has no constant-size
+ * state), AV_ERR_GATES for g > 0 or β outside (0, 2], AV_ERR_NONFINITE, AV_WARN_PRODUCT_OVERFLOW when o or S
+ * left the float range. */
+int av_gated_step(float *o, double *S, const float *q, const float *k, const float *v, const float *g, double beta,
+                  const float *a, const float *b, int d, int dv, const av_params *prm);
 
 /* The causal output O[n×dv] by the two forms that read the sequence in order (docs/recurrent.md); both need
  * prm->causal = 1 (else AV_ERR_NEEDS_CAUSAL) and agree with av_attend's M·V to float precision.
