@@ -595,6 +595,93 @@ START_TEST(test_refusals) {
 END_TEST
 
 // ----------------------------------------------------------------------------------------------------
+// recall
+
+/* The reference memory: the N pairs (K, V: N×d) written by the family's recurrence (docs/gated.md), each key read
+ * back as o_i = S_Nᵀq̃(k_i), q̃ = scale·l2norm?(k_i); err_i = ‖o_i − v_i‖/‖v_i‖. */
+static void ref_recall(double *err, const gcase *c, const float *V) {
+    int N = c->n, d = c->d;
+    double *O = malloc(sizeof(double) * (N + N) * d);
+    /* the pairs, then N reads: the reads are tokens N.. with α = 1, k = 0 (nothing written, nothing decayed) */
+    float *Q2 = calloc((size_t)(2 * N) * d, sizeof(float)), *K2 = calloc((size_t)(2 * N) * d, sizeof(float));
+    float *g2 = c->g ? calloc((size_t)(2 * N) * c->gc, sizeof(float)) : NULL;
+    float *b2 = calloc((size_t)(2 * N), sizeof(float));
+    double *V2 = calloc((size_t)(2 * N) * d, sizeof(double));
+    memcpy(K2, c->K, sizeof(float) * N * d);
+    memcpy(Q2 + (size_t)N * d, c->K, sizeof(float) * N * d);
+    if (g2) memcpy(g2, c->g, sizeof(float) * N * c->gc);
+    for (int t = 0; t < 2 * N; t++) b2[t] = t < N ? (float)beta_of(c, t) : 1.0f;
+    for (int e = 0; e < N * d; e++) V2[e] = V[e];
+    gcase r = *c;
+    r.n = 2 * N, r.Q = Q2, r.K = K2, r.g = g2, r.beta = b2;
+    if (!c->g) r.g = NULL; /* the constant gate: the reads must not decay, so give them an array */
+    float *gc0 = NULL;
+    if (!c->g) {
+        gc0 = calloc((size_t)(2 * N), sizeof(float));
+        for (int t = 0; t < N; t++) gc0[t] = (float)c->g0;
+        r.g = gc0, r.gc = 1;
+    }
+    /* the reads' keys are 0, so the delta rule writes β(v − Sᵀ0)·0ᵀ = 0 and the l2norm of 0 is 0 */
+    ref_recurrence(O, &r, V2, d);
+    for (int i = 0; i < N; i++) {
+        double num = 0, den = 0;
+        for (int e = 0; e < d; e++) {
+            double x = O[(size_t)(N + i) * d + e] - V[i * d + e];
+            num += x * x, den += (double)V[i * d + e] * V[i * d + e];
+        }
+        err[i] = sqrt(num / den);
+    }
+    free(O); free(Q2); free(K2); free(g2); free(b2); free(V2); free(gc0);
+}
+
+/* av_recall_pairs of the four state families against the reference memory, with constant gates and with arrays
+ * of N (a reset among them); simple_gla at a constant decay recalls as retention does (to float precision). */
+START_TEST(test_recall) {
+    enum { N = 24, d = 8 };
+    float K[N * d], V[N * d], beta[N];
+    ck_assert_int_eq(av_recall_draw(K, V, N, d, 5), AV_OK);
+    tu_fill_uniform(beta, N, 0.3, 1.6, 81);
+    static unsigned char w[1 << 20];
+    double err[N], ref[N];
+    for (int k = 0; k < 4; k++) {
+        int v = FAMILIES[k], gc = v == AV_GLA || v == AV_KDA ? d : 1;
+        for (int arrays = 0; arrays < 2; arrays++) {
+            float *g = arrays ? make_gates(N, gc, -0.2, 10, 82) : NULL;
+            gcase c = {v, N, d, K, K, g, arrays && is_delta(v) ? beta : NULL, gc, log(0.97), 0.9, 1.0, is_delta(v)};
+            av_params p;
+            av_params_default(&p, v);
+            p.decay = 0.97;
+            p.beta = 0.9;
+            av_params_set_gates(&p, g, N, gc, c.beta);
+            size_t wb = av_recall_work(&p, N, d);
+            ck_assert_msg(wb > 0 && wb <= sizeof w, "%s: recall work %zu", av_variant_name(v), wb);
+            ck_assert_int_eq(av_recall_pairs(err, K, V, N, d, &p, w, wb), AV_OK);
+            ref_recall(ref, &c, V);
+            for (int i = 0; i < N; i++)
+                ck_assert_msg(fabs(err[i] - ref[i]) <= 1e-5 * fmax(1, ref[i]), "%s arrays %d: err[%d] %g, reference %g",
+                              av_variant_name(v), arrays, i, err[i], ref[i]);
+            if (arrays) /* the reset at token 10 forgets the pairs before it */
+                for (int i = 0; i < 10; i++) ck_assert_msg(err[i] > 0.5, "%s: pair %d survived the reset", av_variant_name(v), i);
+            free(g);
+        }
+    }
+    av_params p, r;
+    av_params_default(&p, AV_SIMPLE_GLA);
+    av_params_default(&r, AV_RETENTION);
+    p.decay = r.decay = 0.9;
+    double e2[N];
+    ck_assert_int_eq(av_recall_pairs(err, K, V, N, d, &p, w, av_recall_work(&p, N, d)), AV_OK);
+    ck_assert_int_eq(av_recall_pairs(e2, K, V, N, d, &r, w, av_recall_work(&r, N, d)), AV_OK);
+    for (int i = 0; i < N; i++) ck_assert(fabs(err[i] - e2[i]) <= 1e-6 * fmax(1, e2[i]));
+    /* gates set for another N: refused */
+    float g[N + 1];
+    for (int t = 0; t <= N; t++) g[t] = -0.1f;
+    av_params_set_gates(&p, g, N + 1, 1, NULL);
+    ck_assert_int_eq(av_recall_pairs(err, K, V, N, d, &p, w, sizeof w), AV_ERR_GATES);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------------------------------
 // the knob and the registry
 
 START_TEST(test_qk_l2norm_knob) {
@@ -661,6 +748,7 @@ Suite *suite_gated(void) {
     tcase_add_test(tc, test_zero_gates);
     tcase_add_test(tc, test_reset_blocks);
     tcase_add_test(tc, test_refusals);
+    tcase_add_test(tc, test_recall);
     tcase_add_test(tc, test_qk_l2norm_knob);
     tcase_add_test(tc, test_costs);
     suite_add_tcase(s, tc);
