@@ -24,6 +24,7 @@ typedef struct dbufs {
     double *Aq, *Ak;   /* strips SB×n (matrix) or the chunk's C×C */
     float *L;          /* A_kk, n×n (matrix) */
     double *S, *U, *e; /* state d×dv, the chunk's written values C×dv, exponents d (chunkwise) */
+    double *f;         /* e^e, d (chunkwise) */
 } dbufs;
 
 static int chunk_of(const av_params *p, int n) { return p->chunk < 1 ? 1 : p->chunk > n ? n : p->chunk; }
@@ -48,6 +49,7 @@ static void dlayout(dbufs *b, avi_arena *a, const av_params *p, int n, int d, in
     b->S = avi_take(a, 8u * (uint64_t)d * dv);
     b->U = avi_take(a, 8u * (uint64_t)len * dv);
     b->e = avi_take(a, 8u * (uint64_t)d);
+    b->f = avi_take(a, 8u * (uint64_t)d);
 }
 
 uint64_t avi_gdelta_need(const av_params *p, int n, int d, int dv, int path) {
@@ -100,10 +102,20 @@ int avi_gdelta_matrix(float *M, const float *Q, const float *K, int n, int d, co
     return AV_OK;
 }
 
+/* f[c] = e^{e[c]} for the d channels (one exponential when the gate is one per token: gc = 1, e[0]). */
+static void exp_factors(double *f, const double *e, int gc, int d) {
+    if (gc == 1) {
+        double x = exp(e[0]);
+        for (int c = 0; c < d; c++) f[c] = x;
+    } else {
+        for (int c = 0; c < d; c++) f[c] = exp(e[c]);
+    }
+}
+
 static int chunkwise(float *O, const float *V, int n, int d, int dv, const av_params *p, dbufs *b) {
     const int C = chunk_of(p, n), gc = avi_gate_channels(p);
     avi_gates G = avi_gates_of(p);
-    double *S = b->S, *e = b->e;
+    double *S = b->S, *e = b->e, *f = b->f;
     memset(S, 0, sizeof(double) * (size_t)d * dv);
     for (int c0 = 0; c0 < n; c0 += C) {
         const int L = n - c0 < C ? n - c0 : C;
@@ -117,11 +129,12 @@ static int chunkwise(float *O, const float *V, int n, int d, int dv, const av_pa
         for (int c = 0; c < d; c++) e[c] = 0;
         for (int t = 0; t < L; t++) {
             for (int c = 0; c < gc; c++) e[c] += gl[(size_t)t * gc + c];
+            exp_factors(f, e, gc, d);
             const float *k = b->Kt + (size_t)(c0 + t) * d, *v = V + (size_t)(c0 + t) * dv;
             double *u = b->U + (size_t)t * dv;
             for (int x = 0; x < dv; x++) u[x] = v[x];
             for (int c = 0; c < d; c++) {
-                double kc = k[c] * exp(e[gc == 1 ? 0 : c]);
+                double kc = k[c] * f[c];
                 if (kc != 0) avs_axpy_neg_f64(u, kc, S + (size_t)c * dv, dv);
             }
             const double *Ak = b->Ak + (size_t)t * L;
@@ -134,6 +147,7 @@ static int chunkwise(float *O, const float *V, int n, int d, int dv, const av_pa
         for (int c = 0; c < d; c++) e[c] = 0;
         for (int t = 0; t < L; t++) {
             for (int c = 0; c < gc; c++) e[c] += gl[(size_t)t * gc + c];
+            exp_factors(f, e, gc, d);
             const float *q = b->Qt + (size_t)(c0 + t) * d;
             float *out = O + (size_t)(c0 + t) * dv;
             double acc[64];
@@ -141,7 +155,7 @@ static int chunkwise(float *O, const float *V, int n, int d, int dv, const av_pa
                 const int w = dv - x0 < 64 ? dv - x0 : 64;
                 for (int x = 0; x < w; x++) acc[x] = 0;
                 for (int c = 0; c < d; c++) {
-                    double qc = q[c] * exp(e[gc == 1 ? 0 : c]);
+                    double qc = q[c] * f[c];
                     if (qc != 0) avs_axpy_neg_f64(acc, -qc, S + (size_t)c * dv + x0, w);
                 }
                 const double *Aq = b->Aq + (size_t)t * L;
@@ -151,17 +165,18 @@ static int chunkwise(float *O, const float *V, int n, int d, int dv, const av_pa
             }
         }
         /* S ← Diag(e^{b_{L−1}}) S + Σ_s (k̃_s ⊙ e^{r_s}) u_sᵀ; e holds b_{L−1} for every channel (gc = 1: e[0]) */
-        for (int c = 0; c < d; c++) {
-            double f = exp(e[gc == 1 ? 0 : c]), *s = S + (size_t)c * dv;
-            if (f != 1)
-                for (int x = 0; x < dv; x++) s[x] *= f;
+        for (int c = 0; c < d; c++) { /* f holds e^{b_{L−1}} */
+            double fc = f[c], *s = S + (size_t)c * dv;
+            if (fc != 1)
+                for (int x = 0; x < dv; x++) s[x] *= fc;
         }
         for (int c = 0; c < d; c++) e[c] = 0;
         for (int s = L - 1; s >= 0; s--) {
             const float *k = b->Kt + (size_t)(c0 + s) * d;
             const double *u = b->U + (size_t)s * dv;
+            exp_factors(f, e, gc, d);
             for (int c = 0; c < d; c++) {
-                double kc = k[c] * exp(e[gc == 1 ? 0 : c]);
+                double kc = k[c] * f[c];
                 if (kc != 0) avs_axpy_neg_f64(S + (size_t)c * dv, -kc, u, dv);
             }
             for (int c = 0; c < gc; c++) e[c] += gl[(size_t)s * gc + c];

@@ -20,6 +20,7 @@ typedef struct lbufs {
     avi_gprod k;        /* the products of a range (the whole sequence, or a chunk) */
     double *A;          /* a strip SB×n (matrix), or the chunk's C×C */
     double *S, *o, *e;  /* state d×dv, an output row dv, the chunk's exponents d (chunkwise) */
+    double *f;          /* e^e, d (chunkwise) */
 } lbufs;
 
 static int chunk_of(const av_params *p, int n) { return p->chunk < 1 ? 1 : p->chunk > n ? n : p->chunk; }
@@ -43,6 +44,7 @@ static void llayout(lbufs *b, avi_arena *a, const av_params *p, int n, int d, in
     b->S = avi_take(a, 8u * (uint64_t)d * dv);
     b->o = avi_take(a, 8u * (uint64_t)dv);
     b->e = avi_take(a, 8u * (uint64_t)d);
+    b->f = avi_take(a, 8u * (uint64_t)d);
 }
 
 uint64_t avi_gla_need(const av_params *p, int n, int d, int dv, int path) {
@@ -71,6 +73,16 @@ int avi_gla_matrix(float *M, const float *Q, const float *K, int n, int d, const
     return AV_OK;
 }
 
+/* f[c] = e^{e[c]} for the d channels (one exponential when the gate is one per token: gc = 1, e[0]). */
+static void exp_factors(double *f, const double *e, int gc, int d) {
+    if (gc == 1) {
+        double x = exp(e[0]);
+        for (int c = 0; c < d; c++) f[c] = x;
+    } else {
+        for (int c = 0; c < d; c++) f[c] = exp(e[c]);
+    }
+}
+
 static int chunkwise(float *O, const float *V, int n, int d, int dv, const av_params *p, lbufs *b) {
     const int C = chunk_of(p, n), gc = avi_gate_channels(p);
     avi_gates G = avi_gates_of(p);
@@ -85,11 +97,11 @@ static int chunkwise(float *O, const float *V, int n, int d, int dv, const av_pa
         for (int c = 0; c < d; c++) e[c] = 0;
         for (int t = 0; t < L; t++) { /* o_t = (q̃_t ⊙ e^{b_t})ᵀS + Σ_{s≤t} A_ts v_s */
             for (int c = 0; c < gc; c++) e[c] += gl[(size_t)t * gc + c];
-            for (int c = 1; gc == 1 && c < d; c++) e[c] = e[0];
+            exp_factors(b->f, e, gc, d);
             double *o = b->o;
             for (int x = 0; x < dv; x++) o[x] = 0;
             for (int c = 0; c < d; c++) {
-                double qc = b->Qt[(size_t)(c0 + t) * d + c] * exp(e[c]);
+                double qc = b->Qt[(size_t)(c0 + t) * d + c] * b->f[c];
                 if (qc != 0) avs_axpy_neg_f64(o, -qc, b->S + (size_t)c * dv, dv);
             }
             const double *A = b->A + (size_t)t * L;
@@ -101,17 +113,18 @@ static int chunkwise(float *O, const float *V, int n, int d, int dv, const av_pa
             float *out = O + (size_t)(c0 + t) * dv;
             for (int x = 0; x < dv; x++) out[x] = (float)o[x];
         }
-        /* S ← Diag(e^{b_{L−1}}) S + Σ_s (k̃_s ⊙ e^{r_s}) v_sᵀ, e now holds b_{L−1} */
+        /* S ← Diag(e^{b_{L−1}}) S + Σ_s (k̃_s ⊙ e^{r_s}) v_sᵀ; b->f holds e^{b_{L−1}} */
         for (int c = 0; c < d; c++) {
-            double f = exp(e[c]), *s = b->S + (size_t)c * dv;
+            double f = b->f[c], *s = b->S + (size_t)c * dv;
             if (f != 1)
                 for (int x = 0; x < dv; x++) s[x] *= f;
         }
         for (int c = 0; c < d; c++) e[c] = 0; /* r_s = Σ_{l=s+1..L−1} g */
         for (int s = L - 1; s >= 0; s--) {
             const float *k = b->Kt + (size_t)(c0 + s) * d, *v = V + (size_t)(c0 + s) * dv;
+            exp_factors(b->f, e, gc, d);
             for (int c = 0; c < d; c++) {
-                double kc = k[c] * exp(e[gc == 1 ? 0 : c]);
+                double kc = k[c] * b->f[c];
                 if (kc == 0) continue;
                 double *st = b->S + (size_t)c * dv;
                 for (int x = 0; x < dv; x++) st[x] += kc * v[x];
