@@ -392,6 +392,16 @@ int av_recurrent_step(float *o, double *S, double *z, const float *phi_q, const 
 int av_gated_step(float *o, double *S, const float *q, const float *k, const float *v, const float *g, double beta,
                   const float *a, const float *b, int d, int dv, const av_params *prm);
 
+/* RWKV-7's read and write vectors for dplr (docs/gated.md "dplr"; fla's RWKV7Attention): from K (n×d, the layer's
+ * k ⊙ k_k), κ̂_t = K_t / max(‖K_t‖, 1e-12) (torch's F.normalize, the layer's default; a zero row stays zero),
+ * a_t = −κ̂_t, b_t = κ̂_t ⊙ η_t with η the in-context learning rate: a_icl (n×d, each in [0, 1]: the layer's
+ * sigmoid(a_lora x)), or a_icl_const for every entry when a_icl is NULL. a, b: n×d each (then
+ * av_params_set_dplr). The rest of RWKV-7 is the caller's: its log-decay, w = −e^{−1/2}·sigmoid(·) per channel,
+ * lies in (−e^{−1/2}, 0), so α ∈ (0.545, 1) (av_params_set_gates, channels d); scale 1; the layer's k written
+ * is k ⊙ (1 + (η − 1) ⊙ k_a). AV_ERR_NULL, AV_ERR_SIZE (n, d), AV_ERR_NONFINITE (K, a_icl), AV_ERR_GATES (a
+ * rate outside [0, 1]); nothing is written unless AV_OK. */
+int av_rwkv7_vectors(float *a, float *b, const float *K, int n, int d, const float *a_icl, double a_icl_const);
+
 /* The causal output O[n×dv] by the two forms that read the sequence in order (docs/recurrent.md); both need
  * prm->causal = 1 (else AV_ERR_NEEDS_CAUSAL) and agree with av_attend's M·V to float precision.
  *   av_recurrent   token by token: the state scan of av_recurrent_step (kernel variants, retention,

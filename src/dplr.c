@@ -84,10 +84,10 @@ typedef struct dctx {
     double *g, *sum, *e, *u;      /* one channel vector each (d) */
 } dctx;
 
-/* Rows of the A's: row i − i0 at +ld·(i − i0), column j at +(j − j_lo). */
-typedef struct arows { double *qk, *qb, *ak, *ab; int ld; } arows;
+/* Rows of the A's: row i at +ld·(i − row0), column j at +(j − j_lo). */
+typedef struct arows { double *qk, *qb, *ak, *ab; int ld, row0; } arows;
 
-/* A_qk, A_qb (j ≤ i) and A_ak, A_ab (j < i) of rows [i0, i1) over columns [j_lo, i] (docs/gated.md):
+/* A_qk, A_qb (j ≤ i) and A_ak, A_ab (j < i) of rows [i0, i1) over columns [j_lo, i] into o (docs/gated.md):
  *   A_qk_ij = Σ_c q̃_ic k_jc Γ_ijc, A_qb_ij = Σ_c q̃_ic b_jc Γ_ijc, A_ak_ij = Σ_c a_ic k_jc Γ'_ijc,
  *   A_ab_ij = Σ_c a_ic b_jc Γ'_ijc, Γ' without α_i (a reads the state before step i's decay).
  * Without a and b only A_qk. Entries right of the diagonal are not written. */
@@ -119,7 +119,7 @@ static void tile(const dctx *x, const arows *o, int i0, int i1, int j_lo) {
             }
         }
         for (int i = i0; i < i1; i++) {
-            const size_t r = (size_t)o->ld * (i - i0);
+            const size_t r = (size_t)o->ld * (i - o->row0);
             const double *qh = x->qh + (size_t)(i - i0) * d, *ah = x->ah + (size_t)(i - i0) * d;
             for (int j = j_lo; j < i0; j++) {
                 const double *kh = x->kh + (size_t)(j - j_lo) * d, *bh = x->bh + (size_t)(j - j_lo) * d;
@@ -132,7 +132,7 @@ static void tile(const dctx *x, const arows *o, int i0, int i1, int j_lo) {
         }
     }
     for (int i = i0; i < i1; i++) { /* i0 ≤ j ≤ i: Γ'_ij = exp(R), R = Σ_{j<l<i} g_l summed from the diagonal, Γ_ij = α_i Γ'_ij */
-        const size_t r = (size_t)o->ld * (i - i0), id = (size_t)i * d;
+        const size_t r = (size_t)o->ld * (i - o->row0), id = (size_t)i * d;
         const float *q = x->Qt + id;
         gate_row(g, &x->G, i, d);
         for (int c = 0; c < d; c++) {
@@ -252,9 +252,9 @@ int avi_dplr_matrix(float *M, const float *Q, const float *K, int n, int d, cons
     dlayout(&b, &a, p, n, d, 1, AVI_GATED_MATRIX);
     setup(&b, Q, K, n, d, p);
     const int lr = b.x.a != NULL;
-    const arows o = {b.qk, b.qb, b.ak, b.ab, n};
     for (int i0 = 0; i0 < n; i0 += MATRIX_ROWS) {
         const int i1 = n - i0 < MATRIX_ROWS ? n : i0 + MATRIX_ROWS;
+        const arows o = {b.qk, b.qb, b.ak, b.ab, n, i0};
         tile(&b.x, &o, i0, i1, 0);
         for (int i = i0; lr && i < i1; i++) /* rows i0..i1−1 of A_ak, A_ab, read by this block's rows already */
             for (int j = 0; j < i; j++) {
@@ -317,7 +317,7 @@ static void chunk(float *O, const float *V, int c0, int R, int dv, const dbufs *
     const dctx *x = &b->x;
     const int d = x->d, lr = x->a != NULL;
     double *S = b->S, *sum = x->sum, *g = x->g;
-    const arows o = {b->qk, b->qb, b->ak, b->ab, R};
+    const arows o = {b->qk, b->qb, b->ak, b->ab, R, c0};
     for (int i0 = c0; i0 < c0 + R; i0 += TILE_ROWS) tile(x, &o, i0, i0 + TILE_ROWS < c0 + R ? i0 + TILE_ROWS : c0 + R, c0);
     memset(sum, 0, sizeof(double) * (size_t)d); /* Q̂ = q̃ ⊙ exp(Σ_{c0≤l≤i} g), Â = a ⊙ exp(Σ_{c0≤l<i} g) */
     for (int s = 0; s < R; s++) {
@@ -385,5 +385,32 @@ int avi_dplr_run(float *O, const float *Q, const float *K, const float *V, int n
     const int C = chunk_of(p, n);
     memset(b.S, 0, sizeof(double) * (size_t)d * dv);
     for (int c0 = 0; c0 < n; c0 += C) chunk(O, V, c0, n - c0 < C ? n - c0 : C, dv, &b);
+    return AV_OK;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// RWKV-7's construction
+
+int av_rwkv7_vectors(float *a, float *b, const float *K, int n, int d, const float *a_icl, double a_icl_const) {
+    if (!a || !b || !K) return AV_ERR_NULL;
+    if (n < 1 || n > AV_MAX_N || d < 1 || d > AV_MAX_D) return AV_ERR_SIZE;
+    const size_t count = (size_t)n * d;
+    if (!avi_all_finite(K, count) || (a_icl ? !avi_all_finite(a_icl, count) : !isfinite(a_icl_const)))
+        return AV_ERR_NONFINITE;
+    if (!a_icl && !(a_icl_const >= 0 && a_icl_const <= 1)) return AV_ERR_GATES;
+    for (size_t e = 0; a_icl && e < count; e++)
+        if (!(a_icl[e] >= 0 && a_icl[e] <= 1)) return AV_ERR_GATES;
+    for (int t = 0; t < n; t++) {
+        const float *k = K + (size_t)t * d;
+        double ss = 0;
+        for (int c = 0; c < d; c++) ss += (double)k[c] * k[c];
+        const double nrm = sqrt(ss), f = 1 / (nrm > 1e-12 ? nrm : 1e-12); /* F.normalize: x / max(‖x‖, eps) */
+        for (int c = 0; c < d; c++) {
+            const size_t e = (size_t)t * d + c;
+            const double kap = k[c] * f, eta = a_icl ? a_icl[e] : a_icl_const;
+            a[e] = (float)-kap;
+            b[e] = (float)(kap * eta);
+        }
+    }
     return AV_OK;
 }
