@@ -191,6 +191,7 @@ static void dlayout(dbufs *b, avi_arena *a, const av_params *p, int n, int d, in
     if (path == AVI_GATED_RECURRENT) {
         b->S = avi_take(a, 8u * (uint64_t)d * dv);
         b->X = avi_take(a, 8u * (uint64_t)dv);
+        b->Ob = avi_take(a, 8u * (uint64_t)dv);
         return;
     }
     b->qk = avi_take(a, 8u * R * W);
@@ -283,7 +284,7 @@ int avi_dplr_matrix(float *M, const float *Q, const float *K, int n, int d, cons
 
 static void scan(float *O, const float *V, int n, int d, int dv, const dbufs *b) {
     const dctx *x = &b->x;
-    double *S = b->S, *t_x = b->X;
+    double *S = b->S, *t_x = b->X, *ob = b->Ob;
     memset(S, 0, sizeof(double) * (size_t)d * dv);
     for (int t = 0; t < n; t++) {
         const size_t td = (size_t)t * d;
@@ -300,12 +301,10 @@ static void scan(float *O, const float *V, int n, int d, int dv, const dbufs *b)
             if (x->a && x->b[td + c] != 0) axpy_dd(s, x->b[td + c], t_x, dv);
             if (x->Kt[td + c] != 0) axpy_fd(s, x->Kt[td + c], v, dv);
         }
-        float *o = O + (size_t)t * dv;
-        for (int e = 0; e < dv; e++) {
-            double acc = 0;
-            for (int c = 0; c < d; c++) acc += (double)x->Qt[td + c] * S[(size_t)c * dv + e];
-            o[e] = (float)acc;
-        }
+        memset(ob, 0, sizeof(double) * (size_t)dv); /* o_t = S_tᵀq̃_t */
+        for (int c = 0; c < d; c++)
+            if (x->Qt[td + c] != 0) axpy_dd(ob, x->Qt[td + c], S + (size_t)c * dv, dv);
+        for (int e = 0; e < dv; e++) O[(size_t)t * dv + e] = (float)ob[e];
     }
 }
 

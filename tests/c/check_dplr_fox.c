@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gated.h"
 #include "testutil.h"
 
 // ----------------------------------------------------------------------------------------------------
@@ -160,39 +159,44 @@ static double rel_f(const float *a, const double *b, size_t count) {
 }
 
 // ----------------------------------------------------------------------------------------------------
-// the library's forms, by the internal interface (gated.h): the knobs as av_params_resolve leaves them
+// the library's forms, by the public API
+
+enum { F_MATRIX, F_QUADRATIC, F_LINEAR, F_RECURRENT, F_CHUNKWISE };
 
 static void params_of(av_params *p, int variant, const gcase *x, int chunk) {
-    av_params_default(p, AV_SOFTMAX);
-    p->variant = variant;
-    p->causal = 1;
+    ck_assert_int_eq(av_params_default(p, variant), AV_OK);
     p->scale = x->scale;
-    p->decay = exp(x->g0);
+    p->decay = x->g ? 1 : exp(x->g0);
     p->chunk = chunk;
-    p->qk_l2norm = x->l2 ? 1 : -1;
-    p->gates = x->g;
-    p->gate_channels = x->g ? x->gc : 0;
-    p->dplr_a = x->a;
-    p->dplr_b = x->b;
-    p->gates_n = x->n;
+    ck_assert_int_eq(av_params_set(p, AV_KNOB_QK_L2NORM, x->l2 ? 1 : -1), AV_OK);
+    ck_assert_int_eq(av_params_set_gates(p, x->g, x->n, x->gc, NULL), AV_OK);
+    ck_assert_int_eq(av_params_set_dplr(p, x->a, x->b, x->n), AV_OK);
 }
 
-/* path AVI_GATED_MATRIX: out = M (n×n); else out = O (n×dv) by that path. */
-static int run_form(float *out, const gcase *x, int variant, int path, int chunk) {
-    av_params p;
-    params_of(&p, variant, x, chunk);
-    int dv = path == AVI_GATED_MATRIX ? 1 : x->dv;
-    uint64_t need = variant == AV_FOX ? avi_fox_need(&p, x->n, x->d, dv, path) : avi_dplr_need(&p, x->n, x->d, dv, path);
-    void *w = malloc(need);
-    int st;
-    if (path == AVI_GATED_MATRIX)
-        st = variant == AV_FOX ? avi_fox_matrix(out, x->Q, x->K, x->n, x->d, &p, w)
-                               : avi_dplr_matrix(out, x->Q, x->K, x->n, x->d, &p, w);
-    else
-        st = variant == AV_FOX ? avi_fox_run(out, x->Q, x->K, x->V, x->n, x->d, x->dv, &p, w, path)
-                               : avi_dplr_run(out, x->Q, x->K, x->V, x->n, x->d, x->dv, &p, w, path);
+/* F_MATRIX: out = M (n×n); else out = O (n×dv) by that path. */
+static int run_params(float *out, const gcase *x, const av_params *p, int form) {
+    int n = x->n, d = x->d, dv = x->dv, st;
+    size_t wb = form == F_MATRIX      ? av_matrix_work(p, n, d)
+                : form == F_QUADRATIC ? av_attend_work(p, n, d, dv)
+                : form == F_LINEAR    ? av_linear_work(p, n, d, dv)
+                : form == F_RECURRENT ? av_recurrent_work(p, n, d, dv)
+                                      : av_chunkwise_work(p, n, d, dv);
+    void *w = malloc(wb ? wb : 1);
+    switch (form) {
+    case F_MATRIX: st = av_matrix(out, x->Q, x->K, n, d, p, w, wb); break;
+    case F_QUADRATIC: st = av_attend(out, NULL, x->Q, x->K, x->V, n, d, dv, p, w, wb); break;
+    case F_LINEAR: st = av_linear(out, x->Q, x->K, x->V, n, d, dv, p, w, wb); break;
+    case F_RECURRENT: st = av_recurrent(out, x->Q, x->K, x->V, n, d, dv, p, w, wb); break;
+    default: st = av_chunkwise(out, x->Q, x->K, x->V, n, d, dv, p, w, wb); break;
+    }
     free(w);
     return st;
+}
+
+static int run_form(float *out, const gcase *x, int variant, int form, int chunk) {
+    av_params p;
+    params_of(&p, variant, x, chunk);
+    return run_params(out, x, &p, form);
 }
 
 /* Every form of a case against the references: the closed form against the recurrence on V = I (the two
@@ -214,17 +218,23 @@ static void check_case(const gcase *x, int variant, const char *what) {
         free(I), free(Mrec);
     }
     matmul(Or, Mr, x->V, n, dv);
-    ck_assert_int_eq(run_form(M, x, variant, AVI_GATED_MATRIX, 64), AV_OK);
+    ck_assert_int_eq(run_form(M, x, variant, F_MATRIX, 64), AV_OK);
     double e = rel_f(M, Mr, nn);
     ck_assert_msg(e <= 1e-5, "%s: matrix %g", what, e);
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) ck_assert_msg(M[(size_t)i * n + j] == 0, "%s: M[%d][%d] above the diagonal", what, i, j);
-    ck_assert_int_eq(run_form(O, x, variant, AVI_GATED_RECURRENT, 64), AV_OK);
-    e = rel_f(O, Or, (size_t)n * dv);
-    ck_assert_msg(e <= 1e-5, "%s: recurrent %g", what, e);
+    for (int form = F_QUADRATIC; form <= F_RECURRENT; form++) {
+        if (form == F_LINEAR && variant == AV_FOX) {
+            ck_assert_int_eq(run_form(O, x, variant, form, 64), AV_ERR_NO_LINEAR); /* a cache, no state */
+            continue;
+        }
+        ck_assert_int_eq(run_form(O, x, variant, form, 16), AV_OK);
+        e = rel_f(O, Or, (size_t)n * dv);
+        ck_assert_msg(e <= 1e-5, "%s: form %d: %g", what, form, e);
+    }
     const int chunks[] = {1, 3, 16, 64, n};
     for (int k = 0; k < 5; k++) {
-        ck_assert_int_eq(run_form(O, x, variant, AVI_GATED_CHUNKWISE, chunks[k]), AV_OK);
+        ck_assert_int_eq(run_form(O, x, variant, F_CHUNKWISE, chunks[k]), AV_OK);
         e = rel_f(O, Or, (size_t)n * dv);
         ck_assert_msg(e <= 1e-5, "%s: chunkwise C = %d: %g", what, chunks[k], e);
     }
@@ -295,7 +305,7 @@ START_TEST(test_dplr_reductions_gla) {
     tu_fill_uniform(g, N * D, -0.5, 0, 13);
     for (int nodecay = 0; nodecay <= 1; nodecay++) {
         gcase x = {N, D, 1, Q, K, NULL, nodecay ? NULL : g, D, 0, NULL, NULL, 1 / sqrt((double)D), 0};
-        ck_assert_int_eq(run_form(M, &x, AV_DPLR, AVI_GATED_MATRIX, 64), AV_OK);
+        ck_assert_int_eq(run_form(M, &x, AV_DPLR, F_MATRIX, 64), AV_OK);
         double worst = 0, top = 0;
         for (int i = 0; i < N; i++)
             for (int j = 0; j <= i; j++) {
@@ -354,7 +364,7 @@ START_TEST(test_dplr_is_gdn_and_kda) {
                 b[e] = (float)Kt[e];
             }
         gcase x = {N, D, DV, Qn, Kb, V, g, D, 0, a, b, 1 / sqrt((double)D), 0};
-        for (int path = AVI_GATED_RECURRENT; path <= AVI_GATED_CHUNKWISE; path++) {
+        for (int path = F_RECURRENT; path <= F_CHUNKWISE; path++) {
             ck_assert_int_eq(run_form(O, &x, AV_DPLR, path, 16), AV_OK);
             double e = rel_f(O, Or, N * DV);
             ck_assert_msg(e <= 1e-5, "%s as dplr, path %d: %g", kda ? "kda" : "gdn", path, e);
@@ -377,7 +387,7 @@ START_TEST(test_dplr_reset) {
     for (int c = 0; c < D; c++) g[H * D + c] = -30;
     rwkv_ab(a, b, Kr, eta, N, D);
     gcase x = {N, D, 1, Q, K, NULL, g, D, 0, a, b, 1, 0};
-    ck_assert_int_eq(run_form(M, &x, AV_DPLR, AVI_GATED_MATRIX, 64), AV_OK);
+    ck_assert_int_eq(run_form(M, &x, AV_DPLR, F_MATRIX, 64), AV_OK);
     /* rank one: every 2×2 minor of the block vanishes relative to its entries, and the block is not ≈ 0 */
     double big = 0, minor = 0;
     for (int i = H; i < N; i++)
@@ -388,7 +398,7 @@ START_TEST(test_dplr_reset) {
     ck_assert_msg(big > 1e-3, "the block across the reset: %g", big);
     ck_assert_msg(minor <= 1e-6 * big * big, "rank one across the reset: minor %g, entries %g", minor, big);
     for (int c = 0; c < D; c++) a[H * D + c] = b[H * D + c] = 0;
-    ck_assert_int_eq(run_form(M, &x, AV_DPLR, AVI_GATED_MATRIX, 64), AV_OK);
+    ck_assert_int_eq(run_form(M, &x, AV_DPLR, F_MATRIX, 64), AV_OK);
     big = 0;
     for (int i = H; i < N; i++)
         for (int j = 0; j < H; j++) big = fmax(big, fabs(M[i * N + j]));
@@ -451,7 +461,7 @@ START_TEST(test_fox_forms) {
         char what[32];
         snprintf(what, sizeof what, "fox kind %d", kind);
         check_case(&x, AV_FOX, what);
-        ck_assert_int_eq(run_form(M, &x, AV_FOX, AVI_GATED_MATRIX, 64), AV_OK);
+        ck_assert_int_eq(run_form(M, &x, AV_FOX, F_MATRIX, 64), AV_OK);
         for (int i = 0; i < N; i++) {
             double s = 0;
             for (int j = 0; j < N; j++) s += M[i * N + j];
@@ -478,7 +488,7 @@ START_TEST(test_fox_is_softmax) {
         double gamma = k ? 0.85 : 1;
         for (int t = 0; t < N; t++) g[t] = (float)log(gamma);
         gcase x = {N, D, 1, Q, K, NULL, g, 1, 0, NULL, NULL, 1 / sqrt((double)D), 0};
-        ck_assert_int_eq(run_form(M, &x, AV_FOX, AVI_GATED_MATRIX, 64), AV_OK);
+        ck_assert_int_eq(run_form(M, &x, AV_FOX, F_MATRIX, 64), AV_OK);
         av_params p;
         av_params_default(&p, AV_SOFTMAX);
         p.causal = 1;
