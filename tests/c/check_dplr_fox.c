@@ -316,6 +316,13 @@ START_TEST(test_dplr_reductions_gla) {
                 top = fmax(top, fabs(s));
             }
         ck_assert_msg(worst <= 1e-6 * top, "g %s: %g of %g", nodecay ? "0" : "random", worst, top);
+        /* and the library's gla with the same gates (simple_gla at g = 0): float precision */
+        static float Mg[N * N];
+        static double Md[N * N];
+        ck_assert_int_eq(run_form(Mg, &x, nodecay ? AV_SIMPLE_GLA : AV_GLA, F_MATRIX, 64), AV_OK);
+        for (size_t e = 0; e < (size_t)N * N; e++) Md[e] = Mg[e];
+        double e = rel_f(M, Md, (size_t)N * N);
+        ck_assert_msg(e <= 1e-6, "dplr, a = b = 0, against %s: %g", nodecay ? "simple_gla" : "gla", e);
     }
 }
 END_TEST
@@ -364,19 +371,47 @@ START_TEST(test_dplr_is_gdn_and_kda) {
                 b[e] = (float)Kt[e];
             }
         gcase x = {N, D, DV, Qn, Kb, V, g, D, 0, a, b, 1 / sqrt((double)D), 0};
-        for (int path = F_RECURRENT; path <= F_CHUNKWISE; path++) {
+        for (int path = F_QUADRATIC; path <= F_CHUNKWISE; path++) {
             ck_assert_int_eq(run_form(O, &x, AV_DPLR, path, 16), AV_OK);
             double e = rel_f(O, Or, N * DV);
             ck_assert_msg(e <= 1e-5, "%s as dplr, path %d: %g", kda ? "kda" : "gdn", path, e);
         }
+        /* and the library's own gdn, kda on the raw inputs: the same M */
+        static float Md[N * N], Mg[N * N];
+        static double Mgd[N * N];
+        ck_assert_int_eq(run_form(Md, &x, AV_DPLR, F_MATRIX, 64), AV_OK);
+        av_params p;
+        ck_assert_int_eq(av_params_default(&p, kda ? AV_KDA : AV_GDN), AV_OK);
+        ck_assert_int_eq(av_params_set_gates(&p, g, N, kda ? D : 1, beta), AV_OK);
+        static float gtok[N];
+        for (int t = 0; t < N; t++) gtok[t] = g[t * D];
+        if (!kda) ck_assert_int_eq(av_params_set_gates(&p, gtok, N, 1, beta), AV_OK);
+        size_t wb = av_matrix_work(&p, N, D);
+        void *w = malloc(wb);
+        ck_assert_int_eq(av_matrix(Mg, Q, K, N, D, &p, w, wb), AV_OK);
+        free(w);
+        for (size_t e = 0; e < (size_t)N * N; e++) Mgd[e] = Mg[e];
+        double e = rel_f(Md, Mgd, (size_t)N * N);
+        ck_assert_msg(e <= 1e-5, "dplr against the library's %s: %g", kda ? "kda" : "gdn", e);
     }
 }
 END_TEST
 
-/* A reset (g = −30 on every channel at token h) clears the decayed state, but not what a_h reads from it
- * before the decay: across the reset dplr keeps the rank-one write b_h x_hᵀ (its block M[h:n, 0:h] has rank
- * 1), and nothing when a_h = b_h = 0 (block ≈ 0). */
-START_TEST(test_dplr_reset) {
+/* The semiseparable rank of M across h = n/2 (av_semiseparable_rank at M's own tolerance). */
+static double rank_across(const float *M, int n) {
+    double *sv = malloc(sizeof(double) * n), floor_, rank = -1;
+    size_t ws = av_svd_work(n, AV_SVD_ACCURATE), wr = av_semiseparable_work(n, AV_SVD_ACCURATE);
+    void *w = malloc(ws > wr ? ws : wr);
+    ck_assert_int_eq(av_singular_values(sv, &floor_, M, n, AV_SVD_ACCURATE, w, ws), AV_OK);
+    ck_assert_int_eq(av_semiseparable_rank(&rank, NULL, M, n, sv[0], floor_, AV_SVD_ACCURATE, w, wr), AV_OK);
+    free(sv), free(w);
+    return rank;
+}
+
+/* A reset (g = −30 on every channel at token h = n/2) clears the decayed state, but not what a_h reads from it
+ * before the decay: across the reset dplr keeps the rank-one write b_h x_hᵀ (semiseparable rank 1 where it
+ * is d without the reset), and nothing when a_h = b_h = 0 (rank 0), like gla. fox: rank 0 across its reset. */
+START_TEST(test_reset) {
     enum { N = 30, D = 5, H = 15 };
     static float Q[N * D], K[N * D], g[N * D], a[N * D], b[N * D], Kr[N * D], eta[N * D], M[N * N];
     tu_fill_normal(Q, N * D, 0, 1, 31);
@@ -384,25 +419,20 @@ START_TEST(test_dplr_reset) {
     tu_fill_normal(Kr, N * D, 0, 1, 33);
     tu_fill_uniform(eta, N * D, 0.2, 1, 34);
     tu_fill_uniform(g, N * D, -0.2, 0, 35);
-    for (int c = 0; c < D; c++) g[H * D + c] = -30;
     rwkv_ab(a, b, Kr, eta, N, D);
     gcase x = {N, D, 1, Q, K, NULL, g, D, 0, a, b, 1, 0};
     ck_assert_int_eq(run_form(M, &x, AV_DPLR, F_MATRIX, 64), AV_OK);
-    /* rank one: every 2×2 minor of the block vanishes relative to its entries, and the block is not ≈ 0 */
-    double big = 0, minor = 0;
-    for (int i = H; i < N; i++)
-        for (int j = 0; j < H; j++) big = fmax(big, fabs(M[i * N + j]));
-    for (int i = H; i + 1 < N; i++)
-        for (int j = 0; j + 1 < H; j++)
-            minor = fmax(minor, fabs((double)M[i * N + j] * M[(i + 1) * N + j + 1] - (double)M[i * N + j + 1] * M[(i + 1) * N + j]));
-    ck_assert_msg(big > 1e-3, "the block across the reset: %g", big);
-    ck_assert_msg(minor <= 1e-6 * big * big, "rank one across the reset: minor %g, entries %g", minor, big);
+    ck_assert_msg(rank_across(M, N) == D, "no reset: %g", rank_across(M, N));
+    for (int c = 0; c < D; c++) g[H * D + c] = -30;
+    ck_assert_int_eq(run_form(M, &x, AV_DPLR, F_MATRIX, 64), AV_OK);
+    ck_assert_msg(rank_across(M, N) == 1, "reset, a_h b_h kept: %g", rank_across(M, N));
     for (int c = 0; c < D; c++) a[H * D + c] = b[H * D + c] = 0;
     ck_assert_int_eq(run_form(M, &x, AV_DPLR, F_MATRIX, 64), AV_OK);
-    big = 0;
-    for (int i = H; i < N; i++)
-        for (int j = 0; j < H; j++) big = fmax(big, fabs(M[i * N + j]));
-    ck_assert_msg(big <= 1e-11, "a_h = b_h = 0: the block across the reset %g", big);
+    ck_assert_msg(rank_across(M, N) == 0, "reset, a_h = b_h = 0: %g", rank_across(M, N));
+    for (int t = 0; t < N; t++) g[t] = t == H ? -30 : -0.1f;
+    gcase f = {N, D, 1, Q, K, NULL, g, 1, 0, NULL, NULL, 1 / sqrt((double)D), 0};
+    ck_assert_int_eq(run_form(M, &f, AV_FOX, F_MATRIX, 64), AV_OK);
+    ck_assert_msg(rank_across(M, N) == 0, "fox reset: %g", rank_across(M, N));
 }
 END_TEST
 
@@ -444,12 +474,12 @@ END_TEST
 // ----------------------------------------------------------------------------------------------------
 // fox
 
-/* The three forms against the reference: random per-token gates with a reset, a constant gate, qk_l2norm;
- * rows sum to 1. */
+/* The forms against the reference: random per-token gates with a reset, a constant gate (run as softmax with
+ * its decay), qk_l2norm with gates and with a constant gate (fox's own code); rows sum to 1. */
 START_TEST(test_fox_forms) {
     enum { N = 77, D = 7, DV = 5 };
     static float Q[N * D], K[N * D], V[N * DV], g[N], M[N * N];
-    for (int kind = 0; kind < 3; kind++) {
+    for (int kind = 0; kind < 4; kind++) {
         tu_fill_normal(Q, N * D, 0, 1.5, 51 + kind);
         tu_fill_normal(K, N * D, 0, 1.5, 52 + kind);
         tu_fill_normal(V, N * DV, 0, 1, 53 + kind);
@@ -458,6 +488,7 @@ START_TEST(test_fox_forms) {
         gcase x = {N, D, DV, Q, K, V, g, 1, 0, NULL, NULL, 1 / sqrt((double)D), 0};
         if (kind == 1) x.g = NULL, x.g0 = log(0.8);
         if (kind == 2) x.l2 = 1, x.scale = 4;
+        if (kind == 3) x.g = NULL, x.g0 = log(0.7), x.l2 = 1, x.scale = 3; /* constant, not handed to softmax */
         char what[32];
         snprintf(what, sizeof what, "fox kind %d", kind);
         check_case(&x, AV_FOX, what);
@@ -503,6 +534,132 @@ START_TEST(test_fox_is_softmax) {
 }
 END_TEST
 
+/* fox without a gate array (and without qk_l2norm) is the forgetting softmax of the same decay, bit for bit by
+ * every path (attention.c and linear.c hand it to softmax); decay 1 is plain causal softmax. */
+START_TEST(test_fox_delegates) {
+    enum { N = 39, D = 6, DV = 3 };
+    static float Q[N * D], K[N * D], V[N * DV], A[N * N], B[N * N], Oa[N * DV], Ob[N * DV];
+    tu_fill_normal(Q, N * D, 0, 1, 71);
+    tu_fill_normal(K, N * D, 0, 1, 72);
+    tu_fill_normal(V, N * DV, 0, 1, 73);
+    for (int k = 0; k < 2; k++) {
+        gcase x = {N, D, DV, Q, K, V, NULL, 1, k ? log(0.9) : 0, NULL, NULL, 0.5, 0};
+        av_params pf, ps;
+        params_of(&pf, AV_FOX, &x, 8);
+        ck_assert_int_eq(av_params_default(&ps, AV_SOFTMAX), AV_OK);
+        ps.causal = 1, ps.scale = 0.5, ps.decay = pf.decay, ps.chunk = 8;
+        for (int form = F_MATRIX; form <= F_CHUNKWISE; form++) {
+            if (form == F_LINEAR) continue;
+            float *a = form == F_MATRIX ? A : Oa, *b = form == F_MATRIX ? B : Ob;
+            size_t bytes = form == F_MATRIX ? sizeof A : sizeof Oa;
+            ck_assert_int_eq(run_params(a, &x, &pf, form), AV_OK);
+            ck_assert_int_eq(run_params(b, &x, &ps, form), AV_OK);
+            ck_assert_msg(memcmp(a, b, bytes) == 0, "decay %g, form %d", pf.decay, form);
+        }
+    }
+}
+END_TEST
+
+/* Refused with one status and nothing computed: non-causal, a gate > 0, a without b, arrays for another n,
+ * per-channel gates for fox, a non-finite a. */
+START_TEST(test_refusals) {
+    enum { N = 12, D = 4, DV = 2 };
+    static float Q[N * D], K[N * D], V[N * DV], g[N * D], a[N * D], b[N * D], M[N * N], O[N * DV];
+    tu_fill_normal(Q, N * D, 0, 1, 81);
+    tu_fill_normal(K, N * D, 0, 1, 82);
+    tu_fill_normal(V, N * DV, 0, 1, 83);
+    tu_fill_uniform(g, N * D, -1, 0, 84);
+    tu_fill_normal(a, N * D, 0, 0.3, 85);
+    tu_fill_normal(b, N * D, 0, 0.3, 86);
+    for (int v = AV_DPLR; v <= AV_FOX; v++)
+        for (int why = 0; why < 6; why++) {
+            gcase x = {N, D, DV, Q, K, V, g, v == AV_FOX ? 1 : D, 0, v == AV_DPLR ? a : NULL, v == AV_DPLR ? b : NULL, 0.5, 0};
+            av_params p;
+            params_of(&p, v, &x, 4);
+            int want = AV_ERR_GATES;
+            float keep = 0;
+            switch (why) {
+            case 0: p.causal = 0, want = AV_ERR_NEEDS_CAUSAL; break;
+            case 1: keep = g[7], g[7] = 0.01f; break;
+            case 2:
+                if (v == AV_FOX) continue;
+                ck_assert_int_eq(av_params_set_dplr(&p, a, NULL, N), AV_OK);
+                break;
+            case 3: /* arrays for another n: the setter refuses a second n, the call the first */
+                if (v == AV_DPLR) {
+                    ck_assert_int_eq(av_params_set_gates(&p, g, N - 1, x.gc, NULL), AV_ERR_GATES);
+                    ck_assert_int_eq(av_params_set_dplr(&p, NULL, NULL, 0), AV_OK);
+                }
+                ck_assert_int_eq(av_params_set_gates(&p, g, N - 1, x.gc, NULL), AV_OK);
+                break;
+            case 4:
+                if (v == AV_DPLR) continue;
+                ck_assert_int_eq(av_params_set_gates(&p, g, N, D, NULL), AV_OK);
+                break;
+            case 5:
+                if (v == AV_FOX) continue;
+                keep = a[5], a[5] = NAN, want = AV_ERR_NONFINITE;
+                break;
+            }
+            for (int form = F_MATRIX; form <= F_CHUNKWISE; form++) {
+                if (form == F_LINEAR && v == AV_FOX) continue;
+                float *out = form == F_MATRIX ? M : O;
+                size_t count = form == F_MATRIX ? N * N : N * DV;
+                for (size_t e = 0; e < count; e++) out[e] = 7;
+                int st = run_params(out, &x, &p, form);
+                ck_assert_msg(st == want, "%s, case %d, form %d: %d", av_variant_name(v), why, form, st);
+                for (size_t e = 0; e < count; e++) ck_assert(out[e] == 7);
+            }
+            if (why == 1) g[7] = keep;
+            if (why == 5) a[5] = keep;
+        }
+}
+END_TEST
+
+/* The semiseparable ceilings: d for dplr (its state S is d×dv), h = ⌊n/2⌋ for fox (a softmax). */
+START_TEST(test_ceilings) {
+    av_params p;
+    long c = -1;
+    ck_assert_int_eq(av_params_default(&p, AV_DPLR), AV_OK);
+    ck_assert_int_eq(av_semiseparable_ceiling(&c, &p, 41, 6), AV_OK);
+    ck_assert_int_eq(c, 6);
+    ck_assert_int_eq(av_semiseparable_ceiling(&c, &p, 9, 6), AV_OK);
+    ck_assert_int_eq(c, 4);
+    ck_assert_int_eq(av_params_default(&p, AV_FOX), AV_OK);
+    ck_assert_int_eq(av_semiseparable_ceiling(&c, &p, 41, 6), AV_OK);
+    ck_assert_int_eq(c, 20);
+}
+END_TEST
+
+/* av_gated_step's dplr (gated.c) token by token against av_recurrent's (dplr.c): two codes, one recurrence. */
+START_TEST(test_dplr_step) {
+    enum { N = 23, D = 5, DV = 3 };
+    static float Q[N * D], K[N * D], V[N * DV], g[N * D], a[N * D], b[N * D], Kr[N * D], eta[N * D], O[N * DV], o[DV];
+    tu_fill_normal(Q, N * D, 0, 1, 91);
+    tu_fill_normal(K, N * D, 0, 1, 92);
+    tu_fill_normal(V, N * DV, 0, 1, 93);
+    tu_fill_uniform(g, N * D, -0.5, 0, 94);
+    tu_fill_normal(Kr, N * D, 0, 1, 95);
+    tu_fill_uniform(eta, N * D, 0, 1, 96);
+    ck_assert_int_eq(av_rwkv7_vectors(a, b, Kr, N, D, eta, 0), AV_OK);
+    gcase x = {N, D, DV, Q, K, V, g, D, 0, a, b, 1, 0};
+    av_params p;
+    params_of(&p, AV_DPLR, &x, 8);
+    ck_assert_int_eq(run_params(O, &x, &p, F_RECURRENT), AV_OK);
+    double S[D * DV] = {0}, worst = 0, top = 0;
+    for (int t = 0; t < N; t++) {
+        ck_assert_int_eq(av_gated_step(o, S, Q + t * D, K + t * D, V + t * DV, g + t * D, 1, a + t * D, b + t * D, D,
+                                       DV, &p),
+                         AV_OK);
+        for (int e = 0; e < DV; e++) {
+            worst = fmax(worst, fabs(o[e] - O[t * DV + e]));
+            top = fmax(top, fabs(O[t * DV + e]));
+        }
+    }
+    ck_assert_msg(worst <= 1e-6 * top, "step against the recurrence: %g of %g", worst, top);
+}
+END_TEST
+
 Suite *suite_dplr_fox(void) {
     Suite *s = suite_create("dplr_fox");
     TCase *tc = tcase_create("core");
@@ -510,10 +667,14 @@ Suite *suite_dplr_fox(void) {
     tcase_add_test(tc, test_dplr_forms);
     tcase_add_test(tc, test_dplr_reductions_gla);
     tcase_add_test(tc, test_dplr_is_gdn_and_kda);
-    tcase_add_test(tc, test_dplr_reset);
+    tcase_add_test(tc, test_reset);
     tcase_add_test(tc, test_rwkv7_vectors);
     tcase_add_test(tc, test_fox_forms);
     tcase_add_test(tc, test_fox_is_softmax);
+    tcase_add_test(tc, test_fox_delegates);
+    tcase_add_test(tc, test_refusals);
+    tcase_add_test(tc, test_ceilings);
+    tcase_add_test(tc, test_dplr_step);
     suite_add_tcase(s, tc);
     return s;
 }
