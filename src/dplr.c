@@ -98,7 +98,7 @@ static void tile(const dctx *x, const arows *o, int i0, int i1, int j_lo) {
         memset(sum, 0, sizeof(double) * (size_t)d);
         for (int i = i0; i < i1; i++) {
             const size_t id = (size_t)i * d;
-            double *qh = x->qh + (size_t)(i - i0) * d, *ah = x->ah + (size_t)(i - i0) * d;
+            double *qh = x->qh + (size_t)(i - i0) * d, *ah = lr ? x->ah + (size_t)(i - i0) * d : NULL;
             gate_row(g, &x->G, i, d);
             for (int c = 0; c < d; c++) {
                 if (lr) ah[c] = x->a[id + c] * exp(sum[c]);
@@ -109,7 +109,7 @@ static void tile(const dctx *x, const arows *o, int i0, int i1, int j_lo) {
         memset(sum, 0, sizeof(double) * (size_t)d);
         for (int j = i0 - 1; j >= j_lo; j--) {
             const size_t jd = (size_t)j * d;
-            double *kh = x->kh + (size_t)(j - j_lo) * d, *bh = x->bh + (size_t)(j - j_lo) * d;
+            double *kh = x->kh + (size_t)(j - j_lo) * d, *bh = lr ? x->bh + (size_t)(j - j_lo) * d : NULL;
             gate_row(g, &x->G, j, d);
             for (int c = 0; c < d; c++) {
                 double f = exp(sum[c]);
@@ -120,9 +120,9 @@ static void tile(const dctx *x, const arows *o, int i0, int i1, int j_lo) {
         }
         for (int i = i0; i < i1; i++) {
             const size_t r = (size_t)o->ld * (i - o->row0);
-            const double *qh = x->qh + (size_t)(i - i0) * d, *ah = x->ah + (size_t)(i - i0) * d;
+            const double *qh = x->qh + (size_t)(i - i0) * d, *ah = lr ? x->ah + (size_t)(i - i0) * d : NULL;
             for (int j = j_lo; j < i0; j++) {
-                const double *kh = x->kh + (size_t)(j - j_lo) * d, *bh = x->bh + (size_t)(j - j_lo) * d;
+                const double *kh = x->kh + (size_t)(j - j_lo) * d, *bh = lr ? x->bh + (size_t)(j - j_lo) * d : NULL;
                 o->qk[r + j - j_lo] = dot_dd(qh, kh, d);
                 if (!lr) continue;
                 o->qb[r + j - j_lo] = dot_dd(qh, bh, d);
