@@ -665,7 +665,8 @@ int av_readouts(double *vals, int *reasons, const float *M, const double *sv, do
 /* row_kl_mean of M against A (as av_readouts: M = av_matrix of prm on Q, K; A the plain softmax reference)
  * where M's float32 entries underflowed: an entry that is 0 in M while A > 0 takes its logarithm from the
  * log domain, in float64, where the variant has one: softmax with a decay or a window,
- * ln M_ij = ℓ_ij − ln Σ_l e^ℓ_il with ℓ = scale·q·k + (i − j)·ln γ; a kernel variant (a feature map, e.g.
+ * ln M_ij = ℓ_ij − ln Σ_l e^ℓ_il with ℓ = scale·q·k + (i − j)·ln γ (fox: ℓ = q̃·k̃ + Σ_{l=j+1..i} g_l, its gates
+ * from prm); a kernel variant (a feature map, e.g.
  * decayed), ln M_ij = ln(φ(q_i)·φ(k_j)) + (i − j)·ln γ − ln D_i, the product from ln φ in float64 (focused,
  * exp, hedgehog, whose float32 φ can underflow), κ(scale·q·k) (taylor, explimit) or the float32 features
  * (the others). So the KL is

@@ -660,6 +660,43 @@ START_TEST(test_dplr_step) {
 }
 END_TEST
 
+/* av_row_kl for fox where M underflowed: a reset of g = −120 leaves weights e^{−120} ≈ 8e-53 before it, 0 in
+ * float32 while the softmax reference is positive there; the KL comes from fox's log domain, and equals the
+ * float64 reference's. */
+START_TEST(test_fox_row_kl) {
+    enum { N = 24, D = 4 };
+    static float Q[N * D], K[N * D], g[N], M[N * N], A[N * N];
+    static double Mr[N * N];
+    tu_fill_normal(Q, N * D, 0, 1, 111);
+    tu_fill_normal(K, N * D, 0, 1, 112);
+    for (int l2 = 0; l2 <= 1; l2++) {
+        for (int t = 0; t < N; t++) g[t] = t == 12 ? -120 : -0.1f;
+        gcase x = {N, D, 1, Q, K, NULL, g, 1, 0, NULL, NULL, 0.5, l2};
+        av_params p, ps;
+        params_of(&p, AV_FOX, &x, 64);
+        ck_assert_int_eq(run_params(M, &x, &p, F_MATRIX), AV_OK);
+        ck_assert(M[20 * N + 3] == 0);
+        ck_assert_int_eq(av_params_default(&ps, AV_SOFTMAX), AV_OK);
+        ps.causal = 1, ps.scale = 0.5;
+        ck_assert_int_eq(run_params(A, &x, &ps, F_MATRIX), AV_OK);
+        ref_fox(Mr, &x);
+        double want = 0;
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j <= i; j++)
+                if (A[i * N + j] > 0) want += A[i * N + j] * (log((double)A[i * N + j]) - log(Mr[i * N + j]));
+        want /= N;
+        size_t wb = av_row_kl_work(&p, N, D);
+        void *w = malloc(wb);
+        double kl = NAN;
+        int reason = -1;
+        ck_assert_int_eq(av_row_kl(&kl, &reason, M, A, Q, K, N, D, &p, w, wb), AV_OK);
+        free(w);
+        ck_assert_int_eq(reason, AV_REASON_NONE);
+        ck_assert_msg(fabs(kl - want) <= 1e-5 * want, "l2 %d: KL %.9g, float64 %.9g", l2, kl, want);
+    }
+}
+END_TEST
+
 Suite *suite_dplr_fox(void) {
     Suite *s = suite_create("dplr_fox");
     TCase *tc = tcase_create("core");
@@ -675,6 +712,7 @@ Suite *suite_dplr_fox(void) {
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_ceilings);
     tcase_add_test(tc, test_dplr_step);
+    tcase_add_test(tc, test_fox_row_kl);
     suite_add_tcase(s, tc);
     return s;
 }
