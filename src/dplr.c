@@ -21,7 +21,9 @@
 #include "gated.h"
 #include "simd.h"
 
-enum { MATRIX_ROWS = 32, TILE_ROWS = 16 }; /* the matrix's row blocks; the chunk's tiles */
+/* the matrix's row blocks, the chunk's tiles, the back substitution's groups of rows i (at most 4) and blocks of
+ * rows t */
+enum { MATRIX_ROWS = 32, TILE_ROWS = 16, BSUB_ROWS = 4, BSUB_BLOCK = 32 };
 
 // ----------------------------------------------------------------------------------------------------
 // small float64 helpers
@@ -39,6 +41,59 @@ static double dot_ff(const float *a, const float *b, int len) {
     double s = s0[0] + s0[1];
     for (; c < len; c++) s += (double)a[c] * b[c];
     return s;
+}
+
+static avs_f64x2 load2(const double *p) {
+    avs_f64x2 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* The four products of a row pair and a column pair, out = {q·k, q·b, a·k, a·b} (float64, two lanes: the same
+ * bits in WASM and natively). */
+static void dot4(double *out, const double *q, const double *a, const double *k, const double *b, int len) {
+    avs_f64x2 qk = {0, 0}, qb = {0, 0}, ak = {0, 0}, ab = {0, 0};
+    int c = 0;
+    for (; c + 2 <= len; c += 2) {
+        avs_f64x2 vq = load2(q + c), va = load2(a + c), vk = load2(k + c), vb = load2(b + c);
+        qk += vq * vk, qb += vq * vb, ak += va * vk, ab += va * vb;
+    }
+    out[0] = qk[0] + qk[1], out[1] = qb[0] + qb[1], out[2] = ak[0] + ak[1], out[3] = ab[0] + ab[1];
+    for (; c < len; c++) out[0] += q[c] * k[c], out[1] += q[c] * b[c], out[2] += a[c] * k[c], out[3] += a[c] * b[c];
+}
+
+/* The back substitution below a block of rows t ∈ [T0, T0 + tb) of A_ab and A_ak, for a group of G ≤ 4 rows:
+ * y_r[k] += Σ_t c_rt·A_ab[t][k], m_r[k] += Σ_t c_rt·A_ak[t][k] for k < T0, with c_rt the final y_r[t] (in both lanes
+ * of C[4t + r]; 0 for rows r ≥ G).
+ * The sums over t stay in registers (one load and store of y_r[k], m_r[k] per block, where a step at a time
+ * loaded and stored them for every t: the n³/3 solve was bound by those stores). */
+static void bsub_block(double *const *y, double *const *m, const avs_f64x2 *C, int G, const float *Lab,
+                       const float *Lak, size_t ld, int tb, int T0) {
+    int k = 0;
+    for (; k + 2 <= T0; k += 2) {
+        avs_f64x2 y0 = {0, 0}, y1 = {0, 0}, y2 = {0, 0}, y3 = {0, 0}, m0 = {0, 0}, m1 = {0, 0}, m2 = {0, 0}, m3 = {0, 0};
+        for (int t = 0; t < tb; t++) { /* four rows spelled out: an array of accumulators went to the stack */
+            const avs_f64x2 vab = avs_load_f32x2(Lab + (size_t)t * ld + k), vak = avs_load_f32x2(Lak + (size_t)t * ld + k);
+            const avs_f64x2 *c = C + 4 * t, c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
+            y0 += c0 * vab, m0 += c0 * vak, y1 += c1 * vab, m1 += c1 * vak;
+            y2 += c2 * vab, m2 += c2 * vak, y3 += c3 * vab, m3 += c3 * vak;
+        }
+        const avs_f64x2 ay[4] = {y0, y1, y2, y3}, am[4] = {m0, m1, m2, m3};
+        for (int r = 0; r < G; r++) {
+            avs_f64x2 vy = load2(y[r] + k) + ay[r], vm = load2(m[r] + k) + am[r];
+            memcpy(y[r] + k, &vy, sizeof vy);
+            memcpy(m[r] + k, &vm, sizeof vm);
+        }
+    }
+    for (; k < T0; k++)
+        for (int r = 0; r < G; r++) {
+            double sy = 0, sm = 0;
+            for (int t = 0; t < tb; t++) {
+                sy += C[4 * t + r][0] * Lab[(size_t)t * ld + k];
+                sm += C[4 * t + r][0] * Lak[(size_t)t * ld + k];
+            }
+            y[r][k] += sy, m[r][k] += sm;
+        }
 }
 
 /* y[0..len) += a·x[0..len), x float32, y float64. */
@@ -123,11 +178,13 @@ static void tile(const dctx *x, const arows *o, int i0, int i1, int j_lo) {
             const double *qh = x->qh + (size_t)(i - i0) * d, *ah = lr ? x->ah + (size_t)(i - i0) * d : NULL;
             for (int j = j_lo; j < i0; j++) {
                 const double *kh = x->kh + (size_t)(j - j_lo) * d, *bh = lr ? x->bh + (size_t)(j - j_lo) * d : NULL;
-                o->qk[r + j - j_lo] = dot_dd(qh, kh, d);
-                if (!lr) continue;
-                o->qb[r + j - j_lo] = dot_dd(qh, bh, d);
-                o->ak[r + j - j_lo] = dot_dd(ah, kh, d);
-                o->ab[r + j - j_lo] = dot_dd(ah, bh, d);
+                if (!lr) {
+                    o->qk[r + j - j_lo] = dot_dd(qh, kh, d);
+                    continue;
+                }
+                double v[4];
+                dot4(v, qh, ah, kh, bh, d);
+                o->qk[r + j - j_lo] = v[0], o->qb[r + j - j_lo] = v[1], o->ak[r + j - j_lo] = v[2], o->ab[r + j - j_lo] = v[3];
             }
         }
     }
@@ -262,18 +319,37 @@ int avi_dplr_matrix(float *M, const float *Q, const float *K, int n, int d, cons
                 b.Lak[(size_t)i * n + j] = (float)b.ak[(size_t)(i - i0) * n + j];
                 b.Lab[(size_t)i * n + j] = (float)b.ab[(size_t)(i - i0) * n + j];
             }
-        for (int i = i0; i < i1; i++) {
-            double *m = b.qk + (size_t)(i - i0) * n, *y = lr ? b.qb + (size_t)(i - i0) * n : NULL;
+        for (int i = i0; i < i1; i += BSUB_ROWS) {
             /* yᵀ(I − A_ab) = A_qb[i]: y_t is final once every row above t has added y_s·A_ab[s][t]; then
-             * y_t·A_ab[t][0..t) goes to y and y_t·A_ak[t][0..t) to m */
-            for (int t = i; lr && t > 0; t--)
-                if (y[t] != 0) {
-                    axpy_fd(y, y[t], b.Lab + (size_t)t * n, t);
-                    axpy_fd(m, y[t], b.Lak + (size_t)t * n, t);
+             * y_t·A_ab[t][0..t) goes to y and y_t·A_ak[t][0..t) to m. BSUB_ROWS rows i at a time, so that each
+             * row of A_ab and A_ak is read once per group. */
+            const int G = i1 - i < BSUB_ROWS ? i1 - i : BSUB_ROWS;
+            double *y[BSUB_ROWS], *m[BSUB_ROWS];
+            for (int r = 0; r < G; r++) {
+                m[r] = b.qk + (size_t)(i + r - i0) * n;
+                y[r] = lr ? b.qb + (size_t)(i + r - i0) * n : NULL;
+            }
+            /* blocks of BSUB_BLOCK rows t, from the top: inside a block t by t (y_r[t] is final when reached),
+             * then all of the block's rows at once below it (bsub_block) */
+            for (int T1 = i + G; lr && T1 > 1; T1 -= BSUB_BLOCK) {
+                const int T0 = T1 - BSUB_BLOCK > 1 ? T1 - BSUB_BLOCK : 1;
+                avs_f64x2 C[4 * BSUB_BLOCK] = {{0, 0}};
+                for (int t = T1 - 1; t >= T0; t--) {
+                    const float *ab = b.Lab + (size_t)t * n, *ak = b.Lak + (size_t)t * n;
+                    for (int r = 0; r < G; r++) {
+                        const double c = t <= i + r ? y[r][t] : 0; /* rows below t: none */
+                        C[4 * (t - T0) + r] = (avs_f64x2){c, c};
+                        if (c != 0)
+                            for (int k = T0; k < t; k++) y[r][k] += c * ab[k], m[r][k] += c * ak[k];
+                    }
                 }
-            float *row = M + (size_t)i * n;
-            for (int j = 0; j <= i; j++) row[j] = (float)m[j];
-            if (i + 1 < n) memset(row + i + 1, 0, sizeof(float) * (size_t)(n - i - 1));
+                bsub_block(y, m, C, G, b.Lab + (size_t)T0 * n, b.Lak + (size_t)T0 * n, (size_t)n, T1 - T0, T0);
+            }
+            for (int r = 0; r < G; r++) {
+                float *row = M + (size_t)(i + r) * n;
+                for (int j = 0; j <= i + r; j++) row[j] = (float)m[r][j];
+                if (i + r + 1 < n) memset(row + i + r + 1, 0, sizeof(float) * (size_t)(n - i - r - 1));
+            }
         }
     }
     return AV_OK;
