@@ -448,6 +448,21 @@ int avcli_npy_shape(av_npy_info *info, const char *flag, const char *path) {
     return code;
 }
 
+int avcli_npy_load(av_npy_info *info, float **data, const char *flag, const char *path) {
+    unsigned char *buf;
+    size_t len;
+    *data = NULL;
+    int code = avcli_read_file(flag, path, &buf, &len);
+    if (code) return code;
+    if (av_npy_parse(info, buf, len) != AV_OK) { free(buf); return avcli_fail("%s %s: %s", flag, path, av_npy_error()); }
+    *data = malloc(sizeof(float) * (info->count ? info->count : 1));
+    if (!*data) { free(buf); return avcli_fail_system("%s %s: out of memory", flag, path); }
+    int st = av_npy_decode_f32(*data, info, buf, len);
+    free(buf);
+    if (st != AV_OK) { free(*data); *data = NULL; return avcli_fail("%s %s: %s", flag, path, av_npy_error()); }
+    return 0;
+}
+
 int avcli_emit_json(const avcli_inputs *in, int (*cmd)(const avcli_inputs *, const void *, FILE *), const void *ctx) {
     avcli_out o;
     int st;

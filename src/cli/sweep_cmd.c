@@ -25,6 +25,7 @@ static int parse_knob_value(const av_knob_desc *kd, const char *text, double *v)
         long long iv;
         if (!avcli_parse_long(text, 0, (long long)kd->hi, &iv)) return 0;
         *v = (double)iv;
+        if (kd->type == AV_KT_BOOL && (kd->flags & AV_KF_MINUS1_ZERO) && iv == 0) *v = -1; /* off, not the default */
         return 1;
     }
     return avcli_knob_number(kd, text, v); /* the flags' rules; −1 stands for a typed 0 where the knob has one */
