@@ -21,6 +21,9 @@ typedef struct avcli_inputs {
     int nonly;              /* left out), or NULL */
     int alias;              /* AVCLI_MAMBA2, AVCLI_RWKV7 (--variant names a preset of prm.variant), or 0 */
     float *gates, *betas, *dplr_a, *dplr_b; /* the gated families' arrays (gates.c), owned; NULL: none given */
+    float *a_icl;           /* rwkv7: the in-context learning rates (n×d) of --a-icl-file, owned, or NULL: */
+    double a_icl_const;     /* the constant of --a-icl (default 0.5) */
+    int ab_made;            /* rwkv7: dplr_a, dplr_b were built from K (avcli_rwkv7_ab), not given */
 } avcli_inputs;
 
 // ----------------------------------------------------------------------------------------------------
@@ -54,6 +57,9 @@ typedef struct avcli_geom { int n, d, four, layer, head; int64_t L, H; } avcli_g
  * shape and the shapes it may have), values (the first bad entry and its index), then the presets' mapping
  * (mamba2: K's rows scaled by Δ, g = A·Δ; rwkv7: a and b from K). 0, or one line and the exit status. */
 int avcli_gates_load(avcli_inputs *in, const char *const *flag, const avcli_geom *g);
+/* rwkv7 without --a, --b: in->dplr_a, dplr_b (n×d, allocated once) ← −κ̂, κ̂ ⊙ a_icl of these keys (K n×d;
+ * recall calls it again for each draw of its keys), set into in->prm. 0, or one line and the exit status. */
+int avcli_rwkv7_ab(avcli_inputs *in, const float *K, int n, int d);
 
 /* Parse the shared flags (see `attnviz --help`; inputs.c), load the .npy files (selecting --layer/--head for
  * 4-D model tensors). On failure prints one line to stderr and returns 2; 0 on success. */

@@ -215,11 +215,21 @@ int avcli_gates_load(avcli_inputs *in, const char *const *flag, const avcli_geom
             if (!isfinite(dt[t])) code = avcli_fail("--A %s: A*dt at token %d is below the float range", flag[AVCLI_G_AMAMBA], t);
         }
     }
+    if (!code && in->alias == AVCLI_RWKV7 && !arr[AVCLI_G_A].x) { /* a, b from K: here, or per draw (recall) */
+        in->a_icl = arr[AVCLI_G_AICL_FILE].x;
+        arr[AVCLI_G_AICL_FILE].x = NULL;
+        in->a_icl_const = 0.5;
+        if (flag[AVCLI_G_AICL]) avcli_parse_double(flag[AVCLI_G_AICL], &in->a_icl_const);
+        in->ab_made = 1;
+        if (in->K) code = avcli_rwkv7_ab(in, in->K, n, d);
+        else if (!(in->dplr_a = calloc((size_t)n * d, sizeof(float))) || !(in->dplr_b = calloc((size_t)n * d, sizeof(float))))
+            code = avcli_fail_system("rwkv7: out of memory (n = %d, d = %d)", n, d);
+        else av_params_set_dplr(&in->prm, in->dplr_a, in->dplr_b, n); /* recall's keys come later: per draw */
+    }
     if (!code) {
         in->gates = arr[AVCLI_G_GATES].x ? arr[AVCLI_G_GATES].x : arr[AVCLI_G_DT].x;
         in->betas = arr[AVCLI_G_BETAS].x;
-        in->dplr_a = arr[AVCLI_G_A].x;
-        in->dplr_b = arr[AVCLI_G_B].x;
+        if (arr[AVCLI_G_A].x) in->dplr_a = arr[AVCLI_G_A].x, in->dplr_b = arr[AVCLI_G_B].x;
         int gc = arr[AVCLI_G_GATES].x ? arr[AVCLI_G_GATES].cols : 1;
         if (in->gates || in->betas) av_params_set_gates(&in->prm, in->gates, n, gc, in->betas);
         if (in->dplr_a) av_params_set_dplr(&in->prm, in->dplr_a, in->dplr_b, n);
@@ -227,4 +237,15 @@ int avcli_gates_load(avcli_inputs *in, const char *const *flag, const avcli_geom
     }
     for (int f = 0; f < AVCLI_G_COUNT; f++) drop(&arr[f]);
     return code;
+}
+
+int avcli_rwkv7_ab(avcli_inputs *in, const float *K, int n, int d) {
+    size_t count = (size_t)n * d;
+    if (!in->dplr_a) in->dplr_a = malloc(sizeof(float) * count);
+    if (!in->dplr_b) in->dplr_b = malloc(sizeof(float) * count);
+    if (!in->dplr_a || !in->dplr_b) return avcli_fail_system("rwkv7: out of memory (n = %d, d = %d)", n, d);
+    int st = av_rwkv7_vectors(in->dplr_a, in->dplr_b, K, n, d, in->a_icl, in->a_icl_const);
+    if (st < 0) return avcli_fail("--variant rwkv7: %s", av_status_string(st));
+    av_params_set_dplr(&in->prm, in->dplr_a, in->dplr_b, n);
+    return 0;
 }

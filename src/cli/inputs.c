@@ -448,7 +448,8 @@ void avcli_free(avcli_inputs *in) {
     free(in->betas);
     free(in->dplr_a);
     free(in->dplr_b);
-    in->Q = in->K = in->V = in->hedgehog_w = in->gates = in->betas = in->dplr_a = in->dplr_b = NULL;
+    free(in->a_icl);
+    in->Q = in->K = in->V = in->hedgehog_w = in->gates = in->betas = in->dplr_a = in->dplr_b = in->a_icl = NULL;
     in->prm.hedgehog_w = NULL;
     av_params_set_gates(&in->prm, NULL, 0, 0, NULL);
     av_params_set_dplr(&in->prm, NULL, NULL, 0);

@@ -55,7 +55,7 @@ static int parse_int(const char *s, long lo, long hi, long *out) {
 // recall
 
 typedef struct recall_run recall_run;
-static int recall_out(const avcli_inputs *in, const recall_run *rr);
+static int recall_out(avcli_inputs *in, const recall_run *rr);
 
 typedef struct recall_run {
     int pairs, d, seeds;
@@ -70,7 +70,7 @@ enum { NWARN = sizeof WARNINGS / sizeof *WARNINGS };
 /* Draw the pairs S times, recall every key, print the per-seed mean errors and their mean, min, max and
  * sample std. A statistic is over all S draws or not given: when some draw's error is Inf or NaN they are
  * null, and recall_error_finite says how many draws were finite (docs/mechanisms.md). */
-static int recall_json(const avcli_inputs *in, const recall_run *rr, FILE *out) {
+static int recall_json(avcli_inputs *in, const recall_run *rr, FILE *out) {
     int N = rr->pairs, d = rr->d;
     size_t wb = av_recall_work(&in->prm, N, d);
     float *K = malloc(sizeof(float) * (size_t)N * d), *V = malloc(sizeof(float) * (size_t)N * d);
@@ -81,6 +81,7 @@ static int recall_json(const avcli_inputs *in, const recall_run *rr, FILE *out) 
     double mean = 0, lo = INFINITY, hi = -INFINITY;
     for (int s = 0; !code && s < rr->seeds; s++) {
         if (!rr->K) av_recall_draw(K, V, N, d, (uint32_t)s);
+        if (in->ab_made && (code = avcli_rwkv7_ab(in, rr->K ? rr->K : K, N, d))) break; /* rwkv7's a, b from these keys */
         int st = av_recall_pairs(err, rr->K ? rr->K : K, rr->K ? rr->V : V, N, d, &in->prm, w, wb);
         if (st < 0) { code = avcli_fail("--variant %s: %s", avcli_variant_label(in->prm.variant, in->alias), av_status_string(st)); break; }
         for (int k = 0; k < NWARN; k++) seen[k] += st == WARNINGS[k];
@@ -192,8 +193,7 @@ int avcli_cmd_recall(int argc, char **argv) {
     return code;
 }
 
-static int recall_out(const avcli_inputs *in0, const recall_run *rr) {
-    avcli_inputs inc = *in0, *in = &inc;
+static int recall_out(avcli_inputs *in, const recall_run *rr) {
     int code;
     size_t wb = av_recall_work(&in->prm, in->n, in->d);
     if (!wb) { /* the reason, from a call that checks the arguments first */
