@@ -206,7 +206,10 @@ static void print_help(FILE *out) {
             if (!reads || kn == AV_KNOB_CAUSAL) continue;
             fprintf(out, "%s%s", first ? "; read by " : ", ", vd->name);
             for (int j = 0; j < vd->knob_count; j++) /* its own default, where it differs */
-                if (vd->knobs[j] == kn && vd->defaults[j] != 0) fprintf(out, " (default %g)", vd->defaults[j]);
+                if (vd->knobs[j] == kn && vd->defaults[j] != 0) {
+                    if (kd->type == AV_KT_BOOL) fprintf(out, " (default %s)", vd->defaults[j] > 0 ? "on" : "off");
+                    else fprintf(out, " (default %g)", vd->defaults[j]);
+                }
             first = 0;
         }
         fputc('\n', out);

@@ -56,7 +56,7 @@ int avcli_gates_flags_check(const char *const *flag, int variant, int alias) {
     const char *name = avcli_variant_label(variant, alias);
     for (int f = 0; f < AVCLI_G_COUNT; f++)
         if (flag[f] && !avcli_gate_flag_read(variant, alias, f))
-            return avcli_fail("%s: %s does not read it (%s do)", AVCLI_GATE_FLAGS[f], name, readers(f));
+            return avcli_fail("%s: %s does not read it (read by %s)", AVCLI_GATE_FLAGS[f], name, readers(f));
     if (!flag[AVCLI_G_A] != !flag[AVCLI_G_B]) /* dplr's read and write vectors come in pairs */
         return avcli_fail("%s: needs %s too (dplr's read vectors a and write vectors b, both (n, d))",
                           flag[AVCLI_G_A] ? "--a" : "--b", flag[AVCLI_G_A] ? "--b" : "--a");
