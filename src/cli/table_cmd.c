@@ -697,6 +697,8 @@ int avcli_cmd_table(int argc, char **argv) {
         for (int j = 0; gf >= 0 && j < ru.nvariants; j++)
             reads |= avcli_gate_flag_read(id_family(ru.variants[j]), id_alias(ru.variants[j]), gf);
         if (gf >= 0 && !reads) code = avcli_fail("%s: no variant of --variants reads it", ru.rest[i]);
+        else if (gf >= 0 && (val[O_TEXTS] || val[O_MODEL]))
+            code = avcli_fail("%s: not with --text-file (each text has its own length n; table the captures one by one)", ru.rest[i]);
     }
     char *rlist = val[O_READOUTS] ? strdup(val[O_READOUTS]) : NULL;
     if (!code && val[O_READOUTS]) {

@@ -303,6 +303,10 @@ describe('readouts, sweep, table and recall with gates', () => {
     const off = json('readouts', '--variant', 'gdn', '--q', q, '--k', k, '--gates', f('g.npy'), '--no-qk-l2norm');
     const on = json('readouts', '--variant', 'gdn', '--q', q, '--k', k, '--gates', f('g.npy'));
     expect(s.results.effective_rank.mean).toEqual([off.effective_rank, on.effective_rank]);
+    refused(run('sweep', '--variant', 'gdn', '--knob', 'decay', '--values', '0.8,0.9', '--q', q, '--k', k, '--gates', f('g.npy')),
+      /--knob decay: --gates replaces it/);
+    refused(run('sweep', '--variant', 'kda', '--knob', 'beta', '--values', '0.5,1', '--q', q, '--k', k, '--betas', f('b.npy')),
+      /--knob beta: --betas replaces it/);
   });
 
   it('table: each array goes to the variants that read it, and is named in their knobs', () => {
