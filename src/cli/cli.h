@@ -203,7 +203,7 @@ int avcli_npy_shape(av_npy_info *info, const char *flag, const char *path);
 int avcli_npy_load(av_npy_info *info, float **data, const char *flag, const char *path);
 
 /* Numbers from flags: the whole of `s` (no leading blanks), a finite double, or an integer in [lo, hi]
- * (inputs.c). 1 on success. */
+ * (output.c). 1 on success. */
 int avcli_parse_double(const char *s, double *out);
 int avcli_parse_long(const char *s, long long lo, long long hi, long long *out);
 

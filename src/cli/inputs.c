@@ -14,30 +14,6 @@
 #include "cli.h"
 
 // ----------------------------------------------------------------------------------------------------
-// errors and number parsing
-
-/* strtod and strtoll skip leading blanks and the end check only sees trailing ones: refuse both alike. */
-int avcli_parse_double(const char *s, double *out) {
-    char *end;
-    if (isspace((unsigned char)*s)) return 0;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end || errno == ERANGE || !isfinite(v)) return 0;
-    *out = v;
-    return 1;
-}
-
-int avcli_parse_long(const char *s, long long lo, long long hi, long long *out) {
-    char *end;
-    if (isspace((unsigned char)*s)) return 0;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end || errno == ERANGE || v < lo || v > hi) return 0;
-    *out = v;
-    return 1;
-}
-
-// ----------------------------------------------------------------------------------------------------
 // .npy files
 
 typedef struct npy_array { av_npy_info info; float *data; } npy_array;
