@@ -314,10 +314,18 @@ static void knobs_text(char *out, size_t cap, const avcli_inputs *in, const run 
     }
     if ((vd->flags & AV_VF_SCALED) && flag_value(ru->nrest, ru->rest, "--scale") && (size_t)k < cap)
         k += snprintf(out + k, cap - (size_t)k, "%sscale=%.10g", k ? ";" : "", res.scale);
+    /* the arrays as given; mamba2's gates from dt, rwkv7's a, b from K (docs/gated.md) */
+    const char *dt = in->alias == AVCLI_MAMBA2 ? flag_value(ru->nrest, ru->rest, "--dt") : NULL;
     static const char *const ARRAYS[3] = {"gates", "betas", "ab"};
-    const float *given[3] = {in->gates, in->betas, in->dplr_a};
+    const float *given[3] = {dt ? NULL : in->gates, in->betas, in->ab_made ? NULL : in->dplr_a};
     for (int i = 0; i < 3; i++)
         if (given[i] && (size_t)k < cap) k += snprintf(out + k, cap - (size_t)k, "%s%s=given", k ? ";" : "", ARRAYS[i]);
+    if (dt && (size_t)k < cap)
+        k += snprintf(out + k, cap - (size_t)k, "%sdt=given;A=%s", k ? ";" : "", flag_value(ru->nrest, ru->rest, "--A"));
+    if (in->ab_made && (size_t)k < cap) {
+        if (in->a_icl) k += snprintf(out + k, cap - (size_t)k, "%sa_icl=given", k ? ";" : "");
+        else k += snprintf(out + k, cap - (size_t)k, "%sa_icl=%.10g", k ? ";" : "", in->a_icl_const);
+    }
     if ((vd->flags & AV_VF_WEIGHTS) && (size_t)k < cap)
         k += snprintf(out + k, cap - (size_t)k, "%sW=%s", k ? ";" : "", in->hedgehog_w ? "given" : "identity");
     if (in->prm.causal && !ru->causal && (size_t)k < cap) /* a variant that exists only causal */

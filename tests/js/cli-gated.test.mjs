@@ -323,6 +323,14 @@ describe('readouts, sweep, table and recall with gates', () => {
     const p = run('table', '--variants', 'mamba2,simple_gla', '--q', q, '--k', k, '--readouts', 'effective_rank', '--format', 'jsonl');
     expect(p.status, p.stderr).toBe(0);
     expect(p.stdout.trim().split('\n').map((l) => JSON.parse(l).variant)).toEqual(['mamba2', 'simple_gla']);
+    const w = run('table', '--variants', 'rwkv7,mamba2', '--q', q, '--k', k, '--dt', f('b.npy'), '--A', '-0.5', '--a-icl', '0.25',
+      '--readouts', 'effective_rank', '--format', 'jsonl');
+    expect(w.status, w.stderr).toBe(0);
+    const knobs = Object.fromEntries(w.stdout.trim().split('\n').map((l) => JSON.parse(l)).map((x) => [x.variant, x.knobs]));
+    expect(knobs.rwkv7).toMatch(/a_icl=0\.25/);
+    expect(knobs.rwkv7).not.toMatch(/ab=|dt=/);
+    expect(knobs.mamba2).toMatch(/dt=given;A=-0\.5/);
+    expect(knobs.mamba2).not.toMatch(/gates=|a_icl/);
   });
 
   it('4-D tensors: an array shared by every head, or per head, is the 2-D run on that head', () => {
