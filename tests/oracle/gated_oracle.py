@@ -433,7 +433,8 @@ def make_case(tmp, name, n, d, dv, seed, gates="uniform", kstd=1.0):
 
 
 def save_case(c):
-    for key, arr in (("q", "Q"), ("k", "K"), ("v", "V"), ("g", "g"), ("beta", "beta"), ("a", "a"), ("b", "b")):
+    for key, arr in (("q", "Q"), ("k", "K"), ("v", "V"), ("g", "g"), ("beta", "beta"), ("a", "a"), ("b", "b"),
+                     ("dt", "dt"), ("aicl", "aicl")):
         if arr in c:
             c[key + "_f"] = os.path.join(c["dir"], key + ".npy")
             np.save(c[key + "_f"], c[arr].astype(np.float32))
@@ -589,34 +590,253 @@ def family_checks(o, fam, c, cli=True, scale=None, l2=None, extra=(), label=None
     return RM
 
 
-def negative_controls(o, c):
-    """One wrong convention per family, each of which docs/gated.md rules out, must miss the CLI."""
+def wrong_refs(fam, c):
+    """(M by a convention docs/gated.md rules out, which one) for the family on case c's inputs."""
     d = c["Q"].shape[1]
     sc = 1.0 / math.sqrt(d)
-    q, k = prep(c["Q"], c["K"], sc, False)
-    ql, kl = prep(c["Q"], c["K"], sc, True)
+    l2 = DEFAULT_L2.get(fam, False)
+    q, k = prep(c["Q"], c["K"], sc, l2)
     g = c["g"]
-    g_own = lambda x: np.concatenate([x[1:], x[-1:] * 0])   # noqa: E731  Γ_ij from Σ_{l=j..i-1}: a shift
-    cases = {
-        "simple_gla": (form_linear(q, k, g_own(c["g1"])), "Γ with token j's own gate", {"g": c["g1"]}),
-        "gla": (form_linear(q, k, g_own(g)), "Γ with token j's own gate", {}),
-        "gdn": (form_delta(ql, kl, c["g1"], c["beta"], column_beta=True), "β on A_kk's columns", {"g": c["g1"]}),
-        "kda": (form_delta(q, k, g, c["beta"]), "kda without its default qk_l2norm", {}),
-        "dplr": (form_dplr(q, k, g, c["a"], c["b"], gamma_for_read="G"), "Γ (not Γ') on A_ak, A_ab", {}),
-        "fox": (form_fox(c["Q"] * sc, c["K"], -np.abs(c["g1"]) * 0), "no forgetting bias", {"g": c["g1"]}),
-    }
-    for fam, (wrong, why, sub) in cases.items():
-        cc = derive(c, c["name"] + "-" + fam + "-neg", **sub) if sub else c
-        o.check_miss(f"{fam} wrong convention", cc, fam, (), ARRAYS[fam], wrong, why)
+    if fam in ("simple_gla", "gla"):    # Σ_{l=j..i}: k~_j decayed by its own gate (scale k~_j by α_j)
+        kk = k * np.exp(per_channel(g, d))
+        return form_linear(q, kk, g), "Γ with token j's own gate"
+    if fam == "gdn":
+        return form_delta(q, k, g, c["beta"], column_beta=True), "β on A_kk's columns"
+    if fam == "kda":                    # the delta step before the decay: S_t = Diag(α)(S + k u(S)ᵀ)
+        n = q.shape[0]
+        alpha = np.exp(per_channel(g, d))
+        S, M = np.zeros((d, n)), np.zeros((n, n))
+        for t in range(n):
+            u = c["beta"][t] * (np.eye(n)[t] - S.T @ k[t])
+            S = alpha[t][:, None] * (S + np.outer(k[t], u))
+            M[t] = S.T @ q[t]
+        return M, "decay after the delta step"
+    if fam == "dplr":
+        return form_dplr(q, k, g, c["a"], c["b"], gamma_for_read="G"), "Γ (not Γ') on A_ak, A_ab"
+    seg = seg_sums(g) + g[None, :]      # fox: the bias Σ_{l=j..i}
+    n = q.shape[0]
+    L = np.where(np.tril(np.ones((n, n), dtype=bool)), q @ k.T + seg, -np.inf)
+    E = np.exp(L - L.max(axis=1, keepdims=True))
+    return E / E.sum(axis=1, keepdims=True), "bias with token j's own gate"
+
+
+def negative_controls(o, c):
+    """One wrong convention per family, each ruled out by docs/gated.md, must miss the CLI by > 100·TOL."""
+    for fam in families_for(c):
+        wrong, why = wrong_refs(fam, c)
+        o.check_miss(f"{fam} wrong convention", c, fam, (), ARRAYS[fam], wrong, why)
+
+
+# ---------------------------------------------------------------------------------------------------
+# the maps of docs/gated.md, and the two presets, in their own words
+
+
+def rwkv7_rec(R, K, V, logw, a_icl):
+    """RWKV-7 in its own layout (state V×K, row vectors): S_t = S_{t-1}(diag(w_t) − κ̂ᵀ(a_icl ⊙ κ̂)) + v_tᵀ k_t,
+    o_t = S_t r_t, κ̂ = k/|k|, scale 1 (fla's RWKV7 layer with the k ← k(1 + (a_icl − 1)k_a) step left out)."""
+    n, d = K.shape
+    kap = K / np.linalg.norm(K, axis=1, keepdims=True)
+    S = np.zeros((V.shape[1], d))
+    O = np.zeros((n, V.shape[1]))
+    for t in range(n):
+        T = np.diag(np.exp(logw[t])) - np.outer(kap[t], a_icl[t] * kap[t])
+        S = S @ T + np.outer(V[t], K[t])
+        O[t] = S @ R[t]
+    return O
+
+
+def rwkv7_ab(K, a_icl):
+    kap = K / np.linalg.norm(K, axis=1, keepdims=True)
+    return -kap, kap * a_icl
+
+
+def mamba2_rec(C, B, X, dt, A):
+    """Mamba-2's SSD: h_t = exp(A dt_t) h_{t-1} + dt_t B_t x_tᵀ, y_t = h_tᵀ C_t (no D·x skip)."""
+    h = np.zeros((B.shape[1], X.shape[1]))
+    Y = np.zeros((C.shape[0], X.shape[1]))
+    for t in range(C.shape[0]):
+        h = math.exp(A * dt[t]) * h + dt[t] * np.outer(B[t], X[t])
+        Y[t] = h.T @ C[t]
+    return Y
+
+
+def gdn_as_dplr(q, k, g, beta, per_chan=False):
+    """docs/gated.md's map: gdn = dplr with b = k~, a = −α_t β_t k~_t, k ← β_t k~_t (q~, v unchanged);
+    kda the same with a = −β_t (α_t ⊙ k~_t). Returns (k, a, b) for dplr."""
+    d = q.shape[1]
+    alpha = np.exp(per_channel(g, d))
+    a = -beta[:, None] * (alpha * k)
+    return beta[:, None] * k, a, k.copy()
+
+
+def maps_self(o, c):
+    """The maps of docs/gated.md in numpy (float64): each side computed by its own form."""
+    d, n = c["Q"].shape[1], c["Q"].shape[0]
+    sc = 1.0 / math.sqrt(d)
+    q, k = prep(c["Q"], c["K"], sc, True)
+    g = c["g"]
+    gc = per_channel(g, d)
+    kb, a, b = gdn_as_dplr(q, k, g, c["beta"])
+    fam = "kda" if g.ndim == 2 else "gdn"
+    o.check_self(f"map {fam} = dplr(b = k~, a = -αβk~, k ← βk~)", c, form_dplr(q, kb, gc, a, b),
+                 form_delta(q, k, g, c["beta"]), "dplr closed form vs delta closed form")
+    q0, k0 = prep(c["Q"], c["K"], sc, False)
+    o.check_self("map dplr a = b = 0 = gla", c, form_dplr(q0, k0, gc, 0 * c["a"], 0 * c["b"]), form_linear(q0, k0, gc),
+                 "dplr vs gla closed form")
+    if g.ndim == 1:
+        o.check_self("map kda equal channels = gdn", c, rec_gated(q, k, np.eye(n), gc, beta=c["beta"]),
+                     form_delta(q, k, g, c["beta"]), "kda recurrence vs gdn closed form")
+        o.check_self("map gla equal channels = simple_gla", c, rec_gated(q0, k0, np.eye(n), gc),
+                     form_linear(q0, k0, g), "gla recurrence vs simple_gla closed form")
+        o.check_self("map fox g = 0 = causal softmax", c, form_fox(q0, k0, 0 * g),
+                     fla_forgetting(q0, k0, 0 * g), "fox closed form vs naive")
+    R, logw, a_icl = rwkv7_inputs(c)
+    ra, rb = rwkv7_ab(c["K"], a_icl)
+    o.check_self("map rwkv7 = dplr(a = -κ̂, b = κ̂ a_icl), scale 1", c, rwkv7_rec(R, c["K"], np.eye(n), logw, a_icl),
+                 form_dplr(R, c["K"], logw, ra, rb), "RWKV-7 recurrence vs dplr closed form")
+    C, B, dt, A = mamba2_inputs(c)
+    o.check_self("map mamba2 = simple_gla(q = C, k = dt B, g = A dt)", c, mamba2_rec(C, B, np.eye(n), dt, A),
+                 form_linear(C, dt[:, None] * B, A * dt), "SSD recurrence vs simple_gla closed form")
+
+
+def rwkv7_inputs(c):
+    """RWKV-7's r = Q, log-decay w = −e^{−1/2} sigmoid(·) per channel (α in (0.545, 1)), a_icl in (0, 1)."""
+    rng = np.random.default_rng(int(c["Q"].shape[0]) * 31 + 7)
+    n, d = c["Q"].shape
+    logw = f32(-math.exp(-0.5) / (1.0 + np.exp(-rng.standard_normal((n, d)))))
+    a_icl = f32(1.0 / (1.0 + np.exp(-rng.standard_normal((n, d)))))
+    return c["Q"], logw, a_icl
+
+
+def mamba2_inputs(c):
+    """Mamba-2's C = Q, B = K, dt = softplus(·) > 0 per token, A < 0 one number (float32 values)."""
+    rng = np.random.default_rng(int(c["Q"].shape[0]) * 17 + 3)
+    dt = f32(np.log1p(np.exp(rng.standard_normal(c["Q"].shape[0]) - 1.0)))
+    return c["Q"], c["K"], dt, float(np.float32(-0.75))
+
+
+# ---------------------------------------------------------------------------------------------------
+# CLI: knobs, the constant case, the reductions, the maps and the presets
+
+
+def knob_checks(o, scal, chan, small):
+    """--scale and --qk-l2norm / --no-qk-l2norm on top of the gates."""
+    family_checks(o, "simple_gla", scal, scale=0.37)
+    family_checks(o, "kda", chan, scale=0.37)
+    family_checks(o, "dplr", chan, scale=0.37)
+    family_checks(o, "fox", scal, scale=0.37)
+    family_checks(o, "gla", chan, l2=True)
+    family_checks(o, "simple_gla", scal, l2=True)
+    family_checks(o, "fox", scal, l2=True)
+    family_checks(o, "dplr", chan, l2=True)       # q and k normalised; a, b as given (docs/gated.md)
+    family_checks(o, "gdn", small, l2=False)      # small keys: β|k|² < 2 keeps the delta rule bounded
+    family_checks(o, "kda", small, l2=False)
+    family_checks(o, "gdn", small, l2=True)       # the flag given explicitly equals the default
+
+
+def constant_checks(o, c):
+    """No gate arrays: g_t = ln(--decay), β_t = --beta, a = b = 0 (the constant case of attnviz.h)."""
+    n, d = c["Q"].shape
+    gam, bet = 0.9, 0.7
+    cc = dict(c, g=f32(np.full(n, math.log(gam))), beta=f32(np.full(n, bet)), a=0 * c["a"], b=0 * c["b"])
+    for fam in FAMILIES:
+        sc = 1.0 / math.sqrt(d)
+        RM, RMrec = ref_M(fam, cc, sc, DEFAULT_L2.get(fam, False))
+        RO = ref_O(fam, cc, sc, DEFAULT_L2.get(fam, False))
+        o.check_self(f"{fam} constant γ {gam} β {bet}", c, RMrec, RM, "recurrence (V = I) vs closed form")
+        extra = ["--decay", str(gam)] + (["--beta", str(bet)] if fam in ("gdn", "kda") else [])
+        o.check_cli(f"{fam} no arrays --decay {gam}" + (f" --beta {bet}" if fam in ("gdn", "kda") else ""), c, fam,
+                    extra, (), RM, RO, [("quadratic", None), ("recurrent", None), ("chunkwise", 16)])
+
+
+def reduction_checks(o, scal, chan):
+    n, d = scal["Q"].shape
+    eq = derive(scal, scal["name"] + "-eqch", g=per_channel(scal["g"], d))
+    o.check_pair("kda, equal channels = gdn", eq, "kda", (), ARRAYS["kda"], scal, "gdn", (), ARRAYS["gdn"])
+    o.check_pair("gla, equal channels = simple_gla", eq, "gla", (), ("g",), scal, "simple_gla", (), ("g",))
+    o.check_pair("gla, gates (n) = gates (n, d) of equal channels", scal, "gla", (), ("g",), eq, "gla", (), ("g",))
+    z = derive(chan, chan["name"] + "-ab0", a=0 * chan["a"], b=0 * chan["b"])
+    o.check_pair("dplr a = b = 0 = gla", z, "dplr", (), ARRAYS["dplr"], chan, "gla", (), ("g",))
+    o.check_pair("dplr without --a --b = gla", chan, "dplr", (), ("g",), chan, "gla", (), ("g",))
+    z = derive(scal, scal["name"] + "-g0", g=np.zeros(n))
+    o.check_pair("fox g = 0 = softmax --causal", z, "fox", (), ("g",), z, "softmax", (), ())
+    o.check_pair("simple_gla g = 0 = retention --decay 1", z, "simple_gla", (), ("g",), z, "retention",
+                 ("--decay", "1"), ())
+    gam = 0.9
+    lg = derive(scal, scal["name"] + "-lng", g=np.full(n, math.log(gam)), beta=np.full(n, 0.7))
+    o.check_pair(f"fox g = ln {gam} = softmax --causal --decay {gam}", lg, "fox", (), ("g",), lg, "softmax",
+                 ("--decay", str(gam)), ())
+    o.check_pair(f"simple_gla g = ln {gam} = retention --decay {gam}", lg, "simple_gla", (), ("g",), lg, "retention",
+                 ("--decay", str(gam)), ())
+    # deltanet normalises by |x| (no ε) and gdn by √(|x|² + 1e-6): the gap is reported, not bounded to 0
+    o.check_pair(f"gdn g = ln {gam}, β 0.7 vs deltanet --decay {gam} --beta 0.7", lg, "gdn", (), ARRAYS["gdn"], lg,
+                 "deltanet", ("--decay", str(gam), "--beta", "0.7"), (), report_only=True)
+    o.check_pair(f"gdn g = ln {gam}, β 0.7 vs deltanet (within {TOL:g})", lg, "gdn", (), ARRAYS["gdn"], lg,
+                 "deltanet", ("--decay", str(gam), "--beta", "0.7"), ())
+
+
+def map_checks(o, c):
+    """gdn (kda) against dplr given the map's inputs (q~ precomputed: dplr does not normalise)."""
+    n, d = c["Q"].shape
+    sc = 1.0 / math.sqrt(d)
+    fam = "kda" if c["g"].ndim == 2 else "gdn"
+    ql, kl = l2norm(c["Q"]), l2norm(c["K"])
+    kb, a, b = gdn_as_dplr(ql, kl, c["g"], c["beta"])
+    m = derive(c, c["name"] + "-map", Q=ql, K=kb, a=a, b=b)
+    o.check_pair(f"dplr with the map's a, b, k = {fam}", m, "dplr", (), ARRAYS["dplr"], c, fam, (), ARRAYS[fam])
+    RM = form_delta(sc * ql, kl, c["g"], c["beta"])
+    RMd = form_dplr(sc * m["Q"], m["K"], per_channel(c["g"], d), m["a"], m["b"])
+    o.check_self(f"map {fam} = dplr on the float32 map inputs", c, RMd, RM, "rounding of the map inputs")
+
+
+def preset_checks(o, c):
+    n, d = c["Q"].shape
+    C, B, dt, A = mamba2_inputs(c)
+    m = derive(c, c["name"] + "-mamba2", dt=dt)
+    RM, RO = mamba2_rec(C, B, np.eye(n), dt, A), mamba2_rec(C, B, c["V"], dt, A)
+    o.check_cli(f"mamba2 --dt --A {A:g}", m, "mamba2", ["--dt", m["dt_f"], "--A", repr(A)], (), RM, RO,
+                paths_for(n))
+    R, logw, a_icl = rwkv7_inputs(c)
+    r = derive(c, c["name"] + "-rwkv7", g=logw, aicl=a_icl)
+    RM, RO = rwkv7_rec(R, c["K"], np.eye(n), logw, a_icl), rwkv7_rec(R, c["K"], c["V"], logw, a_icl)
+    o.check_cli("rwkv7 --gates log w --a-icl-file", r, "rwkv7", ["--a-icl-file", r["aicl_f"]], ("g",), RM, RO,
+                paths_for(n))
+    half = np.full((n, d), 0.5)
+    RM, RO = rwkv7_rec(R, c["K"], np.eye(n), logw, half), rwkv7_rec(R, c["K"], c["V"], logw, half)
+    o.check_cli("rwkv7 --gates log w (a_icl 0.5 default)", r, "rwkv7", [], ("g",), RM, RO, [("quadratic", None)])
+    a, b = rwkv7_ab(c["K"], a_icl)
+    rd = derive(r, r["name"] + "-dplr", a=a, b=b)
+    o.check_pair("rwkv7 = dplr --scale 1 with a = -κ̂, b = κ̂ a_icl", r, "rwkv7", ["--a-icl-file", r["aicl_f"]], ("g",),
+                 rd, "dplr", ["--scale", "1"], ARRAYS["dplr"])
+
+
+def refusal_checks(o, chan):
+    """Per-channel gates for a family whose gate is one per token: refused (exit 2), one sentence."""
+    for fam in ("simple_gla", "gdn", "fox"):
+        head = f"{fam} refuses (n, d) gates"
+        try:
+            o.run(chan, fam, (), arrays=ARRAYS[fam])
+            o.report(False, f"!  {head:48s} [{chan['name']}]  accepted")
+        except RuntimeError as exc:
+            text = str(exc)
+            one = text.startswith("exit 2:") and text.count("\n") == 0
+            o.report(one, f"!  {head:48s} [{chan['name']}]  {text}")
 
 
 def self_only():
     """The numpy forms against each other without the CLI (before the kernels land)."""
     with tempfile.TemporaryDirectory(prefix="attnviz-gated-oracle-") as tmp:
         o = Oracle(None, tmp)
-        for c in build_cases(tmp):
+        cases = build_cases(tmp)
+        for c in cases:
             for fam in families_for(c):
                 family_checks(o, fam, c, cli=False)
+                wrong, why = wrong_refs(fam, c)
+                right = ref_M(fam, c, 1.0 / math.sqrt(c["Q"].shape[1]), DEFAULT_L2.get(fam, False))[0]
+                err = rel_fro(wrong, right)
+                o.report(bool(err > 1000 * TOL), f"≠  {fam + ' wrong convention':40s} [{c['name']}]  {why}: "
+                         f"differs from the reference by {err:.1e}")
+            maps_self(o, c)
         print(f"{o.count} checks, worst numpy self-difference {o.worst_self:.1e}"
               + (f", {o.failed} FAILED" if o.failed else ""))
         return 1 if o.failed else 0
@@ -649,6 +869,20 @@ def main(argv):
         for c in cases:
             for fam in families_for(c):
                 family_checks(o, fam, c)
+            maps_self(o, c)
+        by = {c["name"]: c for c in cases}
+        for n, d in ((37, 8), (64, 16)):
+            scal, chan = by[f"{n}x{d}-resets"], by[f"{n}x{d}-channels"]
+            negative_controls(o, scal)
+            negative_controls(o, chan)
+            small = make_case(tmp, f"{n}x{d}-smallk", n, d, 5, 90 + n, "resets", kstd=0.6 / math.sqrt(d))
+            knob_checks(o, scal, chan, small)
+            constant_checks(o, by[f"{n}x{d}-uniform"])
+            reduction_checks(o, scal, chan)
+            map_checks(o, scal)
+            map_checks(o, chan)
+            preset_checks(o, scal)
+            refusal_checks(o, chan)
         print(f"{o.count} checks, worst error {o.worst:.2e}, worst numpy self-difference {o.worst_self:.1e}"
               + (f", {o.failed} FAILED" if o.failed else ""))
     return 1 if o.failed else 0
