@@ -463,6 +463,7 @@ class Oracle:
         self.count = self.failed = 0
         self.worst = 0.0
         self.worst_self = 0.0
+        self.by_path = {}     # (variant, path) -> worst CLI error, for the summary
 
     def report(self, ok, line, err=None, self_err=None):
         self.count += 1
@@ -533,6 +534,15 @@ class Oracle:
                     self.report(False, f"M  {head}  {text}", err)
             ok, text, err = self.compare(head, O, RO)
             self.report(ok, f"O  {head}  {text}" + (f"  ({warn})" if warn else ""), err)
+            key = (variant, path)
+            errs = [err] + ([rel_fro(M, RM)] if M.shape == RM.shape else [])
+            self.by_path[key] = max([self.by_path.get(key, 0.0)] + errs)
+
+    def summary(self):
+        """One line per variant: the worst error of M and O by each path."""
+        for v in dict.fromkeys(k[0] for k in self.by_path):
+            parts = [f"{p} {e:.1e}" for (w, p), e in self.by_path.items() if w == v]
+            print(f"worst  {v:10s}  " + ", ".join(parts), flush=True)
 
     def check_miss(self, label, c, variant, extra, arrays, wrong, why):
         """Negative control: a reference with a wrong convention must miss the CLI by more than 100·TOL."""
@@ -903,6 +913,7 @@ def main(argv):
             preset_checks(o, scal)
             refusal_checks(o, chan)
             causal_only_checks(o, scal)
+        o.summary()
         print(f"{o.count} checks, worst error {o.worst:.2e}, worst numpy self-difference {o.worst_self:.1e}"
               + (f", {o.failed} FAILED" if o.failed else ""))
     return 1 if o.failed else 0
