@@ -16,12 +16,16 @@ Three numpy forms per family, which must agree to TOL_SELF before the CLI is ask
          naive_parallel_simple_gla, naive_recurrent_gla, naive_forgetting_attn), at two chunk sizes.
 Then `attnviz matrix` (M, and O by --path quadratic, recurrent and chunkwise at two --chunk) against `form`:
 relative Frobenius error ‖X − X_ref‖_F / ‖X_ref‖_F ≤ TOL, and entries above the diagonal exactly 0.
-Also: the defaults (scale d^-1/2, qk_l2norm on for gdn/kda only), the reductions of docs/gated.md between
-the CLI's own variants, the mamba2 and rwkv7 aliases against their maps, and one wrong convention per
-family that must miss the CLI by more than 100·TOL (so that the checks can tell the conventions apart).
+Also: the defaults (scale d^-1/2, qk_l2norm on for gdn/kda only), --scale and the qk_l2norm switches, the
+constant case (no arrays: g = ln --decay, β = --beta), the reductions of docs/gated.md between the CLI's
+own variants (bit for bit where the doc says so), the mamba2 and rwkv7 presets against Mamba-2's SSD and
+RWKV-7's own recurrences, readouts' semiseparable_rank against numpy's SVD rank (0 across a reset, but ≤ 1
+for dplr), gates of -1e30, the refusal of per-channel gates for simple_gla/gdn/fox, and one wrong
+convention per family that must miss the CLI by more than 100·TOL (so the checks tell conventions apart).
 Each check prints one line; the last line is 'N checks, worst error E'; the exit status is 1 when any
 check failed. Without numpy: one SKIPPED line and exit 0.
 """
+import json
 import math
 import os
 import subprocess
@@ -396,13 +400,15 @@ def f32(x):
 
 def make_gates(rng, n, d, kind):
     """Log-gates ≤ 0: 'uniform' (n) in [-0.4, -0.002]; 'resets' the same with g = -30 at three positions
-    ('manyresets': every fifth token);
+    ('manyresets': every fifth token; 'hardresets': g = -1e30, Γ exactly 0 across them);
     'channels' (n, d) in [-0.6, -0.002] with a reset of every channel at one position and of half the
     channels at two others (per-channel forgetting); 'zero' g = 0 (no decay)."""
     if kind == "zero":
         return np.zeros(n)
-    if kind in ("uniform", "resets", "manyresets"):
+    if kind in ("uniform", "resets", "manyresets", "hardresets"):
         g = rng.uniform(-0.4, -0.002, n)
+        if kind == "hardresets":      # docs/gated.md (API): -1e30 next to -0.01 costs nothing in precision
+            g[[n // 5, n // 2, n - 4]] = -1e30
         if kind == "resets":
             g[[n // 5, n // 2, n - 4]] = RESET
         if kind == "manyresets":      # |G| reaches ~400: a global float32 cumsum would lose ~4e-6 (measured)
@@ -594,7 +600,8 @@ def family_checks(o, fam, c, cli=True, scale=None, l2=None, extra=(), label=None
     RO = ref_O(fam, c, sc, l2v)
     o.check_self(label, c, RMrec, RM, "recurrence (V = I) vs closed form")
     o.check_self(label, c, RO, RM @ c["V"], "recurrence O vs closed-form M V")
-    for name, X, kind in fla_forms(fam, c, sc, l2v, (16, 7)):
+    # fla's cumsum differences cannot take g = -1e30: -1e30 - 0.01 == -1e30 absorbs the gates after it
+    for name, X, kind in ([] if np.min(c["g"]) < -1e6 else fla_forms(fam, c, sc, l2v, (16, 7))):
         o.check_self(label, c, X, RM if kind == "M" else RM @ c["V"], f"fla {name} vs closed form")
     if cli:
         args = list(extra)
@@ -841,6 +848,65 @@ def causal_only_checks(o, c):
                  + ("bit-identical" if np.array_equal(M0, M1) else f"rel diff {rel_fro(M0, M1):.1e}"))
 
 
+FLT_EPSILON = 2.0 ** -23
+
+
+def semiseparable_rank(M):
+    """Numerical rank of M[h:n, 0:h], h = ⌊n/2⌋, at σ₁(M)·n·2⁻²³ (recurrent_oracle.py's definition), with the
+    margin: how far the nearest singular value lies from the tolerance (a ratio; 1 would be a tie)."""
+    n = M.shape[0]
+    h = n // 2
+    tol = np.linalg.svd(M, compute_uv=False)[0] * n * FLT_EPSILON
+    sv = np.linalg.svd(M[h:, :h], compute_uv=False)
+    above, below = sv[sv > tol], sv[sv <= tol]
+    margin = min(above.min() / tol if above.size else np.inf,
+                 tol / below.max() if below.size and below.max() > 0 else np.inf)
+    return int(above.size), margin
+
+
+def rank_checks(o, c, reset_at_half):
+    """`attnviz readouts` semiseparable_rank against numpy's SVD rank of the oracle's M, within its ceiling
+    (d for the state families, ⌊n/2⌋ for fox); with a reset at token h = ⌊n/2⌋ the rank is 0 (M block-
+    diagonal) for every family but dplr, whose read x_h = S_{h-1}ᵀa_h takes the UNDECAYED state: ≤ 1 there."""
+    n, d = c["Q"].shape
+    for fam in (FAMILIES if c["g"].ndim == 1 else families_for(c)):
+        cc = c
+        if reset_at_half:
+            g = c["g"].copy()
+            g[n // 2] = RESET
+            cc = derive(c, f"{c['name']}-cut{n // 2}-{fam}", g=g)
+        R = ref_M(fam, cc, 1.0 / math.sqrt(d), DEFAULT_L2.get(fam, False))[0]
+        mine, margin = semiseparable_rank(R)
+        head = f"{fam} semiseparable rank" + (f", reset at {n // 2}" if reset_at_half else "")
+        flags = {"g": "--gates", "beta": "--betas", "a": "--a", "b": "--b"}
+        cmd = [o.cli, "readouts", "--variant", fam, "--q", cc["q_f"], "--k", cc["k_f"], "--causal"]
+        for key in ARRAYS[fam]:
+            cmd += [flags[key], cc[key + "_f"]]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            o.report(False, f"R  {head:48s} [{cc['name']}]  exit {p.returncode}: {p.stderr.strip()[:160]}")
+            continue
+        r = json.loads(p.stdout)
+        got, ceil = r.get("semiseparable_rank"), r.get("semiseparable_ceiling")
+        want_ceil = n // 2 if fam == "fox" else min(d, n // 2)
+        cut = 1 if fam == "dplr" else 0
+        # a singular value within 2x of the tolerance is a near tie: float32 M may land either side of it
+        same = got == mine or (margin < 2 and got is not None and abs(got - mine) <= 1)
+        ok = same and ceil == want_ceil and got <= ceil and (not reset_at_half or got <= cut)
+        o.report(bool(ok), f"R  {head:48s} [{cc['name']}]  CLI {got}, numpy {mine} (margin ×{margin:.1e}), "
+                           f"ceiling {ceil} (expected {want_ceil})")
+
+
+def delegation_checks(o, c):
+    """docs/gated.md (API): a constant simple_gla without qk_l2norm is retention's code, a constant fox the
+    forgetting softmax's, bit for bit."""
+    for gam in ("0.9", "1"):
+        o.check_pair(f"simple_gla --decay {gam} = retention --decay {gam}", c, "simple_gla", ("--decay", gam), (),
+                     c, "retention", ("--decay", gam), (), tol=0.0)
+        o.check_pair(f"fox --decay {gam} = softmax --causal --decay {gam}", c, "fox", ("--decay", gam), (),
+                     c, "softmax", ("--decay", gam), (), tol=0.0)
+
+
 def refusal_checks(o, chan):
     """Per-channel gates for a family whose gate is one per token: refused (exit 2), one sentence."""
     for fam in ("simple_gla", "gdn", "fox"):
@@ -880,6 +946,7 @@ def build_cases(tmp):
         for kind in ("uniform", "resets", "channels"):
             cases.append(make_case(tmp, f"{n}x{d}-{kind}", n, d, 5, seed * 10 + len(cases), kind))
     cases.append(make_case(tmp, "64x16-manyresets", 64, 16, 5, 77, "manyresets"))
+    cases.append(make_case(tmp, "37x8-hardresets", 37, 8, 5, 78, "hardresets"))
     return cases
 
 
@@ -917,6 +984,11 @@ def main(argv):
             preset_checks(o, scal)
             refusal_checks(o, chan)
             causal_only_checks(o, scal)
+            rank_checks(o, scal, False)
+            rank_checks(o, chan, False)
+            rank_checks(o, by[f"{n}x{d}-uniform"], False)
+            rank_checks(o, by[f"{n}x{d}-uniform"], True)
+            delegation_checks(o, by[f"{n}x{d}-uniform"])
         o.summary()
         print(f"{o.count} checks, worst error {o.worst:.2e}, worst numpy self-difference {o.worst_self:.1e}"
               + (f", {o.failed} FAILED" if o.failed else ""))
