@@ -22,13 +22,16 @@ export function applyGates(lab, gates, own = null) {
   if (!gates) return lab.setGates(null);
   const channels = gates.perChannel ? lab.d : 1;
   const fromFile = gates.kind === 'file', betaFile = gates.beta?.kind === 'file';
-  const spec = fromFile ? { kind: 'constant', alpha: 1, channels } : { ...gates, channels };
+  // the constant gate is the library's own constant case (g = ln decay in float64, as the CLI's --decay):
+  // no array, unless a file's a, b need one n for all
+  const constant = gates.kind === 'constant' || (fromFile && !own?.g);
+  const spec = constant ? { kind: 'constant', alpha: gates.alpha > 0 ? gates.alpha : 1, channels: 1 } : { ...gates, channels };
   spec.beta = betaFile ? null : gates.beta;
   const r = lab.generateGates(spec);
-  if (r.status < 0 || (!fromFile && !betaFile && !own?.a)) return r;
-  // the reader's arrays over the generated ones: read back, replaced, set again
+  if (r.status < 0) return r;
   const held = lab.gates();
-  const g = fromFile && own?.g ? own.g : held.g, ch = fromFile && own?.g ? own.channels : held.channels;
+  const g = constant ? null : fromFile ? own.g : held.g;
+  const ch = constant ? 0 : fromFile ? own.channels : held.channels;
   const beta = betaFile ? own?.beta ?? null : held.beta;
   return lab.setGates({ g, channels: ch, beta, a: own?.a ?? null, b: own?.b ?? null });
 }
@@ -66,12 +69,13 @@ export function gatesSummary(held, gates, n) {
   if (!gates || !held) return null;
   const { kind, perChannel: _pc, beta: bspec, ...knobs } = gates;
   const ch = held.channels || 1, g = held.g;
+  const g0 = Math.log(gates.alpha > 0 ? gates.alpha : 1); // no array: the constant gate
   let min = Infinity, max = -Infinity;
   const resets = [], alpha = new Float32Array(n);
   for (let t = 0; t < n; t++) {
     let sum = 0, reset = true;
     for (let c = 0; c < ch; c++) {
-      const x = g ? g[t * ch + c] : 0;
+      const x = g ? g[t * ch + c] : g0;
       sum += x;
       if (x < min) min = x;
       if (x > max) max = x;

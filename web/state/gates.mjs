@@ -4,11 +4,15 @@
 //
 // The gate is an input like Q, K, V: a generator (constant, uniform, resets, slow, projection of K, Mamba-2's
 // Δ) or the reader's own gates.npy (`gate=file`, with src=file), with one gate per token for the scalar
-// families and one per token and channel for the per-channel ones (gla, kda, dplr). gdn and kda also read a
+// families and one per token and channel for the per-channel ones (gla, kda, dplr). The constant gate is the
+// registry's knob `decay` (α = γ: the library's own constant case, as the CLI's --decay), which is also the
+// open gate between resets; the other generators make it moot, so its control hides. gdn and kda also read a
 // write strength per token (β in fla, η on the page): constant (the registry's knob `beta`), uniform, or a
 // projection of K.
 import { enLabel as L, enOptions as optionLabels } from '../i18n/i18n.mjs';
 import { GATED_CLASS } from '../compute/gates.mjs';
+
+export { GATED_CLASS };
 
 /** The gate generators of src/gates.c (av_gate_generator_name), and the reader's own gates.npy. */
 export const GATE_KINDS = ['constant', 'uniform', 'resets', 'slow', 'projection', 'mamba2', 'file'];
@@ -22,6 +26,8 @@ const MAX_POSITIONS = 64;
 const PER_CHANNEL = new Set(['gla', 'kda', 'dplr']);
 export const perChannel = (row) => (row.gate ? row.gate === 'channel' : PER_CHANNEL.has(row.name));
 
+/** The generators that read the registry's `decay` as their α (the others make it moot: its control hides). */
+const DECAY_KINDS = ['constant', 'resets'];
 const ALPHA_STOPS = [0.5, 0.7, 0.8, 0.9, 0.95, 0.97, 0.98, 0.99, 0.995, 0.999, 1];
 const BETA_STOPS = [0.05, 0.1, 0.2, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2];
 const is = (...kinds) => (st) => kinds.includes(st.gate);
@@ -54,7 +60,6 @@ export function gateEntries(gated, betas) {
   const betaIs = (...kinds) => (st) => kinds.includes(st.beta_gen);
   return [
     { name: 'gate', type: 'enum', options: GATE_KINDS, optionLabels: optionLabels('gate', GATE_KINDS), default: 'constant', label: L('gate'), ...common, stage: 'inputs' },
-    { name: 'gate_alpha', type: 'float', default: 0.98, min: 0.001, max: 1, step: 0.001, values: ALPHA_STOPS, label: L('gate_alpha'), ...common, stage: 'matrix', when: is('constant', 'resets') },
     { name: 'gate_lo', type: 'float', default: 0.9, min: 0.001, max: 1, step: 0.001, values: ALPHA_STOPS, label: L('gate_lo'), ...common, stage: 'matrix', when: is('uniform', 'slow') },
     { name: 'gate_hi', type: 'float', default: 1, min: 0.001, max: 1, step: 0.001, values: ALPHA_STOPS, label: L('gate_hi'), ...common, stage: 'matrix', when: is('uniform', 'slow') },
     { name: 'gate_period', type: 'int', default: 64, min: 0, max: 4096, values: [0, 4, 8, 16, 24, 32, 48, 64, 96, 128, 256, 512, 1024, 4096], label: L('gate_period'), ...common, stage: 'matrix', when: is('resets') },
@@ -72,20 +77,31 @@ export function gateEntries(gated, betas) {
 }
 
 /**
+ * The `when` a registry knob's entry takes beside the gates (state.mjs applies it to the entry's own): the
+ * constant gate `decay` shows for the generators that read it, the constant `beta` while β is constant; null
+ * for the other knobs. `gated`, `betas`: as gateEntries.
+ */
+export function gateKnobWhen(knob, gated, betas) {
+  if (knob === 'decay') return (st) => !gated.includes(st.variant) || DECAY_KINDS.includes(st.gate);
+  if (knob === 'beta') return (st) => !betas.includes(st.variant) || st.beta_gen === 'constant';
+  return null;
+}
+
+/**
  * The request's gates for a state (null for a variant outside the gated families): {kind, perChannel, the
  * generator's own knobs, beta: null | {kind, …}}: only the knobs the generator reads, so a knob of another
- * generator changes no request. `betaValue`: the registry knob `beta` as knobsOf gives it (the constant β).
- * A range given upside down (lo above hi) is taken in order.
+ * generator changes no request. `knobs`: knobsOf's, whose `decay` is the constant and open gate α and whose
+ * `beta` the constant β. A range given upside down (lo above hi) is taken in order.
  */
-export function gateSpecOf(st, row, betaValue) {
+export function gateSpecOf(st, row, knobs) {
   if (row.class !== GATED_CLASS) return null;
   const kind = GATE_KINDS.includes(st.gate) ? st.gate : 'constant';
   const lo = Math.min(st.gate_lo, st.gate_hi), hi = Math.max(st.gate_lo, st.gate_hi);
   const spec = { kind, perChannel: perChannel(row) };
-  if (kind === 'constant') spec.alpha = st.gate_alpha;
+  if (kind === 'constant') spec.alpha = knobs.decay;
   else if (kind === 'uniform') Object.assign(spec, { lo, hi, seed: st.gate_seed });
   else if (kind === 'resets') {
-    Object.assign(spec, { alpha: st.gate_alpha, period: st.gate_period, at: positionsOf(st.gate_at, st.n), rate: st.gate_rate });
+    Object.assign(spec, { alpha: knobs.decay, period: st.gate_period, at: positionsOf(st.gate_at, st.n), rate: st.gate_rate });
     if (st.gate_rate > 0) spec.seed = st.gate_seed;
   } else if (kind === 'slow') Object.assign(spec, { lo, hi, wavelength: st.gate_wave, seed: st.gate_seed });
   else if (kind === 'projection') spec.seed = st.gate_seed;
@@ -94,7 +110,7 @@ export function gateSpecOf(st, row, betaValue) {
   if (row.knobs.includes('beta')) {
     const bk = BETA_KINDS.includes(st.beta_gen) ? st.beta_gen : 'constant';
     const blo = Math.min(st.beta_lo, st.beta_hi), bhi = Math.max(st.beta_lo, st.beta_hi);
-    spec.beta = bk === 'constant' ? { kind: bk, value: betaValue }
+    spec.beta = bk === 'constant' ? { kind: bk, value: knobs.beta }
       : bk === 'uniform' ? { kind: bk, lo: blo, hi: bhi, seed: st.beta_seed }
         : bk === 'projection' ? { kind: bk, hi: st.beta_hi, seed: st.beta_seed } : { kind: bk };
   }
