@@ -38,6 +38,23 @@ export default {
   'heatmap.zoom.blocks': 'blocks of {b}×{b}, block {mode}',
   // the hover text and the keyboard cursor
   'hover.hint': 'hover a heatmap, or focus it and use the arrow keys: row, column, value',
+  // the gate strip under the heatmap of M (web/ui/gate-strip.mjs): the gated families' α_t, per channel, η_t
+  'gates.lab.alpha': 'α_t',
+  'gates.lab.image': 'α per channel ({channels})',
+  'gates.lab.beta': 'η_t',
+  'gates.hint': 'the gate of each token under its column: hover a strip, or focus it and use the arrow keys',
+  'gates.legend': 'decay α_t = exp(g_t) from {lo} to {hi}: bright is open (α near 1), dark forgets (colour on a log scale of −ln α)',
+  'gates.legend.resets': '▼ {count} resets (tokens {first}{more}): the state is cleared before that token writes',
+  'gates.legend.beta': 'write strength η_t (fla\'s β_t) from {lo} to {hi}, on 0 … 2',
+  'gates.hover.token': 'token {tokens}: α = {alpha}',
+  'gates.hover.tokens': 'tokens {tokens}: mean α = {alpha}',
+  'gates.hover.channels': '{alpha} in channel {c}',
+  'gates.hover.beta': 'η = {beta}',
+  'gates.hover.reset': 'reset at {at}',
+  'gates.hover.join': ', ',
+  'gates.aria.alpha': 'the decay α of each token, under the heatmap\'s columns; {resets} resets',
+  'gates.aria.image': 'the decay α of each of {channels} channels (rows) and tokens (columns)',
+  'gates.aria.beta': 'the write strength η of each token, from {lo} to {hi}',
   'hover.cell': 'row {row}, col {col}: M {m} · softmax {a} · M − A {d}',
   'hover.block': 'rows {rows}, cols {cols} (block {mode}): M {m} · softmax {a} · M − A {d}',
   // the spectrum and error charts (web/render/charts.mjs, web/ui/spectra.mjs)

@@ -37,6 +37,23 @@ export default {
   'heatmap.zoom.blocks': '每块 {b}×{b}，取块{mode}',
   // the hover text
   'hover.hint': '把鼠标移到热力图上，或聚焦后用方向键：行、列、数值',
+  // 热力图 M 下方的门控条（web/ui/gate-strip.mjs）：门控族的 α_t、逐通道的门、η_t
+  'gates.lab.alpha': 'α_t',
+  'gates.lab.image': '逐通道的 α（{channels}）',
+  'gates.lab.beta': 'η_t',
+  'gates.hint': '每个 token 的门在它那一列下方：把鼠标移到条上，或聚焦后用方向键',
+  'gates.legend': '衰减 α_t = exp(g_t) 从 {lo} 到 {hi}：亮表示门开（α 接近 1），暗表示遗忘（颜色按 −ln α 的对数刻度）',
+  'gates.legend.resets': '▼ {count} 次重置（token {first}{more}）：在该 token 写入之前清空状态',
+  'gates.legend.beta': '写入强度 η_t（fla 中的 β_t）从 {lo} 到 {hi}，刻度 0 … 2',
+  'gates.hover.token': 'token {tokens}：α = {alpha}',
+  'gates.hover.tokens': 'token {tokens}：平均 α = {alpha}',
+  'gates.hover.channels': '通道 {c} 中为 {alpha}',
+  'gates.hover.beta': 'η = {beta}',
+  'gates.hover.reset': '在 {at} 重置',
+  'gates.hover.join': '，',
+  'gates.aria.alpha': '每个 token 的衰减 α，对齐热力图的列；{resets} 次重置',
+  'gates.aria.image': '{channels} 个通道（行）和各 token（列）的衰减 α',
+  'gates.aria.beta': '每个 token 的写入强度 η，从 {lo} 到 {hi}',
   'hover.cell': '行 {row}，列 {col}：M {m} · softmax {a} · M − A {d}',
   'hover.block': '行 {rows}，列 {cols}（块{mode}）：M {m} · softmax {a} · M − A {d}',
   // the spectrum and error charts
