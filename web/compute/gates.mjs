@@ -26,7 +26,8 @@ export function applyGates(lab, gates, own = null) {
   // no array, unless a file's a, b need one n for all
   const constant = gates.kind === 'constant' || (fromFile && !own?.g);
   const spec = constant ? { kind: 'constant', alpha: gates.alpha > 0 ? gates.alpha : 1, channels: 1 } : { ...gates, channels };
-  spec.beta = betaFile ? null : gates.beta;
+  // a constant β is the knob beta itself (as the CLI's --beta), no array
+  spec.beta = betaFile || gates.beta?.kind === 'constant' ? null : gates.beta;
   const r = lab.generateGates(spec);
   if (r.status < 0) return r;
   const held = lab.gates();

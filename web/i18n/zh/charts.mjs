@@ -45,7 +45,7 @@ export default {
   'gates.legend': '衰减 α_t = exp(g_t) 从 {lo} 到 {hi}：亮表示门开（α 接近 1），暗表示遗忘（颜色按 −ln α 的对数刻度）',
   'gates.legend.resets': '▼ {count} 次重置（token {first}{more}）：在该 token 写入之前清空状态',
   'gates.legend.beta': '写入强度 η_t（fla 中的 β_t）从 {lo} 到 {hi}，刻度 0 … 2',
-  'gates.hover.token': 'token {tokens}：α = {alpha}',
+  'gates.hover.token': 'token {tokens}：衰减 α = {alpha}',
   'gates.hover.tokens': 'token {tokens}：平均 α = {alpha}',
   'gates.hover.channels': '通道 {c} 中为 {alpha}',
   'gates.hover.beta': 'η = {beta}',

@@ -170,7 +170,7 @@ export default {
   'option.gate.resets': '常开，带重置',
   'option.gate.slow': '缓慢变化',
   'option.gate.projection': 'K 的投影（GLA 层）',
-  'option.gate.mamba2': 'Mamba-2：A·Δ，k = Δ·B',
+  'option.gate.mamba2': 'Mamba-2 的门：A·Δ，k = Δ·B',
   'option.gate.file': '你的 gates.npy',
   'option.beta_gen.constant': '常数（η）',
   'option.beta_gen.uniform': '在 [下限, 上限] 内均匀',
