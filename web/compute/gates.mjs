@@ -22,6 +22,9 @@ export function applyGates(lab, gates, own = null) {
   if (!gates) return lab.setGates(null);
   const channels = gates.perChannel ? lab.d : 1;
   const fromFile = gates.kind === 'file', betaFile = gates.beta?.kind === 'file';
+  if (fromFile && own?.g && own.channels > 1 && !gates.perChannel) {
+    return { status: lab.av.STATUS.ERR_GATES, message: `gates.npy holds ${own.channels} gates per token, and this family reads one per token: give (n,) gates, or pick gla, kda or dplr` };
+  }
   // the constant gate is the library's own constant case (g = ln decay in float64, as the CLI's --decay):
   // no array, unless a file's a, b need one n for all
   const constant = gates.kind === 'constant' || (fromFile && !own?.g);
