@@ -293,7 +293,7 @@ async function start() {
   // the panels, in the order they sync, update and draw (web/ui/panel.mjs, docs/adding-a-panel.md)
   panels.add(mountChrome(page, controls, { onTheme: () => spectra.redrawCharts() }));
   heat = panels.add(mountHeatmaps(page));
-  panels.add(mountGateStrip($('fig-M').parentElement, $('fig-D'), page));
+  panels.add(mountGateStrip($('gate-strip'), page));
   panels.add(mountRowView(page));
   sweep = panels.add(mountSweep(page));
   overview = panels.add(mountOverview($('overview'), {

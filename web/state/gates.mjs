@@ -116,3 +116,16 @@ export function gateSpecOf(st, row, knobs) {
   }
   return spec;
 }
+
+/**
+ * "Forget at sentence ends": the reset positions after each token that ends a sentence (its piece ends in
+ * . ! ? or their CJK forms, closing quotes and spaces aside), for the link's gate_at: the reset goes on the token
+ * AFTER the end, since a token's gate acts before it writes (docs/gated.md). At most 64, all below n.
+ */
+export function sentenceResets(pieces, n = pieces?.length ?? 0) {
+  const out = [];
+  for (let t = 0; t + 1 < Math.min(n, pieces?.length ?? 0) && out.length < MAX_POSITIONS; t++) {
+    if (/[.!?。！？]["'”’)\]]*\s*$/.test(String(pieces[t]))) out.push(t + 1);
+  }
+  return out;
+}

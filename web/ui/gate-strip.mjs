@@ -9,6 +9,7 @@ import { fmt } from '../render/format.mjs';
 import { stripColumns, columnTokens, stripCells, gateIndex, drawCells, drawResetMarks, imageColumns } from '../render/gate-strip.mjs';
 import { themeColors } from '../render/charts.mjs';
 import { spanText } from '../state/tokens.mjs';
+import { sentenceResets } from '../state/gates.mjs';
 import { clampZoom } from '../compute/zoom-window.mjs';
 import { NOTHING } from './panel.mjs';
 import { t, getLang } from '../i18n/i18n.mjs';
@@ -26,11 +27,11 @@ function el(tag, attrs = {}, ...children) {
 const MARK_H = 7, ALPHA_H = 12, BETA_H = 12, IMAGE_H = 40;
 
 /**
- * Mount the strip into `host` (index.html's .heatmaps), after `after` (#fig-D): a line of its own under the
+ * Mount the strip into `box` (index.html's #gate-strip, after #fig-D in .heatmaps): a line of its own under the
  * three heatmaps, starting where M starts (on a phone, where they stack, right under M: style.css).
  * `page`: main.mjs's context.
  */
-export function mountGateStrip(host, after, page) {
+export function mountGateStrip(box, page) {
   const alphaCanvas = el('canvas', { class: 'gs-alpha', tabindex: '0', role: 'img' });
   const imageCanvas = el('canvas', { class: 'gs-image', tabindex: '0', role: 'img' });
   const betaCanvas = el('canvas', { class: 'gs-beta', tabindex: '0', role: 'img' });
@@ -40,8 +41,15 @@ export function mountGateStrip(host, after, page) {
   const rowB = el('div', { class: 'gs-row gs-row-beta' }, betaCanvas, labB);
   // one line under the strips: the legend, or what the hovered (or the keyboard's) column holds
   const say = el('p', { class: 'gs-say note', 'aria-live': 'polite' });
-  const box = el('div', { class: 'gate-strip', id: 'gate-strip', 'data-hl': 'gates', hidden: '' }, rowA, rowI, rowB, say);
-  after.after(box);
+  // with a text's tokens (a model's, or tokens.json beside own files): resets after its sentence ends
+  const sentences = el('button', { type: 'button', class: 'gs-sentences', hidden: '' });
+  sentences.addEventListener('click', () => {
+    const at = sentenceResets(page.tokenPieces?.(), page.st.n);
+    page.onChange('gate', 'resets', 'change');
+    page.onChange('gate_period', 0, 'change');
+    page.onChange('gate_at', at.join(','), 'change');
+  });
+  box.append(rowA, rowI, rowB, say, sentences);
   let legend = '';
 
   let shown = null;   // {summary, cols, cells, key}: what is drawn
@@ -107,6 +115,11 @@ export function mountGateStrip(host, after, page) {
     }
     legend = legendText(s);
     if (!say.dataset.hovered) say.textContent = legend;
+    const pieces = page.tokenPieces?.();
+    const offer = !!pieces && pieces.length === f.n && sentenceResets(pieces, f.n).length > 0;
+    if (sentences.hidden === offer) sentences.hidden = !offer;
+    sentences.textContent = t('gates.sentences');
+    sentences.title = t('gates.sentences.title');
   }
 
   function sizeCanvas(c, w, h, cssH, scale) {

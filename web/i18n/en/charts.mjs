@@ -40,6 +40,7 @@ export default {
   'hover.hint': 'hover a heatmap, or focus it and use the arrow keys: row, column, value',
   // the gate strip under the heatmap of M (web/ui/gate-strip.mjs): the gated families' α_t, per channel, η_t
   'gates.lab.alpha': 'α_t',
+  'gates.section': 'the gates of the gated families, under the heatmap\'s columns',
   'gates.lab.image': 'α per channel ({channels})',
   'gates.lab.beta': 'η_t',
   'gates.hint': 'the gate of each token under its column: hover a strip, or focus it and use the arrow keys',
@@ -52,6 +53,8 @@ export default {
   'gates.hover.beta': 'η = {beta}',
   'gates.hover.reset': 'reset at {at}',
   'gates.hover.join': ', ',
+  'gates.sentences': 'reset after sentence ends',
+  'gates.sentences.title': 'forget at sentence ends: a reset on the token after each one that ends a sentence (gate=resets, gate_at=…)',
   'gates.aria.alpha': 'the decay α of each token, under the heatmap\'s columns; {resets} resets',
   'gates.aria.image': 'the decay α of each of {channels} channels (rows) and tokens (columns)',
   'gates.aria.beta': 'the write strength η of each token, from {lo} to {hi}',

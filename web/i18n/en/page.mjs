@@ -88,6 +88,7 @@ export default {
   'chapter.5': 'The recurrent view: state, decay, windows',
   'chapter.6': 'Memory and the delta rule',
   'chapter.7': 'Learning the map',
+  'chapter.8': 'Gates as data: the families in today\'s models',
   // the controls' labels, by schema entry name (web/state/state.mjs, web/state/variants.mjs)
   'control.src': 'inputs from',
   'control.layer': 'layer',

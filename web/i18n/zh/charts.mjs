@@ -39,6 +39,7 @@ export default {
   'hover.hint': '把鼠标移到热力图上，或聚焦后用方向键：行、列、数值',
   // 热力图 M 下方的门控条（web/ui/gate-strip.mjs）：门控族的 α_t、逐通道的门、η_t
   'gates.lab.alpha': 'α_t',
+  'gates.section': '门控族的门，对齐热力图的列',
   'gates.lab.image': '逐通道的 α（{channels}）',
   'gates.lab.beta': 'η_t',
   'gates.hint': '每个 token 的门在它那一列下方：把鼠标移到条上，或聚焦后用方向键',
@@ -51,6 +52,8 @@ export default {
   'gates.hover.beta': 'η = {beta}',
   'gates.hover.reset': '在 {at} 重置',
   'gates.hover.join': '，',
+  'gates.sentences': '在句末之后重置',
+  'gates.sentences.title': '在句末遗忘：在每个结束一句话的 token 之后的那个 token 上重置（gate=resets，gate_at=…）',
   'gates.aria.alpha': '每个 token 的衰减 α，对齐热力图的列；{resets} 次重置',
   'gates.aria.image': '{channels} 个通道（行）和各 token（列）的衰减 α',
   'gates.aria.beta': '每个 token 的写入强度 η，从 {lo} 到 {hi}',

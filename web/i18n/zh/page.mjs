@@ -82,6 +82,7 @@ export default {
   'chapter.5': '递归视角：状态、衰减、窗口',
   'chapter.6': '记忆与 delta 规则',
   'chapter.7': '学习特征映射',
+  'chapter.8': '门作为数据：当今模型中的各族',
   'control.src': '输入来源',
   'control.layer': '层',
   'control.head': '头',
