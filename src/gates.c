@@ -173,7 +173,8 @@ int av_betas_constant(float *beta, int n, double b) {
     if (!beta) return AV_ERR_NULL;
     if (sizes_bad(n, 1)) return AV_ERR_SIZE;
     if (!(b > 0 && b <= 2)) return AV_ERR_KNOB;
-    for (int t = 0; t < n; t++) beta[t] = (float)b;
+    float v = (float)b > 0 ? (float)b : FLT_MIN; /* a β below float's range is not 0 */
+    for (int t = 0; t < n; t++) beta[t] = v;
     return AV_OK;
 }
 

@@ -252,6 +252,8 @@ START_TEST(test_betas) {
     float *b = fl(n), *K = keys(n, d, 2);
     ck_assert_int_eq(av_betas_constant(b, n, 2.0), AV_OK);
     for (int t = 0; t < n; t++) ck_assert(b[t] == 2.0f);
+    ck_assert_int_eq(av_betas_constant(b, n, 1e-300), AV_OK); /* below float's range: floored, never 0 */
+    for (int t = 0; t < n; t++) ck_assert(b[t] == FLT_MIN);
     ck_assert_int_eq(av_betas_uniform(b, n, 0.2, 1.8, 3), AV_OK);
     double mn = 3, mx = 0;
     for (int t = 0; t < n; t++) mn = fmin(mn, b[t]), mx = fmax(mx, b[t]);

@@ -849,7 +849,7 @@ static void run_gates(reader *r, int n, int d) {
         for (size_t e = 0; e < count_out; e++) {
             if (!isfinite(G[e])) broken("output[%zu] = %g", e, G[e]);
             if (!beta && !(G[e] <= 0)) broken("log-gate[%zu] = %g > 0", e, G[e]);
-            if (beta && !(G[e] > 0 && G[e] <= top)) broken("beta[%zu] = %g outside (0, %g]", e, G[e], top);
+            if (beta && !(G[e] > 0 && G[e] <= fmaxf((float)top, FLT_MIN))) broken("beta[%zu] = %g outside (0, %g]", e, G[e], top);
         }
         if (memcmp(G, G2, sizeof(float) * count_out) || memcmp(K, K2, sizeof(float) * n * d))
             broken("a gate generator is not deterministic");
