@@ -28,7 +28,8 @@ export function applyGates(lab, gates, own = null) {
   // the constant gate is the library's own constant case (g = ln decay in float64, as the CLI's --decay):
   // no array, unless a file's a, b need one n for all
   const constant = gates.kind === 'constant' || (fromFile && !own?.g);
-  const spec = constant ? { kind: 'constant', alpha: gates.alpha > 0 ? gates.alpha : 1, channels: 1 } : { ...gates, channels };
+  // (the file's gates replace what a stand-in constant generator makes: it is there for the β generators)
+  const spec = constant || fromFile ? { kind: 'constant', alpha: gates.alpha > 0 ? gates.alpha : 1, channels: 1 } : { ...gates, channels };
   // a constant β is the knob beta itself (as the CLI's --beta), no array
   spec.beta = betaFile || gates.beta?.kind === 'constant' ? null : gates.beta;
   const r = lab.generateGates(spec);
@@ -89,11 +90,13 @@ export function gatesSummary(held, gates, n) {
     if (reset && t > 0) resets.push(t);
   }
   let beta = null;
-  if (bspec && held.beta) {
+  // (a constant β has no array: the knob itself, as the library reads it)
+  const values = held.beta ?? (bspec?.kind === 'constant' && bspec.value > 0 ? new Float32Array(n).fill(bspec.value) : null);
+  if (bspec && values) {
     const { kind: bkind, ...bknobs } = bspec;
     let bmin = Infinity, bmax = -Infinity;
-    for (const x of held.beta) { if (x < bmin) bmin = x; if (x > bmax) bmax = x; }
-    beta = { kind: bkind, knobs: bknobs, min: bmin, max: bmax, values: held.beta };
+    for (const x of values) { if (x < bmin) bmin = x; if (x > bmax) bmax = x; }
+    beta = { kind: bkind, knobs: bknobs, min: bmin, max: bmax, values };
   }
   return { kind, knobs, channels: ch, n, min, max, resets, alpha, g, beta, ab: !!held.a };
 }
