@@ -144,6 +144,14 @@ describe('the gated families in the page', () => {
     expect(s.state.gate_at).toBe('5');
     expect(s.state.gate_rate).toBe('1');
     expect(s.gates.resets).toContain(5); // (rate 1: every token t > 0 resets)
+    // the positions' own box: typed, then Enter
+    await page.evaluate(() => { location.hash = 'v=1&variant=gdn&n=64&d=16&gate=resets&gate_period=0'; });
+    await page.evaluate(() => window.attnviz.snapshot());
+    await page.fill('#k-gate_at', '30, 10, 30');
+    await page.press('#k-gate_at', 'Enter');
+    await page.waitForFunction(() => window.attnviz.state.gate_at === '10,30');
+    expect((await page.evaluate(() => window.attnviz.snapshot())).gates.resets).toEqual([10, 30]);
+    expect(await page.inputValue('#k-gate_at')).toBe('30, 10, 30'); // the reader's text stays while focused
   });
 });
 
