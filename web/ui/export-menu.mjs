@@ -306,4 +306,6 @@ const DESCRIBE = {
   Q: 'queries', K: 'keys', V: 'values', M: "the variant's attention matrix (its effective n×n map)",
   A: 'softmax attention on the same Q, K, scale and mask', omega: "Performer's random features ω (m×d)",
   E: "Linformer's E (s×n)", F: "Linformer's F (s×n)", dwc: 'the depthwise-convolution kernel w (k)',
+  gates: 'the log-gates g ≤ 0 the matrix was computed with ((n) or (n, d); docs/gated.md)', betas: 'the write strengths β_t (n)',
+  a: "dplr's read vectors a_t (n×d)", b: "dplr's write vectors b_t (n×d)",
 };
