@@ -5,6 +5,7 @@
 // them), tau, ds}; the engine never sees the page's state. No DOM, no renderer. Results are plain
 // objects of typed arrays, ready to post to the page.
 import { randomFiles } from './random-draws.mjs';
+import { gateArrays } from './gate-files.mjs';
 import { blockSize } from './downsample.mjs';
 import { SPECTRAL_KEYS, spectralReadouts } from './spectral.mjs';
 import { topSingularValues } from './topk.mjs';
@@ -322,9 +323,10 @@ export class Engine {
   }
 
   /**
-   * Full-resolution arrays for an export (web/io/export.mjs): Q, K, V (n×d), M and the softmax A (n×n), and
-   * the random matrices the variant draws (random-draws.mjs randomFiles: Performer's ω, Linformer's E and F,
-   * the DWC kernel), each {what, data (a copy), shape}. {files} or {error} (the library's message).
+   * Full-resolution arrays for an export (web/io/export.mjs): Q, K, V (n×d), M and the softmax A (n×n), the
+   * random matrices the variant draws (random-draws.mjs randomFiles: Performer's ω, Linformer's E and F, the
+   * DWC kernel) and the gates a gated family reads (gate-files.mjs gateArrays), each {what, data (a copy),
+   * shape}. {files} or {error} (the library's message).
    */
   exportArrays(req) {
     this.ensure(req);
@@ -345,6 +347,9 @@ export class Engine {
       if (!r.data) return { error: `the random matrix ${what}: ${r.message}` };
       files.push({ what, data: r.data, shape: kind === 'dwc' ? [r.cols] : [r.rows, r.cols] });
     }
+    // a gated family's gates as the library read them (lab.gateInputs: {gates, channels, betas, a, b}, the arrays
+    // the page gave it), or the constant case they stand for (gate-files.mjs)
+    files.push(...gateArrays(req, lab.gateInputs ?? null));
     return { files };
   }
 

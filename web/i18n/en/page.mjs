@@ -121,6 +121,7 @@ export default {
   'control.window.off': 'off',
   'control.beta': 'write strength η',
   'control.chunk': 'chunk size C',
+  'control.qk_l2norm': 'normalise q, k (L2)',
   'control.tau': 'sparsity τ',
   'control.rtol': 'rank tol. log₁₀',
   'control.ds': 'downsample by',
