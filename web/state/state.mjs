@@ -204,7 +204,9 @@ export function buildSchema(registry) {
   // knob's, and defaultFor/withVariant give each variant its own
   for (const e of variantEntries) {
     const own = rows.filter((v) => e.knob && !e.toggleOf && Object.hasOwn(v.defaults ?? {}, e.knob));
-    if (own.length) e.variantDefaults = Object.fromEntries(own.map((v) => [v.name, v.defaults[e.knob]]));
+    // a checkbox's own default is on or off (gdn's and kda's qk_l2norm: on), as the state holds it
+    const value = (x) => (e.type === 'bool' ? x !== 0 : x);
+    if (own.length) e.variantDefaults = Object.fromEntries(own.map((v) => [v.name, value(v.defaults[e.knob])]));
   }
   // a sweep (web/compute/sweep.mjs): a readout against one numeric knob of the variant, over seeds of its random
   // matrices; view keys: they change no matrix, the sweep panel reads them
@@ -477,7 +479,7 @@ export function buildSchema(registry) {
     let x = st[e.name];
     if (e.type === 'int' || e.type === 'float') x = Math.min(x, maxOf(e, st));
     if (e.relative) x /= relativeDivisor(KNOB.get(e.knob), st.d);
-    if (e.minus1Zero && x === 0) x = -1;
+    if (e.minus1Zero && (x === 0 || x === false)) x = -1; // a real 0 (a checkbox off): 0 is the variant's default
     return x;
   }
 

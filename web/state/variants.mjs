@@ -50,8 +50,9 @@ const GATE_CHANNELS = 'gc = np.broadcast_to(gates.reshape(n, -1), (n, d)); C = n
  *            docs/variant-formulas.md with ε and the stabilisers of docs/conventions.md; it sets R, the
  *            recomputed matrix. In scope: Q, K (n×d, float64), n, d, S (the scale), causal, mask,
  *            G (the decay γ^(i−j) on allowed entries), norm(A, eps, clamp) (masked row normalisation),
- *            lognorm(L) (row softmax of logits with the mask), knob(name) (the request's knob values) and
- *            the random matrices of `random`
+ *            lognorm(L) (row softmax of logits with the mask), knob(name) (the request's knob values),
+ *            the random matrices of `random` and a gated family's gates (web/compute/gate-files.mjs:
+ *            gates, betas, a, b as the library read them)
  *   random   the random matrices it draws, exported beside Q, K and M so that the script recomputes M:
  *            [{name (in the script), what (in the file name), kind (web/wasm/lab.mjs randomMatrix)}];
  *            [] for none. The lists are web/compute/random-draws.mjs's (the engine reads them there). (The DWC kernel belongs to the dwc_kernel knob: web/io/export.mjs adds it.)
