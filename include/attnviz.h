@@ -284,8 +284,9 @@ int av_params_set_hedgehog(av_params *prm, const float *W, int cols);
  *          for the constant case g_t = ln(decay);
  *   beta   β_t, n values, or NULL for the constant beta knob.
  * av_params_set_dplr: dplr's a and b (n×d each, both or neither; NULL: zero, the family is then gla).
- * Here only the pointers, n and channels are recorded (AV_ERR_SIZE for n outside 1..AV_MAX_N or channels < 1);
- * the values are checked by every call that reads them. */
+ * Here only the pointers, n and channels are recorded (AV_ERR_SIZE for n outside 1..AV_MAX_N or channels outside
+ * 1..AV_MAX_D; AV_ERR_GATES when the other setter's arrays are set for another n: all share one n); the values
+ * are checked by every call that reads them. NULL everywhere clears the arrays. */
 int av_params_set_gates(av_params *prm, const float *g, int n, int channels, const float *beta);
 int av_params_set_dplr(av_params *prm, const float *a, const float *b, int n);
 /* sizeof(av_params), for callers (JS) that allocate it in wasm memory. */

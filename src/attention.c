@@ -328,7 +328,7 @@ static int kernel_matrix(float *M, const float *Q, const float *K, int n, int d,
 
 size_t av_matrix_work(const av_params *prm, int n, int d) {
     av_params p;
-    if (!prm || av_params_resolve(&p, prm, n, d) != AV_OK) return 0;
+    if (!prm || engine_resolve(&p, prm, n, d) != AV_OK) return 0;
     return to_size(need(&p, n, d, 1, PATH_MATRIX));
 }
 
@@ -336,7 +336,8 @@ size_t av_matrix_work(const av_params *prm, int n, int d) {
 static int matrix_resolved(float *M, const float *Q, const float *K, int n, int d, const av_params *p,
                            const bufs *b) {
     int st;
-    if (is_exact(p)) st = softmax_matrix(M, Q, K, n, d, p, b);
+    if (is_gated(p)) st = avi_gated_matrix(M, Q, K, n, d, p, b->inner);
+    else if (is_exact(p)) st = softmax_matrix(M, Q, K, n, d, p, b);
     else if (is_lowrank(p)) st = avi_lowrank_matrix(M, Q, K, n, d, p, b->inner);
     else if (is_delta(p)) st = avi_delta_matrix(M, Q, K, n, d, p, b->inner);
     else if (is_state(p)) st = retention_matrix(M, Q, K, n, d, p, b);
@@ -348,7 +349,7 @@ int av_matrix(float *M, const float *Q, const float *K, int n, int d, const av_p
               size_t work_bytes) {
     if (!M || !Q || !K || !prm) return AV_ERR_NULL;
     av_params p;
-    int st = av_params_resolve(&p, prm, n, d);
+    int st = engine_resolve(&p, prm, n, d);
     if (st != AV_OK) return st;
     if ((st = check_work(need(&p, n, d, 1, PATH_MATRIX), work, work_bytes)) != AV_OK) return st;
     if ((st = resolve_inputs(&p, prm, Q, K, n, d)) != AV_OK) return st;
@@ -360,7 +361,7 @@ int av_matrix(float *M, const float *Q, const float *K, int n, int d, const av_p
 
 size_t av_attend_work(const av_params *prm, int n, int d, int dv) {
     av_params p;
-    if (!prm || dv < 1 || dv > AV_MAX_D || av_params_resolve(&p, prm, n, d) != AV_OK) return 0;
+    if (!prm || dv < 1 || dv > AV_MAX_D || engine_resolve(&p, prm, n, d) != AV_OK) return 0;
     return to_size(need_attend(&p, n, d, dv, 0));
 }
 
@@ -378,7 +379,7 @@ int av_attend(float *O, float *M, const float *Q, const float *K, const float *V
               const av_params *prm, void *work, size_t work_bytes) {
     if (!O || !Q || !K || !V || !prm) return AV_ERR_NULL;
     av_params p;
-    int st = av_params_resolve(&p, prm, n, d);
+    int st = engine_resolve(&p, prm, n, d);
     if (st != AV_OK) return st;
     if (dv < 1 || dv > AV_MAX_D) return AV_ERR_SIZE;
     if ((st = check_work(need_attend(&p, n, d, dv, M != NULL), work, work_bytes)) != AV_OK) return st;

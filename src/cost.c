@@ -4,6 +4,7 @@
  * the paths themselves.
  */
 #include "classes.h"
+#include "gated.h"
 #include "internal.h"
 
 // ----------------------------------------------------------------------------------------------------
@@ -37,10 +38,66 @@
 //   softmax (key chunks reached: all, or the W + C before a query chunk)  n·k·(d + dv), k = n or min(n, W + C)
 //                                            bytes 4·(C² + C·dv)
 // focused + DWC adds n·k·dv to the quadratic and linear paths. The causal mask is not modelled (same counts).
+//
+// The gated families (docs/gated.md; q̃, k̃: F = n·d, 4·n·d with qk_l2norm; a gate array adds nothing counted).
+// A constant case that runs as another variant (avi_gated_delegate: simple_gla → retention, fox → softmax with
+// its decay) costs what that variant costs. t = 2 for simple_gla and gla (decay, write), 3 for gdn and kda (and
+// u = β(v − Sᵀk)), 4 for dplr (and x = Sᵀa); the readout adds one n·d·dv.
+//   quadratic  simple_gla, gla             F + n²·d + n²·dv                               bytes 4·n²
+//              gdn, kda                     F + n²·d + n²·d/2 + n³/6 + n²·dv               bytes 8·n²
+//              dplr                         F + 4·n²·d + n³/3 + n²·dv                      bytes 16·n²
+//              fox                          as softmax: n²·d + n²·dv                       bytes 4·n²
+//   linear     the chunkwise form (fox: none)
+//   recurrent  state families               F + (t + 1)·n·d·dv                             bytes 4·d·dv
+//              fox (a cache, the mean n/2)  n·(n/2)·(d + dv)                               bytes 4·n·(d + dv)
+//   chunkwise  simple_gla, gla              F + n·C·(d + dv) + 2·n·d·dv + n·d·dv            bytes 4·(d·dv + C²)
+//              gdn, kda                     the same + n·(C²/6 + 2·C·d + C·dv + d·dv)      bytes 4·(d·dv + 2·C² + C·d)
+//              dplr                         F + n·C·(4·d + dv) + n·(C²/3 + 3·C·d + 2·C·dv + 3·d·dv)   bytes 4·(d·dv + 4·C² + 2·C·d)
+//              fox (flash tiling)           n·n·(d + dv)                                   bytes 4·(C² + C·dv)
+
+/* out[0..1] of one path of a gated family (the table above), knobs resolved and not delegated. */
+static void gated_cost(double *out, int path, const av_params *p, double N, double D, double DV, double C) {
+    int v = p->variant, delta = v == AV_GDN || v == AV_KDA;
+    double F = (p->qk_l2norm > 0 ? 4 : 1) * N * D, t = v == AV_DPLR ? 4 : delta ? 3 : 2, nn = N * N;
+    if (v == AV_FOX) {
+        if (path == AV_PATH_QUADRATIC) out[0] = nn * (D + DV), out[1] = 4 * nn;
+        if (path == AV_PATH_RECURRENT) out[0] = N * (N / 2) * (D + DV), out[1] = 4 * N * (D + DV);
+        if (path == AV_PATH_CHUNKWISE) out[0] = nn * (D + DV), out[1] = 4 * (C * C + C * DV);
+        return;
+    }
+    switch (path) {
+    case AV_PATH_QUADRATIC:
+        out[0] = F + nn * D + nn * DV, out[1] = 4 * nn;
+        if (delta) out[0] += nn * D / 2 + nn * N / 6, out[1] = 8 * nn;
+        if (v == AV_DPLR) out[0] = F + 4 * nn * D + nn * N / 3 + nn * DV, out[1] = 16 * nn;
+        return;
+    case AV_PATH_RECURRENT: out[0] = F + (t + 1) * N * D * DV, out[1] = 4 * D * DV; return;
+    default: /* chunkwise, and the linear path that runs it */
+        out[0] = F + N * C * (D + DV) + 3 * N * D * DV, out[1] = 4 * (D * DV + C * C);
+        if (delta) out[0] += N * (C * C / 6 + 2 * C * D + C * DV + D * DV), out[1] = 4 * (D * DV + 2 * C * C + C * D);
+        if (v == AV_DPLR)
+            out[0] = F + N * C * (4 * D + DV) + N * (C * C / 3 + 3 * C * D + 2 * C * DV + 3 * D * DV),
+            out[1] = 4 * (D * DV + 4 * C * C + 2 * C * D);
+        return;
+    }
+}
 
 static int path_cost(double *out, int path, const av_params *p, int n, int d, int dv) {
     double N = n, D = d, DV = dv, nn = N * N;
     out[0] = out[1] = -1;
+    if (path < AV_PATH_QUADRATIC || path > AV_PATH_CHUNKWISE) return AV_ERR_VARIANT;
+    if (is_gated(p)) {
+        int v = avi_gated_delegate(p);
+        if (v >= 0) { /* the constant case runs as its delegate: its cost */
+            av_params q = *p;
+            q.variant = v;
+            q.window = 0;
+            return path_cost(out, path, &q, n, d, dv);
+        }
+        if (path == AV_PATH_LINEAR && !has_flag(p, AV_VF_LINEAR)) return AV_OK;
+        gated_cost(out, path, p, N, D, DV, p->chunk < 1 ? 1 : p->chunk > n ? N : p->chunk);
+        return AV_OK;
+    }
     long rl = is_exact(p) || is_lowrank(p) ? 0 : avi_feature_dim(p, d);
     double r = (double)rl, F = rl ? avi_variant_of(p->variant)->feature_cost(p, N, D, r) : 0;
     double C = p->chunk < 1 ? 1 : p->chunk > n ? N : p->chunk, rescale = p->causal && p->decay < 1 ? N * r * DV : 0;
@@ -128,7 +185,8 @@ int av_semiseparable_ceiling(long *ceiling, const av_params *prm, int n, int d) 
     int st = av_params_resolve(&p, prm, n, d);
     if (st != AV_OK) return st;
     long h = n / 2, c = h;
-    if (is_exact(&p)) c = p.window > 0 ? p.window - 1 : h;
+    if (is_gated(&p)) c = p.variant == AV_FOX ? h : d; /* the state S (d×dv) carries all a row sees of the past */
+    else if (is_exact(&p)) c = p.window > 0 ? p.window - 1 : h;
     else if (is_lowrank(&p)) c = avi_lowrank_rank(&p);
     else if (is_delta(&p)) c = p.beta == 1 ? d - 1 : d;
     else {

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "classes.h"
+#include "gated.h"
 #include "internal.h"
 #include "simd.h"
 
@@ -70,6 +71,10 @@ static inline void layout(bufs *b, avi_arena *a, const av_params *p, int n, int 
     memset(b, 0, sizeof *b);
     if (is_lowrank(p)) {
         b->inner = avi_take(a, avi_lowrank_work(p, n, d, path == PATH_LINEAR ? dv : 1));
+        return;
+    }
+    if (is_gated(p)) { /* the gated families lay out their own (gated.c); their linear path is the chunkwise form */
+        b->inner = avi_take(a, avi_gated_need(p, n, d, dv, path == PATH_MATRIX ? AVI_GATED_MATRIX : AVI_GATED_CHUNKWISE));
         return;
     }
     if (is_state(p) && path != PATH_MATRIX) { /* retention, deltanet: their linear path is the chunkwise form */
@@ -135,9 +140,24 @@ static inline int check_work(uint64_t need, const void *work, size_t work_bytes)
     return work_bytes < need ? AV_ERR_WORKSPACE : AV_OK;
 }
 
+/* av_params_resolve, then a gated family's constant case handed to the variant whose code computes it bit for
+ * bit (avi_gated_delegate: simple_gla → retention, fox → the forgetting softmax). Every entry point of
+ * attention.c and linear.c resolves through here, so the workspace and the run agree on the variant. */
+static inline int engine_resolve(av_params *out, const av_params *in, int n, int d) {
+    int st = av_params_resolve(out, in, n, d);
+    if (st == AV_OK && is_gated(out)) {
+        int v = avi_gated_delegate(out);
+        if (v >= 0) {
+            out->variant = v;
+            out->window = 0; /* not a knob of the family: softmax must not read one left in the struct */
+        }
+    }
+    return st;
+}
+
 /* Resolve knobs and check Q, K (and W) for NaN/Inf. */
 static inline int resolve_inputs(av_params *p, const av_params *prm, const float *Q, const float *K, int n, int d) {
-    int st = av_params_resolve(p, prm, n, d);
+    int st = engine_resolve(p, prm, n, d);
     if (st != AV_OK) return st;
     size_t cnt = (size_t)n * d;
     if (!avs_all_finite(Q, cnt) || !avs_all_finite(K, cnt)) return AV_ERR_NONFINITE;

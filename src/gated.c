@@ -1,5 +1,7 @@
 /* gated.c: what the gated families share (docs/gated.md): their gates resolved from av_params, the checks of
- * the gate inputs, q̃ and k̃. The families' forms: gated_linear.c, gated_delta.c, dplr.c, fox.c.
+ * the gate inputs, q̃ and k̃, the one-token step of the state families and its scan (their recurrent form).
+ * It calls none of the families' files (they call it): the dispatch and av_gated_step are gated_dispatch.c.
+ * The families' forms: gated_linear.c, gated_delta.c, dplr.c, fox.c.
  */
 #include <math.h>
 #include <string.h>
@@ -67,4 +69,99 @@ void avi_gated_qk(float *Qt, float *Kt, const float *Q, const float *K, int n, i
             Kt[(size_t)i * d + c] = (float)(k[c] * fk);
         }
     }
+}
+
+int avi_gated_delegate(const av_params *p) {
+    if (p->gates || p->qk_l2norm > 0) return -1;
+    if (p->variant == AV_SIMPLE_GLA) return AV_RETENTION;
+    if (p->variant == AV_FOX) return AV_SOFTMAX;
+    return -1;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// one token of a state family (docs/gated.md's recurrences), float64 state S (d×dv)
+
+void avi_gated_step_state(float *o, double *S, const float *q, const float *k, double fq, double fk, const float *v,
+                          const float *g, int gc, double g0, double beta, const float *a, const float *b, int d,
+                          int dv, int variant) {
+    enum { CB = 64 }; /* every column of S evolves on its own: a block of columns at a time, scratch on the stack */
+    const int delta = variant == AV_GDN || variant == AV_KDA, low_rank = variant == AV_DPLR && a && b;
+    const double a0 = exp(g0);
+    double x[CB], u[CB];
+    for (int e0 = 0; e0 < dv; e0 += CB) {
+        const int w = dv - e0 < CB ? dv - e0 : CB;
+        if (low_rank) { /* x = S_{t−1}ᵀa, read BEFORE the decay */
+            for (int e = 0; e < w; e++) x[e] = 0;
+            for (int c = 0; c < d; c++) {
+                double ac = a[c];
+                const double *s = S + (size_t)c * dv + e0;
+                if (ac != 0)
+                    for (int e = 0; e < w; e++) x[e] += ac * s[e];
+            }
+        }
+        for (int c = 0; c < d; c++) { /* S ← Diag(α)S (+ b xᵀ) */
+            double f = g ? exp((double)g[gc > 1 ? c : 0]) : a0, *s = S + (size_t)c * dv + e0;
+            if (f != 1)
+                for (int e = 0; e < w; e++) s[e] *= f;
+            if (low_rank && b[c] != 0)
+                for (int e = 0; e < w; e++) s[e] += (double)b[c] * x[e];
+        }
+        if (delta) { /* u = β(v − S'ᵀk̃) */
+            for (int e = 0; e < w; e++) u[e] = v[e0 + e];
+            for (int c = 0; c < d; c++) {
+                double kc = (float)(k[c] * fk);
+                const double *s = S + (size_t)c * dv + e0;
+                if (kc != 0)
+                    for (int e = 0; e < w; e++) u[e] -= kc * s[e];
+            }
+            for (int e = 0; e < w; e++) u[e] *= beta;
+        } else {
+            for (int e = 0; e < w; e++) u[e] = v[e0 + e];
+        }
+        for (int c = 0; c < d; c++) { /* S += k̃ uᵀ */
+            double kc = (float)(k[c] * fk), *s = S + (size_t)c * dv + e0;
+            if (kc != 0)
+                for (int e = 0; e < w; e++) s[e] += kc * u[e];
+        }
+        for (int e = 0; e < w; e++) x[e] = 0; /* o = Sᵀq̃ */
+        for (int c = 0; c < d; c++) {
+            double qc = (float)(q[c] * fq);
+            const double *s = S + (size_t)c * dv + e0;
+            if (qc != 0)
+                for (int e = 0; e < w; e++) x[e] += qc * s[e];
+        }
+        for (int e = 0; e < w; e++) o[e0 + e] = (float)x[e];
+    }
+}
+
+static void scan_layout(avi_arena *a, float **Qt, float **Kt, double **S, int n, int d, int dv) {
+    *Qt = avi_take(a, 4u * (uint64_t)n * d);
+    *Kt = avi_take(a, 4u * (uint64_t)n * d);
+    *S = avi_take(a, 8u * (uint64_t)d * dv);
+}
+
+uint64_t avi_gated_scan_need(int n, int d, int dv) {
+    avi_arena a = avi_arena_count();
+    float *Qt, *Kt;
+    double *S;
+    scan_layout(&a, &Qt, &Kt, &S, n, d, dv);
+    return a.used;
+}
+
+int avi_gated_scan(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv, const av_params *p,
+                   void *work) {
+    avi_arena a = avi_arena_over(work);
+    float *Qt, *Kt;
+    double *S;
+    scan_layout(&a, &Qt, &Kt, &S, n, d, dv);
+    avi_gated_qk(Qt, Kt, Q, K, n, d, p);
+    avi_gates G = avi_gates_of(p);
+    memset(S, 0, sizeof(double) * (size_t)d * dv);
+    for (int t = 0; t < n; t++) {
+        const size_t td = (size_t)t * d;
+        avi_gated_step_state(O + (size_t)t * dv, S, Qt + td, Kt + td, 1.0, 1.0, V + (size_t)t * dv,
+                             G.g ? G.g + (size_t)t * G.gc : NULL, G.gc, G.g0, avi_beta(&G, t), G.a ? G.a + td : NULL,
+                             G.b ? G.b + td : NULL, d, dv, p->variant);
+    }
+    return AV_OK;
 }

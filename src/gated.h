@@ -1,5 +1,7 @@
-/* gated.h: the gated families' internal interface (docs/gated.md). gated.c owns the dispatch, the checks of
- * the gate inputs and what the families share (q̃, k̃, the gates of token t); gated_linear.c (simple_gla, gla),
+/* gated.h: the gated families' internal interface (docs/gated.md). gated.c owns the checks of the gate inputs
+ * and what the families share (q̃, k̃, the gates of token t, the step and its scan); gated_dispatch.c the
+ * dispatch and av_gated_step (apart, so that no file both calls the families and is called by them);
+ * gated_linear.c (simple_gla, gla),
  * gated_delta.c (gdn, kda), dplr.c and fox.c each hold one family's matrix, recurrent and chunkwise forms.
  * Every function receives resolved knobs (av_params_resolve has run, and with it avi_gated_check) and checked
  * Q, K, V.
@@ -40,7 +42,7 @@ int avi_gated_check(const av_params *p, int n, int d);
 /* q̃ = scale·l2norm?(q), k̃ = l2norm?(k) (n×d each), as the family's knobs say (docs/gated.md). */
 void avi_gated_qk(float *Qt, float *Kt, const float *Q, const float *K, int n, int d, const av_params *p);
 
-/* The dispatch (gated.c) and each family's forms, with the workspace each path needs (64-bit counts). */
+/* The dispatch (gated_dispatch.c) and each family's forms, with the workspace each path needs (64-bit counts). */
 uint64_t avi_gated_need(const av_params *p, int n, int d, int dv, int path);
 int avi_gated_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *p, void *work);
 int avi_gated_run(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv, const av_params *p,
@@ -63,9 +65,25 @@ int avi_fox_matrix(float *M, const float *Q, const float *K, int n, int d, const
 int avi_fox_run(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv, const av_params *p,
                 void *work, int path);
 
-/* One token of the state families (av_gated_step's body): S (d×dv, float64) ← the family's transition with the
- * given gate row g (gc values), β, a, b (d or NULL), then o = Sᵀq̃. q̃, k̃ already normalised and scaled. */
-void avi_gated_step_state(double *o, double *S, const float *qt, const float *kt, const float *v, const float *g,
-                          int gc, double beta, const float *a, const float *b, int d, int dv, int variant);
+/* One token of the state families (av_gated_step's body, and the recurrent form of gated_linear.c and
+ * gated_delta.c): S (d×dv, float64) ← the family's transition, then o = (float)(Sᵀq̃). q̃_c = (float)(q_c·fq),
+ * k̃_c = (float)(k_c·fk), the bits of avi_gated_qk (pass rows of its output with fq = fk = 1). The decay factors
+ * are exp(g) of the token's gate row g (gc values: 1, or d per channel), or exp(g0) when g is NULL (the constant
+ * case, never rounded to float); β (gdn, kda); a, b (d each, dplr; NULL: zero). Column blocks on the stack:
+ * no workspace (the step's public form takes none). */
+void avi_gated_step_state(float *o, double *S, const float *q, const float *k, double fq, double fk, const float *v,
+                          const float *g, int gc, double g0, double beta, const float *a, const float *b, int d,
+                          int dv, int variant);
+
+/* The recurrent form of the state families: O (n×dv) token by token by avi_gated_step_state, float64 state,
+ * with the call's gates (arrays or the constant case). Workspace avi_gated_scan_need bytes (q̃, k̃, S). */
+uint64_t avi_gated_scan_need(int n, int d, int dv);
+int avi_gated_scan(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv, const av_params *p,
+                   void *work);
+
+/* The variant whose code computes this call bit for bit, or −1: simple_gla without a gate array and without
+ * qk_l2norm is retention with the same decay, fox likewise softmax with that decay (the forgetting softmax).
+ * attention.c and linear.c run the delegate (resolved knobs). */
+int avi_gated_delegate(const av_params *p);
 
 #endif /* ATTNVIZ_GATED_H */

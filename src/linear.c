@@ -272,7 +272,7 @@ static int linear_rule(const av_params *p, int d) {
 
 size_t av_linear_work(const av_params *prm, int n, int d, int dv) {
     av_params p;
-    if (!prm || dv < 1 || dv > AV_MAX_D || av_params_resolve(&p, prm, n, d) != AV_OK) return 0;
+    if (!prm || dv < 1 || dv > AV_MAX_D || engine_resolve(&p, prm, n, d) != AV_OK) return 0;
     if (linear_rule(&p, d) != AV_OK) return 0;
     return to_size(need(&p, n, d, dv, PATH_LINEAR));
 }
@@ -281,7 +281,7 @@ int av_linear(float *O, const float *Q, const float *K, const float *V, int n, i
               const av_params *prm, void *work, size_t work_bytes) {
     if (!O || !Q || !K || !V || !prm) return AV_ERR_NULL;
     av_params p;
-    int st = av_params_resolve(&p, prm, n, d);
+    int st = engine_resolve(&p, prm, n, d);
     if (st != AV_OK) return st;
     if (dv < 1 || dv > AV_MAX_D) return AV_ERR_SIZE;
     if ((st = linear_rule(&p, d)) != AV_OK) return st;
@@ -292,6 +292,7 @@ int av_linear(float *O, const float *Q, const float *K, const float *V, int n, i
     bufs b;
     layout(&b, &a, &p, n, d, dv, PATH_LINEAR);
     if (is_lowrank(&p)) st = avi_lowrank_linear(O, Q, K, V, n, d, dv, &p, b.inner);
+    else if (is_gated(&p)) st = avi_gated_run(O, Q, K, V, n, d, dv, &p, b.inner, AVI_GATED_CHUNKWISE);
     else if (is_state(&p)) st = avi_recurrent_run(O, Q, K, V, n, d, dv, &p, b.inner, AVI_PATH_CHUNKWISE);
     else st = kernel_linear(O, Q, K, V, n, d, dv, &p, &b);
     return check_out(st, O, (size_t)n * dv);
@@ -301,9 +302,10 @@ int av_recurrent_step(float *o, double *S, double *z, const float *phi_q, const 
                       long r, int dv, int n, const av_params *prm) {
     if (!o || !S || !z || !phi_q || !phi_k || !v || !prm) return AV_ERR_NULL;
     if (r < 1 || r > AV_MAX_FEATURE_DIM || dv < 1 || dv > AV_MAX_D) return AV_ERR_SIZE;
+    if (avi_is_gated(prm->variant)) return AV_ERR_NO_LINEAR; /* their step is av_gated_step (gates, β, a, b) */
     av_params p = *prm;
     p.causal = 1; /* the recurrent form is the causal scan */
-    int st = av_params_resolve(&p, &p, n, 1);
+    int st = engine_resolve(&p, &p, n, 1);
     if (st != AV_OK) return st;
     if (!has_flag(&p, AV_VF_RECURRENT)) return AV_ERR_NO_LINEAR;
     if (!avs_all_finite(phi_q, (size_t)r) || !avs_all_finite(phi_k, (size_t)r) || !avs_all_finite(v, (size_t)dv))
@@ -342,24 +344,34 @@ static int sequential_rule(const av_params *p, int d, unsigned flag) {
     return !is_exact(p) && avi_feature_dim(p, d) > AV_MAX_FEATURE_DIM ? AV_ERR_FEATURE_DIM : AV_OK;
 }
 
+/* The workspace of a sequential form: recurrent.c's, or a gated family's (gated.c). */
+static uint64_t seq_need(const av_params *p, int n, int d, int dv, int path) {
+    if (is_gated(p)) return avi_gated_need(p, n, d, dv, path == AVI_PATH_RECURRENT ? AVI_GATED_RECURRENT : AVI_GATED_CHUNKWISE);
+    return avi_recurrent_need(p, n, d, dv, path);
+}
+
 static size_t sequential_work(const av_params *prm, int n, int d, int dv, unsigned flag, int path) {
     av_params p;
-    if (!prm || dv < 1 || dv > AV_MAX_D || av_params_resolve(&p, prm, n, d) != AV_OK) return 0;
+    if (!prm || dv < 1 || dv > AV_MAX_D || engine_resolve(&p, prm, n, d) != AV_OK) return 0;
     if (sequential_rule(&p, d, flag) != AV_OK) return 0;
-    return to_size(avi_recurrent_need(&p, n, d, dv, path));
+    return to_size(seq_need(&p, n, d, dv, path));
 }
 
 static int sequential(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
                       const av_params *prm, void *work, size_t work_bytes, unsigned flag, int path) {
     if (!O || !Q || !K || !V || !prm) return AV_ERR_NULL;
     av_params p;
-    int st = av_params_resolve(&p, prm, n, d);
+    int st = engine_resolve(&p, prm, n, d);
     if (st != AV_OK) return st;
     if (dv < 1 || dv > AV_MAX_D) return AV_ERR_SIZE;
     if ((st = sequential_rule(&p, d, flag)) != AV_OK) return st;
-    if ((st = check_work(avi_recurrent_need(&p, n, d, dv, path), work, work_bytes)) != AV_OK) return st;
+    if ((st = check_work(seq_need(&p, n, d, dv, path), work, work_bytes)) != AV_OK) return st;
     if ((st = resolve_inputs(&p, prm, Q, K, n, d)) != AV_OK) return st;
     if (!avs_all_finite(V, (size_t)n * dv)) return AV_ERR_NONFINITE;
+    if (is_gated(&p))
+        return check_out(avi_gated_run(O, Q, K, V, n, d, dv, &p, work,
+                                       path == AVI_PATH_RECURRENT ? AVI_GATED_RECURRENT : AVI_GATED_CHUNKWISE),
+                         O, (size_t)n * dv);
     return check_out(avi_recurrent_run(O, Q, K, V, n, d, dv, &p, work, path), O, (size_t)n * dv);
 }
 
@@ -390,14 +402,14 @@ static int factor_rule(long *r, const av_params *p, int d) {
 int av_factor_rank(long *r, const av_params *prm, int n, int d) {
     if (!r || !prm) return AV_ERR_NULL;
     av_params p;
-    int st = av_params_resolve(&p, prm, n, d);
+    int st = engine_resolve(&p, prm, n, d);
     return st != AV_OK ? st : factor_rule(r, &p, d);
 }
 
 size_t av_factors_work(const av_params *prm, int n, int d) {
     av_params p;
     long r;
-    if (!prm || av_params_resolve(&p, prm, n, d) != AV_OK || factor_rule(&r, &p, d) != AV_OK) return 0;
+    if (!prm || engine_resolve(&p, prm, n, d) != AV_OK || factor_rule(&r, &p, d) != AV_OK) return 0;
     return to_size(need(&p, n, d, 1, PATH_FACTORS));
 }
 
@@ -443,7 +455,7 @@ int av_factors(float *L, float *R, const float *Q, const float *K, int n, int d,
     if (!L || !R || !Q || !K || !prm) return AV_ERR_NULL;
     av_params p;
     long r;
-    int st = av_params_resolve(&p, prm, n, d);
+    int st = engine_resolve(&p, prm, n, d);
     if (st != AV_OK) return st;
     if ((st = factor_rule(&r, &p, d)) != AV_OK) return st;
     if ((st = check_work(need(&p, n, d, 1, PATH_FACTORS), work, work_bytes)) != AV_OK) return st;

@@ -71,6 +71,7 @@ static int is_exact(const av_params *p) { return av_variant_info(p->variant)->cl
 static int recall_rule(const av_params *p, int d, long *r) {
     *r = 0;
     if (is_exact(p)) return AV_OK;
+    if (av_variant_info(p->variant)->cls == AV_CLASS_GATED) return AV_ERR_NO_LINEAR; /* not yet: av_gated_step */
     if (!(av_variant_info(p->variant)->flags & AV_VF_RECURRENT) || avi_extra_term(p)) return AV_ERR_NO_LINEAR;
     *r = avi_feature_dim(p, d);
     return *r > AV_MAX_FEATURE_DIM ? AV_ERR_FEATURE_DIM : AV_OK;

@@ -25,6 +25,8 @@ const char *av_status_string(int status) {
     case AV_ERR_NOMEM: return "out of memory";
     case AV_ERR_TOO_LARGE: return "too large for this build: the sizes need more memory than it can address";
     case AV_ERR_NEEDS_CAUSAL: return "this variant or knob setting exists only with the causal mask (a decay, retention, the delta rule)";
+    case AV_ERR_GATES:
+        return "a gate input is out of range or does not fit: a log-gate above 0, a beta outside (0, 2], arrays for another n, or per-channel gates for a family with one gate per token";
     case AV_WARN_ZERO_ROW: return "some row's products sum to zero or less, so its weights are zero or undefined";
     case AV_WARN_UNDERFLOW_ROW:
         return "some row's products all underflowed float32 (the true ones are positive), so its weights are zero";
@@ -72,6 +74,7 @@ const char *avi_status_name(int status) {
     case AV_ERR_NOMEM: return "AV_ERR_NOMEM";
     case AV_ERR_TOO_LARGE: return "AV_ERR_TOO_LARGE";
     case AV_ERR_NEEDS_CAUSAL: return "AV_ERR_NEEDS_CAUSAL";
+    case AV_ERR_GATES: return "AV_ERR_GATES";
     case AV_WARN_ZERO_ROW: return "AV_WARN_ZERO_ROW";
     case AV_WARN_UNDERFLOW_ROW: return "AV_WARN_UNDERFLOW_ROW";
     case AV_WARN_OVERFLOW: return "AV_WARN_OVERFLOW";

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "gated.h"
 #include "internal.h"
 
 // ----------------------------------------------------------------------------------------------------
@@ -38,7 +39,9 @@ int av_params_set(av_params *prm, int knob, double value) {
     if (kd->type == AV_KT_REAL) {
         avi_knob_put(prm, knob, value);
     } else if (kd->type == AV_KT_BOOL) { /* rounded like every integer: 0.4 is off, 0.6 on */
-        avi_knob_put(prm, knob, lround(value > 2e9 ? 2e9 : value < -2e9 ? -2e9 : value) != 0);
+        long b = lround(value > 2e9 ? 2e9 : value < -2e9 ? -2e9 : value);
+        /* a switch whose 0 means "the variant's default" keeps −1, its explicit off (qk_l2norm) */
+        avi_knob_put(prm, knob, (kd->flags & AV_KF_MINUS1_ZERO) && b == -1 ? -1 : b != 0);
     } else if (kd->hi > 2147483647.0) { /* the seed: the whole uint32 range, nothing else */
         if (value < 0 || value > kd->hi) return AV_ERR_KNOB;
         avi_knob_put(prm, knob, (double)llround(value));
@@ -58,6 +61,31 @@ int av_params_set_hedgehog(av_params *prm, const float *W, int cols) {
     if (W && (cols < 1 || cols > AV_MAX_FEATURE_DIM / 2)) return AV_ERR_KNOB;
     prm->hedgehog_w = W;
     prm->hedgehog_cols = W ? cols : 0;
+    return AV_OK;
+}
+
+int av_params_set_gates(av_params *prm, const float *g, int n, int channels, const float *beta) {
+    if (!prm) return AV_ERR_NULL;
+    if ((g || beta) && (n < 1 || n > AV_MAX_N)) return AV_ERR_SIZE;
+    if (g && (channels < 1 || channels > AV_MAX_D)) return AV_ERR_SIZE;
+    /* one n for every array: a and b set for another n would be read past their end */
+    if ((g || beta) && (prm->dplr_a || prm->dplr_b) && prm->gates_n != n) return AV_ERR_GATES;
+    prm->gates = g;
+    prm->gate_channels = g ? channels : 0;
+    prm->betas = beta;
+    if (g || beta) prm->gates_n = n;
+    else if (!prm->dplr_a) prm->gates_n = 0;
+    return AV_OK;
+}
+
+int av_params_set_dplr(av_params *prm, const float *a, const float *b, int n) {
+    if (!prm) return AV_ERR_NULL;
+    if ((a || b) && (n < 1 || n > AV_MAX_N)) return AV_ERR_SIZE;
+    if ((a || b) && (prm->gates || prm->betas) && prm->gates_n != n) return AV_ERR_GATES;
+    prm->dplr_a = a;
+    prm->dplr_b = b;
+    if (a || b) prm->gates_n = n;
+    else if (!prm->gates && !prm->betas) prm->gates_n = 0;
     return AV_OK;
 }
 
@@ -134,6 +162,10 @@ int av_params_check(av_params *out, const av_params *in, int n, int d, int *bad_
             if ((av_knob_info(vd->knobs[i])->flags & AV_KF_NO_CAUSAL) && avi_knob_get(&p, vd->knobs[i]) != 0)
                 *bad = vd->knobs[i];
         return AV_ERR_NO_CAUSAL;
+    }
+    if (vd->cls == AV_CLASS_GATED) {
+        int st = avi_gated_check(&p, n, d);
+        if (st != AV_OK) return st;
     }
     *out = p;
     return AV_OK;

@@ -68,6 +68,11 @@ static const av_knob_desc KNOBS[AV_KNOB_COUNT] = {
     [AV_KNOB_CHUNK] = {.key = "chunk", .flag = "--chunk", .type = AV_KT_INT, .flags = KF_Z | AV_KF_DEF_MIN_N, .lo = 1,
                        .hi = AV_MAX_N, .def = 64, .step = 1,
                        .meaning = "chunk size C of the chunkwise form (every variant's --path chunkwise reads it; default min(n, 64); above n it is n)"},
+    /* 0 is the variant's default (its row's .defaults: on for gdn and kda), -1 off (AV_KF_MINUS1_ZERO) */
+    [AV_KNOB_QK_L2NORM] = {.key = "qk_l2norm", .flag = "--qk-l2norm", .type = AV_KT_BOOL,
+                           .flags = KF_Z | AV_KF_MINUS1_ZERO, .lo = 0, .hi = 1, .def = 0, .step = 1,
+                           .meaning = "gated families: q, k <- x/sqrt(sum x^2 + 1e-6) before the scale (default on for gdn and kda, "
+                                      "off for the others; --no-qk-l2norm turns it off)"},
 };
 #undef KF_Z
 
@@ -83,6 +88,7 @@ static const struct { size_t off; char kind; } FIELDS[AV_KNOB_COUNT] = {
     [AV_KNOB_ITERS] = {offsetof(av_params, iters), 'i'},   [AV_KNOB_FEATURE_EPS] = {offsetof(av_params, feature_eps), 'd'},
     [AV_KNOB_DECAY] = {offsetof(av_params, decay), 'd'},     [AV_KNOB_WINDOW] = {offsetof(av_params, window), 'i'},
     [AV_KNOB_BETA] = {offsetof(av_params, beta), 'd'},       [AV_KNOB_CHUNK] = {offsetof(av_params, chunk), 'i'},
+    [AV_KNOB_QK_L2NORM] = {offsetof(av_params, qk_l2norm), 'i'},
 };
 
 double avi_knob_get(const av_params *p, int knob) {
@@ -119,7 +125,9 @@ void avi_knob_put(av_params *p, int knob, double v) {
 
 #define CAUSAL_LINEAR (AV_VF_CAUSAL | AV_VF_LINEAR | AV_VF_RECURRENT | AV_VF_FACTORS | AV_VF_CHUNKWISE)
 #define STATE_ONLY (AV_VF_CAUSAL | AV_VF_LINEAR | AV_VF_RECURRENT | AV_VF_CHUNKWISE | AV_VF_SCALED | AV_VF_CAUSAL_ONLY)
+#define GATED (AV_VF_CAUSAL | AV_VF_LINEAR | AV_VF_RECURRENT | AV_VF_CHUNKWISE | AV_VF_SCALED | AV_VF_CAUSAL_ONLY)
 #define D AV_KNOB_DECAY
+#define L2 AV_KNOB_QK_L2NORM
 /* The knobs a row reads, in display order, and their count taken from the same list, so the two cannot
  * disagree (a list longer than AV_VARIANT_MAX_KNOBS is an excess initializer: an error under -Werror).
  * A row's .defaults[i], where present, is its own default of knobs[i]. */
@@ -205,11 +213,42 @@ static const avi_variant VARIANTS[AV_VARIANT_COUNT] = {
                               .source = "Schlag et al. 2021; Yang et al. 2024", .cls = AV_CLASS_DELTA, .flags = STATE_ONLY,
                               .norm = AV_NORM_NONE, KNOBS_OF(AV_KNOB_BETA, D, AV_KNOB_CHUNK)},
                      .feature_dim = avi_dim_d, .features = avi_phi_delta, .feature_cost = avi_cost_delta},
+    /* The gated families (docs/gated.md): the gates are data (av_params_set_gates, _dplr); the decay and beta
+     * knobs are the constant case when no array is given. No feature map: gated.c dispatches their forms. */
+    [AV_SIMPLE_GLA] = {.desc = {.name = "simple_gla", .label = "simple GLA (Mamba-2 SSD)",
+                                .formula = "S_t = exp(g_t) S_{t-1} + k_t v_t^T, o_t = S_t^T (scale q_t); one log-gate g_t <= 0 per token",
+                                .source = "fla; Dao & Gu 2024 (Mamba-2); Sun et al. 2023", .cls = AV_CLASS_GATED,
+                                .flags = GATED, .norm = AV_NORM_NONE, KNOBS_OF(D, AV_KNOB_CHUNK, L2)}},
+    [AV_GLA] = {.desc = {.name = "gla", .label = "GLA (per-channel gate)",
+                         .formula = "S_t = Diag(exp(g_t)) S_{t-1} + k_t v_t^T, o_t = S_t^T (scale q_t); g_t in R^d, <= 0",
+                         .source = "fla; Yang et al. 2024 (GLA)", .cls = AV_CLASS_GATED, .flags = GATED,
+                         .norm = AV_NORM_NONE, KNOBS_OF(D, AV_KNOB_CHUNK, L2)}},
+    [AV_GDN] = {.desc = {.name = "gdn", .label = "Gated DeltaNet",
+                         .formula = "S' = a_t S_{t-1}; S_t = S' + b_t k_t (v_t - S'^T k_t)^T, o_t = S_t^T (scale q_t); l2-normed q, k",
+                         .source = "fla; Yang et al. 2025 (Gated DeltaNet)", .cls = AV_CLASS_GATED, .flags = GATED,
+                         .norm = AV_NORM_NONE, KNOBS_OF(AV_KNOB_BETA, D, AV_KNOB_CHUNK, L2),
+                         .defaults = {[3] = 1}}}, /* qk_l2norm on: knobs[3] */
+    [AV_KDA] = {.desc = {.name = "kda", .label = "Kimi Delta Attention",
+                         .formula = "S' = Diag(a_t) S_{t-1}; S_t = S' + b_t k_t (v_t - S'^T k_t)^T, o_t = S_t^T (scale q_t); a_t in R^d",
+                         .source = "fla; Kimi Linear 2025", .cls = AV_CLASS_GATED, .flags = GATED,
+                         .norm = AV_NORM_NONE, KNOBS_OF(AV_KNOB_BETA, D, AV_KNOB_CHUNK, L2),
+                         .defaults = {[3] = 1}}}, /* qk_l2norm on: knobs[3] */
+    [AV_DPLR] = {.desc = {.name = "dplr", .label = "DPLR (RWKV-7 transition)",
+                          .formula = "x_t = S_{t-1}^T a_t; S_t = Diag(exp(g_t)) S_{t-1} + b_t x_t^T + k_t v_t^T, o_t = S_t^T (scale q_t)",
+                          .source = "fla; Peng et al. 2025 (RWKV-7)", .cls = AV_CLASS_GATED, .flags = GATED,
+                          .norm = AV_NORM_NONE, KNOBS_OF(D, AV_KNOB_CHUNK, L2)}},
+    [AV_FOX] = {.desc = {.name = "fox", .label = "Forgetting Transformer (FoX)",
+                         .formula = "softmax over j <= i of scale q_i.k_j + sum_{l=j+1..i} g_l, g_l <= 0 per token",
+                         .source = "fla; Lin et al. 2025 (FoX)", .cls = AV_CLASS_GATED,
+                         .flags = AV_VF_CAUSAL | AV_VF_RECURRENT | AV_VF_CHUNKWISE | AV_VF_SCALED | AV_VF_CAUSAL_ONLY,
+                         .norm = AV_NORM_EXACT, KNOBS_OF(D, AV_KNOB_CHUNK, L2)}},
 };
 #undef KNOBS_OF
 #undef CAUSAL_LINEAR
 #undef STATE_ONLY
+#undef GATED
 #undef D
+#undef L2
 
 const avi_variant *avi_variant_of(int variant) { return &VARIANTS[variant]; }
 

@@ -279,7 +279,9 @@ static const int REF_VARIANTS[] = {AV_SOFTMAX, AV_ELU, AV_RELU, AV_EXP, AV_EFFIC
 #define NREF (int)(sizeof REF_VARIANTS / sizeof REF_VARIANTS[0])
 /* Compared elsewhere: Performer (random features) by its convergence to softmax in check_random.c;
  * Linformer and Nyström against their own references in check_lowrank.c. */
-static const int REF_ELSEWHERE[] = {AV_PERFORMER, AV_LINFORMER, AV_NYSTROM};
+static const int REF_ELSEWHERE[] = {AV_PERFORMER, AV_LINFORMER, AV_NYSTROM,
+                                    /* check_gated.c */ AV_SIMPLE_GLA, AV_GLA, AV_GDN, AV_KDA,
+                                    /* check_dplr_fox.c */ AV_DPLR, AV_FOX};
 
 static const av_variant_desc *vd_of(int v) { return av_variant_info(v); }
 /* Rows are distributions of the variant's own normaliser (not the closed forms, whose κ may be negative,
@@ -647,7 +649,10 @@ END_TEST
 // quadratic vs linear vs recurrent; factors; rank
 
 /* The paths agree for every registry variant with a feature map (kernel and closed-form classes). */
-static int has_features(int v) { return vd_of(v)->cls != AV_CLASS_EXACT && vd_of(v)->cls != AV_CLASS_LOWRANK; }
+/* The gated families' paths and steps (av_gated_step) are compared in check_gated.c and check_dplr_fox.c. */
+static int has_features(int v) {
+    return vd_of(v)->cls != AV_CLASS_EXACT && vd_of(v)->cls != AV_CLASS_LOWRANK && vd_of(v)->cls != AV_CLASS_GATED;
+}
 
 static double rel_err(const float *a, const float *b, size_t count) {
     double m = 0;
