@@ -148,6 +148,7 @@ function knobEntries(knob, variants) {
     e.default = knob.options[knob.def];
   } else if (knob.type === 'bool') {
     e.default = knob.def !== 0;
+    if (knob.minus1_zero) e.minus1Zero = true; // 0 is the variant's default (qk_l2norm): the box off is −1
   } else {
     const hi = knob.hi_rule === 'n' ? (st) => st.n : knob.hi_rule === '2n-1' ? (st) => 2 * st.n - 1 : knob.hi;
     e.min = knob.lo;
