@@ -209,13 +209,15 @@ describe('gateArrays', () => {
   });
   it('copies the arrays the page gave, a per-token gate of a per-channel family as (n), and refuses a wrong length', () => {
     const gates = Float32Array.of(0, -0.1, -30, -0.2, 0);
-    const [g] = gateArrays(request('kda'), { gates, channels: 1 });
+    const [g] = gateArrays(request('kda'), { g: gates, channels: 1 });
     expect(g.shape).toEqual([5]);
     expect([...g.data]).toEqual([...gates]);
     expect(g.data).not.toBe(gates);
-    const per = gateArrays(request('gla'), { gates: new Float32Array(15).fill(-0.5), channels: 3 });
+    const per = gateArrays(request('gla'), { g: new Float32Array(15).fill(-0.5), channels: 3 });
+    const gdn = gateArrays(request('gdn'), { g: gates, channels: 1, beta: Float32Array.of(1, 2, 0.5, 0.5, 0.1) });
+    expect([...gdn[1].data]).toEqual([1, 2, 0.5, 0.5, Math.fround(0.1)]);
     expect(per[0].shape).toEqual([5, 3]);
-    expect(() => gateArrays(request('gdn'), { gates: new Float32Array(4) })).toThrow(/gates holds 4 values, not 5×1/);
+    expect(() => gateArrays(request('gdn'), { g: new Float32Array(4) })).toThrow(/gates holds 4 values, not 5×1/);
   });
 });
 

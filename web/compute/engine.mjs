@@ -347,9 +347,9 @@ export class Engine {
       if (!r.data) return { error: `the random matrix ${what}: ${r.message}` };
       files.push({ what, data: r.data, shape: kind === 'dwc' ? [r.cols] : [r.rows, r.cols] });
     }
-    // a gated family's gates as the library read them (lab.gateInputs: {gates, channels, betas, a, b}, the arrays
-    // the page gave it), or the constant case they stand for (gate-files.mjs)
-    files.push(...gateArrays(req, lab.gateInputs ?? null));
+    // a gated family's gates as the library read them (the arrays the page gave it: lab.gates()), or the constant
+    // case they stand for (gate-files.mjs)
+    files.push(...gateArrays(req, typeof lab.gates === 'function' ? lab.gates() : null));
     return { files };
   }
 

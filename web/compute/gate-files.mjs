@@ -18,6 +18,9 @@ export const VARIANT_GATES = {
   fox: [['gates', 'token']],
 };
 
+// the lab's names (web/wasm/lab.mjs gates()) of the exported arrays
+const GIVEN = { gates: 'g', betas: 'beta', a: 'a', b: 'b' };
+
 /** A variant's gate arrays: [] for one that reads none. */
 export const gatesOf = (name) => (Object.hasOwn(VARIANT_GATES, name) ? VARIANT_GATES[name] : []);
 
@@ -26,19 +29,20 @@ export const gateFiles = (request) => gatesOf(request.knobs.variant).map(([name]
 
 /**
  * The gate arrays of a request as the variant reads them, [{what, data (Float32Array, a copy), shape}]: the
- * arrays given (`given`: {gates, channels, betas, a, b}, any of them null or absent) or, for one not given, the
+ * arrays given (`given`, as web/wasm/lab.mjs gates() returns them: {g, channels, beta, a, b}, any of them null
+ * or absent) or, for one not given, the
  * constant case it stands for, written out: g_t = ln(decay) in every token (and channel, for a per-channel
  * family: shape (n, d)), η_t = beta, a = b = 0. A given per-token gate of a per-channel family keeps its shape
  * (n): the library applies it to every channel, and so does the snippet.
  * @param {{inputs: {n: number, d: number}, knobs: object}} request
- * @param {{gates?: Float32Array|null, channels?: number, betas?: Float32Array|null, a?: Float32Array|null, b?: Float32Array|null}} [given]
+ * @param {{g?: Float32Array|null, channels?: number, beta?: Float32Array|null, a?: Float32Array|null, b?: Float32Array|null}|null} [given]
  */
 export function gateArrays(request, given = {}) {
   const { n, d } = request.inputs, k = request.knobs;
   return gatesOf(k.variant).map(([what, per]) => {
     const cols = per === 'channel' ? d : 1;
     const shapeOf = (c) => (c === 1 ? [n] : [n, c]);
-    const own = given?.[what];
+    const own = given?.[GIVEN[what]];
     if (own) {
       const c = what === 'gates' ? (given.channels ?? 1) : cols;
       if (own.length !== n * c) throw new RangeError(`gateArrays: ${what} holds ${own.length} values, not ${n}×${c}`);
