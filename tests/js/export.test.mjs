@@ -92,6 +92,11 @@ describe('figureCaption', () => {
     const foc = { inputs: { ...inputs, gen: 'local' }, knobs: { variant: 'focused', causal: true, scale: 0.25, p: 3, dwc_kernel: 0 } };
     expect(figureCaption(foc, 'focused (FLatten)')).toBe(
       'focused (FLatten) (p = 3) · local seed 1, n = 256, d = 64, std 1, scale 2/√d, causal');
+    // a gated family: its η and γ, the chunk unsaid, qk_l2norm said when on
+    const gdn = { inputs: { ...inputs, n: 64, d: 16 }, knobs: { variant: 'gdn', causal: true, scale: 0.25, beta: 1, decay: 0.9, chunk: 64, qk_l2norm: true } };
+    expect(figureCaption(gdn, 'Gated DeltaNet')).toBe(
+      'Gated DeltaNet (η = 1, γ = 0.9, q, k L2-normalised) · Gaussian seed 1, n = 64, d = 16, std 1, scale 1/√d, causal');
+    expect(figureCaption({ ...gdn, knobs: { ...gdn.knobs, qk_l2norm: -1 } }, 'Gated DeltaNet')).toMatch(/^Gated DeltaNet \(η = 1, γ = 0\.9\) · /);
   });
 });
 

@@ -118,6 +118,8 @@ const CAPTION_KNOB = {
   window: (v, lang) => (v ? t('export.caption.window', { v }, lang) : null),
   beta: (v) => `η = ${v}`,
   chunk: () => null, // the chunkwise form's chunk: it changes no matrix
+  // said when on (gdn's and kda's default); off (−1, or 0 for a family whose default is off) goes unsaid
+  qk_l2norm: (v, lang) => (v === true || v === 1 ? t('export.caption.l2norm', null, lang) : null),
   feature_eps: (v) => `ε = ${v === 0 ? '0' : Number(v.toPrecision(3)).toExponential().replace(/\.?0*e/, 'e').replace('e+', 'e')}`,
 };
 
