@@ -10,10 +10,12 @@
  *
  * One input is decoded (a small FuzzedDataProvider-style byte reader; missing bytes read as 0) into a
  * variant, knobs set through av_params_set (out-of-range, non-integer, NaN and Inf values included, and a
- * few raw pokes into the struct), optional Hedgehog weights, sizes n, d ≤ 40 and dv ≤ 8, and Q, K, V from
+ * few raw pokes into the struct), optional Hedgehog weights, optional gate arrays (av_params_set_gates,
+ * av_params_set_dplr: log-gates per token or per channel, mostly ≤ 0, β mostly in (0, 2], dplr's a and b, for n
+ * or a neighbouring length, hostile entries included), sizes n, d ≤ 40 and dv ≤ 8, and Q, K, V from
  * hostile values (±1e30, 1e33, 1e-40 denormals, NaN bit patterns, ±Inf, zeros, raw bits) or from
  * av_generate with a few hostile entries. Then it drives av_matrix, av_attend, av_scores, av_features,
- * av_linear, av_recurrent_step, av_factor_rank, av_factors, av_feature_dim, av_singular_values (both
+ * av_linear, av_recurrent_step (and av_gated_step), av_factor_rank, av_factors, av_feature_dim, av_singular_values (both
  * routes), av_lowrank_singular_values, av_lowrank_block_mean, av_downsample, av_readouts, av_readouts_rows,
  * av_reference_summary, av_readouts_summarised, av_error_curve, av_row_entropy_hist, av_entropy_hist, av_cost,
  * av_generate, av_limit, the portable stream and functions (av_rng_*, av_portable_*) and the registry
@@ -165,6 +167,12 @@ static struct {
     const char *stage;
 } g;
 
+/* The gated families' arrays of the input: log-gates (gn×gc), β (gn), dplr's a and b (gn×d). */
+static struct {
+    int gn, gc;
+    const float *gates, *betas, *a, *b;
+} gg;
+
 static void print_floats(const char *name, const float *x, int rows, int cols) {
     if (!x) return;
     fprintf(stderr, "  %s (%d x %d) =", name, rows, cols);
@@ -189,6 +197,15 @@ static void print_input(void) {
         print_floats("K", g.K, g.n, g.d);
         if (g.dv >= 1 && g.dv <= 64) print_floats("V", g.V, g.n, g.dv);
         if (g.W && g.hh_cols >= 1) print_floats("W", g.W, g.d, g.hh_cols);
+    }
+    fprintf(stderr, "  gates %s (set for %d tokens, %d channels), betas %s, dplr a %s b %s\n", p->gates ? "set" : "NULL",
+            p->gates_n, p->gate_channels, p->betas ? "set" : "NULL", p->dplr_a ? "set" : "NULL",
+            p->dplr_b ? "set" : "NULL");
+    if (gg.gn >= 1 && gg.gn <= 64 && g.d >= 1 && (long)gg.gn * g.d <= 2048) {
+        if (gg.gates && gg.gc >= 1 && gg.gc <= g.d) print_floats("gates", gg.gates, gg.gn, gg.gc);
+        if (gg.betas) print_floats("betas", gg.betas, 1, gg.gn);
+        if (gg.a) print_floats("a", gg.a, gg.gn, g.d);
+        if (gg.b) print_floats("b", gg.b, gg.gn, g.d);
     }
 }
 
@@ -539,6 +556,37 @@ static void run_recurrent(reader *r, const float *phi, long rphi, const av_param
     gfree(S);
     gfree(z);
     gfree(own);
+}
+
+/* av_gated_step token by token from S = 0: the input's rows, a gate row (mostly ≤ 0; NULL: the decay knob), β
+ * (mostly in (0, 2]) and dplr's a, b (or NULL). Only the gated state families step (fox and the others:
+ * AV_ERR_NO_LINEAR); o and S finite under AV_OK. */
+static void run_gated_step(reader *r, const av_params *prm, const float *Q, const float *K, const float *V, int n,
+                           int d, int dv) {
+    double *S = alloc_f64((size_t)d * dv);
+    for (size_t i = 0; i < (size_t)d * dv; i++) S[i] = 0.0;
+    float *o = alloc_f32((size_t)dv), *gr = alloc_f32((size_t)d), *a = alloc_f32((size_t)d), *b = alloc_f32((size_t)d);
+    for (int t = 0; t < n; t++) {
+        rd_fill(r, gr, (size_t)d, d);
+        if (rd_u8(r) % 8) /* mostly valid gates */
+            for (int c = 0; c < d; c++) gr[c] = -fabsf(gr[c]);
+        rd_fill(r, a, (size_t)d, d);
+        rd_fill(r, b, (size_t)d, d);
+        double beta = rd_u8(r) % 8 ? 0.05 * (1 + (int)(rd_u8(r) % 40)) : rd_f64(r, 1, d);
+        unsigned pick = rd_u8(r);
+        for (int c = 0; c < dv; c++) o[c] = NAN;
+        int st = status("av_gated_step", av_gated_step(o, S, Q + (size_t)t * d, K + (size_t)t * d, V + (size_t)t * dv,
+                                                       pick & 1 ? NULL : gr, beta, pick & 2 ? a : NULL,
+                                                       pick & 4 ? b : NULL, d, dv, prm));
+        const av_variant_desc *vd = av_variant_info(prm->variant);
+        if (st >= 0 && (!vd || vd->cls != AV_CLASS_GATED || prm->variant == AV_FOX))
+            broken("av_gated_step stepped %s (%d)", vd ? vd->name : "?", st);
+        if (st < 0) break;
+        check_f32(st, "o", o, (size_t)dv);
+        check_f64(st, "S", S, (size_t)d * dv);
+        if (!finite_status(st)) break;
+    }
+    gfree(S), gfree(o), gfree(gr), gfree(a), gfree(b);
 }
 
 static void check_sv(int st, const char *fn, const double *sv, double floor_, int n) {
@@ -909,6 +957,14 @@ static void run_nulls(const av_params *prm) {
     MUST_FAIL(av_params_check((av_params *)(void *)work, NULL, NN, DD, NULL));
     MUST_FAIL(av_params_set(NULL, AV_KNOB_P, 1));
     MUST_FAIL(av_params_set_hedgehog(NULL, NULL, 0));
+    MUST_FAIL(av_params_set_gates(NULL, NULL, NN, 1, NULL));
+    MUST_FAIL(av_params_set_dplr(NULL, NULL, NULL, NN));
+    MUST_FAIL(av_gated_step(NULL, S, Q, K, V, NULL, 0.5, NULL, NULL, DD, DV, prm));
+    MUST_FAIL(av_gated_step(o, NULL, Q, K, V, NULL, 0.5, NULL, NULL, DD, DV, prm));
+    MUST_FAIL(av_gated_step(o, S, NULL, K, V, NULL, 0.5, NULL, NULL, DD, DV, prm));
+    MUST_FAIL(av_gated_step(o, S, Q, NULL, V, NULL, 0.5, NULL, NULL, DD, DV, prm));
+    MUST_FAIL(av_gated_step(o, S, Q, K, NULL, NULL, 0.5, NULL, NULL, DD, DV, prm));
+    MUST_FAIL(av_gated_step(o, S, Q, K, V, NULL, 0.5, NULL, NULL, DD, DV, NULL));
     if (av_matrix_work(NULL, NN, DD) || av_attend_work(NULL, NN, DD, DV) || av_features_work(NULL, NN, DD) ||
         av_linear_work(NULL, NN, DD, DV) || av_factors_work(NULL, NN, DD))
         broken("a _work query of NULL knobs is not 0");
@@ -1571,6 +1627,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         status("av_params_set_hedgehog", av_params_set_hedgehog(&prm, rd_u8(r) == 7 ? NULL : W, cols));
         g.W = W, g.hh_cols = cols;
     }
+    float *Gt = NULL, *Bt = NULL, *Da = NULL, *Db = NULL;
+    memset(&gg, 0, sizeof gg);
+    if (sane && (rd_u8(r) & 1)) { /* the gated families' arrays, for any variant (the others ignore them) */
+        unsigned pick = rd_u8(r);
+        int ns = n + (pick % 8 == 0 ? rd_range(r, -1, 1) : 0); /* sometimes set for another length */
+        int gc = pick & 8 ? d : pick & 16 ? rd_range(r, -1, 3) : 1;
+        size_t rows = (size_t)(ns > 0 ? ns : 1), ng = rows * (size_t)(gc > 0 ? gc : 1);
+        Gt = alloc_f32(ng), Bt = alloc_f32(rows), Da = alloc_f32(rows * d), Db = alloc_f32(rows * d);
+        rd_fill(r, Gt, ng, gc > 0 ? gc : 1);
+        if (rd_u8(r) % 8) /* mostly valid: log-gates ≤ 0, β in (0, 2] */
+            for (size_t i = 0; i < ng; i++) Gt[i] = -fabsf(Gt[i]);
+        rd_fill(r, Bt, rows, 1);
+        if (rd_u8(r) % 8)
+            for (size_t i = 0; i < rows; i++) Bt[i] = isfinite(Bt[i]) ? 0.05f + 1.9f * (float)fabs(fmod(Bt[i], 1.0)) : 1.0f;
+        rd_fill(r, Da, rows * d, d);
+        rd_fill(r, Db, rows * d, d);
+        status("av_params_set_gates", av_params_set_gates(&prm, pick & 32 ? NULL : Gt, ns, gc, pick & 64 ? Bt : NULL));
+        if (pick & 128) status("av_params_set_dplr", av_params_set_dplr(&prm, Da, rd_u8(r) % 8 ? Db : NULL, ns));
+        gg.gn = ns, gg.gc = gc, gg.gates = prm.gates, gg.betas = prm.betas, gg.a = prm.dplr_a, gg.b = prm.dplr_b;
+    }
     g.prm = prm;
 
     float *Q = alloc_f32(nd), *K = alloc_f32(nd), *V = alloc_f32(ndv);
@@ -1603,6 +1679,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         MUST_REFUSE(av_recurrent(O1, Q, K, V, n, d, dv, &prm, wk, wb));
         MUST_REFUSE(av_chunkwise(O1, Q, K, V, n, d, dv, &prm, wk, wb));
         MUST_REFUSE(av_recall_draw(M1, O1, n, d, 0));
+        if (d < 1 || d > AV_MAX_D) MUST_REFUSE(av_gated_step(O1, D1, Q, K, V, NULL, 0.5, NULL, NULL, d, dv, &prm));
         MUST_REFUSE(av_recall_pairs(D1, Q, K, n, d, &prm, wk, wb));
         MUST_REFUSE(av_distill_loss(D1, NULL, D1, 1, Q, K, n, d, &prm, wk, wb));
         MUST_REFUSE(av_distill(D1, D1, 0, NULL, 1, 0.0, 1, Q, K, n, d, &prm, wk, wb));
@@ -1622,7 +1699,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         unsigned ops2 = rd_u8(r) ^ OP2_DEFAULT;
         if (ops2 & OP2_NPY) run_npy(r);
         if (ops2 & OP2_MODEL) run_model(r);
-        gfree(Q), gfree(K), gfree(V), gfree(W);
+        gfree(Q), gfree(K), gfree(V), gfree(W), gfree(Gt), gfree(Bt), gfree(Da), gfree(Db);
         return 0;
     }
 
@@ -1634,7 +1711,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (ops & OP_SCORES) run_scores(r, Q, K, n, d);
     if (ops & OP_FEATURES) run_features(r, &phi, &rphi, &prm, Q, K, n, d);
     if (ops & OP_LINEAR) run_linear(r, &prm, Q, K, V, n, d, dv);
-    if (ops & OP_RECURRENT) run_recurrent(r, phi, rphi, &prm, V, n, dv);
+    if (ops & OP_RECURRENT) {
+        run_recurrent(r, phi, rphi, &prm, V, n, dv);
+        run_gated_step(r, &prm, Q, K, V, n, d, dv);
+    }
     if (ops & OP_FACTORS) run_factors(r, &prm, Q, K, n, d);
     if (ops & OP_LOWRANK_RAW) run_lowrank_raw(r, n);
     if (ops & OP_RAW_M) { /* M straight from the input (negative entries, NaN, huge values) */
@@ -1688,6 +1768,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (ops2 & OP2_MODEL) run_model(r);
 
     gfree(M), gfree(A), gfree(phi), gfree(sv);
-    gfree(Q), gfree(K), gfree(V), gfree(W);
+    gfree(Q), gfree(K), gfree(V), gfree(W), gfree(Gt), gfree(Bt), gfree(Da), gfree(Db);
     return 0;
 }
