@@ -342,14 +342,20 @@ export class Engine {
       { what: 'M', data: lab.M.slice(), shape: [n, n] },
       { what: 'A', data: lab.A.slice(), shape: [n, n] },
     ];
+    // the gates the matrix was computed with (docs/gated.md): log-gates (n) or (n, channels), β (n), dplr's a, b
+    const held = req.gates ? lab.gates() : null;
+    if (held?.g) files.push({ what: 'gates', data: held.g, shape: held.channels > 1 ? [n, held.channels] : [n] });
+    if (held?.beta) files.push({ what: 'betas', data: held.beta, shape: [n] });
+    if (held?.a) files.push({ what: 'a', data: held.a, shape: [n, d] }, { what: 'b', data: held.b, shape: [n, d] });
     for (const [, what, kind] of randomFiles(req)) {
       const r = lab.randomMatrix(kind, req.knobs);
       if (!r.data) return { error: `the random matrix ${what}: ${r.message}` };
       files.push({ what, data: r.data, shape: kind === 'dwc' ? [r.cols] : [r.rows, r.cols] });
     }
-    // a gated family's gates as the library read them (the arrays the page gave it: lab.gates()), or the constant
-    // case they stand for (gate-files.mjs)
-    files.push(...gateArrays(req, typeof lab.gates === 'function' ? lab.gates() : null));
+    // the gates the library took as its constant case (no array: g = ln decay, η = beta, a = b = 0), written out
+    // as the arrays they stand for, so that the script reads every gate the family reads (gate-files.mjs)
+    const have = new Set(files.map((f) => f.what));
+    files.push(...gateArrays(req).filter((f) => !have.has(f.what)));
     return { files };
   }
 

@@ -205,9 +205,8 @@ export function buildSchema(registry) {
   // knob's, and defaultFor/withVariant give each variant its own
   for (const e of variantEntries) {
     const own = rows.filter((v) => e.knob && !e.toggleOf && Object.hasOwn(v.defaults ?? {}, e.knob));
-    // a checkbox's own default is on or off (gdn's and kda's qk_l2norm: on), as the state holds it
-    const value = (x) => (e.type === 'bool' ? x !== 0 : x);
-    if (own.length) e.variantDefaults = Object.fromEntries(own.map((v) => [v.name, value(v.defaults[e.knob])]));
+    // (a bool's in the state's type: the registry gives qk_l2norm's as 1)
+    if (own.length) e.variantDefaults = Object.fromEntries(own.map((v) => [v.name, e.type === 'bool' ? v.defaults[e.knob] !== 0 : v.defaults[e.knob]]));
   }
   // a sweep (web/compute/sweep.mjs): a readout against one numeric knob of the variant, over seeds of its random
   // matrices; view keys: they change no matrix, the sweep panel reads them

@@ -306,8 +306,6 @@ const DESCRIBE = {
   Q: 'queries', K: 'keys', V: 'values', M: "the variant's attention matrix (its effective n×n map)",
   A: 'softmax attention on the same Q, K, scale and mask', omega: "Performer's random features ω (m×d)",
   E: "Linformer's E (s×n)", F: "Linformer's F (s×n)", dwc: 'the depthwise-convolution kernel w (k)',
-  // the gated families' inputs (docs/gated.md), the constant case written out when the page gave none
-  gates: 'the log-gates g ≤ 0, one per token (n) or per token and channel (n×d); decay exp(g)',
-  betas: 'the write strengths η_t (β_t in the papers), one per token', a: "dplr's read vectors a_t (n×d)",
-  b: "dplr's write vectors b_t (n×d)",
+  gates: 'the log-gates g ≤ 0 the matrix was computed with ((n) or (n, d); docs/gated.md)', betas: 'the write strengths β_t (n)',
+  a: "dplr's read vectors a_t (n×d)", b: "dplr's write vectors b_t (n×d)",
 };
