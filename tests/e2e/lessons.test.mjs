@@ -326,6 +326,58 @@ const CLAIMS = {
     expect(open.gates.resets).toEqual([]);
     expect(open.readouts.semiseparable_rank).toBe(16);
   },
+  async 'gate-vs-decay'(s) {
+    // open gates with three resets: the one at the middle token cuts M
+    expect(s.gates).toMatchObject({ kind: 'resets', resets: [64, 128, 192], min: -30, max: 0, channels: 1 });
+    expect(s.readouts.semiseparable_rank).toBe(0);
+    // a constant decay never cuts: the resets' mean α, and a much stronger one, keep the ceiling d
+    const mean = (253 + 3 * Math.exp(-30)) / 256;
+    expect(Math.abs(mean - 0.988)).toBeLessThan(5e-4);
+    for (const g of [0.988, 0.9]) {
+      const c = await lesson('gate-vs-decay', `&gate=constant&decay=${g}`);
+      expect(c.gates).toMatchObject({ kind: 'constant', resets: [] });
+      expect(Math.abs(Math.exp(c.gates.min) - g)).toBeLessThan(1e-6);
+      expect(c.readouts.semiseparable_rank).toBe(16);
+    }
+    expect((await lesson('gate-vs-decay', '&gate=constant')).readouts.semiseparable_rank).toBe(16); // the comparison
+  },
+  async 'channel-gates'(s) {
+    expect(s.gates).toMatchObject({ kind: 'slow', channels: 16, resets: [] });
+    expect(Math.exp(s.gates.min)).toBeLessThan(0.35);
+    expect(s.readouts.semiseparable_ceiling).toBe(16);
+    expect(s.readouts.semiseparable_rank).toBeGreaterThanOrEqual(6); // 9: some channels open while others forget
+    const one = await lesson('channel-gates', '&variant=gdn');
+    expect(one.gates).toMatchObject({ kind: 'slow', channels: 1 });
+    expect(one.readouts.semiseparable_rank).toBeLessThanOrEqual(4); // 2: every channel forgets at once
+    expect(s.readouts.semiseparable_rank - one.readouts.semiseparable_rank).toBeGreaterThanOrEqual(4);
+    // "more is not better by itself": the error against softmax the same within 2 % (0.736, 0.740)
+    expect(Math.abs(s.readouts.error_fro_rel / one.readouts.error_fro_rel - 1)).toBeLessThan(0.02);
+    // with fla's GLA projection (α 0.78…1) the two agree within 0.1 % (0.08 %)
+    const pk = await lesson('channel-gates', '&gate=projection'), pg = await lesson('channel-gates', '&gate=projection&variant=gdn');
+    expect(pk.gates.channels).toBe(16);
+    expect(Math.exp(pk.gates.min)).toBeGreaterThan(0.75);
+    expect(pk.readouts.semiseparable_rank).toBe(16);
+    expect(pg.readouts.semiseparable_rank).toBe(16);
+    expect(Math.abs(pk.readouts.error_fro_rel / pg.readouts.error_fro_rel - 1)).toBeLessThan(0.002);
+  },
+  async 'fox-window'(s) {
+    const r = s.readouts;
+    expect(r.variant).toBe('fox');
+    expect(s.gates).toMatchObject({ kind: 'projection', channels: 1, resets: [] });
+    expect(Math.exp(s.gates.min)).toBeGreaterThan(0.8);
+    expect(Math.exp(s.gates.min)).toBeLessThan(0.88); // 0.84
+    expect(Math.exp(s.gates.max)).toBeGreaterThan(0.99);
+    expect(r.row_sum_dev_max).toBeLessThan(1e-5); // softmax rows
+    expect(r.keys_for_90).toBeGreaterThan(20); // 31
+    expect(r.semiseparable_ceiling).toBe(128);
+    expect(r.semiseparable_rank).toBeGreaterThan(60); // 90
+    expect(r.error_fro_rel).toBeLessThan(1.2); // 0.90
+    const w = (await lesson('fox-window', '&variant=softmax')).readouts; // the comparison: softmax, W = 16
+    expect(w.keys_for_90).toBeLessThanOrEqual(16); // 10.3
+    expect(w.semiseparable_rank).toBeLessThanOrEqual(15); // W − 1
+    expect(w.error_fro_rel).toBeGreaterThan(1.3); // 1.55
+    expect(r.error_fro_rel).toBeLessThan(0.8 * w.error_fro_rel);
+  },
 };
 
 /**
@@ -361,6 +413,11 @@ const PREDICTIONS = {
     expect(after.readouts.semiseparable_rank).toBeGreaterThanOrEqual(3 * before.readouts.semiseparable_rank);
     expect(after.readouts.rank).toBeGreaterThan(240);
     expect(before.readouts.rank).toBeGreaterThan(240); // "near full either way"
+  },
+  async 'gate-vs-decay'(after, before) {
+    expect(before.readouts.semiseparable_rank).toBe(0);
+    expect(after.gates).toMatchObject({ kind: 'constant', resets: [] });
+    expect(after.readouts.semiseparable_rank).toBe(16); // a constant decay never cuts
   },
 };
 

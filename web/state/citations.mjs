@@ -45,6 +45,8 @@ export const PAPER = {
   gatedDelta: { paper: 'Gated Delta Networks: Improving Mamba2 with Delta Rule', authors: 'Yang, Kautz, Hatamizadeh', year: 2024, arxiv: '2412.06464' },
   lightning: { paper: 'Lightning Attention-2: A Free Lunch for Handling Unlimited Sequence Lengths in Large Language Models', authors: 'Qin et al.', year: 2024, arxiv: '2401.04658' },
   longformer: { paper: 'Longformer: The Long-Document Transformer', authors: 'Beltagy, Peters, Cohan', year: 2020, arxiv: '2004.05150' },
+  kimi: { paper: 'Kimi Linear: An Expressive, Efficient Attention Architecture', authors: 'Kimi Team', year: 2025, arxiv: '2510.26692' },
+  fox: { paper: 'Forgetting Transformer: Softmax Attention with a Forget Gate', authors: 'Lin, Nikishin, He, Courville', year: 2025, arxiv: '2503.02130' },
   ssd: { paper: 'Transformers are SSMs: Generalized Models and Efficient Algorithms Through Structured State Space Duality', authors: 'Dao & Gu', year: 2024, arxiv: '2405.21060' },
 };
 

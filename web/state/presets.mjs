@@ -443,6 +443,58 @@ export const PRESETS = [
     sources: [PAPER.gatedDelta],
     highlight: ['heatmaps', 'gates', 'semiseparable_rank'],
   },
+  {
+    name: 'gate-vs-decay',
+    title: 'A gate from the data against a fixed decay',
+    compare: { key: 'gate', value: 'constant', label: 'no resets (γ = 1)' },
+    state: { gen: 'local', variant: 'gdn', n: 256, d: 16, gate: 'resets', decay: 1, gate_period: 0, gate_at: '64,128,192' },
+    caption: 'What does a gate set by the data buy over a fixed decay? Gated DeltaNet here keeps its gate open (α = 1) '
+      + 'and closes it (log-gate −30) at tokens 64, 128 and 192 only, where a model would decide to forget: inside a '
+      + 'segment nothing decays, and nothing crosses a reset. The reset at the middle token cuts M in two, so the '
+      + 'semiseparable rank, the rank of what the first half hands the second, is 0. A fixed decay can only forget a '
+      + 'little at every token. The paper pairs the two mechanisms for this: the gate erases memory fast, the delta '
+      + 'rule updates it precisely.',
+    sources: [PAPER.gatedDelta],
+    predict: {
+      question: 'Swap the three resets for one constant decay with the same mean α: 0.988 at every token (253 tokens at 1, three at 0, over 256). What is the semiseparable rank at the middle token then?',
+      choices: ['Still 0: the same forgetting, spread evenly', 'Back to d = 16: a constant decay never cuts', 'About half of d, 8'],
+      answer: 1,
+      reveal: { gate: 'constant', decay: 0.988 },
+      explanation: 'With γ = {state.decay} on every token the semiseparable rank is {semiseparable_rank} (it was '
+        + '{before.semiseparable_rank} with the resets): a decay below 1 scales what crosses the middle by γ per token but '
+        + 'never makes it zero, and even γ = 0.9 leaves it at 16. Only a gate that closes at one token cuts M there.',
+    },
+    highlight: ['heatmaps', 'gates', 'semiseparable_rank'],
+  },
+  {
+    name: 'channel-gates',
+    title: 'A gate per channel (KDA) against one per token (Gated DeltaNet)',
+    compare: { key: 'variant', value: 'gdn', label: 'Gated DeltaNet (one gate per token)' },
+    state: { gen: 'local', variant: 'kda', n: 256, d: 16, gate: 'slow', gate_lo: 0.3, gate_hi: 1, gate_wave: 64 },
+    caption: 'Kimi Delta Attention is Gated DeltaNet with one gate per key channel; here the gates swing slowly between '
+      + 'α = 0.3 and 1 (a cosine of 64 tokens), each channel at its own phase, and Gated DeltaNet (the comparison) reads '
+      + 'the first channel\'s gate alone, on the same inputs. With one gate every channel forgets at once when it dips, and '
+      + 'little of the first half reaches the second (semiseparable rank 2); with a gate per channel some channels stay '
+      + 'open while others forget, and more gets through (9 of at most 16). More is not better by itself: the error '
+      + 'against softmax is the same for both (0.74), and with fla\'s GLA projection (gate = projection, α from 0.78 to 1) '
+      + 'the two agree within 0.1 %. Kimi Linear argues for the finer, channel-wise gate.',
+    sources: [PAPER.kimi, PAPER.gatedDelta],
+    highlight: ['gates', 'semiseparable_rank', 'error_fro_rel'],
+  },
+  {
+    name: 'fox-window',
+    title: 'FoX forgets smoothly where a window cuts',
+    compare: { key: 'variant', value: 'softmax', label: 'softmax, window W = 16' },
+    state: { gen: 'gaussian', variant: 'fox', causal: 1, n: 256, d: 64, window: 16, gate: 'projection' },
+    caption: 'The Forgetting Transformer keeps softmax and adds a forget gate: each token\'s log-gate, here from fla\'s '
+      + 'projection of the keys (α from 0.84 to 0.997), lowers the score of every key before it. A sliding window, the '
+      + 'comparison (softmax over the last W = 16 keys), forgets by cutting: older keys get no weight, and the '
+      + 'semiseparable rank is at most W − 1. FoX forgets as much as its gates ask: 90 % of a row\'s weight sits on '
+      + 'about 31 keys (10 in the window), the semiseparable rank stays high (90, of at most 128) and the error against '
+      + 'causal softmax is lower (0.90 against 1.55). Like softmax it keeps every key in its cache; the window keeps W.',
+    sources: [PAPER.fox, PAPER.longformer],
+    highlight: ['keys_for_90', 'semiseparable_rank', 'error_fro_rel'],
+  },
 ];
 
 /**
@@ -460,7 +512,7 @@ export const CHAPTERS = [
   { title: 'The recurrent view: state, decay, windows', lessons: ['recurrent-state', 'crossover-measured', 'decay-halflife', 'window-rank', 'retention-signed'] },
   { title: 'Memory and the delta rule', lessons: ['memory-collisions', 'delta-overwrite', 'delta-vs-linear'] },
   { title: 'Learning the map', lessons: ['hedgehog-distill'] },
-  { title: 'Gates as data: the families in today\'s models', lessons: ['mamba2', 'forget-sentences'] },
+  { title: 'Gates as data: the families in today\'s models', lessons: ['mamba2', 'forget-sentences', 'gate-vs-decay', 'channel-gates', 'fox-window'] },
 ];
 {
   const order = CHAPTERS.flatMap((c) => c.lessons);

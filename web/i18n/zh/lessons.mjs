@@ -190,4 +190,34 @@ export default {
     + '状态被清空，就像一个在每个句末遗忘的模型。M 分成一块一块，每“句”一块，没有任何东西能越过重置：'
     + '中间的 token 128 处有一次重置，前半段交给后半段的那一块为零，所以半可分秩为 0（门处处敞开时为 16 = d）。'
     + '载入模型的文本后，门控条下方的“在句末之后重置”会在每个结束一句话的 token 之后放一次重置。',
+
+  'preset.gate-vs-decay.title': '由数据决定的门，对比固定衰减',
+  'preset.gate-vs-decay.compare': '不重置（γ = 1）',
+  'preset.gate-vs-decay.caption': '由数据决定的门比固定衰减多给了什么？这里的 Gated DeltaNet 让门一直敞开（α = 1），'
+    + '只在 token 64、128 和 192 处关上（对数门 −30），也就是模型决定遗忘的地方：段内没有任何衰减，也没有任何东西能越过重置。'
+    + '中间 token 处的重置把 M 切成两半，所以半可分秩（前半段交给后半段的那一块的秩）为 0。固定衰减只能在每个 token 上都忘掉一点。'
+    + '论文正是为此把两种机制放在一起：门快速擦除记忆，delta 规则精确地更新记忆。',
+  'preset.gate-vs-decay.predict.question': '把三次重置换成一个均值 α 相同的常数衰减：每个 token 都是 0.988（253 个 token 为 1，三个为 0，除以 256）。这时中间 token 处的半可分秩是多少？',
+  'preset.gate-vs-decay.predict.choice.0': '仍是 0：同样的遗忘，只是均匀摊开',
+  'preset.gate-vs-decay.predict.choice.1': '回到 d = 16：常数衰减从不切断',
+  'preset.gate-vs-decay.predict.choice.2': '约为 d 的一半，8',
+  'preset.gate-vs-decay.predict.explanation': '每个 token 都是 γ = {state.decay} 时，半可分秩为 {semiseparable_rank}'
+    + '（有重置时是 {before.semiseparable_rank}）：小于 1 的衰减让越过中点的部分每个 token 缩小 γ 倍，却永远不会变成零，'
+    + '即使 γ = 0.9 它也仍是 16。只有在某个 token 上关上的门才会在那里切断 M。',
+
+  'preset.channel-gates.title': '每个通道一个门（KDA），对比每个 token 一个门（Gated DeltaNet）',
+  'preset.channel-gates.compare': 'Gated DeltaNet（每个 token 一个门）',
+  'preset.channel-gates.caption': 'Kimi Delta Attention 就是每个键通道各有一个门的 Gated DeltaNet；这里的门在 α = 0.3 和 1 之间缓慢摆动'
+    + '（周期 64 个 token 的余弦），每个通道相位不同，而作为对比的 Gated DeltaNet 在同样的输入上只读第一个通道的门。'
+    + '只有一个门时，门一落下所有通道同时遗忘，前半段能传到后半段的很少（半可分秩为 2）；每个通道一个门时，一些通道敞开而另一些在遗忘，'
+    + '能传过去的更多（9，至多 16）。更多本身并不等于更好：两者相对 softmax 的误差相同（0.74），而用 fla 的 GLA 投影'
+    + '（gate = projection，α 从 0.78 到 1）时两者相差不到 0.1 %。Kimi Linear 主张使用更细的、按通道的门。',
+
+  'preset.fox-window.title': 'FoX 平滑地遗忘，窗口则一刀切',
+  'preset.fox-window.compare': 'softmax，窗口 W = 16',
+  'preset.fox-window.caption': 'Forgetting Transformer 保留 softmax，再加一个遗忘门：每个 token 的对数门（这里来自 fla 对键的投影，'
+    + 'α 从 0.84 到 0.997）压低它之前每个键的分数。作为对比的滑动窗口（只对最近 W = 16 个键做 softmax）靠切断来遗忘：'
+    + '更早的键得不到权重，半可分秩至多为 W − 1。FoX 按门的要求遗忘多少就是多少：一行 90 % 的权重落在约 31 个键上'
+    + '（窗口为 10），半可分秩保持很高（90，至多 128），相对因果 softmax 的误差也更低（0.90 对 1.55）。'
+    + '它和 softmax 一样在缓存中保留所有键；窗口只保留 W 个。',
 };
