@@ -436,10 +436,9 @@ export const PRESETS = [
     compare: { key: 'gate', value: 'constant', label: 'no resets' },
     state: { gen: 'local', variant: 'gdn', n: 256, d: 16, gate: 'resets', decay: 1, gate_period: 0, gate_at: '37,80,128,171,219' },
     caption: 'Gated DeltaNet with its gate open (α = 1) except at five tokens, where the log-gate is −30: the state is '
-      + 'wiped before that token writes, as a model that forgets at each sentence end would. M falls apart into blocks, one '
-      + 'per "sentence", and nothing crosses a reset: with one at the middle token, 128, the block the first half hands the '
-      + 'second is zero, so the semiseparable rank is 0 (16 = d with the gate open everywhere). With a model\'s text '
-      + 'loaded, "reset after sentence ends" under the strip puts a reset after each token that ends a sentence.',
+      + 'wiped before that token writes. M falls apart into blocks, one per "sentence": with a reset at the middle token, '
+      + '128, nothing of the first half reaches the second, and the semiseparable rank is 0. With a model\'s text loaded, '
+      + 'the strip\'s "reset after sentence ends" puts one after each sentence.',
     sources: [PAPER.gatedDelta],
     highlight: ['heatmaps', 'gates', 'semiseparable_rank'],
   },
@@ -449,11 +448,9 @@ export const PRESETS = [
     compare: { key: 'gate', value: 'constant', label: 'no resets (γ = 1)' },
     state: { gen: 'local', variant: 'gdn', n: 256, d: 16, gate: 'resets', decay: 1, gate_period: 0, gate_at: '64,128,192' },
     caption: 'What does a gate set by the data buy over a fixed decay? Gated DeltaNet here keeps its gate open (α = 1) '
-      + 'and closes it (log-gate −30) at tokens 64, 128 and 192 only, where a model would decide to forget: inside a '
-      + 'segment nothing decays, and nothing crosses a reset. The reset at the middle token cuts M in two, so the '
-      + 'semiseparable rank, the rank of what the first half hands the second, is 0. A fixed decay can only forget a '
-      + 'little at every token. The paper pairs the two mechanisms for this: the gate erases memory fast, the delta '
-      + 'rule updates it precisely.',
+      + 'and closes it (log-gate −30) only at tokens 64, 128 and 192: inside a segment nothing decays, and nothing crosses '
+      + 'a reset. The reset at the middle token cuts M in two, so the semiseparable rank (what the first half hands the '
+      + 'second) is 0. The paper pairs the two mechanisms: the gate erases memory fast, the delta rule updates it precisely.',
     sources: [PAPER.gatedDelta],
     predict: {
       question: 'Swap the three resets for one constant decay with the same mean α: 0.988 at every token (253 tokens at 1, three at 0, over 256). What is the semiseparable rank at the middle token then?',
@@ -479,7 +476,7 @@ export const PRESETS = [
       + 'against softmax is the same for both (0.74), and with fla\'s GLA projection (gate = projection, α from 0.78 to 1) '
       + 'the two agree within 0.1 %. Kimi Linear argues for the finer, channel-wise gate.',
     sources: [PAPER.kimi, PAPER.gatedDelta],
-    highlight: ['gates', 'semiseparable_rank', 'error_fro_rel'],
+    highlight: ['semiseparable_rank', 'error_fro_rel'],
   },
   {
     name: 'fox-window',

@@ -187,16 +187,15 @@ export default {
   'preset.forget-sentences.title': '在句末遗忘：一次重置让 M 变成分块对角',
   'preset.forget-sentences.compare': '不重置',
   'preset.forget-sentences.caption': 'Gated DeltaNet 的门一直敞开（α = 1），只在五个 token 处对数门为 −30：在该 token 写入之前，'
-    + '状态被清空，就像一个在每个句末遗忘的模型。M 分成一块一块，每“句”一块，没有任何东西能越过重置：'
-    + '中间的 token 128 处有一次重置，前半段交给后半段的那一块为零，所以半可分秩为 0（门处处敞开时为 16 = d）。'
-    + '载入模型的文本后，门控条下方的“在句末之后重置”会在每个结束一句话的 token 之后放一次重置。',
+    + '状态被清空。M 分成一块一块，每“句”一块：中间的 token 128 处有一次重置，前半段的任何东西都传不到后半段，半可分秩为 0。'
+    + '载入模型的文本后，门控条的“在句末之后重置”会在每句话之后放一次重置。',
 
   'preset.gate-vs-decay.title': '由数据决定的门，对比固定衰减',
   'preset.gate-vs-decay.compare': '不重置（γ = 1）',
   'preset.gate-vs-decay.caption': '由数据决定的门比固定衰减多给了什么？这里的 Gated DeltaNet 让门一直敞开（α = 1），'
-    + '只在 token 64、128 和 192 处关上（对数门 −30），也就是模型决定遗忘的地方：段内没有任何衰减，也没有任何东西能越过重置。'
-    + '中间 token 处的重置把 M 切成两半，所以半可分秩（前半段交给后半段的那一块的秩）为 0。固定衰减只能在每个 token 上都忘掉一点。'
-    + '论文正是为此把两种机制放在一起：门快速擦除记忆，delta 规则精确地更新记忆。',
+    + '只在 token 64、128 和 192 处关上（对数门 −30）：段内没有任何衰减，也没有任何东西能越过重置。'
+    + '中间 token 处的重置把 M 切成两半，所以半可分秩（前半段交给后半段的那一块的秩）为 0。'
+    + '论文把两种机制放在一起：门快速擦除记忆，delta 规则精确地更新记忆。',
   'preset.gate-vs-decay.predict.question': '把三次重置换成一个均值 α 相同的常数衰减：每个 token 都是 0.988（253 个 token 为 1，三个为 0，除以 256）。这时中间 token 处的半可分秩是多少？',
   'preset.gate-vs-decay.predict.choice.0': '仍是 0：同样的遗忘，只是均匀摊开',
   'preset.gate-vs-decay.predict.choice.1': '回到 d = 16：常数衰减从不切断',
