@@ -450,7 +450,7 @@ export const PRESETS = [
     caption: 'What does a gate set by the data buy over a fixed decay? Gated DeltaNet here keeps its gate open (α = 1) '
       + 'and closes it (log-gate −30) only at tokens 64, 128 and 192: inside a segment nothing decays, and nothing crosses '
       + 'a reset. The reset at the middle token cuts M in two, so the semiseparable rank (what the first half hands the '
-      + 'second) is 0. The paper pairs the two mechanisms: the gate erases memory fast, the delta rule updates it precisely.',
+      + 'second) is 0. The paper pairs the two mechanisms: the gate erases memory fast, the delta rule makes targeted updates.',
     sources: [PAPER.gatedDelta],
     predict: {
       question: 'Swap the three resets for one constant decay with the same mean α: 0.988 at every token (253 tokens at 1, three at 0, over 256). What is the semiseparable rank at the middle token then?',

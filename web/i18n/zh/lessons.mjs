@@ -195,7 +195,7 @@ export default {
   'preset.gate-vs-decay.caption': '由数据决定的门比固定衰减多给了什么？这里的 Gated DeltaNet 让门一直敞开（α = 1），'
     + '只在 token 64、128 和 192 处关上（对数门 −30）：段内没有任何衰减，也没有任何东西能越过重置。'
     + '中间 token 处的重置把 M 切成两半，所以半可分秩（前半段交给后半段的那一块的秩）为 0。'
-    + '论文把两种机制放在一起：门快速擦除记忆，delta 规则精确地更新记忆。',
+    + '论文把两种机制放在一起：门快速擦除记忆，delta 规则有针对性地更新记忆。',
   'preset.gate-vs-decay.predict.question': '把三次重置换成一个均值 α 相同的常数衰减：每个 token 都是 0.988（253 个 token 为 1，三个为 0，除以 256）。这时中间 token 处的半可分秩是多少？',
   'preset.gate-vs-decay.predict.choice.0': '仍是 0：同样的遗忘，只是均匀摊开',
   'preset.gate-vs-decay.predict.choice.1': '回到 d = 16：常数衰减从不切断',
