@@ -8,9 +8,9 @@
  *   and their authors' terms (Performer, FAVOR, Linformer, Hedgehog, FLatten, Nyströmformer, RetNet,
  *   DeltaNet, cosFormer, Taylor, Frobenius, Kullback–Leibler; "Efficient Attention" and "retention" are the
  *   papers' names of their methods, "delta" the delta rule's; Gated DeltaNet, Lightning Attention and Mamba the models'
- *   names the decay lesson lists);
+ *   names the decay lesson lists; Kimi, Transformer and FoX the gated lessons' models, as their papers write them);
  * - softmax, token and logit, which Chinese technical prose keeps in Latin (web/i18n/zh/page.mjs does);
- * - software, formats and models by name (attnviz, WebAssembly, wasm, SIMD, numpy, KaTeX, llama2.c, stories260K);
+ * - software, formats and models by name (fla, the flash-linear-attention library the gated families follow; attnviz, WebAssembly, wasm, SIMD, numpy, KaTeX, llama2.c, stories260K);
  * - the colour maps' names (viridis, cividis, magma, gray; rdbu), kept in every language (docs/i18n.md);
  * - function names of formulas written outside KaTeX (exp, log, elu, relu, max, min, cos, sin, diag),
  *   IEEE's Inf and NaN, and the number formats float32 and float64 (the tolerance's definition names them);
@@ -19,7 +19,7 @@
 export const ALLOW = new Set(`performer favor linformer hedgehog flatten nyströmformer nyström retnet deltanet cosformer
   taylor frobenius kullback leibler efficient attention retention delta softmax token tokens logit logits attnviz webassembly wasm simd
   numpy katex llama stories260k viridis cividis magma gray rdbu exp log elu relu max min cos sin diag inf nan
-  gated lightning mamba float32 float64 adam enter`
+  gated lightning mamba kimi transformer fox fla float32 float64 adam enter`
   .split(/\s+/).filter(Boolean));
 
 const CJK = '\\u3400-\\u9fff\\uf900-\\ufaff';

@@ -179,7 +179,7 @@ export default {
     + '论文在训练数据上蒸馏，在留出的数据上检验。',
 
   'preset.mamba2.title': '把 Mamba-2 看作门控线性注意力',
-  'preset.mamba2.caption': 'Mamba-2 的 SSD 层就是换了名字的 simple GLA：查询是 C，键是 Δ·B，对数门是 A·Δ，缩放为 1'
+  'preset.mamba2.caption': 'Mamba-2 的 SSD 层就是换了名字的简单门控线性注意力（simple GLA）：查询是 C，键是 Δ·B，对数门是 A·Δ，缩放为 1'
     + '（这里是 4 × 1/√16；跳连 D·x 不属于 M）。Δ_t 来自输入（一个带种子的投影，投影为 0 处 Δ = 0.05，A = −1），'
     + '所以每个 token 按自己的 α_t = exp(A·Δ_t) 遗忘，在热力图下方的门控条中约从 0.7 到 1。无论门怎样变，状态都是 d × d：'
     + '半可分秩（semiseparable rank）保持为 d = 16，而 M 本身是满秩的。',
@@ -206,15 +206,15 @@ export default {
 
   'preset.channel-gates.title': '每个通道一个门（KDA），对比每个 token 一个门（Gated DeltaNet）',
   'preset.channel-gates.compare': 'Gated DeltaNet（每个 token 一个门）',
-  'preset.channel-gates.caption': 'Kimi Delta Attention 就是每个键通道各有一个门的 Gated DeltaNet；这里的门在 α = 0.3 和 1 之间缓慢摆动'
+  'preset.channel-gates.caption': 'Kimi Delta 注意力（KDA）就是每个键通道各有一个门的 Gated DeltaNet；这里的门在 α = 0.3 和 1 之间缓慢摆动'
     + '（周期 64 个 token 的余弦），每个通道相位不同，而作为对比的 Gated DeltaNet 在同样的输入上只读第一个通道的门。'
     + '只有一个门时，门一落下所有通道同时遗忘，前半段能传到后半段的很少（半可分秩为 2）；每个通道一个门时，一些通道敞开而另一些在遗忘，'
     + '能传过去的更多（9，至多 16）。更多本身并不等于更好：两者相对 softmax 的误差相同（0.74），而用 fla 的 GLA 投影'
-    + '（gate = projection，α 从 0.78 到 1）时两者相差不到 0.1 %。Kimi Linear 主张使用更细的、按通道的门。',
+    + '（gate=projection，α 从 0.78 到 1）时两者相差不到 0.1 %。《Kimi Linear》主张使用更细的、按通道的门。',
 
   'preset.fox-window.title': 'FoX 平滑地遗忘，窗口则一刀切',
   'preset.fox-window.compare': 'softmax，窗口 W = 16',
-  'preset.fox-window.caption': 'Forgetting Transformer 保留 softmax，再加一个遗忘门：每个 token 的对数门（这里来自 fla 对键的投影，'
+  'preset.fox-window.caption': '遗忘 Transformer（FoX）保留 softmax，再加一个遗忘门：每个 token 的对数门（这里来自 fla 对键的投影，'
     + 'α 从 0.84 到 0.997）压低它之前每个键的分数。作为对比的滑动窗口（只对最近 W = 16 个键做 softmax）靠切断来遗忘：'
     + '更早的键得不到权重，半可分秩至多为 W − 1。FoX 按门的要求遗忘多少就是多少：一行 90 % 的权重落在约 31 个键上'
     + '（窗口为 10），半可分秩保持很高（90，至多 128），相对因果 softmax 的误差也更低（0.90 对 1.55）。'
