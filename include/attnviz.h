@@ -393,6 +393,16 @@ int av_recurrent_step(float *o, double *S, double *z, const float *phi_q, const 
 int av_gated_step(float *o, double *S, const float *q, const float *k, const float *v, const float *g, double beta,
                   const float *a, const float *b, int d, int dv, const av_params *prm);
 
+/* RWKV-7's read and write vectors for dplr (docs/gated.md "dplr"; fla's RWKV7Attention): from K (n×d, the layer's
+ * k ⊙ k_k), κ̂_t = K_t / max(‖K_t‖, 1e-12) (torch's F.normalize, the layer's default; a zero row stays zero),
+ * a_t = −κ̂_t, b_t = κ̂_t ⊙ η_t with η the in-context learning rate: a_icl (n×d, each in [0, 1]: the layer's
+ * sigmoid(a_lora x)), or a_icl_const for every entry when a_icl is NULL. a, b: n×d each (then
+ * av_params_set_dplr). The rest of RWKV-7 is the caller's: its log-decay, w = −e^{−1/2}·sigmoid(·) per channel,
+ * lies in (−e^{−1/2}, 0), so α ∈ (0.545, 1) (av_params_set_gates, channels d); scale 1; the layer's k written
+ * is k ⊙ (1 + (η − 1) ⊙ k_a). AV_ERR_NULL, AV_ERR_SIZE (n, d), AV_ERR_NONFINITE (K, a_icl), AV_ERR_GATES (a
+ * rate outside [0, 1]); nothing is written unless AV_OK. */
+int av_rwkv7_vectors(float *a, float *b, const float *K, int n, int d, const float *a_icl, double a_icl_const);
+
 /* The causal output O[n×dv] by the two forms that read the sequence in order (docs/recurrent.md); both need
  * prm->causal = 1 (else AV_ERR_NEEDS_CAUSAL) and agree with av_attend's M·V to float precision.
  *   av_recurrent   token by token: the state scan of av_recurrent_step (kernel variants, retention,
@@ -511,6 +521,42 @@ int av_generator_from_name(const char *name); /* or -1 */
 /* Q, K, V (each n×d) from generator `gen` with spread `std` in (0, 1e6] and `seed`; V ~ N(0, std²).
  * AV_ERR_NULL, AV_ERR_SIZE, AV_ERR_VARIANT (unknown gen) or AV_ERR_KNOB (std) on bad arguments. */
 int av_generate(float *Q, float *K, float *V, int n, int d, int gen, double std, uint32_t seed);
+
+/* Gate generators for the gated families (docs/gated.md, "Generated gates"): seeded, the same bits natively
+ * and in WebAssembly (the portable stream and av_portable_log/exp/cos only). g gets log-gates (n×channels,
+ * row-major; channels 1 for one gate per token, d for one per token and channel), every value ≤ 0, a reset
+ * −30; beta gets n values in (0, 2]. α is the decay factor exp(g). Statuses: AV_ERR_NULL, AV_ERR_SIZE (n
+ * outside 1..AV_MAX_N, channels or d outside 1..AV_MAX_D), AV_ERR_KNOB (a knob outside its range: α, lo, hi
+ * in (0, 1] with lo ≤ hi; β's in (0, 2]; period < 0; a position outside 0..n−1; rate outside [0, 1];
+ * wavelength outside [2, 1e9]; A outside [−1e3, 0); dt outside (0, 10]), AV_ERR_NONFINITE (K holds NaN/Inf). */
+enum av_gate_gen {
+    AV_GATES_CONSTANT = 0,   /* g = ln α everywhere */
+    AV_GATES_UNIFORM = 1,    /* α ~ U[lo, hi], one draw per token and channel */
+    AV_GATES_RESETS = 2,     /* g = ln α, and −30 (a reset) at chosen positions, every `period` tokens, at random */
+    AV_GATES_SLOW = 3,       /* α between lo and hi along a cosine of `wavelength` tokens, a random phase per channel */
+    AV_GATES_PROJECTION = 4, /* fla's GLA layer: g = logsigmoid(K·W)/16, W (d×channels) ~ N(0, 1/d) */
+    AV_GATES_MAMBA2 = 5,     /* Mamba-2: Δ = softplus(K·w + softplus⁻¹(dt)), g = A·Δ, and K ← Δ·K */
+    AV_GATES_COUNT = 6
+};
+const char *av_gate_generator_name(int kind);       /* "constant", "uniform", "resets", "slow", "projection", "mamba2" */
+int av_gate_generator_from_name(const char *name);  /* or -1 */
+int av_gates_constant(float *g, int n, int channels, double alpha);
+int av_gates_uniform(float *g, int n, int channels, double lo, double hi, uint32_t seed);
+/* Resets (g = −30, every channel) at the union of: at[0..count) (at may be NULL when count is 0), every
+ * token t > 0 with t % period = 0 (period 0: none), and each token t > 0 with probability rate (0: none). A
+ * reset at t clears the state before token t writes: tokens t.. start a new block of M. */
+int av_gates_resets(float *g, int n, int channels, double alpha, int period, const int *at, int count, double rate,
+                    uint32_t seed);
+int av_gates_slow(float *g, int n, int channels, double lo, double hi, double wavelength, uint32_t seed);
+int av_gates_projection(float *g, const float *K, int n, int d, int channels, uint32_t seed);
+/* Mamba-2's gate (docs/gated.md, simple_gla): one Δ_t > 0 per token; K (n×d) is scaled in place row by row
+ * to Δ_t·k_t (k = Δ·B), g (n) = A·Δ_t; delta (n, or NULL) gets Δ. */
+int av_gates_mamba2(float *g, float *delta, float *K, int n, int d, double A, double dt, uint32_t seed);
+/* β per token: constant, uniform in [lo, hi] ⊂ (0, 2], or hi·sigmoid(K·w) with w (d) ~ N(0, 1/d) (fla's
+ * gdn and kda layers: hi = 1, or 2 with allow_neg_eigval); never 0 (floored at FLT_MIN). */
+int av_betas_constant(float *beta, int n, double b);
+int av_betas_uniform(float *beta, int n, double lo, double hi, uint32_t seed);
+int av_betas_projection(float *beta, const float *K, int n, int d, double hi, uint32_t seed);
 
 /* The portable random stream (xoshiro256** seeded by splitmix64) and its transforms: no libm in the
  * draw, so the same seed gives the same bits on every platform. */
@@ -655,7 +701,8 @@ int av_readouts(double *vals, int *reasons, const float *M, const double *sv, do
 /* row_kl_mean of M against A (as av_readouts: M = av_matrix of prm on Q, K; A the plain softmax reference)
  * where M's float32 entries underflowed: an entry that is 0 in M while A > 0 takes its logarithm from the
  * log domain, in float64, where the variant has one: softmax with a decay or a window,
- * ln M_ij = ℓ_ij − ln Σ_l e^ℓ_il with ℓ = scale·q·k + (i − j)·ln γ; a kernel variant (a feature map, e.g.
+ * ln M_ij = ℓ_ij − ln Σ_l e^ℓ_il with ℓ = scale·q·k + (i − j)·ln γ (fox: ℓ = q̃·k̃ + Σ_{l=j+1..i} g_l, its gates
+ * from prm); a kernel variant (a feature map, e.g.
  * decayed), ln M_ij = ln(φ(q_i)·φ(k_j)) + (i − j)·ln γ − ln D_i, the product from ln φ in float64 (focused,
  * exp, hedgehog, whose float32 φ can underflow), κ(scale·q·k) (taylor, explimit) or the float32 features
  * (the others). So the KL is

@@ -19,7 +19,7 @@
  * routes), av_lowrank_singular_values, av_lowrank_block_mean, av_downsample, av_readouts, av_readouts_rows,
  * av_reference_summary, av_readouts_summarised, av_error_curve, av_row_entropy_hist, av_entropy_hist, av_cost,
  * av_generate, av_limit, the portable stream and functions (av_rng_*, av_portable_*) and the registry
- * queries; then (issue 27) av_recurrent, av_chunkwise, av_cost_path, av_random_matrix, av_semiseparable_rank
+ * queries; then (issue 27) av_recurrent, av_chunkwise, av_rwkv7_vectors (issue 33), av_cost_path, av_random_matrix, av_semiseparable_rank
  * and _ceiling, av_recall_draw and av_recall_pairs, av_distill_loss and av_distill, the .npy writer and reader
  * (a header written from the input's shape, parsed back with data and decoded), and a real model: a tokenizer
  * and a small llama2.c checkpoint built from the input (then a few hostile pokes), av_tokenizer_parse,
@@ -862,6 +862,49 @@ static void run_generate(reader *r, int n, int d) {
     gfree(V);
 }
 
+/* The gate generators (src/gates.c): on AV_OK every log-gate finite and ≤ 0, every β in (0, hi], the same
+ * bits for the same call; the inputs K and the knobs hostile (NaN, Inf, out of range). */
+static void run_gates(reader *r, int n, int d) {
+    int kind = rd_range(r, 0, 8), ch = rd_range(r, -1, d + 1), period = rd_range(r, -2, n + 2), count = rd_range(r, -1, 4);
+    double a = rd_f64(r, n, d), b = rd_f64(r, n, d), c = rd_f64(r, n, d);
+    uint32_t seed = rd_u32(r);
+    int at[4];
+    for (int i = 0; i < 4; i++) at[i] = rd_range(r, -1, n);
+    size_t cells = (size_t)(n > 0 ? n : 1) * (size_t)(ch > 0 ? ch : 1) + (size_t)n * d;
+    float *K = alloc_f32((size_t)n * d), *K2 = alloc_f32((size_t)n * d), *G = alloc_f32(cells), *G2 = alloc_f32(cells);
+    rd_fill(r, K, (size_t)n * d, d);
+    memcpy(K2, K, sizeof(float) * n * d);
+    int st = 0, st2 = 0, beta = kind >= 6;
+    for (int round = 0; round < 2; round++) {
+        float *o = round ? G2 : G, *k = round ? K2 : K;
+        int *s = round ? &st2 : &st;
+        switch (kind) {
+        case 0: *s = status("av_gates_constant", av_gates_constant(o, n, ch, a)); break;
+        case 1: *s = status("av_gates_uniform", av_gates_uniform(o, n, ch, a, b, seed)); break;
+        case 2: *s = status("av_gates_resets", av_gates_resets(o, n, ch, a, period, count > 0 ? at : NULL, count, b, seed)); break;
+        case 3: *s = status("av_gates_slow", av_gates_slow(o, n, ch, a, b, c, seed)); break;
+        case 4: *s = status("av_gates_projection", av_gates_projection(o, k, n, d, ch, seed)); break;
+        case 5: *s = status("av_gates_mamba2", av_gates_mamba2(o, o + n, k, n, d, a, b, seed)); break;
+        case 6: *s = status("av_betas_constant", av_betas_constant(o, n, a)); break;
+        case 7: *s = status("av_betas_uniform", av_betas_uniform(o, n, a, b, seed)); break;
+        default: *s = status("av_betas_projection", av_betas_projection(o, k, n, d, a, seed)); break;
+        }
+    }
+    if (st != st2) broken("the same call gave statuses %d and %d", st, st2);
+    if (st == AV_OK) {
+        size_t count_out = kind == 5 ? (size_t)n : beta ? (size_t)n : (size_t)n * ch;
+        double top = kind == 8 ? a : kind == 7 ? b : 2.0;
+        for (size_t e = 0; e < count_out; e++) {
+            if (!isfinite(G[e])) broken("output[%zu] = %g", e, G[e]);
+            if (!beta && !(G[e] <= 0)) broken("log-gate[%zu] = %g > 0", e, G[e]);
+            if (beta && !(G[e] > 0 && G[e] <= fmaxf((float)top, FLT_MIN))) broken("beta[%zu] = %g outside (0, %g]", e, G[e], top);
+        }
+        if (memcmp(G, G2, sizeof(float) * count_out) || memcmp(K, K2, sizeof(float) * n * d))
+            broken("a gate generator is not deterministic");
+    }
+    gfree(K), gfree(K2), gfree(G), gfree(G2);
+}
+
 /* The portable stream and elementary functions: a uniform in [0, 1), finite normals, ln x finite for
  * finite x > 0, e^x finite and ≥ 0 below 709, cos x in [−1, 1] for finite x. And the name lookups on
  * any string. */
@@ -896,6 +939,10 @@ static void run_rng(reader *r) {
     g.stage = "av_generator_from_name";
     if (gen != -1 && (gen < 0 || gen >= AV_GEN_COUNT || strcmp(av_generator_name(gen), name))) broken("'%s' → %d", name, gen);
     if (av_variant_from_name(NULL) != -1 || av_generator_from_name(NULL) != -1) broken("a NULL name found something");
+    int gk = av_gate_generator_from_name(name);
+    g.stage = "av_gate_generator_from_name";
+    if (gk != -1 && (gk < 0 || gk >= AV_GATES_COUNT || strcmp(av_gate_generator_name(gk), name))) broken("'%s' → %d", name, gk);
+    if (av_gate_generator_from_name(NULL) != -1 || av_gate_generator_name(AV_GATES_COUNT)) broken("a gate name out of range");
 }
 
 /* Every required pointer NULL in turn, with the input's knobs: AV_ERR_NULL (or another error), never a crash. */
@@ -1020,6 +1067,9 @@ static void run_nulls(const av_params *prm) {
     MUST_FAIL(av_semiseparable_rank(&nf, sv, M, NN, -1, 0, AV_SVD_FAST, NULL, wb));
     MUST_FAIL(av_semiseparable_ceiling(NULL, prm, NN, DD));
     MUST_FAIL(av_semiseparable_ceiling(&r, NULL, NN, DD));
+    MUST_FAIL(av_rwkv7_vectors(NULL, P, K, NN, DD, NULL, 0.5));
+    MUST_FAIL(av_rwkv7_vectors(P, NULL, K, NN, DD, NULL, 0.5));
+    MUST_FAIL(av_rwkv7_vectors(P, P + NN * DD, NULL, NN, DD, NULL, 0.5));
     MUST_FAIL(av_recall_draw(NULL, P, NN, DD, 0));
     MUST_FAIL(av_recall_draw(P, NULL, NN, DD, 0));
     MUST_FAIL(av_recall_pairs(NULL, K, V, NN, DD, prm, work, wb));
@@ -1231,6 +1281,32 @@ static void run_recall(reader *r, const av_params *prm, const float *Qin, const 
         gfree(err2);
     }
     gfree(err), gfree(K), gfree(V), gfree(K2), gfree(V2);
+}
+
+/* av_rwkv7_vectors on the input's K (hostile values included), the rates V (when dv = d) or a constant from
+ * V: no reader bytes, so the decoding of everything else stays as it was. Under AV_OK a is −κ̂ (|a| ≤ 1: unit
+ * rows, shorter ones below the norm's eps 1e-12) and |b| ≤ |a| entry by entry (rates in [0, 1]); a refusal
+ * writes nothing. */
+static void run_rwkv7(const float *K, const float *V, int n, int d, int dv) {
+    size_t cnt = (size_t)n * d;
+    float *a = alloc_f32(cnt), *b = alloc_f32(cnt);
+    const float *rates = dv == d && (V[0] < 0.5f) ? V : NULL; /* V[0]: either form, as the input says */
+    int st = status("av_rwkv7_vectors", av_rwkv7_vectors(a, b, K, n, d, rates, rates ? 0.0 : (double)V[0]));
+    if (st >= 0) {
+        check_f32(st, "a", a, cnt), check_f32(st, "b", b, cnt);
+        for (int i = 0; i < n; i++) {
+            double s = 0;
+            for (int c = 0; c < d; c++) {
+                size_t e = (size_t)i * d + c;
+                s += (double)a[e] * a[e];
+                if (!(fabs(b[e]) <= fabs(a[e]))) broken("av_rwkv7_vectors: |b| > |a| at %d, %d", i, c);
+            }
+            if (!(s <= 1 + 1e-5)) broken("av_rwkv7_vectors: row %d of a has |a|^2 = %.9g", i, s);
+        }
+    } else
+        for (size_t e = 0; e < cnt; e++)
+            if (!isnan(a[e]) || !isnan(b[e])) broken("av_rwkv7_vectors wrote a or b and refused (%d)", st);
+    gfree(a), gfree(b);
 }
 
 /* av_distill_loss and av_distill from W (the input's values, hostile ones included), with the input's
@@ -1751,10 +1827,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         gfree(raw_sv);
     }
     if (ops & OP_CURVE) run_error_curve_hist(r, sv, M, n, prm.causal == 1);
-    if (ops & OP_GENERATE) run_generate(r, n, d);
+    if (ops & OP_GENERATE) run_generate(r, n, d), run_gates(r, n, d);
     if (ops & OP_RNG) run_rng(r);
     unsigned ops2 = rd_u8(r) ^ OP2_DEFAULT;
     if (ops2 & OP2_FORMS) run_forms(r, &prm, Q, K, V, n, d, dv);
+    if (ops2 & OP2_FORMS) run_rwkv7(K, V, n, d, dv);
     if (ops2 & OP2_COSTS) run_cost_paths(&prm, n, d, dv);
     if (ops2 & OP2_RANDOM) run_random(r, &prm, n, d);
     if (M && (ops2 & OP2_SEMISEP)) run_semiseparable(r, M, sv, nf, &prm, n, d);

@@ -275,7 +275,7 @@ describe('the schema follows the registry', () => {
     expect(requestOf(st)).toEqual({
       inputs: { gen: st.gen, seed: st.seed, n: st.n, d: st.d, std: st.std },
       knobs: { variant: 'linformer', causal: false, scale: 1 / 8, s: 20, ef_kind: 'gaussian', ef_shared: false, seed: 0 },
-      tau: 0.2, ds: 'max',
+      tau: 0.2, ds: 'max', gates: null,
     });
   });
 });
