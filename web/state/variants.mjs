@@ -248,10 +248,10 @@ export const VARIANT_VIEW = {
     random: [],
   },
   fox: {
-    label: 'Forgetting Transformer (FoX)',
+    label: 'Forgetting Attention (FoX)',
     tex: String.raw`M_{ij} = \operatorname{softmax}_{j \le i}\big(\beta\,q_i\cdot k_j + \textstyle\sum_{l=j+1}^{i} g_l\big),\ \ g_l \le 0`,
     hint: 'Softmax with a forget gate: each token\'s log-gate g_t ≤ 0 is added to the scores of every earlier key. Rows sum to 1; a reset hides all that came before it.',
-    explain: { text: 'The Forgetting Transformer keeps softmax attention and adds a forget gate: the score of key j in row i is lowered by the log-gates g_l = ln f_l of the tokens after it, so M_ij ∝ exp(β·q_i·k_j)·f_{j+1}⋯f_i, a decay the data sets. A constant gate is the forgetting softmax (softmax with a decay γ) and a gate of 1 is causal softmax. It keeps softmax\'s full rank and rows that sum to 1, has no constant-size state (its recurrence is a key/value cache) and, the paper finds, needs no positional embedding.', source: 'Lin et al. 2025, "Forgetting Transformer: Softmax Attention with a Forget Gate" (ICLR 2025), arXiv:2503.02130' },
+    explain: { text: 'Forgetting Attention, the attention of the Forgetting Transformer (FoX), keeps softmax and adds a forget gate: the score of key j in row i is lowered by the log-gates g_l = ln f_l of the tokens after it, so M_ij ∝ exp(β·q_i·k_j)·f_{j+1}⋯f_i, a decay the data sets. A constant gate is the forgetting softmax (softmax with a decay γ) and a gate of 1 is causal softmax. It keeps softmax\'s full rank and rows that sum to 1, has no constant-size state (its recurrence is a key/value cache) and, the paper finds, needs no positional embedding.', source: 'Lin et al. 2025, "Forgetting Transformer: Softmax Attention with a Forget Gate" (ICLR 2025), arXiv:2503.02130' },
     numpy: `${GATED_QK('> 0')}\nc = np.cumsum(gates)   # one log-gate per token\n` +
       'L = np.where(mask, Qt @ Kt.T + np.tril(c[:, None] - c[None, :]), -np.inf)   # + g_(j+1) + … + g_i\n' +
       'E = np.exp(L - L.max(1, keepdims=True))\nR = E / E.sum(1, keepdims=True)',
