@@ -522,6 +522,42 @@ int av_generator_from_name(const char *name); /* or -1 */
  * AV_ERR_NULL, AV_ERR_SIZE, AV_ERR_VARIANT (unknown gen) or AV_ERR_KNOB (std) on bad arguments. */
 int av_generate(float *Q, float *K, float *V, int n, int d, int gen, double std, uint32_t seed);
 
+/* Gate generators for the gated families (docs/gated.md, "Generated gates"): seeded, the same bits natively
+ * and in WebAssembly (the portable stream and av_portable_log/exp/cos only). g gets log-gates (n×channels,
+ * row-major; channels 1 for one gate per token, d for one per token and channel), every value ≤ 0, a reset
+ * −30; beta gets n values in (0, 2]. α is the decay factor exp(g). Statuses: AV_ERR_NULL, AV_ERR_SIZE (n
+ * outside 1..AV_MAX_N, channels or d outside 1..AV_MAX_D), AV_ERR_KNOB (a knob outside its range: α, lo, hi
+ * in (0, 1] with lo ≤ hi; β's in (0, 2]; period < 0; a position outside 0..n−1; rate outside [0, 1];
+ * wavelength outside [2, 1e9]; A outside [−1e3, 0); dt outside (0, 10]), AV_ERR_NONFINITE (K holds NaN/Inf). */
+enum av_gate_gen {
+    AV_GATES_CONSTANT = 0,   /* g = ln α everywhere */
+    AV_GATES_UNIFORM = 1,    /* α ~ U[lo, hi], one draw per token and channel */
+    AV_GATES_RESETS = 2,     /* g = ln α, and −30 (a reset) at chosen positions, every `period` tokens, at random */
+    AV_GATES_SLOW = 3,       /* α between lo and hi along a cosine of `wavelength` tokens, a random phase per channel */
+    AV_GATES_PROJECTION = 4, /* fla's GLA layer: g = logsigmoid(K·W)/16, W (d×channels) ~ N(0, 1/d) */
+    AV_GATES_MAMBA2 = 5,     /* Mamba-2: Δ = softplus(K·w + softplus⁻¹(dt)), g = A·Δ, and K ← Δ·K */
+    AV_GATES_COUNT = 6
+};
+const char *av_gate_generator_name(int kind);       /* "constant", "uniform", "resets", "slow", "projection", "mamba2" */
+int av_gate_generator_from_name(const char *name);  /* or -1 */
+int av_gates_constant(float *g, int n, int channels, double alpha);
+int av_gates_uniform(float *g, int n, int channels, double lo, double hi, uint32_t seed);
+/* Resets (g = −30, every channel) at the union of: at[0..count) (at may be NULL when count is 0), every
+ * token t > 0 with t % period = 0 (period 0: none), and each token t > 0 with probability rate (0: none). A
+ * reset at t clears the state before token t writes: tokens t.. start a new block of M. */
+int av_gates_resets(float *g, int n, int channels, double alpha, int period, const int *at, int count, double rate,
+                    uint32_t seed);
+int av_gates_slow(float *g, int n, int channels, double lo, double hi, double wavelength, uint32_t seed);
+int av_gates_projection(float *g, const float *K, int n, int d, int channels, uint32_t seed);
+/* Mamba-2's gate (docs/gated.md, simple_gla): one Δ_t > 0 per token; K (n×d) is scaled in place row by row
+ * to Δ_t·k_t (k = Δ·B), g (n) = A·Δ_t; delta (n, or NULL) gets Δ. */
+int av_gates_mamba2(float *g, float *delta, float *K, int n, int d, double A, double dt, uint32_t seed);
+/* β per token: constant, uniform in [lo, hi] ⊂ (0, 2], or hi·sigmoid(K·w) with w (d) ~ N(0, 1/d) (fla's
+ * gdn and kda layers: hi = 1, or 2 with allow_neg_eigval); never 0 (floored at FLT_MIN). */
+int av_betas_constant(float *beta, int n, double b);
+int av_betas_uniform(float *beta, int n, double lo, double hi, uint32_t seed);
+int av_betas_projection(float *beta, const float *K, int n, int d, double hi, uint32_t seed);
+
 /* The portable random stream (xoshiro256** seeded by splitmix64) and its transforms: no libm in the
  * draw, so the same seed gives the same bits on every platform. */
 typedef struct av_rng { uint64_t s[4]; } av_rng;

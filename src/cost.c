@@ -42,7 +42,8 @@
 // The gated families (docs/gated.md; q̃, k̃: F = n·d, 4·n·d with qk_l2norm; a gate array adds nothing counted).
 // A constant case that runs as another variant (avi_gated_delegate: simple_gla → retention, fox → softmax with
 // its decay) costs what that variant costs. t = 2 for simple_gla and gla (decay, write), 3 for gdn and kda (and
-// u = β(v − Sᵀk)), 4 for dplr (and x = Sᵀa); the readout adds one n·d·dv.
+// u = β(v − Sᵀk)), 4 for dplr (and x = Sᵀa); the readout adds one n·d·dv. Left out: the exponentials of
+// per-channel gates (about 8.5·n·d per product matrix: gated.c's sub-blocks of 16), small beside the rest.
 //   quadratic  simple_gla, gla             F + n²·d + n²·dv                               bytes 4·n²
 //              gdn, kda                     F + n²·d + n²·d/2 + n³/6 + n²·dv               bytes 8·n²
 //              dplr (a, b given; else gla)  F + 4·n²·d + n³/3 + n²·dv                      bytes 12·n² (M, A_ak, A_ab)
@@ -50,8 +51,8 @@
 //   linear     the chunkwise form (fox: none)
 //   recurrent  state families               F + (t + 1)·n·d·dv                             bytes 4·d·dv
 //              fox (a cache, the mean n/2)  n·(n/2)·(d + dv)                               bytes 4·n·(d + dv)
-//   chunkwise  simple_gla, gla              F + n·C·(d + dv) + 2·n·d·dv + n·d·dv            bytes 4·(d·dv + C²)
-//              gdn, kda                     the same + n·(C²/6 + 2·C·d + C·dv + d·dv)      bytes 4·(d·dv + 2·C² + C·d)
+//   chunkwise  simple_gla, gla              F + n·C·(d + dv) + 2·n·d·dv                    bytes 4·(d·dv + C²)
+//              gdn, kda (U by substitution) F + 2·n·C·(d + dv) + 3·n·d·dv                  bytes 4·(d·dv + 2·C² + C·dv)
 //              dplr (a, b given; else gla)  F + n·C·(4·d + 2·dv) + 4·n·d·dv                bytes 4·(d·dv + 4·C² + 2·C·dv + 4·C·d)
 //                (the four A's; X = (I − A_ab)⁻¹(Â·S + A_ak·V) and O = Q̂·S + A_qk·V + A_qb·X, each C·dv + d·dv a
 //                token; the state's two writes 2·d·dv)
@@ -75,8 +76,8 @@ static void gated_cost(double *out, int path, const av_params *p, double N, doub
         return;
     case AV_PATH_RECURRENT: out[0] = F + (t + 1) * N * D * DV, out[1] = 4 * D * DV; return;
     default: /* chunkwise, and the linear path that runs it */
-        out[0] = F + N * C * (D + DV) + 3 * N * D * DV, out[1] = 4 * (D * DV + C * C);
-        if (delta) out[0] += N * (C * C / 6 + 2 * C * D + C * DV + D * DV), out[1] = 4 * (D * DV + 2 * C * C + C * D);
+        out[0] = F + N * C * (D + DV) + 2 * N * D * DV, out[1] = 4 * (D * DV + C * C);
+        if (delta) out[0] = F + 2 * N * C * (D + DV) + 3 * N * D * DV, out[1] = 4 * (D * DV + 2 * C * C + C * DV);
         if (v == AV_DPLR)
             out[0] = F + N * C * (4 * D + 2 * DV) + 4 * N * D * DV, out[1] = 4 * (D * DV + 4 * C * C + 2 * C * DV + 4 * C * D);
         return;

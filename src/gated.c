@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gated.h"
+#include "simd.h"
 
 int avi_is_gated(int variant) { return variant >= 0 && variant < AV_VARIANT_COUNT && av_variant_info(variant)->cls == AV_CLASS_GATED; }
 
@@ -164,4 +165,110 @@ int avi_gated_scan(float *O, const float *Q, const float *K, const float *V, int
                              G.b ? G.b + td : NULL, d, dv, p->variant);
     }
     return AV_OK;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// the gated causal products of a range (gated.h: avi_gprod)
+
+void avi_gprod_take(avi_gprod *k, avi_arena *a, int len_max, int d, int gc, int two) {
+    memset(k, 0, sizeof *k);
+    uint64_t nb = ((uint64_t)len_max + AVI_GPROD_SB - 1) / AVI_GPROD_SB, ld = (uint64_t)len_max * d;
+    k->gl = avi_take(a, 8u * (uint64_t)len_max * gc);
+    k->Xa = avi_take(a, 8u * ld);
+    k->X2a = two ? avi_take(a, 8u * ld) : NULL;
+    k->Ye = avi_take(a, 8u * ld);
+    k->T = avi_take(a, 8u * nb * gc);
+    k->mid = avi_take(a, 8u * (uint64_t)gc);
+    k->fm = avi_take(a, 8u * (uint64_t)gc);
+    k->w = avi_take(a, 8u * (uint64_t)d);
+}
+
+void avi_gprod_prepare(avi_gprod *k, const float *X, const float *X2, const float *Y, const avi_gates *G, int t0,
+                       int len, int d) {
+    const int gc = G->g ? G->gc : 1;
+    k->len = len, k->d = d, k->gc = gc;
+    k->X = X + (size_t)t0 * d, k->X2 = X2 ? X2 + (size_t)t0 * d : NULL, k->Y = Y + (size_t)t0 * d;
+    for (int t = 0; t < len; t++)
+        for (int c = 0; c < gc; c++) k->gl[(size_t)t * gc + c] = avi_gate(G, t0 + t, c);
+    double *cum = k->mid; /* gc sums: scratch here */
+    for (int s0 = 0, s = 0; s0 < len; s0 += AVI_GPROD_SB, s++) {
+        int s1 = s0 + AVI_GPROD_SB < len ? s0 + AVI_GPROD_SB : len;
+        for (int c = 0; c < gc; c++) cum[c] = 0;
+        for (int t = s0; t < s1; t++) { /* x_t·exp(Σ_{l=s0..t} g) */
+            const double *g = k->gl + (size_t)t * gc;
+            for (int c = 0; c < gc; c++) cum[c] += g[c];
+            const float *x = k->X + (size_t)t * d, *x2 = k->X2 ? k->X2 + (size_t)t * d : NULL;
+            double *xa = k->Xa + (size_t)t * d, *x2a = x2 ? k->X2a + (size_t)t * d : NULL, f = gc == 1 ? exp(cum[0]) : 0;
+            for (int c = 0; c < d; c++) {
+                double fc = gc == 1 ? f : exp(cum[c]);
+                xa[c] = x[c] * fc;
+                if (x2) x2a[c] = x2[c] * fc;
+            }
+        }
+        for (int c = 0; c < gc; c++) k->T[(size_t)s * gc + c] = cum[c], cum[c] = 0;
+        for (int t = s1 - 1; t >= s0; t--) { /* y_t·exp(Σ_{l=t+1..s1−1} g) */
+            const float *y = k->Y + (size_t)t * d;
+            double *ye = k->Ye + (size_t)t * d, f = gc == 1 ? exp(cum[0]) : 0;
+            for (int c = 0; c < d; c++) ye[c] = y[c] * (gc == 1 ? f : exp(cum[c]));
+            const double *g = k->gl + (size_t)t * gc;
+            for (int c = 0; c < gc; c++) cum[c] += g[c];
+        }
+    }
+}
+
+void avi_gprod_rows(const avi_gprod *k, int I, double *A, size_t lda, double *A2, size_t lda2) {
+    const int d = k->d, gc = k->gc, i0 = I * AVI_GPROD_SB, i1 = i0 + AVI_GPROD_SB < k->len ? i0 + AVI_GPROD_SB : k->len;
+    double *mid = k->mid, *fm = k->fm, *w = k->w;
+    /* the sub-blocks before I, nearest first: mid sums the gates of the sub-blocks strictly between */
+    for (int c = 0; c < gc; c++) mid[c] = 0;
+    for (int J = I - 1; J >= 0; J--) {
+        if (J < I - 1)
+            for (int c = 0; c < gc; c++) mid[c] += k->T[(size_t)(J + 1) * gc + c];
+        const int j0 = J * AVI_GPROD_SB;
+        for (int c = 0; c < gc; c++) fm[c] = exp(mid[c]); /* the gap's factors, once per pair of sub-blocks */
+        const double f = fm[0];
+        for (int b = j0; b < j0 + AVI_GPROD_SB; b++) {
+            const double *ye = k->Ye + (size_t)b * d, *y = ye;
+            if (gc > 1) { /* y_b scaled per channel by the gap's factors */
+                for (int c = 0; c < d; c++) w[c] = ye[c] * fm[c];
+                y = w;
+            }
+            for (int a = i0; a < i1; a++) {
+                double s = avs_dot_f64(k->Xa + (size_t)a * d, y, d);
+                A[(size_t)(a - i0) * lda + b] = gc > 1 ? s : s * f;
+                if (A2) {
+                    double s2 = avs_dot_f64(k->X2a + (size_t)a * d, y, d);
+                    A2[(size_t)(a - i0) * lda2 + b] = gc > 1 ? s2 : s2 * f;
+                }
+            }
+        }
+    }
+    /* inside the sub-block: each pair's exponent Σ_{l=b+1..a} g summed from the diagonal down (w: per channel) */
+    for (int a = i0; a < i1; a++) {
+        const float *x = k->X + (size_t)a * d, *x2 = k->X2 ? k->X2 + (size_t)a * d : NULL;
+        double *ra = A + (size_t)(a - i0) * lda, *r2 = A2 ? A2 + (size_t)(a - i0) * lda2 : NULL;
+        for (int c = 0; c < gc; c++) w[c] = 0;
+        for (int b = a; b >= i0; b--) {
+            const float *y = k->Y + (size_t)b * d;
+            double s = 0, s2 = 0;
+            if (gc == 1) {
+                for (int c = 0; c < d; c++) {
+                    s += (double)x[c] * y[c];
+                    if (x2) s2 += (double)x2[c] * y[c];
+                }
+                double f = exp(w[0]);
+                s *= f, s2 *= f;
+            } else {
+                for (int c = 0; c < d; c++) {
+                    double yc = y[c] * exp(w[c]);
+                    s += x[c] * yc;
+                    if (x2) s2 += x2[c] * yc;
+                }
+            }
+            ra[b] = s;
+            if (r2 && b < a) r2[b] = s2;
+            const double *g = k->gl + (size_t)b * gc; /* seg(a, b − 1) = seg(a, b) + g_b */
+            for (int c = 0; c < gc; c++) w[c] += g[c];
+        }
+    }
 }

@@ -75,6 +75,33 @@ void avi_gated_step_state(float *o, double *S, const float *q, const float *k, d
                           const float *g, int gc, double g0, double beta, const float *a, const float *b, int d,
                           int dv, int variant);
 
+/* The gated causal products of a range of tokens [t0, t0 + len), what the matrix and chunkwise forms of gla,
+ * simple_gla, gdn and kda are made of (docs/gated.md's A's): for a, b in the range,
+ *   A[a][b]  = Σ_c x_ac y_bc Γ_abc  (b ≤ a)        A2[a][b] = Σ_c x2_ac y_bc Γ_abc  (b < a; when X2 is given)
+ * with Γ_abc = exp(Σ_{l=b+1..a} g_lc). By sub-blocks of AVI_GPROD_SB tokens, every factor ≤ 1 and every exponent
+ * a sum of the gates it spans (never a difference of cumulative sums): across sub-blocks J < I,
+ * Γ_ab = exp(Σ_{l=i0..a} g) · exp(Σ of the sub-blocks between) · exp(Σ_{l=b+1..j1} g) (x and y scaled by the
+ * outer two, float64 dot products); inside a sub-block, each pair's exponent summed from the diagonal down.
+ * Rows of sub-block I at a time (avi_gprod_rows), all columns b ≤ a of the range; entries b > a not written. */
+enum { AVI_GPROD_SB = 16 };
+typedef struct avi_gprod {
+    int len, d, gc;          /* the range's length, the head size, the gate's channels (1 or d) */
+    const float *X, *X2, *Y; /* rows t0.. of x (q̃), x2 (k̃ or NULL), y (k̃) */
+    double *gl;              /* len×gc: the range's gates */
+    double *Xa, *X2a, *Ye;   /* len×d: x_a·exp(Σ_{l=i0..a} g), x2 likewise, y_b·exp(Σ_{l=b+1..j1} g) */
+    double *T;               /* ⌈len/SB⌉×gc: each sub-block's gate sum */
+    double *mid, *fm, *w;    /* gc, gc and d of scratch */
+} avi_gprod;
+/* Carve (or count, in count-only mode) the buffers for ranges of up to len_max tokens; two: X2 is used. */
+void avi_gprod_take(avi_gprod *k, avi_arena *a, int len_max, int d, int gc, int two);
+/* Prepare the range [t0, t0 + len) of X, X2 (NULL: none), Y (n×d rows, already q̃, k̃) with the call's gates. */
+void avi_gprod_prepare(avi_gprod *k, const float *X, const float *X2, const float *Y, const avi_gates *G, int t0,
+                       int len, int d);
+/* Rows of sub-block I (tokens I·SB .. of the range) into A (and A2), leading dimensions lda, lda2. */
+void avi_gprod_rows(const avi_gprod *k, int I, double *A, size_t lda, double *A2, size_t lda2);
+/* The gate channels of a call: 1, or d for a per-channel array. */
+static inline int avi_gate_channels(const av_params *p) { return p->gates && p->gate_channels > 1 ? p->gate_channels : 1; }
+
 /* The recurrent form of the state families: O (n×dv) token by token by avi_gated_step_state, float64 state,
  * with the call's gates (arrays or the constant case). Workspace avi_gated_scan_need bytes (q̃, k̃, S). */
 uint64_t avi_gated_scan_need(int n, int d, int dv);

@@ -53,7 +53,9 @@ static inline void *avi_take(avi_arena *a, uint64_t bytes) {
  * seeds with s itself, domain 0). Without the separation, Performer's iid ω with feature seed 1 was, row
  * for row, the Gaussian generator's Q with seed 1 divided by its std: features aligned with the queries. */
 enum { AVI_STREAM_LINFORMER_F = 1, AVI_STREAM_LINFORMER_E = 2, AVI_STREAM_PERFORMER = 3, AVI_STREAM_DWC = 4,
-       AVI_STREAM_RECALL = 5 };
+       AVI_STREAM_RECALL = 5,
+       /* the gate generators (gates.c): random gates, the projections' W, random β, the β projection's w */
+       AVI_STREAM_GATES = 8, AVI_STREAM_GATE_W = 9, AVI_STREAM_BETAS = 10, AVI_STREAM_BETA_W = 11 };
 static inline uint64_t avi_stream(int domain, uint32_t seed) { return ((uint64_t)domain << 32) | seed; }
 
 /* G[rows×cols] with entries N(0, sigma²), drawn row by row from one stream seeded with `seed`. */

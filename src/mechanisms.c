@@ -3,7 +3,9 @@
  *   recall    N key→value pairs written in order into a memory (a variant's state, or softmax over the
  *             stored pairs), every key read back from the final memory: err_i = ‖o_i − v_i‖ / ‖v_i‖.
  *             The state is written by av_recurrent_step and read by its readout half, so the memory is
- *             exactly the one the stepper and the causal paths run.
+ *             exactly the one the stepper and the causal paths run; a gated family's state by av_gated_step
+ *             (its gates, β, a, b of token t: prm's arrays, set for N tokens, or the constant knobs), read as
+ *             o_i = Sᵀq̃(k_i); fox as softmax over the pairs with its bias Σ_{l=j+1..N−1} g_l.
  *   distill   Hedgehog's W trained by Adam on the mean row KL(A ‖ H) between softmax attention A and
  *             Hedgehog attention H, with the analytic gradient below.
  *
@@ -20,6 +22,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "gated.h"
 #include "internal.h"
 #include "simd.h"
 
@@ -66,12 +69,12 @@ static int recall_resolve(av_params *res, const av_params *p, int N, int d) {
 }
 
 static int is_exact(const av_params *p) { return av_variant_info(p->variant)->cls == AV_CLASS_EXACT; }
+static int is_gated(const av_params *p) { return av_variant_info(p->variant)->cls == AV_CLASS_GATED; }
 
 /* The memory's rule: softmax, or a variant with a recurrent state (and a feature dimension under the cap). */
 static int recall_rule(const av_params *p, int d, long *r) {
     *r = 0;
-    if (is_exact(p)) return AV_OK;
-    if (av_variant_info(p->variant)->cls == AV_CLASS_GATED) return AV_ERR_NO_LINEAR; /* not yet: av_gated_step */
+    if (is_exact(p) || is_gated(p)) return AV_OK; /* a cache, or gated.c's state (d×d) */
     if (!(av_variant_info(p->variant)->flags & AV_VF_RECURRENT) || avi_extra_term(p)) return AV_ERR_NO_LINEAR;
     *r = avi_feature_dim(p, d);
     return *r > AV_MAX_FEATURE_DIM ? AV_ERR_FEATURE_DIM : AV_OK;
@@ -87,6 +90,11 @@ typedef struct recall_bufs {
 static void recall_layout(recall_bufs *b, avi_arena *a, const av_params *p, int N, int d, long r) {
     memset(b, 0, sizeof *b);
     b->o = avi_take(a, sizeof(float) * (uint64_t)d);
+    if (is_gated(p)) { /* fox: a row of logits; the state families: S (d×d) */
+        if (p->variant == AV_FOX) b->row = avi_take(a, sizeof(double) * (uint64_t)N);
+        else b->S = avi_take(a, sizeof(double) * (uint64_t)d * d);
+        return;
+    }
     if (is_exact(p)) {
         b->row = avi_take(a, sizeof(double) * (uint64_t)N);
         return;
@@ -151,6 +159,67 @@ static int recall_softmax(double *err, const float *K, const float *V, int N, in
     return st;
 }
 
+/* fox: o_i = Σ_j softmax_j(scale·k̃_i·k̃_j + Σ_{l=j+1..N−1} g_l) v_j over the stored pairs (qk_l2norm as the
+ * knob says), the bias summed from the newest pair back. */
+static int recall_fox(double *err, const float *K, const float *V, int N, int d, const av_params *p,
+                      const recall_bufs *b) {
+    avi_gates G = avi_gates_of(p);
+    int st = AV_OK;
+    for (int i = 0; i < N; i++) {
+        const float *ki = K + (size_t)i * d;
+        double mx = -INFINITY, sum = 0, bias = 0, ni = 0;
+        for (int c = 0; c < d; c++) ni += (double)ki[c] * ki[c];
+        double fi = p->qk_l2norm > 0 ? p->scale / sqrt(ni + 1e-6) : p->scale;
+        for (int j = N - 1; j >= 0; j--) {
+            const float *kj = K + (size_t)j * d;
+            double s = 0, nj = 0;
+            for (int c = 0; c < d; c++) s += (double)ki[c] * kj[c], nj += (double)kj[c] * kj[c];
+            b->row[j] = fi * s * (p->qk_l2norm > 0 ? 1 / sqrt(nj + 1e-6) : 1) + bias;
+            mx = b->row[j] > mx ? b->row[j] : mx;
+            bias += avi_gate(&G, j, 0);
+        }
+        for (int j = 0; j < N; j++) sum += b->row[j] = exp(b->row[j] - mx);
+        for (int c = 0; c < d; c++) {
+            double acc = 0;
+            for (int j = 0; j < N; j++) acc += b->row[j] * V[(size_t)j * d + c];
+            b->o[c] = (float)(acc / sum);
+        }
+        if (!avs_all_finite(b->o, (size_t)d)) st = AV_WARN_PRODUCT_OVERFLOW;
+        err[i] = rel_error(b->o, V + (size_t)i * d, d);
+    }
+    return st;
+}
+
+/* A gated state family: the N pairs written by av_gated_step with the call's gates (prm's arrays or the constant
+ * knobs), each key then read as o_i = Sᵀq̃(k_i), q̃ = scale·l2norm?(k_i). */
+static int recall_gated(double *err, const float *K, const float *V, int N, int d, const av_params *prm,
+                        const av_params *res, const recall_bufs *b) {
+    avi_gates G = avi_gates_of(res);
+    int worst = AV_OK;
+    memset(b->S, 0, sizeof(double) * (size_t)d * d);
+    for (int t = 0; t < N; t++) {
+        const size_t td = (size_t)t * d;
+        int s1 = av_gated_step(b->o, b->S, K + td, K + td, V + td, G.g ? G.g + (size_t)t * G.gc : NULL, avi_beta(&G, t),
+                               G.a ? G.a + td : NULL, G.b ? G.b + td : NULL, d, d, prm);
+        if (s1 < 0) return s1;
+        worst = avi_merge(worst, s1);
+    }
+    for (int i = 0; i < N; i++) {
+        const float *k = K + (size_t)i * d;
+        double ss = 0;
+        for (int c = 0; c < d; c++) ss += (double)k[c] * k[c];
+        double f = res->qk_l2norm > 0 ? res->scale / sqrt(ss + 1e-6) : res->scale;
+        for (int e = 0; e < d; e++) {
+            double o = 0;
+            for (int c = 0; c < d; c++) o += (double)(float)(k[c] * f) * b->S[(size_t)c * d + e];
+            b->o[e] = (float)o;
+        }
+        if (!avs_all_finite(b->o, (size_t)d)) worst = avi_merge(worst, AV_WARN_PRODUCT_OVERFLOW);
+        err[i] = rel_error(b->o, V + (size_t)i * d, d);
+    }
+    return worst;
+}
+
 int av_recall_pairs(double *err, const float *K, const float *V, int N, int d, const av_params *prm, void *work,
                     size_t work_bytes) {
     if (!err || !K || !V || !prm) return AV_ERR_NULL;
@@ -169,6 +238,16 @@ int av_recall_pairs(double *err, const float *K, const float *V, int N, int d, c
     a = avi_arena_over(work);
     recall_layout(&b, &a, &p, N, d, r);
     if (is_exact(&res)) return recall_softmax(err, K, V, N, d, &res, &b);
+    if (res.variant == AV_FOX && avi_gated_delegate(&res) == AV_SOFTMAX) { /* constant gates: the forgetting softmax */
+        res.variant = AV_SOFTMAX;
+        res.window = 0;
+        return recall_softmax(err, K, V, N, d, &res, &b);
+    }
+    if (res.variant == AV_FOX) return recall_fox(err, K, V, N, d, &res, &b);
+    if (is_gated(&res)) {
+        av_params step = p; /* the step's knobs: prm's, its arrays read here row by row */
+        return recall_gated(err, K, V, N, d, &step, &res, &b);
+    }
     /* the features of keys as queries and as keys; the state written by the recurrent step */
     if ((st = av_features(b.phi_q, b.phi_k, K, K, N, d, &p, b.fwork, b.fbytes)) < 0) return st;
     int worst = st;

@@ -73,6 +73,22 @@ export interface AttnVizAttributes {
   window?: string;
   beta?: string;
   chunk?: string;
+  // the gated families' gates (docs/page.md, "Gates")
+  gate?: 'constant' | 'uniform' | 'resets' | 'slow' | 'projection' | 'mamba2' | 'file';
+  gate_lo?: string;
+  gate_hi?: string;
+  gate_period?: string;
+  /** reset positions, comma-separated token indices */
+  gate_at?: string;
+  gate_rate?: string;
+  gate_wave?: string;
+  gate_A?: string;
+  gate_dt?: string;
+  gate_seed?: string;
+  beta_gen?: 'constant' | 'uniform' | 'projection' | 'file';
+  beta_lo?: string;
+  beta_hi?: string;
+  beta_seed?: string;
 }
 
 /** What snapshot() resolves to (docs/inspection.md). */
@@ -82,6 +98,11 @@ export interface AttnVizSnapshot {
   /** the readouts `attnviz readouts` prints for the same inputs and knobs */
   readouts: Record<string, number | string | null>;
   tokens: string[] | null;
+  /** a gated family's gates (docs/inspection.md, "gates"), else null */
+  gates: {
+    kind: string; knobs: Record<string, number | number[]>; channels: number; n: number; min: number; max: number;
+    resets: number[]; beta: { kind: string; knobs: Record<string, number>; min: number; max: number } | null;
+  } | null;
 }
 
 export declare class AttnViz extends HTMLElement {

@@ -11,7 +11,7 @@
 // page shares one WebAssembly module (loaded from beside embed.js); each has a worker of its own
 // (web/workers/embed-worker.mjs, started from a blob: URL so a host on another origin works), so one
 // element's long job never delays another's; an element off screen computes nothing until it is scrolled
-// into view. `element.snapshot()` resolves to {state, readouts, tokens} as the
+// into view. `element.snapshot()` resolves to {state, readouts, tokens, gates} as the
 // page's window.attnviz.snapshot() does (docs/inspection.md). `lang` (the HTML attribute, inherited from
 // an ancestor as HTML inherits it) picks the element's words: en or zh (docs/embedding.md, docs/i18n.md).
 // `theme` (light, dark, auto: the host page's color-scheme) and the host's --attnviz-* properties pick its
@@ -26,7 +26,7 @@ import { costLine } from './render/readouts.mjs';
 import { mountReadoutTable } from './ui/readout-table.mjs';
 import { mountHeatTrio } from './ui/heatmaps.mjs';
 import { createPanels } from './ui/panel.mjs';
-import { cliReadouts, readoutKeys, linkState } from './io/inspect.mjs';
+import { cliReadouts, readoutKeys, linkState, gatesPart } from './io/inspect.mjs';
 import { overlayKey } from './compute/engine.mjs';
 import { MSG, PART } from './workers/protocol.mjs';
 import { openHash } from './io/embed-code.mjs';
@@ -621,7 +621,8 @@ export class AttnViz extends HTMLElement {
       names: readoutKeys(av), exact: av.isPlainSoftmax(this.view.req.knobs), STATUS: av.STATUS,
       statusString: (c) => av.statusString(c), missing: failed ? `not computed (${failed})` : 'not computed',
     });
-    return { state: linkState(schema.toHash(this.st, { complete: true })), readouts, tokens: null };
+    const gates = this.view.req.gates ? gatesPart(frame?.gates ?? null) : null;
+    return { state: linkState(schema.toHash(this.st, { complete: true })), readouts, tokens: null, gates };
   }
 }
 

@@ -28,6 +28,7 @@ import { mountChrome, createDims, savedTheme, earlyLanguage } from './ui/chrome.
 import { t, setLang } from './i18n/i18n.mjs';
 import { mountHeatmaps } from './ui/heatmaps.mjs';
 import { mountRowView } from './ui/row-view.mjs';
+import { mountGateStrip } from './ui/gate-strip.mjs';
 import { mountReadoutsPanel } from './ui/readout-table.mjs';
 import { mountEntropy } from './ui/entropy-panel.mjs';
 import { mountSpectra } from './ui/spectra.mjs';
@@ -292,6 +293,7 @@ async function start() {
   // the panels, in the order they sync, update and draw (web/ui/panel.mjs, docs/adding-a-panel.md)
   panels.add(mountChrome(page, controls, { onTheme: () => spectra.redrawCharts() }));
   heat = panels.add(mountHeatmaps(page));
+  panels.add(mountGateStrip($('gate-strip'), page));
   panels.add(mountRowView(page));
   sweep = panels.add(mountSweep(page));
   overview = panels.add(mountOverview($('overview'), {

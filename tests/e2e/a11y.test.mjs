@@ -29,10 +29,10 @@ afterAll(async () => {
 });
 
 /** axe-core's serious and critical violations on the page as it is now (rule id: the first targets). */
-async function axeProblems(page) {
+async function axeProblems(page, within = null) {
   // evaluated through the DevTools protocol: not an inline script, so the page's CSP does not apply
   await page.evaluate(AXE);
-  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  const result = await page.evaluate((w) => window.axe.run(w ? { include: w } : document, { resultTypes: ['violations'] }), within);
   return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
 }
@@ -52,6 +52,11 @@ describe('accessibility', () => {
     await page.evaluate(() => { location.hash = 'preset=performer-m&projector=1'; });
     await page.evaluate(() => window.attnviz.snapshot());
     expect(await axeProblems(page)).toEqual([]);
+    // a gated family: the gate strip and its controls (a per-channel gate, η, resets)
+    await page.evaluate(() => { location.hash = 'v=1&variant=kda&n=128&d=16&gate=resets&gate_at=30&beta_gen=uniform'; });
+    await page.evaluate(() => window.attnviz.snapshot());
+    expect(await page.$eval('#gate-strip', (e) => e.hidden)).toBe(false);
+    expect(await axeProblems(page, [['#gate-strip'], ['#ctl-variant']])).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -294,6 +294,38 @@ const CLAIMS = {
     expect(held).toBeLessThan((await lesson('hedgehog-distill', '&seed=2&mech=&variant=elu')).readouts.row_kl_mean);
     expect(held).toBeGreaterThan((await lesson('hedgehog-distill', '&seed=2&mech=&variant=performer')).readouts.row_kl_mean);
   },
+  async mamba2(s) {
+    // q = C, k = Δ·B, g = A·Δ, scale 1: the gates vary per token, from about 0.7 to 1, and never reset
+    expect(s.gates).toMatchObject({ kind: 'mamba2', channels: 1, n: 256, resets: [] });
+    expect(Math.exp(s.gates.min)).toBeGreaterThan(0.6);
+    expect(Math.exp(s.gates.min)).toBeLessThan(0.8);
+    expect(Math.exp(s.gates.max)).toBeGreaterThan(0.99);
+    expect(Number(s.state.scale) / Math.sqrt(Number(s.state.d))).toBe(1); // the absolute scale 1
+    expect(s.readouts.semiseparable_ceiling).toBe(16);
+    expect(s.readouts.semiseparable_rank).toBe(16);
+    expect(s.readouts.rank).toBeGreaterThan(200); // M itself: full rank
+    expect(await page.evaluate(() => window.attnviz.panels().gates)).toMatchObject({ columns: 256, channels: 1, image: false, beta: false });
+  },
+  async 'forget-sentences'(s) {
+    expect(s.gates).toMatchObject({ kind: 'resets', resets: [37, 80, 128, 171, 219], min: -30, max: 0 });
+    expect(s.readouts.semiseparable_rank).toBe(0); // a reset at the middle token: nothing crosses it
+    expect(await page.evaluate(() => window.attnviz.panels().gates.resetColumns)).toEqual([37, 80, 128, 171, 219]);
+    // M is block-diagonal: no weight across a reset (the heatmap is exact at n = 256)
+    const across = await page.evaluate(() => {
+      const f = window.attnviz.view.frame, n = f.size, at = [0, 37, 80, 128, 171, 219, n];
+      const block = (t) => at.findLastIndex((x) => x <= t);
+      let worst = 0, inside = 0;
+      for (let i = 0; i < n; i++) for (let j = 0; j <= i; j++) {
+        const v = Math.abs(f.M[i * n + j]);
+        if (block(i) !== block(j)) worst = Math.max(worst, v); else inside = Math.max(inside, v);
+      }
+      return { worst, inside };
+    });
+    expect(across.worst).toBeLessThan(1e-9 * across.inside);
+    const open = await lesson('forget-sentences', '&gate=constant');
+    expect(open.gates.resets).toEqual([]);
+    expect(open.readouts.semiseparable_rank).toBe(16);
+  },
 };
 
 /**

@@ -10,10 +10,12 @@
  *
  * One input is decoded (a small FuzzedDataProvider-style byte reader; missing bytes read as 0) into a
  * variant, knobs set through av_params_set (out-of-range, non-integer, NaN and Inf values included, and a
- * few raw pokes into the struct), optional Hedgehog weights, sizes n, d ≤ 40 and dv ≤ 8, and Q, K, V from
+ * few raw pokes into the struct), optional Hedgehog weights, optional gate arrays (av_params_set_gates,
+ * av_params_set_dplr: log-gates per token or per channel, mostly ≤ 0, β mostly in (0, 2], dplr's a and b, for n
+ * or a neighbouring length, hostile entries included), sizes n, d ≤ 40 and dv ≤ 8, and Q, K, V from
  * hostile values (±1e30, 1e33, 1e-40 denormals, NaN bit patterns, ±Inf, zeros, raw bits) or from
  * av_generate with a few hostile entries. Then it drives av_matrix, av_attend, av_scores, av_features,
- * av_linear, av_recurrent_step, av_factor_rank, av_factors, av_feature_dim, av_singular_values (both
+ * av_linear, av_recurrent_step (and av_gated_step), av_factor_rank, av_factors, av_feature_dim, av_singular_values (both
  * routes), av_lowrank_singular_values, av_lowrank_block_mean, av_downsample, av_readouts, av_readouts_rows,
  * av_reference_summary, av_readouts_summarised, av_error_curve, av_row_entropy_hist, av_entropy_hist, av_cost,
  * av_generate, av_limit, the portable stream and functions (av_rng_*, av_portable_*) and the registry
@@ -165,6 +167,12 @@ static struct {
     const char *stage;
 } g;
 
+/* The gated families' arrays of the input: log-gates (gn×gc), β (gn), dplr's a and b (gn×d). */
+static struct {
+    int gn, gc;
+    const float *gates, *betas, *a, *b;
+} gg;
+
 static void print_floats(const char *name, const float *x, int rows, int cols) {
     if (!x) return;
     fprintf(stderr, "  %s (%d x %d) =", name, rows, cols);
@@ -189,6 +197,15 @@ static void print_input(void) {
         print_floats("K", g.K, g.n, g.d);
         if (g.dv >= 1 && g.dv <= 64) print_floats("V", g.V, g.n, g.dv);
         if (g.W && g.hh_cols >= 1) print_floats("W", g.W, g.d, g.hh_cols);
+    }
+    fprintf(stderr, "  gates %s (set for %d tokens, %d channels), betas %s, dplr a %s b %s\n", p->gates ? "set" : "NULL",
+            p->gates_n, p->gate_channels, p->betas ? "set" : "NULL", p->dplr_a ? "set" : "NULL",
+            p->dplr_b ? "set" : "NULL");
+    if (gg.gn >= 1 && gg.gn <= 64 && g.d >= 1 && (long)gg.gn * g.d <= 2048) {
+        if (gg.gates && gg.gc >= 1 && gg.gc <= g.d) print_floats("gates", gg.gates, gg.gn, gg.gc);
+        if (gg.betas) print_floats("betas", gg.betas, 1, gg.gn);
+        if (gg.a) print_floats("a", gg.a, gg.gn, g.d);
+        if (gg.b) print_floats("b", gg.b, gg.gn, g.d);
     }
 }
 
@@ -541,6 +558,37 @@ static void run_recurrent(reader *r, const float *phi, long rphi, const av_param
     gfree(own);
 }
 
+/* av_gated_step token by token from S = 0: the input's rows, a gate row (mostly ≤ 0; NULL: the decay knob), β
+ * (mostly in (0, 2]) and dplr's a, b (or NULL). Only the gated state families step (fox and the others:
+ * AV_ERR_NO_LINEAR); o and S finite under AV_OK. */
+static void run_gated_step(reader *r, const av_params *prm, const float *Q, const float *K, const float *V, int n,
+                           int d, int dv) {
+    double *S = alloc_f64((size_t)d * dv);
+    for (size_t i = 0; i < (size_t)d * dv; i++) S[i] = 0.0;
+    float *o = alloc_f32((size_t)dv), *gr = alloc_f32((size_t)d), *a = alloc_f32((size_t)d), *b = alloc_f32((size_t)d);
+    for (int t = 0; t < n; t++) {
+        rd_fill(r, gr, (size_t)d, d);
+        if (rd_u8(r) % 8) /* mostly valid gates */
+            for (int c = 0; c < d; c++) gr[c] = -fabsf(gr[c]);
+        rd_fill(r, a, (size_t)d, d);
+        rd_fill(r, b, (size_t)d, d);
+        double beta = rd_u8(r) % 8 ? 0.05 * (1 + (int)(rd_u8(r) % 40)) : rd_f64(r, 1, d);
+        unsigned pick = rd_u8(r);
+        for (int c = 0; c < dv; c++) o[c] = NAN;
+        int st = status("av_gated_step", av_gated_step(o, S, Q + (size_t)t * d, K + (size_t)t * d, V + (size_t)t * dv,
+                                                       pick & 1 ? NULL : gr, beta, pick & 2 ? a : NULL,
+                                                       pick & 4 ? b : NULL, d, dv, prm));
+        const av_variant_desc *vd = av_variant_info(prm->variant);
+        if (st >= 0 && (!vd || vd->cls != AV_CLASS_GATED || prm->variant == AV_FOX))
+            broken("av_gated_step stepped %s (%d)", vd ? vd->name : "?", st);
+        if (st < 0) break;
+        check_f32(st, "o", o, (size_t)dv);
+        check_f64(st, "S", S, (size_t)d * dv);
+        if (!finite_status(st)) break;
+    }
+    gfree(S), gfree(o), gfree(gr), gfree(a), gfree(b);
+}
+
 static void check_sv(int st, const char *fn, const double *sv, double floor_, int n) {
     g.stage = fn;
     if (!finite_status(st)) return;
@@ -814,6 +862,49 @@ static void run_generate(reader *r, int n, int d) {
     gfree(V);
 }
 
+/* The gate generators (src/gates.c): on AV_OK every log-gate finite and ≤ 0, every β in (0, hi], the same
+ * bits for the same call; the inputs K and the knobs hostile (NaN, Inf, out of range). */
+static void run_gates(reader *r, int n, int d) {
+    int kind = rd_range(r, 0, 8), ch = rd_range(r, -1, d + 1), period = rd_range(r, -2, n + 2), count = rd_range(r, -1, 4);
+    double a = rd_f64(r, n, d), b = rd_f64(r, n, d), c = rd_f64(r, n, d);
+    uint32_t seed = rd_u32(r);
+    int at[4];
+    for (int i = 0; i < 4; i++) at[i] = rd_range(r, -1, n);
+    size_t cells = (size_t)(n > 0 ? n : 1) * (size_t)(ch > 0 ? ch : 1) + (size_t)n * d;
+    float *K = alloc_f32((size_t)n * d), *K2 = alloc_f32((size_t)n * d), *G = alloc_f32(cells), *G2 = alloc_f32(cells);
+    rd_fill(r, K, (size_t)n * d, d);
+    memcpy(K2, K, sizeof(float) * n * d);
+    int st = 0, st2 = 0, beta = kind >= 6;
+    for (int round = 0; round < 2; round++) {
+        float *o = round ? G2 : G, *k = round ? K2 : K;
+        int *s = round ? &st2 : &st;
+        switch (kind) {
+        case 0: *s = status("av_gates_constant", av_gates_constant(o, n, ch, a)); break;
+        case 1: *s = status("av_gates_uniform", av_gates_uniform(o, n, ch, a, b, seed)); break;
+        case 2: *s = status("av_gates_resets", av_gates_resets(o, n, ch, a, period, count > 0 ? at : NULL, count, b, seed)); break;
+        case 3: *s = status("av_gates_slow", av_gates_slow(o, n, ch, a, b, c, seed)); break;
+        case 4: *s = status("av_gates_projection", av_gates_projection(o, k, n, d, ch, seed)); break;
+        case 5: *s = status("av_gates_mamba2", av_gates_mamba2(o, o + n, k, n, d, a, b, seed)); break;
+        case 6: *s = status("av_betas_constant", av_betas_constant(o, n, a)); break;
+        case 7: *s = status("av_betas_uniform", av_betas_uniform(o, n, a, b, seed)); break;
+        default: *s = status("av_betas_projection", av_betas_projection(o, k, n, d, a, seed)); break;
+        }
+    }
+    if (st != st2) broken("the same call gave statuses %d and %d", st, st2);
+    if (st == AV_OK) {
+        size_t count_out = kind == 5 ? (size_t)n : beta ? (size_t)n : (size_t)n * ch;
+        double top = kind == 8 ? a : kind == 7 ? b : 2.0;
+        for (size_t e = 0; e < count_out; e++) {
+            if (!isfinite(G[e])) broken("output[%zu] = %g", e, G[e]);
+            if (!beta && !(G[e] <= 0)) broken("log-gate[%zu] = %g > 0", e, G[e]);
+            if (beta && !(G[e] > 0 && G[e] <= fmaxf((float)top, FLT_MIN))) broken("beta[%zu] = %g outside (0, %g]", e, G[e], top);
+        }
+        if (memcmp(G, G2, sizeof(float) * count_out) || memcmp(K, K2, sizeof(float) * n * d))
+            broken("a gate generator is not deterministic");
+    }
+    gfree(K), gfree(K2), gfree(G), gfree(G2);
+}
+
 /* The portable stream and elementary functions: a uniform in [0, 1), finite normals, ln x finite for
  * finite x > 0, e^x finite and ≥ 0 below 709, cos x in [−1, 1] for finite x. And the name lookups on
  * any string. */
@@ -848,6 +939,10 @@ static void run_rng(reader *r) {
     g.stage = "av_generator_from_name";
     if (gen != -1 && (gen < 0 || gen >= AV_GEN_COUNT || strcmp(av_generator_name(gen), name))) broken("'%s' → %d", name, gen);
     if (av_variant_from_name(NULL) != -1 || av_generator_from_name(NULL) != -1) broken("a NULL name found something");
+    int gk = av_gate_generator_from_name(name);
+    g.stage = "av_gate_generator_from_name";
+    if (gk != -1 && (gk < 0 || gk >= AV_GATES_COUNT || strcmp(av_gate_generator_name(gk), name))) broken("'%s' → %d", name, gk);
+    if (av_gate_generator_from_name(NULL) != -1 || av_gate_generator_name(AV_GATES_COUNT)) broken("a gate name out of range");
 }
 
 /* Every required pointer NULL in turn, with the input's knobs: AV_ERR_NULL (or another error), never a crash. */
@@ -909,6 +1004,14 @@ static void run_nulls(const av_params *prm) {
     MUST_FAIL(av_params_check((av_params *)(void *)work, NULL, NN, DD, NULL));
     MUST_FAIL(av_params_set(NULL, AV_KNOB_P, 1));
     MUST_FAIL(av_params_set_hedgehog(NULL, NULL, 0));
+    MUST_FAIL(av_params_set_gates(NULL, NULL, NN, 1, NULL));
+    MUST_FAIL(av_params_set_dplr(NULL, NULL, NULL, NN));
+    MUST_FAIL(av_gated_step(NULL, S, Q, K, V, NULL, 0.5, NULL, NULL, DD, DV, prm));
+    MUST_FAIL(av_gated_step(o, NULL, Q, K, V, NULL, 0.5, NULL, NULL, DD, DV, prm));
+    MUST_FAIL(av_gated_step(o, S, NULL, K, V, NULL, 0.5, NULL, NULL, DD, DV, prm));
+    MUST_FAIL(av_gated_step(o, S, Q, NULL, V, NULL, 0.5, NULL, NULL, DD, DV, prm));
+    MUST_FAIL(av_gated_step(o, S, Q, K, NULL, NULL, 0.5, NULL, NULL, DD, DV, prm));
+    MUST_FAIL(av_gated_step(o, S, Q, K, V, NULL, 0.5, NULL, NULL, DD, DV, NULL));
     if (av_matrix_work(NULL, NN, DD) || av_attend_work(NULL, NN, DD, DV) || av_features_work(NULL, NN, DD) ||
         av_linear_work(NULL, NN, DD, DV) || av_factors_work(NULL, NN, DD))
         broken("a _work query of NULL knobs is not 0");
@@ -1600,6 +1703,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         status("av_params_set_hedgehog", av_params_set_hedgehog(&prm, rd_u8(r) == 7 ? NULL : W, cols));
         g.W = W, g.hh_cols = cols;
     }
+    float *Gt = NULL, *Bt = NULL, *Da = NULL, *Db = NULL;
+    memset(&gg, 0, sizeof gg);
+    if (sane && (rd_u8(r) & 1)) { /* the gated families' arrays, for any variant (the others ignore them) */
+        unsigned pick = rd_u8(r);
+        int ns = n + (pick % 8 == 0 ? rd_range(r, -1, 1) : 0); /* sometimes set for another length */
+        int gc = pick & 8 ? d : pick & 16 ? rd_range(r, -1, 3) : 1;
+        size_t rows = (size_t)(ns > 0 ? ns : 1), ng = rows * (size_t)(gc > 0 ? gc : 1);
+        Gt = alloc_f32(ng), Bt = alloc_f32(rows), Da = alloc_f32(rows * d), Db = alloc_f32(rows * d);
+        rd_fill(r, Gt, ng, gc > 0 ? gc : 1);
+        if (rd_u8(r) % 8) /* mostly valid: log-gates ≤ 0, β in (0, 2] */
+            for (size_t i = 0; i < ng; i++) Gt[i] = -fabsf(Gt[i]);
+        rd_fill(r, Bt, rows, 1);
+        if (rd_u8(r) % 8)
+            for (size_t i = 0; i < rows; i++) Bt[i] = isfinite(Bt[i]) ? 0.05f + 1.9f * (float)fabs(fmod(Bt[i], 1.0)) : 1.0f;
+        rd_fill(r, Da, rows * d, d);
+        rd_fill(r, Db, rows * d, d);
+        status("av_params_set_gates", av_params_set_gates(&prm, pick & 32 ? NULL : Gt, ns, gc, pick & 64 ? Bt : NULL));
+        if (pick & 128) status("av_params_set_dplr", av_params_set_dplr(&prm, Da, rd_u8(r) % 8 ? Db : NULL, ns));
+        gg.gn = ns, gg.gc = gc, gg.gates = prm.gates, gg.betas = prm.betas, gg.a = prm.dplr_a, gg.b = prm.dplr_b;
+    }
     g.prm = prm;
 
     float *Q = alloc_f32(nd), *K = alloc_f32(nd), *V = alloc_f32(ndv);
@@ -1632,6 +1755,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         MUST_REFUSE(av_recurrent(O1, Q, K, V, n, d, dv, &prm, wk, wb));
         MUST_REFUSE(av_chunkwise(O1, Q, K, V, n, d, dv, &prm, wk, wb));
         MUST_REFUSE(av_recall_draw(M1, O1, n, d, 0));
+        if (d < 1 || d > AV_MAX_D) MUST_REFUSE(av_gated_step(O1, D1, Q, K, V, NULL, 0.5, NULL, NULL, d, dv, &prm));
         MUST_REFUSE(av_recall_pairs(D1, Q, K, n, d, &prm, wk, wb));
         MUST_REFUSE(av_distill_loss(D1, NULL, D1, 1, Q, K, n, d, &prm, wk, wb));
         MUST_REFUSE(av_distill(D1, D1, 0, NULL, 1, 0.0, 1, Q, K, n, d, &prm, wk, wb));
@@ -1651,7 +1775,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         unsigned ops2 = rd_u8(r) ^ OP2_DEFAULT;
         if (ops2 & OP2_NPY) run_npy(r);
         if (ops2 & OP2_MODEL) run_model(r);
-        gfree(Q), gfree(K), gfree(V), gfree(W);
+        gfree(Q), gfree(K), gfree(V), gfree(W), gfree(Gt), gfree(Bt), gfree(Da), gfree(Db);
         return 0;
     }
 
@@ -1663,7 +1787,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (ops & OP_SCORES) run_scores(r, Q, K, n, d);
     if (ops & OP_FEATURES) run_features(r, &phi, &rphi, &prm, Q, K, n, d);
     if (ops & OP_LINEAR) run_linear(r, &prm, Q, K, V, n, d, dv);
-    if (ops & OP_RECURRENT) run_recurrent(r, phi, rphi, &prm, V, n, dv);
+    if (ops & OP_RECURRENT) {
+        run_recurrent(r, phi, rphi, &prm, V, n, dv);
+        run_gated_step(r, &prm, Q, K, V, n, d, dv);
+    }
     if (ops & OP_FACTORS) run_factors(r, &prm, Q, K, n, d);
     if (ops & OP_LOWRANK_RAW) run_lowrank_raw(r, n);
     if (ops & OP_RAW_M) { /* M straight from the input (negative entries, NaN, huge values) */
@@ -1700,7 +1827,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         gfree(raw_sv);
     }
     if (ops & OP_CURVE) run_error_curve_hist(r, sv, M, n, prm.causal == 1);
-    if (ops & OP_GENERATE) run_generate(r, n, d);
+    if (ops & OP_GENERATE) run_generate(r, n, d), run_gates(r, n, d);
     if (ops & OP_RNG) run_rng(r);
     unsigned ops2 = rd_u8(r) ^ OP2_DEFAULT;
     if (ops2 & OP2_FORMS) run_forms(r, &prm, Q, K, V, n, d, dv);
@@ -1718,6 +1845,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (ops2 & OP2_MODEL) run_model(r);
 
     gfree(M), gfree(A), gfree(phi), gfree(sv);
-    gfree(Q), gfree(K), gfree(V), gfree(W);
+    gfree(Q), gfree(K), gfree(V), gfree(W), gfree(Gt), gfree(Bt), gfree(Da), gfree(Db);
     return 0;
 }

@@ -83,3 +83,39 @@ describe('own Q, K, V', () => {
     }
   });
 });
+
+describe("own gates beside Q, K, V (the gated families' inputs, docs/gated.md)", () => {
+  const [q, k, v] = trio(4, 2);
+  const g = (data, shape = [data.length]) => npy('gates.npy', Float32Array.from(data), shape);
+  it('reads gates.npy (n) or (n, d), betas.npy (n), and a.npy with b.npy', () => {
+    let got = ownTensors([q, k, v, g([-0.1, 0, -30, -1]), npy('betas.npy', Float32Array.from([0.5, 2, 1, 0.01]), [4])], av);
+    expect(got.error).toBeUndefined();
+    expect(got.tensors.gates).toMatchObject({ channels: 1, a: null, b: null });
+    expect([...got.tensors.gates.g]).toEqual([-0.1, 0, -30, -1].map(Math.fround));
+    expect([...got.tensors.gates.beta]).toEqual([0.5, 2, 1, 0.01].map(Math.fround));
+    got = ownTensors([q, k, v, g(new Array(8).fill(-0.2), [4, 2]), npy('run_a.npy', arr(8), [4, 2]), npy('run_b.npy', arr(8), [4, 2])], av);
+    expect(got.tensors.gates.channels).toBe(2);
+    expect(got.tensors.gates.a).toHaveLength(8);
+    expect(ownTensors([q, k, v], av).tensors.gates).toBeNull();
+  });
+
+  it('refuses, in one sentence naming the file, a shape, a gate above 0, a β outside (0, 2], a without b', () => {
+    const cases = [
+      [g([-0.1, -0.1, -0.1]), /^gates\.npy: shape \(3,\) is neither \(n,\) nor \(n, d\) for Q's n = 4, d = 2/],
+      [g(new Array(12).fill(-0.1), [4, 3]), /^gates\.npy: shape \(4, 3\) is neither/],
+      [g([-0.1, 0.2, -0.1, -0.1]), /^gates\.npy: entry 1 is 0\.2\d*, above 0: a log-gate g is ≤ 0/],
+      [g([-0.1, NaN, -0.1, -0.1]), /^gates\.npy: entry 1 is NaN/],
+      [npy('betas.npy', Float32Array.from([0.5, 0, 1, 1]), [4]), /^betas\.npy: entry 1 is 0, outside \(0, 2\]/],
+      [npy('betas.npy', Float32Array.from([0.5, 2.5, 1, 1]), [4]), /^betas\.npy: entry 1 is 2\.5, outside/],
+      [npy('betas.npy', arr(8), [4, 2]), /^betas\.npy: shape \(4, 2\) is not \(n,\)/],
+      [npy('a.npy', arr(8), [4, 2]), /^a\.npy without b\.npy: give dplr's a\.npy and b\.npy together/],
+      [npy('b.npy', arr(6), [3, 2]), /^b\.npy without a\.npy/],
+    ];
+    for (const [file, re] of cases) {
+      const got = ownTensors([q, k, v, file], av);
+      expect(got.error, file.name).toMatch(re);
+      expect(got.error).not.toMatch(/\n/);
+      expect(got.tensors).toBeUndefined();
+    }
+  });
+});

@@ -5,11 +5,13 @@
 // them), tau, ds}; the engine never sees the page's state. No DOM, no renderer. Results are plain
 // objects of typed arrays, ready to post to the page.
 import { randomFiles } from './random-draws.mjs';
+import { gateArrays } from './gate-files.mjs';
 import { blockSize } from './downsample.mjs';
 import { SPECTRAL_KEYS, spectralReadouts } from './spectral.mjs';
 import { topSingularValues } from './topk.mjs';
 import { uniformEntropy } from './entropy-baseline.mjs';
 import { clampZoom, windowCells } from './zoom-window.mjs';
+import { applyGates, draftGates, gatesInputsKey, gatesSummary } from './gates.mjs';
 
 /**
  * Largest n whose heatmaps and plain readouts the page computes itself, in the commit of the input's
@@ -68,13 +70,37 @@ export function swampedKeys(PhiK, n, r, eps) {
   return { keys, n, fraction: n ? keys / n : 0 };
 }
 
+/** Rows of the per-channel gate image: more channels are averaged in blocks. */
+const STRIP_ROWS = 64;
+
+/**
+ * The per-channel gates as an image for the strip: α = exp(g) averaged over blocks of channels (at most
+ * STRIP_ROWS rows) and of tokens (at most HEATMAP_CAP columns, the heatmap's blocks): {rows, cols, cb, tb, data}
+ * (rows×cols, row = channel block), or null for one gate per token.
+ */
+export function channelImage(g, n, channels) {
+  if (!g || channels <= 1) return null;
+  const tb = blockSize(n, HEATMAP_CAP), cb = Math.ceil(channels / STRIP_ROWS);
+  const cols = Math.ceil(n / tb), rows = Math.ceil(channels / cb), data = new Float32Array(rows * cols);
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) {
+      let sum = 0, count = 0;
+      for (let ch = r * cb; ch < Math.min(channels, (r + 1) * cb); ch++) {
+        for (let t = c * tb; t < Math.min(n, (c + 1) * tb); t++) { sum += Math.exp(g[t * channels + ch]); count += 1; }
+      }
+      data[r * cols + c] = sum / count;
+    }
+  }
+  return { rows, cols, cb, tb, data };
+}
+
 export class Engine {
   /** @param {object} av the object loadAttnviz() returns */
   constructor(av) {
     this.av = av;
     this.lab = null;
-    this.keys = { inputs: null, ref: null, matrix: null };
-    this.status = { inputs: null, ref: null, matrix: null };
+    this.keys = { inputs: null, ref: null, matrix: null, gates: null };
+    this.status = { inputs: null, ref: null, matrix: null, gates: null };
     this.overlay = new Map(); // 'S' | 'E' | 'A' → {key, sv, floor, partial, fro2}
     this.tensorSets = new Map(); // key → tensors (setTensors): a real model's capture, the reader's own Q, K, V
   }
@@ -88,29 +114,59 @@ export class Engine {
     if (!this.lab || this.lab.n !== n || this.lab.d !== d) {
       this.lab?.free();
       this.lab = this.av.lab(n, d, d);
-      this.keys = { inputs: null, ref: null, matrix: null };
+      this.keys = { inputs: null, ref: null, matrix: null, gates: null };
     }
-    const inKey = inputsKey(req.inputs);
+    const inKey = inputsKey(req.inputs) + gatesInputsKey(req.gates);
     if (this.keys.inputs !== inKey) {
       this.status.inputs = req.inputs.tensors ? this.loadHead(req.inputs) : this.lab.generate(gen, std, seed);
-      this.keys = { inputs: inKey, ref: null, matrix: null };
+      this.keys = { inputs: inKey, ref: null, matrix: null, gates: null };
       this.overlay.clear();
     }
     if (this.status.inputs?.status < 0) { // no inputs: nothing computed from stale ones
-      this.status.ref = this.status.matrix = this.status.inputs;
+      this.status.ref = this.status.matrix = this.status.gates = this.status.inputs;
       this.keys.ref = this.keys.matrix = null;
       return;
+    }
+    // the gates right after the inputs (Mamba-2's scale K, which the reference reads): the lab keeps them, and
+    // every later call of a gated variant reads them (lab.applyKnobs)
+    const gKey = JSON.stringify(req.gates ?? null);
+    if (this.keys.gates !== gKey) {
+      const own = req.inputs.tensors ? this.tensorSets.get(req.inputs.tensors)?.gates ?? null : null;
+      const r = applyGates(this.lab, req.gates ?? null, own);
+      this.status.gates = r.status < 0 ? { status: r.status, message: `the gates: ${r.message}` } : r;
+      this.keys.gates = gKey;
+      this.keys.matrix = null;
+      this.gatesView = null;
     }
     const refKey = `${knobs.scale}|${knobs.causal}`;
     if (need.ref && this.keys.ref !== refKey) {
       this.status.ref = this.lab.reference(knobs);
       this.keys.ref = refKey;
     }
-    const mKey = JSON.stringify(knobs);
+    const mKey = `${JSON.stringify(knobs)}|${gKey}`;
     if (need.matrix && this.keys.matrix !== mKey) {
-      this.status.matrix = this.lab.matrix(knobs);
+      this.status.matrix = this.status.gates.status < 0 ? this.status.gates : this.lab.matrix(knobs);
       this.keys.matrix = mKey;
     }
+  }
+
+  /**
+   * The gates of the request as the gate strip shows them and snapshot() carries them (compute/gates.mjs
+   * gatesSummary), with the per-channel gates as at most STRIP_ROWS × HEATMAP_CAP block means of α: null for
+   * a variant outside the gated families or gates that could not be made (the matrix's status says why).
+   */
+  gates(req) {
+    if (!req.gates) return null;
+    this.ensure(req, { ref: false, matrix: false });
+    if (this.status.gates?.status < 0) return null;
+    const key = `${this.keys.inputs}|${this.keys.gates}`;
+    if (this.gatesView?.key !== key) {
+      const sum = gatesSummary(this.lab.gates(), req.gates, this.lab.n);
+      if (sum) sum.image = channelImage(sum.g, sum.n, sum.channels);
+      if (sum) delete sum.g; // n×channels: the image stands for it
+      this.gatesView = { key, value: sum };
+    }
+    return this.gatesView.value;
   }
 
   /**
@@ -209,6 +265,7 @@ export class Engine {
     const semiCeiling = lab.semiseparableCeiling(req.knobs).r; // the semiseparable rank's structural bound
     return {
       size, b, n, mode: ds, M, A, aKey, D, readouts, cost, costFeatureDim, softmaxCost, semiCeiling, swamped: ok ? this.swamped(req) : null,
+      gates: this.gates(req),
       status: { matrix: mStatus, ref: this.status.ref, inputs: this.status.inputs },
       ms: { total: now() - t0 },
     };
@@ -237,7 +294,7 @@ export class Engine {
     this.ensure(req, { ref: false, matrix: false });
     const n = req.inputs.n, ds = req.ds, b = blockSize(n, HEATMAP_CAP);
     const cost = this.lab.cost(req.knobs);
-    const base = { n, mode: ds, readouts: null, softmaxCost: this.softmaxCost(), cost, costFeatureDim: this.uncountedFeatureDim(req.knobs, cost), semiCeiling: this.lab.semiseparableCeiling(req.knobs).r, swamped: null };
+    const base = { n, mode: ds, readouts: null, softmaxCost: this.softmaxCost(), cost, costFeatureDim: this.uncountedFeatureDim(req.knobs, cost), semiCeiling: this.lab.semiseparableCeiling(req.knobs).r, swamped: null, gates: this.gates(req) };
     if (this.status.inputs?.status < 0) return { ...base, size: 0, b, M: null, A: null, D: null, quick: null, status: { matrix: this.status.inputs, ref: this.status.inputs, inputs: this.status.inputs }, ms: { total: now() - t0 } };
     let cells = null, quick = 'factors', mStatus = null;
     if (ds === 'mean') {
@@ -293,6 +350,13 @@ export class Engine {
         dV.set(V.subarray(i * s * dv, (i * s + 1) * dv), i * dv);
       }
       this.draftKey = this.keys.inputs;
+      this.draftGatesKey = null;
+    }
+    // the draft's gates: each drafted token's log-gate sums those of the tokens it stands for (gates.mjs draftGates)
+    const gKey = req.gates ? this.keys.gates : null; // (the softmax reference's draft ignores them)
+    if (this.draftGatesKey !== gKey) {
+      dl.setGates(gKey ? draftGates(this.lab.gates(), n, s, d) : null);
+      this.draftGatesKey = gKey;
     }
     const k = { ...knobs };
     if (k.decay !== undefined && k.decay < 1) k.decay **= s;
@@ -322,16 +386,17 @@ export class Engine {
   }
 
   /**
-   * Full-resolution arrays for an export (web/io/export.mjs): Q, K, V (n×d), M and the softmax A (n×n), and
-   * the random matrices the variant draws (random-draws.mjs randomFiles: Performer's ω, Linformer's E and F,
-   * the DWC kernel), each {what, data (a copy), shape}. {files} or {error} (the library's message).
+   * Full-resolution arrays for an export (web/io/export.mjs): Q, K, V (n×d), M and the softmax A (n×n), the
+   * random matrices the variant draws (random-draws.mjs randomFiles: Performer's ω, Linformer's E and F, the
+   * DWC kernel) and the gates a gated family reads (gate-files.mjs gateArrays), each {what, data (a copy),
+   * shape}. {files} or {error} (the library's message).
    */
   exportArrays(req) {
     this.ensure(req);
     const { n, d } = req.inputs, lab = this.lab;
-    for (const part of ['inputs', 'ref', 'matrix']) {
+    for (const part of ['inputs', 'ref', 'gates', 'matrix']) {
       const s = this.status[part];
-      if (s?.status < 0) return { error: `${part === 'ref' ? 'the softmax reference' : part === 'matrix' ? 'the matrix' : 'the inputs'}: ${s.message}` };
+      if (s?.status < 0) return { error: part === 'gates' ? s.message : `${part === 'ref' ? 'the softmax reference' : part === 'matrix' ? 'the matrix' : 'the inputs'}: ${s.message}` };
     }
     const files = [
       { what: 'Q', data: lab.Q.slice(), shape: [n, d] },
@@ -340,11 +405,20 @@ export class Engine {
       { what: 'M', data: lab.M.slice(), shape: [n, n] },
       { what: 'A', data: lab.A.slice(), shape: [n, n] },
     ];
+    // the gates the matrix was computed with (docs/gated.md): log-gates (n) or (n, channels), β (n), dplr's a, b
+    const held = req.gates ? lab.gates() : null;
+    if (held?.g) files.push({ what: 'gates', data: held.g, shape: held.channels > 1 ? [n, held.channels] : [n] });
+    if (held?.beta) files.push({ what: 'betas', data: held.beta, shape: [n] });
+    if (held?.a) files.push({ what: 'a', data: held.a, shape: [n, d] }, { what: 'b', data: held.b, shape: [n, d] });
     for (const [, what, kind] of randomFiles(req)) {
       const r = lab.randomMatrix(kind, req.knobs);
       if (!r.data) return { error: `the random matrix ${what}: ${r.message}` };
       files.push({ what, data: r.data, shape: kind === 'dwc' ? [r.cols] : [r.rows, r.cols] });
     }
+    // the gates the library took as its constant case (no array: g = ln decay, η = beta, a = b = 0), written out
+    // as the arrays they stand for, so that the script reads every gate the family reads (gate-files.mjs)
+    const have = new Set(files.map((f) => f.what));
+    files.push(...gateArrays(req).filter((f) => !have.has(f.what)));
     return { files };
   }
 

@@ -1,5 +1,5 @@
 // inspect.mjs: the page's inspection API, window.attnviz.snapshot() (its contract: docs/inspection.md).
-// A snapshot is {state, readouts, tokens} for one state of the page, taken once the view for that state
+// A snapshot is {state, readouts, tokens, gates} for one state of the page, taken once the view for that state
 // has settled: `state` the link's keys and values, `readouts` the keys `attnviz readouts` prints, built
 // from the results the page shows, and `tokens` null (no real text is loaded yet).
 //
@@ -159,6 +159,17 @@ export function readoutKeys(av) {
 }
 
 /**
+ * The snapshot's `gates` (docs/inspection.md) from a frame's (web/compute/gates.mjs gatesSummary): {kind, knobs,
+ * channels, n, min, max (of the log-gates g), resets (token positions t > 0 whose every channel is reset), beta:
+ * null | {kind, knobs, min, max}}; null while the frame has none (a gated family whose gates could not be made).
+ */
+export function gatesPart(g) {
+  if (!g) return null;
+  return { kind: g.kind, knobs: { ...g.knobs }, channels: g.channels, n: g.n, min: g.min, max: g.max, resets: [...g.resets],
+    beta: g.beta ? { kind: g.beta.kind, knobs: { ...g.beta.knobs }, min: g.beta.min, max: g.beta.max } : null };
+}
+
+/**
  * The snapshot machinery. `probe()` returns null while the page is not quiet (a commit pending, a drag
  * under way, a worker busy), else {hash, address, req, parts: {frame, plain, spec}, tags: {frame, plain,
  * spec}, av, full}: the state's link, the address bar's hash, the state's request, what the view holds, each
@@ -210,6 +221,7 @@ export function createInspector(probe) {
         exact: p.av.isPlainSoftmax(p.req.knobs), STATUS: p.av.STATUS,
         statusString: (code) => p.av.statusString(code) }),
       tokens: p.tokens ?? null,
+      gates: p.req.gates ? gatesPart(frame?.gates ?? null) : null,
     };
   }
 

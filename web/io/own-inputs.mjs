@@ -3,7 +3,9 @@
 // and (layers, kv_heads, n, d) for K and V, told apart by their names (…q.npy, …k.npy, …v.npy); or one
 // JSON file {"q": [[…], …], "k": …, "v": …} of 2-D arrays. Every problem is one short sentence naming the
 // file, which describes a bad value (its kind, a shape) and never quotes it, and nothing is loaded unless
-// everything is right. No DOM: the page and Vitest call it alike.
+// everything is right. Beside them, the gated families' inputs (docs/gated.md): gates.npy (the log-gates, (n) or
+// (n, d), every value ≤ 0), betas.npy ((n), in (0, 2]), a.npy and b.npy (dplr's, (n, d) each, both or neither).
+// No DOM: the page and Vitest call it alike.
 
 import { parseTokensJson } from '../state/tokens.mjs';
 import { t, LANGS } from '../i18n/i18n.mjs';
@@ -26,6 +28,13 @@ export function roleOf(name) {
 /** Whether a file is the optional token list beside Q, K, V (tokens.json, text128_tokens.json). */
 export const isTokensFile = (name) => /(?:^|[^a-z0-9])tokens\.json$/i.test(String(name));
 
+const GATE_ROLE = /(?:^|[^a-z0-9])(gates|betas|a|b)\.npy$/i;
+/** Which gate input a .npy file is ('gates', 'betas', 'a', 'b'), from its name ("gates.npy", "layer0_a.npy"), or null. */
+export function gateRoleOf(name) {
+  const m = GATE_ROLE.exec(String(name));
+  return m ? m[1].toLowerCase() : null;
+}
+
 /**
  * Q, K, V from the files the reader gave: [{name, bytes (Uint8Array)}], and the optional tokens.json
  * beside them (web/state/tokens.mjs parseTokensJson). `av` is the loaded module (its .npy reader). Returns
@@ -35,10 +44,55 @@ export const isTokensFile = (name) => /(?:^|[^a-z0-9])tokens\.json$/i.test(Strin
 export function ownTensors(files, av, limits = OWN_LIMITS) {
   const tok = files.filter((f) => isTokensFile(f.name));
   if (tok.length > 1) return { error: say('tokenFiles', { count: tok.length, names: tok.map((f) => f.name).join(', ') }) };
-  const got = ownArrays(files.filter((f) => !isTokensFile(f.name)), av, limits);
-  if (got.error || !tok.length) return got.error ? got : { tensors: { ...got.tensors, pieces: null }, notice: null };
+  const gateFiles = files.filter((f) => gateRoleOf(f.name));
+  const got = ownArrays(files.filter((f) => !isTokensFile(f.name) && !gateRoleOf(f.name)), av, limits);
+  if (got.error) return got;
+  const gates = ownGates(gateFiles, av, got.tensors.n, got.tensors.d);
+  if (gates.error) return gates;
+  const tensors = { ...got.tensors, gates: gates.gates };
+  if (!tok.length) return { tensors: { ...tensors, pieces: null }, notice: null };
   const t = parseTokensJson(tok[0].name, tok[0].bytes, got.tensors.n);
-  return { tensors: { ...got.tensors, pieces: t.pieces ?? null }, notice: t.error ?? null };
+  return { tensors: { ...tensors, pieces: t.pieces ?? null }, notice: t.error ?? null };
+}
+
+/**
+ * The gated families' inputs among the reader's files, for Q's n and d: {gates: {g, channels, beta, a, b} (each
+ * null when not given), or null when none was}, or {error: one sentence}. gates.npy (n) or (n, d), every value
+ * finite and ≤ 0; betas.npy (n) in (0, 2]; a.npy and b.npy (n, d), both or neither.
+ */
+export function ownGates(files, av, n, d) {
+  if (!files.length) return { gates: null };
+  const byRole = {};
+  for (const f of files) {
+    const role = gateRoleOf(f.name);
+    if (byRole[role]) return { error: say('twice', { file: f.name, other: byRole[role].name, role: `${role}.npy` }) };
+    byRole[role] = f;
+  }
+  if (!byRole.a !== !byRole.b) return { error: say('gates.ab', { file: (byRole.a ?? byRole.b).name, other: byRole.a ? 'b.npy' : 'a.npy' }) };
+  const out = { g: null, channels: 0, beta: null, a: null, b: null };
+  for (const role of ['gates', 'betas', 'a', 'b']) {
+    const f = byRole[role];
+    if (!f) continue;
+    const got = av.npy(f.bytes);
+    if (!got.data) return { error: say('file', { file: f.name, message: got.message }) };
+    const shape = `(${got.shape.join(', ')}${got.shape.length === 1 ? ',' : ''})`, s = got.shape;
+    const fits = role === 'gates' ? (s.length === 1 && s[0] === n) || (s.length === 2 && s[0] === n && s[1] === d)
+      : role === 'betas' ? s.length === 1 && s[0] === n : s.length === 2 && s[0] === n && s[1] === d;
+    if (!fits) return { error: say(`gates.shape.${role === 'gates' ? 'g' : role === 'betas' ? 'beta' : 'ab'}`, { file: f.name, shape, n, d }) };
+    const x = got.data;
+    const i = x.findIndex((v) => !Number.isFinite(v));
+    if (i >= 0) return { error: say('nonfinite', { file: f.name, i, value: x[i] }) };
+    if (role === 'gates') {
+      const j = x.findIndex((v) => v > 0);
+      if (j >= 0) return { error: say('gates.positive', { file: f.name, i: j, value: x[j] }) };
+      out.g = x; out.channels = s.length === 2 ? d : 1;
+    } else if (role === 'betas') {
+      const j = x.findIndex((v) => !(v > 0 && v <= 2));
+      if (j >= 0) return { error: say('gates.beta', { file: f.name, i: j, value: x[j] }) };
+      out.beta = x;
+    } else out[role] = x;
+  }
+  return { gates: out };
 }
 
 function ownArrays(files, av, limits) {

@@ -418,6 +418,31 @@ export const PRESETS = [
     ],
     highlight: ['mech'],
   },
+  {
+    name: 'mamba2',
+    title: 'Mamba-2 as a gated linear attention',
+    state: { gen: 'local', variant: 'simple_gla', n: 256, d: 16, scale: 4, gate: 'mamba2', gate_A: -1, gate_dt: 0.05 },
+    caption: 'Mamba-2\'s SSD layer is simple GLA under other names: the query is C, the key is Δ·B, the log-gate is A·Δ '
+      + 'and the scale is 1 (here 4 × 1/√16; the skip D·x is not part of M). Δ_t comes from the input (a seeded projection, '
+      + 'Δ = 0.05 where it is 0, with A = −1), so each token forgets by its own α_t = exp(A·Δ_t), from about 0.7 to 1 in the '
+      + 'strip under the heatmaps. Whatever the gates, the state is d × d: the semiseparable rank stays at d = 16 while M '
+      + 'itself is full rank.',
+    sources: [PAPER.ssd],
+    highlight: ['heatmaps', 'gates', 'semiseparable_rank'],
+  },
+  {
+    name: 'forget-sentences',
+    title: 'Forget at sentence ends: a reset makes M block-diagonal',
+    compare: { key: 'gate', value: 'constant', label: 'no resets' },
+    state: { gen: 'local', variant: 'gdn', n: 256, d: 16, gate: 'resets', decay: 1, gate_period: 0, gate_at: '37,80,128,171,219' },
+    caption: 'Gated DeltaNet with its gate open (α = 1) except at five tokens, where the log-gate is −30: the state is '
+      + 'wiped before that token writes, as a model that forgets at each sentence end would. M falls apart into blocks, one '
+      + 'per "sentence", and nothing crosses a reset: with one at the middle token, 128, the block the first half hands the '
+      + 'second is zero, so the semiseparable rank is 0 (16 = d with the gate open everywhere). With a model\'s text '
+      + 'loaded, "reset after sentence ends" under the strip puts a reset after each token that ends a sentence.',
+    sources: [PAPER.gatedDelta],
+    highlight: ['heatmaps', 'gates', 'semiseparable_rank'],
+  },
 ];
 
 /**
@@ -435,6 +460,7 @@ export const CHAPTERS = [
   { title: 'The recurrent view: state, decay, windows', lessons: ['recurrent-state', 'crossover-measured', 'decay-halflife', 'window-rank', 'retention-signed'] },
   { title: 'Memory and the delta rule', lessons: ['memory-collisions', 'delta-overwrite', 'delta-vs-linear'] },
   { title: 'Learning the map', lessons: ['hedgehog-distill'] },
+  { title: 'Gates as data: the families in today\'s models', lessons: ['mamba2', 'forget-sentences'] },
 ];
 {
   const order = CHAPTERS.flatMap((c) => c.lessons);

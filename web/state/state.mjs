@@ -10,6 +10,7 @@
 //               variants?, when?, stage, knob?}
 //   type     'int' | 'float' | 'bool' | 'enum' | 'zoom' (web/state/tokens.mjs's zoomValue) |
 //            'keys' (a comma-separated list of control names) |
+//            'positions' (a comma-separated list of token positions, web/state/gates.mjs) |
 //            'origins' (a comma-separated list of http(s) origins, each serialized; an item that is not
 //            one is kept as written: the embed then obeys no one)
 //   values   for a slider that steps through a list (n, d, m): the state still accepts any in-range int
@@ -30,6 +31,7 @@ import { fmtWhole } from './whole.mjs';
 import { originOf } from './origin.mjs';
 import { OVERVIEW_METRIC_KEYS } from './overview-metrics.mjs';
 import { zoomValue } from './tokens.mjs';
+import { GATED_CLASS, gateEntries, gateKnobWhen, gateSpecOf, positionsValue } from './gates.mjs';
 import { enLabel as L, enOptions as optionLabels, LANGS, t, tOwn } from '../i18n/i18n.mjs';
 
 const VERSION = 1;
@@ -148,6 +150,7 @@ function knobEntries(knob, variants) {
     e.default = knob.options[knob.def];
   } else if (knob.type === 'bool') {
     e.default = knob.def !== 0;
+    if (knob.minus1_zero) e.minus1Zero = true; // 0 is the variant's default (qk_l2norm): the box off is −1
   } else {
     const hi = knob.hi_rule === 'n' ? (st) => st.n : knob.hi_rule === '2n-1' ? (st) => 2 * st.n - 1 : knob.hi;
     e.min = knob.lo;
@@ -200,11 +203,21 @@ export function buildSchema(registry) {
   const opening = VARIANTS.includes(OPENING_VARIANT) ? OPENING_VARIANT : VARIANTS[0];
 
   const variantEntries = perVariant.flatMap((k) => knobEntries(k, readers(k.key)));
+  // the gated families' gates (web/state/gates.mjs): their generator and its knobs after the registry's knobs;
+  // the constant gate (decay) and β show while the generator reads them
+  const GATED = rows.filter((v) => v.class === GATED_CLASS).map((v) => v.name);
+  const BETAS = rows.filter((v) => v.class === GATED_CLASS && v.knobs.includes('beta')).map((v) => v.name);
+  for (const e of variantEntries) {
+    const w = GATED.length ? gateKnobWhen(e.knob, GATED, BETAS) : null;
+    if (w) { const own = e.when; e.when = own ? (st) => own(st) && w(st) : w; }
+  }
+  const GATE_ENTRIES = GATED.length ? gateEntries(GATED, BETAS) : [];
   // a knob whose default some variant sets for itself (retention's decay 1 − 2⁻⁵): the entry's default is the
   // knob's, and defaultFor/withVariant give each variant its own
   for (const e of variantEntries) {
     const own = rows.filter((v) => e.knob && !e.toggleOf && Object.hasOwn(v.defaults ?? {}, e.knob));
-    if (own.length) e.variantDefaults = Object.fromEntries(own.map((v) => [v.name, v.defaults[e.knob]]));
+    // (a bool's in the state's type: the registry gives qk_l2norm's as 1)
+    if (own.length) e.variantDefaults = Object.fromEntries(own.map((v) => [v.name, e.type === 'bool' ? v.defaults[e.knob] !== 0 : v.defaults[e.knob]]));
   }
   // a sweep (web/compute/sweep.mjs): a readout against one numeric knob of the variant, over seeds of its random
   // matrices; view keys: they change no matrix, the sweep panel reads them
@@ -236,6 +249,7 @@ export function buildSchema(registry) {
     { name: 'variant', type: 'enum', options: VARIANTS, optionLabels: labels, default: opening, label: L('variant'), group: 'variant', stage: 'matrix',
       optionLabelOf: (o, st) => (o === st.variant ? shownView(variantView(ROW.get(o)), ROW.get(o).class === 'exact', knobsOf(st)).label : labels[o]) },
     ...variantEntries,
+    ...GATE_ENTRIES,
     ...READOUT_ENTRIES,
     ...SWEEP_ENTRIES,
     ...MECH_ENTRIES,
@@ -299,6 +313,10 @@ export function buildSchema(registry) {
     if (entry.type === 'origins') return originsValue(entry, raw);
     if (entry.type === 'zoom') return zoomValue(raw);
     if (entry.type === 'keys') return listValue(entry, raw);
+    if (entry.type === 'positions') {
+      const { value, bad } = positionsValue(raw);
+      return { value, problem: bad.length ? say('value.positions', { name: entry.name, items: quoted(bad) }) : null };
+    }
     const x = typeof raw === 'number' ? raw : Number(String(raw).trim() === '' ? NaN : raw);
     if (!Number.isFinite(x)) return bad('value.number', String(raw).slice(0, 40));
     let v = entry.type === 'int' ? Math.round(x) : x;
@@ -383,7 +401,7 @@ export function buildSchema(registry) {
       if (complete && e.notInSnapshot) continue; // the snapshot's state is the same in every language
       const s = e.type === 'bool' ? (v ? '1' : '0') : e.type === 'float' ? String(+Number(v).toPrecision(8)) : String(v);
       const text = encodeURIComponent(s);
-      parts.push(`${e.name}=${e.type === 'keys' || e.type === 'origins' || e.type === 'zoom' ? text.replace(/%2C/g, ',') : text}`); // readable lists
+      parts.push(`${e.name}=${e.type === 'keys' || e.type === 'origins' || e.type === 'zoom' || e.type === 'positions' ? text.replace(/%2C/g, ',') : text}`); // readable lists
     }
     return parts.join('&');
   }
@@ -477,7 +495,7 @@ export function buildSchema(registry) {
     let x = st[e.name];
     if (e.type === 'int' || e.type === 'float') x = Math.min(x, maxOf(e, st));
     if (e.relative) x /= relativeDivisor(KNOB.get(e.knob), st.d);
-    if (e.minus1Zero && x === 0) x = -1;
+    if (e.minus1Zero && (x === 0 || x === false)) x = -1; // a real 0 (a checkbox off): 0 is the variant's default
     return x;
   }
 
@@ -515,9 +533,10 @@ export function buildSchema(registry) {
    * and the readout settings, never the state itself.
    */
   function requestOf(st) {
+    const knobs = knobsOf(st);
     return {
       inputs: { gen: st.gen, seed: st.seed, n: st.n, d: st.d, std: st.std },
-      knobs: knobsOf(st), tau: st.tau, ds: st.ds,
+      knobs, tau: st.tau, ds: st.ds, gates: gateSpecOf(st, variantRow(st.variant), knobs),
     };
   }
 

@@ -145,6 +145,24 @@ function numberControl(entry, st, onChange) {
   };
 }
 
+/** A text box for a list value (control: 'text': the reset positions "5,20,41"), sent on change (Enter, blur). */
+function textControl(entry, st, onChange) {
+  const id = `k-${entry.name}`;
+  const input = el('input', { type: 'text', id, name: entry.name, spellcheck: 'false', autocomplete: 'off', placeholder: '5, 20, 41' });
+  input.addEventListener('change', () => onChange(entry.name, input.value, 'change'));
+  const label = el('label', { for: id, text: labelOf(entry) });
+  const row = el('div', { class: 'ctl number text' }, label, input);
+  let lang = getLang();
+  return {
+    row,
+    sync(s) {
+      // the box keeps what the reader is typing; it takes the state's value when it is not being edited
+      if (document.activeElement !== input && input.value !== String(s[entry.name])) input.value = String(s[entry.name]);
+      if (lang !== getLang()) { lang = getLang(); label.textContent = labelOf(entry); }
+    },
+  };
+}
+
 /**
  * Build the controls of `entries` into `container`. Returns {sync(state)}: sets every value, shows only
  * the controls `shown(entry, state)` allows (by default those that apply to the state's variant; the page
@@ -156,7 +174,8 @@ export function buildControls(container, entries, st, onChange, shown = applies)
     const c = e.type === 'enum' ? selectControl(e, st, onChange)
       : e.type === 'bool' ? checkControl(e, st, onChange)
         : e.control === 'number' ? numberControl(e, st, onChange)
-          : rangeControl(e, st, onChange);
+          : e.control === 'text' ? textControl(e, st, onChange)
+            : rangeControl(e, st, onChange);
     c.entry = e;
     c.row.dataset.knob = e.name;
     container.append(c.row);

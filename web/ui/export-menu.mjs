@@ -294,7 +294,7 @@ function readme(caption, files, link, tokens = false) {
     '',
     'files (float32 .npy, row-major; numpy.load reads them):',
     ...files.map((f) => `  ${f.what.padEnd(6)} ${f.shape.join('×')}  ${DESCRIBE[f.what] ?? ''}`),
-    '  recompute.py  recomputes M from Q, K (and the random matrices) with numpy in float64',
+    '  recompute.py  recomputes M from Q, K (and the random matrices, the gates) with numpy in float64',
     '                and prints the largest difference from the exported M:  python3 recompute.py',
     '  *-readouts.json  the readouts and the link\'s keys, as window.attnviz.snapshot() gives them',
     ...(tokens ? ['  tokens.json   the token pieces of the rows and columns, {"pieces", "text"} (and "ids" for a model\'s text)'] : []),
@@ -306,4 +306,6 @@ const DESCRIBE = {
   Q: 'queries', K: 'keys', V: 'values', M: "the variant's attention matrix (its effective n×n map)",
   A: 'softmax attention on the same Q, K, scale and mask', omega: "Performer's random features ω (m×d)",
   E: "Linformer's E (s×n)", F: "Linformer's F (s×n)", dwc: 'the depthwise-convolution kernel w (k)',
+  gates: 'the log-gates g ≤ 0 the matrix was computed with ((n) or (n, d); docs/gated.md)', betas: 'the write strengths β_t (n)',
+  a: "dplr's read vectors a_t (n×d)", b: "dplr's write vectors b_t (n×d)",
 };

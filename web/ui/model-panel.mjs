@@ -143,6 +143,11 @@ export function mountModelPanel(page) {
     });
     page.lab.sendTensors(t, { background: true });
     if (page.st.src !== 'file') page.st = switchSource(page.st, { ...page.st, src: 'file' });
+    // the gated families' own gates (gates.npy, betas.npy) are what they read from now on; without them, what was
+    if (t.gates?.g) page.st = { ...page.st, gate: 'file' };
+    else if (page.st.gate === 'file') page.st = { ...page.st, gate: 'constant' };
+    if (t.gates?.beta) page.st = { ...page.st, beta_gen: 'file' };
+    else if (page.st.beta_gen === 'file') page.st = { ...page.st, beta_gen: 'constant' };
     page.st = fit(page.st);
     page.recompute();
   }

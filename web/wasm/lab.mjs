@@ -5,6 +5,8 @@
 import { STATUS, REASON_NONFINITE, REASON_ZERO_WHERE_POSITIVE } from './loading.mjs';
 
 const ROUTES = { fast: 0, accurate: 1 };
+/** The registry's class of the gated families (their gates are data: setGates, generateGates). */
+export const GATED_CLASS = 'gated';
 const RANDOM_KINDS = ['omega', 'E', 'F', 'dwc']; // enum av_random_kind
 
 export class Lab {
@@ -19,6 +21,10 @@ export class Lab {
     this.summaryKept = null;
     this.refVersion = 0;
     this.prm = 0; this.Qp = 0; this.Kp = 0; this.Vp = 0;
+    // the gated families' inputs this lab holds (setGates, generateGates): {channels, beta, ab} or null; their
+    // arrays are the buffers gG (n×channels), gBeta (n), gA and gB (n×d each); applyKnobs points a gated
+    // variant's params at them
+    this.gateSet = null;
     /** AV_OK, or why this lab computes nothing (AV_ERR_SIZE for n, d, dv the library refuses; AV_ERR_TOO_LARGE
      *  or AV_ERR_NOMEM when Q, K, V do not fit): every call then returns this status and allocates nothing. */
     this.status = sizeStatus(av.limits, n, d, dv);
@@ -151,7 +157,103 @@ export class Lab {
       this.av.f32(ptr, d * cols).set(ArrayBuffer.isView(W) ? W.subarray(0, d * cols) : W.slice(0, d * cols));
       st = ex.av_params_set_hedgehog(this.prm, ptr, cols);
     }
+    if (!st && this.gateSet && row.class === GATED_CLASS) st = this.pointGates();
     return { status: st, why: null };
+  }
+
+  /** The params' gate pointers at this lab's gate buffers (av_params_set_gates, av_params_set_dplr). */
+  pointGates() {
+    const ex = this.av.exports, g = this.gateSet, ptr = (name) => this.bufs.get(name)?.ptr ?? 0;
+    let st = ex.av_params_set_gates(this.prm, g.channels ? ptr('gG') : 0, this.n, g.channels || 1, g.beta ? ptr('gBeta') : 0);
+    if (!st && g.ab) st = ex.av_params_set_dplr(this.prm, ptr('gA'), ptr('gB'), this.n);
+    return st;
+  }
+
+  /**
+   * The gated families' inputs for this lab's n tokens (docs/gated.md), copied into wasm memory: {g (n×channels
+   * log-gates, or null: the constant case of the knobs), channels (1 or d), beta (n, or null), a, b (n×d each, or
+   * null)}; null clears them. Every later call with a gated variant reads them (the library checks their values:
+   * AV_ERR_GATES for a gate > 0 or a β outside (0, 2]). {status, message}.
+   */
+  setGates(gates) {
+    if (this.status !== STATUS.OK) return this.result(this.status);
+    if (!gates) { this.gateSet = null; return this.result(STATUS.OK); }
+    const { g = null, beta = null, a = null, b = null } = gates, n = this.n, d = this.d;
+    const channels = g ? gates.channels ?? g.length / n : 0;
+    if (g && !(Number.isInteger(channels) && channels >= 1 && g.length >= n * channels)) {
+      return this.result(STATUS.ERR_SIZE, `gates hold ${g.length} values for n = ${n} tokens`);
+    }
+    if (beta && beta.length < n) return this.result(STATUS.ERR_SIZE, `betas hold ${beta.length} values for n = ${n} tokens`);
+    if ((a && a.length < n * d) || (b && b.length < n * d) || !a !== !b) {
+      return this.result(STATUS.ERR_SIZE, `a and b must both hold n×d = ${n}×${d} values`);
+    }
+    const specs = [];
+    if (g) specs.push(['gG', n * channels * 4]);
+    if (beta) specs.push(['gBeta', n * 4]);
+    if (a) specs.push(['gA', n * d * 4], ['gB', n * d * 4]);
+    const got = this.take(specs);
+    if (got.status !== STATUS.OK) return this.result(got.status);
+    const put = (name, x, len) => this.av.f32(this.bufs.get(name).ptr, len).set(x.subarray ? x.subarray(0, len) : x.slice(0, len));
+    if (g) put('gG', g, n * channels);
+    if (beta) put('gBeta', beta, n);
+    if (a) { put('gA', a, n * d); put('gB', b, n * d); }
+    this.gateSet = { channels, beta: !!beta, ab: !!a };
+    return this.result(STATUS.OK);
+  }
+
+  /**
+   * Generated gates (src/gates.c, docs/gated.md "Generated gates") into this lab, as setGates takes them:
+   * spec {kind: 'constant' | 'uniform' | 'resets' | 'slow' | 'projection' | 'mamba2', channels (1 or d), alpha, lo,
+   * hi, period, at (token positions), rate, wavelength, seed, A, dt; beta: null or {kind: 'constant' | 'uniform' |
+   * 'projection', value, lo, hi, seed}}. The projections read K as it is; 'mamba2' also scales K in place (k = Δ·B:
+   * call it once per fresh inputs). {status, message}; on a refusal the lab's gates are cleared.
+   */
+  generateGates(spec) {
+    if (this.status !== STATUS.OK) return this.result(this.status);
+    const ex = this.av.exports, n = this.n, d = this.d;
+    const kind = spec.kind ?? 'constant', channels = kind === 'mamba2' ? 1 : spec.channels ?? 1;
+    const at = Array.isArray(spec.at) ? spec.at : [];
+    const got = this.take([['gG', n * channels * 4], ['gBeta', n * 4], ['gAt', Math.max(1, at.length) * 4]]);
+    if (got.status !== STATUS.OK) { this.gateSet = null; return this.result(got.status); }
+    const [g, bp, atp] = got.ptrs, seed = (spec.seed ?? 1) >>> 0;
+    let st;
+    switch (kind) {
+      case 'constant': st = ex.av_gates_constant(g, n, channels, spec.alpha); break;
+      case 'uniform': st = ex.av_gates_uniform(g, n, channels, spec.lo, spec.hi, seed); break;
+      case 'resets':
+        this.av.i32(atp, at.length).set(at);
+        st = ex.av_gates_resets(g, n, channels, spec.alpha, spec.period ?? 0, at.length ? atp : 0, at.length, spec.rate ?? 0, seed);
+        break;
+      case 'slow': st = ex.av_gates_slow(g, n, channels, spec.lo, spec.hi, spec.wavelength, seed); break;
+      case 'projection': st = ex.av_gates_projection(g, this.Kp, n, d, channels, seed); break;
+      case 'mamba2': this.refVersion += 1; st = ex.av_gates_mamba2(g, 0, this.Kp, n, d, spec.A, spec.dt, seed); break;
+      default: st = STATUS.ERR_VARIANT;
+    }
+    const b = spec.beta;
+    if (!st && b) {
+      const bs = (b.seed ?? 1) >>> 0;
+      st = b.kind === 'uniform' ? ex.av_betas_uniform(bp, n, b.lo, b.hi, bs)
+        : b.kind === 'projection' ? ex.av_betas_projection(bp, this.Kp, n, d, b.hi, bs)
+          : b.kind === 'constant' ? ex.av_betas_constant(bp, n, b.value) : STATUS.ERR_VARIANT;
+    }
+    this.drop('gAt');
+    if (st) { this.gateSet = null; return this.result(st, `the ${st === STATUS.ERR_VARIANT ? `gate generator ${String(kind).slice(0, 20)}` : `${kind} gates`}`); }
+    this.gateSet = { channels, beta: !!b, ab: false };
+    return this.result(STATUS.OK);
+  }
+
+  /**
+   * Copies of the gates this lab holds: {g (n×channels), channels, beta (n) | null, a, b (n×d) | null}, or null.
+   * g is null when none were set (the knobs' constant gate).
+   */
+  gates() {
+    const s = this.gateSet;
+    if (!s) return null;
+    const n = this.n, d = this.d, copy = (name, len) => this.av.f32(this.bufs.get(name).ptr, len).slice();
+    return {
+      g: s.channels ? copy('gG', n * s.channels) : null, channels: s.channels, beta: s.beta ? copy('gBeta', n) : null,
+      a: s.ab ? copy('gA', n * d) : null, b: s.ab ? copy('gB', n * d) : null,
+    };
   }
 
   work(bytes) { return this.buf('work', bytes >>> 0); }
@@ -808,6 +910,7 @@ export class Lab {
     this.av.free(this.prm);
     this.prm = 0;
     this.Qp = this.Kp = this.Vp = 0;
+    this.gateSet = null;
   }
 }
 

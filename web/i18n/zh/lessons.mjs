@@ -177,4 +177,17 @@ export default {
     + '所以这是拟合，不是检验：按“在实验室中使用这个 W”，再改变生成器的随机种子，'
     + '同一个 W 在同类的新 Q、K 上得到约 0.5 的 KL，好于 W = I（1.1）和 elu+1（1.4），但不如 Performer（0.3）。'
     + '论文在训练数据上蒸馏，在留出的数据上检验。',
+
+  'preset.mamba2.title': '把 Mamba-2 看作门控线性注意力',
+  'preset.mamba2.caption': 'Mamba-2 的 SSD 层就是换了名字的 simple GLA：查询是 C，键是 Δ·B，对数门是 A·Δ，缩放为 1'
+    + '（这里是 4 × 1/√16；跳连 D·x 不属于 M）。Δ_t 来自输入（一个带种子的投影，投影为 0 处 Δ = 0.05，A = −1），'
+    + '所以每个 token 按自己的 α_t = exp(A·Δ_t) 遗忘，在热力图下方的门控条中约从 0.7 到 1。无论门怎样变，状态都是 d × d：'
+    + '半可分秩（semiseparable rank）保持为 d = 16，而 M 本身是满秩的。',
+
+  'preset.forget-sentences.title': '在句末遗忘：一次重置让 M 变成分块对角',
+  'preset.forget-sentences.compare': '不重置',
+  'preset.forget-sentences.caption': 'Gated DeltaNet 的门一直敞开（α = 1），只在五个 token 处对数门为 −30：在该 token 写入之前，'
+    + '状态被清空，就像一个在每个句末遗忘的模型。M 分成一块一块，每“句”一块，没有任何东西能越过重置：'
+    + '中间的 token 128 处有一次重置，前半段交给后半段的那一块为零，所以半可分秩为 0（门处处敞开时为 16 = d）。'
+    + '载入模型的文本后，门控条下方的“在句末之后重置”会在每个结束一句话的 token 之后放一次重置。',
 };
