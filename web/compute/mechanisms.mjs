@@ -1,7 +1,8 @@
 // mechanisms.mjs: the computations behind the mechanism views (docs/mechanisms.md), over the loader's
 // lab (web/wasm/attnviz.mjs); no DOM. They run in the mechanisms worker (web/workers/worker.mjs) and in Vitest.
 //   stepFrame     one token of the recurrence stepper: φ(k_t), v_t, the state S_t and z_t, the output row
-//                 against the masked matrix's row, and the bytes of the state against softmax's cache
+//                 against the masked matrix's row, and the bytes of the state against softmax's cache; for
+//                 the gated families the gate α_t, β_t, k̃_t, the rows a reset cleared, u_t (delta) or x_t (dplr)
 //   scalingRun    time and memory of the quadratic softmax path, the variant's linear path and its chunkwise
 //                 path for n = 64, 128, … while each stays within a stated memory budget
 //   recallCurve   recall error against the pair count N (or against d) for a list of memories
@@ -21,6 +22,54 @@ export function memoryBytes(r, d, dv, t, window = 0) {
   return { state: 4 * (r * dv + r), cache: 4 * cached * (d + dv) };
 }
 
+/** A gate at or below this log-gate counts as a reset (docs/gated.md: a reset is g = −30; ln 1e-6 ≈ −13.8). */
+export const RESET_BELOW = Math.log(1e-6);
+
+const norm = (x) => { let s = 0; for (const v of x) s += v * v; return Math.sqrt(s); };
+
+/**
+ * The gated part of a frame (docs/mechanisms.md, "The gated families"): token i's gate α_i (1 or d values),
+ * β_i, k̃_i, which rows the gate cleared (a reset: α ≤ 1e-6), the norms of S before and after the token; for
+ * gdn and kda the written value u_i = β_i(v_i − S′ᵀk̃_i), S′ = Diag(α_i)S_{i−1}; for dplr the read x_i =
+ * S_{i−1}ᵀa_i and b_i (the low-rank write b_i x_iᵀ); for fox the cache's biases.
+ */
+function gatedFrame(stepper, frame, i) {
+  const { d, dv, family } = stepper;
+  const gi = stepper.gate(i);
+  frame.family = family;
+  frame.alpha = gi.alpha;
+  frame.gLog = gi.g;
+  frame.beta = gi.beta;
+  frame.kt = stepper.kt(i);
+  frame.resetRows = [];
+  for (let c = 0; c < gi.g.length; c++) if (gi.g[c] <= RESET_BELOW) frame.resetRows.push(c);
+  // a scalar gate acts on every row
+  frame.reset = frame.resetRows.length > 0;
+  if (frame.reset && gi.g.length === 1) frame.resetRows = Array.from({ length: d }, (_, c) => c);
+  if (stepper.kind === 'cache') { frame.bias = stepper.bias(frame.t); return; }
+  const P = stepper.Sprev;
+  frame.Sprev = Float64Array.from(P);
+  frame.prevNorm = norm(P);
+  frame.stateNorm = norm(frame.S);
+  const al = (c) => gi.alpha.length === 1 ? gi.alpha[0] : gi.alpha[c];
+  if (family === 'gdn' || family === 'kda') {
+    const u = new Float64Array(dv);
+    for (let e = 0; e < dv; e++) {
+      let s = 0;
+      for (let c = 0; c < d; c++) s += al(c) * P[c * dv + e] * frame.kt[c];
+      u[e] = gi.beta * (frame.v[e] - s);
+    }
+    frame.u = u;
+  }
+  if (family === 'dplr' && gi.a) {
+    const x = new Float64Array(dv);
+    for (let e = 0; e < dv; e++) { let s = 0; for (let c = 0; c < d; c++) s += P[c * dv + e] * gi.a[c]; x[e] = s; }
+    frame.x = x;
+    frame.a = gi.a;
+    frame.b = gi.b;
+  }
+}
+
 /**
  * The frame of token t (1-based count of tokens read): what the stepper shows after reading t tokens.
  * stepper: lab.stepper(...).stepper. Returns plain typed arrays (copies), ready to post.
@@ -31,7 +80,7 @@ export function stepFrame(stepper, t, window = 0) {
   const at = stepper.t, i = at - 1;
   const frame = { kind, r, d, dv, n, t: at, status, window };
   const mem = memoryBytes(kind === 'state' ? r : 0, d, dv, at, window);
-  frame.stateBytes = kind === 'state' ? mem.state : null;
+  frame.stateBytes = kind === 'state' ? mem.state : kind === 'gated' ? 4 * d * dv : null; // gated: S only, no z
   frame.cacheBytes = mem.cache;
   if (at === 0) return frame;
   frame.v = stepper.v(i);
@@ -45,6 +94,8 @@ export function stepFrame(stepper, t, window = 0) {
   }
   frame.diff = diff;
   frame.rowMax = mx;
+  if (kind === 'gated') frame.S = Float64Array.from(stepper.S);
+  if (stepper.family) gatedFrame(stepper, frame, i);
   if (kind === 'state') {
     frame.phiK = stepper.phiK(i);
     frame.phiQ = stepper.phiQ(i);
