@@ -82,6 +82,67 @@ describe('the recurrence stepper', () => {
   });
 });
 
+describe('the recurrence stepper with the gated families', () => {
+  it('gdn with resets: at a reset token the stepper says the state was cleared, every row, and its norm drops', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'v=1&variant=gdn&n=64&d=16&gate=resets&decay=0.99&gate_period=0&gate_at=30&mech=stepper&step=30' });
+    try {
+      let m = await until(page, (x) => x?.stepper?.t === 30);
+      expect(m.stepper.kind).toBe('gated');
+      expect(m.stepper.family).toBe('gdn');
+      expect(m.stepper.reset).toBe(false);
+      expect(m.stepper.stateBytes).toBe(4 * 16 * 16); // S: d × dv float32, no normaliser
+      expect(m.stepper.diff).toBeLessThan(1e-4);
+      await page.locator('#mech-stepper').focus();
+      await page.keyboard.press('ArrowRight'); // token 30: the reset
+      m = await until(page, (x) => x?.stepper?.t === 31);
+      expect(m.stepper.reset).toBe(true);
+      expect(m.stepper.resetRows).toEqual(Array.from({ length: 16 }, (_, c) => c));
+      expect(m.stepper.alpha[0]).toBeLessThan(1e-13);
+      expect(m.stepper.stateNorm).toBeLessThan(m.stepper.prevNorm);
+      expect(m.stepper.u).toHaveLength(16);
+      expect(m.stepper.diff).toBeLessThan(1e-4);
+      await expect.poll(() => page.locator('#mech-stepper .mech-gated').textContent()).toMatch(/Token 30 reset the state: every row/);
+      await shot(page, 'stepper-gdn-reset');
+      await page.keyboard.press('ArrowRight'); // after it: no reset, the state grows again
+      m = await until(page, (x) => x?.stepper?.t === 32);
+      expect(m.stepper.reset).toBe(false);
+      expect(errors).toEqual([]);
+    } finally { await page.close(); }
+  });
+  it('kda: one gate per channel beside the state\'s rows; a reset clears all of them, in Chinese too', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'v=1&variant=kda&n=64&d=16&gate=resets&decay=0.95&gate_period=0&gate_at=20&mech=stepper&step=21' });
+    try {
+      let m = await until(page, (x) => x?.stepper?.t === 21 && x.stepper.family === 'kda');
+      expect(m.stepper.alpha).toHaveLength(16);
+      expect(m.stepper.resetRows).toHaveLength(16);
+      await page.evaluate(() => { location.hash = 'v=1&variant=kda&n=64&d=16&gate=uniform&mech=stepper&step=12'; });
+      m = await until(page, (x) => x?.stepper?.t === 12 && x.stepper.reset === false);
+      expect(m.stepper.alpha).toHaveLength(16);
+      expect(new Set(m.stepper.alpha).size).toBeGreaterThan(1); // per channel: not one value
+      expect(m.stepper.diff).toBeLessThan(1e-4);
+      await expect.poll(() => page.locator('#mech-stepper .mech-gated').textContent()).toMatch(/gates, one per row, lie in/);
+      await shot(page, 'stepper-kda');
+      await page.evaluate(() => { location.hash = 'v=1&variant=kda&n=64&d=16&gate=uniform&mech=stepper&step=12&lang=zh'; });
+      await expect.poll(() => page.locator('#mech-stepper .mech-gated').textContent()).toMatch(/门每行一个/);
+      expect(errors).toEqual([]);
+    } finally { await page.close(); }
+  });
+  it('fox keeps a cache with each entry\'s bias; its row is the matrix\'s', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'v=1&variant=fox&n=48&d=16&gate=uniform&mech=stepper&step=20' });
+    try {
+      const m = await until(page, (x) => x?.stepper?.t === 20 && x.stepper.family === 'fox');
+      expect(m.stepper.kind).toBe('cache');
+      expect(m.stepper.stateBytes).toBeNull();
+      expect(m.stepper.bias).toHaveLength(20);
+      expect(m.stepper.bias[19]).toBe(0);
+      expect(m.stepper.bias[0]).toBeLessThan(0);
+      expect(m.stepper.diff).toBeLessThan(1e-4);
+      await shot(page, 'stepper-fox');
+      expect(errors).toEqual([]);
+    } finally { await page.close(); }
+  });
+});
+
 describe('scaling', () => {
   it('measures the paths in the worker, never past its budget, with the crossover marked', async () => {
     const { page, errors } = await openLab(browser.context, server.url, { hash: 'variant=elu&causal=1&d=16&n=64&mech=scaling&budget=16' });
