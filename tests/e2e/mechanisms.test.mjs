@@ -143,6 +143,29 @@ describe('the recurrence stepper with the gated families', () => {
   });
 });
 
+describe('memory collisions with the gated families', () => {
+  it('gdn with a reset: the lab\'s gates as a memory, the pairs before the reset forgotten, said in both languages', async () => {
+    const hash = 'v=1&variant=gdn&n=64&d=16&gate=resets&decay=0.99&beta=1&gate_period=0&gate_rate=0&gate_at=20&mech=recall&mems=delta,gdn,kda,fox,gates&pairs=32&mem_d=16';
+    const { page, errors } = await openLab(browser.context, server.url, { hash });
+    try {
+      const m = await until(page, (x) => x?.recall?.done && x.recall.points.length > 0, 120000);
+      expect(m.recall.error).toBeNull();
+      const at = (id) => m.recall.points.find((p) => p.memory === id && p.axis === 'N' && p.N === 32);
+      for (const id of ['delta', 'gdn', 'kda', 'fox', 'gates']) expect(Number.isFinite(at(id)?.mean)).toBe(true);
+      const g = at('gates');
+      expect(g.forgotten.at).toBe(20);
+      expect(g.forgotten.before).toBeGreaterThan(0.95); // gone
+      expect(g.forgotten.after).toBeLessThan(g.forgotten.before - 0.3);
+      expect(m.recall.overwrite.map((o) => o.memory)).toContain('gates');
+      await expect.poll(() => page.locator('#mech-recall .note').first().textContent()).toMatch(/the last reset is at pair 20; the pairs written before it are recalled with error/);
+      await shot(page, 'recall-gated');
+      await page.evaluate((h) => { location.hash = `${h}&lang=zh`; }, hash);
+      await expect.poll(() => page.locator('#mech-recall .note').first().textContent()).toMatch(/最后一次重置在第 20 对/);
+      expect(errors).toEqual([]);
+    } finally { await page.close(); }
+  });
+});
+
 describe('scaling', () => {
   it('measures the paths in the worker, never past its budget, with the crossover marked', async () => {
     const { page, errors } = await openLab(browser.context, server.url, { hash: 'variant=elu&causal=1&d=16&n=64&mech=scaling&budget=16' });

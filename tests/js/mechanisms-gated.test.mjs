@@ -151,3 +151,46 @@ describe('the gated stepper', () => {
     } finally { lab.free(); }
   });
 });
+
+describe('memory collisions with the gated families', () => {
+  it('gdn with a reset: the pairs written before it are forgotten (error ≈ 1), the native CLI agrees', async () => {
+    const { recallPoint } = await import('../../web/compute/mechanisms.mjs');
+    const { execFileSync } = await import('node:child_process');
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { npyBytes } = await import('../../web/io/export.mjs');
+    const N = 32, d = 16, gates = { kind: 'resets', alpha: 0.99, period: 0, at: [20, 40] }; // 40 ≥ N: dropped
+    const p = recallPoint(av, { id: 'gates', knobs: { variant: 'gdn', beta: 1 }, gates }, N, d, 3);
+    expect(p.status).toBe(0);
+    expect(p.forgotten.at).toBe(20);
+    // nothing of their values is left: what their keys read is the later pairs' crosstalk, error ≥ 1
+    expect(p.forgotten.before).toBeGreaterThan(0.95);
+    expect(p.forgotten.after).toBeLessThan(0.7);
+    const plain = recallPoint(av, { id: 'gdn', knobs: { variant: 'gdn', beta: 1, decay: 0.99 } }, N, d, 3);
+    expect(plain.forgotten).toBeUndefined();
+    expect(plain.mean).toBeLessThan(p.mean);
+    // the same gates natively: attnviz recall --gates G.npy (N values: the reset at 20, 0.99 elsewhere)
+    const tmp = mkdtempSync(join(tmpdir(), 'attnviz-mech-gated-'));
+    const g = new Float32Array(N).fill(Math.log(0.99)); g[20] = -30;
+    writeFileSync(join(tmp, 'g.npy'), npyBytes(g, [N]));
+    const cli = JSON.parse(execFileSync(new URL('build/native/attnviz', ROOT).pathname,
+      ['recall', '--variant', 'gdn', '--pairs', N, '--d', d, '--seeds', 3, '--beta', 1, '--gates', join(tmp, 'g.npy')].map(String), { encoding: 'utf8' }));
+    expect(cli.recall_error_mean).toBeCloseTo(p.mean, 5);
+  });
+  it('kda with per-channel gates, gla and fox recall like the others; at N = 1 every memory is exact', async () => {
+    const { recallPoint } = await import('../../web/compute/mechanisms.mjs');
+    for (const m of [
+      { id: 'kda', knobs: { variant: 'kda', beta: 1 }, gates: { kind: 'uniform', lo: 0.9, hi: 1, seed: 1, perChannel: true } },
+      { id: 'gla', knobs: { variant: 'gla', decay: 0.95 } },
+      { id: 'fox', knobs: { variant: 'fox', decay: 0.95, scale: 8 } },
+    ]) {
+      const one = recallPoint(av, m, 1, 16, 2);
+      expect(one.status).toBe(0);
+      if (m.id !== 'fox') expect(one.mean).toBeLessThan(1e-5); else expect(one.mean).toBeLessThan(1e-6);
+      const many = recallPoint(av, m, 64, 16, 2);
+      expect(many.mean).toBeGreaterThan(one.mean);
+      expect(Number.isFinite(many.mean)).toBe(true);
+    }
+  });
+});

@@ -9,6 +9,8 @@
 //   overwrite     one key written twice (k→v, later k→v′): what each memory returns for k
 //   distill       Hedgehog learning to mimic softmax (lab.distiller), with the matrices and readouts it moves
 
+import { applyGates } from './gates.mjs';
+
 /** The scaling view's memory budget: the bytes one measurement may take (inputs, outputs, workspace). */
 export const SCALING_DEFAULT_BUDGET = 64 * 2 ** 20;
 /** The largest n the scaling view tries (the library's AV_MAX_N is 16384). */
@@ -187,24 +189,57 @@ export function crossover(av, knobs, d = 64) {
 }
 
 /**
+ * A gated memory's gates for N pairs (opts.setup of av.recall): the request's gate spec (compute/gates.mjs
+ * applyGates; reset positions at or past N dropped), made for the N pairs as for N tokens. `seen` gets the
+ * last reset's position (a token whose every channel's log-gate is ≤ RESET_BELOW), or null.
+ */
+function gatesSetup(gates, seen) {
+  return (lab) => {
+    // K-projected gates and the reader's files belong to the lab's inputs, not to the protocol's random pairs
+    if (['projection', 'mamba2', 'file'].includes(gates.kind) || ['projection', 'file'].includes(gates.beta?.kind)) {
+      return { status: lab.av.STATUS.ERR_KNOB, message: 'gates made from K or read from a file belong to the lab\'s inputs, not to the protocol\'s pairs: pick a constant, uniform, resets or slow gate' };
+    }
+    const spec = Array.isArray(gates.at) ? { ...gates, at: gates.at.filter((p) => p < lab.n) } : gates;
+    const r = applyGates(lab, spec, null);
+    if (r.status < 0) return r;
+    const held = lab.gates(), ch = held?.channels || 1;
+    seen.reset = null;
+    for (let t = 1; held?.g && t < lab.n; t++) {
+      let all = true;
+      for (let c = 0; c < ch; c++) all &&= held.g[t * ch + c] <= RESET_BELOW;
+      if (all) seen.reset = t;
+    }
+    return r;
+  };
+}
+
+/** One memory's recall at N pairs of dimension d: a point {memory, N, d, mean, min, max, status, message} and,
+ *  with gates that reset, forgotten: {at (the last reset), before, after: the mean error of the pairs written
+ *  before it and from it on}. m: {id, knobs, gates (a request's gate spec, or absent)}. */
+export function recallPoint(av, m, N, d, seeds) {
+  const seen = { reset: null };
+  const r = av.recall(m.knobs, { pairs: N, d, seeds, setup: m.gates ? gatesSetup(m.gates, seen) : undefined });
+  const point = { memory: m.id, N, d, mean: r.mean, min: r.min, max: r.max, status: r.status, message: r.message };
+  if (seen.reset !== null && r.pairMean) {
+    const mean = (a, b) => { let s = 0; for (let i = a; i < b; i++) s += r.pairMean[i]; return s / (b - a); };
+    point.forgotten = { at: seen.reset, before: mean(0, seen.reset), after: mean(seen.reset, N) };
+  }
+  return point;
+}
+
+/**
  * Recall error against N for each memory (a generator of points: {memory, N, d, mean, min, max, status}).
- * memories: [{id, knobs}]; Ns: pair counts; d: the dimension; seeds: draws per point.
+ * memories: [{id, knobs, gates?}]; Ns: pair counts; d: the dimension; seeds: draws per point.
  */
 export function* recallCurve(av, { memories, Ns, d, seeds = 3 }) {
   for (const N of Ns)
-    for (const m of memories) {
-      const r = av.recall(m.knobs, { pairs: N, d, seeds });
-      yield { memory: m.id, N, d, mean: r.mean, min: r.min, max: r.max, status: r.status, message: r.message };
-    }
+    for (const m of memories) yield recallPoint(av, m, N, d, seeds);
 }
 
 /** The same against d at a fixed N. */
 export function* recallAgainstD(av, { memories, N, ds, seeds = 3 }) {
   for (const d of ds)
-    for (const m of memories) {
-      const r = av.recall(m.knobs, { pairs: N, d, seeds });
-      yield { memory: m.id, N, d, mean: r.mean, min: r.min, max: r.max, status: r.status, message: r.message };
-    }
+    for (const m of memories) yield recallPoint(av, m, N, d, seeds);
 }
 
 /**
@@ -217,7 +252,7 @@ export function overwrite(av, { memories, N = 8, d = 32, seed = 0 }) {
   const { K, V } = av.recallDraw(N + 1, d, seed);
   K.copyWithin(N * d, 0, d); // the last pair: key 0 again, with the last draw's value as v′
   return memories.map((m) => {
-    const r = av.recall(m.knobs, { K, V, pairs: N + 1, d });
+    const r = av.recall(m.knobs, { K, V, pairs: N + 1, d, setup: m.gates ? gatesSetup(m.gates, {}) : undefined });
     if (!r.errors) return { memory: m.id, status: r.status, message: r.message };
     return { memory: m.id, status: r.status, errNew: r.errors[N], errOld: r.errors[0] };
   });

@@ -21,9 +21,14 @@ export const MEMORIES = {
   elu: { knobs: { variant: 'elu' } },
   performer: { knobs: { variant: 'performer', m: 256 } },
   softmax: { knobs: { variant: 'softmax' } },
+  // the gated families (docs/gated.md): constant gates, per-channel ones drawn once, and the lab's own
+  gdn: { knobs: { variant: 'gdn', decay: 0.99, beta: 1 } },
+  kda: { knobs: { variant: 'kda', beta: 1 }, gates: { kind: 'uniform', lo: 0.9, hi: 1, seed: 1, perChannel: true } },
+  fox: { knobs: { variant: 'fox', decay: 0.95 } },
+  gates: { knobs: null }, // the lab's gated variant with its gates (memoryOf)
 };
 const memoryLabel = (id) => t(`mech.memory.${id}`);
-const COLORS = { linear: '#0072b2', delta: '#d55e00', decay: '#009e73', elu: '#e69f00', performer: '#56b4e9', softmax: '#cc79a7', quadratic: '#cc79a7', chunkwise: '#009e73' };
+const COLORS = { gdn: '#882255', kda: '#44aa99', fox: '#999933', gates: '#332288', linear: '#0072b2', delta: '#d55e00', decay: '#009e73', elu: '#e69f00', performer: '#56b4e9', softmax: '#cc79a7', quadratic: '#cc79a7', chunkwise: '#009e73' };
 const VIEWS = ['stepper', 'scaling', 'recall', 'distill']; // their tabs' words: mech.tab.NAME
 const SPEEDS = [1, 3, 10, 30];
 
@@ -429,24 +434,37 @@ export function mountMechanisms(box, env) {
     R.scale.addEventListener('change', () => env.onChange('mem_scale', R.scale.value, 'change'));
   }
   let byN = null, byD = null, recallIds = [];
-  const memoryKnobs = (id) => (id === 'softmax' ? { ...MEMORIES.softmax.knobs, scale: st.mem_scale } : MEMORIES[id].knobs);
+  /** A memory as the worker takes it: {id, knobs, gates}; 'gates' is the lab's variant with its gates (null when
+   *  the lab's variant is not a gated family). */
+  const memoryOf = (id) => {
+    if (id === 'gates') {
+      const r = env.request();
+      if (!r.gates) return null; // requestOf gives gates to the gated families only
+      // read at the view's scale (0: 1 for the unit keys; fox as softmax, the chosen logit scale), not the lab's d^−½
+      return { id, knobs: { ...r.knobs, scale: r.knobs.variant === 'fox' ? st.mem_scale : 0 }, gates: r.gates };
+    }
+    const scaled = id === 'softmax' || id === 'fox'; // softmax's memories read with the chosen logit scale
+    return { id, knobs: scaled ? { ...MEMORIES[id].knobs, scale: st.mem_scale } : MEMORIES[id].knobs, gates: MEMORIES[id].gates };
+  };
   function startRecall() {
-    const ids = (st.mems || '').split(',').filter((x) => MEMORIES[x]);
-    const key = JSON.stringify([ids, st.mem_d, st.pairs, st.mem_scale]);
+    const all = (st.mems || '').split(',').filter((x) => MEMORIES[x]);
+    const mems = all.map(memoryOf).filter(Boolean), ids = mems.map((m) => m.id);
+    const key = JSON.stringify([mems, st.mem_d, st.pairs, st.mem_scale]);
     if (out.recall.key === key) return;
     const Ns = []; for (let N = 1; N < st.pairs; N *= 2) Ns.push(N); Ns.push(st.pairs);
     const ds = []; for (let d = 4; d < st.mem_d; d *= 2) ds.push(d); ds.push(st.mem_d);
-    out.recall = { key, ids, Ns, ds, points: [], overwrite: null, done: false };
+    out.recall = { key, ids, Ns, ds, points: [], overwrite: null, done: false, noGates: all.includes('gates') && !ids.includes('gates') };
     recallIds = ids;
     if (!ids.length) { out.recall.done = true; drawRecall(); return; }
-    out.recall.id = post({ kind: MSG.MECH_RECALL, memories: ids.map((id) => ({ id, knobs: memoryKnobs(id) })), Ns, d: st.mem_d, seeds: 3, N: st.pairs, ds, overwriteN: 8 });
+    out.recall.id = post({ kind: MSG.MECH_RECALL, memories: mems, Ns, d: st.mem_d, seeds: 3, N: st.pairs, ds, overwriteN: 8 });
     byN?.plot.destroy(); byD?.plot.destroy(); byN = byD = null;
     drawRecall();
   }
   function drawRecall() {
     if (!uPlotReady()) { loadUPlot().then(drawRecall, (err) => chartsFailed(R.note, err)); return; } // uPlot after the first view (charts.mjs)
     const rc = out.recall, ids = rc.ids ?? [];
-    const series = () => [...ids.map((id) => ({ label: memoryLabel(id), color: COLORS[id] })), { label: '√((N−1)/d)', color: '#888', dash: [3, 3] }];
+    const label = (id) => (id === 'gates' ? t('mech.memory.gatesOf', { variant: tOwn(`variant.${st.variant}`, env.schema.variantView(st.variant).label) }) : memoryLabel(id));
+    const series = () => [...ids.map((id) => ({ label: label(id), color: COLORS[id] })), { label: '√((N−1)/d)', color: '#888', dash: [3, 3] }];
     // N = d: where the memory-collisions lesson says a linear state's recall fails
     byN ??= makeChart(R.byN, () => ({ title: t('mech.recall.byN', { d: st.mem_d }), xlabel: t('mech.recall.pairs'), ylabel: t('mech.recall.error'), series: series() }), { ylog: false, marks: () => [{ x: st.mem_d, label: 'N = d' }] });
     byD ??= makeChart(R.byD, () => ({ title: t('mech.recall.byD', { N: st.pairs }), xlabel: 'd', ylabel: t('mech.recall.error'), series: series() }), { ylog: false });
@@ -455,14 +473,17 @@ export function mountMechanisms(box, env) {
     byD.set([rc.ds ?? [], ...pick('d', rc.ds ?? [], (p) => p.d), (rc.ds ?? []).map((d) => Math.sqrt((st.pairs - 1) / d))]);
     const bad = rc.points.find((p) => p.status < 0);
     R.note.textContent = sentences(t('mech.recall.note', { status: t(rc.done ? (rc.error ? 'mech.recall.stopped' : 'mech.recall.done') : 'mech.recall.computing') }),
-      bad ? t('mech.recall.bad', { memory: memoryLabel(bad.memory), message: bad.message }) : '', rc.error ?? '');
+      bad ? t('mech.recall.bad', { memory: label(bad.memory), message: bad.message }) : '', rc.error ?? '',
+      rc.noGates ? t('mech.recall.noGates') : '',
+      // a reset's toll, honestly: the pairs before it are gone (their keys read only the later pairs' crosstalk)
+      ...rc.points.filter((p) => p.forgotten && p.axis === 'N' && p.N === st.pairs).map((p) => t('mech.recall.forgotten', { memory: label(p.memory), at: p.forgotten.at, before: fmt(p.forgotten.before), after: fmt(p.forgotten.after) })));
     const lin = rc.points.filter((p) => p.axis === 'N' && p.memory === 'linear'), del = rc.points.filter((p) => p.axis === 'N' && p.memory === 'delta');
     if (lin.length && del.length && rc.done) {
       const wins = lin.every((p) => { const q = del.find((x) => x.N === p.N); return q && (p.N === 1 || q.mean < p.mean); });
       R.claim.textContent = t(wins ? 'mech.recall.wins' : 'mech.recall.loses');
     } else R.claim.textContent = ids.includes('linear') && ids.includes('delta') ? '' : t('mech.recall.tick');
     R.over.replaceChildren(el('tr', {}, el('th', { text: t('mech.recall.memory') }), el('th', { text: t('mech.recall.newest') }), el('th', { text: t('mech.recall.old') })),
-      ...(rc.overwrite ?? []).map((o) => el('tr', {}, el('td', { text: memoryLabel(o.memory) }), el('td', { text: o.errNew == null ? o.message : fmt(o.errNew) }), el('td', { text: o.errOld == null ? '' : fmt(o.errOld) }))));
+      ...(rc.overwrite ?? []).map((o) => el('tr', {}, el('td', { text: label(o.memory) }), el('td', { text: o.errNew == null ? o.message : fmt(o.errNew) }), el('td', { text: o.errOld == null ? '' : fmt(o.errOld) }))));
   }
 
   // --- Hedgehog distillation --------------------------------------------------------------------------------
@@ -637,7 +658,7 @@ export function mountMechanisms(box, env) {
         stepper: f && !f.error ? { t: f.t, n: f.n, kind: f.kind, r: f.r, diff: f.diff ?? null, stateBytes: f.stateBytes, cacheBytes: f.cacheBytes, status: f.status, ...gatedSnapshot(f) } : f ? { error: f.error } : null,
         scaling: { done: out.scaling.done, error: out.scaling.error ?? null, budget: out.scaling.budget ?? null, crossover: out.scaling.crossover ?? null, memoryGrowth: out.scaling.memory != null ? out.scaling.memory - out.scaling.base : null,
           points: out.scaling.points.map((p) => ({ n: p.n, path: p.path, ms: p.ms ?? null, bytes: p.bytes ?? null, skipped: p.skipped ?? null })) },
-        recall: { done: out.recall.done, error: out.recall.error ?? null, points: out.recall.points.map((p) => ({ memory: p.memory, axis: p.axis, N: p.N, d: p.d, mean: p.mean })), overwrite: out.recall.overwrite },
+        recall: { done: out.recall.done, error: out.recall.error ?? null, points: out.recall.points.map((p) => ({ memory: p.memory, axis: p.axis, N: p.N, d: p.d, mean: p.mean, ...(p.forgotten ? { forgotten: p.forgotten } : {}) })), overwrite: out.recall.overwrite },
         distill: { done: out.distill.done, t: out.distill.t ?? 0, loss: [...out.distill.loss], lossNow: out.distill.lossNow ?? null, readouts: out.distill.chunk?.readouts ?? null, compare: out.distill.compare ?? null, error: out.distill.error ?? null, usingW: env.usingW() },
       };
     },
