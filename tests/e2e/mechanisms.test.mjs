@@ -127,6 +127,23 @@ describe('the recurrence stepper with the gated families', () => {
       expect(errors).toEqual([]);
     } finally { await page.close(); }
   });
+  it('projector mode: the gate column is drawn and the stepper\'s sentences are at least 18 px', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'v=1&variant=gla&n=64&d=16&gate=slow&mech=stepper&step=30&projector=1' });
+    try {
+      await until(page, (x) => x?.stepper?.t === 30 && x.stepper.family === 'gla');
+      const r = await page.evaluate(() => {
+        const px = (sel) => parseFloat(getComputedStyle(document.querySelector(sel)).fontSize);
+        const a = document.querySelector('#mech-stepper .mech-alpha');
+        return { words: px('#mech-stepper .mech-gated'), note: px('#mech-stepper .note'), alphaRows: a.height, alphaShown: a.getBoundingClientRect().height };
+      });
+      expect(r.words).toBeGreaterThanOrEqual(18);
+      expect(r.note).toBeGreaterThanOrEqual(18);
+      expect(r.alphaRows).toBe(16);
+      expect(r.alphaShown).toBeGreaterThan(100);
+      await shot(page, 'stepper-gla-projector');
+      expect(errors).toEqual([]);
+    } finally { await page.close(); }
+  });
   it('fox keeps a cache with each entry\'s bias; its row is the matrix\'s', async () => {
     const { page, errors } = await openLab(browser.context, server.url, { hash: 'v=1&variant=fox&n=48&d=16&gate=uniform&mech=stepper&step=20' });
     try {
