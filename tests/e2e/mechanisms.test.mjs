@@ -154,6 +154,7 @@ describe('the recurrence stepper with the gated families', () => {
       expect(m.stepper.bias[19]).toBe(0);
       expect(m.stepper.bias[0]).toBeLessThan(0);
       expect(m.stepper.diff).toBeLessThan(1e-4);
+      await expect.poll(() => page.locator('#mech-stepper .mech-gated').textContent()).toMatch(/^Token 19's gate α = [0-9.]+ multiplied the weight of every earlier entry/);
       await shot(page, 'stepper-fox');
       expect(errors).toEqual([]);
     } finally { await page.close(); }

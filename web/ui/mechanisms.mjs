@@ -182,12 +182,12 @@ function gatedWords(f) {
   const i = f.t - 1, single = f.alpha.length === 1, al = f.alpha;
   const amin = Math.min(...al), amax = Math.max(...al);
   const parts = [];
+  if (f.family === 'fox') return t(f.reset ? 'mech.step.foxReset' : 'mech.step.foxGate', { i, alpha: fmt(al[0]) });
   if (f.reset) {
     const cleared = f.resetRows.length;
     parts.push(single || cleared === f.d ? t('mech.step.reset', { i, alpha: fmt(Math.min(...f.resetRows.map((c) => al[single ? 0 : c]))) })
       : t('mech.step.resetRows', { i, k: cleared, d: f.d, rows: rowList(f.resetRows), alpha: fmt(Math.min(...f.resetRows.map((c) => al[c]))) }));
   } else parts.push(single ? t('mech.step.gate', { i, alpha: fmt(al[0]) }) : t('mech.step.gateRows', { i, lo: fmt(amin), hi: fmt(amax) }));
-  if (f.family === 'fox') return sentences(...parts);
   if (f.u) parts.push(t('mech.step.beta', { beta: fmt(f.beta), u: fmt(vecNorm(f.u)), v: fmt(vecNorm(f.v)) }));
   if (f.x) parts.push(t('mech.step.dplr', { x: fmt(vecNorm(f.x)), b: fmt(vecNorm(f.b)) }));
   parts.push(t('mech.step.norm', { now: fmt(f.stateNorm), prev: fmt(f.prevNorm) }));
