@@ -92,6 +92,11 @@ describe('the gated stepper', () => {
           expect(f.alpha.length).toBe(held.channels);
         }
         expect(worst).toBeLessThan(2e-5);
+        // the library's own recurrent path (av_recurrent) over the same gates: the same rows
+        const frames = Array.from({ length: n }, (_, t) => Float32Array.from(stepFrame(stepper, t + 1).o));
+        expect(lab.recurrent({ variant: family, causal: true }).status).toBeGreaterThanOrEqual(0);
+        const O = lab.O.slice();
+        for (let t = 0; t < n; t++) expect(rel(frames[t], O.subarray(t * dv, (t + 1) * dv))).toBeLessThan(1e-6);
         const back = stepFrame(stepper, 5), again = stepFrame(stepper, 5);
         expect(Array.from(back.S)).toEqual(Array.from(again.S));
       } finally { lab.free(); }
