@@ -251,6 +251,7 @@ export function mountMechanisms(box, env) {
     S.diff = el('p', { class: 'mech-diff' });
     const fig = (title, ...kids) => el('figure', { class: 'mech-fig' }, el('figcaption', { text: title }), ...kids);
     S.stateFig = fig(K('mech.step.stateFig'), S.state);
+    S.stateCap = S.stateFig.querySelector('figcaption');
     S.zFig = fig(K('mech.step.zFig'), S.z);
     S.alphaFig = fig('α_t', S.alpha);
     S.ktFig = fig(K('mech.step.ktFig'), S.kt);
@@ -315,6 +316,9 @@ export function mountMechanisms(box, env) {
       : gated ? sentences(t('mech.step.gatedNote', { variant, d: f.d, dv: f.dv }), st.causal ? '' : t('mech.step.causal'))
       : sentences(t((f.z ?? []).some((x) => x !== 0) ? 'mech.step.stateNoteZ' : 'mech.step.stateNote', { variant, r: f.r, dv: f.dv }), st.causal ? '' : t('mech.step.causal'));
     S.stateFig.hidden = f.kind !== 'state' && !gated;
+    const capKey = gated ? 'mech.step.stateFigGated' : 'mech.step.stateFig'; // a gated state has d rows, not r features
+    WORDS.set(S.stateCap, { text: K(capKey) });
+    S.stateCap.textContent = t(capKey);
     S.alphaFig.hidden = S.ktFig.hidden = !gated;
     S.uFig.hidden = !(gated && (f.u || f.x));
     S.gated.hidden = !f.family;

@@ -35,6 +35,7 @@ export default {
   'mech.step.row.aria': 'the masked matrix row times V',
   'mech.step.cache.aria': 'softmax key/value cache, one row per token read',
   'mech.step.stateFig': 'state S_t (r × dv): the same size at every token',
+  'mech.step.stateFigGated': 'state S_t (d × dv): the same size at every token',
   'mech.step.zFig': 'z_t (r): the normaliser\'s state',
   'mech.step.phiFig': 'φ(k_t): the newest key\'s features',
   'mech.step.oFig': 'o_t by the recurrence',

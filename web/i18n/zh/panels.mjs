@@ -35,6 +35,7 @@ export default {
   'mech.step.row.aria': '掩码后矩阵的一行乘以 V',
   'mech.step.cache.aria': 'softmax 的键值缓存，每读一个 token 一行',
   'mech.step.stateFig': '状态 S_t（r × dv）：每个 token 处大小都一样',
+  'mech.step.stateFigGated': '状态 S_t（d × dv）：每个 token 处大小都一样',
   'mech.step.zFig': 'z_t（r）：归一化项的状态',
   'mech.step.phiFig': 'φ(k_t)：最新一个键的特征',
   'mech.step.oFig': '由递归得到的 o_t',
