@@ -179,7 +179,7 @@ static void print_help(FILE *out) {
     fputs("variants (--variant NAME):\n", out);
     for (int i = 0; i < AV_VARIANT_COUNT; i++) {
         const av_variant_desc *vd = av_variant_info(i);
-        fprintf(out, "  %-11s%s (%s)%s\n  %-11s%s\n", vd->name, vd->label, vd->source,
+        fprintf(out, "  %-12s%s (%s)%s\n  %-12s%s\n", vd->name, vd->label, vd->source,
                 vd->flags & AV_VF_CAUSAL ? "" : "; no causal form", "", vd->formula);
     }
     fputs("\n", out);

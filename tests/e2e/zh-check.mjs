@@ -8,9 +8,11 @@
  *   and their authors' terms (Performer, FAVOR, Linformer, Hedgehog, FLatten, Nyströmformer, RetNet,
  *   DeltaNet, cosFormer, Taylor, Frobenius, Kullback–Leibler; "Efficient Attention" and "retention" are the
  *   papers' names of their methods, "delta" the delta rule's; Gated DeltaNet, Lightning Attention and Mamba the models'
- *   names the decay lesson lists; Kimi, Transformer and FoX the gated lessons' models, as their papers write them);
+ *   names the decay lesson lists; Transformer and FoX the gated lessons' models, as their papers write them);
  * - softmax, token and logit, which Chinese technical prose keeps in Latin (web/i18n/zh/page.mjs does);
- * - software, formats and models by name (fla, the flash-linear-attention library the gated families follow; attnviz, WebAssembly, wasm, SIMD, numpy, KaTeX, llama2.c, stories260K);
+ * - software, formats and models by name (fla, the flash-linear-attention library the gated families follow;
+ *   attnviz, WebAssembly, wasm, SIMD, numpy, KaTeX, llama2.c, stories260K; Kimi: Kimi Delta Attention's, the
+ *   variant kda, is named after its model);
  * - the colour maps' names (viridis, cividis, magma, gray; rdbu), kept in every language (docs/i18n.md);
  * - function names of formulas written outside KaTeX (exp, log, elu, relu, max, min, cos, sin, diag),
  *   IEEE's Inf and NaN, and the number formats float32 and float64 (the tolerance's definition names them);
