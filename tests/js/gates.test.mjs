@@ -202,7 +202,7 @@ describe('the engine keeps the gates with the inputs', () => {
     const part = gatesPart(f.gates);
     expect(part).toEqual({ kind: 'resets', knobs: { alpha: 0.99, period: 16, at: [], rate: 0 }, channels: 16, n: 64,
       min: -30, max: expect.closeTo(Math.log(0.99), 6), resets: [16, 32, 48],
-      beta: { kind: 'uniform', knobs: { lo: 0.2, hi: 1, seed: 1 }, min: expect.any(Number), max: expect.any(Number) } });
+      beta: { kind: 'uniform', knobs: { lo: 0.2, hi: 1, seed: 1 }, min: expect.any(Number), max: expect.any(Number) }, ab: null });
     expect(part.beta.min).toBeGreaterThanOrEqual(0.2);
     expect(part.beta.max).toBeLessThanOrEqual(1);
     const plain = e.frame(schema.requestOf(schema.fromHash('#v=1&variant=elu&n=64&d=16').state));
