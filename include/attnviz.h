@@ -393,6 +393,16 @@ int av_recurrent_step(float *o, double *S, double *z, const float *phi_q, const 
 int av_gated_step(float *o, double *S, const float *q, const float *k, const float *v, const float *g, double beta,
                   const float *a, const float *b, int d, int dv, const av_params *prm);
 
+/* RWKV-7's read and write vectors for dplr (docs/gated.md "dplr"; fla's RWKV7Attention): from K (n×d, the layer's
+ * k ⊙ k_k), κ̂_t = K_t / max(‖K_t‖, 1e-12) (torch's F.normalize, the layer's default; a zero row stays zero),
+ * a_t = −κ̂_t, b_t = κ̂_t ⊙ η_t with η the in-context learning rate: a_icl (n×d, each in [0, 1]: the layer's
+ * sigmoid(a_lora x)), or a_icl_const for every entry when a_icl is NULL. a, b: n×d each (then
+ * av_params_set_dplr). The rest of RWKV-7 is the caller's: its log-decay, w = −e^{−1/2}·sigmoid(·) per channel,
+ * lies in (−e^{−1/2}, 0), so α ∈ (0.545, 1) (av_params_set_gates, channels d); scale 1; the layer's k written
+ * is k ⊙ (1 + (η − 1) ⊙ k_a). AV_ERR_NULL, AV_ERR_SIZE (n, d), AV_ERR_NONFINITE (K, a_icl), AV_ERR_GATES (a
+ * rate outside [0, 1]); nothing is written unless AV_OK. */
+int av_rwkv7_vectors(float *a, float *b, const float *K, int n, int d, const float *a_icl, double a_icl_const);
+
 /* The causal output O[n×dv] by the two forms that read the sequence in order (docs/recurrent.md); both need
  * prm->causal = 1 (else AV_ERR_NEEDS_CAUSAL) and agree with av_attend's M·V to float precision.
  *   av_recurrent   token by token: the state scan of av_recurrent_step (kernel variants, retention,
@@ -691,7 +701,8 @@ int av_readouts(double *vals, int *reasons, const float *M, const double *sv, do
 /* row_kl_mean of M against A (as av_readouts: M = av_matrix of prm on Q, K; A the plain softmax reference)
  * where M's float32 entries underflowed: an entry that is 0 in M while A > 0 takes its logarithm from the
  * log domain, in float64, where the variant has one: softmax with a decay or a window,
- * ln M_ij = ℓ_ij − ln Σ_l e^ℓ_il with ℓ = scale·q·k + (i − j)·ln γ; a kernel variant (a feature map, e.g.
+ * ln M_ij = ℓ_ij − ln Σ_l e^ℓ_il with ℓ = scale·q·k + (i − j)·ln γ (fox: ℓ = q̃·k̃ + Σ_{l=j+1..i} g_l, its gates
+ * from prm); a kernel variant (a feature map, e.g.
  * decayed), ln M_ij = ln(φ(q_i)·φ(k_j)) + (i − j)·ln γ − ln D_i, the product from ln φ in float64 (focused,
  * exp, hedgehog, whose float32 φ can underflow), κ(scale·q·k) (taylor, explimit) or the float32 features
  * (the others). So the KL is

@@ -46,19 +46,21 @@
 // per-channel gates (about 8.5·n·d per product matrix: gated.c's sub-blocks of 16), small beside the rest.
 //   quadratic  simple_gla, gla             F + n²·d + n²·dv                               bytes 4·n²
 //              gdn, kda                     F + n²·d + n²·d/2 + n³/6 + n²·dv               bytes 8·n²
-//              dplr                         F + 4·n²·d + n³/3 + n²·dv                      bytes 16·n²
+//              dplr (a, b given; else gla)  F + 4·n²·d + n³/3 + n²·dv                      bytes 12·n² (M, A_ak, A_ab)
 //              fox                          as softmax: n²·d + n²·dv                       bytes 4·n²
 //   linear     the chunkwise form (fox: none)
 //   recurrent  state families               F + (t + 1)·n·d·dv                             bytes 4·d·dv
 //              fox (a cache, the mean n/2)  n·(n/2)·(d + dv)                               bytes 4·n·(d + dv)
 //   chunkwise  simple_gla, gla              F + n·C·(d + dv) + 2·n·d·dv                    bytes 4·(d·dv + C²)
 //              gdn, kda (U by substitution) F + 2·n·C·(d + dv) + 3·n·d·dv                  bytes 4·(d·dv + 2·C² + C·dv)
-//              dplr                         F + n·C·(4·d + dv) + n·(C²/3 + 3·C·d + 2·C·dv + 3·d·dv)   bytes 4·(d·dv + 4·C² + 2·C·d)
+//              dplr (a, b given; else gla)  F + n·C·(4·d + 2·dv) + 4·n·d·dv                bytes 4·(d·dv + 4·C² + 2·C·dv + 4·C·d)
+//                (the four A's; X = (I − A_ab)⁻¹(Â·S + A_ak·V) and O = Q̂·S + A_qk·V + A_qb·X, each C·dv + d·dv a
+//                token; the state's two writes 2·d·dv)
 //              fox (flash tiling)           n·n·(d + dv)                                   bytes 4·(C² + C·dv)
 
 /* out[0..1] of one path of a gated family (the table above), knobs resolved and not delegated. */
 static void gated_cost(double *out, int path, const av_params *p, double N, double D, double DV, double C) {
-    int v = p->variant, delta = v == AV_GDN || v == AV_KDA;
+    int v = p->variant == AV_DPLR && !p->dplr_a ? AV_GLA : p->variant, delta = v == AV_GDN || v == AV_KDA;
     double F = (p->qk_l2norm > 0 ? 4 : 1) * N * D, t = v == AV_DPLR ? 4 : delta ? 3 : 2, nn = N * N;
     if (v == AV_FOX) {
         if (path == AV_PATH_QUADRATIC) out[0] = nn * (D + DV), out[1] = 4 * nn;
@@ -70,15 +72,14 @@ static void gated_cost(double *out, int path, const av_params *p, double N, doub
     case AV_PATH_QUADRATIC:
         out[0] = F + nn * D + nn * DV, out[1] = 4 * nn;
         if (delta) out[0] += nn * D / 2 + nn * N / 6, out[1] = 8 * nn;
-        if (v == AV_DPLR) out[0] = F + 4 * nn * D + nn * N / 3 + nn * DV, out[1] = 16 * nn;
+        if (v == AV_DPLR) out[0] = F + 4 * nn * D + nn * N / 3 + nn * DV, out[1] = 12 * nn;
         return;
     case AV_PATH_RECURRENT: out[0] = F + (t + 1) * N * D * DV, out[1] = 4 * D * DV; return;
     default: /* chunkwise, and the linear path that runs it */
         out[0] = F + N * C * (D + DV) + 2 * N * D * DV, out[1] = 4 * (D * DV + C * C);
         if (delta) out[0] = F + 2 * N * C * (D + DV) + 3 * N * D * DV, out[1] = 4 * (D * DV + 2 * C * C + C * DV);
         if (v == AV_DPLR)
-            out[0] = F + N * C * (4 * D + DV) + N * (C * C / 3 + 3 * C * D + 2 * C * DV + 3 * D * DV),
-            out[1] = 4 * (D * DV + 4 * C * C + 2 * C * D);
+            out[0] = F + N * C * (4 * D + 2 * DV) + 4 * N * D * DV, out[1] = 4 * (D * DV + 4 * C * C + 2 * C * DV + 4 * C * D);
         return;
     }
 }

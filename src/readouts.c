@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "gated.h"
 #include "internal.h"
 #include "simd.h"
 
@@ -1041,6 +1042,32 @@ static int softmax_log_row(double *lam, int *lo_out, const float *Q, const float
     return hi;
 }
 
+/* fox's (docs/gated.md): lam[j] = ℓ_ij − ln Σ_l e^ℓ_il over j ≤ i, ℓ_ij = q̃_i·k̃_j + seg(i, j) with q̃ = scale·l2norm?(q),
+ * k̃ = l2norm?(k) and the bias summed from the diagonal backwards, in float64 from the float32 Q and K. Returns i + 1. */
+static int fox_log_row(double *lam, const float *Q, const float *K, int i, int d, const av_params *p) {
+    const avi_gates G = avi_gates_of(p);
+    const float *q = Q + (size_t)i * d;
+    double fq = p->scale, top = -INFINITY, c = 0.0;
+    if (p->qk_l2norm > 0) {
+        double s = 0.0;
+        for (int f = 0; f < d; f++) s += (double)q[f] * q[f];
+        fq /= sqrt(s + 1e-6);
+    }
+    for (int j = i; j >= 0; j--) {
+        const float *k = K + (size_t)j * d;
+        double s = 0.0, kk = 0.0;
+        for (int f = 0; f < d; f++) s += (double)q[f] * k[f], kk += (double)k[f] * k[f];
+        lam[j] = fq * s / (p->qk_l2norm > 0 ? sqrt(kk + 1e-6) : 1.0) + c;
+        top = lam[j] > top ? lam[j] : top;
+        c += avi_gate(&G, j, 0);
+    }
+    double z = 0.0;
+    for (int j = 0; j <= i; j++) z += exp(lam[j] - top);
+    const double lse = top + log(z);
+    for (int j = 0; j <= i; j++) lam[j] -= lse;
+    return i + 1;
+}
+
 /* The kernel variants' logarithms where M underflowed: lam[j] = ln(φ(q_i)·φ(k_j)) + (i − j)·ln γ − ln D_i over
  * the allowed j, D_i the variant's normaliser of the decayed row sum, all in float64 (−∞ where the product
  * is not positive: M is truly 0 there). The product comes from ln φ in float64 (LQ, LK: focused, exp and
@@ -1172,7 +1199,7 @@ int av_row_kl(double *kl_mean, int *reason, const float *M, const float *A, cons
     row_kl_layout(&lam, &PQ, &PK, &LQ, &LK, &fw, &ar, &p, n, d, r);
     const log_feats F = {PQ, PK, Q, K, LQ, LK, r, d, n};
     const int causal = p.causal != 0;
-    int logs = p.variant == AV_SOFTMAX || closed_form(&p), features = 0; // the features are computed at the first row that needs them
+    int logs = p.variant == AV_SOFTMAX || p.variant == AV_FOX || closed_form(&p), features = 0; // the features are computed at the first row that needs them
     for (int i = 0; i < n; i++) // a negative entry wins over a zero one, as in av_readouts
         for (int j = 0, len = allowed(i, n, causal); j < len; j++)
             if (M[(size_t)i * n + j] < 0.0f) {
@@ -1200,6 +1227,7 @@ int av_row_kl(double *kl_mean, int *reason, const float *M, const float *A, cons
             for (int t = 0; LQ && t < 2; t++) scaled_features(t ? LK : LQ, n, r);
         }
         if (p.variant == AV_SOFTMAX) hi = softmax_log_row(lam, &lo, Q, K, i, n, d, &p);
+        else if (p.variant == AV_FOX) hi = fox_log_row(lam, Q, K, i, d, &p);
         else if (logs) kernel_log_row(lam, &F, i, n, &p), hi = len;
         double t = 0.0;
         for (int j = 0; j < len; j++) {

@@ -25,13 +25,14 @@ static const char HELP[] =
     "attnviz: softmax attention and its linear-time relatives, from the command line.\n"
     "\n"
     "usage:\n"
-    "  attnviz matrix   --variant NAME --q Q.npy --k K.npy [--v V.npy] [--causal] [knobs] -o M.npy\n"
+    "  attnviz matrix   --variant NAME --q Q.npy --k K.npy [--v V.npy] [--causal] [knobs] [gated inputs]\n"
+    "                   -o M.npy\n"
     "                   [--out-o O.npy [--path quadratic|linear|recurrent|chunkwise]]\n"
     "      Write the variant's n x n attention matrix (or its effective n x n map) as float32 .npy.\n"
     "      With --v and --out-o, also write the output O = M V (n x dv), by the quadratic path (default),\n"
     "      the linear-time path, the recurrent form (token by token; causal) or the chunkwise form\n"
     "      (chunks of --chunk tokens and a carried state; causal).\n"
-    "  attnviz readouts --variant NAME --q Q.npy --k K.npy [--v V.npy] [--causal] [knobs]\n"
+    "  attnviz readouts --variant NAME --q Q.npy --k K.npy [--v V.npy] [--causal] [knobs] [gated inputs]\n"
     "                   [--accurate] [--tau X] [-o OUT.json]\n"
     "      Print the readouts of the matrix (rank, effective rank, sparsity, entropy, error against\n"
     "      softmax, ...) as one JSON object, on stdout or into OUT.json.\n"
@@ -63,12 +64,13 @@ static const char HELP[] =
     "      head, variant and readout the texts used, nulls, mean, std, min and max over them.\n"
     "  attnviz generate-text --model M.bin --tokenizer T.bin [--text \"...\"] [--steps N]\n"
     "      Print the prompt and the model's greedy continuation (N tokens, default 64; stops at BOS).\n"
-    "  attnviz recall   --variant NAME --pairs N --d D [--seeds S] [knobs] [-o OUT.json]\n"
+    "  attnviz recall   --variant NAME --pairs N --d D [--seeds S] [knobs] [gated inputs] [-o OUT.json]\n"
     "      Memory collisions: write N pairs (unit keys, N(0, I) values; drawn S times) into the variant's\n"
     "      memory in order, read every key back from the final memory, and print the mean relative error\n"
     "      ||o_i - v_i|| / ||v_i|| as JSON {\"recall_error_mean\", \"recall_error_min\", \"recall_error_max\", ...}\n"
     "      over the draws. Memories: softmax over the stored pairs, and every variant with a recurrent\n"
-    "      state (decay and the delta rule included). --scale is absolute here (default 1); no --causal.\n"
+    "      state (decay and the delta rule included, the gated families with their gates per pair).\n"
+    "      --scale is absolute here (default 1); no --causal.\n"
     "  attnviz distill  --q Q.npy --k K.npy [--v V.npy] [--causal] [--layer L --head H] [--hedgehog-w W0.npy]\n"
     "                   [--scale X] --steps N [--lr X] [--holdout Q2.npy K2.npy [V2.npy]]\n"
     "                   [--all-heads [--format json|csv]] -o W.npy\n"
@@ -88,6 +90,25 @@ static const char HELP[] =
     "  --all-heads      (readouts) every layer and head of 4-D tensors: {\"layers\", \"heads\",\n"
     "                   \"kv_heads\", \"n\", \"readouts\": [[one object per head] per layer]}.\n"
     "  --causal         inclusive autoregressive mask (token i sees keys j <= i).\n"
+    "\n"
+    "gated inputs (matrix, readouts, sweep, table; recall with N in place of n; docs/gated.md):\n"
+    "  --gates G.npy    the log-gates g <= 0 (the decay is exp(g); a reset is -30): (n,) or (n, 1), one\n"
+    "                   per token (every gated family), or (n, d), one per channel (gla, kda, dplr).\n"
+    "  --betas B.npy    the write strengths beta in (0, 2], (n,) (gdn, kda).\n"
+    "  --a A.npy --b B.npy  dplr's read and write vectors, (n, d) each, both or neither.\n"
+    "                   float32 or float64. None is required: an array not given is the constant case,\n"
+    "                   g = ln(--decay), beta = --beta, a = b = 0 (an array given replaces its knob).\n"
+    "                   With 4-D tensors an array serves every head, or each head its own with (layers,\n"
+    "                   heads) in front: (L, H, n), (L, H, n, d).\n"
+    "                   The gated families exist only causal: the mask is on, --no-causal is refused.\n"
+    "\n"
+    "presets (--variant NAME; the JSON says \"variant\": the preset, \"family\": what it computes):\n"
+    "  mamba2           simple_gla with scale 1 (--scale still sets it): q = C (--q), k = dt*B (--k is B),\n"
+    "                   g = A*dt from --dt DT.npy ((n,), dt > 0) and --A X (X < 0), both or neither;\n"
+    "                   without them the gates come from --gates or --decay. V is x; no D*x skip in M.\n"
+    "  rwkv7            dplr with scale 1: a = -kappa, b = kappa*a_icl, kappa = k/|k| of each row of --k,\n"
+    "                   unless --a and --b are given; a_icl from --a-icl X (in (0, 1], default 0.5) or\n"
+    "                   --a-icl-file A.npy ((n, d), in (0, 1]); the decay w from --gates (log w) or --decay.\n"
     "\n"
     "%VARIANTS%"
     "%KNOBS%"
@@ -158,7 +179,7 @@ static void print_help(FILE *out) {
     fputs("variants (--variant NAME):\n", out);
     for (int i = 0; i < AV_VARIANT_COUNT; i++) {
         const av_variant_desc *vd = av_variant_info(i);
-        fprintf(out, "  %-11s%s (%s)%s\n  %-11s%s\n", vd->name, vd->label, vd->source,
+        fprintf(out, "  %-12s%s (%s)%s\n  %-12s%s\n", vd->name, vd->label, vd->source,
                 vd->flags & AV_VF_CAUSAL ? "" : "; no causal form", "", vd->formula);
     }
     fputs("\n", out);
@@ -186,7 +207,10 @@ static void print_help(FILE *out) {
             if (!reads || kn == AV_KNOB_CAUSAL) continue;
             fprintf(out, "%s%s", first ? "; read by " : ", ", vd->name);
             for (int j = 0; j < vd->knob_count; j++) /* its own default, where it differs */
-                if (vd->knobs[j] == kn && vd->defaults[j] != 0) fprintf(out, " (default %g)", vd->defaults[j]);
+                if (vd->knobs[j] == kn && vd->defaults[j] != 0) {
+                    if (kd->type == AV_KT_BOOL) fprintf(out, " (default %s)", vd->defaults[j] > 0 ? "on" : "off");
+                    else fprintf(out, " (default %g)", vd->defaults[j]);
+                }
             first = 0;
         }
         fputc('\n', out);

@@ -19,7 +19,47 @@ typedef struct avcli_inputs {
     const char *where;      /* names the head in warnings ("layer 1 head 3"), or NULL */
     char **only;            /* table --readouts: the readouts asked for (warnings of steps only others need are */
     int nonly;              /* left out), or NULL */
+    int alias;              /* AVCLI_MAMBA2, AVCLI_RWKV7 (--variant names a preset of prm.variant), or 0 */
+    float *gates, *betas, *dplr_a, *dplr_b; /* the gated families' arrays (gates.c), owned; NULL: none given */
+    float *a_icl;           /* rwkv7: the in-context learning rates (n×d) of --a-icl-file, owned, or NULL: */
+    double a_icl_const;     /* the constant of --a-icl (default 0.5) */
+    int ab_made;            /* rwkv7: dplr_a, dplr_b were built from K (avcli_rwkv7_ab), not given */
 } avcli_inputs;
+
+// ----------------------------------------------------------------------------------------------------
+// the gated families' arrays and presets (gates.c; docs/gated.md)
+
+/* The presets: mamba2 is simple_gla with scale 1 (q = C, k = Δ·B, g = A·Δ with --dt, --A), rwkv7 is dplr with
+ * scale 1 (a = −κ̂, b = κ̂ ⊙ a_icl from K unless --a, --b are given). */
+enum { AVCLI_NO_ALIAS = 0, AVCLI_MAMBA2 = 1, AVCLI_RWKV7 = 2, AVCLI_ALIAS_COUNT = 3 };
+/* A --variant name: the registry's variant it computes (−1: unknown), and *alias the preset it names (or 0). */
+int avcli_variant_lookup(const char *name, int *alias);
+/* The name a command prints for the variant: the preset's, else the registry's. */
+const char *avcli_variant_label(int variant, int alias);
+/* The presets' names, joined by ", " (for the refusals that list the variants). */
+const char *avcli_alias_list(void);
+
+/* The flags of the gated inputs, as given (NULL when absent). */
+enum { AVCLI_G_GATES, AVCLI_G_BETAS, AVCLI_G_A, AVCLI_G_B, AVCLI_G_DT, AVCLI_G_AMAMBA, AVCLI_G_AICL, AVCLI_G_AICL_FILE,
+       AVCLI_G_COUNT };
+extern const char *const AVCLI_GATE_FLAGS[AVCLI_G_COUNT]; /* "--gates", "--betas", "--a", "--b", "--dt", "--A", ... */
+/* 1 when the variant (with the preset `alias`) reads gate flag f: --gates every gated family, --betas gdn and
+ * kda, --a and --b dplr, --dt and --A mamba2, --a-icl and --a-icl-file rwkv7. */
+int avcli_gate_flag_read(int variant, int alias, int f);
+/* The refusals that need no file: a flag the variant does not read, --a without --b, --dt without --A or with
+ * --gates, --a-icl with --a-icl-file or with --a/--b, --A or --a-icl out of range. 0, or one line and 2. */
+int avcli_gates_flags_check(const char *const *flag, int variant, int alias);
+/* Where the arrays' rows come from: (n, d) inputs, or 4-D ones (L layers × H query heads) of which layer and
+ * head are taken; an array may then be shared by every head or given per head, (L, H, ...) in front. */
+typedef struct avcli_geom { int n, d, four, layer, head; int64_t L, H; } avcli_geom;
+/* Read, check and set the arrays the flags name into in (in->gates, ... and in->prm by av_params_set_gates and
+ * av_params_set_dplr), after Q and K were loaded: shapes against n, d (one sentence naming the array, its
+ * shape and the shapes it may have), values (the first bad entry and its index), then the presets' mapping
+ * (mamba2: K's rows scaled by Δ, g = A·Δ; rwkv7: a and b from K). 0, or one line and the exit status. */
+int avcli_gates_load(avcli_inputs *in, const char *const *flag, const avcli_geom *g);
+/* rwkv7 without --a, --b: in->dplr_a, dplr_b (n×d, allocated once) ← −κ̂, κ̂ ⊙ a_icl of these keys (K n×d;
+ * recall calls it again for each draw of its keys), set into in->prm. 0, or one line and the exit status. */
+int avcli_rwkv7_ab(avcli_inputs *in, const float *K, int n, int d);
 
 /* Parse the shared flags (see `attnviz --help`; inputs.c), load the .npy files (selecting --layer/--head for
  * 4-D model tensors). On failure prints one line to stderr and returns 2; 0 on success. */
@@ -158,8 +198,12 @@ int avcli_read_file(const char *flag, const char *path, unsigned char **buf, siz
  * inputs). 0, or one line on stderr and the exit status. */
 int avcli_npy_shape(av_npy_info *info, const char *flag, const char *path);
 
+/* The .npy at `path` read whole and decoded to float32 (*data malloc'd, info->count entries; float32 or
+ * float64 files). 0, or one line on stderr and the exit status; *data is NULL then. */
+int avcli_npy_load(av_npy_info *info, float **data, const char *flag, const char *path);
+
 /* Numbers from flags: the whole of `s` (no leading blanks), a finite double, or an integer in [lo, hi]
- * (inputs.c). 1 on success. */
+ * (output.c). 1 on success. */
 int avcli_parse_double(const char *s, double *out);
 int avcli_parse_long(const char *s, long long lo, long long hi, long long *out);
 

@@ -14,30 +14,6 @@
 #include "cli.h"
 
 // ----------------------------------------------------------------------------------------------------
-// errors and number parsing
-
-/* strtod and strtoll skip leading blanks and the end check only sees trailing ones: refuse both alike. */
-int avcli_parse_double(const char *s, double *out) {
-    char *end;
-    if (isspace((unsigned char)*s)) return 0;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end || errno == ERANGE || !isfinite(v)) return 0;
-    *out = v;
-    return 1;
-}
-
-int avcli_parse_long(const char *s, long long lo, long long hi, long long *out) {
-    char *end;
-    if (isspace((unsigned char)*s)) return 0;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end || errno == ERANGE || v < lo || v > hi) return 0;
-    *out = v;
-    return 1;
-}
-
-// ----------------------------------------------------------------------------------------------------
 // .npy files
 
 typedef struct npy_array { av_npy_info info; float *data; } npy_array;
@@ -45,18 +21,7 @@ typedef struct npy_array { av_npy_info info; float *data; } npy_array;
 /* Read and decode the .npy at `path` (given with `flag`). Returns 0 or prints one line and returns 2. */
 static int read_npy(npy_array *a, const char *flag, const char *path) {
     memset(a, 0, sizeof *a);
-    unsigned char *buf;
-    size_t len;
-    int code = avcli_read_file(flag, path, &buf, &len);
-    if (code) return code;
-    int st = av_npy_parse(&a->info, buf, len);
-    if (st != AV_OK) { free(buf); return avcli_fail("%s %s: %s", flag, path, av_npy_error()); }
-    a->data = malloc(sizeof(float) * (a->info.count ? a->info.count : 1));
-    if (!a->data) { free(buf); return avcli_fail_system("%s %s: out of memory", flag, path); }
-    st = av_npy_decode_f32(a->data, &a->info, buf, len);
-    free(buf);
-    if (st != AV_OK) { free(a->data); a->data = NULL; return avcli_fail("%s %s: %s", flag, path, av_npy_error()); }
-    return 0;
+    return avcli_npy_load(&a->info, &a->data, flag, path);
 }
 
 static int all_finite(const float *x, size_t count) {
@@ -75,7 +40,7 @@ static void shape_text(char *out, size_t cap, const av_npy_info *info) {
 // ----------------------------------------------------------------------------------------------------
 // the shared flags of matrix and readouts
 
-enum { F_Q, F_K, F_V, F_W, F_VARIANT, F_OUT, F_LAYER, F_HEAD, F_TAU, F_NSTR };
+enum { F_Q, F_K, F_V, F_W, F_VARIANT, F_OUT, F_LAYER, F_HEAD, F_TAU, F_G0, F_NSTR = F_G0 + AVCLI_G_COUNT };
 
 typedef struct raw_flags {
     const char *str[F_NSTR];          /* string-valued flags, NULL when absent */
@@ -83,8 +48,10 @@ typedef struct raw_flags {
     int accurate;
 } raw_flags;
 
-static const char *const STR_NAMES[F_NSTR] = {"--q", "--k", "--v", "--hedgehog-w", "--variant", "-o", "--layer",
-                                              "--head", "--tau"};
+static const char *const STR_NAMES[F_G0] = {"--q", "--k", "--v", "--hedgehog-w", "--variant", "-o", "--layer",
+                                            "--head", "--tau"};
+/* The string flags: STR_NAMES, then the gated inputs' (gates.c), F_G0 + AVCLI_G_*. */
+static const char *str_name(int f) { return f < F_G0 ? STR_NAMES[f] : AVCLI_GATE_FLAGS[f - F_G0]; }
 
 /* The knob whose flag is `a` ("--p"), or whose negation it is ("--no-orthogonal", *neg = 1); −1 if none. */
 static int knob_of_flag(const char *a, int *neg) {
@@ -117,7 +84,7 @@ static int collect_flags(raw_flags *r, int argc, char **argv) {
         }
         if (k >= 0) slot = &r->knob[k];
         for (int f = 0; f < F_NSTR && !slot; f++)
-            if (strcmp(a, STR_NAMES[f]) == 0) slot = &r->str[f];
+            if (strcmp(a, str_name(f)) == 0) slot = &r->str[f];
         if (!slot) return avcli_fail("%s: unknown option (see attnviz --help)", avcli_brief(a));
         if (*slot) return avcli_fail("%s: given twice", a);
         if (i + 1 >= argc) return avcli_fail("%s: needs a value", a);
@@ -184,8 +151,8 @@ static int set_knobs(avcli_inputs *in, const raw_flags *r) {
             }
             if (!o || !*o || !len) return avcli_fail("%s %s: unknown kind (%s)", kd->flag, avcli_brief(text), range);
             v = idx;
-        } else if (kd->type == AV_KT_BOOL) {
-            v = text[0] == '1';
+        } else if (kd->type == AV_KT_BOOL) { /* --no-x where 0 means the variant's default: −1, a real off */
+            v = text[0] == '1' ? 1 : (kd->flags & AV_KF_MINUS1_ZERO) ? -1 : 0;
         } else {
             if (!avcli_knob_number(kd, text, &v)) return avcli_fail("%s %s: not a valid value (%s)", kd->flag, avcli_brief(text), range);
         }
@@ -197,7 +164,7 @@ static int set_knobs(avcli_inputs *in, const raw_flags *r) {
 /* Resolve the knobs against n and d; on failure name the flag the library names. */
 static int check_knobs(const avcli_inputs *in, const raw_flags *r) {
     av_params res;
-    const char *vname = av_variant_name(in->prm.variant);
+    const char *vname = avcli_variant_label(in->prm.variant, in->alias);
     int bad = -1, st = av_params_check(&res, &in->prm, in->n, in->d, &bad);
     char range[96];
     if (st == AV_OK) return 0;
@@ -210,6 +177,8 @@ static int check_knobs(const avcli_inputs *in, const raw_flags *r) {
         if (bad >= 0 && bad != AV_KNOB_CAUSAL)
             return avcli_fail("%s %s: needs --causal (a decay exists only causally)", av_knob_info(bad)->flag,
                               r->knob[bad] ? r->knob[bad] : "");
+        if (av_variant_info(in->prm.variant)->cls == AV_CLASS_GATED) /* fox too: its gates sum over earlier tokens */
+            return avcli_fail("--no-causal: %s exists only causal (a gated family: each token's gate decays what came before it)", vname);
         return avcli_fail("--no-causal: %s exists only causal (it is a recurrence)", vname);
     }
     if (st == AV_ERR_KNOB && bad >= 0) {
@@ -298,7 +267,8 @@ static int take_slices(avcli_inputs *in, const inputs3 *t, int nd, size_t qoff, 
     return 0;
 }
 
-static int load_inputs(avcli_inputs *in, const raw_flags *r) {
+/* Q, K, V into in; *g: where the gated inputs' rows come from (n, d, and with 4-D tensors the head taken). */
+static int load_inputs(avcli_inputs *in, const raw_flags *r, avcli_geom *g) {
     inputs3 t = {.flag = {"--q", "--k", "--v"}, .path = {r->str[F_Q], r->str[F_K], r->str[F_V]}};
     int st = 0;
     for (int i = 0; i < 3 && !st; i++)
@@ -319,6 +289,13 @@ static int load_inputs(avcli_inputs *in, const raw_flags *r) {
     }
     if (!st) st = check_tails(&t, nd);
     if (!st) st = take_slices(in, &t, nd, qoff, kvrow);
+    if (!st) {
+        *g = (avcli_geom){.n = in->n, .d = in->d, .four = nd == 4};
+        if (nd == 4) { /* --layer and --head were checked by select_head */
+            g->L = t.a[0].info.shape[0], g->H = t.a[0].info.shape[1];
+            g->layer = atoi(r->str[F_LAYER]), g->head = atoi(r->str[F_HEAD]);
+        }
+    }
     for (int i = 0; i < 3; i++) free(t.a[i].data);
     return st;
 }
@@ -351,15 +328,25 @@ static void variant_list(char *out, size_t cap, const char *sep) {
         k += (size_t)snprintf(out + k, cap - k, "%s%s", v ? sep : "", av_variant_name(v));
 }
 
-/* argv holds the flags after the command name. */
-/* --variant, required and known, into *variant; the refusal names every variant. */
-static int variant_flag(int *variant, const raw_flags *r) {
-    char names[512];
+/* --variant, required and known, into *variant (and the preset it names into *alias); the refusal names every
+ * variant and preset. */
+static int variant_flag(int *variant, int *alias, const raw_flags *r) {
+    char names[640];
     variant_list(names, sizeof names, ", ");
+    size_t k = strlen(names);
+    snprintf(names + k, sizeof names - k, "; presets %s", avcli_alias_list());
     if (!r->str[F_VARIANT]) return avcli_fail("--variant: required (%s)", names);
-    *variant = av_variant_from_name(r->str[F_VARIANT]);
+    *variant = avcli_variant_lookup(r->str[F_VARIANT], alias);
     if (*variant < 0) return avcli_fail("--variant %s: unknown variant (%s)", avcli_brief(r->str[F_VARIANT]), names);
     return 0;
+}
+
+/* The variant's defaults, and a preset's scale 1 (docs/gated.md: the Mamba-2 mapping and RWKV-7 use scale 1;
+ * --scale still sets it). */
+static void defaults(avcli_inputs *in, int variant, int alias) {
+    av_params_default(&in->prm, variant);
+    in->alias = alias;
+    if (alias) av_params_set(&in->prm, AV_KNOB_SCALE, 1.0);
 }
 
 int avcli_parse_inputs(avcli_inputs *in, int argc, char **argv) {
@@ -367,9 +354,10 @@ int avcli_parse_inputs(avcli_inputs *in, int argc, char **argv) {
     raw_flags r;
     int st = collect_flags(&r, argc, argv);
     if (st) return st;
-    int variant;
-    if ((st = variant_flag(&variant, &r))) return st;
-    av_params_default(&in->prm, variant);
+    int variant, alias;
+    if ((st = variant_flag(&variant, &alias, &r))) return st;
+    defaults(in, variant, alias);
+    if ((st = avcli_gates_flags_check(r.str + F_G0, variant, alias))) return st;
     if (!r.str[F_Q]) return avcli_fail("--q: required (Q.npy)");
     if (!r.str[F_K]) return avcli_fail("--k: required (K.npy)");
     if ((st = set_knobs(in, &r))) return st;
@@ -377,7 +365,9 @@ int avcli_parse_inputs(avcli_inputs *in, int argc, char **argv) {
         return avcli_fail("--tau %s: not a number > 0", avcli_brief(r.str[F_TAU]));
     in->accurate = r.accurate;
     in->out = r.str[F_OUT];
-    if ((st = load_inputs(in, &r)) || (r.str[F_W] && (st = load_hedgehog(in, r.str[F_W]))) ||
+    avcli_geom g;
+    if ((st = load_inputs(in, &r, &g)) || (st = avcli_gates_load(in, r.str + F_G0, &g)) ||
+        (r.str[F_W] && (st = load_hedgehog(in, r.str[F_W]))) ||
         (st = check_knobs(in, &r)) || (in->out && (st = avcli_out_check("-o", in->out)))) {
         avcli_free(in);
         return st;
@@ -394,12 +384,15 @@ int avcli_parse_knobs(avcli_inputs *in, int argc, char **argv) {
     int st = collect_flags(&r, argc, argv);
     if (st) return st;
     for (int f = 0; f < F_NSTR; f++)
-        if (r.str[f] && f != F_VARIANT && f != F_OUT) return avcli_fail("%s: not an option of this command (see attnviz --help)", STR_NAMES[f]);
+        if (r.str[f] && f != F_VARIANT && f != F_OUT && f < F_G0) return avcli_fail("%s: not an option of this command (see attnviz --help)", str_name(f));
     if (r.accurate) return avcli_fail("--accurate: not an option of this command (see attnviz --help)");
     if (r.knob[AV_KNOB_CAUSAL]) return avcli_fail("--causal: not an option of recall (every pair is written in order, then every key read from the final memory)");
-    int variant;
-    if ((st = variant_flag(&variant, &r))) return st;
-    av_params_default(&in->prm, variant);
+    for (int f = AVCLI_G_DT; f <= AVCLI_G_AMAMBA; f++)
+        if (r.str[F_G0 + f]) return avcli_fail("%s: not an option of recall (its keys are the pairs'; mamba2's gates by --gates)", str_name(F_G0 + f));
+    int variant, alias;
+    if ((st = variant_flag(&variant, &alias, &r))) return st;
+    defaults(in, variant, alias);
+    if ((st = avcli_gates_flags_check(r.str + F_G0, variant, alias))) return st;
     if ((st = set_knobs(in, &r))) return st;
     const av_variant_desc *vd = av_variant_info(variant);
     if (vd->cls != AV_CLASS_EXACT && !(vd->flags & AV_VF_RECURRENT)) {
@@ -411,6 +404,8 @@ int avcli_parse_knobs(avcli_inputs *in, int argc, char **argv) {
     }
     in->prm.causal = 1;
     in->out = r.str[F_OUT];
+    /* the gated inputs of the N pairs: (N,), (N, 1) or (N, d) like a sequence of N tokens */
+    if ((st = avcli_gates_load(in, r.str + F_G0, &(avcli_geom){.n = in->n, .d = in->d}))) return st;
     av_params res;
     int bad = -1;
     if (av_params_check(&res, &in->prm, in->n, in->d, &bad) == AV_ERR_NO_CAUSAL && bad >= 0 && bad != AV_KNOB_CAUSAL)
@@ -425,6 +420,13 @@ void avcli_free(avcli_inputs *in) {
     free(in->K);
     free(in->V);
     free(in->hedgehog_w);
-    in->Q = in->K = in->V = in->hedgehog_w = NULL;
+    free(in->gates);
+    free(in->betas);
+    free(in->dplr_a);
+    free(in->dplr_b);
+    free(in->a_icl);
+    in->Q = in->K = in->V = in->hedgehog_w = in->gates = in->betas = in->dplr_a = in->dplr_b = in->a_icl = NULL;
     in->prm.hedgehog_w = NULL;
+    av_params_set_gates(&in->prm, NULL, 0, 0, NULL);
+    av_params_set_dplr(&in->prm, NULL, NULL, 0);
 }

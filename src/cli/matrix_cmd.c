@@ -89,10 +89,10 @@ int avcli_cmd_matrix(int argc, char **argv) {
     if (st == AV_ERR_NOMEM) { code = avcli_fail_system("out of memory (n = %d)", n); goto done; }
     if (st < 0) {
         code = avcli_exit_code(st);
-        fprintf(stderr, "attnviz: --variant %s: %s\n", av_variant_name(in.prm.variant), av_status_string(st));
+        fprintf(stderr, "attnviz: --variant %s: %s\n", avcli_variant_label(in.prm.variant, in.alias), av_status_string(st));
         goto done;
     }
-    if (st > 0) fprintf(stderr, "attnviz: warning: %s: %s\n", av_variant_name(in.prm.variant), av_status_string(st));
+    if (st > 0) fprintf(stderr, "attnviz: warning: %s: %s\n", avcli_variant_label(in.prm.variant, in.alias), av_status_string(st));
     avcli_file files[2] = {{"-o", in.out, M, {n, n}, 2, NULL, NULL}, {"--out-o", out_o, O, {n, in.dv}, 2, NULL, NULL}};
     code = avcli_save(files, out_o ? 2 : 1); /* both or neither */
 done:

@@ -55,7 +55,7 @@ static int parse_int(const char *s, long lo, long hi, long *out) {
 // recall
 
 typedef struct recall_run recall_run;
-static int recall_out(const avcli_inputs *in, const recall_run *rr);
+static int recall_out(avcli_inputs *in, const recall_run *rr);
 
 typedef struct recall_run {
     int pairs, d, seeds;
@@ -70,7 +70,7 @@ enum { NWARN = sizeof WARNINGS / sizeof *WARNINGS };
 /* Draw the pairs S times, recall every key, print the per-seed mean errors and their mean, min, max and
  * sample std. A statistic is over all S draws or not given: when some draw's error is Inf or NaN they are
  * null, and recall_error_finite says how many draws were finite (docs/mechanisms.md). */
-static int recall_json(const avcli_inputs *in, const recall_run *rr, FILE *out) {
+static int recall_json(avcli_inputs *in, const recall_run *rr, FILE *out) {
     int N = rr->pairs, d = rr->d;
     size_t wb = av_recall_work(&in->prm, N, d);
     float *K = malloc(sizeof(float) * (size_t)N * d), *V = malloc(sizeof(float) * (size_t)N * d);
@@ -81,8 +81,9 @@ static int recall_json(const avcli_inputs *in, const recall_run *rr, FILE *out) 
     double mean = 0, lo = INFINITY, hi = -INFINITY;
     for (int s = 0; !code && s < rr->seeds; s++) {
         if (!rr->K) av_recall_draw(K, V, N, d, (uint32_t)s);
+        if (in->ab_made && (code = avcli_rwkv7_ab(in, rr->K ? rr->K : K, N, d))) break; /* rwkv7's a, b from these keys */
         int st = av_recall_pairs(err, rr->K ? rr->K : K, rr->K ? rr->V : V, N, d, &in->prm, w, wb);
-        if (st < 0) { code = avcli_fail("--variant %s: %s", av_variant_name(in->prm.variant), av_status_string(st)); break; }
+        if (st < 0) { code = avcli_fail("--variant %s: %s", avcli_variant_label(in->prm.variant, in->alias), av_status_string(st)); break; }
         for (int k = 0; k < NWARN; k++) seen[k] += st == WARNINGS[k];
         double m = 0;
         for (int i = 0; i < N; i++) m += err[i];
@@ -102,8 +103,9 @@ static int recall_json(const avcli_inputs *in, const recall_run *rr, FILE *out) 
             if (seen[k])
                 fprintf(stderr, "attnviz: warning: recall: %s (in %d of %d draws)\n", av_status_string(WARNINGS[k]), seen[k], rr->seeds);
         double scale = in->prm.scale == 0 ? 1.0 : in->prm.scale;
-        fprintf(out, "{\n  \"variant\": \"%s\",\n  \"pairs\": %d,\n  \"d\": %d,\n  \"seeds\": %d,\n  \"scale\": ",
-                av_variant_name(in->prm.variant), N, d, rr->seeds);
+        fprintf(out, "{\n  \"variant\": \"%s\",\n  ", avcli_variant_label(in->prm.variant, in->alias));
+        if (in->alias) fprintf(out, "\"family\": \"%s\",\n  ", av_variant_name(in->prm.variant)); /* a preset's family */
+        fprintf(out, "\"pairs\": %d,\n  \"d\": %d,\n  \"seeds\": %d,\n  \"scale\": ", N, d, rr->seeds);
         put_num(out, scale);
         fputs(",\n  \"recall_error_mean\": ", out);
         put_num(out, all ? mean : NAN);
@@ -185,13 +187,13 @@ int avcli_cmd_recall(int argc, char **argv) {
     if (!code) code = avcli_parse_knobs(&in, nrest, rest);
     free(rest);
     if (!code) code = recall_out(&in, &(recall_run){(int)N, (int)d, (int)seeds, Kown, Vown});
+    avcli_free(&in);
     free(Kown);
     free(Vown);
     return code;
 }
 
-static int recall_out(const avcli_inputs *in0, const recall_run *rr) {
-    avcli_inputs inc = *in0, *in = &inc;
+static int recall_out(avcli_inputs *in, const recall_run *rr) {
     int code;
     size_t wb = av_recall_work(&in->prm, in->n, in->d);
     if (!wb) { /* the reason, from a call that checks the arguments first */
@@ -200,8 +202,8 @@ static int recall_out(const avcli_inputs *in0, const recall_run *rr) {
         int st = av_recall_pairs(&e, &one, &one, 1, 1, &in->prm, NULL, 0);
         if (st == AV_ERR_NO_LINEAR || st == AV_ERR_FEATURE_DIM || st >= 0)
             return avcli_fail("--variant %s: no memory to recall from (%s; softmax or a variant with a recurrent state)",
-                              av_variant_name(in->prm.variant), av_status_string(st == AV_ERR_NULL || st >= 0 ? AV_ERR_NO_LINEAR : st));
-        return avcli_fail("--variant %s: %s", av_variant_name(in->prm.variant), av_status_string(st));
+                              avcli_variant_label(in->prm.variant, in->alias), av_status_string(st == AV_ERR_NULL || st >= 0 ? AV_ERR_NO_LINEAR : st));
+        return avcli_fail("--variant %s: %s", avcli_variant_label(in->prm.variant, in->alias), av_status_string(st));
     }
     if (!in->out) return recall_json(in, rr, stdout);
     avcli_out o;

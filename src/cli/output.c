@@ -8,11 +8,14 @@
  * renames them only after stdout was written (avcli_save_begin, avcli_save_end). A target that exists keeps its
  * mode; a symbolic link is written through (the file it names is replaced, beside itself); a target that
  * is not a regular file (/dev/null, a pipe) is written directly, and one that is a folder is refused.
- * Inputs are read whole, from regular files only (avcli_read_file).
+ * Inputs are read whole, from regular files only (avcli_read_file); numbers from flags are parsed whole
+ * (avcli_parse_double, avcli_parse_long).
  */
 #define _XOPEN_SOURCE 700 /* realpath, fchmod, mkstemp */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdint.h>
 #include <limits.h>
 #include <signal.h>
@@ -23,6 +26,30 @@
 #include <unistd.h>
 
 #include "cli.h"
+
+// ----------------------------------------------------------------------------------------------------
+// numbers from flags
+
+/* strtod and strtoll skip leading blanks and the end check only sees trailing ones: refuse both alike. */
+int avcli_parse_double(const char *s, double *out) {
+    char *end;
+    if (isspace((unsigned char)*s)) return 0;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno == ERANGE || !isfinite(v)) return 0;
+    *out = v;
+    return 1;
+}
+
+int avcli_parse_long(const char *s, long long lo, long long hi, long long *out) {
+    char *end;
+    if (isspace((unsigned char)*s)) return 0;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || errno == ERANGE || v < lo || v > hi) return 0;
+    *out = v;
+    return 1;
+}
 
 // ----------------------------------------------------------------------------------------------------
 // error lines: "attnviz: <what>: <reason>"
@@ -446,6 +473,21 @@ int avcli_npy_shape(av_npy_info *info, const char *flag, const char *path) {
     if (av_npy_parse(info, buf, len) != AV_OK) code = avcli_fail("%s %s: %s", flag, path, av_npy_error());
     free(buf);
     return code;
+}
+
+int avcli_npy_load(av_npy_info *info, float **data, const char *flag, const char *path) {
+    unsigned char *buf;
+    size_t len;
+    *data = NULL;
+    int code = avcli_read_file(flag, path, &buf, &len);
+    if (code) return code;
+    if (av_npy_parse(info, buf, len) != AV_OK) { free(buf); return avcli_fail("%s %s: %s", flag, path, av_npy_error()); }
+    *data = malloc(sizeof(float) * (info->count ? info->count : 1));
+    if (!*data) { free(buf); return avcli_fail_system("%s %s: out of memory", flag, path); }
+    int st = av_npy_decode_f32(*data, info, buf, len);
+    free(buf);
+    if (st != AV_OK) { free(*data); *data = NULL; return avcli_fail("%s %s: %s", flag, path, av_npy_error()); }
+    return 0;
 }
 
 int avcli_emit_json(const avcli_inputs *in, int (*cmd)(const avcli_inputs *, const void *, FILE *), const void *ctx) {

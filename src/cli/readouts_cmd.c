@@ -209,7 +209,7 @@ int avcli_cmd_readouts(const avcli_inputs *in, FILE *out) {
     float *M = matrix_of(prm, in, &st), *A = NULL;
     if (!M) {
         if (st == AV_ERR_NOMEM) return avcli_fail_system("out of memory (n = %d)", n);
-        fprintf(stderr, "attnviz: --variant %s: %s\n", av_variant_name(prm->variant), av_status_string(st));
+        fprintf(stderr, "attnviz: --variant %s: %s\n", avcli_variant_label(prm->variant, in->alias), av_status_string(st));
         return avcli_exit_code(st);
     }
     note(&s, "matrix", st);
@@ -240,7 +240,8 @@ int avcli_cmd_readouts(const avcli_inputs *in, FILE *out) {
     note(&s, "semiseparable_rank", semiseparable(vals, why, M, n, have_sv ? sv : NULL, floor_, route));
     note(&s, "row_kl_mean", true_row_kl(vals, why, M, A, prm, in));
 
-    fprintf(out, "{\n  \"variant\": \"%s\"", av_variant_name(prm->variant));
+    fprintf(out, "{\n  \"variant\": \"%s\"", avcli_variant_label(prm->variant, in->alias));
+    if (in->alias) fprintf(out, ",\n  \"family\": \"%s\"", av_variant_name(prm->variant)); /* a preset's family */
     if (in->has_head) fprintf(out, ",\n  \"layer\": %d,\n  \"head\": %d", in->layer, in->head);
     fprintf(out, ",\n  \"n\": %d,\n  \"d\": %d,\n  \"causal\": %s,\n  \"route\": \"%s\"", n, in->d,
             prm->causal ? "true" : "false", in->accurate ? "accurate" : "fast");
@@ -389,14 +390,14 @@ int avcli_cmd_sweep(const avcli_inputs *in, const avcli_sweep *sw, FILE *out) {
             if ((st = av_params_check(&res, &p, in->n, in->d, &bad)) != AV_OK) {
                 double shown = (kd->flags & AV_KF_MINUS1_ZERO) && sw->values[v] == -1 ? 0 : sw->values[v];
                 code = avcli_fail("--values: value %d \"%.10g\": %s %s for %s at n = %d", v + 1, shown, bad >= 0 ? av_knob_info(bad)->flag : kd->flag,
-                                  st == AV_ERR_KNOB ? "out of range" : av_status_string(st), av_variant_name(p.variant), in->n);
+                                  st == AV_ERR_KNOB ? "out of range" : av_status_string(st), avcli_variant_label(p.variant, in->alias), in->n);
                 break;
             }
             double vals[AV_R_COUNT];
             int why[AV_R_COUNT];
             if ((st = avcli_readout_values(vals, why, &p, in, A, spectral)) < 0) {
                 code = st == AV_ERR_NOMEM ? avcli_fail_system("out of memory (n = %d)", in->n)
-                                          : avcli_fail("--variant %s: %s", av_variant_name(p.variant), av_status_string(st));
+                                          : avcli_fail("--variant %s: %s", avcli_variant_label(p.variant, in->alias), av_status_string(st));
                 break;
             }
             for (int j = 0; j < R; j++) {
@@ -413,7 +414,9 @@ int avcli_cmd_sweep(const avcli_inputs *in, const avcli_sweep *sw, FILE *out) {
     if (code) goto done;
     fputc('{', out);
     if (sw->layer >= 0) fprintf(out, "\n  \"layer\": %d,\n  \"head\": %d,", sw->layer, sw->head);
-    fprintf(out, "\n  \"variant\": \"%s\",\n  \"knob\": \"%s\",\n  ", av_variant_name(in->prm.variant), kd->key);
+    fprintf(out, "\n  \"variant\": \"%s\",\n  ", avcli_variant_label(in->prm.variant, in->alias));
+    if (in->alias) fprintf(out, "\"family\": \"%s\",\n  ", av_variant_name(in->prm.variant)); /* a preset's family */
+    fprintf(out, "\"knob\": \"%s\",\n  ", kd->key);
     if (!sw->multi) fprintf(out, "\"readout\": \"%s\"", av_readout_name(sw->readout[0]));
     else {
         fputs("\"readouts\": [", out);

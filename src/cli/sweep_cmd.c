@@ -25,6 +25,7 @@ static int parse_knob_value(const av_knob_desc *kd, const char *text, double *v)
         long long iv;
         if (!avcli_parse_long(text, 0, (long long)kd->hi, &iv)) return 0;
         *v = (double)iv;
+        if (kd->type == AV_KT_BOOL && (kd->flags & AV_KF_MINUS1_ZERO) && iv == 0) *v = -1; /* off, not the default */
         return 1;
     }
     return avcli_knob_number(kd, text, v); /* the flags' rules; −1 stands for a typed 0 where the knob has one */
@@ -172,6 +173,10 @@ int avcli_cmd_sweep_main(int argc, char **argv) {
     for (int i = 0; !code && variant >= 0 && i < av_variant_info(variant)->knob_count; i++)
         reads |= av_variant_info(variant)->knobs[i] == sw.knob;
     if (!code && variant >= 0 && !reads) code = avcli_fail("--knob %s: %s does not read it", knob, vname);
+    for (int i = 0; !code && i < argc; i++) /* an array replaces its constant knob: nothing would change */
+        if ((sw.knob == AV_KNOB_DECAY && (!strcmp(argv[i], "--gates") || !strcmp(argv[i], "--dt"))) ||
+            (sw.knob == AV_KNOB_BETA && !strcmp(argv[i], "--betas")))
+            code = avcli_fail("--knob %s: %s replaces it (the constant case is without the array)", knob, argv[i]);
     if (!code && !values) code = avcli_fail("--values: required (V1,V2,...)");
     if (!code && !*values) code = avcli_fail("--values: an empty list (V1,V2,...)");
     /* comma-separated values ("2," has an empty one); a bad one is named by its position and itself, cut

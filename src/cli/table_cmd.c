@@ -39,6 +39,12 @@ static const char *flag_value(int argc, char **argv, const char *name) {
     return NULL;
 }
 
+/* A row's variant id: the registry's variant, or a preset of it (variant + AV_VARIANT_COUNT·alias), so that
+ * mamba2 and simple_gla are two variants of the table. Its family, preset and printed name: */
+static int id_family(int id) { return id % AV_VARIANT_COUNT; }
+static int id_alias(int id) { return id / AV_VARIANT_COUNT; }
+static const char *id_name(int id) { return avcli_variant_label(id_family(id), id_alias(id)); }
+
 /* Run `readouts` on `in` into a string (malloc'd, *text). 0 or the exit status. */
 static int readouts_text(const avcli_inputs *in, char **text) {
     size_t len;
@@ -276,7 +282,7 @@ static void free_table(table *t) {
 
 /* The run's settings, from the table's own flags. */
 typedef struct run {
-    int variants[AV_VARIANT_COUNT], nvariants; /* each once */
+    int variants[AV_VARIANT_COUNT * AVCLI_ALIAS_COUNT], nvariants; /* each once: row ids (row_variant) */
     char **readouts; /* --readouts names, or NULL: every scalar readout */
     int nreadouts;
     int causal;      /* --causal given */
@@ -295,6 +301,8 @@ static void knobs_text(char *out, size_t cap, const avcli_inputs *in, const run 
     if (av_params_check(&res, &in->prm, in->n, in->d, &bad) != AV_OK) res = in->prm;
     for (int i = 0; i < vd->knob_count && (size_t)k < cap; i++) {
         const av_knob_desc *kd = av_knob_info(vd->knobs[i]);
+        /* a gated family given arrays does not read their constant knobs */
+        if ((vd->knobs[i] == AV_KNOB_DECAY && in->gates) || (vd->knobs[i] == AV_KNOB_BETA && in->betas)) continue;
         double v = av_params_get(&res, vd->knobs[i]);
         const char *sep = k ? ";" : "";
         if ((kd->flags & AV_KF_MINUS1_ZERO) && v == -1) v = 0;
@@ -306,6 +314,18 @@ static void knobs_text(char *out, size_t cap, const avcli_inputs *in, const run 
     }
     if ((vd->flags & AV_VF_SCALED) && flag_value(ru->nrest, ru->rest, "--scale") && (size_t)k < cap)
         k += snprintf(out + k, cap - (size_t)k, "%sscale=%.10g", k ? ";" : "", res.scale);
+    /* the arrays as given; mamba2's gates from dt, rwkv7's a, b from K (docs/gated.md) */
+    const char *dt = in->alias == AVCLI_MAMBA2 ? flag_value(ru->nrest, ru->rest, "--dt") : NULL;
+    static const char *const ARRAYS[3] = {"gates", "betas", "ab"};
+    const float *given[3] = {dt ? NULL : in->gates, in->betas, in->ab_made ? NULL : in->dplr_a};
+    for (int i = 0; i < 3; i++)
+        if (given[i] && (size_t)k < cap) k += snprintf(out + k, cap - (size_t)k, "%s%s=given", k ? ";" : "", ARRAYS[i]);
+    if (dt && (size_t)k < cap)
+        k += snprintf(out + k, cap - (size_t)k, "%sdt=given;A=%s", k ? ";" : "", flag_value(ru->nrest, ru->rest, "--A"));
+    if (in->ab_made && (size_t)k < cap) {
+        if (in->a_icl) k += snprintf(out + k, cap - (size_t)k, "%sa_icl=given", k ? ";" : "");
+        else k += snprintf(out + k, cap - (size_t)k, "%sa_icl=%.10g", k ? ";" : "", in->a_icl_const);
+    }
     if ((vd->flags & AV_VF_WEIGHTS) && (size_t)k < cap)
         k += snprintf(out + k, cap - (size_t)k, "%sW=%s", k ? ";" : "", in->hedgehog_w ? "given" : "identity");
     if (in->prm.causal && !ru->causal && (size_t)k < cap) /* a variant that exists only causal */
@@ -345,7 +365,7 @@ static void object_rows(table *t, const run *ru, int text, int layer, int head, 
         const char *name = ru->readouts[r];
         const pair *p = find_pair(ps, count, name);
         if (!p || !is_row_key(p)) { /* absent, or not a scalar readout (variant, n, the spectra) */
-            snprintf(why, sizeof why, "readouts prints no %s for %s", name, av_variant_name(variant));
+            snprintf(why, sizeof why, "readouts prints no %s for %s", name, id_name(variant));
             add_row(t, text, layer, head, variant, knobs, name, NULL, why);
             continue;
         }
@@ -381,6 +401,13 @@ static int check_readouts(run *ru, const table *t) {
     return 0;
 }
 
+/* The gated input flag `a` is (AVCLI_G_*), or −1. */
+static int gate_flag(const char *a) {
+    for (int f = 0; f < AVCLI_G_COUNT; f++)
+        if (strcmp(a, AVCLI_GATE_FLAGS[f]) == 0) return f;
+    return -1;
+}
+
 /* The rows of every layer × head × variant of the inputs --q q --k k [--v v]; text is the text's index
  * (−1 without texts) and tname its name in warnings. */
 static int table_of(table *t, run *ru, const char *q, const char *k, const char *v, int text, const char *tname) {
@@ -394,10 +421,14 @@ static int table_of(table *t, run *ru, const char *q, const char *k, const char 
     for (int l = 0; l < L && !code; l++)
         for (int h = 0; h < H && !code; h++) {
             for (int vi = 0; vi < ru->nvariants && !code; vi++) {
-                int variant = ru->variants[vi], argc = 0, nc = ru->causal && no_causal_form(why, sizeof why, variant, ru);
-                for (int i = 0; i < ru->nrest; i++)
+                int variant = ru->variants[vi], argc = 0;
+                int nc = ru->causal && no_causal_form(why, sizeof why, id_family(variant), ru);
+                for (int i = 0; i < ru->nrest; i++) {
+                    int gf = gate_flag(ru->rest[i]);
+                    if (gf >= 0 && !avcli_gate_flag_read(id_family(variant), id_alias(variant), gf)) { i++; continue; } /* not its array */
                     if (!nc || strcmp(ru->rest[i], "--causal")) argv[argc++] = ru->rest[i]; /* its knobs, unmasked */
-                argv[argc++] = "--variant", argv[argc++] = (char *)av_variant_name(variant);
+                }
+                argv[argc++] = "--variant", argv[argc++] = (char *)id_name(variant);
                 argv[argc++] = "--q", argv[argc++] = (char *)q, argv[argc++] = "--k", argv[argc++] = (char *)k;
                 if (v) argv[argc++] = "--v", argv[argc++] = (char *)v;
                 snprintf(lb, sizeof lb, "%d", l);
@@ -414,7 +445,7 @@ static int table_of(table *t, run *ru, const char *q, const char *k, const char 
                 }
                 size_t w = tname ? (size_t)snprintf(where, sizeof where, "text %s, ", avcli_brief(tname)) : 0;
                 if (four) w += (size_t)snprintf(where + w, sizeof where - w, "layer %d head %d, ", l, h);
-                snprintf(where + w, sizeof where - w, "%s", av_variant_name(variant));
+                snprintf(where + w, sizeof where - w, "%s", id_name(variant));
                 in.summary = 1; /* the spectra are not rows */
                 in.where = where; /* a warning names its text, head and variant */
                 in.only = ru->readouts, in.nonly = ru->nreadouts; /* and concerns a readout asked for */
@@ -469,14 +500,14 @@ static void write_rows(FILE *f, const table *t, const texts *tx, int jsonl) {
                 else json_str(f, tx->name[r->text]);
                 fputs(", ", f);
             }
-            fprintf(f, "\"layer\": %d, \"head\": %d, \"variant\": \"%s\", \"knobs\": ", r->layer, r->head, av_variant_name(r->variant));
+            fprintf(f, "\"layer\": %d, \"head\": %d, \"variant\": \"%s\", \"knobs\": ", r->layer, r->head, id_name(r->variant));
             json_str(f, r->knobs);
             fprintf(f, ", \"readout\": \"%s\", \"value\": %s, \"reason\": ", r->readout, r->value ? r->value : "null");
             json_str(f, r->reason);
             fputs("}\n", f);
         } else {
             if (tx) { csv_field(f, tx->name[r->text]); fputc(',', f); }
-            fprintf(f, "%d,%d,%s,", r->layer, r->head, av_variant_name(r->variant));
+            fprintf(f, "%d,%d,%s,", r->layer, r->head, id_name(r->variant));
             csv_field(f, r->knobs);
             fprintf(f, ",%s,", r->readout);
             csv_field(f, val ? val : r->value);
@@ -570,7 +601,7 @@ static int write_summary(FILE *f, const table *t, const texts *tx, int jsonl) {
         else if (gr->nulls) snprintf(reason, sizeof reason, "null in %d of %d texts, left out of the statistics%s%s", gr->nulls,
                                      gr->nulls + gr->texts, first_reason ? ": " : "", first_reason ? first_reason : "");
         if (jsonl) {
-            fprintf(f, "{\"layer\": %d, \"head\": %d, \"variant\": \"%s\", \"knobs\": ", r->layer, r->head, av_variant_name(r->variant));
+            fprintf(f, "{\"layer\": %d, \"head\": %d, \"variant\": \"%s\", \"knobs\": ", r->layer, r->head, id_name(r->variant));
             json_str(f, gr->knobs);
             fprintf(f, ", \"readout\": \"%s\", \"used\": %d, \"nulls\": %d", r->readout, gr->texts, gr->nulls);
             static const char *const NAMES[4] = {"mean", "std", "min", "max"};
@@ -582,7 +613,7 @@ static int write_summary(FILE *f, const table *t, const texts *tx, int jsonl) {
             json_str(f, reason[0] ? reason : NULL);
             fputs("}\n", f);
         } else {
-            fprintf(f, "%d,%d,%s,", r->layer, r->head, av_variant_name(r->variant));
+            fprintf(f, "%d,%d,%s,", r->layer, r->head, id_name(r->variant));
             csv_field(f, gr->knobs);
             fprintf(f, ",%s,%d,%d", r->readout, gr->texts, gr->nulls);
             for (int s = 0; s < 4; s++) {
@@ -644,12 +675,14 @@ int avcli_cmd_table(int argc, char **argv) {
             ru.rest[ru.nrest++] = argv[i];
         }
     }
-    char names[512];
+    char names[640];
     size_t nk = 0;
     for (int v = 0; v < AV_VARIANT_COUNT && nk < sizeof names; v++)
         nk += (size_t)snprintf(names + nk, sizeof names - nk, "%s%s", v ? ", " : "", av_variant_name(v));
+    if (nk < sizeof names) snprintf(names + nk, sizeof names - nk, "; presets %s", avcli_alias_list());
     if (!code && !val[O_VARIANTS]) code = avcli_fail("--variants: required (all, or some of %s)", names);
-    for (const char *v = val[O_VARIANTS]; !code && v;) { /* a comma list, or all */
+    int alias;
+    for (const char *v = val[O_VARIANTS]; !code && v;) { /* a comma list, or all (the registry's; no presets) */
         char one[64];
         size_t w = strcspn(v, ",");
         snprintf(one, sizeof one, "%.*s", (int)(w < sizeof one ? w : sizeof one - 1), v);
@@ -657,15 +690,23 @@ int avcli_cmd_table(int argc, char **argv) {
             if (ru.nvariants || v[w]) code = avcli_fail("--variants all: all alone, or a list of names");
             for (int k = 0; k < AV_VARIANT_COUNT && !code; k++) ru.variants[ru.nvariants++] = k;
         }
-        else if (w >= sizeof one || av_variant_from_name(one) < 0)
+        else if (w >= sizeof one || avcli_variant_lookup(one, &alias) < 0)
             code = avcli_fail("--variants %s: unknown variant (all, or some of %s)", avcli_brief(w >= sizeof one ? v : one), names);
         else {
-            int id = av_variant_from_name(one), twice = 0;
+            int id = avcli_variant_lookup(one, &alias) + AV_VARIANT_COUNT * alias, twice = 0;
             for (int j = 0; j < ru.nvariants; j++) twice |= ru.variants[j] == id;
             if (twice) code = avcli_fail("--variants %s: given twice", one); /* a head's rows once each */
             else ru.variants[ru.nvariants++] = id;
         }
         v = v[w] ? v + w + 1 : NULL;
+    }
+    for (int i = 0; !code && i < ru.nrest; i++) { /* each gated input goes to the variants that read it: one must */
+        int gf = gate_flag(ru.rest[i]), reads = 0;
+        for (int j = 0; gf >= 0 && j < ru.nvariants; j++)
+            reads |= avcli_gate_flag_read(id_family(ru.variants[j]), id_alias(ru.variants[j]), gf);
+        if (gf >= 0 && !reads) code = avcli_fail("%s: no variant of --variants reads it", ru.rest[i]);
+        else if (gf >= 0 && (val[O_TEXTS] || val[O_MODEL]))
+            code = avcli_fail("%s: not with --text-file (each text has its own length n; table the captures one by one)", ru.rest[i]);
     }
     char *rlist = val[O_READOUTS] ? strdup(val[O_READOUTS]) : NULL;
     if (!code && val[O_READOUTS]) {

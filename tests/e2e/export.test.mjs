@@ -5,7 +5,7 @@
 // 384 tokens the heatmap shows as blocks) with the readouts' row sums; the JSON is the snapshot; the .zip
 // holds Q, K, V, M, A, the random matrices and a numpy script that recomputes M (run when numpy is here).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -291,6 +291,27 @@ print("\\n".join(z.namelist()))`, zip.path, dir]).toString().trim().split('\n');
     } else {
       console.log('SKIPPED: running recompute.py: /usr/bin/python3 has no numpy');
     }
+    await page.close();
+  });
+
+  it('the .zip of a gated family holds its gates as it read them, and recompute.py reads them', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'variant=gdn&n=48&d=8&decay=0.9&beta=1.5&gen=clustered' });
+    const zip = await take(page, 'bundle.zip');
+    expect(zip.name).toBe('attnviz-gdn-n48-export.zip');
+    const dir = mkdtempSync(join(tmpdir(), 'attnviz-zip-'));
+    execFileSync('/usr/bin/python3', ['-c', 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])', zip.path, dir]);
+    const base = join(dir, 'attnviz-gdn-n48-export');
+    const gates = readNpy(join(base, 'attnviz-gdn-n48-gates.npy')), betas = readNpy(join(base, 'attnviz-gdn-n48-betas.npy'));
+    expect(gates.shape).toEqual([48]);
+    expect(betas.shape).toEqual([48]);
+    expect([...new Set(gates.data)]).toEqual([Math.fround(Math.log(0.9))]); // the constant gate, written out
+    expect([...new Set(betas.data)]).toEqual([1.5]);
+    expect(readFileSync(join(base, 'README.txt'), 'utf8')).toMatch(/gates +48 +the log-gates/);
+    if (hasNumpy) {
+      const out = execFileSync('/usr/bin/python3', [join(base, 'recompute.py')]).toString();
+      expect(Number(/max \|numpy - exported M\| = (\S+)/.exec(out)[1])).toBeLessThan(1e-4);
+    }
+    expect(errors).toEqual([]);
     await page.close();
   });
 

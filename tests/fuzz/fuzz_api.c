@@ -19,7 +19,7 @@
  * routes), av_lowrank_singular_values, av_lowrank_block_mean, av_downsample, av_readouts, av_readouts_rows,
  * av_reference_summary, av_readouts_summarised, av_error_curve, av_row_entropy_hist, av_entropy_hist, av_cost,
  * av_generate, av_limit, the portable stream and functions (av_rng_*, av_portable_*) and the registry
- * queries; then (issue 27) av_recurrent, av_chunkwise, av_cost_path, av_random_matrix, av_semiseparable_rank
+ * queries; then (issue 27) av_recurrent, av_chunkwise, av_rwkv7_vectors (issue 33), av_cost_path, av_random_matrix, av_semiseparable_rank
  * and _ceiling, av_recall_draw and av_recall_pairs, av_distill_loss and av_distill, the .npy writer and reader
  * (a header written from the input's shape, parsed back with data and decoded), and a real model: a tokenizer
  * and a small llama2.c checkpoint built from the input (then a few hostile pokes), av_tokenizer_parse,
@@ -1067,6 +1067,9 @@ static void run_nulls(const av_params *prm) {
     MUST_FAIL(av_semiseparable_rank(&nf, sv, M, NN, -1, 0, AV_SVD_FAST, NULL, wb));
     MUST_FAIL(av_semiseparable_ceiling(NULL, prm, NN, DD));
     MUST_FAIL(av_semiseparable_ceiling(&r, NULL, NN, DD));
+    MUST_FAIL(av_rwkv7_vectors(NULL, P, K, NN, DD, NULL, 0.5));
+    MUST_FAIL(av_rwkv7_vectors(P, NULL, K, NN, DD, NULL, 0.5));
+    MUST_FAIL(av_rwkv7_vectors(P, P + NN * DD, NULL, NN, DD, NULL, 0.5));
     MUST_FAIL(av_recall_draw(NULL, P, NN, DD, 0));
     MUST_FAIL(av_recall_draw(P, NULL, NN, DD, 0));
     MUST_FAIL(av_recall_pairs(NULL, K, V, NN, DD, prm, work, wb));
@@ -1278,6 +1281,32 @@ static void run_recall(reader *r, const av_params *prm, const float *Qin, const 
         gfree(err2);
     }
     gfree(err), gfree(K), gfree(V), gfree(K2), gfree(V2);
+}
+
+/* av_rwkv7_vectors on the input's K (hostile values included), the rates V (when dv = d) or a constant from
+ * V: no reader bytes, so the decoding of everything else stays as it was. Under AV_OK a is −κ̂ (|a| ≤ 1: unit
+ * rows, shorter ones below the norm's eps 1e-12) and |b| ≤ |a| entry by entry (rates in [0, 1]); a refusal
+ * writes nothing. */
+static void run_rwkv7(const float *K, const float *V, int n, int d, int dv) {
+    size_t cnt = (size_t)n * d;
+    float *a = alloc_f32(cnt), *b = alloc_f32(cnt);
+    const float *rates = dv == d && (V[0] < 0.5f) ? V : NULL; /* V[0]: either form, as the input says */
+    int st = status("av_rwkv7_vectors", av_rwkv7_vectors(a, b, K, n, d, rates, rates ? 0.0 : (double)V[0]));
+    if (st >= 0) {
+        check_f32(st, "a", a, cnt), check_f32(st, "b", b, cnt);
+        for (int i = 0; i < n; i++) {
+            double s = 0;
+            for (int c = 0; c < d; c++) {
+                size_t e = (size_t)i * d + c;
+                s += (double)a[e] * a[e];
+                if (!(fabs(b[e]) <= fabs(a[e]))) broken("av_rwkv7_vectors: |b| > |a| at %d, %d", i, c);
+            }
+            if (!(s <= 1 + 1e-5)) broken("av_rwkv7_vectors: row %d of a has |a|^2 = %.9g", i, s);
+        }
+    } else
+        for (size_t e = 0; e < cnt; e++)
+            if (!isnan(a[e]) || !isnan(b[e])) broken("av_rwkv7_vectors wrote a or b and refused (%d)", st);
+    gfree(a), gfree(b);
 }
 
 /* av_distill_loss and av_distill from W (the input's values, hostile ones included), with the input's
@@ -1802,6 +1831,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (ops & OP_RNG) run_rng(r);
     unsigned ops2 = rd_u8(r) ^ OP2_DEFAULT;
     if (ops2 & OP2_FORMS) run_forms(r, &prm, Q, K, V, n, d, dv);
+    if (ops2 & OP2_FORMS) run_rwkv7(K, V, n, d, dv);
     if (ops2 & OP2_COSTS) run_cost_paths(&prm, n, d, dv);
     if (ops2 & OP2_RANDOM) run_random(r, &prm, n, d);
     if (M && (ops2 & OP2_SEMISEP)) run_semiseparable(r, M, sv, nf, &prm, n, d);

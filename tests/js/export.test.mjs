@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { readNpy } from './npy.mjs';
 import { npyBytes, csvText, stateJson, exportName, numpySnippet, snippetRecomputes } from '../../web/io/export.mjs';
 import { randomFiles } from '../../web/compute/random-draws.mjs';
+import { gateFiles, gateArrays, VARIANT_GATES } from '../../web/compute/gate-files.mjs';
 import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
 import { Engine } from '../../web/compute/engine.mjs';
@@ -91,6 +92,11 @@ describe('figureCaption', () => {
     const foc = { inputs: { ...inputs, gen: 'local' }, knobs: { variant: 'focused', causal: true, scale: 0.25, p: 3, dwc_kernel: 0 } };
     expect(figureCaption(foc, 'focused (FLatten)')).toBe(
       'focused (FLatten) (p = 3) · local seed 1, n = 256, d = 64, std 1, scale 2/√d, causal');
+    // a gated family: its η and γ, the chunk unsaid, qk_l2norm said when on
+    const gdn = { inputs: { ...inputs, n: 64, d: 16 }, knobs: { variant: 'gdn', causal: true, scale: 0.25, beta: 1, decay: 0.9, chunk: 64, qk_l2norm: true } };
+    expect(figureCaption(gdn, 'Gated DeltaNet')).toBe(
+      'Gated DeltaNet (η = 1, γ = 0.9, q, k L2-normalised) · Gaussian seed 1, n = 64, d = 16, std 1, scale 1/√d, causal');
+    expect(figureCaption({ ...gdn, knobs: { ...gdn.knobs, qk_l2norm: -1 } }, 'Gated DeltaNet')).toMatch(/^Gated DeltaNet \(η = 1, γ = 0\.9\) · /);
   });
 });
 
@@ -129,19 +135,26 @@ describe.skipIf(!hasNumpy)('numpySnippet with the page engine', () => {
     ['softmax', { causal: true, decay: 0.9 }], ['softmax', { window: 5 }], ['softmax', { causal: true, window: 8, decay: 0.95 }],
     ['elu', { causal: true, decay: 0.9 }], ['taylor', { order: 2, causal: true, decay: 0.8 }],
     ['retention', { decay: 0.7 }], ['deltanet', { beta: 1, decay: 0.9 }],
+    // the gated families with a constant gate (exported as the arrays it stands for) and qk_l2norm both ways
+    ['simple_gla', { decay: 0.9 }], ['gla', { decay: 0.8, qk_l2norm: true }], ['gdn', { decay: 0.95, beta: 1.5 }],
+    // (unnormalised keys at d = 8 make 1 − η‖k‖² < −1: M grows like its powers, so a small η keeps the absolute test fair)
+    ['gdn', { decay: 0.9, qk_l2norm: false, beta: 0.1 }], ['kda', { decay: 0.9, beta: 0.25 }], ['dplr', { decay: 0.85 }],
+    ['fox', { decay: 0.9 }], ['fox', { decay: 0.95, qk_l2norm: true }],
   ];
   let av, schema, engine;
   for (const [variant, knobs] of cases) {
     it(`recomputes ${variant} ${JSON.stringify(knobs)} within 1e-4 of the exported M`, async () => {
       ({ av, schema, engine } = await pageEngine());
-      const state = { ...schema.defaults(), gen: 'clustered', n: 48, d: 8, seed: 5, variant, ...knobs };
+      // the variant's own defaults as the picker gives them (gdn's qk_l2norm on), then the case's knobs
+      const base = schema.defaults();
+      const state = { ...schema.withVariant(base, { ...base, variant }), gen: 'clustered', n: 48, d: 8, seed: 5, ...knobs };
       const request = schema.requestOf(state);
       expect(snippetRecomputes(request)).toBe(true);
       const got = engine.exportArrays(request);
       expect(got.error).toBeUndefined();
       const dir = mkdtempSync(join(tmpdir(), 'attnviz-snippet-'));
       for (const { what, data, shape } of got.files) writeFileSync(join(dir, exportName(state, what, 'npy')), npyBytes(data, shape));
-      expect(got.files.map((f) => f.what)).toEqual(['Q', 'K', 'V', 'M', 'A', ...randomFiles(request).map(([, w]) => w)]);
+      expect(got.files.map((f) => f.what)).toEqual(['Q', 'K', 'V', 'M', 'A', ...randomFiles(request).map(([, w]) => w), ...gateFiles(request).map(([, w]) => w)]);
       writeFileSync(join(dir, 'snippet.py'), numpySnippet({ state, request }));
       const out = execFileSync('/usr/bin/python3', [join(dir, 'snippet.py')]).toString();
       const diff = Number(/max \|numpy - exported M\| = (\S+)/.exec(out)[1]);
@@ -163,6 +176,53 @@ describe.skipIf(!hasNumpy)('numpySnippet with the page engine', () => {
     writeFileSync(join(dir, 'snippet.py'), numpySnippet({ state, request }));
     const out = execFileSync('/usr/bin/python3', [join(dir, 'snippet.py')]).toString();
     expect(Number(/= (\S+)/.exec(out)[1])).toBeGreaterThan(1e-3);
+  });
+  it('a gated snippet fed other gates says so (it reads gates.npy)', async () => {
+    ({ av, schema, engine } = await pageEngine());
+    const base = schema.defaults();
+    const state = { ...schema.withVariant(base, { ...base, variant: 'gdn' }), gen: 'gaussian', n: 32, d: 8, seed: 1, decay: 0.9 };
+    const request = schema.requestOf(state);
+    const got = engine.exportArrays(request);
+    const dir = mkdtempSync(join(tmpdir(), 'attnviz-snippet-'));
+    for (const { what, data, shape } of got.files) {
+      // a reset at token 16 that the matrix never saw
+      const bytes = what === 'gates' ? npyBytes(data.map((x, i) => (i === 16 ? -30 : x)), shape) : npyBytes(data, shape);
+      writeFileSync(join(dir, exportName(state, what, 'npy')), bytes);
+    }
+    writeFileSync(join(dir, 'snippet.py'), numpySnippet({ state, request }));
+    const out = execFileSync('/usr/bin/python3', [join(dir, 'snippet.py')]).toString();
+    expect(Number(/= (\S+)/.exec(out)[1])).toBeGreaterThan(1e-3);
+  });
+});
+
+describe('gateArrays', () => {
+  const request = (variant, knobs = {}) => ({ inputs: { n: 5, d: 3 }, knobs: { variant, decay: 0.5, beta: 0.75, ...knobs } });
+  it('writes the constant case out as the arrays it stands for, in the shape the family reads', () => {
+    const shapes = (v) => gateArrays(request(v)).map((f) => [f.what, f.shape]);
+    expect(shapes('simple_gla')).toEqual([['gates', [5]]]);
+    expect(shapes('gla')).toEqual([['gates', [5, 3]]]);
+    expect(shapes('gdn')).toEqual([['gates', [5]], ['betas', [5]]]);
+    expect(shapes('kda')).toEqual([['gates', [5, 3]], ['betas', [5]]]);
+    expect(shapes('dplr')).toEqual([['gates', [5, 3]], ['a', [5, 3]], ['b', [5, 3]]]);
+    expect(shapes('fox')).toEqual([['gates', [5]]]);
+    expect(gateArrays(request('softmax'))).toEqual([]);
+    const [g, b] = gateArrays(request('gdn'));
+    expect([...g.data]).toEqual(Array(5).fill(Math.fround(Math.log(0.5))));
+    expect([...b.data]).toEqual(Array(5).fill(0.75));
+    expect([...gateArrays(request('dplr'))[1].data]).toEqual(Array(15).fill(0));
+    expect(Object.keys(VARIANT_GATES)).toEqual(['simple_gla', 'gla', 'gdn', 'kda', 'dplr', 'fox']);
+  });
+  it('copies the arrays the page gave, a per-token gate of a per-channel family as (n), and refuses a wrong length', () => {
+    const gates = Float32Array.of(0, -0.1, -30, -0.2, 0);
+    const [g] = gateArrays(request('kda'), { g: gates, channels: 1 });
+    expect(g.shape).toEqual([5]);
+    expect([...g.data]).toEqual([...gates]);
+    expect(g.data).not.toBe(gates);
+    const per = gateArrays(request('gla'), { g: new Float32Array(15).fill(-0.5), channels: 3 });
+    const gdn = gateArrays(request('gdn'), { g: gates, channels: 1, beta: Float32Array.of(1, 2, 0.5, 0.5, 0.1) });
+    expect([...gdn[1].data]).toEqual([1, 2, 0.5, 0.5, Math.fround(0.1)]);
+    expect(per[0].shape).toEqual([5, 3]);
+    expect(() => gateArrays(request('gdn'), { g: new Float32Array(4) })).toThrow(/gates holds 4 values, not 5×1/);
   });
 });
 

@@ -367,6 +367,29 @@ describe('variants with their own defaults and causal rules', () => {
     expect(causalNote(dwc)).toMatch(/not applied/);
     for (const s of [elu, dwc]) expect(av.checkKnobs(knobsOf(s), s.n, s.d).status).toBe(0);
   });
+
+  it('qk_l2norm is a checkbox, on for gdn and kda and off for the others, whose off is a real off (−1)', () => {
+    const st = defaults();
+    const on = (v) => withVariant(st, { ...st, variant: v }).qk_l2norm;
+    expect(['simple_gla', 'gla', 'gdn', 'kda', 'dplr', 'fox'].map(on)).toEqual([false, false, true, true, false, false]);
+    const gdn = withVariant(st, { ...st, variant: 'gdn' });
+    expect(knobsOf(gdn).qk_l2norm).toBe(true);
+    // unticked: −1 in av_params (0 would be gdn's default, on), and it stays off across gdn → kda
+    const off = { ...gdn, qk_l2norm: false };
+    expect(knobsOf(off).qk_l2norm).toBe(-1);
+    expect(withVariant(off, { ...off, variant: 'kda' }).qk_l2norm).toBe(false);
+    expect(knobsOf({ ...withVariant(st, { ...st, variant: 'gla' }), qk_l2norm: true }).qk_l2norm).toBe(true);
+    expect(fromHash('#v=1&variant=gdn&qk_l2norm=0').state.qk_l2norm).toBe(false);
+    expect(fromHash('#v=1&variant=kda').state.qk_l2norm).toBe(true);
+    // the library sees the difference: unticked, gdn's matrix is not its default's (on), but it is the matrix of −1
+    const lab = av.lab(24, 8);
+    expect(lab.generate('clustered', 1, 3).status).toBe(0);
+    const M = (k) => { expect(lab.matrix(k).status).toBeGreaterThanOrEqual(0); return Buffer.from(lab.M.slice().buffer); };
+    const page = { ...off, n: 24, d: 8 };
+    expect(M(knobsOf(page)).equals(M({ variant: 'gdn' }))).toBe(false);
+    expect(M(knobsOf(page)).equals(M({ variant: 'gdn', qk_l2norm: -1 }))).toBe(true);
+    lab.free();
+  });
 });
 
 describe('what a softmax with a decay or a window is as a recurrence', () => {

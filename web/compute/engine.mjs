@@ -5,6 +5,7 @@
 // them), tau, ds}; the engine never sees the page's state. No DOM, no renderer. Results are plain
 // objects of typed arrays, ready to post to the page.
 import { randomFiles } from './random-draws.mjs';
+import { gateArrays } from './gate-files.mjs';
 import { blockSize } from './downsample.mjs';
 import { SPECTRAL_KEYS, spectralReadouts } from './spectral.mjs';
 import { topSingularValues } from './topk.mjs';
@@ -385,9 +386,10 @@ export class Engine {
   }
 
   /**
-   * Full-resolution arrays for an export (web/io/export.mjs): Q, K, V (n×d), M and the softmax A (n×n), and
-   * the random matrices the variant draws (random-draws.mjs randomFiles: Performer's ω, Linformer's E and F,
-   * the DWC kernel), each {what, data (a copy), shape}. {files} or {error} (the library's message).
+   * Full-resolution arrays for an export (web/io/export.mjs): Q, K, V (n×d), M and the softmax A (n×n), the
+   * random matrices the variant draws (random-draws.mjs randomFiles: Performer's ω, Linformer's E and F, the
+   * DWC kernel) and the gates a gated family reads (gate-files.mjs gateArrays), each {what, data (a copy),
+   * shape}. {files} or {error} (the library's message).
    */
   exportArrays(req) {
     this.ensure(req);
@@ -413,6 +415,10 @@ export class Engine {
       if (!r.data) return { error: `the random matrix ${what}: ${r.message}` };
       files.push({ what, data: r.data, shape: kind === 'dwc' ? [r.cols] : [r.rows, r.cols] });
     }
+    // the gates the library took as its constant case (no array: g = ln decay, η = beta, a = b = 0), written out
+    // as the arrays they stand for, so that the script reads every gate the family reads (gate-files.mjs)
+    const have = new Set(files.map((f) => f.what));
+    files.push(...gateArrays(req).filter((f) => !have.has(f.what)));
     return { files };
   }
 

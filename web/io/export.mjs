@@ -8,6 +8,7 @@ import { VARIANT_VIEW } from '../state/variants.mjs';
 import { escapeXml, wrapRuns, textUnits, SVG_FAMILY } from '../render/svg-text.mjs';
 import { t } from '../i18n/i18n.mjs';
 import { randomFiles } from '../compute/random-draws.mjs';
+import { gateFiles } from '../compute/gate-files.mjs';
 
 /** A variant's presentation entry (web/state/variants.mjs: its numpy body, its random matrices), or undefined. */
 const viewOf = (name) => (Object.hasOwn(VARIANT_VIEW, name) ? VARIANT_VIEW[name] : undefined);
@@ -117,6 +118,8 @@ const CAPTION_KNOB = {
   window: (v, lang) => (v ? t('export.caption.window', { v }, lang) : null),
   beta: (v) => `η = ${v}`,
   chunk: () => null, // the chunkwise form's chunk: it changes no matrix
+  // said when on (gdn's and kda's default); off (−1, or 0 for a family whose default is off) goes unsaid
+  qk_l2norm: (v, lang) => (v === true || v === 1 ? t('export.caption.l2norm', null, lang) : null),
   feature_eps: (v) => `ε = ${v === 0 ? '0' : Number(v.toPrecision(3)).toExponential().replace(/\.?0*e/, 'e').replace('e+', 'e')}`,
 };
 
@@ -160,8 +163,8 @@ export function snippetRecomputes(request) {
 }
 
 /**
- * A short Python script that loads the exported Q, K and M (and the random matrices of randomFiles; file
- * names as exportName gives them, in the script's folder), recomputes M with numpy in float64 and prints
+ * A short Python script that loads the exported Q, K and M (and the random matrices of randomFiles and the
+ * gates of gateFiles; file names as exportName gives them, in the script's folder), recomputes M with numpy in float64 and prints
  * the largest |difference|. For a variant it does not know it prints the CLI commands that reproduce M.
  * @param {{state: object, request: object}} arg the page's state (URL keys) and requestOf(state)
  */
@@ -172,7 +175,7 @@ export function numpySnippet({ state, request, tokens = false }) {
   const knobDict = Object.entries(knobs).filter(([k]) => k !== 'variant').map(([k, v]) => `${JSON.stringify(k)}: ${py(v)}`).join(', ');
   const lines = [
     `# attnviz export: ${knobs.variant}, n = ${inputs.n}, d = ${inputs.d}. Recomputes M from the exported Q, K`,
-    '# (and random matrices) in float64 and prints how far the exported float32 M is from it.',
+    '# (and random matrices, gates) in float64 and prints how far the exported float32 M is from it.',
     'import os, numpy as np',
     'here = os.path.dirname(os.path.abspath(__file__))',
     'load = lambda name: np.load(os.path.join(here, name)).astype(np.float64)',
@@ -197,6 +200,8 @@ export function numpySnippet({ state, request, tokens = false }) {
     '    return E / E.sum(1, keepdims=True)',
   ];
   for (const [name, what] of randomFiles(request)) lines.push(`${name} = load(${f(what)})`);
+  // a gated family's gates, as the library read them (the constant case written out): docs/gated.md
+  for (const [name, what] of gateFiles(request)) lines.push(`${name} = load(${f(what)})`);
   if (snippetRecomputes(request)) {
     lines.push(viewOf(knobs.variant).numpy);
     if (knobs.dwc_kernel > 0) lines.push(DWC_BODY);

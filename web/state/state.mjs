@@ -150,6 +150,7 @@ function knobEntries(knob, variants) {
     e.default = knob.options[knob.def];
   } else if (knob.type === 'bool') {
     e.default = knob.def !== 0;
+    if (knob.minus1_zero) e.minus1Zero = true; // 0 is the variant's default (qk_l2norm): the box off is −1
   } else {
     const hi = knob.hi_rule === 'n' ? (st) => st.n : knob.hi_rule === '2n-1' ? (st) => 2 * st.n - 1 : knob.hi;
     e.min = knob.lo;
@@ -494,7 +495,7 @@ export function buildSchema(registry) {
     let x = st[e.name];
     if (e.type === 'int' || e.type === 'float') x = Math.min(x, maxOf(e, st));
     if (e.relative) x /= relativeDivisor(KNOB.get(e.knob), st.d);
-    if (e.minus1Zero && x === 0) x = -1;
+    if (e.minus1Zero && (x === 0 || x === false)) x = -1; // a real 0 (a checkbox off): 0 is the variant's default
     return x;
   }
 

@@ -15,6 +15,24 @@ const SURVEY = `the seed article 《${SEEDS['000'].title}》`;
 const MECH = `the seed article 《${SEEDS['001'].title}》`;
 const INF = `the seed article 《${SEEDS['003'].title}》 (${SEEDS['003'].author} ${SEEDS['003'].year}, ${SEEDS['003'].link})`;
 
+// The gated families' numpy bodies share these lines (docs/gated.md): q̃ = scale·l2norm?(q), k̃ = l2norm?(k), the
+// knob qk_l2norm 1 on, −1 off, 0 the family's default (`on`: the test of the knob that says "normalise").
+const GATED_QK = (on) => '# q, k ← x/√(Σx² + 1e-6) before the scale when qk_l2norm says so (1 on, −1 off, 0 the default)\n' +
+  `nrm = (lambda X: X / np.sqrt((X * X).sum(1, keepdims=True) + 1e-6)) if knob("qk_l2norm") ${on} else (lambda X: X)\n` +
+  'Qt, Kt = S * nrm(Q), nrm(K)';
+// one log-gate per token: Γ_ij = exp(g_(j+1) + … + g_i) for j ≤ i, from differences of float64 cumulative sums
+const GATE_SCALAR = 'c = np.cumsum(gates)   # one log-gate per token\n' +
+  'Gam = np.tril(np.exp(np.tril(c[:, None] - c[None, :])))   # Γ_ij = exp(g_(j+1) + … + g_i), j ≤ i';
+// per channel (a per-token gate is the same in every channel): Σ_c X_ic Y_jc Γ_ijc, row by row (n×n×d would not fit)
+const GATE_CHANNELS = 'gc = np.broadcast_to(gates.reshape(n, -1), (n, d)); C = np.cumsum(gc, 0)   # per channel\n' +
+  'def pairs(X, Y, strict=False, before=False):\n' +
+  '    # Σ_c X_ic Y_jc exp(g_(j+1)c + … + g_ic), j ≤ i; strict: j < i; before: the sum stops at i − 1 (dplr\'s read)\n' +
+  '    P = np.zeros((n, n))\n' +
+  '    for i in range(n):\n' +
+  '        m = i if strict else i + 1\n' +
+  '        P[i, :m] = (Y[:m] * np.exp(C[i] - (gc[i] if before else 0.0) - C[:m])) @ X[i]\n' +
+  '    return P';
+
 /**
  * Symbols (the same in every formula the page shows, docs/variant-formulas.md "Notation on the page"):
  * β the logit scale (default 1/√d), s Linformer's projected length, p FLatten's focusing power, ℓ the
@@ -32,8 +50,9 @@ const INF = `the seed article 《${SEEDS['003'].title}》 (${SEEDS['003'].author
  *            docs/variant-formulas.md with ε and the stabilisers of docs/conventions.md; it sets R, the
  *            recomputed matrix. In scope: Q, K (n×d, float64), n, d, S (the scale), causal, mask,
  *            G (the decay γ^(i−j) on allowed entries), norm(A, eps, clamp) (masked row normalisation),
- *            lognorm(L) (row softmax of logits with the mask), knob(name) (the request's knob values) and
- *            the random matrices of `random`
+ *            lognorm(L) (row softmax of logits with the mask), knob(name) (the request's knob values),
+ *            the random matrices of `random` and a gated family's gates (web/compute/gate-files.mjs:
+ *            gates, betas, a, b as the library read them)
  *   random   the random matrices it draws, exported beside Q, K and M so that the script recomputes M:
  *            [{name (in the script), what (in the file name), kind (web/wasm/lab.mjs randomMatrix)}];
  *            [] for none. The lists are web/compute/random-draws.mjs's (the engine reads them there). (The DWC kernel belongs to the dwc_kernel knob: web/io/export.mjs adds it.)
@@ -181,6 +200,63 @@ export const VARIANT_VIEW = {
       'R = np.tril(Qh @ Kh.T * G) @ np.linalg.inv(np.eye(n) + Lw) * eta',
     random: [],
   },
+  // The gated families (docs/gated.md): their gates are data, per token (and per channel); their numpy bodies
+  // read the exported arrays (web/compute/gate-files.mjs): gates (the log-gates g), betas (η_t), a and b (dplr).
+  simple_gla: {
+    label: 'simple GLA (Mamba-2 SSD)',
+    tex: String.raw`M_{ij} = \beta\,(q_i\cdot k_j)\textstyle\prod_{l=j+1}^{i}\alpha_l,\ \ \alpha_t = e^{g_t} \in (0, 1]`,
+    hint: 'One decay α_t per token, from the input: a reset (α_t ≈ 0) cuts M into blocks, and the semiseparable rank across it falls to 0. M is signed; a constant gate is retention.',
+    explain: { text: 'Retention whose decay changes from token to token: before token t writes k_t v_tᵀ, the state is multiplied by α_t = exp(g_t), a number the layer computes from the token, so M_ij = β·(q_i·k_j)·α_{j+1}⋯α_i. A gate near 0 forgets everything before it (M falls apart into blocks across it), a gate of 1 forgets nothing, and a constant gate γ is retention. It is Mamba-2\'s SSD layer (q = C, k = Δ·B, g = A·Δ, scale 1; the skip D·x is outside M), which makes up most layers of NVIDIA\'s Nemotron-H and IBM\'s Granite 4.0 hybrids and runs beside the attention heads of every layer of TII\'s Falcon-H1.', source: 'Dao & Gu 2024, "Transformers are SSMs" (Mamba-2), arXiv:2405.21060; Sun et al. 2023, "Retentive Network", arXiv:2307.08621; NVIDIA 2025, "Nemotron-H", arXiv:2504.03624; Zuo et al. 2025, "Falcon-H1", arXiv:2507.22448; IBM 2025, the Granite 4.0 announcement' },
+    numpy: `${GATED_QK('> 0')}\n${GATE_SCALAR}\nR = Qt @ Kt.T * Gam`,
+    random: [],
+  },
+  gla: {
+    label: 'GLA (per-channel gate)',
+    tex: String.raw`M_{ij} = \beta \textstyle\sum_c q_{ic}\,k_{jc} \prod_{l=j+1}^{i}\alpha_{lc},\ \ \alpha_t = e^{g_t} \in (0, 1]^d`,
+    hint: 'A decay per token and per channel: each channel of the state forgets at its own rate, so M is a sum of d differently decayed matrices. All channels equal: simple GLA.',
+    explain: { text: 'Gated Linear Attention gives each of the d channels of the state its own gate: S_t = Diag(α_t) S_{t−1} + k_t v_tᵀ with α_t in (0, 1]^d computed from the token (fla\'s layer: g = logsigmoid(W x)/16). One channel can hold a key for thousands of tokens while another forgets within a few, which one gate per token cannot do; with all channels equal it is simple GLA. M is signed and unnormalised, and its semiseparable rank is still at most d.', source: 'Yang et al. 2024, "Gated Linear Attention Transformers with Hardware-Efficient Training", arXiv:2312.06635' },
+    numpy: `${GATED_QK('> 0')}\n${GATE_CHANNELS}\nR = pairs(Qt, Kt)`,
+    random: [],
+  },
+  gdn: {
+    label: 'Gated DeltaNet',
+    tex: String.raw`S_t = \alpha_t S_{t-1} + \eta_t\,\hat k_t\,(v_t - \alpha_t S_{t-1}^\top \hat k_t)^\top,\ o_t = S_t^\top (\beta\,\hat q_t)`,
+    hint: 'The delta rule with a gate and a write strength per token: α_t fades the whole state, η_t sets how much of the error v − Sᵀk each write stores. M is signed.',
+    explain: { text: 'Gated DeltaNet joins Mamba-2\'s gate and DeltaNet\'s delta rule: each token first decays the state by its α_t, then replaces what the state returns for its unit key k̂_t by its value, with strength η_t (β_t in the paper). The gate erases the whole memory at once (a reset), the delta rule edits one association and leaves the others. It is the linear-attention layer of Qwen3-Next and Qwen3.5, which interleave it with full attention (three Gated DeltaNet layers to one attention layer in Qwen3-Next). M is signed; the semiseparable rank is at most d.', source: 'Yang et al. 2025, "Gated Delta Networks: Improving Mamba2 with Delta Rule" (ICLR 2025), arXiv:2412.06464; the Qwen3-Next and Qwen3.5 model cards (Qwen team 2025, 2026)' },
+    numpy: `${GATED_QK('>= 0')}\n${GATE_SCALAR}\n` +
+      'Aqk, Akk = Qt @ Kt.T * Gam, np.tril(Kt @ Kt.T * Gam, -1)   # Akk: the earlier writes each key undoes (j < i)\n' +
+      'R = Aqk @ np.linalg.inv(np.eye(n) + betas[:, None] * Akk) * betas   # η scales the rows of Akk',
+    random: [],
+  },
+  kda: {
+    label: 'Kimi Delta Attention (KDA)',
+    tex: String.raw`S_t = (I - \eta_t \hat k_t \hat k_t^\top)\operatorname{Diag}(\alpha_t)\,S_{t-1} + \eta_t\,\hat k_t v_t^\top,\ \alpha_t \in (0, 1]^d`,
+    hint: 'Gated DeltaNet with a gate per channel: the state forgets channel by channel, then the delta rule writes with strength η_t. All channels equal: Gated DeltaNet.',
+    explain: { text: 'Kimi Delta Attention is Gated DeltaNet with GLA\'s per-channel gate: the state decays by Diag(α_t), one rate per key channel, before the delta-rule write of strength η_t on the unit key k̂_t. Its transition (I − η_t k̂_t k̂_tᵀ) Diag(α_t) is a diagonal-plus-low-rank matrix of a special form, which makes its chunkwise algorithm cheaper than the general DPLR one. Kimi Linear (48B parameters, 3B active) interleaves three KDA layers with one MLA (full attention) layer. M is signed; the semiseparable rank is at most d.', source: 'Kimi Team (Zhang et al.) 2025, "Kimi Linear: An Expressive, Efficient Attention Architecture", arXiv:2510.26692' },
+    numpy: `${GATED_QK('>= 0')}\n${GATE_CHANNELS}\n` +
+      'R = pairs(Qt, Kt) @ np.linalg.inv(np.eye(n) + betas[:, None] * pairs(Kt, Kt, strict=True)) * betas',
+    random: [],
+  },
+  dplr: {
+    label: 'DPLR (RWKV-7 transition)',
+    tex: String.raw`S_t = \big(\operatorname{Diag}(\alpha_t) + b_t a_t^\top\big)\,S_{t-1} + k_t v_t^\top,\ o_t = S_t^\top(\beta\,q_t)`,
+    hint: 'A per-channel decay plus a rank-one term per token: the state is read along a_t and written back along b_t. With a = b = 0 it is GLA; the delta rules are one choice of a and b.',
+    explain: { text: 'The generalised delta rule: each token\'s transition is a diagonal decay Diag(α_t) plus a rank-one term b_t a_tᵀ, which reads the previous state along a_t (before the decay) and writes what it read back along b_t; then k_t v_tᵀ is added. With a = b = 0 it is GLA, and Gated DeltaNet and KDA are the case b = k̂, a = −η_t α_t ⊙ k̂ (with k scaled by η_t). RWKV-7 ("Goose") uses it in every layer, with a = −κ̂ and b = κ̂ ⊙ a_icl built from a normalised key κ̂ and an in-context learning rate a_icl, and scale 1 (fla\'s kernels default to 1/√d, as this page does). M is signed; the semiseparable rank is at most d.', source: 'Peng et al. 2025, "RWKV-7 “Goose” with Expressive Dynamic State Evolution", arXiv:2503.14456; Yang et al. 2024, "Parallelizing Linear Transformers with the Delta Rule", arXiv:2406.06484' },
+    numpy: `${GATED_QK('> 0')}\n${GATE_CHANNELS}\n` +
+      'Aab, Aak = pairs(a, b, True, True), pairs(a, Kt, True, True)   # the reads x_t = S_(t−1)ᵀ a_t, before the decay\n' +
+      'R = pairs(Qt, Kt) + pairs(Qt, b) @ np.linalg.inv(np.eye(n) - Aab) @ Aak',
+    random: [],
+  },
+  fox: {
+    label: 'Forgetting Transformer (FoX)',
+    tex: String.raw`M_{ij} = \operatorname{softmax}_{j \le i}\big(\beta\,q_i\cdot k_j + \textstyle\sum_{l=j+1}^{i} g_l\big),\ \ g_l \le 0`,
+    hint: 'Softmax with a forget gate: each token\'s log-gate g_t ≤ 0 is added to the scores of every earlier key. Rows sum to 1; a reset hides all that came before it.',
+    explain: { text: 'The Forgetting Transformer keeps softmax attention and adds a forget gate: the score of key j in row i is lowered by the log-gates g_l = ln f_l of the tokens after it, so M_ij ∝ exp(β·q_i·k_j)·f_{j+1}⋯f_i, a decay the data sets. A constant gate is the forgetting softmax (softmax with a decay γ) and a gate of 1 is causal softmax. It keeps softmax\'s full rank and rows that sum to 1, has no constant-size state (its recurrence is a key/value cache) and, the paper finds, needs no positional embedding.', source: 'Lin et al. 2025, "Forgetting Transformer: Softmax Attention with a Forget Gate" (ICLR 2025), arXiv:2503.02130' },
+    numpy: `${GATED_QK('> 0')}\nc = np.cumsum(gates)   # one log-gate per token\n` +
+      'L = np.where(mask, Qt @ Kt.T + np.tril(c[:, None] - c[None, :]), -np.inf)   # + g_(j+1) + … + g_i\n' +
+      'E = np.exp(L - L.max(1, keepdims=True))\nR = E / E.sum(1, keepdims=True)',
+    random: [],
+  },
 };
 
 /** The variant a link without one opens on. */
@@ -223,6 +299,7 @@ export const KNOB_VIEW = {
     values: [0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 16384] },
   beta: { label: L('beta'), values: [0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2] },
   chunk: { label: L('chunk'), values: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 16384] },
+  qk_l2norm: { label: L('qk_l2norm') },
 };
 
 const TEX_ESCAPE = { '\\': String.raw`\textbackslash{}`, '^': String.raw`\textasciicircum{}`, '~': String.raw`\textasciitilde{}` };

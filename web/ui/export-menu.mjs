@@ -294,7 +294,7 @@ function readme(caption, files, link, tokens = false) {
     '',
     'files (float32 .npy, row-major; numpy.load reads them):',
     ...files.map((f) => `  ${f.what.padEnd(6)} ${f.shape.join('×')}  ${DESCRIBE[f.what] ?? ''}`),
-    '  recompute.py  recomputes M from Q, K (and the random matrices) with numpy in float64',
+    '  recompute.py  recomputes M from Q, K (and the random matrices, the gates) with numpy in float64',
     '                and prints the largest difference from the exported M:  python3 recompute.py',
     '  *-readouts.json  the readouts and the link\'s keys, as window.attnviz.snapshot() gives them',
     ...(tokens ? ['  tokens.json   the token pieces of the rows and columns, {"pieces", "text"} (and "ids" for a model\'s text)'] : []),

@@ -193,6 +193,7 @@ export default {
   'export.caption.orthogonal': 'orthogonal',
   'export.caption.iid': 'iid',
   'export.caption.window': 'window {v}',
+  'export.caption.l2norm': 'q, k L2-normalised',
   'export.caption.loaded': 'loaded Q, K, V',
   'export.caption.causal': ', causal',
   'export.caption.scale': 'scale {rel}/√d',

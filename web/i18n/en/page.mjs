@@ -121,6 +121,7 @@ export default {
   'control.window': 'sliding window W',
   'control.window.off': 'off',
   'control.beta': 'write strength η',
+  'control.qk_l2norm': 'normalise q, k (L2)',
   'control.chunk': 'chunk size C',
   // the gated families' gates (web/state/gates.mjs): the generator and its knobs
   'control.gate': 'gate α_t from',

@@ -192,6 +192,7 @@ export default {
   'export.caption.orthogonal': '正交',
   'export.caption.iid': '独立同分布（iid）',
   'export.caption.window': '窗口 {v}',
+  'export.caption.l2norm': 'q、k 做 L2 归一化',
   'export.caption.loaded': '载入的 Q、K、V',
   'export.caption.causal': '，因果',
   'export.caption.scale': '缩放 {rel}/√d',
