@@ -30,6 +30,7 @@ export function applyGates(lab, gates, own = null) {
   const constant = gates.kind === 'constant' || (fromFile && !own?.g);
   // (the file's gates replace what a stand-in constant generator makes: it is there for the β generators)
   const spec = constant || fromFile ? { kind: 'constant', alpha: gates.alpha > 0 ? gates.alpha : 1, channels: 1 } : { ...gates, channels };
+  spec.ab = gates.ab?.kind === 'rwkv7' ? gates.ab : null; // (the file's a, b: below)
   // a constant β is the knob beta itself (as the CLI's --beta), no array
   spec.beta = betaFile || gates.beta?.kind === 'constant' ? null : gates.beta;
   const r = lab.generateGates(spec);

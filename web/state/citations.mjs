@@ -46,6 +46,7 @@ export const PAPER = {
   lightning: { paper: 'Lightning Attention-2: A Free Lunch for Handling Unlimited Sequence Lengths in Large Language Models', authors: 'Qin et al.', year: 2024, arxiv: '2401.04658' },
   longformer: { paper: 'Longformer: The Long-Document Transformer', authors: 'Beltagy, Peters, Cohan', year: 2020, arxiv: '2004.05150' },
   ssd: { paper: 'Transformers are SSMs: Generalized Models and Efficient Algorithms Through Structured State Space Duality', authors: 'Dao & Gu', year: 2024, arxiv: '2405.21060' },
+  rwkv7: { paper: 'RWKV-7 "Goose" with Expressive Dynamic State Evolution', authors: 'Peng et al.', year: 2025, arxiv: '2503.14456' },
 };
 
 /** A quote as a reader sees it: the seed's Markdown emphasis and TeX dollar signs dropped (the data keeps them verbatim). */

@@ -431,6 +431,19 @@ export const PRESETS = [
     highlight: ['heatmaps', 'gates', 'semiseparable_rank'],
   },
   {
+    name: 'rwkv7',
+    title: 'RWKV-7: a diagonal decay plus a rank-one erase',
+    compare: { key: 'dplr_ab', value: 'zero', label: 'a = b = 0 (GLA)' },
+    state: { gen: 'local', variant: 'dplr', n: 256, d: 16, scale: 4, gate: 'uniform', gate_lo: 0.55, gate_hi: 1, dplr_ab: 'rwkv7', dplr_icl: 0.5 },
+    caption: 'RWKV-7\'s transition is diagonal plus low rank: S_t = (diag(α_t) + b_t a_tᵀ) S_{t−1} + k_t v_tᵀ, with a = −κ̂ '
+      + '(κ̂ = k/‖k‖), b = κ̂ ⊙ a_icl, a decay α_t per channel between 0.55 and 1 (RWKV-7\'s range: log-decay in (−e^{−½}, 0)) '
+      + 'and scale 1. Before each token writes, the rank-one term erases the share a_icl = 0.5 of what the state holds along '
+      + 'κ̂: the delta rule\'s correction, softened. With a_icl = 1, the gate open and normalised keys it is the delta rule '
+      + 'itself, the same readouts as Gated DeltaNet with η = 1; the state stays d × d, so the semiseparable rank is at most 16.',
+    sources: [PAPER.rwkv7, PAPER.deltanet],
+    highlight: ['heatmaps', 'gates', 'semiseparable_rank', 'error_fro_rel'],
+  },
+  {
     name: 'forget-sentences',
     title: 'Forget at sentence ends: a reset makes M block-diagonal',
     compare: { key: 'gate', value: 'constant', label: 'no resets' },
@@ -460,7 +473,7 @@ export const CHAPTERS = [
   { title: 'The recurrent view: state, decay, windows', lessons: ['recurrent-state', 'crossover-measured', 'decay-halflife', 'window-rank', 'retention-signed'] },
   { title: 'Memory and the delta rule', lessons: ['memory-collisions', 'delta-overwrite', 'delta-vs-linear'] },
   { title: 'Learning the map', lessons: ['hedgehog-distill'] },
-  { title: 'Gates as data: the families in today\'s models', lessons: ['mamba2', 'forget-sentences'] },
+  { title: 'Gates as data: the families in today\'s models', lessons: ['mamba2', 'rwkv7', 'forget-sentences'] },
 ];
 {
   const order = CHAPTERS.flatMap((c) => c.lessons);
