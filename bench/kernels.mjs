@@ -20,10 +20,31 @@ const av = await loadAttnviz({ source: WASM, simd: true });
 const CASES = [...av.variantNames.map((name) => [name, {}]),
   // the recurrent families' knobs (docs/recurrent.md): decayed, forgetting, windowed, gated delta rule
   ['softmax', { causal: true, decay: 0.95 }], ['softmax', { causal: true, window: 64 }], ['elu', { causal: true, decay: 0.95 }],
-  ['deltanet', { beta: 1, decay: 0.9 }]];
+  ['deltanet', { beta: 1, decay: 0.9 }],
+  // the gated families with gates as data (kernels_native.c says which): one per token, or per channel
+  ...['simple_gla', 'gdn', 'fox'].map((name) => [name, { gates: 1 }]),
+  ...['gla', 'kda', 'dplr'].map((name) => [name, { gates: D }])];
 const KNOB = Object.fromEntries(av.knobKeys.map((key, i) => [key, i + 1]));
+// ATTNVIZ_ONLY=REGEX: only the variants whose name matches (a quick look at a few; make bench runs all)
+const ONLY = process.env.ATTNVIZ_ONLY ? new RegExp(process.env.ATTNVIZ_ONLY) : null;
 const ROUNDS = Math.max(1, Number.parseInt(process.env.ATTNVIZ_ROUNDS ?? '3', 10) || 3);
 const records = [];
+/** The gate arrays kernels_native.c makes for KNOB −1 (the same generators, seeds and a, b), into the lab. */
+function gateArrays(lab, name, n, channels) {
+  let st = lab.generateGates({ kind: 'uniform', channels, lo: 0.9, hi: 0.999, seed: 7,
+    beta: { kind: 'uniform', lo: 0.2, hi: 1.5, seed: 8 } }).status;
+  if (!st && name === 'dplr') {
+    const { g, beta } = lab.gates(), K = lab.K, a = new Float32Array(n * D), b = new Float32Array(n * D);
+    for (let t = 0; t < n; t++) {
+      let ss = 0;
+      for (let c = 0; c < D; c++) ss += K[t * D + c] * K[t * D + c];
+      const inv = ss > 0 ? 1 / Math.sqrt(ss) : 0;
+      for (let c = 0; c < D; c++) { a[t * D + c] = -K[t * D + c] * inv; b[t * D + c] = 0.5 * K[t * D + c] * inv; }
+    }
+    st = lab.setGates({ g, channels, beta, a, b }).status;
+  }
+  if (st) throw new Error(`${name}: the bench's gates were refused (${st})`);
+}
 /** The least of each key over rounds of {key: ms or null} (null stays null). */
 const quietest = (rounds) => Object.fromEntries(Object.keys(rounds[0]).map((key) =>
   [key, rounds.some((r) => r[key] === null || r[key] === undefined) ? null : Math.min(...rounds.map((r) => r[key]))]));
@@ -33,10 +54,15 @@ console.log('variant        n     wasm ms  native ms  ratio   | linear: wasm ms 
 for (const n of [256, 1024]) {
   const lab = av.lab(n, D);
   for (const [name, knobs] of CASES) {
+    if (ONLY && !ONLY.test(name)) continue;
     const variant = av.variantNames.indexOf(name);
-    const flags = Object.entries(knobs).flatMap(([k, v]) => [KNOB[k], typeof v === "boolean" ? Number(v) : v]);
+    const { gates: channels, ...plain } = knobs;
+    const flags = Object.entries(plain).flatMap(([k, v]) => [KNOB[k], typeof v === "boolean" ? Number(v) : v]);
+    if (channels) flags.push(-1, channels);
     lab.generate('gaussian', 1, 1);
-    const k = { variant: name, ...knobs };
+    lab.setGates(null);
+    if (channels) gateArrays(lab, name, n, channels);
+    const k = { variant: name, ...plain };
     const st = lab.matrix(k).status;
     if (st < 0) throw new Error(`${name}: ${lab.matrix(k).message}`);
     const hasLinear = lab.linear(k).status >= 0, hasChunkwise = lab.chunkwise(k).status >= 0;

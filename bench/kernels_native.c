@@ -1,6 +1,9 @@
 /* kernels_native.c: the native baseline of `make bench` (gcc -O3 -march=native).
  *
  *   kernels_native N D VARIANT [KNOB VALUE]...      (KNOB: an enum av_knob number)
+ * KNOB −1 gives a gated family gate arrays with VALUE channels (1 or D): α ~ U[0.9, 0.999] (av_gates_uniform,
+ * seed 7), β ~ U[0.2, 1.5] (seed 8) and for dplr a = −k̂, b = k̂/2 (k̂ = k/‖k‖): the same arrays as
+ * bench/kernels.mjs gives the WASM side.
  * prints one JSON object: {"matrix_ms": …, "linear_ms": … or null}, the median of repeated calls on
  * Q, K, V from the gaussian generator (std 1, seed 1), after a warm-up.
  *   kernels_native readouts N D B
@@ -11,6 +14,7 @@
  * same inputs in the same run.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,13 +63,40 @@ int main(int argc, char **argv) {
     int n = atoi(argv[1]), d = atoi(argv[2]);
     av_params prm;
     if (av_params_default(&prm, atoi(argv[3])) != AV_OK) return 2;
-    for (int i = 4; i + 1 < argc; i += 2) av_params_set(&prm, atoi(argv[i]), atof(argv[i + 1]));
+    int channels = 0;
+    for (int i = 4; i + 1 < argc; i += 2) {
+        if (atoi(argv[i]) == -1) channels = atoi(argv[i + 1]);
+        else av_params_set(&prm, atoi(argv[i]), atof(argv[i + 1]));
+    }
     float *Q = malloc(sizeof(float) * n * d), *K = malloc(sizeof(float) * n * d), *V = malloc(sizeof(float) * n * d);
     float *M = malloc(sizeof(float) * n * n), *O = malloc(sizeof(float) * n * d);
+    if (!Q || !K || !V || !M || !O) return 3;
+    av_generate(Q, K, V, n, d, AV_GEN_GAUSSIAN, 1.0, 1);
+    float *g = NULL, *beta = NULL, *a = NULL, *b = NULL;
+    if (channels > 0) {
+        g = malloc(sizeof(float) * n * channels), beta = malloc(sizeof(float) * n);
+        a = malloc(sizeof(float) * n * d), b = malloc(sizeof(float) * n * d);
+        if (!g || !beta || !a || !b) return 3;
+        av_gates_uniform(g, n, channels, 0.9, 0.999, 7);
+        av_betas_uniform(beta, n, 0.2, 1.5, 8);
+        av_params_set_gates(&prm, g, n, channels, beta);
+        if (prm.variant == AV_DPLR) {
+            for (int t = 0; t < n; t++) {
+                double ss = 0;
+                for (int c = 0; c < d; c++) ss += (double)K[t * d + c] * K[t * d + c];
+                double inv = ss > 0 ? 1 / sqrt(ss) : 0;
+                for (int c = 0; c < d; c++) {
+                    a[t * d + c] = (float)(-K[t * d + c] * inv);
+                    b[t * d + c] = (float)(0.5 * K[t * d + c] * inv);
+                }
+            }
+            av_params_set_dplr(&prm, a, b, n);
+        }
+    }
+    /* sized after the gates: a gated family's constant case runs as another variant, with its workspace */
     size_t wm = av_matrix_work(&prm, n, d), wl = av_linear_work(&prm, n, d, d);
     void *work = malloc((wm > wl ? wm : wl) + 64);
-    if (!Q || !K || !V || !M || !O || !work) return 3;
-    av_generate(Q, K, V, n, d, AV_GEN_GAUSSIAN, 1.0, 1);
+    if (!work) return 3;
     int st = av_matrix(M, Q, K, n, d, &prm, work, wm);
     if (st < 0) {
         fprintf(stderr, "kernels_native: %s\n", av_status_string(st));
@@ -84,6 +115,6 @@ int main(int argc, char **argv) {
     else printf(", \"linear_ms\": %.4f", linear_ms);
     if (chunk_ms < 0) printf(", \"chunkwise_ms\": null}\n");
     else printf(", \"chunkwise_ms\": %.4f}\n", chunk_ms);
-    free(Q); free(K); free(V); free(M); free(O); free(work); free(cwork);
+    free(Q); free(K); free(V); free(M); free(O); free(work); free(cwork); free(g); free(beta); free(a); free(b);
     return 0;
 }

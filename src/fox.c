@@ -31,6 +31,19 @@ static double dot_ff(const float *a, const float *b, int len) {
     return s;
 }
 
+/* y[0..len) += w·x[0..len), x float32. */
+static void axpy_fd(double *restrict y, double w, const float *restrict x, int len) {
+    avs_f64x2 vw = {w, w};
+    int k = 0;
+    for (; k + 2 <= len; k += 2) {
+        avs_f64x2 yv;
+        memcpy(&yv, y + k, sizeof yv);
+        yv += vw * avs_load_f32x2(x + k);
+        memcpy(y + k, &yv, sizeof yv);
+    }
+    for (; k < len; k++) y[k] += w * x[k];
+}
+
 /* y[0..len) = y·f + w·x, x float32. */
 static void scale_add(double *restrict y, double f, double w, const float *restrict x, int len) {
     avs_f64x2 vf = {f, f}, vw = {w, w};
@@ -148,8 +161,7 @@ static void flash(float *O, const float *V, int n, int d, int dv, int C, const a
                 for (int k = 0; k <= last; k++) {
                     double w = exp(s[k] - mx);
                     b->l[a] += w;
-                    const float *v = V + (size_t)(j0 + k) * dv;
-                    for (int e = 0; e < dv; e++) o[e] += w * v[e];
+                    axpy_fd(o, w, V + (size_t)(j0 + k) * dv, dv);
                 }
                 b->m[a] = mx;
             }

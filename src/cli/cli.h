@@ -20,14 +20,14 @@ typedef struct avcli_inputs {
     char **only;            /* table --readouts: the readouts asked for (warnings of steps only others need are */
     int nonly;              /* left out), or NULL */
     int alias;              /* AVCLI_MAMBA2, AVCLI_RWKV7 (--variant names a preset of prm.variant), or 0 */
-    float *gates, *betas, *dplr_a, *dplr_b; /* the gated families' arrays (gates.c), owned; NULL: none given */
+    float *gates, *betas, *dplr_a, *dplr_b; /* the gated families' arrays (gated_inputs.c), owned; NULL: none given */
     float *a_icl;           /* rwkv7: the in-context learning rates (n×d) of --a-icl-file, owned, or NULL: */
     double a_icl_const;     /* the constant of --a-icl (default 0.5) */
     int ab_made;            /* rwkv7: dplr_a, dplr_b were built from K (avcli_rwkv7_ab), not given */
 } avcli_inputs;
 
 // ----------------------------------------------------------------------------------------------------
-// the gated families' arrays and presets (gates.c; docs/gated.md)
+// the gated families' arrays and presets (gated_inputs.c; docs/gated.md)
 
 /* The presets: mamba2 is simple_gla with scale 1 (q = C, k = Δ·B, g = A·Δ with --dt, --A), rwkv7 is dplr with
  * scale 1 (a = −κ̂, b = κ̂ ⊙ a_icl from K unless --a, --b are given). */

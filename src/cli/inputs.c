@@ -50,7 +50,7 @@ typedef struct raw_flags {
 
 static const char *const STR_NAMES[F_G0] = {"--q", "--k", "--v", "--hedgehog-w", "--variant", "-o", "--layer",
                                             "--head", "--tau"};
-/* The string flags: STR_NAMES, then the gated inputs' (gates.c), F_G0 + AVCLI_G_*. */
+/* The string flags: STR_NAMES, then the gated inputs' (gated_inputs.c), F_G0 + AVCLI_G_*. */
 static const char *str_name(int f) { return f < F_G0 ? STR_NAMES[f] : AVCLI_GATE_FLAGS[f - F_G0]; }
 
 /* The knob whose flag is `a` ("--p"), or whose negation it is ("--no-orthogonal", *neg = 1); −1 if none. */

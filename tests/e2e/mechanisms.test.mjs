@@ -82,6 +82,108 @@ describe('the recurrence stepper', () => {
   });
 });
 
+describe('the recurrence stepper with the gated families', () => {
+  it('gdn with resets: at a reset token the stepper says the state was cleared, every row, and its norm drops', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'v=1&variant=gdn&n=64&d=16&gate=resets&decay=0.99&gate_period=0&gate_at=30&mech=stepper&step=30' });
+    try {
+      let m = await until(page, (x) => x?.stepper?.t === 30);
+      expect(m.stepper.kind).toBe('gated');
+      expect(m.stepper.family).toBe('gdn');
+      expect(m.stepper.reset).toBe(false);
+      expect(m.stepper.stateBytes).toBe(4 * 16 * 16); // S: d × dv float32, no normaliser
+      expect(m.stepper.diff).toBeLessThan(1e-4);
+      await page.locator('#mech-stepper').focus();
+      await page.keyboard.press('ArrowRight'); // token 30: the reset
+      m = await until(page, (x) => x?.stepper?.t === 31);
+      expect(m.stepper.reset).toBe(true);
+      expect(m.stepper.resetRows).toEqual(Array.from({ length: 16 }, (_, c) => c));
+      expect(m.stepper.alpha[0]).toBeLessThan(1e-13);
+      expect(m.stepper.stateNorm).toBeLessThan(m.stepper.prevNorm);
+      expect(m.stepper.u).toHaveLength(16);
+      expect(m.stepper.diff).toBeLessThan(1e-4);
+      await expect.poll(() => page.locator('#mech-stepper .mech-gated').textContent()).toMatch(/Token 30 reset the state: every row/);
+      await shot(page, 'stepper-gdn-reset');
+      await page.keyboard.press('ArrowRight'); // after it: no reset, the state grows again
+      m = await until(page, (x) => x?.stepper?.t === 32);
+      expect(m.stepper.reset).toBe(false);
+      expect(errors).toEqual([]);
+    } finally { await page.close(); }
+  });
+  it('kda: one gate per channel beside the state\'s rows; a reset clears all of them, in Chinese too', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'v=1&variant=kda&n=64&d=16&gate=resets&decay=0.95&gate_period=0&gate_at=20&mech=stepper&step=21' });
+    try {
+      let m = await until(page, (x) => x?.stepper?.t === 21 && x.stepper.family === 'kda');
+      expect(m.stepper.alpha).toHaveLength(16);
+      expect(m.stepper.resetRows).toHaveLength(16);
+      await page.evaluate(() => { location.hash = 'v=1&variant=kda&n=64&d=16&gate=uniform&mech=stepper&step=12'; });
+      m = await until(page, (x) => x?.stepper?.t === 12 && x.stepper.reset === false);
+      expect(m.stepper.alpha).toHaveLength(16);
+      expect(new Set(m.stepper.alpha).size).toBeGreaterThan(1); // per channel: not one value
+      expect(m.stepper.diff).toBeLessThan(1e-4);
+      await expect.poll(() => page.locator('#mech-stepper .mech-gated').textContent()).toMatch(/gates, one per row, lie in/);
+      await shot(page, 'stepper-kda');
+      await page.evaluate(() => { location.hash = 'v=1&variant=kda&n=64&d=16&gate=uniform&mech=stepper&step=12&lang=zh'; });
+      await expect.poll(() => page.locator('#mech-stepper .mech-gated').textContent()).toMatch(/门每行一个/);
+      expect(errors).toEqual([]);
+    } finally { await page.close(); }
+  });
+  it('projector mode: the gate column is drawn and the stepper\'s sentences are at least 18 px', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'v=1&variant=gla&n=64&d=16&gate=slow&mech=stepper&step=30&projector=1' });
+    try {
+      await until(page, (x) => x?.stepper?.t === 30 && x.stepper.family === 'gla');
+      const r = await page.evaluate(() => {
+        const px = (sel) => parseFloat(getComputedStyle(document.querySelector(sel)).fontSize);
+        const a = document.querySelector('#mech-stepper .mech-alpha');
+        return { words: px('#mech-stepper .mech-gated'), note: px('#mech-stepper .note'), alphaRows: a.height, alphaShown: a.getBoundingClientRect().height };
+      });
+      expect(r.words).toBeGreaterThanOrEqual(18);
+      expect(r.note).toBeGreaterThanOrEqual(18);
+      expect(r.alphaRows).toBe(16);
+      expect(r.alphaShown).toBeGreaterThan(100);
+      await shot(page, 'stepper-gla-projector');
+      expect(errors).toEqual([]);
+    } finally { await page.close(); }
+  });
+  it('fox keeps a cache with each entry\'s bias; its row is the matrix\'s', async () => {
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'v=1&variant=fox&n=48&d=16&gate=uniform&mech=stepper&step=20' });
+    try {
+      const m = await until(page, (x) => x?.stepper?.t === 20 && x.stepper.family === 'fox');
+      expect(m.stepper.kind).toBe('cache');
+      expect(m.stepper.stateBytes).toBeNull();
+      expect(m.stepper.bias).toHaveLength(20);
+      expect(m.stepper.bias[19]).toBe(0);
+      expect(m.stepper.bias[0]).toBeLessThan(0);
+      expect(m.stepper.diff).toBeLessThan(1e-4);
+      await expect.poll(() => page.locator('#mech-stepper .mech-gated').textContent()).toMatch(/^Token 19's gate α = [0-9.]+ multiplied the weight of every earlier entry/);
+      await shot(page, 'stepper-fox');
+      expect(errors).toEqual([]);
+    } finally { await page.close(); }
+  });
+});
+
+describe('memory collisions with the gated families', () => {
+  it('gdn with a reset: the lab\'s gates as a memory, the pairs before the reset forgotten, said in both languages', async () => {
+    const hash = 'v=1&variant=gdn&n=64&d=16&gate=resets&decay=0.99&beta=1&gate_period=0&gate_rate=0&gate_at=20&mech=recall&mems=delta,gdn,kda,fox,gates&pairs=32&mem_d=16';
+    const { page, errors } = await openLab(browser.context, server.url, { hash });
+    try {
+      const m = await until(page, (x) => x?.recall?.done && x.recall.points.length > 0, 120000);
+      expect(m.recall.error).toBeNull();
+      const at = (id) => m.recall.points.find((p) => p.memory === id && p.axis === 'N' && p.N === 32);
+      for (const id of ['delta', 'gdn', 'kda', 'fox', 'gates']) expect(Number.isFinite(at(id)?.mean)).toBe(true);
+      const g = at('gates');
+      expect(g.forgotten.at).toBe(20);
+      expect(g.forgotten.before).toBeGreaterThan(0.95); // gone
+      expect(g.forgotten.after).toBeLessThan(g.forgotten.before - 0.3);
+      expect(m.recall.overwrite.map((o) => o.memory)).toContain('gates');
+      await expect.poll(() => page.locator('#mech-recall .note').first().textContent()).toMatch(/the last reset is at pair 20; the pairs written before it are recalled with error/);
+      await shot(page, 'recall-gated');
+      await page.evaluate((h) => { location.hash = `${h}&lang=zh`; }, hash);
+      await expect.poll(() => page.locator('#mech-recall .note').first().textContent()).toMatch(/最后一次重置在第 20 对/);
+      expect(errors).toEqual([]);
+    } finally { await page.close(); }
+  });
+});
+
 describe('scaling', () => {
   it('measures the paths in the worker, never past its budget, with the crossover marked', async () => {
     const { page, errors } = await openLab(browser.context, server.url, { hash: 'variant=elu&causal=1&d=16&n=64&mech=scaling&budget=16' });

@@ -79,3 +79,24 @@ describe('the mechanism tabs on a phone', () => {
     });
   }
 });
+
+// the gated stepper on a phone: the state, its gate column and the sentences fit the width (no sideways scroll)
+describe('the gated stepper on a phone', () => {
+  for (const lang of ['en', 'zh']) {
+    it(`kda at a reset, ${lang}: nothing past the window's right edge`, async () => {
+      const { page, errors } = await openLab(browser.context, server.url, { hash: `v=1&variant=kda&n=64&d=16&gate=resets&gate_period=0&gate_rate=0&gate_at=20&mech=stepper&step=21&lang=${lang}` });
+      try {
+        await expect.poll(() => page.evaluate(() => window.attnviz.mechanisms().stepper?.reset), { timeout: 30000 }).toBe(true);
+        await page.locator('#mech-stepper .mech-gated').scrollIntoViewIfNeeded();
+        const r = await page.evaluate(() => {
+          const right = (sel) => Math.max(...[...document.querySelectorAll(sel)].map((e) => e.getBoundingClientRect().right));
+          return { scroll: document.documentElement.scrollWidth, width: innerWidth, state: right('#mech-stepper .mech-grid'), alpha: right('#mech-stepper .mech-alpha'), words: right('#mech-stepper .mech-gated') };
+        });
+        expect(r.scroll, JSON.stringify(r)).toBeLessThanOrEqual(r.width);
+        for (const k of ['state', 'alpha', 'words']) expect(r[k], JSON.stringify(r)).toBeLessThanOrEqual(r.width);
+        await page.screenshot({ path: `build/e2e/phone-gated-stepper-${lang}.png` });
+        expect(errors).toEqual([]);
+      } finally { await page.close(); }
+    });
+  }
+});

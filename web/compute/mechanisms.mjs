@@ -1,12 +1,15 @@
 // mechanisms.mjs: the computations behind the mechanism views (docs/mechanisms.md), over the loader's
 // lab (web/wasm/attnviz.mjs); no DOM. They run in the mechanisms worker (web/workers/worker.mjs) and in Vitest.
 //   stepFrame     one token of the recurrence stepper: φ(k_t), v_t, the state S_t and z_t, the output row
-//                 against the masked matrix's row, and the bytes of the state against softmax's cache
+//                 against the masked matrix's row, and the bytes of the state against softmax's cache; for
+//                 the gated families the gate α_t, β_t, k̃_t, the rows a reset cleared, u_t (delta) or x_t (dplr)
 //   scalingRun    time and memory of the quadratic softmax path, the variant's linear path and its chunkwise
 //                 path for n = 64, 128, … while each stays within a stated memory budget
 //   recallCurve   recall error against the pair count N (or against d) for a list of memories
 //   overwrite     one key written twice (k→v, later k→v′): what each memory returns for k
 //   distill       Hedgehog learning to mimic softmax (lab.distiller), with the matrices and readouts it moves
+
+import { applyGates } from './gates.mjs';
 
 /** The scaling view's memory budget: the bytes one measurement may take (inputs, outputs, workspace). */
 export const SCALING_DEFAULT_BUDGET = 64 * 2 ** 20;
@@ -21,6 +24,54 @@ export function memoryBytes(r, d, dv, t, window = 0) {
   return { state: 4 * (r * dv + r), cache: 4 * cached * (d + dv) };
 }
 
+/** A gate at or below this log-gate counts as a reset (docs/gated.md: a reset is g = −30; ln 1e-6 ≈ −13.8). */
+export const RESET_BELOW = Math.log(1e-6);
+
+const norm = (x) => { let s = 0; for (const v of x) s += v * v; return Math.sqrt(s); };
+
+/**
+ * The gated part of a frame (docs/mechanisms.md, "The gated families"): token i's gate α_i (1 or d values),
+ * β_i, k̃_i, which rows the gate cleared (a reset: α ≤ 1e-6), the norms of S before and after the token; for
+ * gdn and kda the written value u_i = β_i(v_i − S′ᵀk̃_i), S′ = Diag(α_i)S_{i−1}; for dplr the read x_i =
+ * S_{i−1}ᵀa_i and b_i (the low-rank write b_i x_iᵀ); for fox the cache's biases.
+ */
+function gatedFrame(stepper, frame, i) {
+  const { d, dv, family } = stepper;
+  const gi = stepper.gate(i);
+  frame.family = family;
+  frame.alpha = gi.alpha;
+  frame.gLog = gi.g;
+  frame.beta = gi.beta;
+  frame.kt = stepper.kt(i);
+  frame.resetRows = [];
+  for (let c = 0; c < gi.g.length; c++) if (gi.g[c] <= RESET_BELOW) frame.resetRows.push(c);
+  // a scalar gate acts on every row
+  frame.reset = frame.resetRows.length > 0;
+  if (frame.reset && gi.g.length === 1) frame.resetRows = Array.from({ length: d }, (_, c) => c);
+  if (stepper.kind === 'cache') { frame.bias = stepper.bias(frame.t); return; }
+  const P = stepper.Sprev;
+  frame.Sprev = Float64Array.from(P);
+  frame.prevNorm = norm(P);
+  frame.stateNorm = norm(frame.S);
+  const al = (c) => gi.alpha.length === 1 ? gi.alpha[0] : gi.alpha[c];
+  if (family === 'gdn' || family === 'kda') {
+    const u = new Float64Array(dv);
+    for (let e = 0; e < dv; e++) {
+      let s = 0;
+      for (let c = 0; c < d; c++) s += al(c) * P[c * dv + e] * frame.kt[c];
+      u[e] = gi.beta * (frame.v[e] - s);
+    }
+    frame.u = u;
+  }
+  if (family === 'dplr' && gi.a) {
+    const x = new Float64Array(dv);
+    for (let e = 0; e < dv; e++) { let s = 0; for (let c = 0; c < d; c++) s += P[c * dv + e] * gi.a[c]; x[e] = s; }
+    frame.x = x;
+    frame.a = gi.a;
+    frame.b = gi.b;
+  }
+}
+
 /**
  * The frame of token t (1-based count of tokens read): what the stepper shows after reading t tokens.
  * stepper: lab.stepper(...).stepper. Returns plain typed arrays (copies), ready to post.
@@ -31,7 +82,7 @@ export function stepFrame(stepper, t, window = 0) {
   const at = stepper.t, i = at - 1;
   const frame = { kind, r, d, dv, n, t: at, status, window };
   const mem = memoryBytes(kind === 'state' ? r : 0, d, dv, at, window);
-  frame.stateBytes = kind === 'state' ? mem.state : null;
+  frame.stateBytes = kind === 'state' ? mem.state : kind === 'gated' ? 4 * d * dv : null; // gated: S only, no z
   frame.cacheBytes = mem.cache;
   if (at === 0) return frame;
   frame.v = stepper.v(i);
@@ -45,6 +96,8 @@ export function stepFrame(stepper, t, window = 0) {
   }
   frame.diff = diff;
   frame.rowMax = mx;
+  if (kind === 'gated') frame.S = Float64Array.from(stepper.S);
+  if (stepper.family) gatedFrame(stepper, frame, i);
   if (kind === 'state') {
     frame.phiK = stepper.phiK(i);
     frame.phiQ = stepper.phiQ(i);
@@ -136,24 +189,57 @@ export function crossover(av, knobs, d = 64) {
 }
 
 /**
+ * A gated memory's gates for N pairs (opts.setup of av.recall): the request's gate spec (compute/gates.mjs
+ * applyGates; reset positions at or past N dropped), made for the N pairs as for N tokens. `seen` gets the
+ * last reset's position (a token whose every channel's log-gate is ≤ RESET_BELOW), or null.
+ */
+function gatesSetup(gates, seen) {
+  return (lab) => {
+    // K-projected gates and the reader's files belong to the lab's inputs, not to the protocol's random pairs
+    if (['projection', 'mamba2', 'file'].includes(gates.kind) || ['projection', 'file'].includes(gates.beta?.kind)) {
+      return { status: lab.av.STATUS.ERR_KNOB, message: 'gates made from K or read from a file belong to the lab\'s inputs, not to the protocol\'s pairs: pick a constant, uniform, resets or slow gate' };
+    }
+    const spec = Array.isArray(gates.at) ? { ...gates, at: gates.at.filter((p) => p < lab.n) } : gates;
+    const r = applyGates(lab, spec, null);
+    if (r.status < 0) return r;
+    const held = lab.gates(), ch = held?.channels || 1;
+    seen.reset = null;
+    for (let t = 1; held?.g && t < lab.n; t++) {
+      let all = true;
+      for (let c = 0; c < ch; c++) all &&= held.g[t * ch + c] <= RESET_BELOW;
+      if (all) seen.reset = t;
+    }
+    return r;
+  };
+}
+
+/** One memory's recall at N pairs of dimension d: a point {memory, N, d, mean, min, max, status, message} and,
+ *  with gates that reset, forgotten: {at (the last reset), before, after: the mean error of the pairs written
+ *  before it and from it on}. m: {id, knobs, gates (a request's gate spec, or absent)}. */
+export function recallPoint(av, m, N, d, seeds) {
+  const seen = { reset: null };
+  const r = av.recall(m.knobs, { pairs: N, d, seeds, setup: m.gates ? gatesSetup(m.gates, seen) : undefined });
+  const point = { memory: m.id, N, d, mean: r.mean, min: r.min, max: r.max, status: r.status, message: r.message };
+  if (seen.reset !== null && r.pairMean) {
+    const mean = (a, b) => { let s = 0; for (let i = a; i < b; i++) s += r.pairMean[i]; return s / (b - a); };
+    point.forgotten = { at: seen.reset, before: mean(0, seen.reset), after: mean(seen.reset, N) };
+  }
+  return point;
+}
+
+/**
  * Recall error against N for each memory (a generator of points: {memory, N, d, mean, min, max, status}).
- * memories: [{id, knobs}]; Ns: pair counts; d: the dimension; seeds: draws per point.
+ * memories: [{id, knobs, gates?}]; Ns: pair counts; d: the dimension; seeds: draws per point.
  */
 export function* recallCurve(av, { memories, Ns, d, seeds = 3 }) {
   for (const N of Ns)
-    for (const m of memories) {
-      const r = av.recall(m.knobs, { pairs: N, d, seeds });
-      yield { memory: m.id, N, d, mean: r.mean, min: r.min, max: r.max, status: r.status, message: r.message };
-    }
+    for (const m of memories) yield recallPoint(av, m, N, d, seeds);
 }
 
 /** The same against d at a fixed N. */
 export function* recallAgainstD(av, { memories, N, ds, seeds = 3 }) {
   for (const d of ds)
-    for (const m of memories) {
-      const r = av.recall(m.knobs, { pairs: N, d, seeds });
-      yield { memory: m.id, N, d, mean: r.mean, min: r.min, max: r.max, status: r.status, message: r.message };
-    }
+    for (const m of memories) yield recallPoint(av, m, N, d, seeds);
 }
 
 /**
@@ -166,7 +252,7 @@ export function overwrite(av, { memories, N = 8, d = 32, seed = 0 }) {
   const { K, V } = av.recallDraw(N + 1, d, seed);
   K.copyWithin(N * d, 0, d); // the last pair: key 0 again, with the last draw's value as v′
   return memories.map((m) => {
-    const r = av.recall(m.knobs, { K, V, pairs: N + 1, d });
+    const r = av.recall(m.knobs, { K, V, pairs: N + 1, d, setup: m.gates ? gatesSetup(m.gates, {}) : undefined });
     if (!r.errors) return { memory: m.id, status: r.status, message: r.message };
     return { memory: m.id, status: r.status, errNew: r.errors[N], errOld: r.errors[0] };
   });

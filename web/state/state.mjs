@@ -237,7 +237,7 @@ export function buildSchema(registry) {
     { name: 'budget', type: 'enum', options: ['16', '64', '256'], default: '64', label: L('budget'), group: 'view', stage: 'display' },
     { name: 'pairs', type: 'int', default: 256, min: 2, max: 4096, label: L('pairs'), group: 'view', stage: 'display' },
     { name: 'mem_d', type: 'int', default: 64, min: 4, max: 512, label: L('mem_d'), group: 'view', stage: 'display' },
-    { name: 'mems', type: 'keys', items: ['linear', 'delta', 'decay', 'elu', 'performer', 'softmax'], default: 'linear,delta,softmax', label: L('mems'), group: 'view', stage: 'display' },
+    { name: 'mems', type: 'keys', items: ['linear', 'delta', 'decay', 'elu', 'performer', 'softmax', 'gdn', 'kda', 'fox', 'gates'], default: 'linear,delta,softmax', label: L('mems'), group: 'view', stage: 'display' },
     { name: 'mem_scale', type: 'float', default: 8, min: 0.1, max: 100, step: 0.1, label: L('mem_scale'), group: 'view', stage: 'display' },
     { name: 'steps', type: 'int', default: 300, min: 10, max: 5000, label: L('steps'), group: 'view', stage: 'display' },
     { name: 'lr', type: 'float', default: 0.05, min: 0.001, max: 1, step: 0.001, label: L('lr'), group: 'view', stage: 'display' },

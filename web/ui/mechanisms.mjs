@@ -21,9 +21,14 @@ export const MEMORIES = {
   elu: { knobs: { variant: 'elu' } },
   performer: { knobs: { variant: 'performer', m: 256 } },
   softmax: { knobs: { variant: 'softmax' } },
+  // the gated families (docs/gated.md): constant gates, per-channel ones drawn once, and the lab's own
+  gdn: { knobs: { variant: 'gdn', decay: 0.99, beta: 1 } },
+  kda: { knobs: { variant: 'kda', beta: 1 }, gates: { kind: 'uniform', lo: 0.9, hi: 1, seed: 1, perChannel: true } },
+  fox: { knobs: { variant: 'fox', decay: 0.95 } },
+  gates: { knobs: null }, // the lab's gated variant with its gates (memoryOf)
 };
 const memoryLabel = (id) => t(`mech.memory.${id}`);
-const COLORS = { linear: '#0072b2', delta: '#d55e00', decay: '#009e73', elu: '#e69f00', performer: '#56b4e9', softmax: '#cc79a7', quadratic: '#cc79a7', chunkwise: '#009e73' };
+const COLORS = { gdn: '#882255', kda: '#44aa99', fox: '#999933', gates: '#332288', linear: '#0072b2', delta: '#d55e00', decay: '#009e73', elu: '#e69f00', performer: '#56b4e9', softmax: '#cc79a7', quadratic: '#cc79a7', chunkwise: '#009e73' };
 const VIEWS = ['stepper', 'scaling', 'recall', 'distill']; // their tabs' words: mech.tab.NAME
 const SPEEDS = [1, 3, 10, 30];
 
@@ -85,6 +90,14 @@ function drawGrid(canvas, values, rows, cols, dark) {
   paint(img.data, v, r * cols, colorTable(signed ? 'rdbu' : dark ? 'magma' : 'viridis'), lo, hi);
   ctx.putImageData(img, 0, 0);
   return { lo, hi };
+}
+
+/** A gate per row on a fixed scale 0…1 (a reset at the bottom of the map, α = 1 at its top). */
+function drawColumn(canvas, values, dark) {
+  canvas.width = 1; canvas.height = values.length;
+  const ctx = canvas.getContext('2d'), img = ctx.createImageData(1, values.length);
+  paint(img.data, values, values.length, colorTable(dark ? 'magma' : 'viridis'), 0, 1);
+  ctx.putImageData(img, 0, 0);
 }
 
 /** A view's note when uPlot did not load (charts.mjs): its charts come with the next draw that finds it. */
@@ -150,6 +163,47 @@ function makeChart(box, spec, { xlog = true, ylog = true, marks = () => [] } = {
   };
 }
 
+const vecNorm = (x) => Math.sqrt(Array.from(x).reduce((s, v) => s + v * v, 0));
+/** Row numbers as the page writes them: 0, 3, 5–7. */
+function rowList(rows) {
+  const out = [];
+  for (let i = 0; i < rows.length; i++) {
+    let j = i;
+    while (j + 1 < rows.length && rows[j + 1] === rows[j] + 1) j++;
+    out.push(j > i ? `${rows[i]}–${rows[j]}` : `${rows[i]}`);
+    i = j;
+  }
+  return out.join(', ');
+}
+
+/** The sentences under a gated family's state: the gate (a reset and which rows it cleared), β's write or dplr's
+ *  read and write, the state's norm. */
+function gatedWords(f) {
+  const i = f.t - 1, single = f.alpha.length === 1, al = f.alpha;
+  const amin = Math.min(...al), amax = Math.max(...al);
+  const parts = [];
+  if (f.family === 'fox') return t(f.reset ? 'mech.step.foxReset' : 'mech.step.foxGate', { i, alpha: fmt(al[0]) });
+  if (f.reset) {
+    const cleared = f.resetRows.length;
+    parts.push(single || cleared === f.d ? t('mech.step.reset', { i, alpha: fmt(Math.min(...f.resetRows.map((c) => al[single ? 0 : c]))) })
+      : t('mech.step.resetRows', { i, k: cleared, d: f.d, rows: rowList(f.resetRows), alpha: fmt(Math.min(...f.resetRows.map((c) => al[c]))) }));
+  } else parts.push(single ? t('mech.step.gate', { i, alpha: fmt(al[0]) }) : t('mech.step.gateRows', { i, lo: fmt(amin), hi: fmt(amax) }));
+  if (f.u) parts.push(t('mech.step.beta', { beta: fmt(f.beta), u: fmt(vecNorm(f.u)), v: fmt(vecNorm(f.v)) }));
+  if (f.x) parts.push(t('mech.step.dplr', { x: fmt(vecNorm(f.x)), b: fmt(vecNorm(f.b)) }));
+  parts.push(t('mech.step.norm', { now: fmt(f.stateNorm), prev: fmt(f.prevNorm) }));
+  return sentences(...parts);
+}
+
+/** The gated stepper's numbers in mechanisms() (docs/inspection.md): new keys, absent for the other variants. */
+function gatedSnapshot(f) {
+  if (!f.family) return {};
+  const arr = (x) => (x ? Array.from(x) : null);
+  return {
+    family: f.family, alpha: arr(f.alpha), beta: f.beta ?? null, reset: f.t > 0 ? f.reset : false, resetRows: f.resetRows ?? [],
+    stateNorm: f.stateNorm ?? null, prevNorm: f.prevNorm ?? null, u: arr(f.u), x: arr(f.x), bias: arr(f.bias),
+  };
+}
+
 /**
  * Mount the panel into `box`. env: {schema, onChange, request: () => the lab's request (state.mjs's requestOf,
  * with a model's head), worker: () => the mechanisms worker (created on first use), dark: () => bool,
@@ -189,16 +243,25 @@ export function mountMechanisms(box, env) {
     S.note = el('p', { class: 'note' });
     for (const x of ['state', 'z', 'phi', 'v', 'o', 'row']) S[x] = el('canvas', { class: x === 'state' ? 'mech-grid' : 'mech-strip', role: 'img', 'aria-label': K(`mech.step.${x}.aria`) });
     S.cache = el('canvas', { class: 'mech-cache', role: 'img', 'aria-label': K('mech.step.cache.aria') });
+    // the gated families (docs/mechanisms.md): the gate α_t as a column beside S's rows, k̃_t, and what was written
+    S.alpha = el('canvas', { class: 'mech-alpha', role: 'img', 'aria-label': K('mech.step.alpha.aria') });
+    for (const x of ['kt', 'u']) S[x] = el('canvas', { class: 'mech-strip', role: 'img', 'aria-label': K(`mech.step.${x}.aria`) });
+    S.gated = el('p', { class: 'mech-gated', 'aria-live': 'polite' });
     S.bytes = el('p', { class: 'mech-bytes', 'aria-live': 'polite' });
     S.diff = el('p', { class: 'mech-diff' });
     const fig = (title, ...kids) => el('figure', { class: 'mech-fig' }, el('figcaption', { text: title }), ...kids);
     S.stateFig = fig(K('mech.step.stateFig'), S.state);
+    S.stateCap = S.stateFig.querySelector('figcaption');
     S.zFig = fig(K('mech.step.zFig'), S.z);
+    S.alphaFig = fig('α_t', S.alpha);
+    S.ktFig = fig(K('mech.step.ktFig'), S.kt);
+    S.uCap = el('figcaption', { text: K('mech.step.uFig') });
+    S.uFig = el('figure', { class: 'mech-fig' }, S.uCap, S.u);
     p.append(el('div', { class: 'mech-controls' }, S.first, S.back, S.play, S.next, S.speed, S.range, S.count), S.note,
-      el('div', { class: 'mech-row' }, S.stateFig,
-        el('div', { class: 'mech-col' }, fig(K('mech.step.phiFig'), S.phi), fig('v_t', S.v), S.zFig,
+      el('div', { class: 'mech-row' }, S.stateFig, S.alphaFig,
+        el('div', { class: 'mech-col' }, fig(K('mech.step.phiFig'), S.phi), S.ktFig, fig('v_t', S.v), S.uFig, S.zFig,
           fig(K('mech.step.oFig'), S.o), fig(K('mech.step.rowFig'), S.row), S.diff),
-        fig(K('mech.step.cacheFig'), S.cache)), S.bytes);
+        fig(K('mech.step.cacheFig'), S.cache)), S.gated, S.bytes);
     S.first.addEventListener('click', () => setStep(0));
     S.back.addEventListener('click', () => setStep(st.step - 1));
     S.next.addEventListener('click', () => setStep(st.step + 1));
@@ -248,13 +311,35 @@ export function mountMechanisms(box, env) {
     if (f.error) { S.note.textContent = t('mech.step.error', { error: said(f.error) }); S.note.classList.add('warn'); return; }
     S.note.classList.remove('warn');
     const variant = tOwn(`variant.${st.variant}`, env.schema.variantView(st.variant).label); // its name, not its link key
-    S.note.textContent = f.kind === 'cache' ? t('mech.step.cacheNote')
+    const gated = f.kind === 'gated', fox = f.family === 'fox';
+    S.note.textContent = fox ? t('mech.step.foxNote') : f.kind === 'cache' ? t('mech.step.cacheNote')
+      : gated ? sentences(t('mech.step.gatedNote', { variant, d: f.d, dv: f.dv }), st.causal ? '' : t('mech.step.causal'))
       : sentences(t((f.z ?? []).some((x) => x !== 0) ? 'mech.step.stateNoteZ' : 'mech.step.stateNote', { variant, r: f.r, dv: f.dv }), st.causal ? '' : t('mech.step.causal'));
-    S.stateFig.hidden = f.kind !== 'state';
+    S.stateFig.hidden = f.kind !== 'state' && !gated;
+    const capKey = gated ? 'mech.step.stateFigGated' : 'mech.step.stateFig'; // a gated state has d rows, not r features
+    WORDS.set(S.stateCap, { text: K(capKey) });
+    S.stateCap.textContent = t(capKey);
+    S.alphaFig.hidden = S.ktFig.hidden = !gated;
+    S.uFig.hidden = !(gated && (f.u || f.x));
+    S.gated.hidden = !f.family;
     S.zFig.hidden = f.kind !== 'state' || !(f.z ?? []).some((x) => x !== 0); // retention and the delta rule have no normaliser
     S.phi.parentElement.hidden = f.kind !== 'state';
+    S.gated.textContent = f.family && f.t > 0 ? gatedWords(f) : '';
     S.count.textContent = t('mech.step.count', { t: f.t, n: f.n });
     if (f.t > 0) {
+      if (gated) {
+        drawGrid(S.state, f.S, f.d, f.dv, dark);
+        // α per row: one value repeated for a scalar gate; on [0, 1] so that a reset is the map's bottom
+        const al = Float64Array.from({ length: f.d }, (_, c) => f.alpha[f.alpha.length === 1 ? 0 : c]);
+        drawColumn(S.alpha, al, dark);
+        drawGrid(S.kt, f.kt, 1, f.d, dark);
+        if (f.u || f.x) {
+          drawGrid(S.u, f.u ?? f.x, 1, f.dv, dark);
+          const cap = f.u ? 'mech.step.uFig' : 'mech.step.xFig';
+          WORDS.set(S.uCap, { text: K(cap) });
+          S.uCap.textContent = t(cap);
+        }
+      }
       if (f.kind === 'state') {
         drawGrid(S.state, f.S, f.r, f.dv, dark);
         drawGrid(S.z, f.z, 1, f.r, dark);
@@ -273,7 +358,10 @@ export function mountMechanisms(box, env) {
     ctx.fillStyle = dark ? '#222' : '#eee'; ctx.fillRect(0, 0, w, rows);
     const used = Math.ceil((f.window > 0 ? Math.min(f.t, f.window) : f.t) / b), start = f.window > 0 ? Math.max(0, f.t - f.window) : 0;
     ctx.fillStyle = COLORS.softmax;
-    ctx.fillRect(0, Math.floor(start / b), w, used);
+    if (f.bias) { // fox: entry j at the weight e^{bias_j} its bias gives it for the newest query
+      for (let j = 0; j < f.t; j++) { ctx.globalAlpha = Math.max(0.04, Math.exp(f.bias[j])); ctx.fillRect(0, Math.floor(j / b), w, 1); }
+      ctx.globalAlpha = 1;
+    } else ctx.fillRect(0, Math.floor(start / b), w, used);
     const cache = f.cacheBytes, state = f.stateBytes;
     const words = { state: fmtBytes(state), t: f.t, cache: fmtBytes(cache), per: fmtBytes(4 * (f.d + f.dv)), window: f.window, equal: Math.round(state / (4 * (f.d + f.dv))) };
     S.bytes.textContent = state !== null ? t(f.window ? 'mech.step.bytesWindow' : 'mech.step.bytes', words)
@@ -350,24 +438,37 @@ export function mountMechanisms(box, env) {
     R.scale.addEventListener('change', () => env.onChange('mem_scale', R.scale.value, 'change'));
   }
   let byN = null, byD = null, recallIds = [];
-  const memoryKnobs = (id) => (id === 'softmax' ? { ...MEMORIES.softmax.knobs, scale: st.mem_scale } : MEMORIES[id].knobs);
+  /** A memory as the worker takes it: {id, knobs, gates}; 'gates' is the lab's variant with its gates (null when
+   *  the lab's variant is not a gated family). */
+  const memoryOf = (id) => {
+    if (id === 'gates') {
+      const r = env.request();
+      if (!r.gates) return null; // requestOf gives gates to the gated families only
+      // read at the view's scale (0: 1 for the unit keys; fox as softmax, the chosen logit scale), not the lab's d^−½
+      return { id, knobs: { ...r.knobs, scale: r.knobs.variant === 'fox' ? st.mem_scale : 0 }, gates: r.gates };
+    }
+    const scaled = id === 'softmax' || id === 'fox'; // softmax's memories read with the chosen logit scale
+    return { id, knobs: scaled ? { ...MEMORIES[id].knobs, scale: st.mem_scale } : MEMORIES[id].knobs, gates: MEMORIES[id].gates };
+  };
   function startRecall() {
-    const ids = (st.mems || '').split(',').filter((x) => MEMORIES[x]);
-    const key = JSON.stringify([ids, st.mem_d, st.pairs, st.mem_scale]);
+    const all = (st.mems || '').split(',').filter((x) => MEMORIES[x]);
+    const mems = all.map(memoryOf).filter(Boolean), ids = mems.map((m) => m.id);
+    const key = JSON.stringify([mems, st.mem_d, st.pairs, st.mem_scale]);
     if (out.recall.key === key) return;
     const Ns = []; for (let N = 1; N < st.pairs; N *= 2) Ns.push(N); Ns.push(st.pairs);
     const ds = []; for (let d = 4; d < st.mem_d; d *= 2) ds.push(d); ds.push(st.mem_d);
-    out.recall = { key, ids, Ns, ds, points: [], overwrite: null, done: false };
+    out.recall = { key, ids, Ns, ds, points: [], overwrite: null, done: false, noGates: all.includes('gates') && !ids.includes('gates') };
     recallIds = ids;
     if (!ids.length) { out.recall.done = true; drawRecall(); return; }
-    out.recall.id = post({ kind: MSG.MECH_RECALL, memories: ids.map((id) => ({ id, knobs: memoryKnobs(id) })), Ns, d: st.mem_d, seeds: 3, N: st.pairs, ds, overwriteN: 8 });
+    out.recall.id = post({ kind: MSG.MECH_RECALL, memories: mems, Ns, d: st.mem_d, seeds: 3, N: st.pairs, ds, overwriteN: 8 });
     byN?.plot.destroy(); byD?.plot.destroy(); byN = byD = null;
     drawRecall();
   }
   function drawRecall() {
     if (!uPlotReady()) { loadUPlot().then(drawRecall, (err) => chartsFailed(R.note, err)); return; } // uPlot after the first view (charts.mjs)
     const rc = out.recall, ids = rc.ids ?? [];
-    const series = () => [...ids.map((id) => ({ label: memoryLabel(id), color: COLORS[id] })), { label: '√((N−1)/d)', color: '#888', dash: [3, 3] }];
+    const label = (id) => (id === 'gates' ? t('mech.memory.gatesOf', { variant: tOwn(`variant.${st.variant}`, env.schema.variantView(st.variant).label) }) : memoryLabel(id));
+    const series = () => [...ids.map((id) => ({ label: label(id), color: COLORS[id] })), { label: '√((N−1)/d)', color: '#888', dash: [3, 3] }];
     // N = d: where the memory-collisions lesson says a linear state's recall fails
     byN ??= makeChart(R.byN, () => ({ title: t('mech.recall.byN', { d: st.mem_d }), xlabel: t('mech.recall.pairs'), ylabel: t('mech.recall.error'), series: series() }), { ylog: false, marks: () => [{ x: st.mem_d, label: 'N = d' }] });
     byD ??= makeChart(R.byD, () => ({ title: t('mech.recall.byD', { N: st.pairs }), xlabel: 'd', ylabel: t('mech.recall.error'), series: series() }), { ylog: false });
@@ -376,14 +477,17 @@ export function mountMechanisms(box, env) {
     byD.set([rc.ds ?? [], ...pick('d', rc.ds ?? [], (p) => p.d), (rc.ds ?? []).map((d) => Math.sqrt((st.pairs - 1) / d))]);
     const bad = rc.points.find((p) => p.status < 0);
     R.note.textContent = sentences(t('mech.recall.note', { status: t(rc.done ? (rc.error ? 'mech.recall.stopped' : 'mech.recall.done') : 'mech.recall.computing') }),
-      bad ? t('mech.recall.bad', { memory: memoryLabel(bad.memory), message: bad.message }) : '', rc.error ?? '');
+      bad ? t('mech.recall.bad', { memory: label(bad.memory), message: bad.message }) : '', rc.error ?? '',
+      rc.noGates ? t('mech.recall.noGates') : '',
+      // a reset's toll, honestly: the pairs before it are gone (their keys read only the later pairs' crosstalk)
+      ...rc.points.filter((p) => p.forgotten && p.axis === 'N' && p.N === st.pairs).map((p) => t('mech.recall.forgotten', { memory: label(p.memory), at: p.forgotten.at, before: fmt(p.forgotten.before), after: fmt(p.forgotten.after) })));
     const lin = rc.points.filter((p) => p.axis === 'N' && p.memory === 'linear'), del = rc.points.filter((p) => p.axis === 'N' && p.memory === 'delta');
     if (lin.length && del.length && rc.done) {
       const wins = lin.every((p) => { const q = del.find((x) => x.N === p.N); return q && (p.N === 1 || q.mean < p.mean); });
       R.claim.textContent = t(wins ? 'mech.recall.wins' : 'mech.recall.loses');
     } else R.claim.textContent = ids.includes('linear') && ids.includes('delta') ? '' : t('mech.recall.tick');
     R.over.replaceChildren(el('tr', {}, el('th', { text: t('mech.recall.memory') }), el('th', { text: t('mech.recall.newest') }), el('th', { text: t('mech.recall.old') })),
-      ...(rc.overwrite ?? []).map((o) => el('tr', {}, el('td', { text: memoryLabel(o.memory) }), el('td', { text: o.errNew == null ? o.message : fmt(o.errNew) }), el('td', { text: o.errOld == null ? '' : fmt(o.errOld) }))));
+      ...(rc.overwrite ?? []).map((o) => el('tr', {}, el('td', { text: label(o.memory) }), el('td', { text: o.errNew == null ? o.message : fmt(o.errNew) }), el('td', { text: o.errOld == null ? '' : fmt(o.errOld) }))));
   }
 
   // --- Hedgehog distillation --------------------------------------------------------------------------------
@@ -555,10 +659,10 @@ export function mountMechanisms(box, env) {
       const f = out.stepper;
       return {
         open,
-        stepper: f && !f.error ? { t: f.t, n: f.n, kind: f.kind, r: f.r, diff: f.diff ?? null, stateBytes: f.stateBytes, cacheBytes: f.cacheBytes, status: f.status } : f ? { error: f.error } : null,
+        stepper: f && !f.error ? { t: f.t, n: f.n, kind: f.kind, r: f.r, diff: f.diff ?? null, stateBytes: f.stateBytes, cacheBytes: f.cacheBytes, status: f.status, ...gatedSnapshot(f) } : f ? { error: f.error } : null,
         scaling: { done: out.scaling.done, error: out.scaling.error ?? null, budget: out.scaling.budget ?? null, crossover: out.scaling.crossover ?? null, memoryGrowth: out.scaling.memory != null ? out.scaling.memory - out.scaling.base : null,
           points: out.scaling.points.map((p) => ({ n: p.n, path: p.path, ms: p.ms ?? null, bytes: p.bytes ?? null, skipped: p.skipped ?? null })) },
-        recall: { done: out.recall.done, error: out.recall.error ?? null, points: out.recall.points.map((p) => ({ memory: p.memory, axis: p.axis, N: p.N, d: p.d, mean: p.mean })), overwrite: out.recall.overwrite },
+        recall: { done: out.recall.done, error: out.recall.error ?? null, points: out.recall.points.map((p) => ({ memory: p.memory, axis: p.axis, N: p.N, d: p.d, mean: p.mean, ...(p.forgotten ? { forgotten: p.forgotten } : {}) })), overwrite: out.recall.overwrite },
         distill: { done: out.distill.done, t: out.distill.t ?? 0, loss: [...out.distill.loss], lossNow: out.distill.lossNow ?? null, readouts: out.distill.chunk?.readouts ?? null, compare: out.distill.compare ?? null, error: out.distill.error ?? null, usingW: env.usingW() },
       };
     },

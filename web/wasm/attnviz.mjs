@@ -133,7 +133,10 @@ class Attnviz {
    * order and read every key back from the final memory. opts: {pairs, d, seeds} for the protocol's draws
    * (unit keys, N(0, I) values; draw s seeded with s), or {K, V, pairs, d} for given pairs (Float32Arrays,
    * pairs×d). knobs.scale is absolute here (0 → 1). {status, message, errors: Float64Array (per pair, of
-   * the last draw), perSeed: Float64Array (each draw's mean), mean, min, max}; errors null on a refusal.
+   * the last draw), perSeed: Float64Array (each draw's mean), pairMean: Float64Array (each pair's error, mean
+   * over the draws), mean, min, max}; errors null on a refusal. opts.setup(lab), when given, runs after the knobs
+   * are applied (a gated family's gates for these N pairs: lab.setGates, lab.generateGates) and answers
+   * {status, message}; the knobs are applied again after it, pointing the params at the gates.
    */
   recall(knobs, opts) {
     const { pairs: N, d } = opts, seeds = opts.K ? 1 : Math.max(1, opts.seeds ?? 1);
@@ -141,8 +144,14 @@ class Attnviz {
     const failed = (r) => ({ ...r, errors: null, perSeed: null, mean: null, min: null, max: null });
     try {
       if (lab.status !== STATUS.OK) return failed(lab.result(lab.status));
-      const { status, why } = lab.applyKnobs({ ...knobs, causal: true });
+      let { status, why } = lab.applyKnobs({ ...knobs, causal: true });
       if (status) return failed(lab.result(status, why));
+      if (opts.setup) {
+        const r = opts.setup(lab);
+        if (r.status < 0) return failed(r);
+        ({ status, why } = lab.applyKnobs({ ...knobs, causal: true }));
+        if (status) return failed(lab.result(status, why));
+      }
       const ex = this.exports, bytes = ex.av_recall_work(lab.prm, N, d) >>> 0;
       if (bytes === 0) { // the reason, from a call that checks the arguments first
         const st = ex.av_recall_pairs(8, 8, 8, N, d, lab.prm, 0, 0);
@@ -151,7 +160,7 @@ class Attnviz {
       const got = lab.take([['rK', N * d * 4], ['rV', N * d * 4], ['err', N * 8], ['work', bytes]]);
       if (got.status !== STATUS.OK) return failed(lab.result(got.status));
       const [kp, vp, ep, w] = got.ptrs;
-      const perSeed = new Float64Array(seeds);
+      const perSeed = new Float64Array(seeds), pairMean = new Float64Array(N);
       let worst = STATUS.OK;
       for (let s = 0; s < seeds; s++) {
         if (opts.K) { this.f32(kp, N * d).set(opts.K.subarray(0, N * d)); this.f32(vp, N * d).set(opts.V.subarray(0, N * d)); }
@@ -161,12 +170,12 @@ class Attnviz {
         worst = Math.max(worst, st);
         const e = this.f64(ep, N);
         let m = 0;
-        for (let i = 0; i < N; i++) m += e[i];
+        for (let i = 0; i < N; i++) { m += e[i]; pairMean[i] += e[i] / seeds; }
         perSeed[s] = m / N;
       }
       let mean = 0, min = Infinity, max = -Infinity;
       for (const v of perSeed) { mean += v / seeds; min = Math.min(min, v); max = Math.max(max, v); }
-      return { ...lab.result(worst), errors: this.f64(ep, N).slice(), perSeed, mean, min, max };
+      return { ...lab.result(worst), errors: this.f64(ep, N).slice(), perSeed, pairMean, mean, min, max };
     } finally { lab.free(); }
   }
 

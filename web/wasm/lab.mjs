@@ -446,6 +446,7 @@ export class Lab {
     const Oq = Float64Array.from(this.O);
     const row = (t) => Oq.subarray(t * dv, (t + 1) * dv);
     const V = (t) => this.V.slice(t * dv, (t + 1) * dv);
+    if (this.av.variant(k.variant).class === GATED_CLASS) return this.gatedStepper(k, at, row, V);
     if (this.av.variant(k.variant).class === 'exact') { // softmax: its cache; o_t by the cache path
       const rec = this.recurrent(k);
       if (rec.status < 0) return failed(rec.status, rec.message);
@@ -483,6 +484,94 @@ export class Lab {
         }
         while (this.t < t) {
           const s = ex.av_recurrent_step(o, S, z, pq + this.t * r * 4, pk + this.t * r * 4, lab.Vp + this.t * dv * 4, r, dv, n, lab.prm);
+          if (s < 0) { this.status = s; break; }
+          this.status = Math.max(this.status, s);
+          this.t += 1;
+        }
+        return this.status;
+      },
+    };
+    return { ...this.result(at.status), stepper };
+  }
+
+  /**
+   * The stepper of a gated family (docs/gated.md, docs/mechanisms.md): its state S (d×dv, float64) after each
+   * token by av_gated_step with this lab's gates (setGates/generateGates; none: the knobs' constant gate), or for
+   * fox the key/value cache with each entry's accumulated bias. Besides the fields of stepper() (kind 'gated' or
+   * 'cache', r = d): stepper.family; .scale, .l2norm (the resolved knobs); .Sprev (S before the last token read);
+   * .gate(t) {alpha (1 or d values), beta, a, b (d each, or null)}; .kt(t) k̃_t = l2norm?(k_t); .bias(t) (fox) the
+   * bias of every cache entry j < t for the query t − 1, Σ_{l=j+1..t−1} g_l.
+   */
+  gatedStepper(k, at, row, V) {
+    const ex = this.av.exports, n = this.n, d = this.d, dv = this.dv, lab = this, av = this.av;
+    const failed = (st, why = null) => ({ ...this.result(st, why), stepper: null });
+    const { status, why } = this.applyKnobs(k);
+    if (status) return failed(status, why);
+    const got0 = this.take([['resolved', ex.av_params_size() >>> 0], ['bad', 8]]);
+    if (got0.status !== STATUS.OK) return failed(got0.status);
+    const chk = ex.av_params_check(got0.ptrs[0], this.prm, n, d, got0.ptrs[1]);
+    if (chk < 0) return failed(chk);
+    const knob = (key) => ex.av_params_get(got0.ptrs[0], this.av.knobKeys.indexOf(key) + 1);
+    const scale = knob('scale'), l2norm = knob('qk_l2norm') > 0, decay = knob('decay'), beta0 = knob('beta');
+    const held = this.gates(), ch = held?.g ? held.channels : 1;
+    const family = k.variant;
+    const gate = (t) => {
+      const g = held?.g ? held.g.subarray(t * ch, (t + 1) * ch) : null;
+      return {
+        g: g ? Float32Array.from(g) : Float32Array.of(Math.log(decay)),
+        alpha: g ? Float64Array.from(g, Math.exp) : Float64Array.of(decay),
+        beta: family === 'gdn' || family === 'kda' ? (held?.beta ? held.beta[t] : beta0) : null,
+        a: held?.a ? held.a.slice(t * d, (t + 1) * d) : null,
+        b: held?.b ? held.b.slice(t * d, (t + 1) * d) : null,
+      };
+    };
+    const K = (t) => this.K.slice(t * d, (t + 1) * d);
+    const kt = (t) => {
+      const x = K(t);
+      if (!l2norm) return x;
+      let ss = 0;
+      for (const v of x) ss += v * v;
+      const f = 1 / Math.sqrt(ss + 1e-6);
+      return x.map((v) => v * f);
+    };
+    const base = { r: d, n, d, dv, t: 0, status: STATUS.OK, family, scale, l2norm, channels: ch, gate, kt, v: V, row, K };
+    if (family === 'fox') { // no constant-size state: the cache, o_t by the cache path
+      const rec = this.recurrent(k);
+      if (rec.status < 0) return failed(rec.status, rec.message);
+      const Or = Float32Array.from(this.O);
+      const bias = (t) => { // entry j's bias for query t − 1: Σ_{l=j+1..t−1} g_l, summed from the newest back
+        const out = new Float64Array(t);
+        let c = 0;
+        for (let j = t - 1; j >= 0; j--) { out[j] = c; c += gate(j).g[0]; }
+        return out;
+      };
+      const st = { ...base, kind: 'cache', S: null, z: null, Sprev: null, o: new Float32Array(dv), bias,
+        seek(t) { this.t = Math.max(0, Math.min(n, t | 0)); if (this.t) this.o = Or.slice((this.t - 1) * dv, this.t * dv); return this.status; } };
+      return { ...this.result(at.status), stepper: st };
+    }
+    const bytes = { S: d * dv * 8, o: dv * 4, g: d * 4, a: d * 4, b: d * 4 };
+    const got = this.take([['stS', bytes.S], ['sto', bytes.o], ['stg', bytes.g], ['sta', bytes.a], ['stb', bytes.b]]);
+    if (got.status !== STATUS.OK) return failed(got.status);
+    const [S, o, gp, ap, bp] = got.ptrs;
+    const Sprev = new Float64Array(d * dv);
+    const stepper = {
+      ...base, kind: 'gated', Sprev, z: null,
+      get S() { return av.f64(S, d * dv); },
+      get o() { return av.f32(o, dv); },
+      seek(t) {
+        t = Math.max(0, Math.min(n, t | 0));
+        if (t < this.t || this.t === 0) { // from the start
+          av.f64(S, d * dv).fill(0); av.f32(o, dv).fill(0); Sprev.fill(0);
+          this.t = 0; this.status = STATUS.OK;
+          lab.applyKnobs(k); // other calls of this lab may have rewritten the params
+        }
+        while (this.t < t) {
+          const i = this.t, gi = gate(i);
+          if (i === t - 1) Sprev.set(av.f64(S, d * dv));
+          if (held?.g) av.f32(gp, ch).set(gi.g);
+          if (gi.a) { av.f32(ap, d).set(gi.a); av.f32(bp, d).set(gi.b); }
+          const s = ex.av_gated_step(o, S, lab.Qp + i * d * 4, lab.Kp + i * d * 4, lab.Vp + i * dv * 4, held?.g ? gp : 0,
+            gi.beta ?? beta0, gi.a ? ap : 0, gi.a ? bp : 0, d, dv, lab.prm);
           if (s < 0) { this.status = s; break; }
           this.status = Math.max(this.status, s);
           this.t += 1;

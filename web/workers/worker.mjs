@@ -223,7 +223,7 @@ async function compare({ id, req }) {
 const mech = { id: 0, stepper: null, stepKey: null, distiller: null, distillKey: null, compare: null };
 const MECH_STEP_MAX_N = 2048;      // the stepper forms the masked matrix once (n² floats)
 const MECH_DISTILL_MAX_N = 512; // a training step costs 3·n²·2cols multiply-adds
-const mechKey = (req) => JSON.stringify([req.inputs, req.knobs]);
+const mechKey = (req) => JSON.stringify([req.inputs, req.knobs, req.gates ?? null]); // the gates: the gated families' steps read them
 
 function mechStep({ id, req, t }) {
   if (req.inputs.n > MECH_STEP_MAX_N) return self.postMessage({ kind: MSG.MECH_FRAME, id, error: en('notice.x.job.stepperMax', { max: MECH_STEP_MAX_N, n: req.inputs.n }) });

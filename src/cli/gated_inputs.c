@@ -1,4 +1,4 @@
-/* gates.c: the gated families' arrays on the command line (docs/gated.md): --gates, --betas, --a, --b, and the
+/* gated_inputs.c: the gated families' arrays on the command line (docs/gated.md): --gates, --betas, --a, --b, and the
  * presets mamba2 (--dt, --A) and rwkv7 (--a-icl, --a-icl-file). Which variant reads which flag, each array's
  * shape against Q's and its values, each refused with one sentence before anything is computed; then the
  * presets' mapped inputs, and the arrays handed to the library (av_params_set_gates, av_params_set_dplr).
