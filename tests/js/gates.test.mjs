@@ -11,7 +11,7 @@ import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
 import { Engine } from '../../web/compute/engine.mjs';
 import { applyGates, draftGates, gatesSummary } from '../../web/compute/gates.mjs';
-import { npyBytes } from '../../web/io/export.mjs';
+import { npyBytes, stateJson } from '../../web/io/export.mjs';
 import { gatesPart } from '../../web/io/inspect.mjs';
 import { stripColumns, stripCells, gateIndex } from '../../web/render/gate-strip.mjs';
 import { readNpy } from './npy.mjs';
@@ -220,6 +220,9 @@ describe('the engine keeps the gates with the inputs', () => {
       beta: { kind: 'uniform', knobs: { lo: 0.2, hi: 1, seed: 1 }, min: expect.any(Number), max: expect.any(Number) }, ab: null });
     expect(part.beta.min).toBeGreaterThanOrEqual(0.2);
     expect(part.beta.max).toBeLessThanOrEqual(1);
+    const json = JSON.parse(stateJson({ state: {}, readouts: {}, tokens: null, gates: part }));
+    expect(json.gates.resets).toEqual([16, 32, 48]);
+    expect(JSON.parse(stateJson({ state: {}, readouts: {}, tokens: null, gates: null }))).not.toHaveProperty('gates');
     const plain = e.frame(schema.requestOf(schema.fromHash('#v=1&variant=elu&n=64&d=16').state));
     expect(plain.gates).toBeNull();
     e.free();
