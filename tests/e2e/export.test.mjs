@@ -295,7 +295,7 @@ print("\\n".join(z.namelist()))`, zip.path, dir]).toString().trim().split('\n');
   });
 
   it('the .zip of a gated family holds its gates as it read them, and recompute.py reads them', async () => {
-    const { page, errors } = await openLab(browser.context, server.url, { hash: 'variant=gdn&n=48&d=8&decay=0.9&beta=1.5&gen=clustered' });
+    const { page, errors } = await openLab(browser.context, server.url, { hash: 'variant=gdn&n=48&d=8&decay=0.9&gate=resets&gate_at=12,30&beta=1.5&gen=clustered' });
     const zip = await take(page, 'bundle.zip');
     expect(zip.name).toBe('attnviz-gdn-n48-export.zip');
     const dir = mkdtempSync(join(tmpdir(), 'attnviz-zip-'));
@@ -304,7 +304,9 @@ print("\\n".join(z.namelist()))`, zip.path, dir]).toString().trim().split('\n');
     const gates = readNpy(join(base, 'attnviz-gdn-n48-gates.npy')), betas = readNpy(join(base, 'attnviz-gdn-n48-betas.npy'));
     expect(gates.shape).toEqual([48]);
     expect(betas.shape).toEqual([48]);
-    expect([...new Set(gates.data)]).toEqual([Math.fround(Math.log(0.9))]); // the constant gate, written out
+    // the resets where the link put them, the open gate elsewhere; the constant β (the library's own case) written out
+    expect([...gates.data.keys()].filter((t) => gates.data[t] === -30)).toEqual([12, 30]);
+    expect(new Set(gates.data.filter((x) => x !== -30))).toEqual(new Set([Math.fround(Math.log(0.9))]));
     expect([...new Set(betas.data)]).toEqual([1.5]);
     expect(readFileSync(join(base, 'README.txt'), 'utf8')).toMatch(/gates +48 +the log-gates/);
     if (hasNumpy) {

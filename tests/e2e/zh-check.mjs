@@ -10,7 +10,8 @@
  *   papers' names of their methods, "delta" the delta rule's; Gated DeltaNet, Lightning Attention and Mamba the models'
  *   names the decay lesson lists);
  * - softmax, token and logit, which Chinese technical prose keeps in Latin (web/i18n/zh/page.mjs does);
- * - software, formats and models by name (attnviz, WebAssembly, wasm, SIMD, numpy, KaTeX, llama2.c, stories260K);
+ * - software, formats and models by name (attnviz, WebAssembly, wasm, SIMD, numpy, KaTeX, llama2.c, stories260K,
+ *   Kimi: Kimi Delta Attention's, the variant kda, is named after its model);
  * - the colour maps' names (viridis, cividis, magma, gray; rdbu), kept in every language (docs/i18n.md);
  * - function names of formulas written outside KaTeX (exp, log, elu, relu, max, min, cos, sin, diag),
  *   IEEE's Inf and NaN, and the number formats float32 and float64 (the tolerance's definition names them);
@@ -19,7 +20,7 @@
 export const ALLOW = new Set(`performer favor linformer hedgehog flatten nyströmformer nyström retnet deltanet cosformer
   taylor frobenius kullback leibler efficient attention retention delta softmax token tokens logit logits attnviz webassembly wasm simd
   numpy katex llama stories260k viridis cividis magma gray rdbu exp log elu relu max min cos sin diag inf nan
-  gated lightning mamba float32 float64 adam enter`
+  gated lightning mamba float32 float64 adam enter kimi`
   .split(/\s+/).filter(Boolean));
 
 const CJK = '\\u3400-\\u9fff\\uf900-\\ufaff';

@@ -140,6 +140,12 @@ describe.skipIf(!hasNumpy)('numpySnippet with the page engine', () => {
     // (unnormalised keys at d = 8 make 1 − η‖k‖² < −1: M grows like its powers, so a small η keeps the absolute test fair)
     ['gdn', { decay: 0.9, qk_l2norm: false, beta: 0.1 }], ['kda', { decay: 0.9, beta: 0.25 }], ['dplr', { decay: 0.85 }],
     ['fox', { decay: 0.9 }], ['fox', { decay: 0.95, qk_l2norm: true }],
+    // gates from the page's generators (web/state/gates.mjs): resets (g = −30), per channel, η per token, Mamba-2's Δ
+    ['simple_gla', { gate: 'resets', decay: 0.99, gate_period: 16 }], ['gla', { gate: 'resets', gate_at: '10,30', decay: 0.95 }],
+    ['gdn', { gate: 'resets', decay: 0.99, gate_period: 12, beta_gen: 'uniform' }],
+    ['kda', { gate: 'resets', gate_rate: 0.1, decay: 0.97, beta: 1 }], ['dplr', { gate: 'resets', gate_period: 16 }],
+    ['fox', { gate: 'resets', gate_period: 12 }], ['gla', { gate: 'projection' }], ['simple_gla', { gate: 'mamba2' }],
+    ['kda', { gate: 'slow', beta_gen: 'projection' }], ['gdn', { decay: 0.95, beta_gen: 'uniform' }],
   ];
   let av, schema, engine;
   for (const [variant, knobs] of cases) {
@@ -160,8 +166,43 @@ describe.skipIf(!hasNumpy)('numpySnippet with the page engine', () => {
       const diff = Number(/max \|numpy - exported M\| = (\S+)/.exec(out)[1]);
       expect(diff).toBeLessThan(1e-4);
       expect(diff).toBeGreaterThanOrEqual(0);
+      // a reset asked for is in the exported gates (g = −30), so the script was checked across one
+      if (knobs.gate === 'resets') expect(Math.min(...got.files.find((f) => f.what === 'gates').data)).toBe(-30);
     });
   }
+  it('recomputes dplr with the reader\'s own a, b (RWKV-7\'s construction) and per-channel gates with resets', async () => {
+    ({ av, schema, engine } = await pageEngine());
+    const n = 40, d = 8, base = schema.defaults();
+    const state = { ...schema.withVariant(base, { ...base, variant: 'dplr' }), gen: 'gaussian', n, d, seed: 2, gate: 'file' };
+    const request = schema.requestOf(state);
+    // Q, K, V from the generator, then as the reader's own tensors with gates.npy, a.npy and b.npy beside them
+    const lab = av.lab(n, d);
+    expect(lab.generate('gaussian', 1, 2).status).toBe(0);
+    const Q = lab.Q.slice(), K = lab.K.slice(), V = lab.V.slice();
+    lab.free();
+    const g = Float32Array.from({ length: n * d }, (_, i) => (Math.floor(i / d) % 13 === 7 ? -30 : Math.log(0.9 + 0.01 * (i % d))));
+    const a = new Float32Array(n * d), b = new Float32Array(n * d);
+    for (let t = 0; t < n; t++) { // a = −κ̂, b = κ̂ ⊙ a_icl with κ̂ = k/‖k‖, a_icl = 0.5
+      let s = 0;
+      for (let c = 0; c < d; c++) s += K[t * d + c] ** 2;
+      for (let c = 0; c < d; c++) { const kh = K[t * d + c] / Math.sqrt(s); a[t * d + c] = -kh; b[t * d + c] = 0.5 * kh; }
+    }
+    engine.setTensors({ key: 'own-dplr', Q, K, V, layers: 1, heads: 1, kvHeads: 1, n, d, gates: { g, channels: d, beta: null, a, b } });
+    request.inputs = { ...request.inputs, tensors: 'own-dplr', layer: 0, head: 0 };
+    const got = engine.exportArrays(request);
+    expect(got.error).toBeUndefined();
+    expect(got.files.map((f) => [f.what, f.shape])).toEqual(expect.arrayContaining([['gates', [n, d]], ['a', [n, d]], ['b', [n, d]]]));
+    expect([...got.files.find((f) => f.what === 'a').data]).toEqual([...a]);
+    const dir = mkdtempSync(join(tmpdir(), 'attnviz-snippet-'));
+    for (const { what, data, shape } of got.files) writeFileSync(join(dir, exportName(state, what, 'npy')), npyBytes(data, shape));
+    writeFileSync(join(dir, 'snippet.py'), numpySnippet({ state, request }));
+    const diff = Number(/max \|numpy - exported M\| = (\S+)/.exec(execFileSync('/usr/bin/python3', [join(dir, 'snippet.py')]).toString())[1]);
+    expect(diff).toBeLessThan(1e-4);
+    // the low-rank term is there: with a = b = 0 (GLA) the same script is far from this M
+    writeFileSync(join(dir, exportName(state, 'a', 'npy')), npyBytes(new Float32Array(n * d), [n, d]));
+    const gla = Number(/= (\S+)/.exec(execFileSync('/usr/bin/python3', [join(dir, 'snippet.py')]).toString())[1]);
+    expect(gla).toBeGreaterThan(1e-3);
+  });
   it('a snippet fed the wrong M says so (the check can fail)', async () => {
     ({ av, schema, engine } = await pageEngine());
     const state = { ...schema.defaults(), gen: 'gaussian', n: 32, d: 8, seed: 1, variant: 'performer', m: 16 };

@@ -415,10 +415,11 @@ export class Engine {
       if (!r.data) return { error: `the random matrix ${what}: ${r.message}` };
       files.push({ what, data: r.data, shape: kind === 'dwc' ? [r.cols] : [r.rows, r.cols] });
     }
-    // the gates the library took as its constant case (no array: g = ln decay, η = beta, a = b = 0), written out
-    // as the arrays they stand for, so that the script reads every gate the family reads (gate-files.mjs)
-    const have = new Set(files.map((f) => f.what));
-    files.push(...gateArrays(req).filter((f) => !have.has(f.what)));
+    // every gate the family reads, last and in its order (gate-files.mjs): as the lab held it, or where the library
+    // took its constant case (no array: g = ln decay, η = beta, a = b = 0) written out as the arrays it stands for
+    const gates = gateArrays(req).map((c) => files.find((f) => f.what === c.what) ?? c);
+    for (const g of gates) if (files.includes(g)) files.splice(files.indexOf(g), 1);
+    files.push(...gates);
     return { files };
   }
 

@@ -208,7 +208,7 @@ export default {
   'variant.gdn': '门控 DeltaNet（Gated DeltaNet）',
   'variant.kda': 'Kimi Delta 注意力（KDA）',
   'variant.dplr': '对角加低秩转移（DPLR，RWKV-7）',
-  'variant.fox': '遗忘 Transformer（FoX）',
+  'variant.fox': '遗忘注意力（Forgetting Attention，FoX）',
   'softmaxWith.label': '带{what} 的 softmax',
   'softmaxWith.window': '窗口 W = {w}',
   'softmaxWith.decay': '衰减 γ = {gamma}',
