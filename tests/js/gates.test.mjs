@@ -11,7 +11,7 @@ import { loadAttnviz } from '../../web/wasm/attnviz.mjs';
 import { buildSchema } from '../../web/state/state.mjs';
 import { Engine } from '../../web/compute/engine.mjs';
 import { applyGates, draftGates, gatesSummary } from '../../web/compute/gates.mjs';
-import { npyBytes } from '../../web/io/export.mjs';
+import { npyBytes, stateJson } from '../../web/io/export.mjs';
 import { gatesPart } from '../../web/io/inspect.mjs';
 import { stripColumns, stripCells, gateIndex } from '../../web/render/gate-strip.mjs';
 import { readNpy } from './npy.mjs';
@@ -150,6 +150,7 @@ describe('the engine with gates: the WebAssembly matrix is the native CLI\'s wit
     ['gla', '#v=1&variant=gla&n=40&d=8&gate=projection&gate_seed=4'],
     ['simple_gla', '#v=1&variant=simple_gla&n=64&d=16&gate=mamba2&gate_A=-2&gate_dt=0.1&scale=4'],
     ['fox', '#v=1&variant=fox&n=64&d=16&gate=uniform&gate_lo=0.8&gate_hi=1'],
+    ['dplr', '#v=1&variant=dplr&n=48&d=16&scale=4&gate=uniform&gate_lo=0.55&gate_hi=1&dplr_ab=rwkv7&dplr_icl=0.7'],
   ];
   for (const [name, hash] of cases) {
     it.skipIf(!cliHasGates)(name, () => {
@@ -161,6 +162,7 @@ describe('the engine with gates: the WebAssembly matrix is the native CLI\'s wit
       const args = ['matrix', '--variant', name, '--q', put('Q'), '--k', put('K'), '--gates', put('gates'), '--causal',
         '--scale', String(req.knobs.scale), '-o', join(tmp, `${name}-M.npy`)];
       if (put('betas')) args.push('--betas', join(tmp, `${name}-betas.npy`));
+      if (req.gates.ab) args.push('--a', put('a'), '--b', put('b'));
       execFileSync(CLI, args);
       const M = readNpy(join(tmp, `${name}-M.npy`)).data, W = e.lab.M;
       let err = 0, top = 0;
@@ -169,6 +171,19 @@ describe('the engine with gates: the WebAssembly matrix is the native CLI\'s wit
       e.free();
     });
   }
+  it.skipIf(!cliHasGates)("RWKV-7's a, b from the page's K are the CLI's preset rwkv7 (av_rwkv7_vectors in both builds)", () => {
+    const st = schema.fromHash('#v=1&variant=dplr&n=40&d=16&scale=4&gate=slow&gate_lo=0.6&gate_hi=1&dplr_ab=rwkv7&dplr_icl=0.3').state;
+    const req = schema.requestOf(st), e = new Engine(av);
+    e.ensure(req);
+    const { files } = e.exportArrays(req);
+    const put = (what) => { const f = files.find((x) => x.what === what); const p = join(tmp, `rwkv7-${what}.npy`); writeFileSync(p, npyBytes(f.data, f.shape)); return p; };
+    execFileSync(CLI, ['matrix', '--variant', 'rwkv7', '--q', put('Q'), '--k', put('K'), '--gates', put('gates'), '--a-icl', '0.3', '--causal', '-o', join(tmp, 'rwkv7-M.npy')]);
+    const M = readNpy(join(tmp, 'rwkv7-M.npy')).data, W = e.lab.M;
+    let err = 0, top = 0;
+    for (let i = 0; i < M.length; i++) { err = Math.max(err, Math.abs(M[i] - W[i])); top = Math.max(top, Math.abs(M[i])); }
+    expect(err / top).toBeLessThan(2e-5);
+    e.free();
+  });
   it('says when the CLI cannot be asked (no --gates yet): these cases are then not run', () => {
     if (!cliHasGates) console.warn('SKIPPED: the CLI has no --gates yet (src/cli); the engine-against-CLI cases did not run');
     expect(typeof cliHasGates).toBe('boolean');
@@ -202,9 +217,12 @@ describe('the engine keeps the gates with the inputs', () => {
     const part = gatesPart(f.gates);
     expect(part).toEqual({ kind: 'resets', knobs: { alpha: 0.99, period: 16, at: [], rate: 0 }, channels: 16, n: 64,
       min: -30, max: expect.closeTo(Math.log(0.99), 6), resets: [16, 32, 48],
-      beta: { kind: 'uniform', knobs: { lo: 0.2, hi: 1, seed: 1 }, min: expect.any(Number), max: expect.any(Number) } });
+      beta: { kind: 'uniform', knobs: { lo: 0.2, hi: 1, seed: 1 }, min: expect.any(Number), max: expect.any(Number) }, ab: null });
     expect(part.beta.min).toBeGreaterThanOrEqual(0.2);
     expect(part.beta.max).toBeLessThanOrEqual(1);
+    const json = JSON.parse(stateJson({ state: {}, readouts: {}, tokens: null, gates: part }));
+    expect(json.gates.resets).toEqual([16, 32, 48]);
+    expect(JSON.parse(stateJson({ state: {}, readouts: {}, tokens: null, gates: null }))).not.toHaveProperty('gates');
     const plain = e.frame(schema.requestOf(schema.fromHash('#v=1&variant=elu&n=64&d=16').state));
     expect(plain.gates).toBeNull();
     e.free();

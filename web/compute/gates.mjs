@@ -30,6 +30,7 @@ export function applyGates(lab, gates, own = null) {
   const constant = gates.kind === 'constant' || (fromFile && !own?.g);
   // (the file's gates replace what a stand-in constant generator makes: it is there for the β generators)
   const spec = constant || fromFile ? { kind: 'constant', alpha: gates.alpha > 0 ? gates.alpha : 1, channels: 1 } : { ...gates, channels };
+  spec.ab = gates.ab?.kind === 'rwkv7' ? gates.ab : null; // (the file's a, b: below)
   // a constant β is the knob beta itself (as the CLI's --beta), no array
   spec.beta = betaFile || gates.beta?.kind === 'constant' ? null : gates.beta;
   const r = lab.generateGates(spec);
@@ -38,7 +39,9 @@ export function applyGates(lab, gates, own = null) {
   const g = constant ? null : fromFile ? own.g : held.g;
   const ch = constant ? 0 : fromFile ? own.channels : held.channels;
   const beta = betaFile ? own?.beta ?? null : held.beta;
-  return lab.setGates({ g, channels: ch, beta, a: own?.a ?? null, b: own?.b ?? null });
+  // dplr's a, b: the reader's (ab 'file'), RWKV-7's from K (made above), or none (a = b = 0: gla)
+  const [a, b] = gates.ab?.kind === 'file' ? [own?.a ?? null, own?.b ?? null] : gates.ab?.kind === 'rwkv7' ? [held.a, held.b] : [null, null];
+  return lab.setGates({ g, channels: ch, beta, a, b });
 }
 
 /**
@@ -68,11 +71,11 @@ export function draftGates(held, n, s, d) {
 /**
  * What the gate strip shows and snapshot() carries (docs/page.md, "Gates"): {kind, knobs, channels, n, min, max,
  * resets, alpha (per token: exp of the channels' mean log-gate), g (n×channels), beta: null | {kind, knobs, min,
- * max, values}}. `held`: lab.gates(); `gates`: the request's spec.
+ * max, values}, ab: null | {kind, icl?} (dplr's a, b)}. `held`: lab.gates(); `gates`: the request's spec.
  */
 export function gatesSummary(held, gates, n) {
   if (!gates || !held) return null;
-  const { kind, perChannel: _pc, beta: bspec, ...knobs } = gates;
+  const { kind, perChannel: _pc, beta: bspec, ab: abspec, ...knobs } = gates;
   const ch = held.channels || 1, g = held.g;
   const g0 = Math.log(gates.alpha > 0 ? gates.alpha : 1); // no array: the constant gate
   let min = Infinity, max = -Infinity;
@@ -98,5 +101,6 @@ export function gatesSummary(held, gates, n) {
     for (const x of values) { if (x < bmin) bmin = x; if (x > bmax) bmax = x; }
     beta = { kind: bkind, knobs: bknobs, min: bmin, max: bmax, values };
   }
-  return { kind, knobs, channels: ch, n, min, max, resets, alpha, g, beta, ab: !!held.a };
+  const ab = abspec && held.a ? { ...abspec } : null;
+  return { kind, knobs, channels: ch, n, min, max, resets, alpha, g, beta, ab };
 }

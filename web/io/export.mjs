@@ -92,7 +92,9 @@ export function csvText(matrix, n, cols = n, tokens = null) {
 export function stateJson(snap, version = '1') {
   // the token pieces when the inputs have them (a model's text, own inputs' tokens.json), as snapshot() gives them
   const tokens = Array.isArray(snap.tokens) ? { tokens: snap.tokens } : {};
-  return JSON.stringify({ state: snap.state, readouts: snap.readouts, ...tokens, generated_by: 'attnviz', version }, null, 2) + '\n';
+  // a gated family's gates, as snapshot() summarises them (docs/inspection.md)
+  const gates = snap.gates ? { gates: snap.gates } : {};
+  return JSON.stringify({ state: snap.state, readouts: snap.readouts, ...tokens, ...gates, generated_by: 'attnviz', version }, null, 2) + '\n';
 }
 
 /** tokens.json for an export's folder: {"pieces"} (and "ids" when known), the keys `attnviz capture` writes. */

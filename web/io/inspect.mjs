@@ -161,12 +161,13 @@ export function readoutKeys(av) {
 /**
  * The snapshot's `gates` (docs/inspection.md) from a frame's (web/compute/gates.mjs gatesSummary): {kind, knobs,
  * channels, n, min, max (of the log-gates g), resets (token positions t > 0 whose every channel is reset), beta:
- * null | {kind, knobs, min, max}}; null while the frame has none (a gated family whose gates could not be made).
+ * null | {kind, knobs, min, max}, ab: dplr's a, b: null (a = b = 0) | {kind: 'rwkv7', icl} | {kind: 'file'}}; null while the frame has none (a gated family whose gates could not be made).
  */
 export function gatesPart(g) {
   if (!g) return null;
   return { kind: g.kind, knobs: { ...g.knobs }, channels: g.channels, n: g.n, min: g.min, max: g.max, resets: [...g.resets],
-    beta: g.beta ? { kind: g.beta.kind, knobs: { ...g.beta.knobs }, min: g.beta.min, max: g.beta.max } : null };
+    beta: g.beta ? { kind: g.beta.kind, knobs: { ...g.beta.knobs }, min: g.beta.min, max: g.beta.max } : null,
+    ab: g.ab ? { ...g.ab } : null };
 }
 
 /**

@@ -48,6 +48,7 @@ export const PAPER = {
   kimi: { paper: 'Kimi Linear: An Expressive, Efficient Attention Architecture', authors: 'Kimi Team', year: 2025, arxiv: '2510.26692' },
   fox: { paper: 'Forgetting Transformer: Softmax Attention with a Forget Gate', authors: 'Lin, Nikishin, He, Courville', year: 2025, arxiv: '2503.02130' },
   ssd: { paper: 'Transformers are SSMs: Generalized Models and Efficient Algorithms Through Structured State Space Duality', authors: 'Dao & Gu', year: 2024, arxiv: '2405.21060' },
+  rwkv7: { paper: 'RWKV-7 "Goose" with Expressive Dynamic State Evolution', authors: 'Peng et al.', year: 2025, arxiv: '2503.14456' },
 };
 
 /** A quote as a reader sees it: the seed's Markdown emphasis and TeX dollar signs dropped (the data keeps them verbatim). */

@@ -25,6 +25,10 @@ const MAX_POSITIONS = 64;
  *  where it has one ('channel'), else these (gla, kda, dplr). */
 const PER_CHANNEL = new Set(['gla', 'kda', 'dplr']);
 export const perChannel = (row) => (row.gate ? row.gate === 'channel' : PER_CHANNEL.has(row.name));
+/** The family with read and write vectors a, b (dplr): its `ab` generator, RWKV-7's construction from K. */
+const AB_FAMILIES = new Set(['dplr']);
+/** Where dplr's a, b come from: none (a = b = 0: gla), RWKV-7's (a = −κ̂, b = κ̂ ⊙ a_icl from K), the reader's a.npy, b.npy. */
+export const AB_KINDS = ['zero', 'rwkv7', 'file'];
 
 /** The generators that read the registry's `decay` as their α (the others make it moot: its control hides). */
 const DECAY_KINDS = ['constant', 'resets'];
@@ -56,6 +60,7 @@ export const positionsOf = (value, n = Infinity) => (value ? String(value).split
  */
 export function gateEntries(gated, betas) {
   const common = { group: 'variant', variants: gated };
+  const abs = gated.filter((v) => AB_FAMILIES.has(v));
   const beta = { group: 'variant', variants: betas, stage: 'matrix' };
   const betaIs = (...kinds) => (st) => kinds.includes(st.beta_gen);
   return [
@@ -73,6 +78,8 @@ export function gateEntries(gated, betas) {
     { name: 'beta_lo', type: 'float', default: 0.2, min: 0.01, max: 2, step: 0.01, values: BETA_STOPS, label: L('beta_lo'), ...beta, when: betaIs('uniform') },
     { name: 'beta_hi', type: 'float', default: 1, min: 0.01, max: 2, step: 0.01, values: BETA_STOPS, label: L('beta_hi'), ...beta, when: betaIs('uniform', 'projection') },
     { name: 'beta_seed', type: 'int', default: 1, min: 0, max: 4294967295, label: L('beta_seed'), ...beta, control: 'number', when: betaIs('uniform', 'projection') },
+    { name: 'dplr_ab', type: 'enum', options: AB_KINDS, optionLabels: optionLabels('dplr_ab', AB_KINDS), default: 'zero', label: L('dplr_ab'), group: 'variant', variants: abs, stage: 'matrix' },
+    { name: 'dplr_icl', type: 'float', default: 0.5, min: 0.01, max: 1, step: 0.01, label: L('dplr_icl'), group: 'variant', variants: abs, stage: 'matrix', when: (st) => st.dplr_ab === 'rwkv7' },
   ];
 }
 
@@ -106,6 +113,7 @@ export function gateSpecOf(st, row, knobs) {
   } else if (kind === 'slow') Object.assign(spec, { lo, hi, wavelength: st.gate_wave, seed: st.gate_seed });
   else if (kind === 'projection') spec.seed = st.gate_seed;
   else if (kind === 'mamba2') Object.assign(spec, { A: st.gate_A, dt: st.gate_dt, seed: st.gate_seed });
+  if (AB_FAMILIES.has(row.name) && st.dplr_ab !== 'zero') spec.ab = st.dplr_ab === 'rwkv7' ? { kind: 'rwkv7', icl: st.dplr_icl } : { kind: 'file' };
   spec.beta = null;
   if (row.knobs.includes('beta')) {
     const bk = BETA_KINDS.includes(st.beta_gen) ? st.beta_gen : 'constant';

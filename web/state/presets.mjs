@@ -431,14 +431,26 @@ export const PRESETS = [
     highlight: ['heatmaps', 'gates', 'semiseparable_rank'],
   },
   {
+    name: 'rwkv7',
+    title: 'RWKV-7: a diagonal decay plus a rank-one erase',
+    compare: { key: 'dplr_ab', value: 'zero', label: 'a = b = 0 (GLA)' },
+    state: { gen: 'local', variant: 'dplr', n: 256, d: 16, scale: 4, gate: 'uniform', gate_lo: 0.55, gate_hi: 1, dplr_ab: 'rwkv7', dplr_icl: 0.5 },
+    caption: 'RWKV-7 is dplr: S_t = (diag(α_t) + b_t a_tᵀ) S_{t−1} + k_t v_tᵀ with a = −κ̂ (κ̂ = k/‖k‖), b = κ̂ ⊙ a_icl, '
+      + 'scale 1 and a decay per channel in RWKV-7\'s range (α from 0.55 to 1). Before each write the rank-one term erases '
+      + 'the share a_icl = 0.5 of the state along κ̂: a softened delta rule (at a_icl = 1, with the gate open and normalised '
+      + 'keys, it is Gated DeltaNet with η = 1). The state stays d × d: the semiseparable rank is at most 16.',
+    sources: [PAPER.rwkv7, PAPER.deltanet],
+    highlight: ['heatmaps', 'gates', 'semiseparable_rank'],
+  },
+  {
     name: 'forget-sentences',
     title: 'Forget at sentence ends: a reset makes M block-diagonal',
     compare: { key: 'gate', value: 'constant', label: 'no resets' },
     state: { gen: 'local', variant: 'gdn', n: 256, d: 16, gate: 'resets', decay: 1, gate_period: 0, gate_at: '37,80,128,171,219' },
-    caption: 'Gated DeltaNet with its gate open (α = 1) except at five tokens, where the log-gate is −30: the state is '
-      + 'wiped before that token writes. M falls apart into blocks, one per "sentence": with a reset at the middle token, '
-      + '128, nothing of the first half reaches the second, and the semiseparable rank is 0. With a model\'s text loaded, '
-      + 'the strip\'s "reset after sentence ends" puts one after each sentence.',
+    caption: 'Gated DeltaNet with its gate open (α = 1) but reset at five tokens: the state is wiped before such a token '
+      + 'writes, as a model forgetting at each sentence end. M falls apart into one block per "sentence"; with a reset at the '
+      + 'middle token, nothing of the first half reaches the second: the semiseparable rank is 0 (16 = d without resets). '
+      + 'With a model\'s text, "reset after sentence ends" under the strip does this at its sentences.',
     sources: [PAPER.gatedDelta],
     highlight: ['heatmaps', 'gates', 'semiseparable_rank'],
   },
@@ -509,7 +521,7 @@ export const CHAPTERS = [
   { title: 'The recurrent view: state, decay, windows', lessons: ['recurrent-state', 'crossover-measured', 'decay-halflife', 'window-rank', 'retention-signed'] },
   { title: 'Memory and the delta rule', lessons: ['memory-collisions', 'delta-overwrite', 'delta-vs-linear'] },
   { title: 'Learning the map', lessons: ['hedgehog-distill'] },
-  { title: 'Gates as data: the families in today\'s models', lessons: ['mamba2', 'forget-sentences', 'gate-vs-decay', 'channel-gates', 'fox-window'] },
+  { title: 'Gates as data: the families in today\'s models', lessons: ['mamba2', 'rwkv7', 'forget-sentences', 'gate-vs-decay', 'channel-gates', 'fox-window'] },
 ];
 {
   const order = CHAPTERS.flatMap((c) => c.lessons);

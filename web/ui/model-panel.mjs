@@ -148,6 +148,8 @@ export function mountModelPanel(page) {
     else if (page.st.gate === 'file') page.st = { ...page.st, gate: 'constant' };
     if (t.gates?.beta) page.st = { ...page.st, beta_gen: 'file' };
     else if (page.st.beta_gen === 'file') page.st = { ...page.st, beta_gen: 'constant' };
+    if (t.gates?.a) page.st = { ...page.st, dplr_ab: 'file' };
+    else if (page.st.dplr_ab === 'file') page.st = { ...page.st, dplr_ab: 'zero' };
     page.st = fit(page.st);
     page.recompute();
   }

@@ -205,15 +205,18 @@ export class Lab {
    * Generated gates (src/gates.c, docs/gated.md "Generated gates") into this lab, as setGates takes them:
    * spec {kind: 'constant' | 'uniform' | 'resets' | 'slow' | 'projection' | 'mamba2', channels (1 or d), alpha, lo,
    * hi, period, at (token positions), rate, wavelength, seed, A, dt; beta: null or {kind: 'constant' | 'uniform' |
-   * 'projection', value, lo, hi, seed}}. The projections read K as it is; 'mamba2' also scales K in place (k = Δ·B:
-   * call it once per fresh inputs). {status, message}; on a refusal the lab's gates are cleared.
+   * 'projection', value, lo, hi, seed}; ab: null or {kind: 'rwkv7', icl} (dplr's a = −κ̂, b = κ̂·icl from K,
+   * av_rwkv7_vectors)}. The projections read K as it is; 'mamba2' also scales K in place (k = Δ·B: call it once per
+   * fresh inputs). {status, message}; on a refusal the lab's gates are cleared.
    */
   generateGates(spec) {
     if (this.status !== STATUS.OK) return this.result(this.status);
     const ex = this.av.exports, n = this.n, d = this.d;
     const kind = spec.kind ?? 'constant', channels = kind === 'mamba2' ? 1 : spec.channels ?? 1;
     const at = Array.isArray(spec.at) ? spec.at : [];
-    const got = this.take([['gG', n * channels * 4], ['gBeta', n * 4], ['gAt', Math.max(1, at.length) * 4]]);
+    const ab = spec.ab?.kind === 'rwkv7';
+    const got = this.take([['gG', n * channels * 4], ['gBeta', n * 4], ['gAt', Math.max(1, at.length) * 4],
+      ...(ab ? [['gA', n * d * 4], ['gB', n * d * 4]] : [])]);
     if (got.status !== STATUS.OK) { this.gateSet = null; return this.result(got.status); }
     const [g, bp, atp] = got.ptrs, seed = (spec.seed ?? 1) >>> 0;
     let st;
@@ -236,9 +239,14 @@ export class Lab {
         : b.kind === 'projection' ? ex.av_betas_projection(bp, this.Kp, n, d, b.hi, bs)
           : b.kind === 'constant' ? ex.av_betas_constant(bp, n, b.value) : STATUS.ERR_VARIANT;
     }
+    if (!st && ab) { // RWKV-7's read and write vectors from K (src/dplr.c)
+      st = ex.av_rwkv7_vectors ? ex.av_rwkv7_vectors(this.bufs.get('gA').ptr, this.bufs.get('gB').ptr, this.Kp, n, d, 0, spec.ab.icl ?? 0.5)
+        : STATUS.ERR_VARIANT;
+      if (st) { this.gateSet = null; return this.result(st, 'RWKV-7\'s a and b'); }
+    }
     this.drop('gAt');
     if (st) { this.gateSet = null; return this.result(st, `the ${st === STATUS.ERR_VARIANT ? `gate generator ${String(kind).slice(0, 20)}` : `${kind} gates`}`); }
-    this.gateSet = { channels, beta: !!b, ab: false };
+    this.gateSet = { channels, beta: !!b, ab };
     return this.result(STATUS.OK);
   }
 

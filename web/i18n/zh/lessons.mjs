@@ -184,11 +184,19 @@ export default {
     + '所以每个 token 按自己的 α_t = exp(A·Δ_t) 遗忘，在热力图下方的门控条中约从 0.7 到 1。无论门怎样变，状态都是 d × d：'
     + '半可分秩（semiseparable rank）保持为 d = 16，而 M 本身是满秩的。',
 
+  'preset.rwkv7.title': 'RWKV-7：对角衰减加一个秩一的擦除',
+  'preset.rwkv7.compare': 'a = b = 0（即 GLA）',
+  'preset.rwkv7.caption': 'RWKV-7 就是 dplr：S_t = (diag(α_t) + b_t a_tᵀ) S_{t−1} + k_t v_tᵀ，其中 a = −κ̂（κ̂ = k/‖k‖），'
+    + 'b = κ̂ ⊙ a_icl，缩放为 1，每个通道的衰减在 RWKV-7 的范围内（α 从 0.55 到 1）。每次写入之前，这个秩一项按比例 '
+    + 'a_icl = 0.5 擦去状态沿 κ̂ 的部分：一种减弱了的 delta 规则（当 a_icl = 1、门敞开且键经过归一化时，它就是 η = 1 的 '
+    + 'Gated DeltaNet）。状态仍是 d × d：半可分秩（semiseparable rank）至多为 16。',
+
   'preset.forget-sentences.title': '在句末遗忘：一次重置让 M 变成分块对角',
   'preset.forget-sentences.compare': '不重置',
-  'preset.forget-sentences.caption': 'Gated DeltaNet 的门一直敞开（α = 1），只在五个 token 处对数门为 −30：在该 token 写入之前，'
-    + '状态被清空。M 分成一块一块，每“句”一块：中间的 token 128 处有一次重置，前半段的任何东西都传不到后半段，半可分秩为 0。'
-    + '载入模型的文本后，门控条的“在句末之后重置”会在每句话之后放一次重置。',
+  'preset.forget-sentences.caption': 'Gated DeltaNet 的门一直敞开（α = 1），只在五个 token 处重置：在这样的 token '
+    + '写入之前状态被清空，就像一个在每个句末遗忘的模型。M 分成一块一块，每“句”一块；中间的 token 处有一次重置，'
+    + '前半段的任何东西都到不了后半段：半可分秩为 0（没有重置时为 16 = d）。载入模型的文本后，门控条下方的'
+    + '“在句末之后重置”会在它的句子处这样做。',
 
   'preset.gate-vs-decay.title': '由数据决定的门，对比固定衰减',
   'preset.gate-vs-decay.compare': '不重置（γ = 1）',
