@@ -173,7 +173,7 @@ describe.skipIf(!hasNumpy)('numpySnippet with the page engine', () => {
   it('recomputes dplr with the reader\'s own a, b (RWKV-7\'s construction) and per-channel gates with resets', async () => {
     ({ av, schema, engine } = await pageEngine());
     const n = 40, d = 8, base = schema.defaults();
-    const state = { ...schema.withVariant(base, { ...base, variant: 'dplr' }), gen: 'gaussian', n, d, seed: 2, gate: 'file' };
+    const state = { ...schema.withVariant(base, { ...base, variant: 'dplr' }), gen: 'gaussian', n, d, seed: 2, gate: 'file', dplr_ab: 'file' };
     const request = schema.requestOf(state);
     // Q, K, V from the generator, then as the reader's own tensors with gates.npy, a.npy and b.npy beside them
     const lab = av.lab(n, d);
