@@ -625,6 +625,8 @@ export function mountMechanisms(box, env) {
       put(S.range, 'max', String(s.n)); put(S.range, 'value', String(s.step));
       put(C.budget, 'value', String(s.budget));
       for (const [id, b] of Object.entries(R.boxes)) put(b, 'checked', (s.mems || '').split(',').includes(id));
+      // "the lab's gated variant" only where the lab's variant is gated (or it is already chosen): a phone's row less
+      put(R.boxes.gates.parentElement, 'hidden', !R.boxes.gates.checked && !env.request().gates);
       put(R.d, 'value', String(s.mem_d)); put(R.pairs, 'value', String(s.pairs)); put(R.scale, 'value', String(s.mem_scale));
       put(D.steps, 'value', String(s.steps)); put(D.lr, 'value', String(s.lr));
       if (open !== 'stepper' && playing) togglePlay();

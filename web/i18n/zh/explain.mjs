@@ -260,7 +260,7 @@ export default {
   'glossary.landmarks': 'Nyströmformer 的地标点（landmarks）：Q 和 K 的分段平均，它借此逼近 softmax；地标点与 token 一样多时是精确的',
   'glossary.eps': '一个小常数，加上去使归一化项或特征保持为正',
   'glossary.gamma': '衰减：每次写入前状态乘以 γ，所以一个键的权重每 ln ½ / ln γ 个 token 减半（在 delta 规则的公式里写作 α）',
-  'glossary.Delta': 'Mamba-2 的步长 Δ_t > 0，每个 token 一个，来自输入：键是 Δ·B，对数门是 A·Δ，所以 Δ 越大写入越多、遗忘也越多（链接键 gate=mamba2、gate_A、gate_dt）',
+  'glossary.Delta': 'Mamba-2 的步长 Δ_t > 0，每个 token 一个，来自输入：键是 Δ·B，对数门是 A·Δ，所以 Δ 越大写入越多、遗忘也越多',
   'glossary.kappa': 'RWKV-7 归一化的键 k/‖k‖：它的转移在每次写入前，按比例 a_icl 抹去状态沿 κ̂ 的部分（dplr 取 a = −κ̂，b = κ̂ ⊙ a_icl；链接键 dplr_ab=rwkv7、dplr_icl）',
   'glossary.alpha': 'delta 规则的公式里对衰减 γ 的写法（Gated DeltaNet 的记号）',
   'glossary.eta': 'delta 规则的写入强度：每次写入保存多少误差 v − Sᵀk（η = 1 即覆盖；链接中写作 beta=）',
