@@ -24,7 +24,7 @@ const char *av_status_string(int status) {
     case AV_ERR_IO: return "a file could not be read or written";
     case AV_ERR_NOMEM: return "out of memory";
     case AV_ERR_TOO_LARGE: return "too large for this build: the sizes need more memory than it can address";
-    case AV_ERR_NEEDS_CAUSAL: return "this variant or knob setting exists only with the causal mask (a decay, retention, the delta rule)";
+    case AV_ERR_NEEDS_CAUSAL: return "this variant or knob setting exists only with the causal mask (a decay, retention, the delta rule, the gated families)";
     case AV_ERR_GATES:
         return "a gate input is out of range or does not fit: a log-gate above 0, a beta outside (0, 2], arrays for another n, or per-channel gates for a family with one gate per token";
     case AV_WARN_ZERO_ROW: return "some row's products sum to zero or less, so its weights are zero or undefined";

@@ -303,7 +303,7 @@ const CLAIMS = {
     expect(Number(s.state.scale) / Math.sqrt(Number(s.state.d))).toBe(1); // the absolute scale 1
     expect(s.readouts.semiseparable_ceiling).toBe(16);
     expect(s.readouts.semiseparable_rank).toBe(16);
-    expect(s.readouts.rank).toBeGreaterThan(200); // M itself: full rank
+    expect(s.readouts.rank).toBe(256); // M itself: full rank, as the caption says
     expect(await page.evaluate(() => window.attnviz.panels().gates)).toMatchObject({ columns: 256, channels: 1, image: false, beta: false });
   },
   async rwkv7(s) {
@@ -363,13 +363,15 @@ const CLAIMS = {
     expect(s.gates).toMatchObject({ kind: 'slow', channels: 16, resets: [] });
     expect(Math.exp(s.gates.min)).toBeLessThan(0.35);
     expect(s.readouts.semiseparable_ceiling).toBe(16);
-    expect(s.readouts.semiseparable_rank).toBeGreaterThanOrEqual(6); // 9: some channels open while others forget
+    expect(s.readouts.semiseparable_rank).toBe(9); // the caption's 9: some channels open while others forget
     const one = await lesson('channel-gates', '&variant=gdn');
     expect(one.gates).toMatchObject({ kind: 'slow', channels: 1 });
-    expect(one.readouts.semiseparable_rank).toBeLessThanOrEqual(4); // 2: every channel forgets at once
+    expect(one.readouts.semiseparable_rank).toBe(2); // the caption's 2: every channel forgets at once
     expect(s.readouts.semiseparable_rank - one.readouts.semiseparable_rank).toBeGreaterThanOrEqual(4);
     // "more is not better by itself": the error against softmax the same within 2 % (0.736, 0.740)
     expect(Math.abs(s.readouts.error_fro_rel / one.readouts.error_fro_rel - 1)).toBeLessThan(0.02);
+    expect(s.readouts.error_fro_rel).toBeCloseTo(0.74, 2); // the caption's 0.74, both
+    expect(one.readouts.error_fro_rel).toBeCloseTo(0.74, 2);
     // with fla's GLA projection (α 0.78…1) the two agree within 0.1 % (0.08 %)
     const pk = await lesson('channel-gates', '&gate=projection'), pg = await lesson('channel-gates', '&gate=projection&variant=gdn');
     expect(pk.gates.channels).toBe(16);
@@ -386,14 +388,14 @@ const CLAIMS = {
     expect(Math.exp(s.gates.min)).toBeLessThan(0.88); // 0.84
     expect(Math.exp(s.gates.max)).toBeGreaterThan(0.99);
     expect(r.row_sum_dev_max).toBeLessThan(1e-5); // softmax rows
-    expect(r.keys_for_90).toBeGreaterThan(20); // 31
+    expect(Math.round(r.keys_for_90)).toBe(31); // the caption's "about 31"
     expect(r.semiseparable_ceiling).toBe(128);
-    expect(r.semiseparable_rank).toBeGreaterThan(60); // 90
-    expect(r.error_fro_rel).toBeLessThan(1.2); // 0.90
+    expect(r.semiseparable_rank).toBe(90); // the caption's 90
+    expect(r.error_fro_rel).toBeCloseTo(0.90, 2); // the caption's 0.90
     const w = (await lesson('fox-window', '&variant=softmax')).readouts; // the comparison: softmax, W = 16
-    expect(w.keys_for_90).toBeLessThanOrEqual(16); // 10.3
+    expect(Math.round(w.keys_for_90)).toBe(10); // the caption's 10
     expect(w.semiseparable_rank).toBeLessThanOrEqual(15); // W − 1
-    expect(w.error_fro_rel).toBeGreaterThan(1.3); // 1.55
+    expect(w.error_fro_rel).toBeCloseTo(1.55, 2); // the caption's 1.55
     expect(r.error_fro_rel).toBeLessThan(0.8 * w.error_fro_rel);
   },
 };

@@ -21,7 +21,7 @@
 export const ALLOW = new Set(`performer favor linformer hedgehog flatten nyströmformer nyström retnet deltanet cosformer
   taylor frobenius kullback leibler efficient attention retention delta softmax token tokens logit logits attnviz webassembly wasm simd
   numpy katex llama stories260k viridis cividis magma gray rdbu exp log elu relu max min cos sin diag inf nan
-  gated lightning mamba kimi transformer fox fla float32 float64 adam enter`
+  gated lightning mamba kimi transformer fox fla dplr icl float32 float64 adam enter`
   .split(/\s+/).filter(Boolean));
 
 const CJK = '\\u3400-\\u9fff\\uf900-\\ufaff';

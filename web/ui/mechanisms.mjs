@@ -185,7 +185,9 @@ function gatedWords(f) {
   if (f.family === 'fox') return t(f.reset ? 'mech.step.foxReset' : 'mech.step.foxGate', { i, alpha: fmt(al[0]) });
   if (f.reset) {
     const cleared = f.resetRows.length;
-    parts.push(single || cleared === f.d ? t('mech.step.reset', { i, alpha: fmt(Math.min(...f.resetRows.map((c) => al[single ? 0 : c]))) })
+    // dplr reads S_{t−1} with a_t before the decay and writes it back along b_t: a reset leaves rank 1 of the past
+    if (f.x) parts.push(t('mech.step.resetDplr', { i, alpha: fmt(Math.min(...f.resetRows.map((c) => al[single ? 0 : c]))) }));
+    else parts.push(single || cleared === f.d ? t('mech.step.reset', { i, alpha: fmt(Math.min(...f.resetRows.map((c) => al[single ? 0 : c]))) })
       : t('mech.step.resetRows', { i, k: cleared, d: f.d, rows: rowList(f.resetRows), alpha: fmt(Math.min(...f.resetRows.map((c) => al[c]))) }));
   } else parts.push(single ? t('mech.step.gate', { i, alpha: fmt(al[0]) }) : t('mech.step.gateRows', { i, lo: fmt(amin), hi: fmt(amax) }));
   if (f.u) parts.push(t('mech.step.beta', { beta: fmt(f.beta), u: fmt(vecNorm(f.u)), v: fmt(vecNorm(f.v)) }));
@@ -480,7 +482,7 @@ export function mountMechanisms(box, env) {
       bad ? t('mech.recall.bad', { memory: label(bad.memory), message: bad.message }) : '', rc.error ?? '',
       rc.noGates ? t('mech.recall.noGates') : '',
       // a reset's toll, honestly: the pairs before it are gone (their keys read only the later pairs' crosstalk)
-      ...rc.points.filter((p) => p.forgotten && p.axis === 'N' && p.N === st.pairs).map((p) => t('mech.recall.forgotten', { memory: label(p.memory), at: p.forgotten.at, before: fmt(p.forgotten.before), after: fmt(p.forgotten.after) })));
+      ...rc.points.filter((p) => p.forgotten && p.axis === 'N' && p.N === st.pairs).map((p) => t(p.memory === 'gates' && st.variant === 'dplr' && st.dplr_ab !== 'zero' ? 'mech.recall.forgottenDplr' : 'mech.recall.forgotten', { memory: label(p.memory), at: p.forgotten.at, before: fmt(p.forgotten.before), after: fmt(p.forgotten.after) })));
     const lin = rc.points.filter((p) => p.axis === 'N' && p.memory === 'linear'), del = rc.points.filter((p) => p.axis === 'N' && p.memory === 'delta');
     if (lin.length && del.length && rc.done) {
       const wins = lin.every((p) => { const q = del.find((x) => x.N === p.N); return q && (p.N === 1 || q.mean < p.mean); });

@@ -63,7 +63,7 @@ export default {
   'explain.status.AV_ERR_IO': 'a file could not be read or written',
   'explain.status.AV_ERR_NOMEM': 'out of memory',
   'explain.status.AV_ERR_TOO_LARGE': 'too large for this build: the sizes need more memory than it can address',
-  'explain.status.AV_ERR_NEEDS_CAUSAL': 'this variant or knob setting exists only with the causal mask (a decay, retention, the delta rule)',
+  'explain.status.AV_ERR_NEEDS_CAUSAL': 'this variant or knob setting exists only with the causal mask (a decay, retention, the delta rule, the gated families)',
   'explain.status.AV_ERR_GATES': 'a gate input is out of range or does not fit: a log-gate above 0, a beta outside (0, 2], arrays for another n, or per-channel gates for a family with one gate per token',
   'explain.status.AV_WARN_ZERO_ROW': 'some row\'s products sum to zero or less, so its weights are zero or undefined',
   'explain.status.AV_WARN_UNDERFLOW_ROW': 'some row\'s products all underflowed float32 (the true ones are positive), so its weights are zero',

@@ -61,7 +61,7 @@ export default {
   'explain.status.AV_ERR_NOMEM': '内存不足',
   'explain.status.AV_ERR_TOO_LARGE': '对这个构建来说太大：这些尺寸需要的内存超出了它能寻址的范围',
   'explain.status.AV_ERR_GATES': '门控输入超出范围或形状不符：对数门控大于 0、β 不在 (0, 2] 内、数组的 n 不同，或给每个 token 只有一个门控的族传入了逐通道门控',
-  'explain.status.AV_ERR_NEEDS_CAUSAL': '这个变体或参数设置只在因果掩码下存在（衰减、retention、delta 规则）',
+  'explain.status.AV_ERR_NEEDS_CAUSAL': '这个变体或参数设置只在因果掩码下存在（衰减、retention、delta 规则、门控族）',
   'explain.status.AV_WARN_ZERO_ROW': '某一行的乘积之和为零或负，所以它的权重为零或没有定义',
   'explain.status.AV_WARN_UNDERFLOW_ROW': '某一行的乘积全部在 float32 下溢（真实值为正），所以它的权重为零',
   'explain.status.AV_WARN_OVERFLOW': '某个特征（指数或张量幂）超出了浮点范围（元素可能是 Inf 或 NaN）',
