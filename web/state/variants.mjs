@@ -203,7 +203,7 @@ export const VARIANT_VIEW = {
   // The gated families (docs/gated.md): their gates are data, per token (and per channel); their numpy bodies
   // read the exported arrays (web/compute/gate-files.mjs): gates (the log-gates g), betas (η_t), a and b (dplr).
   simple_gla: {
-    label: 'simple GLA (Mamba-2 SSD)',
+    label: 'simple GLA (Mamba-2)',
     tex: String.raw`M_{ij} = \beta\,q_i\cdot k_j\textstyle\prod_{l=j+1}^{i}\alpha_l,\ \alpha_t = e^{g_t}`,
     hint: 'One decay α_t per token, from the input: a reset (α_t ≈ 0) cuts M into blocks, and the semiseparable rank across it falls to 0. M is signed; a constant gate is retention.',
     explain: { text: 'Retention whose decay changes from token to token: before token t writes k_t v_tᵀ, the state is multiplied by α_t = exp(g_t), a number the layer computes from the token, so M_ij = β·(q_i·k_j)·α_{j+1}⋯α_i. A gate near 0 forgets everything before it (M falls apart into blocks across it), a gate of 1 forgets nothing, and a constant gate γ is retention. It is Mamba-2\'s SSD layer (q = C, k = Δ·B, g = A·Δ, scale 1; the skip D·x is outside M), which makes up most layers of NVIDIA\'s Nemotron-H and IBM\'s Granite 4.0 hybrids and runs beside the attention heads of every layer of TII\'s Falcon-H1.', source: 'Dao & Gu 2024, "Transformers are SSMs" (Mamba-2), arXiv:2405.21060; Sun et al. 2023, "Retentive Network", arXiv:2307.08621; NVIDIA 2025, "Nemotron-H", arXiv:2504.03624; Zuo et al. 2025, "Falcon-H1", arXiv:2507.22448; IBM 2025, the Granite 4.0 announcement' },
@@ -211,7 +211,7 @@ export const VARIANT_VIEW = {
     random: [],
   },
   gla: {
-    label: 'GLA (per-channel gate)',
+    label: 'GLA (per channel)',
     tex: String.raw`M_{ij} = \beta \textstyle\sum_c q_{ic}\,k_{jc} \prod_{l=j+1}^{i}\alpha_{lc}`,
     hint: 'A decay per token and per channel: each channel of the state forgets at its own rate, so M is a sum of d differently decayed matrices. All channels equal: simple GLA.',
     explain: { text: 'Gated Linear Attention gives each of the d channels of the state its own gate: S_t = Diag(α_t) S_{t−1} + k_t v_tᵀ with α_t in (0, 1]^d computed from the token (fla\'s layer: g = logsigmoid(W x)/16). One channel can hold a key for thousands of tokens while another forgets within a few, which one gate per token cannot do; with all channels equal it is simple GLA. M is signed and unnormalised, and its semiseparable rank is still at most d.', source: 'Yang et al. 2024, "Gated Linear Attention Transformers with Hardware-Efficient Training", arXiv:2312.06635' },
@@ -229,7 +229,7 @@ export const VARIANT_VIEW = {
     random: [],
   },
   kda: {
-    label: 'Kimi Delta Attention (KDA)',
+    label: 'Kimi Delta (KDA)',
     tex: String.raw`S_t = (I - \eta_t \hat k_t \hat k_t^\top)\operatorname{Diag}(\alpha_t) S_{t-1} + \eta_t \hat k_t v_t^\top`,
     hint: 'Gated DeltaNet with a gate per channel: the state forgets channel by channel, then the delta rule writes with strength η_t. All channels equal: Gated DeltaNet.',
     explain: { text: 'Kimi Delta Attention is Gated DeltaNet with GLA\'s per-channel gate: the state decays by Diag(α_t), one rate per key channel, before the delta-rule write of strength η_t on the unit key k̂_t. Its transition (I − η_t k̂_t k̂_tᵀ) Diag(α_t) is a diagonal-plus-low-rank matrix of a special form, which makes its chunkwise algorithm cheaper than the general DPLR one. Kimi Linear (48B parameters, 3B active) interleaves three KDA layers with one MLA (full attention) layer. M is signed; the semiseparable rank is at most d.', source: 'Kimi Team (Zhang et al.) 2025, "Kimi Linear: An Expressive, Efficient Attention Architecture", arXiv:2510.26692' },
@@ -238,7 +238,7 @@ export const VARIANT_VIEW = {
     random: [],
   },
   dplr: {
-    label: 'DPLR (RWKV-7 transition)',
+    label: 'DPLR (RWKV-7)',
     tex: String.raw`S_t = \big(\operatorname{Diag}(\alpha_t) + b_t a_t^\top\big)\,S_{t-1} + k_t v_t^\top`,
     hint: 'A per-channel decay plus a rank-one term per token: the state is read along a_t and written back along b_t. With a = b = 0 it is GLA; the delta rules are one choice of a and b.',
     explain: { text: 'The generalised delta rule: each token\'s transition is a diagonal decay Diag(α_t) plus a rank-one term b_t a_tᵀ, which reads the previous state along a_t (before the decay) and writes what it read back along b_t; then k_t v_tᵀ is added. With a = b = 0 it is GLA, and Gated DeltaNet and KDA are the case b = k̂, a = −η_t α_t ⊙ k̂ (with k scaled by η_t). RWKV-7 ("Goose") uses it in every layer, with a = −κ̂ and b = κ̂ ⊙ a_icl built from a normalised key κ̂ and an in-context learning rate a_icl, and scale 1 (fla\'s kernels default to 1/√d, as this page does). M is signed; the semiseparable rank is at most d.', source: 'Peng et al. 2025, "RWKV-7 “Goose” with Expressive Dynamic State Evolution", arXiv:2503.14456; Yang et al. 2024, "Parallelizing Linear Transformers with the Delta Rule", arXiv:2406.06484' },
@@ -248,7 +248,7 @@ export const VARIANT_VIEW = {
     random: [],
   },
   fox: {
-    label: 'Forgetting Attention (FoX)',
+    label: 'FoX (forget gate)',
     tex: String.raw`M_{ij} = \operatorname{softmax}_{j \le i}\big(\beta\,q_i\cdot k_j + \textstyle\sum_{l=j+1}^{i} g_l\big)`,
     hint: 'Softmax with a forget gate: each token\'s log-gate g_t ≤ 0 is added to the scores of every earlier key. Rows sum to 1; a reset hides all that came before it.',
     explain: { text: 'Forgetting Attention, the attention of the Forgetting Transformer (FoX), keeps softmax and adds a forget gate: the score of key j in row i is lowered by the log-gates g_l = ln f_l of the tokens after it, so M_ij ∝ exp(β·q_i·k_j)·f_{j+1}⋯f_i, a decay the data sets. A constant gate is the forgetting softmax (softmax with a decay γ) and a gate of 1 is causal softmax. It keeps softmax\'s full rank and rows that sum to 1, has no constant-size state (its recurrence is a key/value cache) and, the paper finds, needs no positional embedding.', source: 'Lin et al. 2025, "Forgetting Transformer: Softmax Attention with a Forget Gate" (ICLR 2025), arXiv:2503.02130' },
