@@ -206,7 +206,7 @@ export default {
   'variant.simple_gla': '标量门控 GLA（Mamba-2）',
   'variant.gla': '门控线性注意力（GLA）',
   'variant.gdn': '门控 DeltaNet',
-  'variant.kda': 'Kimi Delta（KDA）',
+  'variant.kda': 'Kimi Delta 注意力（KDA）',
   'variant.dplr': '对角加低秩（RWKV-7）',
   'variant.fox': '遗忘注意力（FoX）',
   'softmaxWith.label': '带{what} 的 softmax',
