@@ -853,6 +853,63 @@ int av_encode(int *ids, int *n_ids, int cap, const av_tokenizer *t, const char *
  * static storage for a byte piece; *len its length. AV_ERR_SIZE for an id out of range. */
 int av_token_piece(const char **piece, int *len, const av_tokenizer *t, int prev, int id);
 
+/* ------------------------------------------------------------------------------------------------ */
+/* What the model loses: the forward pass with chosen attention (docs/model.md "Swapped attention")  */
+
+enum av_swap_path { AV_SWAP_MATRIX = 0, AV_SWAP_RECURRENT = 1 };
+
+/* The forward pass over ids[0..n) (1 <= n <= seq_len), computed layer by layer over the whole text, with each
+ * query head's attention chosen. heads (NULL: every head the model's) holds n_layers·n_heads pointers, layer
+ * by layer: NULL keeps that head's softmax in av_forward's arithmetic (every head NULL: the logits at every
+ * position equal av_forward's bit for bit); otherwise the head's output is the variant's on the head's q as
+ * captured (after RoPE, unscaled: the variant's own conventions apply, elu+1 takes it raw) and its KV head's
+ * k and v (d = dv = head_size, n = this text's length), by av_attend (AV_SWAP_MATRIX, O = M·V) or av_recurrent
+ * (AV_SWAP_RECURRENT: the state scan; softmax a KV cache), computed in float32 like the lab's heads. Every
+ * given head must be causal (prm->causal = 1, else AV_ERR_NEEDS_CAUSAL) and its knobs resolve for
+ * (n, head_size); a variant without a causal form is AV_ERR_NO_CAUSAL, without a recurrent one on the
+ * recurrent path AV_ERR_NO_LINEAR. *bad_head (may be NULL) gets the index l·n_heads + h of the refused head,
+ * or −1. Errors are returned before anything is written. Written, each when not NULL: logits [n][vocab] (every
+ * position), Q, K, V as av_forward captures them (the swapped model's: after a swapped layer they differ from
+ * the original's). Warnings: the first a head returned (layer by layer, head by head), or
+ * AV_WARN_PRODUCT_OVERFLOW when a logit is not finite; everything written. */
+size_t av_forward_swapped_work(const av_model *m, int n, const av_params *const *heads, int path);
+int av_forward_swapped(float *logits, float *Q, float *K, float *V, const av_model *m, const int *ids, int n,
+                       const av_params *const *heads, int path, int *bad_head, void *work, size_t work_bytes);
+
+/* Next-token measures over positions t = 0..n−2, each predicting ids[t+1], from the logits [n][vocab] of the
+ * original model (lo) and the swapped one (ls), by log-softmax in float64 (a probability that underflows never
+ * makes a measure undefined): loss_s[t] = −ln p_s(ids[t+1]), loss_o[t] the same under lo,
+ * kl[t] = Σ_v p_o(v)·(ln p_o(v) − ln p_s(v)) = KL(original ‖ swapped) (clamped at 0 against rounding),
+ * agree[t] = 1 when the two argmaxes (the first of equals) are the same token, else 0. Each per-position
+ * array (n − 1 entries) may be NULL. mean[5] = {mean loss_s, mean loss_o, mean kl, mean agree, exp(mean
+ * loss_s) (the perplexity)}. AV_ERR_NULL, AV_ERR_SIZE (n < 2, vocab < 1, an id out of range), AV_ERR_NONFINITE
+ * (a logit NaN or ±Inf); nothing is written on error. */
+int av_next_token_measures(double *mean, double *loss_s, double *loss_o, double *kl, int *agree, const float *lo,
+                           const float *ls, const int *ids, int n, int vocab);
+
+/* Greedy continuation with chosen attention: from prompt[0..n_prompt) (1 <= n_prompt <= seq_len), up to
+ * `steps` tokens (>= 0), each the argmax (the first of equals) of the last position's logits of
+ * av_forward_swapped over the text so far (the whole pass again for each token, so a variant that reads n
+ * sees the current length), stopping before BOS (id 1, llama2.c's end of a story) or at seq_len tokens, as
+ * `attnviz generate-text` does. out (n_prompt + steps entries) gets the prompt, then the tokens; *n_out the
+ * total. heads, path and bad_head as av_forward_swapped. Work: av_continue_swapped_work(m, n_prompt + steps,
+ * heads, path) bytes. AV_WARN_PRODUCT_OVERFLOW (or a head's warning) stops at the step whose logits were not
+ * finite, the tokens before it written; a head's AV_WARN_ZERO_ROW is returned and the continuation goes on. */
+size_t av_continue_swapped_work(const av_model *m, int n_total, const av_params *const *heads, int path);
+int av_continue_swapped(int *out, int *n_out, const av_model *m, const int *prompt, int n_prompt, int steps,
+                        const av_params *const *heads, int path, int *bad_head, void *work, size_t work_bytes);
+
+/* Sensitivity: which heads can be swapped. heads as av_forward_swapped gives each head's candidate (NULL: that
+ * head stays softmax, its entries 0, 0, 1). For each layer l with all its candidates swapped and every other
+ * head the model's: by_layer[l·3 + {0, 1, 2}] = {mean loss swapped − mean loss original, mean KL, top-1
+ * agreement} of av_next_token_measures over ids[0..n) (n >= 2); for each head alone: by_head[(l·n_heads + h)·3 + …].
+ * n_layers + n_layers·n_heads forward passes. Work: av_swap_sensitivity_work(m, n, heads, path). Statuses as
+ * av_forward_swapped (the first warning of any pass; a pass whose logits are not finite gives NaN entries
+ * and AV_WARN_PRODUCT_OVERFLOW); AV_ERR_SIZE for n < 2. */
+size_t av_swap_sensitivity_work(const av_model *m, int n, const av_params *const *heads, int path);
+int av_swap_sensitivity(double *by_layer, double *by_head, const av_model *m, const int *ids, int n,
+                        const av_params *const *heads, int path, int *bad_head, void *work, size_t work_bytes);
+
 #ifdef __cplusplus
 }
 #endif
