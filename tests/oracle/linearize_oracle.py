@@ -66,16 +66,22 @@ def load_model(path):
     return w
 
 
-def write_model(path, rng, dim=32, hid=48, L=3, H=4, KVH=2, vocab=279, seq=48, shared=True, qk_std=0.3):
-    """A llama2.c legacy checkpoint with random weights; qk_std sets the size of q and k."""
+def write_model(path, rng, dim=32, hid=48, L=3, H=4, KVH=2, vocab=279, seq=48, shared=True, bos_qk=None):
+    """A llama2.c legacy checkpoint with random weights. bos_qk: layer 0's wq and wk moved (each row along
+    the BOS row's normalised input) so that every entry of q and k at position 0 (BOS, unrotated) is bos_qk."""
     hs = dim // H
     kvd = hs * KVH
-    t = [rng.normal(0, 0.5, (vocab, dim)), 1 + 0.1 * rng.normal(size=(L, dim)), rng.normal(0, qk_std, (L, dim, dim)),
-         rng.normal(0, qk_std, (L, kvd, dim)), rng.normal(0, 0.3, (L, kvd, dim)), rng.normal(0, 0.3, (L, dim, dim)),
+    t = [rng.normal(0, 0.5, (vocab, dim)), 1 + 0.1 * rng.normal(size=(L, dim)), rng.normal(0, 0.3, (L, dim, dim)),
+         rng.normal(0, 0.3, (L, kvd, dim)), rng.normal(0, 0.3, (L, kvd, dim)), rng.normal(0, 0.3, (L, dim, dim)),
          1 + 0.1 * rng.normal(size=(L, dim)), rng.normal(0, 0.3, (L, hid, dim)), rng.normal(0, 0.3, (L, dim, hid)),
          rng.normal(0, 0.3, (L, hid, dim)), 1 + 0.1 * rng.normal(size=dim), rng.normal(size=(2, seq, hs // 2))]
     if not shared:
         t.append(rng.normal(0, 0.5, (vocab, dim)))
+    t = [f32(a) for a in t]
+    if bos_qk is not None:
+        xb = rmsnorm(t[0][1], t[1][0])
+        for wm in (t[2][0], t[3][0]):
+            wm += np.outer(bos_qk - wm @ xb, xb) / (xb @ xb)
     with open(path, 'wb') as f:
         f.write(struct.pack('<7i', dim, hid, L, H, KVH, vocab if shared else -vocab, seq))
         for a in t:
@@ -182,8 +188,9 @@ def variant_matrix(spec, q, k, hs):
         s = scale * (q @ k.T)
         return _normalise(sum(s ** r / math.factorial(r) for r in range(order + 1)), n)
     if name == 'cosformer':
-        i = np.arange(1, n + 1) if wrong != 'positions-from-0' else np.arange(n)
-        S = (np.maximum(q, 0) @ np.maximum(k, 0).T) * np.cos(np.pi * (i[:, None] - i[None, :]) / (2 * n))
+        i = np.arange(1, n + 1)
+        nn = spec['seq'] if wrong == 'n-is-seq_len' else n      # the text's length, not the model's seq_len
+        S = (np.maximum(q, 0) @ np.maximum(k, 0).T) * np.cos(np.pi * (i[:, None] - i[None, :]) / (2 * nn))
         return _normalise(S, n, clamp=1e-6)
     if name == 'focused':
         p = spec.get('p', 3.0)
@@ -357,6 +364,7 @@ class Report:
         self.passed = self.failed = 0
         self.worst = {}          # what -> the largest error (units of the tolerance) over the passing checks
         self.margins = []
+        self.where = ''
 
     def check(self, ok, line):
         self.passed += bool(ok)
@@ -372,6 +380,9 @@ def run_cli(cli, args):
     if r.returncode:
         return None, r.stderr.strip().splitlines()[-1] if r.stderr.strip() else 'exit %d' % r.returncode
     return json.loads(r.stdout), None
+
+
+ORIGINAL = {}   # the original model's greedy continuation, per (model, prompt, steps)
 
 
 def case(rep, cli, w, base, ids, spec, layers=None, heads=None, path='matrix', steps=0, label=None, prompt_ids=None):
@@ -400,7 +411,10 @@ def case(rep, cli, w, base, ids, spec, layers=None, heads=None, path='matrix', s
         cont = out['continuation']
         pids = prompt_ids if prompt_ids is not None else ids
         sw_ids, gap_s = continuation(w, pids, steps, sw, spec)
-        or_ids, gap_o = continuation(w, pids, steps, (), None)
+        key = (id(w), tuple(pids), steps)
+        if key not in ORIGINAL:
+            ORIGINAL[key] = continuation(w, pids, steps, (), None)
+        or_ids, gap_o = ORIGINAL[key]
         rep.check(cont['prompt_ids'] == list(pids) and cont['swapped']['ids'] == sw_ids and cont['original']['ids'] == or_ids,
                   '%s: greedy continuations equal numpy\'s (%d and %d tokens; smallest top-2 gap %.2e, %.2e)' % (
                       label, len(or_ids), len(sw_ids), gap_o, gap_s))
@@ -419,14 +433,15 @@ def control(rep, out, w, ids, spec, wrong, layers=None, heads=None, must_miss=Tr
     if not must_miss:
         print('info negative control %s (%s): %.3g tolerances: this input cannot tell it apart' % (wrong, spec['name'], e))
         return
-    rep.margins.append(('%s/%s' % (spec['name'], wrong), e))
-    rep.check(e > 10, 'negative control %s (%s): misses by %.3g tolerances (%s)' % (wrong, spec['name'], e, what))
+    rep.margins.append(('%s %s/%s' % (rep.where, spec['name'], wrong), e))
+    rep.check(e > 10, '%s negative control %s (%s): misses by %.3g tolerances (%s)' % (rep.where, wrong, spec['name'], e, what))
 
 
 # ---------------------------------------------------------------------------------------------------
 
 
 def tiny(rep, cli):
+    rep.where = 'tiny'
     pieces, scores = make_vocab()
     with tempfile.TemporaryDirectory(prefix='attnviz-linearize-') as tmp:
         tok = os.path.join(tmp, 'tok.bin')
@@ -458,8 +473,6 @@ def tiny(rep, cli):
         case(rep, cli, w, base, ids, elu, layers=[0, 2], heads=[3], path='recurrent', label='tiny elu --layers 0,2 --heads 3')
         out_all, _ = case(rep, cli, w, base, ids, elu, steps=8, label='tiny elu everywhere')
         out_p, _ = case(rep, cli, w, base, ids, specs[-1], steps=8, label='tiny performer m=64 seed=5 everywhere')
-        out_c, _ = case(rep, cli, w, base, ids, {'name': 'cosformer'}, label='tiny cosformer (again, for its control)')
-        out_f, _ = case(rep, cli, w, base, ids, {'name': 'focused', 'p': 3}, label='tiny focused (again, for its control)')
         # negative controls on the tiny model
         if out_h:
             control(rep, out_h, w, ids, elu, 'kv-map', heads=[1, 2])
@@ -470,21 +483,23 @@ def tiny(rep, cli):
         if out_p:
             control(rep, out_p, w, ids, specs[-1], 'no-sqrt-scale')
             control(rep, out_p, w, ids, dict(specs[-1], omega=performer_omega(64, w['hs'], 6)), 'omega-of-seed+1')
-        if out_c:
-            control(rep, out_c, w, ids, {'name': 'cosformer'}, 'positions-from-0')
-        # ε in elu+1's normaliser shows only where the row sums are ~1e-6: q and k with large negative
-        # entries (qk_std 3, so elu+1 ≈ e^−20 there); a second tiny model
-        path2 = os.path.join(tmp, 'sharp.bin')
-        write_model(path2, np.random.default_rng(35), qk_std=3.0)
-        w2 = load_model(path2)
-        base2 = ['--model', path2, '--tokenizer', tok, '--text', text]
-        out_s, _ = case(rep, cli, w2, base2, ids, elu, label='sharp tiny (large q, k) elu everywhere')
-        case(rep, cli, w2, base2, ids, elu, path='recurrent', label='sharp tiny elu everywhere, recurrent')
-        out_r, _ = case(rep, cli, w2, base2, ids, {'name': 'relu'}, label='sharp tiny relu everywhere')
-        if out_s:
-            control(rep, out_s, w2, ids, elu, 'no-eps')
-        if out_r:
-            control(rep, out_r, w2, ids, {'name': 'relu'}, 'no-eps')
+        if outs['cosformer', 'matrix']:
+            control(rep, outs['cosformer', 'matrix'], w, ids, {'name': 'cosformer', 'seq': w['seq']}, 'n-is-seq_len')
+        if outs['focused', 'matrix']:
+            control(rep, outs['focused', 'matrix'], w, ids, {'name': 'focused', 'p': 3}, 'eps-not-n')
+        # ε in the row normaliser shows only where a row sum is ~1e-6 or less: two more tiny models whose
+        # layer-0 q and k at BOS are every entry −20 (elu+1 ≈ 2e-9 each: row 0's sum ~1e-17 ≪ ε, so with ε
+        # its output is ~0, without it v_0) and 3e-4 (relu: row 0's sum 7e-7, comparable with ε)
+        for name, value in (('elu', -20.0), ('relu', 3e-4)):
+            path2 = os.path.join(tmp, 'bos_%s.bin' % name)
+            write_model(path2, np.random.default_rng(35), bos_qk=value)
+            w2 = load_model(path2)
+            base2 = ['--model', path2, '--tokenizer', tok, '--text', text]
+            lab = 'tiny, layer-0 q, k at BOS all %g: %s everywhere' % (value, name)
+            out_s, _ = case(rep, cli, w2, base2, ids, {'name': name}, label=lab)
+            case(rep, cli, w2, base2, ids, {'name': name}, path='recurrent', label=lab + ', recurrent')
+            if out_s:
+                control(rep, out_s, w2, ids, {'name': name}, 'no-eps')
 
 
 def matrix_selfcheck(rep, cli, d, hs):
@@ -516,6 +531,7 @@ def matrix_selfcheck(rep, cli, d, hs):
 
 
 def stories(rep, cli):
+    rep.where = 'stories'
     d = stories_dir()
     if not os.path.isdir(d):
         skipped('linearize_oracle.py: the swapped forward pass of stories260K on text128')
