@@ -350,13 +350,17 @@ def compare(out, ref):
         'kl_mean': err_nats(out['kl_mean'], ref['kl_mean']),
         'top1_agreement': err_nats(out['top1_agreement'], ref['top1_agreement']),
         'perplexity': err_nats(math.log(out['perplexity']), ref['loss']),
+        'perplexity_original': err_nats(math.log(out['perplexity_original']), ref['loss_original']),
+        'text.loss': err_nats(t['loss'], ref['loss']), 'text.kl_mean': err_nats(t['kl_mean'], ref['kl_mean']),
         'pp.loss': err_nats(pp['loss'], ref['per_position']['loss']),
         'pp.loss_original': err_nats(pp['loss_original'], ref['per_position']['loss_original']),
         'pp.kl': err_nats(pp['kl'], ref['per_position']['kl']),
         'pp.agree': err_nats(pp['agree'], ref['per_position']['agree']),
     }
     worst = max(parts, key=parts.get)
-    return parts[worst], worst
+    absolute = max(float(np.abs(np.asarray(pp[k], dtype=np.float64) - ref['per_position'][k]).max()) if len(pp[k]) else 0.0
+                   for k in ('loss', 'loss_original', 'kl'))
+    return parts[worst], worst, absolute
 
 
 class Report:
@@ -365,6 +369,7 @@ class Report:
         self.worst = {}          # what -> the largest error (units of the tolerance) over the passing checks
         self.margins = []
         self.where = ''
+        self.worst_abs = 0.0    # nats, over every per-position loss and KL compared
 
     def check(self, ok, line):
         self.passed += bool(ok)
@@ -402,9 +407,10 @@ def case(rep, cli, w, base, ids, spec, layers=None, heads=None, path='matrix', s
     lo = forward(w, ids)
     ls = forward(w, ids, sw, spec)
     ref = measures(lo, ls, ids)
-    e, what = compare(out, ref)
+    e, what, absolute = compare(out, ref)
     rep.note_err(spec['name'] + '/' + path, e)
-    rep.check(e <= 1 and got_sw == sw and out['texts'][0]['n'] == len(ids),
+    rep.worst_abs = max(rep.worst_abs, absolute)
+    rep.check(e <= 1 and got_sw == sw and out['texts'][0]['n'] == len(ids) and out['positions'] == len(ids) - 1,
               '%s: %d heads, loss %.6f (numpy %.6f), kl_mean %.3e, top1 %.4f; worst %.2f tol (%s)' % (
                   label, len(got_sw), out['loss'], ref['loss'], out['kl_mean'], out['top1_agreement'], e, what))
     if steps:
@@ -429,7 +435,7 @@ def control(rep, out, w, ids, spec, wrong, layers=None, heads=None, must_miss=Tr
     lo = forward(w, ids, (), None)
     ls = forward(w, ids, sw, bad)
     ref = measures(lo, ls, ids, wrong if wrong in ('kl-reversed', 'mean-over-T') else None)
-    e, what = compare(out, ref)
+    e, what, _ = compare(out, ref)
     if not must_miss:
         print('info negative control %s (%s): %.3g tolerances: this input cannot tell it apart' % (wrong, spec['name'], e))
         return
@@ -547,9 +553,12 @@ def stories(rep, cli):
     out, _ = case(rep, cli, w, base, ids, {'name': 'softmax'}, steps=32, label='stories softmax everywhere (no change)')
     if out:
         rep.check(out['continuation']['prompt_ids'] == ids, 'stories: the prompt ids (the default prompt, the text) are text128\'s')
-        rep.check(abs(out['loss_original'] - LOSS_STORIES) < 5e-5 and out['loss'] == out['loss_original'] and out['kl_mean'] == 0
-                  and out['top1_agreement'] == 1, 'stories softmax: loss = loss_original = %.6f, kl_mean %g, top1 %g' % (
-                      out['loss'], out['kl_mean'], out['top1_agreement']))
+        # a swapped softmax head is the lab's softmax kernel (float32 gemm, its own exp), not the model's:
+        # the same attention to float precision, so the same loss to ~1e-8 nats and a KL of ~1e-13
+        dl = abs(out['loss'] - out['loss_original'])
+        rep.check(abs(out['loss_original'] - LOSS_STORIES) < 5e-5 and dl < 1e-6 and 0 <= out['kl_mean'] < 1e-10
+                  and out['top1_agreement'] == 1, 'stories softmax: loss_original %.7f, |loss − loss_original| %.1e, '
+                  'kl_mean %.1e, top1 %g' % (out['loss_original'], dl, out['kl_mean'], out['top1_agreement']))
     matrix_selfcheck(rep, cli, d, w['hs'])
     elu = {'name': 'elu'}
     out_l, _ = case(rep, cli, w, base, ids, elu, layers=[2], steps=32, label='stories elu --layers 2')
@@ -593,8 +602,9 @@ def main():
     worst = ', '.join('%s %.2f' % kv for kv in sorted(rep.worst.items()))
     margins = ', '.join('%s %.3g' % m for m in rep.margins)
     print('worst errors (units of tolerance %.0e nats + %.0e relative): %s' % (TOL_NATS, TOL_REL, worst))
+    print('worst per-position |Δ| (loss, loss_original, KL) against numpy: %.2e nats' % rep.worst_abs)
     print('negative-control margins (tolerances missed by): %s' % margins)
-    print('%d passed, %d failed' % (rep.passed, rep.failed))
+    print('%d passed, %d failed (%d checks)' % (rep.passed, rep.failed, rep.passed + rep.failed))
     return 1 if rep.failed else 0
 
 
