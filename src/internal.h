@@ -23,6 +23,8 @@ int avi_readouts_ref(double *vals, int *reasons, double *row_entropy, const floa
                      void *work, size_t work_bytes);
 /* Round a byte count up to a multiple of 64 (workspace carving keeps every block aligned). */
 static inline size_t avi_align(size_t bytes) { return (bytes + 63u) & ~(size_t)63u; }
+/* The chunkwise forms' chunk C: the resolved knob clamped to 1..n. */
+static inline int avi_chunk_of(const av_params *p, int n) { return p->chunk < 1 ? 1 : p->chunk > n ? n : p->chunk; }
 
 /* --- the workspace arena -----------------------------------------------------------------------------
  * Every caller-owned workspace is carved by one arena. Blocks start on 64-byte boundaries of the address
