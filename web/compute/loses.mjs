@@ -25,9 +25,10 @@ export function firstDifference(a, b) {
   return null;
 }
 
-/** The display text of generated tokens after a prompt (each piece decoded after the token before it). */
-function textAfter(model, prompt, gen) {
-  return model.pieces([...prompt, ...gen]).slice(prompt.length).join('');
+/** The pieces of generated tokens after a prompt (each decoded after the token before it), and their text. */
+function after(model, prompt, gen) {
+  const pieces = model.pieces([...prompt, ...gen]).slice(prompt.length);
+  return { ids: Array.from(gen), text: pieces.join(''), pieces };
 }
 
 /** A trained-W map ('l|h' → Float32Array) from the distillation's heads, or null. */
@@ -66,8 +67,8 @@ export function losesRun(model, { ids, prompt, steps = 32, knobs, swapped, path 
       per_position: { loss: Array.from(m.per_position.loss), loss_original: Array.from(m.per_position.loss_original), kl: Array.from(m.per_position.kl), agree: Array.from(m.per_position.agree) },
       continuation: {
         prompt_ids: Array.from(prompt), steps,
-        original: { ids: Array.from(co.ids), text: textAfter(model, prompt, co.ids) },
-        swapped: { ids: Array.from(cs.ids), text: textAfter(model, prompt, cs.ids) },
+        original: after(model, prompt, co.ids),
+        swapped: after(model, prompt, cs.ids),
         first_difference: firstDifference(co.ids, cs.ids),
       },
       sensitivity: null,
