@@ -6,6 +6,10 @@ import { STATUS } from './loading.mjs';
 import { Lab } from './lab.mjs';
 
 const MODEL_STRUCT_BYTES = 256;  // sizeof(av_model) is 92 in wasm32; sizeof(av_tokenizer) 28
+/** A swapped call's status; one made without a workspace (its size 0: the arguments were refused, or the
+ *  size does not fit) that passed the checks is a size the build cannot hold. */
+const refusal = (st, bytes) => (bytes === 0 && (st >= 0 || st === STATUS.ERR_NULL || st === STATUS.ERR_SIZE) ? STATUS.ERR_TOO_LARGE : st);
+
 /** av_forward_swapped's paths (enum av_swap_path). */
 export const SWAP_PATHS = Object.freeze({ matrix: 0, recurrent: 1 });
 
@@ -184,11 +188,12 @@ export class Model {
     const av = this.av, ex = av.exports, c = this.config, n = ids.length;
     if (!(n >= 1 && n <= c.seqLen)) return { status: STATUS.ERR_SIZE, message: `${n} tokens: the model takes 1..${c.seqLen} (its seq_len)`, logits: null, badHead: -1 };
     const bytes = ex.av_forward_swapped_work(this.mp, n, heads, path) >>> 0;
-    if (bytes === 0) return { status: STATUS.ERR_TOO_LARGE, message: this.swapMessage(STATUS.ERR_TOO_LARGE, -1, 'the swapped pass'), logits: null, badHead: -1 };
-    const ip = av.malloc(4 * n), lp = av.malloc(4 * n * c.vocab), bp = av.malloc(4), w = av.malloc(bytes);
+    const ip = av.malloc(4 * n), lp = av.malloc(4 * n * c.vocab), bp = av.malloc(4), w = bytes ? av.malloc(bytes) : 0;
     try {
       av.i32(ip, n).set(ids);
-      const st = ex.av_forward_swapped(lp, 0, 0, 0, this.mp, ip, n, heads, path, bp, w, bytes);
+      av.i32(bp, 1)[0] = -1;
+      // no workspace size: a refused head (its reason and index from the call, which checks before it writes)
+      const st = refusal(ex.av_forward_swapped(lp, 0, 0, 0, this.mp, ip, n, heads, path, bp, w, bytes), bytes);
       const bad = av.i32(bp, 1)[0];
       if (st < 0) return { status: st, message: this.swapMessage(st, bad, 'the swapped pass'), logits: null, badHead: bad };
       return { status: st, message: st ? this.swapMessage(st, bad, 'the swapped pass') : 'ok', logits: av.f32(lp, n * c.vocab).slice(), badHead: bad };
@@ -231,11 +236,11 @@ export class Model {
     if (!(n >= 1 && n <= c.seqLen)) return { status: STATUS.ERR_SIZE, message: `the prompt is ${n} tokens: the model takes 1..${c.seqLen} (its seq_len)`, ids: null, badHead: -1 };
     const total = Math.min(n + steps, c.seqLen);
     const bytes = ex.av_continue_swapped_work(this.mp, total, heads, path) >>> 0;
-    if (bytes === 0) return { status: STATUS.ERR_TOO_LARGE, message: this.swapMessage(STATUS.ERR_TOO_LARGE, -1, 'the continuation'), ids: null, badHead: -1 };
-    const pp = av.malloc(4 * n), op = av.malloc(4 * (n + steps)), np = av.malloc(4), bp = av.malloc(4), w = av.malloc(bytes);
+    const pp = av.malloc(4 * n), op = av.malloc(4 * (n + steps)), np = av.malloc(4), bp = av.malloc(4), w = bytes ? av.malloc(bytes) : 0;
     try {
       av.i32(pp, n).set(prompt);
-      const st = ex.av_continue_swapped(op, np, this.mp, pp, n, steps, heads, path, bp, w, bytes);
+      av.i32(bp, 1)[0] = -1;
+      const st = refusal(ex.av_continue_swapped(op, np, this.mp, pp, n, steps, heads, path, bp, w, bytes), bytes);
       const bad = av.i32(bp, 1)[0];
       if (st < 0) return { status: st, message: this.swapMessage(st, bad, 'the continuation'), ids: null, badHead: bad };
       const got = av.i32(np, 1)[0];
@@ -251,12 +256,12 @@ export class Model {
     const av = this.av, ex = av.exports, c = this.config, n = ids.length;
     if (n < 2) return { status: STATUS.ERR_SIZE, message: `${n} token: the sensitivity needs at least 2` };
     const bytes = ex.av_swap_sensitivity_work(this.mp, n, heads, path) >>> 0;
-    if (bytes === 0) return { status: STATUS.ERR_TOO_LARGE, message: this.swapMessage(STATUS.ERR_TOO_LARGE, -1, 'the sensitivity') };
     const L = c.layers, H = c.heads;
-    const lp = av.malloc(8 * 3 * L), hp = av.malloc(8 * 3 * L * H), ip = av.malloc(4 * n), bp = av.malloc(4), w = av.malloc(bytes);
+    const lp = av.malloc(8 * 3 * L), hp = av.malloc(8 * 3 * L * H), ip = av.malloc(4 * n), bp = av.malloc(4), w = bytes ? av.malloc(bytes) : 0;
     try {
       av.i32(ip, n).set(ids);
-      const st = ex.av_swap_sensitivity(lp, hp, this.mp, ip, n, heads, path, bp, w, bytes);
+      av.i32(bp, 1)[0] = -1;
+      const st = refusal(ex.av_swap_sensitivity(lp, hp, this.mp, ip, n, heads, path, bp, w, bytes), bytes);
       const bad = av.i32(bp, 1)[0];
       if (st < 0) return { status: st, message: this.swapMessage(st, bad, 'the sensitivity') };
       const bl = av.f64(lp, 3 * L), bh = av.f64(hp, 3 * L * H);
