@@ -15,8 +15,12 @@ import { headsOf, toggleHead } from '../state/loses.mjs';
 import { allHeads, DISTILLABLE } from '../compute/loses.mjs';
 import { said } from '../state/notice.mjs';
 
+/** A sensitivity cell's text: 2 decimals (the hover has 4, the snapshot every digit). */
+const fmtCell = (x) => (Number.isFinite(x) ? x.toFixed(2).replace(/^-/, '−') : '—');
 /** A measure as the panel shows it: 4 decimals (the e2e test holds the CLI's number to these digits). */
 export const fmtLoss = (x) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(4).replace(/^-/, '−') : '—');
+/** A variant's name for the panel: the lab's label without its own W (the panel says which W it measures with). */
+const panelName = (label) => variantName(label).replace(/\s*\(W = I\)/, '');
 /** The training text's default: TinyStories-like sentences that are not the evaluated text. */
 export const TRAIN_TEXT = 'Tom had a red ball. He liked to throw it high in the sky. One day the ball fell in the pond. Tom was sad, but his mom helped him get it back. They laughed and went home to eat cake.';
 const DISTILL_STEPS = 100, DISTILL_LR = 0.05, CONTINUE_STEPS = 32;
@@ -43,8 +47,9 @@ export function mountLossPanel(box, page, ctx) {
   for (const p of ['matrix', 'recurrent']) pathPick.append(el('option', { value: p }));
   const lPath = el('label', { for: 'ls-path' });
   const what = el('p', { class: 'ls-what note' });
-  head.append(el('span', { class: 'ls-scope' }), lPath, pathPick);
-  head.firstChild.append(scopeAll, lAll, scopeHeads, lHeads);
+  const pair = (a, b) => { const x = el('span', { class: 'ls-pair' }); x.append(a, b); return x; };
+  head.append(el('span', { class: 'ls-scope' }), pair(lPath, pathPick));
+  head.firstChild.append(pair(scopeAll, lAll), pair(scopeHeads, lHeads));
   const table = el('table', { class: 'ls-measures' });
   const status = el('p', { class: 'ls-status note', role: 'status', 'aria-live': 'polite' });
   const tokensH = el('h3', { class: 'ls-h' });
@@ -185,7 +190,7 @@ export function mountLossPanel(box, page, ctx) {
   function startDistill() {
     const s = page.st;
     if (!DISTILLABLE.includes(s.variant) || (s.variant === 'lolcats' && !page.av.variantNames.includes('lolcats'))) {
-      dist.error = t('loses.distillVariant', { variant: variantName(ctx.variantLabel(s)) });
+      dist.error = t('loses.distillVariant', { variant: panelName(ctx.variantLabel(s)) });
       drawDistill();
       return;
     }
@@ -229,7 +234,7 @@ export function mountLossPanel(box, page, ctx) {
       tbody.append(tr);
     }
     table.append(thead, tbody);
-    const vl = st ? variantName(ctx.variantLabel(st)) : '';
+    const vl = st ? panelName(ctx.variantLabel(st)) : '';
     const tt = ctx.tensors();
     const count = st ? swapped(st).length : 0;
     what.textContent = st && tt ? t(st.ls_scope === 'all' ? 'loses.whatAll' : 'loses.whatHeads', { variant: vl, count, total: tt.layers * tt.heads }) + (r?.usingW ? ` ${t('loses.withW', { steps: dist.result?.steps ?? 0 })}` : '') : '';
@@ -312,7 +317,7 @@ export function mountLossPanel(box, page, ctx) {
   }
   function sensCell(e, scale, table, name, cls = '') {
     const rgb = cellRgb(Number.isFinite(e.delta_loss) ? e.delta_loss : null, scale, table);
-    const c = el('span', { class: `ls-cell ${cls}`.trim(), 'data-layer': String(e.layer), ...(e.head !== undefined ? { 'data-head': String(e.head) } : {}) }, fmtLoss(e.delta_loss));
+    const c = el('span', { class: `ls-cell ${cls}`.trim(), 'data-layer': String(e.layer), ...(e.head !== undefined ? { 'data-head': String(e.head) } : {}) }, fmtCell(e.delta_loss));
     if (rgb) { c.style.background = `rgb(${rgb.join(',')})`; c.style.color = textOn(rgb); }
     c.title = t('loses.sensHover', { name, delta: fmtLoss(e.delta_loss), kl: fmtLoss(e.kl_mean), top1: fmtLoss(e.top1_agreement) });
     c.setAttribute('aria-label', c.title);
@@ -330,7 +335,7 @@ export function mountLossPanel(box, page, ctx) {
     else if (dist.running) note = t('loses.distilling', { t: dist.t, steps: dist.steps, loss: fmtLoss(dist.curve.at(-1)) });
     else if (dist.result) {
       const hs = dist.result.heads, mean = (k) => hs.reduce((a, x) => a + (x[k] ?? NaN), 0) / hs.length;
-      note = t('loses.distilled', { heads: hs.length, steps: dist.result.steps, variant: variantName(ctx.variantLabel({ ...s, variant: dist.variant })), kl: fmtLoss(mean('heldout_kl')), elu: fmtLoss(mean('heldout_kl_elu')) });
+      note = t('loses.distilled', { heads: hs.length, steps: dist.result.steps, variant: panelName(ctx.variantLabel({ ...s, variant: dist.variant })), kl: fmtLoss(mean('heldout_kl')), elu: fmtLoss(mean('heldout_kl_elu')) });
       if (dist.cancelled) note = `${t('loses.cancelled')} ${note}`;
     } else if (dist.cancelled) note = t('loses.cancelled');
     distNote.textContent = note;
