@@ -43,6 +43,11 @@ export interface AttnVizAttributes {
   sweep_y?: string;
   sweep_seeds?: string;
   ov_metric?: string;
+  /** the panel "what the model loses" (a real model's; the element shows none) */
+  loses?: '0' | '1';
+  ls_scope?: 'all' | 'heads';
+  ls_heads?: string;
+  ls_path?: 'matrix' | 'recurrent';
   projector?: '0' | '1';
   lang?: string;
   figs?: string;
@@ -106,6 +111,8 @@ export interface AttnVizSnapshot {
     resets: number[]; beta: { kind: string; knobs: Record<string, number>; min: number; max: number } | null;
     ab: { kind: 'rwkv7' | 'file'; icl?: number } | null;
   } | null;
+  /** the full lab's panel "what the model loses" (docs/inspection.md, "loses"): null unless open with a model */
+  loses?: Record<string, unknown> | null;
 }
 
 export declare class AttnViz extends HTMLElement {

@@ -37,6 +37,7 @@ import { mountSweep } from './ui/sweep-panel.mjs';
 import { mountOverview } from './ui/overview.mjs';
 import { mountMechanisms } from './ui/mechanisms.mjs';
 import { mountModelPanel } from './ui/model-panel.mjs';
+import { mountLossPanel } from './ui/loss-panel.mjs';
 import { mountLessons } from './ui/lessons.mjs';
 import { mountExplain } from './ui/explain-popover.mjs';
 import { mountExport } from './ui/export-menu.mjs';
@@ -74,7 +75,7 @@ const page = {
 page.dims = createDims(page);
 const { view, redraw, stats, tags, pendingMarks } = page;
 const panels = createPanels();
-let heat = null, spectra = null, model = null, sweep = null, mech = null, overview = null, lessons = null, explain = null;
+let heat = null, spectra = null, model = null, sweep = null, mech = null, overview = null, lessons = null, explain = null, loses = null;
 let dirty = 'inputs';          // earliest dirty pipeline stage, or null
 let release = true;            // a knob was released: ask for the accurate spectrum
 let dragging = false;
@@ -96,10 +97,10 @@ function requestOf(s) {
 
 const inspector = page.inspector = createInspector(() => {
   const { st, schema } = page;
-  const quiet = st && !raf && !urlTimer && !spectra?.waiting() && dirty === null && !release && !dragging && !model?.busy() && !heat?.zoom.pending &&
+  const quiet = st && !raf && !urlTimer && !spectra?.waiting() && dirty === null && !release && !dragging && !model?.busy() && !loses?.busy() && !heat?.zoom.pending &&
     page.lab.settled();
   return quiet ? { hash: schema.toHash(st), full: schema.toHash(st, { complete: true }), address: location.hash, req: requestOf(st), parts: { frame: view.frame, plain: view.readouts, spec: view.spec }, tags, av: page.av,
-    tokens: page.tokenPieces()?.slice() ?? null } : null;
+    tokens: page.tokenPieces()?.slice() ?? null, loses: loses?.snapshot() ?? null } : null;
 });
 
 // --- input --------------------------------------------------------------------------------------
@@ -298,7 +299,10 @@ async function start() {
   sweep = panels.add(mountSweep(page));
   overview = panels.add(mountOverview($('overview'), {
     tensors: () => model.tensors(page.st), request: requestOf, worker: () => page.lab.background(),
-    onChange: (k, val) => onChange(k, val, 'change'), open: (layer, head) => applyState({ ...page.st, layer, head }),
+    onChange: (k, val) => onChange(k, val, 'change'),
+    // head by head, the panel "what the model loses" takes the cells' clicks: each toggles a swapped head
+    open: (layer, head) => (loses?.picking() ? loses.toggle(layer, head) : applyState({ ...page.st, layer, head })),
+    marked: (layer, head) => !!loses?.marked(layer, head),
     label: (s) => page.viewOf(s).label, inputsLabel: () => model.label(true),
     tokens: () => model.modelPieces(), notice: (text) => page.notice.show(text),
   }));
@@ -311,6 +315,11 @@ async function start() {
     opened: (on) => { if ($('mech-open').getAttribute('aria-pressed') !== String(on)) $('mech-open').setAttribute('aria-pressed', String(on)); },
   }));
   model = panels.add(mountModelPanel(page));
+  loses = panels.add(mountLossPanel($('loses'), page, {
+    tensors: () => model.tensors(page.st), modelText: () => $('model-text').value,
+    variantLabel: (s) => page.viewOf(s).label, worker: () => page.lab.background(),
+    notice: (text) => page.notice.show(text, 'loses'), busyChanged: () => inspector.notify(),
+  }));
   panels.add(mountReadoutsPanel(page, (row) => explain.button('readout', row.id, row.label)));
   panels.add(mountEntropy(page));
   spectra = panels.add(mountSpectra(page));

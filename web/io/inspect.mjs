@@ -223,6 +223,8 @@ export function createInspector(probe) {
         statusString: (code) => p.av.statusString(code) }),
       tokens: p.tokens ?? null,
       gates: p.req.gates ? gatesPart(frame?.gates ?? null) : null,
+      // the panel "what the model loses" (web/ui/loss-panel.mjs): null unless it is open with a model loaded
+      loses: p.loses ?? null,
     };
   }
 

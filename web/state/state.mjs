@@ -11,6 +11,7 @@
 //   type     'int' | 'float' | 'bool' | 'enum' | 'zoom' (web/state/tokens.mjs's zoomValue) |
 //            'keys' (a comma-separated list of control names) |
 //            'positions' (a comma-separated list of token positions, web/state/gates.mjs) |
+//            'heads' (a comma-separated list of layer.head pairs, web/state/loses.mjs) |
 //            'origins' (a comma-separated list of http(s) origins, each serialized; an item that is not
 //            one is kept as written: the embed then obeys no one)
 //   values   for a slider that steps through a list (n, d, m): the state still accepts any in-range int
@@ -32,6 +33,7 @@ import { originOf } from './origin.mjs';
 import { OVERVIEW_METRIC_KEYS } from './overview-metrics.mjs';
 import { zoomValue } from './tokens.mjs';
 import { GATED_CLASS, gateEntries, gateKnobWhen, gateSpecOf, positionsValue } from './gates.mjs';
+import { losesEntries, headsValue } from './loses.mjs';
 import { enLabel as L, enOptions as optionLabels, LANGS, t, tOwn } from '../i18n/i18n.mjs';
 
 const VERSION = 1;
@@ -253,6 +255,7 @@ export function buildSchema(registry) {
     ...READOUT_ENTRIES,
     ...SWEEP_ENTRIES,
     ...MECH_ENTRIES,
+    ...losesEntries(L), // the panel "what the model loses" (web/ui/loss-panel.mjs)
   ];
   const seen = new Set();
   for (const e of SCHEMA) {
@@ -313,6 +316,10 @@ export function buildSchema(registry) {
     if (entry.type === 'origins') return originsValue(entry, raw);
     if (entry.type === 'zoom') return zoomValue(raw);
     if (entry.type === 'keys') return listValue(entry, raw);
+    if (entry.type === 'heads') {
+      const { value, bad } = headsValue(raw);
+      return { value, problem: bad.length ? say('value.heads', { name: entry.name, items: quoted(bad) }) : null };
+    }
     if (entry.type === 'positions') {
       const { value, bad } = positionsValue(raw);
       return { value, problem: bad.length ? say('value.positions', { name: entry.name, items: quoted(bad) }) : null };
@@ -401,7 +408,7 @@ export function buildSchema(registry) {
       if (complete && e.notInSnapshot) continue; // the snapshot's state is the same in every language
       const s = e.type === 'bool' ? (v ? '1' : '0') : e.type === 'float' ? String(+Number(v).toPrecision(8)) : String(v);
       const text = encodeURIComponent(s);
-      parts.push(`${e.name}=${e.type === 'keys' || e.type === 'origins' || e.type === 'zoom' || e.type === 'positions' ? text.replace(/%2C/g, ',') : text}`); // readable lists
+      parts.push(`${e.name}=${e.type === 'keys' || e.type === 'origins' || e.type === 'zoom' || e.type === 'positions' || e.type === 'heads' ? text.replace(/%2C/g, ',') : text}`); // readable lists
     }
     return parts.join('&');
   }

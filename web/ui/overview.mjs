@@ -106,6 +106,9 @@ export function mountOverview(box, ctx) {
       const b = grid.children[i];
       const current = r.layer === st.layer && r.head === st.head;
       b.setAttribute('aria-pressed', String(current));
+      // swapped by the panel "what the model loses" (head by head): marked, and said
+      const swapped = !!ctx.marked?.(r.layer, r.head);
+      b.classList.toggle('ov-swapped', swapped);
       const computed = v.cells.has(`${r.layer}|${r.head}`);
       const cap = `L${r.layer}H${r.head}\n${computed ? fmtMetric(r.value) : '…'}`;
       if (b.firstChild.textContent !== cap) b.firstChild.textContent = cap;
@@ -114,7 +117,7 @@ export function mountOverview(box, ctx) {
       b.style.background = rgb ? `rgb(${rgb.join(',')})` : '';
       b.style.color = rgb ? textOn(rgb) : '';
       // every '—' says why, to a pointer (title) and to a screen reader (the label)
-      const label = computed ? cellLabel(r, metric, { current, text }) : t('overview.computing', { layer: r.layer, head: r.head });
+      const label = (computed ? cellLabel(r, metric, { current, text }) : t('overview.computing', { layer: r.layer, head: r.head })) + (swapped ? ` ${t('overview.swapped')}` : '');
       if (b.title !== label) { b.title = label; b.lastChild.textContent = ` ${label}`; }
       b.dataset.value = r.value === null ? '' : String(r.value);
     });

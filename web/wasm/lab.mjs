@@ -610,7 +610,11 @@ export class Lab {
     const failed = (st, why = null) => ({ ...this.result(st, why), distiller: null });
     if (this.status !== STATUS.OK) return failed(this.status);
     if (!Number.isInteger(cols) || cols < 1) return failed(STATUS.ERR_SIZE, `W holds ${opts.W.length} values, not d×cols with d = ${d}`);
-    const { status, why } = this.applyKnobs({ variant: 'hedgehog', scale: knobs.scale ?? 0, causal: !!knobs.causal });
+    // the variant whose W is trained: hedgehog, or lolcats (its window and other knobs kept: docs/model.md)
+    const own = knobs.variant === 'lolcats' ? { ...knobs, hedgehog_w: undefined } : { variant: 'hedgehog' };
+    delete own.hedgehog_w;
+    const prmKnobs = { ...own, scale: knobs.scale ?? 0, causal: !!knobs.causal };
+    const { status, why } = this.applyKnobs(prmKnobs);
     if (status) return failed(status, why);
     const bytes = ex.av_distill_work(this.prm, n, d, cols) >>> 0;
     if (bytes === 0) return failed(STATUS.ERR_TOO_LARGE);
@@ -620,12 +624,12 @@ export class Lab {
     const [Wp, Mp, Lp, w] = got.ptrs;
     const W0 = av.f64(Wp, cnt);
     if (opts.W) W0.set(opts.W); else { W0.fill(0); for (let i = 0; i < d; i++) W0[i * cols + i] = 1; }
-    const lab = this, scale = knobs.scale ?? 0, causal = !!knobs.causal;
+    const lab = this;
     const distiller = {
       cols, t: 0,
       get W() { return Float32Array.from(av.f64(Wp, cnt)); },
       steps(count, lr = 0.05) {
-        const { status: s0, why: w0 } = lab.applyKnobs({ variant: 'hedgehog', scale, causal });
+        const { status: s0, why: w0 } = lab.applyKnobs(prmKnobs);
         if (s0) return { ...lab.result(s0, w0), loss: null };
         const lp = lab.buf('dLs', Math.max(1, count) * 8);
         const st = ex.av_distill(Wp, Mp, this.t, lp, count, lr, cols, lab.Qp, lab.Kp, n, d, lab.prm, w, bytes);
@@ -633,7 +637,7 @@ export class Lab {
         return { ...lab.result(st), loss: st < 0 ? null : av.f64(lp, count).slice() };
       },
       loss() {
-        lab.applyKnobs({ variant: 'hedgehog', scale, causal });
+        lab.applyKnobs(prmKnobs);
         const st = ex.av_distill_loss(Lp, 0, Wp, cols, lab.Qp, lab.Kp, n, d, lab.prm, w, bytes);
         return st === STATUS.OK ? av.f64(Lp, 1)[0] : null;
       },

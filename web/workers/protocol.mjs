@@ -27,6 +27,8 @@
 //   COMPARE {id, req}: a lesson's comparison (web/ui/lessons.mjs): the plain and spectral readouts of req
 //   MECH_STEP {id, req, t}; MECH_SCALING {id, knobs, d, budget}; MECH_RECALL {id, memories, Ns, d, seeds, N,
 //       ds, overwriteN}; MECH_DISTILL {id, req, steps, lr, reset}; MECH_CANCEL {}
+//   LOSES {id, text, prompt, steps, knobs, swapped, path, sensitivity, W}: what the model loses (web/compute/loses.mjs)
+//   LOSES_DISTILL {id, trainText, text, steps, lr, knobs, swapped}: distil every chosen head; LOSES_CANCEL {}
 // Worker → page:
 //   READY {simd} | FATAL {message}: the module loaded, or not
 //   FAILED {message}: a failure no answer below carries (a rejection nothing handled)
@@ -41,6 +43,8 @@
 //   COMPARE_DATA {id, readouts, sv, floor, partial, sigma1Upper} | {id, error}
 //   MECH_FRAME {id, frame | error} | MECH_POINT {id, view, point} | MECH_DISTILL {id, chunk} |
 //   MECH_DONE {id, view, complete, error?, …}
+//   LOSES_DATA {id, measures, per_position, continuation, sensitivity, …} | {id, error}
+//   LOSES_PROGRESS {id, t, steps, curve} | LOSES_DISTILLED {id, complete, …distill, W} | {id, complete: false, cancelled | error}
 // Page → embed worker (embed-worker.mjs, one per element; a removed element ends its worker): INIT;
 // JOB {id, req, overlays}. Embed worker → page: READY | FATAL | FAILED, and {id, part: PART.*, …}.
 // Latest wins (web/workers/queue.mjs): a job that a newer one supersedes stops at its next step.
@@ -56,6 +60,8 @@ export const MSG = Object.freeze({
   COMPARE: 'compare', COMPARE_DATA: 'compare-data',
   MECH_STEP: 'mech-step', MECH_SCALING: 'mech-scaling', MECH_RECALL: 'mech-recall', MECH_DISTILL: 'mech-distill',
   MECH_CANCEL: 'mech-cancel', MECH_FRAME: 'mech-frame', MECH_POINT: 'mech-point', MECH_DONE: 'mech-done',
+  LOSES: 'loses', LOSES_DATA: 'loses-data', LOSES_DISTILL: 'loses-distill', LOSES_PROGRESS: 'loses-progress',
+  LOSES_DISTILLED: 'loses-distilled', LOSES_CANCEL: 'loses-cancel',
 });
 
 /** The `part` of a job's answer (a message without a kind). */

@@ -12,6 +12,7 @@ import { createLatestSlot } from './queue.mjs';
 import { runSweep } from '../compute/sweep.mjs';
 import { stepFrame, scalingRun, crossover, recallCurve, recallAgainstD, overwrite, distillChunk } from '../compute/mechanisms.mjs';
 import { blockSize } from '../compute/downsample.mjs';
+import { losesRun, distillHeads, allHeads, wMap } from '../compute/loses.mjs';
 import { t, LANGS } from '../i18n/i18n.mjs';
 
 /** A refusal as English data, from its catalogue template, so that the page says it in the reader's language (docs/i18n.md). */
@@ -183,6 +184,64 @@ async function modelRunReady({ id, text, key }) {
   self.postMessage({ kind: MSG.MODEL_RAN, id, ids: [...enc.ids], pieces: model.pieces(enc.ids), ms: f.ms, tensors });
 }
 
+// --- what the model loses (web/compute/loses.mjs, docs/model.md "Swapped attention"), in the background
+// worker with the model: the measures of a text, and the distillation of every chosen head (chunk by chunk:
+// a cancel or a newer distillation stops it at the next chunk, its labs freed)
+let losesId = 0, losesDistillId = 0;
+/** The text's ids and the prompt's (the text itself when the prompt is empty), or {error}. */
+function losesIds(text, prompt) {
+  if (!model) return { error: en('notice.x.job.noModel') };
+  const c = model.config;
+  const enc = model.encode(text);
+  if (!enc.ids) return { error: enc.message };
+  if (enc.ids.length > c.seqLen) return { error: en('notice.x.job.textTooLong', { count: enc.ids.length, max: c.seqLen }) };
+  const pr = prompt ? model.encode(prompt) : enc;
+  if (!pr.ids) return { error: pr.message };
+  if (pr.ids.length > c.seqLen) return { error: en('notice.x.job.textTooLong', { count: pr.ids.length, max: c.seqLen }) };
+  return { ids: enc.ids, prompt: pr.ids };
+}
+async function loses({ id, text, prompt, steps, knobs, swapped, path, sensitivity, W }) {
+  losesId = id;
+  try {
+    await ready;
+    if (losesId !== id) return;
+    const got = losesIds(text, prompt);
+    if (got.error) return self.postMessage({ kind: MSG.LOSES_DATA, id, error: got.error });
+    const c = model.config;
+    const heads = swapped ?? allHeads(c.layers, c.heads);
+    const r = losesRun(model, { ids: got.ids, prompt: got.prompt, steps, knobs, swapped: heads, path, W: wMap(W), sensitivity });
+    self.postMessage({ kind: MSG.LOSES_DATA, id, ...r, swapped: heads, ids: Array.from(got.ids), pieces: model.pieces(got.ids) });
+  } catch (err) {
+    self.postMessage({ kind: MSG.LOSES_DATA, id, error: failure(err) });
+  }
+}
+async function losesDistill({ id, trainText, text, steps, lr, knobs, swapped }) {
+  losesDistillId = id;
+  let gen = null;
+  try {
+    await ready;
+    const ev = losesIds(text, '');
+    const tr = ev.error ? ev : losesIds(trainText, '');
+    if (ev.error || tr.error) return self.postMessage({ kind: MSG.LOSES_DISTILLED, id, complete: false, error: ev.error ?? tr.error });
+    const c = model.config;
+    gen = distillHeads(model, { trainIds: tr.ids, evalIds: ev.ids, swapped: swapped ?? allHeads(c.layers, c.heads), knobs, steps, lr });
+    for (;;) {
+      const step = gen.next();
+      if (step.done) {
+        const r = step.value;
+        if (r.error) return self.postMessage({ kind: MSG.LOSES_DISTILLED, id, complete: false, error: r.error });
+        return self.postMessage({ kind: MSG.LOSES_DISTILLED, id, complete: true, ...r }, r.W.map((w) => w.W.buffer));
+      }
+      self.postMessage({ kind: MSG.LOSES_PROGRESS, id, ...step.value });
+      await yieldToEvents();
+      if (losesDistillId !== id) { gen.return(); return self.postMessage({ kind: MSG.LOSES_DISTILLED, id, complete: false, cancelled: true }); }
+    }
+  } catch (err) {
+    gen?.return();
+    self.postMessage({ kind: MSG.LOSES_DISTILLED, id, complete: false, error: failure(err) });
+  }
+}
+
 // --- the overview of every layer and head (web/ui/overview.mjs), in the background worker, head by head; a newer one stops it
 let overviewId = 0;
 async function overview({ id, req, layers, heads }) {
@@ -346,6 +405,9 @@ self.onmessage = (e) => {
   if (msg.kind === MSG.SWEEP) { sweep(msg); return; }
   if (msg.kind === MSG.MODEL_LOAD) { modelLoad(msg); return; }
   if (msg.kind === MSG.MODEL_RUN) { modelRun(msg); return; }
+  if (msg.kind === MSG.LOSES) { loses(msg); return; }
+  if (msg.kind === MSG.LOSES_DISTILL) { losesDistill(msg); return; }
+  if (msg.kind === MSG.LOSES_CANCEL) { losesDistillId = -1; return; }
   if (msg.kind === MSG.RECYCLE) {
     for (const buf of msg.buffers) { recycled.push(buf); if (recycled.length > RECYCLED_MAX) recycled.shift(); } // the oldest go
     return;

@@ -92,6 +92,7 @@ export default {
   'notice.x.value.noOrigin': '{name}: names no origin, so no message is obeyed (leave {name}= empty or out to obey the parent window)',
   'notice.x.value.origins': '{name}: {items} are not an origin (http(s)://host[:port]): no message is obeyed',
   'notice.x.value.origin': '{name}: {items} is not an origin (http(s)://host[:port]): no message is obeyed',
+  'notice.x.value.heads': '{name}: {items} are not layer.head pairs (such as 1.3), ignored',
   'notice.x.value.positions': '{name}: {items} are not token positions (whole numbers from 0), ignored',
   // notices of the page's other parts, as they write them (web/ui/notices.mjs shows them in the reader's language)
   'notice.x.charts': 'the charts did not load: {message}',

@@ -89,6 +89,7 @@ export default {
   'notice.x.value.noOrigin': '{name}：没有写出任何来源（origin），因此不响应任何消息（要响应父窗口，请让 {name}= 留空或省略）',
   'notice.x.value.origins': '{name}：{items} 不是来源（origin，http(s)://host[:port]）：不响应任何消息',
   'notice.x.value.origin': '{name}：{items} 不是来源（origin，http(s)://host[:port]）：不响应任何消息',
+  'notice.x.value.heads': '{name}：{items} 不是“层.头”对（例如 1.3），已忽略',
   'notice.x.value.positions': '{name}：{items} 不是 token 位置（从 0 起的整数），已忽略',
   // the page's other notices
   'notice.x.charts': '图表没有加载成功：{message}',
