@@ -866,12 +866,16 @@ enum av_swap_path { AV_SWAP_MATRIX = 0, AV_SWAP_RECURRENT = 1 };
  * k and v (d = dv = head_size, n = this text's length), by av_attend (AV_SWAP_MATRIX, O = M·V) or av_recurrent
  * (AV_SWAP_RECURRENT: the state scan; softmax a KV cache), computed in float32 like the lab's heads. Every
  * given head must be causal (prm->causal = 1, else AV_ERR_NEEDS_CAUSAL) and its knobs resolve for
- * (n, head_size); a variant without a causal form is AV_ERR_NO_CAUSAL, without a recurrent one on the
- * recurrent path AV_ERR_NO_LINEAR. *bad_head (may be NULL) gets the index l·n_heads + h of the refused head,
- * or −1. Errors are returned before anything is written. Written, each when not NULL: logits [n][vocab] (every
- * position), Q, K, V as av_forward captures them (the swapped model's: after a swapped layer they differ from
- * the original's). Warnings: the first a head returned (layer by layer, head by head), or
- * AV_WARN_PRODUCT_OVERFLOW when a logit is not finite; everything written. */
+ * (n, head_size) (AV_ERR_KNOB, AV_ERR_GATES: gate arrays set for another n; weights NaN/Inf AV_ERR_NONFINITE); a
+ * variant without a causal form is AV_ERR_NO_CAUSAL, and the path's own refusals apply (AV_ERR_NO_LINEAR without
+ * the form, AV_ERR_FEATURE_DIM above the cap on the recurrent path: explimit's (d+1)^N; the matrix path's closed
+ * form has none). *bad_head (may be NULL) gets the index l·n_heads + h of the refused head, or −1. AV_ERR_SIZE
+ * for n or an id out of range, AV_ERR_VARIANT for another path. Errors are returned before anything is written.
+ * Written, each when not NULL: logits [n][vocab] (every position), Q, K, V as av_forward captures them (the
+ * swapped model's: after a swapped layer they differ from the original's). Warnings: the heads' merged as the
+ * kernels merge theirs (an overflow over a zero row; among equals the first, layer by layer, head by head), and
+ * AV_WARN_PRODUCT_OVERFLOW when an output is not finite (a head whose inputs are not finite is not run: its
+ * output is NaN); everything written. */
 size_t av_forward_swapped_work(const av_model *m, int n, const av_params *const *heads, int path);
 int av_forward_swapped(float *logits, float *Q, float *K, float *V, const av_model *m, const int *ids, int n,
                        const av_params *const *heads, int path, int *bad_head, void *work, size_t work_bytes);
@@ -882,8 +886,9 @@ int av_forward_swapped(float *logits, float *Q, float *K, float *V, const av_mod
  * kl[t] = Σ_v p_o(v)·(ln p_o(v) − ln p_s(v)) = KL(original ‖ swapped) (clamped at 0 against rounding),
  * agree[t] = 1 when the two argmaxes (the first of equals) are the same token, else 0. Each per-position
  * array (n − 1 entries) may be NULL. mean[5] = {mean loss_s, mean loss_o, mean kl, mean agree, exp(mean
- * loss_s) (the perplexity)}. AV_ERR_NULL, AV_ERR_SIZE (n < 2, vocab < 1, an id out of range), AV_ERR_NONFINITE
- * (a logit NaN or ±Inf); nothing is written on error. */
+ * loss_s) (the perplexity)}. The rows read are 0..n−2 (the last position predicts nothing). AV_ERR_NULL,
+ * AV_ERR_SIZE (n < 2, vocab < 1, an id of ids[0..n) out of range), AV_ERR_NONFINITE (a logit read NaN or ±Inf);
+ * nothing is written on error. */
 int av_next_token_measures(double *mean, double *loss_s, double *loss_o, double *kl, int *agree, const float *lo,
                            const float *ls, const int *ids, int n, int vocab);
 
@@ -892,9 +897,11 @@ int av_next_token_measures(double *mean, double *loss_s, double *loss_o, double 
  * av_forward_swapped over the text so far (the whole pass again for each token, so a variant that reads n
  * sees the current length), stopping before BOS (id 1, llama2.c's end of a story) or at seq_len tokens, as
  * `attnviz generate-text` does. out (n_prompt + steps entries) gets the prompt, then the tokens; *n_out the
- * total. heads, path and bad_head as av_forward_swapped. Work: av_continue_swapped_work(m, n_prompt + steps,
- * heads, path) bytes. AV_WARN_PRODUCT_OVERFLOW (or a head's warning) stops at the step whose logits were not
- * finite, the tokens before it written; a head's AV_WARN_ZERO_ROW is returned and the continuation goes on. */
+ * total. heads, path and bad_head as av_forward_swapped; the heads are checked for every length a pass will
+ * run (n_prompt .. min(n_prompt + steps, seq_len) − 1) before anything is written. Work:
+ * av_continue_swapped_work(m, n_prompt + steps, heads, path) bytes. AV_WARN_PRODUCT_OVERFLOW or AV_WARN_OVERFLOW
+ * stops at the step whose logits were not finite, the tokens before it written; a head's AV_WARN_ZERO_ROW is
+ * returned and the continuation goes on. */
 size_t av_continue_swapped_work(const av_model *m, int n_total, const av_params *const *heads, int path);
 int av_continue_swapped(int *out, int *n_out, const av_model *m, const int *prompt, int n_prompt, int steps,
                         const av_params *const *heads, int path, int *bad_head, void *work, size_t work_bytes);
@@ -903,9 +910,10 @@ int av_continue_swapped(int *out, int *n_out, const av_model *m, const int *prom
  * head stays softmax, its entries 0, 0, 1). For each layer l with all its candidates swapped and every other
  * head the model's: by_layer[l·3 + {0, 1, 2}] = {mean loss swapped − mean loss original, mean KL, top-1
  * agreement} of av_next_token_measures over ids[0..n) (n >= 2); for each head alone: by_head[(l·n_heads + h)·3 + …].
- * n_layers + n_layers·n_heads forward passes. Work: av_swap_sensitivity_work(m, n, heads, path). Statuses as
- * av_forward_swapped (the first warning of any pass; a pass whose logits are not finite gives NaN entries
- * and AV_WARN_PRODUCT_OVERFLOW); AV_ERR_SIZE for n < 2. */
+ * At most 1 + n_layers + n_layers·n_heads forward passes (the original once; a layer or head without a
+ * candidate is 0, 0, 1 without a pass). Work: av_swap_sensitivity_work(m, n, heads, path). Statuses as
+ * av_forward_swapped (the passes' warnings merged; a pass whose logits are not finite gives NaN entries and
+ * AV_WARN_PRODUCT_OVERFLOW); AV_ERR_SIZE for n < 2. */
 size_t av_swap_sensitivity_work(const av_model *m, int n, const av_params *const *heads, int path);
 int av_swap_sensitivity(double *by_layer, double *by_head, const av_model *m, const int *ids, int n,
                         const av_params *const *heads, int path, int *bad_head, void *work, size_t work_bytes);

@@ -307,23 +307,28 @@ int av_continue_swapped(int *out, int *n_out, const av_model *m, const int *prom
         return AV_ERR_SIZE;
     const int last = last_length(m, (long long)n_prompt + steps);
     const uint64_t logit_bytes = 4 * (uint64_t)m->vocab_size + 64;
-    /* every pass's heads and workspace before anything is written (a knob bounded by n, gates set for one n) */
-    for (int len = n_prompt; len < last; len++) {
-        uint64_t hb;
-        int st = check_pass(&hb, m, len, heads, path, bad);
-        if (st != AV_OK) return st;
-        uint64_t need = pass_need(m, len, hb) + logit_bytes;
-        if (need > SIZE_MAX) return AV_ERR_TOO_LARGE;
-        if (!work) return AV_ERR_NULL;
-        if (work_bytes < need) return AV_ERR_WORKSPACE;
+    /* the workspace as av_continue_swapped_work sizes it (at the longest pass n_prompt + steps would allow),
+     * then every pass's heads and need, before anything is written (a knob bounded by n, gates set for one n) */
+    uint64_t hb, need = logit_bytes;
+    int st;
+    if (last - 1 >= 1) {
+        if ((st = check_pass(&hb, m, last - 1, heads, path, bad)) != AV_OK) return st;
+        need += pass_need(m, last - 1, hb);
     }
-    if (last > n_prompt && !work) return AV_ERR_NULL;
+    for (int len = n_prompt; len < last; len++) {
+        if ((st = check_pass(&hb, m, len, heads, path, bad)) != AV_OK) return st;
+        uint64_t here = pass_need(m, len, hb) + logit_bytes;
+        need = here > need ? here : need;
+    }
+    if (need > SIZE_MAX) return AV_ERR_TOO_LARGE;
+    if (!work) return AV_ERR_NULL;
+    if (work_bytes < need) return AV_ERR_WORKSPACE;
     memcpy(out, prompt, sizeof *out * (size_t)n_prompt);
-    int n = n_prompt, st = AV_OK;
+    int n = n_prompt;
+    st = AV_OK;
     while (n < last) {
         avi_arena a = avi_arena_over(work);
         float *logits = avi_take(&a, 4 * (uint64_t)m->vocab_size);
-        uint64_t hb;
         sw_ws ws;
         check_pass(&hb, m, n, heads, path, bad); /* passed above: the head workspace at this length */
         lay_out(&ws, &a, m, n, hb);

@@ -345,6 +345,353 @@ START_TEST(test_measures) {
 }
 END_TEST
 
+// ----------------------------------------------------------------------------------------------------
+// refusals: one clear status, the refused head named, nothing written
+
+#define SENT 12345.0f
+static void fill_sent(float *x, size_t count) {
+    for (size_t i = 0; i < count; i++) x[i] = SENT;
+}
+static int all_sent(const float *x, size_t count) {
+    for (size_t i = 0; i < count; i++)
+        if (x[i] != SENT) return 0;
+    return 1;
+}
+
+START_TEST(test_refusals_write_nothing) {
+    smodel s = small_model(19, 0.4);
+    const av_model *m = &s.m;
+    int ids[S_SEQ];
+    some_ids(ids, S_SEQ, 4);
+    const int n = 10;
+    size_t ln = (size_t)n * S_V, qn = (size_t)S_L * S_H * n * S_HS, kn = (size_t)S_L * S_KVH * n * S_HS;
+    float *lg = malloc(4 * ln), *Q = malloc(4 * qn), *K = malloc(4 * kn), *V = malloc(4 * kn);
+    av_params elu = causal_params(AV_ELU), noncausal, knob = causal_params(AV_PERFORMER), lin, ex = causal_params(AV_EXPLIMIT),
+              hh = causal_params(AV_HEDGEHOG), gl = causal_params(AV_SIMPLE_GLA);
+    av_params_default(&noncausal, AV_ELU);
+    knob.m = -3;
+    av_params_default(&lin, AV_LINFORMER);
+    lin.causal = 1;
+    ex.N = 8; /* (d + 1)^N = 5^8 features: above the cap on the recurrent path; the matrix path's closed form has none */
+    float Wnan[S_HS * S_HS];
+    tu_fill_normal(Wnan, S_HS * S_HS, 0, 1, 3);
+    Wnan[5] = NAN;
+    av_params_set_hedgehog(&hh, Wnan, S_HS);
+    float gates[S_SEQ];
+    for (int t = 0; t < S_SEQ; t++) gates[t] = -0.1f;
+    av_params_set_gates(&gl, gates, n + 1, 1, NULL); /* set for another length */
+    struct { const av_params *p; int at, path, want; } cases[] = {
+        {&knob, 3, AV_SWAP_MATRIX, AV_ERR_KNOB},
+        {&noncausal, 6, AV_SWAP_MATRIX, AV_ERR_NEEDS_CAUSAL},
+        {&lin, 1, AV_SWAP_RECURRENT, AV_ERR_NO_CAUSAL},
+        {&ex, 7, AV_SWAP_RECURRENT, AV_ERR_FEATURE_DIM},
+        {&hh, 2, AV_SWAP_MATRIX, AV_ERR_NONFINITE},
+        {&gl, 4, AV_SWAP_RECURRENT, AV_ERR_GATES},
+    };
+    size_t wb_ok;
+    {
+        const av_params *all[S_L * S_H];
+        for (int i = 0; i < S_L * S_H; i++) all[i] = &elu;
+        wb_ok = av_forward_swapped_work(m, n, all, AV_SWAP_MATRIX) + 4096;
+    }
+    void *w = malloc(wb_ok);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const av_params *heads[S_L * S_H];
+        for (int i = 0; i < S_L * S_H; i++) heads[i] = i == 0 ? &elu : NULL;
+        heads[cases[c].at] = cases[c].p;
+        fill_sent(lg, ln), fill_sent(Q, qn), fill_sent(K, kn), fill_sent(V, kn);
+        int bad = 99;
+        ck_assert_int_eq(av_forward_swapped(lg, Q, K, V, m, ids, n, heads, cases[c].path, &bad, w, wb_ok), cases[c].want);
+        ck_assert_int_eq(bad, cases[c].at);
+        ck_assert_uint_eq(av_forward_swapped_work(m, n, heads, cases[c].path), 0);
+        ck_assert(all_sent(lg, ln) && all_sent(Q, qn) && all_sent(K, kn) && all_sent(V, kn));
+    }
+    /* explimit N = 8 is fine on the matrix path */
+    {
+        const av_params *heads[S_L * S_H] = {0};
+        heads[7] = &ex;
+        ck_assert_uint_gt(av_forward_swapped_work(m, n, heads, AV_SWAP_MATRIX), 0);
+    }
+    /* the arguments: n, ids, path, workspace, NULL */
+    const av_params *heads[S_L * S_H] = {&elu};
+    size_t need = av_forward_swapped_work(m, n, heads, AV_SWAP_MATRIX);
+    int bad_ids[S_SEQ];
+    memcpy(bad_ids, ids, sizeof ids);
+    bad_ids[4] = S_V;
+    fill_sent(lg, ln), fill_sent(Q, qn), fill_sent(K, kn), fill_sent(V, kn);
+    int bad = 99;
+    ck_assert_int_eq(av_forward_swapped(lg, Q, K, V, m, ids, 0, heads, 0, &bad, w, wb_ok), AV_ERR_SIZE);
+    ck_assert_int_eq(bad, -1);
+    ck_assert_int_eq(av_forward_swapped(lg, Q, K, V, m, ids, S_SEQ + 1, heads, 0, &bad, w, wb_ok), AV_ERR_SIZE);
+    ck_assert_int_eq(av_forward_swapped(lg, Q, K, V, m, bad_ids, n, heads, 0, &bad, w, wb_ok), AV_ERR_SIZE);
+    bad_ids[4] = -1;
+    ck_assert_int_eq(av_forward_swapped(lg, Q, K, V, m, bad_ids, n, heads, 0, &bad, w, wb_ok), AV_ERR_SIZE);
+    ck_assert_int_eq(av_forward_swapped(lg, Q, K, V, m, ids, n, heads, 2, &bad, w, wb_ok), AV_ERR_VARIANT);
+    ck_assert_int_eq(av_forward_swapped(lg, Q, K, V, m, ids, n, heads, 0, &bad, w, need - 1), AV_ERR_WORKSPACE);
+    ck_assert_int_eq(av_forward_swapped(lg, Q, K, V, m, ids, n, heads, 0, NULL, NULL, need), AV_ERR_NULL);
+    ck_assert_int_eq(av_forward_swapped(lg, Q, K, V, NULL, ids, n, heads, 0, NULL, w, need), AV_ERR_NULL);
+    ck_assert_int_eq(av_forward_swapped(lg, Q, K, V, m, NULL, n, heads, 0, NULL, w, need), AV_ERR_NULL);
+    ck_assert_uint_eq(av_forward_swapped_work(m, 0, heads, 0), 0);
+    ck_assert_uint_eq(av_forward_swapped_work(m, S_SEQ + 1, heads, 0), 0);
+    ck_assert_uint_eq(av_forward_swapped_work(NULL, n, heads, 0), 0);
+    ck_assert(all_sent(lg, ln) && all_sent(Q, qn) && all_sent(K, kn) && all_sent(V, kn));
+    /* the workspace it asked for is enough, anywhere in memory (an unaligned start) */
+    ck_assert_int_eq(av_forward_swapped(lg, Q, K, V, m, ids, n, heads, 0, &bad, (char *)w + 8, need), AV_OK);
+    ck_assert(!all_sent(lg, ln));
+    free(lg); free(Q); free(K); free(V); free(w); free(s.buf);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------------------------------
+// the greedy continuation
+
+/* av_forward's incremental greedy loop, as attnviz generate-text runs it. */
+static int greedy_reference(int *out, const av_model *m, const int *prompt, int n, int steps) {
+    size_t wb = av_forward_work(m);
+    void *w = malloc(wb);
+    float lg[S_V];
+    memcpy(out, prompt, sizeof(int) * (size_t)n);
+    int total = n + steps > m->seq_len ? m->seq_len : n + steps;
+    ck_assert_int_eq(av_forward(NULL, NULL, NULL, lg, m, out, 0, n, w, wb), AV_OK);
+    while (n < total) {
+        int best = 0;
+        for (int v = 1; v < m->vocab_size; v++)
+            if (lg[v] > lg[best]) best = v;
+        if (best == 1) break;
+        out[n++] = best;
+        if (n < total) ck_assert_int_eq(av_forward(NULL, NULL, NULL, lg, m, out, n - 1, n, w, wb), AV_OK);
+    }
+    free(w);
+    return n;
+}
+
+static int continue_swapped(int *out, const av_model *m, const int *prompt, int n, int steps,
+                            const av_params *const *heads, int path, int *status) {
+    size_t wb = av_continue_swapped_work(m, n + steps, heads, path);
+    ck_assert_uint_gt(wb, 0);
+    void *w = malloc(wb);
+    int n_out = -1;
+    *status = av_continue_swapped(out, &n_out, m, prompt, n, steps, heads, path, NULL, w, wb);
+    free(w);
+    return n_out;
+}
+
+START_TEST(test_continuation) {
+    smodel s = small_model(23, 0.6);
+    const av_model *m = &s.m;
+    int prompt[S_SEQ], a[S_SEQ + 8], b[S_SEQ + 8], st;
+    some_ids(prompt, S_SEQ, 8);
+    /* every head kept: generate-text's tokens, from several prompts, up to seq_len */
+    int checked = 0;
+    for (int np = 1; np <= 20; np += 3)
+        for (int path = 0; path <= 1; path++) {
+            int nr = greedy_reference(a, m, prompt, np, 10);
+            int ns = continue_swapped(b, m, prompt, np, 10, NULL, path, &st);
+            ck_assert_int_eq(st, AV_OK);
+            ck_assert_int_eq(ns, nr);
+            ck_assert(memcmp(a, b, sizeof(int) * (size_t)nr) == 0);
+            checked += nr - np;
+        }
+    ck_assert_int_gt(checked, 20); /* tokens were generated, not only BOS stops */
+    /* elu everywhere: each token the argmax of the last row of av_forward_swapped over the text so far */
+    av_params elu = causal_params(AV_ELU);
+    const av_params *all[S_L * S_H];
+    for (int i = 0; i < S_L * S_H; i++) all[i] = &elu;
+    for (int path = 0; path <= 1; path++) {
+        int ns = continue_swapped(b, m, prompt, 4, 12, all, path, &st);
+        ck_assert_int_eq(st, AV_OK);
+        int n = 4;
+        memcpy(a, prompt, 4 * sizeof(int));
+        float *lg = malloc(sizeof(float) * S_SEQ * S_V);
+        while (n < 16) {
+            ck_assert_int_eq(swapped(lg, NULL, NULL, NULL, m, a, n, all, path), AV_OK);
+            int best = 0;
+            for (int v = 1; v < S_V; v++)
+                if (lg[(size_t)(n - 1) * S_V + v] > lg[(size_t)(n - 1) * S_V + best]) best = v;
+            if (best == 1) break;
+            a[n++] = best;
+        }
+        ck_assert_int_eq(ns, n);
+        ck_assert(memcmp(a, b, sizeof(int) * (size_t)n) == 0);
+        free(lg);
+    }
+    /* steps 0, and a prompt at seq_len: the prompt alone */
+    ck_assert_int_eq(continue_swapped(b, m, prompt, 5, 0, all, 0, &st), 5);
+    ck_assert_int_eq(continue_swapped(b, m, prompt, S_SEQ, 5, all, 0, &st), S_SEQ);
+    /* refusals before anything is written: gates set for the prompt's length only (the next pass is longer) */
+    av_params gl = causal_params(AV_SIMPLE_GLA);
+    float gates[6] = {-0.1f, -0.1f, -0.1f, -0.1f, -0.1f, -0.1f};
+    av_params_set_gates(&gl, gates, 6, 1, NULL);
+    const av_params *one[S_L * S_H] = {0};
+    one[5] = &gl;
+    int sent[S_SEQ], n_out = -7, bad = 99;
+    for (int i = 0; i < S_SEQ; i++) sent[i] = -7;
+    size_t wb = av_continue_swapped_work(m, 12, all, 0) + 4096;
+    void *w = malloc(wb);
+    ck_assert_int_eq(av_continue_swapped(sent, &n_out, m, prompt, 6, 6, one, 0, &bad, w, wb), AV_ERR_GATES);
+    ck_assert_int_eq(bad, 5);
+    ck_assert_int_eq(av_continue_swapped(sent, &n_out, m, prompt, 6, -1, NULL, 0, &bad, w, wb), AV_ERR_SIZE);
+    ck_assert_int_eq(av_continue_swapped(sent, &n_out, m, prompt, 0, 3, NULL, 0, &bad, w, wb), AV_ERR_SIZE);
+    ck_assert_int_eq(av_continue_swapped(sent, &n_out, m, prompt, 6, 3, NULL, 0, &bad, w, 100), AV_ERR_WORKSPACE);
+    ck_assert_int_eq(av_continue_swapped(sent, &n_out, m, prompt, 6, 3, NULL, 5, &bad, w, wb), AV_ERR_VARIANT);
+    for (int i = 0; i < S_SEQ; i++) ck_assert_int_eq(sent[i], -7);
+    ck_assert_int_eq(n_out, -7);
+    /* with gates for exactly one length and one step, the one pass runs */
+    ck_assert_int_eq(av_continue_swapped(sent, &n_out, m, prompt, 6, 1, one, 0, &bad, w, wb), AV_OK);
+    ck_assert_int_ge(n_out, 6);
+    free(w);
+    free(s.buf);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------------------------------
+// sensitivity: each entry is the measures of its own pass
+
+START_TEST(test_sensitivity) {
+    smodel s = small_model(29, 0.5);
+    const av_model *m = &s.m;
+    int ids[S_SEQ];
+    some_ids(ids, S_SEQ, 12);
+    const int n = 16;
+    av_params elu = causal_params(AV_ELU), ret = causal_params(AV_RETENTION);
+    const av_params *cand[S_L * S_H] = {&elu, &ret, NULL, NULL, NULL, &elu, NULL, NULL};
+    for (int path = 0; path <= 1; path++) {
+        size_t wb = av_swap_sensitivity_work(m, n, cand, path);
+        ck_assert_uint_gt(wb, 0);
+        void *w = malloc(wb);
+        double by_layer[S_L * 3], by_head[S_L * S_H * 3];
+        int bad = 99;
+        ck_assert_int_eq(av_swap_sensitivity(by_layer, by_head, m, ids, n, cand, path, &bad, w, wb), AV_OK);
+        ck_assert_int_eq(bad, -1);
+        float *lo = malloc(sizeof(float) * n * S_V), *ls = malloc(sizeof(float) * n * S_V);
+        ck_assert_int_eq(swapped(lo, NULL, NULL, NULL, m, ids, n, NULL, path), AV_OK);
+        for (int l = 0; l < S_L; l++) {
+            const av_params *heads[S_L * S_H] = {0};
+            for (int h = 0; h < S_H; h++) heads[l * S_H + h] = cand[l * S_H + h];
+            ck_assert_int_eq(swapped(ls, NULL, NULL, NULL, m, ids, n, heads, path), AV_OK);
+            double mean[5];
+            ck_assert_int_eq(av_next_token_measures(mean, NULL, NULL, NULL, NULL, lo, ls, ids, n, S_V), AV_OK);
+            ck_assert(by_layer[l * 3] == mean[0] - mean[1] && by_layer[l * 3 + 1] == mean[2] && by_layer[l * 3 + 2] == mean[3]);
+            ck_assert(mean[2] > 0); /* the swap changed something: the comparison could fail */
+        }
+        for (int i = 0; i < S_L * S_H; i++) {
+            if (!cand[i]) {
+                ck_assert(by_head[i * 3] == 0 && by_head[i * 3 + 1] == 0 && by_head[i * 3 + 2] == 1);
+                continue;
+            }
+            const av_params *heads[S_L * S_H] = {0};
+            heads[i] = cand[i];
+            ck_assert_int_eq(swapped(ls, NULL, NULL, NULL, m, ids, n, heads, path), AV_OK);
+            double mean[5];
+            ck_assert_int_eq(av_next_token_measures(mean, NULL, NULL, NULL, NULL, lo, ls, ids, n, S_V), AV_OK);
+            ck_assert(by_head[i * 3] == mean[0] - mean[1] && by_head[i * 3 + 1] == mean[2] && by_head[i * 3 + 2] == mean[3]);
+        }
+        /* refusals write nothing */
+        double sl[S_L * 3], sh[S_L * S_H * 3];
+        for (int i = 0; i < S_L * 3; i++) sl[i] = -7;
+        for (int i = 0; i < S_L * S_H * 3; i++) sh[i] = -7;
+        av_params nc;
+        av_params_default(&nc, AV_ELU);
+        const av_params *badc[S_L * S_H] = {&elu, NULL, NULL, NULL, NULL, NULL, &nc, NULL};
+        ck_assert_int_eq(av_swap_sensitivity(sl, sh, m, ids, n, badc, path, &bad, w, wb), AV_ERR_NEEDS_CAUSAL);
+        ck_assert_int_eq(bad, 6);
+        ck_assert_int_eq(av_swap_sensitivity(sl, sh, m, ids, 1, cand, path, &bad, w, wb), AV_ERR_SIZE);
+        ck_assert_int_eq(av_swap_sensitivity(sl, sh, m, ids, n, cand, path, &bad, w, wb - 1), AV_ERR_WORKSPACE);
+        for (int i = 0; i < S_L * 3; i++) ck_assert(sl[i] == -7);
+        for (int i = 0; i < S_L * S_H * 3; i++) ck_assert(sh[i] == -7);
+        free(lo); free(ls); free(w);
+    }
+    free(s.buf);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------------------------------
+// huge finite weights: the status says the logits are not finite, and the measures refuse them
+
+START_TEST(test_overflow_status) {
+    smodel s = small_model(31, 0.4);
+    /* a final norm weight of 1e38 (finite): the classifier's sums leave the float range */
+    for (int i = 0; i < S_DIM; i++) ((float *)s.m.rms_final)[i] = 1e38f;
+    int ids[8];
+    some_ids(ids, 8, 1);
+    av_params elu = causal_params(AV_ELU);
+    const av_params *all[S_L * S_H];
+    for (int i = 0; i < S_L * S_H; i++) all[i] = &elu;
+    float *lg = malloc(sizeof(float) * 8 * S_V);
+    int st0 = swapped(lg, NULL, NULL, NULL, &s.m, ids, 8, NULL, 0);
+    int finite0 = 1;
+    for (int i = 0; i < 8 * S_V; i++) finite0 &= isfinite(lg[i]) != 0;
+    ck_assert_int_eq(st0, finite0 ? AV_OK : AV_WARN_PRODUCT_OVERFLOW);
+    ck_assert(!finite0); /* the case is the overflow */
+    int st = swapped(lg, NULL, NULL, NULL, &s.m, ids, 8, all, 0);
+    ck_assert(st == AV_WARN_PRODUCT_OVERFLOW || st == AV_WARN_OVERFLOW);
+    free(lg);
+    free(s.buf);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------------------------------
+// stories260K (when $ATTNVIZ_SHARED holds it): the README's loss, and what elu+1 everywhere costs
+
+static unsigned char *read_shared(const char *name, size_t *len) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", tu_stories_dir(), name);
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "%s", path);
+    fseek(f, 0, SEEK_END);
+    long l = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)l + 1);
+    ck_assert_uint_eq(fread(b, 1, (size_t)l, f), (size_t)l);
+    b[l] = 0;
+    fclose(f);
+    *len = (size_t)l;
+    return b;
+}
+
+START_TEST(test_stories260k) {
+    struct stat sb;
+    if (stat(tu_stories_dir(), &sb) != 0) {
+        tu_skipped("Check suite swap: stories260K losses");
+        return;
+    }
+    size_t ml, jl;
+    unsigned char *mb = read_shared("stories260K.bin", &ml), *jb = read_shared("text128_tokens.json", &jl);
+    av_model m;
+    ck_assert_int_eq(av_model_parse(&m, mb, ml), AV_OK);
+    int ids[128], n = 0;
+    const char *p = strchr(strstr((const char *)jb, "\"ids\""), '[') + 1;
+    while (n < 128 && *p != ']') {
+        char *end;
+        ids[n++] = (int)strtol(p, &end, 10);
+        p = end + (*end == ',');
+        while (*p == ' ') p++;
+    }
+    ck_assert_int_eq(n, 128);
+    float *lo = malloc(sizeof(float) * 128 * 512), *ls = malloc(sizeof(float) * 128 * 512);
+    size_t wb = av_forward_swapped_work(&m, n, NULL, 0);
+    void *w = malloc(wb);
+    ck_assert_int_eq(av_forward_swapped(lo, NULL, NULL, NULL, &m, ids, n, NULL, 0, NULL, w, wb), AV_OK);
+    free(w);
+    double mean[5];
+    ck_assert_int_eq(av_next_token_measures(mean, NULL, NULL, NULL, NULL, lo, lo, ids, n, 512), AV_OK);
+    ck_assert_double_eq_tol(mean[1], 1.0739, 1e-4);
+    av_params elu = causal_params(AV_ELU);
+    const av_params *all[40];
+    for (int i = 0; i < 40; i++) all[i] = &elu;
+    for (int path = 0; path <= 1; path++) {
+        ck_assert_int_eq(swapped(ls, NULL, NULL, NULL, &m, ids, n, all, path), AV_OK);
+        ck_assert_int_eq(av_next_token_measures(mean, NULL, NULL, NULL, NULL, lo, ls, ids, n, 512), AV_OK);
+        fprintf(stderr, "swap: stories260K text128, elu+1 in all 40 heads (%s): loss %.4f (original %.4f), KL %.4f, "
+                "top-1 agreement %.3f, perplexity %.2f\n", path ? "recurrent" : "matrix", mean[0], mean[1], mean[2],
+                mean[3], mean[4]);
+        ck_assert_double_gt(mean[0], mean[1] + 0.1);
+        ck_assert_double_gt(mean[2], 0.05);
+    }
+    free(lo); free(ls); free(mb); free(jb);
+}
+END_TEST
+
 Suite *suite_swap(void) {
     Suite *s = suite_create("swap");
     TCase *tc = tcase_create("core");
@@ -354,6 +701,11 @@ Suite *suite_swap(void) {
     tcase_add_test(tc, test_matrix_and_recurrent_agree);
     tcase_add_test(tc, test_plain_float64_reference);
     tcase_add_test(tc, test_measures);
+    tcase_add_test(tc, test_refusals_write_nothing);
+    tcase_add_test(tc, test_continuation);
+    tcase_add_test(tc, test_sensitivity);
+    tcase_add_test(tc, test_overflow_status);
+    tcase_add_test(tc, test_stories260k);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1504,6 +1504,58 @@ static void compare_capture(const char *what, const float *full, const float *pa
             }
 }
 
+/* The swapped pass (src/swap.c) on a parsed model: a few heads, their variants and causal flags, and the path
+ * from the input; then the measures, a short continuation and (small models) the sensitivity. */
+static void run_swapped(reader *r, const av_model *m, const int *ids, int n, int bad_id) {
+    int LH = m->n_layers * m->n_heads;
+    if (LH > 256 || (double)(n > 0 ? n : 1) * m->vocab_size > (1 << 20) || m->dim > 256) return;
+    av_params ps[2];
+    for (int i = 0; i < 2; i++) {
+        av_params_default(&ps[i], rd_range(r, 0, AV_VARIANT_COUNT - 1));
+        ps[i].causal = rd_u8(r) % 8 ? 1 : 0;
+    }
+    const av_params **heads = (const av_params **)galloc(sizeof(void *) * (size_t)LH);
+    for (int i = 0; i < LH; i++) heads[i] = rd_u8(r) % 4 == 0 ? &ps[i % 2] : NULL;
+    int path = rd_u8(r) % 5, N = n > 0 ? n : 1, bad = -7;
+    path = path == 4 ? 2 : path % 2; /* 2: no such path */
+    size_t ln = (size_t)N * m->vocab_size;
+    float *lg = alloc_f32(ln);
+    workspace w = ws_make(r, av_forward_swapped_work(m, n, heads, path));
+    int st = av_forward_swapped(lg, NULL, NULL, NULL, m, ids, n, heads, path, &bad, w.ptr, w.bytes);
+    if (st >= 0 && (n < 1 || bad_id || path == 2)) broken("av_forward_swapped accepted n %d, path %d (ids bad: %d)", n, path, bad_id);
+    if (bad < -1 || bad >= LH || (bad >= 0 && (st >= 0 || !heads[bad]))) broken("av_forward_swapped: bad_head %d (status %d)", bad, st);
+    check_f32(st, "av_forward_swapped logits", lg, ln);
+    ws_check(&w, "av_forward_swapped", st, 0);
+    if (st >= 0 && n >= 2) {
+        double *mean = alloc_f64(5), *kl = alloc_f64((size_t)n - 1);
+        int mst = status("av_next_token_measures", av_next_token_measures(mean, NULL, NULL, kl, NULL, lg, lg, ids, n, m->vocab_size));
+        if (mst == AV_OK && (mean[2] != 0 || mean[3] != 1)) broken("measures of equal logits: KL %g, agreement %g", mean[2], mean[3]);
+        if (mst != AV_OK && finite_status(st)) broken("av_next_token_measures refused (%d) finite logits", mst);
+        gfree(mean), gfree(kl);
+    }
+    if (st >= 0 && n >= 1 && n <= 16) {
+        int steps = rd_u8(r) % 4, *out = alloc_int((size_t)n + steps, -1), n_out = -1;
+        workspace cw = ws_make(r, av_continue_swapped_work(m, n + steps, heads, path));
+        int cst = av_continue_swapped(out, &n_out, m, ids, n, steps, heads, path, &bad, cw.ptr, cw.bytes);
+        if (cst >= 0 && (n_out < n || n_out > n + steps)) broken("av_continue_swapped: %d tokens from %d", n_out, n);
+        for (int i = 0; cst >= 0 && i < n_out; i++)
+            if (out[i] < 0 || out[i] >= m->vocab_size || (i < n && out[i] != ids[i])) broken("av_continue_swapped: id %d at %d", out[i], i);
+        ws_check(&cw, "av_continue_swapped", cst, 0);
+        gfree(out);
+    }
+    if (st >= 0 && LH <= 16 && n <= 24) {
+        double *byl = alloc_f64((size_t)m->n_layers * 3), *byh = alloc_f64((size_t)LH * 3);
+        workspace sw = ws_make(r, av_swap_sensitivity_work(m, n, heads, path));
+        int sst = av_swap_sensitivity(byl, byh, m, ids, n, heads, path, &bad, sw.ptr, sw.bytes);
+        if (sst >= 0 && n < 2) broken("av_swap_sensitivity accepted n %d", n);
+        check_f64(sst, "av_swap_sensitivity by_layer", byl, (size_t)m->n_layers * 3);
+        check_f64(sst, "av_swap_sensitivity by_head", byh, (size_t)LH * 3);
+        ws_check(&sw, "av_swap_sensitivity", sst, 0);
+        gfree(byl), gfree(byh);
+    }
+    gfree(lg), gfree(heads);
+}
+
 static void run_model(reader *r) {
     unsigned vb = rd_u16(r); /* mostly 3..300 pieces; 1 and 2 (no BOS or EOS: refused) now and then */
     int vocab = vb % 16 == 15 ? 1 + (int)(vb / 16 % 2) : 3 + (int)(vb % 298);
@@ -1617,6 +1669,7 @@ static void run_model(reader *r) {
             gfree(Q2), gfree(K2), gfree(V2), gfree(lg2);
         }
         ws_check(&w, "av_forward", st, 0);
+        run_swapped(r, m, fid, n, bad_id);
         gfree(Q), gfree(K), gfree(V), gfree(lg), gfree(fid);
     }
     gcheck(cb, "the checkpoint");

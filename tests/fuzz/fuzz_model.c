@@ -10,6 +10,8 @@
  *   2:    a pair: a u32 checkpoint length L and a u16 text length T, the text, the checkpoint (L bytes), then
  *         the tokenizer (the rest) for the checkpoint's vocabulary: the text encoded, the ids run.
  * The forward pass must return AV_OK (finite captures and logits) or AV_WARN_PRODUCT_OVERFLOW for valid ids.
+ * The swapped pass (av_forward_swapped) runs on the same ids with a few heads swapped, chosen from the input's
+ * bytes (which heads, elu or retention, the path): with every head kept its last logits must be av_forward's.
  * Seeds: tests/fuzz/corpus_model (written by tests/fuzz/make_model_corpus.py). Run by `make fuzz`.
  */
 #include <math.h>
@@ -30,6 +32,43 @@ static void finite_or_abort(const float *x, size_t count) {
         if (!isfinite(x[i])) abort();
 }
 
+/* The input's bytes, which choose the swapped heads. */
+static const unsigned char *g_in;
+static size_t g_in_len;
+static unsigned in_byte(size_t i) { return g_in_len ? g_in[i % g_in_len] : 0; }
+
+/* av_forward_swapped over ids[0..n) with heads chosen by the input (n ≥ 1, ≤ seq_len); lg0: av_forward's last
+ * logits (AV_OK), which the pass must equal bit for bit when no head is swapped. */
+static void swapped(const av_model *m, const int *ids, int n, const float *lg0) {
+    int LH = m->n_layers * m->n_heads;
+    if (LH > 1024 || (double)n * m->vocab_size > (1 << 22)) return;
+    av_params elu, ret;
+    av_params_default(&elu, AV_ELU), av_params_default(&ret, AV_RETENTION);
+    elu.causal = 1, ret.causal = 1;
+    const av_params **heads = calloc((size_t)LH, sizeof *heads);
+    int any = 0, path = in_byte(1) & 1;
+    for (int i = 0; heads && i < LH; i++) {
+        unsigned b = in_byte(7 + (size_t)i);
+        heads[i] = b % 5 == 0 ? &elu : b % 5 == 1 ? &ret : NULL;
+        any |= heads[i] != NULL;
+    }
+    size_t wb = heads ? av_forward_swapped_work(m, n, heads, path) : 0;
+    if (!wb) {
+        if (heads) abort(); /* valid heads for a parsed model */
+        return;
+    }
+    void *w = wb <= (1u << 26) ? malloc(wb) : NULL;
+    float *lg = malloc(4 * (size_t)n * m->vocab_size);
+    if (w && lg) {
+        int bad = 5;
+        int st = av_forward_swapped(lg, NULL, NULL, NULL, m, ids, n, heads, path, &bad, w, wb);
+        if (bad != -1 || st < 0) abort();
+        if (st == AV_OK || st == AV_WARN_ZERO_ROW) finite_or_abort(lg, (size_t)n * m->vocab_size);
+        if (!any && lg0 && memcmp(lg0, lg + (size_t)(n - 1) * m->vocab_size, 4 * (size_t)m->vocab_size)) abort();
+    }
+    free(w), free(lg), free(heads);
+}
+
 /* The forward pass over ids[0..n) (n clipped to seq_len): AV_OK with finite outputs, or AV_WARN_PRODUCT_OVERFLOW. */
 static void forward(const av_model *m, const int *ids, int n) {
     if (n > m->seq_len) n = m->seq_len;
@@ -48,6 +87,7 @@ static void forward(const av_model *m, const int *ids, int n) {
             finite_or_abort(Q, qn), finite_or_abort(K, kn), finite_or_abort(V, kn);
             finite_or_abort(lg, (size_t)m->vocab_size);
         }
+        swapped(m, ids, n, st == AV_OK ? lg : NULL);
     }
     free(w), free(Q), free(K), free(V), free(lg);
 }
@@ -210,6 +250,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     unsigned char *buf = malloc(len ? len : 1);
     if (!buf) return 0;
     if (len) memcpy(buf, data + 1, len);
+    g_in = data, g_in_len = size;
     switch (data[0] % 4) {
     case 0: checkpoint(buf, len); break;
     case 2: pair(buf, len); break;
