@@ -448,7 +448,7 @@ static int train_text(avcli_texts *tx, const char *path) {
     memset(tx, 0, sizeof *tx);
     if (*path && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
         return avcli_fail("--train-file %s: a folder; the training text is one file", avcli_brief(path));
-    return avcli_read_texts(tx, path, 0);
+    return avcli_read_texts_flag(tx, "--train-file", path, 0);
 }
 
 static int run(lz *z, const char *const *val, avcli_saving *saving) {

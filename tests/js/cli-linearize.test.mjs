@@ -193,6 +193,11 @@ describe('linearize on a tiny checkpoint (2 layers, 4 heads, 2 KV heads, head si
       expect(readFileSync(out, 'utf8')).toBe('old');
       expect(readFileSync(w, 'utf8')).toBe('old');
     }
+    // a training text that cannot be read: the system's failure (1), named by its flag
+    const r = run('linearize', ...m, '--text', TEXT, '--variant', 'hedgehog', '--distill', '2', '--train-file', join(tmp, 'none.txt'), '-o', out);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/^attnviz: --train-file .*none\.txt: cannot open/);
+    expect(readFileSync(out, 'utf8')).toBe('old');
   });
 });
 
