@@ -240,6 +240,14 @@ describe.skipIf(!HAVE_STORIES)('linearize on stories260K (text128)', () => {
     expect(one.loss).toBeLessThan(all.loss);
   });
 
+  it('a head\'s warning (relu: a row whose products sum to 0) names the text and what it means; JSON written', () => {
+    const r = run('linearize', '--model', join(STORIES, 'stories260K.bin'), '--tokenizer', join(STORIES, 'tok512.bin'),
+      '--text', text, '--variant', 'relu', '--steps', '0');
+    expect(r.status).toBe(0);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^attnviz: warning: --text: the swapped model: .*\(the logits stayed finite; the measures include those rows as computed\)$/)]);
+    expect(JSON.parse(r.stdout).loss).toBeGreaterThan(3.9);
+  });
+
   it('sensitivity: every head alone costs less than its whole layer (elu+1)', () => {
     const j = s('--variant', 'elu', '--steps', '0', '--sensitivity');
     expect(j.sensitivity.by_layer).toHaveLength(5);
