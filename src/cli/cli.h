@@ -293,6 +293,8 @@ typedef struct avcli_texts {
     int count, lines;
 } avcli_texts;
 int avcli_read_texts(avcli_texts *tx, const char *path, int lines);
+/* The same, with the refusals naming `flag` (linearize --train-file) in place of --text-file. */
+int avcli_read_texts_flag(avcli_texts *tx, const char *flag, const char *path, int lines);
 void avcli_free_texts(avcli_texts *tx);
 
 /* A CSV field (RFC 4180): quoted only when it holds a comma, a quote or a line break; NULL writes nothing. */

@@ -72,7 +72,8 @@ static int index_list(int *sel, const char *flag, const char *text, int count, c
 
 /* One evaluated text: its ids, and its measures (NaN when its logits were not finite). */
 typedef struct lz_text {
-    const char *name;
+    const char *name;   /* in the JSON: "text", the file's name, or the line's number */
+    char what[96];      /* in messages: "--text", "--text-file F", "--text-file line 3" */
     int *ids, n;
     double mean[5];
     double *loss_s, *loss_o, *kl; /* n − 1 each */
@@ -132,14 +133,14 @@ static int pass_error(const lz *z, int st, int bad, const char *what) {
 static int logits_of(float *lg, int *status, const lz *z, const lz_text *t, const av_params *const *heads, void **work,
                      size_t *wcap) {
     size_t wb = av_forward_swapped_work(z->m, t->n, heads, z->path);
-    if (!wb) return avcli_fail("%s: %s", t->name, av_status_string(AV_ERR_TOO_LARGE));
+    if (!wb) return avcli_fail("%s: %s", t->what, av_status_string(AV_ERR_TOO_LARGE));
     if (wb > *wcap) {
         void *w = realloc(*work, wb);
         if (!w) return avcli_fail_system("out of memory");
         *work = w, *wcap = wb;
     }
     int bad = -1, st = av_forward_swapped(lg, NULL, NULL, NULL, z->m, t->ids, t->n, heads, z->path, &bad, *work, wb);
-    if (st < 0) return pass_error(z, st, bad, t->name);
+    if (st < 0) return pass_error(z, st, bad, t->what);
     *status = st;
     return 0;
 }
@@ -163,11 +164,11 @@ static int measure_texts(lz *z) {
         if (!code) {
             int st = av_next_token_measures(t->mean, t->loss_s, t->loss_o, t->kl, t->agree, lo, ls, t->ids, t->n, vocab);
             t->defined = st == AV_OK;
-            if (st < 0 && st != AV_ERR_NONFINITE) code = avcli_fail("%s: %s", t->name, av_status_string(st));
+            if (st < 0 && st != AV_ERR_NONFINITE) code = avcli_fail("%s: %s", t->what, av_status_string(st));
             if (!t->defined)
                 for (int k = 0; k < 5; k++) t->mean[k] = NAN;
-            if (so) warn_pass(t->name, "the original model", so, t->defined);
-            if (ss) warn_pass(t->name, "the swapped model", ss, t->defined);
+            if (so) warn_pass(t->what, "the original model", so, t->defined);
+            if (ss) warn_pass(t->what, "the swapped model", ss, t->defined);
         }
         free(lo);
         free(ls);
@@ -207,13 +208,13 @@ static int sensitivity(lz *z) {
         const lz_text *t = &z->tx[i];
         size_t wb = av_swap_sensitivity_work(z->m, t->n, z->heads, z->path);
         void *w = wb ? malloc(wb) : NULL;
-        if (!wb) code = avcli_fail("%s: %s", t->name, av_status_string(AV_ERR_TOO_LARGE));
+        if (!wb) code = avcli_fail("%s: %s", t->what, av_status_string(AV_ERR_TOO_LARGE));
         else if (!w) code = avcli_fail_system("out of memory");
         int bad = -1, st = code ? AV_OK : av_swap_sensitivity(bl, bh, z->m, t->ids, t->n, z->heads, z->path, &bad, w, wb);
         free(w);
-        if (!code && st < 0) code = pass_error(z, st, bad, t->name);
+        if (!code && st < 0) code = pass_error(z, st, bad, t->what);
         if (code) break;
-        if (st > 0) warn_pass(t->name, "sensitivity", st, st != AV_WARN_PRODUCT_OVERFLOW);
+        if (st > 0) warn_pass(t->what, "sensitivity", st, st != AV_WARN_PRODUCT_OVERFLOW);
         double wgt = (double)(t->n - 1) / z->positions;
         for (int k = 0; k < 3 * L; k++) z->by_layer[k] += wgt * bl[k];
         for (int k = 0; k < 3 * LH; k++) z->by_head[k] += wgt * bh[k];
@@ -448,7 +449,7 @@ static int train_text(avcli_texts *tx, const char *path) {
     memset(tx, 0, sizeof *tx);
     if (*path && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
         return avcli_fail("--train-file %s: a folder; the training text is one file", avcli_brief(path));
-    return avcli_read_texts(tx, path, 0);
+    return avcli_read_texts_flag(tx, "--train-file", path, 0);
 }
 
 static int run(lz *z, const char *const *val, avcli_saving *saving) {
@@ -484,9 +485,9 @@ static int run(lz *z, const char *const *val, avcli_saving *saving) {
     if (z->tx) z->txcap = count;
     for (int i = 0; !code && i < count; i++) {
         lz_text *t = &z->tx[i];
-        char what[96];
-        if (val[O_TEXT]) snprintf(what, sizeof what, "--text");
-        else snprintf(what, sizeof what, "--text-file %s%s", z->lines ? "line " : "", avcli_brief(texts.name[i]));
+        char *what = t->what;
+        if (val[O_TEXT]) snprintf(what, sizeof t->what, "--text");
+        else snprintf(what, sizeof t->what, "--text-file %s%s", z->lines ? "line " : "", avcli_brief(texts.name[i]));
         if (!(names[i] = strdup(val[O_TEXT] ? "text" : texts.name[i]))) { code = avcli_fail_system("out of memory"); break; }
         t->name = names[i];
         if ((code = avcli_model_encode(z->mp, val[O_TEXT] ? val[O_TEXT] : texts.body[i], what, &t->ids, &t->n))) break;

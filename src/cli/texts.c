@@ -34,12 +34,12 @@ static void free_texts(avcli_texts *tx) {
 
 /* A file's text: its bytes without the line breaks that end it (an editor's last newline is not text). A
  * NUL inside would cut the text short: refused. */
-static int file_text(const char *path, char **text) {
+static int file_text(const char *flag, const char *path, char **text) {
     unsigned char *buf;
     size_t len;
-    int code = avcli_read_file("--text-file", path, &buf, &len);
+    int code = avcli_read_file(flag, path, &buf, &len);
     if (code) return code;
-    if (memchr(buf, 0, len)) { free(buf); return avcli_fail("--text-file %s: holds a NUL byte, not text", path); }
+    if (memchr(buf, 0, len)) { free(buf); return avcli_fail("%s %s: holds a NUL byte, not text", flag, path); }
     while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r')) len--;
     buf[len] = 0; /* avcli_read_file leaves a byte to spare */
     *text = (char *)buf;
@@ -50,15 +50,15 @@ static int by_name(const void *a, const void *b) { return strcmp(*(char *const *
 
 /* The texts of --text-file: a folder's .txt files (by name), a file whole, or with --lines each non-empty
  * line of it (named by its line number). */
-static int read_texts(avcli_texts *tx, const char *path, int lines) {
+static int read_texts(avcli_texts *tx, const char *flag, const char *path, int lines) {
     struct stat sb;
     memset(tx, 0, sizeof *tx);
     tx->lines = lines;
-    if (!*path) return avcli_fail("--text-file: an empty path");
+    if (!*path) return avcli_fail("%s: an empty path", flag);
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        if (lines) return avcli_fail("--lines: --text-file %s is a folder (one text a file)", path);
+        if (lines) return avcli_fail("--lines: %s %s is a folder (one text a file)", flag, path);
         DIR *d = opendir(path);
-        if (!d) return avcli_fail_system("--text-file %s: cannot open (%s)", path, strerror(errno));
+        if (!d) return avcli_fail_system("%s %s: cannot open (%s)", flag, path, strerror(errno));
         char **names = NULL;
         int count = 0, code = 0;
         for (struct dirent *e; (e = readdir(d)) != NULL && !code;) {
@@ -74,16 +74,16 @@ static int read_texts(avcli_texts *tx, const char *path, int lines) {
             char *full = malloc(len), *body = NULL;
             if (!full) { code = avcli_fail_system("out of memory"); break; }
             snprintf(full, len, "%s/%s", path, names[i]);
-            if (!(code = file_text(full, &body))) code = add_text(tx, body, names[i]);
+            if (!(code = file_text(flag, full, &body))) code = add_text(tx, body, names[i]);
             free(full);
         }
         for (int i = 0; i < count; i++) free(names[i]);
         free(names);
-        if (!code && !tx->count) code = avcli_fail("--text-file %s: a folder without .txt files", path);
+        if (!code && !tx->count) code = avcli_fail("%s %s: a folder without .txt files", flag, path);
         return code;
     }
     char *body;
-    int code = file_text(path, &body);
+    int code = file_text(flag, path, &body);
     if (code) return code;
     if (!lines) {
         const char *slash = strrchr(path, '/');
@@ -102,9 +102,10 @@ static int read_texts(avcli_texts *tx, const char *path, int lines) {
         p += w + (p[w] == '\n');
     }
     free(body);
-    if (!code && !tx->count) code = avcli_fail("--text-file %s: no non-empty line", path);
+    if (!code && !tx->count) code = avcli_fail("%s %s: no non-empty line", flag, path);
     return code;
 }
 
-int avcli_read_texts(avcli_texts *tx, const char *path, int lines) { return read_texts(tx, path, lines); }
+int avcli_read_texts(avcli_texts *tx, const char *path, int lines) { return read_texts(tx, "--text-file", path, lines); }
+int avcli_read_texts_flag(avcli_texts *tx, const char *flag, const char *path, int lines) { return read_texts(tx, flag, path, lines); }
 void avcli_free_texts(avcli_texts *tx) { free_texts(tx); }
