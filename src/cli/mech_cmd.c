@@ -318,6 +318,17 @@ static int distill_metrics(double *met, int *why, const avcli_inputs *in, const 
     return st;
 }
 
+/* elu+1's mean row KL on `in` by the readouts' route (distill_metrics: the number `attnviz readouts` and the
+ * page's row_kl_mean give; kl_of's own sum differs from it in the last digits), NaN when undefined. */
+static double elu_readout_kl(const avcli_inputs *in) {
+    avcli_inputs e = *in;
+    av_params_default(&e.prm, AV_ELU);
+    e.prm.causal = in->prm.causal, e.prm.scale = in->prm.scale;
+    double met[NMET];
+    int why[NMET];
+    return distill_metrics(met, why, &e, NULL, 0) < 0 || why[0] ? NAN : met[0];
+}
+
 /* Train W on `in` (--steps Adam steps; the loop of one head), then the metrics on `in` and `ho` (or NULL).
  * Warnings go to stderr, prefixed by run->where. 0, or one line and the exit status. */
 int avcli_distill_head(distill_result *res, const distill_run *run, const avcli_inputs *in, const avcli_inputs *ho) {
@@ -372,7 +383,7 @@ int avcli_distill_head(distill_result *res, const distill_run *run, const avcli_
             if (sm < 0) code = sm == AV_ERR_NOMEM ? avcli_fail_system("out of memory") : avcli_fail("distill: %s", av_status_string(sm));
         }
     if (!code) res->kl_elu = kl_of(AV_ELU, in);
-    if (!code) res->kl_elu_holdout = ho ? kl_of(AV_ELU, ho) : NAN;
+    if (!code) res->kl_elu_holdout = ho ? elu_readout_kl(ho) : NAN;
     free(W); free(mom); free(Wbefore); free(w);
     return code;
 }

@@ -36,6 +36,19 @@ function el(tag, attrs = {}, text = '') {
  * The panel in `box` (index.html's <details id="loses">). ctx: tensors() (the model's capture or null),
  * modelText() (the text the model ran), variantLabel(st), worker(), notice(text), busyChanged().
  */
+/** "layer.head" and "layer" keys of the swapped heads ([[layer, head], …]) and of their layers. */
+function chosenSet(swapped) {
+  const on = new Set();
+  for (const [l, h] of swapped ?? []) { on.add(`${l}.${h}`); on.add(`${l}`); }
+  return on;
+}
+
+/** The sensitivity as `attnviz linearize` prints it: the swapped heads and the layers that hold one, only. */
+function swappedOnly(sens, swapped) {
+  const on = chosenSet(swapped);
+  return { by_layer: sens.by_layer.filter((x) => on.has(`${x.layer}`)), by_head: sens.by_head.filter((x) => on.has(`${x.layer}.${x.head}`)) };
+}
+
 export function mountLossPanel(box, page, ctx) {
   const body = box.querySelector('.ls-body');
   // --- the DOM: scope and path, the measures, the tokens with their KL strip, continuations, sensitivity, distill
@@ -156,7 +169,7 @@ export function mountLossPanel(box, page, ctx) {
     if (m.id !== v.id) return;
     v.got = m.id;
     if (m.error) v.error = m.error; // the previous view stays, the sentence beside it
-    else { v.error = null; v.result = { ...m, sensitivityFor: m.sensitivity ? v.key : null, variant: st.variant, knobs: knobs(st), path: st.ls_path, scope: st.ls_scope, usingW: !!trainedW(st) }; }
+    else { v.error = null; v.result = { ...m, sensitivityFor: m.sensitivity ? v.key : null, variant: st.variant, knobs: knobs(st), swapped: swapped(st), path: st.ls_path, scope: st.ls_scope, usingW: !!trainedW(st) }; }
     if (m.error) ctx.notice(t('loses.error', { error: said(m.error) }));
     drawAll();
     ctx.busyChanged();
@@ -301,7 +314,10 @@ export function mountLossPanel(box, page, ctx) {
     sensBtn.disabled = !r || !!r.sensitivity || v.id !== v.got;
     if (!r?.sensitivity) return;
     const tt = ctx.tensors(), H = tt.heads, table = colorTable(st.cmap);
-    const all = [...r.sensitivity.by_head.map((x) => x.delta_loss), ...r.sensitivity.by_layer.map((x) => x.delta_loss)].filter(Number.isFinite);
+    // a head (layer) not swapped is not a measured 0: it is drawn empty and left out of the colour scale
+    const on = chosenSet(r.swapped);
+    const all = [...r.sensitivity.by_head.filter((x) => on.has(`${x.layer}.${x.head}`)), ...r.sensitivity.by_layer.filter((x) => on.has(`${x.layer}`))]
+      .map((x) => x.delta_loss).filter(Number.isFinite);
     const scale = { lo: Math.min(...all), hi: Math.max(...all) };
     sensGrid.style.setProperty('--ls-heads', String(H));
     const corner = el('span', { class: 'ls-sh' }, '');
@@ -310,12 +326,18 @@ export function mountLossPanel(box, page, ctx) {
     sensGrid.append(el('span', { class: 'ls-sh ls-layer-h' }, t('loses.layerCol')));
     for (const row of r.sensitivity.by_layer) {
       sensGrid.append(el('span', { class: 'ls-sh' }, `L${row.layer}`));
-      for (let h = 0; h < H; h++) sensGrid.append(sensCell(r.sensitivity.by_head[row.layer * H + h], scale, table, t('loses.sensHead', { layer: row.layer, head: h })));
-      sensGrid.append(sensCell(row, scale, table, t('loses.sensLayer', { layer: row.layer }), 'ls-layer'));
+      for (let h = 0; h < H; h++) sensGrid.append(sensCell(r.sensitivity.by_head[row.layer * H + h], scale, table, t('loses.sensHead', { layer: row.layer, head: h }), '', on.has(`${row.layer}.${h}`)));
+      sensGrid.append(sensCell(row, scale, table, t('loses.sensLayer', { layer: row.layer }), 'ls-layer', on.has(`${row.layer}`)));
     }
     legend(sensLegend, t('loses.sensLegend'), scale.lo, scale.hi, table);
   }
-  function sensCell(e, scale, table, name, cls = '') {
+  function sensCell(e, scale, table, name, cls = '', swappedHere = true) {
+    if (!swappedHere) {
+      const c = el('span', { class: `ls-cell ls-kept ${cls}`.trim(), 'data-layer': String(e.layer), ...(e.head !== undefined ? { 'data-head': String(e.head) } : {}) }, '·');
+      c.title = t('loses.sensKept', { name });
+      c.setAttribute('aria-label', c.title);
+      return c;
+    }
     const rgb = cellRgb(Number.isFinite(e.delta_loss) ? e.delta_loss : null, scale, table);
     const c = el('span', { class: `ls-cell ${cls}`.trim(), 'data-layer': String(e.layer), ...(e.head !== undefined ? { 'data-head': String(e.head) } : {}) }, fmtCell(e.delta_loss));
     if (rgb) { c.style.background = `rgb(${rgb.join(',')})`; c.style.color = textOn(rgb); }
@@ -395,7 +417,7 @@ export function mountLossPanel(box, page, ctx) {
         ...(r ? r.measures : { loss: null, loss_original: null, perplexity: null, perplexity_original: null, kl_mean: null, top1_agreement: null }),
         per_position: r?.per_position ?? null,
         continuation: r?.continuation ?? null,
-        sensitivity: r?.sensitivity ?? null,
+        sensitivity: r?.sensitivity ? swappedOnly(r.sensitivity, r.swapped) : null,
         distill: d || dist.running || dist.cancelled ? {
           variant: dist.variant, running: dist.running, cancelled: dist.cancelled, progress: dist.progress, t: dist.running ? dist.t : d?.steps ?? 0,
           steps: d?.steps ?? dist.steps, lr: d?.lr ?? DISTILL_LR, train_n: d?.train_n ?? null,

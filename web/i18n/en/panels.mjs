@@ -297,6 +297,7 @@ export default {
   'loses.sensHead': 'layer {layer} head {head} alone',
   'loses.sensLayer': 'layer {layer}, every chosen head',
   'loses.sensLegend': 'Δ loss (nats)',
+  'loses.sensKept': '{name}: kept softmax (not swapped), not measured',
   'loses.sensHover': '{name}: Δ loss {delta}, KL {kl}, top-1 agreement {top1}',
   'loses.distilling': 'distilling: step {t} of {steps}, mean loss {loss}',
   'loses.distilled': '{heads} heads of {variant} distilled ({steps} steps); held-out KL, mean over the heads: {kl} (elu+1: {elu})',

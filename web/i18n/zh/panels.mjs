@@ -294,6 +294,7 @@ export default {
   'loses.sensHead': '只替换第 {layer} 层第 {head} 个头',
   'loses.sensLayer': '第 {layer} 层，所有选中的头',
   'loses.sensLegend': '损失变化 Δ（nats）',
+  'loses.sensKept': '{name}：保留 softmax（未替换），未测量',
   'loses.sensHover': '{name}：损失变化 {delta}，KL {kl}，首选一致率（top-1） {top1}',
   'loses.distilling': '蒸馏中：第 {t} 步，共 {steps} 步，平均损失 {loss}',
   'loses.distilled': '已蒸馏 {variant} 的 {heads} 个头（{steps} 步）；留出文本上的 KL（各头平均）：{kl}（elu+1：{elu}）',
