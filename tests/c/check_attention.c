@@ -281,7 +281,7 @@ static const int REF_VARIANTS[] = {AV_SOFTMAX, AV_ELU, AV_RELU, AV_EXP, AV_EFFIC
  * Linformer and Nyström against their own references in check_lowrank.c. */
 static const int REF_ELSEWHERE[] = {AV_PERFORMER, AV_LINFORMER, AV_NYSTROM,
                                     /* check_gated.c */ AV_SIMPLE_GLA, AV_GLA, AV_GDN, AV_KDA,
-                                    /* check_dplr_fox.c */ AV_DPLR, AV_FOX};
+                                    /* check_dplr_fox.c */ AV_DPLR, AV_FOX, /* check_lolcats.c */ AV_LOLCATS};
 
 static const av_variant_desc *vd_of(int v) { return av_variant_info(v); }
 /* Rows are distributions of the variant's own normaliser (not the closed forms, whose κ may be negative,
