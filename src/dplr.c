@@ -236,12 +236,11 @@ typedef struct dbufs {
     dctx x;
 } dbufs;
 
-static int chunk_of(const av_params *p, int n) { return p->chunk < 1 ? 1 : p->chunk > n ? n : p->chunk; }
 
 static void dlayout(dbufs *b, avi_arena *a, const av_params *p, int n, int d, int dv, int path) {
     memset(b, 0, sizeof *b);
     const int lr = p->dplr_a != NULL, rows = path == AVI_GATED_MATRIX ? MATRIX_ROWS : TILE_ROWS;
-    const int C = chunk_of(p, n), J = path == AVI_GATED_MATRIX ? n : C; /* rows of the A's, columns before a tile */
+    const int C = avi_chunk_of(p, n), J = path == AVI_GATED_MATRIX ? n : C; /* rows of the A's, columns before a tile */
     const uint64_t R = (uint64_t)(path == AVI_GATED_MATRIX ? MATRIX_ROWS : C), W = (uint64_t)J;
     b->Qt = avi_take(a, 4u * (uint64_t)n * d);
     b->Kt = avi_take(a, 4u * (uint64_t)n * d);
@@ -457,7 +456,7 @@ int avi_dplr_run(float *O, const float *Q, const float *K, const float *V, int n
         scan(O, V, n, d, dv, &b);
         return AV_OK;
     }
-    const int C = chunk_of(p, n);
+    const int C = avi_chunk_of(p, n);
     memset(b.S, 0, sizeof(double) * (size_t)d * dv);
     for (int c0 = 0; c0 < n; c0 += C) chunk(O, V, c0, n - c0 < C ? n - c0 : C, dv, &b);
     return AV_OK;

@@ -57,7 +57,6 @@ static void scale_add(double *restrict y, double f, double w, const float *restr
     for (; k < len; k++) y[k] = y[k] * f + w * x[k];
 }
 
-static int chunk_of(const av_params *p, int n) { return p->chunk < 1 ? 1 : p->chunk > n ? n : p->chunk; }
 
 typedef struct fbufs {
     float *Qt, *Kt;      /* q̃, k̃ (n×d) */
@@ -69,7 +68,7 @@ typedef struct fbufs {
 
 static void flayout(fbufs *b, avi_arena *a, const av_params *p, int n, int d, int dv, int path) {
     memset(b, 0, sizeof *b);
-    const uint64_t C = (uint64_t)chunk_of(p, n);
+    const uint64_t C = (uint64_t)avi_chunk_of(p, n);
     b->Qt = avi_take(a, 4u * (uint64_t)n * d);
     b->Kt = avi_take(a, 4u * (uint64_t)n * d);
     if (path == AVI_GATED_MATRIX) b->row = avi_take(a, 8u * (uint64_t)n);
@@ -179,6 +178,6 @@ int avi_fox_run(float *O, const float *Q, const float *K, const float *V, int n,
     avi_gated_qk(b.Qt, b.Kt, Q, K, n, d, p);
     const avi_gates G = avi_gates_of(p);
     if (path == AVI_GATED_RECURRENT) cache(O, V, n, d, dv, &G, &b);
-    else flash(O, V, n, d, dv, chunk_of(p, n), &G, &b);
+    else flash(O, V, n, d, dv, avi_chunk_of(p, n), &G, &b);
     return AV_OK;
 }

@@ -9,6 +9,8 @@
 #ifndef ATTNVIZ_GATED_H
 #define ATTNVIZ_GATED_H
 
+#include <math.h>
+
 #include "internal.h"
 
 /* The paths of a gated family: each lays out its workspace by one function that counts and carves. */
@@ -101,6 +103,15 @@ void avi_gprod_prepare(avi_gprod *k, const float *X, const float *X2, const floa
 void avi_gprod_rows(const avi_gprod *k, int I, double *A, size_t lda, double *A2, size_t lda2);
 /* The gate channels of a call: 1, or d for a per-channel array. */
 static inline int avi_gate_channels(const av_params *p) { return p->gates && p->gate_channels > 1 ? p->gate_channels : 1; }
+/* f[c] = e^{e[c]} for the d channels (one exponential when the gate is one per token: gc = 1, e[0]). */
+static inline void avi_exp_factors(double *f, const double *e, int gc, int d) {
+    if (gc == 1) {
+        double x = exp(e[0]);
+        for (int c = 0; c < d; c++) f[c] = x;
+    } else {
+        for (int c = 0; c < d; c++) f[c] = exp(e[c]);
+    }
+}
 
 /* The recurrent form of the state families: O (n×dv) token by token by avi_gated_step_state, float64 state,
  * with the call's gates (arrays or the constant case). Workspace avi_gated_scan_need bytes (q̃, k̃, S). */

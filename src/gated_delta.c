@@ -27,7 +27,6 @@ typedef struct dbufs {
     double *f;         /* e^e, d (chunkwise) */
 } dbufs;
 
-static int chunk_of(const av_params *p, int n) { return p->chunk < 1 ? 1 : p->chunk > n ? n : p->chunk; }
 
 static void dlayout(dbufs *b, avi_arena *a, const av_params *p, int n, int d, int dv, int path) {
     memset(b, 0, sizeof *b);
@@ -37,7 +36,7 @@ static void dlayout(dbufs *b, avi_arena *a, const av_params *p, int n, int d, in
     }
     b->Qt = avi_take(a, 4u * (uint64_t)n * d);
     b->Kt = avi_take(a, 4u * (uint64_t)n * d);
-    int len = path == AVI_GATED_MATRIX ? n : chunk_of(p, n);
+    int len = path == AVI_GATED_MATRIX ? n : avi_chunk_of(p, n);
     avi_gprod_take(&b->k, a, len, d, avi_gate_channels(p), 1);
     uint64_t rows = path == AVI_GATED_MATRIX ? AVI_GPROD_SB : (uint64_t)len;
     b->Aq = avi_take(a, 8u * rows * len);
@@ -102,18 +101,8 @@ int avi_gdelta_matrix(float *M, const float *Q, const float *K, int n, int d, co
     return AV_OK;
 }
 
-/* f[c] = e^{e[c]} for the d channels (one exponential when the gate is one per token: gc = 1, e[0]). */
-static void exp_factors(double *f, const double *e, int gc, int d) {
-    if (gc == 1) {
-        double x = exp(e[0]);
-        for (int c = 0; c < d; c++) f[c] = x;
-    } else {
-        for (int c = 0; c < d; c++) f[c] = exp(e[c]);
-    }
-}
-
 static int chunkwise(float *O, const float *V, int n, int d, int dv, const av_params *p, dbufs *b) {
-    const int C = chunk_of(p, n), gc = avi_gate_channels(p);
+    const int C = avi_chunk_of(p, n), gc = avi_gate_channels(p);
     avi_gates G = avi_gates_of(p);
     double *S = b->S, *e = b->e, *f = b->f;
     memset(S, 0, sizeof(double) * (size_t)d * dv);
@@ -129,7 +118,7 @@ static int chunkwise(float *O, const float *V, int n, int d, int dv, const av_pa
         for (int c = 0; c < d; c++) e[c] = 0;
         for (int t = 0; t < L; t++) {
             for (int c = 0; c < gc; c++) e[c] += gl[(size_t)t * gc + c];
-            exp_factors(f, e, gc, d);
+            avi_exp_factors(f, e, gc, d);
             const float *k = b->Kt + (size_t)(c0 + t) * d, *v = V + (size_t)(c0 + t) * dv;
             double *u = b->U + (size_t)t * dv;
             for (int x = 0; x < dv; x++) u[x] = v[x];
@@ -147,7 +136,7 @@ static int chunkwise(float *O, const float *V, int n, int d, int dv, const av_pa
         for (int c = 0; c < d; c++) e[c] = 0;
         for (int t = 0; t < L; t++) {
             for (int c = 0; c < gc; c++) e[c] += gl[(size_t)t * gc + c];
-            exp_factors(f, e, gc, d);
+            avi_exp_factors(f, e, gc, d);
             const float *q = b->Qt + (size_t)(c0 + t) * d;
             float *out = O + (size_t)(c0 + t) * dv;
             double acc[64];
@@ -174,7 +163,7 @@ static int chunkwise(float *O, const float *V, int n, int d, int dv, const av_pa
         for (int s = L - 1; s >= 0; s--) {
             const float *k = b->Kt + (size_t)(c0 + s) * d;
             const double *u = b->U + (size_t)s * dv;
-            exp_factors(f, e, gc, d);
+            avi_exp_factors(f, e, gc, d);
             for (int c = 0; c < d; c++) {
                 double kc = k[c] * f[c];
                 if (kc != 0) avs_axpy_neg_f64(S + (size_t)c * dv, -kc, u, dv);

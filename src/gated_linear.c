@@ -23,7 +23,6 @@ typedef struct lbufs {
     double *f;          /* e^e, d (chunkwise) */
 } lbufs;
 
-static int chunk_of(const av_params *p, int n) { return p->chunk < 1 ? 1 : p->chunk > n ? n : p->chunk; }
 
 /* One layout per path, counted (arena in count-only mode) and carved by the same code. */
 static void llayout(lbufs *b, avi_arena *a, const av_params *p, int n, int d, int dv, int path) {
@@ -34,7 +33,7 @@ static void llayout(lbufs *b, avi_arena *a, const av_params *p, int n, int d, in
     }
     b->Qt = avi_take(a, 4u * (uint64_t)n * d);
     b->Kt = avi_take(a, 4u * (uint64_t)n * d);
-    int len = path == AVI_GATED_MATRIX ? n : chunk_of(p, n), gc = avi_gate_channels(p);
+    int len = path == AVI_GATED_MATRIX ? n : avi_chunk_of(p, n), gc = avi_gate_channels(p);
     avi_gprod_take(&b->k, a, len, d, gc, 0);
     if (path == AVI_GATED_MATRIX) {
         b->A = avi_take(a, 8u * AVI_GPROD_SB * (uint64_t)n);
@@ -73,18 +72,8 @@ int avi_gla_matrix(float *M, const float *Q, const float *K, int n, int d, const
     return AV_OK;
 }
 
-/* f[c] = e^{e[c]} for the d channels (one exponential when the gate is one per token: gc = 1, e[0]). */
-static void exp_factors(double *f, const double *e, int gc, int d) {
-    if (gc == 1) {
-        double x = exp(e[0]);
-        for (int c = 0; c < d; c++) f[c] = x;
-    } else {
-        for (int c = 0; c < d; c++) f[c] = exp(e[c]);
-    }
-}
-
 static int chunkwise(float *O, const float *V, int n, int d, int dv, const av_params *p, lbufs *b) {
-    const int C = chunk_of(p, n), gc = avi_gate_channels(p);
+    const int C = avi_chunk_of(p, n), gc = avi_gate_channels(p);
     avi_gates G = avi_gates_of(p);
     memset(b->S, 0, sizeof(double) * (size_t)d * dv);
     for (int c0 = 0; c0 < n; c0 += C) {
@@ -97,7 +86,7 @@ static int chunkwise(float *O, const float *V, int n, int d, int dv, const av_pa
         for (int c = 0; c < d; c++) e[c] = 0;
         for (int t = 0; t < L; t++) { /* o_t = (q̃_t ⊙ e^{b_t})ᵀS + Σ_{s≤t} A_ts v_s */
             for (int c = 0; c < gc; c++) e[c] += gl[(size_t)t * gc + c];
-            exp_factors(b->f, e, gc, d);
+            avi_exp_factors(b->f, e, gc, d);
             double *o = b->o;
             for (int x = 0; x < dv; x++) o[x] = 0;
             for (int c = 0; c < d; c++) {
@@ -122,7 +111,7 @@ static int chunkwise(float *O, const float *V, int n, int d, int dv, const av_pa
         for (int c = 0; c < d; c++) e[c] = 0; /* r_s = Σ_{l=s+1..L−1} g */
         for (int s = L - 1; s >= 0; s--) {
             const float *k = b->Kt + (size_t)(c0 + s) * d, *v = V + (size_t)(c0 + s) * dv;
-            exp_factors(b->f, e, gc, d);
+            avi_exp_factors(b->f, e, gc, d);
             for (int c = 0; c < d; c++) {
                 double kc = k[c] * b->f[c];
                 if (kc == 0) continue;

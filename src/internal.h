@@ -23,6 +23,8 @@ int avi_readouts_ref(double *vals, int *reasons, double *row_entropy, const floa
                      void *work, size_t work_bytes);
 /* Round a byte count up to a multiple of 64 (workspace carving keeps every block aligned). */
 static inline size_t avi_align(size_t bytes) { return (bytes + 63u) & ~(size_t)63u; }
+/* The chunkwise forms' chunk C: the resolved knob clamped to 1..n. */
+static inline int avi_chunk_of(const av_params *p, int n) { return p->chunk < 1 ? 1 : p->chunk > n ? n : p->chunk; }
 
 /* --- the workspace arena -----------------------------------------------------------------------------
  * Every caller-owned workspace is carved by one arena. Blocks start on 64-byte boundaries of the address
@@ -45,6 +47,30 @@ static inline void *avi_take(avi_arena *a, uint64_t bytes) {
     a->used += (bytes + 63u) & ~(uint64_t)63u;
     return r;
 }
+
+/* --- model.c: the forward pass's pieces, shared with swap.c (the swapped pass must repeat av_forward's
+ * arithmetic exactly: the same functions, so the same bits). float32 weights, float64 sums. --------------- */
+
+/* 1 when the struct's sizes and pointers are those av_model_parse sets (positive, consistent). */
+int avi_model_ok(const av_model *m);
+/* out = RMSNorm(x)·w (ε 1e-5). */
+void avi_rmsnorm(double *out, const double *x, const float *w, int n);
+/* out[rows] = W[rows×cols]·x. */
+void avi_matvec(double *out, const float *W, const double *x, int rows, int cols);
+/* RoPE at position pos on a vector of heads of size hs: pairs (2i, 2i+1) of each head rotated by
+ * pos·10000^(−2i/hs). */
+void avi_rope(double *v, int len, int hs, int pos);
+/* Layer l's attention inputs at position pos: xb = RMSNorm(x), q, k, v after RoPE (dim, kv_dim, kv_dim). */
+void avi_model_qkv(double *xb, double *q, double *k, double *v, const av_model *m, int l, const double *x, int pos);
+/* One head's causal softmax at query t: o[hs] over the float32 keys and values at rows 0..t of kc, vc
+ * (row j at j·stride); att: t + 1 doubles of scratch. */
+void avi_model_softmax_head(double *o, const double *q, const float *kc, const float *vc, size_t stride, int t,
+                            int hs, double scale, double *att);
+/* The rest of layer l at one position: x += wo·xb (xb: the heads' outputs), then x += the SwiGLU block;
+ * xb, xb2 (dim), hb, hb2 (hidden) are overwritten. */
+void avi_model_mlp(double *x, double *xb, double *xb2, double *hb, double *hb2, const av_model *m, int l);
+/* logits[vocab] = classifier·RMSNorm(x); xb (dim) scratch. */
+void avi_model_logits(float *logits, double *xb, const av_model *m, const double *x);
 
 /* --- random.c: random matrices from the portable stream ----------------------------------------- */
 

@@ -131,7 +131,7 @@ typedef struct fw_ws {
     double *x, *xb, *xb2, *q, *k, *v, *hb, *hb2, *att;
 } fw_ws;
 
-static int model_ok(const av_model *m) {
+int avi_model_ok(const av_model *m) {
     return m->dim > 0 && m->n_layers > 0 && m->n_heads > 0 && m->n_kv_heads > 0 && m->vocab_size > 0 && m->seq_len > 0 &&
            m->head_size > 0 && m->kv_dim == m->head_size * m->n_kv_heads && m->tok_emb && m->wcls;
 }
@@ -154,21 +154,20 @@ static uint64_t forward_bytes(const av_model *m, fw_ws *ws, unsigned char *base)
 }
 
 size_t av_forward_work(const av_model *m) {
-    if (!m || !model_ok(m)) return 0;
+    if (!m || !avi_model_ok(m)) return 0;
     fw_ws ws;
     uint64_t b = forward_bytes(m, &ws, NULL);
     return b > SIZE_MAX ? 0 : (size_t)b;
 }
 
-static void rmsnorm(double *out, const double *x, const float *w, int n) {
+void avi_rmsnorm(double *out, const double *x, const float *w, int n) {
     double ss = 0.0;
     for (int i = 0; i < n; i++) ss += x[i] * x[i];
     double r = 1.0 / sqrt(ss / n + 1e-5);
     for (int i = 0; i < n; i++) out[i] = w[i] * (r * x[i]);
 }
 
-/* out[rows] = W[rows×cols]·x (float64 sums). */
-static void matvec(double *out, const float *W, const double *x, int rows, int cols) {
+void avi_matvec(double *out, const float *W, const double *x, int rows, int cols) {
     for (int r = 0; r < rows; r++) {
         const float *w = W + (size_t)r * cols;
         double s = 0.0;
@@ -177,9 +176,7 @@ static void matvec(double *out, const float *W, const double *x, int rows, int c
     }
 }
 
-/* RoPE at position pos on a vector of heads of size hs: pairs (2i, 2i+1) of each head rotated by
- * pos·10000^(−2i/hs). */
-static void rope(double *v, int len, int hs, int pos) {
+void avi_rope(double *v, int len, int hs, int pos) {
     for (int j = 0; j < len; j += 2) {
         int i2 = j % hs;
         double freq = 1.0 / pow(10000.0, (double)i2 / hs);
@@ -190,10 +187,67 @@ static void rope(double *v, int len, int hs, int pos) {
     }
 }
 
+void avi_model_qkv(double *xb, double *q, double *k, double *v, const av_model *m, int l, const double *x, int pos) {
+    const int dim = m->dim, kvd = m->kv_dim;
+    avi_rmsnorm(xb, x, m->rms_att + (size_t)l * dim, dim);
+    avi_matvec(q, m->wq + (size_t)l * dim * dim, xb, dim, dim);
+    avi_matvec(k, m->wk + (size_t)l * kvd * dim, xb, kvd, dim);
+    avi_matvec(v, m->wv + (size_t)l * kvd * dim, xb, kvd, dim);
+    avi_rope(q, dim, m->head_size, pos);
+    avi_rope(k, kvd, m->head_size, pos);
+}
+
+void avi_model_softmax_head(double *o, const double *q, const float *kc, const float *vc, size_t stride, int t,
+                            int hs, double scale, double *att) {
+    double mx = -INFINITY;
+    for (int j = 0; j <= t; j++) {
+        const float *k = kc + (size_t)j * stride;
+        double s = 0.0;
+        for (int i = 0; i < hs; i++) s += q[i] * k[i];
+        att[j] = s * scale;
+        mx = att[j] > mx ? att[j] : mx;
+    }
+    double sum = 0.0;
+    for (int j = 0; j <= t; j++) sum += (att[j] = exp(att[j] - mx));
+    for (int i = 0; i < hs; i++) o[i] = 0.0;
+    for (int j = 0; j <= t; j++) {
+        const float *v = vc + (size_t)j * stride;
+        double a = att[j] / sum;
+        for (int i = 0; i < hs; i++) o[i] += a * v[i];
+    }
+}
+
+void avi_model_mlp(double *x, double *xb, double *xb2, double *hb, double *hb2, const av_model *m, int l) {
+    const int dim = m->dim, hd = m->hidden_dim;
+    avi_matvec(xb2, m->wo + (size_t)l * dim * dim, xb, dim, dim);
+    for (int i = 0; i < dim; i++) x[i] += xb2[i];
+    avi_rmsnorm(xb, x, m->rms_ffn + (size_t)l * dim, dim);
+    avi_matvec(hb, m->w1 + (size_t)l * hd * dim, xb, hd, dim);
+    avi_matvec(hb2, m->w3 + (size_t)l * hd * dim, xb, hd, dim);
+    for (int i = 0; i < hd; i++) hb[i] = hb[i] / (1.0 + exp(-hb[i])) * hb2[i]; /* SiLU(w1·x) ⊙ w3·x */
+    for (int i = 0; i < dim; i++) {
+        const float *w = m->w2 + ((size_t)l * dim + i) * hd;
+        double s = 0.0;
+        for (int c = 0; c < hd; c++) s += w[c] * hb[c];
+        x[i] += s;
+    }
+}
+
+void avi_model_logits(float *logits, double *xb, const av_model *m, const double *x) {
+    const int dim = m->dim;
+    avi_rmsnorm(xb, x, m->rms_final, dim);
+    for (int r = 0; r < m->vocab_size; r++) {
+        const float *w = m->wcls + (size_t)r * dim;
+        double s = 0.0;
+        for (int c = 0; c < dim; c++) s += w[c] * xb[c];
+        logits[r] = (float)s;
+    }
+}
+
 int av_forward(float *Q, float *K, float *V, float *logits, const av_model *m, const int *ids, int start, int n,
                void *work, size_t work_bytes) {
     if (!m || !ids || !work) return AV_ERR_NULL;
-    if (!model_ok(m)) return AV_ERR_SIZE;
+    if (!avi_model_ok(m)) return AV_ERR_SIZE;
     if (n < 1 || n > m->seq_len || start < 0 || start >= n) return AV_ERR_SIZE;
     for (int t = 0; t < n; t++)
         if (ids[t] < 0 || ids[t] >= m->vocab_size) return AV_ERR_SIZE;
@@ -202,19 +256,14 @@ int av_forward(float *Q, float *K, float *V, float *logits, const av_model *m, c
     if (need > SIZE_MAX) return AV_ERR_TOO_LARGE;
     if (work_bytes < need) return AV_ERR_WORKSPACE;
     forward_bytes(m, &ws, work);
-    const int dim = m->dim, hd = m->hidden_dim, hs = m->head_size, kvd = m->kv_dim, H = m->n_heads, KVH = m->n_kv_heads;
+    const int dim = m->dim, hs = m->head_size, kvd = m->kv_dim, H = m->n_heads, KVH = m->n_kv_heads;
     const int group = H / KVH, S = m->seq_len;
     const double scale = 1.0 / sqrt((double)hs);
     for (int t = start; t < n; t++) {
         const float *e = m->tok_emb + (size_t)ids[t] * dim;
         for (int i = 0; i < dim; i++) ws.x[i] = e[i];
         for (int l = 0; l < m->n_layers; l++) {
-            rmsnorm(ws.xb, ws.x, m->rms_att + (size_t)l * dim, dim);
-            matvec(ws.q, m->wq + (size_t)l * dim * dim, ws.xb, dim, dim);
-            matvec(ws.k, m->wk + (size_t)l * kvd * dim, ws.xb, kvd, dim);
-            matvec(ws.v, m->wv + (size_t)l * kvd * dim, ws.xb, kvd, dim);
-            rope(ws.q, dim, hs, t);
-            rope(ws.k, kvd, hs, t);
+            avi_model_qkv(ws.xb, ws.q, ws.k, ws.v, m, l, ws.x, t);
             float *kc = ws.kc + ((size_t)l * S + t) * kvd, *vc = ws.vc + ((size_t)l * S + t) * kvd;
             for (int i = 0; i < kvd; i++) kc[i] = (float)ws.k[i], vc[i] = (float)ws.v[i];
             for (int h = 0; h < H; h++)
@@ -227,50 +276,14 @@ int av_forward(float *Q, float *K, float *V, float *logits, const av_model *m, c
                     if (V) V[at] = vc[h * hs + i];
                 }
             // attention, head by head, over the cached keys 0..t (the cache holds float32, as captured)
-            for (int h = 0; h < H; h++) {
-                const double *q = ws.q + h * hs;
-                const int kvh = h / group;
-                double mx = -INFINITY;
-                for (int j = 0; j <= t; j++) {
-                    const float *k = ws.kc + ((size_t)l * S + j) * kvd + kvh * hs;
-                    double s = 0.0;
-                    for (int i = 0; i < hs; i++) s += q[i] * k[i];
-                    ws.att[j] = s * scale;
-                    mx = ws.att[j] > mx ? ws.att[j] : mx;
-                }
-                double sum = 0.0;
-                for (int j = 0; j <= t; j++) sum += (ws.att[j] = exp(ws.att[j] - mx));
-                double *o = ws.xb + h * hs;
-                for (int i = 0; i < hs; i++) o[i] = 0.0;
-                for (int j = 0; j <= t; j++) {
-                    const float *v = ws.vc + ((size_t)l * S + j) * kvd + kvh * hs;
-                    double a = ws.att[j] / sum;
-                    for (int i = 0; i < hs; i++) o[i] += a * v[i];
-                }
-            }
-            matvec(ws.xb2, m->wo + (size_t)l * dim * dim, ws.xb, dim, dim);
-            for (int i = 0; i < dim; i++) ws.x[i] += ws.xb2[i];
-            rmsnorm(ws.xb, ws.x, m->rms_ffn + (size_t)l * dim, dim);
-            matvec(ws.hb, m->w1 + (size_t)l * hd * dim, ws.xb, hd, dim);
-            matvec(ws.hb2, m->w3 + (size_t)l * hd * dim, ws.xb, hd, dim);
-            for (int i = 0; i < hd; i++) ws.hb[i] = ws.hb[i] / (1.0 + exp(-ws.hb[i])) * ws.hb2[i]; /* SiLU(w1·x) ⊙ w3·x */
-            for (int i = 0; i < dim; i++) {
-                const float *w = m->w2 + ((size_t)l * dim + i) * hd;
-                double s = 0.0;
-                for (int c = 0; c < hd; c++) s += w[c] * ws.hb[c];
-                ws.x[i] += s;
-            }
+            const float *kl = ws.kc + (size_t)l * S * kvd, *vl = ws.vc + (size_t)l * S * kvd;
+            for (int h = 0; h < H; h++)
+                avi_model_softmax_head(ws.xb + h * hs, ws.q + h * hs, kl + (h / group) * hs, vl + (h / group) * hs,
+                                       (size_t)kvd, t, hs, scale, ws.att);
+            avi_model_mlp(ws.x, ws.xb, ws.xb2, ws.hb, ws.hb2, m, l);
         }
     }
-    if (logits) {
-        rmsnorm(ws.xb, ws.x, m->rms_final, dim);
-        for (int r = 0; r < m->vocab_size; r++) {
-            const float *w = m->wcls + (size_t)r * dim;
-            double s = 0.0;
-            for (int c = 0; c < dim; c++) s += w[c] * ws.xb[c];
-            logits[r] = (float)s;
-        }
-    }
+    if (logits) avi_model_logits(logits, ws.xb, m, ws.x);
     /* the status speaks of what this call wrote: rows start..n−1 of each block (rows below are the caller's).
      * The weights are finite (av_model_parse) and the softmax and SiLU exponentials stay bounded, so a
      * non-finite output is a product or sum that left the float (or double) range. */

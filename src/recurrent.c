@@ -103,11 +103,10 @@ typedef struct rbufs {
 
 static int cls(const av_params *p) { return av_variant_info(p->variant)->cls; }
 static int normalised(const av_params *p) { return cls(p) == AV_CLASS_KERNEL || cls(p) == AV_CLASS_CLOSED_FORM; }
-static int chunk_of(const av_params *p, int n) { return p->chunk < 1 ? 1 : p->chunk > n ? n : p->chunk; }
 
 static void rlayout(rbufs *b, avi_arena *a, const av_params *p, int n, int d, int dv, int path) {
     memset(b, 0, sizeof *b);
-    int C = chunk_of(p, n);
+    int C = avi_chunk_of(p, n);
     if (path == AVI_PATH_DELTA_MATRIX) {
         b->PhiQ = avi_take(a, 4u * (uint64_t)n * d);
         b->PhiK = avi_take(a, 4u * (uint64_t)n * d);
@@ -182,7 +181,7 @@ static void softmax_cache(float *O, const float *Q, const float *K, const float 
 
 static void softmax_flash(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
                           const av_params *p, const rbufs *b) {
-    int C = chunk_of(p, n);
+    int C = avi_chunk_of(p, n);
     double lg = p->decay < 1 ? log(p->decay) : 0;
     for (int i0 = 0; i0 < n; i0 += C) {
         int rows = n - i0 < C ? n - i0 : C;
@@ -381,7 +380,7 @@ static int state_run(float *O, const float *Q, const float *K, const float *V, i
         Vx = b->Vx;
     }
     if (path == AVI_PATH_RECURRENT) return avi_merge(st, avi_zero_status(state_scan(O, Vx, n, r, dv, dvx, p, b)));
-    int C = chunk_of(p, n);
+    int C = avi_chunk_of(p, n);
     powers(b->pw, C, p->decay);
     memset(b->S, 0, (size_t)r * dvx * sizeof(double));
     for (int c0 = 0; c0 < n; c0 += C) {

@@ -80,6 +80,20 @@ static const char HELP[] =
     "      ...}: \"train\" (and with --holdout \"holdout\" and \"kl_rise\") the readouts row_kl_mean,\n"
     "      error_fro_rel, row_entropy_mean, output_error_rel before and after training. --all-heads: every\n"
     "      head of 4-D tensors, W.npy (layers, heads, d, cols), and a table, one row per head.\n"
+    "  attnviz linearize --model M.bin --tokenizer T.bin (--text \"...\" | --text-file F [--lines]) --variant V\n"
+    "                   [knobs] [--layers L] [--heads H] [--path matrix|recurrent] [--prompt \"...\"] [--steps N]\n"
+    "                   [--sensitivity] [--distill STEPS --train-file F [--lr X] [--save-w W.npy]] [-o OUT.json]\n"
+    "      What the model loses: run it with the chosen heads' softmax swapped for the variant (causal; its\n"
+    "      own conventions on each head's q, k, v) and print JSON {\"loss\", \"loss_original\", \"perplexity\",\n"
+    "      \"kl_mean\", \"top1_agreement\", \"texts\" (per position), \"continuation\", ...} over the texts'\n"
+    "      next-token predictions. --layers 0,2 / --heads 1,3 (from 0): --layers alone every head of those\n"
+    "      layers, --heads alone those heads in every layer, neither every head. --path: the variant's\n"
+    "      n x n matrix (default) or its recurrent state scan. --prompt (default the first text) and --steps\n"
+    "      (default 32, 0 for none): the greedy continuations of both models. --sensitivity: each layer's\n"
+    "      heads, then each head, swapped alone (delta_loss, kl_mean, top1_agreement). --distill STEPS (hedgehog\n"
+    "      and the variants with weights): first train every chosen head's W (identity start, Adam, --lr\n"
+    "      default 0.05) on --train-file's text against its own softmax; --save-w writes the Ws\n"
+    "      (layers, heads, d, d).\n"
     "  attnviz --help   This text.\n"
     "\n"
     "inputs (matrix, readouts):\n"
@@ -221,7 +235,7 @@ static void print_help(FILE *out) {
 
 int main(int argc, char **argv) {
     avcli_signals();
-    if (argc < 2) return avcli_fail("no command (matrix, readouts, sweep, generate, capture, generate-text, recall, distill, table; see attnviz --help)");
+    if (argc < 2) return avcli_fail("no command (matrix, readouts, sweep, generate, capture, generate-text, recall, distill, table, linearize; see attnviz --help)");
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 || (i == 1 && strcmp(argv[i], "help") == 0)) {
             print_help(stdout);
@@ -238,6 +252,7 @@ int main(int argc, char **argv) {
     else if (strcmp(cmd, "recall") == 0) code = avcli_cmd_recall(argc - 2, argv + 2);
     else if (strcmp(cmd, "distill") == 0) code = avcli_cmd_distill(argc - 2, argv + 2);
     else if (strcmp(cmd, "table") == 0) code = avcli_cmd_table(argc - 2, argv + 2);
-    else return avcli_fail("%s: unknown command (matrix, readouts, sweep, generate, capture, generate-text, recall, distill, table; see attnviz --help)", avcli_brief(cmd));
+    else if (strcmp(cmd, "linearize") == 0) code = avcli_cmd_linearize(argc - 2, argv + 2);
+    else return avcli_fail("%s: unknown command (matrix, readouts, sweep, generate, capture, generate-text, recall, distill, table, linearize; see attnviz --help)", avcli_brief(cmd));
     return avcli_stdout_check(code);
 }

@@ -68,6 +68,11 @@ void avcli_free(avcli_inputs *in);
 /* Knob flags only (--variant, knobs, -o) for commands without input files, checked at in->n, in->d with the
  * causal mask on; --causal is refused. 0, or one line on stderr and the exit status. */
 int avcli_parse_knobs(avcli_inputs *in, int argc, char **argv);
+/* Knob flags for a model's heads (linearize): --variant, knobs, -o; --causal implied, --no-causal, a variant
+ * without a causal form and the file flags refused. 0, or one line on stderr and the exit status. */
+int avcli_parse_head_knobs(avcli_inputs *in, int argc, char **argv);
+/* Those knobs (the same argv) checked for a text of n tokens and head size d, causal. 0, or one line and 2. */
+int avcli_check_head_knobs(avcli_inputs *in, int argc, char **argv, int n, int d);
 
 /* `attnviz matrix` (matrix_cmd.c) and `attnviz generate` (generate_cmd.c): argv after the command. Exit status. */
 int avcli_cmd_matrix(int argc, char **argv);
@@ -76,6 +81,27 @@ int avcli_cmd_generate(int argc, char **argv);
 /* `attnviz recall` and `attnviz distill` (mech_cmd.c): argv after the command. Exit status. */
 int avcli_cmd_recall(int argc, char **argv);
 int avcli_cmd_distill(int argc, char **argv);
+/* One head's distillation (mech_cmd.c; `distill` and `linearize --distill`): the losses (steps + 1, the caller
+ * allocates), W as written (d×cols float32, the caller allocates), the steps taken, why it stopped ("ok" or the
+ * warning's sentence), and the metrics row_kl_mean, error_fro_rel, row_entropy_mean, output_error_rel on the
+ * training and held-out inputs, before (the starting W) and after (W), NaN with a reason; kl_elu is elu+1's
+ * mean row KL to the same softmax on the training inputs, kl_elu_holdout on the held-out ones (NaN without). */
+enum { AVCLI_DISTILL_METRICS = 4, AVCLI_BEFORE = 0, AVCLI_AFTER = 1, AVCLI_TRAIN = 0, AVCLI_HOLDOUT = 1 };
+typedef struct avcli_distill_result {
+    double *loss;
+    float *Wf;
+    int taken, st;
+    char why[320];
+    double met[2][2][AVCLI_DISTILL_METRICS]; /* [TRAIN|HOLDOUT][BEFORE|AFTER][metric], NaN with a reason */
+    int met_why[2][2][AVCLI_DISTILL_METRICS];
+    int n_holdout;                           /* 0: no held-out inputs */
+    double kl_elu, kl_elu_holdout;
+} avcli_distill_result;
+typedef struct avcli_distill_run { long steps; double lr; const char *where; /* "" or "L1H3: " for warnings */ } avcli_distill_run;
+/* Train W on `in` (Q, K, n, d, prm: hedgehog or another variant with weights, its start prm.hedgehog_w or the
+ * identity), then the metrics on `in` and `ho` (NULL: none). 0, or one line and the exit status. */
+int avcli_distill_head(avcli_distill_result *res, const avcli_distill_run *run, const avcli_inputs *in,
+                       const avcli_inputs *ho);
 
 /* `attnviz readouts`: print one JSON object to `out` (readouts_cmd.c). Returns the exit status. */
 int avcli_cmd_readouts(const avcli_inputs *in, FILE *out);
@@ -83,6 +109,13 @@ int avcli_cmd_readouts(const avcli_inputs *in, FILE *out);
  * --all-heads for the first. Exit status. */
 int avcli_cmd_all_heads(int argc, char **argv);
 int avcli_cmd_table(int argc, char **argv);
+/* `attnviz linearize` (linearize_cmd.c): the model with some heads' attention swapped for a variant, measured
+ * against the original (docs/model.md "Swapped attention"). argv after the command. Exit status. */
+int avcli_cmd_linearize(int argc, char **argv);
+/* The knobs the variant of `in` reads, resolved at in->n, in->d, as the table's knobs column spells them
+ * ("p=3;m=64"; scale where --scale is among flags, the arrays given, W=given|identity, causal=1 where the mask is
+ * on but causal_given is 0) (table_cmd.c). */
+void avcli_knobs_text(char *out, size_t cap, const avcli_inputs *in, int nflags, char **flags, int causal_given);
 
 /* The plain softmax reference of readouts (the inputs' scale and mask, no decay, no window): n×n, or NULL
  * with *status < 0. */
@@ -135,6 +168,13 @@ int avcli_model_open(avcli_model **m, const char *model, const char *tokenizer);
 int avcli_model_capture(const avcli_model *m, const char *text, const char *what, avcli_capture *c);
 void avcli_capture_free(avcli_capture *c);
 void avcli_model_close(avcli_model *m);
+/* The loaded model's weights and tokenizer; a text encoded with BOS (UTF-8, at most seq_len tokens; *ids
+ * malloc'd, `what` names it in messages): 0, or one line and the exit status. */
+const av_model *avcli_model_weights(const avcli_model *m);
+const av_tokenizer *avcli_model_tokenizer(const avcli_model *m);
+int avcli_model_encode(const avcli_model *m, const char *text, const char *what, int **ids, int *n);
+/* A JSON string of bytes: escapes, and U+FFFD for bytes that are not valid UTF-8 (model_cmd.c). */
+void avcli_json_string(FILE *out, const unsigned char *s, size_t len);
 
 // ----------------------------------------------------------------------------------------------------
 // exit statuses and error lines (output.c)

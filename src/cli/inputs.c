@@ -430,3 +430,48 @@ void avcli_free(avcli_inputs *in) {
     av_params_set_gates(&in->prm, NULL, 0, 0, NULL);
     av_params_set_dplr(&in->prm, NULL, NULL, 0);
 }
+
+/* The knob flags of a model's heads (`attnviz linearize`): --variant, its knobs and -o into in->prm and in->out,
+ * with the causal mask on (--causal is implied, --no-causal refused: a language model is causal). No input
+ * files: the heads' q, k, v are the model's, so --q, --k, --v, --layer, --head and the gated arrays (one per
+ * token of one text) are not options. A variant without a causal form is refused by name. 0, or one line and 2. */
+int avcli_parse_head_knobs(avcli_inputs *in, int argc, char **argv) {
+    raw_flags r;
+    memset(in, 0, sizeof *in);
+    int st = collect_flags(&r, argc, argv);
+    if (st) return st;
+    for (int f = 0; f < F_NSTR; f++)
+        if (r.str[f] && f != F_VARIANT && f != F_OUT)
+            return avcli_fail("%s: not an option of linearize (each head's q, k and v are the model's own%s)", str_name(f),
+                              f >= F_G0 ? "; the gated families take their constant knobs" : "");
+    if (r.accurate) return avcli_fail("--accurate: not an option of linearize (see attnviz --help)");
+    if (r.knob[AV_KNOB_CAUSAL] && r.knob[AV_KNOB_CAUSAL][0] == '0')
+        return avcli_fail("--no-causal: a language model is causal; linearize swaps in causal attention only");
+    int variant, alias;
+    if ((st = variant_flag(&variant, &alias, &r))) return st;
+    if (alias == AVCLI_RWKV7)
+        return avcli_fail("--variant rwkv7: its a and b come from each head's keys, which linearize does not build (use dplr)");
+    const av_variant_desc *vd = av_variant_info(variant);
+    if (!(vd->flags & AV_VF_CAUSAL))
+        return avcli_fail("--variant %s: has no causal form, and a language model is causal (token t sees tokens 0..t)", vd->name);
+    defaults(in, variant, alias);
+    if ((st = set_knobs(in, &r))) return st;
+    in->prm.causal = 1;
+    in->out = r.str[F_OUT];
+    return in->out ? avcli_out_check("-o", in->out) : 0;
+}
+
+/* The knobs of avcli_parse_head_knobs (the same argv) resolved for a text of n tokens and heads of size d: a
+ * knob that removes the causal form, or out of range at this n. 0, or one line and 2. */
+int avcli_check_head_knobs(avcli_inputs *in, int argc, char **argv, int n, int d) {
+    raw_flags r;
+    int st = collect_flags(&r, argc, argv);
+    if (st) return st;
+    av_params res;
+    int bad = -1;
+    in->n = n, in->d = d;
+    if (av_params_check(&res, &in->prm, n, d, &bad) == AV_ERR_NO_CAUSAL && bad >= 0 && bad != AV_KNOB_CAUSAL)
+        return avcli_fail("%s: %s with it has no causal form, and a language model is causal", av_knob_info(bad)->flag,
+                          avcli_variant_label(in->prm.variant, in->alias));
+    return check_knobs(in, &r);
+}

@@ -299,22 +299,10 @@ static int fits_float32(const double *W, size_t cnt) {
 /* The distillation metrics: readouts of Hedgehog's matrix (with a given W) against the softmax target, the
  * same numbers `attnviz readouts --variant hedgehog --hedgehog-w W.npy` prints for those inputs. */
 static const int METRICS[] = {AV_R_ROW_KL_MEAN, AV_R_ERROR_FRO_REL, AV_R_ROW_ENTROPY_MEAN, AV_R_OUTPUT_ERROR_REL};
-enum { NMET = sizeof METRICS / sizeof *METRICS, BEFORE = 0, AFTER = 1, TRAIN = 0, HOLDOUT = 1 };
-
-/* One head's distillation: the losses, the W written, why it stopped, and the metrics on the training
- * inputs and the held-out ones, before (the starting W) and after (W as written, float32). */
-typedef struct distill_result {
-    double *loss;                          /* steps + 1 */
-    float *Wf;                             /* d×cols, as W.npy holds it */
-    int taken, st;                         /* steps taken; > 0: the warning that stopped (or marked) it */
-    char why[320];                         /* the status sentence, "ok" when st is 0 */
-    double met[2][2][NMET];                /* [TRAIN|HOLDOUT][BEFORE|AFTER][metric], NaN with a reason */
-    int met_why[2][2][NMET];
-    int n_holdout;                         /* 0: no held-out inputs */
-    double kl_elu;
-} distill_result;
-
-typedef struct distill_run { long steps; double lr; const char *where; /* "" or "L1H3: " for warnings */ } distill_run;
+enum { NMET = AVCLI_DISTILL_METRICS, BEFORE = AVCLI_BEFORE, AFTER = AVCLI_AFTER, TRAIN = AVCLI_TRAIN, HOLDOUT = AVCLI_HOLDOUT };
+_Static_assert(sizeof METRICS / sizeof *METRICS == AVCLI_DISTILL_METRICS, "cli.h's metric count");
+typedef avcli_distill_result distill_result; /* cli.h: one head's distillation (linearize --distill reuses it) */
+typedef avcli_distill_run distill_run;
 
 /* Hedgehog's metrics on `in` with W (NULL: the identity) into met/why. 0 or the failing status. */
 static int distill_metrics(double *met, int *why, const avcli_inputs *in, const float *W, int cols) {
@@ -332,7 +320,7 @@ static int distill_metrics(double *met, int *why, const avcli_inputs *in, const 
 
 /* Train W on `in` (--steps Adam steps; the loop of one head), then the metrics on `in` and `ho` (or NULL).
  * Warnings go to stderr, prefixed by run->where. 0, or one line and the exit status. */
-static int distill_head(distill_result *res, const distill_run *run, const avcli_inputs *in, const avcli_inputs *ho) {
+int avcli_distill_head(distill_result *res, const distill_run *run, const avcli_inputs *in, const avcli_inputs *ho) {
     int n = in->n, d = in->d, cols = in->prm.hedgehog_w ? in->prm.hedgehog_cols : d, code = 0;
     long steps = run->steps;
     size_t cnt = (size_t)d * cols, wb = av_distill_work(&in->prm, n, d, cols);
@@ -384,6 +372,7 @@ static int distill_head(distill_result *res, const distill_run *run, const avcli
             if (sm < 0) code = sm == AV_ERR_NOMEM ? avcli_fail_system("out of memory") : avcli_fail("distill: %s", av_status_string(sm));
         }
     if (!code) res->kl_elu = kl_of(AV_ELU, in);
+    if (!code) res->kl_elu_holdout = ho ? kl_of(AV_ELU, ho) : NAN;
     free(W); free(mom); free(Wbefore); free(w);
     return code;
 }
@@ -601,7 +590,7 @@ int avcli_cmd_distill(int argc, char **argv) {
         res[i].Wf = malloc(sizeof(float) * (size_t)in.d * cols);
         if (!code && (!res[i].loss || !res[i].Wf)) code = avcli_fail_system("out of memory");
         distill_run run = {steps, lr, where};
-        if (!code) code = distill_head(&res[i], &run, &in, hold[0] ? &hin : NULL);
+        if (!code) code = avcli_distill_head(&res[i], &run, &in, hold[0] ? &hin : NULL);
         avcli_free(&hin);
         if (i == 0) first = in; /* kept for the output's n, d, scale, mask */
         else avcli_free(&in);

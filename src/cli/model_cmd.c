@@ -411,3 +411,13 @@ void avcli_capture_free(avcli_capture *c) {
     free(c->V);
     c->Q = c->K = c->V = NULL;
 }
+
+const av_model *avcli_model_weights(const avcli_model *mp) { return &mp->x.m; }
+const av_tokenizer *avcli_model_tokenizer(const avcli_model *mp) { return &mp->x.t; }
+int avcli_model_encode(const avcli_model *mp, const char *text, const char *what, int **ids, int *n) {
+    *ids = NULL;
+    int code = encode_text(&mp->x, text, what, ids, n);
+    if (code) { free(*ids); *ids = NULL; }
+    return code;
+}
+void avcli_json_string(FILE *out, const unsigned char *s, size_t len) { json_string(out, s, len); }

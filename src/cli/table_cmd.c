@@ -293,7 +293,7 @@ typedef struct run {
 
 /* The knobs the variant read, resolved ("p=3;m=64"): the registry's list for the variant, then scale where
  * it was given and the variant reads it, hedgehog's W, and a mask the table did not ask for. */
-static void knobs_text(char *out, size_t cap, const avcli_inputs *in, const run *ru) {
+void avcli_knobs_text(char *out, size_t cap, const avcli_inputs *in, int nflags, char **flags, int causal_given) {
     const av_variant_desc *vd = av_variant_info(in->prm.variant);
     av_params res;
     int bad, k = 0;
@@ -312,24 +312,28 @@ static void knobs_text(char *out, size_t cap, const avcli_inputs *in, const run 
             k += snprintf(out + k, cap - (size_t)k, "%s%s=%.*s", sep, kd->key, (int)strcspn(o, "|"), o);
         } else k += snprintf(out + k, cap - (size_t)k, "%s%s=%.10g", sep, kd->key, v);
     }
-    if ((vd->flags & AV_VF_SCALED) && flag_value(ru->nrest, ru->rest, "--scale") && (size_t)k < cap)
+    if ((vd->flags & AV_VF_SCALED) && flag_value(nflags, flags, "--scale") && (size_t)k < cap)
         k += snprintf(out + k, cap - (size_t)k, "%sscale=%.10g", k ? ";" : "", res.scale);
     /* the arrays as given; mamba2's gates from dt, rwkv7's a, b from K (docs/gated.md) */
-    const char *dt = in->alias == AVCLI_MAMBA2 ? flag_value(ru->nrest, ru->rest, "--dt") : NULL;
+    const char *dt = in->alias == AVCLI_MAMBA2 ? flag_value(nflags, flags, "--dt") : NULL;
     static const char *const ARRAYS[3] = {"gates", "betas", "ab"};
     const float *given[3] = {dt ? NULL : in->gates, in->betas, in->ab_made ? NULL : in->dplr_a};
     for (int i = 0; i < 3; i++)
         if (given[i] && (size_t)k < cap) k += snprintf(out + k, cap - (size_t)k, "%s%s=given", k ? ";" : "", ARRAYS[i]);
     if (dt && (size_t)k < cap)
-        k += snprintf(out + k, cap - (size_t)k, "%sdt=given;A=%s", k ? ";" : "", flag_value(ru->nrest, ru->rest, "--A"));
+        k += snprintf(out + k, cap - (size_t)k, "%sdt=given;A=%s", k ? ";" : "", flag_value(nflags, flags, "--A"));
     if (in->ab_made && (size_t)k < cap) {
         if (in->a_icl) k += snprintf(out + k, cap - (size_t)k, "%sa_icl=given", k ? ";" : "");
         else k += snprintf(out + k, cap - (size_t)k, "%sa_icl=%.10g", k ? ";" : "", in->a_icl_const);
     }
     if ((vd->flags & AV_VF_WEIGHTS) && (size_t)k < cap)
         k += snprintf(out + k, cap - (size_t)k, "%sW=%s", k ? ";" : "", in->hedgehog_w ? "given" : "identity");
-    if (in->prm.causal && !ru->causal && (size_t)k < cap) /* a variant that exists only causal */
+    if (in->prm.causal && !causal_given && (size_t)k < cap) /* a variant that exists only causal */
         snprintf(out + k, cap - (size_t)k, "%scausal=1", k ? ";" : "");
+}
+
+static void knobs_text(char *out, size_t cap, const avcli_inputs *in, const run *ru) {
+    avcli_knobs_text(out, cap, in, ru->nrest, ru->rest, ru->causal);
 }
 
 /* Why the variant has no causal form with these flags, into why; 0 when it has one. */

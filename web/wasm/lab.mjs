@@ -298,8 +298,22 @@ export class Lab {
     if (this.status !== STATUS.OK) return this.result(this.status);
     const id = typeof gen === 'number' ? gen : this.av.generatorNames.indexOf(gen);
     if (id < 0) return this.result(STATUS.ERR_VARIANT);
+    // av_generate writes V as n×d: with dv ≠ d it draws into a scratch n×d block and keeps dv columns (its
+    // entries are iid, so any dv of them are V's draw); dv > d has no such draw
+    if (this.dv > this.d) return this.result(STATUS.ERR_SIZE, `generated V has d = ${this.d} columns, fewer than dv = ${this.dv}`);
+    let V = this.Vp;
+    if (this.dv !== this.d) {
+      const got = this.take([['Vgen', this.n * this.d * 4]]);
+      if (got.status !== STATUS.OK) return this.result(got.status);
+      [V] = got.ptrs;
+    }
     this.refVersion += 1;
-    return this.result(this.av.exports.av_generate(this.Qp, this.Kp, this.Vp, this.n, this.d, id, std, seed >>> 0));
+    const st = this.av.exports.av_generate(this.Qp, this.Kp, V, this.n, this.d, id, std, seed >>> 0);
+    if (V !== this.Vp && st === STATUS.OK) {
+      const from = this.av.f32(V, this.n * this.d), to = this.V;
+      for (let i = 0; i < this.n; i++) to.set(from.subarray(i * this.d, i * this.d + this.dv), i * this.dv);
+    }
+    return this.result(st);
   }
 
   /** An n×n matrix into buffer `name` ('M' or 'A') with the knobs in place (matrix(), reference()). */
