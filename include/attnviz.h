@@ -468,7 +468,10 @@ int av_recall_pairs(double *err, const float *K, const float *V, int N, int d, c
  *                    loss[] NaN, W and the moments untouched, and av_matrix's warning for that target (also
  *                    av_distill_loss's, with *loss NaN). Errors are returned before anything is written.
  * cols in 1..AV_MAX_FEATURE_DIM/2; statuses as av_matrix's plus AV_ERR_KNOB for lr, steps or t0 < 0 and for
- * t0 + steps > INT_MAX. */
+ * t0 + steps > INT_MAX.
+ * With prm->variant = AV_LOLCATS the student is lolcats (docs/variant-formulas.md): its window and scale from prm
+ * (resolved: causal only, else AV_ERR_NEEDS_CAUSAL; prm's hedgehog_w is not read, W is), the window's terms
+ * exp(scale·q·k) fixed and the older keys' φ(q)·φ(k) trained; the same loss, its analytic gradient. */
 size_t av_distill_work(const av_params *prm, int n, int d, int cols);
 int av_distill_loss(double *loss, double *grad, const double *W, int cols, const float *Q, const float *K, int n,
                     int d, const av_params *prm, void *work, size_t work_bytes);
@@ -636,7 +639,8 @@ int av_semiseparable_rank(double *rank, double *block_sv, const float *M, int n,
 /* The structural ceiling of that rank for these knobs (never above h = ⌊n/2⌋): the feature dimension for
  * kernel variants (decayed or not; + (k − 1)/2 with a DWC kernel), s or the landmarks for the low-rank
  * class, d for retention, d − 1 for deltanet at β = 1 (each write projects out its key) and d otherwise,
- * W − 1 for softmax with a window W, and h for plain softmax. AV_OK or av_params_resolve's errors. */
+ * W − 1 for softmax with a window W, W − 1 + 2·cols for lolcats with a window W < n (h without), and h for plain
+ * softmax. AV_OK or av_params_resolve's errors. */
 int av_semiseparable_ceiling(long *ceiling, const av_params *prm, int n, int d);
 
 /* ------------------------------------------------------------------------------------------------ */
