@@ -172,6 +172,16 @@ START_TEST(test_defaults_and_stability) {
             ck_assert_msg(fabs(O[i * dv + c] - s) < 1e-5, "recurrent %d %d: %g vs %g", i, c, O[i * dv + c], s);
         }
     free(Q), free(K), free(V), free(Wh), free(M), free(O), free(R);
+    /* u(q) + u(k) = 0 at |u| = 500: the stabilised product e^{−1000} underflows, the true φ·φ is 2 (d = 1):
+     * row 1 = [2, e^0] / 3 */
+    const float q2[2] = {0, 500}, k2[2] = {-500, 0}, v2[2] = {3, 0};
+    float M2[4], O2[2];
+    char w2[4096];
+    p = lolcats(1, NULL, 0);
+    ck_assert_int_eq(av_matrix(M2, q2, k2, 2, 1, &p, w2, sizeof w2), AV_OK);
+    ck_assert_msg(fabs(M2[2] - 2.0 / 3) < 1e-6 && fabs(M2[3] - 1.0 / 3) < 1e-6, "cancelling pair: %g %g", M2[2], M2[3]);
+    ck_assert_int_eq(av_recurrent(O2, q2, k2, v2, 2, 1, 1, &p, w2, sizeof w2), AV_OK);
+    ck_assert_msg(fabs(O2[1] - 2.0) < 1e-5, "cancelling pair, recurrent: %g", O2[1]);
 }
 END_TEST
 
