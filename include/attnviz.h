@@ -107,7 +107,8 @@ enum av_variant {
     AV_KDA = 18,        /* Kimi Delta Attention: gdn with a per-channel α_t ∈ R^d */
     AV_DPLR = 19,       /* diagonal plus low rank: S_t = (Diag(α_t) + b_t a_tᵀ) S_{t−1} + k_t v_tᵀ (RWKV-7) */
     AV_FOX = 20,        /* Forgetting Transformer: softmax_j≤i(scale·q_i·k_j + Σ_{l=j+1..i} g_l) */
-    AV_VARIANT_COUNT = 21
+    AV_LOLCATS = 21,    /* sliding window of exp(scale·q·k) + Hedgehog φ(q)·φ(k) for older keys, one normaliser */
+    AV_VARIANT_COUNT = 22
 };
 
 /* ---- the variant registry ------------------------------------------------------------------------
@@ -123,7 +124,8 @@ enum av_variant_class {
     AV_CLASS_LOWRANK = 3,     /* M = softmax-based low-rank factors (projection or landmarks) */
     AV_CLASS_RETENTION = 4,   /* unnormalised decayed linear attention: S ← γS + k vᵀ, o = Sᵀ(scale·q) */
     AV_CLASS_DELTA = 5,       /* the delta rule on unit keys: S ← αS, S += β·k(v − Sᵀk)ᵀ, o = Sᵀ(scale·q) */
-    AV_CLASS_GATED = 6        /* the gated families: per-token (per-channel) gates as data (docs/gated.md) */
+    AV_CLASS_GATED = 6,       /* the gated families: per-token (per-channel) gates as data (docs/gated.md) */
+    AV_CLASS_HYBRID = 7       /* a softmax window plus a linear (feature-map) term for the older keys (lolcats) */
 };
 enum av_variant_flag {
     AV_VF_CAUSAL = 1,    /* has a causal (masked) form */
@@ -236,7 +238,7 @@ typedef struct av_params {
     uint32_t seed;        /* random matrices (performer ω, linformer E/F, DWC weights); "redraw" is seed + 1 */
     int order;            /* taylor order 1..4; 0 → 2 */
     int N;                /* explimit power 1..64; 0 → 2 */
-    const float *hedgehog_w; /* hedgehog W, d×hedgehog_cols row-major; NULL → identity (cols = d) */
+    const float *hedgehog_w; /* hedgehog's (and lolcats's) W, d×hedgehog_cols row-major; NULL → identity (cols = d) */
     int hedgehog_cols;    /* columns of W (D/2); ignored when hedgehog_w is NULL */
     int landmarks;        /* nystrom landmarks 1..n; 0 → min(n, 64) */
     int iters;            /* nystrom pseudo-inverse iterations 0..100; 0 → 6 (set -1 for zero iterations: Z = Z₀) */
@@ -245,7 +247,9 @@ typedef struct av_params {
     double decay;         /* γ in (0, 1]: each step multiplies the state by γ (docs/recurrent.md); 0 → 1, retention's
                            * 0 → 1 − 2⁻⁵. Below 1 it needs causal: kernel variants, softmax (the forgetting softmax),
                            * retention, deltanet (α, applied before the delta step) */
-    int window;           /* softmax: row i sees keys with |i − j| < window (and j ≤ i when causal), ≥ 1; 0: no window */
+    int window;           /* softmax: row i sees keys with |i − j| < window (and j ≤ i when causal), ≥ 1; 0: no window.
+                           * lolcats: the exact-softmax window i − W < j ≤ i (av_params_default: 16; 0 or ≥ n:
+                           * every key, i.e. causal softmax) */
     double beta;          /* deltanet's write strength β in (0, 2]; 0 → 0.5 */
     int chunk;            /* the chunkwise form's chunk size C ≥ 1, clamped to n; 0 → min(n, 64) */
     /* The gated families' inputs (docs/gated.md), caller-owned like hedgehog_w: set them with
@@ -464,7 +468,10 @@ int av_recall_pairs(double *err, const float *K, const float *V, int N, int d, c
  *                    loss[] NaN, W and the moments untouched, and av_matrix's warning for that target (also
  *                    av_distill_loss's, with *loss NaN). Errors are returned before anything is written.
  * cols in 1..AV_MAX_FEATURE_DIM/2; statuses as av_matrix's plus AV_ERR_KNOB for lr, steps or t0 < 0 and for
- * t0 + steps > INT_MAX. */
+ * t0 + steps > INT_MAX.
+ * With prm->variant = AV_LOLCATS the student is lolcats (docs/variant-formulas.md): its window and scale from prm
+ * (resolved: causal only, else AV_ERR_NEEDS_CAUSAL; prm's hedgehog_w is not read, W is), the window's terms
+ * exp(scale·q·k) fixed and the older keys' φ(q)·φ(k) trained; the same loss, its analytic gradient. */
 size_t av_distill_work(const av_params *prm, int n, int d, int cols);
 int av_distill_loss(double *loss, double *grad, const double *W, int cols, const float *Q, const float *K, int n,
                     int d, const av_params *prm, void *work, size_t work_bytes);
@@ -632,7 +639,8 @@ int av_semiseparable_rank(double *rank, double *block_sv, const float *M, int n,
 /* The structural ceiling of that rank for these knobs (never above h = ⌊n/2⌋): the feature dimension for
  * kernel variants (decayed or not; + (k − 1)/2 with a DWC kernel), s or the landmarks for the low-rank
  * class, d for retention, d − 1 for deltanet at β = 1 (each write projects out its key) and d otherwise,
- * W − 1 for softmax with a window W, and h for plain softmax. AV_OK or av_params_resolve's errors. */
+ * W − 1 for softmax with a window W, W − 1 + 2·cols for lolcats with a window W < n (h without), and h for plain
+ * softmax. AV_OK or av_params_resolve's errors. */
 int av_semiseparable_ceiling(long *ceiling, const av_params *prm, int n, int d);
 
 /* ------------------------------------------------------------------------------------------------ */

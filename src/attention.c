@@ -337,6 +337,7 @@ static int matrix_resolved(float *M, const float *Q, const float *K, int n, int 
                            const bufs *b) {
     int st;
     if (is_gated(p)) st = avi_gated_matrix(M, Q, K, n, d, p, b->inner);
+    else if (is_hybrid(p)) st = avi_lolcats_matrix(M, Q, K, n, d, p, b->inner);
     else if (is_exact(p)) st = softmax_matrix(M, Q, K, n, d, p, b);
     else if (is_lowrank(p)) st = avi_lowrank_matrix(M, Q, K, n, d, p, b->inner);
     else if (is_delta(p)) st = avi_delta_matrix(M, Q, K, n, d, p, b->inner);

@@ -14,6 +14,8 @@ static inline int is_state(const av_params *p) { return desc(p)->cls == AV_CLASS
 static inline int is_delta(const av_params *p) { return desc(p)->cls == AV_CLASS_DELTA; }
 /* The gated families (docs/gated.md): gated.c dispatches their forms. */
 static inline int is_gated(const av_params *p) { return desc(p)->cls == AV_CLASS_GATED; }
+/* The hybrids (lolcats): a softmax window plus a feature-map term; lolcats.c computes their forms. */
+static inline int is_hybrid(const av_params *p) { return desc(p)->cls == AV_CLASS_HYBRID; }
 static inline int has_flag(const av_params *p, unsigned f) { return (desc(p)->flags & f) != 0; }
 /* The depthwise convolution on V: a variant that reads the dwc_kernel knob, with a kernel (focused). */
 static inline int has_dwc(const av_params *p) { return p->dwc_kernel > 0 && avi_variant_reads(p->variant, AV_KNOB_DWC_KERNEL); }

@@ -57,6 +57,11 @@
 //                (the four A's; X = (I − A_ab)⁻¹(Â·S + A_ak·V) and O = Q̂·S + A_qk·V + A_qb·X, each C·dv + d·dv a
 //                token; the state's two writes 2·d·dv)
 //              fox (flash tiling)           n·n·(d + dv)                                   bytes 4·(C² + C·dv)
+//
+// The hybrid (lolcats; w = min(W, n) window keys, W 0 meaning n; c the columns of W_h, r = 2·c; F = hedgehog's):
+//   quadratic  F + n·w·d + n·(n − w)·r + n²·dv (window logits, then φ products for the older keys)   bytes 4·n²
+//   linear     the recurrent scan
+//   recurrent  F + n·w·(d + dv) + 2·n·r·dv (cache, then the state's write and read)   bytes 4·(w·(d + dv) + r·dv + r)
 
 /* out[0..1] of one path of a gated family (the table above), knobs resolved and not delegated. */
 static void gated_cost(double *out, int path, const av_params *p, double N, double D, double DV, double C) {
@@ -98,6 +103,14 @@ static int path_cost(double *out, int path, const av_params *p, int n, int d, in
         }
         if (path == AV_PATH_LINEAR && !has_flag(p, AV_VF_LINEAR)) return AV_OK;
         gated_cost(out, path, p, N, D, DV, p->chunk < 1 ? 1 : p->chunk > n ? N : p->chunk);
+        return AV_OK;
+    }
+    if (is_hybrid(p)) {
+        if (path == AV_PATH_CHUNKWISE) return AV_OK;
+        const double c = p->hedgehog_w ? p->hedgehog_cols : d, r = 2 * c, F = avi_cost_hedgehog(p, N, D, r);
+        const double w = p->window > 0 && p->window < n ? p->window : N;
+        if (path == AV_PATH_QUADRATIC) out[0] = F + N * w * D + N * (N - w) * r + nn * DV, out[1] = 4 * nn;
+        else out[0] = F + N * w * (D + DV) + 2 * N * r * DV, out[1] = 4 * (w * (D + DV) + r * DV + r);
         return AV_OK;
     }
     long rl = is_exact(p) || is_lowrank(p) ? 0 : avi_feature_dim(p, d);
@@ -189,6 +202,8 @@ int av_semiseparable_ceiling(long *ceiling, const av_params *prm, int n, int d) 
     long h = n / 2, c = h;
     if (is_gated(&p)) c = p.variant == AV_FOX ? h : d; /* the state S (d×dv) carries all a row sees of the past */
     else if (is_exact(&p)) c = p.window > 0 ? p.window - 1 : h;
+    else if (is_hybrid(&p)) /* the window's W − 1 cached keys plus the r = 2·cols state; no window: softmax */
+        c = p.window > 0 && p.window < n ? p.window - 1 + 2L * (p.hedgehog_w ? p.hedgehog_cols : d) : h;
     else if (is_lowrank(&p)) c = avi_lowrank_rank(&p);
     else if (is_delta(&p)) c = p.beta == 1 ? d - 1 : d;
     else {

@@ -77,6 +77,10 @@ static inline void layout(bufs *b, avi_arena *a, const av_params *p, int n, int 
         b->inner = avi_take(a, avi_gated_need(p, n, d, dv, path == PATH_MATRIX ? AVI_GATED_MATRIX : AVI_GATED_CHUNKWISE));
         return;
     }
+    if (is_hybrid(p)) { /* lolcats.c lays out its own; its linear path is the recurrent scan */
+        b->inner = avi_take(a, avi_lolcats_need(p, n, d, dv, path == PATH_MATRIX ? AVI_LOLCATS_MATRIX : AVI_LOLCATS_RECURRENT));
+        return;
+    }
     if (is_state(p) && path != PATH_MATRIX) { /* retention, deltanet: their linear path is the chunkwise form */
         b->inner = avi_take(a, avi_recurrent_need(p, n, d, dv, AVI_PATH_CHUNKWISE));
         return;

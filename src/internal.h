@@ -234,6 +234,24 @@ int avi_phi_delta(float *PhiQ, float *PhiK, const float *Q, const float *K, int 
 double avi_cost_retention(const av_params *p, double n, double d, double r);
 double avi_cost_delta(const av_params *p, double n, double d, double r);
 
+/* --- lolcats.c: the hybrid class (a softmax window plus Hedgehog's linear term) ----------------------- */
+
+enum { AVI_LOLCATS_MATRIX = 0, AVI_LOLCATS_RECURRENT = 1 };
+/* Bytes of workspace of the matrix or the recurrent scan (av_linear runs the scan too). */
+uint64_t avi_lolcats_need(const av_params *prm, int n, int d, int dv, int path);
+/* M[n×n] (causal), and O[n×dv] by the cache-plus-state scan; resolved knobs, checked inputs; AV_OK. */
+int avi_lolcats_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *prm, void *work);
+int avi_lolcats_run(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
+                    const av_params *prm, void *work);
+/* F[n×2cols] = exp([u, −u] − m_i), m[i] = max_c |u_c|, u = Wᵀx_i with W float (Wf) or double (Wd), d×cols, or
+ * the identity when both are NULL (cols = d). Shared with the distillation (mechanisms.c). */
+void avi_lolcats_features(double *F, double *m, const float *X, const float *Wf, const double *Wd, int n, int d,
+                          int cols);
+/* ln φ(q)·φ(k) = ln Σ_c 2·cosh(uq_c + uk_c) from u = W_hᵀx of both, directly (2·cols exps): for the pairs whose
+ * stabilised product φ̃(q)·φ̃(k) is below AVI_LOLCATS_TINY, where some of its terms may have underflowed. */
+double avi_lolcats_log_pair(const double *uq, const double *uk, int cols);
+#define AVI_LOLCATS_TINY 1e-280
+
 /* --- rows.c: the row rules every path shares ---------------------------------------------------- */
 
 /* Errors win; among events the one that says most about the outputs. */

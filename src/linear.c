@@ -266,7 +266,7 @@ static int kernel_linear(float *O, const float *Q, const float *K, const float *
  * plus the O(n·k·dv) conv). */
 static int linear_rule(const av_params *p, int d) {
     if (!has_flag(p, AV_VF_LINEAR)) return AV_ERR_NO_LINEAR;
-    if (is_lowrank(p)) return AV_OK;
+    if (is_lowrank(p) || is_hybrid(p)) return AV_OK;
     return avi_feature_dim(p, d) > AV_MAX_FEATURE_DIM ? AV_ERR_FEATURE_DIM : AV_OK;
 }
 
@@ -293,6 +293,7 @@ int av_linear(float *O, const float *Q, const float *K, const float *V, int n, i
     layout(&b, &a, &p, n, d, dv, PATH_LINEAR);
     if (is_lowrank(&p)) st = avi_lowrank_linear(O, Q, K, V, n, d, dv, &p, b.inner);
     else if (is_gated(&p)) st = avi_gated_run(O, Q, K, V, n, d, dv, &p, b.inner, AVI_GATED_CHUNKWISE);
+    else if (is_hybrid(&p)) st = avi_lolcats_run(O, Q, K, V, n, d, dv, &p, b.inner);
     else if (is_state(&p)) st = avi_recurrent_run(O, Q, K, V, n, d, dv, &p, b.inner, AVI_PATH_CHUNKWISE);
     else st = kernel_linear(O, Q, K, V, n, d, dv, &p, &b);
     return check_out(st, O, (size_t)n * dv);
@@ -303,6 +304,8 @@ int av_recurrent_step(float *o, double *S, double *z, const float *phi_q, const 
     if (!o || !S || !z || !phi_q || !phi_k || !v || !prm) return AV_ERR_NULL;
     if (r < 1 || r > AV_MAX_FEATURE_DIM || dv < 1 || dv > AV_MAX_D) return AV_ERR_SIZE;
     if (avi_is_gated(prm->variant)) return AV_ERR_NO_LINEAR; /* their step is av_gated_step (gates, β, a, b) */
+    if (prm->variant >= 0 && prm->variant < AV_VARIANT_COUNT && av_variant_info(prm->variant)->cls == AV_CLASS_HYBRID)
+        return AV_ERR_NO_LINEAR; /* lolcats: a cache of W keys beside the state, no step of S and z alone */
     av_params p = *prm;
     p.causal = 1; /* the recurrent form is the causal scan */
     int st = engine_resolve(&p, &p, n, 1);
@@ -341,12 +344,13 @@ static int sequential_rule(const av_params *p, int d, unsigned flag) {
     if (!has_flag(p, flag) && !(flag == AV_VF_RECURRENT && is_exact(p))) return AV_ERR_NO_LINEAR;
     if (avi_extra_term(p)) return AV_ERR_NO_LINEAR;
     if (!p->causal) return AV_ERR_NEEDS_CAUSAL;
-    return !is_exact(p) && avi_feature_dim(p, d) > AV_MAX_FEATURE_DIM ? AV_ERR_FEATURE_DIM : AV_OK;
+    return !is_exact(p) && !is_hybrid(p) && avi_feature_dim(p, d) > AV_MAX_FEATURE_DIM ? AV_ERR_FEATURE_DIM : AV_OK;
 }
 
 /* The workspace of a sequential form: recurrent.c's, or a gated family's (gated.c). */
 static uint64_t seq_need(const av_params *p, int n, int d, int dv, int path) {
     if (is_gated(p)) return avi_gated_need(p, n, d, dv, path == AVI_PATH_RECURRENT ? AVI_GATED_RECURRENT : AVI_GATED_CHUNKWISE);
+    if (is_hybrid(p)) return avi_lolcats_need(p, n, d, dv, AVI_LOLCATS_RECURRENT);
     return avi_recurrent_need(p, n, d, dv, path);
 }
 
@@ -372,6 +376,7 @@ static int sequential(float *O, const float *Q, const float *K, const float *V, 
         return check_out(avi_gated_run(O, Q, K, V, n, d, dv, &p, work,
                                        path == AVI_PATH_RECURRENT ? AVI_GATED_RECURRENT : AVI_GATED_CHUNKWISE),
                          O, (size_t)n * dv);
+    if (is_hybrid(&p)) return check_out(avi_lolcats_run(O, Q, K, V, n, d, dv, &p, work), O, (size_t)n * dv);
     return check_out(avi_recurrent_run(O, Q, K, V, n, d, dv, &p, work, path), O, (size_t)n * dv);
 }
 

@@ -70,11 +70,12 @@ static int recall_resolve(av_params *res, const av_params *p, int N, int d) {
 
 static int is_exact(const av_params *p) { return av_variant_info(p->variant)->cls == AV_CLASS_EXACT; }
 static int is_gated(const av_params *p) { return av_variant_info(p->variant)->cls == AV_CLASS_GATED; }
+static int is_hybrid(const av_params *p) { return av_variant_info(p->variant)->cls == AV_CLASS_HYBRID; }
 
 /* The memory's rule: softmax, or a variant with a recurrent state (and a feature dimension under the cap). */
 static int recall_rule(const av_params *p, int d, long *r) {
     *r = 0;
-    if (is_exact(p) || is_gated(p)) return AV_OK; /* a cache, or gated.c's state (d×d) */
+    if (is_exact(p) || is_gated(p) || is_hybrid(p)) return AV_OK; /* a cache, gated.c's state (d×d), or both */
     if (!(av_variant_info(p->variant)->flags & AV_VF_RECURRENT) || avi_extra_term(p)) return AV_ERR_NO_LINEAR;
     *r = avi_feature_dim(p, d);
     return *r > AV_MAX_FEATURE_DIM ? AV_ERR_FEATURE_DIM : AV_OK;
@@ -97,6 +98,11 @@ static void recall_layout(recall_bufs *b, avi_arena *a, const av_params *p, int 
     }
     if (is_exact(p)) {
         b->row = avi_take(a, sizeof(double) * (uint64_t)N);
+        return;
+    }
+    if (is_hybrid(p)) { /* lolcats: a row of log-terms, and u = W_hᵀk of every key */
+        b->row = avi_take(a, sizeof(double) * (uint64_t)N);
+        b->S = avi_take(a, sizeof(double) * (uint64_t)N * (uint64_t)(p->hedgehog_w ? p->hedgehog_cols : d));
         return;
     }
     b->phi_q = avi_take(a, sizeof(float) * (uint64_t)N * r);
@@ -190,6 +196,48 @@ static int recall_fox(double *err, const float *K, const float *V, int N, int d,
     return st;
 }
 
+/* lolcats: key i read as the query of the row after all N pairs, o_i = Σ_j M_j v_j with the last W pairs
+ * (j ≥ N − W) by exp(scale·k_i·k_j) and the older ones by φ(k_i)·φ(k_j), one normaliser (the matrix form's row
+ * with the memory as its keys; ln φ·φ directly from u = W_hᵀk, held in b->S). */
+static int recall_lolcats(double *err, const float *K, const float *V, int N, int d, const av_params *p,
+                          const recall_bufs *b) {
+    const int cols = p->hedgehog_w ? p->hedgehog_cols : d;
+    const int lo = p->window > 0 && N - p->window > 0 ? N - p->window : 0;
+    double *U = b->S;
+    for (int i = 0; i < N; i++)
+        for (int c = 0; c < cols; c++) {
+            double u = 0;
+            for (int f = 0; f < d; f++) u += (double)K[(size_t)i * d + f] * (p->hedgehog_w ? p->hedgehog_w[(size_t)f * cols + c] : f == c);
+            U[(size_t)i * cols + c] = u;
+        }
+    int st = AV_OK;
+    for (int i = 0; i < N; i++) {
+        const float *q = K + (size_t)i * d;
+        double mx = -INFINITY, sum = 0;
+        for (int j = 0; j < N; j++) {
+            double x;
+            if (j < lo) {
+                x = avi_lolcats_log_pair(U + (size_t)i * cols, U + (size_t)j * cols, cols);
+            } else {
+                double s = 0;
+                for (int c = 0; c < d; c++) s += (double)q[c] * K[(size_t)j * d + c];
+                x = p->scale * s;
+            }
+            b->row[j] = x;
+            mx = x > mx ? x : mx;
+        }
+        for (int j = 0; j < N; j++) sum += b->row[j] = exp(b->row[j] - mx);
+        for (int c = 0; c < d; c++) {
+            double acc = 0;
+            for (int j = 0; j < N; j++) acc += b->row[j] * V[(size_t)j * d + c];
+            b->o[c] = (float)(acc / sum);
+        }
+        if (!avs_all_finite(b->o, (size_t)d)) st = AV_WARN_PRODUCT_OVERFLOW;
+        err[i] = rel_error(b->o, V + (size_t)i * d, d);
+    }
+    return st;
+}
+
 /* A gated state family: the N pairs written by av_gated_step with the call's gates (prm's arrays or the constant
  * knobs), each key then read as o_i = Sᵀq̃(k_i), q̃ = scale·l2norm?(k_i). */
 static int recall_gated(double *err, const float *K, const float *V, int N, int d, const av_params *prm,
@@ -238,6 +286,7 @@ int av_recall_pairs(double *err, const float *K, const float *V, int N, int d, c
     a = avi_arena_over(work);
     recall_layout(&b, &a, &p, N, d, r);
     if (is_exact(&res)) return recall_softmax(err, K, V, N, d, &res, &b);
+    if (is_hybrid(&res)) return recall_lolcats(err, K, V, N, d, &res, &b);
     if (res.variant == AV_FOX && avi_gated_delegate(&res) == AV_SOFTMAX) { /* constant gates: the forgetting softmax */
         res.variant = AV_SOFTMAX;
         res.window = 0;
@@ -286,9 +335,10 @@ typedef struct distill_bufs {
     double *Fq, *Fk;          /* n×2cols features */
     double *Gq, *Gk;          /* n×2cols gradients of the features */
     double *grad;             /* d×cols */
+    double *mq, *mk;          /* lolcats: the features' constants, n each (NULL for hedgehog) */
 } distill_bufs;
 
-static void distill_layout(distill_bufs *b, avi_arena *a, const av_params *pt, int n, int d, int cols) {
+static void distill_layout(distill_bufs *b, avi_arena *a, const av_params *pt, int n, int d, int cols, int hybrid) {
     uint64_t r = 2u * (uint64_t)cols;
     b->A = avi_take(a, sizeof(float) * (uint64_t)n * n);
     b->mbytes = av_matrix_work(pt, n, d);
@@ -299,21 +349,36 @@ static void distill_layout(distill_bufs *b, avi_arena *a, const av_params *pt, i
     b->Gq = avi_take(a, sizeof(double) * (uint64_t)n * r);
     b->Gk = avi_take(a, sizeof(double) * (uint64_t)n * r);
     b->grad = avi_take(a, sizeof(double) * (uint64_t)d * cols);
+    if (hybrid) {
+        b->mq = avi_take(a, sizeof(double) * (uint64_t)n);
+        b->mk = avi_take(a, sizeof(double) * (uint64_t)n);
+    }
 }
 
-static int distill_args(const av_params *prm, int n, int d, int cols, av_params *pt) {
+/* The student is lolcats when prm says so (its window and scale read, resolved into *ph: it must be causal),
+ * else Hedgehog (prm's other knobs ignored). */
+static int is_lolcats(const av_params *prm) { return prm->variant == AV_LOLCATS; }
+
+static int distill_args(const av_params *prm, int n, int d, int cols, av_params *pt, av_params *ph) {
     if (n < 1 || n > AV_MAX_N || d < 1 || d > AV_MAX_D || cols < 1 || cols > AV_MAX_FEATURE_DIM / 2) return AV_ERR_SIZE;
     *pt = target_params(prm);
+    if (is_lolcats(prm)) {
+        av_params h = *prm;
+        h.hedgehog_w = NULL; /* the weights trained are the caller's W, not prm's */
+        h.hedgehog_cols = 0;
+        int st = av_params_resolve(ph, &h, n, d);
+        if (st != AV_OK) return st;
+    }
     av_params res;
     return av_params_resolve(&res, pt, n, d);
 }
 
 size_t av_distill_work(const av_params *prm, int n, int d, int cols) {
-    av_params pt;
-    if (!prm || distill_args(prm, n, d, cols, &pt) != AV_OK) return 0;
+    av_params pt, ph;
+    if (!prm || distill_args(prm, n, d, cols, &pt, &ph) != AV_OK) return 0;
     avi_arena a = avi_arena_count();
     distill_bufs b;
-    distill_layout(&b, &a, &pt, n, d, cols);
+    distill_layout(&b, &a, &pt, n, d, cols, is_lolcats(prm));
     return a.used > SIZE_MAX ? 0 : (size_t)a.used;
 }
 
@@ -351,6 +416,8 @@ static double dot(const double *a, const double *b, int len) {
     return s;
 }
 
+static void backprop(distill_bufs *b, int cols, const float *Q, const float *K, int n, int d, int causal);
+
 /* The loss at W and (want_grad) its gradient into b->grad. A is in b->A. */
 static double loss_grad(distill_bufs *b, const double *W, int cols, const float *Q, const float *K, int n, int d,
                         int causal, int want_grad) {
@@ -373,6 +440,57 @@ static double loss_grad(distill_bufs *b, const double *W, int cols, const float 
     }
     L /= n;
     if (!want_grad) return L;
+    backprop(b, cols, Q, K, n, d, causal);
+    return L;
+}
+
+/* lolcats's loss and P. The row's log-terms x_ij: scale·q_i·k_j in the window (i − W < j ≤ i), before it
+ * ln φ(q_i)·φ(k_j) = m_q + m_k + ln(φ̃(q_i)·φ̃(k_j)) (φ̃ stabilised per row, avi_lolcats_features); M = softmax_j x.
+ * ∂L/∂x_ij = (a_i M_ij − A_ij)/n, and for an older key ∂x_ij/∂u_c(q_i) = ∂x_ij/∂u_c(k_j) =
+ * (φ̃_c(q)φ̃_c(k) − φ̃_{c'}(q)φ̃_{c'}(k)) / (φ̃(q)·φ̃(k)) (c' = c + cols; e^{m_q + m_k} cancels): so Hedgehog's
+ * backward pass with P_ij = ∂L/∂x_ij / (φ̃(q_i)·φ̃(k_j)) there and 0 in the window. */
+static double loss_grad_lolcats(distill_bufs *b, const double *W, int cols, const float *Q, const float *K, int n,
+                                int d, const av_params *ph, int want_grad) {
+    const int r = 2 * cols, win = ph->window <= 0 || ph->window > n ? n : ph->window;
+    avi_lolcats_features(b->Fq, b->mq, Q, NULL, W, n, d, cols);
+    avi_lolcats_features(b->Fk, b->mk, K, NULL, W, n, d, cols);
+    double L = 0;
+    for (int i = 0; i < n; i++) {
+        const int lo = i - win + 1 > 0 ? i - win + 1 : 0;
+        const float *A = b->A + (size_t)i * n, *q = Q + (size_t)i * d;
+        double *x = b->S + (size_t)i * n, mx = -INFINITY, Z = 0, asum = 0;
+        for (int j = 0; j <= i; j++) {
+            if (j < lo) {
+                double t = dot(b->Fq + (size_t)i * r, b->Fk + (size_t)j * r, r);
+                x[j] = t > 0 ? b->mq[i] + b->mk[j] + log(t) : -INFINITY;
+            } else {
+                double s = 0;
+                for (int c = 0; c < d; c++) s += (double)q[c] * K[(size_t)j * d + c];
+                x[j] = ph->scale * s;
+            }
+            mx = x[j] > mx ? x[j] : mx;
+        }
+        for (int j = 0; j <= i; j++) Z += exp(x[j] - mx);
+        const double lz = mx + log(Z);
+        for (int j = 0; j <= i; j++) {
+            double aij = A[j];
+            asum += aij;
+            if (aij > 0) L += aij * (log(aij) - (x[j] - lz));
+        }
+        if (want_grad)
+            for (int j = 0; j <= i; j++) {
+                double pij = (asum * exp(x[j] - lz) - A[j]) / n;
+                x[j] = j < lo && x[j] > -INFINITY ? pij * exp(b->mq[i] + b->mk[j] - x[j]) : 0;
+            }
+    }
+    L /= n;
+    if (want_grad) backprop(b, cols, Q, K, n, d, 1);
+    return L;
+}
+
+/* ∂L/∂W into b->grad from P (in b->S, row i's allowed entries) and the features Fq, Fk. */
+static void backprop(distill_bufs *b, int cols, const float *Q, const float *K, int n, int d, int causal) {
+    int r = 2 * cols;
     memset(b->Gq, 0, sizeof(double) * (size_t)n * r);
     memset(b->Gk, 0, sizeof(double) * (size_t)n * r);
     for (int i = 0; i < n; i++) {
@@ -408,7 +526,12 @@ static double loss_grad(distill_bufs *b, const double *W, int cols, const float 
             }
         }
     }
-    return L;
+}
+
+static double student_loss(distill_bufs *b, const double *W, int cols, const float *Q, const float *K, int n, int d,
+                           const av_params *prm, const av_params *ph, int want_grad) {
+    if (is_lolcats(prm)) return loss_grad_lolcats(b, W, cols, Q, K, n, d, ph, want_grad);
+    return loss_grad(b, W, cols, Q, K, n, d, prm->causal, want_grad);
 }
 
 static int all_finite_d(const double *x, size_t count) {
@@ -418,19 +541,19 @@ static int all_finite_d(const double *x, size_t count) {
 }
 
 /* Check the arguments, lay out the workspace and compute the target A. */
-static int distill_begin(distill_bufs *b, const double *W, int cols, const float *Q, const float *K, int n, int d,
-                         const av_params *prm, void *work, size_t work_bytes) {
+static int distill_begin(distill_bufs *b, av_params *ph, const double *W, int cols, const float *Q, const float *K,
+                         int n, int d, const av_params *prm, void *work, size_t work_bytes) {
     if (!W || !Q || !K || !prm) return AV_ERR_NULL;
     av_params pt;
-    int st = distill_args(prm, n, d, cols, &pt);
+    int st = distill_args(prm, n, d, cols, &pt, ph);
     if (st != AV_OK) return st;
     avi_arena a = avi_arena_count();
-    distill_layout(b, &a, &pt, n, d, cols);
+    distill_layout(b, &a, &pt, n, d, cols, is_lolcats(prm));
     if (!work) return AV_ERR_NULL;
     if (work_bytes < a.used) return AV_ERR_WORKSPACE;
     if (!all_finite_d(W, (size_t)d * cols)) return AV_ERR_NONFINITE;
     a = avi_arena_over(work);
-    distill_layout(b, &a, &pt, n, d, cols);
+    distill_layout(b, &a, &pt, n, d, cols, is_lolcats(prm));
     st = av_matrix(b->A, Q, K, n, d, &pt, b->mwork, b->mbytes);
     return st; /* AV_ERR_NONFINITE for bad Q, K; a warning when the logits overflowed */
 }
@@ -439,10 +562,11 @@ int av_distill_loss(double *loss, double *grad, const double *W, int cols, const
                     int d, const av_params *prm, void *work, size_t work_bytes) {
     if (!loss) return AV_ERR_NULL;
     distill_bufs b;
-    int st = distill_begin(&b, W, cols, Q, K, n, d, prm, work, work_bytes);
+    av_params ph;
+    int st = distill_begin(&b, &ph, W, cols, Q, K, n, d, prm, work, work_bytes);
     if (st > 0) *loss = NAN; /* the target is not finite: av_matrix's own warning says why */
     if (st != AV_OK) return st;
-    *loss = loss_grad(&b, W, cols, Q, K, n, d, prm->causal, grad != NULL);
+    *loss = student_loss(&b, W, cols, Q, K, n, d, prm, &ph, grad != NULL);
     if (grad) memcpy(grad, b.grad, sizeof(double) * (size_t)d * cols);
     return isfinite(*loss) && (!grad || all_finite_d(grad, (size_t)d * cols)) ? AV_OK : AV_WARN_OVERFLOW;
 }
@@ -465,7 +589,8 @@ int av_distill(double *W, double *moments, int t0, double *loss, int steps, doub
     if (steps < 0 || t0 < 0 || steps > INT_MAX - t0 || !(lr >= 0) || !isfinite(lr)) return AV_ERR_KNOB;
     if (lr == 0) lr = 0.05;
     distill_bufs b;
-    int st = distill_begin(&b, W, cols, Q, K, n, d, prm, work, work_bytes);
+    av_params ph;
+    int st = distill_begin(&b, &ph, W, cols, Q, K, n, d, prm, work, work_bytes);
     if (st > 0) /* the target is not finite: no step, every loss NaN, av_matrix's own warning */
         for (int k = 0; loss && k < steps; k++) loss[k] = NAN;
     if (st != AV_OK) return st;
@@ -478,7 +603,7 @@ int av_distill(double *W, double *moments, int t0, double *loss, int steps, doub
     } else
         memset(moments, 0, sizeof(double) * 2 * cnt);
     for (int k = 0; k < steps; k++) {
-        double L = loss_grad(&b, W, cols, Q, K, n, d, prm->causal, 1);
+        double L = student_loss(&b, W, cols, Q, K, n, d, prm, &ph, 1);
         if (loss) loss[k] = L;
         int t = t0 + k + 1;
         double c1 = 1 - pow(0.9, t), c2 = 1 - pow(0.999, t);

@@ -24,7 +24,7 @@ static void jput(jbuf *b, const char *fmt, ...) {
 static const char *jbool(int x) { return x ? "true" : "false"; }
 
 static void json_variant(jbuf *b, const av_variant_desc *v) {
-    static const char *const CLASS[] = {"exact", "kernel", "closed_form", "lowrank", "retention", "delta", "gated"};
+    static const char *const CLASS[] = {"exact", "kernel", "closed_form", "lowrank", "retention", "delta", "gated", "hybrid"};
     static const char *const NORM[] = {"exact", "sum", "add", "add_n", "clamp", "none"};
     jput(b, "{\"name\":\"%s\",\"label\":\"%s\",\"formula\":\"%s\",\"source\":\"%s\",\"class\":\"%s\",", v->name,
          v->label, v->formula, v->source, CLASS[v->cls]);

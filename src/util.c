@@ -19,6 +19,12 @@ int av_params_default(av_params *prm, int variant) {
         const av_knob_desc *kd = av_knob_info(k);
         if (!(kd->flags & AV_KF_ZERO_DEFAULT)) avi_knob_put(prm, k, kd->def);
     }
+    /* a variant's own default of a knob whose 0 is a value, not "the default" (lolcats's window 16: 0 there
+     * means no window), is written here; a zero-default knob's is filled in by av_params_check */
+    const av_variant_desc *vd = av_variant_info(variant);
+    for (int i = 0; i < vd->knob_count; i++)
+        if (vd->defaults[i] != 0 && !(av_knob_info(vd->knobs[i])->flags & AV_KF_ZERO_DEFAULT))
+            avi_knob_put(prm, vd->knobs[i], vd->defaults[i]);
     prm->causal = (av_variant_info(variant)->flags & AV_VF_CAUSAL_ONLY) != 0;
     return AV_OK;
 }

@@ -242,6 +242,14 @@ static const avi_variant VARIANTS[AV_VARIANT_COUNT] = {
                          .source = "fla; Lin et al. 2025 (FoX)", .cls = AV_CLASS_GATED,
                          .flags = AV_VF_CAUSAL | AV_VF_RECURRENT | AV_VF_CHUNKWISE | AV_VF_SCALED | AV_VF_CAUSAL_ONLY,
                          .norm = AV_NORM_EXACT, KNOBS_OF(D, AV_KNOB_CHUNK, L2)}},
+    /* A hybrid (docs/variant-formulas.md "lolcats"): no feature map of its own; lolcats.c computes its forms. */
+    [AV_LOLCATS] = {.desc = {.name = "lolcats", .label = "Window + linear (LoLCATs)",
+                             .formula = "exp(scale q.k) for the last W keys, phi(q).phi(k) before them, phi = hedgehog's "
+                                        "[exp(W^T x), exp(-W^T x)]; one row normaliser",
+                             .source = "Zhang et al. 2024 (LoLCATs)", .cls = AV_CLASS_HYBRID,
+                             .flags = AV_VF_CAUSAL | AV_VF_LINEAR | AV_VF_RECURRENT | AV_VF_SCALED | AV_VF_WEIGHTS |
+                                      AV_VF_CAUSAL_ONLY,
+                             .norm = AV_NORM_EXACT, KNOBS_OF(AV_KNOB_WINDOW), .defaults = {[0] = 16}}},
 };
 #undef KNOBS_OF
 #undef CAUSAL_LINEAR

@@ -281,7 +281,7 @@ static const int REF_VARIANTS[] = {AV_SOFTMAX, AV_ELU, AV_RELU, AV_EXP, AV_EFFIC
  * Linformer and Nyström against their own references in check_lowrank.c. */
 static const int REF_ELSEWHERE[] = {AV_PERFORMER, AV_LINFORMER, AV_NYSTROM,
                                     /* check_gated.c */ AV_SIMPLE_GLA, AV_GLA, AV_GDN, AV_KDA,
-                                    /* check_dplr_fox.c */ AV_DPLR, AV_FOX};
+                                    /* check_dplr_fox.c */ AV_DPLR, AV_FOX, /* check_lolcats.c */ AV_LOLCATS};
 
 static const av_variant_desc *vd_of(int v) { return av_variant_info(v); }
 /* Rows are distributions of the variant's own normaliser (not the closed forms, whose κ may be negative,
@@ -649,9 +649,11 @@ END_TEST
 // quadratic vs linear vs recurrent; factors; rank
 
 /* The paths agree for every registry variant with a feature map (kernel and closed-form classes). */
-/* The gated families' paths and steps (av_gated_step) are compared in check_gated.c and check_dplr_fox.c. */
+/* The gated families' paths and steps (av_gated_step) are compared in check_gated.c and check_dplr_fox.c, the
+ * hybrid's (lolcats: no feature map of its own) in check_lolcats.c. */
 static int has_features(int v) {
-    return vd_of(v)->cls != AV_CLASS_EXACT && vd_of(v)->cls != AV_CLASS_LOWRANK && vd_of(v)->cls != AV_CLASS_GATED;
+    return vd_of(v)->cls != AV_CLASS_EXACT && vd_of(v)->cls != AV_CLASS_LOWRANK && vd_of(v)->cls != AV_CLASS_GATED &&
+           vd_of(v)->cls != AV_CLASS_HYBRID;
 }
 
 static double rel_err(const float *a, const float *b, size_t count) {

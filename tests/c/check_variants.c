@@ -120,6 +120,10 @@ START_TEST(test_flags_match_behaviour) {
                           "%s av_gated_step: %d", vd->name, st);
             continue;
         }
+        if (vd->cls == AV_CLASS_HYBRID) { /* lolcats: its recurrence holds a cache of W keys beside S, z: no step */
+            ck_assert_msg(st == AV_ERR_NO_LINEAR && (vd->flags & AV_VF_RECURRENT), "%s: av_recurrent_step %d", vd->name, st);
+            continue;
+        }
         ck_assert_msg((st != AV_ERR_NO_LINEAR && st != AV_ERR_NO_CAUSAL) == !!(vd->flags & AV_VF_RECURRENT),
                       "%s recurrent: %d", vd->name, st);
     }

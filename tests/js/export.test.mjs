@@ -140,6 +140,8 @@ describe.skipIf(!hasNumpy)('numpySnippet with the page engine', () => {
     // (unnormalised keys at d = 8 make 1 − η‖k‖² < −1: M grows like its powers, so a small η keeps the absolute test fair)
     ['gdn', { decay: 0.9, qk_l2norm: false, beta: 0.1 }], ['kda', { decay: 0.9, beta: 0.25 }], ['dplr', { decay: 0.85 }],
     ['fox', { decay: 0.9 }], ['fox', { decay: 0.95, qk_l2norm: true }],
+    // lolcats: a window of 1 (one softmax term a row) and one past n (causal softmax); the preamble's window mask is not its
+    ['lolcats', { window: 1 }], ['lolcats', { window: 3 }], ['lolcats', { window: 500 }],
     // gates from the page's generators (web/state/gates.mjs): resets (g = −30), per channel, η per token, Mamba-2's Δ
     ['simple_gla', { gate: 'resets', decay: 0.99, gate_period: 16 }], ['gla', { gate: 'resets', gate_at: '10,30', decay: 0.95 }],
     ['gdn', { gate: 'resets', decay: 0.99, gate_period: 12, beta_gen: 'uniform' }],

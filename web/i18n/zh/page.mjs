@@ -213,6 +213,7 @@ export default {
   'variant.kda': 'Kimi Delta 注意力（KDA）',
   'variant.dplr': '对角加低秩（RWKV-7）',
   'variant.fox': '遗忘注意力（FoX）',
+  'variant.lolcats': '窗口 + 线性（LoLCATs）',
   'softmaxWith.label': '带{what} 的 softmax',
   'softmaxWith.window': '窗口 W = {w}',
   'softmaxWith.decay': '衰减 γ = {gamma}',
