@@ -381,7 +381,7 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
       if (number.textContent !== v) number.textContent = v;
       if (other.textContent !== c) {
         other.textContent = c;
-        other.title = c ? t('lesson.compared', { label: words(presetOf(shown), 'compare') }) : '';
+        other.title = c && !ls ? t('lesson.compared', { label: words(presetOf(shown), 'compare') }) : ''; // (a loses item's is the original model's cell)
       }
     }
   }
