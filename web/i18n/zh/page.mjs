@@ -77,7 +77,7 @@ export default {
   'lesson.model.loaded': '运行在 stories260K 和“给模型的文本”中的示例句子上；“模型损失了什么”面板在总览下方。',
   'lesson.ev.ls_loss': '下一个 token 的损失（nats）',
   'lesson.ev.ls_kl': 'KL（原模型 ‖ 替换后）均值（nats）',
-  'lesson.ev.ls_top1': 'top-1 一致率',
+  'lesson.ev.ls_top1': '首选一致率（top-1）',
   'lesson.ev.ls_cont': '替换后的模型',
   'lesson.ev.ls_sens': '只替换一层时的损失变化 Δ',
   'lesson.ev.ls_distill': '蒸馏',
