@@ -10,7 +10,7 @@ import { PRESETS, CHAPTERS, FIRST_LESSON, presetOf, stepPreset, chapterOf, expan
 import { READOUT_ROWS } from '../../web/render/readouts.mjs';
 import { Engine, swampedKeys } from '../../web/compute/engine.mjs';
 import { VARIANT_VIEW } from '../../web/state/variants.mjs';
-import { fillPrediction } from '../../web/ui/lessons.mjs';
+import { fillPrediction, LOSES_EVIDENCE } from '../../web/ui/lessons.mjs';
 import { MEMORIES } from '../../web/ui/mechanisms.mjs';
 
 const av = await loadAttnviz({ source: new URL('../../build/wasm/attnviz.wasm', import.meta.url) });
@@ -90,7 +90,18 @@ describe('the lessons table', () => {
   it('highlights readout rows and panels that exist', () => {
     const rows = READOUT_ROWS.map((r) => r.id);
     expect(PANELS).toEqual(expect.arrayContaining(['heatmaps', 'spectrum', 'error', 'cost', 'entropy']));
-    for (const p of PRESETS) for (const h of p.highlight) expect([...rows, ...PANELS], `${p.name}: ${h}`).toContain(h);
+    for (const p of PRESETS) for (const h of p.highlight) expect([...rows, ...PANELS, ...(p.model ? Object.keys(LOSES_EVIDENCE) : [])], `${p.name}: ${h}`).toContain(h);
+  });
+
+  it('a lesson on the real model opens the panel "what the model loses" with src=model, and cites only it', () => {
+    const onModel = PRESETS.filter((p) => p.model).map((p) => p.name);
+    expect(onModel).toEqual(expect.arrayContaining(['story-breaks', 'distill-recovers', 'head-sensitivity']));
+    for (const p of PRESETS) {
+      const cites = p.highlight.filter((h) => h in LOSES_EVIDENCE);
+      if (!p.model) { expect(cites, p.name).toEqual([]); continue; }
+      expect([p.state.src, p.state.loses], p.name).toEqual(['model', 1]);
+      expect(cites.length, p.name).toBe(p.highlight.length);
+    }
   });
 });
 

@@ -36,6 +36,7 @@ export const PAPER = {
   retnet: { paper: 'Retentive Network: A Successor to Transformer for Large Language Models', authors: 'Sun et al.', year: 2023, arxiv: '2307.08621' },
   fastweights: { paper: 'Linear Transformers Are Secretly Fast Weight Programmers', authors: 'Schlag, Irie, Schmidhuber', year: 2021, arxiv: '2102.11174' },
   deltanet: { paper: 'Parallelizing Linear Transformers with the Delta Rule over Sequence Length', authors: 'Yang et al.', year: 2024, arxiv: '2406.06484' },
+  lolcats: { paper: 'LoLCATs: On Low-Rank Linearizing of Large Language Models', authors: 'Zhang et al.', year: 2024, arxiv: '2410.10254' },
   hedgehog: { paper: 'The Hedgehog & the Porcupine: Expressive Linear Attentions with Softmax Mimicry', authors: 'Zhang, Bhatia, Kumbong, Ré', year: 2024, arxiv: '2402.04347' },
   nystrom: { paper: 'Nyströmformer: A Nyström-Based Algorithm for Approximating Self-Attention', authors: 'Xiong et al.', year: 2021, arxiv: '2102.03902' },
   linformer: { paper: 'Linformer: Self-Attention with Linear Complexity', authors: 'Wang et al.', year: 2020, arxiv: '2006.04768' },

@@ -29,6 +29,9 @@ import { seed, PAPER } from './citations.mjs';
  *              readout, `{state.KEY}` a state key, `{before.KEY}` / `{before.state.KEY}` the same before
  *              the reveal, `{cost}` the cost line's verdict, `{recall_MEMORY}` the recall view's error of
  *              that memory at N = pairs (web/ui/lessons.mjs fillPrediction)
+ *   model      optional, true for a lesson on the real model (stories260K, which the reader gives): the panel
+ *              says so, with the files' button, until a model is loaded; its evidence is the panel "what the
+ *              model loses" (web/ui/lessons.mjs LOSES_EVIDENCE)
  *   compare    optional {key, value, label}: the evidence strip shows each cited plain readout for the state
  *              with this one key changed too ("row entropy 4.24 / 5.55 — p = 1: 5.41 / 5.55")
  */
@@ -504,6 +507,54 @@ export const PRESETS = [
     sources: [PAPER.fox, PAPER.longformer],
     highlight: ['keys_for_90', 'semiseparable_rank', 'error_fro_rel'],
   },
+  {
+    name: 'story-breaks',
+    title: 'elu+1 in every head breaks the story',
+    model: true,
+    state: { src: 'model', variant: 'elu', loses: 1, ls_scope: 'all', ls_path: 'matrix' },
+    caption: 'stories260K is a real model: 5 layers of 8 heads, each head of size d = 8. Here its softmax is replaced by '
+      + 'elu+1 in all 40 heads, and the sample sentence is read by both models. The mean next-token loss rises from 0.55 '
+      + 'to 2.58 nats, and the two agree on the most likely next token at about half the positions (0.53). Greedy text '
+      + 'shows it: after "…in the park." the original goes on "One day, Max saw a big box.", the swapped model "outs. outs, '
+      + 'Lily\'s, Lily\'s…", different from the first token (marked).',
+    sources: [
+      seed('001', '3.2. 有损的低秩近似', '如果为了效率,把隐状态的维度 DD 设得很低,那么近似误差就会很大,模型效果就差。',
+        'if for efficiency the hidden state\'s dimension D is set low, the approximation error is large and the model performs poorly.'),
+      seed('003', '结果分析', '如果要将标准Attention切换为线型Attention,那么$d$也要相应地进行放大,才能要效果保持一定程度上的近似。',
+        'to switch standard attention to linear attention, d must be enlarged accordingly for the result to stay roughly the same.', { mid: true }),
+    ],
+    highlight: ['ls_loss', 'ls_top1', 'ls_cont'],
+  },
+  {
+    name: 'distill-recovers',
+    title: 'Distilled Hedgehog heads recover most of the loss',
+    model: true,
+    state: { src: 'model', variant: 'hedgehog', loses: 1, ls_scope: 'all', ls_path: 'matrix' },
+    caption: 'Hedgehog\'s features exp(±Wᵀx) with W = I do worse than elu+1 in every head: loss 4.31 nats against elu+1\'s '
+      + '2.58 and the original\'s 0.55 on the sample sentence. Press "distil": every head\'s W is trained for 100 steps '
+      + 'to mimic its own softmax on the training text (a different story, in the panel), and the loss on the sample '
+      + 'sentence, which the training never saw, falls to 1.35: of the 3.76 nats that W = I lost, four fifths are back. '
+      + 'The distilled heads are below elu+1 too, but still well above the original.',
+    sources: [
+      seed('001', '2. 线性注意力的“魔法”', '在训练过程中(比如通过知识蒸馏),模型会自动学习出最优的',
+        'during training (for example by knowledge distillation) the model learns the best (directions wᵢ).'),
+      PAPER.hedgehog,
+    ],
+    highlight: ['ls_loss', 'ls_kl', 'ls_distill'],
+  },
+  {
+    name: 'head-sensitivity',
+    title: 'Some heads matter more than others',
+    model: true,
+    state: { src: 'model', variant: 'elu', loses: 1, ls_scope: 'all', ls_path: 'matrix' },
+    caption: 'Press "compute the sensitivity map": each head, then each layer, is swapped for elu+1 alone, the rest kept. '
+      + 'No head alone costs much on the sample sentence: the worst, layer 4 head 4, adds 0.04 nats, the mildest, layer 4 '
+      + 'head 6, lowers the loss by 0.01, and 16 of the 40 lower it a little. Layer 3 swapped alone costs the most, about '
+      + 'eight times layer 1. Yet all 40 together cost 2.03 nats, far more than the heads alone add up to (0.17): each '
+      + 'swapped head changes what the later layers read.',
+    sources: [PAPER.lolcats, PAPER.hedgehog],
+    highlight: ['ls_sens', 'ls_loss'],
+  },
 ];
 
 /**
@@ -522,6 +573,7 @@ export const CHAPTERS = [
   { title: 'Memory and the delta rule', lessons: ['memory-collisions', 'delta-overwrite', 'delta-vs-linear'] },
   { title: 'Learning the map', lessons: ['hedgehog-distill'] },
   { title: 'Gates as data: the families in today\'s models', lessons: ['mamba2', 'rwkv7', 'forget-sentences', 'gate-vs-decay', 'channel-gates', 'fox-window'] },
+  { title: 'What the model loses', lessons: ['story-breaks', 'distill-recovers', 'head-sensitivity'] },
 ];
 {
   const order = CHAPTERS.flatMap((c) => c.lessons);

@@ -30,6 +30,20 @@ import { citeParts } from '../state/citations.mjs';
 import { READOUT_ROWS } from '../render/readouts.mjs';
 import { mountStage, revealEvidence } from './lesson-stage.mjs';
 
+/**
+ * The evidence a lesson on the real model cites from the panel "what the model loses" (web/ui/loss-panel.mjs):
+ * highlight key → the panel's element whose label and text the strip copies (`label`, `value`; `original`: the
+ * original model's cell, shown after the swapped one). Copied after each change of the panel, never recomputed.
+ */
+export const LOSES_EVIDENCE = {
+  ls_loss: { label: '#loses tr[data-measure="loss"] th', value: '#loses tr[data-measure="loss"] td[data-v="swapped"]', original: '#loses tr[data-measure="loss"] td[data-v="original"]' },
+  ls_kl: { label: '#loses tr[data-measure="kl"] th', value: '#loses tr[data-measure="kl"] td[data-v="swapped"]' },
+  ls_top1: { label: '#loses tr[data-measure="top1"] th', value: '#loses tr[data-measure="top1"] td[data-v="swapped"]' },
+  ls_cont: { label: '#loses .ls-cont[data-which="swapped"] .ls-cont-h', value: '#loses .ls-cont[data-which="swapped"] .ls-cont-text', cited: '#loses .ls-conts' },
+  ls_sens: { label: null, each: '#loses .ls-cell.ls-layer', cited: '#loses .ls-sens' }, // Δ loss of each layer swapped alone
+  ls_distill: { label: null, value: '#loses .ls-dist-note', cited: '#loses .ls-dist-note' },
+};
+
 /** Lesson p's own words in the page's language: `which` ('title', 'caption', 'predict.question',
  * 'predict.choice.I', 'predict.explanation', 'compare'), the English from presets.mjs. */
 export function words(p, which) {
@@ -104,6 +118,18 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
   verdict.setAttribute('aria-live', 'polite');
   ask.append(question, choices, verdict);
   el('.lesson-evidence').after(ask); // the live evidence first, under the caption
+  // a lesson on the real model (`model` in presets.mjs) says what to give until a model is loaded: the files'
+  // button (the model panel's own input) and the drop hint; the panel's changes redraw the strip
+  const needs = document.createElement('p'), needsText = document.createElement('span'), needsPick = document.createElement('label');
+  needs.className = 'lesson-model';
+  needs.dataset.hl = 'model';
+  needs.hidden = true;
+  needsPick.htmlFor = 'model-files';
+  needsPick.className = 'file-button';
+  needs.append(needsText, ' ', needsPick);
+  el('.lesson-caption').after(needs);
+  const losesBox = document.getElementById('loses');
+  if (losesBox) new MutationObserver(() => { if (presetOf(shown)?.model) draw(); }).observe(losesBox, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ['hidden'] });
   let asked = 0; // the prediction in flight: a newer question or lesson drops an older answer
 
   /** Ask lesson p's question (or hide the block for a lesson without one). */
@@ -279,6 +305,7 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
     const ch = chapterOf(p.name);
     el('.lesson-chapter-name').textContent = ch ? t('lesson.chapter', { i: ch.index + 1, total: CHAPTERS.length, title: t(`chapter.${ch.index + 1}`) }) : '';
     el('.lesson-title').textContent = words(p, 'title');
+    needsPick.textContent = t('model.choose');
     el('.lesson-caption').textContent = words(p, 'caption');
     pose(p);
     el('.lesson-source').replaceChildren(...p.sources.flatMap((c, i) => (i ? [t('cite.join'), cite(c)] : [cite(c)])));
@@ -295,7 +322,8 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
     strip.replaceChildren();
     for (const key of p.highlight) {
       const row = READOUT_ROWS.find((r) => r.id === key);
-      if (row || key === 'cost') {
+      const ls = LOSES_EVIDENCE[key];
+      if (row || key === 'cost' || ls) {
         const li = document.createElement('li');
         li.className = 'hl';
         if (row) li.dataset.readout = key; else li.dataset.hl = key;
@@ -304,10 +332,11 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
         li.append(name, ' ', number, other);
         strip.append(li);
       }
-      const sel = row ? `#readout-table [data-readout="${key}"]` : key === 'cost' ? '#cost' : `[data-hl="${key}"]`;
-      for (const x of document.querySelectorAll(sel)) x.classList.add(row || key === 'cost' ? 'cited' : 'hl');
+      const sel = row ? `#readout-table [data-readout="${key}"]` : key === 'cost' ? '#cost' : ls ? (ls.cited ?? '#loses .ls-measures') : `[data-hl="${key}"]`;
+      for (const x of document.querySelectorAll(sel)) x.classList.add(row || key === 'cost' || ls ? 'cited' : 'hl');
     }
     strip.hidden = !strip.children.length;
+    needs.hidden = !p.model;
     // a panel that folds (the single-row view) is open on the lessons that cite it, folded on the others
     for (const x of document.querySelectorAll('details[data-hl]')) x.open = p.highlight.includes(x.dataset.hl);
     draw();
@@ -317,11 +346,28 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
   /** The strip's values: the table's text as it stands (drawn before this panel), and the comparison's. */
   function draw() {
     if (!shown) return;
+    const p = presetOf(shown);
+    // a lesson on the real model: what to give while none is loaded (the panel is hidden until then)
+    const loaded = !document.getElementById('loses')?.hidden;
+    if (p?.model) {
+      const say = t(loaded ? 'lesson.model.loaded' : 'lesson.model.needed');
+      if (needsText.textContent !== say) needsText.textContent = say;
+      needsPick.hidden = loaded;
+      needs.classList.toggle('hl', !loaded);
+    }
     for (const li of el('.lesson-evidence').children) {
       const key = li.dataset.readout;
       const [name, , number, other] = li.childNodes;
       let l, v, c = '';
-      if (key) {
+      const ls = LOSES_EVIDENCE[li.dataset.hl];
+      if (ls) {
+        // the panel's own words and digits; '—' until a model is loaded and the panel has measured
+        const text = (sel) => (sel && loaded ? document.querySelector(sel)?.textContent ?? '' : '');
+        l = ls.label ? text(ls.label) || t(`lesson.ev.${li.dataset.hl}`) : t(`lesson.ev.${li.dataset.hl}`);
+        v = (ls.each ? (loaded ? [...document.querySelectorAll(ls.each)].map((x) => `L${x.dataset.layer} ${x.textContent}`).join(' · ') : '') : text(ls.value)) || '—';
+        if (ls.original && text(ls.original)) c = t('lesson.ev.original', { value: text(ls.original) });
+        li.hidden = false;
+      } else if (key) {
         const tr = document.querySelector(`#readout-table tr[data-readout="${key}"]`);
         l = tr.querySelector('td.l > span').textContent;
         v = tr.querySelector('td.v').textContent;
@@ -335,7 +381,7 @@ export function mountLessons(menu, panel, { onClose, live = null, onChange, valu
       if (number.textContent !== v) number.textContent = v;
       if (other.textContent !== c) {
         other.textContent = c;
-        other.title = c ? t('lesson.compared', { label: words(presetOf(shown), 'compare') }) : '';
+        other.title = c && !ls ? t('lesson.compared', { label: words(presetOf(shown), 'compare') }) : ''; // (a loses item's is the original model's cell)
       }
     }
   }
