@@ -518,8 +518,8 @@ export const PRESETS = [
       + 'shows it: after "…in the park." the original goes on "One day, Max saw a big box.", the swapped model "outs. outs, '
       + 'Lily\'s, Lily\'s…", different from the first token (marked).',
     sources: [
-      seed('001', '3.2. 有损的低秩近似', '如果为了效率,把隐状态的维度 DD 设得很低,那么近似误差就会很大,模型效果就差。',
-        'if for efficiency the hidden state\'s dimension D is set low, the approximation error is large and the model performs poorly.'),
+      seed('001', '3.2. 有损的低秩近似', '那么近似误差就会很大,模型效果就差。',
+        '(if, for efficiency, the hidden state\'s dimension D is set low,) then the approximation error is large and the model performs poorly.', { mid: true }),
       seed('003', '结果分析', '如果要将标准Attention切换为线型Attention,那么$d$也要相应地进行放大,才能要效果保持一定程度上的近似。',
         'to switch standard attention to linear attention, d must be enlarged accordingly for the result to stay roughly the same.', { mid: true }),
     ],
