@@ -159,6 +159,46 @@ describe.skipIf(!HAVE)('what the model loses', () => {
     expect(errors).toEqual([]);
     await page.close();
   }, 300000);
+
+  it('another model loaded: the old distillation stops and its W is not used', async () => {
+    // a checkpoint of the same shape with other weights (the first layer's wq negated): W trained on
+    // stories260K's heads fits its shape but not its heads
+    const { writeFileSync } = await import('node:fs');
+    const b = readFileSync(files.model), dim = b.readInt32LE(0), vocab = b.readInt32LE(20);
+    const other = Buffer.from(b), wq = 28 + 4 * (vocab * dim + 5 * dim);
+    for (let i = 0; i < dim * dim; i++) other.writeFloatLE(-other.readFloatLE(wq + 4 * i), wq + 4 * i);
+    const dir = mkdtempSync(join(tmpdir(), 'attnviz-e2e-other-')), otherModel = join(dir, 'other.bin');
+    writeFileSync(otherModel, other);
+    const { page, errors } = await withModel('src=model&variant=hedgehog&loses=1');
+    const reload = async (model) => {
+      await page.setInputFiles('#model-files', [files.tok, model]);
+      await page.waitForFunction(() => window.attnviz.panels().loses?.distill == null && window.attnviz.panels().loses?.using_w === false, null, { timeout: 60000 });
+      return (await snapshot(page)).loses;
+    };
+    // a distillation under way when the other model loads: it stops (the worker reads no freed model)
+    await page.fill('#ls-steps', '2000');
+    await page.click('#ls-distill');
+    await page.waitForFunction(() => Number(document.querySelector('#ls-progress').value) > 0, null, { timeout: 60000 });
+    let l = await reload(otherModel);
+    expect(l.distill).toBe(null);
+    expect(await page.$eval('#ls-cancel', (e) => e.disabled)).toBe(true);
+    // one finished on stories260K, then the other model: the measures are hedgehog's own W = I on it
+    await reload(files.model);
+    await page.fill('#ls-steps', '5');
+    await page.click('#ls-distill');
+    await page.waitForFunction(() => window.attnviz.panels().loses?.distill?.progress === 1 && window.attnviz.panels().loses?.using_w, null, { timeout: 120000 });
+    const distilled = (await snapshot(page)).loses.loss;
+    l = await reload(otherModel);
+    expect(l.using_w).toBe(false);
+    expect(l.loss).not.toBe(distilled);
+    if (HAVE_LINEARIZE) {
+      const out = join(dir, 'out.json');
+      execFileSync(CLI, ['linearize', '--model', otherModel, '--tokenizer', files.tok, '--text', TEXT, '--variant', 'hedgehog', '-o', out]);
+      expect(Math.abs(l.loss - JSON.parse(readFileSync(out, 'utf8')).loss)).toBeLessThan(1e-9);
+    }
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 300000);
 });
 
 /** The training text the page holds, as a file for the CLI. */

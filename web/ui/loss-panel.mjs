@@ -97,7 +97,7 @@ export function mountLossPanel(box, page, ctx) {
 
   // --- the panel's own state: the last answer (kept through a refusal: one sentence beside it), the distillation
   const v = { id: 0, got: 0, key: null, result: null, error: null, sensFor: null };
-  const dist = { id: 0, running: false, progress: 0, t: 0, steps: 0, curve: [], result: null, error: null, cancelled: false, variant: null, key: null };
+  const dist = { id: 0, running: false, progress: 0, t: 0, steps: 0, curve: [], result: null, error: null, cancelled: false, variant: null, model: null };
   let st = null, shownLang = null;
 
   const loaded = () => !!ctx.tensors() && page.st.src === 'model';
@@ -115,7 +115,15 @@ export function mountLossPanel(box, page, ctx) {
     return k;
   }
   /** The trained W the measures use: the last distillation's, for its variant, when "use" is ticked. */
-  const trainedW = (s) => (dist.result && useW.checked && dist.variant === s.variant ? dist.result.W : null);
+  const trainedW = (s) => (dist.result && useW.checked && dist.variant === s.variant && dist.model === ctx.modelId() ? dist.result.W : null);
+  /** Another model was loaded: a distillation of the old one's heads (its W, its KLs) is not this model's. */
+  function dropForeignDistill() {
+    if (dist.model === ctx.modelId() || (!dist.result && !dist.running && !dist.cancelled)) return;
+    if (dist.running) ctx.worker().postMessage({ kind: MSG.LOSES_CANCEL });
+    Object.assign(dist, { running: false, result: null, cancelled: false, error: null, progress: 0, t: 0, curve: [], variant: null, model: ctx.modelId() });
+    dist.id += 1; // its last answer, still in flight, is dropped
+    useW.checked = false;
+  }
 
   function words() {
     if (shownLang === getLang()) return;
@@ -210,7 +218,7 @@ export function mountLossPanel(box, page, ctx) {
     const steps = Math.round(Number(stepsIn.value));
     if (!(steps >= 1 && steps <= 2000)) { dist.error = t('loses.stepsRange'); drawDistill(); return; }
     dist.id += 1; // a newer distillation cancels the older (the worker sees a newer id)
-    Object.assign(dist, { running: true, t: 0, steps, curve: [], cancelled: false, error: null, pending: s.variant, progress: 0 });
+    Object.assign(dist, { model: ctx.modelId(), running: true, t: 0, steps, curve: [], cancelled: false, error: null, pending: s.variant, progress: 0 });
     ctx.worker().postMessage({ kind: MSG.LOSES_DISTILL, id: dist.id, trainText: train.value, text: ctx.modelText(), steps, lr: DISTILL_LR, knobs: knobs(s), swapped: swapped(s) });
     drawDistill();
   }
@@ -395,6 +403,7 @@ export function mountLossPanel(box, page, ctx) {
     update(s) {
       st = s;
       words();
+      dropForeignDistill();
       ask(s);
       drawAll();
     },

@@ -16,7 +16,7 @@ import { t as tr } from '../i18n/i18n.mjs'; // `t` names the tensors here
  */
 export function mountModelPanel(page) {
   const $ = (id) => document.getElementById(id);
-  const model = { config: null, tensors: null, ids: null, pieces: null, ms: 0, busy: false, loadId: 0, runId: 0, error: null, synthetic: null };
+  const model = { config: null, tensors: null, ids: null, pieces: null, ms: 0, busy: false, loadId: 0, loaded: 0, runId: 0, error: null, synthetic: null };
   const own = { tensors: null, names: null, seq: 0 };
   let timer = 0;
 
@@ -183,6 +183,8 @@ export function mountModelPanel(page) {
     if (m.kind === MSG.MODEL_LOADED) {
       const first = !model.config;
       model.config = m.config;
+      model.loaded += 1; // another model: what was computed with the old one's weights (a distilled W) is not its
+
       const c = m.config;
       status('model.config', { layers: c.layers, heads: c.heads, kv: c.kvHeads, size: c.headSize, vocab: c.vocab, seq: c.seqLen });
       const ta = $('model-text');
@@ -234,6 +236,8 @@ export function mountModelPanel(page) {
     /** A link or a host leaves the generators: remember their n and d to return to. */
     leaving(prev, next) { if (prev.src === 'synthetic' && next.src !== 'synthetic') model.synthetic = { n: prev.n, d: prev.d }; },
     busy: () => model.busy,
+    /** Which model is loaded: a count of the loads that succeeded (0: none). */
+    loaded: () => model.loaded,
     own: () => own.tensors,
     all: () => [own.tensors, model.tensors],
     routes: { [MSG.MODEL_LOADED]: onMessage, [MSG.MODEL_RAN]: onMessage },

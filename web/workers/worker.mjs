@@ -154,6 +154,7 @@ async function modelLoad({ id, files }) {
     await ready;
     const got = engine.av.model(new Uint8Array(files[0]), new Uint8Array(files[1] ?? new ArrayBuffer(0)));
     if (!got.model) return self.postMessage({ kind: MSG.MODEL_LOADED, id, error: got.message }); // the old model stays
+    losesDistillId = -1; // a distillation under way reads the old model: it stops at its next chunk, before the free
     model?.free();
     model = got.model;
     self.postMessage({ kind: MSG.MODEL_LOADED, id, config: model.config });
