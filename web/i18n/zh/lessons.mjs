@@ -235,10 +235,10 @@ export default {
     + '替换后的模型写“outs. outs, Lily\'s, Lily\'s…”，从第一个 token 起就不同（已标出）。',
 
   'preset.distill-recovers.title': '蒸馏后的 Hedgehog 头找回了大部分损失',
-  'preset.distill-recovers.caption': 'W = I 时，Hedgehog 的特征 exp(±Wᵀx) 在每个头上都比 elu+1 更差：在示例句子上损失为 4.31 nats，'
+  'preset.distill-recovers.caption': '全部 40 个头换成 W = I 的 Hedgehog 特征 exp(±Wᵀx) 时，比 elu+1 更差：在示例句子上损失为 4.31 nats，'
     + 'elu+1 为 2.58，原模型为 0.55。按“蒸馏”：每个头的 W 训练 100 步，在训练文本（面板里另一个故事）上模仿它自己的 softmax；'
     + '在训练从未见过的示例句子上，损失降到 1.35：W = I 损失的 3.76 nats 找回了五分之四。'
-    + '蒸馏后的头也比 elu+1 好，但仍明显高于原模型。',
+    + '蒸馏后的模型也胜过 elu+1（1.35 对 2.58），但仍明显高于原模型。',
 
   'preset.head-sensitivity.title': '有些头比别的头更重要',
   'preset.head-sensitivity.caption': '按“计算敏感度图”：每次只把一个头、再每次只把一层换成 elu+1，其余保持不变。'
