@@ -44,7 +44,7 @@ static int check_head(uint64_t *bytes, const av_params *p, int n, int hs, int pa
 
 static int model_fits(const av_model *m) {
     return m && avi_model_ok(m) && m->hidden_dim > 0 && m->n_heads % m->n_kv_heads == 0 &&
-           m->dim == m->head_size * m->n_heads && m->rms_att && m->wq && m->wk && m->wv && m->wo && m->rms_ffn &&
+           (int64_t)m->dim == (int64_t)m->head_size * m->n_heads && m->rms_att && m->wq && m->wk && m->wv && m->wo && m->rms_ffn &&
            m->w1 && m->w2 && m->w3 && m->rms_final;
 }
 

@@ -60,7 +60,9 @@ static int index_list(int *sel, const char *flag, const char *text, int count, c
         if (w == 0 || w >= sizeof item) return avcli_fail("%s %s: not a comma-separated list of %s (0..%d)", flag, avcli_brief(text), what, count - 1);
         memcpy(item, p, w);
         item[w] = 0;
-        if (!avcli_parse_long(item, 0, count - 1, &v))
+        if (!avcli_parse_long(item, -2147483647LL, 2147483647LL, &v))
+            return avcli_fail("%s %s: %s is not an integer (comma-separated %s, 0..%d)", flag, avcli_brief(text), avcli_brief(item), what, count - 1);
+        if (v < 0 || v >= count)
             return avcli_fail("%s %s: %s out of range (the model has %d %s: 0..%d)", flag, avcli_brief(text), avcli_brief(item), count, what, count - 1);
         if (sel[v]) return avcli_fail("%s %s: %lld listed twice", flag, avcli_brief(text), v);
         sel[v] = 1;
@@ -415,7 +417,9 @@ static int write_json(FILE *out, const void *ctx) {
     if (z->dres) {
         fprintf(out, ",\n  \"distill\": {\"steps\": %ld, \"lr\": ", z->dsteps);
         put_num(out, z->lr);
-        fprintf(out, ", \"train_n\": %d, \"loss_curve\": ", z->ntrain);
+        fprintf(out, ", \"train_n\": %d, \"heldout_text\": ", z->ntrain);
+        avcli_json_string(out, (const unsigned char *)z->tx[0].name, strlen(z->tx[0].name));
+        fputs(", \"loss_curve\": ", out);
         put_doubles(out, z->curve, (int)z->dsteps + 1);
         fputs(",\n    \"heads\": [", out);
         for (int i = 0, k = 0; i < L * H; i++) {
@@ -521,6 +525,10 @@ static int run(lz *z, const char *const *val, avcli_saving *saving) {
     }
     /* the work */
     if (!code && val[O_DISTILL]) {
+        /* the measures are held out only when the training text is none of the evaluated ones: say so */
+        for (int i = 0; i < z->ntx; i++)
+            if (z->tx[i].n == z->ntrain && !memcmp(z->tx[i].ids, z->train_ids, sizeof(int) * (size_t)z->ntrain))
+                fprintf(stderr, "attnviz: warning: linearize: the evaluated text \"%s\" is the training text: its measures are not held out\n", z->tx[i].name);
         float *Qt = NULL, *Kt = NULL, *Qh = NULL, *Kh = NULL;
         code = capture_qk(z, z->train_ids, z->ntrain, &Qt, &Kt);
         if (!code) code = capture_qk(z, z->tx[0].ids, z->tx[0].n, &Qh, &Kh);

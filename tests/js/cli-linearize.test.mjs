@@ -144,6 +144,21 @@ describe('linearize on a tiny checkpoint (2 layers, 4 heads, 2 KV heads, head si
     expect(j.loss).not.toBe(untrained.loss);
   });
 
+  it('--distill names the held-out text and warns when an evaluated text is the training text', () => {
+    const train = join(tmp, 'same.txt');
+    writeFileSync(train, TEXT);
+    const args = ['linearize', '--model', tiny.model, '--tokenizer', tiny.tok, '--text', TEXT, '--variant', 'hedgehog',
+      '--distill', '2', '--steps', '0'];
+    const same = run(...args, '--train-file', train);
+    expect(same.status).toBe(0);
+    expect(same.stderr).toMatch(/the evaluated text "text" is the training text: its measures are not held out/);
+    expect(JSON.parse(same.stdout).distill.heldout_text).toBe('text');
+    const other = join(tmp, 'other.txt');
+    writeFileSync(other, 'b ab a ba cab abba\n');
+    const held = run(...args, '--train-file', other);
+    expect([held.status, held.stderr]).toEqual([0, '']);
+  });
+
   it('-o writes what stdout prints', () => {
     const o = join(tmp, 'same.json');
     const r = run('linearize', '--model', tiny.model, '--tokenizer', tiny.tok, '--text', TEXT, '--variant', 'relu', '--steps', '2', '-o', o);
@@ -176,6 +191,7 @@ describe('linearize on a tiny checkpoint (2 layers, 4 heads, 2 KV heads, head si
       [[...m, '--text', TEXT, '--variant', 'hedgehog', '--train-file', train], /--train-file: only with --distill/],
       [[...m, '--text', TEXT, '--variant', 'hedgehog', '--distill', '5', '--train-file', tmp], /--train-file .*a folder/],
       [[...m, '--text', TEXT, '--variant', 'hedgehog', '--distill', 'x', '--train-file', train], /--distill x: not an integer/],
+      [[...m, '--text', TEXT, '--variant', 'elu', '--layers', '0x1'], /--layers 0x1: 0x1 is not an integer/],
       [[...m, '--text', TEXT, '--text-file', train, '--variant', 'elu'], /--text and --text-file: give one/],
       [[...m, '--variant', 'elu'], /--text or --text-file: required/],
       [['--tokenizer', tiny.tok, '--text', TEXT, '--variant', 'elu'], /--model: required/],
