@@ -107,7 +107,7 @@ enum av_variant {
     AV_KDA = 18,        /* Kimi Delta Attention: gdn with a per-channel α_t ∈ R^d */
     AV_DPLR = 19,       /* diagonal plus low rank: S_t = (Diag(α_t) + b_t a_tᵀ) S_{t−1} + k_t v_tᵀ (RWKV-7) */
     AV_FOX = 20,        /* Forgetting Transformer: softmax_j≤i(scale·q_i·k_j + Σ_{l=j+1..i} g_l) */
-    AV_LOLCATS = 21,    /* sliding window of exp(scale·q·k) + Hedgehog φ(q)·φ(k) for older keys, one normaliser */
+    AV_LOLCATS = 21,    /* window of exp(scale·q·k − m_i) + softmax-feature Hedgehog φ(q)·φ(k) for older keys, one sum */
     AV_VARIANT_COUNT = 22
 };
 
@@ -471,7 +471,7 @@ int av_recall_pairs(double *err, const float *K, const float *V, int N, int d, c
  * t0 + steps > INT_MAX.
  * With prm->variant = AV_LOLCATS the student is lolcats (docs/variant-formulas.md): its window and scale from prm
  * (resolved: causal only, else AV_ERR_NEEDS_CAUSAL; prm's hedgehog_w is not read, W is), the window's terms
- * exp(scale·q·k) fixed and the older keys' φ(q)·φ(k) trained; the same loss, its analytic gradient. */
+ * exp(scale·q·k − m_i) fixed and the older keys' φ(q)·φ(k) trained; the same loss, its analytic gradient. */
 size_t av_distill_work(const av_params *prm, int n, int d, int cols);
 int av_distill_loss(double *loss, double *grad, const double *W, int cols, const float *Q, const float *K, int n,
                     int d, const av_params *prm, void *work, size_t work_bytes);
@@ -639,7 +639,7 @@ int av_semiseparable_rank(double *rank, double *block_sv, const float *M, int n,
 /* The structural ceiling of that rank for these knobs (never above h = ⌊n/2⌋): the feature dimension for
  * kernel variants (decayed or not; + (k − 1)/2 with a DWC kernel), s or the landmarks for the low-rank
  * class, d for retention, d − 1 for deltanet at β = 1 (each write projects out its key) and d otherwise,
- * W − 1 for softmax with a window W, W − 1 + 2·cols for lolcats with a window W < n (h without), and h for plain
+ * W − 1 for softmax with a window W, W − 2 + 2·cols for lolcats with a window W < n (h without), and h for plain
  * softmax. AV_OK or av_params_resolve's errors. */
 int av_semiseparable_ceiling(long *ceiling, const av_params *prm, int n, int d);
 

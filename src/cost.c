@@ -202,8 +202,8 @@ int av_semiseparable_ceiling(long *ceiling, const av_params *prm, int n, int d) 
     long h = n / 2, c = h;
     if (is_gated(&p)) c = p.variant == AV_FOX ? h : d; /* the state S (d×dv) carries all a row sees of the past */
     else if (is_exact(&p)) c = p.window > 0 ? p.window - 1 : h;
-    else if (is_hybrid(&p)) /* the window's W − 1 cached keys plus the r = 2·cols state; no window: softmax */
-        c = p.window > 0 && p.window < n ? p.window - 1 + 2L * (p.hedgehog_w ? p.hedgehog_cols : d) : h;
+    else if (is_hybrid(&p)) /* the window's W − 1 rows plus Φ's rank, 2·cols − 1 (each half of φ sums to 1) */
+        c = p.window > 0 && p.window < n ? p.window - 2 + 2L * (p.hedgehog_w ? p.hedgehog_cols : d) : h;
     else if (is_lowrank(&p)) c = avi_lowrank_rank(&p);
     else if (is_delta(&p)) c = p.beta == 1 ? d - 1 : d;
     else {

@@ -243,12 +243,12 @@ uint64_t avi_lolcats_need(const av_params *prm, int n, int d, int dv, int path);
 int avi_lolcats_matrix(float *M, const float *Q, const float *K, int n, int d, const av_params *prm, void *work);
 int avi_lolcats_run(float *O, const float *Q, const float *K, const float *V, int n, int d, int dv,
                     const av_params *prm, void *work);
-/* F[n×2cols] = exp([u, −u] − m_i), m[i] = max_c |u_c|, u = Wᵀx_i with W float (Wf) or double (Wd), d×cols, or
- * the identity when both are NULL (cols = d). Shared with the distillation (mechanisms.c). */
-void avi_lolcats_features(double *F, double *m, const float *X, const float *Wf, const double *Wd, int n, int d,
+/* F[n×2cols] = [softmax(u), softmax(−u)] (LoLCATs' Hedgehog map) and U[n×cols] = u = Wᵀx_i, W float (Wf) or
+ * double (Wd), d×cols, or the identity when both are NULL (cols = d). Shared with the distillation (mechanisms.c). */
+void avi_lolcats_features(double *F, double *U, const float *X, const float *Wf, const double *Wd, int n, int d,
                           int cols);
-/* ln φ(q)·φ(k) = ln Σ_c 2·cosh(uq_c + uk_c) from u = W_hᵀx of both, directly (2·cols exps): for the pairs whose
- * stabilised product φ̃(q)·φ̃(k) is below AVI_LOLCATS_TINY, where some of its terms may have underflowed. */
+/* ln φ(q)·φ(k) from u = W_hᵀx of both, as a log-sum-exp of the 2·cols log-products (every one ≤ 0): for the
+ * distillation's log-terms where the product φ(q)·φ(k) is below AVI_LOLCATS_TINY and may have underflowed. */
 double avi_lolcats_log_pair(const double *uq, const double *uk, int cols);
 #define AVI_LOLCATS_TINY 1e-280
 

@@ -100,9 +100,9 @@ static void recall_layout(recall_bufs *b, avi_arena *a, const av_params *p, int 
         b->row = avi_take(a, sizeof(double) * (uint64_t)N);
         return;
     }
-    if (is_hybrid(p)) { /* lolcats: a row of log-terms, and u = W_hᵀk of every key */
+    if (is_hybrid(p)) { /* lolcats: a row of terms, and u = W_hᵀk and φ(k) of every key (3·cols each) */
         b->row = avi_take(a, sizeof(double) * (uint64_t)N);
-        b->S = avi_take(a, sizeof(double) * (uint64_t)N * (uint64_t)(p->hedgehog_w ? p->hedgehog_cols : d));
+        b->S = avi_take(a, sizeof(double) * (uint64_t)N * 3u * (uint64_t)(p->hedgehog_w ? p->hedgehog_cols : d));
         return;
     }
     b->phi_q = avi_take(a, sizeof(float) * (uint64_t)N * r);
@@ -196,37 +196,33 @@ static int recall_fox(double *err, const float *K, const float *V, int N, int d,
     return st;
 }
 
+static double dot(const double *a, const double *b, int len) {
+    double s = 0;
+    for (int k = 0; k < len; k++) s += a[k] * b[k];
+    return s;
+}
+
 /* lolcats: key i read as the query of the row after all N pairs, o_i = Σ_j M_j v_j with the last W pairs
- * (j ≥ N − W) by exp(scale·k_i·k_j) and the older ones by φ(k_i)·φ(k_j), one normaliser (the matrix form's row
- * with the memory as its keys; ln φ·φ directly from u = W_hᵀk, held in b->S). */
+ * (j ≥ N − W) by exp(scale·k_i·k_j − m_i), m_i their largest logit, and the older ones by φ(k_i)·φ(k_j), one
+ * normaliser (the matrix form's row with the memory as its keys; u = W_hᵀk, then φ of every key, in b->S). */
 static int recall_lolcats(double *err, const float *K, const float *V, int N, int d, const av_params *p,
                           const recall_bufs *b) {
-    const int cols = p->hedgehog_w ? p->hedgehog_cols : d;
+    const int cols = p->hedgehog_w ? p->hedgehog_cols : d, r = 2 * cols;
     const int lo = p->window > 0 && N - p->window > 0 ? N - p->window : 0;
-    double *U = b->S;
-    for (int i = 0; i < N; i++)
-        for (int c = 0; c < cols; c++) {
-            double u = 0;
-            for (int f = 0; f < d; f++) u += (double)K[(size_t)i * d + f] * (p->hedgehog_w ? p->hedgehog_w[(size_t)f * cols + c] : f == c);
-            U[(size_t)i * cols + c] = u;
-        }
+    double *U = b->S, *F = b->S + (size_t)N * cols;
+    avi_lolcats_features(F, U, K, p->hedgehog_w, NULL, N, d, cols);
     int st = AV_OK;
     for (int i = 0; i < N; i++) {
         const float *q = K + (size_t)i * d;
         double mx = -INFINITY, sum = 0;
-        for (int j = 0; j < N; j++) {
-            double x;
-            if (j < lo) {
-                x = avi_lolcats_log_pair(U + (size_t)i * cols, U + (size_t)j * cols, cols);
-            } else {
-                double s = 0;
-                for (int c = 0; c < d; c++) s += (double)q[c] * K[(size_t)j * d + c];
-                x = p->scale * s;
-            }
-            b->row[j] = x;
-            mx = x > mx ? x : mx;
+        for (int j = lo; j < N; j++) {
+            double s = 0;
+            for (int c = 0; c < d; c++) s += (double)q[c] * K[(size_t)j * d + c];
+            b->row[j] = p->scale * s;
+            mx = b->row[j] > mx ? b->row[j] : mx;
         }
-        for (int j = 0; j < N; j++) sum += b->row[j] = exp(b->row[j] - mx);
+        for (int j = lo; j < N; j++) sum += b->row[j] = exp(b->row[j] - mx);
+        for (int j = 0; j < lo; j++) sum += b->row[j] = dot(F + (size_t)i * r, F + (size_t)j * r, r);
         for (int c = 0; c < d; c++) {
             double acc = 0;
             for (int j = 0; j < N; j++) acc += b->row[j] * V[(size_t)j * d + c];
@@ -335,7 +331,7 @@ typedef struct distill_bufs {
     double *Fq, *Fk;          /* n×2cols features */
     double *Gq, *Gk;          /* n×2cols gradients of the features */
     double *grad;             /* d×cols */
-    double *mq, *mk;          /* lolcats: the features' constants, n each (NULL for hedgehog) */
+    double *Uq, *Uk;          /* lolcats: u = Wᵀx, n×cols each (NULL for hedgehog) */
 } distill_bufs;
 
 static void distill_layout(distill_bufs *b, avi_arena *a, const av_params *pt, int n, int d, int cols, int hybrid) {
@@ -350,8 +346,8 @@ static void distill_layout(distill_bufs *b, avi_arena *a, const av_params *pt, i
     b->Gk = avi_take(a, sizeof(double) * (uint64_t)n * r);
     b->grad = avi_take(a, sizeof(double) * (uint64_t)d * cols);
     if (hybrid) {
-        b->mq = avi_take(a, sizeof(double) * (uint64_t)n);
-        b->mk = avi_take(a, sizeof(double) * (uint64_t)n);
+        b->Uq = avi_take(a, sizeof(double) * (uint64_t)n * cols);
+        b->Uk = avi_take(a, sizeof(double) * (uint64_t)n * cols);
     }
 }
 
@@ -410,13 +406,8 @@ static void features(double *F, const float *X, const double *W, int n, int d, i
     }
 }
 
-static double dot(const double *a, const double *b, int len) {
-    double s = 0;
-    for (int k = 0; k < len; k++) s += a[k] * b[k];
-    return s;
-}
-
-static void backprop(distill_bufs *b, int cols, const float *Q, const float *K, int n, int d, int causal);
+static void backprop(distill_bufs *b, int cols, const float *Q, const float *K, int n, int d, int causal,
+                     int softmax_map);
 
 /* The loss at W and (want_grad) its gradient into b->grad. A is in b->A. */
 static double loss_grad(distill_bufs *b, const double *W, int cols, const float *Q, const float *K, int n, int d,
@@ -440,35 +431,36 @@ static double loss_grad(distill_bufs *b, const double *W, int cols, const float 
     }
     L /= n;
     if (!want_grad) return L;
-    backprop(b, cols, Q, K, n, d, causal);
+    backprop(b, cols, Q, K, n, d, causal, 0);
     return L;
 }
 
-/* lolcats's loss and P. The row's log-terms x_ij: scale·q_i·k_j in the window (i − W < j ≤ i), before it
- * ln φ(q_i)·φ(k_j) = m_q + m_k + ln(φ̃(q_i)·φ̃(k_j)) (φ̃ stabilised per row, avi_lolcats_features); M = softmax_j x.
- * ∂L/∂x_ij = (a_i M_ij − A_ij)/n, and for an older key ∂x_ij/∂u_c(q_i) = ∂x_ij/∂u_c(k_j) =
- * (φ̃_c(q)φ̃_c(k) − φ̃_{c'}(q)φ̃_{c'}(k)) / (φ̃(q)·φ̃(k)) (c' = c + cols; e^{m_q + m_k} cancels): so Hedgehog's
- * backward pass with P_ij = ∂L/∂x_ij / (φ̃(q_i)·φ̃(k_j)) there and 0 in the window. */
+/* lolcats's loss and P. The row's log-terms x_ij: scale·q_i·k_j − m_i in the window (i − W < j ≤ i; m_i its
+ * largest logit, fixed: no weights), before it ln φ(q_i)·φ(k_j) with φ = [softmax(u), softmax(−u)]; M = softmax_j x.
+ * ∂L/∂x_ij = (a_i M_ij − A_ij)/n, so ∂L/∂(φ(q_i)·φ(k_j)) = P_ij = ∂L/∂x_ij / φ(q_i)·φ(k_j) on the old keys and 0
+ * in the window; backprop carries P through the products and the two feature softmaxes. */
 static double loss_grad_lolcats(distill_bufs *b, const double *W, int cols, const float *Q, const float *K, int n,
                                 int d, const av_params *ph, int want_grad) {
     const int r = 2 * cols, win = ph->window <= 0 || ph->window > n ? n : ph->window;
-    avi_lolcats_features(b->Fq, b->mq, Q, NULL, W, n, d, cols);
-    avi_lolcats_features(b->Fk, b->mk, K, NULL, W, n, d, cols);
+    avi_lolcats_features(b->Fq, b->Uq, Q, NULL, W, n, d, cols);
+    avi_lolcats_features(b->Fk, b->Uk, K, NULL, W, n, d, cols);
     double L = 0;
     for (int i = 0; i < n; i++) {
         const int lo = i - win + 1 > 0 ? i - win + 1 : 0;
         const float *A = b->A + (size_t)i * n, *q = Q + (size_t)i * d;
-        double *x = b->S + (size_t)i * n, mx = -INFINITY, Z = 0, asum = 0;
-        for (int j = 0; j <= i; j++) {
-            if (j < lo) {
-                double t = dot(b->Fq + (size_t)i * r, b->Fk + (size_t)j * r, r);
-                x[j] = t > 0 ? b->mq[i] + b->mk[j] + log(t) : -INFINITY;
-            } else {
-                double s = 0;
-                for (int c = 0; c < d; c++) s += (double)q[c] * K[(size_t)j * d + c];
-                x[j] = ph->scale * s;
-            }
-            mx = x[j] > mx ? x[j] : mx;
+        double *x = b->S + (size_t)i * n, mw = -INFINITY, mx = 0, Z = 0, asum = 0;
+        for (int j = lo; j <= i; j++) {
+            double s = 0;
+            for (int c = 0; c < d; c++) s += (double)q[c] * K[(size_t)j * d + c];
+            x[j] = ph->scale * s;
+            mw = x[j] > mw ? x[j] : mw;
+        }
+        for (int j = lo; j <= i; j++) x[j] -= mw; /* the window's largest term is e^0 */
+        for (int j = 0; j < lo; j++) {
+            double t = dot(b->Fq + (size_t)i * r, b->Fk + (size_t)j * r, r);
+            /* below AVI_LOLCATS_TINY the product may have underflowed: its logarithm directly */
+            x[j] = t >= AVI_LOLCATS_TINY ? log(t) : avi_lolcats_log_pair(b->Uq + (size_t)i * cols, b->Uk + (size_t)j * cols, cols);
+            mx = x[j] > mx ? x[j] : mx; /* ≤ ln 2; 0 from the window */
         }
         for (int j = 0; j <= i; j++) Z += exp(x[j] - mx);
         const double lz = mx + log(Z);
@@ -480,16 +472,17 @@ static double loss_grad_lolcats(distill_bufs *b, const double *W, int cols, cons
         if (want_grad)
             for (int j = 0; j <= i; j++) {
                 double pij = (asum * exp(x[j] - lz) - A[j]) / n;
-                x[j] = j < lo && x[j] > -INFINITY ? pij * exp(b->mq[i] + b->mk[j] - x[j]) : 0;
+                x[j] = j < lo ? pij * exp(-x[j]) : 0;
             }
     }
     L /= n;
-    if (want_grad) backprop(b, cols, Q, K, n, d, 1);
+    if (want_grad) backprop(b, cols, Q, K, n, d, 1, 1);
     return L;
 }
 
 /* ∂L/∂W into b->grad from P (in b->S, row i's allowed entries) and the features Fq, Fk. */
-static void backprop(distill_bufs *b, int cols, const float *Q, const float *K, int n, int d, int causal) {
+static void backprop(distill_bufs *b, int cols, const float *Q, const float *K, int n, int d, int causal,
+                     int softmax_map) {
     int r = 2 * cols;
     memset(b->Gq, 0, sizeof(double) * (size_t)n * r);
     memset(b->Gk, 0, sizeof(double) * (size_t)n * r);
@@ -516,7 +509,11 @@ static void backprop(distill_bufs *b, int cols, const float *Q, const float *K, 
         for (int i = 0; i < n; i++) {
             double *g = G + (size_t)i * r;
             const double *f = F + (size_t)i * r;
-            for (int c = 0; c < cols; c++) g[c] = g[c] * f[c] - g[cols + c] * f[cols + c];
+            if (softmax_map) { /* φ = [p, p̄] = [softmax(u), softmax(−u)]: ∂/∂u_c = p_c(g_c − g·p) − p̄_c(ḡ_c − ḡ·p̄) */
+                const double gp = dot(g, f, cols), gn = dot(g + cols, f + cols, cols);
+                for (int c = 0; c < cols; c++) g[c] = f[c] * (g[c] - gp) - f[cols + c] * (g[cols + c] - gn);
+            } else
+                for (int c = 0; c < cols; c++) g[c] = g[c] * f[c] - g[cols + c] * f[cols + c];
             const float *x = X + (size_t)i * d;
             for (int fi = 0; fi < d; fi++) {
                 double xf = x[fi];

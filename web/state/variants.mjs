@@ -259,16 +259,17 @@ export const VARIANT_VIEW = {
   },
   lolcats: {
     label: 'Window + linear (LoLCATs)',
-    tex: String.raw`M_{ij} \propto \begin{cases} e^{\beta\,q_i\cdot k_j} & i-W<j\le i \\ \phi(q_i)\cdot\phi(k_j) & j\le i-W \end{cases}`,
-    hint: 'The last W keys by exact softmax, older ones by Hedgehog\'s φ (W_h = I here), one normaliser. W ≥ n is causal softmax.',
-    explain: { text: 'LoLCATs linearises a trained Transformer by keeping exact softmax over a sliding window of the W most recent keys and replacing the rest by linear attention with Hedgehog\'s features φ(x) = [exp(Wᵀx), exp(−Wᵀx)], trained to mimic softmax. Here the two parts share one normaliser and one scale (no stabilising constants in φ, no extra window factor), so the weight of the old keys is set by W_h itself; the lab shows W_h = I (its distillation is av_distill). Its recurrence is a cache of W keys plus a state of size 2d, and the semiseparable rank is at most W − 1 + 2d.', source: 'Zhang et al. 2024, "LoLCATs: On Low-Rank Linearizing of Large Language Models", arXiv:2410.10254' },
+    tex: String.raw`M_{ij} \propto \begin{cases} e^{\beta\,q_i\cdot k_j - m_i} & i-W<j\le i \\ \phi(q_i)\cdot\phi(k_j) & j\le i-W \end{cases},\quad \phi(x) = [\operatorname{softmax}(x), \operatorname{softmax}(-x)]`,
+    hint: 'The last W keys by exact softmax (the best counts 1), older ones by Hedgehog\'s softmax features φ (W_h = I here, φ·φ ≤ 2), one normaliser. W ≥ n is causal softmax.',
+    explain: { text: 'LoLCATs linearises a trained Transformer by keeping exact softmax over a sliding window of the W most recent keys and replacing the rest by linear attention with Hedgehog\'s features, in LoLCATs\' code a softmax over the features: φ(x) = [softmax(W_hᵀx), softmax(−W_hᵀx)], trained to mimic softmax. The window\'s terms are exp(β·q·k − m_i), m_i the window\'s largest logit, so its best key counts 1, and each older key counts φ(q)·φ(k), between 0 and 2; one sum normalises both. LoLCATs also learns a factor on the window\'s terms; here it is 1. The lab shows W_h = I (its distillation is av_distill). Its recurrence is a cache of W keys plus a state of size 2d, and the semiseparable rank is at most W − 2 + 2d (each half of φ sums to 1).', source: 'Zhang et al. 2024, "LoLCATs: On Low-Rank Linearizing of Large Language Models", arXiv:2410.10254' },
     numpy: 'W = knob("window"); W = n if W <= 0 or W > n else W   # 0 or ≥ n: every key in the window\n' +
-      'L = np.full((n, n), -np.inf)\n' +
-      'for i in range(n):   # ln φ(q_i)·φ(k_j) = ln Σ_c 2cosh(q_ic + k_jc) (W_h = I), exact softmax logits in the window\n' +
-      '    X = Q[i] + K[:i + 1]; m = np.abs(X).max(1)\n' +
-      '    lin = m + np.log((np.exp(X - m[:, None]) + np.exp(-X - m[:, None])).sum(1))\n' +
-      '    L[i, :i + 1] = np.where(i - np.arange(i + 1) < W, S * (K[:i + 1] @ Q[i]), lin)\n' +
-      'E = np.exp(L - L.max(1, keepdims=True))\nR = E / E.sum(1, keepdims=True)',
+      'def phi(X):   # [softmax(x), softmax(−x)] over the features (W_h = I)\n' +
+      '    P, N = np.exp(X - X.max(1, keepdims=True)), np.exp(X.min(1, keepdims=True) - X)\n' +
+      '    return np.hstack([P / P.sum(1, keepdims=True), N / N.sum(1, keepdims=True)])\n' +
+      'ii, jj = np.indices((n, n)); win = (jj <= ii) & (ii - jj < W)\n' +
+      'L = np.where(win, S * (Q @ K.T), -np.inf)   # the window\'s logits; its largest term is e^0 = 1\n' +
+      'E = np.where(win, np.exp(L - L.max(1, keepdims=True)), np.where(jj <= ii, phi(Q) @ phi(K).T, 0))\n' +
+      'R = E / E.sum(1, keepdims=True)',
     random: [],
   },
 };

@@ -217,8 +217,8 @@ export default {
   'variant.fox.hint': '带遗忘门的 softmax：每个 token 的对数门控 g_t ≤ 0 加到之前每个键的分数上。行和为 1；一次重置几乎遮住它之前的一切。',
   'variant.fox.explain': '遗忘注意力——遗忘 Transformer（FoX）的注意力——保留 softmax 并加上遗忘门：第 i 行中键 j 的分数加上其后各 token 的对数门控 g_l = ln f_l（≤ 0，分数因此降低），于是 M_ij ∝ exp(β·q_i·k_j)·f_{j+1}⋯f_i，一种由数据决定的衰减。门控为常数时即遗忘 softmax（带衰减 γ 的 softmax），门控为 1 时即因果 softmax。它保持 softmax 的满秩与行和为 1，没有固定大小的状态（其递归形式是键值缓存），并且据论文所述不需要位置编码。',
   'variant.fox.source': 'Lin 等 2025，《Forgetting Transformer: Softmax Attention with a Forget Gate》（ICLR 2025），arXiv:2503.02130',
-  'variant.lolcats.hint': '最近的 W 个键用精确 softmax，更早的键用 Hedgehog 的 φ（此处 W_h = I），共用一个归一化。W ≥ n 时即因果 softmax。',
-  'variant.lolcats.explain': 'LoLCATs 把训练好的 Transformer 线性化：对最近 W 个键的滑动窗口保留精确 softmax，其余的键换成线性注意力，特征为 Hedgehog 的 φ(x) = [exp(Wᵀx), exp(−Wᵀx)]，训练它模仿 softmax。这里两部分共用一个归一化和同一个尺度（φ 不带稳定常数，也没有额外的窗口系数），所以旧键的权重由 W_h 本身决定；本实验室显示 W_h = I（其蒸馏见 av_distill）。它的递归形式是 W 个键的缓存加上大小为 2d 的状态，半可分秩至多为 W − 1 + 2d。',
+  'variant.lolcats.hint': '最近的 W 个键用精确 softmax（最好的键计为 1），更早的键用 Hedgehog 的 softmax 特征 φ（此处 W_h = I，φ·φ ≤ 2），共用一个归一化。W ≥ n 时即因果 softmax。',
+  'variant.lolcats.explain': 'LoLCATs 把训练好的 Transformer 线性化：对最近 W 个键的滑动窗口保留精确 softmax，其余的键换成线性注意力，特征为 Hedgehog 的特征，在 LoLCATs 的代码中是对特征维做 softmax：φ(x) = [softmax(W_hᵀx), softmax(−W_hᵀx)]，训练它模仿 softmax。窗口内的项为 exp(β·q·k − m_i)，m_i 为窗口内最大的 logit，因此最好的键计为 1；更早的每个键计为 φ(q)·φ(k)，介于 0 与 2 之间；两部分共用一个和来归一化。LoLCATs 还对窗口项学习一个系数；这里取 1。本实验室显示 W_h = I（其蒸馏见 av_distill）。它的递归形式是 W 个键的缓存加上大小为 2d 的状态，半可分秩至多为 W − 2 + 2d（φ 的每一半之和为 1）。',
   'variant.lolcats.source': 'Zhang 等 2024，《LoLCATs: On Low-Rank Linearizing of Large Language Models》，arXiv:2410.10254',
 
   // the readouts' explanations, by registry key (av_readout_info's `explain`), and the page's rows of their own
