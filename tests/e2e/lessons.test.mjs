@@ -405,6 +405,7 @@ const CLAIMS = {
   'story-breaks': noModel,
   'distill-recovers': noModel,
   'head-sensitivity': noModel,
+  'window-plus-linear': noModel,
 };
 
 /**
@@ -777,6 +778,33 @@ describe.skipIf(!HAVE_STORIES)('the lessons on stories260K', { timeout: 300000 }
     const ev = Object.fromEntries((await strip()).map(([k, v]) => [k, v]));
     expect(ev.ls_sens).toBe(l.sensitivity.by_layer.map((x) => `L${x.layer} ${x.delta_loss.toFixed(2).replace(/^-/, '−')}`).join(' · '));
     await mp.screenshot({ path: 'build/e2e/lesson-head-sensitivity-model-1024.png' });
+  });
+
+  it('window-plus-linear: a window of exact scores plus a distilled linear rest', async () => {
+    const elu = (await open('story-breaks')).loses;
+    const before = (await open('window-plus-linear')).loses;
+    expect([before.variant, before.swapped.length, before.using_w]).toEqual(['lolcats', 40, false]);
+    expect(Number((await mp.evaluate(() => window.attnviz.snapshot())).state.window)).toBe(8);
+    await mp.fill('#ls-steps', '100');
+    await mp.click('#ls-distill');
+    const after = await until((l) => l.using_w && !l.distill?.running && l.variant === 'lolcats');
+    expect([after.distill.steps, after.distill.heads.length]).toEqual([100, 40]);
+    // "falls to 0.552 against the original's 0.549, KL 0.05"
+    expect(Math.abs(after.loss - after.loss_original)).toBeLessThan(0.02);
+    expect(after.kl_mean).toBeLessThan(0.08); expect(after.kl_mean).toBeGreaterThan(0.03);
+    expect(after.loss).toBeLessThan(0.4 * elu.loss); // elu+1: 2.58; the distilled Hedgehog alone (distill-recovers): 1.35
+    // the window alone: 0.570, KL 0.087; the linear rest adds to it
+    const alone = (await open('window-plus-linear&variant=softmax')).loses;
+    expect([alone.variant, alone.using_w]).toEqual(['softmax', false]);
+    expect(alone.kl_mean).toBeGreaterThan(0.07); expect(alone.kl_mean).toBeLessThan(0.11);
+    expect(alone.loss).toBeGreaterThan(0.55); expect(alone.loss).toBeLessThan(0.6);
+    expect(after.kl_mean).toBeLessThan(0.8 * alone.kl_mean);
+    expect(after.loss).toBeLessThan(alone.loss);
+    const back = (await open('window-plus-linear')).loses;
+    const ev = Object.fromEntries((await strip()).map(([k, v]) => [k, v]));
+    expect(ev.ls_loss).toBe(fmt4(back.loss));
+    expect(ev.ls_kl).toBe(fmt4(back.kl_mean));
+    await mp.screenshot({ path: 'build/e2e/lesson-window-plus-linear-model-1024.png' });
   });
 });
 if (!HAVE_STORIES) skipped('e2e lessons.test.mjs, chapter 9');
