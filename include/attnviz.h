@@ -903,11 +903,13 @@ int av_next_token_measures(double *mean, double *loss_s, double *loss_o, double 
 /* Greedy continuation with chosen attention: from prompt[0..n_prompt) (1 <= n_prompt <= seq_len), up to
  * `steps` tokens (>= 0), each the argmax (the first of equals) of the last position's logits of
  * av_forward_swapped over the text so far (the whole pass again for each token, so a variant that reads n
- * sees the current length), stopping before BOS (id 1, llama2.c's end of a story) or at seq_len tokens, as
+ * sees the current length; with every head kept, heads NULL or every entry NULL, av_forward's KV cache
+ * instead, one position per token: the same bits, as a kept pass is av_forward's), stopping before BOS (id 1, llama2.c's end of a story) or at seq_len tokens, as
  * `attnviz generate-text` does. out (n_prompt + steps entries) gets the prompt, then the tokens; *n_out the
  * total. heads, path and bad_head as av_forward_swapped; the heads are checked for every length a pass will
  * run (n_prompt .. min(n_prompt + steps, seq_len) − 1) before anything is written. Work:
- * av_continue_swapped_work(m, n_prompt + steps, heads, path) bytes. AV_WARN_PRODUCT_OVERFLOW or AV_WARN_OVERFLOW
+ * av_continue_swapped_work(m, n_prompt + steps, heads, path) bytes (every head kept: av_forward_work(m) and
+ * the logits, whatever the length). AV_WARN_PRODUCT_OVERFLOW or AV_WARN_OVERFLOW
  * stops at the step whose logits were not finite, the tokens before it written; a head's AV_WARN_ZERO_ROW is
  * returned and the continuation goes on. */
 size_t av_continue_swapped_work(const av_model *m, int n_total, const av_params *const *heads, int path);

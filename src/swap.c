@@ -288,12 +288,59 @@ static int last_length(const av_model *m, long long n_total) {
     return n_total > m->seq_len ? m->seq_len : (int)n_total;
 }
 
+/* Every head kept (heads NULL or every entry NULL): the original model, whose passes are av_forward's bit for
+ * bit, so the continuation runs av_forward incrementally on its KV cache (one position per token instead of
+ * the whole pass again): the logits and av_forward's workspace. */
+static int all_kept(const av_model *m, const av_params *const *heads) {
+    if (heads)
+        for (int i = 0; i < m->n_layers * m->n_heads; i++)
+            if (heads[i]) return 0;
+    return 1;
+}
+
+static uint64_t kept_need(const av_model *m) {
+    avi_arena a = avi_arena_count();
+    avi_take(&a, 4 * (uint64_t)m->vocab_size);
+    avi_take(&a, (uint64_t)av_forward_work(m));
+    return a.used;
+}
+
 size_t av_continue_swapped_work(const av_model *m, int n_total, const av_params *const *heads, int path) {
     if (!m || !model_fits(m) || n_total < 1) return 0;
     int top = last_length(m, n_total) - 1;
     uint64_t logits = 4 * (uint64_t)m->vocab_size + 64;
     if (top < 1) return (size_t)logits; /* no pass runs */
+    if (all_kept(m, heads)) {
+        uint64_t hb;
+        int bad;
+        if (check_pass(&hb, m, top, NULL, path, &bad) != AV_OK) return 0; /* the pass's refusals, kept */
+        uint64_t need = kept_need(m);
+        return need > SIZE_MAX ? 0 : (size_t)need;
+    }
     return work_of(m, top, heads, path, logits);
+}
+
+/* The greedy loop of the original model: av_forward over the prompt, then one position per token. */
+static int continue_kept(int *out, int *n_out, int n, int last, const av_model *m, void *work) {
+    avi_arena a = avi_arena_over(work);
+    float *logits = avi_take(&a, 4 * (uint64_t)m->vocab_size);
+    void *fw = avi_take(&a, (uint64_t)av_forward_work(m));
+    const size_t fb = av_forward_work(m);
+    int st = AV_OK, start = 0;
+    while (n < last) {
+        int pst = av_forward(NULL, NULL, NULL, logits, m, out, start, n, fw, fb);
+        if (pst < 0) return pst; /* unreachable: the arguments were checked */
+        st = avi_merge(st, pst);
+        if (pst == AV_WARN_PRODUCT_OVERFLOW) break; /* no argmax of Inf or NaN logits */
+        int best = 0;
+        for (int v = 1; v < m->vocab_size; v++)
+            if (logits[v] > logits[best]) best = v;
+        if (best == 1) break; /* BOS: llama2.c's end of a story */
+        out[n++] = best;
+        start = n - 1;
+    }
+    *n_out = n;
+    return st;
 }
 
 int av_continue_swapped(int *out, int *n_out, const av_model *m, const int *prompt, int n_prompt, int steps,
@@ -311,11 +358,15 @@ int av_continue_swapped(int *out, int *n_out, const av_model *m, const int *prom
      * then every pass's heads and need, before anything is written (a knob bounded by n, gates set for one n) */
     uint64_t hb, need = logit_bytes;
     int st;
-    if (last - 1 >= 1) {
+    const int kept = all_kept(m, heads);
+    if (kept) {
+        if (last - 1 >= 1 && (st = check_pass(&hb, m, last - 1, NULL, path, bad)) != AV_OK) return st;
+        if (last - 1 >= 1) need = kept_need(m);
+    } else if (last - 1 >= 1) {
         if ((st = check_pass(&hb, m, last - 1, heads, path, bad)) != AV_OK) return st;
         need += pass_need(m, last - 1, hb);
     }
-    for (int len = n_prompt; len < last; len++) {
+    for (int len = n_prompt; !kept && len < last; len++) {
         if ((st = check_pass(&hb, m, len, heads, path, bad)) != AV_OK) return st;
         uint64_t here = pass_need(m, len, hb) + logit_bytes;
         need = here > need ? here : need;
@@ -324,6 +375,7 @@ int av_continue_swapped(int *out, int *n_out, const av_model *m, const int *prom
     if (!work) return AV_ERR_NULL;
     if (work_bytes < need) return AV_ERR_WORKSPACE;
     memcpy(out, prompt, sizeof *out * (size_t)n_prompt);
+    if (kept) return continue_kept(out, n_out, n_prompt, last, m, work);
     int n = n_prompt;
     st = AV_OK;
     while (n < last) {

@@ -493,6 +493,24 @@ START_TEST(test_continuation) {
             checked += nr - np;
         }
     ck_assert_int_gt(checked, 20); /* tokens were generated, not only BOS stops */
+    /* every entry NULL is the original model too (the incremental path): the same tokens, steps reaching
+     * seq_len, and the workspace holds av_forward's (its KV cache) whatever n_total */
+    const av_params *none[S_L * S_H] = {0};
+    int reached = 0;
+    for (int np = 1; np <= S_SEQ; np += 5)
+        for (int path = 0; path <= 1; path++) {
+            int nr = greedy_reference(a, m, prompt, np, S_SEQ);
+            reached += nr == S_SEQ && np < S_SEQ - 4;
+            int ns = continue_swapped(b, m, prompt, np, S_SEQ, none, path, &st);
+            ck_assert_int_eq(st, AV_OK);
+            ck_assert_int_eq(ns, nr);
+            ck_assert(memcmp(a, b, sizeof(int) * (size_t)nr) == 0);
+        }
+    ck_assert_int_gt(reached, 0); /* a continuation ran to seq_len, not only BOS stops */
+    for (int total = 2; total <= S_SEQ + 4; total++) {
+        ck_assert_uint_ge(av_continue_swapped_work(m, total, NULL, 0), av_forward_work(m));
+        ck_assert_uint_ge(av_continue_swapped_work(m, total, none, 1), av_forward_work(m));
+    }
     /* elu everywhere: each token the argmax of the last row of av_forward_swapped over the text so far */
     av_params elu = causal_params(AV_ELU);
     const av_params *all[S_L * S_H];
@@ -625,6 +643,12 @@ START_TEST(test_overflow_status) {
     ck_assert(!finite0); /* the case is the overflow */
     int st = swapped(lg, NULL, NULL, NULL, &s.m, ids, 8, all, 0);
     ck_assert(st == AV_WARN_PRODUCT_OVERFLOW || st == AV_WARN_OVERFLOW);
+    /* the continuation stops at the first step (no argmax of Inf or NaN), kept heads (av_forward) or elu */
+    for (int c = 0; c < 2; c++) {
+        int out[12], cst, nc = continue_swapped(out, &s.m, ids, 8, 4, c ? all : NULL, 0, &cst);
+        ck_assert_int_eq(nc, 8);
+        ck_assert(cst == AV_WARN_PRODUCT_OVERFLOW || (c && cst == AV_WARN_OVERFLOW));
+    }
     free(lg);
     free(s.buf);
 }

@@ -3,7 +3,7 @@
 // and on stories260K's text128 when the shared data is there: the original's loss is the data's fact
 // (1.0739 nats), softmax swapped in is the original, and every number equals `attnviz linearize`'s JSON
 // (the native CLI; docs/model.md "Swapped attention").
-import { describe, it, expect } from 'vitest';
+import { describe, it, expect, vi } from 'vitest';
 import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,6 +101,29 @@ describe('the swapped pass on the tiny model', () => {
     const plain = losesRun(model, { ids, prompt: ids, steps: 2, knobs: { variant: 'hedgehog' }, swapped: allHeads(c.layers, c.heads) });
     const trained = losesRun(model, { ids, prompt: ids, steps: 2, knobs: { variant: 'hedgehog' }, swapped: allHeads(c.layers, c.heads), W: wMap(a.r.W) });
     expect(trained.measures.loss).not.toBe(plain.measures.loss);
+  });
+
+  it('reuses the original\'s last continuation; a new prompt or steps recomputes it', () => {
+    const own = load(tiny.model, tiny.tok); // a model of its own: nothing kept yet
+    const spy = vi.spyOn(own, 'continueSwapped');
+    const originals = () => spy.mock.calls.filter((a) => a[2] === 0).length;
+    const run = (prompt, steps, path = 'matrix') => losesRun(own, { ids, prompt, steps, knobs: { variant: 'elu' }, swapped: allHeads(c.layers, c.heads), path });
+    const a = run(ids.slice(0, 3), 6);
+    expect(originals()).toBe(1);
+    expect(a.continuation.original.ids.length).toBeGreaterThan(0);
+    expect(run(ids.slice(0, 3), 6)).toEqual(a);
+    const rec = run(Int32Array.from(ids.slice(0, 3)), 6, 'recurrent'); // every head kept: the path changes nothing
+    expect(rec.continuation.original).toEqual(a.continuation.original);
+    expect(originals()).toBe(1);
+    const b = run(ids.slice(0, 4), 6);
+    expect(originals()).toBe(2);
+    const d = run(ids.slice(0, 4), 3);
+    expect(originals()).toBe(3);
+    // each kept or recomputed continuation is the one computed afresh
+    for (const [r, prompt, steps] of [[a, ids.slice(0, 3), 6], [b, ids.slice(0, 4), 6], [d, ids.slice(0, 4), 3]])
+      expect(r.continuation.original.ids).toEqual(Array.from(load(tiny.model, tiny.tok).continueSwapped(prompt, steps, 0).ids));
+    expect(b.continuation.original.ids).not.toEqual(d.continuation.original.ids);
+    spy.mockRestore();
   });
 
   it.skipIf(!HAVE_LINEARIZE)('equals `attnviz linearize` on the tiny model', () => {

@@ -36,6 +36,20 @@ export function wMap(trained) {
   return trained?.length ? new Map(trained.map((t) => [`${t.layer}|${t.head}`, t.W])) : null;
 }
 
+// The original's continuation depends only on the model, the prompt and the steps (every head kept: the
+// path changes nothing, tests/c check_swap.c), yet each request asked for it: the last one per model is kept.
+const originals = new WeakMap();
+
+/** The original model's continuation (model.continueSwapped with no head swapped), the last one reused. */
+export function originalContinuation(model, prompt, steps, path) {
+  const key = `${steps}|${Array.from(prompt).join(',')}`;
+  const kept = originals.get(model);
+  if (kept?.key === key) return kept.co;
+  const co = model.continueSwapped(prompt, steps, 0, path);
+  if (co.ids) originals.set(model, { key, co });
+  return co;
+}
+
 /**
  * The measures of one text with the heads `swapped` ([[l, h]]) replaced by the variant of `knobs`, by `path`
  * ('matrix' | 'recurrent'), with trained W per head (wMap) when given: {measures, per_position, continuation,
@@ -56,7 +70,7 @@ export function losesRun(model, { ids, prompt, steps = 32, knobs, swapped, path 
     const m = model.measures(o.logits, s.logits, ids);
     if (m.status < 0) return { error: m.message };
     const warnings = [o, s].filter((r) => r.status > 0).map((r) => r.message);
-    const co = model.continueSwapped(prompt, steps, 0, p);
+    const co = originalContinuation(model, prompt, steps, p);
     if (!co.ids) return { error: co.message };
     const cs = model.continueSwapped(prompt, steps, prm.ptr, p);
     if (!cs.ids) return { error: cs.message };
