@@ -161,7 +161,9 @@ describe('attnviz table: long format, one row per layer, head, variant and reado
     const v = run('table', '--variants', `elu,${long}`, '--q', q2, '--k', k2);
     expect([v.status, v.stdout]).toEqual([2, '']);
     expect(v.stderr).toMatch(/^attnviz: --variants x{40}…: unknown variant \(all, or some of softmax, [^\n]*\)\n$/);
-    expect(v.stderr.length).toBeLessThan(300);
+    // the input is cut at 40 characters; the rest is the registry's list of names, which grows with it
+    expect(v.stderr).not.toMatch(/x{41}/);
+    expect(v.stderr.length).toBeLessThan(400);
   });
 });
 
