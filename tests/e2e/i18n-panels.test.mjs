@@ -206,7 +206,7 @@ for (const size of SIZES) {
         expect(r.left).toEqual([]);
         // the browser writes a file input's button in its own language: the page's label stands for it
         const picker = () => page.evaluate(() => ({ input: getComputedStyle(document.querySelector('#model-files')).opacity,
-          button: document.querySelector('label.file-button[for="model-files"]')?.textContent, chosen: document.querySelector('[data-files="model-files"]')?.textContent }));
+          button: document.querySelector('#model-box label.file-button[for="model-files"]')?.textContent, chosen: document.querySelector('[data-files="model-files"]')?.textContent }));
         expect(await picker()).toEqual({ input: '0', button: '选择文件', chosen: '未选择文件' });
         await page.setInputFiles('#model-files', [files.tok, files.model]);
         expect((await picker()).chosen).toBe('2 个文件');

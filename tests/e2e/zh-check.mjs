@@ -18,7 +18,7 @@
  *   IEEE's Inf and NaN, and the number formats float32 and float64 (the tolerance's definition names them);
  * - Adam, the optimiser's name, and Enter, the key's (as the keyboard prints it).
  */
-export const ALLOW = new Set(`performer favor linformer hedgehog flatten nyströmformer nyström retnet deltanet cosformer
+export const ALLOW = new Set(`nats lolcats tinyllamas performer favor linformer hedgehog flatten nyströmformer nyström retnet deltanet cosformer
   taylor frobenius kullback leibler efficient attention retention delta softmax token tokens logit logits attnviz webassembly wasm simd
   numpy katex llama stories260k viridis cividis magma gray rdbu exp log elu relu max min cos sin diag inf nan
   gated lightning mamba kimi transformer fox fla dplr icl float32 float64 adam enter`

@@ -231,8 +231,8 @@ export default {
   'preset.story-breaks.title': '每个头都换成 elu+1，故事就崩了',
   'preset.story-breaks.caption': 'stories260K 是一个真实的模型：5 层、每层 8 个头，每个头的维度 d = 8。这里把它 40 个头的 softmax '
     + '全部换成 elu+1，两个模型读同一个示例句子。下一个 token 的平均损失从 0.55 升到 2.58 nats，两者预测的最可能的下一个 token '
-    + '只在约一半的位置上一致（0.53）。贪心生成的文本说明了这一点：在“…in the park.”之后，原模型接着写“One day, Max saw a big box.”，'
-    + '替换后的模型写“outs. outs, Lily\'s, Lily\'s…”，从第一个 token 起就不同（已标出）。',
+    + '只在约一半的位置上一致（0.53）。贪心生成的文本说明了这一点：在示例句子之后，原模型接着写出通顺的下一句，'
+    + '替换后的模型只写出重复的碎片，从第一个 token 起就不同（面板中两段续写并排，已标出）。',
 
   'preset.distill-recovers.title': '蒸馏后的 Hedgehog 头找回了大部分损失',
   'preset.distill-recovers.caption': '全部 40 个头换成 W = I 的 Hedgehog 特征 exp(±Wᵀx) 时，比 elu+1 更差：在示例句子上损失为 4.31 nats，'
