@@ -135,6 +135,18 @@ static double rel_error(const float *o, const float *v, int d) {
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
+/* Pair i read back from the weights b->row[j0..N) and their sum: o = Σ_j row_j v_j / sum into b->o, err[i] its
+ * relative error against v_i. Nonzero when o is not finite. */
+static int read_back(double *err, int i, const float *V, int j0, int N, int d, double sum, const recall_bufs *b) {
+    for (int c = 0; c < d; c++) {
+        double acc = 0;
+        for (int j = j0; j < N; j++) acc += b->row[j] * V[(size_t)j * d + c];
+        b->o[c] = (float)(acc / sum);
+    }
+    err[i] = rel_error(b->o, V + (size_t)i * d, d);
+    return !avs_all_finite(b->o, (size_t)d);
+}
+
 /* Softmax over the stored pairs: o_i = Σ_j w_ij v_j, logits scale·k_i·k_j + (N−1−j)·ln γ, the last W pairs.
  * AV_WARN_PRODUCT_OVERFLOW when some o_i is not finite: a logit scale·k_i·k_j past the double range (an
  * absolute scale near DBL_MAX) makes its row Inf − Inf. */
@@ -154,13 +166,7 @@ static int recall_softmax(double *err, const float *K, const float *V, int N, in
             mx = b->row[j] > mx ? b->row[j] : mx;
         }
         for (int j = j0; j < N; j++) sum += b->row[j] = exp(b->row[j] - mx);
-        for (int c = 0; c < d; c++) {
-            double acc = 0;
-            for (int j = j0; j < N; j++) acc += b->row[j] * V[(size_t)j * d + c];
-            b->o[c] = (float)(acc / sum);
-        }
-        if (!avs_all_finite(b->o, (size_t)d)) st = AV_WARN_PRODUCT_OVERFLOW;
-        err[i] = rel_error(b->o, V + (size_t)i * d, d);
+        if (read_back(err, i, V, j0, N, d, sum, b)) st = AV_WARN_PRODUCT_OVERFLOW;
     }
     return st;
 }
@@ -185,13 +191,7 @@ static int recall_fox(double *err, const float *K, const float *V, int N, int d,
             bias += avi_gate(&G, j, 0);
         }
         for (int j = 0; j < N; j++) sum += b->row[j] = exp(b->row[j] - mx);
-        for (int c = 0; c < d; c++) {
-            double acc = 0;
-            for (int j = 0; j < N; j++) acc += b->row[j] * V[(size_t)j * d + c];
-            b->o[c] = (float)(acc / sum);
-        }
-        if (!avs_all_finite(b->o, (size_t)d)) st = AV_WARN_PRODUCT_OVERFLOW;
-        err[i] = rel_error(b->o, V + (size_t)i * d, d);
+        if (read_back(err, i, V, 0, N, d, sum, b)) st = AV_WARN_PRODUCT_OVERFLOW;
     }
     return st;
 }
@@ -223,13 +223,7 @@ static int recall_lolcats(double *err, const float *K, const float *V, int N, in
         }
         for (int j = lo; j < N; j++) sum += b->row[j] = exp(b->row[j] - mx);
         for (int j = 0; j < lo; j++) sum += b->row[j] = dot(F + (size_t)i * r, F + (size_t)j * r, r);
-        for (int c = 0; c < d; c++) {
-            double acc = 0;
-            for (int j = 0; j < N; j++) acc += b->row[j] * V[(size_t)j * d + c];
-            b->o[c] = (float)(acc / sum);
-        }
-        if (!avs_all_finite(b->o, (size_t)d)) st = AV_WARN_PRODUCT_OVERFLOW;
-        err[i] = rel_error(b->o, V + (size_t)i * d, d);
+        if (read_back(err, i, V, 0, N, d, sum, b)) st = AV_WARN_PRODUCT_OVERFLOW;
     }
     return st;
 }
