@@ -928,6 +928,58 @@ size_t av_swap_sensitivity_work(const av_model *m, int n, const av_params *const
 int av_swap_sensitivity(double *by_layer, double *by_head, const av_model *m, const int *ids, int n,
                         const av_params *const *heads, int path, int *bad_head, void *work, size_t work_bytes);
 
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Hugging Face files: safetensors (docs/hf.md)                                                      */
+
+/* A .safetensors buffer: an 8-byte little-endian header length N, N bytes of JSON header, then the data.
+ * The reader checks every entry against the limits, the buffer and the others before anything is used;
+ * the structs point into the caller's buffer (the data) and workspace (the decoded names and metadata),
+ * which must both stay alive and unchanged while they are used. It never allocates. */
+#define AV_ST_MAX_HEADER 100000000 /* the header's N at most this many bytes (as the Hugging Face library) */
+#define AV_ST_MAX_DIMS 8           /* a tensor's rank at most this */
+enum av_st_dtype { AV_ST_F32 = 0, AV_ST_F16 = 1, AV_ST_BF16 = 2 };
+typedef struct av_st_tensor {
+    const char *name;          /* decoded from the header's JSON, NUL-terminated (in the workspace) */
+    int dtype;                 /* enum av_st_dtype */
+    int ndim;                  /* 0..AV_ST_MAX_DIMS (0: a scalar, one element) */
+    uint64_t shape[AV_ST_MAX_DIMS];
+    uint64_t count;            /* the product of shape (1 for a scalar) */
+    uint64_t begin, end;       /* data_offsets, relative to the data's start: end − begin = count·dtype size */
+    const unsigned char *data; /* the tensor's first byte in the caller's buffer (not aligned: read bytes) */
+} av_st_tensor;
+typedef struct av_st_meta { const char *key, *value; } av_st_meta;
+typedef struct av_st_file {
+    int n_tensors, n_meta;
+    const av_st_tensor *tensors;   /* in data order (by begin, then end, then name) */
+    const av_st_meta *meta;        /* "__metadata__", by key */
+    const av_st_tensor *const *by_name; /* the tensors by name (strcmp order), for av_st_find */
+    const unsigned char *data;     /* the data's first byte: buf + 8 + N */
+    uint64_t data_bytes;           /* len − 8 − N, exactly the last tensor's end */
+} av_st_file;
+
+/* The workspace av_st_parse needs for buf[0..len), after checking everything that can be checked one entry at
+ * a time (the header length against AV_ST_MAX_HEADER and len, the JSON, every entry's dtype, shape, sizes and
+ * offsets against the data's length); 0 with a reason (av_st_error) when the buffer is refused. A header's
+ * claim (a 4 GB length, a huge shape) is refused here, so the caller never allocates from it. */
+size_t av_st_work(const void *buf, size_t len);
+/* Parse buf[0..len) into f: the checks of av_st_work, then the ones across entries: names unique, the
+ * tensors' byte ranges tile the data from 0 to its end with no gap and no overlap (the format's rule).
+ * AV_OK; AV_ERR_NULL; AV_ERR_WORKSPACE for fewer than av_st_work bytes; AV_ERR_FORMAT with a reason. */
+int av_st_parse(av_st_file *f, void *work, size_t work_bytes, const void *buf, size_t len);
+/* The tensor called name, or NULL (binary search over by_name). */
+const av_st_tensor *av_st_find(const av_st_file *f, const char *name);
+/* Rows row0..row0+nrows−1 of t as float32 into out[nrows·row length] (row length: the product of the shape
+ * past its first dimension; a scalar is one row of one). F32 as stored; F16 and BF16 exactly (every value,
+ * subnormals, ±Inf and NaN, whose payload is kept). No value is refused: NaN and Inf come out as they are.
+ * AV_OK, AV_ERR_NULL, AV_ERR_SIZE (rows out of range), AV_ERR_TOO_LARGE (more floats than size_t holds). */
+int av_st_rows_f32(float *out, const av_st_tensor *t, uint64_t row0, uint64_t nrows);
+/* One F16 or BF16 value (its bits) as float32, exactly. */
+float av_f16_to_f32(uint16_t h);
+float av_bf16_to_f32(uint16_t b);
+/* The last safetensors refusal as one sentence (static storage, thread-unsafe). */
+const char *av_st_error(void);
+
 #ifdef __cplusplus
 }
 #endif
