@@ -785,11 +785,54 @@ int av_cost_path(double *out, int path, const av_params *prm, int n, int d, int 
 /* A checkpoint in llama2.c's legacy format, parsed in place: the struct points into the caller's
  * buffer, which must stay alive and unchanged while the model is used, and be 4-byte aligned (malloc's
  * is). The first 11 ints are the configuration, in this order (the JS loader reads them there). */
+/* A weight as a file holds it (docs/hf.md "Weights in memory"): the element (r, c) of a matrix is
+ * p[r·ld + c] (trans 0: rows are outputs, y = W·x) or p[c·ld + r] (trans 1: GPT-2's Conv1D, y = x·W), in
+ * the file's dtype (enum av_st_dtype: F32, F16, BF16) and not necessarily aligned (read by bytes). A vector
+ * (a norm's weight, a bias) is p[0..len). p NULL: absent. */
+typedef struct av_weight {
+    const void *p;
+    int dtype, trans;
+    int64_t ld;
+} av_weight;
+
+/* Architectures (docs/hf.md "Architectures"): llama2.c's legacy file (RoPE on interleaved pairs, the float
+ * pointers below); the Llama family of Hugging Face (Llama 1–3, Mistral, SmolLM, Qwen2, Qwen3: RMSNorm,
+ * rotate-half RoPE, SwiGLU, optional q/k/v/o biases, optional per-head q/k RMSNorm); GPT-2 (learned
+ * positions, LayerNorm, GELU tanh, fused c_attn). */
+enum av_arch { AV_ARCH_LLAMA2C = 0, AV_ARCH_LLAMA = 1, AV_ARCH_GPT2 = 2 };
+
+/* One layer's weights for the Hugging Face architectures, indexed by these (absent ones p NULL). GPT-2's
+ * fused c_attn is three views (Q, K, V) into the one tensor, and so is its bias. */
+enum av_layer_weight {
+    AV_LW_ATTN_NORM, AV_LW_ATTN_NORM_B,  /* input_layernorm / ln_1 (GPT-2's has a bias) */
+    AV_LW_Q, AV_LW_K, AV_LW_V, AV_LW_O,  /* q_proj (dim → H·hs), k_proj, v_proj (dim → KVH·hs), o_proj (H·hs → dim) */
+    AV_LW_Q_B, AV_LW_K_B, AV_LW_V_B, AV_LW_O_B, /* their biases (Qwen2: q, k, v; attention_bias: all four) */
+    AV_LW_Q_NORM, AV_LW_K_NORM,          /* Qwen3: RMSNorm over each head's q, k (hs weights), before RoPE */
+    AV_LW_FFN_NORM, AV_LW_FFN_NORM_B,    /* post_attention_layernorm / ln_2 */
+    AV_LW_GATE, AV_LW_UP, AV_LW_DOWN,    /* SwiGLU: down(silu(gate·x) ⊙ up·x); GPT-2: down(gelu(up·x + b)) + b */
+    AV_LW_GATE_B, AV_LW_UP_B, AV_LW_DOWN_B, /* mlp_bias (Llama), GPT-2's c_fc and c_proj biases */
+    AV_LW_COUNT
+};
+
 typedef struct av_model {
     int dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len;
-    int head_size, kv_dim, shared_classifier;   /* derived: dim/n_heads, dim·n_kv_heads/n_heads, 0 or 1 */
+    int head_size, kv_dim, shared_classifier;   /* derived: dim/n_heads (HF: head_dim), n_kv_heads·head_size, 0 or 1 */
     int reserved;
-    const float *tok_emb, *rms_att, *wq, *wk, *wv, *wo, *rms_ffn, *w1, *w2, *w3, *rms_final, *wcls;
+    const float *tok_emb, *rms_att, *wq, *wk, *wv, *wo, *rms_ffn, *w1, *w2, *w3, *rms_final, *wcls; /* llama2.c */
+    /* --- Hugging Face architectures (arch != AV_ARCH_LLAMA2C; av_hf_model_bind sets them) --- */
+    int arch;                 /* enum av_arch */
+    int context;              /* the model's own context (max_position_embeddings, n_positions); seq_len ≤ it */
+    int bos_id, n_eos;        /* BOS (−1: none) and the EOS ids generation stops at (llama2.c: BOS 1, stops at 1) */
+    int eos_id[4];
+    double norm_eps;          /* rms_norm_eps or layer_norm_epsilon */
+    double rope_theta;        /* RoPE base */
+    int rope_llama3;          /* 1: rope_scaling type llama3, with the four numbers below */
+    double rope_factor, rope_low_freq, rope_high_freq, rope_original_context;
+    int sliding_window;       /* 0: none; else attention sees the last sliding_window keys (seq_len ≤ it) */
+    int reserved2;
+    av_weight emb, pos_emb;   /* embed_tokens / wte (vocab × dim); GPT-2's wpe (context × dim) */
+    av_weight final_norm, final_norm_b, cls; /* model.norm / ln_f; the classifier (vocab × dim; emb when tied) */
+    const av_weight *layer;   /* [n_layers][AV_LW_COUNT], in the bind's workspace */
 } av_model;
 
 /* Limits a checkpoint's header must respect (beyond its length): every size positive and at most
@@ -979,6 +1022,87 @@ float av_f16_to_f32(uint16_t h);
 float av_bf16_to_f32(uint16_t b);
 /* The last safetensors refusal as one sentence (static storage, thread-unsafe). */
 const char *av_st_error(void);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Hugging Face model folders: config.json, the shard index, binding, tokenizer.json (docs/hf.md)     */
+
+/* config.json as the architectures read it. Absent optional fields take the Hugging Face library's
+ * defaults for that architecture (docs/hf.md "config.json"). */
+#define AV_HF_MAX_JSON 268435456   /* a config.json, index or tokenizer.json above this many bytes is refused */
+typedef struct av_hf_config {
+    int arch;                 /* enum av_arch (never AV_ARCH_LLAMA2C) */
+    char architecture[64];    /* architectures[0] as written, e.g. "Qwen2ForCausalLM" */
+    char model_type[32];      /* "llama", "mistral", "qwen2", "qwen3", "gpt2" */
+    int dim, hidden_dim, n_layers, n_heads, n_kv_heads, head_size, vocab_size, context;
+    int tie_word_embeddings;  /* 0 or 1 */
+    int attention_bias, mlp_bias, qkv_bias, qk_norm; /* 0 or 1: which bias / norm tensors the layers hold */
+    int bos_id, n_eos, eos_id[4];
+    double norm_eps, rope_theta;
+    int rope_llama3;
+    double rope_factor, rope_low_freq, rope_high_freq, rope_original_context;
+    int sliding_window;       /* 0 when the model does not use one */
+} av_hf_config;
+/* Parse config.json (UTF-8 JSON, at most AV_HF_MAX_JSON bytes). Every field read is checked against its
+ * range and the others (n_kv_heads divides n_heads, head_size even, dim and sizes within AV_MODEL_MAX_*),
+ * an architecture other than LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM,
+ * GPT2LMHeadModel is refused by name, as are settings the forward pass does not implement (hidden_act other
+ * than silu / gelu_new, a rope_scaling type other than llama3). AV_OK; AV_ERR_NULL; AV_ERR_FORMAT with one
+ * sentence in av_model_error(). Allocates nothing. */
+int av_hf_config_parse(av_hf_config *c, const void *json, size_t len);
+
+/* model.safetensors.index.json: which shard holds which tensor. The struct points into the workspace. */
+typedef struct av_hf_index {
+    int n_shards, n_tensors;
+    const char *const *shard;     /* the distinct shard file names, in the order they first appear */
+    const char *const *tensor;    /* tensor names, strcmp order */
+    const int *tensor_shard;      /* tensor i lives in shard[tensor_shard[i]] */
+} av_hf_index;
+/* The workspace av_hf_index_parse needs (0 with a reason in av_model_error() for a refused file). */
+size_t av_hf_index_work(const void *json, size_t len);
+/* Parse the index: an object with "weight_map" (tensor name → shard file name; optional "metadata"). A
+ * shard name must be a plain file name (no '/', '\\', no "..", at most 255 bytes); names unique. AV_OK,
+ * AV_ERR_NULL, AV_ERR_WORKSPACE, AV_ERR_FORMAT with a reason. */
+int av_hf_index_parse(av_hf_index *ix, void *work, size_t work_bytes, const void *json, size_t len);
+
+/* Bind a parsed config and its parsed safetensors files into a model: every tensor the architecture needs
+ * is found by its name (with or without the "model." / "transformer." prefix the writers use), its shape
+ * and dtype checked against the config (F32, F16, BF16; every weight of one model need not share a dtype),
+ * every value finite (AV_ERR_NONFINITE naming the tensor and index); files[] are the shards, in the index's
+ * order when ix is not NULL (each tensor must be in the shard the index names; a tensor in two shards, a
+ * shard the index names but not given, are refused), or one file when ix is NULL. Tensors the architecture
+ * does not read are ignored. The model's seq_len is min(config's context, max_seq, sliding_window when
+ * set); max_seq in 1..AV_MODEL_MAX_SEQ. The model points into the files' buffers and into work
+ * (av_hf_model_work(c) bytes, the per-layer weight table), which must all stay alive. AV_OK, AV_ERR_NULL,
+ * AV_ERR_SIZE, AV_ERR_WORKSPACE, AV_ERR_FORMAT / AV_ERR_NONFINITE with a reason in av_model_error(). */
+size_t av_hf_model_work(const av_hf_config *c);
+int av_hf_model_bind(av_model *m, const av_hf_config *c, const av_st_file *files, int n_files,
+                     const av_hf_index *ix, int max_seq, void *work, size_t work_bytes);
+/* Bytes of weights the bound model reads (for a page's "needs N MB" message: the files' tensors used). */
+uint64_t av_hf_model_bytes(const av_model *m);
+
+/* tokenizer.json (docs/hf.md "tokenizer.json"): model BPE, either byte-level (pre_tokenizer ByteLevel,
+ * possibly in a Sequence after a Split with a regex: GPT-2, Llama 3, Qwen2/3, SmolLM) or byte-fallback with
+ * the metaspace (normalizer Prepend/Replace or pre_tokenizer Metaspace: Llama 2, Mistral); added tokens
+ * matched in the text first (special ones only when the caller allows them). A regex, normalizer,
+ * pre-tokenizer, decoder or model type not listed in docs/hf.md is refused by name. */
+typedef struct av_hf_tokenizer av_hf_tokenizer;   /* opaque: lives in its workspace */
+/* The workspace for tokenizer.json's bytes (0 with a reason in av_model_error() when refused). */
+size_t av_hf_tokenizer_work(const void *json, size_t len);
+/* Parse into work; *t points into work (and not into json: the buffer may be freed after). AV_OK,
+ * AV_ERR_NULL, AV_ERR_WORKSPACE, AV_ERR_FORMAT with a reason. */
+int av_hf_tokenizer_parse(const av_hf_tokenizer **t, void *work, size_t work_bytes, const void *json, size_t len);
+int av_hf_tokenizer_vocab(const av_hf_tokenizer *t);   /* the largest id + 1 (vocabulary and added tokens) */
+/* Encode text[0..text_len) (any bytes: invalid UTF-8 is handled as docs/hf.md says) into ids[cap]:
+ * add_special 1 adds what the file's post_processor adds (e.g. Llama's BOS), 0 adds nothing; special added
+ * tokens written in the text ("<|endoftext|>") are matched when parse_special is 1. *n_ids the count.
+ * AV_ERR_SIZE when cap is too small (cap ≥ text_len + 8 always suffices). */
+int av_hf_encode(int *ids, int *n_ids, int cap, const av_hf_tokenizer *t, const char *text, size_t text_len,
+                 int add_special, int parse_special);
+/* The bytes token id stands for as the file's decoder gives them when it follows prev (−1: the first
+ * token): byte-level pieces mapped back to bytes, "▁" to a space (the first token's leading one dropped when
+ * the decoder strips it), byte-fallback "<0xHH>" to its byte. out[cap], *len written. AV_ERR_SIZE for an id
+ * out of range or cap too small (AV_TOKEN_MAX_LEN·4 always suffices). */
+int av_hf_token_bytes(char *out, int *len, int cap, const av_hf_tokenizer *t, int prev, int id);
 
 #ifdef __cplusplus
 }
