@@ -72,6 +72,43 @@ void avi_model_mlp(double *x, double *xb, double *xb2, double *hb, double *hb2, 
 /* logits[vocab] = classifier·RMSNorm(x); xb (dim) scratch. */
 void avi_model_logits(float *logits, double *xb, const av_model *m, const double *x);
 
+/* --- weights.c: products with weights in their file's dtype (Hugging Face models) ------------------ */
+
+/* Element (r, c) of a weight (or element r of a vector with c = 0), as float32, exactly. */
+float avi_weight_at(const av_weight *w, int64_t r, int64_t c);
+/* A vector weight's len elements in float64. */
+void avi_weight_vec(double *out, const av_weight *w, int len);
+/* out[t][r] = Σ_c W(r, c)·x[t][c] for T positions (rows of out at t·ldo, of x at t·ldx): W converted a block
+ * of rows at a time, float32 products summed in float64 every 64 columns. scratch: avi_wmatmul_scratch(T, cols)
+ * floats. */
+size_t avi_wmatmul_scratch(int T, int cols);
+void avi_wmatmul(double *out, size_t ldo, const av_weight *w, int rows, int cols, const double *x, size_t ldx, int T,
+                 float *scratch);
+/* The same product in plain float64 (the tests' reference). */
+void avi_wmatmul_ref(double *out, size_t ldo, const av_weight *w, int rows, int cols, const double *x, size_t ldx, int T);
+/* 1 when every element of the rows × cols weight is finite; else 0 with the first bad element's place. */
+int avi_weight_finite(const av_weight *w, int64_t rows, int64_t cols, int64_t *bad_r, int64_t *bad_c);
+
+/* --- model.c: the forward pass over blocks of positions, every architecture ---------------------------
+ * The *_rows pieces run T ≤ AVI_MODEL_BLOCK positions at once (HF architectures: the weights read once per
+ * block); for llama2.c models they run the per-position pieces above position by position, so the same
+ * bits. Widths: x, xb [T][dim]; q, att [T][qdim] (qdim = n_heads·head_size, which HF models may set apart
+ * from dim); k, v [T][kv_dim]; hb, hb2 [T][hidden]; scratch avi_model_scratch(m) floats. */
+#define AVI_MODEL_BLOCK 32
+static inline int avi_qdim(const av_model *m) { return m->n_heads * m->head_size; }
+size_t avi_model_scratch(const av_model *m);
+/* x[dim] = the embedding of token id at position pos (GPT-2 adds its learned position). */
+void avi_model_embed(double *x, const av_model *m, int id, int pos);
+/* Layer l's attention inputs at positions pos0..pos0+T−1: xb = the normed x, q, k (after RoPE), v. */
+void avi_model_qkv_rows(double *xb, double *q, double *k, double *v, const av_model *m, int l, const double *x,
+                        int pos0, int T, float *scratch);
+/* The rest of layer l: x += o_proj(att), then x += the MLP of the normed x; att, xb2, hb, hb2 overwritten. */
+void avi_model_mlp_rows(double *x, double *att, double *xb2, double *hb, double *hb2, const av_model *m, int l, int T,
+                        float *scratch);
+/* logits rows (at t·ld) = classifier·norm(x[t]) for T positions; xb [T][dim] scratch. */
+void avi_model_logits_rows(float *logits, size_t ld, double *xb, const av_model *m, const double *x, int T,
+                           float *scratch);
+
 /* --- random.c: random matrices from the portable stream ----------------------------------------- */
 
 /* The streams of the random matrices (docs/conventions.md): each use of a knob seed s reads its own stream,

@@ -118,6 +118,9 @@ int av_model_parse(av_model *m, const void *buf, size_t len) {
     m->wcls = shared ? m->tok_emb : at[12];
     m->dim = dim, m->hidden_dim = hidden, m->n_layers = L, m->n_heads = H, m->n_kv_heads = KVH;
     m->vocab_size = vocab, m->seq_len = seq, m->head_size = hs, m->kv_dim = kv_dim, m->shared_classifier = shared;
+    m->arch = AV_ARCH_LLAMA2C, m->context = seq;
+    m->bos_id = 1, m->n_eos = 1, m->eos_id[0] = 1; /* llama2.c's stories end where the next one's BOS begins */
+    m->norm_eps = 1e-5, m->rope_theta = 10000.0;
     return AV_OK;
 }
 
@@ -131,9 +134,22 @@ typedef struct fw_ws {
     double *x, *xb, *xb2, *q, *k, *v, *hb, *hb2, *att;
 } fw_ws;
 
+/* web/wasm/model.mjs reserves this many bytes for the struct in the module's memory */
+_Static_assert(sizeof(av_model) <= 512, "web/wasm/model.mjs's MODEL_STRUCT_BYTES must hold av_model");
+
 int avi_model_ok(const av_model *m) {
-    return m->dim > 0 && m->n_layers > 0 && m->n_heads > 0 && m->n_kv_heads > 0 && m->vocab_size > 0 && m->seq_len > 0 &&
-           m->head_size > 0 && m->kv_dim == m->head_size * m->n_kv_heads && m->tok_emb && m->wcls;
+    int sizes = m->dim > 0 && m->hidden_dim > 0 && m->n_layers > 0 && m->n_heads > 0 && m->n_kv_heads > 0 &&
+                m->vocab_size > 0 && m->seq_len > 0 && m->head_size > 0 && m->n_heads % m->n_kv_heads == 0 &&
+                m->kv_dim == m->head_size * m->n_kv_heads && m->head_size <= AV_MODEL_MAX_DIM &&
+                (int64_t)m->n_heads * m->head_size <= 4 * AV_MODEL_MAX_DIM;
+    if (!sizes) return 0;
+    if (m->arch == AV_ARCH_LLAMA2C)
+        return m->dim == m->head_size * m->n_heads && m->tok_emb && m->wcls && m->rms_att && m->wq && m->wk && m->wv &&
+               m->wo && m->rms_ffn && m->w1 && m->w2 && m->w3 && m->rms_final;
+    if (m->arch != AV_ARCH_LLAMA && m->arch != AV_ARCH_GPT2) return 0;
+    if (!m->layer || !m->emb.p || !m->cls.p || !m->final_norm.p || !(m->norm_eps > 0)) return 0;
+    if (m->arch == AV_ARCH_GPT2) return m->pos_emb.p && m->final_norm_b.p && m->seq_len <= m->context;
+    return m->head_size % 2 == 0 && m->rope_theta > 0;
 }
 
 static uint64_t forward_bytes(const av_model *m, fw_ws *ws, unsigned char *base) {
@@ -153,8 +169,15 @@ static uint64_t forward_bytes(const av_model *m, fw_ws *ws, unsigned char *base)
     return at;
 }
 
+struct hf_ws;
+static uint64_t hf_layout(const av_model *m, struct hf_ws *ws, void *work);
+static uint64_t hf_need(const av_model *m);
 size_t av_forward_work(const av_model *m) {
     if (!m || !avi_model_ok(m)) return 0;
+    if (m->arch != AV_ARCH_LLAMA2C) {
+        uint64_t b = hf_need(m);
+        return b > SIZE_MAX ? 0 : (size_t)b;
+    }
     fw_ws ws;
     uint64_t b = forward_bytes(m, &ws, NULL);
     return b > SIZE_MAX ? 0 : (size_t)b;
@@ -244,6 +267,282 @@ void avi_model_logits(float *logits, double *xb, const av_model *m, const double
     }
 }
 
+// ----------------------------------------------------------------------------------------------------
+// the pieces over blocks of positions (every architecture; docs/hf.md "Architectures")
+
+#define LOGIT_CHUNK 256 /* classifier rows per float64 block in avi_model_logits_rows */
+
+static int max3(int a, int b, int c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
+
+/* scratch floats: the weight products' (a block's x and AVI_WROWS weight rows), RoPE's frequencies
+ * (head_size/2 doubles) and the logits' float64 block (AVI_MODEL_BLOCK × LOGIT_CHUNK doubles) */
+size_t avi_model_scratch(const av_model *m) {
+    int cols = max3(m->dim, avi_qdim(m), m->hidden_dim);
+    size_t w = avi_wmatmul_scratch(AVI_MODEL_BLOCK, cols);
+    w += w % 2; /* the doubles after it stay 8-byte aligned */
+    return w + (size_t)m->head_size + 2 * (size_t)AVI_MODEL_BLOCK * LOGIT_CHUNK;
+}
+static double *scratch_freq(const av_model *m, float *scratch) {
+    int cols = max3(m->dim, avi_qdim(m), m->hidden_dim);
+    size_t w = avi_wmatmul_scratch(AVI_MODEL_BLOCK, cols);
+    return (double *)(void *)(scratch + w + w % 2);
+}
+
+void avi_model_embed(double *x, const av_model *m, int id, int pos) {
+    const int dim = m->dim;
+    if (m->arch == AV_ARCH_LLAMA2C) {
+        const float *e = m->tok_emb + (size_t)id * dim;
+        for (int i = 0; i < dim; i++) x[i] = e[i];
+        return;
+    }
+    for (int i = 0; i < dim; i++) x[i] = avi_weight_at(&m->emb, id, i);
+    if (m->arch == AV_ARCH_GPT2)
+        for (int i = 0; i < dim; i++) x[i] += avi_weight_at(&m->pos_emb, pos, i);
+}
+
+/* out = norm(x)·w (+ b): RMSNorm for the Llama family, LayerNorm (biased variance) for GPT-2; ε the model's */
+static void norm_row(double *out, const double *x, const av_model *m, const av_weight *w, const av_weight *b, int len) {
+    double r, mean = 0.0;
+    if (m->arch == AV_ARCH_GPT2) {
+        for (int i = 0; i < len; i++) mean += x[i];
+        mean /= len;
+        double var = 0.0;
+        for (int i = 0; i < len; i++) var += (x[i] - mean) * (x[i] - mean);
+        r = 1.0 / sqrt(var / len + m->norm_eps);
+    } else {
+        double ss = 0.0;
+        for (int i = 0; i < len; i++) ss += x[i] * x[i];
+        r = 1.0 / sqrt(ss / len + m->norm_eps);
+    }
+    for (int i = 0; i < len; i++) out[i] = (double)avi_weight_at(w, i, 0) * (r * (x[i] - mean));
+    if (b && b->p)
+        for (int i = 0; i < len; i++) out[i] += avi_weight_at(b, i, 0);
+}
+
+static void add_bias(double *y, size_t ld, const av_weight *b, int len, int T) {
+    if (!b->p) return;
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < len; i++) y[(size_t)t * ld + i] += avi_weight_at(b, i, 0);
+}
+
+/* RoPE's inverse frequencies θ^(−2i/hs), i < hs/2, with Llama 3's rescaling of the long wavelengths
+ * (transformers' _compute_llama3_parameters: wavelengths above original/low_freq_factor divided by factor,
+ * below original/high_freq_factor kept, between them interpolated) */
+static void rope_freqs(double *inv, const av_model *m) {
+    const int half = m->head_size / 2;
+    for (int i = 0; i < half; i++) {
+        double f = 1.0 / pow(m->rope_theta, (double)(2 * i) / m->head_size);
+        if (m->rope_llama3) {
+            const double pi = 3.14159265358979323846;
+            double wavelen = 2 * pi / f, low_wl = m->rope_original_context / m->rope_low_freq,
+                   high_wl = m->rope_original_context / m->rope_high_freq;
+            if (wavelen > low_wl) f = f / m->rope_factor;
+            else if (!(wavelen < high_wl)) {
+                double smooth = (m->rope_original_context / wavelen - m->rope_low_freq) / (m->rope_high_freq - m->rope_low_freq);
+                f = (1 - smooth) * f / m->rope_factor + smooth * f;
+            }
+        }
+        inv[i] = f;
+    }
+}
+
+/* rotate-half RoPE on each head of v: (v[i], v[i + hs/2]) rotated by pos·inv[i] */
+static void rope_half(double *v, int heads, int hs, const double *inv, int pos) {
+    const int half = hs / 2;
+    for (int i = 0; i < half; i++) {
+        double a = pos * inv[i], c = cos(a), s = sin(a);
+        for (int h = 0; h < heads; h++) {
+            double *x = v + (size_t)h * hs;
+            double x0 = x[i], x1 = x[i + half];
+            x[i] = x0 * c - x1 * s;
+            x[i + half] = x1 * c + x0 * s;
+        }
+    }
+}
+
+/* RMSNorm over each head of v (Qwen3's q_norm, k_norm), ε the model's */
+static void head_norm(double *v, int heads, int hs, const av_weight *w, double eps) {
+    for (int h = 0; h < heads; h++) {
+        double *x = v + (size_t)h * hs, ss = 0.0;
+        for (int i = 0; i < hs; i++) ss += x[i] * x[i];
+        double r = 1.0 / sqrt(ss / hs + eps);
+        for (int i = 0; i < hs; i++) x[i] = (double)avi_weight_at(w, i, 0) * (r * x[i]);
+    }
+}
+
+void avi_model_qkv_rows(double *xb, double *q, double *k, double *v, const av_model *m, int l, const double *x,
+                        int pos0, int T, float *scratch) {
+    const int dim = m->dim, qd = avi_qdim(m), kvd = m->kv_dim, hs = m->head_size;
+    if (m->arch == AV_ARCH_LLAMA2C) {
+        for (int t = 0; t < T; t++)
+            avi_model_qkv(xb + (size_t)t * dim, q + (size_t)t * qd, k + (size_t)t * kvd, v + (size_t)t * kvd, m, l,
+                          x + (size_t)t * dim, pos0 + t);
+        return;
+    }
+    const av_weight *w = m->layer + (size_t)l * AV_LW_COUNT;
+    for (int t = 0; t < T; t++)
+        norm_row(xb + (size_t)t * dim, x + (size_t)t * dim, m, &w[AV_LW_ATTN_NORM], &w[AV_LW_ATTN_NORM_B], dim);
+    avi_wmatmul(q, (size_t)qd, &w[AV_LW_Q], qd, dim, xb, (size_t)dim, T, scratch);
+    avi_wmatmul(k, (size_t)kvd, &w[AV_LW_K], kvd, dim, xb, (size_t)dim, T, scratch);
+    avi_wmatmul(v, (size_t)kvd, &w[AV_LW_V], kvd, dim, xb, (size_t)dim, T, scratch);
+    add_bias(q, (size_t)qd, &w[AV_LW_Q_B], qd, T);
+    add_bias(k, (size_t)kvd, &w[AV_LW_K_B], kvd, T);
+    add_bias(v, (size_t)kvd, &w[AV_LW_V_B], kvd, T);
+    if (m->arch == AV_ARCH_GPT2) return; /* learned positions: no rotation */
+    double *inv = scratch_freq(m, scratch);
+    rope_freqs(inv, m);
+    for (int t = 0; t < T; t++) {
+        double *qt = q + (size_t)t * qd, *kt = k + (size_t)t * kvd;
+        if (w[AV_LW_Q_NORM].p) head_norm(qt, m->n_heads, hs, &w[AV_LW_Q_NORM], m->norm_eps);
+        if (w[AV_LW_K_NORM].p) head_norm(kt, m->n_kv_heads, hs, &w[AV_LW_K_NORM], m->norm_eps);
+        rope_half(qt, m->n_heads, hs, inv, pos0 + t);
+        rope_half(kt, m->n_kv_heads, hs, inv, pos0 + t);
+    }
+}
+
+/* GPT-2's "gelu_new": the tanh approximation of GELU */
+static double gelu_tanh(double x) {
+    const double c = 0.79788456080286535588; /* √(2/π) */
+    return 0.5 * x * (1.0 + tanh(c * (x + 0.044715 * x * x * x)));
+}
+
+void avi_model_mlp_rows(double *x, double *att, double *xb2, double *hb, double *hb2, const av_model *m, int l, int T,
+                        float *scratch) {
+    const int dim = m->dim, qd = avi_qdim(m), hd = m->hidden_dim;
+    if (m->arch == AV_ARCH_LLAMA2C) {
+        for (int t = 0; t < T; t++)
+            avi_model_mlp(x + (size_t)t * dim, att + (size_t)t * qd, xb2 + (size_t)t * dim, hb + (size_t)t * hd,
+                          hb2 + (size_t)t * hd, m, l);
+        return;
+    }
+    const av_weight *w = m->layer + (size_t)l * AV_LW_COUNT;
+    avi_wmatmul(xb2, (size_t)dim, &w[AV_LW_O], dim, qd, att, (size_t)qd, T, scratch);
+    add_bias(xb2, (size_t)dim, &w[AV_LW_O_B], dim, T);
+    for (size_t i = 0; i < (size_t)T * dim; i++) x[i] += xb2[i];
+    for (int t = 0; t < T; t++)
+        norm_row(xb2 + (size_t)t * dim, x + (size_t)t * dim, m, &w[AV_LW_FFN_NORM], &w[AV_LW_FFN_NORM_B], dim);
+    avi_wmatmul(hb, (size_t)hd, &w[AV_LW_UP], hd, dim, xb2, (size_t)dim, T, scratch);
+    add_bias(hb, (size_t)hd, &w[AV_LW_UP_B], hd, T);
+    if (m->arch == AV_ARCH_GPT2) {
+        for (size_t i = 0; i < (size_t)T * hd; i++) hb[i] = gelu_tanh(hb[i]);
+    } else {
+        avi_wmatmul(hb2, (size_t)hd, &w[AV_LW_GATE], hd, dim, xb2, (size_t)dim, T, scratch);
+        add_bias(hb2, (size_t)hd, &w[AV_LW_GATE_B], hd, T);
+        for (size_t i = 0; i < (size_t)T * hd; i++) hb[i] = hb2[i] / (1.0 + exp(-hb2[i])) * hb[i]; /* SiLU(gate) ⊙ up */
+    }
+    avi_wmatmul(xb2, (size_t)dim, &w[AV_LW_DOWN], dim, hd, hb, (size_t)hd, T, scratch);
+    add_bias(xb2, (size_t)dim, &w[AV_LW_DOWN_B], dim, T);
+    for (size_t i = 0; i < (size_t)T * dim; i++) x[i] += xb2[i];
+}
+
+void avi_model_logits_rows(float *logits, size_t ld, double *xb, const av_model *m, const double *x, int T,
+                           float *scratch) {
+    const int dim = m->dim, V = m->vocab_size;
+    if (m->arch == AV_ARCH_LLAMA2C) {
+        for (int t = 0; t < T; t++) avi_model_logits(logits + (size_t)t * ld, xb, m, x + (size_t)t * dim);
+        return;
+    }
+    for (int t = 0; t < T; t++) norm_row(xb + (size_t)t * dim, x + (size_t)t * dim, m, &m->final_norm, &m->final_norm_b, dim);
+    double *blk = scratch_freq(m, scratch) + m->head_size / 2;
+    for (int r0 = 0; r0 < V; r0 += LOGIT_CHUNK) {
+        int R = V - r0 < LOGIT_CHUNK ? V - r0 : LOGIT_CHUNK;
+        av_weight rows = m->cls;
+        /* rows r0.. of the classifier: a view that starts r0 rows (or columns, transposed) in */
+        rows.p = (const unsigned char *)m->cls.p + (size_t)r0 * (size_t)(m->cls.trans ? 1 : m->cls.ld) *
+                                                       (m->cls.dtype == AV_ST_F32 ? 4 : 2);
+        avi_wmatmul(blk, (size_t)LOGIT_CHUNK, &rows, R, dim, xb, (size_t)dim, T, scratch);
+        for (int t = 0; t < T; t++)
+            for (int r = 0; r < R; r++) logits[(size_t)t * ld + r0 + r] = (float)blk[(size_t)t * LOGIT_CHUNK + r];
+    }
+}
+
+// ----------------------------------------------------------------------------------------------------
+// the forward pass of the Hugging Face architectures: blocks of positions, layer by layer
+
+/* The key/value cache (as llama2.c's), then one block's rows: x, xb, xb2 [B][dim], q, att [B][qdim],
+ * k, v [B][kv_dim], hb, hb2 [B][hidden] in float64, the scores (seq_len doubles), the products' scratch. */
+struct hf_ws {
+    float *kc, *vc, *scratch;
+    double *x, *xb, *xb2, *q, *att, *k, *v, *hb, *hb2, *score;
+};
+typedef struct hf_ws hf_ws;
+
+static uint64_t hf_layout(const av_model *m, hf_ws *ws, void *work) {
+    avi_arena a = work ? avi_arena_over(work) : avi_arena_count();
+    const uint64_t B = AVI_MODEL_BLOCK, cache = (uint64_t)m->n_layers * (uint64_t)m->seq_len * (uint64_t)m->kv_dim;
+    const uint64_t dim = (uint64_t)m->dim, qd = (uint64_t)avi_qdim(m), kvd = (uint64_t)m->kv_dim, hd = (uint64_t)m->hidden_dim;
+    ws->kc = avi_take(&a, 4 * cache);
+    ws->vc = avi_take(&a, 4 * cache);
+    ws->x = avi_take(&a, 8 * B * dim);
+    ws->xb = avi_take(&a, 8 * B * dim);
+    ws->xb2 = avi_take(&a, 8 * B * dim);
+    ws->q = avi_take(&a, 8 * B * qd);
+    ws->att = avi_take(&a, 8 * B * qd);
+    ws->k = avi_take(&a, 8 * B * kvd);
+    ws->v = avi_take(&a, 8 * B * kvd);
+    ws->hb = avi_take(&a, 8 * B * hd);
+    ws->hb2 = avi_take(&a, 8 * B * hd);
+    ws->score = avi_take(&a, 8 * (uint64_t)m->seq_len);
+    ws->scratch = avi_take(&a, 4 * (uint64_t)avi_model_scratch(m));
+    return a.used;
+}
+
+static uint64_t hf_need(const av_model *m) {
+    hf_ws ws;
+    return hf_layout(m, &ws, NULL);
+}
+
+static int hf_forward(float *Q, float *K, float *V, float *logits, const av_model *m, const int *ids, int start, int n,
+                      void *work, size_t work_bytes) {
+    hf_ws ws;
+    uint64_t need = hf_layout(m, &ws, NULL);
+    if (need > SIZE_MAX) return AV_ERR_TOO_LARGE;
+    if (work_bytes < need) return AV_ERR_WORKSPACE;
+    hf_layout(m, &ws, work);
+    const int dim = m->dim, hs = m->head_size, qd = avi_qdim(m), kvd = m->kv_dim, H = m->n_heads, KVH = m->n_kv_heads;
+    const int group = H / KVH, S = m->seq_len;
+    const double scale = 1.0 / sqrt((double)hs);
+    for (int t0 = start; t0 < n; t0 += AVI_MODEL_BLOCK) {
+        const int T = n - t0 < AVI_MODEL_BLOCK ? n - t0 : AVI_MODEL_BLOCK;
+        for (int t = 0; t < T; t++) avi_model_embed(ws.x + (size_t)t * dim, m, ids[t0 + t], t0 + t);
+        for (int l = 0; l < m->n_layers; l++) {
+            avi_model_qkv_rows(ws.xb, ws.q, ws.k, ws.v, m, l, ws.x, t0, T, ws.scratch);
+            float *kl = ws.kc + (size_t)l * S * kvd, *vl = ws.vc + (size_t)l * S * kvd;
+            for (int t = 0; t < T; t++) {
+                const int pos = t0 + t;
+                float *kc = kl + (size_t)pos * kvd, *vc = vl + (size_t)pos * kvd;
+                for (int i = 0; i < kvd; i++) kc[i] = (float)ws.k[(size_t)t * kvd + i], vc[i] = (float)ws.v[(size_t)t * kvd + i];
+                for (int h = 0; h < H && Q; h++)
+                    for (int i = 0; i < hs; i++) Q[(((size_t)l * H + h) * n + pos) * hs + i] = (float)ws.q[(size_t)t * qd + h * hs + i];
+                for (int h = 0; h < KVH; h++)
+                    for (int i = 0; i < hs; i++) {
+                        size_t at = (((size_t)l * KVH + h) * n + pos) * hs + i;
+                        if (K) K[at] = kc[h * hs + i];
+                        if (V) V[at] = vc[h * hs + i];
+                    }
+            }
+            /* each position attends to the cache up to itself: the block's own rows are already in it */
+            for (int t = 0; t < T; t++)
+                for (int h = 0; h < H; h++)
+                    avi_model_softmax_head(ws.att + (size_t)t * qd + h * hs, ws.q + (size_t)t * qd + h * hs,
+                                           kl + (h / group) * hs, vl + (h / group) * hs, (size_t)kvd, t0 + t, hs, scale,
+                                           ws.score);
+            avi_model_mlp_rows(ws.x, ws.att, ws.xb2, ws.hb, ws.hb2, m, l, T, ws.scratch);
+        }
+        if (logits && t0 + T == n)
+            avi_model_logits_rows(logits, (size_t)m->vocab_size, ws.xb, m, ws.x + (size_t)(T - 1) * dim, 1, ws.scratch);
+    }
+    const size_t rows = (size_t)(n - start) * hs;
+    for (int b = 0; b < m->n_layers * H; b++)
+        if (Q && !avs_all_finite(Q + ((size_t)b * n + start) * hs, rows)) return AV_WARN_PRODUCT_OVERFLOW;
+    for (int b = 0; b < m->n_layers * KVH; b++)
+        if ((K && !avs_all_finite(K + ((size_t)b * n + start) * hs, rows)) ||
+            (V && !avs_all_finite(V + ((size_t)b * n + start) * hs, rows)))
+            return AV_WARN_PRODUCT_OVERFLOW;
+    if (logits && !avs_all_finite(logits, (size_t)m->vocab_size)) return AV_WARN_PRODUCT_OVERFLOW;
+    return AV_OK;
+}
+
 int av_forward(float *Q, float *K, float *V, float *logits, const av_model *m, const int *ids, int start, int n,
                void *work, size_t work_bytes) {
     if (!m || !ids || !work) return AV_ERR_NULL;
@@ -251,6 +550,7 @@ int av_forward(float *Q, float *K, float *V, float *logits, const av_model *m, c
     if (n < 1 || n > m->seq_len || start < 0 || start >= n) return AV_ERR_SIZE;
     for (int t = 0; t < n; t++)
         if (ids[t] < 0 || ids[t] >= m->vocab_size) return AV_ERR_SIZE;
+    if (m->arch != AV_ARCH_LLAMA2C) return hf_forward(Q, K, V, logits, m, ids, start, n, work, work_bytes);
     fw_ws ws;
     uint64_t need = forward_bytes(m, &ws, NULL);
     if (need > SIZE_MAX) return AV_ERR_TOO_LARGE;

@@ -42,11 +42,7 @@ static int check_head(uint64_t *bytes, const av_params *p, int n, int hs, int pa
     return AV_OK;
 }
 
-static int model_fits(const av_model *m) {
-    return m && avi_model_ok(m) && m->hidden_dim > 0 && m->n_heads % m->n_kv_heads == 0 &&
-           (int64_t)m->dim == (int64_t)m->head_size * m->n_heads && m->rms_att && m->wq && m->wk && m->wv && m->wo && m->rms_ffn &&
-           m->w1 && m->w2 && m->w3 && m->rms_final;
-}
+static int model_fits(const av_model *m) { return m && avi_model_ok(m); }
 
 /* The arguments of a pass over n tokens, and every given head: *head_bytes the largest kernel workspace. */
 static int check_pass(uint64_t *head_bytes, const av_model *m, int n, const av_params *const *heads, int path,
@@ -75,32 +71,37 @@ static int check_pass(uint64_t *head_bytes, const av_model *m, int n, const av_p
 // the workspace of one pass
 
 typedef struct sw_ws {
-    double *x, *xb, *q;            /* n×dim: the residual stream; the normed input, then the heads' outputs; q */
-    double *k, *v;                 /* kv_dim: one position's k and v before rounding */
+    double *x, *xb;                /* n×dim: the residual stream; the normed input */
+    double *q, *ao;                /* n×qdim: the queries; the heads' outputs */
+    double *k, *v;                 /* B×kv_dim: a block's k and v before rounding */
     float *kc, *vc;                /* n×kv_dim: this layer's k and v in float32 (av_forward's cache) */
-    double *xb2, *hb, *hb2, *att;  /* dim, hidden, hidden, n */
+    double *xb2, *hb, *hb2, *att;  /* B×dim, B×hidden, B×hidden, n */
     float *hq, *hk, *hv, *ho;      /* n×head_size: a swapped head's q, k, v and output */
+    float *scratch;                /* the block pieces' (avi_model_scratch) */
     void *head;                    /* the kernel's workspace */
     size_t head_bytes;
 } sw_ws;
 
 static void lay_out(sw_ws *ws, avi_arena *a, const av_model *m, int n, uint64_t head_bytes) {
-    uint64_t N = (uint64_t)n, nd = N * (uint64_t)m->dim, nk = N * (uint64_t)m->kv_dim, nh = N * (uint64_t)m->head_size;
+    uint64_t N = (uint64_t)n, B = AVI_MODEL_BLOCK, nd = N * (uint64_t)m->dim, nq = N * (uint64_t)avi_qdim(m);
+    uint64_t nk = N * (uint64_t)m->kv_dim, nh = N * (uint64_t)m->head_size;
     ws->x = avi_take(a, 8 * nd);
     ws->xb = avi_take(a, 8 * nd);
-    ws->q = avi_take(a, 8 * nd);
-    ws->k = avi_take(a, 8 * (uint64_t)m->kv_dim);
-    ws->v = avi_take(a, 8 * (uint64_t)m->kv_dim);
+    ws->q = avi_take(a, 8 * nq);
+    ws->ao = avi_take(a, 8 * nq);
+    ws->k = avi_take(a, 8 * B * (uint64_t)m->kv_dim);
+    ws->v = avi_take(a, 8 * B * (uint64_t)m->kv_dim);
     ws->kc = avi_take(a, 4 * nk);
     ws->vc = avi_take(a, 4 * nk);
-    ws->xb2 = avi_take(a, 8 * (uint64_t)m->dim);
-    ws->hb = avi_take(a, 8 * (uint64_t)m->hidden_dim);
-    ws->hb2 = avi_take(a, 8 * (uint64_t)m->hidden_dim);
+    ws->xb2 = avi_take(a, 8 * B * (uint64_t)m->dim);
+    ws->hb = avi_take(a, 8 * B * (uint64_t)m->hidden_dim);
+    ws->hb2 = avi_take(a, 8 * B * (uint64_t)m->hidden_dim);
     ws->att = avi_take(a, 8 * N);
     ws->hq = avi_take(a, 4 * nh);
     ws->hk = avi_take(a, 4 * nh);
     ws->hv = avi_take(a, 4 * nh);
     ws->ho = avi_take(a, 4 * nh);
+    ws->scratch = avi_take(a, 4 * (uint64_t)avi_model_scratch(m));
     ws->head = avi_take(a, head_bytes);
     ws->head_bytes = (size_t)head_bytes; /* checked against SIZE_MAX with the whole need */
 }
@@ -119,43 +120,45 @@ static uint64_t pass_need(const av_model *m, int n, uint64_t head_bytes) {
  * from..n−1, row t at (t − from)·vocab. */
 static int run_pass(float *logits, int from, float *Q, float *K, float *V, const av_model *m, const int *ids, int n,
                     const av_params *const *heads, int path, sw_ws *ws) {
-    const int dim = m->dim, hs = m->head_size, kvd = m->kv_dim, H = m->n_heads, KVH = m->n_kv_heads;
+    const int dim = m->dim, qd = avi_qdim(m), hs = m->head_size, kvd = m->kv_dim, H = m->n_heads, KVH = m->n_kv_heads;
     const int group = H / KVH;
     const double scale = 1.0 / sqrt((double)hs);
     const size_t nh = (size_t)n * hs;
     int st = AV_OK;
-    for (int t = 0; t < n; t++) {
-        const float *e = m->tok_emb + (size_t)ids[t] * dim;
-        for (int i = 0; i < dim; i++) ws->x[(size_t)t * dim + i] = e[i];
-    }
+    for (int t = 0; t < n; t++) avi_model_embed(ws->x + (size_t)t * dim, m, ids[t], t);
     for (int l = 0; l < m->n_layers; l++) {
-        for (int t = 0; t < n; t++) {
-            double *q = ws->q + (size_t)t * dim;
-            float *kc = ws->kc + (size_t)t * kvd, *vc = ws->vc + (size_t)t * kvd;
-            avi_model_qkv(ws->xb + (size_t)t * dim, q, ws->k, ws->v, m, l, ws->x + (size_t)t * dim, t);
-            for (int i = 0; i < kvd; i++) kc[i] = (float)ws->k[i], vc[i] = (float)ws->v[i];
-            if (Q)
-                for (int h = 0; h < H; h++)
-                    for (int i = 0; i < hs; i++) Q[(((size_t)l * H + h) * n + t) * hs + i] = (float)q[h * hs + i];
-            for (int h = 0; h < KVH; h++)
-                for (int i = 0; i < hs; i++) {
-                    size_t at = (((size_t)l * KVH + h) * n + t) * hs + i;
-                    if (K) K[at] = kc[h * hs + i];
-                    if (V) V[at] = vc[h * hs + i];
-                }
+        for (int t0 = 0; t0 < n; t0 += AVI_MODEL_BLOCK) {
+            const int T = n - t0 < AVI_MODEL_BLOCK ? n - t0 : AVI_MODEL_BLOCK;
+            avi_model_qkv_rows(ws->xb + (size_t)t0 * dim, ws->q + (size_t)t0 * qd, ws->k, ws->v, m, l,
+                               ws->x + (size_t)t0 * dim, t0, T, ws->scratch);
+            for (int b = 0; b < T; b++) {
+                const int t = t0 + b;
+                const double *q = ws->q + (size_t)t * qd;
+                float *kc = ws->kc + (size_t)t * kvd, *vc = ws->vc + (size_t)t * kvd;
+                for (int i = 0; i < kvd; i++) kc[i] = (float)ws->k[(size_t)b * kvd + i], vc[i] = (float)ws->v[(size_t)b * kvd + i];
+                if (Q)
+                    for (int h = 0; h < H; h++)
+                        for (int i = 0; i < hs; i++) Q[(((size_t)l * H + h) * n + t) * hs + i] = (float)q[h * hs + i];
+                for (int h = 0; h < KVH; h++)
+                    for (int i = 0; i < hs; i++) {
+                        size_t at = (((size_t)l * KVH + h) * n + t) * hs + i;
+                        if (K) K[at] = kc[h * hs + i];
+                        if (V) V[at] = vc[h * hs + i];
+                    }
+            }
         }
         for (int h = 0; h < H; h++) {
             const av_params *p = heads ? heads[l * H + h] : NULL;
             const int kvh = h / group;
             if (!p) {
                 for (int t = 0; t < n; t++)
-                    avi_model_softmax_head(ws->xb + (size_t)t * dim + h * hs, ws->q + (size_t)t * dim + h * hs,
+                    avi_model_softmax_head(ws->ao + (size_t)t * qd + h * hs, ws->q + (size_t)t * qd + h * hs,
                                            ws->kc + kvh * hs, ws->vc + kvh * hs, (size_t)kvd, t, hs, scale, ws->att);
                 continue;
             }
             for (int t = 0; t < n; t++)
                 for (int i = 0; i < hs; i++) {
-                    ws->hq[(size_t)t * hs + i] = (float)ws->q[(size_t)t * dim + h * hs + i];
+                    ws->hq[(size_t)t * hs + i] = (float)ws->q[(size_t)t * qd + h * hs + i];
                     ws->hk[(size_t)t * hs + i] = ws->kc[(size_t)t * kvd + kvh * hs + i];
                     ws->hv[(size_t)t * hs + i] = ws->vc[(size_t)t * kvd + kvh * hs + i];
                 }
@@ -172,17 +175,21 @@ static int run_pass(float *logits, int from, float *Q, float *K, float *V, const
             }
             st = avi_merge(st, hst);
             for (int t = 0; t < n; t++)
-                for (int i = 0; i < hs; i++) ws->xb[(size_t)t * dim + h * hs + i] = ws->ho[(size_t)t * hs + i];
+                for (int i = 0; i < hs; i++) ws->ao[(size_t)t * qd + h * hs + i] = ws->ho[(size_t)t * hs + i];
         }
-        for (int t = 0; t < n; t++)
-            avi_model_mlp(ws->x + (size_t)t * dim, ws->xb + (size_t)t * dim, ws->xb2, ws->hb, ws->hb2, m, l);
+        for (int t0 = 0; t0 < n; t0 += AVI_MODEL_BLOCK) {
+            const int T = n - t0 < AVI_MODEL_BLOCK ? n - t0 : AVI_MODEL_BLOCK;
+            avi_model_mlp_rows(ws->x + (size_t)t0 * dim, ws->ao + (size_t)t0 * qd, ws->xb2, ws->hb, ws->hb2, m, l, T,
+                               ws->scratch);
+        }
     }
     int finite = 1;
     if (logits)
-        for (int t = from; t < n; t++) {
-            float *row = logits + (size_t)(t - from) * m->vocab_size;
-            avi_model_logits(row, ws->xb, m, ws->x + (size_t)t * dim);
-            finite = finite && avs_all_finite(row, (size_t)m->vocab_size);
+        for (int t0 = from; t0 < n; t0 += AVI_MODEL_BLOCK) {
+            const int T = n - t0 < AVI_MODEL_BLOCK ? n - t0 : AVI_MODEL_BLOCK;
+            float *row = logits + (size_t)(t0 - from) * m->vocab_size;
+            avi_model_logits_rows(row, (size_t)m->vocab_size, ws->xb, m, ws->x + (size_t)t0 * dim, T, ws->scratch);
+            finite = finite && avs_all_finite(row, (size_t)T * m->vocab_size);
         }
     const size_t qn = (size_t)m->n_layers * H * nh, kn = (size_t)m->n_layers * KVH * nh;
     finite = finite && !(Q && !avs_all_finite(Q, qn)) && !(K && !avs_all_finite(K, kn)) && !(V && !avs_all_finite(V, kn));
@@ -298,6 +305,13 @@ static int all_kept(const av_model *m, const av_params *const *heads) {
     return 1;
 }
 
+/* The ids generation stops at: llama2.c's BOS (id 1, where the next story begins), a Hugging Face model's EOS ids */
+static int is_stop(const av_model *m, int id) {
+    for (int i = 0; i < m->n_eos && i < 4; i++)
+        if (id == m->eos_id[i]) return 1;
+    return 0;
+}
+
 static uint64_t kept_need(const av_model *m) {
     avi_arena a = avi_arena_count();
     avi_take(&a, 4 * (uint64_t)m->vocab_size);
@@ -335,7 +349,7 @@ static int continue_kept(int *out, int *n_out, int n, int last, const av_model *
         int best = 0;
         for (int v = 1; v < m->vocab_size; v++)
             if (logits[v] > logits[best]) best = v;
-        if (best == 1) break; /* BOS: llama2.c's end of a story */
+        if (is_stop(m, best)) break;
         out[n++] = best;
         start = n - 1;
     }
@@ -397,7 +411,7 @@ int av_continue_swapped(int *out, int *n_out, const av_model *m, const int *prom
         int best = 0;
         for (int v = 1; v < m->vocab_size; v++)
             if (logits[v] > logits[best]) best = v;
-        if (best == 1) break; /* BOS: llama2.c's end of a story */
+        if (is_stop(m, best)) break;
         out[n++] = best;
     }
     *n_out = n;
