@@ -76,6 +76,8 @@ void avi_model_logits(float *logits, double *xb, const av_model *m, const double
 
 /* Element (r, c) of a weight (or element r of a vector with c = 0), as float32, exactly. */
 float avi_weight_at(const av_weight *w, int64_t r, int64_t c);
+/* Element i of a vector weight (a norm's, a bias), exactly. */
+float avi_weight_elem(const av_weight *w, int64_t i);
 /* A vector weight's len elements in float64. */
 void avi_weight_vec(double *out, const av_weight *w, int len);
 /* out[t][r] = Σ_c W(r, c)·x[t][c] for T positions (rows of out at t·ldo, of x at t·ldx): W converted a block

@@ -314,15 +314,15 @@ static void norm_row(double *out, const double *x, const av_model *m, const av_w
         for (int i = 0; i < len; i++) ss += x[i] * x[i];
         r = 1.0 / sqrt(ss / len + m->norm_eps);
     }
-    for (int i = 0; i < len; i++) out[i] = (double)avi_weight_at(w, i, 0) * (r * (x[i] - mean));
+    for (int i = 0; i < len; i++) out[i] = (double)avi_weight_elem(w, i) * (r * (x[i] - mean));
     if (b && b->p)
-        for (int i = 0; i < len; i++) out[i] += avi_weight_at(b, i, 0);
+        for (int i = 0; i < len; i++) out[i] += avi_weight_elem(b, i);
 }
 
 static void add_bias(double *y, size_t ld, const av_weight *b, int len, int T) {
     if (!b->p) return;
     for (int t = 0; t < T; t++)
-        for (int i = 0; i < len; i++) y[(size_t)t * ld + i] += avi_weight_at(b, i, 0);
+        for (int i = 0; i < len; i++) y[(size_t)t * ld + i] += avi_weight_elem(b, i);
 }
 
 /* RoPE's inverse frequencies θ^(−2i/hs), i < hs/2, with Llama 3's rescaling of the long wavelengths
@@ -366,7 +366,7 @@ static void head_norm(double *v, int heads, int hs, const av_weight *w, double e
         double *x = v + (size_t)h * hs, ss = 0.0;
         for (int i = 0; i < hs; i++) ss += x[i] * x[i];
         double r = 1.0 / sqrt(ss / hs + eps);
-        for (int i = 0; i < hs; i++) x[i] = (double)avi_weight_at(w, i, 0) * (r * x[i]);
+        for (int i = 0; i < hs; i++) x[i] = (double)avi_weight_elem(w, i) * (r * x[i]);
     }
 }
 

@@ -54,6 +54,8 @@ float avi_weight_at(const av_weight *w, int64_t r, int64_t c) {
     return elem(w->p, w->dtype, i);
 }
 
+float avi_weight_elem(const av_weight *w, int64_t i) { return elem(w->p, w->dtype, (uint64_t)i); }
+
 void avi_weight_vec(double *out, const av_weight *w, int len) {
     for (int i = 0; i < len; i++) out[i] = elem(w->p, w->dtype, (uint64_t)i);
 }
