@@ -27,6 +27,16 @@ static int fail(const char *fmt, ...) {
 
 const char *av_model_error(void) { return model_error; }
 
+/* hf_model.c's refusals land in the same sentence (internal.h). */
+int avi_model_fail(int status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(model_error, sizeof model_error, fmt, ap);
+    va_end(ap);
+    return status;
+}
+void avi_model_error_clear(void) { model_error[0] = '\0'; }
+
 static int32_t read_i32(const unsigned char *p) {
     uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
     int32_t out;
