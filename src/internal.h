@@ -60,6 +60,8 @@ void avi_model_error_clear(void);
 
 /* 1 when the struct's sizes and pointers are those av_model_parse sets (positive, consistent). */
 int avi_model_ok(const av_model *m);
+/* Set the sentence av_model_error() returns (for the Hugging Face readers; at most 255 bytes kept). */
+void avi_model_set_error(const char *reason);
 /* out = RMSNorm(x)·w (ε 1e-5). */
 void avi_rmsnorm(double *out, const double *x, const float *w, int n);
 /* out[rows] = W[rows×cols]·x. */

@@ -26,6 +26,8 @@ static int fail(const char *fmt, ...) {
 }
 
 const char *av_model_error(void) { return model_error; }
+/* The other readers of model files (hf_tokenizer.c) leave their reasons here too. */
+void avi_model_set_error(const char *reason) { snprintf(model_error, sizeof model_error, "%s", reason); }
 
 /* hf_model.c's refusals land in the same sentence (internal.h). */
 int avi_model_fail(int status, const char *fmt, ...) {
