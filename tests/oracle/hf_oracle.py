@@ -172,8 +172,8 @@ def llama_model(name, rng, *, arch='LlamaForCausalLM', model_type='llama', dim=6
 
 
 def gpt2_model(name, rng, *, dim=48, layers=2, heads=4, vocab=97, ctx=64, n=16, prefix='transformer.',
-               dtype_of=lambda name: 'F32', shards=1, mask_buffers=False):
-    hs, inner = dim // heads, 4 * dim
+               dtype_of=lambda name: 'F32', shards=1, mask_buffers=False, n_inner=None):
+    hs, inner = dim // heads, n_inner or 4 * dim   # n_inner None: 4·n_embd
     b = Builder(rng, dtype_of, prefix)
     b.add('wte.weight', b.normal((vocab, dim), 0.3))
     b.add('wpe.weight', b.normal((ctx, dim), 0.1))
@@ -186,10 +186,11 @@ def gpt2_model(name, rng, *, dim=48, layers=2, heads=4, vocab=97, ctx=64, n=16, 
         b.add(q + 'attn.c_proj.weight', b.normal((dim, dim), 1.0 / np.sqrt(dim)))
         b.add(q + 'attn.c_proj.bias', b.normal(dim, 0.1))
         if mask_buffers:
-            # older conversions keep the causal-mask buffer "attn.bias" (1, 1, ctx, ctx): a name beside
-            # c_attn.bias the binder must not read
+            # older conversions keep the causal-mask buffers "attn.bias" (1, 1, ctx, ctx) and
+            # "attn.masked_bias" (a scalar): names beside c_attn.bias the binder must not read
             b.entries.append((prefix + q + 'attn.bias', 'F32', (1, 1, ctx, ctx),
                               np.tril(np.ones((ctx, ctx), '<f4')).reshape(1, 1, ctx, ctx).tobytes()))
+            b.entries.append((prefix + q + 'attn.masked_bias', 'F32', (), np.array(-1e4, '<f4').tobytes()))
         b.add(q + 'ln_2.weight', 1 + 0.1 * b.normal(dim, 1))
         b.add(q + 'ln_2.bias', b.normal(dim, 0.1))
         b.add(q + 'mlp.c_fc.weight', b.normal((dim, inner), 1.5 / np.sqrt(dim)))
@@ -200,7 +201,7 @@ def gpt2_model(name, rng, *, dim=48, layers=2, heads=4, vocab=97, ctx=64, n=16, 
     b.add('ln_f.bias', b.normal(dim, 0.1))
     config = {
         'architectures': ['GPT2LMHeadModel'], 'model_type': 'gpt2', 'n_embd': dim, 'n_head': heads,
-        'n_layer': layers, 'n_positions': ctx, 'n_ctx': ctx, 'n_inner': None, 'vocab_size': vocab,
+        'n_layer': layers, 'n_positions': ctx, 'n_ctx': ctx, 'n_inner': n_inner, 'vocab_size': vocab,
         'layer_norm_epsilon': 1e-5, 'activation_function': 'gelu_new', 'bos_token_id': vocab - 1,
         'eos_token_id': vocab - 1, 'scale_attn_weights': True, 'resid_pdrop': 0.1, 'embd_pdrop': 0.1,
         'attn_pdrop': 0.1, 'initializer_range': 0.02, 'summary_type': 'cls_index', 'use_cache': True,
@@ -254,7 +255,7 @@ def models(rng):
                                   'max_window_layers': 2}),
         gpt2_model('gpt2 "transformer." prefix F32 + mask buffers', rng, mask_buffers=True),
         gpt2_model('gpt2 no prefix BF16 2 shards', rng, prefix='', dtype_of=bf16, shards=2),
-        gpt2_model('gpt2 no prefix F16', rng, prefix='', dtype_of=f16, layers=3, n=24),
+        gpt2_model('gpt2 no prefix n_inner 120 F16', rng, prefix='', dtype_of=f16, layers=3, n=24, n_inner=120),
     ]
 
 
@@ -550,7 +551,8 @@ def main():
         for controls, required in ((CONTROLS, True), (INFO_CONTROLS, False)):
             for i, bug, which in controls:
                 if i not in got_of:
-                    check(False, 'control %r on %s: no capture to compare' % (bug, ms[i]['name']))
+                    if required:
+                        check(False, 'control %r on %s: no capture to compare' % (bug, ms[i]['name']))
                     continue
                 wrong = dict(zip(('q', 'k', 'v', 'logits'), forward(ms[i], ms[i]['ids'], bug)))
                 tensors = ['logits'] if which == 'logits' else list(which)
@@ -565,9 +567,14 @@ def main():
             if not got_of:
                 check(False, 'hostile folders: not meaningful, the CLI captured no good folder')
             else:
-                for label, folder, word in hostile_folders(tmp, ms):
+                gpt2 = os.path.join(tmp, 'm7')   # n_positions 64, vocab 97
+                hostile = [(label, folder, '1,2,3', word) for label, folder, word in hostile_folders(tmp, ms)] + [
+                    ('65 ids, n_positions 64', gpt2, ','.join(['5'] * 65), None),
+                    ('an id = vocab_size 97', gpt2, '5,97,6', '--ids'),
+                    ('a negative id', gpt2, '5,-1,6', '--ids')]
+                for label, folder, ids, word in hostile:
                     out = os.path.join(tmp, 'hostile_out')
-                    r = subprocess.run([cli, 'capture', '--model', folder, '--ids', '1,2,3', '--logits', '-o', out],
+                    r = subprocess.run([cli, 'capture', '--model', folder, '--ids', ids, '--logits', '-o', out],
                                        capture_output=True, text=True)
                     lines = r.stderr.strip().splitlines()
                     ok = (r.returncode == 2 and len(lines) == 1 and lines[0].startswith('attnviz: ') and
