@@ -117,7 +117,7 @@ class Builder:
 def llama_model(name, rng, *, arch='LlamaForCausalLM', model_type='llama', dim=64, hidden=96, layers=2,
                 heads=4, kv_heads=2, head_dim=None, vocab=101, n=14, tied=False, attention_bias=False,
                 mlp_bias=False, qkv_bias=False, qk_norm=False, eps=1e-5, theta=10000.0, rope_scaling=None,
-                dtype_of=lambda name: 'F32', shards=1, extra_config=None, omit=()):
+                dtype_of=lambda name: 'F32', shards=1, extra_config=None, omit=(), inv_freq_buffers=False):
     hs = head_dim or dim // heads
     b = Builder(rng, dtype_of)
     p = 'model.'
@@ -136,6 +136,11 @@ def llama_model(name, rng, *, arch='LlamaForCausalLM', model_type='llama', dim=6
             b.add(q + 'self_attn.v_proj.bias', b.normal(kv_heads * hs, 0.3))
         if attention_bias:
             b.add(q + 'self_attn.o_proj.bias', b.normal(dim, 0.3))
+        if inv_freq_buffers:
+            # checkpoints converted before transformers 4.31 hold the RoPE buffer, float32 whatever the
+            # weights' dtype; the library ignores it (and so must the binder)
+            inv = 1.0 / theta ** (np.arange(0, hs, 2) / hs)
+            b.entries.append((q + 'self_attn.rotary_emb.inv_freq', 'F32', inv.shape, inv.astype('<f4').tobytes()))
         if qk_norm:
             b.add(q + 'self_attn.q_norm.weight', 1 + 0.3 * b.normal(hs, 1))
             b.add(q + 'self_attn.k_norm.weight', 1 + 0.3 * b.normal(hs, 1))
@@ -234,8 +239,8 @@ def models(rng):
         llama_model('llama3 rope_scaling BF16 2 shards', rng, rope_scaling=LLAMA3, n=40, dtype_of=bf16, shards=2,
                     extra_config={'eos_token_id': [2, 5, 7]}),
         # ε 0.05 is far from the default 1e-6: a pass that ignores the config's ε misses
-        llama_model('llama attention_bias mlp_bias F16', rng, heads=4, kv_heads=4, attention_bias=True,
-                    mlp_bias=True, eps=0.05, dtype_of=f16),
+        llama_model('llama attention_bias mlp_bias F16 + inv_freq buffers', rng, heads=4, kv_heads=4, attention_bias=True,
+                    mlp_bias=True, eps=0.05, dtype_of=f16, inv_freq_buffers=True),
         llama_model('mistral head_dim 16 != 48/4 mixed', rng, arch='MistralForCausalLM', model_type='mistral',
                     dim=48, heads=4, kv_heads=2, head_dim=16, theta=1e6, dtype_of=mixed,
                     extra_config={'sliding_window': None}),
@@ -485,6 +490,13 @@ def hostile_folders(tmp, ms):
     with open(os.path.join(p, shard2), 'wb') as f:   # shard 2 also holds shard 1's first tensor
         f.write(st_bytes(second + [first[0]]))
     out.append(('a tensor in two shards', p, None))
+
+    p = clone(sharded, 'index names the wrong shard')
+    ix = os.path.join(p, 'model.safetensors.index.json')
+    index = json.load(open(ix))
+    index['weight_map']['model.norm.weight'] = 'model-00001-of-00002.safetensors'   # it is in shard 2
+    json.dump(index, open(ix, 'w'))
+    out.append(('an index naming the wrong shard for model.norm.weight', p, 'norm'))
 
     base = ms[0]
     cfg = dict(base['config'], architectures=['Phi3ForCausalLM'], model_type='phi3')
