@@ -12,7 +12,9 @@ lm_head.weight, as save_pretrained writes it). Then, on text128 (128 ids with BO
 and checks V equal, Q and K equal once the permutation is undone (within TOL relative to each tensor's
 max), B's logits against the independent numpy pass of hf_oracle.py on the converted folder, the mean
 next-token loss from B's logits against the shared data's fact and `attnviz linearize`'s loss_original,
-and B's last argmax against the fact. Skips with a message when the shared data is absent.
+and B's last argmax against the fact. The folder also gets tok512 as a Llama-2 tokenizer.json (as
+transformers' LlamaConverter writes one; its BPE is checked here against llama2.c's encoder), and
+`capture --model DIR --text TEXT` must give text128's ids. Skips with a message when the shared data is absent.
 Usage: hf_stories.py path/to/attnviz
 """
 import json
@@ -27,6 +29,7 @@ import numpy as np
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hf_oracle  # noqa: E402
+from model_oracle import encode as encode_legacy  # noqa: E402  (llama2.c's encoder, written from run.c)
 from shared_data import skipped, stories_dir  # noqa: E402
 
 TOL = 1e-5        # the same float32 weights on two paths: only summation order differs
@@ -91,6 +94,68 @@ def to_hf(h, w):
     return config, entries, dict(t)
 
 
+def read_tok(path):
+    """llama2.c's tokenizer: int32 max_token_length, then per piece float32 score, int32 length, bytes."""
+    d, at, pieces = open(path, 'rb').read(), 4, []
+    while at < len(d):
+        score, n = struct.unpack('<fi', d[at:at + 8])
+        pieces.append((d[at + 8:at + 8 + n], score))
+        at += 8 + n
+    return pieces
+
+
+def to_tokenizer_json(tok):
+    """(tokenizer.json dict, encode function) as transformers' LlamaConverter writes a Llama-2 tokenizer:
+    pieces with '▁' for llama2.c's ' ' (its export replaced them), <unk> <s> </s> as ids 0-2; BPE merges
+    from the vocabulary, every split of a piece into two pieces, ordered by the piece's score (descending),
+    ties by the halves' ids; byte fallback; the legacy normalizer (Prepend '▁', spaces to '▁'); BOS by
+    the post-processor."""
+    pieces = ['<unk>', '<s>', '</s>'] + [p.decode('utf-8').replace(' ', '\u2581') for p, _ in tok[3:]]
+    scores = [0.0, 0.0, 0.0] + [s for _, s in tok[3:]]
+    vocab = {p: i for i, p in enumerate(pieces)}
+    merges = []
+    for piece, score in zip(pieces, scores):
+        local = [(piece[:k], piece[k:], score) for k in range(1, len(piece)) if piece[:k] in vocab and piece[k:] in vocab]
+        merges += sorted(local, key=lambda m: (vocab[m[0]], vocab[m[1]]))
+    merges.sort(key=lambda m: m[2], reverse=True)   # stable: ties keep the order above
+    rank = {(a, b): r for r, (a, b, _) in enumerate(merges)}
+
+    def encode(text):
+        """The BPE model as the tokenizers library runs it: characters (unknown ones as <0xHH> bytes), then
+        repeatedly the adjacent pair of lowest merge rank, leftmost first; BOS first."""
+        toks = []
+        for ch in ('\u2581' + text.replace(' ', '\u2581')) if text else '':
+            toks += [ch] if ch in vocab else ['<0x%02X>' % b for b in ch.encode()]
+        while True:
+            best = min(((rank[p], i) for i, p in enumerate(zip(toks, toks[1:])) if p in rank), default=None)
+            if best is None:
+                return [1] + [vocab[t] for t in toks]
+            i = best[1]
+            toks[i:i + 2] = [toks[i] + toks[i + 1]]
+
+    special = [{'id': i, 'content': c, 'single_word': False, 'lstrip': False, 'rstrip': False, 'normalized': False,
+                'special': True} for i, c in enumerate(['<unk>', '<s>', '</s>'])]
+    spm = '\u2581'
+    js = {
+        'version': '1.0', 'truncation': None, 'padding': None, 'added_tokens': special,
+        'normalizer': {'type': 'Sequence', 'normalizers': [
+            {'type': 'Prepend', 'prepend': spm}, {'type': 'Replace', 'pattern': {'String': ' '}, 'content': spm}]},
+        'pre_tokenizer': None,
+        'post_processor': {
+            'type': 'TemplateProcessing',
+            'single': [{'SpecialToken': {'id': '<s>', 'type_id': 0}}, {'Sequence': {'id': 'A', 'type_id': 0}}],
+            'pair': [{'SpecialToken': {'id': '<s>', 'type_id': 0}}, {'Sequence': {'id': 'A', 'type_id': 0}},
+                     {'SpecialToken': {'id': '<s>', 'type_id': 1}}, {'Sequence': {'id': 'B', 'type_id': 1}}],
+            'special_tokens': {'<s>': {'id': '<s>', 'ids': [1], 'tokens': ['<s>']}}},
+        'decoder': {'type': 'Sequence', 'decoders': [
+            {'type': 'Replace', 'pattern': {'String': spm}, 'content': ' '}, {'type': 'ByteFallback'},
+            {'type': 'Fuse'}, {'type': 'Strip', 'content': ' ', 'start': 1, 'stop': 0}]},
+        'model': {'type': 'BPE', 'dropout': None, 'unk_token': '<unk>', 'continuing_subword_prefix': None,
+                  'end_of_word_suffix': None, 'fuse_unk': True, 'byte_fallback': True, 'ignore_merges': False,
+                  'vocab': vocab, 'merges': ['%s %s' % (a, b) for a, b, _ in merges]}}
+    return js, encode
+
+
 def nll(logits, ids):
     """The mean next-token cross-entropy (nats) of positions 0..n-2 predicting ids[1..]."""
     z = logits - logits.max(1, keepdims=True)
@@ -119,6 +184,16 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         folder = os.path.join(tmp, 'stories260K-hf')
         hf_oracle.write_folder(folder, config, entries)
+        tj, hf_encode = to_tokenizer_json(read_tok(tok))
+        with open(os.path.join(folder, 'tokenizer.json'), 'w', encoding='utf-8') as f:
+            json.dump(tj, f, ensure_ascii=False, indent=2)
+        # the conversion itself: the BPE of tokenizer.json against llama2.c's encoder (model_oracle.py's)
+        legacy = [(p.decode('utf-8', 'replace'), sc) for p, sc in read_tok(tok)]
+        texts = [fact['text'], 'héllo wörld ☃ 𝄞', '  two  spaces ', 'a\nb', 'The end.', '']
+        same = [hf_encode(t) == encode_legacy(t, [p for p, _ in legacy], [sc for _, sc in legacy]) for t in texts]
+        check(all(same) and hf_encode(fact['text']) == fact['ids'],
+              'tokenizer.json (%d merges): its BPE gives llama2.c\'s ids on %d of %d texts, text128\'s exactly'
+              % (len(tj['model']['merges']), sum(same), len(texts)))
         a, b = os.path.join(tmp, 'a'), os.path.join(tmp, 'b')
         r = subprocess.run([cli, 'capture', '--model', model, '--tokenizer', tok, '--text', fact['text'], '-o', a],
                            capture_output=True, text=True)
@@ -172,6 +247,20 @@ def main():
               'loss from logits.npy %.5f, the shared fact %.4f' % (loss, fact['mean_next_token_nll_nats']))
         check(int(np.argmax(lg[-1])) == fact['next_token_argmax_after_last'],
               'argmax after the last token %d (fact %d)' % (int(np.argmax(lg[-1])), fact['next_token_argmax_after_last']))
+        # the folder's own tokenizer.json: capture --model DIR --text (BOS from its post-processor)
+        c = os.path.join(tmp, 'c')
+        r = subprocess.run([cli, 'capture', '--model', folder, '--text', fact['text'], '-o', c], capture_output=True, text=True)
+        how = '--model DIR --text'
+        if r.returncode and '--tokenizer' in r.stderr:
+            how += ' --tokenizer DIR/tokenizer.json'
+            r = subprocess.run([cli, 'capture', '--model', folder, '--tokenizer', os.path.join(folder, 'tokenizer.json'),
+                                '--text', fact['text'], '-o', c], capture_output=True, text=True)
+        if r.returncode:
+            check(False, 'capture %s: exit %d: %s' % (how, r.returncode, (r.stderr.strip().splitlines() or [''])[0]))
+        else:
+            cids = json.load(open(os.path.join(c, 'tokens.json')))['ids']
+            same_q = cids == ids and np.array_equal(np.load(os.path.join(c, 'q.npy')), np.load(os.path.join(b, 'q.npy')))
+            check(same_q, 'capture %s: the %d ids of text128 (BOS added), Q as with --ids' % (how, len(cids)))
         r = subprocess.run([cli, 'linearize', '--model', model, '--tokenizer', tok, '--text', fact['text'],
                             '--variant', 'softmax', '--steps', '0'], capture_output=True, text=True)
         if r.returncode == 0:
