@@ -99,6 +99,8 @@ test-oracle: $(N)/attnviz
 	/usr/bin/python3 tests/oracle/mechanisms_oracle.py $(N)/attnviz
 	/usr/bin/python3 tests/oracle/gated_oracle.py $(N)/attnviz
 	/usr/bin/python3 tests/oracle/linearize_oracle.py $(N)/attnviz
+	/usr/bin/python3 tests/oracle/hf_oracle.py $(N)/attnviz
+	/usr/bin/python3 tests/oracle/hf_stories.py $(N)/attnviz
 test-js: wasm $(N)/attnviz
 	npx vitest run --config vitest.config.mjs
 test-e2e: web
