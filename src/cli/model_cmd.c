@@ -162,9 +162,11 @@ static int encode_text(const loaded *x, const char *text, const char *what, int 
     free(work);
     if (st != AV_OK) return avcli_fail("%s: %s", what, st == AV_ERR_FORMAT ? av_model_error() : av_status_string(st));
     if (*n < 1) return avcli_fail("%s: encodes to no tokens (an empty text, and the tokenizer adds no BOS)", what);
+    if (*n > x->m.seq_len && !x->hf)
+        return avcli_fail("%s: %d tokens with BOS, more than the model's seq_len %d", what, *n, x->m.seq_len);
     if (*n > x->m.seq_len)
         return avcli_fail("%s: %d tokens, more than the %d this run holds (%s)", what, *n, x->m.seq_len,
-                          x->hf && x->m.seq_len < x->m.context ? "--max-tokens raises it" : "the model's context");
+                          x->m.seq_len < x->m.context ? "--max-tokens raises it" : "the model's context");
     return 0;
 }
 static int encode(const loaded *x, const char *text, int **ids, int *n) { return encode_text(x, text, "--text", ids, n); }
