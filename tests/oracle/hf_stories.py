@@ -11,7 +11,8 @@ lm_head.weight, as save_pretrained writes it). Then, on text128 (128 ids with BO
   attnviz capture --model DIR --ids <A's ids> --logits -o B
 and checks V equal, Q and K equal once the permutation is undone (within TOL relative to each tensor's
 max), B's logits against the independent numpy pass of hf_oracle.py on the converted folder, the mean
-next-token loss from B's logits against the shared data's fact and `attnviz linearize`'s loss_original,
+next-token loss from B's logits against the shared data's fact and `attnviz linearize`'s loss_original (on
+the checkpoint and on the folder),
 and B's last argmax against the fact. The folder also gets tok512 as a Llama-2 tokenizer.json (as
 transformers' LlamaConverter writes one; its BPE is checked here against llama2.c's encoder), and
 `capture --model DIR --text TEXT` must give text128's ids. Skips with a message when the shared data is absent.
@@ -268,6 +269,14 @@ def main():
             check(abs(loss - lo) < TOL_NATS, 'loss %.6f against linearize loss_original %.6f (|diff| %.1e)' % (loss, lo, abs(loss - lo)))
         else:
             check(False, 'linearize: exit %d: %s' % (r.returncode, r.stderr.strip()))
+        # and linearize on the folder (its tokenizer.json): the same loss
+        r = subprocess.run([cli, 'linearize', '--model', folder, '--text', fact['text'], '--variant', 'softmax',
+                            '--steps', '0'], capture_output=True, text=True)
+        if r.returncode == 0:
+            lo = json.loads(r.stdout)['loss_original']
+            check(abs(loss - lo) < TOL_NATS, 'linearize --model DIR: loss_original %.6f (|diff| %.1e)' % (lo, abs(loss - lo)))
+        else:
+            check(False, 'linearize --model DIR: exit %d: %s' % (r.returncode, (r.stderr.strip().splitlines() or [''])[0]))
     print('%d passed, %d failed' % (passed, failed))
     sys.exit(1 if failed else 0)
 
