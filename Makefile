@@ -66,11 +66,17 @@ $(N)/attnviz: $(CLI_SRC) src/cli/cli.h $(N)/libattnviz.a
 	$(CC) $(CFLAGS) $(CLI_SRC) $(N)/libattnviz.a -lm -o $@
 $(N)/check_attnviz: $(TEST_SRC) $(wildcard tests/c/*.h) $(N)/libattnviz.a
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) $(TEST_SRC) $(N)/libattnviz.a $(CHECK_LIBS) -lm -o $@
-$(N)/check_attnviz_san: $(TEST_SRC) $(LIB_SRC) $(LIB_HDR) $(wildcard tests/c/*.h) | $(N)
-	$(CC) $(SANFLAGS) $(CHECK_CFLAGS) $(TEST_SRC) $(LIB_SRC) $(CHECK_LIBS) -lm -o $@
+# the library under ASan and UBSan once, for the Check runner and the CLI both
+$(N)/san/%.o: src/%.c $(LIB_HDR)
+	@mkdir -p $(N)/san
+	$(CC) $(SANFLAGS) -c $< -o $@
+$(N)/libattnviz_san.a: $(patsubst src/%.c,$(N)/san/%.o,$(LIB_SRC))
+	rm -f $@ && ar rcs $@ $^
+$(N)/check_attnviz_san: $(TEST_SRC) $(wildcard tests/c/*.h) $(N)/libattnviz_san.a
+	$(CC) $(SANFLAGS) $(CHECK_CFLAGS) $(TEST_SRC) $(N)/libattnviz_san.a $(CHECK_LIBS) -lm -o $@
 # the CLI under ASan and UBSan: tests/js/cli-files.test.mjs runs it out of memory when it is built
-$(N)/attnviz_san: $(CLI_SRC) src/cli/cli.h $(LIB_SRC) $(LIB_HDR) | $(N)
-	$(CC) $(SANFLAGS) $(CLI_SRC) $(LIB_SRC) -lm -o $@
+$(N)/attnviz_san: $(CLI_SRC) src/cli/cli.h $(N)/libattnviz_san.a
+	$(CC) $(SANFLAGS) $(CLI_SRC) $(N)/libattnviz_san.a -lm -o $@
 $(N) $(N)/obj $(N)/obj/cli:
 	mkdir -p $@
 # the CLI's files as objects too, only for check-cycles (the CLI itself is built from its sources above)
@@ -78,7 +84,12 @@ $(N)/obj/cli/%.o: src/cli/%.c src/cli/cli.h $(LIB_HDR) | $(N)/obj/cli
 	$(CC) $(CFLAGS) -c $< -o $@
 
 # --- tests ------------------------------------------------------------------------------------------
+# everything the layers run is built first, two jobs at a time (the compilers are independent; the tests
+# themselves then run one layer at a time, so timing-sensitive browser tests never share the CPU with a build)
+TEST_BUILD = $(N)/check_attnviz $(N)/attnviz $(N)/check_attnviz_san $(N)/attnviz_san \
+             $(patsubst %,$(FZ)/fuzz_%,$(FUZZ_TARGETS)) wasm web
 test: deps
+	$(MAKE) -j2 $(TEST_BUILD)
 	$(MAKE) test-c test-c-san test-fuzz test-oracle wasm web test-js test-e2e test-pkg
 
 test-c: $(N)/check_attnviz $(N)/attnviz check-cycles
