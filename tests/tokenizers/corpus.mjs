@@ -91,6 +91,8 @@ const CONTRACTIONS = [
   "'s", "'S", "'t", "'T", "'re", "'RE", "'Re", "'ve", "'VE", "'m", "'M", "'ll", "'LL", "'Ll", "'d", "'D",
   "don't", "DON'T", "Don'T", "it's", "IT'S", "we'll", "WE'LL", "they'd", "I'm", "you're", "YOU'RE", "'tis",
   "''s", "' s", "'x", "rock'n'roll", "’s", "don’t",
+  // U+017F LATIN SMALL LETTER LONG S case-folds to s: a contraction for (?i:'s) under Unicode case folding
+  "'ſ", "it'ſ", "'ſtraße", "'ſ'S'ſt",
 ];
 const PUNCT = [
   '!!!', '???', '...', '…', '---', '—', '–', '!?!?', '((()))', '[[]]', '{{}}', '<<>>', '""', "''", '``', '~~~',

@@ -1,20 +1,26 @@
 // reference.mjs: the encoders the C tokenizer is compared with (tests/js/hf-tokenizers.test.mjs).
 //
 // hf(json, {parseSpecial}) is @huggingface/tokenizers (tokenizers.js, the JS port of Hugging Face's Rust
-// library), with two adjustments that make it answer what the Rust library answers, each stated where made:
+// library), with adjustments that make it answer what the Rust library answers, each stated where made:
 //   - parseSpecial false: tokenizers.js always matches added tokens in the text (the Rust default). The Rust
 //     library's other mode (encode_special_tokens, attnviz's parse_special = 0) treats special added tokens'
 //     text as plain text; here that is a tokenizer built without the special added tokens, and the
 //     post-processor's special tokens put back around the ids from the file's template.
-//   - GPT-2's ByteLevel regex: tokenizers.js runs it as a JS regex, whose \s adds U+FEFF and lacks U+0085; the
-//     Rust library's (Oniguruma) \s is Unicode White_Space. tokenizers.js itself rewrites \s that way in Split
-//     patterns ("JS \s wrongly adds U+FEFF and misses \x85"); here the ByteLevel pattern gets the same rewrite.
-// The packages are as published: their own encoders, the differences from the reference counted by the test.
+//   - \s in GPT-2's ByteLevel regex: tokenizers.js runs it as a JS regex, whose \s adds U+FEFF and lacks U+0085;
+//     the Rust library's regexes (Oniguruma) take \s as Unicode White_Space. tokenizers.js itself rewrites \s
+//     that way in Split patterns ("JS \s wrongly adds U+FEFF and misses \x85"); here ByteLevel's gets the same.
+//   - (?i:'s|...) in Split patterns (Llama 3, Qwen2): tokenizers.js folds case in ASCII only ('[sS]); Oniguruma
+//     folds by Unicode's CaseFolding, where U+017F LATIN SMALL LETTER LONG S folds to s (no other character
+//     folds to t, r, e, v, m, l or d), so "'ſ" is a contraction there: '[sSſ] here.
+// hf(json, {parseSpecial, jsRegex: true}) leaves out the two regex adjustments and makes Split's \s a JS \s too:
+// the regexes as the packages run them, to show that they explain every difference (a) counts.
+// The packages are as published: their own encoders.
 import { Tokenizer } from '@huggingface/tokenizers';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 
+const GPT2_PATTERN_JS = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
 // GPT-2's regex with \s, \S as Unicode White_Space (what Oniguruma's \s is for Unicode strings).
 const GPT2_PATTERN_WS =
   /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\p{White_Space}\p{L}\p{N}]+|\p{White_Space}+(?!\P{White_Space})|\p{White_Space}+/gu;
@@ -34,20 +40,28 @@ export function templateIds(json) {
   return { before, after };
 }
 
-function build(json) {
+function build(json, jsRegex) {
   const tok = new Tokenizer(json, {});
-  // Fix the ByteLevel pre-tokenizer's \s (see the top of this file) wherever one runs its regex.
+  // Adjust the regexes (see the top of this file) wherever a pre-tokenizer runs one; count the changes.
   const fix = (pt) => {
     if (!pt) return 0;
     let n = 0;
-    if (pt.pattern && String(pt.pattern) === String(/'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu)) {
-      pt.pattern = GPT2_PATTERN_WS;
-      n++;
+    if (pt.pattern instanceof RegExp) {
+      let src = pt.pattern.source;
+      if (src === GPT2_PATTERN_JS.source && !jsRegex) src = GPT2_PATTERN_WS.source;
+      if (pt.constructor.name === 'Split') {
+        if (jsRegex) src = src.replaceAll('\\p{White_Space}', '\\s').replaceAll('\\P{White_Space}', '\\S');
+        else src = src.replaceAll("'[sS]", "'[sSſ]");
+      }
+      if (src !== pt.pattern.source) {
+        pt.pattern = new RegExp(src, pt.pattern.flags);
+        n++;
+      }
     }
     for (const sub of pt.tokenizers ?? []) n += fix(sub);
     return n;
   };
-  tok.whitespaceFixes = fix(tok.pre_tokenizer);
+  tok.regexChanges = fix(tok.pre_tokenizer);
   return tok;
 }
 
@@ -55,14 +69,14 @@ function build(json) {
  * An encoder (text, addSpecial) → ids following the Hugging Face library for json (a parsed tokenizer.json):
  * parseSpecial says whether special added tokens written in the text are matched.
  */
-export function hf(json, { parseSpecial }) {
+export function hf(json, { parseSpecial, jsRegex = false }) {
   if (parseSpecial) {
-    const tok = build(json);
+    const tok = build(json, jsRegex);
     const f = (text, addSpecial = true) => tok.encode(text, { add_special_tokens: addSpecial }).ids;
     f.tokenizer = tok;
     return f;
   }
-  const plain = build({ ...json, added_tokens: json.added_tokens.filter((t) => !t.special) });
+  const plain = build({ ...json, added_tokens: json.added_tokens.filter((t) => !t.special) }, jsRegex);
   const { before, after } = templateIds(json);
   const f = (text, addSpecial = true) => {
     const ids = plain.encode(text, { add_special_tokens: false }).ids;
