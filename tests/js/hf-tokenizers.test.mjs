@@ -15,7 +15,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeFixtures, FIXTURE_DIR } from '../tokenizers/make-fixtures.mjs';
 import { makeCorpus, nulSeparated, textOf } from '../tokenizers/corpus.mjs';
-import { hf, packages } from '../tokenizers/reference.mjs';
+import { hf, packages, templateIds } from '../tokenizers/reference.mjs';
 
 const CLI = process.env.ATTNVIZ_CLI || new URL('../../build/native/attnviz', import.meta.url).pathname;
 // (b) and (c) skip only when the command does not exist yet; any other failure of the CLI fails them. The CLI
@@ -121,8 +121,16 @@ for (const [name, spec] of Object.entries(CASES)) {
       json ??= JSON.parse(readFileSync(fixtures[name], 'utf8'));
       return (memo[`f${parseSpecial}`] ??= hf(json, { parseSpecial }));
     };
-    const ref = (parseSpecial, addSpecial) =>
-      (memo[`${parseSpecial}${addSpecial}`] ??= texts.map((t) => fn(parseSpecial)(t, addSpecial)));
+    const ref = (parseSpecial, addSpecial) => {
+      const key = `${parseSpecial}${addSpecial}`;
+      if (!parseSpecial && !addSpecial && !memo[key]) {
+        // The reference's parse_special 0 puts the template's ids around the plain encoding (reference.mjs):
+        // without them, the same ids, so no second encoding.
+        const { before, after } = templateIds(json ?? JSON.parse(readFileSync(fixtures[name], 'utf8')));
+        memo[key] = ref(false, true).map((ids) => ids.slice(before.length, ids.length - after.length));
+      }
+      return (memo[key] ??= texts.map((t) => fn(parseSpecial)(t, addSpecial)));
+    };
     const pkgIds = {};
     const pkgRun = (p) => (pkgIds[p] ??= texts.map((t) => pk[p].encode(t)));
 
