@@ -38,10 +38,11 @@ const JS_WHITESPACE = {
 // Each case: the fixture, the packages compared in (a) and (c), and the documented differences between a
 // package and the reference, each with its exact count on this corpus (seed 35, 3000 random texts).
 // regexExplains: the differences are all the regexes' (checked: with the packages' JS regex semantics the
-// reference gives the package's ids on each differing text; on all 4454, measured once). The reference's other regex adjustment, "'ſ" as a
-// contraction (reference.mjs), changes no id on this corpus: no merge joins U+017F's bytes to a neighbour.
+// reference gives the package's ids on each differing text; on all 5034 texts, measured once). The
+// reference's other regex adjustment, "'ſ" as a contraction (reference.mjs), changes no id on this corpus:
+// no merge joins U+017F's bytes to a neighbour.
 const CASES = {
-  gpt2: { pkg: ['gpt2'], known: { gpt2: [{ ...JS_WHITESPACE, count: 10 }] }, regexExplains: ['gpt2'] },
+  gpt2: { pkg: ['gpt2'], known: { gpt2: [{ ...JS_WHITESPACE, count: 12 }] }, regexExplains: ['gpt2'] },
   llama2: {
     pkg: ['llama2'],
     known: {
@@ -56,8 +57,8 @@ const CASES = {
   llama3: {
     pkg: ['llama3', 'llama3Special'],
     known: {
-      llama3: [{ ...JS_WHITESPACE, count: 15 }],
-      llama3Special: [{ ...JS_WHITESPACE, count: 15 }],
+      llama3: [{ ...JS_WHITESPACE, count: 18 }],
+      llama3Special: [{ ...JS_WHITESPACE, count: 18 }],
     },
     regexExplains: ['llama3'],
   },
@@ -155,7 +156,7 @@ for (const [name, spec] of Object.entries(CASES)) {
         console.log(`${name}: ${p} agrees with @huggingface/tokenizers on ${same} of ${texts.length} texts` +
           known.map((d, k) => `; ${counts[k]} differ because ${d.reason}`).join(''));
         // The counts are exact: a change in the corpus or a package shows here, to be looked at and noted.
-        expect(counts).toEqual(known.map((d) => d.count));
+        expect(counts, 'texts per documented difference (CASES: update after reading the new ones)').toEqual(known.map((d) => d.count));
         if (spec.regexExplains.includes(p)) {
           // Each difference is the regexes' doing: with the packages' regex semantics, the package's ids.
           const js = hf(json, { parseSpecial: pk[p].parseSpecial, jsRegex: true });

@@ -114,6 +114,33 @@ const WORDS = [
   'snake_case_word', 'kebab-case-word', 'ALLCAPS', 'MiXeD', 'http', 'www', 'com',
 ];
 
+// Cases aimed at the regexes' alternations, the added-token split, the metaspace and NFC, one by one.
+const EDGES = [
+  // \s+(?!\S) gives back one space before a non-space; runs of mixed whitespace kinds
+  'a   b', 'a \t b', ' \t\n x', '\u3000\u3000a', '\u00a0 a', ' \u00a0a', '\t\tx', 'x \t', '\n \n x', '  \n  \n x',
+  '\r\n\r\nx', '\t\r\n\t', 'x\r', 'x\n\n\n\ny', ' \r \n ',
+  // [^\r\n\p{L}\p{N}]?\p{L}+ takes one leading non-letter; ` ?[^\s\p{L}\p{N}]+[\r\n]*` keeps line ends
+  '\u3000hello', '\thello', '$hello', '$$hello', '\u0085hello', '\ufeffhello', '1hello', '!!!\r\n\r\n', ' ...\n\n',
+  '.\n', '!\r', '?\r\n', '"quoted"', '(parens)', '-dash-', '__init__', '@user #tag', 'a.b.c', 'x=-1',
+  // digits: one to three at a time (Llama 3), one (Qwen2), all (GPT-2); other scripts' digits, numbers not digits
+  '1234567', '12 345', '١٢٣٤', '1٢3', '𝟘𝟙𝟚𝟛', '𑁦𑁧', '٣.١٤', 'x²', '⅓', 'Ⅻ12', '0x1F', '1e10', '99%', '3rd',
+  // contractions: case, position, and what follows
+  "DON'T", "'LL've", "x'sy", "'s's's", "' s", "''", "'", "'1", "'ſ", "I'M", "you'RE", "he'D", "'Ve", "'mm", "'lls",
+  // letters outside the BMP, marks, format characters
+  '𝔘𝔫𝔦𝔠𝔬𝔡𝔢', '𐐀𐐨', '𓀀', 'a\u200db', 'a\u200cb', 'a\u00adb', '\u0640\u0640', 'x\u0301', '\u0301x', '\u20ac5',
+  // added tokens next to, around and inside text
+  'a<|endoftext|>b', ' <|endoftext|> ', '<<|endoftext|>', '<|endoftext|>|>', '<|endoftext|><|endoftext|>x',
+  '<|im_start|>user\nhi<|im_end|>', '</s><s>', '<s> <s>', 'x<unk>y', '<|begin_of_text|><|begin_of_text|>',
+  '<|eot_id|><|start_header_id|>', '<|reserved_special_token_250|>', '<|reserved_special_token_247|>', '<|im_start',
+  // Llama 2: the metaspace character itself, byte-fallback names as text, leading and repeated spaces
+  '▁hello', '▁', '▁▁ ▁', '<0x41>', '<0x0A>\n', '   x', '      ', 'x      y',
+  // byte-level alphabet characters as text
+  'Ġhello', 'Ċ', 'ĠĠ', 'Ã©', 'ÂŃ',
+  // NFC: singletons, exclusions, reordering, Hangul
+  '\u212b', '\u2126', '\u0958', 'a\u0323\u0302', 'a\u0302\u0323', 'e\u0301\u0327', '\u1100\u1161\u11a8', '\uac00\u11a8',
+  '\u1100\u1161', '\u0b47\u0b3e', '\u00c5\u0301', 'A\u030a\u0301', '\u0344', '\u1e9b\u0323', '\uf900', '\u2000',
+];
+
 // Byte strings that are not valid UTF-8 (and some that are, as controls), each a list of byte values.
 const BYTES = [
   [0x80], [0xbf], [0x80, 0x80], [0xc0], [0xc1, 0xbf], [0xc0, 0x80], [0xc2], [0xe0], [0xe2, 0x82], [0xe2, 0x82, 0x61],
@@ -142,7 +169,7 @@ function fixed() {
   const add = (kind, v) => out.push({ kind, bytes: typeof v === 'string' ? utf8(v) : Uint8Array.from(v) });
   add('empty', '');
   for (const [kind, list] of Object.entries({ PROSE, CHINESE, JAPANESE, EMOJI, CODE, WHITESPACE, NUMBERS,
-    CONTRACTIONS, PUNCT, SPECIAL_TEXT, COMBINING, WORDS })) {
+    CONTRACTIONS, PUNCT, SPECIAL_TEXT, COMBINING, WORDS, EDGES })) {
     for (const s of list) {
       add(kind.toLowerCase(), s);
       add(kind.toLowerCase(), ` ${s}`);
@@ -187,7 +214,7 @@ function random(seed, count) {
   const pick = (list) => list[Math.floor(r() * list.length)];
   const int = (n) => Math.floor(r() * n);
   const kinds = [PROSE, CHINESE, JAPANESE, EMOJI, CODE, WHITESPACE, NUMBERS, CONTRACTIONS, PUNCT, SPECIAL_TEXT,
-    COMBINING, WORDS, WORDS, WORDS];
+    COMBINING, WORDS, WORDS, WORDS, EDGES];
   const seps = ['', ' ', ' ', ' ', '  ', '\n', '\t', '\r\n', '\u00a0', ', ', '. ', "'", '-', '_'];
   // Code points from ranges the regexes and the byte-level tables care about (no unassigned ones: the Unicode
   // versions of Node and of the C tables need not agree on those).
