@@ -108,6 +108,8 @@ function cli(name, flags) {
   const args = ['tokenize', '--tokenizer', fixtures[name], '--texts', textsFile, ...flags];
   const r = spawnSync(CLI, args, { encoding: 'utf8', maxBuffer: 1 << 28, timeout: 60_000 });
   expect(r.status, `attnviz ${args.join(' ')}: ${r.stderr}`).toBe(0);
+  // Nothing on stderr either: a sanitizer build (ATTNVIZ_CLI=build/native/attnviz_san) reports there.
+  expect(r.stderr, `attnviz ${args.join(' ')}`).toBe('');
   const lines = r.stdout.split('\n').filter((l) => l !== '');
   expect(lines.length, 'one line of output per text').toBe(corpus.length);
   return lines.map((l) => JSON.parse(l).ids);
