@@ -18,15 +18,6 @@ import { makeCorpus, nulSeparated, textOf } from '../tokenizers/corpus.mjs';
 import { hf, packages, templateIds } from '../tokenizers/reference.mjs';
 
 const CLI = process.env.ATTNVIZ_CLI || new URL('../../build/native/attnviz', import.meta.url).pathname;
-// (b) and (c) skip only when the command does not exist yet; any other failure of the CLI fails them. The CLI
-// answers --help after any word with its general help and status 0, so a missing command is told by
-// `attnviz tokenize --help` failing or by `attnviz tokenize` calling itself an unknown command.
-const TOKENIZE_MISSING = spawnSync(CLI, ['tokenize', '--help']).status !== 0 ||
-  /unknown command/.test(spawnSync(CLI, ['tokenize'], { encoding: 'utf8' }).stderr ?? '');
-const HAVE_TOKENIZE = !TOKENIZE_MISSING;
-if (TOKENIZE_MISSING) {
-  console.warn(`SKIPPED: C tokenizer against @huggingface/tokenizers (Vitest hf-tokenizers.test.mjs (b), (c)): ${CLI} has no tokenize command yet`);
-}
 
 // U+0085 (NEXT LINE) is White_Space and U+FEFF (ZERO WIDTH NO-BREAK SPACE) is not; JS regexes' \s says the
 // opposite for both. The Hugging Face library's regexes (Oniguruma) use White_Space, and so does the
@@ -183,21 +174,21 @@ for (const [name, spec] of Object.entries(CASES)) {
       });
     }
 
-    it.skipIf(!HAVE_TOKENIZE)('(b) C = @huggingface/tokenizers, add_special 1, parse_special 0 (the defaults)', () => {
+    it('(b) C = @huggingface/tokenizers, add_special 1, parse_special 0 (the defaults)', () => {
       const diff = firstDifference(cli(name, []), ref(false, true), ['C', 'hf']);
       if (diff) expect.fail(`attnviz tokenize differs from @huggingface/tokenizers on ${name}:\n${diff}`);
     });
-    it.skipIf(!HAVE_TOKENIZE)('(b) C = @huggingface/tokenizers, --parse-special', () => {
+    it('(b) C = @huggingface/tokenizers, --parse-special', () => {
       const diff = firstDifference(cli(name, ['--parse-special']), ref(true, true), ['C', 'hf']);
       if (diff) expect.fail(`attnviz tokenize --parse-special differs from @huggingface/tokenizers on ${name}:\n${diff}`);
     });
-    it.skipIf(!HAVE_TOKENIZE)('(b) C = @huggingface/tokenizers, --no-special', () => {
+    it('(b) C = @huggingface/tokenizers, --no-special', () => {
       const diff = firstDifference(cli(name, ['--no-special']), ref(false, false), ['C', 'hf']);
       if (diff) expect.fail(`attnviz tokenize --no-special differs from @huggingface/tokenizers on ${name}:\n${diff}`);
     });
     for (const p of spec.pkg) {
       // Where the package differs from the library for a documented reason, C must give the library's ids.
-      it.skipIf(!HAVE_TOKENIZE)(`(c) C = ${p} (the library's ids where ${p} differs for a documented reason)`, () => {
+      it(`(c) C = ${p} (the library's ids where ${p} differs for a documented reason)`, () => {
         const got = cli(name, pk[p].parseSpecial ? ['--parse-special'] : []);
         const want = pkgRun(p).map((ids, i) =>
           (spec.known[p] ?? []).some((d) => d.applies(texts[i])) ? ref(pk[p].parseSpecial, true)[i] : ids);
