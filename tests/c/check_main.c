@@ -10,7 +10,7 @@
 
 #define SUITES(X) X(util) X(rng) X(attention) X(features) X(random) X(lowrank) X(generate) X(npy) \
                   X(spectrum) X(readouts) X(model) X(llama) X(variants) X(recurrent) X(mechanisms) \
-                  X(blockmean) X(gated) X(dplr_fox) X(gates) X(swap) X(lolcats) X(safetensors) \
+                  X(blockmean) X(gated) X(dplr_fox) X(gates) X(swap) X(lolcats) X(safetensors) X(hf_tokenizer) \
                   X(json)
 #define DECLARE(name) extern Suite *suite_##name(void) __attribute__((weak));
 SUITES(DECLARE)
