@@ -46,7 +46,7 @@ help:
 	@echo '  test-c test-c-san test-fuzz test-oracle test-js test-e2e test-pkg   one layer of make test'
 	@echo '  dist         dist/: the npm tarball, the versioned static site and the single file (docs/package.md)'
 	@echo '  check-cycles no file of src/ calls into a file that calls back into it (part of test-c)'
-	@echo '  fuzz         the four libFuzzer targets for FUZZ_SECONDS (default 20; 600 for a long run)'
+	@echo '  fuzz         the five libFuzzer targets for FUZZ_SECONDS (default 20; 600 for a long run)'
 	@echo '  compare-builds BASE=REV [HEAD=REV]   build the CLI at both revisions (HEAD: the working tree)'
 	@echo '               and compare its outputs byte for byte over every variant (docs/README.md)'
 	@echo '  clean        remove build/'
@@ -138,7 +138,7 @@ $(N)/%_native: bench/%_native.c bench/bench_time.h $(LIB_SRC) $(LIB_HDR) | $(N)
 	$(CC) $(BENCHFLAGS) $< $(LIB_SRC) -lm -o $@
 
 # --- fuzzing ---------------------------------------------------------------------------------------
-# Four libFuzzer targets under ASan + UBSan (clang): fuzz_npy (the .npy reader), fuzz_safetensors, fuzz_model (the llama2.c
+# Five libFuzzer targets under ASan + UBSan (clang): fuzz_npy (the .npy reader), fuzz_safetensors, fuzz_hf_tokenizer, fuzz_model (the llama2.c
 # checkpoint and tokenizer readers, every successful parse going on to the encoder and a short forward
 # pass) and fuzz_api (every function of include/attnviz.h against the promises at its top). make fuzz (and test-fuzz, part of
 # make test) runs each for FUZZ_SECONDS from its seeds (tests/fuzz/corpus_*, copied into build/fuzz/ so
@@ -158,12 +158,14 @@ $(FZ)/fuzz_model: tests/fuzz/fuzz_model.c $(LIB_SRC) $(LIB_HDR) | $(FZ)
 	clang $(FUZZFLAGS) tests/fuzz/fuzz_model.c $(LIB_SRC) -lm -o $@
 $(FZ)/fuzz_safetensors: tests/fuzz/fuzz_safetensors.c src/safetensors.c $(LIB_HDR) | $(FZ)
 	clang $(FUZZFLAGS) tests/fuzz/fuzz_safetensors.c src/safetensors.c -o $@
+$(FZ)/fuzz_hf_tokenizer: tests/fuzz/fuzz_hf_tokenizer.c $(LIB_SRC) $(LIB_HDR) | $(FZ)
+	clang $(FUZZFLAGS) tests/fuzz/fuzz_hf_tokenizer.c $(LIB_SRC) -lm -o $@
 $(FZ)/fuzz_api: tests/fuzz/fuzz_api.c $(LIB_SRC) $(LIB_HDR) | $(FZ)
 	clang $(FUZZFLAGS) tests/fuzz/fuzz_api.c $(LIB_SRC) -lm -o $@
 $(FZ):
 	mkdir -p $@
-fuzz: $(FZ)/fuzz_npy $(FZ)/fuzz_api $(FZ)/fuzz_model $(FZ)/fuzz_safetensors
-	bash tests/fuzz/run.sh $(FUZZ_SECONDS) $(FZ) npy api model safetensors
+fuzz: $(FZ)/fuzz_npy $(FZ)/fuzz_api $(FZ)/fuzz_model $(FZ)/fuzz_safetensors $(FZ)/fuzz_hf_tokenizer
+	bash tests/fuzz/run.sh $(FUZZ_SECONDS) $(FZ) npy api model safetensors hf_tokenizer
 test-fuzz:
 	python3 tests/fuzz/check_api_coverage.py
 	bash tests/fuzz/test_run.sh
