@@ -7,7 +7,7 @@
 //   tinyHF('qwen2')  Qwen2-shaped: q/k/v biases, an untied lm_head, F16, one model.safetensors
 //   tinyHF('gpt2')   GPT-2: learned positions, LayerNorm, the fused Conv1D c_attn, F32, one file
 // Each: {name, files: {'config.json': Uint8Array, …}, config}; writeTinyHF(dir, kind) writes the folder.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 
 const enc = new TextEncoder();
@@ -187,4 +187,57 @@ export function writeTinyHF(dir, kind, opts) {
   mkdirSync(out, { recursive: true });
   for (const [name, bytes] of Object.entries(m.files)) writeFileSync(join(out, name), bytes);
   return { dir: out, paths: Object.keys(m.files).map((n) => join(out, n)), config: m.config, dtype: m.dtype };
+}
+
+/**
+ * A model folder of a real model's shape with random weights (no real vocabulary: the byte-level tokenizer
+ * above, its ids well inside the vocabulary), written into dir: one BF16 model.safetensors streamed to disk
+ * (a 270 MB file is not built in memory). shape: SMOLLM2_135M or another of the same keys. Weights are
+ * N(0, 0.02²)-like from a cheap generator (sums of uniforms), norms 1: a forward pass of the real cost.
+ */
+export const SMOLLM2_135M = { architectures: ['LlamaForCausalLM'], model_type: 'llama', hidden_size: 576, intermediate_size: 1536,
+  num_hidden_layers: 30, num_attention_heads: 9, num_key_value_heads: 3, max_position_embeddings: 8192, rms_norm_eps: 1e-5,
+  rope_theta: 100000, tie_word_embeddings: true, hidden_act: 'silu', vocab_size: 49152, bos_token_id: TOKENIZER_VOCAB,
+  eos_token_id: TOKENIZER_VOCAB + 1, torch_dtype: 'bfloat16' };
+export function writeRandomHF(dir, cfg = SMOLLM2_135M, name = 'random-smollm2-135m') {
+  const out = join(dir, name);
+  mkdirSync(out, { recursive: true });
+  const D = cfg.hidden_size, F = cfg.intermediate_size, H = cfg.num_attention_heads, KV = cfg.num_key_value_heads, hs = D / H, V = cfg.vocab_size;
+  const t = [['model.embed_tokens.weight', [V, D]]];
+  for (let l = 0; l < cfg.num_hidden_layers; l++) {
+    const p = `model.layers.${l}.`;
+    t.push([`${p}input_layernorm.weight`, [D], 1], [`${p}self_attn.q_proj.weight`, [H * hs, D]], [`${p}self_attn.k_proj.weight`, [KV * hs, D]],
+      [`${p}self_attn.v_proj.weight`, [KV * hs, D]], [`${p}self_attn.o_proj.weight`, [D, H * hs]], [`${p}post_attention_layernorm.weight`, [D], 1],
+      [`${p}mlp.gate_proj.weight`, [F, D]], [`${p}mlp.up_proj.weight`, [F, D]], [`${p}mlp.down_proj.weight`, [D, F]]);
+  }
+  t.push(['model.norm.weight', [D], 1]);
+  const header = { __metadata__: { format: 'pt' } };
+  let at = 0;
+  for (const [n, shape] of t) { const c = shape.reduce((a, b) => a * b, 1); header[n] = { dtype: 'BF16', shape, data_offsets: [at, at + 2 * c] }; at += 2 * c; }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - ((json.length + 8) % 8)) % 8);
+  const fd = openSync(join(out, 'model.safetensors'), 'w');
+  const hb = enc.encode(json), len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(hb.length));
+  writeSync(fd, len);
+  writeSync(fd, hb);
+  let x = 0x9e3779b9;
+  const bits = new Map(); // a value's BF16 bits, for the norms' 1
+  for (const [, shape, one] of t) {
+    const c = shape.reduce((a, b) => a * b, 1), buf = Buffer.alloc(2 * c);
+    if (one) { buf.fill(0); for (let i = 0; i < c; i++) buf.writeUInt16LE(bits.get(1) ?? (bits.set(1, bf16(1)), bf16(1)), 2 * i); }
+    else {
+      for (let i = 0; i < c; i++) {
+        x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+        // ±(a value in [2^-8, 2^-5)): the sign, an exponent of 4 steps and 7 random mantissa bits
+        const sign = x >>> 31, e = 119 + ((x >>> 20) & 3), m = (x >>> 8) & 0x7f;
+        buf.writeUInt16LE((sign << 15) | (e << 7) | m, 2 * i);
+      }
+    }
+    writeSync(fd, buf);
+  }
+  closeSync(fd);
+  writeFileSync(join(out, 'config.json'), JSON.stringify(cfg, null, 2));
+  writeFileSync(join(out, 'tokenizer.json'), JSON.stringify(tokenizerJson({ bos: ['<|begin_of_text|>', TOKENIZER_VOCAB], eos: ['<|end_of_text|>', TOKENIZER_VOCAB + 1] })));
+  return { dir: out, paths: ['config.json', 'model.safetensors', 'tokenizer.json'].map((n) => join(out, n)), bytes: 8 + hb.length + at };
 }

@@ -58,7 +58,7 @@ export class Model {
       /** {dim, hiddenDim, layers, heads, kvHeads, vocab, seqLen, headSize, kvDim, sharedClassifier, format: 'llama2c',
        *  architecture: 'llama2.c', dtype: 'F32', bytes (the checkpoint's), context (its seq_len), tokenizer: 'llama2.c'} */
       this.config = Object.freeze({ ...Object.fromEntries(MODEL_CONFIG.map((k, i) => [k, k === 'sharedClassifier' ? !!c[i] : c[i]])),
-        format: 'llama2c', architecture: 'llama2.c', modelType: 'llama2c', dtype: 'F32', bytes: checkpoint.length, context: c[6], limit: c[6], tokenizer: 'llama2.c' });
+        format: 'llama2c', architecture: 'llama2.c', modelType: 'llama2c', bos: 1, dtype: 'F32', bytes: checkpoint.length, context: c[6], limit: c[6], tokenizer: 'llama2.c' });
       this.tbuf = take(tokenizer.length);
       new Uint8Array(av.memory.buffer, this.tbuf, tokenizer.length).set(tokenizer);
       const tw = ex.av_tokenizer_work(this.config.vocab) >>> 0;
@@ -375,8 +375,9 @@ export class HFModel extends Model {
    * Load files = {config, index?, shards: [], tokenizer} (File/Blob, Uint8Array, or {name, bytes}; shards
    * need their names when an index names them). onProgress({stage: 'reading', done, total, file}) after
    * every chunk. opts: {maxTokens (PAGE_MAX_TOKENS), cancelled: () => bool (checked between chunks),
-   * deviceGB (navigator.deviceMemory)}. Resolves {status, message, model, need, limit}: model null with one
-   * sentence when refused (too large before anything is read: `tooLarge` {need, max, why, deviceGB}).
+   * deviceGB (navigator.deviceMemory), chunk (READ_CHUNK bytes)}. Resolves {status, message, model, need, limit}: model null with one
+   * sentence when refused (too large before anything is read: `tooLarge` {need, max, why, deviceGB}; a
+   * sentence of this file's own: `key` and `params`, its notice.x.job.KEY template in the page's catalogue).
    */
   static async fromFolder(av, files, onProgress = null, opts = {}) {
     const m = new HFModel(av, null, null);
@@ -391,16 +392,16 @@ export class HFModel extends Model {
     }
   }
 
-  async load(files, onProgress, { maxTokens = PAGE_MAX_TOKENS, cancelled = () => false, deviceGB } = {}) {
+  async load(files, onProgress, { maxTokens = PAGE_MAX_TOKENS, cancelled = () => false, deviceGB, chunk = READ_CHUNK } = {}) {
     const av = this.av, ex = av.exports;
     const take = (bytes) => { const p = av.malloc(bytes); this.ptrs.push(p); return p; };
     const release = (p) => { const i = this.ptrs.indexOf(p); if (i >= 0) this.ptrs.splice(i, 1); av.free(p); };
     const refuse = (status, message, extra = {}) => ({ status, message, ...extra });
     const why = (st, fn) => (st === STATUS.ERR_FORMAT || st === STATUS.ERR_NONFINITE || st === STATUS.ERR_SIZE ? av.cstring(fn()) || av.statusString(st) : av.statusString(st));
-    if (!files?.config) return refuse(STATUS.ERR_NULL, 'the folder has no config.json');
-    if (!files.tokenizer) return refuse(STATUS.ERR_NULL, 'the folder has no tokenizer.json');
+    if (!files?.config) return refuse(STATUS.ERR_NULL, 'the folder has no config.json', { key: 'hfNoConfig' });
+    if (!files.tokenizer) return refuse(STATUS.ERR_NULL, 'the folder has no tokenizer.json', { key: 'hfNoTokenizer' });
     const shards = [...(files.shards ?? [])];
-    if (!shards.length) return refuse(STATUS.ERR_NULL, 'the folder has no .safetensors file');
+    if (!shards.length) return refuse(STATUS.ERR_NULL, 'the folder has no .safetensors file', { key: 'hfNoShards' });
     /** A small JSON file copied whole into wasm memory: [ptr, len]. */
     const small = async (x) => { const b = await bytesOf(x); const p = take(b.length); new Uint8Array(av.memory.buffer, p, b.length).set(b); return [p, b.length]; };
 
@@ -429,11 +430,11 @@ export class HFModel extends Model {
       order = [];
       for (let i = 0; i < nShards; i++) {
         const name = av.cstring(av.i32(names + 4 * i, 1)[0] >>> 0), f = byName.get(name);
-        if (!f) return refuse(STATUS.ERR_FORMAT, `the index names the shard ${name}, which is not among the files given`);
+        if (!f) return refuse(STATUS.ERR_FORMAT, `the index names the shard ${name}, which is not among the files given`, { key: 'hfMissingShard', params: { name } });
         order.push(f);
       }
     } else if (shards.length > 1) {
-      return refuse(STATUS.ERR_FORMAT, `${shards.length} .safetensors files and no model.safetensors.index.json to say which tensor is where`);
+      return refuse(STATUS.ERR_FORMAT, `${shards.length} .safetensors files and no model.safetensors.index.json to say which tensor is where`, { key: 'hfNoIndex', params: { count: shards.length } });
     }
 
     // what the model needs, before anything large is read: the shards as they are, the tokenizer, the pass
@@ -463,10 +464,10 @@ export class HFModel extends Model {
     for (let i = 0; i < order.length; i++) {
       const f = order[i], len = sizeOf(f), name = baseName(f) || `shard ${i + 1}`;
       const p = take(len);
-      for (let at = 0; at < len; at += READ_CHUNK) {
+      for (let at = 0; at < len; at += chunk) {
         if (cancelled()) return refuse(STATUS.ERR_NULL, 'cancelled', { cancelled: true });
-        const b = await bytesOf(f, at, Math.min(len, at + READ_CHUNK));
-        if (b.length !== Math.min(READ_CHUNK, len - at)) return refuse(STATUS.ERR_IO, `${name}: the file changed while it was read`);
+        const b = await bytesOf(f, at, Math.min(len, at + chunk));
+        if (b.length !== Math.min(chunk, len - at)) return refuse(STATUS.ERR_IO, `${name}: the file changed while it was read`, { key: 'hfChanged', params: { name } });
         new Uint8Array(av.memory.buffer, p + at, b.length).set(b);
         done += b.length;
         onProgress?.({ stage: 'reading', done, total: weights, file: name });
@@ -489,10 +490,10 @@ export class HFModel extends Model {
       for (let k = 0; k < n; k++) dtypes.add(DTYPES[av.i32(tp + ST_TENSOR_BYTES * k + 4, 1)[0]] ?? '?');
     }
     const c = av.i32(this.mp, MODEL_CONFIG.length);
-    const [arch, modelContext] = av.i32(this.mp + 92, 2);
+    const [arch, modelContext, bos] = av.i32(this.mp + 92, 3); // av_model's arch, context, bos_id
     this.config = Object.freeze({
       ...Object.fromEntries(MODEL_CONFIG.map((k, i) => [k, k === 'sharedClassifier' ? !!c[i] : c[i]])),
-      format: 'hf', architecture, modelType, arch, dtype: [...dtypes].sort().join('+'),
+      format: 'hf', architecture, modelType, arch, bos, dtype: [...dtypes].sort().join('+'),
       bytes: Number(ex.av_hf_model_bytes(this.mp)), fileBytes: weights, context: modelContext, limit: maxTokens,
       tokenizer: tokenizerKind, tokenizerVocab: ex.av_hf_tokenizer_vocab(this.htp),
     });
