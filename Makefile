@@ -46,7 +46,7 @@ help:
 	@echo '  test-c test-c-san test-fuzz test-oracle test-js test-e2e test-pkg   one layer of make test'
 	@echo '  dist         dist/: the npm tarball, the versioned static site and the single file (docs/package.md)'
 	@echo '  check-cycles no file of src/ calls into a file that calls back into it (part of test-c)'
-	@echo '  fuzz         the five libFuzzer targets for FUZZ_SECONDS (default 20; 600 for a long run)'
+	@echo '  fuzz         the six libFuzzer targets for FUZZ_SECONDS (default 20; 600 for a long run)'
 	@echo '  compare-builds BASE=REV [HEAD=REV]   build the CLI at both revisions (HEAD: the working tree)'
 	@echo '               and compare its outputs byte for byte over every variant (docs/README.md)'
 	@echo '  clean        remove build/'
@@ -138,8 +138,9 @@ $(N)/%_native: bench/%_native.c bench/bench_time.h $(LIB_SRC) $(LIB_HDR) | $(N)
 	$(CC) $(BENCHFLAGS) $< $(LIB_SRC) -lm -o $@
 
 # --- fuzzing ---------------------------------------------------------------------------------------
-# Five libFuzzer targets under ASan + UBSan (clang): fuzz_npy (the .npy reader), fuzz_safetensors, fuzz_json
-# (the strict JSON reader of the Hugging Face files), fuzz_model (the llama2.c
+# Six libFuzzer targets under ASan + UBSan (clang): fuzz_npy (the .npy reader), fuzz_safetensors, fuzz_json
+# (the strict JSON reader of the Hugging Face files), fuzz_hf (config.json, the shard index and the bind of
+# a safetensors file), fuzz_model (the llama2.c
 # checkpoint and tokenizer readers, every successful parse going on to the encoder and a short forward
 # pass) and fuzz_api (every function of include/attnviz.h against the promises at its top). make fuzz (and test-fuzz, part of
 # make test) runs each for FUZZ_SECONDS from its seeds (tests/fuzz/corpus_*, copied into build/fuzz/ so
@@ -161,12 +162,14 @@ $(FZ)/fuzz_safetensors: tests/fuzz/fuzz_safetensors.c src/safetensors.c $(LIB_HD
 	clang $(FUZZFLAGS) tests/fuzz/fuzz_safetensors.c src/safetensors.c -o $@
 $(FZ)/fuzz_json: tests/fuzz/fuzz_json.c src/json.c src/json.h | $(FZ)
 	clang $(FUZZFLAGS) tests/fuzz/fuzz_json.c src/json.c -lm -o $@
+$(FZ)/fuzz_hf: tests/fuzz/fuzz_hf.c $(LIB_SRC) $(LIB_HDR) | $(FZ)
+	clang $(FUZZFLAGS) tests/fuzz/fuzz_hf.c $(LIB_SRC) -lm -o $@
 $(FZ)/fuzz_api: tests/fuzz/fuzz_api.c $(LIB_SRC) $(LIB_HDR) | $(FZ)
 	clang $(FUZZFLAGS) tests/fuzz/fuzz_api.c $(LIB_SRC) -lm -o $@
 $(FZ):
 	mkdir -p $@
-fuzz: $(FZ)/fuzz_npy $(FZ)/fuzz_api $(FZ)/fuzz_model $(FZ)/fuzz_safetensors $(FZ)/fuzz_json
-	bash tests/fuzz/run.sh $(FUZZ_SECONDS) $(FZ) npy api model safetensors json
+fuzz: $(FZ)/fuzz_npy $(FZ)/fuzz_api $(FZ)/fuzz_model $(FZ)/fuzz_safetensors $(FZ)/fuzz_json $(FZ)/fuzz_hf
+	bash tests/fuzz/run.sh $(FUZZ_SECONDS) $(FZ) npy api model safetensors json hf
 test-fuzz:
 	python3 tests/fuzz/check_api_coverage.py
 	bash tests/fuzz/test_run.sh

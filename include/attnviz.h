@@ -1092,12 +1092,18 @@ size_t av_hf_tokenizer_work(const void *json, size_t len);
  * AV_ERR_NULL, AV_ERR_WORKSPACE, AV_ERR_FORMAT with a reason. */
 int av_hf_tokenizer_parse(const av_hf_tokenizer **t, void *work, size_t work_bytes, const void *json, size_t len);
 int av_hf_tokenizer_vocab(const av_hf_tokenizer *t);   /* the largest id + 1 (vocabulary and added tokens) */
-/* Encode text[0..text_len) (any bytes: invalid UTF-8 is handled as docs/hf.md says) into ids[cap]:
- * add_special 1 adds what the file's post_processor adds (e.g. Llama's BOS), 0 adds nothing; special added
- * tokens written in the text ("<|endoftext|>") are matched when parse_special is 1. *n_ids the count.
- * AV_ERR_SIZE when cap is too small (cap ≥ text_len + 8 always suffices). */
+/* Encode text[0..text_len) (any bytes: each maximal invalid UTF-8 subsequence is first replaced by U+FFFD,
+ * as docs/hf.md says) into ids[cap]: add_special 1 adds what the file's post_processor adds (e.g. Llama's
+ * BOS), 0 adds nothing; special added tokens written in the text ("<|endoftext|>") are matched when
+ * parse_special is 1. *n_ids the count. The scratch (work: av_hf_encode_work(t, text_len) bytes) holds the
+ * normalized text and BPE's merge queue, which grow with the text. AV_ERR_SIZE (and *n_ids 0) when cap is too
+ * small: cap ≥ av_hf_encode_cap(t, text_len) always suffices (text_len + 8 does without a normalizer or a
+ * Metaspace when the text is valid UTF-8; an invalid byte's U+FFFD, NFC, a Prepend or the metaspace can make
+ * a byte several symbols). AV_ERR_NULL, AV_ERR_WORKSPACE, AV_ERR_TOO_LARGE. */
+size_t av_hf_encode_work(const av_hf_tokenizer *t, size_t text_len);
+size_t av_hf_encode_cap(const av_hf_tokenizer *t, size_t text_len);
 int av_hf_encode(int *ids, int *n_ids, int cap, const av_hf_tokenizer *t, const char *text, size_t text_len,
-                 int add_special, int parse_special);
+                 int add_special, int parse_special, void *work, size_t work_bytes);
 /* The bytes token id stands for as the file's decoder gives them when it follows prev (−1: the first
  * token): byte-level pieces mapped back to bytes, "▁" to a space (the first token's leading one dropped when
  * the decoder strips it), byte-fallback "<0xHH>" to its byte. out[cap], *len written. AV_ERR_SIZE for an id

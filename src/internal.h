@@ -48,11 +48,20 @@ static inline void *avi_take(avi_arena *a, uint64_t bytes) {
     return r;
 }
 
+/* --- model.c: the one reason av_model_error() gives, shared with hf_model.c --------------------------- */
+
+/* Set the reason (printf-style, one sentence) and return status. */
+int avi_model_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Empty the reason (a parse that succeeds leaves none). */
+void avi_model_error_clear(void);
+
 /* --- model.c: the forward pass's pieces, shared with swap.c (the swapped pass must repeat av_forward's
  * arithmetic exactly: the same functions, so the same bits). float32 weights, float64 sums. --------------- */
 
 /* 1 when the struct's sizes and pointers are those av_model_parse sets (positive, consistent). */
 int avi_model_ok(const av_model *m);
+/* Set the sentence av_model_error() returns (for the Hugging Face readers; at most 255 bytes kept). */
+void avi_model_set_error(const char *reason);
 /* out = RMSNorm(x)·w (ε 1e-5). */
 void avi_rmsnorm(double *out, const double *x, const float *w, int n);
 /* out[rows] = W[rows×cols]·x. */

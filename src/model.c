@@ -26,6 +26,18 @@ static int fail(const char *fmt, ...) {
 }
 
 const char *av_model_error(void) { return model_error; }
+/* The other readers of model files (hf_tokenizer.c) leave their reasons here too. */
+void avi_model_set_error(const char *reason) { snprintf(model_error, sizeof model_error, "%s", reason); }
+
+/* hf_model.c's refusals land in the same sentence (internal.h). */
+int avi_model_fail(int status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(model_error, sizeof model_error, fmt, ap);
+    va_end(ap);
+    return status;
+}
+void avi_model_error_clear(void) { model_error[0] = '\0'; }
 
 static int32_t read_i32(const unsigned char *p) {
     uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;

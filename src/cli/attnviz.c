@@ -94,6 +94,19 @@ static const char HELP[] =
     "      and the variants with weights): first train every chosen head's W (identity start, Adam, --lr\n"
     "      default 0.05) on --train-file's text against its own softmax; --save-w writes the Ws\n"
     "      (layers, heads, d, d).\n"
+    "  attnviz tokenize --tokenizer FILE (--text \"...\" | --text-file F | --texts F) [--no-special]\n"
+    "                   [--parse-special] [--model M.bin] [-o OUT]\n"
+    "      Encode text with a Hugging Face tokenizer.json (docs/hf.md: BPE, byte-level as GPT-2, Llama 3,\n"
+    "      Qwen2 and SmolLM, or byte fallback and the metaspace as Llama 2 and Mistral), or with --model\n"
+    "      a llama2.c tokenizer.bin (for that checkpoint's vocab_size). --text S or --text-file F (the file's\n"
+    "      bytes, one text): one JSON object {\"ids\": [...], \"pieces\": [...]}, each piece the bytes its\n"
+    "      token decodes to after the one before, as a JSON string (bytes that are not valid UTF-8 as\n"
+    "      U+FFFD). --texts F: F's texts separated by NUL bytes (n NULs, n + 1 texts; each raw bytes), one\n"
+    "      JSON line {\"ids\": [...]} a text, in order. A text that is not valid UTF-8 has each maximal\n"
+    "      invalid subsequence replaced by U+FFFD first (as TextDecoder does). --no-special: without what\n"
+    "      the post-processor adds (Llama's BOS); --parse-special: special tokens written in the text\n"
+    "      (\"<|endoftext|>\") become their ids (by default they are text). Every text is encoded before\n"
+    "      anything is written.\n"
     "  attnviz --help   This text.\n"
     "\n"
     "inputs (matrix, readouts):\n"
@@ -235,7 +248,7 @@ static void print_help(FILE *out) {
 
 int main(int argc, char **argv) {
     avcli_signals();
-    if (argc < 2) return avcli_fail("no command (matrix, readouts, sweep, generate, capture, generate-text, recall, distill, table, linearize; see attnviz --help)");
+    if (argc < 2) return avcli_fail("no command (matrix, readouts, sweep, generate, capture, generate-text, recall, distill, table, linearize, tokenize; see attnviz --help)");
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 || (i == 1 && strcmp(argv[i], "help") == 0)) {
             print_help(stdout);
@@ -253,6 +266,7 @@ int main(int argc, char **argv) {
     else if (strcmp(cmd, "distill") == 0) code = avcli_cmd_distill(argc - 2, argv + 2);
     else if (strcmp(cmd, "table") == 0) code = avcli_cmd_table(argc - 2, argv + 2);
     else if (strcmp(cmd, "linearize") == 0) code = avcli_cmd_linearize(argc - 2, argv + 2);
-    else return avcli_fail("%s: unknown command (matrix, readouts, sweep, generate, capture, generate-text, recall, distill, table, linearize; see attnviz --help)", avcli_brief(cmd));
+    else if (strcmp(cmd, "tokenize") == 0) code = avcli_cmd_tokenize(argc - 2, argv + 2);
+    else return avcli_fail("%s: unknown command (matrix, readouts, sweep, generate, capture, generate-text, recall, distill, table, linearize, tokenize; see attnviz --help)", avcli_brief(cmd));
     return avcli_stdout_check(code);
 }

@@ -156,6 +156,9 @@ int avcli_knob_number(const av_knob_desc *kd, const char *text, double *v);
 void avcli_range_text(char *out, size_t cap, const av_knob_desc *kd);
 int avcli_emit_json(const avcli_inputs *in, int (*cmd)(const avcli_inputs *, const void *, FILE *), const void *ctx);
 
+/* `attnviz tokenize` (tokenize_cmd.c): argv after the command. Exit status. */
+int avcli_cmd_tokenize(int argc, char **argv);
+
 /* `attnviz capture` and `attnviz generate-text` (model_cmd.c): argv after the command. Exit status. */
 int avcli_cmd_capture(int argc, char **argv);
 int avcli_cmd_generate_text(int argc, char **argv);

@@ -1134,6 +1134,23 @@ static void run_nulls(const av_params *prm) {
         MUST_FAIL(av_st_rows_f32(one, NULL, 0, 1));
         if (av_st_work(NULL, sizeof buf) || av_st_find(NULL, "a")) broken("av_st_work or av_st_find of NULL is not 0");
         if (!(av_f16_to_f32(0x3c00) == 1.0f && av_bf16_to_f32(0x3f80) == 1.0f)) broken("F16 or BF16 1.0 is not 1");
+        /* the Hugging Face folder readers' NULL promises (their bytes are fuzzed by fuzz_hf) */
+        static av_hf_config hfc;
+        static av_hf_index hfx;
+        static av_model hfm;
+        MUST_FAIL(av_hf_config_parse(NULL, "{}", 2));
+        MUST_FAIL(av_hf_config_parse(&hfc, NULL, 2));
+        MUST_FAIL(av_hf_index_parse(NULL, work, wb, "{}", 2));
+        MUST_FAIL(av_hf_index_parse(&hfx, NULL, wb, "{}", 2));
+        MUST_FAIL(av_hf_index_parse(&hfx, work, wb, NULL, 2));
+        MUST_FAIL(av_hf_model_bind(NULL, &hfc, &stf, 1, NULL, 1, work, wb));
+        MUST_FAIL(av_hf_model_bind(&hfm, NULL, &stf, 1, NULL, 1, work, wb));
+        MUST_FAIL(av_hf_model_bind(&hfm, &hfc, NULL, 1, NULL, 1, work, wb));
+        MUST_FAIL(av_hf_model_bind(&hfm, &hfc, &stf, 1, NULL, 1, NULL, wb));
+        MUST_FAIL(av_hf_model_bind(&hfm, &hfc, &stf, 1, NULL, 1, work, wb)); /* a zeroed config is no architecture */
+        if (av_hf_index_work(NULL, 2) || av_hf_model_work(NULL) || av_hf_model_work(&hfc) || av_hf_model_bytes(NULL) ||
+            av_hf_model_bytes(&hfm))
+            broken("av_hf_index_work, av_hf_model_work or av_hf_model_bytes of NULL or a zeroed struct is not 0");
         g.stage = "av_model_error, av_npy_error, av_st_error";
         if (!av_model_error() || !av_npy_error() || !av_st_error()) broken("an error string is NULL");
     }

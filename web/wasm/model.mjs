@@ -5,7 +5,7 @@
 import { STATUS } from './loading.mjs';
 import { Lab } from './lab.mjs';
 
-const MODEL_STRUCT_BYTES = 512;  // sizeof(av_model) is 320 in wasm32 (src/model.c asserts ≤ 512); sizeof(av_tokenizer) 28
+const MODEL_STRUCT_BYTES = 512;  // src/model.c asserts sizeof(av_model) <= 512 (320 in wasm32, 368 natively); av_tokenizer 28
 /** A swapped call's status; one made without a workspace (its size 0: the arguments were refused, or the
  *  size does not fit) that passed the checks is a size the build cannot hold. */
 const refusal = (st, bytes) => (bytes === 0 && (st >= 0 || st === STATUS.ERR_NULL || st === STATUS.ERR_SIZE) ? STATUS.ERR_TOO_LARGE : st);
