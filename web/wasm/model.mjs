@@ -302,6 +302,11 @@ const ST_FILE_BYTES = 32;      // sizeof(av_st_file) in wasm32: n_tensors 0, n_m
 const ST_TENSOR_BYTES = 112;   // sizeof(av_st_tensor): name 0, dtype 4
 const DTYPES = ['F32', 'F16', 'BF16'];
 const GiB = 2 ** 30;
+/**
+ * The largest one allocation wasm memory gives: emscripten's dlmalloc takes no single request of 2 GB or more
+ * (sys_alloc's HALF_MAX_SIZE_T), though the memory as a whole reaches 4 GB. A shard is one allocation.
+ */
+export const MAX_ONE_ALLOCATION = 2 ** 31 - 2 ** 20;
 
 /** A size in the page's words: "870 MB", "1.2 GB" (binary units, as the 4 GB of wasm memory). */
 export function fmtBytes(b) {
@@ -445,6 +450,12 @@ export class HFModel extends Model {
     if (need > limit.bytes) {
       return refuse(STATUS.ERR_TOO_LARGE, `this model needs ${fmtBytes(need)}; the page can hold at most ${fmtBytes(limit.bytes)} (${limit.why === 'device' ? `this device reports ${limit.deviceGB} GB of memory` : 'the tab\'s WebAssembly memory'})`,
         { tooLarge: { need, max: limit.bytes, why: limit.why, deviceGB: limit.deviceGB } });
+    }
+    const whole = order.find((f) => sizeOf(f) > MAX_ONE_ALLOCATION);
+    if (whole) {
+      const name = baseName(whole), size = fmtBytes(sizeOf(whole));
+      return refuse(STATUS.ERR_TOO_LARGE, `${name} is ${size}: the page holds one file of at most 2 GB in one piece (the same model saved in shards of 1 GB or less loads)`,
+        { key: 'hfShardTooLarge', params: { name, size } });
     }
 
     // tokenizer.json (its parse does not keep the text: the buffer is freed)

@@ -116,6 +116,7 @@ export default {
   'notice.x.job.hfMissingShard': 'the index names the shard {name}, which is not among the files given',
   'notice.x.job.hfNoIndex': '{count} .safetensors files and no model.safetensors.index.json to say which tensor is where',
   'notice.x.job.hfChanged': '{name}: the file changed while it was read',
+  'notice.x.job.hfShardTooLarge': '{name} is {size}: the page holds one file of at most 2 GB in one piece (the same model saved in shards of 1 GB or less loads)',
   'notice.x.job.stepperMax': 'the stepper reads up to n = {max} tokens (n = {n})',
   'notice.x.job.distillMax': 'training runs on n ≤ {max} tokens (a step costs 3·n²·2·cols multiply-adds; n = {n})',
   'notice.x.tokens.json': '{name}: not JSON, so the tokens are not shown',

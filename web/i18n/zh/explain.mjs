@@ -112,6 +112,7 @@ export default {
   'notice.x.job.hfMissingShard': '索引提到分片 {name}，但给出的文件里没有它',
   'notice.x.job.hfNoIndex': '有 {count} 个 .safetensors 文件，却没有 model.safetensors.index.json 说明哪个张量在哪里',
   'notice.x.job.hfChanged': '{name}：读取时文件变了',
+  'notice.x.job.hfShardTooLarge': '{name} 有 {size}：页面一次只能整块容纳不超过 2 GB 的单个文件（同一个模型存成每片不超过 1 GB 的分片即可加载）',
   'notice.x.job.stepperMax': '“递归”视图最多读 n = {max} 个 token（当前 n = {n}）',
   'notice.x.job.distillMax': '训练只在 n ≤ {max} 个 token 上进行（每一步需要 3·n²·2·cols 次乘加；当前 n = {n}）',
   'notice.x.tokens.json': '{name}：不是 JSON，所以不显示 token',
