@@ -246,7 +246,7 @@ export default {
   'model.configHF': '{architecture}：{layers} 层 × {heads} 个头（{kv} 个 KV 头），头维度 {size}，{dtype}，{size_mb}；{tokenizer}，词表 {vocab}；最多 {seq} 个 token（它的上下文是 {context}，页面最多读 {limit} 个）',
   'model.tokenizer.byteLevel': '字节级 BPE',
   'model.tokenizer.byteFallback': '带字节回退的 BPE',
-  'model.tokenizer.bpe': 'BPE',
+  'model.tokenizer.bpe': 'BPE 分词器',
   'model.captionHF': '一个 {layers} 层的 {architecture}（dim {dim}）',
   'model.captionOnHF': '一个 {layers} 层的 {architecture}（dim {dim}），输入 {n} 个 token（“{text}…”）',
   // --- the reader's own Q, K, V ---
