@@ -269,7 +269,7 @@ export function mountModelPanel(page) {
       if (c.format === 'hf') {
         const kind = { 'byte-level BPE': 'model.tokenizer.byteLevel', 'BPE with byte fallback': 'model.tokenizer.byteFallback' }[c.tokenizer] ?? 'model.tokenizer.bpe';
         status(() => tr('model.configHF', { architecture: c.architecture, layers: c.layers, heads: c.heads, kv: c.kvHeads, size: c.headSize, dtype: c.dtype,
-          size_mb: `${Math.max(1, Math.round(c.bytes / 2 ** 20))} MB`, tokenizer: tr(kind), vocab: c.vocab, seq: c.seqLen, context: c.context, limit: c.limit }));
+          size_mb: mbText(c.bytes), tokenizer: tr(kind), vocab: c.vocab, seq: c.seqLen, context: c.context, limit: c.limit }));
       } else status('model.config', { layers: c.layers, heads: c.heads, kv: c.kvHeads, size: c.headSize, vocab: c.vocab, seq: c.seqLen });
       const ta = $('model-text');
       if (!ta.value) ta.value = 'Once upon a time, there was a little dog named Max. Max liked to run in the park.';
@@ -290,7 +290,7 @@ export function mountModelPanel(page) {
       // what was loaded stays said: the architecture, dtype, size and tokenizer beside the pass
       const kind = { 'byte-level BPE': 'model.tokenizer.byteLevel', 'BPE with byte fallback': 'model.tokenizer.byteFallback' }[c.tokenizer] ?? 'model.tokenizer.bpe';
       status(() => tr('model.ranHF', { n: t.n, seq: c.seqLen, ms: fmtMs(m.ms), architecture: c.architecture, layers: c.layers, heads: c.heads, kv: c.kvHeads,
-        size: c.headSize, dtype: c.dtype, size_mb: `${Math.max(1, Math.round(c.bytes / 2 ** 20))} MB`, tokenizer: tr(kind) }));
+        size: c.headSize, dtype: c.dtype, size_mb: mbText(c.bytes), tokenizer: tr(kind) }));
     } else status('model.ran', { n: t.n, ms: fmtMs(m.ms), layers: c.layers, heads: c.heads, size: c.headSize });
     model.busy = false;
     if (page.st.src === 'model') {
@@ -374,3 +374,6 @@ async function droppedFiles(dt) {
   for (const en of entries) await walk(en);
   return out;
 }
+
+/** A model's size in MB: two decimals below 1 MB, one below 10 MB (a tiny test model is 0.05 MB, not 1). */
+const mbText = (b) => `${(b / 2 ** 20).toFixed(b < 2 ** 20 ? 2 : b < 10 * 2 ** 20 ? 1 : 0)} MB`;
