@@ -316,7 +316,7 @@ async function start() {
   }));
   model = panels.add(mountModelPanel(page));
   loses = panels.add(mountLossPanel($('loses'), page, {
-    tensors: () => model.tensors(page.st), modelText: () => $('model-text').value, modelId: () => model.loaded(),
+    tensors: () => model.tensors(page.st), modelText: () => $('model-text').value, modelId: () => model.loaded(), bos: () => model.config()?.bos ?? 1,
     variantLabel: (s) => page.viewOf(s).label, worker: () => page.lab.background(),
     notice: (text) => page.notice.show(text, 'loses'), busyChanged: () => inspector.notify(),
   }));

@@ -329,6 +329,8 @@ export function mountModelPanel(page) {
     /** A link or a host leaves the generators: remember their n and d to return to. */
     leaving(prev, next) { if (prev.src === 'synthetic' && next.src !== 'synthetic') model.synthetic = { n: prev.n, d: prev.d }; },
     busy: () => model.busy,
+    /** The loaded model's configuration (web/wasm/model.mjs: format, architecture, sizes, bos), or null. */
+    config: () => model.config,
     /** Which model is loaded: a count of the loads that succeeded (0: none). */
     loaded: () => model.loaded,
     own: () => own.tensors,

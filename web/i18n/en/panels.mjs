@@ -288,6 +288,7 @@ export default {
   'loses.stepsRange': 'steps: a whole number from 1 to 2000',
   'loses.computing': 'computing the swapped model…',
   'loses.done': 'on the text above ({n} tokens, BOS first)',
+  'loses.doneNoBos': 'on the text above ({n} tokens)',
   'loses.measure': 'measure',
   'loses.original': 'original',
   'loses.swapped': 'swapped',

@@ -285,6 +285,7 @@ export default {
   'loses.stepsRange': '步数：1 到 2000 之间的整数',
   'loses.computing': '正在计算替换后的模型…',
   'loses.done': '在上面的文本上（{n} 个 token，以 BOS 开头）',
+  'loses.doneNoBos': '在上面的文本上（{n} 个 token）',
   'loses.measure': '度量',
   'loses.original': '原模型',
   'loses.swapped': '替换后',
