@@ -66,11 +66,17 @@ $(N)/attnviz: $(CLI_SRC) src/cli/cli.h $(N)/libattnviz.a
 	$(CC) $(CFLAGS) $(CLI_SRC) $(N)/libattnviz.a -lm -o $@
 $(N)/check_attnviz: $(TEST_SRC) $(wildcard tests/c/*.h) $(N)/libattnviz.a
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) $(TEST_SRC) $(N)/libattnviz.a $(CHECK_LIBS) -lm -o $@
-$(N)/check_attnviz_san: $(TEST_SRC) $(LIB_SRC) $(LIB_HDR) $(wildcard tests/c/*.h) | $(N)
-	$(CC) $(SANFLAGS) $(CHECK_CFLAGS) $(TEST_SRC) $(LIB_SRC) $(CHECK_LIBS) -lm -o $@
+# the library under ASan and UBSan once, for the Check runner and the CLI both
+$(N)/san/%.o: src/%.c $(LIB_HDR)
+	@mkdir -p $(N)/san
+	$(CC) $(SANFLAGS) -c $< -o $@
+$(N)/libattnviz_san.a: $(patsubst src/%.c,$(N)/san/%.o,$(LIB_SRC))
+	rm -f $@ && ar rcs $@ $^
+$(N)/check_attnviz_san: $(TEST_SRC) $(wildcard tests/c/*.h) $(N)/libattnviz_san.a
+	$(CC) $(SANFLAGS) $(CHECK_CFLAGS) $(TEST_SRC) $(N)/libattnviz_san.a $(CHECK_LIBS) -lm -o $@
 # the CLI under ASan and UBSan: tests/js/cli-files.test.mjs runs it out of memory when it is built
-$(N)/attnviz_san: $(CLI_SRC) src/cli/cli.h $(LIB_SRC) $(LIB_HDR) | $(N)
-	$(CC) $(SANFLAGS) $(CLI_SRC) $(LIB_SRC) -lm -o $@
+$(N)/attnviz_san: $(CLI_SRC) src/cli/cli.h $(N)/libattnviz_san.a
+	$(CC) $(SANFLAGS) $(CLI_SRC) $(N)/libattnviz_san.a -lm -o $@
 $(N) $(N)/obj $(N)/obj/cli:
 	mkdir -p $@
 # the CLI's files as objects too, only for check-cycles (the CLI itself is built from its sources above)
@@ -78,7 +84,12 @@ $(N)/obj/cli/%.o: src/cli/%.c src/cli/cli.h $(LIB_HDR) | $(N)/obj/cli
 	$(CC) $(CFLAGS) -c $< -o $@
 
 # --- tests ------------------------------------------------------------------------------------------
+# everything the layers run is built first, two jobs at a time (the compilers are independent; the tests
+# themselves then run one layer at a time, so timing-sensitive browser tests never share the CPU with a build)
+TEST_BUILD = $(N)/check_attnviz $(N)/attnviz $(N)/check_attnviz_san $(N)/attnviz_san \
+             $(patsubst %,$(FZ)/fuzz_%,$(FUZZ_TARGETS)) wasm web
 test: deps
+	$(MAKE) -j2 $(TEST_BUILD)
 	$(MAKE) test-c test-c-san test-fuzz test-oracle wasm web test-js test-e2e test-pkg
 
 test-c: $(N)/check_attnviz $(N)/attnviz check-cycles
@@ -99,6 +110,8 @@ test-oracle: $(N)/attnviz
 	/usr/bin/python3 tests/oracle/mechanisms_oracle.py $(N)/attnviz
 	/usr/bin/python3 tests/oracle/gated_oracle.py $(N)/attnviz
 	/usr/bin/python3 tests/oracle/linearize_oracle.py $(N)/attnviz
+	/usr/bin/python3 tests/oracle/hf_oracle.py $(N)/attnviz
+	/usr/bin/python3 tests/oracle/hf_stories.py $(N)/attnviz
 test-js: wasm $(N)/attnviz
 	npx vitest run --config vitest.config.mjs
 test-e2e: web
@@ -154,22 +167,22 @@ FZ        := build/fuzz
 FUZZFLAGS := -std=c11 -ffp-contract=off -g -O1 -Iinclude -Isrc -fno-omit-frame-pointer \
              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 .PHONY: test-fuzz
-$(FZ)/fuzz_npy: tests/fuzz/fuzz_npy.c src/npy.c $(LIB_HDR) | $(FZ)
-	clang $(FUZZFLAGS) tests/fuzz/fuzz_npy.c src/npy.c -o $@
-$(FZ)/fuzz_model: tests/fuzz/fuzz_model.c $(LIB_SRC) $(LIB_HDR) | $(FZ)
-	clang $(FUZZFLAGS) tests/fuzz/fuzz_model.c $(LIB_SRC) -lm -o $@
-$(FZ)/fuzz_safetensors: tests/fuzz/fuzz_safetensors.c src/safetensors.c $(LIB_HDR) | $(FZ)
-	clang $(FUZZFLAGS) tests/fuzz/fuzz_safetensors.c src/safetensors.c -o $@
-$(FZ)/fuzz_json: tests/fuzz/fuzz_json.c src/json.c src/json.h | $(FZ)
-	clang $(FUZZFLAGS) tests/fuzz/fuzz_json.c src/json.c -lm -o $@
-$(FZ)/fuzz_hf: tests/fuzz/fuzz_hf.c $(LIB_SRC) $(LIB_HDR) | $(FZ)
-	clang $(FUZZFLAGS) tests/fuzz/fuzz_hf.c $(LIB_SRC) -lm -o $@
-$(FZ)/fuzz_api: tests/fuzz/fuzz_api.c $(LIB_SRC) $(LIB_HDR) | $(FZ)
-	clang $(FUZZFLAGS) tests/fuzz/fuzz_api.c $(LIB_SRC) -lm -o $@
+# The library is compiled once for every target (coverage without libFuzzer's main: fuzzer-no-link) into
+# one archive each target links what it needs from: a full compile under ASan is ~40 s of CPU, once instead
+# of once per target.
+FUZZLIBFLAGS := $(subst -fsanitize=fuzzer,-fsanitize=fuzzer-no-link,$(FUZZFLAGS))
+FUZZ_TARGETS := npy api model safetensors json hf
+$(FZ)/obj/%.o: src/%.c $(LIB_HDR) src/json.h | $(FZ)
+	@mkdir -p $(FZ)/obj
+	clang $(FUZZLIBFLAGS) -c $< -o $@
+$(FZ)/libattnviz_fuzz.a: $(patsubst src/%.c,$(FZ)/obj/%.o,$(LIB_SRC))
+	rm -f $@ && ar rcs $@ $^
+$(FZ)/fuzz_%: tests/fuzz/fuzz_%.c $(FZ)/libattnviz_fuzz.a | $(FZ)
+	clang $(FUZZFLAGS) $< $(FZ)/libattnviz_fuzz.a -lm -o $@
 $(FZ):
 	mkdir -p $@
-fuzz: $(FZ)/fuzz_npy $(FZ)/fuzz_api $(FZ)/fuzz_model $(FZ)/fuzz_safetensors $(FZ)/fuzz_json $(FZ)/fuzz_hf
-	bash tests/fuzz/run.sh $(FUZZ_SECONDS) $(FZ) npy api model safetensors json hf
+fuzz: $(patsubst %,$(FZ)/fuzz_%,$(FUZZ_TARGETS))
+	bash tests/fuzz/run.sh $(FUZZ_SECONDS) $(FZ) $(FUZZ_TARGETS)
 test-fuzz:
 	python3 tests/fuzz/check_api_coverage.py
 	bash tests/fuzz/test_run.sh

@@ -981,7 +981,10 @@ int av_swap_sensitivity(double *by_layer, double *by_head, const av_model *m, co
  * which must both stay alive and unchanged while they are used. It never allocates. */
 #define AV_ST_MAX_HEADER 100000000 /* the header's N at most this many bytes (as the Hugging Face library) */
 #define AV_ST_MAX_DIMS 8           /* a tensor's rank at most this */
-enum av_st_dtype { AV_ST_F32 = 0, AV_ST_F16 = 1, AV_ST_BF16 = 2 };
+/* AV_ST_OTHER: a dtype the library never computes with (I64, I32, U8, BOOL, F64, F8_E4M3, ...): the tensor is
+ * sized and placed like any other (a checkpoint may hold integer buffers beside its weights) but never read;
+ * av_st_rows_f32 refuses it, and a model that needs it is refused by name. */
+enum av_st_dtype { AV_ST_F32 = 0, AV_ST_F16 = 1, AV_ST_BF16 = 2, AV_ST_OTHER = 3 };
 typedef struct av_st_tensor {
     const char *name;          /* decoded from the header's JSON, NUL-terminated (in the workspace) */
     int dtype;                 /* enum av_st_dtype */
@@ -1015,7 +1018,8 @@ const av_st_tensor *av_st_find(const av_st_file *f, const char *name);
 /* Rows row0..row0+nrows−1 of t as float32 into out[nrows·row length] (row length: the product of the shape
  * past its first dimension; a scalar is one row of one). F32 as stored; F16 and BF16 exactly (every value,
  * subnormals, ±Inf and NaN, whose payload is kept). No value is refused: NaN and Inf come out as they are.
- * AV_OK, AV_ERR_NULL, AV_ERR_SIZE (rows out of range), AV_ERR_TOO_LARGE (more floats than size_t holds). */
+ * AV_OK, AV_ERR_NULL, AV_ERR_SIZE (rows out of range), AV_ERR_TOO_LARGE (more floats than size_t holds),
+ * AV_ERR_FORMAT for an AV_ST_OTHER tensor. */
 int av_st_rows_f32(float *out, const av_st_tensor *t, uint64_t row0, uint64_t nrows);
 /* One F16 or BF16 value (its bits) as float32, exactly. */
 float av_f16_to_f32(uint16_t h);

@@ -695,6 +695,8 @@ static int need(const bind_ctx *b, const av_st_tensor **out, const char *name, i
     if (st) return st;
     snprintf(full, sizeof full, "%s%s", prefixed ? b->prefix : "", name);
     if (!t) return required ? FAIL("the checkpoint has no tensor %s", full) : AV_OK;
+    if (t->dtype != AV_ST_F32 && t->dtype != AV_ST_F16 && t->dtype != AV_ST_BF16)
+        return FAIL("the tensor %s is stored in a dtype attnviz does not compute with (its weights must be F32, F16 or BF16)", t->name);
     int ok = cols < 0 ? t->ndim == 1 && t->shape[0] == (uint64_t)rows
                       : t->ndim == 2 && t->shape[0] == (uint64_t)rows && t->shape[1] == (uint64_t)cols;
     if (!ok) {

@@ -213,12 +213,17 @@ static int jints(parser *s, uint64_t *v, int cap, int *n, const char *name, cons
 }
 
 static const struct { const char *name; int size; } DTYPES[3] = {{"F32", 4}, {"F16", 2}, {"BF16", 2}};
+/* the format's other dtypes: sized and kept as AV_ST_OTHER, never read (safetensors' Dtype enum) */
+static const struct { const char *name; int size; } OTHER[] = {
+    {"BOOL", 1}, {"U8", 1}, {"I8", 1}, {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"I16", 2}, {"U16", 2},
+    {"I32", 4}, {"U32", 4}, {"F64", 8}, {"I64", 8}, {"U64", 8}};
 
 /* One tensor entry {"dtype", "shape", "data_offsets"}, each once, nothing else; name: its decoded name. */
 static int entry(parser *s, const char *name, size_t name_len) {
     char nm[48];
     snprintf(nm, sizeof nm, "%s", shown(name, name_len));
-    int st, have[3] = {0, 0, 0}, dtype = -1, ndim = 0, noff = 0;
+    int st, have[3] = {0, 0, 0}, dtype = -1, ndim = 0, noff = 0, esize_of = 0;
+    const char *other_name = "";
     uint64_t shape[AV_ST_MAX_DIMS], off[2];
     char dname[16];
     size_t dlen = 0;
@@ -238,8 +243,11 @@ static int entry(parser *s, const char *name, size_t name_len) {
         if (which == 0) {
             if ((st = jstr(s, dname, sizeof dname - 1, &dlen, "a dtype"))) return st;
             for (int d = 0; d < 3; d++)
-                if (dlen == strlen(DTYPES[d].name) && !memcmp(dname, DTYPES[d].name, dlen)) dtype = d;
-            if (dtype < 0) return fail("the tensor '%s' has dtype %s: this reader takes F32, F16 and BF16 only", nm, shown(dname, dlen < sizeof dname - 1 ? dlen : sizeof dname - 1));
+                if (dlen == strlen(DTYPES[d].name) && !memcmp(dname, DTYPES[d].name, dlen)) dtype = d, esize_of = DTYPES[d].size;
+            for (size_t d = 0; dtype < 0 && d < sizeof OTHER / sizeof OTHER[0]; d++)
+                if (dlen == strlen(OTHER[d].name) && !memcmp(dname, OTHER[d].name, dlen))
+                    dtype = AV_ST_OTHER, esize_of = OTHER[d].size, other_name = OTHER[d].name;
+            if (dtype < 0) return fail("the tensor '%s' has dtype %s, not one of safetensors' dtypes", nm, shown(dname, dlen < sizeof dname - 1 ? dlen : sizeof dname - 1));
         } else if (which == 1) {
             if ((st = jints(s, shape, AV_ST_MAX_DIMS, &ndim, nm, "shape"))) return st;
         } else {
@@ -261,7 +269,7 @@ static int entry(parser *s, const char *name, size_t name_len) {
         if (prod > UINT64_MAX / shape[i]) return fail("the tensor '%s' has a shape whose product overflows 64 bits", nm);
         prod *= shape[i];
     }
-    uint64_t count = zero ? 0 : prod, esize = (uint64_t)DTYPES[dtype].size;
+    uint64_t count = zero ? 0 : prod, esize = (uint64_t)esize_of;
     if (count > UINT64_MAX / esize) return fail("the tensor '%s' has a shape whose byte size overflows 64 bits", nm);
     if (off[0] > off[1]) return fail("the tensor '%s' has data_offsets [%llu, %llu]: its end is before its begin", nm, (unsigned long long)off[0], (unsigned long long)off[1]);
     if (off[1] > s->data_bytes)
@@ -269,7 +277,7 @@ static int entry(parser *s, const char *name, size_t name_len) {
                     (unsigned long long)off[1], (unsigned long long)s->data_bytes);
     if (off[1] - off[0] != count * esize)
         return fail("the tensor '%s' has %llu bytes in data_offsets but its %s shape needs %llu", nm,
-                    (unsigned long long)(off[1] - off[0]), DTYPES[dtype].name, (unsigned long long)(count * esize));
+                    (unsigned long long)(off[1] - off[0]), dtype == AV_ST_OTHER ? other_name : DTYPES[dtype].name, (unsigned long long)(count * esize));
     if (s->fill) {
         av_st_tensor *t = &s->tensors[s->n_tensors];
         memset(t, 0, sizeof *t);
@@ -453,6 +461,7 @@ const av_st_tensor *av_st_find(const av_st_file *f, const char *name) {
 
 int av_st_rows_f32(float *out, const av_st_tensor *t, uint64_t row0, uint64_t nrows) {
     if (!t || (!out && nrows)) return AV_ERR_NULL;
+    if (t->dtype == AV_ST_OTHER) return AV_ERR_FORMAT; /* an integer (or F64, F8) buffer: not converted */
     if (t->dtype < 0 || t->dtype > 2 || t->ndim < 0 || t->ndim > AV_ST_MAX_DIMS || !t->data) return AV_ERR_SIZE;
     uint64_t rows = t->ndim ? t->shape[0] : 1, row_len = t->ndim ? (rows ? t->count / rows : 0) : 1;
     if (row0 > rows || nrows > rows - row0) return AV_ERR_SIZE;

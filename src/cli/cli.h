@@ -174,8 +174,25 @@ void avcli_model_close(avcli_model *m);
 /* The loaded model's weights and tokenizer; a text encoded with BOS (UTF-8, at most seq_len tokens; *ids
  * malloc'd, `what` names it in messages): 0, or one line and the exit status. */
 const av_model *avcli_model_weights(const avcli_model *m);
-const av_tokenizer *avcli_model_tokenizer(const avcli_model *m);
+/* The bytes token id stands for after prev (the tokenizer's own decoding; *p valid until the next call):
+ * 0, or −1 for an id the tokenizer cannot print. */
+int avcli_model_piece(const avcli_model *m, int prev, int id, const char **p, int *len);
 int avcli_model_encode(const avcli_model *m, const char *text, const char *what, int **ids, int *n);
+/* A Hugging Face model folder (hf_folder.c): config.json, the shards (model.safetensors, or the index's),
+ * read whole, parsed and bound into *m with seq_len at most max_seq. 0, or one line and the exit status
+ * (nothing kept). The struct owns the buffers the model points into: close it after the model's last use. */
+typedef struct avcli_hf {
+    av_hf_config cfg;
+    int n, has_ix;
+    unsigned char **buf;
+    void **work, *ixwork, *bindwork;
+    av_st_file *files;
+    av_hf_index ix;
+} avcli_hf;
+int avcli_is_dir(const char *path);
+int avcli_hf_open(avcli_hf *h, av_model *m, const char *dir, int max_seq);
+void avcli_hf_close(avcli_hf *h);
+#define AVCLI_HF_MAX_TOKENS 2048 /* --max-tokens' default: the key/value cache is sized for it */
 /* A JSON string of bytes: escapes, and U+FFFD for bytes that are not valid UTF-8 (model_cmd.c). */
 void avcli_json_string(FILE *out, const unsigned char *s, size_t len);
 

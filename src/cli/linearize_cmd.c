@@ -45,7 +45,7 @@ enum { O_MODEL, O_TOKENIZER, O_TEXT, O_TEXT_FILE, O_LAYERS, O_HEADS, O_PATH, O_P
 static const char *const OWN[O_COUNT] = {"--model", "--tokenizer", "--text", "--text-file", "--layers", "--heads",
                                          "--path", "--prompt", "--steps", "--distill", "--train-file", "--lr",
                                          "--save-w"};
-static const char USAGE[] = "attnviz linearize --model M.bin --tokenizer T.bin --text \"...\" --variant V";
+static const char USAGE[] = "attnviz linearize --model M.bin|DIR [--tokenizer T] --text \"...\" --variant V";
 
 /* A comma list of distinct integers in 0..count−1 into sel[] (sel[i] = 1 when listed); `what` names the unit
  * ("layers", "heads") in the refusal, with the model's range. */
@@ -294,7 +294,6 @@ static int distill_all(lz *z, const float *Qt, const float *Kt, const float *Qh,
 // the JSON
 
 static void put_tokens(FILE *out, const lz *z, const int *ids, int from, int to) {
-    const av_tokenizer *tok = avcli_model_tokenizer(z->mp);
     fputs("{\"ids\": ", out);
     put_ints(out, ids + from, to - from);
     fputs(", \"text\": ", out);
@@ -304,7 +303,7 @@ static void put_tokens(FILE *out, const lz *z, const int *ids, int from, int to)
     for (int i = from; i < to && s; i++) {
         const char *p;
         int l;
-        if (av_token_piece(&p, &l, tok, ids[i - 1], ids[i]) != AV_OK) continue;
+        if (avcli_model_piece(z->mp, ids[i - 1], ids[i], &p, &l) != 0) continue;
         if (len + (size_t)l > cap) {
             char *g = realloc(s, cap = 2 * (len + (size_t)l));
             if (!g) { free(s); s = NULL; break; }
@@ -594,7 +593,8 @@ int avcli_cmd_linearize(int argc, char **argv) {
     long long v;
     if (!code) code = avcli_parse_head_knobs(&z.in, z.nknob, z.knob);
     if (!code && !val[O_MODEL]) code = avcli_fail("--model: required (%s)", USAGE);
-    if (!code && !val[O_TOKENIZER]) code = avcli_fail("--tokenizer: required (%s)", USAGE);
+    if (!code && !val[O_TOKENIZER] && !avcli_is_dir(val[O_MODEL]))
+        code = avcli_fail("--tokenizer: required with a llama2.c checkpoint (%s)", USAGE);
     if (!code && val[O_TEXT] && val[O_TEXT_FILE]) code = avcli_fail("--text and --text-file: give one (a text, or a file or folder of texts)");
     if (!code && !val[O_TEXT] && !val[O_TEXT_FILE]) code = avcli_fail("--text or --text-file: required (%s)", USAGE);
     if (!code && z.lines && !val[O_TEXT_FILE]) code = avcli_fail("--lines: needs --text-file (one text a line of it)");

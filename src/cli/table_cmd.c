@@ -733,7 +733,9 @@ int avcli_cmd_table(int argc, char **argv) {
     int corpus = val[O_TEXTS] || val[O_MODEL] || val[O_TOKENIZER];
     if (!code && corpus && (q || k || v)) code = avcli_fail("%s: the texts' captures are the inputs; drop --q, --k and --v", q ? "--q" : k ? "--k" : "--v");
     if (!code && corpus && !val[O_TEXTS]) code = avcli_fail("--text-file: required with --model (a .txt file, a folder of them)");
-    if (!code && corpus && (!val[O_MODEL] || !val[O_TOKENIZER])) code = avcli_fail("%s: required with --text-file", val[O_MODEL] ? "--tokenizer" : "--model");
+    if (!code && corpus && !val[O_MODEL]) code = avcli_fail("--model: required with --text-file");
+    if (!code && corpus && !val[O_TOKENIZER] && !avcli_is_dir(val[O_MODEL]))
+        code = avcli_fail("--tokenizer: required with a llama2.c checkpoint (a Hugging Face folder has its tokenizer.json)");
     if (!code && !corpus && (lines || summary)) code = avcli_fail("%s: needs --text-file (it is about several texts)", lines ? "--lines" : "--summary");
     if (!code && !corpus && !q) code = avcli_fail("--q: required (Q.npy), or --model, --tokenizer and --text-file");
     if (!code && !corpus && !k) code = avcli_fail("--k: required (K.npy)");

@@ -7,7 +7,8 @@
 # At the end one line per target:
 #   fuzz_api: 16234 executions in 20 s (811/s), cov: 1234 ft: 5678, corpus 321, findings 0, slow 0
 # Exit status 1 when any target found something (every target still runs), 0 otherwise (slow inputs alone
-# do not fail the run).
+# do not fail the run). FUZZ_JOBS targets run at once (default: the number of CPUs; each is one process), their
+# reports printed in the order given.
 set -u
 secs=${1:-20}
 dir=${2:-build/fuzz}
@@ -16,7 +17,8 @@ slow_secs=${FUZZ_SLOW_SECONDS:-10}
 here=$(cd "$(dirname "$0")" && pwd)
 failed=0
 summary=()
-for t in "$@"; do
+run_one() {
+    local t=$1
     bin=$dir/fuzz_$t corpus=$dir/corpus_$t art=$dir/findings_$t log=$dir/fuzz_$t.log
     mkdir -p "$corpus" "$art"
     if [ -d "$here/corpus_$t" ]; then cp -f "$here/corpus_$t"/* "$corpus"/; fi
@@ -44,7 +46,7 @@ for t in "$@"; do
         printf '%s\n' "$new" | grep '^slow-unit-' | sed "s|^|  $art/|"
     fi
     if [ "$found" -ne 0 ]; then
-        failed=1
+        echo 1 >"$dir/.failed_$t"
         echo "fuzz_$t: FOUND a crash (exit status $rc); the report:"
         # from the first report line on (the broken promise and its input, or the sanitizer's report),
         # without libFuzzer's own frames and progress lines, at most 60 lines
@@ -54,7 +56,23 @@ for t in "$@"; do
         newest=$(printf '%s\n' "$new" | grep -v '^slow-unit-' | head -1)
         if [ -n "$newest" ]; then echo "fuzz_$t: reproduce with: $bin $art/$newest"; fi
     fi
-    summary+=("fuzz_$t: ${execs:-?} executions in ${secs} s (${rate:-?}/s), ${cov:-cov: ?}, corpus $corp, findings $found, slow $slow")
+    echo "fuzz_$t: ${execs:-?} executions in ${secs} s (${rate:-?}/s), ${cov:-cov: ?}, corpus $corp, findings $found, slow $slow" >"$dir/.summary_$t"
+}
+
+jobs_max=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+running=0
+for t in "$@"; do
+    rm -f "$dir/.failed_$t" "$dir/.summary_$t" "$dir/.report_$t"
+    run_one "$t" >"$dir/.report_$t" 2>&1 &
+    running=$((running + 1))
+    if [ "$running" -ge "$jobs_max" ]; then wait -n; running=$((running - 1)); fi
+done
+wait
+for t in "$@"; do
+    cat "$dir/.report_$t"
+    if [ -f "$dir/.failed_$t" ]; then failed=1; fi
+    summary+=("$(cat "$dir/.summary_$t" 2>/dev/null || echo "fuzz_$t: no summary (the runner failed)")")
+    rm -f "$dir/.failed_$t" "$dir/.summary_$t" "$dir/.report_$t"
 done
 printf '%s\n' "${summary[@]}"
 exit $failed

@@ -116,7 +116,8 @@ describe('inputs: a folder, a device or a pipe is refused before it is read (exi
   });
 
   const cases = [
-    ['--model a folder', () => ['capture', '--model', tmp, '--tokenizer', T, '--text', 'hi', '-o', join(tmp, 'never')], /^attnviz: --model .*: a folder, not a file\n$/],
+    // a folder is a Hugging Face model folder (docs/hf.md): one without config.json is refused as such
+    ['--model a folder', () => ['capture', '--model', tmp, '--tokenizer', T, '--text', 'hi', '-o', join(tmp, 'never')], /^attnviz: --model .*: the folder has no config\.json \(a Hugging Face model folder holds config\.json, model\.safetensors and tokenizer\.json\)\n$/],
     ['--model /dev/zero', () => ['capture', '--model', '/dev/zero', '--tokenizer', T, '--text', 'hi', '-o', join(tmp, 'never')], /^attnviz: --model \/dev\/zero: not a regular file/],
     ['--model a FIFO', () => ['capture', '--model', mkfifo(join(tmp, 'fifo-m')), '--tokenizer', T, '--text', 'hi', '-o', join(tmp, 'never')], /^attnviz: --model .*fifo-m: not a regular file/],
     ['--tokenizer a FIFO', () => ['generate-text', '--model', M, '--tokenizer', mkfifo(join(tmp, 'fifo-t')), '--steps', '2'], /^attnviz: --tokenizer .*fifo-t: not a regular file/],

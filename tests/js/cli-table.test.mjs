@@ -375,6 +375,6 @@ describe('attnviz table on texts: capture and table per text, and --summary over
     expect(existsSync(join(out, 't9', 'k.npy'))).toBe(false);
     rmSync(join(dir, 't9.txt'));
     const both = run('capture', ...model(), '--text', 'hi', '--text-file', dir, '-o', out);
-    expect([both.status, both.stderr]).toEqual([2, 'attnviz: --text and --text-file: give one (a text, or a file or folder of texts)\n']);
+    expect([both.status, both.stderr]).toEqual([2, 'attnviz: --text, --text-file and --ids: give one (a text, a file or folder of texts, or token ids)\n']);
   });
 });
