@@ -146,10 +146,11 @@ export function mountModelPanel(page) {
    * then the forward pass, one call in the worker: its elapsed time, against an estimate from the last pass
    * when there is one (the bar stops at 95 % of it), else an indeterminate bar.
    */
+  const FORWARD_BAR_MS = 250;
   const progress = (() => {
-    let tick = 0, t0 = 0, forward = null, cancelFn = null;
+    let tick = 0, t0 = 0, forward = null, cancelFn = null, later = 0;
     const row = () => $('model-progress-row'), bar = () => $('model-progress'), cancel = () => $('model-cancel');
-    const stopTick = () => { clearInterval(tick); tick = 0; };
+    const stopTick = () => { clearInterval(tick); tick = 0; clearTimeout(later); later = 0; };
     cancel().addEventListener('click', () => { cancelFn?.(); cancelFn = null; cancel().disabled = true; });
     const drawForward = () => {
       const el = (performance.now() - t0) / 1000, est = forward.estimateMs;
@@ -172,11 +173,16 @@ export function mountModelPanel(page) {
         status(done >= total ? 'model.binding' : 'model.readingFolder', { file, done: mb(done), total: mb(total) });
       },
       forward(p) {
-        this.show();
-        forward = p;
+        stopTick();
         t0 = performance.now();
-        drawForward();
-        tick = setInterval(drawForward, 200);
+        // a pass of a few milliseconds (llama2.c's stories260K, a tiny folder) shows no bar: only one still
+        // running after FORWARD_BAR_MS does
+        later = setTimeout(() => {
+          this.show();
+          forward = p;
+          drawForward();
+          tick = setInterval(drawForward, 200);
+        }, FORWARD_BAR_MS);
       },
       hide() { stopTick(); forward = null; cancelFn = null; row().hidden = true; },
     };
@@ -253,7 +259,7 @@ export function mountModelPanel(page) {
       // the current view and any model already loaded stay; the page says what was wrong
       model.busy = false;
       model.error = m.error;
-      page.notice.show(tr(m.kind === MSG.MODEL_LOADED ? 'model.filesError' : 'model.error', { error: m.error }), 'model');
+      page.notice.show(tr(m.kind === MSG.MODEL_LOADED ? 'model.filesError' : 'model.error', { error: saidIn(m.error) }), 'model');
       status(() => saidIn(m.error), null, true);
       page.inspector.notify();
       return;
