@@ -14,7 +14,7 @@ WASM_EXPORTS = $(shell bash scripts/wasm-exports.sh)
 # inlined what it judged worth it; Binaryen keeps only its small-function inlining.
 WASM_OPT    := -sBINARYEN_EXTRA_PASSES=--one-caller-inline-max-function-size=0
 WASM_LINK   := --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=16MB \
-               -sMAXIMUM_MEMORY=2GB $(WASM_OPT)
+               -sMAXIMUM_MEMORY=4GB $(WASM_OPT)
 
 wasm: $(W)/attnviz.wasm $(W)/attnviz-scalar.wasm
 

@@ -100,7 +100,7 @@ const inspector = page.inspector = createInspector(() => {
   const quiet = st && !raf && !urlTimer && !spectra?.waiting() && dirty === null && !release && !dragging && !model?.busy() && !loses?.busy() && !heat?.zoom.pending &&
     page.lab.settled();
   return quiet ? { hash: schema.toHash(st), full: schema.toHash(st, { complete: true }), address: location.hash, req: requestOf(st), parts: { frame: view.frame, plain: view.readouts, spec: view.spec }, tags, av: page.av,
-    tokens: page.tokenPieces()?.slice() ?? null, loses: loses?.snapshot() ?? null } : null;
+    tokens: page.tokenPieces()?.slice() ?? null, loses: loses?.snapshot() ?? null, model: page.st.src === 'model' ? model?.snapshot() ?? null : null } : null;
 });
 
 // --- input --------------------------------------------------------------------------------------
@@ -316,7 +316,7 @@ async function start() {
   }));
   model = panels.add(mountModelPanel(page));
   loses = panels.add(mountLossPanel($('loses'), page, {
-    tensors: () => model.tensors(page.st), modelText: () => $('model-text').value, modelId: () => model.loaded(),
+    tensors: () => model.tensors(page.st), modelText: () => $('model-text').value, modelId: () => model.loaded(), bos: () => model.config()?.bos ?? 1,
     variantLabel: (s) => page.viewOf(s).label, worker: () => page.lab.background(),
     notice: (text) => page.notice.show(text, 'loses'), busyChanged: () => inspector.notify(),
   }));

@@ -163,9 +163,10 @@ describe('window.attnviz.snapshot()', () => {
     const link = 'v=1&variant=elu&n=64&d=16&seed=7&std=0.5&tau=0.2';
     const { page, errors } = await openLab(browser.context, server.url, { hash: link });
     const snap = await snapshot(page);
-    expect(Object.keys(snap).sort()).toEqual(['gates', 'loses', 'readouts', 'state', 'tokens']);
+    expect(Object.keys(snap).sort()).toEqual(['gates', 'loses', 'model', 'readouts', 'state', 'tokens']);
     expect(snap.tokens).toBe(null);
     expect(snap.loses).toBe(null); // no model (tests/e2e/loses.test.mjs: with one)
+    expect(snap.model).toBe(null); // no model (tests/e2e/hf-model.test.mjs: a folder's; model.test.mjs: llama2.c's)
     expect(snap.gates).toBe(null); // a family without gates (tests/e2e/gated.test.mjs: those with them)
     // (a) the state: the link's keys and values, every other key at its default, as the address bar has it
     for (const [k, v] of Object.entries(linkState(link))) expect(snap.state[k], k).toBe(v);

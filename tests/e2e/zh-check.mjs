@@ -12,7 +12,8 @@
  * - softmax, token and logit, which Chinese technical prose keeps in Latin (web/i18n/zh/page.mjs does);
  * - software, formats and models by name (fla, the flash-linear-attention library the gated families follow;
  *   attnviz, WebAssembly, wasm, SIMD, numpy, KaTeX, llama2.c, stories260K; Kimi: Kimi Delta Attention's, the
- *   variant kda, is named after its model);
+ *   variant kda, is named after its model; Hugging Face, whose model folders the model box reads, and its
+ *   safetensors format);
  * - the colour maps' names (viridis, cividis, magma, gray; rdbu), kept in every language (docs/i18n.md);
  * - function names of formulas written outside KaTeX (exp, log, elu, relu, max, min, cos, sin, diag),
  *   IEEE's Inf and NaN, and the number formats float32 and float64 (the tolerance's definition names them);
@@ -21,7 +22,7 @@
 export const ALLOW = new Set(`nats lolcats tinyllamas performer favor linformer hedgehog flatten nyströmformer nyström retnet deltanet cosformer
   taylor frobenius kullback leibler efficient attention retention delta softmax token tokens logit logits attnviz webassembly wasm simd
   numpy katex llama stories260k viridis cividis magma gray rdbu exp log elu relu max min cos sin diag inf nan
-  gated lightning mamba kimi transformer fox fla dplr icl float32 float64 adam enter`
+  gated lightning mamba kimi transformer fox fla dplr icl float32 float64 adam enter hugging face safetensors`
   .split(/\s+/).filter(Boolean));
 
 const CJK = '\\u3400-\\u9fff\\uf900-\\ufaff';

@@ -88,13 +88,18 @@ describe('a need beyond wasm32 memory is AV_ERR_TOO_LARGE, said before allocatin
     lab.free();
   });
 
-  it('buffers that fit size_t but not this build\'s memory (n = 16384: M and its workspace)', async () => {
+  it('buffers that fit size_t but not this build\'s memory (n = 16384: Performer\'s Φ_Q and Φ_K, 2 GiB each)', async () => {
+    // the module's memory reaches 4 GB (emscripten.mk): M and its workspace at n = 16384 (2 GiB) now fit, so
+    // the case is two buffers that each fit size_t and together pass 4 GiB
     const av = await fresh();
     const lab = av.lab(16384, 4);
+    expect(lab.generate('gaussian', 1, 1).status).toBe(0);
     const before = av.memory.buffer.byteLength;
-    const r = lab.attend({ variant: 'softmax' }); // M (1 GiB) + a workspace holding another n×n
+    const r = lab.features({ variant: 'performer', m: 32768 });
+    expect(r.r).toBe(32768);
     expect(r.status).toBe(H.ERR_TOO_LARGE);
     expect(r.message).toBe(av.statusString(H.ERR_TOO_LARGE));
+    expect(r.PhiQ).toBeNull();
     expect(av.memory.buffer.byteLength - before).toBeLessThan(16 * MiB);
     lab.free();
   });

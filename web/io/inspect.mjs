@@ -225,6 +225,8 @@ export function createInspector(probe) {
       gates: p.req.gates ? gatesPart(frame?.gates ?? null) : null,
       // the panel "what the model loses" (web/ui/loss-panel.mjs): null unless it is open with a model loaded
       loses: p.loses ?? null,
+      // the real model loaded (src=model): its format, architecture, dtype and sizes; null otherwise
+      model: p.model ?? null,
     };
   }
 

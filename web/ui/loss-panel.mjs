@@ -34,7 +34,7 @@ function el(tag, attrs = {}, text = '') {
 
 /**
  * The panel in `box` (index.html's <details id="loses">). ctx: tensors() (the model's capture or null),
- * modelText() (the text the model ran), variantLabel(st), worker(), notice(text), busyChanged().
+ * modelText() (the text the model ran), variantLabel(st), worker(), notice(text), busyChanged(), bos() (the model's BOS id).
  */
 /** "layer.head" and "layer" keys of the swapped heads ([[layer, head], …]) and of their layers. */
 function chosenSet(swapped) {
@@ -230,7 +230,7 @@ export function mountLossPanel(box, page, ctx) {
   // --- drawing
   function drawStatus() {
     const busy = v.id !== v.got;
-    const msg = v.error ? v.error : busy ? t('loses.computing') : v.result ? t('loses.done', { n: v.result.positions + 1 }) : '';
+    const msg = v.error ? v.error : busy ? t('loses.computing') : v.result ? t(v.result.ids?.[0] === ctx.bos?.() ? 'loses.done' : 'loses.doneNoBos', { n: v.result.positions + 1 }) : '';
     status.textContent = msg;
     status.classList.toggle('warn', !!v.error);
     box.setAttribute('aria-busy', String(busy));

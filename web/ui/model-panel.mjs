@@ -1,9 +1,10 @@
-// model-panel.mjs: the inputs from outside the generators (docs/model.md): a real model (llama2.c files,
-// read and run in the background worker, which sends the capture of every layer's and head's Q, K, V for
+// model-panel.mjs: the inputs from outside the generators (docs/model.md): a real model (llama2.c files or
+// a Hugging Face folder, docs/hf.md; read and run in the background worker, which sends the capture of every layer's and head's Q, K, V for
 // the text) and the reader's own Q, K, V (web/io/own-inputs.mjs, read on this thread). Either becomes every
 // engine's inputs, which requests name; this panel owns the two boxes and what they loaded.
 import { ownTensors } from '../io/own-inputs.mjs';
-import { noticeText } from '../state/notice.mjs';
+import { noticeText, said as saidIn } from '../state/notice.mjs';
+import { folderFiles } from '../wasm/model.mjs';
 import { fmtMs } from '../render/format.mjs';
 import { MSG } from '../workers/protocol.mjs';
 import { NOTHING } from './panel.mjs';
@@ -16,7 +17,7 @@ import { t as tr } from '../i18n/i18n.mjs'; // `t` names the tensors here
  */
 export function mountModelPanel(page) {
   const $ = (id) => document.getElementById(id);
-  const model = { config: null, tensors: null, ids: null, pieces: null, ms: 0, busy: false, loadId: 0, loaded: 0, runId: 0, error: null, synthetic: null };
+  const model = { config: null, tensors: null, ids: null, pieces: null, ms: 0, busy: false, loadId: 0, loaded: 0, runId: 0, error: null, synthetic: null, reading: false };
   const own = { tensors: null, names: null, seq: 0 };
   let timer = 0;
 
@@ -34,7 +35,9 @@ export function mountModelPanel(page) {
     if (!t) return null;
     const c = model.config;
     // the overview's caption names the text itself (ui/overview.mjs tokensText): once is enough
-    const what = st.src === 'model' ? tr(all ? 'model.caption' : 'model.captionOn', { layers: c.layers, dim: c.dim, n: t.n, text: (model.pieces ?? []).slice(1, 7).join('').trim() }, lang)
+    // the text without its BOS (llama2.c's always; a folder's when its tokenizer adds one)
+    const hf = c.format === 'hf', first = hf && model.ids?.[0] !== c.bos ? 0 : 1;
+    const what = st.src === 'model' ? tr(`${all ? 'model.caption' : 'model.captionOn'}${hf ? 'HF' : ''}`, { layers: c.layers, dim: c.dim, n: t.n, architecture: c.architecture, text: (model.pieces ?? []).slice(first, first + 6).join('').trim() }, lang)
       : (own.names ?? []).join(tr('own.namesJoin', null, lang));
     return !all && (t.layers > 1 || t.heads > 1) ? tr('model.where', { layer: st.layer, head: st.head, what }, lang) : what;
   }
@@ -74,6 +77,12 @@ export function mountModelPanel(page) {
     document.querySelector(`[data-files="${id}"]`).textContent = files.length === 1 ? files[0].name : files.length ? tr('model.fileCount', { count: files.length }) : tr('model.noFile');
   }
 
+  /** Beside the pickers, a chosen folder's name (its files' common first path part) and how many files it holds. */
+  function chosenFolder(files) {
+    const first = files[0]?.webkitRelativePath?.split('/')[0];
+    document.querySelector('[data-files="model-files"]').textContent = first ? `${first}/ (${tr('model.fileCount', { count: files.length })})` : tr('model.noFile');
+  }
+
   /** The model box: shown in model mode; the text area once a model is read. The own-files box likewise. */
   function sync(st) {
     if (shownLang !== st.lang) { // the sentences in the status lines, the text area's placeholder
@@ -98,9 +107,15 @@ export function mountModelPanel(page) {
     }
   }
 
-  /** Read the files (any order: the worker tells them apart by content) and load them as the model. */
+  /**
+   * Load the files as the model: a Hugging Face folder (config.json or a .safetensors among them: the File
+   * objects go to the worker, which reads them chunk by chunk), else llama2.c's two files (any order: the
+   * worker tells them apart by content).
+   */
   async function loadModelFiles(fileList) {
     const files = [...fileList];
+    const hf = folderFiles(files);
+    if (hf.isFolder) { loadFolder(hf); return; }
     if (files.length !== 2) { page.notice.show(tr('model.twoFiles', { count: files.length }), 'model'); return; }
     let buffers;
     try {
@@ -113,6 +128,69 @@ export function mountModelPanel(page) {
     model.busy = true;
     status('model.reading', { first: files[0].name, second: files[1].name });
     w.postMessage({ kind: MSG.MODEL_LOAD, id: ++model.loadId, files: buffers }, buffers);
+  }
+
+  /** A Hugging Face folder's files to the background worker, which reports its reading (MODEL_PROGRESS). */
+  function loadFolder(hf) {
+    const w = page.lab.background();
+    model.busy = true;
+    const id = ++model.loadId;
+    progress.show({ cancel: () => { w.postMessage({ kind: MSG.MODEL_CANCEL, id }); } });
+    status('model.preparing');
+    const folder = { config: hf.config, index: hf.index, shards: hf.shards, tokenizer: hf.tokenizer };
+    w.postMessage({ kind: MSG.MODEL_LOAD, id, folder });
+  }
+
+  /**
+   * The progress bar under the pickers: a folder's reading (bytes read of the shards' total, with Cancel),
+   * then the forward pass, one call in the worker: its elapsed time, against an estimate from the last pass
+   * when there is one (the bar stops at 95 % of it), else an indeterminate bar.
+   */
+  const FORWARD_BAR_MS = 250;
+  const progress = (() => {
+    let tick = 0, t0 = 0, forward = null, cancelFn = null, later = 0;
+    const row = () => $('model-progress-row'), bar = () => $('model-progress'), cancel = () => $('model-cancel');
+    const stopTick = () => { clearInterval(tick); tick = 0; clearTimeout(later); later = 0; };
+    cancel().addEventListener('click', () => { cancelFn?.(); cancelFn = null; cancel().disabled = true; });
+    const drawForward = () => {
+      const el = (performance.now() - t0) / 1000, est = forward.estimateMs;
+      if (est) bar().value = Math.min(0.95, (el * 1000) / est); else bar().removeAttribute('value');
+      status(est ? 'model.forwardEst' : 'model.forward', { n: forward.n, elapsed: el.toFixed(1), estimate: (est / 1000).toFixed(1) });
+    };
+    return {
+      show({ cancel: fn = null } = {}) {
+        stopTick();
+        forward = null;
+        cancelFn = fn;
+        row().hidden = false;
+        bar().value = 0;
+        cancel().hidden = !fn;
+        cancel().disabled = false;
+      },
+      reading({ done, total, file }) {
+        bar().value = total ? done / total : 1;
+        const mb = (b) => (b / 2 ** 20).toFixed(b < 10 * 2 ** 20 ? 1 : 0);
+        status(done >= total ? 'model.binding' : 'model.readingFolder', { file, done: mb(done), total: mb(total) });
+      },
+      forward(p) {
+        stopTick();
+        t0 = performance.now();
+        // a pass of a few milliseconds (llama2.c's stories260K, a tiny folder) shows no bar: only one still
+        // running after FORWARD_BAR_MS does
+        later = setTimeout(() => {
+          this.show();
+          forward = p;
+          drawForward();
+          tick = setInterval(drawForward, 200);
+        }, FORWARD_BAR_MS);
+      },
+      hide() { stopTick(); forward = null; cancelFn = null; row().hidden = true; },
+    };
+  })();
+
+  function onProgress(m) {
+    if (m.stage === 'reading') { if (m.id === model.loadId) progress.reading(m); return; }
+    if (m.stage === 'forward' && m.id === model.runId) progress.forward(m);
   }
 
   /** The reader's own Q, K, V files: checked here (web/io/own-inputs.mjs), then every engine's inputs. */
@@ -169,12 +247,20 @@ export function mountModelPanel(page) {
 
   function onMessage(m) {
     if (m.id !== (m.kind === MSG.MODEL_LOADED ? model.loadId : model.runId)) return; // a newer file or text is under way
+    progress.hide();
+    if (m.cancelled) {
+      // the model already loaded (if any) and the view stay
+      model.busy = false;
+      status('model.cancelled');
+      page.inspector.notify();
+      return;
+    }
     if (m.error) {
       // the current view and any model already loaded stay; the page says what was wrong
       model.busy = false;
       model.error = m.error;
-      page.notice.show(tr(m.kind === MSG.MODEL_LOADED ? 'model.filesError' : 'model.error', { error: m.error }), 'model');
-      status(() => m.error, null, true);
+      page.notice.show(tr(m.kind === MSG.MODEL_LOADED ? 'model.filesError' : 'model.error', { error: saidIn(m.error) }), 'model');
+      status(() => saidIn(m.error), null, true);
       page.inspector.notify();
       return;
     }
@@ -186,7 +272,11 @@ export function mountModelPanel(page) {
       model.loaded += 1; // another model: what was computed with the old one's weights (a distilled W) is not its
 
       const c = m.config;
-      status('model.config', { layers: c.layers, heads: c.heads, kv: c.kvHeads, size: c.headSize, vocab: c.vocab, seq: c.seqLen });
+      if (c.format === 'hf') {
+        const kind = { 'byte-level BPE': 'model.tokenizer.byteLevel', 'BPE with byte fallback': 'model.tokenizer.byteFallback' }[c.tokenizer] ?? 'model.tokenizer.bpe';
+        status(() => tr('model.configHF', { architecture: c.architecture, layers: c.layers, heads: c.heads, kv: c.kvHeads, size: c.headSize, dtype: c.dtype,
+          size_mb: mbText(c.bytes), tokenizer: tr(kind), vocab: c.vocab, seq: c.seqLen, context: c.context, limit: c.limit }));
+      } else status('model.config', { layers: c.layers, heads: c.heads, kv: c.kvHeads, size: c.headSize, vocab: c.vocab, seq: c.seqLen });
       const ta = $('model-text');
       if (!ta.value) ta.value = 'Once upon a time, there was a little dog named Max. Max liked to run in the park.';
       if (first && page.st.src === 'model') { page.st = { ...page.st, causal: true }; page.redraw.controls = true; } // the model's own mask
@@ -202,7 +292,12 @@ export function mountModelPanel(page) {
     model.ms = m.ms;
     page.lab.sendTensors(t, { background: false });
     const c = model.config;
-    status('model.ran', { n: t.n, ms: fmtMs(m.ms), layers: c.layers, heads: c.heads, size: c.headSize });
+    if (c.format === 'hf') {
+      // what was loaded stays said: the architecture, dtype, size and tokenizer beside the pass
+      const kind = { 'byte-level BPE': 'model.tokenizer.byteLevel', 'BPE with byte fallback': 'model.tokenizer.byteFallback' }[c.tokenizer] ?? 'model.tokenizer.bpe';
+      status(() => tr('model.ranHF', { n: t.n, seq: c.seqLen, ms: fmtMs(m.ms), architecture: c.architecture, layers: c.layers, heads: c.heads, kv: c.kvHeads,
+        size: c.headSize, dtype: c.dtype, size_mb: mbText(c.bytes), tokenizer: tr(kind) }));
+    } else status('model.ran', { n: t.n, ms: fmtMs(m.ms), layers: c.layers, heads: c.heads, size: c.headSize });
     model.busy = false;
     if (page.st.src === 'model') {
       page.st = fit(page.st);
@@ -213,16 +308,20 @@ export function mountModelPanel(page) {
 
   // the file inputs, files dropped anywhere on the page, the text
   $('model-files').addEventListener('change', (e) => { chosen('model-files'); if (e.target.files.length) loadModelFiles(e.target.files); });
+  $('model-folder').addEventListener('change', (e) => { chosenFolder(e.target.files); if (e.target.files.length) loadModelFiles(e.target.files); });
   $('qkv-files').addEventListener('change', (e) => { chosen('qkv-files'); if (e.target.files.length) loadOwnFiles(e.target.files); });
   addEventListener('dragover', (e) => { if ([...(e.dataTransfer?.types ?? [])].includes('Files')) e.preventDefault(); });
-  addEventListener('drop', (e) => {
+  addEventListener('drop', async (e) => {
     if (!e.dataTransfer?.files?.length) return;
     e.preventDefault();
-    // .npy and .json files are the reader's own Q, K, V; anything else a model's checkpoint and tokenizer
-    const ownFiles = [...e.dataTransfer.files].every((f) => /\.(npy|json)$/i.test(f.name));
-    if (ownFiles) { loadOwnFiles(e.dataTransfer.files); return; }
+    // a dropped folder is one entry: its files are walked (a Hugging Face folder dropped whole)
+    const files = await droppedFiles(e.dataTransfer);
+    // .npy and .json files are the reader's own Q, K, V (unless they make a model folder: config.json,
+    // tokenizer.json); anything else a model's files
+    const ownFiles = files.every((f) => /\.(npy|json)$/i.test(f.name)) && !folderFiles(files).isFolder;
+    if (ownFiles) { loadOwnFiles(files); return; }
     if (page.st.src !== 'model') page.onChange('src', 'model', 'change');
-    loadModelFiles(e.dataTransfer.files);
+    loadModelFiles(files);
   });
   $('model-text').addEventListener('input', () => run(250));
 
@@ -236,14 +335,19 @@ export function mountModelPanel(page) {
     /** A link or a host leaves the generators: remember their n and d to return to. */
     leaving(prev, next) { if (prev.src === 'synthetic' && next.src !== 'synthetic') model.synthetic = { n: prev.n, d: prev.d }; },
     busy: () => model.busy,
+    /** The loaded model's configuration (web/wasm/model.mjs: format, architecture, sizes, bos), or null. */
+    config: () => model.config,
     /** Which model is loaded: a count of the loads that succeeded (0: none). */
     loaded: () => model.loaded,
     own: () => own.tensors,
     all: () => [own.tensors, model.tensors],
-    routes: { [MSG.MODEL_LOADED]: onMessage, [MSG.MODEL_RAN]: onMessage },
+    routes: { [MSG.MODEL_LOADED]: onMessage, [MSG.MODEL_RAN]: onMessage, [MSG.MODEL_PROGRESS]: onProgress },
+    /** What the snapshot says of the loaded model (docs/inspection.md `model`), or null. */
+    snapshot: () => (model.config ? modelSnapshot(model.config) : null),
     /** The background worker failed: a load or run in flight is taken as failed (a text waiting for its debounce is posted later). */
     backgroundFailed(what, sentence) {
       if (model.busy && !timer) {
+        progress.hide();
         model.busy = false;
         model.error = what;
         status(() => sentence, null, true);
@@ -251,3 +355,33 @@ export function mountModelPanel(page) {
     },
   };
 }
+
+/** The snapshot's `model` (docs/inspection.md): the loaded model's format and sizes, in the CLI's words. */
+export function modelSnapshot(c) {
+  return {
+    format: c.format, architecture: c.architecture, model_type: c.modelType, dtype: c.dtype, layers: c.layers, heads: c.heads,
+    kv_heads: c.kvHeads, head_size: c.headSize, dim: c.dim, vocab: c.vocab, seq_len: c.seqLen, context: c.context,
+    bytes: c.bytes, tokenizer: c.tokenizer,
+  };
+}
+
+/** The files of a drop: a dropped folder's (walked, at any depth) and the loose files, as File objects. */
+async function droppedFiles(dt) {
+  const entries = [...(dt.items ?? [])].map((it) => it.webkitGetAsEntry?.()).filter(Boolean);
+  if (!entries.some((en) => en.isDirectory)) return [...dt.files];
+  const out = [];
+  const walk = async (en) => {
+    if (en.isFile) { out.push(await new Promise((res, rej) => en.file(res, rej))); return; }
+    const reader = en.createReader();
+    for (;;) { // readEntries gives a batch at a time, an empty one at the end
+      const batch = await new Promise((res, rej) => reader.readEntries(res, rej));
+      if (!batch.length) break;
+      for (const x of batch) await walk(x);
+    }
+  };
+  for (const en of entries) await walk(en);
+  return out;
+}
+
+/** A model's size in MB: two decimals below 1 MB, one below 10 MB (a tiny test model is 0.05 MB, not 1). */
+const mbText = (b) => `${(b / 2 ** 20).toFixed(b < 2 ** 20 ? 2 : b < 10 * 2 ** 20 ? 1 : 0)} MB`;

@@ -94,7 +94,7 @@ class Attnviz {
     fillReadoutInfo(registry.readouts); // the page's lists of readouts (web/wasm/readout-info.mjs)
     const gens = [];
     for (let g = 0; ; g++) {
-      const p = exports.av_generator_name(g);
+      const p = exports.av_generator_name(g) >>> 0;
       if (!p) break;
       gens.push(this.cstring(p));
     }
@@ -207,7 +207,7 @@ class Attnviz {
 
   /** A NUL-terminated string in wasm memory. */
   cstring(ptr) {
-    const bytes = new Uint8Array(this.memory.buffer, ptr);
+    const bytes = new Uint8Array(this.memory.buffer, ptr >>> 0); // an address: unsigned (memory may pass 2 GB)
     let end = 0;
     while (bytes[end] !== 0) end++;
     return new TextDecoder().decode(bytes.subarray(0, end));

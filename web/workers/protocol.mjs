@@ -21,7 +21,9 @@
 //   SWEEP {id, plan}: a sweep (web/compute/sweep.mjs's sweepPlan), one point at a time; SWEEP_CANCEL {}
 //   EXPORT {id, req}: Q, K, V, M, A and the random matrices at full resolution
 //   ROW {id, req, row}: one row of M and of A, full length (Engine.row), for the single-row view
-//   MODEL_LOAD {id, files: [ArrayBuffer, ArrayBuffer]}: a checkpoint and tokenizer, any order
+//   MODEL_LOAD {id, files: [ArrayBuffer, ArrayBuffer]}: a checkpoint and tokenizer, any order; or
+//       MODEL_LOAD {id, folder: {config, index, shards, tokenizer}}: a Hugging Face folder's File objects (read
+//       in the worker, chunk by chunk); MODEL_CANCEL {id}: stop that folder's reading at the next chunk
 //   MODEL_RUN {id, text, key}: encode and run the forward pass; its tensors become `key`
 //   OVERVIEW {id, req, layers, heads}: every head at a glance (a newer one stops it)
 //   COMPARE {id, req}: a lesson's comparison (web/ui/lessons.mjs): the plain and spectral readouts of req
@@ -38,7 +40,10 @@
 //   SWEEP_POINT {id, i, value, mean, min, max, defined, reason} | SWEEP_DONE {id, complete, error?}
 //   EXPORT_DATA {id, files: [{what, data, shape}]} | {id, error}
 //   ROW_DATA {id, row: {i, n, causal, M, A, mReason, aReason}} | {id, error}
-//   MODEL_LOADED {id, config | error} | MODEL_RAN {id, ids, pieces, ms, tensors | error}
+//   MODEL_LOADED {id, config | error | cancelled} | MODEL_RAN {id, ids, pieces, ms, tensors | error}
+//   MODEL_PROGRESS {id, stage: 'reading', done, total, file} (a folder's load id) | {id, stage: 'forward', n,
+//       estimateMs} (a run's id, just before the forward pass, which is one call: estimateMs from the last
+//       pass, null for the first)
 //   OVERVIEW_CELL {id, layer, head, values, reasons | error} | OVERVIEW_DONE {id, error?}
 //   COMPARE_DATA {id, readouts, sv, floor, partial, sigma1Upper} | {id, error}
 //   MECH_FRAME {id, frame | error} | MECH_POINT {id, view, point} | MECH_DISTILL {id, chunk} |
@@ -56,6 +61,7 @@ export const MSG = Object.freeze({
   SWEEP: 'sweep', SWEEP_CANCEL: 'sweep-cancel', SWEEP_POINT: 'sweep-point', SWEEP_DONE: 'sweep-done',
   EXPORT: 'export', EXPORT_DATA: 'export-data', ROW: 'row', ROW_DATA: 'row-data',
   MODEL_LOAD: 'model-load', MODEL_RUN: 'model-run', MODEL_LOADED: 'model-loaded', MODEL_RAN: 'model-ran',
+  MODEL_PROGRESS: 'model-progress', MODEL_CANCEL: 'model-cancel',
   OVERVIEW: 'overview', OVERVIEW_CELL: 'overview-cell', OVERVIEW_DONE: 'overview-done',
   COMPARE: 'compare', COMPARE_DATA: 'compare-data',
   MECH_STEP: 'mech-step', MECH_SCALING: 'mech-scaling', MECH_RECALL: 'mech-recall', MECH_DISTILL: 'mech-distill',

@@ -13,6 +13,7 @@ import { runSweep } from '../compute/sweep.mjs';
 import { stepFrame, scalingRun, crossover, recallCurve, recallAgainstD, overwrite, distillChunk } from '../compute/mechanisms.mjs';
 import { blockSize } from '../compute/downsample.mjs';
 import { losesRun, distillHeads, allHeads, wMap } from '../compute/loses.mjs';
+import { HFModel, fmtBytes } from '../wasm/model.mjs';
 import { t, LANGS } from '../i18n/i18n.mjs';
 
 /** A refusal as English data, from its catalogue template, so that the page says it in the reader's language (docs/i18n.md). */
@@ -149,22 +150,56 @@ async function exportArrays({ id, req }) {
 // Every failure (a refusal, a WebAssembly trap, the module not loaded) is an answer with `error`: the page
 // waits for this id's answer (its model panel busy, snapshot() unsettled) and would wait for ever.
 let model = null;
-async function modelLoad({ id, files }) {
+let loadingId = 0; // the folder being read: a newer load or MODEL_CANCEL stops it at its next chunk
+async function modelLoad({ id, files, folder }) {
+  loadingId = id;
   try {
     await ready;
+    if (folder) return await folderLoad(id, folder);
     const got = engine.av.model(new Uint8Array(files[0]), new Uint8Array(files[1] ?? new ArrayBuffer(0)));
     if (!got.model) return self.postMessage({ kind: MSG.MODEL_LOADED, id, error: got.message }); // the old model stays
-    losesDistillId = -1; // a distillation under way reads the old model: it stops at its next chunk, before the free
-    model?.free();
-    model = got.model;
+    adopt(got.model);
     self.postMessage({ kind: MSG.MODEL_LOADED, id, config: model.config });
   } catch (err) {
     self.postMessage({ kind: MSG.MODEL_LOADED, id, error: failure(err) });
   }
 }
+function adopt(m) {
+  losesDistillId = -1; // a distillation under way reads the old model: it stops at its next chunk, before the free
+  model?.free();
+  model = m;
+  lastPass = null;
+}
+/** A Hugging Face folder (web/wasm/model.mjs HFModel.fromFolder), its reading reported chunk by chunk. */
+async function folderLoad(id, folder) {
+  const deviceGB = self.navigator?.deviceMemory;
+  const progress = (p) => self.postMessage({ kind: MSG.MODEL_PROGRESS, id, ...p });
+  const opts = { cancelled: () => loadingId !== id, deviceGB };
+  let got = await HFModel.fromFolder(engine.av, folder, progress, opts);
+  if (got.status === engine.av.STATUS.ERR_NOMEM && model) {
+    // the old model and the new one did not fit together: the old one goes, and the new one is read again
+    adopt(null);
+    got = await HFModel.fromFolder(engine.av, folder, progress, opts);
+  }
+  if (got.cancelled) return self.postMessage({ kind: MSG.MODEL_LOADED, id, cancelled: true });
+  if (!got.model) {
+    const big = got.tooLarge;
+    const error = big ? en('notice.x.job.modelTooLarge', { need: fmtBytes(big.need), max: fmtBytes(big.max),
+      why: big.why === 'device' ? en('notice.x.job.limitDevice', { gb: big.deviceGB }) : en('notice.x.job.limitWasm') })
+      : got.key ? en(`notice.x.job.${got.key}`, got.params) : got.message;
+    return self.postMessage({ kind: MSG.MODEL_LOADED, id, error });
+  }
+  adopt(got.model);
+  self.postMessage({ kind: MSG.MODEL_LOADED, id, config: model.config });
+}
+let lastPass = null; // {n, ms} of the last forward pass: the next one's estimate
+let latestRun = 0; // the newest text's id: a pass for an older text still queued is skipped (a folder's takes seconds)
 async function modelRun(msg) {
+  latestRun = msg.id;
   try {
     await ready;
+    await yieldToEvents(); // texts typed meanwhile arrive first
+    if (msg.id !== latestRun) return; // the page waits for the newest id only
     await modelRunReady(msg);
   } catch (err) {
     self.postMessage({ kind: MSG.MODEL_RAN, id: msg.id, error: failure(err) });
@@ -175,11 +210,13 @@ async function modelRunReady({ id, text, key }) {
   const enc = model.encode(text);
   if (!enc.ids) return self.postMessage({ kind: MSG.MODEL_RAN, id, error: enc.message });
   const c = model.config;
-  if (enc.ids.length > c.seqLen) {
-    return self.postMessage({ kind: MSG.MODEL_RAN, id, error: en('notice.x.job.textTooLong', { count: enc.ids.length, max: c.seqLen }) });
-  }
+  if (enc.ids.length > c.seqLen) return self.postMessage({ kind: MSG.MODEL_RAN, id, error: tooLong(c, enc.ids.length) });
+  const n = enc.ids.length;
+  // the pass is one call: the page shows its elapsed time against an estimate from the last pass
+  self.postMessage({ kind: MSG.MODEL_PROGRESS, id, stage: 'forward', n, estimateMs: lastPass ? lastPass.ms * Math.max(n, 32) / Math.max(lastPass.n, 32) : null });
   const f = model.forward(enc.ids);
   if (!f.Q) return self.postMessage({ kind: MSG.MODEL_RAN, id, error: f.message });
+  lastPass = { n, ms: f.ms };
   const tensors = { key, Q: f.Q, K: f.K, V: f.V, layers: c.layers, heads: c.heads, kvHeads: c.kvHeads, n: f.n, d: c.headSize };
   engine.setTensors(tensors); // this worker's own engine (sweeps, exports) reads them too
   self.postMessage({ kind: MSG.MODEL_RAN, id, ids: [...enc.ids], pieces: model.pieces(enc.ids), ms: f.ms, tensors });
@@ -189,16 +226,21 @@ async function modelRunReady({ id, text, key }) {
 // worker with the model: the measures of a text, and the distillation of every chosen head (chunk by chunk:
 // a cancel or a newer distillation stops it at the next chunk, its labs freed)
 let losesId = 0, losesDistillId = 0;
+/** The sentence for a text of count tokens past the model's seq_len (a folder's: its context or the page's limit). */
+function tooLong(c, count) {
+  if (c.format !== 'hf') return en('notice.x.job.textTooLong', { count, max: c.seqLen });
+  return en('notice.x.job.textTooLongHF', { count, max: c.seqLen, context: c.context, limit: c.limit });
+}
 /** The text's ids and the prompt's (the text itself when the prompt is empty), or {error}. */
 function losesIds(text, prompt) {
   if (!model) return { error: en('notice.x.job.noModel') };
   const c = model.config;
   const enc = model.encode(text);
   if (!enc.ids) return { error: enc.message };
-  if (enc.ids.length > c.seqLen) return { error: en('notice.x.job.textTooLong', { count: enc.ids.length, max: c.seqLen }) };
+  if (enc.ids.length > c.seqLen) return { error: tooLong(c, enc.ids.length) };
   const pr = prompt ? model.encode(prompt) : enc;
   if (!pr.ids) return { error: pr.message };
-  if (pr.ids.length > c.seqLen) return { error: en('notice.x.job.textTooLong', { count: pr.ids.length, max: c.seqLen }) };
+  if (pr.ids.length > c.seqLen) return { error: tooLong(c, pr.ids.length) };
   return { ids: enc.ids, prompt: pr.ids };
 }
 async function loses({ id, text, prompt, steps, knobs, swapped, path, sensitivity, W }) {
@@ -406,6 +448,7 @@ self.onmessage = (e) => {
   if (msg.kind === MSG.SWEEP) { sweep(msg); return; }
   if (msg.kind === MSG.MODEL_LOAD) { modelLoad(msg); return; }
   if (msg.kind === MSG.MODEL_RUN) { modelRun(msg); return; }
+  if (msg.kind === MSG.MODEL_CANCEL) { if (loadingId === msg.id) loadingId = -1; return; }
   if (msg.kind === MSG.LOSES) { loses(msg); return; }
   if (msg.kind === MSG.LOSES_DISTILL) { losesDistill(msg); return; }
   if (msg.kind === MSG.LOSES_CANCEL) { losesDistillId = -1; return; }
