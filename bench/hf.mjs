@@ -24,8 +24,23 @@ const ROOT = new URL('../', import.meta.url);
 const path = (p) => new URL(p, ROOT).pathname;
 const N = 256, WARM = 32;
 const ROUNDS = Math.max(1, Number.parseInt(process.env.ATTNVIZ_ROUNDS ?? '2', 10) || 2);
-const GROUPS = new Set((process.env.ATTNVIZ_HF ?? 'run,products').split(','));
+const GROUPS = new Set((process.env.ATTNVIZ_HF ?? 'run,products').split(',')); // also: wasm-products
 const MB = (b) => (Number(b) / 2 ** 20).toFixed(1);
+
+// `node bench/hf.mjs --wasm-products`: the child process of the wasm-products group (below)
+if (process.argv[2] === '--wasm-products') {
+  const { WASI } = await import('node:wasi');
+  const dir = ensureModel(), wasi = new WASI({ version: 'preview1', returnOnExit: true });
+  const inst = await WebAssembly.instantiate(await WebAssembly.compile(readFileSync(path('build/wasm/hf_products.wasm'))),
+    { ...wasi.getImportObject(), env: { emscripten_notify_memory_growth: () => {} } });
+  wasi.initialize(inst);
+  const ex = inst.exports, bufs = ['config.json', 'model.safetensors'].map((f) => {
+    const b = readFileSync(join(dir, f)), p = ex.malloc(b.length) >>> 0;
+    new Uint8Array(ex.memory.buffer, p, b.length).set(b);
+    return [p, b.length];
+  });
+  process.exit(ex.hf_products_buffers(...bufs.flat()));
+}
 
 const dir = ensureModel();
 const cfgBytes = readFileSync(join(dir, 'config.json')), stBytes = readFileSync(join(dir, 'model.safetensors'));
@@ -153,9 +168,26 @@ if (GROUPS.has('run')) {
   appendRecords(records);
 }
 
-if (GROUPS.has('products')) {
-  const p = native(['products', dir]), bwr = p.bandwidth;
-  console.log(`\nthe forward pass's weight products alone, one block of 32 positions through the ${L} layers (native, ` +
+/** The products mode's JSON lines by name ('products-avi_wmatmul', …): natively, or hf_native.c built to WASM
+ * (emcc as emscripten.mk builds the library, when a source is newer) and run in a child node under WASI. */
+function productsOf(side) {
+  if (side === 'native') return native(['products', dir]);
+  const wasmFile = path('build/wasm/hf_products.wasm');
+  if (!existsSync(wasmFile) || deps.some((f) => statSync(path(f)).mtimeMs > statSync(wasmFile).mtimeMs)) {
+    console.log('hf: building build/wasm/hf_products.wasm (emcc -O3 -msimd128)');
+    execFileSync('emcc', ['-O3', '-std=c11', '-ffp-contract=off', '-Iinclude', '-Isrc', '-msimd128', '--no-entry', '-sSTANDALONE_WASM',
+      '-sALLOW_MEMORY_GROWTH=1', '-sINITIAL_MEMORY=16MB', '-sMAXIMUM_MEMORY=2GB',
+      '-sBINARYEN_EXTRA_PASSES=--one-caller-inline-max-function-size=0', '-sEXPORTED_FUNCTIONS=_hf_products_buffers,_malloc,_free',
+      'bench/hf_native.c', ...srcs.filter((f) => f.endsWith('.c')), '-o', wasmFile], { cwd: path('.'), stdio: 'inherit' });
+  }
+  const out = execFileSync(process.execPath, ['--no-warnings', new URL(import.meta.url).pathname, '--wasm-products'], { encoding: 'utf8' });
+  return Object.fromEntries(out.trim().split('\n').map((l) => JSON.parse(l)).map((r) => [r.name.split('/')[1], r]));
+}
+
+for (const side of ['native', 'wasm']) {
+  if (!GROUPS.has(side === 'native' ? 'products' : 'wasm-products')) continue;
+  const p = productsOf(side), bwr = p.bandwidth;
+  console.log(`\nthe forward pass's weight products alone, one block of 32 positions through the ${L} layers (${side}, ` +
     `least of 3 calls): ${(bwr.macs_per_block / 1e9).toFixed(2)} G multiply-adds on ${MB(bwr.weight_bytes_per_block)} MB of weights`);
   console.log(`  read bandwidth ${(bwr.bytes_per_ms / 1e6).toFixed(1)} GB/s: the weights' bound ${bwr.ms_bound.toFixed(1)} ms per block`);
   for (const k of ['avi_wmatmul', 'tiled-4x2']) {
@@ -164,8 +196,13 @@ if (GROUPS.has('products')) {
       `${r.gmacs_cpu.toFixed(2)} G multiply-adds/s of CPU, ${(r.cpu_ms / bwr.ms_bound).toFixed(1)}× the bandwidth bound`);
   }
   console.log(`  converting the block's x to float32 in every call: ${p['products-xconvert'].ms.toFixed(2)} ms per block`);
-  appendRecords([{ name: 'hf/products-tiled-4x2/native', n: 32, ms: p['products-tiled-4x2'].cpu_ms,
-    baseline: 'hf/products-avi_wmatmul/native', baseline_ms: p['products-avi_wmatmul'].cpu_ms, cpu: true,
-    bound_ms: bwr.ms_bound }]);
+  const a = p['attention-avi_model_softmax_head'], a4 = p['attention-softmax_head4'];
+  console.log(`the attention of a ${N}-token pass alone (every layer, head, position): avi_model_softmax_head ` +
+    `${a.cpu_ms.toFixed(1)} ms CPU, with 4 keys' scores side by side (the same bits) ${a4.cpu_ms.toFixed(1)} ms CPU`);
+  appendRecords([{ name: `hf/products-tiled-4x2/${side}`, n: 32, ms: p['products-tiled-4x2'].cpu_ms,
+    baseline: `hf/products-avi_wmatmul/${side}`, baseline_ms: p['products-avi_wmatmul'].cpu_ms, cpu: true,
+    bound_ms: bwr.ms_bound },
+  { name: `hf/attention-softmax_head4/${side}`, n: N, ms: a4.cpu_ms, baseline: `hf/attention-avi_model_softmax_head/${side}`,
+    baseline_ms: a.cpu_ms, cpu: true }]);
 }
 for (const q of [cp, sp, fp, cfgp, mp, stWork, bindWork, ids, Q, K, Vp, lg, fw, sw]) av.free(q);

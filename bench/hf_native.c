@@ -18,6 +18,7 @@
  *     avi_wmatmul's bits. {"name": "hf/products-<kernel>/native", …}
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,17 @@
 #include "attnviz.h"
 #include "bench_time.h"
 #include "internal.h"
+
+/* The products mode also builds to WebAssembly (bench/hf.mjs, ATTNVIZ_HF=wasm-products: emcc as the
+ * library's build, the module instantiated under node's WASI), its figures named …/wasm. */
+#ifdef __EMSCRIPTEN__
+#include <emscripten.h>
+#define SIDE "wasm"
+#define EXPORT EMSCRIPTEN_KEEPALIVE
+#else
+#define SIDE "native"
+#define EXPORT
+#endif
 
 /* this process's CPU time in ms: on a shared machine the wall time counts the other processes' turns too, the
  * CPU time (nearly) only ours */
@@ -254,6 +266,76 @@ static void wmatmul_tiled(double *out, size_t ldo, const av_weight *w, int rows,
     }
 }
 
+/* ---- a proposed attention: avi_model_softmax_head with the scores of 4 keys computed side by side. Each
+ * score's sum runs over i in the same order (so the same bits), but the 4 chains are independent: the
+ * float64 additions no longer wait on each other's latency (one chain of hs dependent adds per key is what
+ * bounds the score loop, which strict IEEE order keeps the compiler from vectorising). */
+static void softmax_head4(double *o, const double *q, const float *kc, const float *vc, size_t stride, int t, int hs,
+                          double scale, double *att) {
+    double mx = -INFINITY;
+    int j = 0;
+    for (; j + 4 <= t + 1; j += 4) {
+        const float *k0 = kc + (size_t)j * stride, *k1 = k0 + stride, *k2 = k1 + stride, *k3 = k2 + stride;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        for (int i = 0; i < hs; i++) s0 += q[i] * k0[i], s1 += q[i] * k1[i], s2 += q[i] * k2[i], s3 += q[i] * k3[i];
+        att[j] = s0 * scale, att[j + 1] = s1 * scale, att[j + 2] = s2 * scale, att[j + 3] = s3 * scale;
+    }
+    for (; j <= t; j++) {
+        const float *k = kc + (size_t)j * stride;
+        double s = 0.0;
+        for (int i = 0; i < hs; i++) s += q[i] * k[i];
+        att[j] = s * scale;
+    }
+    for (j = 0; j <= t; j++) mx = att[j] > mx ? att[j] : mx; /* the same max, in the same order */
+    double sum = 0.0;
+    for (j = 0; j <= t; j++) sum += (att[j] = exp(att[j] - mx));
+    for (int i = 0; i < hs; i++) o[i] = 0.0;
+    for (j = 0; j <= t; j++) {
+        const float *v = vc + (size_t)j * stride;
+        double a = att[j] / sum;
+        for (int i = 0; i < hs; i++) o[i] += a * v[i];
+    }
+}
+
+typedef void (*head_fn)(double *o, const double *q, const float *kc, const float *vc, size_t stride, int t, int hs,
+                        double scale, double *att);
+
+/* the attention of a whole pass over n positions (every layer, head and position), on random q, k, v */
+static void pass_attention(head_fn fn, const av_model *m, int n, double *o, const double *q, const float *kc,
+                           const float *vc, double *att) {
+    const int H = m->n_heads, hs = m->head_size, kvd = m->kv_dim, group = m->n_heads / m->n_kv_heads;
+    for (int l = 0; l < m->n_layers; l++)
+        for (int t = 0; t < n; t++)
+            for (int h = 0; h < H; h++)
+                fn(o + (size_t)h * hs, q + (size_t)t * H * hs + h * hs, kc + (h / group) * hs, vc + (h / group) * hs,
+                   (size_t)kvd, t, hs, 1.0 / sqrt((double)hs), att);
+}
+
+static int attention(const av_model *m, int n) {
+    const int H = m->n_heads, hs = m->head_size, kvd = m->kv_dim;
+    double *q = malloc(sizeof(double) * n * H * hs), *o1 = malloc(sizeof(double) * H * hs);
+    double *o2 = malloc(sizeof(double) * H * hs), *att = malloc(sizeof(double) * n);
+    float *kc = malloc(sizeof(float) * n * kvd), *vc = malloc(sizeof(float) * n * kvd);
+    for (int i = 0; i < n * H * hs; i++) q[i] = (double)((i * 7919) % 2001 - 1000) / 400.0;
+    for (int i = 0; i < n * kvd; i++) kc[i] = (float)((i * 104729) % 2003 - 1001) / 400.0f, vc[i] = (float)((i * 31) % 1999 - 999) / 1000.0f;
+    for (int t = 0; t < n; t += 37) /* the bits first */
+        for (int h = 0; h < H; h++) {
+            avi_model_softmax_head(o1, q + (size_t)t * H * hs + h * hs, kc, vc, (size_t)kvd, t, hs, 0.125, att);
+            softmax_head4(o2, q + (size_t)t * H * hs + h * hs, kc, vc, (size_t)kvd, t, hs, 0.125, att);
+            if (memcmp(o1, o2, sizeof(double) * hs)) return fprintf(stderr, "hf_native: softmax_head4 differs\n"), 1;
+        }
+    static const struct { const char *name; head_fn fn; } heads[] = {{"avi_model_softmax_head", avi_model_softmax_head},
+                                                                     {"softmax_head4", softmax_head4}};
+    for (int k = 0; k < 2; k++) {
+        double wall, cpu;
+        TIME_LEAST(wall, cpu, 2, pass_attention(heads[k].fn, m, n, o1, q, kc, vc, att));
+        printf("{\"name\": \"hf/attention-%s/" SIDE "\", \"n\": %d, \"ms\": %.4f, \"cpu_ms\": %.4f}\n", heads[k].name, n,
+               wall, cpu);
+    }
+    free(q), free(o1), free(o2), free(att), free(kc), free(vc);
+    return 0;
+}
+
 /* the products of one block of T positions through every layer, as src/model.c calls them (the inputs are
  * random rather than the layer's activations: the time does not depend on the values) */
 static void block_products(matmul_fn mm, const av_model *m, int T, double *x, double *y, float *scratch) {
@@ -286,7 +368,7 @@ static int products(folder *f) {
     macs = per_layer * m->n_layers * T;
     wbytes = per_layer * m->n_layers * (m->emb.dtype == AV_ST_F32 ? 4 : 2);
     double bw = read_bandwidth(f->st_buf, f->st_len); /* bytes per ms */
-    printf("{\"name\": \"hf/bandwidth/native\", \"bytes_per_ms\": %.0f, \"weight_bytes_per_block\": %.0f, "
+    printf("{\"name\": \"hf/bandwidth/" SIDE "\", \"bytes_per_ms\": %.0f, \"weight_bytes_per_block\": %.0f, "
            "\"macs_per_block\": %.0f, \"ms_bound\": %.4f}\n",
            bw, wbytes, macs, wbytes / bw);
     /* the bits: the tiled kernel against avi_wmatmul on every shape it meets (and an odd T, cols tail) */
@@ -303,16 +385,26 @@ static int products(folder *f) {
     for (int k = 0; k < 2; k++) {
         double wall, cpu;
         TIME_LEAST(wall, cpu, 3, block_products(kernels[k].fn, m, T, x, y, scratch));
-        printf("{\"name\": \"hf/products-%s/native\", \"n\": %d, \"ms\": %.4f, \"cpu_ms\": %.4f, \"gmacs_cpu\": %.3f, "
+        printf("{\"name\": \"hf/products-%s/" SIDE "\", \"n\": %d, \"ms\": %.4f, \"cpu_ms\": %.4f, \"gmacs_cpu\": %.3f, "
                "\"ms_bound\": %.4f}\n", kernels[k].name, T, wall, cpu, macs / cpu / 1e6, wbytes / bw);
     }
     /* converting the block's x to float32 (what each call repeats): its share of a block */
     double conv_ms;
     float *xf = scratch;
     TIME_MEDIAN(conv_ms, 5, 300, for (int l = 0; l < 7 * m->n_layers; l++) for (int i = 0; i < T * dim; i++) xf[i] = (float)x[i]);
-    printf("{\"name\": \"hf/products-xconvert/native\", \"n\": %d, \"ms\": %.4f}\n", T, conv_ms);
+    printf("{\"name\": \"hf/products-xconvert/" SIDE "\", \"n\": %d, \"ms\": %.4f}\n", T, conv_ms);
     free(x), free(y), free(y2), free(scratch);
-    return 0;
+    return attention(m, 256);
+}
+
+/* the products mode on buffers the caller filled (the WASM build's entry point) */
+EXPORT int hf_products_buffers(void *cfg, size_t cfg_len, void *st, size_t st_len) {
+    folder f = {0};
+    f.cfg_buf = cfg, f.cfg_len = cfg_len, f.st_buf = st, f.st_len = st_len;
+    int rc = products(&f);
+    free(f.st_work), free(f.bind_work);
+    fflush(stdout);
+    return rc;
 }
 
 int main(int argc, char **argv) {
