@@ -25,7 +25,7 @@ const path = (p) => new URL(p, ROOT).pathname;
 const N = 256, WARM = 32;
 const ROUNDS = Math.max(1, Number.parseInt(process.env.ATTNVIZ_ROUNDS ?? '2', 10) || 2);
 const GROUPS = new Set((process.env.ATTNVIZ_HF ?? 'run,products').split(',')); // also: wasm-products
-const MB = (b) => (Number(b) / 2 ** 20).toFixed(1);
+const MB = (b) => (Number(b) / 2 ** 20).toFixed(1); // MiB
 
 // `node bench/hf.mjs --wasm-products`: the child process of the wasm-products group (below)
 if (process.argv[2] === '--wasm-products') {
@@ -195,6 +195,9 @@ for (const side of ['native', 'wasm']) {
     console.log(`  ${k.padEnd(12)} ${r.ms.toFixed(1).padStart(8)} ms wall, ${r.cpu_ms.toFixed(1).padStart(8)} ms CPU: ` +
       `${r.gmacs_cpu.toFixed(2)} G multiply-adds/s of CPU, ${(r.cpu_ms / bwr.ms_bound).toFixed(1)}× the bandwidth bound`);
   }
+  const wb = p['products-wconvert-bytes'], wu = p['products-wconvert-u16'];
+  if (wb) console.log(`  converting the weights to float32, which every block repeats: ${wb.cpu_ms.toFixed(1)} ms CPU as weights.c ` +
+    `assembles bytes, ${wu.cpu_ms.toFixed(1)} ms by 16-bit loads (the same floats)`);
   console.log(`  converting the block's x to float32 in every call: ${p['products-xconvert'].ms.toFixed(2)} ms per block`);
   const a = p['attention-avi_model_softmax_head'], a4 = p['attention-softmax_head4'];
   console.log(`the attention of a ${N}-token pass alone (every layer, head, position): avi_model_softmax_head ` +

@@ -14,8 +14,10 @@
  *     the forward pass's weight products alone, on one block of AVI_MODEL_BLOCK positions: every layer's
  *     q, k, v, o, gate, up, down by avi_wmatmul (as src/model.c calls it), against the memory bandwidth (the
  *     best of 3 reads of the file's buffer) and the weights' bytes: says whether the kernel is compute- or
- *     bandwidth-bound. Also the variants of the kernel proposed in docs/performance.md, each checked to give
- *     avi_wmatmul's bits. {"name": "hf/products-<kernel>/native", …}
+ *     bandwidth-bound; the weights' conversion to float32 that every block repeats, and the block's x's; the
+ *     attention of a whole N = 256 pass (every layer, head, position) on random q, k, v. Also the variants
+ *     proposed in docs/performance.md ("Hugging Face models"), each checked first to give the library's bits:
+ *     {"name": "hf/<bandwidth|products-KERNEL|products-wconvert-HOW|products-xconvert|attention-HEAD>/native", …}
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <math.h>
@@ -175,7 +177,8 @@ typedef void (*matmul_fn)(double *out, size_t ldo, const av_weight *w, int rows,
 
 /* ---- a proposed kernel: the same sums in the same order for every output (so avi_wmatmul's bits), with a
  * 4-row × 2-position tile: each weight vector loaded once for two positions and each x vector once for four
- * rows, 32 products per 12 loads instead of per 64. Only the order across outputs changes. */
+ * rows, 32 products per 12 loads instead of per 64. Only the order across outputs changes. Its rows are
+ * converted by 16-bit loads (bf16_rows_u16, below: the other proposal). */
 typedef float f4 __attribute__((vector_size(16)));
 #define WCHUNK 64
 
@@ -232,6 +235,39 @@ static double dot1(const float *a, const float *b, int cols) {
     return dot_tail(a, b, c, cols, s);
 }
 
+/* ---- the weights' conversion to float32, which every block repeats (AVI_WROWS rows at a time): weights.c's
+ * (bytes assembled into a 16-bit value) and a proposed one (a 16-bit load, which compilers turn into vector
+ * loads and widenings); both give the same floats. sink keeps the work from being dropped. */
+static volatile float conv_sink;
+static void bf16_rows_bytes(float *out, const unsigned char *q, int count) {
+    for (int i = 0; i < count; i++) {
+        uint32_t u = (uint32_t)(q[2 * i] | q[2 * i + 1] << 8) << 16;
+        memcpy(out + i, &u, 4);
+    }
+}
+static void bf16_rows_u16(float *out, const unsigned char *q, int count) {
+    for (int i = 0; i < count; i++) {
+        uint16_t h;
+        memcpy(&h, q + 2 * i, 2); /* little-endian hosts: x86, ARM, WebAssembly */
+        uint32_t u = (uint32_t)h << 16;
+        memcpy(out + i, &u, 4);
+    }
+}
+typedef void (*conv_fn)(float *out, const unsigned char *q, int count);
+static void convert_all(conv_fn fn, const av_model *m, float *wr) {
+    static const int which[7] = {AV_LW_Q, AV_LW_K, AV_LW_V, AV_LW_O, AV_LW_UP, AV_LW_GATE, AV_LW_DOWN};
+    const int dim = m->dim, qd = m->n_heads * m->head_size, kvd = m->kv_dim, hd = m->hidden_dim;
+    const int rows[7] = {qd, kvd, kvd, dim, hd, hd, dim}, cols[7] = {dim, dim, dim, qd, dim, dim, hd};
+    for (int l = 0; l < m->n_layers; l++)
+        for (int k = 0; k < 7; k++) {
+            const av_weight *w = m->layer + (size_t)l * AV_LW_COUNT + which[k];
+            for (int r0 = 0; r0 < rows[k]; r0 += 4)
+                for (int r = 0; r < 4 && r0 + r < rows[k]; r++)
+                    fn(wr + (size_t)r * cols[k], (const unsigned char *)w->p + 2 * (size_t)(r0 + r) * (size_t)w->ld, cols[k]);
+            conv_sink += wr[0];
+        }
+}
+
 static void wmatmul_tiled(double *out, size_t ldo, const av_weight *w, int rows, int cols, const double *x, size_t ldx,
                           int T, float *scratch) {
     float *xf = scratch, *wr = scratch + (size_t)T * cols;
@@ -239,15 +275,9 @@ static void wmatmul_tiled(double *out, size_t ldo, const av_weight *w, int rows,
         for (int c = 0; c < cols; c++) xf[(size_t)t * cols + c] = (float)x[(size_t)t * ldx + c];
     for (int r0 = 0; r0 < rows; r0 += 4) {
         int R = rows - r0 < 4 ? rows - r0 : 4;
-        /* the 4 rows in float32 (BF16 rows, not transposed: the case this bench's model has) */
-        for (int r = 0; r < R; r++) {
-            const unsigned char *q = (const unsigned char *)w->p + 2 * ((size_t)(r0 + r) * (size_t)w->ld);
-            float *o = wr + (size_t)r * cols;
-            for (int c = 0; c < cols; c++) {
-                uint32_t u = (uint32_t)(q[2 * c] | q[2 * c + 1] << 8) << 16;
-                memcpy(o + c, &u, 4);
-            }
-        }
+        /* the 4 rows in float32 by 16-bit loads (BF16 rows, not transposed: the case this bench's model has) */
+        for (int r = 0; r < R; r++)
+            bf16_rows_u16(wr + (size_t)r * cols, (const unsigned char *)w->p + 2 * ((size_t)(r0 + r) * (size_t)w->ld), cols);
         int t = 0;
         if (R == 4) {
             const float *w0 = wr, *w1 = wr + cols, *w2 = wr + 2 * cols, *w3 = wr + 3 * cols;
@@ -387,6 +417,22 @@ static int products(folder *f) {
         TIME_LEAST(wall, cpu, 3, block_products(kernels[k].fn, m, T, x, y, scratch));
         printf("{\"name\": \"hf/products-%s/" SIDE "\", \"n\": %d, \"ms\": %.4f, \"cpu_ms\": %.4f, \"gmacs_cpu\": %.3f, "
                "\"ms_bound\": %.4f}\n", kernels[k].name, T, wall, cpu, macs / cpu / 1e6, wbytes / bw);
+    }
+    /* converting the weights of the layers to float32, as every block does (BF16 models) */
+    if (m->layer[AV_LW_Q].dtype == AV_ST_BF16) {
+        static const struct { const char *name; conv_fn fn; } convs[] = {{"bytes", bf16_rows_bytes}, {"u16", bf16_rows_u16}};
+        float *a = scratch + (size_t)T * widest, *b = malloc(sizeof(float) * 4 * widest);
+        const unsigned char *q = m->layer[AV_LW_UP].p;
+        bf16_rows_bytes(a, q, 4 * widest > hd * dim ? hd * dim : 4 * widest);
+        bf16_rows_u16(b, q, 4 * widest > hd * dim ? hd * dim : 4 * widest);
+        if (memcmp(a, b, sizeof(float) * 4 * widest)) return fprintf(stderr, "hf_native: the u16 conversion differs\n"), 1;
+        free(b);
+        for (int k = 0; k < 2; k++) {
+            double wall, cpu;
+            TIME_LEAST(wall, cpu, 3, convert_all(convs[k].fn, m, a));
+            printf("{\"name\": \"hf/products-wconvert-%s/" SIDE "\", \"n\": %d, \"ms\": %.4f, \"cpu_ms\": %.4f}\n",
+                   convs[k].name, T, wall, cpu);
+        }
     }
     /* converting the block's x to float32 (what each call repeats): its share of a block */
     double conv_ms;
