@@ -25,7 +25,7 @@ const path = (p) => new URL(p, ROOT).pathname;
 const N = 256, WARM = 32;
 const ROUNDS = Math.max(1, Number.parseInt(process.env.ATTNVIZ_ROUNDS ?? '2', 10) || 2);
 const GROUPS = new Set((process.env.ATTNVIZ_HF ?? 'run,products').split(',')); // also: wasm-products
-const MB = (b) => (Number(b) / 2 ** 20).toFixed(1); // MiB
+const MB = (b) => (Number(b) / 2 ** 20).toFixed(1); // in MiB
 
 // `node bench/hf.mjs --wasm-products`: the child process of the wasm-products group (below)
 if (process.argv[2] === '--wasm-products') {
@@ -155,12 +155,12 @@ if (GROUPS.has('run')) {
   row('load: parse + bind', 'load');
   row(`forward pass, ${N} tokens, Q K V captured`, 'forward');
   row(`logits at every position (${N} × ${V})`, 'logits-all');
-  console.log(`  (WASM: copying the ${MB(stBytes.length)} MB file into wasm memory took ${copyMs.toFixed(1)} ms, once)`);
+  console.log(`  (WASM: copying the ${MB(stBytes.length)} MiB file into wasm memory took ${copyMs.toFixed(1)} ms, once)`);
   const nm = nat.memory, wm = wasm.memory, model = Number(ex.av_hf_model_bytes(mp));
-  console.log(`peak memory: native ru_maxrss ${MB(nm.maxrss)} MB; WASM memory ${MB(wm.bytes)} MB (node's RSS ${MB(wm.rss)} MB); ` +
-    `the file ${MB(stBytes.length)} MB, the model's weights ${MB(model)} MB (av_hf_model_bytes)`);
-  console.log(`  workspaces: forward ${MB(fwb)} MB, swapped ${MB(swb)} MB, safetensors ${MB(stw)} MB, bind ${MB(bw)} MB; ` +
-    `Q K V ${MB(4 * (L * H + 2 * L * KVH) * N * d)} MB, logits ${MB(4 * N * V)} MB`);
+  console.log(`peak memory: native ru_maxrss ${MB(nm.maxrss)} MiB; WASM memory ${MB(wm.bytes)} MiB (node's RSS ${MB(wm.rss)} MiB); ` +
+    `the file ${MB(stBytes.length)} MiB, the model's weights ${MB(model)} MiB (av_hf_model_bytes)`);
+  console.log(`  workspaces: forward ${MB(fwb)} MiB, swapped ${MB(swb)} MiB, safetensors ${MB(stw)} MiB, bind ${MB(bw)} MiB; ` +
+    `Q K V ${MB(4 * (L * H + 2 * L * KVH) * N * d)} MiB, logits ${MB(4 * N * V)} MiB`);
   console.log(`  logits at every position, the same on both sides: ${nm.logits_sum === wm.logits_sum ? 'yes' : 'NO'} ` +
     `(sums ${nm.logits_sum} and ${wm.logits_sum})`);
   records.push({ name: 'hf/memory/wasm', n: N, d, bytes: wm.bytes, baseline: 'hf/memory/native', baseline_bytes: nm.maxrss,
@@ -188,7 +188,7 @@ for (const side of ['native', 'wasm']) {
   if (!GROUPS.has(side === 'native' ? 'products' : 'wasm-products')) continue;
   const p = productsOf(side), bwr = p.bandwidth;
   console.log(`\nthe forward pass's weight products alone, one block of 32 positions through the ${L} layers (${side}, ` +
-    `least of 3 calls): ${(bwr.macs_per_block / 1e9).toFixed(2)} G multiply-adds on ${MB(bwr.weight_bytes_per_block)} MB of weights`);
+    `least of 3 calls): ${(bwr.macs_per_block / 1e9).toFixed(2)} G multiply-adds on ${MB(bwr.weight_bytes_per_block)} MiB of weights`);
   console.log(`  read bandwidth ${(bwr.bytes_per_ms / 1e6).toFixed(1)} GB/s: the weights' bound ${bwr.ms_bound.toFixed(1)} ms per block`);
   for (const k of ['avi_wmatmul', 'tiled-4x2']) {
     const r = p[`products-${k}`];
