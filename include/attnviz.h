@@ -947,7 +947,7 @@ int av_next_token_measures(double *mean, double *loss_s, double *loss_o, double 
  * `steps` tokens (>= 0), each the argmax (the first of equals) of the last position's logits of
  * av_forward_swapped over the text so far (the whole pass again for each token, so a variant that reads n
  * sees the current length; with every head kept, heads NULL or every entry NULL, av_forward's KV cache
- * instead, one position per token: the same bits, as a kept pass is av_forward's), stopping before BOS (id 1, llama2.c's end of a story) or at seq_len tokens, as
+ * instead, one position per token: the same bits, as a kept pass is av_forward's), stopping before one of the model's stop ids (eos_id[0..n_eos): llama2.c's BOS, id 1, where the next story begins; a Hugging Face model's EOS ids) or at seq_len tokens, as
  * `attnviz generate-text` does. out (n_prompt + steps entries) gets the prompt, then the tokens; *n_out the
  * total. heads, path and bad_head as av_forward_swapped; the heads are checked for every length a pass will
  * run (n_prompt .. min(n_prompt + steps, seq_len) − 1) before anything is written. Work:

@@ -313,6 +313,7 @@ static int is_stop(const av_model *m, int id) {
 }
 
 static uint64_t kept_need(const av_model *m) {
+    if (!av_forward_work(m)) return UINT64_MAX; /* the cache does not fit this build: too large, not small */
     avi_arena a = avi_arena_count();
     avi_take(&a, 4 * (uint64_t)m->vocab_size);
     avi_take(&a, (uint64_t)av_forward_work(m));

@@ -193,6 +193,8 @@ int avcli_is_dir(const char *path);
 int avcli_hf_open(avcli_hf *h, av_model *m, const char *dir, int max_seq);
 void avcli_hf_close(avcli_hf *h);
 #define AVCLI_HF_MAX_TOKENS 2048 /* --max-tokens' default: the key/value cache is sized for it */
+/* --max-tokens VALUE (NULL: keep the default) for the models avcli_model_open loads next: 0, or one line */
+int avcli_max_tokens(const char *value);
 /* A JSON string of bytes: escapes, and U+FFFD for bytes that are not valid UTF-8 (model_cmd.c). */
 void avcli_json_string(FILE *out, const unsigned char *s, size_t len);
 

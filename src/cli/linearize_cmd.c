@@ -41,10 +41,10 @@ static void put_ints(FILE *out, const int *x, int count) {
 // flags
 
 enum { O_MODEL, O_TOKENIZER, O_TEXT, O_TEXT_FILE, O_LAYERS, O_HEADS, O_PATH, O_PROMPT, O_STEPS, O_DISTILL, O_TRAIN,
-       O_LR, O_SAVE_W, O_COUNT };
+       O_LR, O_SAVE_W, O_MAX_TOKENS, O_COUNT };
 static const char *const OWN[O_COUNT] = {"--model", "--tokenizer", "--text", "--text-file", "--layers", "--heads",
                                          "--path", "--prompt", "--steps", "--distill", "--train-file", "--lr",
-                                         "--save-w"};
+                                         "--save-w", "--max-tokens"};
 static const char USAGE[] = "attnviz linearize --model M.bin|DIR [--tokenizer T] --text \"...\" --variant V";
 
 /* A comma list of distinct integers in 0..count−1 into sel[] (sel[i] = 1 when listed); `what` names the unit
@@ -628,6 +628,7 @@ int avcli_cmd_linearize(int argc, char **argv) {
     for (int f = O_TRAIN; !code && f <= O_SAVE_W; f++)
         if (val[f] && !val[O_DISTILL]) code = avcli_fail("%s: only with --distill STEPS", OWN[f]);
     if (!code && val[O_SAVE_W]) code = avcli_out_check("--save-w", val[O_SAVE_W]);
+    if (!code) code = avcli_max_tokens(val[O_MAX_TOKENS]);
     if (!code) code = avcli_model_open(&z.mp, val[O_MODEL], val[O_TOKENIZER]);
     avcli_saving saving;
     if (!code) {

@@ -79,7 +79,10 @@ static int load_tokenizer(loaded *x, const char *tpath) {
     if (st) return st;
     size_t at = 0;
     while (at < tlen && (x->tbuf[at] == ' ' || x->tbuf[at] == '\n' || x->tbuf[at] == '\r' || x->tbuf[at] == '\t')) at++;
-    if (at < tlen && x->tbuf[at] == '{') {
+    /* a tokenizer.json is JSON: an object, or anything else the JSON reader will name (a byte-order mark, an
+     * array); a llama2.c tokenizer.bin starts with its int32 max_token_length (1..1024: bytes 01..04 00 00 00) */
+    int json = at < tlen && (x->tbuf[at] == '{' || x->tbuf[at] == '[' || x->tbuf[at] == 0xEF || at == tlen);
+    if (json) {
         size_t wb = av_hf_tokenizer_work(x->tbuf, tlen);
         if (!wb) return avcli_fail("--tokenizer %s: %s", tpath, av_model_error());
         if (!(x->twork = malloc(wb))) return avcli_fail_system("out of memory");
@@ -128,15 +131,17 @@ static int load_max(loaded *x, const char *mpath, const char *tpath, int max_seq
 static int max_tokens = AVCLI_HF_MAX_TOKENS;
 static int load(loaded *x, const char *mpath, const char *tpath) { return load_max(x, mpath, tpath, max_tokens); }
 
-/* --max-tokens N: 0, or one line */
+/* --max-tokens N: 0, or one line. At most AV_MAX_N, the longest text the swapped pass (--logits, linearize)
+ * and the kernels take. */
 static int read_max_tokens(const char *v) {
     long long n;
     if (!v) return 0;
-    if (!avcli_parse_long(v, 1, AV_MODEL_MAX_SEQ, &n))
-        return avcli_fail("--max-tokens %s: not an integer in 1..%d", avcli_brief(v), AV_MODEL_MAX_SEQ);
+    if (!avcli_parse_long(v, 1, AV_MAX_N, &n))
+        return avcli_fail("--max-tokens %s: not an integer in 1..%d", avcli_brief(v), AV_MAX_N);
     max_tokens = (int)n;
     return 0;
 }
+int avcli_max_tokens(const char *value) { return read_max_tokens(value); }
 
 /* Encode text (checked to be UTF-8) into *ids (malloc'd), at most the model's seq_len: llama2.c's
  * tokenizer with BOS; a tokenizer.json with what its post-processor adds (Llama's BOS; GPT-2 and Qwen add
@@ -166,7 +171,8 @@ static int encode_text(const loaded *x, const char *text, const char *what, int 
         return avcli_fail("%s: %d tokens with BOS, more than the model's seq_len %d", what, *n, x->m.seq_len);
     if (*n > x->m.seq_len)
         return avcli_fail("%s: %d tokens, more than the %d this run holds (%s)", what, *n, x->m.seq_len,
-                          x->m.seq_len < x->m.context ? "--max-tokens raises it" : "the model's context");
+                          x->m.sliding_window && x->m.seq_len == x->m.sliding_window ? "the model's sliding window"
+                          : x->m.seq_len < x->m.context ? "--max-tokens raises it" : "the model's context");
     return 0;
 }
 static int encode(const loaded *x, const char *text, int **ids, int *n) { return encode_text(x, text, "--text", ids, n); }
@@ -475,7 +481,8 @@ int avcli_cmd_generate_text(int argc, char **argv) {
     if ((code = load(&x, val[0], val[1])) || (code = encode(&x, val[2] ? val[2] : "", &ids, &n))) goto done;
     const av_model *m = &x.m;
     size_t wb = av_forward_work(m);
-    int total = n + (int)steps > m->seq_len ? m->seq_len : n + (int)steps;
+    const long long wanted = (long long)n + steps; /* the prompt and every step asked for */
+    int total = wanted > m->seq_len ? m->seq_len : (int)wanted;
     int *all = realloc(ids, sizeof(int) * (size_t)(total > n ? total : n));
     if (all) ids = all;
     logits = malloc(sizeof(float) * m->vocab_size), work = malloc(wb ? wb : 1);
@@ -504,6 +511,9 @@ int avcli_cmd_generate_text(int argc, char **argv) {
         if (n < total) st = av_forward(NULL, NULL, NULL, logits, m, ids, n - 1, n, work, wb);
     }
     fputc('\n', stdout);
+    if (st == AV_OK && n == total && n == m->seq_len && wanted > m->seq_len)
+        fprintf(stderr, "attnviz: note: stopped at %d tokens, all this run holds%s\n", m->seq_len,
+                x.hf && m->seq_len < m->context && !(m->sliding_window && m->seq_len == m->sliding_window) ? " (--max-tokens raises it)" : "");
     if (st < 0) code = avcli_fail("forward pass: %s", av_status_string(st));
     else if (st > 0)
         fprintf(stderr, "attnviz: warning: forward pass: %s (the logits hold Inf or NaN); stopped generating\n",

@@ -83,13 +83,13 @@ static int capture_files(const avcli_capture *c, FILE *f[3], char paths[3][40]);
 /* readouts --all-heads --model M|DIR [--tokenizer T] --text "...": the text captured (as `attnviz capture`
  * would) into unlinked temporary .npy files, then every head's readouts of them. */
 int avcli_cmd_all_heads(int argc, char **argv) {
-    const char *model = NULL, *tokenizer = NULL, *text = NULL;
+    const char *model = NULL, *tokenizer = NULL, *text = NULL, *maxt = NULL;
     char **args = malloc(sizeof(char *) * (size_t)(argc + 7));
     int nargs = 0, code = 0;
     if (!args) return avcli_fail_system("out of memory");
     for (int i = 0; i < argc && !code; i++) {
         const char **slot = !strcmp(argv[i], "--model") ? &model : !strcmp(argv[i], "--tokenizer") ? &tokenizer
-                          : !strcmp(argv[i], "--text") ? &text : NULL;
+                          : !strcmp(argv[i], "--text") ? &text : !strcmp(argv[i], "--max-tokens") ? &maxt : NULL;
         if (!slot) { args[nargs++] = argv[i]; continue; }
         if (*slot) code = avcli_fail("%s: given twice", argv[i]);
         else if (i + 1 >= argc) code = avcli_fail("%s: needs a value", argv[i]);
@@ -98,7 +98,9 @@ int avcli_cmd_all_heads(int argc, char **argv) {
     for (int i = 0; i < nargs && !code && model; i++)
         if (!strcmp(args[i], "--q") || !strcmp(args[i], "--k") || !strcmp(args[i], "--v"))
             code = avcli_fail("%s: with --model the text's capture is the input (drop %s, or --model)", args[i], args[i]);
-    if (!code && (tokenizer || text) && !model) code = avcli_fail("%s: needs --model", tokenizer ? "--tokenizer" : "--text");
+    if (!code && (tokenizer || text || maxt) && !model)
+        code = avcli_fail("%s: needs --model", tokenizer ? "--tokenizer" : text ? "--text" : "--max-tokens");
+    if (!code && maxt) code = avcli_max_tokens(maxt);
     if (!code && model && !text) code = avcli_fail("--text: required with --model (the text whose heads are read)");
     if (!code && model && !tokenizer && !avcli_is_dir(model))
         code = avcli_fail("--tokenizer: required with a llama2.c checkpoint (a Hugging Face folder has its tokenizer.json)");
@@ -709,8 +711,9 @@ static int capture_files(const avcli_capture *c, FILE *f[3], char paths[3][40]) 
 // attnviz table
 
 int avcli_cmd_table(int argc, char **argv) {
-    static const char *const OWN[] = {"--variants", "--readouts", "--format", "-o", "--model", "--tokenizer", "--text-file"};
-    enum { O_VARIANTS, O_READOUTS, O_FORMAT, O_OUT, O_MODEL, O_TOKENIZER, O_TEXTS, O_COUNT };
+    static const char *const OWN[] = {"--variants", "--readouts", "--format", "-o", "--model", "--tokenizer", "--text-file",
+                                      "--max-tokens"};
+    enum { O_VARIANTS, O_READOUTS, O_FORMAT, O_OUT, O_MODEL, O_TOKENIZER, O_TEXTS, O_MAX_TOKENS, O_COUNT };
     const char *val[O_COUNT] = {0};
     int lines = 0, summary = 0, code = 0;
     run ru = {.nvariants = 0};
@@ -808,6 +811,8 @@ int avcli_cmd_table(int argc, char **argv) {
     texts tx = {0};
     avcli_model *model = NULL;
     if (!code && !corpus) code = table_of(&t, &ru, q, k, v, -1, NULL);
+    if (!code && val[O_MAX_TOKENS] && !corpus) code = avcli_fail("--max-tokens: only with --model and --text-file");
+    if (!code && corpus) code = avcli_max_tokens(val[O_MAX_TOKENS]);
     if (!code && corpus && !(code = avcli_read_texts(&tx, val[O_TEXTS], lines))) code = avcli_model_open(&model, val[O_MODEL], val[O_TOKENIZER]);
     for (int i = 0; corpus && !code && i < tx.count; i++) {
         char what[96];

@@ -108,7 +108,28 @@ describe('broken folders: one line, exit 2, nothing written', () => {
     writeFileSync(join(u.dir, 'config.json'), JSON.stringify({ ...cfg, architectures: ['Phi3ForCausalLM'] }));
     refused(['capture', '--model', u.dir, '--text', TEXT], /Phi3ForCausalLM is not one attnviz runs/);
   });
-  it('a text longer than --max-tokens names the option', () => {
+  it('a text longer than --max-tokens names the option, in every command that loads a folder', () => {
     refused(['capture', '--model', folders.llama.dir, '--max-tokens', '4', '--text', TEXT], /more than the 4 this run holds \(--max-tokens raises it\)/);
+    const f = join(tmp, 'long.txt');
+    writeFileSync(f, `${TEXT}\n`);
+    for (const args of [['table', '--variants', 'elu', '--model', folders.llama.dir, '--text-file', f, '--lines'],
+      ['linearize', '--model', folders.llama.dir, '--text', TEXT, '--variant', 'elu'],
+      ['readouts', '--all-heads', '--variant', 'elu', '--model', folders.llama.dir, '--text', TEXT]]) {
+      const r = run(...args, '--max-tokens', '4');
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/more than the 4 this run holds \(--max-tokens raises it\)\n$/);
+    }
+    refused(['capture', '--model', folders.llama.dir, '--max-tokens', '20000', '--text', TEXT], /--max-tokens 20000: not an integer in 1\.\.16384/);
+  });
+  it('a sliding window bounds the text, and says so', () => {
+    const w = writeTinyHF(join(tmp, 'window'), 'llama');
+    const cfg = JSON.parse(readFileSync(join(w.dir, 'config.json'), 'utf8'));
+    writeFileSync(join(w.dir, 'config.json'), JSON.stringify({ ...cfg, architectures: ['MistralForCausalLM'], model_type: 'mistral', sliding_window: 4 }));
+    refused(['capture', '--model', w.dir, '--text', TEXT], /more than the 4 this run holds \(the model's sliding window\)/);
+  });
+  it('a tokenizer.json with a byte-order mark is read as JSON, and refused for the mark', () => {
+    const t = join(tmp, 'bom.json');
+    writeFileSync(t, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), readFileSync(join(folders.gpt2.dir, 'tokenizer.json'))]));
+    refused(['capture', '--model', folders.gpt2.dir, '--tokenizer', t, '--text', TEXT], /byte-order mark/);
   });
 });
