@@ -128,6 +128,14 @@ it.skipIf(CLI_HAS_FOLDERS)('(skipped: build/native/attnviz has no `capture --mod
   console.warn('SKIPPED: the wasm-against-native capture of Hugging Face folders: the CLI has no capture --model DIR yet');
 });
 
+it('a model whose shards hold two dtypes says both, and runs', async () => {
+  const mixed = tinyHF('llama', { mixed: true });
+  const { model } = await load(mixed.files);
+  expect(model.config.dtype).toBe('BF16+F32');
+  expect(model.forward(model.encode(TEXT).ids).message).toBe('ok');
+  model.free();
+});
+
 describe('refusals, each one sentence, the model not loaded', () => {
   const llama = tinyHF('llama'), gpt2 = tinyHF('gpt2');
   const without = (files, name) => Object.fromEntries(Object.entries(files).filter(([k]) => k !== name));
