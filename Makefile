@@ -46,7 +46,7 @@ help:
 	@echo '  test-c test-c-san test-fuzz test-oracle test-js test-e2e test-pkg   one layer of make test'
 	@echo '  dist         dist/: the npm tarball, the versioned static site and the single file (docs/package.md)'
 	@echo '  check-cycles no file of src/ calls into a file that calls back into it (part of test-c)'
-	@echo '  fuzz         the six libFuzzer targets for FUZZ_SECONDS (default 20; 600 for a long run)'
+	@echo '  fuzz         the seven libFuzzer targets for FUZZ_SECONDS (default 20; 600 for a long run)'
 	@echo '  compare-builds BASE=REV [HEAD=REV]   build the CLI at both revisions (HEAD: the working tree)'
 	@echo '               and compare its outputs byte for byte over every variant (docs/README.md)'
 	@echo '  clean        remove build/'
@@ -151,9 +151,9 @@ $(N)/%_native: bench/%_native.c bench/bench_time.h $(LIB_SRC) $(LIB_HDR) | $(N)
 	$(CC) $(BENCHFLAGS) $< $(LIB_SRC) -lm -o $@
 
 # --- fuzzing ---------------------------------------------------------------------------------------
-# Six libFuzzer targets under ASan + UBSan (clang): fuzz_npy (the .npy reader), fuzz_safetensors, fuzz_json
+# Seven libFuzzer targets under ASan + UBSan (clang): fuzz_npy (the .npy reader), fuzz_safetensors, fuzz_json
 # (the strict JSON reader of the Hugging Face files), fuzz_hf (config.json, the shard index and the bind of
-# a safetensors file), fuzz_model (the llama2.c
+# a safetensors file), fuzz_hf_tokenizer (tokenizer.json and its encoder), fuzz_model (the llama2.c
 # checkpoint and tokenizer readers, every successful parse going on to the encoder and a short forward
 # pass) and fuzz_api (every function of include/attnviz.h against the promises at its top). make fuzz (and test-fuzz, part of
 # make test) runs each for FUZZ_SECONDS from its seeds (tests/fuzz/corpus_*, copied into build/fuzz/ so
@@ -171,7 +171,7 @@ FUZZFLAGS := -std=c11 -ffp-contract=off -g -O1 -Iinclude -Isrc -fno-omit-frame-p
 # one archive each target links what it needs from: a full compile under ASan is ~40 s of CPU, once instead
 # of once per target.
 FUZZLIBFLAGS := $(subst -fsanitize=fuzzer,-fsanitize=fuzzer-no-link,$(FUZZFLAGS))
-FUZZ_TARGETS := npy api model safetensors json hf
+FUZZ_TARGETS := npy api model safetensors json hf hf_tokenizer
 $(FZ)/obj/%.o: src/%.c $(LIB_HDR) src/json.h | $(FZ)
 	@mkdir -p $(FZ)/obj
 	clang $(FUZZLIBFLAGS) -c $< -o $@

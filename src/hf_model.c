@@ -377,8 +377,9 @@ static int parse_gpt2(av_hf_config *c, const avj_doc *d) {
     if (!flag) return FAIL("config.json's scale_attn_weights is false: attnviz scales GPT-2's attention by 1/sqrt(head size)");
     if ((st = cfg_bool(&flag, &top, "scale_attn_by_inverse_layer_idx", 0))) return st;
     if (flag) return FAIL("config.json's scale_attn_by_inverse_layer_idx is true: attnviz does not scale attention by layer");
+    /* reorder_and_upcast_attn only makes transformers compute the scores in float32 under half precision:
+     * the same scale·q·k and softmax, which this pass computes in float32 and float64 anyway */
     if ((st = cfg_bool(&flag, &top, "reorder_and_upcast_attn", 0))) return st;
-    if (flag) return FAIL("config.json's reorder_and_upcast_attn is true: attnviz does not implement it");
     if ((st = cfg_bool(&c->tie_word_embeddings, &top, "tie_word_embeddings", 1))) return st;
     c->attention_bias = c->mlp_bias = c->qkv_bias = 1; /* every GPT-2 projection and norm has a bias */
     return read_special_ids(c, d, T_GPT2);

@@ -503,7 +503,8 @@ static int parse_model(parser *p, int64_t model) {
         } else if (N[k].type == AVJ_ARRAY && N[k].count == 2 && N[k + 1].type == AVJ_STRING &&
                    N[N[k + 1].next].type == AVJ_STRING) {
             int64_t n1 = avj_string(p->d, k + 1, buf, (size_t)p->d->len + 1);
-            int64_t n2 = avj_string(p->d, N[k + 1].next, buf + n1 + 1, (size_t)p->d->len + 1 - (size_t)n1 - 1);
+            int64_t n2 = n1 < 0 ? -1 : avj_string(p->d, N[k + 1].next, buf + n1 + 1, (size_t)p->d->len + 1 - (size_t)n1 - 1);
+            if (n2 < 0) return fail("merge %u's pieces do not fit the workspace", e);
             pa = buf, la = (size_t)n1, pb = buf + n1 + 1, lb = (size_t)n2;
         } else return fail("merge %u is neither a string \"a b\" nor a pair [\"a\", \"b\"]", e);
         /* ids by key: a byte-level merge's halves are mapped to bytes like the pieces */
@@ -516,7 +517,7 @@ static int parse_model(parser *p, int64_t model) {
             return fail("merge %u names \"%s\", which is not in the vocabulary", e, a < 0 ? brief(pa, la) : brief(pb, lb));
         int m = vocab_find(t, ka, (size_t)(kla + klb));
         if (m < 0) {
-            memcpy(buf + la, pb, lb); /* for the message: the joined piece */
+            memmove(buf + la, pb, lb); /* for the message: the joined piece */
             return fail("merge %u joins into \"%s\", which is not in the vocabulary", e, brief(buf, la + lb));
         }
         t->rank_new[rank] = m;

@@ -77,9 +77,44 @@ static int put_output(const char *out, const char *text, size_t len) {
 // ----------------------------------------------------------------------------------------------------
 // attnviz readouts --all-heads
 
+static int all_heads(int argc, char **argv, const char *model, const char *tokenizer, const char *text);
+static int capture_files(const avcli_capture *c, FILE *f[3], char paths[3][40]);
+
+/* readouts --all-heads --model M|DIR [--tokenizer T] --text "...": the text captured (as `attnviz capture`
+ * would) into unlinked temporary .npy files, then every head's readouts of them. */
 int avcli_cmd_all_heads(int argc, char **argv) {
+    const char *model = NULL, *tokenizer = NULL, *text = NULL;
+    char **args = malloc(sizeof(char *) * (size_t)(argc + 7));
+    int nargs = 0, code = 0;
+    if (!args) return avcli_fail_system("out of memory");
+    for (int i = 0; i < argc && !code; i++) {
+        const char **slot = !strcmp(argv[i], "--model") ? &model : !strcmp(argv[i], "--tokenizer") ? &tokenizer
+                          : !strcmp(argv[i], "--text") ? &text : NULL;
+        if (!slot) { args[nargs++] = argv[i]; continue; }
+        if (*slot) code = avcli_fail("%s: given twice", argv[i]);
+        else if (i + 1 >= argc) code = avcli_fail("%s: needs a value", argv[i]);
+        else *slot = argv[++i];
+    }
+    for (int i = 0; i < nargs && !code && model; i++)
+        if (!strcmp(args[i], "--q") || !strcmp(args[i], "--k") || !strcmp(args[i], "--v"))
+            code = avcli_fail("%s: with --model the text's capture is the input (drop %s, or --model)", args[i], args[i]);
+    if (!code && (tokenizer || text) && !model) code = avcli_fail("%s: needs --model", tokenizer ? "--tokenizer" : "--text");
+    if (!code && model && !text) code = avcli_fail("--text: required with --model (the text whose heads are read)");
+    if (!code && model && !tokenizer && !avcli_is_dir(model))
+        code = avcli_fail("--tokenizer: required with a llama2.c checkpoint (a Hugging Face folder has its tokenizer.json)");
+    if (code || !model) {
+        if (!code) code = all_heads(nargs, args, NULL, NULL, NULL);
+        free(args);
+        return code;
+    }
+    code = all_heads(nargs, args, model, tokenizer, text);
+    free(args);
+    return code;
+}
+
+static int all_heads(int argc, char **argv, const char *model, const char *tokenizer, const char *input) {
     const char *q = NULL, *out = NULL;
-    char **rest = malloc(sizeof(char *) * (size_t)(argc + 4));
+    char **rest = malloc(sizeof(char *) * (size_t)(argc + 10));
     int nrest = 0, summary = 0;
     if (!rest) return avcli_fail_system("out of memory");
     for (int i = 0; i < argc; i++) {
@@ -94,6 +129,25 @@ int avcli_cmd_all_heads(int argc, char **argv) {
     }
     av_npy_info qi, ki;
     int st = out ? avcli_out_check("-o", out) : 0;
+    FILE *cf[3] = {0};
+    char cpaths[3][40];
+    if (!st && model) { /* the capture, as files the shared reader opens */
+        avcli_model *mp = NULL;
+        avcli_capture c = {0};
+        if (!(st = avcli_model_open(&mp, model, tokenizer)) && !(st = avcli_model_capture(mp, input, "--text", &c)))
+            st = capture_files(&c, cf, cpaths);
+        avcli_capture_free(&c);
+        avcli_model_close(mp);
+        static const char *const names[3] = {"--q", "--k", "--v"};
+        for (int i = 0; i < 3 && !st; i++) rest[nrest++] = (char *)names[i], rest[nrest++] = cpaths[i];
+        q = cpaths[0];
+    }
+    if (st) {
+        for (int i = 0; i < 3; i++)
+            if (cf[i]) fclose(cf[i]);
+        free(rest);
+        return st;
+    }
     if (!st) st = q ? npy_shape(&qi, "--q", q) : avcli_fail("--q: required (Q.npy)");
     if (st) { free(rest); return st; }
     if (qi.ndim != 4) { free(rest); return avcli_fail("--all-heads: --q %s is not a model's (layers, heads, n, d) tensor", q); }
@@ -137,6 +191,8 @@ int avcli_cmd_all_heads(int argc, char **argv) {
         free(all);
     }
     free(text);
+    for (int i = 0; i < 3; i++)
+        if (cf[i]) fclose(cf[i]);
     return st;
 }
 

@@ -421,7 +421,12 @@ START_TEST(test_config_refusals) {
                 "layer_types has 1 entries for 2 layers");
     cfg_refused("{\"architectures\":[\"GPT2LMHeadModel\"],\"activation_function\":\"relu\"}", "activation_function relu is not one");
     cfg_refused("{\"architectures\":[\"GPT2LMHeadModel\"],\"scale_attn_by_inverse_layer_idx\":true}", "scale_attn_by_inverse_layer_idx");
-    cfg_refused("{\"architectures\":[\"GPT2LMHeadModel\"],\"reorder_and_upcast_attn\":true}", "reorder_and_upcast_attn");
+    /* reorder_and_upcast_attn is precision only: accepted */
+    {
+        av_hf_config rc;
+        static const char js[] = "{\"architectures\":[\"GPT2LMHeadModel\"],\"reorder_and_upcast_attn\":true}";
+        ck_assert_int_eq(av_hf_config_parse(&rc, js, sizeof js - 1), AV_OK);
+    }
     cfg_refused("{\"architectures\":[\"GPT2LMHeadModel\"],\"scale_attn_weights\":false}", "scale_attn_weights is false");
     cfg_refused("{\"architectures\":[\"GPT2LMHeadModel\"],\"n_embd\":10,\"n_head\":4}", "n_embd 10 is not a multiple of n_head 4");
     cfg_refused("{\"architectures\":[\"GPT2LMHeadModel\"],\"n_embd\":8192}", "4 times n_embd");

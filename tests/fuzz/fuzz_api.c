@@ -1151,6 +1151,30 @@ static void run_nulls(const av_params *prm) {
         if (av_hf_index_work(NULL, 2) || av_hf_model_work(NULL) || av_hf_model_work(&hfc) || av_hf_model_bytes(NULL) ||
             av_hf_model_bytes(&hfm))
             broken("av_hf_index_work, av_hf_model_work or av_hf_model_bytes of NULL or a zeroed struct is not 0");
+        /* the tokenizer.json reader's NULL promises (its bytes are fuzzed by fuzz_hf_tokenizer) */
+        static const char tj[] = "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]}}";
+        const av_hf_tokenizer *hft = NULL;
+        static unsigned char twork[1 << 17];
+        size_t tw = av_hf_tokenizer_work(tj, sizeof tj - 1);
+        if (av_hf_tokenizer_work(NULL, 4) || !tw || tw > sizeof twork) broken("av_hf_tokenizer_work of NULL is not 0, or of a small file 0");
+        MUST_FAIL(av_hf_tokenizer_parse(NULL, twork, sizeof twork, tj, sizeof tj - 1));
+        MUST_FAIL(av_hf_tokenizer_parse(&hft, NULL, sizeof twork, tj, sizeof tj - 1));
+        MUST_FAIL(av_hf_tokenizer_parse(&hft, work, wb, NULL, sizeof tj - 1));
+        if (av_hf_tokenizer_vocab(NULL) != 0 || av_hf_encode_work(NULL, 1) || av_hf_encode_cap(NULL, 1))
+            broken("av_hf_tokenizer_vocab, av_hf_encode_work or av_hf_encode_cap of NULL is not 0");
+        if (tw <= sizeof twork && av_hf_tokenizer_parse(&hft, twork, sizeof twork, tj, sizeof tj - 1) == AV_OK) {
+            static char tscratch[4096];
+            if (av_hf_tokenizer_vocab(hft) != 1 || av_hf_encode_cap(hft, 1) < 1 || av_hf_encode_work(hft, 1) > sizeof tscratch)
+                broken("a one-piece tokenizer.json's vocabulary, cap or scratch is wrong");
+            MUST_FAIL(av_hf_encode(NULL, &n_ids, 4, hft, "a", 1, 1, 0, tscratch, sizeof tscratch));
+            MUST_FAIL(av_hf_encode(ids, NULL, 4, hft, "a", 1, 1, 0, tscratch, sizeof tscratch));
+            MUST_FAIL(av_hf_encode(ids, &n_ids, 4, NULL, "a", 1, 1, 0, tscratch, sizeof tscratch));
+            MUST_FAIL(av_hf_encode(ids, &n_ids, 4, hft, NULL, 1, 1, 0, tscratch, sizeof tscratch));
+            MUST_FAIL(av_hf_encode(ids, &n_ids, 4, hft, "a", 1, 1, 0, NULL, sizeof tscratch));
+            MUST_FAIL(av_hf_token_bytes(NULL, &len, 4, hft, -1, 0));
+            MUST_FAIL(av_hf_token_bytes(tscratch, NULL, 4, hft, -1, 0));
+            MUST_FAIL(av_hf_token_bytes(tscratch, &len, 4, NULL, -1, 0));
+        } else broken("a one-piece tokenizer.json is refused");
         g.stage = "av_model_error, av_npy_error, av_st_error";
         if (!av_model_error() || !av_npy_error() || !av_st_error()) broken("an error string is NULL");
     }
