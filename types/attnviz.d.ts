@@ -106,10 +106,21 @@ export interface Lab {
   free(): void;
 }
 
-/** A llama2.c checkpoint and its tokenizer (docs/model.md). Call free() when done. */
+/** A file of a Hugging Face folder: a File (or a Blob with a name), or its bytes with its name. */
+export type FolderFile = (Blob & { name: string }) | { name: string; bytes: Uint8Array };
+/** Reading a folder's shards: bytes read of their total, after each chunk. */
+export type FolderProgress = { stage: 'reading'; done: number; total: number; file: string };
+/** maxTokens: the seq_len's cap (512); cancelled: checked between chunks; deviceGB: navigator.deviceMemory; chunk: bytes a read */
+export type FolderOptions = { maxTokens?: number; cancelled?: () => boolean; deviceGB?: number; chunk?: number };
+
+/** A llama2.c checkpoint and its tokenizer, or a Hugging Face folder (docs/model.md). Call free() when done. */
 export interface Model {
   readonly config: { dim: number; hiddenDim: number; layers: number; heads: number; kvHeads: number;
-    vocab: number; seqLen: number; headSize: number; kvDim: number; sharedClassifier: boolean };
+    vocab: number; seqLen: number; headSize: number; kvDim: number; sharedClassifier: boolean;
+    /** format 'llama2c' or 'hf'; architecture 'llama2.c' or config.json's architectures[0] */
+    format: 'llama2c' | 'hf'; architecture: string; modelType: string; bos: number;
+    /** dtype the dtypes of the weights read, sorted and joined by '+' ('BF16', 'F16+F32'); bytes their size */
+    dtype: string; bytes: number; context: number; limit: number; tokenizer: string };
   encode(text: string): Result & { ids: Int32Array | null };
   pieces(ids: ArrayLike<number>): string[];
   forward(ids: ArrayLike<number>): Result & { n?: number; Q?: Float32Array; K?: Float32Array; V?: Float32Array; ms?: number };
@@ -148,6 +159,8 @@ export interface Attnviz {
   npy(bytes: ArrayBuffer | Uint8Array): Result & { shape: number[] | null; data: Float32Array | null };
   /** a checkpoint and its tokenizer, in either order */
   model(a: ArrayBuffer | ArrayBufferView, b: ArrayBuffer | ArrayBufferView): Result & { model: Model | null };
+  /** a Hugging Face folder's files (File, Blob with a name, or {name, bytes}), read in chunks */
+  modelFolder(files: Iterable<FolderFile>, onProgress?: ((p: FolderProgress) => void) | null, opts?: FolderOptions): Promise<Result & { model: Model | null }>;
   recall(knobs: Knobs, opts: { pairs: number; d: number; seeds?: number } | { pairs: number; d: number; K: Float32Array; V: Float32Array }):
     Result & { errors: Float64Array | null; perSeed: Float64Array | null; mean: number | null; min: number | null; max: number | null };
   recallDraw(pairs: number, d: number, seed?: number): { K: Float32Array; V: Float32Array };

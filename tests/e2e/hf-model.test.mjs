@@ -233,8 +233,8 @@ describe.skipIf(!ENOUGH)('memory past 2 GB in Chromium', () => {
       await page.goto(`${repo.url}/build/web/index.html`);
       // a string: Vitest would rewrite an import() written in the test's own code
       const got = await page.evaluate(`(async () => {
-        const { loadAttnviz } = await import('/web/wasm/attnviz.mjs');
-        const av = await loadAttnviz({ source: '/build/wasm/attnviz.wasm' });
+        const { loadAttnviz } = await import('../../web/wasm/attnviz.mjs'); // from build/web/index.html
+        const av = await loadAttnviz({ source: '../../build/wasm/attnviz.wasm' }); // from web/wasm/
         const a = av.malloc(1.5 * 2 ** 30), b = av.malloc(2 ** 30);
         const last = b + 2 ** 30 - 16;
         av.f32(last, 4).set([1, 2, 3, 4]);

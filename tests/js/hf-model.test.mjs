@@ -129,6 +129,15 @@ it.skipIf(CLI_HAS_FOLDERS)('(skipped: build/native/attnviz has no `capture --mod
   console.warn('SKIPPED: the wasm-against-native capture of Hugging Face folders: the CLI has no capture --model DIR yet');
 });
 
+it('av.modelFolder: the package\'s entry for a folder\'s files in any order', async () => {
+  const tiny = tinyHF('gpt2'), seen = [];
+  const r = await av.modelFolder(asBlobs(tiny.files).reverse(), (p) => seen.push(p.done), { chunk: 4096 });
+  expect(r.message).toBe('ok');
+  expect(r.model.config.architecture).toBe('GPT2LMHeadModel');
+  expect(seen.at(-1)).toBe(r.model.config.fileBytes);
+  r.model.free();
+});
+
 it('a model whose shards hold two dtypes says both, and runs', async () => {
   const mixed = tinyHF('llama', { mixed: true });
   const { model } = await load(mixed.files);

@@ -28,7 +28,7 @@
 import { fillReadoutInfo } from './readout-info.mjs';
 import { STATUS, DEFAULT_KNOBS, LONG_MAX, simdSupported, readLimits, deepFreeze, knobDefault, fillOnce, instantiate } from './loading.mjs';
 import { Lab } from './lab.mjs';
-import { Model, headerInForm } from './model.mjs';
+import { Model, HFModel, folderFiles, headerInForm } from './model.mjs';
 import { VERSION } from './version.mjs';
 
 export { STATUS, DEFAULT_KNOBS, simdSupported, VERSION };
@@ -272,6 +272,18 @@ class Attnviz {
       if (st !== STATUS.OK) return { status: st, message: this.cstring(ex.av_npy_error()), shape: null, data: null };
       return { status: st, message: 'ok', shape, data: this.f32(out, count).slice() };
     } finally { this.free(buf); this.free(info); this.free(out); }
+  }
+
+  /**
+   * A Hugging Face model folder (docs/hf.md, docs/model.md "Hugging Face folders in the page"): `files` its
+   * File objects (or {name, bytes}) in any order, as a folder picker or a drop gives them (config.json, the
+   * index, *.safetensors and tokenizer.json are read, the rest ignored). The shards are copied into wasm
+   * memory opts.chunk bytes at a time (default 32 MB), onProgress({stage: 'reading', done, total, file})
+   * after each; opts as HFModel.fromFolder (maxTokens, cancelled, deviceGB). A promise of {status, message,
+   * model}: model a Model (free() when done; config.format 'hf'), or null with one sentence.
+   */
+  modelFolder(files, onProgress = null, opts = {}) {
+    return HFModel.fromFolder(this, folderFiles([...files]), onProgress, opts);
   }
 
   /**
