@@ -159,8 +159,6 @@ export interface Attnviz {
   npy(bytes: ArrayBuffer | Uint8Array): Result & { shape: number[] | null; data: Float32Array | null };
   /** a checkpoint and its tokenizer, in either order */
   model(a: ArrayBuffer | ArrayBufferView, b: ArrayBuffer | ArrayBufferView): Result & { model: Model | null };
-  /** a Hugging Face folder's files (File, Blob with a name, or {name, bytes}), read in chunks */
-  modelFolder(files: Iterable<FolderFile>, onProgress?: ((p: FolderProgress) => void) | null, opts?: FolderOptions): Promise<Result & { model: Model | null }>;
   recall(knobs: Knobs, opts: { pairs: number; d: number; seeds?: number } | { pairs: number; d: number; K: Float32Array; V: Float32Array }):
     Result & { errors: Float64Array | null; perSeed: Float64Array | null; mean: number | null; min: number | null; max: number | null };
   recallDraw(pairs: number, d: number, seed?: number): { K: Float32Array; V: Float32Array };
@@ -168,6 +166,8 @@ export interface Attnviz {
 
 /** Instantiate the module. */
 export function loadAttnviz(opts?: LoadOptions): Promise<Attnviz>;
+/** A Hugging Face folder's files (File, Blob with a name, or {name, bytes}) in the module av, read in chunks. */
+export function loadModelFolder(av: Attnviz, files: Iterable<FolderFile>, onProgress?: ((p: FolderProgress) => void) | null, opts?: FolderOptions): Promise<Result & { model: Model | null }>;
 /** true where this engine validates WebAssembly SIMD128 */
 export function simdSupported(): boolean;
 /** the status codes by name without the AV_ prefix: empty until the first module loads, then frozen */

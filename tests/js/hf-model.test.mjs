@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir, totalmem, freemem } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { loadAttnviz, STATUS } from '../../web/wasm/attnviz.mjs';
+import { loadAttnviz, loadModelFolder, STATUS } from '../../web/wasm/attnviz.mjs';
 import { HFModel, folderFiles, fmtBytes, hfRunBytes, tabLimit, PAGE_MAX_TOKENS } from '../../web/wasm/model.mjs';
 import { tinyHF, writeTinyHF, safetensors } from '../e2e/tiny-hf.mjs';
 import { readNpy } from './npy.mjs';
@@ -129,9 +129,9 @@ it.skipIf(CLI_HAS_FOLDERS)('(skipped: build/native/attnviz has no `capture --mod
   console.warn('SKIPPED: the wasm-against-native capture of Hugging Face folders: the CLI has no capture --model DIR yet');
 });
 
-it('av.modelFolder: the package\'s entry for a folder\'s files in any order', async () => {
+it('loadModelFolder: the package\'s entry for a folder\'s files in any order', async () => {
   const tiny = tinyHF('gpt2'), seen = [];
-  const r = await av.modelFolder(asBlobs(tiny.files).reverse(), (p) => seen.push(p.done), { chunk: 4096 });
+  const r = await loadModelFolder(av, asBlobs(tiny.files).reverse(), (p) => seen.push(p.done), { chunk: 4096 });
   expect(r.message).toBe('ok');
   expect(r.model.config.architecture).toBe('GPT2LMHeadModel');
   expect(seen.at(-1)).toBe(r.model.config.fileBytes);

@@ -64,7 +64,7 @@ describe('types/attnviz.d.ts, the loader', () => {
       const keys = [...config.matchAll(/(\w+):/g)].map((m) => m[1]);
       const ll = tinyFiles(mkdtempSync(join(tmpdir(), 'attnviz-types-')));
       const a = av.model(readFileSync(ll.model), readFileSync(ll.tok)).model;
-      const hf = (await av.modelFolder(Object.entries(tinyHF('gpt2').files).map(([name, bytes]) => ({ name, bytes })))).model;
+      const hf = (await loader.loadModelFolder(av, Object.entries(tinyHF('gpt2').files).map(([name, bytes]) => ({ name, bytes })))).model;
       const both = Object.keys(a.config).filter((k) => k in hf.config);
       expect(keys.sort()).toEqual(both.sort());
       const src = read('web/wasm/model.mjs').match(/const MODEL_CONFIG = \[([^\]]*)\]/)[1];

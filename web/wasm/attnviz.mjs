@@ -54,6 +54,19 @@ export async function loadAttnviz(opts = {}) {
   return av;
 }
 
+/**
+ * A Hugging Face model folder (docs/hf.md, docs/model.md "Hugging Face folders in the page") in the loaded
+ * module `av`: `files` its File objects (or {name, bytes}) in any order, as a folder picker or a drop gives
+ * them (config.json, the index, *.safetensors and tokenizer.json are read, the rest ignored). The shards are
+ * copied into wasm memory opts.chunk bytes at a time (default 32 MB), onProgress({stage: 'reading', done,
+ * total, file}) after each; opts as HFModel.fromFolder (maxTokens, cancelled, deviceGB). A promise of
+ * {status, message, model}: model a Model (free() when done; config.format 'hf'), or null with one sentence.
+ * A function, not a method of av: a page or element that never reads a folder does not carry its code.
+ */
+export function loadModelFolder(av, files, onProgress = null, opts = {}) {
+  return HFModel.fromFolder(av, folderFiles([...files]), onProgress, opts);
+}
+
 // ----------------------------------------------------------------------------------------------------
 // the module and its registry
 
@@ -272,18 +285,6 @@ class Attnviz {
       if (st !== STATUS.OK) return { status: st, message: this.cstring(ex.av_npy_error()), shape: null, data: null };
       return { status: st, message: 'ok', shape, data: this.f32(out, count).slice() };
     } finally { this.free(buf); this.free(info); this.free(out); }
-  }
-
-  /**
-   * A Hugging Face model folder (docs/hf.md, docs/model.md "Hugging Face folders in the page"): `files` its
-   * File objects (or {name, bytes}) in any order, as a folder picker or a drop gives them (config.json, the
-   * index, *.safetensors and tokenizer.json are read, the rest ignored). The shards are copied into wasm
-   * memory opts.chunk bytes at a time (default 32 MB), onProgress({stage: 'reading', done, total, file})
-   * after each; opts as HFModel.fromFolder (maxTokens, cancelled, deviceGB). A promise of {status, message,
-   * model}: model a Model (free() when done; config.format 'hf'), or null with one sentence.
-   */
-  modelFolder(files, onProgress = null, opts = {}) {
-    return HFModel.fromFolder(this, folderFiles([...files]), onProgress, opts);
   }
 
   /**
