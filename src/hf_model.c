@@ -271,7 +271,7 @@ static int read_special_ids(av_hf_config *c, const avj_doc *d, int ty) {
 /* Qwen2/3: which layers slide (use_sliding_window, sliding_window, max_window_layers or layer_types). */
 static int read_qwen_window(av_hf_config *c, const avj_doc *d) {
     cfg_reader top = {d, 0, "config.json"};
-    int use, window, st;
+    int use = 0, window = 0, st; /* set on every path that reads them; gcc -O3 cannot see it */
     if ((st = cfg_bool(&use, &top, "use_sliding_window", 0))) return st;
     if ((st = cfg_int(&window, &top, "sliding_window", 4096, 0, 1, INT32_MAX))) return st;
     if (!use) window = 0; /* the config class drops the window unless use_sliding_window */
