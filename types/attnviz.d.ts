@@ -106,10 +106,21 @@ export interface Lab {
   free(): void;
 }
 
-/** A llama2.c checkpoint and its tokenizer (docs/model.md). Call free() when done. */
+/** A file of a Hugging Face folder: a File (or a Blob with a name), or its bytes with its name. */
+export type FolderFile = (Blob & { name: string }) | { name: string; bytes: Uint8Array };
+/** Reading a folder's shards: bytes read of their total, after each chunk. */
+export type FolderProgress = { stage: 'reading'; done: number; total: number; file: string };
+/** maxTokens: the seq_len's cap (512); cancelled: checked between chunks; deviceGB: navigator.deviceMemory; chunk: bytes a read */
+export type FolderOptions = { maxTokens?: number; cancelled?: () => boolean; deviceGB?: number; chunk?: number };
+
+/** A llama2.c checkpoint and its tokenizer, or a Hugging Face folder (docs/model.md). Call free() when done. */
 export interface Model {
   readonly config: { dim: number; hiddenDim: number; layers: number; heads: number; kvHeads: number;
-    vocab: number; seqLen: number; headSize: number; kvDim: number; sharedClassifier: boolean };
+    vocab: number; seqLen: number; headSize: number; kvDim: number; sharedClassifier: boolean;
+    /** format 'llama2c' or 'hf'; architecture 'llama2.c' or config.json's architectures[0] */
+    format: 'llama2c' | 'hf'; architecture: string; modelType: string; bos: number;
+    /** dtype the dtypes of the weights read, sorted and joined by '+' ('BF16', 'F16+F32'); bytes their size */
+    dtype: string; bytes: number; context: number; limit: number; tokenizer: string };
   encode(text: string): Result & { ids: Int32Array | null };
   pieces(ids: ArrayLike<number>): string[];
   forward(ids: ArrayLike<number>): Result & { n?: number; Q?: Float32Array; K?: Float32Array; V?: Float32Array; ms?: number };
@@ -155,6 +166,8 @@ export interface Attnviz {
 
 /** Instantiate the module. */
 export function loadAttnviz(opts?: LoadOptions): Promise<Attnviz>;
+/** A Hugging Face folder's files (File, Blob with a name, or {name, bytes}) in the module av, read in chunks. */
+export function loadModelFolder(av: Attnviz, files: Iterable<FolderFile>, onProgress?: ((p: FolderProgress) => void) | null, opts?: FolderOptions): Promise<Result & { model: Model | null }>;
 /** true where this engine validates WebAssembly SIMD128 */
 export function simdSupported(): boolean;
 /** the status codes by name without the AV_ prefix: empty until the first module loads, then frozen */

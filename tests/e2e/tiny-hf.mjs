@@ -115,7 +115,8 @@ const SHAPES = {
 
 /**
  * A tiny folder of `kind` ('llama', 'qwen2', 'gpt2'): {name, files: {file name: Uint8Array}, config, dtype}.
- * opts.vocab: the config's vocab_size (default: the tokenizer's ids rounded up to 8).
+ * opts.vocab: the config's vocab_size (default: the tokenizer's ids rounded up to 8); opts.mixed (llama): the
+ * second shard in F32, so one model holds two dtypes (every weight of one model need not share one).
  */
 export function tinyHF(kind, opts = {}) {
   const cfg = { ...SHAPES[kind] };
@@ -163,7 +164,7 @@ export function tinyHF(kind, opts = {}) {
       const s1 = [...head, ...layer(0)], s2 = [...layer(1), ...tail];
       const names = ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors'];
       files[names[0]] = safetensors(s1, dtype);
-      files[names[1]] = safetensors(s2, dtype);
+      files[names[1]] = safetensors(s2, opts.mixed ? 'F32' : dtype);
       const weight_map = {};
       for (const [n] of s1) weight_map[n] = names[0];
       for (const [n] of s2) weight_map[n] = names[1];
@@ -178,7 +179,7 @@ export function tinyHF(kind, opts = {}) {
     : { eos: ['<|endoftext|>', TOKENIZER_VOCAB] };
   files['tokenizer.json'] = enc.encode(JSON.stringify(tokenizerJson(special)));
   files['tokenizer_config.json'] = enc.encode(JSON.stringify({ model_max_length: 2048 })); // present in real folders, ignored
-  return { name: `tiny-${kind}`, files, config: cfg, dtype };
+  return { name: `tiny-${kind}`, files, config: cfg, dtype: kind === 'llama' && opts.mixed ? 'BF16+F32' : dtype };
 }
 
 /** Write tinyHF(kind) into dir/tiny-KIND: {dir, paths (every file), config, dtype}. */

@@ -2,7 +2,11 @@
 // the code and the docs they were written from, and its version is said the same way everywhere. No
 // TypeScript compiler here: the declarations are read as text, the names compared with the real objects.
 import { describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { tinyFiles } from '../e2e/tiny-model.mjs';
+import { tinyHF } from '../e2e/tiny-hf.mjs';
 import * as loader from '../../web/wasm/attnviz.mjs';
 
 const ROOT = new URL('../../', import.meta.url);
@@ -55,10 +59,17 @@ describe('types/attnviz.d.ts, the loader', () => {
       const model = interfaceMembers(LOADER_DTS, 'Model');
       const { Model } = await import('../../web/wasm/model.mjs');
       expect(model.filter((m) => m !== 'config' && !(m in Model.prototype))).toEqual([]);
+      // the config keys declared are those both kinds of model fill: a llama2.c checkpoint's and a folder's
       const config = LOADER_DTS.match(/readonly config: \{([^}]*)\}/)[1];
       const keys = [...config.matchAll(/(\w+):/g)].map((m) => m[1]);
+      const ll = tinyFiles(mkdtempSync(join(tmpdir(), 'attnviz-types-')));
+      const a = av.model(readFileSync(ll.model), readFileSync(ll.tok)).model;
+      const hf = (await loader.loadModelFolder(av, Object.entries(tinyHF('gpt2').files).map(([name, bytes]) => ({ name, bytes })))).model;
+      const both = Object.keys(a.config).filter((k) => k in hf.config);
+      expect(keys.sort()).toEqual(both.sort());
       const src = read('web/wasm/model.mjs').match(/const MODEL_CONFIG = \[([^\]]*)\]/)[1];
-      expect(keys.sort()).toEqual([...src.matchAll(/'(\w+)'/g)].map((m) => m[1]).sort());
+      expect([...src.matchAll(/'(\w+)'/g)].map((m) => m[1]).every((k) => keys.includes(k))).toBe(true);
+      a.free(); hf.free();
       // LoadOptions: the options loadAttnviz documents (its @param opts.NAME lines)
       const documented = [...read('web/wasm/attnviz.mjs').matchAll(/@param \{[^}]*\} \[opts\.(\w+)/g)].map((m) => m[1]);
       expect(interfaceMembers(LOADER_DTS, 'LoadOptions').sort()).toEqual(documented.sort());

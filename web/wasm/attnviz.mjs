@@ -28,7 +28,7 @@
 import { fillReadoutInfo } from './readout-info.mjs';
 import { STATUS, DEFAULT_KNOBS, LONG_MAX, simdSupported, readLimits, deepFreeze, knobDefault, fillOnce, instantiate } from './loading.mjs';
 import { Lab } from './lab.mjs';
-import { Model, headerInForm } from './model.mjs';
+import { Model, HFModel, folderFiles, headerInForm } from './model.mjs';
 import { VERSION } from './version.mjs';
 
 export { STATUS, DEFAULT_KNOBS, simdSupported, VERSION };
@@ -52,6 +52,19 @@ export async function loadAttnviz(opts = {}) {
   av.module = module;
   av.memoryMax = memoryMax;
   return av;
+}
+
+/**
+ * A Hugging Face model folder (docs/hf.md, docs/model.md "Hugging Face folders in the page") in the loaded
+ * module `av`: `files` its File objects (or {name, bytes}) in any order, as a folder picker or a drop gives
+ * them (config.json, the index, *.safetensors and tokenizer.json are read, the rest ignored). The shards are
+ * copied into wasm memory opts.chunk bytes at a time (default 32 MB), onProgress({stage: 'reading', done,
+ * total, file}) after each; opts as HFModel.fromFolder (maxTokens, cancelled, deviceGB). A promise of
+ * {status, message, model}: model a Model (free() when done; config.format 'hf'), or null with one sentence.
+ * A function, not a method of av: a page or element that never reads a folder does not carry its code.
+ */
+export function loadModelFolder(av, files, onProgress = null, opts = {}) {
+  return HFModel.fromFolder(av, folderFiles([...files]), onProgress, opts);
 }
 
 // ----------------------------------------------------------------------------------------------------

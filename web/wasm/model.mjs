@@ -299,7 +299,9 @@ export const READ_CHUNK = 32 * 2 ** 20;
 const HF_CONFIG_BYTES = 256;   // sizeof(av_hf_config) is 240 in wasm32: arch 0, architecture 4, model_type 68, dims 100
 const HF_INDEX_BYTES = 32;     // sizeof(av_hf_index) is 20: n_shards, n_tensors, shard (char **), tensor, tensor_shard
 const ST_FILE_BYTES = 32;      // sizeof(av_st_file) in wasm32: n_tensors 0, n_meta 4, tensors 8 (av_st_tensor *)
-const ST_TENSOR_BYTES = 112;   // sizeof(av_st_tensor): name 0, dtype 4
+const WEIGHT_BYTES = 24;       // sizeof(av_weight) in wasm32: p 0, dtype 4, trans 8, ld 16
+const AVM_EMB = 192, AVM_LAYER = 312; // av_model: emb, pos_emb, final_norm, final_norm_b, cls (av_weight each), then layer
+const AV_LW_COUNT = 20;        // enum av_layer_weight's count: a layer's weights in the bind's table
 const DTYPES = ['F32', 'F16', 'BF16'];
 const GiB = 2 ** 30;
 /**
@@ -495,11 +497,13 @@ export class HFModel extends Model {
     this.mp = take(MODEL_STRUCT_BYTES);
     st = ex.av_hf_model_bind(this.mp, cp, fp, order.length, ixp, seq, take(Math.max(8, bw)), bw);
     if (st !== STATUS.OK) return refuse(st, `the weights: ${why(st, ex.av_model_error)}`);
+    // the dtypes of the weights the model reads (not of every tensor in the files: GPT-2's mask buffers, a
+    // rotary inv_freq, integer buffers are not weights): emb, pos_emb, final norm and its bias, cls, every layer's
     const dtypes = new Set();
-    for (let i = 0; i < order.length; i++) {
-      const [n] = av.i32(fp + ST_FILE_BYTES * i, 1), tp = av.i32(fp + ST_FILE_BYTES * i + 8, 1)[0] >>> 0;
-      for (let k = 0; k < n; k++) dtypes.add(DTYPES[av.i32(tp + ST_TENSOR_BYTES * k + 4, 1)[0]] ?? '?');
-    }
+    const weightAt = (p) => { if (av.i32(p, 1)[0] !== 0) dtypes.add(DTYPES[av.i32(p + 4, 1)[0]] ?? '?'); };
+    for (let off = AVM_EMB; off < AVM_LAYER; off += WEIGHT_BYTES) weightAt(this.mp + off);
+    const layerTable = av.i32(this.mp + AVM_LAYER, 1)[0] >>> 0, nLayers = av.i32(this.mp + 8, 1)[0];
+    for (let i = 0; i < nLayers * AV_LW_COUNT; i++) weightAt(layerTable + WEIGHT_BYTES * i);
     const c = av.i32(this.mp, MODEL_CONFIG.length);
     const [arch, modelContext, bos] = av.i32(this.mp + 92, 3); // av_model's arch, context, bos_id
     this.config = Object.freeze({
