@@ -230,7 +230,7 @@ describe.skipIf(!ENOUGH)('memory past 2 GB in Chromium', () => {
     const repo = await serve('.', 0); // the loader's modules and build/wasm, as a page of the repository
     try {
       const page = await browser.context.newPage();
-      await page.goto(`${repo.url}/build/web/index.html`);
+      await page.goto(new URL('build/web/index.html', repo.url).href);
       // a string: Vitest would rewrite an import() written in the test's own code
       const got = await page.evaluate(`(async () => {
         const { loadAttnviz } = await import('../../web/wasm/attnviz.mjs'); // from build/web/index.html
