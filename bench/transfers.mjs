@@ -12,7 +12,7 @@ import { CHROMIUM_ARGS } from '../tests/e2e/browser.mjs';
 
 /** The budget of one heatmap element (docs/performance.md, "Weight"): the files it downloads, gzip -9, in
  *  bytes (KB = 1000 bytes here). tests/e2e/weight.test.mjs fails above it. */
-export const HEATMAP_ELEMENT_BUDGET = 340_000; // 300 KB until the gated families (issue 33, +53 KB), 320 KB until the swapped pass and lolcats (issue 34, +21 KB)
+export const HEATMAP_ELEMENT_BUDGET = 420_000; // 300 KB until the gated families (issue 33, +53 KB), 320 KB until the swapped pass and lolcats (issue 34, +21 KB), 340 KB until the Hugging Face readers (issue 35, +84 KB)
 export const HEATMAP_ELEMENT = 'view="heatmap" variant="focused" gen="clustered" p="3"';
 /** The post of issue 32: two iframes and two elements, a heatmap and a readouts table (formulas) each. */
 export const MIXED_POST = {

@@ -7,7 +7,7 @@ import { describe, it, expect } from 'vitest';
 import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir, totalmem, freemem } from 'node:os';
 import { join } from 'node:path';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { loadAttnviz, loadModelFolder, STATUS } from '../../web/wasm/attnviz.mjs';
 import { HFModel, folderFiles, fmtBytes, hfRunBytes, tabLimit, PAGE_MAX_TOKENS } from '../../web/wasm/model.mjs';
 import { tinyHF, writeTinyHF, safetensors } from '../e2e/tiny-hf.mjs';
@@ -18,9 +18,6 @@ const CLI = new URL('build/native/attnviz', ROOT).pathname;
 const av = await loadAttnviz({ source: new URL('build/wasm/attnviz.wasm', ROOT) });
 const TEXT = 'Once upon a time, the cat sat on the mat. It was a hot day in the park.';
 
-/** The CLI's usage names `capture --model DIR` once the lead's folder path is in (issue 35). */
-const usage = spawnSync(CLI, ['--help'], { encoding: 'utf8' });
-const CLI_HAS_FOLDERS = /capture\s+--model \S*DIR/.test(`${usage.stdout}${usage.stderr}`);
 
 /** A tiny folder as the page gives it: File-like Blobs with names (sliced and read chunk by chunk). */
 function asBlobs(files) {
@@ -100,7 +97,7 @@ describe.each(['llama', 'qwen2', 'gpt2'])('a tiny %s folder', (kind) => {
     model.free();
   });
 
-  it.skipIf(!CLI_HAS_FOLDERS)('captures what `attnviz capture --model DIR` writes for the same text', async () => {
+  it('captures what `attnviz capture --model DIR` writes for the same text', async () => {
     const base = mkdtempSync(join(tmpdir(), 'attnviz-hf-cap-'));
     const { dir } = writeTinyHF(base, kind);
     const out = join(base, 'out');
@@ -123,10 +120,6 @@ describe.each(['llama', 'qwen2', 'gpt2'])('a tiny %s folder', (kind) => {
     model.free();
     rmSync(base, { recursive: true });
   });
-});
-
-it.skipIf(CLI_HAS_FOLDERS)('(skipped: build/native/attnviz has no `capture --model DIR` yet; Q, K, V against it once it has)', () => {
-  console.warn('SKIPPED: the wasm-against-native capture of Hugging Face folders: the CLI has no capture --model DIR yet');
 });
 
 it('loadModelFolder: the package\'s entry for a folder\'s files in any order', async () => {

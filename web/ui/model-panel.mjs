@@ -36,7 +36,8 @@ export function mountModelPanel(page) {
     const c = model.config;
     // the overview's caption names the text itself (ui/overview.mjs tokensText): once is enough
     // the text without its BOS (llama2.c's always; a folder's when its tokenizer adds one)
-    const hf = c.format === 'hf', first = hf && model.ids?.[0] !== c.bos ? 0 : 1;
+    // (own Q, K, V have no model: model.config is null then)
+    const hf = c?.format === 'hf', first = hf && model.ids?.[0] !== c.bos ? 0 : 1;
     const what = st.src === 'model' ? tr(`${all ? 'model.caption' : 'model.captionOn'}${hf ? 'HF' : ''}`, { layers: c.layers, dim: c.dim, n: t.n, architecture: c.architecture, text: (model.pieces ?? []).slice(first, first + 6).join('').trim() }, lang)
       : (own.names ?? []).join(tr('own.namesJoin', null, lang));
     return !all && (t.layers > 1 || t.heads > 1) ? tr('model.where', { layer: st.layer, head: st.head, what }, lang) : what;
